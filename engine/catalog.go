@@ -1,0 +1,249 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"istio.io/api/annotation"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/yaml"
+
+	"istio.io/istio/pkg/kube/inject"
+)
+
+// ValueKind is the type of an annotation's value, which decides the input a person gets and how
+// the value is checked before injection.
+type ValueKind string
+
+const (
+	KindString   ValueKind = "string"
+	KindBool     ValueKind = "bool"
+	KindInteger  ValueKind = "integer"
+	KindQuantity ValueKind = "quantity"  // a Kubernetes resource quantity: 100m, 128Mi
+	KindPortList ValueKind = "port-list" // comma-separated ports, maybe "*"
+	KindCIDRList ValueKind = "cidr-list" // comma-separated CIDRs, maybe "*"
+	KindEnum     ValueKind = "enum"
+	KindYAML     ValueKind = "yaml" // e.g. proxy.istio.io/config, a ProxyConfig in YAML
+	KindJSON     ValueKind = "json" // a JSON object or array
+)
+
+// Group is where an annotation sits in the playground's panel.
+type Group string
+
+const (
+	GroupResources Group = "resources"
+	GroupProxy     Group = "proxy config"
+	GroupLifecycle Group = "startup/shutdown"
+	GroupTraffic   Group = "traffic capture"
+	GroupInjection Group = "injection control"
+	GroupLogging   Group = "logging"
+	GroupProbes    Group = "probes"
+	GroupOther     Group = "everything else"
+)
+
+// Groups lists the groups in panel order.
+var Groups = []Group{GroupResources, GroupProxy, GroupLifecycle, GroupTraffic, GroupInjection, GroupLogging, GroupProbes, GroupOther}
+
+// Annotation is one pod annotation Istio reads: Istio's own catalog entry (istio.io/api/annotation)
+// plus sidecarlab's typing of its value.
+type Annotation struct {
+	Name          string    `json:"name"`
+	Description   string    `json:"description"`
+	FeatureStatus string    `json:"featureStatus"`
+	Deprecated    bool      `json:"deprecated,omitempty"`
+	Hidden        bool      `json:"hidden,omitempty"`
+	Kind          ValueKind `json:"kind"`
+	Enum          []string  `json:"enum,omitempty"`
+	Group         Group     `json:"group"`
+	// Example is a value worth trying, used to prefill the input.
+	Example string `json:"example,omitempty"`
+}
+
+// typing is what sidecarlab adds to Istio's entry.
+type typing struct {
+	kind    ValueKind
+	group   Group
+	enum    []string
+	example string
+}
+
+var logLevels = []string{"trace", "debug", "info", "warning", "error", "critical", "off"}
+
+// typings gives each pod annotation of Istio's catalog its value kind and group. Names come from
+// Istio's constants, so a rename upstream breaks the build rather than the playground. An
+// annotation missing here is still in the catalog, as a string under "everything else".
+var typings = map[string]typing{
+	annotation.SidecarProxyCPU.Name:         {KindQuantity, GroupResources, nil, "200m"},
+	annotation.SidecarProxyCPULimit.Name:    {KindQuantity, GroupResources, nil, "1"},
+	annotation.SidecarProxyMemory.Name:      {KindQuantity, GroupResources, nil, "256Mi"},
+	annotation.SidecarProxyMemoryLimit.Name: {KindQuantity, GroupResources, nil, "1Gi"},
+
+	annotation.ProxyConfig.Name:                   {KindYAML, GroupProxy, nil, "holdApplicationUntilProxyStarts: true"},
+	annotation.SidecarProxyImage.Name:             {KindString, GroupProxy, nil, "docker.io/istio/proxyv2:1.31.0"},
+	annotation.SidecarProxyImageType.Name:         {KindEnum, GroupProxy, []string{"default", "debug", "distroless"}, "distroless"},
+	annotation.SidecarBootstrapOverride.Name:      {KindString, GroupProxy, nil, "custom-bootstrap-config"},
+	annotation.SidecarDiscoveryAddress.Name:       {KindString, GroupProxy, nil, "istiod.istio-system.svc:15012"},
+	annotation.SidecarUserVolume.Name:             {KindJSON, GroupProxy, nil, `{"certs":{"secret":{"secretName":"my-certs"}}}`},
+	annotation.SidecarUserVolumeMount.Name:        {KindJSON, GroupProxy, nil, `{"certs":{"mountPath":"/etc/certs","readonly":true}}`},
+	annotation.SidecarStatsInclusionPrefixes.Name: {KindString, GroupProxy, nil, "cluster.outbound"},
+	annotation.SidecarStatsInclusionSuffixes.Name: {KindString, GroupProxy, nil, "upstream_cx_total"},
+	annotation.SidecarStatsInclusionRegexps.Name:  {KindString, GroupProxy, nil, "http.*"},
+	annotation.SidecarStatsHistogramBuckets.Name:  {KindJSON, GroupProxy, nil, `{"istiocustom":[1,5,10,50,100,500,1000]}`},
+	annotation.SidecarStatsFlushInterval.Name:     {KindString, GroupProxy, nil, "10s"},
+	annotation.SidecarStatsEvictionInterval.Name:  {KindString, GroupProxy, nil, "60s"},
+	annotation.SidecarStatsHistogramBins.Name:     {KindInteger, GroupProxy, nil, "50"},
+	annotation.SidecarStatsCompression.Name:       {KindEnum, GroupProxy, []string{"brotli", "gzip", "zstd"}, "gzip"},
+	annotation.SidecarExtraStatTags.Name:          {KindString, GroupProxy, nil, "request_host"},
+	annotation.PrometheusMergeMetrics.Name:        {KindBool, GroupProxy, nil, "false"},
+
+	annotation.SidecarNativeSidecar.Name: {KindBool, GroupLifecycle, nil, "true"},
+
+	annotation.SidecarInterceptionMode.Name:               {KindEnum, GroupTraffic, []string{"REDIRECT", "TPROXY", "NONE"}, "TPROXY"},
+	annotation.SidecarTrafficIncludeOutboundIPRanges.Name: {KindCIDRList, GroupTraffic, nil, "10.0.0.0/8"},
+	annotation.SidecarTrafficExcludeOutboundIPRanges.Name: {KindCIDRList, GroupTraffic, nil, "169.254.169.254/32"},
+	annotation.SidecarTrafficIncludeInboundPorts.Name:     {KindPortList, GroupTraffic, nil, "8080"},
+	annotation.SidecarTrafficExcludeInboundPorts.Name:     {KindPortList, GroupTraffic, nil, "9090"},
+	annotation.SidecarTrafficIncludeOutboundPorts.Name:    {KindPortList, GroupTraffic, nil, "5432"},
+	annotation.SidecarTrafficExcludeOutboundPorts.Name:    {KindPortList, GroupTraffic, nil, "3306,6379"},
+	annotation.SidecarTrafficExcludeInterfaces.Name:       {KindString, GroupTraffic, nil, "eth1"},
+	annotation.SidecarTrafficKubevirtInterfaces.Name:      {KindString, GroupTraffic, nil, "net1"},
+	annotation.IoIstioRerouteVirtualInterfaces.Name:       {KindString, GroupTraffic, nil, "net1"},
+
+	annotation.SidecarInject.Name:   {KindBool, GroupInjection, nil, "false"},
+	annotation.InjectTemplates.Name: {KindString, GroupInjection, nil, "sidecar"},
+	annotation.SidecarStatus.Name:   {KindJSON, GroupInjection, nil, ""},
+	annotation.IoIstioRev.Name:      {KindString, GroupInjection, nil, "default"},
+	annotation.ProxyOverrides.Name:  {KindJSON, GroupInjection, nil, ""},
+
+	annotation.SidecarLogLevel.Name:          {KindEnum, GroupLogging, logLevels, "debug"},
+	annotation.SidecarAgentLogLevel.Name:     {KindString, GroupLogging, nil, "default:debug"},
+	annotation.SidecarComponentLogLevel.Name: {KindString, GroupLogging, nil, "misc:error,upstream:debug"},
+
+	annotation.SidecarRewriteAppHTTPProbers.Name:              {KindBool, GroupProbes, nil, "false"},
+	annotation.SidecarStatusPort.Name:                         {KindInteger, GroupProbes, nil, "15021"},
+	annotation.SidecarStatusReadinessInitialDelaySeconds.Name: {KindInteger, GroupProbes, nil, "5"},
+	annotation.SidecarStatusReadinessPeriodSeconds.Name:       {KindInteger, GroupProbes, nil, "5"},
+	annotation.SidecarStatusReadinessFailureThreshold.Name:    {KindInteger, GroupProbes, nil, "10"},
+	annotation.SidecarStatusReadinessApplicationPorts.Name:    {KindPortList, GroupProbes, nil, "8080"},
+}
+
+// Catalog is every annotation of Istio's catalog that applies to pods, typed.
+type Catalog struct {
+	all    []Annotation
+	byName map[string]*Annotation
+}
+
+func newCatalog() *Catalog {
+	c := &Catalog{byName: map[string]*Annotation{}}
+	for _, in := range annotation.AllResourceAnnotations() {
+		if !appliesToPods(in) {
+			continue
+		}
+		t, ok := typings[in.Name]
+		if !ok {
+			t = typing{kind: KindString, group: GroupOther}
+		}
+		c.all = append(c.all, Annotation{
+			Name: in.Name, Description: strings.TrimSpace(in.Description), FeatureStatus: in.FeatureStatus.String(),
+			Deprecated: in.Deprecated, Hidden: in.Hidden, Kind: t.kind, Enum: t.enum, Group: t.group, Example: t.example,
+		})
+	}
+	slices.SortFunc(c.all, func(a, b Annotation) int {
+		if d := slices.Index(Groups, a.Group) - slices.Index(Groups, b.Group); d != 0 {
+			return d
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	for i := range c.all {
+		c.byName[c.all[i].Name] = &c.all[i]
+	}
+	return c
+}
+
+func appliesToPods(in *annotation.Instance) bool {
+	for _, r := range in.Resources {
+		if r == annotation.Pod || r == annotation.Any {
+			return true
+		}
+	}
+	return false
+}
+
+// All returns the catalog in panel order (by group, then name). Callers must not modify it.
+func (c *Catalog) All() []Annotation { return c.all }
+
+// Lookup finds an annotation by its exact name.
+func (c *Catalog) Lookup(name string) (Annotation, bool) {
+	a, ok := c.byName[name]
+	if !ok {
+		return Annotation{}, false
+	}
+	return *a, true
+}
+
+// ValidateStep checks a step before any injection runs: the key must be a valid annotation key,
+// and the value must fit the annotation's kind. Where Istio has its own validator for the
+// annotation (inject.AnnotationValidation), Istio's verdict and message are used.
+func (c *Catalog) ValidateStep(s Step) error {
+	if errs := validation.IsQualifiedName(s.Key); len(errs) > 0 {
+		return &InputError{Field: "annotation " + quote(s.Key), Msg: "not a valid annotation key: " + strings.Join(errs, "; ")}
+	}
+	if s.Remove {
+		return nil
+	}
+	return c.ValidateValue(s.Key, s.Value)
+}
+
+// ValidateValue checks one annotation value against its kind.
+func (c *Catalog) ValidateValue(key, value string) error {
+	fail := func(format string, args ...any) error {
+		return &InputError{Field: "annotation " + quote(key), Msg: fmt.Sprintf(format, args...)}
+	}
+	if v, ok := inject.AnnotationValidation[key]; ok {
+		if err := v(value); err != nil {
+			return fail("invalid value %q: %v", value, err)
+		}
+	}
+	a, ok := c.byName[key]
+	if !ok {
+		return nil
+	}
+	switch a.Kind {
+	case KindBool:
+		if value != "true" && value != "false" {
+			return fail("%q is not a boolean; use \"true\" or \"false\"", value)
+		}
+	case KindInteger:
+		if _, err := strconv.ParseUint(value, 10, 32); err != nil {
+			return fail("%q is not a whole number", value)
+		}
+	case KindEnum:
+		if !slices.Contains(a.Enum, value) {
+			return fail("%q is not one of %s", value, strings.Join(a.Enum, ", "))
+		}
+	case KindPortList:
+		if value == "*" || value == "" {
+			return nil
+		}
+		for _, p := range strings.Split(value, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(p))
+			if err != nil || n < 1 || n > 65535 {
+				return fail("%q is not a port; want comma-separated ports from 1 to 65535, e.g. 3306,6379", strings.TrimSpace(p))
+			}
+		}
+	case KindJSON:
+		var v any
+		if err := json.Unmarshal([]byte(value), &v); err != nil {
+			return fail("not valid JSON: %v", err)
+		}
+	case KindYAML:
+		var v map[string]any
+		if err := yaml.Unmarshal([]byte(value), &v); err != nil {
+			return fail("not a YAML map: %v", err)
+		}
+	}
+	return nil
+}

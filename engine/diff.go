@@ -1,0 +1,329 @@
+package engine
+
+import (
+	"fmt"
+	"reflect"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/sergi/go-diff/diffmatchpatch"
+	"sigs.k8s.io/yaml"
+)
+
+// ChangeKind says what happened to a field between two outputs.
+type ChangeKind string
+
+const (
+	Added   ChangeKind = "added"
+	Removed ChangeKind = "removed"
+	Changed ChangeKind = "changed"
+	// Moved is a named list element (a container, a volume, an env var) that kept its content but
+	// changed place; order matters for containers, since the kubelet starts them in order.
+	Moved ChangeKind = "moved"
+)
+
+// Change is one field-level difference between two injected outputs.
+type Change struct {
+	// Doc is the 1-based document the change is in.
+	Doc int `json:"doc"`
+	// Path names the field the way a person reads it:
+	// spec.template.spec.containers[istio-proxy].env[PROXY_CONFIG].value.
+	Path string     `json:"path"`
+	Kind ChangeKind `json:"kind"`
+	Old  any        `json:"old,omitempty"`
+	New  any        `json:"new,omitempty"`
+	// From and To are the 0-based positions of a moved element.
+	From int `json:"from,omitempty"`
+	To   int `json:"to,omitempty"`
+	// Cause is the annotation step that made this change ("key=value" or "-key").
+	Cause string `json:"cause,omitempty"`
+}
+
+// DiffDocuments compares two injections of the same input, document by document, and attributes
+// every change to cause. Documents that failed on either side are not compared (their errors are
+// reported on the documents).
+func DiffDocuments(before, after []Document, cause string) []Change {
+	var out []Change
+	for i := range min(len(before), len(after)) {
+		a, b := before[i], after[i]
+		if a.Error != nil || b.Error != nil || a.Output == b.Output {
+			continue
+		}
+		var av, bv any
+		if err := yaml.Unmarshal([]byte(a.Output), &av); err != nil {
+			continue
+		}
+		if err := yaml.Unmarshal([]byte(b.Output), &bv); err != nil {
+			continue
+		}
+		for _, c := range DiffValues(av, bv) {
+			c.Doc = after[i].Index
+			c.Cause = cause
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// DiffValues is the semantic diff of two decoded YAML/JSON values: maps by key, lists of named
+// things (every element a map with a unique "name") by name, other lists by position.
+func DiffValues(a, b any) []Change {
+	var out []Change
+	diffValue("", a, b, &out)
+	return out
+}
+
+func diffValue(path string, a, b any, out *[]Change) {
+	switch av := a.(type) {
+	case map[string]any:
+		if bv, ok := b.(map[string]any); ok {
+			diffMap(path, av, bv, out)
+			return
+		}
+	case []any:
+		if bv, ok := b.([]any); ok {
+			diffList(path, av, bv, out)
+			return
+		}
+	}
+	if !reflect.DeepEqual(a, b) {
+		*out = append(*out, Change{Path: path, Kind: Changed, Old: a, New: b})
+	}
+}
+
+func diffMap(path string, a, b map[string]any, out *[]Change) {
+	keys := make([]string, 0, len(a)+len(b))
+	for k := range a {
+		keys = append(keys, k)
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		p := joinKey(path, k)
+		av, inA := a[k]
+		bv, inB := b[k]
+		switch {
+		case !inA:
+			*out = append(*out, Change{Path: p, Kind: Added, New: bv})
+		case !inB:
+			*out = append(*out, Change{Path: p, Kind: Removed, Old: av})
+		default:
+			diffValue(p, av, bv, out)
+		}
+	}
+}
+
+func diffList(path string, a, b []any, out *[]Change) {
+	an, aok := names(a)
+	bn, bok := names(b)
+	if !aok || !bok || (len(a) == 0 && len(b) == 0) {
+		diffPositional(path, a, b, out)
+		return
+	}
+	aIdx := make(map[string]int, len(an))
+	for i, n := range an {
+		aIdx[n] = i
+	}
+	bIdx := make(map[string]int, len(bn))
+	for i, n := range bn {
+		bIdx[n] = i
+	}
+	// Order of the names both sides share; elements outside their longest common subsequence moved.
+	var ac, bc []string
+	for _, n := range an {
+		if _, ok := bIdx[n]; ok {
+			ac = append(ac, n)
+		}
+	}
+	for _, n := range bn {
+		if _, ok := aIdx[n]; ok {
+			bc = append(bc, n)
+		}
+	}
+	stay := lcs(ac, bc)
+	for _, n := range an {
+		if _, ok := bIdx[n]; !ok {
+			*out = append(*out, Change{Path: path + "[" + n + "]", Kind: Removed, Old: a[aIdx[n]]})
+		}
+	}
+	for _, n := range bn {
+		p := path + "[" + n + "]"
+		i, ok := aIdx[n]
+		if !ok {
+			*out = append(*out, Change{Path: p, Kind: Added, New: b[bIdx[n]]})
+			continue
+		}
+		if !stay[n] {
+			*out = append(*out, Change{Path: p, Kind: Moved, From: i, To: bIdx[n]})
+		}
+		diffValue(p, a[i], b[bIdx[n]], out)
+	}
+}
+
+func diffPositional(path string, a, b []any, out *[]Change) {
+	for i := range max(len(a), len(b)) {
+		p := fmt.Sprintf("%s[%d]", path, i)
+		switch {
+		case i >= len(a):
+			*out = append(*out, Change{Path: p, Kind: Added, New: b[i]})
+		case i >= len(b):
+			*out = append(*out, Change{Path: p, Kind: Removed, Old: a[i]})
+		default:
+			diffValue(p, a[i], b[i], out)
+		}
+	}
+}
+
+// names returns the "name" of every element if the list is a list of uniquely named maps.
+func names(l []any) ([]string, bool) {
+	out := make([]string, 0, len(l))
+	seen := make(map[string]bool, len(l))
+	for _, e := range l {
+		m, ok := e.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		n, ok := m["name"].(string)
+		if !ok || n == "" || seen[n] {
+			return nil, false
+		}
+		seen[n] = true
+		out = append(out, n)
+	}
+	return out, true
+}
+
+// lcs returns the members of a longest common subsequence of a and b (sequences of distinct
+// names). On a tie the element that comes first in b is the one left out, so "X was put first"
+// reads as X moving rather than everything else.
+func lcs(a, b []string) map[string]bool {
+	n, m := len(a), len(b)
+	dp := make([][]int, n+1)
+	for i := range dp {
+		dp[i] = make([]int, m+1)
+	}
+	for i := n - 1; i >= 0; i-- {
+		for j := m - 1; j >= 0; j-- {
+			if a[i] == b[j] {
+				dp[i][j] = dp[i+1][j+1] + 1
+			} else {
+				dp[i][j] = max(dp[i+1][j], dp[i][j+1])
+			}
+		}
+	}
+	keep := map[string]bool{}
+	for i, j := 0, 0; i < n && j < m; {
+		switch {
+		case a[i] == b[j]:
+			keep[a[i]] = true
+			i++
+			j++
+		case dp[i][j+1] >= dp[i+1][j]:
+			j++
+		default:
+			i++
+		}
+	}
+	return keep
+}
+
+var plainKeyRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
+
+func joinKey(path, k string) string {
+	if !plainKeyRE.MatchString(k) {
+		return fmt.Sprintf("%s[%q]", path, k)
+	}
+	if path == "" {
+		return k
+	}
+	return path + "." + k
+}
+
+// UnifiedDiff is a line diff of two texts in unified format with three lines of context, computed
+// with github.com/sergi/go-diff. It is empty when the texts are equal.
+func UnifiedDiff(a, b string) string {
+	if a == b {
+		return ""
+	}
+	dmp := diffmatchpatch.New()
+	ca, cb, lines := dmp.DiffLinesToChars(a, b)
+	diffs := dmp.DiffCharsToLines(dmp.DiffMain(ca, cb, false), lines)
+
+	type line struct {
+		op   diffmatchpatch.Operation
+		text string
+	}
+	var all []line
+	for _, d := range diffs {
+		for _, l := range strings.SplitAfter(d.Text, "\n") {
+			if l != "" {
+				all = append(all, line{d.Type, strings.TrimSuffix(l, "\n")})
+			}
+		}
+	}
+	const ctx = 3
+	var sb strings.Builder
+	sb.WriteString("--- before\n+++ after\n")
+	for i := 0; i < len(all); {
+		if all[i].op == diffmatchpatch.DiffEqual {
+			i++
+			continue
+		}
+		// Hunk: back up ctx lines, then run until ctx*2 equal lines in a row or the end.
+		start := max(0, i-ctx)
+		end := i
+		for end < len(all) {
+			if all[end].op != diffmatchpatch.DiffEqual {
+				end++
+				continue
+			}
+			run := end
+			for run < len(all) && all[run].op == diffmatchpatch.DiffEqual {
+				run++
+			}
+			if run == len(all) || run-end > 2*ctx {
+				end = min(end+ctx, len(all))
+				break
+			}
+			end = run
+		}
+		aStart, bStart := 1, 1
+		for _, l := range all[:start] {
+			if l.op != diffmatchpatch.DiffInsert {
+				aStart++
+			}
+			if l.op != diffmatchpatch.DiffDelete {
+				bStart++
+			}
+		}
+		var aLen, bLen int
+		for _, l := range all[start:end] {
+			if l.op != diffmatchpatch.DiffInsert {
+				aLen++
+			}
+			if l.op != diffmatchpatch.DiffDelete {
+				bLen++
+			}
+		}
+		fmt.Fprintf(&sb, "@@ -%d,%d +%d,%d @@\n", aStart, aLen, bStart, bLen)
+		for _, l := range all[start:end] {
+			switch l.op {
+			case diffmatchpatch.DiffEqual:
+				sb.WriteString(" ")
+			case diffmatchpatch.DiffDelete:
+				sb.WriteString("-")
+			case diffmatchpatch.DiffInsert:
+				sb.WriteString("+")
+			}
+			sb.WriteString(l.text)
+			sb.WriteString("\n")
+		}
+		i = end
+	}
+	return sb.String()
+}

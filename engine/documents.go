@@ -1,0 +1,212 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/yaml"
+
+	"istio.io/istio/pkg/kube/inject"
+)
+
+// Document is the result for one YAML document of the input.
+type Document struct {
+	// Index is the 1-based position of the document in the input, as a person counts them.
+	Index int `json:"index"`
+	// Line is the input line the document starts on.
+	Line       int    `json:"line"`
+	APIVersion string `json:"apiVersion,omitempty"`
+	Kind       string `json:"kind,omitempty"`
+	Name       string `json:"name,omitempty"`
+	Namespace  string `json:"namespace,omitempty"`
+	// Injectable is false for kinds Istio does not inject (Service, ConfigMap, …); those pass
+	// through unchanged, as istioctl passes them.
+	Injectable bool `json:"injectable"`
+	// Skipped is true when Istio looked at the workload and chose not to inject it;
+	// SkipReason is Istio's own message.
+	Skipped    bool   `json:"skipped,omitempty"`
+	SkipReason string `json:"skipReason,omitempty"`
+	// Input is the document as given (before annotation steps).
+	Input string `json:"input"`
+	// Output is the document as `istioctl kube-inject` prints it (without the "---" after it).
+	Output string `json:"output,omitempty"`
+	// Warnings are Istio's warnings for this document.
+	Warnings []string `json:"warnings,omitempty"`
+	// Error is set when Istio (or YAML parsing) rejected the document; Output is then empty.
+	Error *InputError `json:"error,omitempty"`
+}
+
+const skipPrefix = "===> Skipping injection because "
+
+func (e *Engine) injectAll(ctx context.Context, p *prepared, ann []annotationChange) ([]Document, error) {
+	docs := make([]Document, len(p.chunks))
+	for i, c := range p.chunks {
+		if i%64 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		docs[i] = injectChunk(p.install, p.injector, c, i+1, ann)
+	}
+	return docs, nil
+}
+
+// injectChunk runs one document through Istio's IntoObject, exactly as IntoResourceFile does for
+// istioctl, after writing the annotation changes where Istio reads them.
+func injectChunk(in *Install, injector inject.Injector, c chunk, index int, ann []annotationChange) (d Document) {
+	d = Document{Index: index, Line: c.line, Input: string(c.raw)}
+	var tm struct {
+		metav1.TypeMeta `json:",inline"`
+		Metadata        struct {
+			Name      string `json:"name"`
+			Namespace string `json:"namespace"`
+		} `json:"metadata"`
+	}
+	if err := yaml.Unmarshal(c.raw, &tm); err != nil {
+		d.Error = yamlError(err, index, c.line)
+		return d
+	}
+	d.APIVersion, d.Kind, d.Name, d.Namespace = tm.APIVersion, tm.Kind, tm.Metadata.Name, tm.Metadata.Namespace
+
+	obj, err := inject.FromRawToObject(c.raw)
+	if runtime.IsNotRegisteredError(err) {
+		// istioctl writes such documents back unchanged.
+		d.Output = string(c.raw)
+		return d
+	}
+	if err != nil {
+		d.Error = yamlError(err, index, c.line)
+		return d
+	}
+	d.Injectable = true
+	if len(ann) > 0 {
+		if err := annotate(obj, ann); err != nil {
+			d.Error = &InputError{Doc: index, Line: c.line, Field: "annotations", Msg: err.Error()}
+			return d
+		}
+	}
+	out, warnings, err := intoObject(in, injector, obj)
+	for _, w := range warnings {
+		if strings.HasPrefix(w, skipPrefix) {
+			d.Skipped = true
+			d.SkipReason = strings.TrimSpace(strings.TrimPrefix(w, skipPrefix))
+		}
+	}
+	d.Warnings = warnings
+	if err != nil {
+		d.Error = &InputError{Doc: index, Line: c.line, Msg: err.Error()}
+		return d
+	}
+	b, err := yaml.Marshal(out)
+	if err != nil {
+		d.Error = &InputError{Doc: index, Line: c.line, Msg: err.Error()}
+		return d
+	}
+	d.Output = string(b)
+	return d
+}
+
+// intoObject calls Istio's IntoObject and turns a panic inside it into an error: a playground
+// must survive whatever is pasted into it.
+func intoObject(in *Install, injector inject.Injector, obj runtime.Object) (out any, warnings []string, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("istio's injector failed on this document: %v", r)
+		}
+	}()
+	out, err = inject.IntoObject(injector, in.templates, in.values, "", in.mesh, obj, func(w string) {
+		warnings = append(warnings, w)
+	})
+	return out, warnings, err
+}
+
+func yamlError(err error, index, start int) *InputError {
+	msg := err.Error()
+	line := start
+	if n := yamlErrorLine(msg); n > 0 {
+		line = start + n - 1
+	}
+	return &InputError{Doc: index, Line: line, Field: "manifest", Msg: msg}
+}
+
+// podTemplateMeta returns the metadata Istio reads pod annotations from, for every kind Istio
+// injects: the Pod's own, a CronJob's spec.jobTemplate.metadata (Istio's choice, not the pod
+// template's), otherwise spec.template.metadata. It follows IntoObject's own switch.
+func podTemplateMeta(obj runtime.Object) (*metav1.ObjectMeta, error) {
+	switch v := obj.(type) {
+	case *corev1.Pod:
+		return &v.ObjectMeta, nil
+	case *batchv1.CronJob:
+		return &v.Spec.JobTemplate.ObjectMeta, nil
+	}
+	rv := reflect.ValueOf(obj)
+	if rv.Kind() != reflect.Pointer || rv.Elem().Kind() != reflect.Struct {
+		return nil, fmt.Errorf("cannot find the pod template of %T", obj)
+	}
+	spec := rv.Elem().FieldByName("Spec")
+	if !spec.IsValid() || spec.Kind() != reflect.Struct {
+		return nil, fmt.Errorf("cannot find the pod template of %T", obj)
+	}
+	tmpl := spec.FieldByName("Template")
+	if tmpl.Kind() == reflect.Pointer {
+		if tmpl.IsNil() {
+			return nil, fmt.Errorf("spec.template is required value")
+		}
+		tmpl = tmpl.Elem()
+	}
+	if !tmpl.IsValid() || tmpl.Kind() != reflect.Struct {
+		return nil, fmt.Errorf("cannot find the pod template of %T", obj)
+	}
+	om, ok := tmpl.FieldByName("ObjectMeta").Addr().Interface().(*metav1.ObjectMeta)
+	if !ok {
+		return nil, fmt.Errorf("cannot find the pod template of %T", obj)
+	}
+	return om, nil
+}
+
+// annotate writes annotation changes where Istio reads them. For a List, every item Istio would
+// inject gets them.
+func annotate(obj runtime.Object, ann []annotationChange) error {
+	if list, ok := obj.(*corev1.List); ok {
+		for i, item := range list.Items {
+			child, err := inject.FromRawToObject(item.Raw)
+			if runtime.IsNotRegisteredError(err) {
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("item %d: %v", i+1, err)
+			}
+			if err := annotate(child, ann); err != nil {
+				return fmt.Errorf("item %d: %v", i+1, err)
+			}
+			raw, err := json.Marshal(child)
+			if err != nil {
+				return fmt.Errorf("item %d: %v", i+1, err)
+			}
+			list.Items[i].Raw = raw
+		}
+		return nil
+	}
+	meta, err := podTemplateMeta(obj)
+	if err != nil {
+		return err
+	}
+	for _, a := range ann {
+		if a.remove {
+			delete(meta.Annotations, a.key)
+			continue
+		}
+		if meta.Annotations == nil {
+			meta.Annotations = map[string]string{}
+		}
+		meta.Annotations[a.key] = a.value
+	}
+	return nil
+}

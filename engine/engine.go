@@ -1,0 +1,188 @@
+// Package engine is sidecarlab's injection engine: Istio's own sidecar injector
+// (istio.io/istio/pkg/kube/inject) fed by installations rendered from Istio's own charts, plus
+// what sidecarlab adds around it — annotation steps, a semantic diff, the annotation catalog.
+// Nothing about injection is re-implemented here. The package is pure: no HTTP, no templates, no
+// logging; callers decide how results and errors are shown.
+package engine
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+
+	"istio.io/istio/pilot/pkg/features"
+	"istio.io/istio/pkg/kube/inject"
+)
+
+// Options configure an Engine. The zero value is fine.
+type Options struct {
+	// InstallCacheSize bounds how many rendered installations are kept (default 16).
+	InstallCacheSize int
+	// StepCacheSize bounds how many memoised timeline steps are kept (default 512).
+	StepCacheSize int
+	// MaxDocuments bounds the documents of one manifest (default 10,000).
+	MaxDocuments int
+}
+
+// Engine injects manifests. It is safe for concurrent use; each request chooses its own mode and
+// installation and nothing process-wide is changed per request.
+type Engine struct {
+	opts     Options
+	installs *lru[*Install]
+	steps    *lru[*StepResult]
+	clusters *clusters
+	def      *Install
+	catalog  *Catalog
+}
+
+// New renders the default installation (once) and returns a ready engine.
+func New(opts Options) (*Engine, error) {
+	if opts.InstallCacheSize == 0 {
+		opts.InstallCacheSize = 16
+	}
+	if opts.StepCacheSize == 0 {
+		opts.StepCacheSize = 512
+	}
+	if opts.MaxDocuments == 0 {
+		opts.MaxDocuments = 10000
+	}
+	if features.EnableNativeSidecars != features.NativeSidecarModeAuto {
+		// Istio read ENABLE_NATIVE_SIDECARS from the environment at start; it would silently
+		// override kube-inject and webhook modes for every request.
+		return nil, errors.New("ENABLE_NATIVE_SIDECARS is set in the environment; unset it and choose the native/classic mode per request")
+	}
+	e := &Engine{
+		opts:     opts,
+		installs: newLRU[*Install](opts.InstallCacheSize),
+		steps:    newLRU[*StepResult](opts.StepCacheSize),
+		clusters: newClusters(),
+		catalog:  newCatalog(),
+	}
+	def, err := e.Install(context.Background(), InstallOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("render default installation: %w", err)
+	}
+	e.def = def
+	return e, nil
+}
+
+// Close stops the fake clusters behind webhook and native modes.
+func (e *Engine) Close() { e.clusters.close() }
+
+// Catalog is the annotation catalog the engine validates against.
+func (e *Engine) Catalog() *Catalog { return e.catalog }
+
+// Install returns the rendered installation for the options, from the cache when it can.
+func (e *Engine) Install(ctx context.Context, o InstallOptions) (*Install, error) {
+	if e.def != nil && o.IsDefault() {
+		return e.def, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	in, _, err := e.installs.get(o.Hash(), func() (*Install, error) { return renderInstall(o) })
+	return in, err
+}
+
+// Injection is one manifest injected under one set of settings.
+type Injection struct {
+	Documents []Document `json:"documents"`
+}
+
+// Output is the whole injected manifest exactly as `istioctl kube-inject` prints it: every
+// document followed by "---\n". Documents that failed are left out (istioctl would stop there).
+func (in *Injection) Output() string {
+	var b strings.Builder
+	for _, d := range in.Documents {
+		if d.Error != nil {
+			continue
+		}
+		b.WriteString(d.Output)
+		b.WriteString("---\n")
+	}
+	return b.String()
+}
+
+// Warnings are Istio's warnings for all documents, in order.
+func (in *Injection) Warnings() []string {
+	var out []string
+	for _, d := range in.Documents {
+		out = append(out, d.Warnings...)
+	}
+	return out
+}
+
+// Errors are the documents' errors, in order.
+func (in *Injection) Errors() []*InputError {
+	var out []*InputError
+	for _, d := range in.Documents {
+		if d.Error != nil {
+			out = append(out, d.Error)
+		}
+	}
+	return out
+}
+
+// Inject injects every document of manifest, with the annotation steps applied first (all of
+// them, in order). Problems with single documents are reported on those documents; the error
+// return is for problems with the request as a whole (empty input, bad settings or annotation
+// values, too many documents).
+func (e *Engine) Inject(ctx context.Context, manifest []byte, steps []Step, s Settings) (*Injection, error) {
+	p, err := e.prepare(ctx, manifest, steps, s)
+	if err != nil {
+		return nil, err
+	}
+	docs, err := e.injectAll(ctx, p, annotationsAt(steps, len(steps)))
+	if err != nil {
+		return nil, err
+	}
+	return &Injection{Documents: docs}, nil
+}
+
+// prepared is a request that passed validation: its installation, injector and documents.
+type prepared struct {
+	settings Settings
+	install  *Install
+	injector inject.Injector
+	chunks   []chunk
+	inHash   string
+}
+
+func (e *Engine) prepare(ctx context.Context, manifest []byte, steps []Step, s Settings) (*prepared, error) {
+	if len(bytes.TrimSpace(manifest)) == 0 {
+		return nil, &InputError{Field: "manifest", Msg: "the manifest is empty; paste a Pod, Deployment, Job or any workload"}
+	}
+	for i, st := range steps {
+		if err := e.catalog.ValidateStep(st); err != nil {
+			var ie *InputError
+			if errors.As(err, &ie) {
+				ie.Msg = fmt.Sprintf("step %d: %s", i+1, ie.Msg)
+			}
+			return nil, err
+		}
+	}
+	inj, err := e.clusters.injectorFor(s)
+	if err != nil {
+		return nil, err
+	}
+	install, err := e.Install(ctx, s.Install)
+	if err != nil {
+		return nil, err
+	}
+	chunks, err := splitDocuments(manifest)
+	if err != nil {
+		return nil, err
+	}
+	if len(chunks) > e.opts.MaxDocuments {
+		return nil, &InputError{Field: "manifest", Msg: fmt.Sprintf("%d documents; at most %d are injected at once", len(chunks), e.opts.MaxDocuments)}
+	}
+	if len(chunks) == 0 {
+		return nil, &InputError{Field: "manifest", Msg: "the manifest has no YAML documents, only separators or blank lines"}
+	}
+	sum := sha256.Sum256(manifest)
+	return &prepared{settings: s, install: install, injector: inj, chunks: chunks, inHash: hex.EncodeToString(sum[:])}, nil
+}

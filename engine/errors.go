@@ -1,0 +1,61 @@
+package engine
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+)
+
+// InputError is a problem with what the user gave us: a manifest that does not parse, an
+// annotation value Istio would reject, an install option the charts do not know. It carries
+// enough to point at the spot (document, line, field) so a person can fix it; callers turn it
+// into a 4xx or a non-zero exit, never a crash.
+type InputError struct {
+	// Doc is the 1-based index of the YAML document, or 0 when the error is not about one.
+	Doc int `json:"doc,omitempty"`
+	// Line is the 1-based line in the whole input, or 0 when unknown.
+	Line int `json:"line,omitempty"`
+	// Field names what was wrong: an annotation key, an install option, "manifest".
+	Field string `json:"field,omitempty"`
+	// Msg is the explanation; where Istio produced the error, it is Istio's own message.
+	Msg string `json:"message"`
+}
+
+func (e *InputError) Error() string {
+	s := ""
+	if e.Doc > 0 {
+		s = fmt.Sprintf("document %d", e.Doc)
+	}
+	if e.Line > 0 {
+		if s != "" {
+			s += ", "
+		}
+		s += fmt.Sprintf("line %d", e.Line)
+	}
+	if e.Field != "" {
+		if s != "" {
+			s += ", "
+		}
+		s += e.Field
+	}
+	if s == "" {
+		return e.Msg
+	}
+	return s + ": " + e.Msg
+}
+
+// yamlLineRE finds the line number that go-yaml puts into its messages ("yaml: line 3: …").
+var yamlLineRE = regexp.MustCompile(`line (\d+)`)
+
+// yamlErrorLine returns the document-relative line a YAML error names, or 0.
+func yamlErrorLine(msg string) int {
+	m := yamlLineRE.FindStringSubmatch(msg)
+	if m == nil {
+		return 0
+	}
+	n, err := strconv.Atoi(m[1])
+	if err != nil {
+		return 0
+	}
+	return n
+}

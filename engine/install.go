@@ -1,0 +1,169 @@
+package engine
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	meshconfig "istio.io/api/mesh/v1alpha1"
+	"istio.io/istio/operator/pkg/render"
+	"istio.io/istio/pkg/config/mesh"
+	"istio.io/istio/pkg/kube/inject"
+	"sigs.k8s.io/yaml"
+)
+
+// InstallOptions describe an Istio installation the way `istioctl manifest generate` takes it:
+// --set paths of the IstioOperator spec and, optionally, one IstioOperator YAML overlay. The zero
+// value is the `default` profile with no overrides.
+type InstallOptions struct {
+	// Set holds IstioOperator paths, "values.global.proxy.holdApplicationUntilProxyStarts=true".
+	Set []string `json:"set,omitempty"`
+	// Overlay is an IstioOperator YAML document applied before the Set paths.
+	Overlay string `json:"overlay,omitempty"`
+}
+
+// IsDefault reports whether these options select the default installation.
+func (o InstallOptions) IsDefault() bool {
+	return len(o.normalizedSet()) == 0 && strings.TrimSpace(o.Overlay) == ""
+}
+
+func (o InstallOptions) normalizedSet() []string {
+	var out []string
+	for _, s := range o.Set {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Hash identifies the rendered installation: equal options give equal hashes. The order of --set
+// paths is kept, since a later path overrides an earlier one.
+func (o InstallOptions) Hash() string {
+	h := sha256.New()
+	for _, s := range o.normalizedSet() {
+		fmt.Fprintf(h, "set\x00%s\x00", s)
+	}
+	if ov := strings.TrimSpace(o.Overlay); ov != "" {
+		fmt.Fprintf(h, "overlay\x00%s\x00", ov)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// Install is one rendered Istio installation: the `istio-sidecar-injector` ConfigMap (templates
+// and values) and the `istio` ConfigMap (mesh config), parsed the way istiod and istioctl parse
+// them. It is immutable once built and shared by concurrent injections.
+type Install struct {
+	Options InstallOptions
+	Hash    string
+
+	// InjectorConfig, Values and MeshConfigYAML are the ConfigMap data, byte for byte: what
+	// `istioctl kube-inject --injectConfigFile --valuesFile --meshConfigFile` would read.
+	InjectorConfig string
+	Values         string
+	MeshConfigYAML string
+
+	templates inject.Templates
+	values    inject.ValuesConfig
+	mesh      *meshconfig.MeshConfig
+}
+
+// renderInstall runs Istio's own installer (operator/pkg/render.GenerateManifest over the charts
+// compiled into the Istio module) and picks out the two ConfigMaps injection reads.
+func renderInstall(o InstallOptions) (*Install, error) {
+	set := o.normalizedSet()
+	for _, s := range set {
+		if !strings.Contains(s, "=") {
+			return nil, &InputError{Field: "install option " + quote(s), Msg: "want PATH=VALUE, e.g. values.global.proxy.holdApplicationUntilProxyStarts=true"}
+		}
+	}
+	var files []string
+	if ov := strings.TrimSpace(o.Overlay); ov != "" {
+		// Check it is YAML first so the error names the overlay and line, not a temp file.
+		var probe map[string]any
+		if err := yaml.Unmarshal([]byte(ov), &probe); err != nil {
+			return nil, &InputError{Field: "install overlay", Line: yamlErrorLine(err.Error()), Msg: err.Error()}
+		}
+		// GenerateManifest reads overlays from files only.
+		f, err := os.CreateTemp("", "sidecarlab-iop-*.yaml")
+		if err != nil {
+			return nil, err
+		}
+		defer os.Remove(f.Name())
+		if _, err := f.WriteString(ov); err != nil {
+			f.Close()
+			return nil, err
+		}
+		if err := f.Close(); err != nil {
+			return nil, err
+		}
+		files = append(files, f.Name())
+	}
+	sets, _, err := render.GenerateManifest(files, set, false, nil, nil)
+	if err != nil {
+		return nil, &InputError{Field: installField(o), Msg: strings.ReplaceAll(err.Error(), strings.Join(files, ""), "overlay")}
+	}
+	in := &Install{Options: o, Hash: o.Hash()}
+	var foundInjector, foundMesh bool
+	for _, s := range sets {
+		for _, m := range s.Manifests {
+			if m.GetKind() != "ConfigMap" {
+				continue
+			}
+			data, _ := m.Object["data"].(map[string]any)
+			switch m.GetName() {
+			case "istio-sidecar-injector":
+				in.InjectorConfig, _ = data["config"].(string)
+				in.Values, _ = data["values"].(string)
+				foundInjector = true
+			case "istio":
+				in.MeshConfigYAML, _ = data["mesh"].(string)
+				foundMesh = true
+			}
+		}
+	}
+	if !foundInjector || !foundMesh {
+		return nil, &InputError{Field: installField(o), Msg: "this installation has no istiod (istio-sidecar-injector and istio ConfigMaps); enable components.pilot"}
+	}
+	cfg, err := inject.UnmarshalConfig([]byte(in.InjectorConfig))
+	if err != nil {
+		return nil, &InputError{Field: installField(o), Msg: "injector config: " + err.Error()}
+	}
+	if in.templates, err = inject.ParseTemplates(cfg.RawTemplates); err != nil {
+		return nil, &InputError{Field: installField(o), Msg: "injection templates: " + err.Error()}
+	}
+	if in.values, err = inject.NewValuesConfig(in.Values); err != nil {
+		return nil, &InputError{Field: installField(o), Msg: "injector values: " + err.Error()}
+	}
+	if in.mesh, err = mesh.ApplyMeshConfig(in.MeshConfigYAML, mesh.DefaultMeshConfig()); err != nil {
+		return nil, &InputError{Field: installField(o), Msg: "mesh config: " + err.Error()}
+	}
+	return in, nil
+}
+
+func installField(o InstallOptions) string {
+	set := o.normalizedSet()
+	switch {
+	case len(set) == 1 && strings.TrimSpace(o.Overlay) == "":
+		return "install option " + quote(set[0])
+	case len(set) == 0:
+		return "install overlay"
+	default:
+		return "install options"
+	}
+}
+
+func quote(s string) string { return fmt.Sprintf("%q", s) }
+
+// sortedKeys returns the keys of m in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,169 @@
+package engine
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"istio.io/istio/pkg/kube"
+	"istio.io/istio/pkg/kube/inject"
+	"istio.io/istio/pkg/kube/kclient"
+)
+
+// Mode says how the injector decides between a classic sidecar (istio-proxy under containers)
+// and a native one (istio-proxy under initContainers with restartPolicy: Always). In every mode
+// the decision is Istio's own code; we only choose what it is shown.
+type Mode string
+
+const (
+	// ModeKubeInject is `istioctl kube-inject` offline: no cluster, so native sidecars only when
+	// ENABLE_NATIVE_SIDECARS=true — which is off by default — or the pod asks for them.
+	ModeKubeInject Mode = "kube-inject"
+	// ModeWebhook is the in-cluster webhook in its default "auto" setting: Istio's
+	// DetectNativeSidecar looks at the cluster's nodes (here: fake nodes of KubernetesVersion).
+	ModeWebhook Mode = "webhook"
+	// ModeNative is ENABLE_NATIVE_SIDECARS=true: native sidecars for every pod that does not
+	// opt out with sidecar.istio.io/nativeSidecar: "false".
+	ModeNative Mode = "native"
+	// ModeClassic is ENABLE_NATIVE_SIDECARS=false: classic sidecars unless a pod opts in.
+	ModeClassic Mode = "classic"
+)
+
+// Modes lists every mode in the order a menu shows them.
+var Modes = []Mode{ModeKubeInject, ModeWebhook, ModeNative, ModeClassic}
+
+// DefaultKubernetesVersion is the node version webhook mode uses when none is given.
+const DefaultKubernetesVersion = "1.34"
+
+// nativeNodeVersion is a kubelet version Istio's auto detection accepts as native-capable; forcing
+// native mode is expressed as a cluster of such nodes rather than by writing the process-global
+// features.EnableNativeSidecars, so requests in different modes can run side by side.
+const nativeNodeVersion = "1.34"
+
+var kubeVersionRE = regexp.MustCompile(`^v?1\.(\d{1,2})(\.\d{1,3})?$`)
+
+// parseKubernetesVersion accepts "1.34", "v1.34" or "1.34.2" and returns the minor version.
+func parseKubernetesVersion(v string) (int, error) {
+	m := kubeVersionRE.FindStringSubmatch(v)
+	if m == nil {
+		return 0, &InputError{Field: "kubernetes version", Msg: fmt.Sprintf("%q is not a Kubernetes version; want 1.N, e.g. 1.34", v)}
+	}
+	minor, _ := strconv.Atoi(m[1])
+	if minor < 16 || minor > 60 {
+		return 0, &InputError{Field: "kubernetes version", Msg: fmt.Sprintf("1.%d is out of range; want 1.16 to 1.60", minor)}
+	}
+	return minor, nil
+}
+
+// clusterInjector is an inject.Injector whose only job is to hand Istio a kube client holding
+// nodes of one Kubernetes version, as Istio's own injection tests do. Inject returns no patch, so
+// IntoObject runs the local templates.
+type clusterInjector struct {
+	client kube.Client
+}
+
+func (c *clusterInjector) Inject(*corev1.Pod, string) ([]byte, error) { return nil, nil }
+func (c *clusterInjector) GetKubeClient() kube.Client                 { return c.client }
+
+// clusters builds one fake cluster per Kubernetes minor version, once, and reuses it. The node
+// informer is registered before the client starts: registered afterwards, the node list would be
+// empty and every version would "support" native sidecars.
+type clusters struct {
+	mu   sync.Mutex
+	stop chan struct{}
+	byV  map[int]*clusterInjector
+}
+
+func newClusters() *clusters {
+	return &clusters{stop: make(chan struct{}), byV: map[int]*clusterInjector{}}
+}
+
+func (c *clusters) get(minor int) *clusterInjector {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ci, ok := c.byV[minor]; ok {
+		return ci
+	}
+	node := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: "sidecarlab-node"},
+		Status: corev1.NodeStatus{NodeInfo: corev1.NodeSystemInfo{
+			KubeletVersion: fmt.Sprintf("v1.%d.0", minor),
+		}},
+	}
+	client := kube.NewFakeClient(node)
+	_ = kclient.New[*corev1.Node](client)
+	client.RunAndWait(c.stop)
+	ci := &clusterInjector{client: client}
+	c.byV[minor] = ci
+	return ci
+}
+
+func (c *clusters) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	select {
+	case <-c.stop:
+	default:
+		close(c.stop)
+	}
+}
+
+// injectorFor returns what IntoObject is given in a mode: nil (no cluster, as offline istioctl)
+// or a cluster whose nodes decide.
+func (c *clusters) injectorFor(s Settings) (inject.Injector, error) {
+	switch s.mode() {
+	case ModeKubeInject, ModeClassic:
+		// With no kube client, IntoObject goes native only if ENABLE_NATIVE_SIDECARS=true, which
+		// New refuses; so this is classic unless the pod opts in — exactly kube-inject's default
+		// and ENABLE_NATIVE_SIDECARS=false.
+		return nil, nil
+	case ModeNative:
+		minor, _ := parseKubernetesVersion(nativeNodeVersion)
+		return c.get(minor), nil
+	case ModeWebhook:
+		v := s.KubernetesVersion
+		if v == "" {
+			v = DefaultKubernetesVersion
+		}
+		minor, err := parseKubernetesVersion(v)
+		if err != nil {
+			return nil, err
+		}
+		return c.get(minor), nil
+	default:
+		return nil, &InputError{Field: "mode", Msg: fmt.Sprintf("unknown mode %q; want one of kube-inject, webhook, native, classic", s.Mode)}
+	}
+}
+
+// Settings are the per-request knobs besides the manifest and the annotation steps.
+type Settings struct {
+	Mode Mode `json:"mode,omitempty"`
+	// KubernetesVersion is the node version in webhook mode ("1.34"); ignored otherwise.
+	KubernetesVersion string         `json:"kubernetesVersion,omitempty"`
+	Install           InstallOptions `json:"install,omitzero"`
+}
+
+func (s Settings) mode() Mode {
+	if s.Mode == "" {
+		return ModeKubeInject
+	}
+	return s.Mode
+}
+
+// key identifies the settings for memoisation: equal keys inject identically.
+func (s Settings) key() string {
+	k := string(s.mode())
+	if s.mode() == ModeWebhook {
+		v := s.KubernetesVersion
+		if v == "" {
+			v = DefaultKubernetesVersion
+		}
+		minor, _ := parseKubernetesVersion(v)
+		k += fmt.Sprintf("@1.%d", minor)
+	}
+	return k + "/" + s.Install.Hash()
+}

@@ -1,0 +1,122 @@
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strings"
+)
+
+// Step is one annotation change the user makes: set Key to Value, or remove Key.
+type Step struct {
+	Key    string `json:"key"`
+	Value  string `json:"value,omitempty"`
+	Remove bool   `json:"remove,omitempty"`
+}
+
+// String renders a step as a person writes it: key=value, or -key for a removal.
+func (s Step) String() string {
+	if s.Remove {
+		return "-" + s.Key
+	}
+	return s.Key + "=" + s.Value
+}
+
+// ParseStep reads "key=value" (set) or "-key" (remove).
+func ParseStep(s string) (Step, error) {
+	s = strings.TrimSpace(s)
+	if k, ok := strings.CutPrefix(s, "-"); ok && !strings.Contains(k, "=") {
+		return Step{Key: strings.TrimSpace(k), Remove: true}, nil
+	}
+	k, v, ok := strings.Cut(s, "=")
+	if !ok || strings.TrimSpace(k) == "" {
+		return Step{}, &InputError{Field: "annotation", Msg: fmt.Sprintf("%q: want KEY=VALUE (or -KEY to remove)", s)}
+	}
+	return Step{Key: strings.TrimSpace(k), Value: v}, nil
+}
+
+type annotationChange struct {
+	key, value string
+	remove     bool
+}
+
+// annotationsAt is the list of changes in force at step k: steps[:k], in order.
+func annotationsAt(steps []Step, k int) []annotationChange {
+	out := make([]annotationChange, 0, k)
+	for _, s := range steps[:k] {
+		out = append(out, annotationChange{key: s.Key, value: s.Value, remove: s.Remove})
+	}
+	return out
+}
+
+// StepResult is one row of a timeline: the manifest injected with the first Index steps applied,
+// and what changed against the row before.
+type StepResult struct {
+	// Index is 0 for the manifest as pasted, k after the k-th change.
+	Index int `json:"index"`
+	// Step is the change this row adds; nil for row 0.
+	Step      *Step      `json:"step,omitempty"`
+	Documents []Document `json:"documents"`
+	// Changes are the field-level differences against the previous row, each one caused by Step.
+	Changes []Change `json:"changes"`
+	// Unified is a line diff of the whole output against the previous row.
+	Unified string `json:"unified,omitempty"`
+}
+
+// Output is the row's whole injected manifest as istioctl prints it.
+func (r *StepResult) Output() string { return (&Injection{Documents: r.Documents}).Output() }
+
+// Timeline is a manifest followed through a list of annotation changes.
+type Timeline struct {
+	Settings Settings      `json:"settings"`
+	Steps    []*StepResult `json:"steps"`
+}
+
+// Timeline injects the manifest as is (row 0) and after each step (row k = row k−1 plus step k),
+// diffing each row against the one before. Rows are memoised by (installation, mode, input,
+// steps prefix), so changing only the last step costs one injection.
+func (e *Engine) Timeline(ctx context.Context, manifest []byte, steps []Step, s Settings) (*Timeline, error) {
+	p, err := e.prepare(ctx, manifest, steps, s)
+	if err != nil {
+		return nil, err
+	}
+	t := &Timeline{Settings: s, Steps: make([]*StepResult, 0, len(steps)+1)}
+	prefix := sha256.New()
+	fmt.Fprintf(prefix, "%s\x00%s\x00", s.key(), p.inHash)
+	var prev *StepResult
+	for k := 0; k <= len(steps); k++ {
+		if k > 0 {
+			fmt.Fprintf(prefix, "%d\x00%s\x00%s\x00", boolInt(steps[k-1].Remove), steps[k-1].Key, steps[k-1].Value)
+		}
+		key := hex.EncodeToString(prefix.Sum(nil))
+		before := prev
+		r, _, err := e.steps.get(key, func() (*StepResult, error) {
+			docs, err := e.injectAll(ctx, p, annotationsAt(steps, k))
+			if err != nil {
+				return nil, err
+			}
+			r := &StepResult{Index: k, Documents: docs}
+			if k > 0 {
+				st := steps[k-1]
+				r.Step = &st
+				r.Changes = DiffDocuments(before.Documents, docs, st.String())
+				r.Unified = UnifiedDiff(before.Output(), r.Output())
+			}
+			return r, nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		t.Steps = append(t.Steps, r)
+		prev = r
+	}
+	return t, nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,94 @@
+package engine
+
+import (
+	"context"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files in testdata/")
+
+var (
+	sharedOnce sync.Once
+	shared     *Engine
+	sharedErr  error
+)
+
+// testEngine is one engine for the package's tests: the default render happens once.
+func testEngine(t testing.TB) *Engine {
+	t.Helper()
+	sharedOnce.Do(func() { shared, sharedErr = New(Options{}) })
+	if sharedErr != nil {
+		t.Fatal(sharedErr)
+	}
+	return shared
+}
+
+var (
+	istioDirOnce sync.Once
+	istioDir     string
+	istioDirErr  error
+)
+
+// istioModuleDir is where the pinned istio.io/istio module sits in the module cache; Istio's own
+// golden corpus is read from there, never copied.
+func istioModuleDir(t testing.TB) string {
+	t.Helper()
+	istioDirOnce.Do(func() {
+		out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "istio.io/istio").Output()
+		istioDir, istioDirErr = strings.TrimSpace(string(out)), err
+	})
+	if istioDirErr != nil || istioDir == "" {
+		t.Fatalf("locate istio.io/istio in the module cache: %v", istioDirErr)
+	}
+	return istioDir
+}
+
+func istioTestdata(t testing.TB, name string) string {
+	return filepath.Join(istioModuleDir(t), "pkg/kube/inject/testdata/inject", name)
+}
+
+func readFile(t testing.TB, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// golden compares got with testdata/name, rewriting it under -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./engine -update to create it)", err)
+	}
+	if string(want) != string(got) {
+		t.Errorf("%s differs from golden; run go test ./engine -update and review the diff\n%s", path, UnifiedDiff(string(want), string(got)))
+	}
+}
+
+func mustInject(t testing.TB, e *Engine, manifest []byte, steps []Step, s Settings) *Injection {
+	t.Helper()
+	r, err := e.Inject(context.Background(), manifest, steps, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}

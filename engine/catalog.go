@@ -136,7 +136,8 @@ type Catalog struct {
 	byName map[string]*Annotation
 }
 
-func newCatalog() *Catalog {
+// NewCatalog builds the catalog from Istio's annotation list; it is cheap and needs no engine.
+func NewCatalog() *Catalog {
 	c := &Catalog{byName: map[string]*Annotation{}}
 	for _, in := range annotation.AllResourceAnnotations() {
 		if !appliesToPods(in) {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"regexp"
@@ -230,6 +231,27 @@ func lcs(a, b []string) map[string]bool {
 		}
 	}
 	return keep
+}
+
+// FormatValue renders a changed value on one line: scalars as YAML would show them, maps and
+// lists as compact JSON.
+func FormatValue(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case string:
+		if x == "" || strings.ContainsAny(x, "\n\"") || strings.TrimSpace(x) != x {
+			b, _ := json.Marshal(x)
+			return string(b)
+		}
+		return x
+	default:
+		b, err := json.Marshal(x)
+		if err != nil {
+			return fmt.Sprint(x)
+		}
+		return string(b)
+	}
 }
 
 var plainKeyRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)

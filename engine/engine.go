@@ -60,7 +60,7 @@ func New(opts Options) (*Engine, error) {
 		installs: newLRU[*Install](opts.InstallCacheSize),
 		steps:    newLRU[*StepResult](opts.StepCacheSize),
 		clusters: newClusters(),
-		catalog:  newCatalog(),
+		catalog:  NewCatalog(),
 	}
 	def, err := e.Install(context.Background(), InstallOptions{})
 	if err != nil {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	istiolog "istio.io/istio/pkg/log"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata/")
@@ -91,4 +93,14 @@ func mustInject(t testing.TB, e *Engine, manifest []byte, steps []Step, s Settin
 		t.Fatal(err)
 	}
 	return r
+}
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	// Istio's library logs its fake clusters and rejected annotations; the engine reports those as
+	// results, so keep test output readable.
+	o := istiolog.DefaultOptions()
+	o.SetDefaultOutputLevel(istiolog.OverrideScopeName, istiolog.NoneLevel)
+	_ = istiolog.Configure(o)
+	os.Exit(m.Run())
 }

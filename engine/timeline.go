@@ -58,9 +58,10 @@ type StepResult struct {
 	// Step is the change this row adds; nil for row 0.
 	Step      *Step      `json:"step,omitempty"`
 	Documents []Document `json:"documents"`
-	// Changes are the field-level differences against the previous row, each one caused by Step.
+	// Changes are the field-level differences against the previous row, each one caused by Step;
+	// for row 0, against the input: what injection itself changed.
 	Changes []Change `json:"changes"`
-	// Unified is a line diff of the whole output against the previous row.
+	// Unified is a line diff of the whole output against the previous row (row 0: the input).
 	Unified string `json:"unified,omitempty"`
 }
 
@@ -97,7 +98,15 @@ func (e *Engine) Timeline(ctx context.Context, manifest []byte, steps []Step, s 
 				return nil, err
 			}
 			r := &StepResult{Index: k, Documents: docs}
-			if k > 0 {
+			if k == 0 {
+				// Row 0's changes are what injection itself did to the input.
+				inputs := make([]Document, len(docs))
+				for i, d := range docs {
+					inputs[i] = Document{Index: d.Index, Output: d.Input}
+				}
+				r.Changes = DiffDocuments(inputs, docs, "")
+				r.Unified = UnifiedDiff(string(manifest), r.Output())
+			} else {
 				st := steps[k-1]
 				r.Step = &st
 				r.Changes = DiffDocuments(before.Documents, docs, st.String())

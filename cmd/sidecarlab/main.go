@@ -1,0 +1,24 @@
+// Command sidecarlab shows what Istio's sidecar injection does to a Kubernetes workload: the
+// injected manifest, the field-level diff of each annotation, the annotation catalog — and serves
+// the same as a web playground.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		if err != errSilent {
+			fmt.Fprintln(os.Stderr, "sidecarlab:", err)
+		}
+		os.Exit(exitCode(err))
+	}
+}

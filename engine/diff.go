@@ -37,6 +37,9 @@ type Change struct {
 	// From and To are the 0-based positions of a moved element.
 	From int `json:"from,omitempty"`
 	To   int `json:"to,omitempty"`
+	// OldPath is set when an element moved to another list, e.g. istio-proxy from
+	// containers to initContainers when it becomes a native sidecar; Path is where it is now.
+	OldPath string `json:"oldPath,omitempty"`
 	// Cause is the annotation step that made this change ("key=value" or "-key").
 	Cause string `json:"cause,omitempty"`
 }
@@ -72,6 +75,65 @@ func DiffDocuments(before, after []Document, cause string) []Change {
 func DiffValues(a, b any) []Change {
 	var out []Change
 	diffValue("", a, b, &out)
+	return pairMoves(out)
+}
+
+// pairMoves turns "removed L1[x]" + "added L2[x]" of two sibling lists (same parent, same element
+// name, both maps) into one move across lists followed by the field changes of x, so that
+// istio-proxy becoming a native sidecar reads as a move to initContainers plus
+// initContainers[istio-proxy].restartPolicy added, not as a whole container removed and added.
+func pairMoves(in []Change) []Change {
+	type ref struct {
+		parent, list, name string
+	}
+	split := func(p string) (ref, bool) {
+		if !strings.HasSuffix(p, "]") {
+			return ref{}, false
+		}
+		open := strings.LastIndexByte(p, '[')
+		if open < 0 {
+			return ref{}, false
+		}
+		list := p[:open]
+		dot := strings.LastIndexByte(list, '.')
+		return ref{parent: list[:max(dot, 0)], list: list, name: p[open+1 : len(p)-1]}, true
+	}
+	removed := map[[2]string]int{} // (parent, name) -> index in "in"
+	for i, c := range in {
+		if _, isMap := c.Old.(map[string]any); c.Kind == Removed && isMap {
+			if r, ok := split(c.Path); ok {
+				removed[[2]string{r.parent, r.name}] = i
+			}
+		}
+	}
+	if len(removed) == 0 {
+		return in
+	}
+	pair := map[int]int{} // added index -> removed index
+	drop := map[int]bool{}
+	for i, c := range in {
+		if _, isMap := c.New.(map[string]any); c.Kind != Added || !isMap {
+			continue
+		}
+		r, ok := split(c.Path)
+		if !ok {
+			continue
+		}
+		if j, ok := removed[[2]string{r.parent, r.name}]; ok && in[j].Path != c.Path && !drop[j] {
+			pair[i], drop[j] = j, true
+		}
+	}
+	out := make([]Change, 0, len(in))
+	for i, c := range in {
+		switch j, paired := pair[i]; {
+		case drop[i]:
+		case paired:
+			out = append(out, Change{Path: c.Path, Kind: Moved, OldPath: in[j].Path})
+			diffValue(c.Path, in[j].Old, c.New, &out)
+		default:
+			out = append(out, c)
+		}
+	}
 	return out
 }
 
@@ -123,6 +185,10 @@ func diffList(path string, a, b []any, out *[]Change) {
 	an, aok := names(a)
 	bn, bok := names(b)
 	if !aok || !bok || (len(a) == 0 && len(b) == 0) {
+		if scalars(a) && scalars(b) && len(a)*len(b) <= 1<<20 {
+			diffScalars(path, a, b, out)
+			return
+		}
 		diffPositional(path, a, b, out)
 		return
 	}
@@ -176,6 +242,56 @@ func diffPositional(path string, a, b []any, out *[]Change) {
 			*out = append(*out, Change{Path: p, Kind: Removed, Old: a[i]})
 		default:
 			diffValue(p, a[i], b[i], out)
+		}
+	}
+}
+
+// scalars reports whether no element of l is a map or a list.
+func scalars(l []any) bool {
+	for _, e := range l {
+		switch e.(type) {
+		case map[string]any, []any:
+			return false
+		}
+	}
+	return true
+}
+
+// diffScalars aligns two lists of scalars (container args, ports lists) on their longest common
+// subsequence, so an inserted "-o 3306" reads as two additions, not as every later element
+// changing. Removed elements carry their old index, added ones their new index.
+func diffScalars(path string, a, b []any, out *[]Change) {
+	n, m := len(a), len(b)
+	dp := make([][]int, n+1)
+	for i := range dp {
+		dp[i] = make([]int, m+1)
+	}
+	for i := n - 1; i >= 0; i-- {
+		for j := m - 1; j >= 0; j-- {
+			if reflect.DeepEqual(a[i], b[j]) {
+				dp[i][j] = dp[i+1][j+1] + 1
+			} else {
+				dp[i][j] = max(dp[i+1][j], dp[i][j+1])
+			}
+		}
+	}
+	i, j := 0, 0
+	for i < n || j < m {
+		switch {
+		case i < n && j < m && reflect.DeepEqual(a[i], b[j]):
+			i++
+			j++
+		case i < n && j < m && dp[i+1][j+1] == dp[i][j]:
+			// Replacing a[i] by b[j] keeps the alignment optimal: a change in place.
+			*out = append(*out, Change{Path: fmt.Sprintf("%s[%d]", path, j), Kind: Changed, Old: a[i], New: b[j]})
+			i++
+			j++
+		case j < m && (i == n || dp[i][j+1] >= dp[i+1][j]):
+			*out = append(*out, Change{Path: fmt.Sprintf("%s[%d]", path, j), Kind: Added, New: b[j]})
+			j++
+		default:
+			*out = append(*out, Change{Path: fmt.Sprintf("%s[%d]", path, i), Kind: Removed, Old: a[i]})
+			i++
 		}
 	}
 }

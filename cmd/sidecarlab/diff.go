@@ -103,6 +103,9 @@ func formatChange(c engine.Change) string {
 	case engine.Removed:
 		return fmt.Sprintf("- %s: %s", c.Path, engine.FormatValue(c.Old))
 	case engine.Moved:
+		if c.OldPath != "" {
+			return fmt.Sprintf("↕ %s: moved from %s", c.Path, c.OldPath)
+		}
 		return fmt.Sprintf("↕ %s: moved from position %d to %d", c.Path, c.From+1, c.To+1)
 	default:
 		return fmt.Sprintf("~ %s: %s → %s", c.Path, engine.FormatValue(c.Old), engine.FormatValue(c.New))

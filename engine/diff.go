@@ -44,6 +44,24 @@ type Change struct {
 	Cause string `json:"cause,omitempty"`
 }
 
+// String renders the change on one line: a sign (+ added, - removed, ~ changed, ↕ moved), the
+// path and the values.
+func (c Change) String() string {
+	switch c.Kind {
+	case Added:
+		return fmt.Sprintf("+ %s: %s", c.Path, FormatValue(c.New))
+	case Removed:
+		return fmt.Sprintf("- %s: %s", c.Path, FormatValue(c.Old))
+	case Moved:
+		if c.OldPath != "" {
+			return fmt.Sprintf("↕ %s: moved from %s", c.Path, c.OldPath)
+		}
+		return fmt.Sprintf("↕ %s: moved from position %d to %d", c.Path, c.From+1, c.To+1)
+	default:
+		return fmt.Sprintf("~ %s: %s → %s", c.Path, FormatValue(c.Old), FormatValue(c.New))
+	}
+}
+
 // DiffDocuments compares two injections of the same input, document by document, and attributes
 // every change to cause. Documents that failed on either side are not compared (their errors are
 // reported on the documents).

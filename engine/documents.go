@@ -46,6 +46,7 @@ type Document struct {
 const skipPrefix = "===> Skipping injection because "
 
 func (e *Engine) injectAll(ctx context.Context, p *prepared, ann []annotationChange) ([]Document, error) {
+	e.injections.Add(int64(len(p.chunks)))
 	docs := make([]Document, len(p.chunks))
 	for i, c := range p.chunks {
 		if i%64 == 0 {

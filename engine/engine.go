@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"istio.io/istio/pilot/pkg/features"
 	"istio.io/istio/pkg/kube/inject"
@@ -37,6 +38,8 @@ type Engine struct {
 	clusters *clusters
 	def      *Install
 	catalog  *Catalog
+	// injections counts documents run through Istio's injector, for tests of memoisation.
+	injections atomic.Int64
 }
 
 // New renders the default installation (once) and returns a ready engine.

@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -104,7 +106,11 @@ func renderInstall(o InstallOptions) (*Install, error) {
 	}
 	sets, _, err := render.GenerateManifest(files, set, false, nil, nil)
 	if err != nil {
-		return nil, &InputError{Field: installField(o), Msg: strings.ReplaceAll(err.Error(), strings.Join(files, ""), "overlay")}
+		msg := err.Error()
+		for _, f := range files {
+			msg = strings.ReplaceAll(msg, f, "overlay")
+		}
+		return nil, &InputError{Field: installField(o, msg), Msg: msg}
 	}
 	in := &Install{Options: o, Hash: o.Hash()}
 	var foundInjector, foundMesh bool
@@ -126,26 +132,38 @@ func renderInstall(o InstallOptions) (*Install, error) {
 		}
 	}
 	if !foundInjector || !foundMesh {
-		return nil, &InputError{Field: installField(o), Msg: "this installation has no istiod (istio-sidecar-injector and istio ConfigMaps); enable components.pilot"}
+		return nil, &InputError{Field: installField(o, ""), Msg: "this installation has no istiod (istio-sidecar-injector and istio ConfigMaps); enable components.pilot"}
 	}
 	cfg, err := inject.UnmarshalConfig([]byte(in.InjectorConfig))
 	if err != nil {
-		return nil, &InputError{Field: installField(o), Msg: "injector config: " + err.Error()}
+		return nil, &InputError{Field: installField(o, ""), Msg: "injector config: " + err.Error()}
 	}
 	if in.templates, err = inject.ParseTemplates(cfg.RawTemplates); err != nil {
-		return nil, &InputError{Field: installField(o), Msg: "injection templates: " + err.Error()}
+		return nil, &InputError{Field: installField(o, ""), Msg: "injection templates: " + err.Error()}
 	}
 	if in.values, err = inject.NewValuesConfig(in.Values); err != nil {
-		return nil, &InputError{Field: installField(o), Msg: "injector values: " + err.Error()}
+		return nil, &InputError{Field: installField(o, ""), Msg: "injector values: " + err.Error()}
 	}
 	if in.mesh, err = mesh.ApplyMeshConfig(in.MeshConfigYAML, mesh.DefaultMeshConfig()); err != nil {
-		return nil, &InputError{Field: installField(o), Msg: "mesh config: " + err.Error()}
+		return nil, &InputError{Field: installField(o, ""), Msg: "mesh config: " + err.Error()}
 	}
 	return in, nil
 }
 
-func installField(o InstallOptions) string {
+var unknownFieldRE = regexp.MustCompile(`unknown field "([^"]+)"`)
+
+// installField names what an install error is about: the one --set path, the --set path that
+// mentions the unknown field Istio complains about, the overlay, or all options.
+func installField(o InstallOptions, msg string) string {
 	set := o.normalizedSet()
+	if m := unknownFieldRE.FindStringSubmatch(msg); m != nil && len(set) > 1 {
+		for _, s := range set {
+			path, _, _ := strings.Cut(s, "=")
+			if slices.Contains(strings.Split(path, "."), m[1]) {
+				return "install option " + quote(s)
+			}
+		}
+	}
 	switch {
 	case len(set) == 1 && strings.TrimSpace(o.Overlay) == "":
 		return "install option " + quote(set[0])

@@ -82,7 +82,7 @@ func writeStep(w io.Writer, st *engine.StepResult, unified bool) {
 			d := st.Documents[doc-1]
 			fmt.Fprintf(w, "document %d: %s\n", doc, docName(d))
 		}
-		fmt.Fprintf(w, "  %s\n", formatChange(c))
+		fmt.Fprintf(w, "  %s\n", c)
 	}
 	fmt.Fprintln(w)
 }
@@ -93,21 +93,4 @@ func docName(d engine.Document) string {
 		name = d.Namespace + "/" + name
 	}
 	return strings.TrimPrefix(d.Kind+"/"+name, "/")
-}
-
-// formatChange renders one change as a line: a sign, the path, and the values.
-func formatChange(c engine.Change) string {
-	switch c.Kind {
-	case engine.Added:
-		return fmt.Sprintf("+ %s: %s", c.Path, engine.FormatValue(c.New))
-	case engine.Removed:
-		return fmt.Sprintf("- %s: %s", c.Path, engine.FormatValue(c.Old))
-	case engine.Moved:
-		if c.OldPath != "" {
-			return fmt.Sprintf("↕ %s: moved from %s", c.Path, c.OldPath)
-		}
-		return fmt.Sprintf("↕ %s: moved from position %d to %d", c.Path, c.From+1, c.To+1)
-	default:
-		return fmt.Sprintf("~ %s: %s → %s", c.Path, engine.FormatValue(c.Old), engine.FormatValue(c.New))
-	}
 }

@@ -1,0 +1,120 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// TestBadInput covers what a person may paste: every case gives a clear error at the right spot,
+// or passes through, and never panics.
+func TestBadInput(t *testing.T) {
+	e := testEngine(t)
+	deploy := string(readFile(t, "testdata/corpus/deployment.yaml"))
+	cases := []struct {
+		name     string
+		manifest string
+		steps    []Step
+		// request-level error, or document error at doc/line
+		wantErr         string
+		doc, line       int
+		wantDocErr      string
+		wantPassThrough bool
+	}{
+		{name: "empty", manifest: "", wantErr: "empty"},
+		{name: "only separators", manifest: "---\n---\n", wantErr: "no YAML documents"},
+		{name: "a blank document passes through, as in istioctl", manifest: "---\n\n---\n", wantPassThrough: true},
+		{name: "bad separator", manifest: deploy + "--- x\n" + deploy, wantErr: "invalid Yaml document separator", line: strings.Count(deploy, "\n") + 1},
+		{name: "malformed YAML in the second document", manifest: deploy + "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: x\n   bad: indent\n",
+			doc: 2, line: strings.Count(deploy, "\n") + 6, wantDocErr: "yaml: line"},
+		{name: "wrong type", manifest: "apiVersion: v1\nkind: Pod\nmetadata:\n  name: [1, 2]\n", doc: 1, line: 1, wantDocErr: "cannot unmarshal"},
+		{name: "unknown kind passes through", manifest: "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n", wantPassThrough: true},
+		{name: "comment-only document passes through", manifest: "# nothing here\n", wantPassThrough: true},
+		{name: "bad quantity", manifest: deploy, steps: []Step{{Key: "sidecar.istio.io/proxyCPU", Value: "lots"}}, wantErr: `annotation "sidecar.istio.io/proxyCPU"`},
+		{name: "bad port", manifest: deploy, steps: []Step{{Key: "traffic.sidecar.istio.io/excludeOutboundPorts", Value: "3306,http"}}, wantErr: "excludeOutboundPorts"},
+		{name: "port out of range", manifest: deploy, steps: []Step{{Key: "traffic.sidecar.istio.io/includeOutboundPorts", Value: "70000"}}, wantErr: "not a port"},
+		{name: "malformed proxy config", manifest: deploy, steps: []Step{{Key: "proxy.istio.io/config", Value: "concurrency: [2"}}, wantErr: `annotation "proxy.istio.io/config"`},
+		{name: "bad annotation key", manifest: deploy, steps: []Step{{Key: "not a key!", Value: "x"}}, wantErr: "not a valid annotation key"},
+		{name: "malformed proxy config in the manifest", manifest: strings.Replace(deploy, "      labels:\n        app: reviews", "      annotations:\n        proxy.istio.io/config: \"concurrency: [2\"\n      labels:\n        app: reviews", 1),
+			doc: 1, line: 1, wantDocErr: "proxy"},
+		{name: "bad port in the manifest", manifest: strings.Replace(deploy, "      labels:\n        app: reviews", "      annotations:\n        traffic.sidecar.istio.io/excludeOutboundPorts: \"http\"\n      labels:\n        app: reviews", 1),
+			doc: 1, line: 1, wantDocErr: "excludeOutboundPorts"},
+		{name: "replication controller without a template", manifest: "apiVersion: v1\nkind: ReplicationController\nmetadata:\n  name: rc\nspec: {}\n", doc: 1, line: 1, wantDocErr: "spec.template is required"},
+		{name: "annotating a controller without a template", manifest: "apiVersion: v1\nkind: ReplicationController\nmetadata:\n  name: rc\nspec: {}\n",
+			steps: []Step{{Key: "sidecar.istio.io/proxyCPU", Value: "1"}}, doc: 1, line: 1, wantDocErr: "spec.template is required"},
+		{name: "binary garbage", manifest: "\x00\x01\x02: [\n", doc: 1, line: 1, wantDocErr: "yaml"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r, err := e.Inject(t.Context(), []byte(c.manifest), c.steps, Settings{})
+			if c.wantErr != "" {
+				ie := asInputError(t, err)
+				if !strings.Contains(ie.Error(), c.wantErr) {
+					t.Fatalf("error %q does not mention %q", ie, c.wantErr)
+				}
+				if c.line != 0 && ie.Line != c.line {
+					t.Fatalf("error at line %d, want %d", ie.Line, c.line)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("request failed: %v", err)
+			}
+			if c.wantPassThrough {
+				d := r.Documents[0]
+				if d.Injectable || d.Error != nil || d.Output != d.Input || !strings.Contains(c.manifest, d.Input) {
+					t.Fatalf("want the document passed through unchanged, got %+v", d)
+				}
+				return
+			}
+			errs := r.Errors()
+			if len(errs) != 1 {
+				t.Fatalf("want one document error, got %v", errs)
+			}
+			if !strings.Contains(errs[0].Msg, c.wantDocErr) || errs[0].Doc != c.doc || errs[0].Line != c.line {
+				t.Fatalf("got %v (doc %d line %d), want %q at doc %d line %d", errs[0], errs[0].Doc, errs[0].Line, c.wantDocErr, c.doc, c.line)
+			}
+		})
+	}
+}
+
+func TestManyDocuments(t *testing.T) {
+	e := testEngine(t)
+	var b strings.Builder
+	for i := range 10000 {
+		fmt.Fprintf(&b, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c%d\n---\n", i)
+	}
+	r, err := e.Inject(t.Context(), []byte(b.String()), nil, Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Documents) != 10000 || r.Documents[9999].Name != "c9999" || r.Documents[9999].Line != 9999*5+1 {
+		t.Fatalf("got %d documents, last %+v", len(r.Documents), r.Documents[len(r.Documents)-1])
+	}
+	b.WriteString("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: one-too-many\n")
+	_, err = e.Inject(t.Context(), []byte(b.String()), nil, Settings{})
+	if ie := asInputError(t, err); !strings.Contains(ie.Msg, "at most 10000") {
+		t.Fatalf("got %v", ie)
+	}
+}
+
+func TestInputErrorMessage(t *testing.T) {
+	cases := []struct {
+		err  *InputError
+		want string
+	}{
+		{&InputError{Msg: "m"}, "m"},
+		{&InputError{Doc: 2, Line: 14, Field: "manifest", Msg: "m"}, "document 2, line 14, manifest: m"},
+		{&InputError{Field: `annotation "x"`, Msg: "m"}, `annotation "x": m`},
+	}
+	for _, c := range cases {
+		if got := c.err.Error(); got != c.want {
+			t.Errorf("got %q, want %q", got, c.want)
+		}
+	}
+	var target *InputError
+	if !errors.As(fmt.Errorf("wrapped: %w", cases[1].err), &target) {
+		t.Fatal("InputError does not unwrap")
+	}
+}

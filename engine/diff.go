@@ -190,8 +190,21 @@ func diffMap(path string, a, b map[string]any, out *[]Change) {
 		bv, inB := b[k]
 		switch {
 		case !inA:
+			// A new list of named things reads better (and pairs into moves) element by element.
+			if l, ok := bv.([]any); ok && len(l) > 0 {
+				if _, named := names(l); named {
+					diffList(p, nil, l, out)
+					continue
+				}
+			}
 			*out = append(*out, Change{Path: p, Kind: Added, New: bv})
 		case !inB:
+			if l, ok := av.([]any); ok && len(l) > 0 {
+				if _, named := names(l); named {
+					diffList(p, l, nil, out)
+					continue
+				}
+			}
 			*out = append(*out, Change{Path: p, Kind: Removed, Old: av})
 		default:
 			diffValue(p, av, bv, out)

@@ -183,9 +183,6 @@ func (e *Engine) prepare(ctx context.Context, manifest []byte, steps []Step, s S
 	if len(chunks) > e.opts.MaxDocuments {
 		return nil, &InputError{Field: "manifest", Msg: fmt.Sprintf("%d documents; at most %d are injected at once", len(chunks), e.opts.MaxDocuments)}
 	}
-	if len(chunks) == 0 {
-		return nil, &InputError{Field: "manifest", Msg: "the manifest has no YAML documents, only separators or blank lines"}
-	}
 	sum := sha256.Sum256(manifest)
 	return &prepared{settings: s, install: install, injector: inj, chunks: chunks, inHash: hex.EncodeToString(sum[:])}, nil
 }

@@ -23,7 +23,7 @@ func TestBadInput(t *testing.T) {
 		wantPassThrough bool
 	}{
 		{name: "empty", manifest: "", wantErr: "empty"},
-		{name: "only separators", manifest: "---\n---\n", wantErr: "no YAML documents"},
+		{name: "only separators pass through, as in istioctl", manifest: "---\n---\n", wantPassThrough: true},
 		{name: "a blank document passes through, as in istioctl", manifest: "---\n\n---\n", wantPassThrough: true},
 		{name: "bad separator", manifest: deploy + "--- x\n" + deploy, wantErr: "invalid Yaml document separator", line: strings.Count(deploy, "\n") + 1},
 		{name: "malformed YAML in the second document", manifest: deploy + "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: x\n   bad: indent\n",

@@ -75,8 +75,8 @@ var labRows = []struct {
 		name: "inject-false", step: Step{Key: "sidecar.istio.io/inject", Value: "false"},
 		facts: []string{
 			"- spec.template.spec.containers[istio-proxy]: ",
-			"- spec.template.spec.initContainers: ",
-			"- spec.template.spec.volumes: ",
+			"- spec.template.spec.initContainers[istio-init]: ",
+			"- spec.template.spec.volumes[istio-envoy]: ",
 		},
 	},
 	{

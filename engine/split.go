@@ -16,8 +16,10 @@ type chunk struct {
 
 // splitDocuments cuts a multi-document YAML stream exactly the way istioctl kube-inject does
 // (k8s.io/apimachinery's YAMLReader over a LineReader): lines are read with bufio.ReadLine, so
-// "\r\n" becomes "\n" and every line ends in "\n"; a line starting with "---" ends a document,
-// and may be followed only by spaces or a comment; empty documents are dropped. We reimplement
+// "\r\n" becomes "\n" and every line ends in "\n"; a line starting with "---" ends a non-empty
+// document and may be followed only by spaces or a comment; a separator that would open an empty
+// document is kept as that document's first line (so "---\na: 1" is one document, separator
+// included, exactly as istioctl writes it back). We reimplement
 // the loop (rather than call YAMLReader) only to know the line each document starts on; a fuzz
 // test holds the two to the same output.
 func splitDocuments(in []byte) ([]chunk, error) {
@@ -49,8 +51,9 @@ func splitDocuments(in []byte) ([]chunk, error) {
 			if buf.Len() != 0 {
 				out = append(out, chunk{raw: bytes.Clone(buf.Bytes()), line: start})
 				buf.Reset()
+				continue
 			}
-			continue
+			// A separator that opens a document stays in it, as in YAMLReader.
 		}
 		if buf.Len() == 0 {
 			start = line

@@ -1,0 +1,110 @@
+package engine
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/yaml"
+)
+
+func decode(t *testing.T, s string) any {
+	t.Helper()
+	var v any
+	if err := yaml.Unmarshal([]byte(s), &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func TestDiffValues(t *testing.T) {
+	cases := []struct {
+		name, a, b string
+		want       []string
+	}{
+		{"equal", "a: 1", "a: 1", nil},
+		{"map key added, removed, changed", "a: 1\nb: 2\nc: x", "a: 1\nc: z\nd: [1]",
+			[]string{"- b: 2", "~ c: x → z", "+ d: [1]"}},
+		{"odd keys are quoted", "annotations: {}", "annotations: {sidecar.istio.io/status: x}",
+			[]string{`+ annotations["sidecar.istio.io/status"]: x`}},
+		{"named list by name", "containers: [{name: app, image: a}, {name: sc, image: s}]", "containers: [{name: app, image: b}, {name: sc, image: s}]",
+			[]string{"~ containers[app].image: a → b"}},
+		{"named element added and removed", "env: [{name: A, value: '1'}]", "env: [{name: B, value: '1'}]",
+			[]string{`- env[A]: {"name":"A","value":"1"}`, `+ env[B]: {"name":"B","value":"1"}`}},
+		{"put first reads as one move", "c: [{name: a}, {name: b}, {name: p}]", "c: [{name: p}, {name: a}, {name: b}]",
+			[]string{"↕ c[p]: moved from position 3 to 1"}},
+		{"two swapped: the one put first moved", "c: [{name: app}, {name: p}]", "c: [{name: p}, {name: app}]",
+			[]string{"↕ c[p]: moved from position 2 to 1"}},
+		{"move to a sibling list keeps field diffs", "spec: {containers: [{name: app}, {name: p, image: x}]}", "spec: {containers: [{name: app}], initContainers: [{name: p, image: x, restartPolicy: Always}]}",
+			[]string{"↕ spec.initContainers[p]: moved from spec.containers[p]", "+ spec.initContainers[p].restartPolicy: Always"}},
+		{"a new named list is added element by element", "spec: {}", "spec: {volumes: [{name: a}, {name: b}]}",
+			[]string{`+ spec.volumes[a]: {"name":"a"}`, `+ spec.volumes[b]: {"name":"b"}`}},
+		{"scalar list insertion", "args: [a, b, z]", "args: [a, b, -o, '1', z]",
+			[]string{"+ args[2]: -o", "+ args[3]: 1"}},
+		{"scalar list replacement", "args: [a, '1', z]", "args: [a, '2', z]",
+			[]string{"~ args[1]: 1 → 2"}},
+		{"scalar list removal", "args: [a, b, c]", "args: [a, c]",
+			[]string{"- args[1]: b"}},
+		{"unnamed maps by position", "ports: [{containerPort: 1}, {containerPort: 2}]", "ports: [{containerPort: 1}]",
+			[]string{`- ports[1]: {"containerPort":2}`}},
+		{"duplicate names fall back to position", "l: [{name: a, v: 1}, {name: a, v: 2}]", "l: [{name: a, v: 1}, {name: a, v: 3}]",
+			[]string{"~ l[1].v: 2 → 3"}},
+		{"type change", "a: {b: 1}", "a: [1]", []string{`~ a: {"b":1} → [1]`}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var got []string
+			for _, ch := range DiffValues(decode(t, c.a), decode(t, c.b)) {
+				got = append(got, ch.String())
+			}
+			if d := cmp.Diff(c.want, got); d != "" {
+				t.Fatalf("(-want +got)\n%s", d)
+			}
+		})
+	}
+}
+
+func TestFormatValue(t *testing.T) {
+	cases := map[string]any{
+		"x":             "x",
+		`""`:            "",
+		`"a\nb"`:        "a\nb",
+		`" x"`:          " x",
+		"1":             float64(1),
+		"true":          true,
+		"null":          nil,
+		`{"a":[1,"b"]}`: map[string]any{"a": []any{float64(1), "b"}},
+	}
+	for want, v := range cases {
+		if got := FormatValue(v); got != want {
+			t.Errorf("FormatValue(%#v) = %q, want %q", v, got, want)
+		}
+	}
+}
+
+func TestUnifiedDiff(t *testing.T) {
+	if got := UnifiedDiff("a\n", "a\n"); got != "" {
+		t.Fatalf("equal texts gave %q", got)
+	}
+	a := "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n"
+	b := "1\n2\n3\n4\nfive\n6\n7\n8\n9\n10\n11\n12\nthirteen\n"
+	want := "--- before\n+++ after\n" +
+		"@@ -2,7 +2,7 @@\n 2\n 3\n 4\n-5\n+five\n 6\n 7\n 8\n" +
+		"@@ -10,3 +10,4 @@\n 10\n 11\n 12\n+thirteen\n"
+	if d := cmp.Diff(want, UnifiedDiff(a, b)); d != "" {
+		t.Fatalf("(-want +got)\n%s", d)
+	}
+	// Changes closer than twice the context share a hunk.
+	if got := UnifiedDiff("1\n2\n3\n4\n", "x\n2\n3\ny\n"); strings.Count(got, "@@") != 2 {
+		t.Fatalf("want one hunk, got\n%s", got)
+	}
+}
+
+func TestDiffDocumentsSkipsErrors(t *testing.T) {
+	a := []Document{{Index: 1, Output: "a: 1\n"}, {Index: 2, Output: "a: 1\n"}}
+	b := []Document{{Index: 1, Error: &InputError{Msg: "x"}}, {Index: 2, Output: "a: 2\n"}}
+	got := DiffDocuments(a, b, "k=v")
+	if len(got) != 1 || got[0].Doc != 2 || got[0].Cause != "k=v" {
+		t.Fatalf("got %+v", got)
+	}
+}

@@ -85,3 +85,9 @@ func (c *lru[V]) len() int {
 	defer c.mu.Unlock()
 	return c.order.Len()
 }
+
+func (c *lru[V]) inflightLen() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.inflight)
+}

@@ -1,0 +1,116 @@
+package engine
+
+import (
+	"strings"
+	"testing"
+)
+
+var eightSteps = []Step{
+	{Key: "sidecar.istio.io/proxyCPU", Value: "200m"},
+	{Key: "sidecar.istio.io/proxyMemory", Value: "256Mi"},
+	{Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStarts: true"},
+	{Key: "traffic.sidecar.istio.io/excludeOutboundPorts", Value: "3306"},
+	{Key: "sidecar.istio.io/logLevel", Value: "debug"},
+	{Key: "sidecar.istio.io/proxyCPU", Remove: true},
+	{Key: "sidecar.istio.io/nativeSidecar", Value: "true"},
+	{Key: "sidecar.istio.io/inject", Value: "false"},
+}
+
+func TestTimeline(t *testing.T) {
+	e := testEngine(t)
+	deploy := readFile(t, "testdata/corpus/deployment.yaml")
+	tl, err := e.Timeline(t.Context(), deploy, eightSteps, Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tl.Steps) != 9 {
+		t.Fatalf("%d rows, want 9", len(tl.Steps))
+	}
+	// Row k is the manifest injected with the first k steps.
+	for k, row := range tl.Steps {
+		want := mustInject(t, e, deploy, eightSteps[:k], Settings{}).Output()
+		if row.Output() != want {
+			t.Fatalf("row %d differs from injecting with steps[:%d]", k, k)
+		}
+		if k > 0 && (row.Step == nil || *row.Step != eightSteps[k-1]) {
+			t.Fatalf("row %d names step %v", k, row.Step)
+		}
+	}
+	// Row 0's changes are injection's own.
+	if !strings.Contains(changeText(tl.Steps[0]), "+ spec.template.spec.containers[istio-proxy]: ") {
+		t.Fatal("row 0 does not show istio-proxy added")
+	}
+	// Removing proxyCPU (row 6) brings the request back to the default.
+	if !strings.Contains(changeText(tl.Steps[6]), "- spec.template.metadata.annotations[\"sidecar.istio.io/proxyCPU\"]: 200m") {
+		t.Fatalf("row 6:\n%s", changeText(tl.Steps[6]))
+	}
+}
+
+func changeText(r *StepResult) string {
+	var b strings.Builder
+	for _, c := range r.Changes {
+		b.WriteString(c.String())
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// TestTimelineMemo: re-running a timeline where only the last step changed costs one injection;
+// the same timeline again costs none; another mode costs all of them again.
+func TestTimelineMemo(t *testing.T) {
+	e, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	deploy := readFile(t, "testdata/corpus/deployment.yaml")
+	run := func(steps []Step, s Settings) int64 {
+		t.Helper()
+		before := e.injections.Load()
+		if _, err := e.Timeline(t.Context(), deploy, steps, s); err != nil {
+			t.Fatal(err)
+		}
+		return e.injections.Load() - before
+	}
+	if n := run(eightSteps, Settings{}); n != 9 {
+		t.Fatalf("cold timeline: %d injections, want 9", n)
+	}
+	retoggled := append([]Step(nil), eightSteps...)
+	retoggled[7] = Step{Key: "sidecar.istio.io/inject", Value: "true"}
+	if n := run(retoggled, Settings{}); n != 1 {
+		t.Fatalf("last step changed: %d injections, want 1", n)
+	}
+	if n := run(retoggled, Settings{}); n != 0 {
+		t.Fatalf("same timeline: %d injections, want 0", n)
+	}
+	if n := run(retoggled, Settings{Mode: ModeNative}); n != 9 {
+		t.Fatalf("other mode: %d injections, want 9", n)
+	}
+	if n := run(retoggled[:3], Settings{}); n != 0 {
+		t.Fatalf("a prefix: %d injections, want 0", n)
+	}
+}
+
+func TestParseStep(t *testing.T) {
+	cases := []struct {
+		in   string
+		want Step
+		err  bool
+	}{
+		{"a/b=c", Step{Key: "a/b", Value: "c"}, false},
+		{"a=b=c", Step{Key: "a", Value: "b=c"}, false},
+		{"a=", Step{Key: "a", Value: ""}, false},
+		{"-a/b", Step{Key: "a/b", Remove: true}, false},
+		{"nokey", Step{}, true},
+		{"=v", Step{}, true},
+	}
+	for _, c := range cases {
+		got, err := ParseStep(c.in)
+		if (err != nil) != c.err || got != c.want {
+			t.Errorf("ParseStep(%q) = %+v, %v", c.in, got, err)
+		}
+		if err == nil && got.String() != strings.TrimSpace(c.in) {
+			t.Errorf("String() = %q, want %q", got.String(), c.in)
+		}
+	}
+}

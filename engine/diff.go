@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/sergi/go-diff/diffmatchpatch"
-	"sigs.k8s.io/yaml"
 )
 
 // ChangeKind says what happened to a field between two outputs.
@@ -72,11 +71,12 @@ func DiffDocuments(before, after []Document, cause string) []Change {
 		if a.Error != nil || b.Error != nil || a.Output == b.Output {
 			continue
 		}
-		var av, bv any
-		if err := yaml.Unmarshal([]byte(a.Output), &av); err != nil {
+		av, err := a.tree()
+		if err != nil {
 			continue
 		}
-		if err := yaml.Unmarshal([]byte(b.Output), &bv); err != nil {
+		bv, err := b.tree()
+		if err != nil {
 			continue
 		}
 		for _, c := range DiffValues(av, bv) {

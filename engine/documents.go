@@ -41,6 +41,20 @@ type Document struct {
 	Warnings []string `json:"warnings,omitempty"`
 	// Error is set when Istio (or YAML parsing) rejected the document; Output is then empty.
 	Error *InputError `json:"error,omitempty"`
+
+	// json is Output as JSON, when the engine produced it.
+	json []byte
+}
+
+// tree decodes the document's output for diffing.
+func (d *Document) tree() (any, error) {
+	var v any
+	if d.json != nil {
+		err := json.Unmarshal(d.json, &v)
+		return v, err
+	}
+	err := yaml.Unmarshal([]byte(d.Output), &v)
+	return v, err
 }
 
 const skipPrefix = "===> Skipping injection because "
@@ -105,12 +119,19 @@ func injectChunk(in *Install, injector inject.Injector, c chunk, index int, ann 
 		d.Error = &InputError{Doc: index, Line: c.line, Msg: err.Error()}
 		return d
 	}
-	b, err := yaml.Marshal(out)
+	// yaml.Marshal is json.Marshal then JSONToYAML; doing the two steps here keeps the JSON for
+	// the diff, which decodes it far faster than it would parse the YAML.
+	j, err := json.Marshal(out)
 	if err != nil {
 		d.Error = &InputError{Doc: index, Line: c.line, Msg: err.Error()}
 		return d
 	}
-	d.Output = string(b)
+	b, err := yaml.JSONToYAML(j)
+	if err != nil {
+		d.Error = &InputError{Doc: index, Line: c.line, Msg: err.Error()}
+		return d
+	}
+	d.Output, d.json = string(b), j
 	return d
 }
 

@@ -1,0 +1,159 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/sidecarlab/sidecarlab/engine"
+)
+
+const deployment = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  selector:
+    matchLabels:
+      app: web
+  template:
+    metadata:
+      labels:
+        app: web
+    spec:
+      containers:
+      - name: web
+        image: nginx
+`
+
+const hostNetworkPod = `apiVersion: v1
+kind: Pod
+metadata:
+  name: node-agent
+spec:
+  hostNetwork: true
+  containers:
+  - name: agent
+    image: busybox
+`
+
+func runCLI(t *testing.T, stdin string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	err = run(context.Background(), args, func(string) string { return "" }, strings.NewReader(stdin), &out, &errb)
+	return out.String(), errb.String(), err
+}
+
+func TestInjectPrintsWhatTheEngineGives(t *testing.T) {
+	out, stderr, err := runCLI(t, deployment, "inject", "-f", "-")
+	if err != nil {
+		t.Fatalf("%v: %s", err, stderr)
+	}
+	e, err := engine.New(engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	r, err := e.Inject(context.Background(), []byte(deployment), nil, engine.Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != r.Output() || !strings.HasSuffix(out, "---\n") || !strings.Contains(out, "name: istio-proxy") {
+		t.Fatalf("inject printed:\n%s", out)
+	}
+	if stderr != "" {
+		t.Fatalf("unexpected stderr %q", stderr)
+	}
+}
+
+func TestInjectFlags(t *testing.T) {
+	cases := []struct {
+		name     string
+		stdin    string
+		args     []string
+		wantOut  string
+		wantErr  string
+		exitCode int
+	}{
+		{name: "native sidecars", stdin: deployment, args: []string{"--native-sidecars", "true"}, wantOut: "restartPolicy: Always"},
+		{name: "webhook on 1.34", stdin: deployment, args: []string{"--kubernetes-version", "1.34"}, wantOut: "restartPolicy: Always"},
+		{name: "annotation", stdin: deployment, args: []string{"--annotate", "sidecar.istio.io/proxyCPU=321m"}, wantOut: "cpu: 321m"},
+		{name: "install option", stdin: deployment, args: []string{"--set", "values.global.proxy.holdApplicationUntilProxyStarts=true"}, wantOut: "- wait"},
+		{name: "json", stdin: deployment, args: []string{"-o", "json"}, wantOut: `"documents"`},
+		{name: "skipped pod warns on stderr", stdin: hostNetworkPod, args: nil, wantOut: "hostNetwork: true", wantErr: "Skipping injection because Pod \"node-agent\" has host networking enabled"},
+		{name: "bad annotation value", stdin: deployment, args: []string{"--annotate", "sidecar.istio.io/proxyCPU=lots"}, wantErr: "proxyCPU", exitCode: 1},
+		{name: "bad YAML", stdin: "kind: Pod\n  x: : y\n", wantErr: "document 1, line 2", exitCode: 1},
+		{name: "bad flag", stdin: deployment, args: []string{"--native-sidecars", "maybe"}, wantErr: "auto, true or false", exitCode: 2},
+		{name: "version with a forced mode", stdin: deployment, args: []string{"--native-sidecars", "true", "--kubernetes-version", "1.34"}, wantErr: "only with --native-sidecars auto", exitCode: 2},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out, stderr, err := runCLI(t, c.stdin, append([]string{"inject", "-f", "-"}, c.args...)...)
+			if code := exitCodeOf(err); code != c.exitCode {
+				t.Fatalf("exit %d (%v), want %d; stderr %s", code, err, c.exitCode, stderr)
+			}
+			all := stderr
+			if err != nil {
+				all += err.Error()
+			}
+			if !strings.Contains(out, c.wantOut) || !strings.Contains(all, c.wantErr) {
+				t.Fatalf("stdout:\n%s\nstderr+error: %s\nwant %q on stdout and %q on stderr", out, all, c.wantOut, c.wantErr)
+			}
+		})
+	}
+}
+
+func exitCodeOf(err error) int {
+	if err == nil {
+		return 0
+	}
+	return exitCode(err)
+}
+
+func TestDiffTimeline(t *testing.T) {
+	out, _, err := runCLI(t, deployment, "diff", "-f", "-",
+		"--annotate", "sidecar.istio.io/proxyCPU=200m",
+		"--annotate", "proxy.istio.io/config=holdApplicationUntilProxyStarts: true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"# step 0: injection",
+		"# step 1: sidecar.istio.io/proxyCPU=200m\ndocument 1: Deployment/web\n",
+		"~ spec.template.spec.containers[istio-proxy].resources.requests.cpu: 100m → 200m",
+		"# step 2: proxy.istio.io/config=holdApplicationUntilProxyStarts: true",
+		"↕ spec.template.spec.containers[istio-proxy]: moved from position 2 to 1",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in\n%s", want, out)
+		}
+	}
+	out, _, err = runCLI(t, deployment, "diff", "-f", "-", "--unified", "--annotate", "sidecar.istio.io/proxyCPU=200m")
+	if err != nil || !strings.Contains(out, "-            cpu: 100m\n") || !strings.Contains(out, "+            cpu: 200m\n") {
+		t.Fatalf("unified diff (%v):\n%s", err, out)
+	}
+}
+
+func TestAnnotationsAndVersion(t *testing.T) {
+	out, _, err := runCLI(t, "", "annotations", "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cat []engine.Annotation
+	if err := json.Unmarshal([]byte(out), &cat); err != nil || len(cat) < 40 {
+		t.Fatalf("%d annotations, %v", len(cat), err)
+	}
+	out, _, err = runCLI(t, "", "annotations")
+	if err != nil || !strings.Contains(out, "sidecar.istio.io/proxyCPU") || !strings.Contains(out, "quantity") {
+		t.Fatalf("table: %v\n%s", err, out)
+	}
+	out, _, err = runCLI(t, "", "version")
+	if v := engine.Version(); err != nil || !strings.Contains(out, "Istio "+v.Istio) || !strings.Contains(out, v.Commit) {
+		t.Fatalf("version: %v %q", err, out)
+	}
+	if _, _, err := runCLI(t, "", "frobnicate"); exitCodeOf(err) != 2 {
+		t.Fatalf("unknown command: %v", err)
+	}
+}

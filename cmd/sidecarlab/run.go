@@ -39,6 +39,7 @@ Usage:
   sidecarlab diff   (same flags as inject) [--unified]
   sidecarlab annotations [-o table|json]
   sidecarlab version
+  sidecarlab serve [--addr :8080]      (env SIDECARLAB_ADDR)
 `
 
 // run is the whole program: main only wires it to the process.
@@ -57,6 +58,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return runAnnotations(rest, stdout, stderr)
 	case "version":
 		return runVersion(rest, stdout, stderr)
+	case "serve":
+		return runServe(ctx, rest, getenv, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

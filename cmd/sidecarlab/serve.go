@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/handlers"
+)
+
+// runServe serves the playground until ctx ends. It listens at once and renders the default
+// installation in the background: /healthz answers immediately, /readyz once the engine is ready.
+func runServe(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
+	addr := getenv("SIDECARLAB_ADDR")
+	if addr == "" {
+		addr = ":8080"
+	}
+	fs := newFlagSet("serve", stderr)
+	fs.StringVar(&addr, "addr", addr, "address to listen on (env SIDECARLAB_ADDR)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, nil))
+
+	var ready atomic.Pointer[engine.Engine]
+	start := time.Now()
+	engErr := make(chan error, 1)
+	go func() {
+		e, err := engine.New(engine.Options{})
+		if err != nil {
+			engErr <- err
+			return
+		}
+		ready.Store(e)
+		logger.Info("ready", "istio", engine.Version().Istio, "after", time.Since(start).Round(time.Millisecond))
+	}()
+	defer func() {
+		if e := ready.Load(); e != nil {
+			e.Close()
+		}
+	}()
+
+	h := handlers.New(logger, func() handlers.Engine {
+		if e := ready.Load(); e != nil {
+			return e
+		}
+		return nil
+	}, handlers.Config{})
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	logger.Info("listening", "addr", ln.Addr().String(), "url", fmt.Sprintf("http://%s/", displayAddr(ln.Addr())))
+
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		return err
+	case err := <-engErr:
+		_ = srv.Close()
+		return fmt.Errorf("engine: %w", err)
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return err
+	}
+	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+func displayAddr(a net.Addr) string {
+	tcp, ok := a.(*net.TCPAddr)
+	if !ok || tcp.IP.IsUnspecified() {
+		if ok {
+			return fmt.Sprintf("localhost:%d", tcp.Port)
+		}
+		return a.String()
+	}
+	return a.String()
+}

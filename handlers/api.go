@@ -1,0 +1,70 @@
+package handlers
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/sidecarlab/sidecarlab/engine"
+)
+
+// InjectRequest is the body of POST /api/v1/inject.
+type InjectRequest struct {
+	Manifest string          `json:"manifest"`
+	Steps    []engine.Step   `json:"steps,omitempty"`
+	Settings engine.Settings `json:"settings,omitzero"`
+}
+
+// InjectResponse is its answer: the timeline (row 0 is the manifest injected as is, row k adds
+// step k), the final output, and the permalink of the same view in the playground.
+type InjectResponse struct {
+	Istio     engine.VersionInfo `json:"istio"`
+	Permalink string             `json:"permalink"`
+	Output    string             `json:"output"`
+	Timeline  *engine.Timeline   `json:"timeline"`
+}
+
+func (s *server) handleAPIInject(r *http.Request) (any, error) {
+	eng := s.eng()
+	if eng == nil {
+		return nil, errNotReady
+	}
+	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
+		return nil, httpError{status: http.StatusUnsupportedMediaType, msg: "Send the request as application/json."}
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, s.cfg.MaxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, mbe
+		}
+		return nil, httpError{status: http.StatusBadRequest, msg: "The request body could not be read."}
+	}
+	var req InjectRequest
+	dec := json.NewDecoder(strings.NewReader(string(body)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		return nil, httpError{status: http.StatusBadRequest, msg: "The request is not valid JSON for this endpoint: " + err.Error()}
+	}
+	tl, err := eng.Timeline(r.Context(), []byte(req.Manifest), req.Steps, req.Settings)
+	if err != nil {
+		return nil, err
+	}
+	st := State{Version: StateVersion, Istio: engine.Version().Istio, Manifest: req.Manifest, Steps: req.Steps, Settings: req.Settings}
+	return InjectResponse{
+		Istio:     engine.Version(),
+		Permalink: view{state: st, step: -1}.permalink(),
+		Output:    tl.Steps[len(tl.Steps)-1].Output(),
+		Timeline:  tl,
+	}, nil
+}
+
+func (s *server) handleAPIAnnotations(r *http.Request) (any, error) {
+	return engine.NewCatalog().All(), nil
+}
+
+func handleAPIVersion(r *http.Request) (any, error) {
+	return engine.Version(), nil
+}

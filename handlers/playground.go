@@ -1,0 +1,226 @@
+package handlers
+
+import (
+	"bytes"
+
+	"encoding/json"
+	"errors"
+	"github.com/a-h/templ"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/web"
+)
+
+// view is what a GET of the playground asks for: a state and which part of its result to show.
+type view struct {
+	state State
+	tab   string
+	// step is the selected timeline row; -1 means none chosen (diffs show every step, the YAML
+	// shows the last).
+	step int
+}
+
+func (v view) permalink() string {
+	q := url.Values{}
+	q.Set("s", EncodeState(v.state))
+	if v.tab != "" && v.tab != web.Tabs[0].ID {
+		q.Set("tab", v.tab)
+	}
+	if v.step >= 0 {
+		q.Set("step", strconv.Itoa(v.step))
+	}
+	return "/?" + q.Encode()
+}
+
+func defaultState() State {
+	p := web.Presets()[0]
+	return State{Version: StateVersion, Istio: engine.Version().Istio, Manifest: p.Manifest}
+}
+
+// readView reads the state and view from a GET's query. No state means the default preset.
+func readView(r *http.Request) (view, error) {
+	q := r.URL.Query()
+	v := view{state: defaultState(), tab: q.Get("tab"), step: -1}
+	if s := q.Get("s"); s != "" {
+		st, err := DecodeState(s)
+		if err != nil {
+			return v, err
+		}
+		v.state = st
+	}
+	if !validTab(v.tab) {
+		v.tab = web.Tabs[0].ID
+	}
+	if s := q.Get("step"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 {
+			return v, httpError{status: http.StatusBadRequest, msg: "step must be a step number (0, 1, 2, …)."}
+		}
+		v.step = n
+	}
+	return v, nil
+}
+
+func validTab(t string) bool {
+	for _, x := range web.Tabs {
+		if x.ID == t {
+			return true
+		}
+	}
+	return false
+}
+
+// handlePlayground renders the page for a permalink. A manifest Istio rejects is shown with its
+// errors and a 422; the link still reproduces exactly that view.
+func (s *server) handlePlayground(w http.ResponseWriter, r *http.Request) error {
+	eng := s.eng()
+	if eng == nil {
+		return errNotReady
+	}
+	v, err := readView(r)
+	if err != nil {
+		return err
+	}
+	tl, err := eng.Timeline(r.Context(), []byte(v.state.Manifest), v.state.Steps, v.state.Settings)
+	var ie *engine.InputError
+	if err != nil && !errors.As(err, &ie) {
+		return err
+	}
+	p := buildPage(v, eng.Catalog(), tl, ie)
+	status := http.StatusOK
+	if ie != nil || (tl != nil && len(lastErrors(tl)) > 0) {
+		status = http.StatusUnprocessableEntity
+	}
+	return render(w, r, status, web.PlaygroundPage(p))
+}
+
+func lastErrors(tl *engine.Timeline) []*engine.InputError {
+	var out []*engine.InputError
+	for _, d := range tl.Steps[len(tl.Steps)-1].Documents {
+		if d.Error != nil {
+			out = append(out, d.Error)
+		}
+	}
+	return out
+}
+
+// handleForm applies what the person did (add an annotation, remove a step, load a preset,
+// apply) and redirects to the permalink of the new state: POST, then 303, then GET.
+func (s *server) handleForm(w http.ResponseWriter, r *http.Request) error {
+	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
+	if err := r.ParseForm(); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return mbe
+		}
+		return httpError{status: http.StatusBadRequest, msg: "The form could not be read."}
+	}
+	f := r.PostForm
+	st := State{
+		Version:  StateVersion,
+		Istio:    engine.Version().Istio,
+		Manifest: strings.ReplaceAll(f.Get("manifest"), "\r\n", "\n"),
+		Settings: engine.Settings{
+			Mode:              engine.Mode(f.Get("mode")),
+			KubernetesVersion: strings.TrimSpace(f.Get("kubernetesVersion")),
+			Install: engine.InstallOptions{
+				Set:     splitLines(f.Get("set")),
+				Overlay: strings.ReplaceAll(f.Get("overlay"), "\r\n", "\n"),
+			},
+		},
+	}
+	if st.Settings.Mode == engine.ModeKubeInject {
+		st.Settings.Mode = ""
+	}
+	if st.Settings.Mode != engine.ModeWebhook {
+		st.Settings.KubernetesVersion = ""
+	}
+	if js := f.Get("steps"); js != "" {
+		if err := json.Unmarshal([]byte(js), &st.Steps); err != nil {
+			return httpError{status: http.StatusBadRequest, msg: "The form's steps could not be read."}
+		}
+	}
+	v := view{state: st, tab: f.Get("tab"), step: -1}
+	switch {
+	case f.Get("add") != "":
+		key := f.Get("add")
+		st.Steps = append(st.Steps, engine.Step{Key: key, Value: strings.ReplaceAll(f.Get("v:"+key), "\r\n", "\n")})
+		v.tab = "diff"
+	case f.Get("unset") != "":
+		st.Steps = append(st.Steps, engine.Step{Key: f.Get("unset"), Remove: true})
+		v.tab = "diff"
+	case f.Get("remove") != "":
+		k, err := strconv.Atoi(f.Get("remove"))
+		if err != nil || k < 1 || k > len(st.Steps) {
+			return httpError{status: http.StatusBadRequest, msg: "There is no such step to remove."}
+		}
+		st.Steps = append(st.Steps[:k-1:k-1], st.Steps[k:]...)
+		v.tab = "timeline"
+	case f.Get("action") == "preset":
+		if p, ok := web.FindPreset(f.Get("preset")); ok {
+			st.Manifest = p.Manifest
+		}
+	}
+	if !validTab(v.tab) {
+		v.tab = ""
+	}
+	v.state = st
+	http.Redirect(w, r, v.permalink(), http.StatusSeeOther)
+	return nil
+}
+
+func splitLines(s string) []string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// handleDownload serves one step's injected YAML as a file.
+func (s *server) handleDownload(w http.ResponseWriter, r *http.Request) error {
+	eng := s.eng()
+	if eng == nil {
+		return errNotReady
+	}
+	v, err := readView(r)
+	if err != nil {
+		return err
+	}
+	tl, err := eng.Timeline(r.Context(), []byte(v.state.Manifest), v.state.Steps, v.state.Settings)
+	if err != nil {
+		return err
+	}
+	step := selectedStep(v.step, len(tl.Steps))
+	w.Header().Set("Content-Type", "application/yaml; charset=utf-8")
+	w.Header().Set("Content-Disposition", `attachment; filename="injected.yaml"`)
+	_, err = w.Write([]byte(tl.Steps[step].Output()))
+	return err
+}
+
+func selectedStep(step, n int) int {
+	if step < 0 || step >= n {
+		return n - 1
+	}
+	return step
+}
+
+// render writes a component after it rendered completely, so a failure is still a clean error.
+func render(w http.ResponseWriter, r *http.Request, status int, c templ.Component) error {
+	var buf bytes.Buffer
+	if err := c.Render(r.Context(), &buf); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -1,0 +1,81 @@
+// Package handlers is the HTTP surface of sidecarlab: the playground page, its permalinks, the
+// JSON API and health checks, on a chi router. The whole URL surface is in this file.
+package handlers
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+
+	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/static"
+)
+
+// Engine is what the handlers need of the engine.
+type Engine interface {
+	Timeline(ctx context.Context, manifest []byte, steps []engine.Step, s engine.Settings) (*engine.Timeline, error)
+	Catalog() *engine.Catalog
+}
+
+// Config holds the knobs of the HTTP surface.
+type Config struct {
+	// MaxBodyBytes bounds a POSTed form or API request (default 2 MiB).
+	MaxBodyBytes int64
+}
+
+// New returns the whole HTTP surface. engine returns nil until the engine is ready (the default
+// installation is rendered at start); until then pages answer 503 and /readyz says so.
+func New(logger *slog.Logger, eng func() Engine, cfg Config) http.Handler {
+	if cfg.MaxBodyBytes == 0 {
+		cfg.MaxBodyBytes = 2 << 20
+	}
+	s := &server{log: logger, eng: eng, cfg: cfg}
+	r := chi.NewRouter()
+	r.Use(middleware.RequestID, s.logRequests, s.recoverPanics, middleware.Compress(5, "text/html", "text/css", "application/javascript", "text/javascript", "application/json", "image/svg+xml", "application/yaml"))
+
+	r.Get("/healthz", handleHealthz().ServeHTTP)
+	r.Get("/readyz", s.handleReadyz().ServeHTTP)
+	r.Handle("/static/*", http.StripPrefix("/static/", static.Handler()))
+
+	r.Get("/", s.page(s.handlePlayground))
+	r.Post("/", s.page(s.handleForm))
+	r.Get("/download", s.page(s.handleDownload))
+
+	r.Route("/api/v1", func(r chi.Router) {
+		r.Post("/inject", s.api(s.handleAPIInject))
+		r.Get("/annotations", s.api(s.handleAPIAnnotations))
+		r.Get("/version", s.api(handleAPIVersion))
+	})
+	r.NotFound(s.page(func(w http.ResponseWriter, r *http.Request) error {
+		return httpError{status: http.StatusNotFound, msg: "There is no page at " + r.URL.Path + "."}
+	}))
+	return r
+}
+
+type server struct {
+	log *slog.Logger
+	eng func() Engine
+	cfg Config
+}
+
+func handleHealthz() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.Write([]byte("ok\n"))
+	})
+}
+
+func (s *server) handleReadyz() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if s.eng() == nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte("starting: rendering the default Istio installation\n"))
+			return
+		}
+		_, _ = w.Write([]byte("ready\n"))
+	})
+}

@@ -1,0 +1,75 @@
+package handlers
+
+import (
+	"bytes"
+	"compress/flate"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/sidecarlab/sidecarlab/engine"
+)
+
+// StateVersion is the version of the state format written into links. Decoding keeps accepting
+// every version that was ever written (a link must show the same thing next year); the test
+// TestDecodeStateV1 holds a v1 link made when v1 was current.
+const StateVersion = 1
+
+// maxStateBytes bounds a decoded state, so a small link cannot inflate into a huge one.
+const maxStateBytes = 4 << 20
+
+// State is everything a view depends on: the manifest, the annotation steps, the settings, and
+// which Istio made it. It is what a permalink encodes.
+type State struct {
+	Version  int             `json:"v"`
+	Istio    string          `json:"istio"`
+	Manifest string          `json:"manifest"`
+	Steps    []engine.Step   `json:"steps,omitempty"`
+	Settings engine.Settings `json:"settings,omitzero"`
+}
+
+// EncodeState turns a state into the URL-safe text of a permalink: JSON, deflated, base64url.
+func EncodeState(s State) string {
+	s.Version = StateVersion
+	var buf bytes.Buffer
+	zw, _ := flate.NewWriter(&buf, flate.BestCompression)
+	_ = json.NewEncoder(zw).Encode(s)
+	_ = zw.Close()
+	return base64.RawURLEncoding.EncodeToString(buf.Bytes())
+}
+
+// badState is a permalink that cannot be read.
+type badState struct{ msg string }
+
+func (e badState) Error() string { return "this link cannot be read: " + e.msg }
+
+// DecodeState reads a permalink's state.
+func DecodeState(text string) (State, error) {
+	var s State
+	raw, err := base64.RawURLEncoding.DecodeString(strings.TrimSpace(text))
+	if err != nil {
+		return s, badState{"it is not base64url"}
+	}
+	zr := flate.NewReader(bytes.NewReader(raw))
+	defer zr.Close()
+	js, err := io.ReadAll(io.LimitReader(zr, maxStateBytes+1))
+	if err != nil {
+		return s, badState{"it is not deflate-compressed"}
+	}
+	if len(js) > maxStateBytes {
+		return s, badState{"it is larger than 4 MiB"}
+	}
+	dec := json.NewDecoder(bytes.NewReader(js))
+	if err := dec.Decode(&s); err != nil {
+		return s, badState{"it is not a sidecarlab state"}
+	}
+	switch {
+	case s.Version < 1:
+		return s, badState{"it has no version"}
+	case s.Version > StateVersion:
+		return s, badState{fmt.Sprintf("it was made by a newer sidecarlab (state v%d; this one reads up to v%d)", s.Version, StateVersion)}
+	}
+	return s, nil
+}

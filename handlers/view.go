@@ -1,0 +1,241 @@
+package handlers
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/web"
+)
+
+var modeLabels = map[engine.Mode]string{
+	engine.ModeKubeInject: "kube-inject (istioctl, offline)",
+	engine.ModeWebhook:    "webhook (in-cluster, nodes of the Kubernetes version)",
+	engine.ModeNative:     "native sidecars on (ENABLE_NATIVE_SIDECARS=true)",
+	engine.ModeClassic:    "native sidecars off (ENABLE_NATIVE_SIDECARS=false)",
+}
+
+// openGroups start expanded in the annotation panel.
+var openGroups = []engine.Group{engine.GroupResources, engine.GroupProxy, engine.GroupLifecycle}
+
+func versionLine() web.VersionLine {
+	v := engine.Version()
+	return web.VersionLine{Istio: v.Istio, Module: v.Module, Commit: v.Commit}
+}
+
+// buildPage shapes a timeline (or the error that prevented one) into the page's view model.
+func buildPage(v view, cat *engine.Catalog, tl *engine.Timeline, reqErr *engine.InputError) *web.Page {
+	st := v.state
+	stepsJSON, _ := json.Marshal(st.Steps)
+	if len(st.Steps) == 0 {
+		stepsJSON = []byte("[]")
+	}
+	p := &web.Page{
+		Version:   engine.Version(),
+		Permalink: v.permalink(),
+		Form: web.Form{
+			Manifest:          st.Manifest,
+			StepsJSON:         string(stepsJSON),
+			Mode:              string(st.Settings.Mode),
+			KubernetesVersion: st.Settings.KubernetesVersion,
+			Set:               strings.Join(st.Settings.Install.Set, "\n"),
+			Overlay:           st.Settings.Install.Overlay,
+			Tab:               v.tab,
+			Step:              v.step,
+		},
+	}
+	if st.Istio != "" && st.Istio != p.Version.Istio {
+		p.Banner = fmt.Sprintf("This link was made with Istio %s. It is shown with Istio %s, the one inside this sidecarlab; Istio %s may have injected differently.", st.Istio, p.Version.Istio, st.Istio)
+	}
+	for _, pr := range web.Presets() {
+		p.Presets = append(p.Presets, web.PresetOption{ID: pr.ID, Title: pr.Title})
+	}
+	mode := st.Settings.Mode
+	if mode == "" {
+		mode = engine.ModeKubeInject
+	}
+	for _, m := range engine.Modes {
+		p.Modes = append(p.Modes, web.Option{Value: string(m), Label: modeLabels[m], Selected: m == mode})
+	}
+	p.Groups = annotationGroups(cat, st.Steps)
+	p.Results = buildResults(v, tl, reqErr)
+	if reqErr != nil && reqErr.Line > 0 && reqErr.Field == "manifest" {
+		p.Form.ErrorLine, p.Form.ErrorMsg = reqErr.Line, reqErr.Msg
+	}
+	if tl != nil {
+		for _, d := range tl.Steps[p.Results.Selected].Documents {
+			if d.Error != nil && d.Error.Line > 0 {
+				p.Form.ErrorLine, p.Form.ErrorMsg = d.Error.Line, d.Error.Error()
+				break
+			}
+		}
+	}
+	for _, t := range web.Tabs {
+		tv := v
+		tv.tab = t.ID
+		link := web.TabLink{Tab: t, Href: tv.permalink(), Selected: t.ID == p.Results.Tab}
+		if t.ID == "warnings" {
+			link.Count = len(p.Results.Warnings)
+			for _, d := range p.Results.Documents {
+				if d.Status == "error" {
+					link.Count++
+				}
+			}
+		}
+		p.TabLinks = append(p.TabLinks, link)
+	}
+	return p
+}
+
+// annotationGroups lays the catalog out as the panel: grouped, typed, with what the timeline has
+// set marked active. Istio's hidden annotations are left out of the panel (the API lists them).
+func annotationGroups(cat *engine.Catalog, steps []engine.Step) []web.AnnotationGroup {
+	active := map[string]string{}
+	for _, s := range steps {
+		if s.Remove {
+			delete(active, s.Key)
+		} else {
+			active[s.Key] = s.Value
+		}
+	}
+	var groups []web.AnnotationGroup
+	for _, g := range engine.Groups {
+		wg := web.AnnotationGroup{Name: string(g), Open: slices.Contains(openGroups, g)}
+		for _, a := range cat.All() {
+			if a.Group != g || a.Hidden {
+				continue
+			}
+			val, on := active[a.Name]
+			if !on {
+				val = a.Example
+			}
+			it := web.AnnotationItem{Annotation: a, Field: "v:" + a.Name, Value: val, Active: on, ActiveValue: val, Input: "text"}
+			switch a.Kind {
+			case engine.KindBool:
+				it.Input = "select"
+				for _, o := range []string{"true", "false"} {
+					it.Options = append(it.Options, web.Option{Value: o, Label: o, Selected: o == val})
+				}
+			case engine.KindEnum:
+				it.Input = "select"
+				for _, o := range a.Enum {
+					it.Options = append(it.Options, web.Option{Value: o, Label: o, Selected: o == val})
+				}
+			case engine.KindYAML, engine.KindJSON:
+				it.Input = "textarea"
+			}
+			if on {
+				wg.Open = true
+			}
+			wg.Items = append(wg.Items, it)
+		}
+		if len(wg.Items) > 0 {
+			groups = append(groups, wg)
+		}
+	}
+	return groups
+}
+
+func buildResults(v view, tl *engine.Timeline, reqErr *engine.InputError) web.Results {
+	res := web.Results{Tab: v.tab, Error: reqErr}
+	if tl == nil {
+		return res
+	}
+	res.Selected = selectedStep(v.step, len(tl.Steps))
+	res.All = v.step < 0
+	multi := len(tl.Steps[0].Documents) > 1
+	for _, s := range tl.Steps {
+		sv := web.StepView{Index: s.Index, Title: "Injection (the manifest as pasted)", Cause: "injection", RemoveStep: s.Index}
+		if s.Step != nil {
+			sv.Cause = s.Step.String()
+			sv.Title = sv.Cause
+			if s.Step.Remove {
+				sv.Title = "remove " + s.Step.Key
+			}
+		}
+		sel := v
+		sel.step = s.Index
+		sel.tab = "diff"
+		sv.Href = sel.permalink()
+		sv.Selected = s.Index == res.Selected
+		for _, c := range s.Changes {
+			sv.Changes = append(sv.Changes, changeView(c, s.Documents, multi))
+		}
+		sv.Unified = unifiedLines(s.Unified)
+		for _, d := range s.Documents {
+			if d.Error != nil {
+				sv.Errors++
+			}
+		}
+		res.Steps = append(res.Steps, sv)
+	}
+	sel := tl.Steps[res.Selected]
+	res.Output = sel.Output()
+	dl := v
+	dl.step = res.Selected
+	res.DownloadHref = "/download" + strings.TrimPrefix(dl.permalink(), "/")
+	for _, d := range sel.Documents {
+		dv := web.DocView{Index: d.Index, Line: d.Line, Kind: d.Kind, Name: d.Name}
+		switch {
+		case d.Error != nil:
+			dv.Status, dv.Reason = "error", d.Error.Error()
+		case d.Skipped:
+			dv.Status, dv.Reason = "skipped", d.SkipReason
+		case !d.Injectable:
+			dv.Status, dv.Reason = "passed through", "Istio does not inject this kind"
+		default:
+			dv.Status = "injected"
+		}
+		res.Documents = append(res.Documents, dv)
+		res.Warnings = append(res.Warnings, d.Warnings...)
+	}
+	return res
+}
+
+func changeView(c engine.Change, docs []engine.Document, multi bool) web.ChangeView {
+	cv := web.ChangeView{Kind: string(c.Kind), Path: c.Path}
+	if multi && c.Doc >= 1 && c.Doc <= len(docs) {
+		d := docs[c.Doc-1]
+		cv.Doc = fmt.Sprintf("doc %d %s/%s", c.Doc, d.Kind, d.Name)
+	}
+	switch c.Kind {
+	case engine.Added:
+		cv.Sign, cv.New = "+", engine.FormatValue(c.New)
+	case engine.Removed:
+		cv.Sign, cv.Old = "−", engine.FormatValue(c.Old)
+	case engine.Changed:
+		cv.Sign, cv.Old, cv.New = "~", engine.FormatValue(c.Old), engine.FormatValue(c.New)
+	case engine.Moved:
+		cv.Sign = "↕"
+		if c.OldPath != "" {
+			cv.Moved = "moved from " + c.OldPath
+		} else {
+			cv.Moved = fmt.Sprintf("moved from position %d to %d", c.From+1, c.To+1)
+		}
+	}
+	return cv
+}
+
+func unifiedLines(u string) []web.DiffLine {
+	if u == "" {
+		return nil
+	}
+	var out []web.DiffLine
+	for _, l := range strings.Split(strings.TrimSuffix(u, "\n"), "\n") {
+		k := "ctx"
+		switch {
+		case strings.HasPrefix(l, "+++"), strings.HasPrefix(l, "---"):
+			k = "file"
+		case strings.HasPrefix(l, "@@"):
+			k = "hunk"
+		case strings.HasPrefix(l, "+"):
+			k = "add"
+		case strings.HasPrefix(l, "-"):
+			k = "del"
+		}
+		out = append(out, web.DiffLine{Kind: k, Text: l})
+	}
+	return out
+}

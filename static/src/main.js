@@ -1,0 +1,204 @@
+// sidecarlab's few lines of JavaScript. The page works without them (every action is a form POST
+// answered by a redirect to a permalink); with them, the manifest gets a CodeMirror editor, and
+// actions swap in only the parts of the page that changed.
+import { EditorView, keymap, lineNumbers, highlightActiveLine, highlightActiveLineGutter, drawSelection } from "@codemirror/view";
+import { EditorState } from "@codemirror/state";
+import { defaultKeymap, history, historyKeymap, indentWithTab } from "@codemirror/commands";
+import { syntaxHighlighting, defaultHighlightStyle, indentOnInput, bracketMatching } from "@codemirror/language";
+import { yaml } from "@codemirror/lang-yaml";
+import { lintGutter, setDiagnostics } from "@codemirror/lint";
+
+document.documentElement.classList.add("js");
+
+let editor = null;
+
+function manifestArea() {
+  return document.getElementById("manifest");
+}
+
+function enhanceEditor() {
+  const ta = manifestArea();
+  if (!ta) return;
+  const host = document.createElement("div");
+  host.className = "cm-host";
+  host.dataset.testid = "editor";
+  ta.after(host);
+  ta.hidden = true;
+  editor = new EditorView({
+    parent: host,
+    state: EditorState.create({
+      doc: ta.value,
+      extensions: [
+        lineNumbers(), highlightActiveLineGutter(), history(), drawSelection(), indentOnInput(),
+        syntaxHighlighting(defaultHighlightStyle, { fallback: true }), bracketMatching(), highlightActiveLine(),
+        yaml(), lintGutter(),
+        keymap.of([...defaultKeymap, ...historyKeymap, indentWithTab]),
+        EditorView.updateListener.of((u) => { if (u.docChanged) ta.value = u.state.doc.toString(); }),
+        EditorView.contentAttributes.of({ "aria-label": "Manifest (YAML)" }),
+      ],
+    }),
+  });
+  markError();
+}
+
+// markError puts the server's error mark (data-error-line on the textarea) on the editor line.
+function markError() {
+  const ta = manifestArea();
+  if (!editor || !ta) return;
+  const n = parseInt(ta.dataset.errorLine || "0", 10);
+  const doc = editor.state.doc;
+  const diags = [];
+  if (n > 0 && n <= doc.lines) {
+    const line = doc.line(n);
+    diags.push({ from: line.from, to: line.to, severity: "error", message: ta.dataset.errorMsg || "error" });
+  }
+  editor.dispatch(setDiagnostics(editor.state, diags));
+}
+
+function setStatus(text) {
+  const s = document.getElementById("status");
+  if (s) s.textContent = text;
+}
+
+// swapFrom replaces every [data-swap] element by its namesake in a freshly fetched page, and
+// brings the editor and the form's own fields in line with it.
+function swapFrom(doc) {
+  for (const el of document.querySelectorAll("[data-swap]")) {
+    const fresh = doc.getElementById(el.id);
+    if (fresh) el.replaceWith(document.importNode(fresh, true));
+  }
+  const ta = manifestArea();
+  const freshTA = doc.getElementById("manifest");
+  if (ta && freshTA) {
+    ta.dataset.errorLine = freshTA.dataset.errorLine || "0";
+    ta.dataset.errorMsg = freshTA.dataset.errorMsg || "";
+    if (freshTA.value !== ta.value) {
+      ta.value = freshTA.value;
+      if (editor) editor.dispatch({ changes: { from: 0, to: editor.state.doc.length, insert: freshTA.value } });
+    }
+  }
+  const form = document.getElementById("playground");
+  const freshForm = doc.getElementById("playground");
+  if (form && freshForm) form.dataset.permalink = freshForm.dataset.permalink;
+  markError();
+}
+
+async function load(url, init, push) {
+  const form = document.getElementById("playground");
+  document.body.classList.add("busy");
+  setStatus("Injecting…");
+  try {
+    const res = await fetch(url, init);
+    const html = await res.text();
+    const doc = new DOMParser().parseFromString(html, "text/html");
+    if (!doc.getElementById("playground")) {
+      // An error page (e.g. 413): show it as a page.
+      document.open(); document.write(html); document.close();
+      return;
+    }
+    swapFrom(doc);
+    if (push) history.pushState({}, "", res.url);
+    setStatus(res.ok ? "" : "Istio rejected part of this input — see the marks.");
+  } catch (err) {
+    setStatus("Could not reach sidecarlab: " + err.message);
+  } finally {
+    document.body.classList.remove("busy");
+    if (form) form.setAttribute("aria-busy", "false");
+  }
+}
+
+function selectTab(id, updateURL) {
+  const tabs = document.querySelectorAll("[data-tab]");
+  let href = null;
+  for (const t of tabs) {
+    const on = t.dataset.tab === id;
+    t.classList.toggle("selected", on);
+    t.setAttribute("aria-selected", String(on));
+    if (on) href = t.getAttribute("href");
+  }
+  for (const p of document.querySelectorAll("[data-panel]")) p.hidden = p.dataset.panel !== id;
+  const hidden = document.querySelector('input[name="tab"]');
+  if (hidden) hidden.value = id;
+  if (updateURL && href) history.replaceState({}, "", href);
+}
+
+async function copyText(text) {
+  try {
+    await navigator.clipboard.writeText(text);
+  } catch {
+    const t = document.createElement("textarea");
+    t.value = text;
+    document.body.append(t);
+    t.select();
+    document.execCommand("copy");
+    t.remove();
+  }
+}
+
+function inField(el) {
+  return el && (el.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(el.tagName));
+}
+
+function init() {
+  enhanceEditor();
+  const form = document.getElementById("playground");
+  if (form) {
+    form.addEventListener("submit", (e) => {
+      e.preventDefault();
+      const body = new URLSearchParams(new FormData(form, e.submitter));
+      load(form.action, { method: "POST", body }, true);
+    });
+  }
+  document.addEventListener("click", (e) => {
+    const tab = e.target.closest("[data-tab]");
+    if (tab) { e.preventDefault(); selectTab(tab.dataset.tab, true); return; }
+    const step = e.target.closest(".t-link");
+    if (step) { e.preventDefault(); load(step.href, {}, true); return; }
+    if (e.target.closest("#copy-link")) {
+      const link = new URL(form.dataset.permalink, location.href).href;
+      copyText(link).then(() => setStatus("Link copied."));
+      return;
+    }
+    if (e.target.closest("#copy-yaml")) {
+      copyText(document.getElementById("injected-yaml").textContent).then(() => setStatus("YAML copied."));
+    }
+  });
+  document.addEventListener("change", (e) => {
+    if (e.target.id === "preset" && e.target.value) {
+      form.requestSubmit(form.querySelector('button[value="preset"]'));
+    }
+  });
+  document.addEventListener("keydown", (e) => {
+    if ((e.ctrlKey || e.metaKey) && e.key === "Enter") {
+      e.preventDefault();
+      form.requestSubmit(form.querySelector('button[value="apply"]'));
+      return;
+    }
+    if (e.key === "Enter" && e.target.matches(".a-input input")) {
+      e.preventDefault();
+      e.target.closest(".a-input").querySelector('button[name="add"]').click();
+      return;
+    }
+    if (inField(e.target) || e.ctrlKey || e.metaKey || e.altKey) return;
+    if (e.key === "?") {
+      e.preventDefault();
+      document.getElementById("shortcuts").showModal();
+    } else if (/^[1-5]$/.test(e.key)) {
+      const t = document.querySelectorAll("[data-tab]")[parseInt(e.key, 10) - 1];
+      if (t) selectTab(t.dataset.tab, true);
+    }
+  });
+  const help = document.getElementById("shortcuts-open");
+  if (help) help.addEventListener("click", () => document.getElementById("shortcuts").showModal());
+  const theme = document.getElementById("theme-toggle");
+  if (theme) theme.addEventListener("click", () => {
+    const dark = getComputedStyle(document.documentElement).colorScheme.includes("dark");
+    const next = dark ? "light" : "dark";
+    document.documentElement.dataset.theme = next;
+    try { localStorage.setItem("theme", next); } catch {}
+  });
+  window.addEventListener("popstate", () => load(location.href, {}, false));
+}
+
+if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);
+else init();

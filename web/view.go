@@ -1,0 +1,152 @@
+// Package web holds the playground's templ components and the view models they render. View
+// models are shaped like the page; the components only display them.
+package web
+
+import (
+	"github.com/sidecarlab/sidecarlab/engine"
+)
+
+// Tabs of the results, in order. The first is the default.
+var Tabs = []Tab{
+	{ID: "diff", Title: "Field diff"},
+	{ID: "unified", Title: "Unified diff"},
+	{ID: "yaml", Title: "Injected YAML"},
+	{ID: "timeline", Title: "Timeline"},
+	{ID: "warnings", Title: "Warnings"},
+}
+
+// Tab is one results tab.
+type Tab struct {
+	ID, Title string
+}
+
+// Page is the playground page.
+type Page struct {
+	Version engine.VersionInfo
+	// Permalink is the path and query of this exact view.
+	Permalink string
+	// Banner is a notice above everything (a link made under another Istio, an unreadable link).
+	Banner string
+	Form    Form
+	Presets []PresetOption
+	Modes   []Option
+	Groups  []AnnotationGroup
+	Results Results
+	// TabLinks are the links to each tab of this view.
+	TabLinks []TabLink
+}
+
+// TabLink is a tab with the URL that selects it.
+type TabLink struct {
+	Tab
+	Href     string
+	Selected bool
+	Count    int // a badge (number of warnings), 0 for none
+}
+
+// Form is the state as the form shows it.
+type Form struct {
+	Manifest          string
+	StepsJSON         string
+	Mode              string
+	KubernetesVersion string
+	Set               string // one --set path per line
+	Overlay           string
+	Tab               string
+	Step              int
+	// ErrorLine and ErrorMsg mark the manifest editor (0: no mark).
+	ErrorLine int
+	ErrorMsg  string
+}
+
+// Option is a choice in a select.
+type Option struct {
+	Value, Label string
+	Selected     bool
+}
+
+// PresetOption is a preset in the menu.
+type PresetOption struct {
+	ID, Title string
+}
+
+// AnnotationGroup is one section of the annotation panel.
+type AnnotationGroup struct {
+	Name  string
+	Items []AnnotationItem
+	// Open is true when the section starts expanded.
+	Open bool
+}
+
+// AnnotationItem is one annotation in the panel with the input it gets.
+type AnnotationItem struct {
+	engine.Annotation
+	// Field is the form field of its value; Input is "select", "textarea" or "text".
+	Field string
+	Input string
+	// Options for a select (bool and enum kinds).
+	Options []Option
+	Value   string
+	// Active is true when the timeline currently sets it; ActiveValue is that value.
+	Active      bool
+	ActiveValue string
+}
+
+// Results is everything right of the editor.
+type Results struct {
+	// Error is a problem with the request as a whole: nothing was injected.
+	Error *engine.InputError
+	Tab   string
+	// Selected is the step whose output, warnings and documents are shown; All means the field
+	// and unified diffs show every step.
+	Selected int
+	All      bool
+	Steps    []StepView
+	Output   string
+	// DownloadHref downloads Output as a file.
+	DownloadHref string
+	Documents    []DocView
+	Warnings     []string
+}
+
+// StepView is one row of the timeline.
+type StepView struct {
+	Index int
+	// Title is "Injection" for row 0, else the step ("key=value" or "remove key").
+	Title string
+	// Cause names what the changes are attributed to.
+	Cause      string
+	Changes    []ChangeView
+	Unified    []DiffLine
+	Href       string // selects this step
+	Selected   bool
+	RemoveStep int // the step index to remove, 0 for row 0
+	Errors     int
+}
+
+// ChangeView is one field change.
+type ChangeView struct {
+	Kind    string
+	Sign    string
+	Doc     string
+	Path    string
+	OldPath string
+	Old     string
+	New     string
+	Moved   string
+}
+
+// DiffLine is one line of a unified diff.
+type DiffLine struct {
+	Kind string // "add", "del", "hunk", "ctx", "file"
+	Text string
+}
+
+// DocView summarises one document of the selected step.
+type DocView struct {
+	Index      int
+	Line       int
+	Kind, Name string
+	Status     string // "injected", "skipped", "passed through", "error"
+	Reason     string
+}

@@ -52,6 +52,10 @@ func (s *server) handleAPIInject(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if errs := lastErrors(tl); len(errs) > 0 {
+		// The manifest has documents Istio rejects: 422, naming each.
+		return nil, documentErrors(errs)
+	}
 	st := State{Version: StateVersion, Istio: engine.Version().Istio, Manifest: req.Manifest, Steps: req.Steps, Settings: req.Settings}
 	return InjectResponse{
 		Istio:     engine.Version(),
@@ -68,3 +72,8 @@ func (s *server) handleAPIAnnotations(r *http.Request) (any, error) {
 func handleAPIVersion(r *http.Request) (any, error) {
 	return engine.Version(), nil
 }
+
+// documentErrors are the errors of a manifest's documents; the first is the headline.
+type documentErrors []*engine.InputError
+
+func (d documentErrors) Error() string { return d[0].Error() }

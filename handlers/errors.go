@@ -31,7 +31,10 @@ func (s *server) classify(r *http.Request, err error) (int, string, *engine.Inpu
 	var ie *engine.InputError
 	var bs badState
 	var mbe *http.MaxBytesError
+	var de documentErrors
 	switch {
+	case errors.As(err, &de):
+		return http.StatusUnprocessableEntity, de.Error(), de[0]
 	case errors.As(err, &he):
 		return he.status, he.msg, nil
 	case errors.As(err, &ie):
@@ -81,6 +84,8 @@ type apiErrorBody struct {
 	Doc     int    `json:"doc,omitempty"`
 	Line    int    `json:"line,omitempty"`
 	Field   string `json:"field,omitempty"`
+	// Documents lists every rejected document when there are several.
+	Documents []*engine.InputError `json:"documents,omitempty"`
 }
 
 // api adapts a handler that returns (value, error) into a JSON endpoint.
@@ -95,6 +100,10 @@ func (s *server) api(h func(*http.Request) (any, error)) http.HandlerFunc {
 			body := apiErrorBody{Status: status, Message: msg}
 			if ie != nil {
 				body.Message, body.Doc, body.Line, body.Field = ie.Msg, ie.Doc, ie.Line, ie.Field
+			}
+			var de documentErrors
+			if errors.As(err, &de) && len(de) > 1 {
+				body.Documents = de
 			}
 			writeJSON(w, status, apiError{Error: body})
 			return

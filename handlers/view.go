@@ -160,6 +160,7 @@ func buildResults(v view, tl *engine.Timeline, reqErr *engine.InputError) web.Re
 		sel.tab = "diff"
 		sv.Href = sel.permalink()
 		sv.Selected = s.Index == res.Selected
+		sv.Open = s.Index > 0 || len(tl.Steps) == 1 || !res.All
 		for _, c := range s.Changes {
 			sv.Changes = append(sv.Changes, changeView(c, s.Documents, multi))
 		}

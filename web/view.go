@@ -122,6 +122,8 @@ type StepView struct {
 	Selected   bool
 	RemoveStep int // the step index to remove, 0 for row 0
 	Errors     int
+	// Open is whether the step's changes start expanded (row 0 folds once there are steps).
+	Open bool
 }
 
 // ChangeView is one field change.

@@ -1,0 +1,518 @@
+package handlers
+
+import (
+	"bytes"
+	"compress/flate"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/PuerkitoBio/goquery"
+	"github.com/google/go-cmp/cmp"
+	istiolog "istio.io/istio/pkg/log"
+
+	"github.com/sidecarlab/sidecarlab/engine"
+)
+
+var (
+	engOnce sync.Once
+	eng     *engine.Engine
+	engErr  error
+)
+
+func TestMain(m *testing.M) {
+	o := istiolog.DefaultOptions()
+	o.SetDefaultOutputLevel(istiolog.OverrideScopeName, istiolog.NoneLevel)
+	_ = istiolog.Configure(o)
+	os.Exit(m.Run())
+}
+
+// newServer is the real router over the real engine.
+func newServer(t *testing.T) http.Handler {
+	t.Helper()
+	engOnce.Do(func() { eng, engErr = engine.New(engine.Options{}) })
+	if engErr != nil {
+		t.Fatal(engErr)
+	}
+	return New(slog.New(slog.NewTextHandler(io.Discard, nil)), func() Engine { return eng }, Config{})
+}
+
+type response struct {
+	status int
+	header http.Header
+	body   string
+	doc    *goquery.Document
+}
+
+func do(t *testing.T, h http.Handler, req *http.Request) response {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	r := response{status: rec.Code, header: rec.Header(), body: rec.Body.String()}
+	if strings.HasPrefix(r.header.Get("Content-Type"), "text/html") {
+		doc, err := goquery.NewDocumentFromReader(strings.NewReader(r.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.doc = doc
+	}
+	return r
+}
+
+func get(t *testing.T, h http.Handler, target string) response {
+	t.Helper()
+	return do(t, h, httptest.NewRequest(http.MethodGet, target, nil))
+}
+
+func postForm(t *testing.T, h http.Handler, form url.Values) response {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	return do(t, h, req)
+}
+
+func testid(r response, id string) *goquery.Selection {
+	return r.doc.Find(`[data-testid="` + id + `"]`)
+}
+
+// changes lists "kind path" for every field-diff row of a page.
+func changes(r response) []string {
+	var out []string
+	testid(r, "change").Each(func(_ int, s *goquery.Selection) {
+		out = append(out, s.AttrOr("data-kind", "")+" "+s.AttrOr("data-path", ""))
+	})
+	return out
+}
+
+func contains(list []string, want string) bool {
+	for _, s := range list {
+		if s == want {
+			return true
+		}
+	}
+	return false
+}
+
+const deploymentYAML = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  selector:
+    matchLabels:
+      app: web
+  template:
+    metadata:
+      labels:
+        app: web
+    spec:
+      containers:
+      - name: web
+        image: nginx
+`
+
+func TestDefaultPage(t *testing.T) {
+	h := newServer(t)
+	r := get(t, h, "/")
+	if r.status != http.StatusOK {
+		t.Fatalf("status %d", r.status)
+	}
+	if got := testid(r, "manifest").Text(); !strings.Contains(got, "name: productpage") {
+		t.Fatalf("manifest editor holds %q, want the first preset", got)
+	}
+	if got := testid(r, "istio-version").Text(); got != "Istio "+engine.Version().Istio {
+		t.Fatalf("version badge %q", got)
+	}
+	if !contains(changes(r), "added spec.template.spec.containers[istio-proxy]") {
+		t.Fatalf("the default view does not show istio-proxy added: %v", changes(r))
+	}
+	for _, id := range []string{"tab-diff", "tab-unified", "tab-yaml", "tab-timeline", "tab-warnings", "apply", "copy-link", "annotations", "settings", "preset"} {
+		if testid(r, id).Length() != 1 {
+			t.Errorf("no element data-testid=%q", id)
+		}
+	}
+	if n := testid(r, "annotation-sidecar.istio.io/proxyCPU").Length(); n != 1 {
+		t.Fatalf("proxyCPU appears %d times in the panel", n)
+	}
+	if testid(r, "annotation-proxy.istio.io/overrides").Length() != 0 {
+		t.Fatal("a hidden annotation is in the panel")
+	}
+	// Every input has a label.
+	r.doc.Find("input:not([type=hidden]), select, textarea").Each(func(_ int, s *goquery.Selection) {
+		id, _ := s.Attr("id")
+		if s.ParentsFiltered("label").Length() == 0 && (id == "" || r.doc.Find(`label[for="`+id+`"]`).Length() == 0) {
+			t.Errorf("input %s (name %s) has no label", id, s.AttrOr("name", ""))
+		}
+	})
+	// Nothing is loaded from another host.
+	r.doc.Find("script[src], link[href], img[src]").Each(func(_ int, s *goquery.Selection) {
+		u := s.AttrOr("src", s.AttrOr("href", ""))
+		if !strings.HasPrefix(u, "/") {
+			t.Errorf("asset from elsewhere: %s", u)
+		}
+	})
+}
+
+// addStep posts the form as the page would after the person clicked "Add" on key, and follows
+// the redirect.
+func addStep(t *testing.T, h http.Handler, manifest string, steps []engine.Step, key, value string) (location string, r response) {
+	t.Helper()
+	js, _ := json.Marshal(steps)
+	form := url.Values{"manifest": {manifest}, "steps": {string(js)}, "mode": {"kube-inject"}, "add": {key}, "v:" + key: {value}}
+	p := postForm(t, h, form)
+	if p.status != http.StatusSeeOther {
+		t.Fatalf("POST answered %d, want 303:\n%s", p.status, p.body)
+	}
+	loc := p.header.Get("Location")
+	if !strings.HasPrefix(loc, "/?s=") {
+		t.Fatalf("redirect to %q, want a permalink", loc)
+	}
+	return loc, get(t, h, loc)
+}
+
+func TestPostRedirectsToAPermalinkThatRendersTheSame(t *testing.T) {
+	h := newServer(t)
+	loc, r := addStep(t, h, deploymentYAML, nil, "sidecar.istio.io/proxyCPU", "200m")
+	if r.status != http.StatusOK {
+		t.Fatalf("permalink answered %d", r.status)
+	}
+	want := "changed spec.template.spec.containers[istio-proxy].resources.requests.cpu"
+	if !contains(changes(r), want) {
+		t.Fatalf("missing %q in %v", want, changes(r))
+	}
+	again := get(t, h, loc)
+	a, _ := testid(r, "results").Html()
+	b, _ := testid(again, "results").Html()
+	if a != b || a == "" {
+		t.Fatal("the permalink does not render the same results twice")
+	}
+	if got := testid(r, "permalink").AttrOr("href", ""); got != loc {
+		t.Fatalf("permalink button points to %q, want %q", got, loc)
+	}
+	// The steps carried by the form are the timeline.
+	var steps []engine.Step
+	if err := json.Unmarshal([]byte(testid(r, "steps").AttrOr("value", "")), &steps); err != nil || len(steps) != 1 || steps[0].Key != "sidecar.istio.io/proxyCPU" {
+		t.Fatalf("steps field: %v %v", steps, err)
+	}
+	if testid(r, "annotation-sidecar.istio.io/proxyCPU").HasClass("active") != true {
+		t.Fatal("proxyCPU not marked active in the panel")
+	}
+}
+
+// TestLabAnnotations: each annotation of the lab, added through the form, shows its diff rows.
+func TestLabAnnotations(t *testing.T) {
+	h := newServer(t)
+	const p = "spec.template.spec."
+	cases := []struct {
+		key, value string
+		want       []string
+	}{
+		{"sidecar.istio.io/proxyCPU", "200m", []string{"changed " + p + "containers[istio-proxy].resources.requests.cpu", "removed " + p + "containers[istio-proxy].resources.limits"}},
+		{"sidecar.istio.io/proxyMemory", "256Mi", []string{"changed " + p + "containers[istio-proxy].resources.requests.memory"}},
+		{"proxy.istio.io/config", "concurrency: 2", []string{"changed " + p + "containers[istio-proxy].env[PROXY_CONFIG].value"}},
+		{"proxy.istio.io/config", "holdApplicationUntilProxyStarts: true", []string{"moved " + p + "containers[istio-proxy]", "added " + p + "containers[istio-proxy].lifecycle"}},
+		{"traffic.sidecar.istio.io/excludeOutboundPorts", "3306", []string{"added " + p + "initContainers[istio-init].args[17]", "added " + p + "initContainers[istio-init].args[18]"}},
+		{"sidecar.istio.io/inject", "false", []string{"removed " + p + "containers[istio-proxy]", "removed " + p + "initContainers[istio-init]"}},
+		{"sidecar.istio.io/nativeSidecar", "true", []string{"moved " + p + "initContainers[istio-proxy]", "added " + p + "initContainers[istio-proxy].restartPolicy"}},
+	}
+	for _, c := range cases {
+		t.Run(c.key+"="+c.value, func(t *testing.T) {
+			_, r := addStep(t, h, deploymentYAML, nil, c.key, c.value)
+			step1 := testid(r, "diff-step-1")
+			if step1.Length() != 1 {
+				t.Fatal("no step 1 in the field diff")
+			}
+			var got []string
+			step1.Find(`[data-testid="change"]`).Each(func(_ int, s *goquery.Selection) {
+				got = append(got, s.AttrOr("data-kind", "")+" "+s.AttrOr("data-path", ""))
+				if cause := s.Find(`[data-testid="cause"] code`).Text(); cause != c.key+"="+c.value {
+					t.Errorf("row %s caused by %q", s.AttrOr("data-path", ""), cause)
+				}
+			})
+			for _, w := range c.want {
+				if !contains(got, w) {
+					t.Errorf("missing %q in %v", w, got)
+				}
+			}
+		})
+	}
+}
+
+func stateLink(t *testing.T, s State) string {
+	t.Helper()
+	return "/?s=" + EncodeState(s)
+}
+
+func TestBadManifestIsShownAtItsLine(t *testing.T) {
+	h := newServer(t)
+	bad := deploymentYAML + "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: x\n   bad: indent\n"
+	r := get(t, h, stateLink(t, State{Manifest: bad}))
+	if r.status != http.StatusUnprocessableEntity {
+		t.Fatalf("status %d, want 422", r.status)
+	}
+	wantLine := strings.Count(deploymentYAML, "\n") + 6
+	if got := testid(r, "manifest").AttrOr("data-error-line", ""); got != itoa(int64(wantLine)) {
+		t.Fatalf("error mark on line %s, want %d", got, wantLine)
+	}
+	if msg := testid(r, "manifest-error").Text(); !strings.Contains(msg, "Line "+itoa(int64(wantLine))) || !strings.Contains(msg, "document 2") {
+		t.Fatalf("error text %q", msg)
+	}
+	// A request-level error (an invalid annotation value) names the step.
+	r = get(t, h, stateLink(t, State{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "lots"}}}))
+	if r.status != http.StatusUnprocessableEntity || !strings.Contains(testid(r, "error").Text(), "step 1") {
+		t.Fatalf("status %d, error %q", r.status, testid(r, "error").Text())
+	}
+	// And the server is still fine.
+	if get(t, h, "/healthz").status != http.StatusOK {
+		t.Fatal("unhealthy after bad input")
+	}
+}
+
+func TestOversizedBody(t *testing.T) {
+	h := newServer(t)
+	big := strings.Repeat("# padding\n", 300000)
+	r := postForm(t, h, url.Values{"manifest": {big}})
+	if r.status != http.StatusRequestEntityTooLarge || !strings.Contains(testid(r, "error-message").Text(), "2 MiB") {
+		t.Fatalf("form: status %d %q", r.status, testid(r, "error-message").Text())
+	}
+	req := httptest.NewRequest(http.MethodPost, "/api/v1/inject", strings.NewReader(`{"manifest":"`+strings.Repeat("x", 3<<20)+`"}`))
+	r = do(t, h, req)
+	if r.status != http.StatusRequestEntityTooLarge || !strings.Contains(r.body, `"status": 413`) {
+		t.Fatalf("api: status %d %s", r.status, r.body[:min(len(r.body), 200)])
+	}
+}
+
+func TestHostileInputIsEscaped(t *testing.T) {
+	h := newServer(t)
+	evil := strings.Replace(deploymentYAML, "app: web\n    spec", "app: web\n        note: \"<script>alert(1)</script>\"\n    spec", 1)
+	r := get(t, h, stateLink(t, State{Manifest: evil, Steps: []engine.Step{{Key: "example.com/x", Value: "<img src=x onerror=alert(2)>"}}}))
+	if r.status != http.StatusOK {
+		t.Fatalf("status %d", r.status)
+	}
+	if strings.Contains(r.body, "<script>alert(1)") || strings.Contains(r.body, "<img src=x") {
+		t.Fatal("hostile input came back unescaped")
+	}
+	if !strings.Contains(testid(r, "manifest").Text(), "<script>alert(1)</script>") {
+		t.Fatal("the manifest lost the text instead of escaping it")
+	}
+	if r.doc.Find("script").FilterFunction(func(_ int, s *goquery.Selection) bool { return strings.Contains(s.Text(), "alert") }).Length() != 0 {
+		t.Fatal("a script element carries the input")
+	}
+}
+
+func TestOlderStateVersion(t *testing.T) {
+	h := newServer(t)
+	b, err := os.ReadFile("testdata/state-v1.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := DecodeState(string(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := State{Version: 1, Istio: "1.31", Manifest: "apiVersion: v1\nkind: Pod\nmetadata:\n  name: v1-link\nspec:\n  containers:\n  - name: app\n    image: nginx\n",
+		Steps:    []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "300m"}, {Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStarts: true"}},
+		Settings: engine.Settings{Mode: engine.ModeWebhook, KubernetesVersion: "1.30"}}
+	if d := cmp.Diff(want, st); d != "" {
+		t.Fatalf("v1 link decodes differently (-want +got)\n%s", d)
+	}
+	r := get(t, h, "/?s="+strings.TrimSpace(string(b)))
+	if r.status != http.StatusOK || testid(r, "diff-step-2").Length() != 1 {
+		t.Fatalf("v1 link: status %d", r.status)
+	}
+	// A link from another Istio says so.
+	other := st
+	other.Istio = "1.29"
+	r = get(t, h, stateLink(t, other))
+	if banner := testid(r, "banner").Text(); !strings.Contains(banner, "Istio 1.29") || !strings.Contains(banner, "Istio "+engine.Version().Istio) {
+		t.Fatalf("banner %q", banner)
+	}
+	if testid(get(t, h, stateLink(t, st)), "banner").Length() != 0 {
+		t.Fatal("banner on a link of this Istio")
+	}
+	// A newer or broken link is a clear 400.
+	for _, bad := range []string{"/?s=not-a-state!", "/?s=" + EncodeState(State{Manifest: deploymentYAML})[:20], newerState()} {
+		r := get(t, h, bad)
+		if r.status != http.StatusBadRequest || !strings.Contains(testid(r, "error-message").Text(), "this link cannot be read") {
+			t.Errorf("%s: status %d %q", bad[:min(30, len(bad))], r.status, testid(r, "error-message").Text())
+		}
+	}
+}
+
+// newerState is a link written by a future sidecarlab (state version + 1).
+func newerState() string {
+	var buf bytes.Buffer
+	zw, _ := flate.NewWriter(&buf, flate.BestCompression)
+	_ = json.NewEncoder(zw).Encode(map[string]any{"v": StateVersion + 1, "manifest": "x"})
+	_ = zw.Close()
+	return "/?s=" + base64.RawURLEncoding.EncodeToString(buf.Bytes())
+}
+
+func TestActions(t *testing.T) {
+	h := newServer(t)
+	steps := []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}, {Key: "sidecar.istio.io/logLevel", Value: "debug"}}
+	js, _ := json.Marshal(steps)
+	follow := func(form url.Values) response {
+		p := postForm(t, h, form)
+		if p.status != http.StatusSeeOther {
+			t.Fatalf("status %d: %s", p.status, p.body)
+		}
+		return get(t, h, p.header.Get("Location"))
+	}
+	r := follow(url.Values{"manifest": {deploymentYAML}, "steps": {string(js)}, "remove": {"1"}})
+	if testid(r, "timeline-1").Text() == "" || !strings.Contains(testid(r, "timeline-1").Text(), "logLevel") || testid(r, "timeline-2").Length() != 0 {
+		t.Fatalf("remove step 1: timeline %q", testid(r, "timeline").Text())
+	}
+	r = follow(url.Values{"manifest": {deploymentYAML}, "steps": {string(js)}, "unset": {"sidecar.istio.io/proxyCPU"}})
+	if !strings.Contains(testid(r, "timeline-3").Text(), "remove sidecar.istio.io/proxyCPU") {
+		t.Fatalf("unset: timeline %q", testid(r, "timeline").Text())
+	}
+	r = follow(url.Values{"manifest": {deploymentYAML}, "action": {"preset"}, "preset": {"job"}})
+	if !strings.Contains(testid(r, "manifest").Text(), "kind: Job") {
+		t.Fatal("preset not loaded")
+	}
+	r = follow(url.Values{"manifest": {deploymentYAML}, "mode": {"webhook"}, "kubernetesVersion": {"1.34"}})
+	if !strings.Contains(testid(r, "injected-yaml").Text(), "restartPolicy: Always") {
+		t.Fatal("webhook mode on 1.34 did not go native")
+	}
+	r = follow(url.Values{"manifest": {deploymentYAML}, "set": {"values.global.proxy.holdApplicationUntilProxyStarts=true\n"}})
+	if !strings.Contains(testid(r, "injected-yaml").Text(), "- wait") {
+		t.Fatal("install option not applied")
+	}
+	if p := postForm(t, h, url.Values{"manifest": {deploymentYAML}, "steps": {"[oops"}}); p.status != http.StatusBadRequest {
+		t.Fatalf("bad steps field: %d", p.status)
+	}
+	if p := postForm(t, h, url.Values{"manifest": {deploymentYAML}, "remove": {"9"}}); p.status != http.StatusBadRequest {
+		t.Fatalf("remove of a missing step: %d", p.status)
+	}
+}
+
+func TestTabsStepsAndDownload(t *testing.T) {
+	h := newServer(t)
+	link := stateLink(t, State{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}})
+	r := get(t, h, link+"&tab=yaml&step=0")
+	if _, hidden := testid(r, "panel-yaml").Attr("hidden"); hidden {
+		t.Fatal("yaml panel hidden on tab=yaml")
+	}
+	if _, hidden := testid(r, "panel-diff").Attr("hidden"); !hidden {
+		t.Fatal("diff panel shown on tab=yaml")
+	}
+	if strings.Contains(testid(r, "injected-yaml").Text(), "cpu: 200m") {
+		t.Fatal("step 0 output shows step 1's change")
+	}
+	if testid(r, "diff-step-1").Length() != 0 {
+		t.Fatal("step=0 still lists step 1's diff")
+	}
+	dl := get(t, h, testid(r, "download-yaml").AttrOr("href", ""))
+	if dl.status != http.StatusOK || !strings.Contains(dl.header.Get("Content-Disposition"), "attachment") || !strings.HasSuffix(dl.body, "---\n") {
+		t.Fatalf("download: %d %v", dl.status, dl.header)
+	}
+	if r := get(t, h, link+"&step=x"); r.status != http.StatusBadRequest {
+		t.Fatalf("bad step: %d", r.status)
+	}
+	if r := get(t, h, "/nowhere"); r.status != http.StatusNotFound || testid(r, "error").Length() != 1 {
+		t.Fatalf("404: %d", r.status)
+	}
+}
+
+func TestAPI(t *testing.T) {
+	h := newServer(t)
+	post := func(body string) response {
+		req := httptest.NewRequest(http.MethodPost, "/api/v1/inject", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		return do(t, h, req)
+	}
+	body, _ := json.Marshal(InjectRequest{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/nativeSidecar", Value: "true"}}})
+	r := post(string(body))
+	if r.status != http.StatusOK {
+		t.Fatalf("status %d: %s", r.status, r.body)
+	}
+	var resp InjectResponse
+	if err := json.Unmarshal([]byte(r.body), &resp); err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Timeline.Steps) != 2 || !strings.Contains(resp.Output, "restartPolicy: Always") || resp.Istio != engine.Version() || !strings.HasPrefix(resp.Permalink, "/?s=") {
+		t.Fatalf("response: %d steps, permalink %q", len(resp.Timeline.Steps), resp.Permalink)
+	}
+	found := false
+	for _, c := range resp.Timeline.Steps[1].Changes {
+		found = found || (c.Path == "spec.template.spec.initContainers[istio-proxy].restartPolicy" && c.Kind == engine.Added && c.Cause == "sidecar.istio.io/nativeSidecar=true")
+	}
+	if !found {
+		t.Fatal("the API diff lacks the native sidecar's restartPolicy")
+	}
+	errCases := []struct {
+		name, body string
+		status     int
+		want       string
+	}{
+		{"not JSON", "{", 400, "not valid JSON"},
+		{"unknown field", `{"manifest":"x","bogus":1}`, 400, "bogus"},
+		{"empty manifest", `{"manifest":""}`, 422, "empty"},
+		{"bad YAML", `{"manifest":"kind: Pod\n  x: : y\n"}`, 422, `"line": 2`},
+		{"bad annotation", `{"manifest":"kind: Pod\n","steps":[{"key":"sidecar.istio.io/proxyCPU","value":"x"}]}`, 422, `"field": "annotation \"sidecar.istio.io/proxyCPU\""`},
+		{"bad mode", `{"manifest":"kind: Pod\n","settings":{"mode":"nope"}}`, 422, "unknown mode"},
+	}
+	for _, c := range errCases {
+		r := post(c.body)
+		if r.status != c.status || !strings.Contains(r.body, c.want) || !strings.Contains(r.header.Get("Content-Type"), "application/json") {
+			t.Errorf("%s: status %d body %s", c.name, r.status, r.body)
+		}
+	}
+	// Several bad documents are all named.
+	r = post(`{"manifest":"kind: Pod\nmetadata: [\n---\nkind: Pod\nspec: 1\n"}`)
+	if r.status != http.StatusUnprocessableEntity || !strings.Contains(r.body, `"documents"`) || !strings.Contains(r.body, `"doc": 2`) {
+		t.Errorf("document errors: %d %s", r.status, r.body)
+	}
+	r = get(t, h, "/api/v1/annotations")
+	var cat []engine.Annotation
+	if err := json.Unmarshal([]byte(r.body), &cat); err != nil || len(cat) < 40 {
+		t.Fatalf("annotations: %v, %d", err, len(cat))
+	}
+	r = get(t, h, "/api/v1/version")
+	if !strings.Contains(r.body, engine.Version().Module) {
+		t.Fatalf("version: %s", r.body)
+	}
+}
+
+func TestReadiness(t *testing.T) {
+	var ready *engine.Engine
+	h := New(slog.New(slog.NewTextHandler(io.Discard, nil)), func() Engine {
+		if ready == nil {
+			return nil
+		}
+		return ready
+	}, Config{})
+	if r := get(t, h, "/readyz"); r.status != http.StatusServiceUnavailable {
+		t.Fatalf("readyz before the engine: %d", r.status)
+	}
+	if r := get(t, h, "/"); r.status != http.StatusServiceUnavailable {
+		t.Fatalf("page before the engine: %d", r.status)
+	}
+	if r := get(t, h, "/healthz"); r.status != http.StatusOK {
+		t.Fatalf("healthz: %d", r.status)
+	}
+	newServer(t)
+	ready = eng
+	if r := get(t, h, "/readyz"); r.status != http.StatusOK {
+		t.Fatalf("readyz after: %d", r.status)
+	}
+}
+
+func TestStaticAssets(t *testing.T) {
+	h := newServer(t)
+	for _, p := range []string{"/static/app.css", "/static/dist/app.js", "/static/favicon.svg"} {
+		r := get(t, h, p)
+		if r.status != http.StatusOK || len(r.body) < 100 {
+			t.Errorf("%s: %d, %d bytes", p, r.status, len(r.body))
+		}
+	}
+}

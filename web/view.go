@@ -26,7 +26,7 @@ type Page struct {
 	// Permalink is the path and query of this exact view.
 	Permalink string
 	// Banner is a notice above everything (a link made under another Istio, an unreadable link).
-	Banner string
+	Banner  string
 	Form    Form
 	Presets []PresetOption
 	Modes   []Option

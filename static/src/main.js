@@ -97,7 +97,7 @@ async function load(url, init, push) {
       return;
     }
     swapFrom(doc);
-    if (push) history.pushState({}, "", res.url);
+    if (push) window.history.pushState({}, "", res.url);
     setStatus(res.ok ? "" : "Istio rejected part of this input — see the marks.");
   } catch (err) {
     setStatus("Could not reach sidecarlab: " + err.message);
@@ -119,7 +119,7 @@ function selectTab(id, updateURL) {
   for (const p of document.querySelectorAll("[data-panel]")) p.hidden = p.dataset.panel !== id;
   const hidden = document.querySelector('input[name="tab"]');
   if (hidden) hidden.value = id;
-  if (updateURL && href) history.replaceState({}, "", href);
+  if (updateURL && href) window.history.replaceState({}, "", href);
 }
 
 async function copyText(text) {
@@ -146,7 +146,7 @@ function init() {
     form.addEventListener("submit", (e) => {
       e.preventDefault();
       const body = new URLSearchParams(new FormData(form, e.submitter));
-      load(form.action, { method: "POST", body }, true);
+      load(form.getAttribute("action") || "/", { method: "POST", body }, true);
     });
   }
   document.addEventListener("click", (e) => {

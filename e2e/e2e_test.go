@@ -1,0 +1,359 @@
+//go:build e2e
+
+// Package e2e drives the real playground in Debian's Chromium: it builds the sidecarlab binary,
+// serves it on a free port, and acts as a person would — with JavaScript on and off. Screenshots
+// go to e2e/screenshots/<test>/.
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
+)
+
+var baseURL string
+
+func TestMain(m *testing.M) {
+	os.Exit(func() int {
+		dir, err := os.MkdirTemp("", "sidecarlab-e2e")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer os.RemoveAll(dir)
+		bin := filepath.Join(dir, "sidecarlab")
+		build := exec.Command("go", "build", "-o", bin, "../cmd/sidecarlab")
+		build.Stdout, build.Stderr = os.Stdout, os.Stderr
+		if err := build.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "build:", err)
+			return 1
+		}
+		stop, url, err := serve(bin)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "serve:", err)
+			return 1
+		}
+		defer stop()
+		baseURL = url
+		return m.Run()
+	}())
+}
+
+var listenRE = regexp.MustCompile(`msg=listening addr=(\S+)`)
+
+// serve starts the binary on a free loopback port and waits for /readyz.
+func serve(bin string) (stop func(), url string, err error) {
+	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, "", err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, "", err
+	}
+	stop = func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() }
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if m := listenRE.FindStringSubmatch(sc.Text()); m != nil {
+				addr <- m[1]
+			}
+		}
+	}()
+	select {
+	case a := <-addr:
+		url = "http://" + a
+	case <-time.After(30 * time.Second):
+		stop()
+		return nil, "", fmt.Errorf("the server did not say where it listens")
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if out, err := exec.Command("curl", "-fsS", url+"/readyz").Output(); err == nil && strings.Contains(string(out), "ready") {
+			return stop, url, nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	stop()
+	return nil, "", fmt.Errorf("not ready in 30s")
+}
+
+// browser starts a headless Chromium for one test.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromiumPath(t)),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1440, 1000),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+	)
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancel)
+	ctx, cancel2 := chromedp.NewContext(actx)
+	t.Cleanup(cancel2)
+	ctx, cancel3 := context.WithTimeout(ctx, 60*time.Second)
+	t.Cleanup(cancel3)
+	return ctx
+}
+
+func chromiumPath(t *testing.T) string {
+	for _, p := range []string{"/usr/bin/chromium", "/usr/bin/chromium-browser"} {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	t.Fatal("chromium is not installed (.ci/run installs Debian's chromium)")
+	return ""
+}
+
+// shots saves numbered screenshots into e2e/screenshots/<test name>/.
+type shots struct {
+	t   *testing.T
+	dir string
+	n   int
+}
+
+func newShots(t *testing.T) *shots {
+	dir := filepath.Join("screenshots", strings.ReplaceAll(t.Name(), "/", "_"))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return &shots{t: t, dir: dir}
+}
+
+func (s *shots) take(ctx context.Context, name string) {
+	s.t.Helper()
+	buf, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		s.t.Fatalf("screenshot %s: %v", name, err)
+	}
+	s.n++
+	path := filepath.Join(s.dir, fmt.Sprintf("%02d-%s.png", s.n, name))
+	if err := os.WriteFile(path, buf, 0o644); err != nil {
+		s.t.Fatal(err)
+	}
+	s.t.Logf("screenshot %s", path)
+}
+
+const deployment = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: checkout
+  namespace: shop
+spec:
+  replicas: 2
+  selector:
+    matchLabels:
+      app: checkout
+  template:
+    metadata:
+      labels:
+        app: checkout
+    spec:
+      containers:
+      - name: checkout
+        image: registry.example.com/checkout:2.1
+        ports:
+        - containerPort: 8080
+`
+
+const (
+	cpuRow   = `[data-testid="diff-step-1"] [data-testid="change"][data-path="spec.template.spec.containers[istio-proxy].resources.requests.cpu"]`
+	moveRow  = `[data-testid="diff-step-2"] [data-testid="change"][data-kind="moved"][data-path="spec.template.spec.containers[istio-proxy]"]`
+	startRow = `[data-testid="diff-step-2"] [data-testid="change"][data-kind="added"][data-path="spec.template.spec.containers[istio-proxy].lifecycle"]`
+)
+
+func addButton(key string) string { return `button[data-testid="add-` + key + `"]` }
+
+// resultsText is the text of the field diff, to compare two views of the same link.
+func resultsText(ctx context.Context, t *testing.T) string {
+	t.Helper()
+	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-testid="panel-diff"]`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func text(ctx context.Context, t *testing.T, sel string) string {
+	t.Helper()
+	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+	if err != nil {
+		t.Fatalf("text of %s: %v", sel, err)
+	}
+	return s
+}
+
+func attr(ctx context.Context, t *testing.T, sel, name string) string {
+	t.Helper()
+	a, err := chromedp.Run(ctx, chromedp.AttributeValue(chromedp.CSS(sel), name))
+	if err != nil {
+		t.Fatalf("%s of %s: %v", name, sel, err)
+	}
+	return a.Value
+}
+
+func do(ctx context.Context, t *testing.T, steps ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// noJS turns JavaScript off in a tab.
+func noJS(ctx context.Context, t *testing.T) {
+	t.Helper()
+	if _, err := chromedp.Call(ctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func checkRows(ctx context.Context, t *testing.T) {
+	t.Helper()
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(moveRow))); err != nil {
+		t.Fatal(err)
+	}
+	cpu := text(ctx, t, cpuRow+" td.val")
+	postStart := text(ctx, t, startRow+" td.val")
+	if !strings.Contains(cpu, "100m") || !strings.Contains(cpu, "200m") {
+		t.Fatalf("cpu row shows %q, want 100m → 200m", cpu)
+	}
+	if !strings.Contains(postStart, `"pilot-agent","wait"`) {
+		t.Fatalf("postStart row shows %q", postStart)
+	}
+}
+
+// TestPlaygroundWithJavaScript: paste a Deployment, turn on proxyCPU then hold, read the field
+// diff, copy the link, open it in a fresh tab and see the same result.
+func TestPlaygroundWithJavaScript(t *testing.T) {
+	ctx := browser(t)
+	sh := newShots(t)
+	do(ctx, t,
+		chromedp.Navigate(baseURL+"/"),
+		chromedp.WaitVisible(chromedp.CSS(`.cm-content`)),
+	)
+	// Select all in the editor with the keyboard, then paste the Deployment over it.
+	do(ctx, t,
+		chromedp.Click(chromedp.CSS(`.cm-content`)),
+		chromedp.KeyEvent("a", chromedp.KeyModifiers(chromedp.ModifierCtrl)),
+	)
+	paste := fmt.Sprintf(`(() => {
+		const el = document.querySelector(".cm-content");
+		const dt = new DataTransfer();
+		dt.setData("text/plain", %q);
+		el.dispatchEvent(new ClipboardEvent("paste", {clipboardData: dt, bubbles: true, cancelable: true}));
+		return true;
+	})()`, deployment)
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](paste)); err != nil {
+		t.Fatal(err)
+	}
+	manifest, err := chromedp.Run(ctx, chromedp.Value(chromedp.CSS(`#manifest`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if manifest != deployment {
+		t.Fatalf("after the paste the form holds:\n%s", manifest)
+	}
+	sh.take(ctx, "pasted")
+	do(ctx, t,
+		chromedp.Click(chromedp.CSS(addButton("sidecar.istio.io/proxyCPU"))),
+		chromedp.WaitVisible(chromedp.CSS(cpuRow)),
+		chromedp.Click(chromedp.CSS(addButton("proxy.istio.io/config"))),
+		chromedp.WaitVisible(chromedp.CSS(moveRow)),
+	)
+	checkRows(ctx, t)
+	sh.take(ctx, "proxycpu-then-hold")
+
+	do(ctx, t, chromedp.Click(chromedp.CSS(`[data-testid="copy-link"]`)))
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.getElementById("status").textContent === "Link copied."`)); err != nil {
+		t.Fatal(err)
+	}
+	permalink := attr(ctx, t, `#playground`, "data-permalink")
+	url, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.href`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(permalink, "/?s=") || !strings.HasSuffix(url, permalink) {
+		t.Fatalf("address bar %q, copied link %q", url, permalink)
+	}
+	before := resultsText(ctx, t)
+
+	// A fresh tab opens the link and shows the same thing.
+	tab, cancel := chromedp.NewContext(ctx)
+	defer cancel()
+	do(tab, t, chromedp.Navigate(baseURL+permalink))
+	checkRows(tab, t)
+	if after := resultsText(tab, t); after != before {
+		t.Fatal("the link shows a different field diff in a fresh tab")
+	}
+	sh.take(tab, "fresh-tab")
+
+	// Tabs switch in place; the injected YAML has the hold's postStart.
+	do(tab, t,
+		chromedp.Click(chromedp.CSS(`[data-testid="tab-yaml"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="injected-yaml"]`)),
+	)
+	if !strings.Contains(text(tab, t, `[data-testid="injected-yaml"]`), "- wait") {
+		t.Fatal("injected YAML lacks the postStart wait")
+	}
+	sh.take(tab, "injected-yaml")
+}
+
+// TestPlaygroundWithoutJavaScript does the same with JavaScript disabled: plain forms, 303s, links.
+func TestPlaygroundWithoutJavaScript(t *testing.T) {
+	ctx := browser(t)
+	sh := newShots(t)
+	do(ctx, t, chromedp.Navigate("about:blank"))
+	noJS(ctx, t)
+	do(ctx, t,
+		chromedp.Navigate(baseURL+"/"),
+		chromedp.WaitVisible(chromedp.CSS(`#manifest`)),
+		chromedp.SetValue(chromedp.CSS(`#manifest`), deployment),
+		chromedp.Click(chromedp.CSS(addButton("sidecar.istio.io/proxyCPU"))),
+		chromedp.WaitVisible(chromedp.CSS(cpuRow)),
+		chromedp.Click(chromedp.CSS(addButton("proxy.istio.io/config"))),
+		chromedp.WaitVisible(chromedp.CSS(moveRow)),
+	)
+	if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll(".cm-content").length`)); err != nil || n != 0 {
+		t.Fatalf("the editor was built (%d, %v): JavaScript is not off", n, err)
+	}
+	checkRows(ctx, t)
+	sh.take(ctx, "proxycpu-then-hold")
+	permalink := attr(ctx, t, `[data-testid="permalink"]`, "href")
+	before := resultsText(ctx, t)
+
+	tab, cancel := chromedp.NewContext(ctx)
+	defer cancel()
+	do(tab, t, chromedp.Navigate("about:blank"))
+	noJS(tab, t)
+	do(tab, t, chromedp.Navigate(baseURL+permalink))
+	checkRows(tab, t)
+	if after := resultsText(tab, t); after != before {
+		t.Fatal("the link shows a different field diff in a fresh tab")
+	}
+	// Without JavaScript, tabs are links.
+	do(tab, t,
+		chromedp.Click(chromedp.CSS(`[data-testid="tab-yaml"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="injected-yaml"]`)),
+	)
+	if !strings.Contains(text(tab, t, `[data-testid="injected-yaml"]`), "- wait") {
+		t.Fatal("injected YAML lacks the postStart wait")
+	}
+	sh.take(tab, "fresh-tab-yaml")
+}

@@ -11,11 +11,13 @@ run: build
 build:
 	$(GO) build -o bin/sidecarlab ./cmd/sidecarlab
 
-# Everything CI runs: vet, unit tests (with the istioctl comparison), the race test, short fuzzing.
-test: unit race fuzz
+# Everything: vet, unit tests (with the istioctl comparison), the race test, short fuzzing, and the
+# browser tests (they need Debian's chromium; .ci/run installs it).
+test: unit race fuzz e2e
 
 unit:
 	$(GO) vet ./...
+	$(GO) vet -tags e2e ./e2e
 	$(GO) test -count=1 ./...
 
 # Requests in different modes must not race: the concurrency tests under the race detector.
@@ -26,8 +28,19 @@ fuzz:
 	$(GO) test ./engine -run '^$$' -fuzz '^FuzzSplitDocuments$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./engine -run '^$$' -fuzz '^FuzzInject$$' -fuzztime $(FUZZTIME)
 
+e2e:
+	$(GO) test -tags e2e -count=1 ./e2e
+
 bench:
-	$(GO) test ./engine -run '^$$' -bench . -benchmem -count 5
+	$(GO) test ./engine ./handlers -run '^$$' -bench . -benchmem -count 5
+
+# Generated files are committed; this rebuilds them (templ components, the editor bundle).
+generate:
+	$(GO) tool templ generate -path web
+	cd static && npm ci --no-audit --no-fund && npm run build
+
+check-generated: generate
+	git diff --exit-code -- web static/dist || (echo "generated files are stale: run make generate and commit" >&2; exit 1)
 
 clean:
-	rm -rf bin
+	rm -rf bin static/node_modules

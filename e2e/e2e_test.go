@@ -9,6 +9,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -80,8 +81,11 @@ func serve(bin string) (stop func(), url string, err error) {
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
-		if out, err := exec.Command("curl", "-fsS", url+"/readyz").Output(); err == nil && strings.Contains(string(out), "ready") {
-			return stop, url, nil
+		if res, err := http.Get(url + "/readyz"); err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return stop, url, nil
+			}
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

@@ -10,6 +10,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 
@@ -77,22 +78,21 @@ func (e *Engine) injectAll(ctx context.Context, p *prepared, ann []annotationCha
 // istioctl, after writing the annotation changes where Istio reads them.
 func injectChunk(in *Install, injector inject.Injector, c chunk, index int, ann []annotationChange) (d Document) {
 	d = Document{Index: index, Line: c.line, Input: string(c.raw)}
-	var tm struct {
-		metav1.TypeMeta `json:",inline"`
-		Metadata        struct {
-			Name      string `json:"name"`
-			Namespace string `json:"namespace"`
-		} `json:"metadata"`
-	}
-	if err := yaml.Unmarshal(c.raw, &tm); err != nil {
-		d.Error = yamlError(err, index, c.line)
-		return d
-	}
-	d.APIVersion, d.Kind, d.Name, d.Namespace = tm.APIVersion, tm.Kind, tm.Metadata.Name, tm.Metadata.Namespace
-
 	obj, err := inject.FromRawToObject(c.raw)
 	if runtime.IsNotRegisteredError(err) {
 		// istioctl writes such documents back unchanged.
+		var tm struct {
+			metav1.TypeMeta `json:",inline"`
+			Metadata        struct {
+				Name      string `json:"name"`
+				Namespace string `json:"namespace"`
+			} `json:"metadata"`
+		}
+		if err := yaml.Unmarshal(c.raw, &tm); err != nil {
+			d.Error = yamlError(err, index, c.line)
+			return d
+		}
+		d.APIVersion, d.Kind, d.Name, d.Namespace = tm.APIVersion, tm.Kind, tm.Metadata.Name, tm.Metadata.Namespace
 		d.Output = string(c.raw)
 		return d
 	}
@@ -100,6 +100,11 @@ func injectChunk(in *Install, injector inject.Injector, c chunk, index int, ann 
 		d.Error = yamlError(err, index, c.line)
 		return d
 	}
+	if m, err := meta.Accessor(obj); err == nil {
+		d.Name, d.Namespace = m.GetName(), m.GetNamespace()
+	}
+	gvk := obj.GetObjectKind().GroupVersionKind()
+	d.APIVersion, d.Kind = gvk.GroupVersion().String(), gvk.Kind
 	d.Injectable = true
 	if len(ann) > 0 {
 		if err := annotate(obj, ann); err != nil {

@@ -202,8 +202,8 @@ func TestPostRedirectsToAPermalinkThatRendersTheSame(t *testing.T) {
 	if err := json.Unmarshal([]byte(testid(r, "steps").AttrOr("value", "")), &steps); err != nil || len(steps) != 1 || steps[0].Key != "sidecar.istio.io/proxyCPU" {
 		t.Fatalf("steps field: %v %v", steps, err)
 	}
-	if testid(r, "annotation-sidecar.istio.io/proxyCPU").HasClass("active") != true {
-		t.Fatal("proxyCPU not marked active in the panel")
+	if got := testid(r, "active-sidecar.istio.io/proxyCPU").Text(); !strings.Contains(got, "sidecar.istio.io/proxyCPU=200m") {
+		t.Fatalf("proxyCPU not listed as set by the timeline: %q", got)
 	}
 }
 
@@ -273,6 +273,69 @@ func TestBadManifestIsShownAtItsLine(t *testing.T) {
 	// And the server is still fine.
 	if get(t, h, "/healthz").status != http.StatusOK {
 		t.Fatal("unhealthy after bad input")
+	}
+}
+
+// TestFragment: the page script's requests get only the regions that change, the same as in the
+// full page.
+func TestFragment(t *testing.T) {
+	h := newServer(t)
+	link := stateLink(t, State{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}})
+	full := get(t, h, link)
+	req := httptest.NewRequest(http.MethodGet, link, nil)
+	req.Header.Set(partialHeader, "1")
+	frag := do(t, h, req)
+	if frag.status != http.StatusOK || frag.doc.Find("#fragment").Length() != 1 {
+		t.Fatalf("fragment: status %d", frag.status)
+	}
+	if testid(frag, "annotations").Length() != 0 || frag.doc.Find("#playground").Length() != 0 {
+		t.Fatal("the fragment carries what never changes")
+	}
+	frag.doc.Find("[data-swap]").Each(func(_ int, s *goquery.Selection) {
+		id := s.AttrOr("id", "")
+		a, _ := s.Html()
+		b, _ := full.doc.Find("#" + id).Html()
+		if id == "results-body" {
+			// Only the selected tab has content in a fragment.
+			a, _ = s.Find(`[data-panel="diff"]`).Html()
+			b, _ = full.doc.Find(`[data-panel="diff"]`).Html()
+			if s.Find(`[data-panel="yaml"][data-empty]`).Length() != 1 || full.doc.Find(`[data-panel="yaml"][data-empty]`).Length() != 0 {
+				t.Error("the fragment should leave other tabs empty, the page should not")
+			}
+		}
+		if a != b {
+			t.Errorf("region #%s differs between the fragment and the page", id)
+		}
+	})
+	if n := frag.doc.Find("[data-swap]").Length(); n != full.doc.Find("[data-swap]").Length() || n < 5 {
+		t.Fatalf("%d regions in the fragment", n)
+	}
+	if frag.doc.Find("#fragment").AttrOr("data-permalink", "") != testid(full, "permalink").AttrOr("href", "") {
+		t.Fatal("the fragment's permalink differs")
+	}
+	if !strings.Contains(frag.header.Get("Vary"), partialHeader) {
+		t.Fatal("responses differ by the partial header but do not say so")
+	}
+}
+
+// TestPartialPostAnswersInPlace: the script's POST gets the fragment directly, with the same
+// permalink a redirect would have given.
+func TestPartialPostAnswersInPlace(t *testing.T) {
+	h := newServer(t)
+	form := url.Values{"manifest": {deploymentYAML}, "add": {"sidecar.istio.io/proxyCPU"}, "v:sidecar.istio.io/proxyCPU": {"200m"}}
+	plain := postForm(t, h, form)
+	req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set(partialHeader, "1")
+	frag := do(t, h, req)
+	if plain.status != http.StatusSeeOther || frag.status != http.StatusOK {
+		t.Fatalf("statuses %d and %d", plain.status, frag.status)
+	}
+	if got := frag.doc.Find("#fragment").AttrOr("data-permalink", ""); got != plain.header.Get("Location") {
+		t.Fatalf("fragment permalink %q, redirect %q", got, plain.header.Get("Location"))
+	}
+	if !contains(changes(frag), "changed spec.template.spec.containers[istio-proxy].resources.requests.cpu") {
+		t.Fatal("the fragment lacks the new diff")
 	}
 }
 

@@ -25,13 +25,19 @@ type view struct {
 }
 
 func (v view) permalink() string {
+	return v.linkWith(EncodeState(v.state), v.tab, v.step)
+}
+
+// linkWith builds the URL of the view's state (already encoded, since encoding is the costly
+// part and one page links to the same state many times) with a tab and a step.
+func (v view) linkWith(encoded, tab string, step int) string {
 	q := url.Values{}
-	q.Set("s", EncodeState(v.state))
-	if v.tab != "" && v.tab != web.Tabs[0].ID {
-		q.Set("tab", v.tab)
+	q.Set("s", encoded)
+	if tab != "" && tab != web.Tabs[0].ID {
+		q.Set("tab", tab)
 	}
-	if v.step >= 0 {
-		q.Set("step", strconv.Itoa(v.step))
+	if step >= 0 {
+		q.Set("step", strconv.Itoa(step))
 	}
 	return "/?" + q.Encode()
 }
@@ -74,26 +80,40 @@ func validTab(t string) bool {
 	return false
 }
 
+// partialHeader marks the page script's requests: they get only the regions that change.
+const partialHeader = "X-Sidecarlab-Partial"
+
 // handlePlayground renders the page for a permalink. A manifest Istio rejects is shown with its
 // errors and a 422; the link still reproduces exactly that view.
 func (s *server) handlePlayground(w http.ResponseWriter, r *http.Request) error {
-	eng := s.eng()
-	if eng == nil {
-		return errNotReady
-	}
 	v, err := readView(r)
 	if err != nil {
 		return err
+	}
+	return s.renderView(w, r, v)
+}
+
+// renderView injects the view's state and renders the page, or only the regions that change
+// when the page's script asks (partialHeader).
+func (s *server) renderView(w http.ResponseWriter, r *http.Request, v view) error {
+	eng := s.eng()
+	if eng == nil {
+		return errNotReady
 	}
 	tl, err := eng.Timeline(r.Context(), []byte(v.state.Manifest), v.state.Steps, v.state.Settings)
 	var ie *engine.InputError
 	if err != nil && !errors.As(err, &ie) {
 		return err
 	}
-	p := buildPage(v, eng.Catalog(), tl, ie)
+	partial := r.Header.Get(partialHeader) != ""
+	p := buildPage(v, eng.Catalog(), tl, ie, !partial)
 	status := http.StatusOK
 	if ie != nil || (tl != nil && len(lastErrors(tl)) > 0) {
 		status = http.StatusUnprocessableEntity
+	}
+	w.Header().Add("Vary", partialHeader)
+	if partial {
+		return render(w, r, status, web.Fragment(p))
 	}
 	return render(w, r, status, web.PlaygroundPage(p))
 }
@@ -109,7 +129,8 @@ func lastErrors(tl *engine.Timeline) []*engine.InputError {
 }
 
 // handleForm applies what the person did (add an annotation, remove a step, load a preset,
-// apply) and redirects to the permalink of the new state: POST, then 303, then GET.
+// apply) and redirects to the permalink of the new state: POST, then 303, then GET — so the page
+// works without JavaScript and every view is a link.
 func (s *server) handleForm(w http.ResponseWriter, r *http.Request) error {
 	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
 	if err := r.ParseForm(); err != nil {
@@ -169,6 +190,11 @@ func (s *server) handleForm(w http.ResponseWriter, r *http.Request) error {
 		v.tab = ""
 	}
 	v.state = st
+	if r.Header.Get(partialHeader) != "" {
+		// The page's script answers the action in place and puts the fragment's permalink in
+		// the address bar itself: one request instead of a redirect and a second one.
+		return s.renderView(w, r, v)
+	}
 	http.Redirect(w, r, v.permalink(), http.StatusSeeOther)
 	return nil
 }

@@ -34,7 +34,7 @@ func New(logger *slog.Logger, eng func() Engine, cfg Config) http.Handler {
 	}
 	s := &server{log: logger, eng: eng, cfg: cfg}
 	r := chi.NewRouter()
-	r.Use(middleware.RequestID, s.logRequests, s.recoverPanics, middleware.Compress(5, "text/html", "text/css", "application/javascript", "text/javascript", "application/json", "image/svg+xml", "application/yaml"))
+	r.Use(middleware.RequestID, s.logRequests, s.recoverPanics, middleware.Compress(1, "text/html", "text/css", "application/javascript", "text/javascript", "application/json", "image/svg+xml", "application/yaml"))
 
 	r.Get("/healthz", handleHealthz().ServeHTTP)
 	r.Get("/readyz", s.handleReadyz().ServeHTTP)

@@ -25,16 +25,18 @@ func versionLine() web.VersionLine {
 	return web.VersionLine{Istio: v.Istio, Module: v.Module, Commit: v.Commit}
 }
 
-// buildPage shapes a timeline (or the error that prevented one) into the page's view model.
-func buildPage(v view, cat *engine.Catalog, tl *engine.Timeline, reqErr *engine.InputError) *web.Page {
+// buildPage shapes a timeline (or the error that prevented one) into the page's view model. A
+// fragment (full false) leaves out what never changes between actions: presets, modes, the panel.
+func buildPage(v view, cat *engine.Catalog, tl *engine.Timeline, reqErr *engine.InputError, full bool) *web.Page {
 	st := v.state
+	enc := EncodeState(st)
 	stepsJSON, _ := json.Marshal(st.Steps)
 	if len(st.Steps) == 0 {
 		stepsJSON = []byte("[]")
 	}
 	p := &web.Page{
 		Version:   engine.Version(),
-		Permalink: v.permalink(),
+		Permalink: v.linkWith(enc, v.tab, v.step),
 		Form: web.Form{
 			Manifest:          st.Manifest,
 			StepsJSON:         string(stepsJSON),
@@ -49,18 +51,22 @@ func buildPage(v view, cat *engine.Catalog, tl *engine.Timeline, reqErr *engine.
 	if st.Istio != "" && st.Istio != p.Version.Istio {
 		p.Banner = fmt.Sprintf("This link was made with Istio %s. It is shown with Istio %s, the one inside this sidecarlab; Istio %s may have injected differently.", st.Istio, p.Version.Istio, st.Istio)
 	}
-	for _, pr := range web.Presets() {
-		p.Presets = append(p.Presets, web.PresetOption{ID: pr.ID, Title: pr.Title})
+	if full {
+		for _, pr := range web.Presets() {
+			p.Presets = append(p.Presets, web.PresetOption{ID: pr.ID, Title: pr.Title})
+		}
+		mode := st.Settings.Mode
+		if mode == "" {
+			mode = engine.ModeKubeInject
+		}
+		for _, m := range engine.Modes {
+			p.Modes = append(p.Modes, web.Option{Value: string(m), Label: modeLabels[m], Selected: m == mode})
+		}
+		p.Groups = annotationGroups(cat)
 	}
-	mode := st.Settings.Mode
-	if mode == "" {
-		mode = engine.ModeKubeInject
-	}
-	for _, m := range engine.Modes {
-		p.Modes = append(p.Modes, web.Option{Value: string(m), Label: modeLabels[m], Selected: m == mode})
-	}
-	p.Groups = annotationGroups(cat, st.Steps)
-	p.Results = buildResults(v, tl, reqErr)
+	p.Active = activeAnnotations(st.Steps)
+	p.Results = buildResults(v, enc, tl, reqErr)
+	p.Results.OnlySelected = !full
 	if reqErr != nil && reqErr.Line > 0 && reqErr.Field == "manifest" {
 		p.Form.ErrorLine, p.Form.ErrorMsg = reqErr.Line, reqErr.Msg
 	}
@@ -73,9 +79,7 @@ func buildPage(v view, cat *engine.Catalog, tl *engine.Timeline, reqErr *engine.
 		}
 	}
 	for _, t := range web.Tabs {
-		tv := v
-		tv.tab = t.ID
-		link := web.TabLink{Tab: t, Href: tv.permalink(), Selected: t.ID == p.Results.Tab}
+		link := web.TabLink{Tab: t, Href: v.linkWith(enc, t.ID, v.step), Selected: t.ID == p.Results.Tab}
 		if t.ID == "warnings" {
 			link.Count = len(p.Results.Warnings)
 			for _, d := range p.Results.Documents {
@@ -89,17 +93,27 @@ func buildPage(v view, cat *engine.Catalog, tl *engine.Timeline, reqErr *engine.
 	return p
 }
 
-// annotationGroups lays the catalog out as the panel: grouped, typed, with what the timeline has
-// set marked active. Istio's hidden annotations are left out of the panel (the API lists them).
-func annotationGroups(cat *engine.Catalog, steps []engine.Step) []web.AnnotationGroup {
-	active := map[string]string{}
+// activeAnnotations is what the steps leave set, in the order each key was first set.
+func activeAnnotations(steps []engine.Step) []web.ActiveAnnotation {
+	var out []web.ActiveAnnotation
 	for _, s := range steps {
-		if s.Remove {
-			delete(active, s.Key)
-		} else {
-			active[s.Key] = s.Value
+		i := slices.IndexFunc(out, func(a web.ActiveAnnotation) bool { return a.Key == s.Key })
+		switch {
+		case s.Remove && i >= 0:
+			out = slices.Delete(out, i, i+1)
+		case !s.Remove && i >= 0:
+			out[i].Value = s.Value
+		case !s.Remove:
+			out = append(out, web.ActiveAnnotation{Key: s.Key, Value: s.Value})
 		}
 	}
+	return out
+}
+
+// annotationGroups lays the catalog out as the panel: grouped, typed, prefilled with an example.
+// It does not depend on the state, so actions never need to re-render it. Istio's hidden
+// annotations are left out of the panel (the API lists them).
+func annotationGroups(cat *engine.Catalog) []web.AnnotationGroup {
 	var groups []web.AnnotationGroup
 	for _, g := range engine.Groups {
 		wg := web.AnnotationGroup{Name: string(g), Open: slices.Contains(openGroups, g)}
@@ -107,11 +121,8 @@ func annotationGroups(cat *engine.Catalog, steps []engine.Step) []web.Annotation
 			if a.Group != g || a.Hidden {
 				continue
 			}
-			val, on := active[a.Name]
-			if !on {
-				val = a.Example
-			}
-			it := web.AnnotationItem{Annotation: a, Field: "v:" + a.Name, Value: val, Active: on, ActiveValue: val, Input: "text"}
+			val := a.Example
+			it := web.AnnotationItem{Annotation: a, Field: "v:" + a.Name, Value: val, Input: "text"}
 			switch a.Kind {
 			case engine.KindBool:
 				it.Input = "select"
@@ -126,9 +137,6 @@ func annotationGroups(cat *engine.Catalog, steps []engine.Step) []web.Annotation
 			case engine.KindYAML, engine.KindJSON:
 				it.Input = "textarea"
 			}
-			if on {
-				wg.Open = true
-			}
 			wg.Items = append(wg.Items, it)
 		}
 		if len(wg.Items) > 0 {
@@ -138,7 +146,7 @@ func annotationGroups(cat *engine.Catalog, steps []engine.Step) []web.Annotation
 	return groups
 }
 
-func buildResults(v view, tl *engine.Timeline, reqErr *engine.InputError) web.Results {
+func buildResults(v view, enc string, tl *engine.Timeline, reqErr *engine.InputError) web.Results {
 	res := web.Results{Tab: v.tab, Error: reqErr}
 	if tl == nil {
 		return res
@@ -155,10 +163,7 @@ func buildResults(v view, tl *engine.Timeline, reqErr *engine.InputError) web.Re
 				sv.Title = "remove " + s.Step.Key
 			}
 		}
-		sel := v
-		sel.step = s.Index
-		sel.tab = "diff"
-		sv.Href = sel.permalink()
+		sv.Href = v.linkWith(enc, "diff", s.Index)
 		sv.Selected = s.Index == res.Selected
 		sv.Open = s.Index > 0 || len(tl.Steps) == 1 || !res.All
 		for _, c := range s.Changes {
@@ -174,9 +179,7 @@ func buildResults(v view, tl *engine.Timeline, reqErr *engine.InputError) web.Re
 	}
 	sel := tl.Steps[res.Selected]
 	res.Output = sel.Output()
-	dl := v
-	dl.step = res.Selected
-	res.DownloadHref = "/download" + strings.TrimPrefix(dl.permalink(), "/")
+	res.DownloadHref = "/download" + strings.TrimPrefix(v.linkWith(enc, "", res.Selected), "/")
 	for _, d := range sel.Documents {
 		dv := web.DocView{Index: d.Index, Line: d.Line, Kind: d.Kind, Name: d.Name}
 		switch {
@@ -195,6 +198,17 @@ func buildResults(v view, tl *engine.Timeline, reqErr *engine.InputError) web.Re
 	return res
 }
 
+// maxValue bounds a value shown in the field diff; the whole of it is in the injected YAML.
+const maxValue = 400
+
+func shortValue(v any) string {
+	s := engine.FormatValue(v)
+	if r := []rune(s); len(r) > maxValue {
+		return string(r[:maxValue]) + fmt.Sprintf("… (%d more characters: see the injected YAML)", len(r)-maxValue)
+	}
+	return s
+}
+
 func changeView(c engine.Change, docs []engine.Document, multi bool) web.ChangeView {
 	cv := web.ChangeView{Kind: string(c.Kind), Path: c.Path}
 	if multi && c.Doc >= 1 && c.Doc <= len(docs) {
@@ -203,11 +217,11 @@ func changeView(c engine.Change, docs []engine.Document, multi bool) web.ChangeV
 	}
 	switch c.Kind {
 	case engine.Added:
-		cv.Sign, cv.New = "+", engine.FormatValue(c.New)
+		cv.Sign, cv.New = "+", shortValue(c.New)
 	case engine.Removed:
-		cv.Sign, cv.Old = "−", engine.FormatValue(c.Old)
+		cv.Sign, cv.Old = "−", shortValue(c.Old)
 	case engine.Changed:
-		cv.Sign, cv.Old, cv.New = "~", engine.FormatValue(c.Old), engine.FormatValue(c.New)
+		cv.Sign, cv.Old, cv.New = "~", shortValue(c.Old), shortValue(c.New)
 	case engine.Moved:
 		cv.Sign = "↕"
 		if c.OldPath != "" {

@@ -31,6 +31,8 @@ type Page struct {
 	Presets []PresetOption
 	Modes   []Option
 	Groups  []AnnotationGroup
+	// Active are the annotations the timeline sets, in the order first set.
+	Active  []ActiveAnnotation
 	Results Results
 	// TabLinks are the links to each tab of this view.
 	TabLinks []TabLink
@@ -78,6 +80,11 @@ type AnnotationGroup struct {
 	Open bool
 }
 
+// ActiveAnnotation is an annotation the timeline has set, with its value.
+type ActiveAnnotation struct {
+	Key, Value string
+}
+
 // AnnotationItem is one annotation in the panel with the input it gets.
 type AnnotationItem struct {
 	engine.Annotation
@@ -87,9 +94,6 @@ type AnnotationItem struct {
 	// Options for a select (bool and enum kinds).
 	Options []Option
 	Value   string
-	// Active is true when the timeline currently sets it; ActiveValue is that value.
-	Active      bool
-	ActiveValue string
 }
 
 // Results is everything right of the editor.
@@ -97,6 +101,8 @@ type Results struct {
 	// Error is a problem with the request as a whole: nothing was injected.
 	Error *engine.InputError
 	Tab   string
+	// OnlySelected renders only the selected tab's content (a fragment).
+	OnlySelected bool
 	// Selected is the step whose output, warnings and documents are shown; All means the field
 	// and unified diffs show every step.
 	Selected int

@@ -60,8 +60,8 @@ function setStatus(text) {
   if (s) s.textContent = text;
 }
 
-// swapFrom replaces every [data-swap] element by its namesake in a freshly fetched page, and
-// brings the editor and the form's own fields in line with it.
+// swapFrom replaces every [data-swap] element by its namesake in the fragment the server sent
+// (the regions that change after an action), and brings the editor in line with it.
 function swapFrom(doc) {
   for (const el of document.querySelectorAll("[data-swap]")) {
     const fresh = doc.getElementById(el.id);
@@ -78,8 +78,8 @@ function swapFrom(doc) {
     }
   }
   const form = document.getElementById("playground");
-  const freshForm = doc.getElementById("playground");
-  if (form && freshForm) form.dataset.permalink = freshForm.dataset.permalink;
+  const root = doc.getElementById("fragment") || doc.getElementById("playground");
+  if (form && root) form.dataset.permalink = root.dataset.permalink;
   markError();
 }
 
@@ -88,16 +88,17 @@ async function load(url, init, push) {
   document.body.classList.add("busy");
   setStatus("Injecting…");
   try {
-    const res = await fetch(url, init);
+    const res = await fetch(url, { ...init, headers: { "X-Sidecarlab-Partial": "1" } });
     const html = await res.text();
     const doc = new DOMParser().parseFromString(html, "text/html");
-    if (!doc.getElementById("playground")) {
+    if (!doc.getElementById("fragment")) {
       // An error page (e.g. 413): show it as a page.
       document.open(); document.write(html); document.close();
       return;
     }
     swapFrom(doc);
-    if (push) window.history.pushState({}, "", res.url);
+    // An action is answered in place; its permalink is the new address.
+    if (push) window.history.pushState({}, "", doc.getElementById("fragment").dataset.permalink);
     setStatus(res.ok ? "" : "Istio rejected part of this input — see the marks.");
   } catch (err) {
     setStatus("Could not reach sidecarlab: " + err.message);
@@ -108,6 +109,13 @@ async function load(url, init, push) {
 }
 
 function selectTab(id, updateURL) {
+  const panel = document.querySelector(`[data-panel="${id}"]`);
+  const link = document.querySelector(`[data-tab="${id}"]`);
+  if (panel && panel.dataset.empty && link) {
+    // The last answer carried only the tab that was shown; fetch this one.
+    load(link.getAttribute("href"), {}, false).then(() => window.history.replaceState({}, "", link.getAttribute("href")));
+    return;
+  }
   const tabs = document.querySelectorAll("[data-tab]");
   let href = null;
   for (const t of tabs) {

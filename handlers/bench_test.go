@@ -1,0 +1,103 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http/httptest"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"istio.io/istio/pkg/config/mesh"
+	"istio.io/istio/pkg/kube/inject"
+
+	"github.com/sidecarlab/sidecarlab/engine"
+)
+
+// newBare is Istio's injector with nothing of ours: the default installation's ConfigMaps parsed
+// as istioctl parses them, and one document through IntoObject.
+func newBare(b *testing.B) func(raw []byte) {
+	in, err := eng.Install(context.Background(), engine.InstallOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg, err := inject.UnmarshalConfig([]byte(in.InjectorConfig))
+	if err != nil {
+		b.Fatal(err)
+	}
+	templates, err := inject.ParseTemplates(cfg.RawTemplates)
+	if err != nil {
+		b.Fatal(err)
+	}
+	values, err := inject.NewValuesConfig(in.Values)
+	if err != nil {
+		b.Fatal(err)
+	}
+	mc, err := mesh.ApplyMeshConfig(in.MeshConfigYAML, mesh.DefaultMeshConfig())
+	if err != nil {
+		b.Fatal(err)
+	}
+	return func(raw []byte) {
+		obj, err := inject.FromRawToObject(raw)
+		if err != nil {
+			b.Fatal(err)
+		}
+		out, err := inject.IntoObject(nil, templates, values, "", mc, obj, func(string) {})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := yaml.Marshal(out); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+var toggleSeq atomic.Int64
+
+// BenchmarkToggleRoundTrip is what a person's click costs with JavaScript on, over HTTP on
+// loopback: the form POST that adds one annotation (a new value each time, so nothing is
+// memoised), answered with the regions that changed and their permalink — against one bare inject.IntoObject
+// of the same Deployment. Goal: ≤ 1.3×.
+func BenchmarkToggleRoundTrip(b *testing.B) {
+	h := newServer(&testing.T{})
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	bare := newBare(b)
+	steps, _ := json.Marshal([]engine.Step{{Key: "sidecar.istio.io/proxyMemory", Value: "256Mi"}})
+	client := srv.Client()
+	var roundTrip, one time.Duration
+	var bytes int64
+	for b.Loop() {
+		form := url.Values{"manifest": {deploymentYAML}, "steps": {string(steps)}, "add": {"sidecar.istio.io/proxyCPU"},
+			"v:sidecar.istio.io/proxyCPU": {fmt.Sprintf("%dm", 100+toggleSeq.Add(1))}}
+		t0 := time.Now()
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/", strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set(partialHeader, "1") // as the page's script sends it: answered in place
+		res, err := client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n, _ := io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		if res.StatusCode != 200 {
+			b.Fatalf("status %d", res.StatusCode)
+		}
+		t1 := time.Now()
+		bare([]byte(deploymentYAML))
+		roundTrip += t1.Sub(t0)
+		one += time.Since(t1)
+		bytes += n
+	}
+	b.ReportMetric(float64(roundTrip.Microseconds())/float64(b.N), "roundtrip-µs")
+	b.ReportMetric(float64(one.Microseconds())/float64(b.N), "bare-inject-µs")
+	b.ReportMetric(float64(roundTrip)/float64(one), "roundtrip/inject")
+	b.ReportMetric(float64(bytes)/float64(b.N), "page-bytes")
+}

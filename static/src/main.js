@@ -4,13 +4,24 @@
 import { EditorView, keymap, lineNumbers, highlightActiveLine, highlightActiveLineGutter, drawSelection } from "@codemirror/view";
 import { EditorState } from "@codemirror/state";
 import { defaultKeymap, history, historyKeymap, indentWithTab } from "@codemirror/commands";
-import { syntaxHighlighting, defaultHighlightStyle, indentOnInput, bracketMatching } from "@codemirror/language";
+import { syntaxHighlighting, HighlightStyle, indentOnInput, bracketMatching } from "@codemirror/language";
+import { tags } from "@lezer/highlight";
 import { yaml } from "@codemirror/lang-yaml";
 import { lintGutter, setDiagnostics } from "@codemirror/lint";
 
 document.documentElement.classList.add("js");
 
 let editor = null;
+
+// YAML colours come from the stylesheet's variables, so light and dark themes both read well.
+const yamlColours = HighlightStyle.define([
+  { tag: [tags.propertyName, tags.definition(tags.propertyName)], color: "var(--hl-key)" },
+  { tag: [tags.string, tags.special(tags.string), tags.content], color: "var(--hl-string)" },
+  { tag: [tags.number, tags.bool, tags.null, tags.atom], color: "var(--hl-literal)" },
+  { tag: [tags.comment, tags.lineComment, tags.blockComment], color: "var(--muted)", fontStyle: "italic" },
+  { tag: [tags.meta, tags.separator, tags.punctuation, tags.operator, tags.squareBracket, tags.brace], color: "var(--muted)" },
+  { tag: [tags.labelName, tags.typeName], color: "var(--hl-anchor)" },
+]);
 
 function manifestArea() {
   return document.getElementById("manifest");
@@ -30,7 +41,7 @@ function enhanceEditor() {
       doc: ta.value,
       extensions: [
         lineNumbers(), highlightActiveLineGutter(), history(), drawSelection(), indentOnInput(),
-        syntaxHighlighting(defaultHighlightStyle, { fallback: true }), bracketMatching(), highlightActiveLine(),
+        syntaxHighlighting(yamlColours), bracketMatching(), highlightActiveLine(),
         yaml(), lintGutter(),
         keymap.of([...defaultKeymap, ...historyKeymap, indentWithTab]),
         EditorView.updateListener.of((u) => { if (u.docChanged) ta.value = u.state.doc.toString(); }),

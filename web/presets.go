@@ -3,6 +3,8 @@ package web
 import (
 	"embed"
 	"io/fs"
+	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -25,11 +27,17 @@ var presetTitles = map[string]string{
 	"cronjob":        "CronJob (cleanup every 30 min)",
 	"statefulset":    "StatefulSet (redis)",
 	"multi-document": "Several documents (Service, Deployment, ConfigMap)",
+
+	"istio-hello":               "Istio's golden input: hello (Deployment)",
+	"istio-hello-probes":        "Istio's golden input: hello-probes (probe rewriting)",
+	"istio-traffic-annotations": "Istio's golden input: traffic-annotations",
+	"istio-native-sidecar":      "Istio's golden input: native-sidecar (a Pod with its own sidecar)",
 }
 
 // Presets lists the presets in menu order (their files are numbered).
 func Presets() []Preset {
 	entries, _ := fs.ReadDir(presetFS, "presets")
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return presetOrder(a.Name()) - presetOrder(b.Name()) })
 	out := make([]Preset, 0, len(entries))
 	for _, e := range entries {
 		b, _ := presetFS.ReadFile("presets/" + e.Name())
@@ -41,6 +49,11 @@ func Presets() []Preset {
 		out = append(out, Preset{ID: id, Title: title, Manifest: string(b)})
 	}
 	return out
+}
+
+func presetOrder(name string) int {
+	n, _ := strconv.Atoi(strings.SplitN(name, "-", 2)[0])
+	return n
 }
 
 // FindPreset returns the preset with the id.

@@ -1,0 +1,74 @@
+package web
+
+import (
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+)
+
+var update = flag.Bool("update", false, "refresh the presets taken from Istio's golden corpus")
+
+// istioPresets are inputs of Istio's own golden corpus offered as presets. They are refreshed from
+// the pinned module with `go test ./web -update`, like every golden file, and this test fails when
+// they drift from it.
+var istioPresets = map[string]string{
+	"7-istio-hello.yaml":               "hello.yaml",
+	"8-istio-hello-probes.yaml":        "hello-probes.yaml",
+	"9-istio-traffic-annotations.yaml": "traffic-annotations.yaml",
+	"10-istio-native-sidecar.yaml":     "native-sidecar.yaml",
+}
+
+func TestIstioPresets(t *testing.T) {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}} {{.Version}}", "istio.io/istio").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, version, _ := strings.Cut(strings.TrimSpace(string(out)), " ")
+	for ours, theirs := range istioPresets {
+		src, err := os.ReadFile(filepath.Join(dir, "pkg/kube/inject/testdata/inject", theirs))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "# From Istio's golden corpus: pkg/kube/inject/testdata/inject/" + theirs + " (istio.io/istio " + version + ")\n" + string(src)
+		path := filepath.Join("presets", ours)
+		if *update {
+			if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		got, err := os.ReadFile(path)
+		if err != nil || string(got) != want {
+			t.Errorf("%s is not Istio's %s of the pinned module; run go test ./web -update", path, theirs)
+		}
+	}
+}
+
+func TestPresets(t *testing.T) {
+	ps := Presets()
+	if len(ps) < 10 || ps[0].ID != "deployment" {
+		t.Fatalf("%d presets, first %q", len(ps), ps[0].ID)
+	}
+	seen := map[string]bool{}
+	for _, p := range ps {
+		if seen[p.ID] || presetTitles[p.ID] == "" {
+			t.Errorf("preset %q: duplicate or without a title", p.ID)
+		}
+		seen[p.ID] = true
+		var v any
+		if err := yaml.Unmarshal([]byte(p.Manifest), &v); err != nil && !strings.Contains(p.Manifest, "---") {
+			t.Errorf("preset %q is not YAML: %v", p.ID, err)
+		}
+	}
+	if _, ok := FindPreset("job"); !ok {
+		t.Fatal("no job preset")
+	}
+	if _, ok := FindPreset("nope"); ok {
+		t.Fatal("found a preset that does not exist")
+	}
+}

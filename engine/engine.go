@@ -94,6 +94,8 @@ func (e *Engine) Install(ctx context.Context, o InstallOptions) (*Install, error
 // Injection is one manifest injected under one set of settings.
 type Injection struct {
 	Documents []Document `json:"documents"`
+	// Findings are the pitfalls sidecarlab's checks found.
+	Findings []Finding `json:"findings"`
 }
 
 // Output is the whole injected manifest exactly as `istioctl kube-inject` prints it: every
@@ -143,7 +145,7 @@ func (e *Engine) Inject(ctx context.Context, manifest []byte, steps []Step, s Se
 	if err != nil {
 		return nil, err
 	}
-	return &Injection{Documents: docs}, nil
+	return &Injection{Documents: docs, Findings: e.check(p, steps, docs)}, nil
 }
 
 // prepared is a request that passed validation: its installation, injector and documents.

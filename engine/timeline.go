@@ -72,6 +72,8 @@ func (r *StepResult) Output() string { return (&Injection{Documents: r.Documents
 type Timeline struct {
 	Settings Settings      `json:"settings"`
 	Steps    []*StepResult `json:"steps"`
+	// Findings are the pitfalls found in the last row.
+	Findings []Finding `json:"findings"`
 }
 
 // Timeline injects the manifest as is (row 0) and after each step (row k = row k−1 plus step k),
@@ -120,6 +122,7 @@ func (e *Engine) Timeline(ctx context.Context, manifest []byte, steps []Step, s 
 		t.Steps = append(t.Steps, r)
 		prev = r
 	}
+	t.Findings = e.check(p, steps, prev.Documents)
 	return t, nil
 }
 

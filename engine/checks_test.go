@@ -1,0 +1,170 @@
+package engine
+
+import (
+	"strings"
+	"testing"
+)
+
+const labDeployment = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: lab
+spec:
+  selector:
+    matchLabels:
+      app: lab
+  template:
+    metadata:
+      labels:
+        app: lab
+    spec:
+      containers:
+      - name: app
+        image: nginx
+`
+
+// withPodAnnotation writes annotations (raw YAML lines) onto the lab Deployment's pod template.
+func withPodAnnotation(lines string) string {
+	return strings.Replace(labDeployment, "      labels:\n        app: lab\n    spec", "      annotations:\n"+lines+"      labels:\n        app: lab\n    spec", 1)
+}
+
+const holdAndLifecycle = `apiVersion: install.istio.io/v1alpha1
+kind: IstioOperator
+spec:
+  values:
+    global:
+      proxy:
+        holdApplicationUntilProxyStarts: true
+        lifecycle:
+          preStop:
+            exec:
+              command: ["sleep", "5"]
+`
+
+var hold = Step{Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStarts: true"}
+
+// TestChecks runs every check on a case that trips it and one that does not. Where the finding
+// has a one-click fix, applying it must clear the finding.
+func TestChecks(t *testing.T) {
+	e := testEngine(t)
+	job := string(readFile(t, "testdata/corpus/job.yaml"))
+	cronjob := string(readFile(t, "testdata/corpus/cronjob.yaml"))
+	cases := []struct {
+		name     string
+		manifest string
+		steps    []Step
+		s        Settings
+		check    string
+		fires    bool
+		path     string // when it fires, the path must contain this
+		message  string // and the message this
+	}{
+		{"annotation on the Deployment's metadata", strings.Replace(labDeployment, "  name: lab\n", "  name: lab\n  annotations:\n    sidecar.istio.io/proxyCPU: 300m\n", 1), nil, Settings{},
+			"workload-metadata-annotation", true, `metadata.annotations["sidecar.istio.io/proxyCPU"]`, "no effect"},
+		{"annotation on the pod template", withPodAnnotation("        sidecar.istio.io/proxyCPU: 300m\n"), nil, Settings{}, "workload-metadata-annotation", false, "", ""},
+		{"a non-Istio annotation on the Deployment", strings.Replace(labDeployment, "  name: lab\n", "  name: lab\n  annotations:\n    example.com/owner: me\n", 1), nil, Settings{}, "workload-metadata-annotation", false, "", ""},
+
+		{"CronJob annotation on its pod template", strings.Replace(cronjob, "          labels:\n            app: report", "          annotations:\n            sidecar.istio.io/proxyMemory: 64Mi\n          labels:\n            app: report", 1), nil, Settings{},
+			"cronjob-pod-template-annotation", true, "spec.jobTemplate.spec.template.metadata.annotations", "spec.jobTemplate.metadata"},
+		{"CronJob annotation on spec.jobTemplate.metadata", cronjob, nil, Settings{}, "cronjob-pod-template-annotation", false, "", ""},
+
+		{"misspelled annotation", labDeployment, []Step{{Key: "sidecar.istio.io/proxyCpu", Value: "100m"}}, Settings{},
+			"unknown-istio-annotation", true, "sidecar.istio.io/proxyCpu", "Did you mean sidecar.istio.io/proxyCPU?"},
+		{"known annotation", labDeployment, []Step{{Key: "sidecar.istio.io/proxyCPU", Value: "100m"}}, Settings{}, "unknown-istio-annotation", false, "", ""},
+		{"annotation outside Istio's prefixes", labDeployment, []Step{{Key: "example.com/proxyCpu", Value: "1"}}, Settings{}, "unknown-istio-annotation", false, "", ""},
+
+		{"misspelled proxy config field", labDeployment, []Step{{Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStart: true"}}, Settings{},
+			"unknown-proxy-config-field", true, "holdApplicationUntilProxyStart", `Did you mean "holdApplicationUntilProxyStarts"?`},
+		{"nested unknown proxy config field", labDeployment, []Step{{Key: "proxy.istio.io/config", Value: "tracing:\n  samplingg: 10\n"}}, Settings{},
+			"unknown-proxy-config-field", true, "tracing.samplingg", `"sampling"`},
+		{"known proxy config fields", labDeployment, []Step{{Key: "proxy.istio.io/config", Value: "concurrency: 2\ntracing:\n  sampling: 10\nproxyMetadata:\n  ANY_KEY: x\n"}}, Settings{}, "unknown-proxy-config-field", false, "", ""},
+
+		{"hold with a global lifecycle", labDeployment, nil, Settings{Install: InstallOptions{Overlay: holdAndLifecycle}},
+			"hold-swallowed-by-global-lifecycle", true, "containers[istio-proxy].lifecycle", "pilot-agent wait"},
+		{"hold without a global lifecycle", labDeployment, nil, Settings{Install: InstallOptions{Set: []string{"values.global.proxy.holdApplicationUntilProxyStarts=true"}}}, "hold-swallowed-by-global-lifecycle", false, "", ""},
+		{"hold by annotation with a global lifecycle", labDeployment, []Step{hold}, Settings{Install: InstallOptions{Overlay: strings.Replace(holdAndLifecycle, "        holdApplicationUntilProxyStarts: true\n", "", 1)}},
+			"hold-swallowed-by-global-lifecycle", true, "lifecycle", "global"},
+
+		{"hold with a native sidecar", labDeployment, []Step{hold}, Settings{Mode: ModeNative}, "hold-ignored-native-sidecar", true, "initContainers[istio-proxy]", "no effect"},
+		{"hold with a classic sidecar", labDeployment, []Step{hold}, Settings{}, "hold-ignored-native-sidecar", false, "", ""},
+
+		{"Job with a classic sidecar", job, nil, Settings{}, "job-classic-sidecar", true, "containers[istio-proxy]", "quitquitquit"},
+		{"CronJob with a classic sidecar", cronjob, nil, Settings{}, "job-classic-sidecar", true, "spec.jobTemplate.spec.template.spec.containers[istio-proxy]", "never completes"},
+		{"Job with a native sidecar", job, nil, Settings{Mode: ModeNative}, "job-classic-sidecar", false, "", ""},
+		{"Deployment with a classic sidecar", labDeployment, nil, Settings{}, "job-classic-sidecar", false, "", ""},
+
+		{"native sidecar on 1.28", labDeployment, []Step{{Key: "sidecar.istio.io/nativeSidecar", Value: "true"}}, Settings{Mode: ModeWebhook, KubernetesVersion: "1.28"},
+			"native-sidecar-unsupported", true, "restartPolicy", "1.29"},
+		{"native sidecar on 1.30", labDeployment, []Step{{Key: "sidecar.istio.io/nativeSidecar", Value: "true"}}, Settings{Mode: ModeWebhook, KubernetesVersion: "1.30"}, "native-sidecar-unsupported", false, "", ""},
+
+		{"webhook auto on 1.30 nodes", labDeployment, nil, Settings{Mode: ModeWebhook, KubernetesVersion: "1.30"}, "webhook-auto-stays-classic", true, "containers[istio-proxy]", "1.33"},
+		{"webhook auto on 1.34 nodes", labDeployment, nil, Settings{Mode: ModeWebhook, KubernetesVersion: "1.34"}, "webhook-auto-stays-classic", false, "", ""},
+		{"kube-inject is not the webhook", labDeployment, nil, Settings{}, "webhook-auto-stays-classic", false, "", ""},
+
+		{"deprecated annotation", labDeployment, []Step{{Key: "sidecar.istio.io/statsInclusionPrefixes", Value: "cluster.outbound"}}, Settings{}, "deprecated-annotation", true, "statsInclusionPrefixes", "deprecated"},
+		{"current annotation", labDeployment, []Step{{Key: "sidecar.istio.io/logLevel", Value: "debug"}}, Settings{}, "deprecated-annotation", false, "", ""},
+
+		{"inject: yes", withPodAnnotation("        sidecar.istio.io/inject: \"yes\"\n"), nil, Settings{}, "inject-value", true, "sidecar.istio.io/inject", "falls back"},
+		{"inject label True", strings.Replace(labDeployment, "      labels:\n        app: lab\n    spec", "      labels:\n        app: lab\n        sidecar.istio.io/inject: \"True\"\n    spec", 1), nil, Settings{}, "inject-value", true, "labels", `"True"`},
+		{"inject: true", withPodAnnotation("        sidecar.istio.io/inject: \"true\"\n"), nil, Settings{}, "inject-value", false, "", ""},
+
+		{"one resource annotation", labDeployment, []Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}, Settings{}, "resource-annotation-drops-defaults", true, "resources", "requests.memory, limits.cpu, limits.memory"},
+		{"all four resource annotations", labDeployment, []Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}, {Key: "sidecar.istio.io/proxyCPULimit", Value: "1"}, {Key: "sidecar.istio.io/proxyMemory", Value: "128Mi"}, {Key: "sidecar.istio.io/proxyMemoryLimit", Value: "1Gi"}}, Settings{}, "resource-annotation-drops-defaults", false, "", ""},
+		{"no resource annotation", labDeployment, nil, Settings{}, "resource-annotation-drops-defaults", false, "", ""},
+	}
+	tested := map[string][2]bool{}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := mustInject(t, e, []byte(c.manifest), c.steps, c.s)
+			var got *Finding
+			for i, f := range r.Findings {
+				if f.Check == c.check {
+					got = &r.Findings[i]
+				}
+			}
+			if (got != nil) != c.fires {
+				t.Fatalf("%s fired: %v, want %v (findings: %v)", c.check, got != nil, c.fires, r.Findings)
+			}
+			tt := tested[c.check]
+			if c.fires {
+				tt[0] = true
+			} else {
+				tt[1] = true
+			}
+			tested[c.check] = tt
+			if got == nil {
+				return
+			}
+			if !strings.Contains(got.Path, c.path) || !strings.Contains(got.Message, c.message) || got.Doc != 1 {
+				t.Fatalf("finding %+v: want path containing %q and message containing %q", got, c.path, c.message)
+			}
+			if got.Fix != nil && len(got.Fix.Steps) > 0 {
+				fixed := mustInject(t, e, []byte(c.manifest), append(append([]Step(nil), c.steps...), got.Fix.Steps...), c.s)
+				for _, f := range fixed.Findings {
+					if f.Check == c.check {
+						t.Fatalf("the fix %v did not clear the finding: %v", got.Fix.Steps, f)
+					}
+				}
+			}
+		})
+	}
+	for _, c := range Checks {
+		if tt := tested[c.ID]; !tt[0] || !tt[1] {
+			t.Errorf("check %s lacks a case that trips it (%v) or one that does not (%v)", c.ID, tt[0], tt[1])
+		}
+	}
+}
+
+func TestClosest(t *testing.T) {
+	cands := []string{"sidecar.istio.io/proxyCPU", "sidecar.istio.io/proxyMemory", "sidecar.istio.io/inject"}
+	cases := map[string]string{
+		"sidecar.istio.io/proxyCpu":  "sidecar.istio.io/proxyCPU",
+		"sidecar.istio.io/injekt":    "sidecar.istio.io/inject",
+		"sidecar.istio.io/something": "",
+	}
+	for in, want := range cases {
+		if got := closest(in, cands); got != want {
+			t.Errorf("closest(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

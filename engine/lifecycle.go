@@ -1,0 +1,206 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// Lifecycle is what the kubelet will do with an injected pod, derived from the pod spec alone under
+// its documented rules: init containers run one at a time, each to completion; a sidecar init
+// container (restartPolicy Always) is started — and its startupProbe must pass — before the next;
+// regular containers start in list order, and a postStart hook must return before the next one
+// starts; at termination, regular containers get their preStop hooks and SIGTERM together, and
+// sidecar init containers are stopped after them, in reverse order; a Job's pod completes only when
+// every regular container has exited. This is sidecarlab's own reading of the kubelet, not Istio's.
+type Lifecycle struct {
+	Doc  int    `json:"doc"`
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+	// Containers are the pod's containers in the order the kubelet starts them.
+	Containers []LifecycleContainer `json:"containers"`
+	Start      []LifecycleEvent     `json:"start"`
+	Stop       []LifecycleEvent     `json:"stop"`
+	Verdicts   []Verdict            `json:"verdicts"`
+	// Ready is what `kubectl get pod` shows in READY once everything runs ("2/2"): regular
+	// containers and sidecar init containers count, plain init containers do not.
+	Ready string `json:"ready"`
+}
+
+// LifecycleContainer is one container of the pod.
+type LifecycleContainer struct {
+	Name string `json:"name"`
+	// Role is "init" (runs to completion), "sidecar" (an init container with restartPolicy
+	// Always) or "app" (a regular container).
+	Role  string `json:"role"`
+	Proxy bool   `json:"proxy,omitempty"`
+}
+
+// LifecycleEvent is one step of the start or stop sequence.
+type LifecycleEvent struct {
+	Container string `json:"container"`
+	What      string `json:"what"`
+	// Blocks is true when the next event waits for this one to finish.
+	Blocks bool `json:"blocks,omitempty"`
+}
+
+// Verdict answers one question about the pod at run time.
+type Verdict struct {
+	ID       string `json:"id"`
+	Question string `json:"question"`
+	// Answer is "yes", "no" or "n/a".
+	Answer string `json:"answer"`
+	Why    string `json:"why"`
+}
+
+// Lifecycles derives the lifecycle of every injected workload of a row.
+func Lifecycles(docs []Document) []Lifecycle {
+	var out []Lifecycle
+	for _, d := range docs {
+		obj, ok := decodeOutput(d)
+		if !ok {
+			continue
+		}
+		if l, ok := lifecycleOf(d, obj); ok {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func lifecycleOf(d Document, obj runtime.Object) (Lifecycle, bool) {
+	_, _, spec, ok := podParts(obj)
+	if !ok {
+		return Lifecycle{}, false
+	}
+	l := Lifecycle{Doc: d.Index, Kind: d.Kind, Name: d.Name}
+	ready := 0
+	var sidecars []corev1.Container
+	for _, c := range spec.InitContainers {
+		if isSidecarInit(c) {
+			ready++
+			sidecars = append(sidecars, c)
+			l.Containers = append(l.Containers, LifecycleContainer{Name: c.Name, Role: "sidecar", Proxy: c.Name == "istio-proxy"})
+			what := "starts and keeps running (restartPolicy Always)"
+			if c.StartupProbe != nil {
+				what += "; the next container waits for its startupProbe"
+				if c.StartupProbe.HTTPGet != nil {
+					what += fmt.Sprintf(" (%s)", c.StartupProbe.HTTPGet.Path)
+				}
+			} else {
+				what += "; the next container starts as soon as it has started"
+			}
+			l.Start = append(l.Start, LifecycleEvent{Container: c.Name, What: what, Blocks: c.StartupProbe != nil})
+			continue
+		}
+		l.Containers = append(l.Containers, LifecycleContainer{Name: c.Name, Role: "init", Proxy: c.Name == "istio-proxy"})
+		l.Start = append(l.Start, LifecycleEvent{Container: c.Name, What: "runs to completion before anything after it starts", Blocks: true})
+	}
+	for _, c := range spec.Containers {
+		ready++
+		l.Containers = append(l.Containers, LifecycleContainer{Name: c.Name, Role: "app", Proxy: c.Name == "istio-proxy"})
+		if ps := postStart(c); ps != "" {
+			l.Start = append(l.Start, LifecycleEvent{Container: c.Name, What: "starts; its postStart hook (" + ps + ") must return before the next container starts", Blocks: true})
+		} else {
+			l.Start = append(l.Start, LifecycleEvent{Container: c.Name, What: "starts; the next container starts right after"})
+		}
+	}
+	l.Ready = fmt.Sprintf("%d/%d", ready, ready)
+
+	var apps []string
+	for _, c := range spec.Containers {
+		apps = append(apps, c.Name)
+		if ps := preStop(c); ps != "" {
+			l.Stop = append(l.Stop, LifecycleEvent{Container: c.Name, What: "preStop hook (" + ps + ") runs, then SIGTERM"})
+		} else {
+			l.Stop = append(l.Stop, LifecycleEvent{Container: c.Name, What: "gets SIGTERM"})
+		}
+	}
+	if len(sidecars) > 0 {
+		l.Stop = append(l.Stop, LifecycleEvent{Container: strings.Join(apps, ", "), What: "the regular containers exit; only then are sidecars stopped", Blocks: true})
+	}
+	for i := len(sidecars) - 1; i >= 0; i-- {
+		c := sidecars[i]
+		what := "gets SIGTERM (in reverse order of start)"
+		if ps := preStop(c); ps != "" {
+			what = "preStop hook (" + ps + ") runs, then SIGTERM (in reverse order of start)"
+		}
+		l.Stop = append(l.Stop, LifecycleEvent{Container: c.Name, What: what})
+	}
+	l.Verdicts = verdicts(d.Kind, spec)
+	return l, true
+}
+
+func postStart(c corev1.Container) string {
+	if c.Lifecycle == nil || c.Lifecycle.PostStart == nil {
+		return ""
+	}
+	return handlerText(c.Lifecycle.PostStart)
+}
+
+func preStop(c corev1.Container) string {
+	if c.Lifecycle == nil || c.Lifecycle.PreStop == nil {
+		return ""
+	}
+	return handlerText(c.Lifecycle.PreStop)
+}
+
+func handlerText(h *corev1.LifecycleHandler) string {
+	switch {
+	case h.Exec != nil:
+		return strings.Join(h.Exec.Command, " ")
+	case h.HTTPGet != nil:
+		return "GET " + h.HTTPGet.Path
+	case h.Sleep != nil:
+		return fmt.Sprintf("sleep %ds", h.Sleep.Seconds)
+	}
+	return "a hook"
+}
+
+// verdicts answers the three questions people ask of an injected pod.
+func verdicts(kind string, spec *corev1.PodSpec) []Verdict {
+	proxy, native, idx := proxyContainer(spec)
+	traffic := Verdict{ID: "app-before-proxy", Question: "Can the app send traffic before the proxy is ready?"}
+	job := Verdict{ID: "job-completes", Question: "Does a Job's pod complete when its work ends?"}
+	drain := Verdict{ID: "proxy-outlives-app", Question: "Does the proxy keep running until the app has stopped?"}
+	switch {
+	case proxy == nil:
+		traffic.Answer, traffic.Why = "n/a", "No proxy was injected."
+		drain.Answer, drain.Why = "n/a", "No proxy was injected."
+	case native && proxy.StartupProbe != nil:
+		traffic.Answer, traffic.Why = "no", "istio-proxy is a native sidecar with a startupProbe on "+probePath(proxy.StartupProbe)+": the kubelet starts the app containers only after it passes."
+	case native:
+		traffic.Answer, traffic.Why = "yes", "istio-proxy is a native sidecar without a startupProbe: the app starts as soon as the proxy process has started, ready or not."
+	case idx == 0 && hasPostStartWait(proxy):
+		traffic.Answer, traffic.Why = "no", "istio-proxy is the first container and its postStart hook (pilot-agent wait) returns only when the proxy is ready; the kubelet starts the app after it."
+	case idx == 0:
+		traffic.Answer, traffic.Why = "yes", "istio-proxy starts first, but nothing holds the app back until the proxy is ready (no postStart wait)."
+	default:
+		traffic.Answer, traffic.Why = "yes", fmt.Sprintf("istio-proxy is container %d of %d and the app starts without waiting for it.", idx+1, len(spec.Containers))
+	}
+	if proxy != nil {
+		if native {
+			drain.Answer, drain.Why = "yes", "A native sidecar is stopped only after every regular container has exited."
+		} else {
+			drain.Answer, drain.Why = "no", "A classic sidecar gets SIGTERM together with the app; the proxy drains for its terminationDrainDuration and exits whether or not the app has finished."
+		}
+	}
+	switch {
+	case kind != "Job" && kind != "CronJob":
+		job.Answer, job.Why = "n/a", "Not a Job."
+	case proxy == nil || native:
+		job.Answer, job.Why = "yes", "The pod completes when every regular container has exited; a native sidecar does not count."
+	default:
+		job.Answer, job.Why = "no", "istio-proxy is a regular container that keeps running after the job's container exits, so the pod never completes."
+	}
+	return []Verdict{traffic, job, drain}
+}
+
+func probePath(p *corev1.Probe) string {
+	if p.HTTPGet != nil {
+		return p.HTTPGet.Path
+	}
+	return "its endpoint"
+}

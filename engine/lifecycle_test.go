@@ -1,0 +1,76 @@
+package engine
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestLifecycleVerdicts checks each verdict on the cases that flip it.
+func TestLifecycleVerdicts(t *testing.T) {
+	e := testEngine(t)
+	job := readFile(t, "testdata/corpus/job.yaml")
+	deploy := []byte(labDeployment)
+	cases := []struct {
+		name                       string
+		manifest                   []byte
+		steps                      []Step
+		s                          Settings
+		traffic, completes, drains string
+		ready                      string
+		startOrder                 []string
+	}{
+		{"classic without hold", deploy, nil, Settings{}, "yes", "n/a", "no", "2/2", []string{"istio-init", "app", "istio-proxy"}},
+		{"classic with hold", deploy, []Step{hold}, Settings{}, "no", "n/a", "no", "2/2", []string{"istio-init", "istio-proxy", "app"}},
+		{"native", deploy, nil, Settings{Mode: ModeNative}, "no", "n/a", "yes", "2/2", []string{"istio-init", "istio-proxy", "app"}},
+		{"Job classic", job, nil, Settings{}, "yes", "no", "no", "2/2", []string{"istio-init", "migrate", "istio-proxy"}},
+		{"Job native", job, nil, Settings{Mode: ModeNative}, "no", "yes", "yes", "2/2", []string{"istio-init", "istio-proxy", "migrate"}},
+		{"not injected", deploy, []Step{{Key: "sidecar.istio.io/inject", Value: "false"}}, Settings{}, "n/a", "n/a", "n/a", "1/1", []string{"app"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := mustInject(t, e, c.manifest, c.steps, c.s)
+			ls := Lifecycles(r.Documents)
+			if len(ls) != 1 {
+				t.Fatalf("%d lifecycles", len(ls))
+			}
+			l := ls[0]
+			got := map[string]string{}
+			for _, v := range l.Verdicts {
+				got[v.ID] = v.Answer
+				if v.Why == "" || v.Question == "" {
+					t.Errorf("verdict %s without a question or reason", v.ID)
+				}
+			}
+			if got["app-before-proxy"] != c.traffic || got["job-completes"] != c.completes || got["proxy-outlives-app"] != c.drains {
+				t.Fatalf("verdicts %v, want traffic %s, completes %s, drains %s", got, c.traffic, c.completes, c.drains)
+			}
+			if l.Ready != c.ready {
+				t.Fatalf("READY %s, want %s", l.Ready, c.ready)
+			}
+			var order []string
+			for _, ev := range l.Start {
+				order = append(order, ev.Container)
+			}
+			if strings.Join(order, ",") != strings.Join(c.startOrder, ",") {
+				t.Fatalf("start order %v, want %v", order, c.startOrder)
+			}
+		})
+	}
+}
+
+func TestLifecycleStopOrder(t *testing.T) {
+	e := testEngine(t)
+	r := mustInject(t, e, []byte(labDeployment), nil, Settings{Mode: ModeNative})
+	l := Lifecycles(r.Documents)[0]
+	last := l.Stop[len(l.Stop)-1]
+	if last.Container != "istio-proxy" || !strings.Contains(last.What, "preStop") {
+		t.Fatalf("a native proxy stops last, after its preStop drain: %+v", l.Stop)
+	}
+	r = mustInject(t, e, []byte(labDeployment), nil, Settings{})
+	l = Lifecycles(r.Documents)[0]
+	for _, ev := range l.Stop {
+		if ev.Blocks {
+			t.Fatalf("classic: nothing waits at stop, got %+v", ev)
+		}
+	}
+}

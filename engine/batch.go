@@ -1,0 +1,307 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// BatchRow is one workload of a batch: what injection did to it, in the columns the lab reads.
+type BatchRow struct {
+	Doc       int    `json:"doc"`
+	Kind      string `json:"kind"`
+	Name      string `json:"name"`
+	Namespace string `json:"namespace,omitempty"`
+	// Result is "injected", "skipped", "passed through" or "error"; Reason says why.
+	Result string `json:"result"`
+	Reason string `json:"reason,omitempty"`
+	// Proxy is where istio-proxy is: "containers", "initContainers" or "".
+	Proxy      string `json:"proxy,omitempty"`
+	ProxyFirst bool   `json:"proxyFirst"`
+	PostStart  string `json:"postStart,omitempty"`
+	PreStop    string `json:"preStop,omitempty"`
+	Requests   string `json:"requests,omitempty"`
+	Limits     string `json:"limits,omitempty"`
+	// Exclusions are istio-init's redirection arguments ("-o 3306 -d 15090,15021,15020").
+	Exclusions  string `json:"exclusions,omitempty"`
+	ProxyConfig string `json:"proxyConfig,omitempty"`
+	// Pitfalls are the ids of the checks that fired for this workload.
+	Pitfalls []string `json:"pitfalls,omitempty"`
+	Capacity Capacity `json:"capacity"`
+}
+
+// Capacity is the sidecar's share of a workload's resources: istio-proxy's injected requests and
+// limits times the number of pods.
+type Capacity struct {
+	// Replicas is the number of pods the workload asks for (spec.replicas, a Job's parallelism);
+	// 0 when the spec does not say (a DaemonSet runs one per node).
+	Replicas      int    `json:"replicas"`
+	RequestsCPU   string `json:"requestsCPU,omitempty"`
+	RequestsMem   string `json:"requestsMemory,omitempty"`
+	LimitsCPU     string `json:"limitsCPU,omitempty"`
+	LimitsMem     string `json:"limitsMemory,omitempty"`
+	perPod        corev1.ResourceRequirements
+	replicasKnown bool
+}
+
+// For returns the totals for n pods.
+func (c Capacity) For(n int) Capacity {
+	out := Capacity{Replicas: n, perPod: c.perPod, replicasKnown: true}
+	mul := func(l corev1.ResourceList, r corev1.ResourceName, bin bool) string {
+		q, ok := l[r]
+		if !ok {
+			return ""
+		}
+		if bin {
+			return resource.NewQuantity(q.Value()*int64(n), resource.BinarySI).String()
+		}
+		// CPU in cores, or millicores below a whole core: "200", "4000", "400m".
+		m := q.MilliValue() * int64(n)
+		if m%1000 == 0 {
+			return strconv.FormatInt(m/1000, 10)
+		}
+		return strconv.FormatInt(m, 10) + "m"
+	}
+	out.RequestsCPU = mul(c.perPod.Requests, corev1.ResourceCPU, false)
+	out.RequestsMem = mul(c.perPod.Requests, corev1.ResourceMemory, true)
+	out.LimitsCPU = mul(c.perPod.Limits, corev1.ResourceCPU, false)
+	out.LimitsMem = mul(c.perPod.Limits, corev1.ResourceMemory, true)
+	return out
+}
+
+// Batch makes one row per document of a row of results, with the findings of that row.
+func Batch(docs []Document, findings []Finding) []BatchRow {
+	rows := make([]BatchRow, 0, len(docs))
+	for _, d := range docs {
+		r := BatchRow{Doc: d.Index, Kind: d.Kind, Name: d.Name, Namespace: d.Namespace}
+		switch {
+		case d.Error != nil:
+			r.Result, r.Reason = "error", d.Error.Msg
+		case d.Skipped:
+			r.Result, r.Reason = "skipped", d.SkipReason
+		case !d.Injectable:
+			r.Result, r.Reason = "passed through", "Istio does not inject this kind"
+		default:
+			r.Result = "injected"
+		}
+		for _, f := range findings {
+			if f.Doc == d.Index {
+				r.Pitfalls = append(r.Pitfalls, f.Check)
+			}
+		}
+		if obj, ok := decodeOutput(d); ok && r.Result == "injected" {
+			fillRow(&r, obj)
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+func fillRow(r *BatchRow, obj runtime.Object) {
+	_, _, spec, ok := podParts(obj)
+	if !ok {
+		return
+	}
+	proxy, native, idx := proxyContainer(spec)
+	if proxy == nil {
+		return
+	}
+	r.Proxy = "containers"
+	if native {
+		r.Proxy = "initContainers"
+	}
+	r.ProxyFirst = !native && idx == 0
+	r.PostStart, r.PreStop = postStart(*proxy), preStop(*proxy)
+	r.Requests, r.Limits = resourceText(proxy.Resources.Requests), resourceText(proxy.Resources.Limits)
+	for _, e := range proxy.Env {
+		if e.Name == "PROXY_CONFIG" {
+			r.ProxyConfig = strings.TrimSpace(e.Value)
+		}
+	}
+	for _, c := range spec.InitContainers {
+		if c.Name == "istio-init" {
+			r.Exclusions = iptablesArgs(c.Args)
+		}
+	}
+	replicas, known := replicasOf(obj)
+	r.Capacity = Capacity{perPod: proxy.Resources}.For(replicas)
+	r.Capacity.replicasKnown = known
+	if !known {
+		r.Capacity = Capacity{perPod: proxy.Resources}.For(1)
+		r.Capacity.Replicas = 0
+	}
+}
+
+// PerPod is istio-proxy's own requests and limits.
+func (c Capacity) PerPod() corev1.ResourceRequirements { return c.perPod }
+
+func resourceText(l corev1.ResourceList) string {
+	var parts []string
+	for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+		if q, ok := l[r]; ok {
+			parts = append(parts, string(r)+"="+q.String())
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// iptablesArgs keeps istio-iptables' redirection flags: which traffic is, or is not, captured.
+func iptablesArgs(args []string) string {
+	keep := map[string]bool{"-i": true, "-x": true, "-b": true, "-d": true, "-o": true, "-q": true, "-c": true}
+	var out []string
+	for i := 0; i < len(args); i++ {
+		if keep[args[i]] && i+1 < len(args) {
+			if v := args[i+1]; v != "" {
+				out = append(out, args[i]+" "+v)
+			}
+			i++
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+func replicasOf(obj runtime.Object) (int, bool) {
+	one := func(p *int32) int {
+		if p == nil {
+			return 1
+		}
+		return int(*p)
+	}
+	switch v := obj.(type) {
+	case *corev1.Pod:
+		return 1, true
+	case *appsv1.Deployment:
+		return one(v.Spec.Replicas), true
+	case *appsv1.StatefulSet:
+		return one(v.Spec.Replicas), true
+	case *appsv1.ReplicaSet:
+		return one(v.Spec.Replicas), true
+	case *corev1.ReplicationController:
+		return one(v.Spec.Replicas), true
+	case *batchv1.Job:
+		return one(v.Spec.Parallelism), true
+	case *batchv1.CronJob:
+		return one(v.Spec.JobTemplate.Spec.Parallelism), true
+	case *appsv1.DaemonSet:
+		return 0, false
+	}
+	return 1, true
+}
+
+// BatchColumns are the table's columns, in order, as CSV and Markdown write them.
+var BatchColumns = []string{"doc", "kind", "name", "namespace", "result", "reason", "proxy", "proxy first", "postStart", "preStop",
+	"requests", "limits", "istio-init", "PROXY_CONFIG", "pitfalls", "replicas", "total requests", "total limits"}
+
+func (r BatchRow) cells() []string {
+	first := "no"
+	if r.ProxyFirst {
+		first = "yes"
+	}
+	if r.Proxy == "" {
+		first = ""
+	}
+	replicas := strconv.Itoa(r.Capacity.Replicas)
+	if r.Capacity.Replicas == 0 {
+		replicas = "per node"
+	}
+	if r.Proxy == "" {
+		replicas = ""
+	}
+	return []string{strconv.Itoa(r.Doc), r.Kind, r.Name, r.Namespace, r.Result, r.Reason, r.Proxy, first, r.PostStart, r.PreStop,
+		r.Requests, r.Limits, r.Exclusions, r.ProxyConfig, strings.Join(r.Pitfalls, " "), replicas,
+		joinNonEmpty("cpu="+r.Capacity.RequestsCPU, "memory="+r.Capacity.RequestsMem), joinNonEmpty("cpu="+r.Capacity.LimitsCPU, "memory="+r.Capacity.LimitsMem)}
+}
+
+func joinNonEmpty(parts ...string) string {
+	var out []string
+	for _, p := range parts {
+		if !strings.HasSuffix(p, "=") {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// BatchCSV writes the rows as CSV with a header.
+func BatchCSV(rows []BatchRow) []byte {
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	_ = w.Write(BatchColumns)
+	for _, r := range rows {
+		_ = w.Write(r.cells())
+	}
+	w.Flush()
+	return buf.Bytes()
+}
+
+// BatchMarkdown writes the rows as a Markdown table.
+func BatchMarkdown(rows []BatchRow) []byte {
+	var b bytes.Buffer
+	cell := func(s string) string {
+		return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
+	}
+	b.WriteString("| " + strings.Join(BatchColumns, " | ") + " |\n")
+	b.WriteString("|" + strings.Repeat("---|", len(BatchColumns)) + "\n")
+	for _, r := range rows {
+		cs := r.cells()
+		for i := range cs {
+			cs[i] = cell(cs[i])
+		}
+		b.WriteString("| " + strings.Join(cs, " | ") + " |\n")
+	}
+	return b.Bytes()
+}
+
+// BatchJSON writes the rows as indented JSON.
+func BatchJSON(rows []BatchRow) []byte {
+	b, _ := json.MarshalIndent(rows, "", "  ")
+	return append(b, '\n')
+}
+
+// ParseBatchCSV reads rows written by BatchCSV back (the columns it writes; capacity totals as text).
+func ParseBatchCSV(data []byte) ([]BatchRow, error) {
+	recs, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
+	if err != nil {
+		return nil, err
+	}
+	if len(recs) == 0 || strings.Join(recs[0], ",") != strings.Join(BatchColumns, ",") {
+		return nil, fmt.Errorf("not a sidecarlab batch CSV (unexpected header)")
+	}
+	var out []BatchRow
+	for _, rec := range recs[1:] {
+		doc, _ := strconv.Atoi(rec[0])
+		r := BatchRow{Doc: doc, Kind: rec[1], Name: rec[2], Namespace: rec[3], Result: rec[4], Reason: rec[5], Proxy: rec[6], ProxyFirst: rec[7] == "yes",
+			PostStart: rec[8], PreStop: rec[9], Requests: rec[10], Limits: rec[11], Exclusions: rec[12], ProxyConfig: rec[13]}
+		if rec[14] != "" {
+			r.Pitfalls = strings.Split(rec[14], " ")
+		}
+		r.Capacity.Replicas, _ = strconv.Atoi(rec[15])
+		for _, kv := range strings.Fields(rec[16]) {
+			k, v, _ := strings.Cut(kv, "=")
+			if k == "cpu" {
+				r.Capacity.RequestsCPU = v
+			} else {
+				r.Capacity.RequestsMem = v
+			}
+		}
+		for _, kv := range strings.Fields(rec[17]) {
+			k, v, _ := strings.Cut(kv, "=")
+			if k == "cpu" {
+				r.Capacity.LimitsCPU = v
+			} else {
+				r.Capacity.LimitsMem = v
+			}
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}

@@ -36,7 +36,10 @@ const usage = `sidecarlab shows what Istio's sidecar injection does to a workloa
 Usage:
   sidecarlab inject -f FILE|- [--annotate KEY=VALUE]... [--set PATH=VALUE]... [--operator FILE]
                     [--native-sidecars auto|true|false] [--kubernetes-version 1.34] [-o yaml|json]
+                    [--fail-on warning|error]
   sidecarlab diff   (same flags as inject) [--unified]
+  sidecarlab batch  FILE... [--set PATH=VALUE]... [--operator FILE] [--native-sidecars …]
+                    [--kubernetes-version …] [-o table|csv|markdown|json]
   sidecarlab annotations [-o table|json]
   sidecarlab version
   sidecarlab serve [--addr :8080]      (env SIDECARLAB_ADDR)
@@ -58,6 +61,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return runAnnotations(rest, stdout, stderr)
 	case "version":
 		return runVersion(rest, stdout, stderr)
+	case "batch":
+		return runBatch(ctx, rest, stdout, stderr)
 	case "serve":
 		return runServe(ctx, rest, getenv, stderr)
 	case "help", "-h", "--help":
@@ -168,13 +173,18 @@ func parse(fs *flag.FlagSet, args []string) error {
 
 func runInject(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	var f injectFlags
+	var failOn string
 	fs := newFlagSet("inject", stderr)
 	f.register(fs)
+	fs.StringVar(&failOn, "fail-on", "", "exit non-zero when a pitfall of this severity or worse is found: warning or error")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if f.output != "yaml" && f.output != "json" {
 		return usageError{fmt.Sprintf("-o %q: want yaml or json", f.output)}
+	}
+	if failOn != "" && failOn != string(engine.SeverityWarning) && failOn != string(engine.SeverityError) {
+		return usageError{fmt.Sprintf("--fail-on %q: want warning or error", failOn)}
 	}
 	manifest, steps, s, err := f.request(stdin)
 	if err != nil {
@@ -203,7 +213,21 @@ func runInject(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 			fmt.Fprintln(stderr, s)
 		}
 	}
-	return reportDocErrors(r.Errors(), stderr)
+	failed := false
+	for _, f := range r.Findings {
+		fmt.Fprintln(stderr, "pitfall:", f)
+		if failOn != "" && f.Severity.Rank() >= engine.Severity(failOn).Rank() {
+			failed = true
+		}
+	}
+	if err := reportDocErrors(r.Errors(), stderr); err != nil {
+		return err
+	}
+	if failed {
+		fmt.Fprintf(stderr, "sidecarlab: pitfalls of severity %s or worse (--fail-on)\n", failOn)
+		return errSilent
+	}
+	return nil
 }
 
 func reportDocErrors(errs []*engine.InputError, stderr io.Writer) error {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
@@ -155,5 +156,78 @@ func TestAnnotationsAndVersion(t *testing.T) {
 	}
 	if _, _, err := runCLI(t, "", "frobnicate"); exitCodeOf(err) != 2 {
 		t.Fatalf("unknown command: %v", err)
+	}
+}
+
+const classicJob = `apiVersion: batch/v1
+kind: Job
+metadata:
+  name: once
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: work
+        image: busybox
+`
+
+func TestInjectPitfallsAndFailOn(t *testing.T) {
+	_, stderr, err := runCLI(t, classicJob, "inject", "-f", "-")
+	if err != nil || !strings.Contains(stderr, "pitfall: error [job-classic-sidecar]") || !strings.Contains(stderr, "Fix: Inject a native sidecar") {
+		t.Fatalf("err %v, stderr %q", err, stderr)
+	}
+	if _, _, err := runCLI(t, classicJob, "inject", "-f", "-", "--fail-on", "error"); exitCodeOf(err) != 1 {
+		t.Fatalf("--fail-on error with an error pitfall: %v", err)
+	}
+	if _, _, err := runCLI(t, classicJob, "inject", "-f", "-", "--fail-on", "error", "--native-sidecars", "true"); err != nil {
+		t.Fatalf("--fail-on error without pitfalls: %v", err)
+	}
+	if _, _, err := runCLI(t, deployment, "inject", "-f", "-", "--fail-on", "warning"); err != nil {
+		t.Fatalf("--fail-on warning on a clean Deployment: %v", err)
+	}
+	if _, _, err := runCLI(t, deployment, "inject", "-f", "-", "--fail-on", "sometimes"); exitCodeOf(err) != 2 {
+		t.Fatalf("bad --fail-on: %v", err)
+	}
+}
+
+func TestBatchCommand(t *testing.T) {
+	dir := t.TempDir()
+	a, b := dir+"/a.yaml", dir+"/b.yaml"
+	if err := os.WriteFile(a, []byte(deployment), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(b, []byte(classicJob), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := runCLI(t, "", "batch", "-o", "json", a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []engine.BatchRow
+	if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) != 2 {
+		t.Fatalf("%v, %d rows", err, len(rows))
+	}
+	// The same rows as the engine gives for the two files joined.
+	e, err := engine.New(engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	r, err := e.Inject(context.Background(), []byte(deployment+"---\n"+classicJob), nil, engine.Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := string(engine.BatchJSON(engine.Batch(r.Documents, r.Findings))); out != want {
+		t.Fatalf("batch -o json differs from the engine's rows")
+	}
+	for _, format := range []string{"csv", "markdown", "table"} {
+		out, _, err := runCLI(t, "", "batch", "-o", format, a, b)
+		if err != nil || !strings.Contains(out, "job-classic-sidecar") || !strings.Contains(out, "web") {
+			t.Errorf("-o %s: %v\n%s", format, err, out)
+		}
+	}
+	if _, _, err := runCLI(t, "", "batch"); exitCodeOf(err) != 2 {
+		t.Fatalf("batch without files: %v", err)
 	}
 }

@@ -201,6 +201,9 @@ func replicasOf(obj runtime.Object) (int, bool) {
 var BatchColumns = []string{"doc", "kind", "name", "namespace", "result", "reason", "proxy", "proxy first", "postStart", "preStop",
 	"requests", "limits", "istio-init", "PROXY_CONFIG", "pitfalls", "replicas", "total requests", "total limits"}
 
+// Cells are the row's values under BatchColumns.
+func (r BatchRow) Cells() []string { return r.cells() }
+
 func (r BatchRow) cells() []string {
 	first := "no"
 	if r.ProxyFirst {

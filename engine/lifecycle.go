@@ -42,6 +42,8 @@ type LifecycleContainer struct {
 type LifecycleEvent struct {
 	Container string `json:"container"`
 	What      string `json:"what"`
+	// Short is a few words for a diagram.
+	Short string `json:"short"`
 	// Blocks is true when the next event waits for this one to finish.
 	Blocks bool `json:"blocks,omitempty"`
 }
@@ -92,19 +94,23 @@ func lifecycleOf(d Document, obj runtime.Object) (Lifecycle, bool) {
 			} else {
 				what += "; the next container starts as soon as it has started"
 			}
-			l.Start = append(l.Start, LifecycleEvent{Container: c.Name, What: what, Blocks: c.StartupProbe != nil})
+			short := "starts, keeps running"
+			if c.StartupProbe != nil {
+				short = "starts · waits for startupProbe"
+			}
+			l.Start = append(l.Start, LifecycleEvent{Container: c.Name, What: what, Short: short, Blocks: c.StartupProbe != nil})
 			continue
 		}
 		l.Containers = append(l.Containers, LifecycleContainer{Name: c.Name, Role: "init", Proxy: c.Name == "istio-proxy"})
-		l.Start = append(l.Start, LifecycleEvent{Container: c.Name, What: "runs to completion before anything after it starts", Blocks: true})
+		l.Start = append(l.Start, LifecycleEvent{Container: c.Name, What: "runs to completion before anything after it starts", Short: "runs to completion", Blocks: true})
 	}
 	for _, c := range spec.Containers {
 		ready++
 		l.Containers = append(l.Containers, LifecycleContainer{Name: c.Name, Role: "app", Proxy: c.Name == "istio-proxy"})
 		if ps := postStart(c); ps != "" {
-			l.Start = append(l.Start, LifecycleEvent{Container: c.Name, What: "starts; its postStart hook (" + ps + ") must return before the next container starts", Blocks: true})
+			l.Start = append(l.Start, LifecycleEvent{Container: c.Name, What: "starts; its postStart hook (" + ps + ") must return before the next container starts", Short: "starts · postStart: " + ps, Blocks: true})
 		} else {
-			l.Start = append(l.Start, LifecycleEvent{Container: c.Name, What: "starts; the next container starts right after"})
+			l.Start = append(l.Start, LifecycleEvent{Container: c.Name, What: "starts; the next container starts right after", Short: "starts"})
 		}
 	}
 	l.Ready = fmt.Sprintf("%d/%d", ready, ready)
@@ -113,21 +119,21 @@ func lifecycleOf(d Document, obj runtime.Object) (Lifecycle, bool) {
 	for _, c := range spec.Containers {
 		apps = append(apps, c.Name)
 		if ps := preStop(c); ps != "" {
-			l.Stop = append(l.Stop, LifecycleEvent{Container: c.Name, What: "preStop hook (" + ps + ") runs, then SIGTERM"})
+			l.Stop = append(l.Stop, LifecycleEvent{Container: c.Name, What: "preStop hook (" + ps + ") runs, then SIGTERM", Short: "preStop, then SIGTERM"})
 		} else {
-			l.Stop = append(l.Stop, LifecycleEvent{Container: c.Name, What: "gets SIGTERM"})
+			l.Stop = append(l.Stop, LifecycleEvent{Container: c.Name, What: "gets SIGTERM", Short: "SIGTERM"})
 		}
 	}
 	if len(sidecars) > 0 {
-		l.Stop = append(l.Stop, LifecycleEvent{Container: strings.Join(apps, ", "), What: "the regular containers exit; only then are sidecars stopped", Blocks: true})
+		l.Stop = append(l.Stop, LifecycleEvent{Container: strings.Join(apps, ", "), What: "the regular containers exit; only then are sidecars stopped", Short: "all regular containers exited", Blocks: true})
 	}
 	for i := len(sidecars) - 1; i >= 0; i-- {
 		c := sidecars[i]
-		what := "gets SIGTERM (in reverse order of start)"
+		what, short := "gets SIGTERM (in reverse order of start)", "SIGTERM"
 		if ps := preStop(c); ps != "" {
-			what = "preStop hook (" + ps + ") runs, then SIGTERM (in reverse order of start)"
+			what, short = "preStop hook ("+ps+") runs, then SIGTERM (in reverse order of start)", "preStop drain, then SIGTERM"
 		}
-		l.Stop = append(l.Stop, LifecycleEvent{Container: c.Name, What: what})
+		l.Stop = append(l.Stop, LifecycleEvent{Container: c.Name, What: what, Short: short})
 	}
 	l.Verdicts = verdicts(d.Kind, spec)
 	return l, true

@@ -24,6 +24,10 @@ type InjectResponse struct {
 	Permalink string             `json:"permalink"`
 	Output    string             `json:"output"`
 	Timeline  *engine.Timeline   `json:"timeline"`
+	// Findings, Lifecycles and Batch are about the last row.
+	Findings   []engine.Finding   `json:"findings"`
+	Lifecycles []engine.Lifecycle `json:"lifecycles"`
+	Batch      []engine.BatchRow  `json:"batch"`
 }
 
 func (s *server) handleAPIInject(r *http.Request) (any, error) {
@@ -57,11 +61,15 @@ func (s *server) handleAPIInject(r *http.Request) (any, error) {
 		return nil, documentErrors(errs)
 	}
 	st := State{Version: StateVersion, Istio: engine.Version().Istio, Manifest: req.Manifest, Steps: req.Steps, Settings: req.Settings}
+	last := tl.Steps[len(tl.Steps)-1]
 	return InjectResponse{
-		Istio:     engine.Version(),
-		Permalink: view{state: st, step: -1}.permalink(),
-		Output:    tl.Steps[len(tl.Steps)-1].Output(),
-		Timeline:  tl,
+		Istio:      engine.Version(),
+		Permalink:  view{state: st, step: -1}.permalink(),
+		Output:     last.Output(),
+		Timeline:   tl,
+		Findings:   tl.Findings,
+		Lifecycles: engine.Lifecycles(last.Documents),
+		Batch:      engine.Batch(last.Documents, tl.Findings),
 	}, nil
 }
 

@@ -22,6 +22,8 @@ type view struct {
 	// step is the selected timeline row; -1 means none chosen (diffs show every step, the YAML
 	// shows the last).
 	step int
+	// replicas is the pod count typed for the capacity math; 0 means the spec's.
+	replicas int
 }
 
 func (v view) permalink() string {
@@ -38,6 +40,9 @@ func (v view) linkWith(encoded, tab string, step int) string {
 	}
 	if step >= 0 {
 		q.Set("step", strconv.Itoa(step))
+	}
+	if v.replicas > 0 {
+		q.Set("replicas", strconv.Itoa(v.replicas))
 	}
 	return "/?" + q.Encode()
 }
@@ -67,6 +72,13 @@ func readView(r *http.Request) (view, error) {
 			return v, httpError{status: http.StatusBadRequest, msg: "step must be a step number (0, 1, 2, …)."}
 		}
 		v.step = n
+	}
+	if s := q.Get("replicas"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > 10_000_000 {
+			return v, httpError{status: http.StatusBadRequest, msg: "replicas must be a number of pods from 1 to 10,000,000."}
+		}
+		v.replicas = n
 	}
 	return v, nil
 }
@@ -181,6 +193,19 @@ func (s *server) handleForm(w http.ResponseWriter, r *http.Request) error {
 		}
 		st.Steps = append(st.Steps[:k-1:k-1], st.Steps[k:]...)
 		v.tab = "timeline"
+	case f.Get("fix") != "":
+		var fix []engine.Step
+		if err := json.Unmarshal([]byte(f.Get("fix")), &fix); err != nil {
+			return httpError{status: http.StatusBadRequest, msg: "The fix could not be read."}
+		}
+		st.Steps = append(st.Steps, fix...)
+		v.tab = "pitfalls"
+	case f.Get("action") == "capacity":
+		v.replicas = atoiOr(f.Get("replicas"), 0)
+		if v.replicas < 1 || v.replicas > 10_000_000 {
+			return httpError{status: http.StatusBadRequest, msg: "Pods must be a number from 1 to 10,000,000."}
+		}
+		v.tab = "lifecycle"
 	case f.Get("action") == "preset":
 		if p, ok := web.FindPreset(f.Get("preset")); ok {
 			st.Manifest = p.Manifest

@@ -43,6 +43,10 @@ func New(logger *slog.Logger, eng func() Engine, cfg Config) http.Handler {
 	r.Get("/", s.page(s.handlePlayground))
 	r.Post("/", s.page(s.handleForm))
 	r.Get("/download", s.page(s.handleDownload))
+	r.Get("/compare", s.page(s.handleCompare))
+	r.Get("/batch.csv", s.page(s.handleBatchFile("csv")))
+	r.Get("/batch.md", s.page(s.handleBatchFile("md")))
+	r.Get("/batch.json", s.page(s.handleBatchFile("json")))
 
 	r.Route("/api/v1", func(r chi.Router) {
 		r.Post("/inject", s.api(s.handleAPIInject))

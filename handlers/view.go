@@ -80,6 +80,9 @@ func buildPage(v view, cat *engine.Catalog, tl *engine.Timeline, reqErr *engine.
 	}
 	for _, t := range web.Tabs {
 		link := web.TabLink{Tab: t, Href: v.linkWith(enc, t.ID, v.step), Selected: t.ID == p.Results.Tab}
+		if t.ID == "pitfalls" {
+			link.Count = len(p.Results.Findings)
+		}
 		if t.ID == "warnings" {
 			link.Count = len(p.Results.Warnings)
 			for _, d := range p.Results.Documents {
@@ -179,6 +182,15 @@ func buildResults(v view, enc string, tl *engine.Timeline, reqErr *engine.InputE
 	}
 	sel := tl.Steps[res.Selected]
 	res.Output = sel.Output()
+	var findings []engine.Finding
+	if res.Selected == len(tl.Steps)-1 {
+		findings = tl.Findings
+	}
+	res.Findings = findingViews(findings, sel.Documents)
+	rows := engine.Batch(sel.Documents, findings)
+	res.Lifecycles = lifecycleViews(engine.Lifecycles(sel.Documents), rows, v.replicas)
+	res.Batch = batchView(v, enc, res.Selected, rows)
+	res.Compare = compareLinks(v.state, sel.Documents)
 	res.DownloadHref = "/download" + strings.TrimPrefix(v.linkWith(enc, "", res.Selected), "/")
 	for _, d := range sel.Documents {
 		dv := web.DocView{Index: d.Index, Line: d.Line, Kind: d.Kind, Name: d.Name}

@@ -76,7 +76,7 @@ func Layout(title string, v VersionLine) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "<dialog id=\"shortcuts\" aria-labelledby=\"shortcuts-title\"><h2 id=\"shortcuts-title\">Keyboard shortcuts</h2><dl><dt><kbd>Ctrl</kbd>/<kbd>⌘</kbd> + <kbd>Enter</kbd></dt><dd>Apply (inject again)</dd><dt><kbd>?</kbd></dt><dd>Show this list</dd><dt><kbd>1</kbd>–<kbd>5</kbd></dt><dd>Switch results tab</dd><dt><kbd>Esc</kbd></dt><dd>Close this list</dd></dl><form method=\"dialog\"><button>Close</button></form></dialog><footer>sidecarlab runs Istio's own injector: <code>istio.io/istio ")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "<dialog id=\"shortcuts\" aria-labelledby=\"shortcuts-title\"><h2 id=\"shortcuts-title\">Keyboard shortcuts</h2><dl><dt><kbd>Ctrl</kbd>/<kbd>⌘</kbd> + <kbd>Enter</kbd></dt><dd>Apply (inject again)</dd><dt><kbd>?</kbd></dt><dd>Show this list</dd><dt><kbd>1</kbd>–<kbd>8</kbd></dt><dd>Switch results tab</dd><dt><kbd>Esc</kbd></dt><dd>Close this list</dd></dl><form method=\"dialog\"><button>Close</button></form></dialog><footer>sidecarlab runs Istio's own injector: <code>istio.io/istio ")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

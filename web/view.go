@@ -12,6 +12,9 @@ var Tabs = []Tab{
 	{ID: "unified", Title: "Unified diff"},
 	{ID: "yaml", Title: "Injected YAML"},
 	{ID: "timeline", Title: "Timeline"},
+	{ID: "pitfalls", Title: "Pitfalls"},
+	{ID: "lifecycle", Title: "Lifecycle"},
+	{ID: "batch", Title: "Batch"},
 	{ID: "warnings", Title: "Warnings"},
 }
 
@@ -113,6 +116,83 @@ type Results struct {
 	DownloadHref string
 	Documents    []DocView
 	Warnings     []string
+	Findings     []FindingView
+	Lifecycles   []LifecycleView
+	Batch        BatchView
+	// CompareHref opens the comparison of this view with a variant; empty when none applies.
+	Compare []CompareLink
+}
+
+// CompareLink is a one-click comparison of this state with a variant.
+type CompareLink struct {
+	Label, Href string
+}
+
+// FindingView is one pitfall with its one-click fix.
+type FindingView struct {
+	Severity, Check, Doc, Path, Message string
+	FixText string
+	// FixSteps is the JSON of the steps the fix adds (the value of the fix button); empty when
+	// the fix is text only.
+	FixSteps string
+}
+
+// LifecycleView is one workload's start and stop sequence.
+type LifecycleView struct {
+	Title    string
+	Ready    string
+	Verdicts []VerdictView
+	Diagram  Diagram
+	Start    []string
+	Stop     []string
+	Capacity CapacityView
+}
+
+// VerdictView is one answered question.
+type VerdictView struct {
+	ID, Question, Answer, Why string
+}
+
+// CapacityView is istio-proxy's resources for one pod and for all of them.
+type CapacityView struct {
+	Known                     bool
+	PerPodRequests            string
+	PerPodLimits              string
+	Replicas                  int
+	ReplicasFromSpec          bool
+	TotalRequests, TotalLimits string
+}
+
+// Diagram is an SVG sequence diagram, laid out: one lane per container, one row per event.
+type Diagram struct {
+	Width, Height int
+	Lanes         []DiagramLane
+	Rows          []DiagramRow
+	// StopY is where the stop sequence starts.
+	StopY int
+}
+
+// DiagramLane is a container's column.
+type DiagramLane struct {
+	X          int
+	Name, Role string
+}
+
+// DiagramRow is one event drawn in its lane.
+type DiagramRow struct {
+	X, Y, W int
+	Label   string
+	Role    string
+	Blocks  bool
+	// Span is true for an event about several containers (drawn across their lanes).
+	Span bool
+}
+
+// BatchView is the batch table.
+type BatchView struct {
+	Columns []string
+	Rows    [][]string
+	CSVHref, MarkdownHref, JSONHref string
 }
 
 // StepView is one row of the timeline.
@@ -157,4 +237,21 @@ type DocView struct {
 	Kind, Name string
 	Status     string // "injected", "skipped", "passed through", "error"
 	Reason     string
+}
+
+// ComparePage shows one state beside a variant of it.
+type ComparePage struct {
+	Version engine.VersionInfo
+	A, B    CompareSide
+	// Changes is the field diff from A's output to B's.
+	Changes []ChangeView
+}
+
+// CompareSide is one of the two states.
+type CompareSide struct {
+	Label      string
+	Permalink  string
+	Error      string
+	Lifecycles []LifecycleView
+	Output     string
 }

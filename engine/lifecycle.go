@@ -96,7 +96,7 @@ func lifecycleOf(d Document, obj runtime.Object) (Lifecycle, bool) {
 			}
 			short := "starts, keeps running"
 			if c.StartupProbe != nil {
-				short = "starts · waits for startupProbe"
+				short = "starts, waits for probe"
 			}
 			l.Start = append(l.Start, LifecycleEvent{Container: c.Name, What: what, Short: short, Blocks: c.StartupProbe != nil})
 			continue

@@ -579,3 +579,144 @@ func TestStaticAssets(t *testing.T) {
 		}
 	}
 }
+
+const jobYAML = `apiVersion: batch/v1
+kind: Job
+metadata:
+  name: once
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: work
+        image: busybox
+`
+
+func verdict(r response, id string) string {
+	return testid(r, "verdict-"+id).First().AttrOr("data-answer", "")
+}
+
+// TestPitfallFixAndLifecycle: a Job shows its pitfall with a fix button; the fix turns the proxy
+// native, and the Job-completion verdict flips.
+func TestPitfallFixAndLifecycle(t *testing.T) {
+	h := newServer(t)
+	link := stateLink(t, State{Manifest: jobYAML})
+	r := get(t, h, link+"&tab=pitfalls")
+	f := testid(r, "finding-job-classic-sidecar")
+	if f.Length() != 1 || !strings.Contains(f.Text(), "quitquitquit") {
+		t.Fatalf("no job-classic-sidecar finding: %q", testid(r, "findings").Text())
+	}
+	if testid(r, "tab-pitfalls").Find(".count").Text() != "1" {
+		t.Fatal("the Pitfalls tab does not count its findings")
+	}
+	if verdict(r, "job-completes") != "no" || testid(r, "lifecycle-svg").Find("rect").Length() < 4 {
+		t.Fatalf("lifecycle: job-completes %q", verdict(r, "job-completes"))
+	}
+	fix := testid(r, "fix-job-classic-sidecar").AttrOr("value", "")
+	js, _ := json.Marshal(State{}.Steps)
+	p := postForm(t, h, url.Values{"manifest": {jobYAML}, "steps": {string(js)}, "fix": {fix}})
+	if p.status != http.StatusSeeOther {
+		t.Fatalf("fix: %d", p.status)
+	}
+	r = get(t, h, p.header.Get("Location"))
+	if testid(r, "finding-job-classic-sidecar").Length() != 0 || verdict(r, "job-completes") != "yes" {
+		t.Fatalf("after the fix: finding %d, job-completes %q", testid(r, "finding-job-classic-sidecar").Length(), verdict(r, "job-completes"))
+	}
+	if !strings.Contains(testid(r, "steps").AttrOr("value", ""), "sidecar.istio.io/nativeSidecar") {
+		t.Fatal("the fix did not add its step")
+	}
+	// A clean Deployment has no pitfall.
+	if r := get(t, h, stateLink(t, State{Manifest: deploymentYAML})+"&tab=pitfalls"); testid(r, "no-pitfalls").Length() != 1 {
+		t.Fatal("a clean Deployment shows pitfalls")
+	}
+}
+
+func TestCapacity(t *testing.T) {
+	h := newServer(t)
+	fleet := strings.Replace(deploymentYAML, "spec:\n  selector", "spec:\n  replicas: 2000\n  selector", 1)
+	r := get(t, h, stateLink(t, State{Manifest: fleet})+"&tab=lifecycle")
+	if got := testid(r, "capacity-total").Text(); !strings.Contains(got, "2000 pods") || !strings.Contains(got, "cpu=200 memory=250Gi") {
+		t.Fatalf("capacity: %q", got)
+	}
+	p := postForm(t, h, url.Values{"manifest": {deploymentYAML}, "action": {"capacity"}, "replicas": {"50"}})
+	r = get(t, h, p.header.Get("Location"))
+	if got := testid(r, "capacity-total").Text(); !strings.Contains(got, "50 pods") || !strings.Contains(got, "cpu=5 ") {
+		t.Fatalf("typed pods: %q", got)
+	}
+	if r := get(t, h, stateLink(t, State{Manifest: deploymentYAML})+"&replicas=0"); r.status != http.StatusBadRequest {
+		t.Fatalf("replicas=0: %d", r.status)
+	}
+}
+
+func TestCompare(t *testing.T) {
+	h := newServer(t)
+	r := get(t, h, stateLink(t, State{Manifest: jobYAML})+"&tab=lifecycle")
+	var href string
+	testid(r, "compare-link").Each(func(_ int, s *goquery.Selection) {
+		if strings.Contains(s.Text(), "classic vs native") {
+			href = s.AttrOr("href", "")
+		}
+	})
+	if href == "" {
+		t.Fatal("no classic-vs-native link on a Job")
+	}
+	c := get(t, h, href)
+	if c.status != http.StatusOK {
+		t.Fatalf("compare: %d", c.status)
+	}
+	a := c.doc.Find(`[data-testid="side-a"] [data-testid="verdict-job-completes"]`).AttrOr("data-answer", "")
+	b := c.doc.Find(`[data-testid="side-b"] [data-testid="verdict-job-completes"]`).AttrOr("data-answer", "")
+	if a != "no" || b != "yes" {
+		t.Fatalf("job-completes: classic %q, native %q", a, b)
+	}
+	if !contains(changes(c), "moved spec.template.spec.initContainers[istio-proxy]") {
+		t.Fatalf("compare changes: %v", changes(c))
+	}
+	if get(t, h, "/compare?a=bad&b=bad").status != http.StatusBadRequest {
+		t.Fatal("a bad compare link is not a 400")
+	}
+	// A Deployment has no Job comparison, but has the hold one.
+	r = get(t, h, stateLink(t, State{Manifest: deploymentYAML})+"&tab=lifecycle")
+	if n := testid(r, "compare-link").Length(); n != 1 || !strings.Contains(testid(r, "compare-link").Text(), "hold") {
+		t.Fatalf("Deployment compare links: %d", n)
+	}
+}
+
+func TestBatchDownloads(t *testing.T) {
+	h := newServer(t)
+	multi := deploymentYAML + "---\n" + jobYAML + "---\napiVersion: v1\nkind: Service\nmetadata:\n  name: s\n"
+	link := stateLink(t, State{Manifest: multi})
+	r := get(t, h, link+"&tab=batch")
+	if n := testid(r, "batch-row").Length(); n != 3 {
+		t.Fatalf("%d batch rows", n)
+	}
+	js := get(t, h, testid(r, "batch-json").AttrOr("href", ""))
+	var rows []engine.BatchRow
+	if err := json.Unmarshal([]byte(js.body), &rows); err != nil || len(rows) != 3 || rows[1].Pitfalls[0] != "job-classic-sidecar" || rows[2].Result != "passed through" {
+		t.Fatalf("json: %v %+v", err, rows)
+	}
+	csv := get(t, h, testid(r, "batch-csv").AttrOr("href", ""))
+	back, err := engine.ParseBatchCSV([]byte(csv.body))
+	if err != nil || len(back) != 3 || back[0].Name != "web" || back[0].Requests != rows[0].Requests {
+		t.Fatalf("csv: %v %+v", err, back)
+	}
+	md := get(t, h, testid(r, "batch-md").AttrOr("href", ""))
+	if !strings.HasPrefix(md.body, "| doc | kind |") || strings.Count(md.body, "\n") != 5 {
+		t.Fatalf("markdown:\n%s", md.body)
+	}
+	// The API gives the same rows.
+	body, _ := json.Marshal(InjectRequest{Manifest: multi})
+	req := httptest.NewRequest(http.MethodPost, "/api/v1/inject", strings.NewReader(string(body)))
+	api := do(t, h, req)
+	var resp InjectResponse
+	if err := json.Unmarshal([]byte(api.body), &resp); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(string(engine.BatchJSON(rows)), string(engine.BatchJSON(resp.Batch))); d != "" {
+		t.Fatalf("API rows differ from the download (-web +api)\n%s", d)
+	}
+	if len(resp.Findings) != 1 || len(resp.Lifecycles) != 2 {
+		t.Fatalf("API: %d findings, %d lifecycles", len(resp.Findings), len(resp.Lifecycles))
+	}
+}

@@ -189,6 +189,9 @@ func buildResults(v view, enc string, tl *engine.Timeline, reqErr *engine.InputE
 	res.Findings = findingViews(findings, sel.Documents)
 	rows := engine.Batch(sel.Documents, findings)
 	res.Lifecycles = lifecycleViews(engine.Lifecycles(sel.Documents), rows, v.replicas)
+	for i := range res.Lifecycles {
+		res.Lifecycles[i].Capacity.Recount = true
+	}
 	res.Batch = batchView(v, enc, res.Selected, rows)
 	res.Compare = compareLinks(v.state, sel.Documents)
 	res.DownloadHref = "/download" + strings.TrimPrefix(v.linkWith(enc, "", res.Selected), "/")

@@ -155,7 +155,9 @@ type VerdictView struct {
 
 // CapacityView is istio-proxy's resources for one pod and for all of them.
 type CapacityView struct {
-	Known                     bool
+	Known bool
+	// Recount shows the pod-count input (the playground's form; not on the compare page).
+	Recount                   bool
 	PerPodRequests            string
 	PerPodLimits              string
 	Replicas                  int

@@ -361,3 +361,52 @@ func TestPlaygroundWithoutJavaScript(t *testing.T) {
 	}
 	sh.take(tab, "fresh-tab-yaml")
 }
+
+// TestJobClassicVersusNative: open the Job preset, click "compare classic vs native", see the
+// proxy move to initContainers and the Job-completion verdict flip; the lifecycle SVG is drawn.
+func TestJobClassicVersusNative(t *testing.T) {
+	ctx := browser(t)
+	sh := newShots(t)
+	do(ctx, t,
+		chromedp.Navigate(baseURL+"/"),
+		chromedp.WaitVisible(chromedp.CSS(`.cm-content`)),
+		chromedp.SetValue(chromedp.CSS(`#preset`), "job"),
+	)
+	// Choosing a preset submits the form (the page's script); wait for the Job's editor text.
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById("preset").dispatchEvent(new Event("change", {bubbles: true}))`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector(".cm-content").textContent.includes("kind: Job")`)); err != nil {
+		t.Fatal(err)
+	}
+	do(ctx, t,
+		chromedp.Click(chromedp.CSS(`[data-testid="tab-lifecycle"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="lifecycle-svg"]`)),
+	)
+	if got := attr(ctx, t, `[data-testid="verdict-job-completes"]`, "data-answer"); got != "no" {
+		t.Fatalf("classic Job completes: %q", got)
+	}
+	// The SVG is really drawn: its boxes have a size on screen.
+	w, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`document.querySelector('[data-testid="lifecycle-svg"] rect').getBoundingClientRect().width`))
+	if err != nil || w < 20 {
+		t.Fatalf("lifecycle SVG box width %v (%v)", w, err)
+	}
+	sh.take(ctx, "job-lifecycle")
+	do(ctx, t,
+		chromedp.Click(chromedp.CSS(`[data-testid="compare-link"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="compare"]`)),
+	)
+	a := attr(ctx, t, `[data-testid="side-a"] [data-testid="verdict-job-completes"]`, "data-answer")
+	b := attr(ctx, t, `[data-testid="side-b"] [data-testid="verdict-job-completes"]`, "data-answer")
+	if a != "no" || b != "yes" {
+		t.Fatalf("Job completes: classic %q, native %q", a, b)
+	}
+	moved := `[data-testid="compare-changes"] [data-kind="moved"][data-path="spec.template.spec.initContainers[istio-proxy]"]`
+	if !strings.Contains(text(ctx, t, moved), "moved from spec.template.spec.containers[istio-proxy]") {
+		t.Fatal("the compare view does not show istio-proxy moving to initContainers")
+	}
+	if !strings.Contains(text(ctx, t, `[data-testid="output-b"]`), "restartPolicy: Always") {
+		t.Fatal("the native output lacks restartPolicy: Always")
+	}
+	sh.take(ctx, "compare")
+}

@@ -63,6 +63,7 @@ func buildPage(v view, cat *engine.Catalog, tl *engine.Timeline, reqErr *engine.
 			p.Modes = append(p.Modes, web.Option{Value: string(m), Label: modeLabels[m], Selected: m == mode})
 		}
 		p.Groups = annotationGroups(cat)
+		p.Lab = labPath()
 	}
 	p.Active = activeAnnotations(st.Steps)
 	p.Results = buildResults(v, enc, tl, reqErr)

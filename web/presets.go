@@ -32,6 +32,7 @@ var presetTitles = map[string]string{
 	"istio-hello-probes":        "Istio's golden input: hello-probes (probe rewriting)",
 	"istio-traffic-annotations": "Istio's golden input: traffic-annotations",
 	"istio-native-sidecar":      "Istio's golden input: native-sidecar (a Pod with its own sidecar)",
+	"lab-batch":                 "The lab's batch: eight workloads",
 }
 
 // Presets lists the presets in menu order (their files are numbered).

@@ -72,3 +72,24 @@ func TestPresets(t *testing.T) {
 		t.Fatal("found a preset that does not exist")
 	}
 }
+
+// TestLabBatchPreset keeps the lab-batch preset equal to the engine's eight batch files, joined.
+func TestLabBatchPreset(t *testing.T) {
+	files, err := filepath.Glob("../engine/testdata/batch/*.yaml")
+	if err != nil || len(files) != 8 {
+		t.Fatalf("%d files, %v", len(files), err)
+	}
+	var parts []string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, string(b))
+	}
+	want := "# The lab's eight workloads (the same as engine/testdata/batch, one file each there).\n" + strings.Join(parts, "---\n")
+	p, ok := FindPreset("lab-batch")
+	if !ok || p.Manifest != want {
+		t.Fatal("presets/11-lab-batch.yaml differs from engine/testdata/batch")
+	}
+}

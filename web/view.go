@@ -39,6 +39,15 @@ type Page struct {
 	Results Results
 	// TabLinks are the links to each tab of this view.
 	TabLinks []TabLink
+	// Lab is the lab's guided path, each step a permalink.
+	Lab []LabStep
+}
+
+// LabStep is one step of the lab's path.
+type LabStep struct {
+	N           int
+	Title, Href string
+	Hint        string
 }
 
 // TabLink is a tab with the URL that selects it.

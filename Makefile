@@ -16,6 +16,7 @@ build:
 test: unit race fuzz e2e
 
 unit:
+	@test -z "$$(gofmt -l cmd engine handlers web static e2e)" || (gofmt -l cmd engine handlers web static e2e; echo "gofmt needed" >&2; exit 1)
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./e2e
 	$(GO) test -count=1 ./...

@@ -12,8 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 
-	meshconfig "istio.io/api/mesh/v1alpha1"
 	"istio.io/api/annotation"
+	meshconfig "istio.io/api/mesh/v1alpha1"
 )
 
 // Severity ranks a finding.
@@ -26,7 +26,9 @@ const (
 )
 
 // Rank orders severities: info < warning < error.
-func (s Severity) Rank() int { return slices.Index([]Severity{SeverityInfo, SeverityWarning, SeverityError}, s) }
+func (s Severity) Rank() int {
+	return slices.Index([]Severity{SeverityInfo, SeverityWarning, SeverityError}, s)
+}
 
 // Finding is one pitfall a check found. The checks are sidecarlab's own knowledge, not Istio's:
 // each is tested on a case that trips it and one that does not, against Istio's real output.

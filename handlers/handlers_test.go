@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -745,4 +746,40 @@ func TestLabPath(t *testing.T) {
 			}
 		}
 	})
+}
+
+func TestUpload(t *testing.T) {
+	h := newServer(t)
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	for name, body := range map[string]string{"a.yaml": deploymentYAML, "b.yaml": jobYAML} {
+		fw, _ := mw.CreateFormFile("files", name)
+		_, _ = fw.Write([]byte(body))
+	}
+	_ = mw.WriteField("manifest", "ignored")
+	_ = mw.WriteField("action", "upload")
+	_ = mw.Close()
+	req := httptest.NewRequest(http.MethodPost, "/", &buf)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	p := do(t, h, req)
+	if p.status != http.StatusSeeOther {
+		t.Fatalf("upload: %d %s", p.status, p.body)
+	}
+	r := get(t, h, p.header.Get("Location"))
+	if n := testid(r, "batch-row").Length(); n != 2 {
+		t.Fatalf("%d batch rows after uploading two files", n)
+	}
+	if !strings.Contains(testid(r, "manifest").Text(), "kind: Job") {
+		t.Fatal("the uploaded files are not the manifest")
+	}
+	// Without files the action says what to do.
+	var empty bytes.Buffer
+	mw = multipart.NewWriter(&empty)
+	_ = mw.WriteField("action", "upload")
+	_ = mw.Close()
+	req = httptest.NewRequest(http.MethodPost, "/", &empty)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	if p := do(t, h, req); p.status != http.StatusBadRequest {
+		t.Fatalf("upload without files: %d", p.status)
+	}
 }

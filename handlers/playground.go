@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"bytes"
+	"io"
 
 	"encoding/json"
 	"errors"
@@ -145,7 +146,13 @@ func lastErrors(tl *engine.Timeline) []*engine.InputError {
 // works without JavaScript and every view is a link.
 func (s *server) handleForm(w http.ResponseWriter, r *http.Request) error {
 	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
-	if err := r.ParseForm(); err != nil {
+	var err error
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/form-data") {
+		err = r.ParseMultipartForm(s.cfg.MaxBodyBytes)
+	} else {
+		err = r.ParseForm()
+	}
+	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			return mbe
@@ -206,6 +213,13 @@ func (s *server) handleForm(w http.ResponseWriter, r *http.Request) error {
 			return httpError{status: http.StatusBadRequest, msg: "Pods must be a number from 1 to 10,000,000."}
 		}
 		v.tab = "lifecycle"
+	case f.Get("action") == "upload":
+		manifest, err := uploadedManifest(r)
+		if err != nil {
+			return err
+		}
+		st.Manifest = manifest
+		v.tab = "batch"
 	case f.Get("action") == "preset":
 		if p, ok := web.FindPreset(f.Get("preset")); ok {
 			st.Manifest = p.Manifest
@@ -222,6 +236,27 @@ func (s *server) handleForm(w http.ResponseWriter, r *http.Request) error {
 	}
 	http.Redirect(w, r, v.permalink(), http.StatusSeeOther)
 	return nil
+}
+
+// uploadedManifest joins the uploaded files into one multi-document manifest, in the order given.
+func uploadedManifest(r *http.Request) (string, error) {
+	if r.MultipartForm == nil || len(r.MultipartForm.File["files"]) == 0 {
+		return "", httpError{status: http.StatusBadRequest, msg: "Choose one or more files to upload."}
+	}
+	var parts []string
+	for _, fh := range r.MultipartForm.File["files"] {
+		f, err := fh.Open()
+		if err != nil {
+			return "", err
+		}
+		b, err := io.ReadAll(f)
+		f.Close()
+		if err != nil {
+			return "", err
+		}
+		parts = append(parts, strings.TrimSuffix(strings.ReplaceAll(string(b), "\r\n", "\n"), "\n")+"\n")
+	}
+	return strings.Join(parts, "---\n"), nil
 }
 
 func splitLines(s string) []string {

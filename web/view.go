@@ -140,7 +140,7 @@ type CompareLink struct {
 // FindingView is one pitfall with its one-click fix.
 type FindingView struct {
 	Severity, Check, Doc, Path, Message string
-	FixText string
+	FixText                             string
 	// FixSteps is the JSON of the steps the fix adds (the value of the fix button); empty when
 	// the fix is text only.
 	FixSteps string
@@ -166,11 +166,11 @@ type VerdictView struct {
 type CapacityView struct {
 	Known bool
 	// Recount shows the pod-count input (the playground's form; not on the compare page).
-	Recount                   bool
-	PerPodRequests            string
-	PerPodLimits              string
-	Replicas                  int
-	ReplicasFromSpec          bool
+	Recount                    bool
+	PerPodRequests             string
+	PerPodLimits               string
+	Replicas                   int
+	ReplicasFromSpec           bool
 	TotalRequests, TotalLimits string
 }
 
@@ -201,8 +201,8 @@ type DiagramRow struct {
 
 // BatchView is the batch table.
 type BatchView struct {
-	Columns []string
-	Rows    [][]string
+	Columns                         []string
+	Rows                            [][]string
 	CSVHref, MarkdownHref, JSONHref string
 }
 

@@ -164,7 +164,11 @@ function init() {
   if (form) {
     form.addEventListener("submit", (e) => {
       e.preventDefault();
-      const body = new URLSearchParams(new FormData(form, e.submitter));
+      const data = new FormData(form, e.submitter);
+      // Files go as multipart; everything else as a plain urlencoded form.
+      const hasFiles = [...data.values()].some((v) => v instanceof File && v.name);
+      if (!hasFiles) data.delete("files");
+      const body = hasFiles ? data : new URLSearchParams(data);
       load(form.getAttribute("action") || "/", { method: "POST", body }, true);
     });
   }

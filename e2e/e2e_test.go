@@ -39,7 +39,7 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, "build:", err)
 			return 1
 		}
-		stop, url, err := serve(bin)
+		stop, url, err := serve(bin, filepath.Join(dir, "links.db"))
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "serve:", err)
 			return 1
@@ -53,8 +53,8 @@ func TestMain(m *testing.M) {
 var listenRE = regexp.MustCompile(`msg=listening addr=(\S+)`)
 
 // serve starts the binary on a free loopback port and waits for /readyz.
-func serve(bin string) (stop func(), url string, err error) {
-	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0")
+func serve(bin, db string) (stop func(), url string, err error) {
+	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--db", db)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return nil, "", err

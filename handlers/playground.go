@@ -109,6 +109,15 @@ func (s *server) handlePlayground(w http.ResponseWriter, r *http.Request) error 
 // renderView injects the view's state and renders the page, or only the regions that change
 // when the page's script asks (partialHeader).
 func (s *server) renderView(w http.ResponseWriter, r *http.Request, v view) error {
+	return s.renderViewWith(w, r, v, nil)
+}
+
+// pageExtras are what a caller may add to a rendered view: a short link, a banner.
+type pageExtras struct {
+	shortLink, banner string
+}
+
+func (s *server) renderViewWith(w http.ResponseWriter, r *http.Request, v view, extra func(*pageExtras, *engine.Timeline)) error {
 	eng := s.eng()
 	if eng == nil {
 		return errNotReady
@@ -120,6 +129,15 @@ func (s *server) renderView(w http.ResponseWriter, r *http.Request, v view) erro
 	}
 	partial := r.Header.Get(partialHeader) != ""
 	p := buildPage(v, eng.Catalog(), tl, ie, !partial)
+	p.Sharing = s.cfg.Links != nil
+	if extra != nil {
+		var x pageExtras
+		extra(&x, tl)
+		p.ShortLink = x.shortLink
+		if x.banner != "" {
+			p.Banner = x.banner
+		}
+	}
 	status := http.StatusOK
 	if ie != nil || (tl != nil && len(lastErrors(tl)) > 0) {
 		status = http.StatusUnprocessableEntity
@@ -145,6 +163,21 @@ func lastErrors(tl *engine.Timeline) []*engine.InputError {
 // apply) and redirects to the permalink of the new state: POST, then 303, then GET — so the page
 // works without JavaScript and every view is a link.
 func (s *server) handleForm(w http.ResponseWriter, r *http.Request) error {
+	v, err := s.formView(w, r)
+	if err != nil {
+		return err
+	}
+	if r.Header.Get(partialHeader) != "" {
+		// The page's script answers the action in place and puts the fragment's permalink in
+		// the address bar itself: one request instead of a redirect and a second one.
+		return s.renderView(w, r, v)
+	}
+	http.Redirect(w, r, v.permalink(), http.StatusSeeOther)
+	return nil
+}
+
+// formView reads the posted form and applies the action the person took.
+func (s *server) formView(w http.ResponseWriter, r *http.Request) (view, error) {
 	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
 	var err error
 	if strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/form-data") {
@@ -155,9 +188,9 @@ func (s *server) handleForm(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return mbe
+			return view{}, mbe
 		}
-		return httpError{status: http.StatusBadRequest, msg: "The form could not be read."}
+		return view{}, httpError{status: http.StatusBadRequest, msg: "The form could not be read."}
 	}
 	f := r.PostForm
 	st := State{
@@ -181,7 +214,7 @@ func (s *server) handleForm(w http.ResponseWriter, r *http.Request) error {
 	}
 	if js := f.Get("steps"); js != "" {
 		if err := json.Unmarshal([]byte(js), &st.Steps); err != nil {
-			return httpError{status: http.StatusBadRequest, msg: "The form's steps could not be read."}
+			return view{}, httpError{status: http.StatusBadRequest, msg: "The form's steps could not be read."}
 		}
 	}
 	v := view{state: st, tab: f.Get("tab"), step: -1}
@@ -196,27 +229,27 @@ func (s *server) handleForm(w http.ResponseWriter, r *http.Request) error {
 	case f.Get("remove") != "":
 		k, err := strconv.Atoi(f.Get("remove"))
 		if err != nil || k < 1 || k > len(st.Steps) {
-			return httpError{status: http.StatusBadRequest, msg: "There is no such step to remove."}
+			return view{}, httpError{status: http.StatusBadRequest, msg: "There is no such step to remove."}
 		}
 		st.Steps = append(st.Steps[:k-1:k-1], st.Steps[k:]...)
 		v.tab = "timeline"
 	case f.Get("fix") != "":
 		var fix []engine.Step
 		if err := json.Unmarshal([]byte(f.Get("fix")), &fix); err != nil {
-			return httpError{status: http.StatusBadRequest, msg: "The fix could not be read."}
+			return view{}, httpError{status: http.StatusBadRequest, msg: "The fix could not be read."}
 		}
 		st.Steps = append(st.Steps, fix...)
 		v.tab = "pitfalls"
 	case f.Get("action") == "capacity":
 		v.replicas = atoiOr(f.Get("replicas"), 0)
 		if v.replicas < 1 || v.replicas > 10_000_000 {
-			return httpError{status: http.StatusBadRequest, msg: "Pods must be a number from 1 to 10,000,000."}
+			return view{}, httpError{status: http.StatusBadRequest, msg: "Pods must be a number from 1 to 10,000,000."}
 		}
 		v.tab = "lifecycle"
 	case f.Get("action") == "upload":
 		manifest, err := uploadedManifest(r)
 		if err != nil {
-			return err
+			return view{}, err
 		}
 		st.Manifest = manifest
 		v.tab = "batch"
@@ -229,13 +262,7 @@ func (s *server) handleForm(w http.ResponseWriter, r *http.Request) error {
 		v.tab = ""
 	}
 	v.state = st
-	if r.Header.Get(partialHeader) != "" {
-		// The page's script answers the action in place and puts the fragment's permalink in
-		// the address bar itself: one request instead of a redirect and a second one.
-		return s.renderView(w, r, v)
-	}
-	http.Redirect(w, r, v.permalink(), http.StatusSeeOther)
-	return nil
+	return v, nil
 }
 
 // uploadedManifest joins the uploaded files into one multi-document manifest, in the order given.

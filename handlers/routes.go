@@ -24,6 +24,8 @@ type Engine interface {
 type Config struct {
 	// MaxBodyBytes bounds a POSTed form or API request (default 2 MiB).
 	MaxBodyBytes int64
+	// Links stores shared links; nil turns sharing off.
+	Links LinkStore
 }
 
 // New returns the whole HTTP surface. engine returns nil until the engine is ready (the default
@@ -44,6 +46,8 @@ func New(logger *slog.Logger, eng func() Engine, cfg Config) http.Handler {
 	r.Post("/", s.page(s.handleForm))
 	r.Get("/download", s.page(s.handleDownload))
 	r.Get("/compare", s.page(s.handleCompare))
+	r.Post("/share", s.page(s.handleShare))
+	r.Get("/s/{id}", s.page(s.handleShortLink))
 	r.Get("/batch.csv", s.page(s.handleBatchFile("csv")))
 	r.Get("/batch.md", s.page(s.handleBatchFile("md")))
 	r.Get("/batch.json", s.page(s.handleBatchFile("json")))

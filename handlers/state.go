@@ -61,6 +61,20 @@ func DecodeState(text string) (State, error) {
 	if len(js) > maxStateBytes {
 		return s, badState{"it is larger than 4 MiB"}
 	}
+	return decodeStateJSON(js)
+}
+
+// StateJSON is a state as stored behind a short link: its JSON, with the current schema version.
+func StateJSON(s State) []byte {
+	s.Version = StateVersion
+	b, _ := json.Marshal(s)
+	return b
+}
+
+// decodeStateJSON reads a state's JSON and checks its schema version. Every version ever
+// written is read (v1 is the only one so far; a v2 would migrate v1 here, step by step).
+func decodeStateJSON(js []byte) (State, error) {
+	var s State
 	dec := json.NewDecoder(bytes.NewReader(js))
 	if err := dec.Decode(&s); err != nil {
 		return s, badState{"it is not a sidecarlab state"}

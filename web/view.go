@@ -41,6 +41,9 @@ type Page struct {
 	TabLinks []TabLink
 	// Lab is the lab's guided path, each step a permalink.
 	Lab []LabStep
+	// Sharing is on when the server stores links; ShortLink is this view's, when it has one.
+	Sharing   bool
+	ShortLink string
 }
 
 // LabStep is one step of the lab's path.

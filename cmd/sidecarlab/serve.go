@@ -13,6 +13,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/handlers"
+	"github.com/sidecarlab/sidecarlab/store"
 )
 
 // runServe serves the playground until ctx ends. It listens at once and renders the default
@@ -22,12 +23,31 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if addr == "" {
 		addr = ":8080"
 	}
+	dbPath := getenv("SIDECARLAB_DB")
+	if dbPath == "" {
+		dbPath = "sidecarlab.db"
+	}
+	postgres := getenv("SIDECARLAB_POSTGRES")
 	fs := newFlagSet("serve", stderr)
 	fs.StringVar(&addr, "addr", addr, "address to listen on (env SIDECARLAB_ADDR)")
+	fs.StringVar(&dbPath, "db", dbPath, "SQLite file for shared links, created on first use (env SIDECARLAB_DB)")
+	fs.StringVar(&postgres, "postgres", postgres, "PostgreSQL DSN for shared links, instead of SQLite (env SIDECARLAB_POSTGRES)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
+
+	var links *store.SQL
+	var err error
+	if postgres != "" {
+		links, err = store.OpenPostgres(postgres)
+	} else {
+		links, err = store.OpenSQLite(dbPath)
+	}
+	if err != nil {
+		return fmt.Errorf("link store: %w", err)
+	}
+	defer links.Close()
 
 	var ready atomic.Pointer[engine.Engine]
 	start := time.Now()
@@ -52,7 +72,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 			return e
 		}
 		return nil
-	}, handlers.Config{})
+	}, handlers.Config{Links: links})
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,

@@ -163,6 +163,8 @@ function init() {
   const form = document.getElementById("playground");
   if (form) {
     form.addEventListener("submit", (e) => {
+      // Sharing leaves the page for the short link: let the browser post it.
+      if (e.submitter && e.submitter.getAttribute("formaction") === "/share") return;
       e.preventDefault();
       const data = new FormData(form, e.submitter);
       // Files go as multipart; everything else as a plain urlencoded form.
@@ -178,7 +180,8 @@ function init() {
     const step = e.target.closest(".t-link");
     if (step) { e.preventDefault(); load(step.href, {}, true); return; }
     if (e.target.closest("#copy-link")) {
-      const link = new URL(form.dataset.permalink, location.href).href;
+      const short = document.querySelector('[data-testid="short-link"]');
+      const link = new URL(short ? short.getAttribute("href") : form.dataset.permalink, location.href).href;
       copyText(link).then(() => setStatus("Link copied."));
       return;
     }

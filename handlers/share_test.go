@@ -1,0 +1,144 @@
+package handlers
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/store"
+)
+
+func serverWith(t *testing.T, links LinkStore) http.Handler {
+	t.Helper()
+	newServer(t)
+	return New(slog.New(slog.NewTextHandler(io.Discard, nil)), func() Engine { return eng }, Config{Links: links})
+}
+
+func sqliteStore(t *testing.T, path string) *store.SQL {
+	t.Helper()
+	s, err := store.OpenSQLite(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func share(t *testing.T, h http.Handler, manifest string, steps string) string {
+	t.Helper()
+	r := do(t, h, shareRequest(url.Values{"manifest": {manifest}, "steps": {steps}}))
+	if r.status != http.StatusSeeOther || !strings.HasPrefix(r.header.Get("Location"), "/s/") {
+		t.Fatalf("share: %d %q", r.status, r.header.Get("Location"))
+	}
+	return r.header.Get("Location")
+}
+
+func TestShareAndShortLinks(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "links.db")
+	h := serverWith(t, sqliteStore(t, path))
+	steps := `[{"key":"sidecar.istio.io/proxyCPU","value":"200m"}]`
+	a := share(t, h, deploymentYAML, steps)
+	if b := share(t, h, deploymentYAML, steps); b != a {
+		t.Fatalf("same state, ids %s and %s", a, b)
+	}
+	if c := share(t, h, deploymentYAML, `[{"key":"sidecar.istio.io/proxyCPU","value":"300m"}]`); c == a {
+		t.Fatal("different states, same id")
+	}
+	r := get(t, h, a)
+	if r.status != http.StatusOK || !contains(changes(r), "changed spec.template.spec.containers[istio-proxy].resources.requests.cpu") {
+		t.Fatalf("short link: %d %v", r.status, changes(r))
+	}
+	if got := testid(r, "short-link").AttrOr("href", ""); got != a {
+		t.Fatalf("short link shown as %q", got)
+	}
+	// The same result as the long permalink of the same state.
+	long := get(t, h, stateLink(t, State{Istio: engine.Version().Istio, Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}}))
+	x, _ := testid(r, "results").Html()
+	y, _ := testid(long, "results").Html()
+	if x != y {
+		t.Fatal("the short link renders differently from the permalink")
+	}
+	// A restart: a new store on the same file still has it.
+	h2 := serverWith(t, sqliteStore(t, path))
+	if r := get(t, h2, a); r.status != http.StatusOK {
+		t.Fatalf("after a restart: %d", r.status)
+	}
+	// Hostile ids are 404s.
+	for _, bad := range []string{"/s/..%2F..%2Fetc%2Fpasswd", "/s/1'%20OR%20'1'='1", "/s/" + strings.Repeat("a", 10240), "/s/0000000000000000", "/s/"} {
+		if r := get(t, h, bad); r.status != http.StatusNotFound {
+			t.Errorf("%s: %d", bad[:min(40, len(bad))], r.status)
+		}
+	}
+	// Without a store, sharing is off, and says so.
+	if r := do(t, newServer(t), shareRequest(url.Values{"manifest": {deploymentYAML}})); r.status != http.StatusNotFound {
+		t.Fatalf("share without a store: %d", r.status)
+	}
+}
+
+func shareRequest(form url.Values) *http.Request {
+	req, _ := http.NewRequest(http.MethodPost, "/share", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	return req
+}
+
+// TestShortLinkFromAnotherIstio: a link stored under another Istio shows the banner, and says
+// whether the output changed.
+func TestShortLinkFromAnotherIstio(t *testing.T) {
+	links := sqliteStore(t, filepath.Join(t.TempDir(), "links.db"))
+	h := serverWith(t, links)
+	st := State{Version: StateVersion, Istio: "1.29", Manifest: deploymentYAML}
+	js := StateJSON(st)
+	tl, err := eng.Timeline(context.Background(), []byte(deploymentYAML), nil, engine.Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	same := store.Link{ID: store.ID(js), State: js, Istio: "1.29", OutputHash: outputHash(tl)}
+	st.Manifest = strings.Replace(deploymentYAML, "name: web", "name: web2", 1)
+	js2 := StateJSON(st)
+	changed := store.Link{ID: store.ID(js2), State: js2, Istio: "1.29", OutputHash: "not-the-output-of-today"}
+	for _, l := range []store.Link{same, changed} {
+		if err := links.Put(context.Background(), l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := get(t, h, "/s/"+same.ID)
+	if b := testid(r, "banner").Text(); !strings.Contains(b, "made with Istio 1.29") || !strings.Contains(b, "the output is the same") {
+		t.Fatalf("banner %q", b)
+	}
+	r = get(t, h, "/s/"+changed.ID)
+	if b := testid(r, "banner").Text(); !strings.Contains(b, "the output differs") {
+		t.Fatalf("banner %q", b)
+	}
+}
+
+// TestSharedPostgres: a link shared through one server is visible from a second server on the
+// same PostgreSQL (its own connection pool, as a second replica has).
+func TestSharedPostgres(t *testing.T) {
+	dsn := os.Getenv("SIDECARLAB_TEST_POSTGRES")
+	if dsn == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("SIDECARLAB_TEST_POSTGRES is not set; .ci/run must start PostgreSQL")
+		}
+		t.Skip("SIDECARLAB_TEST_POSTGRES not set (.ci/run sets it)")
+	}
+	open := func() *store.SQL {
+		s, err := store.OpenPostgres(dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	one, two := serverWith(t, open()), serverWith(t, open())
+	link := share(t, one, deploymentYAML, `[{"key":"sidecar.istio.io/logLevel","value":"debug"}]`)
+	if r := get(t, two, link); r.status != http.StatusOK || testid(r, "diff-step-1").Length() != 1 {
+		t.Fatalf("second replica: %d", r.status)
+	}
+}

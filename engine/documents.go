@@ -237,3 +237,28 @@ func annotate(obj runtime.Object, ann []annotationChange) error {
 	}
 	return nil
 }
+
+// AnnotatedInput is the manifest with the annotation steps written where Istio reads them: the
+// input that, given to istioctl kube-inject without steps, gives the same output. Documents the
+// steps do not touch are kept as written.
+func AnnotatedInput(manifest []byte, steps []Step) (string, error) {
+	chunks, err := splitDocuments(manifest)
+	if err != nil {
+		return "", err
+	}
+	ann := annotationsAt(steps, len(steps))
+	var b strings.Builder
+	for _, c := range chunks {
+		out := string(c.raw)
+		if len(ann) > 0 {
+			if obj, err := inject.FromRawToObject(c.raw); err == nil && annotate(obj, ann) == nil {
+				if y, err := yaml.Marshal(obj); err == nil {
+					out = string(y)
+				}
+			}
+		}
+		b.WriteString(out)
+		b.WriteString("---\n")
+	}
+	return b.String(), nil
+}

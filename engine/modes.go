@@ -167,3 +167,26 @@ func (s Settings) key() string {
 	}
 	return k + "/" + s.Install.Hash()
 }
+
+// IstioctlEnv is the ENABLE_NATIVE_SIDECARS value under which offline `istioctl kube-inject`
+// decides exactly as this mode does: unset for kube-inject, true/false for the forced modes, and
+// for webhook mode the answer Istio's DetectNativeSidecar gives for nodes of the version (native
+// from 1.33 on).
+func (s Settings) IstioctlEnv() string {
+	switch s.mode() {
+	case ModeNative:
+		return "true"
+	case ModeClassic:
+		return "false"
+	case ModeWebhook:
+		v := s.KubernetesVersion
+		if v == "" {
+			v = DefaultKubernetesVersion
+		}
+		if minor, err := parseKubernetesVersion(v); err == nil && minor >= 33 {
+			return "true"
+		}
+		return "false"
+	}
+	return ""
+}

@@ -132,3 +132,42 @@ func boolInt(b bool) int {
 	}
 	return 0
 }
+
+// Text renders the timeline as `sidecarlab diff` prints it: a block per row, the field changes
+// grouped by document (or, with unified, the line diff).
+func (t *Timeline) Text(unified bool) string {
+	var w strings.Builder
+	for _, st := range t.Steps {
+		if st.Step == nil {
+			w.WriteString("# step 0: injection (input → injected)\n")
+		} else {
+			fmt.Fprintf(&w, "# step %d: %s\n", st.Index, st.Step)
+		}
+		if unified {
+			if st.Unified == "" {
+				w.WriteString("(no change)\n")
+			}
+			w.WriteString(st.Unified)
+			w.WriteString("\n")
+			continue
+		}
+		if len(st.Changes) == 0 {
+			w.WriteString("(no change)\n")
+		}
+		doc := 0
+		for _, c := range st.Changes {
+			if c.Doc != doc {
+				doc = c.Doc
+				d := st.Documents[doc-1]
+				name := d.Name
+				if d.Namespace != "" {
+					name = d.Namespace + "/" + name
+				}
+				fmt.Fprintf(&w, "document %d: %s\n", doc, strings.TrimPrefix(d.Kind+"/"+name, "/"))
+			}
+			fmt.Fprintf(&w, "  %s\n", c)
+		}
+		w.WriteString("\n")
+	}
+	return w.String()
+}

@@ -18,6 +18,7 @@ import (
 type Engine interface {
 	Timeline(ctx context.Context, manifest []byte, steps []engine.Step, s engine.Settings) (*engine.Timeline, error)
 	Catalog() *engine.Catalog
+	Install(ctx context.Context, o engine.InstallOptions) (*engine.Install, error)
 }
 
 // Config holds the knobs of the HTTP surface.
@@ -48,6 +49,10 @@ func New(logger *slog.Logger, eng func() Engine, cfg Config) http.Handler {
 	r.Get("/compare", s.page(s.handleCompare))
 	r.Post("/share", s.page(s.handleShare))
 	r.Get("/s/{id}", s.page(s.handleShortLink))
+	r.Get("/s/{id}/{file}", s.page(s.handleShortRaw))
+	for name := range rawFiles {
+		r.Get("/"+name, s.page(s.handleRaw(name)))
+	}
 	r.Get("/batch.csv", s.page(s.handleBatchFile("csv")))
 	r.Get("/batch.md", s.page(s.handleBatchFile("md")))
 	r.Get("/batch.json", s.page(s.handleBatchFile("json")))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/sidecarlab/sidecarlab/engine"
 )
@@ -43,8 +42,8 @@ func runDiff(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			return err
 		}
 	} else {
-		for _, st := range tl.Steps {
-			writeStep(stdout, st, unified)
+		if _, err := io.WriteString(stdout, tl.Text(unified)); err != nil {
+			return err
 		}
 	}
 	var errs []*engine.InputError
@@ -54,43 +53,4 @@ func runDiff(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		}
 	}
 	return reportDocErrors(errs, stderr)
-}
-
-// writeStep prints one timeline row: a header naming the step, then its changes grouped by
-// document.
-func writeStep(w io.Writer, st *engine.StepResult, unified bool) {
-	if st.Step == nil {
-		fmt.Fprintf(w, "# step 0: injection (input → injected)\n")
-	} else {
-		fmt.Fprintf(w, "# step %d: %s\n", st.Index, st.Step)
-	}
-	if unified {
-		if st.Unified == "" {
-			fmt.Fprintln(w, "(no change)")
-		}
-		fmt.Fprint(w, st.Unified)
-		fmt.Fprintln(w)
-		return
-	}
-	if len(st.Changes) == 0 {
-		fmt.Fprintln(w, "(no change)")
-	}
-	doc := 0
-	for _, c := range st.Changes {
-		if c.Doc != doc {
-			doc = c.Doc
-			d := st.Documents[doc-1]
-			fmt.Fprintf(w, "document %d: %s\n", doc, docName(d))
-		}
-		fmt.Fprintf(w, "  %s\n", c)
-	}
-	fmt.Fprintln(w)
-}
-
-func docName(d engine.Document) string {
-	name := d.Name
-	if d.Namespace != "" {
-		name = d.Namespace + "/" + name
-	}
-	return strings.TrimPrefix(d.Kind+"/"+name, "/")
 }

@@ -1,0 +1,168 @@
+package handlers
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/store"
+)
+
+// rawFiles are the raw outputs every state has, under /NAME?s=… and /s/<id>/NAME.
+var rawFiles = map[string]bool{"injected.yaml": true, "diff.txt": true, "state.json": true, "repro.tar.gz": true}
+
+// handleRaw serves one raw output of the state in the query.
+func (s *server) handleRaw(name string) func(http.ResponseWriter, *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		v, err := readView(r)
+		if err != nil {
+			return err
+		}
+		if r.URL.Query().Get("s") == "" {
+			return httpError{status: http.StatusBadRequest, msg: "Give the state: ?s=… (any permalink's)."}
+		}
+		return s.writeRaw(w, r, name, v)
+	}
+}
+
+// handleShortRaw serves a raw output of a shared link: /s/<id>/NAME.
+func (s *server) handleShortRaw(w http.ResponseWriter, r *http.Request) error {
+	name := chi.URLParam(r, "file")
+	if !rawFiles[name] || s.cfg.Links == nil {
+		return httpError{status: http.StatusNotFound, msg: "There is no such file."}
+	}
+	l, err := s.cfg.Links.Get(r.Context(), chi.URLParam(r, "id"))
+	if errors.Is(err, store.ErrNotFound) {
+		return httpError{status: http.StatusNotFound, msg: "There is no shared link with this id."}
+	}
+	if err != nil {
+		return err
+	}
+	st, err := decodeStateJSON(l.State)
+	if err != nil {
+		return err
+	}
+	return s.writeRaw(w, r, name, view{state: st, step: -1})
+}
+
+func (s *server) writeRaw(w http.ResponseWriter, r *http.Request, name string, v view) error {
+	eng := s.eng()
+	if eng == nil {
+		return errNotReady
+	}
+	if name == "state.json" {
+		w.Header().Set("Content-Type", "application/json")
+		b, _ := json.MarshalIndent(v.state, "", "  ")
+		_, err := w.Write(append(b, '\n'))
+		return err
+	}
+	tl, err := eng.Timeline(r.Context(), []byte(v.state.Manifest), v.state.Steps, v.state.Settings)
+	if err != nil {
+		return err
+	}
+	switch name {
+	case "injected.yaml":
+		w.Header().Set("Content-Type", "application/yaml; charset=utf-8")
+		_, err = w.Write([]byte(tl.Steps[selectedStep(v.step, len(tl.Steps))].Output()))
+	case "diff.txt":
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, err = w.Write([]byte(tl.Text(r.URL.Query().Get("unified") != "")))
+	case "repro.tar.gz":
+		var b []byte
+		b, err = s.reproBundle(r, v.state, tl)
+		if err == nil {
+			w.Header().Set("Content-Type", "application/gzip")
+			w.Header().Set("Content-Disposition", `attachment; filename="sidecarlab-repro.tar.gz"`)
+			_, err = w.Write(b)
+		}
+	}
+	return err
+}
+
+// reproBundle is everything needed to reproduce a state's output with istioctl alone: the input
+// (annotation steps written in), the injector config, values and mesh config the engine used, the
+// expected output, the state, and the command.
+func (s *server) reproBundle(r *http.Request, st State, tl *engine.Timeline) ([]byte, error) {
+	install, err := s.installFor(r, st.Settings.Install)
+	if err != nil {
+		return nil, err
+	}
+	input, err := engine.AnnotatedInput([]byte(st.Manifest), st.Steps)
+	if err != nil {
+		return nil, err
+	}
+	stateJSON, _ := json.MarshalIndent(st, "", "  ")
+	env := st.Settings.IstioctlEnv()
+	cmd := "istioctl kube-inject -f input.yaml --injectConfigFile inject-config.yaml --valuesFile values.json --meshConfigFile mesh.yaml --revision default > output.yaml"
+	if env != "" {
+		cmd = "ENABLE_NATIVE_SIDECARS=" + env + " " + cmd
+	}
+	v := engine.Version()
+	readme := fmt.Sprintf(`# sidecarlab reproduction
+
+Made with Istio %s (istio.io/istio %s). To reproduce with istioctl of the same Istio:
+
+    %s
+    diff output.yaml expected.yaml
+
+Files:
+
+- input.yaml: the manifest, with the annotation steps written where Istio reads them
+- inject-config.yaml, values.json, mesh.yaml: the istio-sidecar-injector and istio ConfigMaps the engine rendered
+- expected.yaml: the output sidecarlab showed
+- state.json: the sidecarlab state (open it in the playground)
+`, v.Istio, v.Module, cmd)
+	if st.Settings.Mode == engine.ModeWebhook {
+		readme += fmt.Sprintf("\nThe state is in webhook mode on Kubernetes %s; offline istioctl has no nodes, so ENABLE_NATIVE_SIDECARS=%s stands for the webhook's decision on them.\n", st.Settings.KubernetesVersion, env)
+	}
+	files := []struct{ name, body string }{
+		{"README.md", readme},
+		{"reproduce.sh", "#!/bin/sh\nset -e\n" + cmd + "\ndiff output.yaml expected.yaml && echo reproduced\n"},
+		{"input.yaml", input},
+		{"inject-config.yaml", install.InjectorConfig},
+		{"values.json", install.Values},
+		{"mesh.yaml", install.MeshConfigYAML},
+		{"expected.yaml", tl.Steps[len(tl.Steps)-1].Output()},
+		{"state.json", string(stateJSON) + "\n"},
+	}
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	for _, f := range files {
+		mode := int64(0o644)
+		if strings.HasSuffix(f.name, ".sh") {
+			mode = 0o755
+		}
+		hdr := &tar.Header{Name: "sidecarlab-repro/" + f.name, Mode: mode, Size: int64(len(f.body)), ModTime: time.Unix(0, 0)}
+		if err := tw.WriteHeader(hdr); err != nil {
+			return nil, err
+		}
+		if _, err := tw.Write([]byte(f.body)); err != nil {
+			return nil, err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	if err := gz.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func (s *server) installFor(r *http.Request, o engine.InstallOptions) (*engine.Install, error) {
+	eng := s.eng()
+	if eng == nil {
+		return nil, errNotReady
+	}
+	return eng.Install(r.Context(), o)
+}

@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 )
 
 var baseURL string
@@ -409,4 +411,70 @@ func TestJobClassicVersusNative(t *testing.T) {
 		t.Fatal("the native output lacks restartPolicy: Always")
 	}
 	sh.take(ctx, "compare")
+}
+
+// TestShareLinkPresenterAndDeepLink: share → open /s/<id> in a new browser context → the same
+// result; presenter mode steps with the arrow keys; a deep link highlights its row.
+func TestShareLinkPresenterAndDeepLink(t *testing.T) {
+	ctx := browser(t)
+	sh := newShots(t)
+	do(ctx, t,
+		chromedp.Navigate(baseURL+"/"),
+		chromedp.WaitVisible(chromedp.CSS(`.cm-content`)),
+		chromedp.Click(chromedp.CSS(addButton("sidecar.istio.io/proxyCPU"))),
+		chromedp.WaitVisible(chromedp.CSS(cpuRow)),
+		chromedp.Click(chromedp.CSS(addButton("proxy.istio.io/config"))),
+		chromedp.WaitVisible(chromedp.CSS(moveRow)),
+	)
+	before := resultsText(ctx, t)
+	do(ctx, t,
+		chromedp.Click(chromedp.CSS(`[data-testid="share"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="short-link"]`)),
+	)
+	short := attr(ctx, t, `[data-testid="short-link"]`, "href")
+	if !regexp.MustCompile(`^/s/[0-9a-hjkmnp-tv-z]{16}$`).MatchString(short) {
+		t.Fatalf("short link %q", short)
+	}
+	sh.take(ctx, "shared")
+
+	// A new browser context (no cookies, no history) opens the short link.
+	other := browser(t)
+	do(other, t, chromedp.Navigate(baseURL+short))
+	checkRows(other, t)
+	if after := resultsText(other, t); after != before {
+		t.Fatal("the short link shows a different field diff")
+	}
+
+	// Presenter mode: the arrow keys step through the timeline.
+	do(other, t,
+		chromedp.Click(chromedp.CSS(`[data-testid="present"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="slide-n"]`)),
+	)
+	if got := text(other, t, `[data-testid="slide-n"]`); got != "step 0 of 2" {
+		t.Fatalf("first slide %q", got)
+	}
+	do(other, t, chromedp.KeyEvent(kb.ArrowRight))
+	if _, err := chromedp.Run(other, chromedp.Poll[bool](`document.querySelector('[data-testid="slide-n"]').textContent === "step 1 of 2"`)); err != nil {
+		t.Fatal("→ did not move to step 1")
+	}
+	do(other, t, chromedp.KeyEvent(kb.ArrowRight))
+	if _, err := chromedp.Run(other, chromedp.Poll[bool](`document.querySelector('[data-testid="slide-n"]').textContent === "step 2 of 2" && !!document.querySelector('[data-testid="diff-step-2"]')`)); err != nil {
+		t.Fatal("→ did not move to step 2")
+	}
+	sh.take(other, "presenter-step-2")
+	do(other, t, chromedp.KeyEvent(kb.ArrowLeft))
+	if _, err := chromedp.Run(other, chromedp.Poll[bool](`document.querySelector('[data-testid="slide-n"]').textContent === "step 1 of 2"`)); err != nil {
+		t.Fatal("← did not move back to step 1")
+	}
+
+	// A deep link highlights its row.
+	path := "spec.template.spec.containers[istio-proxy].lifecycle"
+	deep := baseURL + short + "#path=" + url.PathEscape(path)
+	third := browser(t)
+	do(third, t, chromedp.Navigate(deep))
+	ok, err := chromedp.Run(third, chromedp.Poll[bool](`(() => { const r = document.querySelector('tr.highlight'); return !!r && r.dataset.path === `+fmt.Sprintf("%q", path)+`; })()`))
+	if err != nil || !ok {
+		t.Fatalf("the deep link did not highlight its row: %v", err)
+	}
+	sh.take(third, "deep-link")
 }

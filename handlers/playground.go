@@ -25,6 +25,8 @@ type view struct {
 	step int
 	// replicas is the pod count typed for the capacity math; 0 means the spec's.
 	replicas int
+	// present is presenter mode: large type, one step's diff per slide.
+	present bool
 }
 
 func (v view) permalink() string {
@@ -44,6 +46,9 @@ func (v view) linkWith(encoded, tab string, step int) string {
 	}
 	if v.replicas > 0 {
 		q.Set("replicas", strconv.Itoa(v.replicas))
+	}
+	if v.present {
+		q.Set("present", "1")
 	}
 	return "/?" + q.Encode()
 }
@@ -73,6 +78,10 @@ func readView(r *http.Request) (view, error) {
 			return v, httpError{status: http.StatusBadRequest, msg: "step must be a step number (0, 1, 2, …)."}
 		}
 		v.step = n
+	}
+	v.present = q.Get("present") == "1"
+	if v.present && v.step < 0 {
+		v.step = 0 // a presentation starts at the first slide
 	}
 	if s := q.Get("replicas"); s != "" {
 		n, err := strconv.Atoi(s)

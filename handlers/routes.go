@@ -37,7 +37,7 @@ func New(logger *slog.Logger, eng func() Engine, cfg Config) http.Handler {
 	}
 	s := &server{log: logger, eng: eng, cfg: cfg}
 	r := chi.NewRouter()
-	r.Use(middleware.RequestID, s.logRequests, s.recoverPanics, middleware.Compress(1, "text/html", "text/css", "application/javascript", "text/javascript", "application/json", "image/svg+xml", "application/yaml"))
+	r.Use(middleware.RequestID, s.logRequests, s.recoverPanics, noFraming, middleware.Compress(1, "text/html", "text/css", "application/javascript", "text/javascript", "application/json", "image/svg+xml", "application/yaml"))
 
 	r.Get("/healthz", handleHealthz().ServeHTTP)
 	r.Get("/readyz", s.handleReadyz().ServeHTTP)
@@ -47,6 +47,7 @@ func New(logger *slog.Logger, eng func() Engine, cfg Config) http.Handler {
 	r.Post("/", s.page(s.handleForm))
 	r.Get("/download", s.page(s.handleDownload))
 	r.Get("/compare", s.page(s.handleCompare))
+	r.Get("/embed", s.page(s.handleEmbed))
 	r.Post("/share", s.page(s.handleShare))
 	r.Get("/s/{id}", s.page(s.handleShortLink))
 	r.Get("/s/{id}/{file}", s.page(s.handleShortRaw))
@@ -90,5 +91,14 @@ func (s *server) handleReadyz() http.Handler {
 			return
 		}
 		_, _ = w.Write([]byte("ready\n"))
+	})
+}
+
+// noFraming forbids framing everywhere; /embed lifts it for itself.
+func noFraming(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Frame-Options", "DENY")
+		w.Header().Set("Content-Security-Policy", "frame-ancestors 'none'")
+		next.ServeHTTP(w, r)
 	})
 }

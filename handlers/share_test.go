@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/PuerkitoBio/goquery"
+
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/store"
 )
@@ -140,5 +142,42 @@ func TestSharedPostgres(t *testing.T) {
 	link := share(t, one, deploymentYAML, `[{"key":"sidecar.istio.io/logLevel","value":"debug"}]`)
 	if r := get(t, two, link); r.status != http.StatusOK || testid(r, "diff-step-1").Length() != 1 {
 		t.Fatalf("second replica: %d", r.status)
+	}
+}
+
+func TestPresenterEmbedAndDeepLinks(t *testing.T) {
+	h := newServer(t)
+	st := State{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}, {Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStarts: true"}}}
+	page := get(t, h, stateLink(t, st))
+	present := get(t, h, testid(page, "present").AttrOr("href", ""))
+	if !present.doc.Find("main").HasClass("present") || testid(present, "slide-n").Text() != "step 0 of 2" || testid(present, "slide-prev").Length() != 0 {
+		t.Fatalf("presenter mode: %q", testid(present, "slide-n").Text())
+	}
+	next := get(t, h, testid(present, "slide-next").AttrOr("href", ""))
+	if testid(next, "slide-n").Text() != "step 1 of 2" || testid(next, "diff-step-1").Length() != 1 || testid(next, "diff-step-2").Length() != 0 {
+		t.Fatal("the next slide is not step 1 alone")
+	}
+	// Deep links: one per change row, naming its path.
+	var found bool
+	testid(page, "change").Each(func(_ int, s *goquery.Selection) {
+		a := s.Find(`[data-testid="deep-link"]`).AttrOr("href", "")
+		if a != "#path="+url.PathEscape(s.AttrOr("data-path", "")) {
+			t.Errorf("row %s links %q", s.AttrOr("data-path", ""), a)
+		}
+		found = true
+	})
+	if !found {
+		t.Fatal("no change rows")
+	}
+	// Only /embed may be framed.
+	if page.header.Get("X-Frame-Options") != "DENY" || !strings.Contains(page.header.Get("Content-Security-Policy"), "frame-ancestors 'none'") {
+		t.Fatalf("the playground may be framed: %v", page.header)
+	}
+	embed := get(t, h, testid(page, "embed").AttrOr("href", ""))
+	if embed.status != http.StatusOK || embed.header.Get("X-Frame-Options") != "" || embed.header.Get("Content-Security-Policy") != "frame-ancestors *" {
+		t.Fatalf("embed: %d %v", embed.status, embed.header)
+	}
+	if testid(embed, "embed-page").Length() != 1 || testid(embed, "diff-step-2").Length() != 1 || embed.doc.Find("form").Length() != 0 {
+		t.Fatal("the embed view is not the read-only diff")
 	}
 }

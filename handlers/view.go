@@ -3,6 +3,7 @@ package handlers
 import (
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -68,6 +69,25 @@ func buildPage(v view, cat *engine.Catalog, tl *engine.Timeline, reqErr *engine.
 	p.Active = activeAnnotations(st.Steps)
 	p.Results = buildResults(v, enc, tl, reqErr)
 	p.Results.OnlySelected = !full
+	p.Present = v.present
+	pv := v
+	pv.present, pv.step, pv.tab = true, 0, "diff"
+	p.PresentHref = pv.linkWith(enc, "diff", 0)
+	p.EmbedHref = "/embed?s=" + url.QueryEscape(enc)
+	if v.present && tl != nil {
+		n := len(tl.Steps)
+		cur := selectedStep(v.step, n)
+		p.Slides = web.Slides{Current: cur, Count: n}
+		if cur > 0 {
+			p.Slides.PrevHref = v.linkWith(enc, "diff", cur-1)
+		}
+		if cur < n-1 {
+			p.Slides.NextHref = v.linkWith(enc, "diff", cur+1)
+		}
+		ev := v
+		ev.present = false
+		p.Slides.ExitHref = ev.linkWith(enc, v.tab, -1)
+	}
 	if reqErr != nil && reqErr.Line > 0 && reqErr.Field == "manifest" {
 		p.Form.ErrorLine, p.Form.ErrorMsg = reqErr.Line, reqErr.Msg
 	}
@@ -226,7 +246,7 @@ func shortValue(v any) string {
 }
 
 func changeView(c engine.Change, docs []engine.Document, multi bool) web.ChangeView {
-	cv := web.ChangeView{Kind: string(c.Kind), Path: c.Path}
+	cv := web.ChangeView{Kind: string(c.Kind), Path: c.Path, Anchor: "path=" + url.PathEscape(c.Path)}
 	if multi && c.Doc >= 1 && c.Doc <= len(docs) {
 		d := docs[c.Doc-1]
 		cv.Doc = fmt.Sprintf("doc %d %s/%s", c.Doc, d.Kind, d.Name)

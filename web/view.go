@@ -44,6 +44,19 @@ type Page struct {
 	// Sharing is on when the server stores links; ShortLink is this view's, when it has one.
 	Sharing   bool
 	ShortLink string
+	// Present is presenter mode; Slides are its navigation.
+	Present bool
+	Slides  Slides
+	// PresentHref and EmbedHref open this view in presenter and embed mode.
+	PresentHref, EmbedHref string
+}
+
+// Slides is the presenter's navigation through the timeline.
+type Slides struct {
+	Current, Count int
+	PrevHref       string
+	NextHref       string
+	ExitHref       string
 }
 
 // LabStep is one step of the lab's path.
@@ -228,6 +241,8 @@ type StepView struct {
 
 // ChangeView is one field change.
 type ChangeView struct {
+	// Anchor is the change's deep link fragment, "path=…".
+	Anchor  string
 	Kind    string
 	Sign    string
 	Doc     string

@@ -92,6 +92,7 @@ function swapFrom(doc) {
   const root = doc.getElementById("fragment") || doc.getElementById("playground");
   if (form && root) form.dataset.permalink = root.dataset.permalink;
   markError();
+  highlightDeepLink();
 }
 
 async function load(url, init, push) {
@@ -154,6 +155,22 @@ async function copyText(text) {
   }
 }
 
+// highlightDeepLink marks the change a #path=… link points to and scrolls it into view.
+function highlightDeepLink() {
+  const m = location.hash.match(/^#path=(.+)$/);
+  if (!m) return;
+  const path = decodeURIComponent(m[1]);
+  for (const old of document.querySelectorAll("tr.highlight")) old.classList.remove("highlight");
+  const row = [...document.querySelectorAll('[data-testid="change"]')].find((r) => r.dataset.path === path);
+  if (!row) return;
+  const details = row.closest("details");
+  if (details) details.open = true;
+  const panel = row.closest("[data-panel]");
+  if (panel && panel.hidden) selectTab(panel.dataset.panel, false);
+  row.classList.add("highlight");
+  row.scrollIntoView({ block: "center" });
+}
+
 function inField(el) {
   return el && (el.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(el.tagName));
 }
@@ -177,6 +194,19 @@ function init() {
   document.addEventListener("click", (e) => {
     const tab = e.target.closest("[data-tab]");
     if (tab) { e.preventDefault(); selectTab(tab.dataset.tab, true); return; }
+    const deep = e.target.closest(".deep");
+    if (deep) {
+      e.preventDefault();
+      const form = document.getElementById("playground");
+      const base = form ? new URL(form.dataset.permalink, location.href).href : location.href.split("#")[0];
+      const link = base + deep.getAttribute("href");
+      window.history.replaceState({}, "", deep.getAttribute("href"));
+      highlightDeepLink();
+      copyText(link).then(() => setStatus("Link to this change copied."));
+      return;
+    }
+    const slide = e.target.closest("#slide-prev, #slide-next");
+    if (slide) { e.preventDefault(); load(slide.href, {}, true); return; }
     const step = e.target.closest(".t-link");
     if (step) { e.preventDefault(); load(step.href, {}, true); return; }
     if (e.target.closest("#copy-link")) {
@@ -206,6 +236,11 @@ function init() {
       return;
     }
     if (inField(e.target) || e.ctrlKey || e.metaKey || e.altKey) return;
+    if (e.key === "ArrowRight" || e.key === "ArrowLeft") {
+      const a = document.getElementById(e.key === "ArrowRight" ? "slide-next" : "slide-prev");
+      if (a) { e.preventDefault(); load(a.href, {}, true); }
+      return;
+    }
     if (e.key === "?") {
       e.preventDefault();
       document.getElementById("shortcuts").showModal();
@@ -224,6 +259,8 @@ function init() {
     try { localStorage.setItem("theme", next); } catch {}
   });
   window.addEventListener("popstate", () => load(location.href, {}, false));
+  window.addEventListener("hashchange", highlightDeepLink);
+  highlightDeepLink();
 }
 
 if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);

@@ -1,0 +1,34 @@
+package handlers
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/web"
+)
+
+// handleEmbed is the compact, read-only view for iframes; the only route that may be framed.
+func (s *server) handleEmbed(w http.ResponseWriter, r *http.Request) error {
+	eng := s.eng()
+	if eng == nil {
+		return errNotReady
+	}
+	v, err := readView(r)
+	if err != nil {
+		return err
+	}
+	tl, err := eng.Timeline(r.Context(), []byte(v.state.Manifest), v.state.Steps, v.state.Settings)
+	var ie *engine.InputError
+	if err != nil && !errors.As(err, &ie) {
+		return err
+	}
+	p := buildPage(v, eng.Catalog(), tl, ie, false)
+	w.Header().Del("X-Frame-Options")
+	w.Header().Set("Content-Security-Policy", "frame-ancestors *")
+	status := http.StatusOK
+	if ie != nil {
+		status = http.StatusUnprocessableEntity
+	}
+	return render(w, r, status, web.EmbedPage(p))
+}

@@ -56,15 +56,7 @@ func (s *server) handleCompare(w http.ResponseWriter, r *http.Request) error {
 // handleBatchFile serves the batch table of a view's step as CSV, Markdown or JSON.
 func (s *server) handleBatchFile(format string) func(http.ResponseWriter, *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		eng := s.eng()
-		if eng == nil {
-			return errNotReady
-		}
-		v, err := readView(r)
-		if err != nil {
-			return err
-		}
-		tl, err := eng.Timeline(r.Context(), []byte(v.state.Manifest), v.state.Steps, v.state.Settings)
+		v, tl, err := s.viewTimeline(r)
 		if err != nil {
 			return err
 		}

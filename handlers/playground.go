@@ -307,15 +307,7 @@ func splitLines(s string) []string {
 
 // handleDownload serves one step's injected YAML as a file.
 func (s *server) handleDownload(w http.ResponseWriter, r *http.Request) error {
-	eng := s.eng()
-	if eng == nil {
-		return errNotReady
-	}
-	v, err := readView(r)
-	if err != nil {
-		return err
-	}
-	tl, err := eng.Timeline(r.Context(), []byte(v.state.Manifest), v.state.Steps, v.state.Settings)
+	v, tl, err := s.viewTimeline(r)
 	if err != nil {
 		return err
 	}
@@ -324,6 +316,20 @@ func (s *server) handleDownload(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Content-Disposition", `attachment; filename="injected.yaml"`)
 	_, err = w.Write([]byte(tl.Steps[step].Output()))
 	return err
+}
+
+// viewTimeline reads the view of a GET and runs its timeline; a rejected state is an error.
+func (s *server) viewTimeline(r *http.Request) (view, *engine.Timeline, error) {
+	eng := s.eng()
+	if eng == nil {
+		return view{}, nil, errNotReady
+	}
+	v, err := readView(r)
+	if err != nil {
+		return v, nil, err
+	}
+	tl, err := eng.Timeline(r.Context(), []byte(v.state.Manifest), v.state.Steps, v.state.Settings)
+	return v, tl, err
 }
 
 func selectedStep(step, n int) int {

@@ -254,6 +254,11 @@ func TestPlaygroundWithJavaScript(t *testing.T) {
 		chromedp.Navigate(baseURL+"/"),
 		chromedp.WaitVisible(chromedp.CSS(`.cm-content`)),
 	)
+	// The editor's stylesheet got through the Content-Security-Policy (by its nonce): CodeMirror's
+	// base theme lays the editor out as a flex box.
+	if d, err := chromedp.Run(ctx, chromedp.Evaluate[string](`getComputedStyle(document.querySelector(".cm-editor")).display`)); err != nil || d != "flex" {
+		t.Fatalf("the editor is unstyled (display %q, %v): its stylesheet was blocked", d, err)
+	}
 	// Select all in the editor with the keyboard, then paste the Deployment over it.
 	do(ctx, t,
 		chromedp.Click(chromedp.CSS(`.cm-content`)),

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/a-h/templ"
+
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/web"
 )
@@ -25,7 +27,7 @@ func (s *server) handleEmbed(w http.ResponseWriter, r *http.Request) error {
 	}
 	p := buildPage(v, eng.Catalog(), tl, ie, false)
 	w.Header().Del("X-Frame-Options")
-	w.Header().Set("Content-Security-Policy", "frame-ancestors *")
+	w.Header().Set("Content-Security-Policy", csp(templ.GetNonce(r.Context()), "*"))
 	status := http.StatusOK
 	if ie != nil {
 		status = http.StatusUnprocessableEntity

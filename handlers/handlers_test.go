@@ -783,3 +783,40 @@ func TestUpload(t *testing.T) {
 		t.Fatalf("upload without files: %d", p.status)
 	}
 }
+
+// TestSecurityHeaders: every response carries the headers; the policy allows no inline script,
+// inline style only by the response's own nonce, and nothing from elsewhere.
+func TestSecurityHeaders(t *testing.T) {
+	h := newServer(t)
+	for _, path := range []string{"/", "/healthz", "/static/app.css", "/api/v1/version", "/nowhere"} {
+		r := get(t, h, path)
+		csp := r.header.Get("Content-Security-Policy")
+		for _, want := range []string{"default-src 'self'", "script-src 'self';", "style-src 'self' 'nonce-", "frame-ancestors 'none'", "object-src 'none'", "base-uri 'none'"} {
+			if !strings.Contains(csp, want) {
+				t.Errorf("%s: CSP %q lacks %q", path, csp, want)
+			}
+		}
+		if strings.Contains(csp, "unsafe-inline") || strings.Contains(csp, "unsafe-eval") {
+			t.Errorf("%s: CSP allows unsafe code: %q", path, csp)
+		}
+		if r.header.Get("X-Content-Type-Options") != "nosniff" || r.header.Get("Referrer-Policy") != "same-origin" || r.header.Get("X-Frame-Options") != "DENY" {
+			t.Errorf("%s: headers %v", path, r.header)
+		}
+	}
+	r := get(t, h, "/")
+	nonce := r.doc.Find(`meta[name="csp-nonce"]`).AttrOr("content", "")
+	if nonce == "" || !strings.Contains(r.header.Get("Content-Security-Policy"), "'nonce-"+nonce+"'") {
+		t.Fatalf("the page's nonce %q is not the policy's", nonce)
+	}
+	if other := get(t, h, "/").doc.Find(`meta[name="csp-nonce"]`).AttrOr("content", ""); other == nonce {
+		t.Fatal("the nonce does not change per response")
+	}
+	r.doc.Find("script").Each(func(_ int, s *goquery.Selection) {
+		if _, ok := s.Attr("src"); !ok {
+			t.Errorf("an inline script: %q", s.Text())
+		}
+	})
+	if r.doc.Find("[style]").Length() != 0 || r.doc.Find("style").Length() != 0 {
+		t.Error("inline style in the page")
+	}
+}

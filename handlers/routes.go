@@ -4,9 +4,12 @@ package handlers
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"log/slog"
 	"net/http"
 
+	"github.com/a-h/templ"
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 
@@ -37,7 +40,7 @@ func New(logger *slog.Logger, eng func() Engine, cfg Config) http.Handler {
 	}
 	s := &server{log: logger, eng: eng, cfg: cfg}
 	r := chi.NewRouter()
-	r.Use(middleware.RequestID, s.logRequests, s.recoverPanics, noFraming, middleware.Compress(1, "text/html", "text/css", "application/javascript", "text/javascript", "application/json", "image/svg+xml", "application/yaml"))
+	r.Use(middleware.RequestID, s.logRequests, s.recoverPanics, securityHeaders, middleware.Compress(1, "text/html", "text/css", "application/javascript", "text/javascript", "application/json", "image/svg+xml", "application/yaml"))
 
 	r.Get("/healthz", handleHealthz().ServeHTTP)
 	r.Get("/readyz", s.handleReadyz().ServeHTTP)
@@ -94,11 +97,26 @@ func (s *server) handleReadyz() http.Handler {
 	})
 }
 
-// noFraming forbids framing everywhere; /embed lifts it for itself.
-func noFraming(next http.Handler) http.Handler {
+// securityHeaders sets the same headers on every response: a Content-Security-Policy that allows
+// nothing from elsewhere, no inline script at all, and inline style only by this response's
+// nonce (the editor's generated stylesheet); no framing (the embed route lifts that); no sniffing;
+// no referrer beyond this origin.
+func securityHeaders(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("X-Frame-Options", "DENY")
-		w.Header().Set("Content-Security-Policy", "frame-ancestors 'none'")
-		next.ServeHTTP(w, r)
+		var b [16]byte
+		_, _ = rand.Read(b[:])
+		nonce := base64.RawStdEncoding.EncodeToString(b[:])
+		h := w.Header()
+		h.Set("Content-Security-Policy", csp(nonce, "'none'"))
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "same-origin")
+		next.ServeHTTP(w, r.WithContext(templ.WithNonce(r.Context(), nonce)))
 	})
+}
+
+// csp is the policy with the response's nonce and who may frame it.
+func csp(nonce, frameAncestors string) string {
+	return "default-src 'self'; script-src 'self'; style-src 'self' 'nonce-" + nonce + "'; img-src 'self' data:; " +
+		"connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors " + frameAncestors
 }

@@ -7,7 +7,7 @@ import (
 	"net/http"
 )
 
-//go:embed app.css favicon.svg dist/app.js
+//go:embed app.css favicon.svg theme.js dist/app.js
 var files embed.FS
 
 // Handler serves the assets. They change only with the binary, so clients may cache them briefly

@@ -46,6 +46,8 @@ function enhanceEditor() {
         keymap.of([...defaultKeymap, ...historyKeymap, indentWithTab]),
         EditorView.updateListener.of((u) => { if (u.docChanged) ta.value = u.state.doc.toString(); }),
         EditorView.contentAttributes.of({ "aria-label": "Manifest (YAML)" }),
+        // The editor's own styles go in a <style> element; the page's CSP admits it by nonce.
+        EditorView.cspNonce.of(document.querySelector('meta[name="csp-nonce"]')?.content || ""),
       ],
     }),
   });

@@ -8,7 +8,8 @@ import (
 	"strings"
 
 	"istio.io/api/annotation"
-	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/api/validation"
+	kvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 
 	"istio.io/istio/pkg/kube/inject"
@@ -189,7 +190,7 @@ func (c *Catalog) Lookup(name string) (Annotation, bool) {
 // and the value must fit the annotation's kind. Where Istio has its own validator for the
 // annotation (inject.AnnotationValidation), Istio's verdict and message are used.
 func (c *Catalog) ValidateStep(s Step) error {
-	if errs := validation.IsQualifiedName(s.Key); len(errs) > 0 {
+	if errs := kvalidation.IsQualifiedName(s.Key); len(errs) > 0 {
 		return &InputError{Field: "annotation " + quote(s.Key), Msg: "not a valid annotation key: " + strings.Join(errs, "; ")}
 	}
 	if s.Remove {
@@ -202,6 +203,9 @@ func (c *Catalog) ValidateStep(s Step) error {
 func (c *Catalog) ValidateValue(key, value string) error {
 	fail := func(format string, args ...any) error {
 		return &InputError{Field: "annotation " + quote(key), Msg: fmt.Sprintf(format, args...)}
+	}
+	if err := annotationSizeError(key, value); err != nil {
+		return fail("%s", err)
 	}
 	if v, ok := inject.AnnotationValidation[key]; ok {
 		if err := v(value); err != nil {
@@ -245,6 +249,22 @@ func (c *Catalog) ValidateValue(key, value string) error {
 		if err := yaml.Unmarshal([]byte(value), &v); err != nil {
 			return fail("not a YAML map: %v", err)
 		}
+	}
+	return nil
+}
+
+// maxQuantityLen bounds a resource quantity's text: no real quantity is longer, and parsing a
+// huge one is slow enough to stall a server (a 900 KB number took 37 s).
+const maxQuantityLen = 64
+
+// annotationSizeError applies Kubernetes' own limit on annotations (256 KiB in all), and a bound
+// on the resource annotations Istio parses as quantities.
+func annotationSizeError(key, value string) error {
+	if len(key)+len(value) > validation.TotalAnnotationSizeLimitB {
+		return fmt.Errorf("the value is %d bytes; Kubernetes allows at most %d for all annotations together", len(value), validation.TotalAnnotationSizeLimitB)
+	}
+	if slices.Contains(resourceAnnotations, key) && len(value) > maxQuantityLen {
+		return fmt.Errorf("a resource quantity of %d characters; at most %d", len(value), maxQuantityLen)
 	}
 	return nil
 }

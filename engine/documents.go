@@ -10,6 +10,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
@@ -110,6 +111,21 @@ func injectChunk(in *Install, injector inject.Injector, c chunk, index int, ann 
 		if err := annotate(obj, ann); err != nil {
 			d.Error = &InputError{Doc: index, Line: c.line, Field: "annotations", Msg: err.Error()}
 			return d
+		}
+	}
+	if read, _, _, ok := podParts(obj); ok {
+		// Refuse what Kubernetes would refuse before Istio spends time on it.
+		total := 0
+		for _, k := range sortedKeys(read.Annotations) {
+			v := read.Annotations[k]
+			total += len(k) + len(v)
+			if err := annotationSizeError(k, v); err != nil || total > validation.TotalAnnotationSizeLimitB {
+				if err == nil {
+					err = fmt.Errorf("the annotations add up to more than Kubernetes' %d bytes", validation.TotalAnnotationSizeLimitB)
+				}
+				d.Error = &InputError{Doc: index, Line: c.line, Field: "annotation " + quote(k), Msg: err.Error()}
+				return d
+			}
 		}
 	}
 	out, warnings, err := intoObject(in, injector, obj)

@@ -7,6 +7,7 @@ package engine
 
 import (
 	"bytes"
+	"unicode/utf8"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -27,6 +28,8 @@ type Options struct {
 	StepCacheSize int
 	// MaxDocuments bounds the documents of one manifest (default 10,000).
 	MaxDocuments int
+	// MaxSteps bounds the annotation steps of one request (default 100).
+	MaxSteps int
 }
 
 // Engine injects manifests. It is safe for concurrent use; each request chooses its own mode and
@@ -52,6 +55,9 @@ func New(opts Options) (*Engine, error) {
 	}
 	if opts.MaxDocuments == 0 {
 		opts.MaxDocuments = 10000
+	}
+	if opts.MaxSteps == 0 {
+		opts.MaxSteps = 100
 	}
 	if features.EnableNativeSidecars != features.NativeSidecarModeAuto {
 		// Istio read ENABLE_NATIVE_SIDECARS from the environment at start; it would silently
@@ -161,6 +167,13 @@ func (e *Engine) prepare(ctx context.Context, manifest []byte, steps []Step, s S
 	if len(bytes.TrimSpace(manifest)) == 0 {
 		return nil, &InputError{Field: "manifest", Msg: "the manifest is empty; paste a Pod, Deployment, Job or any workload"}
 	}
+	if !utf8.Valid(manifest) {
+		line := 1 + bytes.Count(manifest[:invalidUTF8At(manifest)], []byte("\n"))
+		return nil, &InputError{Line: line, Field: "manifest", Msg: "the manifest is not valid UTF-8 text (Kubernetes reads YAML as UTF-8)"}
+	}
+	if len(steps) > e.opts.MaxSteps {
+		return nil, &InputError{Field: "steps", Msg: fmt.Sprintf("%d annotation steps; at most %d in one timeline", len(steps), e.opts.MaxSteps)}
+	}
 	for i, st := range steps {
 		if err := e.catalog.ValidateStep(st); err != nil {
 			var ie *InputError
@@ -187,4 +200,15 @@ func (e *Engine) prepare(ctx context.Context, manifest []byte, steps []Step, s S
 	}
 	sum := sha256.Sum256(manifest)
 	return &prepared{settings: s, install: install, injector: inj, chunks: chunks, inHash: hex.EncodeToString(sum[:])}, nil
+}
+
+func invalidUTF8At(b []byte) int {
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return i
+		}
+		i += n
+	}
+	return len(b)
 }

@@ -43,6 +43,12 @@ func TestBadInput(t *testing.T) {
 		{name: "replication controller without a template", manifest: "apiVersion: v1\nkind: ReplicationController\nmetadata:\n  name: rc\nspec: {}\n", doc: 1, line: 1, wantDocErr: "spec.template is required"},
 		{name: "annotating a controller without a template", manifest: "apiVersion: v1\nkind: ReplicationController\nmetadata:\n  name: rc\nspec: {}\n",
 			steps: []Step{{Key: "sidecar.istio.io/proxyCPU", Value: "1"}}, doc: 1, line: 1, wantDocErr: "spec.template is required"},
+		{name: "invalid UTF-8", manifest: "apiVersion: v1\nkind: Pod\nmetadata:\n  name: \xff\n", wantErr: "not valid UTF-8", line: 4},
+		{name: "a giant resource quantity", manifest: deploy, steps: []Step{{Key: "sidecar.istio.io/proxyCPU", Value: strings.Repeat("9", 100000)}}, wantErr: "at most 64"},
+		{name: "a giant quantity in the manifest", manifest: strings.Replace(deploy, "      labels:\n        app: reviews", "      annotations:\n        sidecar.istio.io/proxyMemory: \""+strings.Repeat("9", 100000)+"\"\n      labels:\n        app: reviews", 1),
+			doc: 1, line: 1, wantDocErr: "at most 64"},
+		{name: "annotations over Kubernetes' limit", manifest: deploy, steps: []Step{{Key: "example.com/blob", Value: strings.Repeat("x", 300<<10)}}, wantErr: "at most 262144"},
+		{name: "thousands of steps", manifest: deploy, steps: make([]Step, 1000), wantErr: "at most 100"},
 		{name: "binary garbage", manifest: "\x00\x01\x02: [\n", doc: 1, line: 1, wantDocErr: "yaml"},
 	}
 	for _, c := range cases {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/sidecarlab/sidecarlab/engine"
 )
@@ -46,13 +47,16 @@ func (s *server) handleAPIInject(r *http.Request) (any, error) {
 		}
 		return nil, httpError{status: http.StatusBadRequest, msg: "The request body could not be read."}
 	}
+	if !utf8.Valid(body) {
+		return nil, httpError{status: http.StatusBadRequest, msg: "The request is not UTF-8 (JSON must be)."}
+	}
 	var req InjectRequest
 	dec := json.NewDecoder(strings.NewReader(string(body)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
 		return nil, httpError{status: http.StatusBadRequest, msg: "The request is not valid JSON for this endpoint: " + err.Error()}
 	}
-	tl, err := eng.Timeline(r.Context(), []byte(req.Manifest), req.Steps, req.Settings)
+	tl, err := s.timeline(r.Context(), State{Manifest: req.Manifest, Steps: req.Steps, Settings: req.Settings})
 	if err != nil {
 		return nil, err
 	}

@@ -31,7 +31,7 @@ func (s *server) handleCompare(w http.ResponseWriter, r *http.Request) error {
 		}
 		side.Label = label
 		side.Permalink = view{state: st, step: -1}.permalink()
-		tl, err := eng.Timeline(r.Context(), []byte(st.Manifest), st.Steps, st.Settings)
+		tl, err := s.timeline(r.Context(), st)
 		var ie *engine.InputError
 		if errors.As(err, &ie) {
 			side.Error = ie.Error()

@@ -20,7 +20,7 @@ func (s *server) handleEmbed(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	tl, err := eng.Timeline(r.Context(), []byte(v.state.Manifest), v.state.Steps, v.state.Settings)
+	tl, err := s.timeline(r.Context(), v.state)
 	var ie *engine.InputError
 	if err != nil && !errors.As(err, &ie) {
 		return err

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -43,6 +44,8 @@ func (s *server) classify(r *http.Request, err error) (int, string, *engine.Inpu
 		return http.StatusBadRequest, bs.Error(), nil
 	case errors.As(err, &mbe):
 		return http.StatusRequestEntityTooLarge, "The request is too large: at most " + byteSize(mbe.Limit) + ".", nil
+	case errors.Is(err, context.DeadlineExceeded):
+		return http.StatusServiceUnavailable, "This took too long and was stopped; try a smaller input.", nil
 	case errors.Is(err, r.Context().Err()) && r.Context().Err() != nil:
 		return 499, "request cancelled", nil
 	default:
@@ -61,6 +64,9 @@ func (s *server) page(h func(http.ResponseWriter, *http.Request) error) http.Han
 		status, msg, _ := s.classify(r, err)
 		if status == 499 {
 			return
+		}
+		if status == http.StatusServiceUnavailable {
+			w.Header().Set("Retry-After", "1")
 		}
 		var buf bytes.Buffer
 		if rerr := web.ErrorPage(status, http.StatusText(status), msg, versionLine()).Render(r.Context(), &buf); rerr != nil {
@@ -96,6 +102,9 @@ func (s *server) api(h func(*http.Request) (any, error)) http.HandlerFunc {
 			status, msg, ie := s.classify(r, err)
 			if status == 499 {
 				return
+			}
+			if status == http.StatusServiceUnavailable {
+				w.Header().Set("Retry-After", "1")
 			}
 			body := apiErrorBody{Status: status, Message: msg}
 			if ie != nil {

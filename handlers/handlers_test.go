@@ -344,10 +344,10 @@ func TestOversizedBody(t *testing.T) {
 	h := newServer(t)
 	big := strings.Repeat("# padding\n", 300000)
 	r := postForm(t, h, url.Values{"manifest": {big}})
-	if r.status != http.StatusRequestEntityTooLarge || !strings.Contains(testid(r, "error-message").Text(), "2 MiB") {
+	if r.status != http.StatusRequestEntityTooLarge || !strings.Contains(testid(r, "error-message").Text(), "1 MiB") {
 		t.Fatalf("form: status %d %q", r.status, testid(r, "error-message").Text())
 	}
-	req := httptest.NewRequest(http.MethodPost, "/api/v1/inject", strings.NewReader(`{"manifest":"`+strings.Repeat("x", 3<<20)+`"}`))
+	req := httptest.NewRequest(http.MethodPost, "/api/v1/inject", strings.NewReader(`{"manifest":"`+strings.Repeat("x", 2<<20)+`"}`))
 	r = do(t, h, req)
 	if r.status != http.StatusRequestEntityTooLarge || !strings.Contains(r.body, `"status": 413`) {
 		t.Fatalf("api: status %d %s", r.status, r.body[:min(len(r.body), 200)])

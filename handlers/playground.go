@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/web"
@@ -131,7 +132,7 @@ func (s *server) renderViewWith(w http.ResponseWriter, r *http.Request, v view, 
 	if eng == nil {
 		return errNotReady
 	}
-	tl, err := eng.Timeline(r.Context(), []byte(v.state.Manifest), v.state.Steps, v.state.Settings)
+	tl, err := s.timeline(r.Context(), v.state)
 	var ie *engine.InputError
 	if err != nil && !errors.As(err, &ie) {
 		return err
@@ -202,6 +203,11 @@ func (s *server) formView(w http.ResponseWriter, r *http.Request) (view, error) 
 		return view{}, httpError{status: http.StatusBadRequest, msg: "The form could not be read."}
 	}
 	f := r.PostForm
+	for _, field := range []string{"manifest", "overlay", "steps"} {
+		if !utf8.ValidString(f.Get(field)) {
+			return view{}, &engine.InputError{Field: field, Msg: "this is not UTF-8 text (Kubernetes reads YAML as UTF-8)"}
+		}
+	}
 	st := State{
 		Version:  StateVersion,
 		Istio:    engine.Version().Istio,
@@ -328,7 +334,7 @@ func (s *server) viewTimeline(r *http.Request) (view, *engine.Timeline, error) {
 	if err != nil {
 		return v, nil, err
 	}
-	tl, err := eng.Timeline(r.Context(), []byte(v.state.Manifest), v.state.Steps, v.state.Settings)
+	tl, err := s.timeline(r.Context(), v.state)
 	return v, tl, err
 }
 

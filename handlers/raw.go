@@ -65,7 +65,7 @@ func (s *server) writeRaw(w http.ResponseWriter, r *http.Request, name string, v
 		_, err := w.Write(append(b, '\n'))
 		return err
 	}
-	tl, err := eng.Timeline(r.Context(), []byte(v.state.Manifest), v.state.Steps, v.state.Settings)
+	tl, err := s.timeline(r.Context(), v.state)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,8 @@ package handlers
 
 import (
 	"context"
+	"runtime"
+	"time"
 	"crypto/rand"
 	"encoding/base64"
 	"log/slog"
@@ -12,6 +14,7 @@ import (
 	"github.com/a-h/templ"
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
+	"github.com/go-chi/httprate"
 
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/static"
@@ -26,8 +29,17 @@ type Engine interface {
 
 // Config holds the knobs of the HTTP surface.
 type Config struct {
-	// MaxBodyBytes bounds a POSTed form or API request (default 2 MiB).
+	// MaxBodyBytes bounds a POSTed form or API request (default 1 MiB).
 	MaxBodyBytes int64
+	// MaxConcurrent bounds injections running at once (default 2 × GOMAXPROCS); a request waits
+	// up to QueueWait for a slot (default 5 s), then gets 503 with Retry-After.
+	MaxConcurrent int
+	QueueWait     time.Duration
+	// RequestTimeout bounds one request's work (default 15 s).
+	RequestTimeout time.Duration
+	// RatePerMinute limits requests per client IP (default 6000, a workshop behind one NAT);
+	// a negative value turns the limit off.
+	RatePerMinute int
 	// Links stores shared links; nil turns sharing off.
 	Links LinkStore
 }
@@ -36,12 +48,32 @@ type Config struct {
 // installation is rendered at start); until then pages answer 503 and /readyz says so.
 func New(logger *slog.Logger, eng func() Engine, cfg Config) http.Handler {
 	if cfg.MaxBodyBytes == 0 {
-		cfg.MaxBodyBytes = 2 << 20
+		cfg.MaxBodyBytes = 1 << 20
 	}
-	s := &server{log: logger, eng: eng, cfg: cfg}
+	if cfg.MaxConcurrent == 0 {
+		cfg.MaxConcurrent = 2 * runtime.GOMAXPROCS(0)
+	}
+	if cfg.QueueWait == 0 {
+		cfg.QueueWait = 5 * time.Second
+	}
+	if cfg.RequestTimeout == 0 {
+		cfg.RequestTimeout = 15 * time.Second
+	}
+	if cfg.RatePerMinute == 0 {
+		cfg.RatePerMinute = 6000
+	}
+	s := &server{log: logger, eng: eng, cfg: cfg, slots: make(chan struct{}, cfg.MaxConcurrent)}
 	r := chi.NewRouter()
 	r.Use(middleware.RequestID, s.logRequests, s.recoverPanics, securityHeaders, middleware.Compress(1, "text/html", "text/css", "application/javascript", "text/javascript", "application/json", "image/svg+xml", "application/yaml"))
 
+	if cfg.RatePerMinute > 0 {
+		r.Use(httprate.Limit(cfg.RatePerMinute, time.Minute, httprate.WithKeyFuncs(httprate.KeyByIP),
+			httprate.WithLimitHandler(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Retry-After", "60")
+				http.Error(w, "Too many requests from your address; try again in a minute.", http.StatusTooManyRequests)
+			})))
+	}
+	r.Use(middleware.Timeout(cfg.RequestTimeout))
 	r.Get("/healthz", handleHealthz().ServeHTTP)
 	r.Get("/readyz", s.handleReadyz().ServeHTTP)
 	r.Handle("/static/*", http.StripPrefix("/static/", static.Handler()))
@@ -76,6 +108,30 @@ type server struct {
 	log *slog.Logger
 	eng func() Engine
 	cfg Config
+	// slots bounds concurrent injections.
+	slots chan struct{}
+}
+
+var errBusy = httpError{status: http.StatusServiceUnavailable, msg: "sidecarlab is busy; try again in a moment."}
+
+// timeline runs the engine within the bound on concurrent injections: it waits for a slot up to
+// QueueWait, then answers 503 (with Retry-After, see classify).
+func (s *server) timeline(ctx context.Context, st State) (*engine.Timeline, error) {
+	eng := s.eng()
+	if eng == nil {
+		return nil, errNotReady
+	}
+	wait := time.NewTimer(s.cfg.QueueWait)
+	defer wait.Stop()
+	select {
+	case s.slots <- struct{}{}:
+	case <-wait.C:
+		return nil, errBusy
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-s.slots }()
+	return eng.Timeline(ctx, []byte(st.Manifest), st.Steps, st.Settings)
 }
 
 func handleHealthz() http.Handler {

@@ -40,7 +40,7 @@ func (s *server) handleShare(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	tl, err := eng.Timeline(r.Context(), []byte(v.state.Manifest), v.state.Steps, v.state.Settings)
+	tl, err := s.timeline(r.Context(), v.state)
 	hash := ""
 	var ie *engine.InputError
 	switch {

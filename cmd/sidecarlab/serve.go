@@ -32,6 +32,10 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	fs.StringVar(&addr, "addr", addr, "address to listen on (env SIDECARLAB_ADDR)")
 	fs.StringVar(&dbPath, "db", dbPath, "SQLite file for shared links, created on first use (env SIDECARLAB_DB)")
 	fs.StringVar(&postgres, "postgres", postgres, "PostgreSQL DSN for shared links, instead of SQLite (env SIDECARLAB_POSTGRES)")
+	var cfg handlers.Config
+	fs.Int64Var(&cfg.MaxBodyBytes, "max-body", 1<<20, "largest request body in bytes")
+	fs.IntVar(&cfg.MaxConcurrent, "max-concurrent", 0, "injections running at once (0: 2 × GOMAXPROCS); more wait, then get 503")
+	fs.IntVar(&cfg.RatePerMinute, "rate-limit", 6000, "requests per minute per client address (-1: off)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -72,7 +76,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 			return e
 		}
 		return nil
-	}, handlers.Config{Links: links})
+	}, withLinks(cfg, links))
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -118,4 +122,9 @@ func displayAddr(a net.Addr) string {
 		return a.String()
 	}
 	return a.String()
+}
+
+func withLinks(cfg handlers.Config, links handlers.LinkStore) handlers.Config {
+	cfg.Links = links
+	return cfg
 }

@@ -1,0 +1,142 @@
+package handlers
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"compress/flate"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sidecarlab/sidecarlab/engine"
+)
+
+// TestHostileInput: each hostile input gets a clear 4xx within a second, and a normal request
+// succeeds right after.
+func TestHostileInput(t *testing.T) {
+	h := newServer(t)
+	var bomb strings.Builder
+	bomb.WriteString("apiVersion: v1\nkind: Pod\nmetadata:\n  name: lol\n  annotations:\n    a0: &a0 [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n")
+	for i := 1; i < 10; i++ {
+		bomb.WriteString("    a" + itoa(int64(i)) + ": &a" + itoa(int64(i)) + " [*a" + itoa(int64(i-1)) + ",*a" + itoa(int64(i-1)) + ",*a" + itoa(int64(i-1)) + ",*a" + itoa(int64(i-1)) + ",*a" + itoa(int64(i-1)) + ",*a" + itoa(int64(i-1)) + ",*a" + itoa(int64(i-1)) + ",*a" + itoa(int64(i-1)) + ",*a" + itoa(int64(i-1)) + "]\n")
+	}
+	deep := "apiVersion: v1\nkind: Pod\nmetadata:\n  name: deep\nspec: " + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + "\n"
+	steps := make([]engine.Step, 5000)
+	for i := range steps {
+		steps[i] = engine.Step{Key: "sidecar.istio.io/logLevel", Value: "debug"}
+	}
+	// A URL state that inflates far beyond its size.
+	var zbuf bytes.Buffer
+	zw, _ := flate.NewWriter(&zbuf, flate.BestCompression)
+	_, _ = zw.Write([]byte(`{"v":1,"manifest":"`))
+	_, _ = zw.Write(bytes.Repeat([]byte("a"), 50<<20))
+	_ = zw.Close()
+	zipBomb := base64.RawURLEncoding.EncodeToString(zbuf.Bytes())
+
+	api := func(req InjectRequest) *http.Request {
+		b, _ := json.Marshal(req)
+		r := httptest.NewRequest(http.MethodPost, "/api/v1/inject", bytes.NewReader(b))
+		r.Header.Set("Content-Type", "application/json")
+		return r
+	}
+	cases := []struct {
+		name   string
+		req    *http.Request
+		status int
+	}{
+		{"billion laughs", api(InjectRequest{Manifest: bomb.String()}), http.StatusUnprocessableEntity},
+		{"very deep nesting", api(InjectRequest{Manifest: deep}), http.StatusUnprocessableEntity},
+		{"invalid UTF-8 in the API", rawAPI("{\"manifest\":\"kind: Pod\\nmetadata: {name: \xff\xfe}\\n\"}"), http.StatusBadRequest},
+		{"invalid UTF-8 in the form", formRequest(url.Values{"manifest": {"kind: Pod\nmetadata: {name: \xff\xfe}\n"}}), http.StatusUnprocessableEntity},
+		{"binary garbage", api(InjectRequest{Manifest: "\x00\x01\x02\x03: \x04\n\x7f"}), http.StatusUnprocessableEntity},
+		{"a giant annotation value", api(InjectRequest{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: strings.Repeat("9", 900<<10)}}}), http.StatusUnprocessableEntity},
+		{"thousands of steps", api(InjectRequest{Manifest: deploymentYAML, Steps: steps}), http.StatusUnprocessableEntity},
+		{"a decompression bomb in the URL", httptest.NewRequest(http.MethodGet, "/?s="+zipBomb, nil), http.StatusBadRequest},
+		{"a body over the limit", api(InjectRequest{Manifest: strings.Repeat("#", 2<<20)}), http.StatusRequestEntityTooLarge},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			start := time.Now()
+			r := do(t, h, c.req)
+			if took := time.Since(start); took > time.Second {
+				t.Errorf("took %v", took)
+			}
+			if r.status != c.status {
+				t.Fatalf("status %d, want %d: %s", r.status, c.status, r.body[:min(300, len(r.body))])
+			}
+			if ok := get(t, h, stateLink(t, State{Manifest: deploymentYAML})); ok.status != http.StatusOK {
+				t.Fatalf("a normal request after it: %d", ok.status)
+			}
+		})
+	}
+}
+
+func rawAPI(body string) *http.Request {
+	r := httptest.NewRequest(http.MethodPost, "/api/v1/inject", strings.NewReader(body))
+	r.Header.Set("Content-Type", "application/json")
+	return r
+}
+
+func formRequest(form url.Values) *http.Request {
+	r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(form.Encode()))
+	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	return r
+}
+
+// blockingEngine holds every injection until released.
+type blockingEngine struct {
+	Engine
+	started chan struct{}
+	release chan struct{}
+}
+
+func (b blockingEngine) Timeline(ctx context.Context, m []byte, st []engine.Step, s engine.Settings) (*engine.Timeline, error) {
+	b.started <- struct{}{}
+	<-b.release
+	return b.Engine.Timeline(ctx, m, st, s)
+}
+
+// TestBusy: with every injection slot taken, a request waits, then gets 503 with Retry-After.
+func TestBusy(t *testing.T) {
+	newServer(t)
+	be := blockingEngine{Engine: eng, started: make(chan struct{}, 1), release: make(chan struct{})}
+	h := New(testLogger(), func() Engine { return be }, Config{MaxConcurrent: 1, QueueWait: 50 * time.Millisecond})
+	done := make(chan response)
+	go func() { done <- get(t, h, stateLink(t, State{Manifest: deploymentYAML})) }()
+	<-be.started // the only slot is taken
+	r := get(t, h, stateLink(t, State{Manifest: deploymentYAML}))
+	if r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" {
+		t.Fatalf("busy: %d %v", r.status, r.header)
+	}
+	close(be.release)
+	if first := <-done; first.status != http.StatusOK {
+		t.Fatalf("the request holding the slot: %d", first.status)
+	}
+	go func() { <-be.started }()
+	if r := get(t, h, stateLink(t, State{Manifest: deploymentYAML})); r.status != http.StatusOK {
+		t.Fatalf("after the slot is free: %d", r.status)
+	}
+}
+
+func testLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// TestRateLimit: past the per-address limit, 429 with Retry-After.
+func TestRateLimit(t *testing.T) {
+	newServer(t)
+	h := New(testLogger(), func() Engine { return eng }, Config{RatePerMinute: 3})
+	for i := range 3 {
+		if r := get(t, h, "/healthz"); r.status != http.StatusOK {
+			t.Fatalf("request %d: %d", i, r.status)
+		}
+	}
+	if r := get(t, h, "/healthz"); r.status != http.StatusTooManyRequests || r.header.Get("Retry-After") == "" {
+		t.Fatalf("over the limit: %d", r.status)
+	}
+}

@@ -41,8 +41,24 @@ type Engine struct {
 	clusters *clusters
 	def      *Install
 	catalog  *Catalog
-	// injections counts documents run through Istio's injector, for tests of memoisation.
-	injections atomic.Int64
+	// injections counts documents run through Istio's injector; stepHits and stepMisses count
+	// timeline rows served from the memo or computed.
+	injections, stepHits, stepMisses atomic.Int64
+}
+
+// Stats are the engine's counters since it started.
+type Stats struct {
+	// Injections is documents run through Istio's injector.
+	Injections int64
+	// StepHits and StepMisses are timeline rows served from the memo and computed.
+	StepHits, StepMisses int64
+	// Installs is how many rendered installations are cached.
+	Installs int
+}
+
+// Stats reports the engine's counters.
+func (e *Engine) Stats() Stats {
+	return Stats{Injections: e.injections.Load(), StepHits: e.stepHits.Load(), StepMisses: e.stepMisses.Load(), Installs: e.installs.len()}
 }
 
 // New renders the default installation (once) and returns a ready engine.

@@ -94,7 +94,7 @@ func (e *Engine) Timeline(ctx context.Context, manifest []byte, steps []Step, s 
 		}
 		key := hex.EncodeToString(prefix.Sum(nil))
 		before := prev
-		r, _, err := e.steps.get(key, func() (*StepResult, error) {
+		r, hit, err := e.steps.get(key, func() (*StepResult, error) {
 			docs, err := e.injectAll(ctx, p, annotationsAt(steps, k))
 			if err != nil {
 				return nil, err
@@ -118,6 +118,11 @@ func (e *Engine) Timeline(ctx context.Context, manifest []byte, steps []Step, s 
 		})
 		if err != nil {
 			return nil, err
+		}
+		if hit {
+			e.stepHits.Add(1)
+		} else {
+			e.stepMisses.Add(1)
 		}
 		t.Steps = append(t.Steps, r)
 		prev = r

@@ -140,3 +140,24 @@ func TestRateLimit(t *testing.T) {
 		t.Fatalf("over the limit: %d", r.status)
 	}
 }
+
+func TestMetrics(t *testing.T) {
+	h := newServer(t)
+	get(t, h, stateLink(t, State{Manifest: deploymentYAML}))
+	get(t, h, "/nowhere")
+	r := get(t, h, "/metrics")
+	for _, want := range []string{
+		`sidecarlab_http_requests_total{code="200",route="/"}`,
+		`sidecarlab_http_requests_total{code="404",route="unmatched"}`,
+		`sidecarlab_http_request_duration_seconds_bucket{route="/",le="0.1"}`,
+		"sidecarlab_injections_total ", "sidecarlab_timeline_cache_hits_total ", "sidecarlab_timeline_cache_misses_total ",
+		"sidecarlab_store_errors_total 0", "go_goroutines ",
+	} {
+		if !strings.Contains(r.body, want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+	if strings.Contains(r.body, "s=") {
+		t.Error("a URL (user content) leaked into a label")
+	}
+}

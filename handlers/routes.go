@@ -62,8 +62,9 @@ func New(logger *slog.Logger, eng func() Engine, cfg Config) http.Handler {
 	if cfg.RatePerMinute == 0 {
 		cfg.RatePerMinute = 6000
 	}
-	s := &server{log: logger, eng: eng, cfg: cfg, slots: make(chan struct{}, cfg.MaxConcurrent)}
+	s := &server{log: logger, eng: eng, cfg: cfg, slots: make(chan struct{}, cfg.MaxConcurrent), metrics: newMetrics(eng)}
 	r := chi.NewRouter()
+	r.Use(s.metrics.observe)
 	r.Use(middleware.RequestID, s.logRequests, s.recoverPanics, securityHeaders, middleware.Compress(1, "text/html", "text/css", "application/javascript", "text/javascript", "application/json", "image/svg+xml", "application/yaml"))
 
 	if cfg.RatePerMinute > 0 {
@@ -75,6 +76,7 @@ func New(logger *slog.Logger, eng func() Engine, cfg Config) http.Handler {
 	}
 	r.Use(middleware.Timeout(cfg.RequestTimeout))
 	r.Get("/healthz", handleHealthz().ServeHTTP)
+	r.Get("/metrics", s.metrics.handler().ServeHTTP)
 	r.Get("/readyz", s.handleReadyz().ServeHTTP)
 	r.Handle("/static/*", http.StripPrefix("/static/", static.Handler()))
 
@@ -109,7 +111,8 @@ type server struct {
 	eng func() Engine
 	cfg Config
 	// slots bounds concurrent injections.
-	slots chan struct{}
+	slots   chan struct{}
+	metrics *metrics
 }
 
 var errBusy = httpError{status: http.StatusServiceUnavailable, msg: "sidecarlab is busy; try again in a moment."}

@@ -54,6 +54,7 @@ func (s *server) handleShare(w http.ResponseWriter, r *http.Request) error {
 	js := StateJSON(v.state)
 	id := store.ID(js)
 	if err := s.cfg.Links.Put(r.Context(), store.Link{ID: id, State: js, Istio: v.state.Istio, OutputHash: hash}); err != nil {
+		s.metrics.storeErrors.Inc()
 		return err
 	}
 	target := "/s/" + id
@@ -83,6 +84,7 @@ func (s *server) handleShortLink(w http.ResponseWriter, r *http.Request) error {
 		return httpError{status: http.StatusNotFound, msg: "There is no shared link with this id."}
 	}
 	if err != nil {
+		s.metrics.storeErrors.Inc()
 		return err
 	}
 	st, err := decodeStateJSON(l.State)

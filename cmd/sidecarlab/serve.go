@@ -83,7 +83,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
 		IdleTimeout:       120 * time.Second,
-		BaseContext:       func(net.Listener) context.Context { return ctx },
+		// Requests do not inherit ctx: when it ends, Shutdown lets those in flight finish.
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

@@ -1,0 +1,80 @@
+package handlers
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/sidecarlab/sidecarlab/engine"
+)
+
+// metrics are the server's Prometheus metrics, on a registry of its own (nothing global).
+type metrics struct {
+	reg         *prometheus.Registry
+	requests    *prometheus.CounterVec
+	duration    *prometheus.HistogramVec
+	storeErrors prometheus.Counter
+}
+
+// statser is the part of the engine that reports counters.
+type statser interface{ Stats() engine.Stats }
+
+func newMetrics(eng func() Engine) *metrics {
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "sidecarlab_http_requests_total",
+			Help: "HTTP requests by route and status code."}, []string{"route", "code"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "sidecarlab_http_request_duration_seconds",
+			Help: "HTTP request latency by route.", Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}}, []string{"route"}),
+		storeErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: "sidecarlab_store_errors_total",
+			Help: "Errors from the shared-link store."}),
+	}
+	stat := func(f func(engine.Stats) float64) func() float64 {
+		return func() float64 {
+			if s, ok := eng().(statser); ok {
+				return f(s.Stats())
+			}
+			return 0
+		}
+	}
+	m.reg.MustRegister(m.requests, m.duration, m.storeErrors,
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "sidecarlab_injections_total", Help: "Documents run through Istio's injector."},
+			stat(func(s engine.Stats) float64 { return float64(s.Injections) })),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "sidecarlab_timeline_cache_hits_total", Help: "Timeline rows served from the memo."},
+			stat(func(s engine.Stats) float64 { return float64(s.StepHits) })),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "sidecarlab_timeline_cache_misses_total", Help: "Timeline rows computed."},
+			stat(func(s engine.Stats) float64 { return float64(s.StepMisses) })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "sidecarlab_installs_cached", Help: "Rendered Istio installations in the cache."},
+			stat(func(s engine.Stats) float64 { return float64(s.Installs) })),
+		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}),
+	)
+	return m
+}
+
+// observe counts every request under its route pattern (never its URL: states are user content).
+func (m *metrics) observe(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
+		next.ServeHTTP(ww, r)
+		route := "unmatched"
+		if rc := chi.RouteContext(r.Context()); rc != nil && rc.RoutePattern() != "" {
+			route = rc.RoutePattern()
+		}
+		status := ww.Status()
+		if status == 0 {
+			status = http.StatusOK
+		}
+		m.requests.WithLabelValues(route, strconv.Itoa(status)).Inc()
+		m.duration.WithLabelValues(route).Observe(time.Since(start).Seconds())
+	})
+}
+
+func (m *metrics) handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}

@@ -2,12 +2,12 @@ package handlers
 
 import (
 	"bytes"
-	"context"
-	"io"
-	"log/slog"
 	"compress/flate"
+	"context"
 	"encoding/base64"
 	"encoding/json"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"

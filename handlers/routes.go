@@ -4,12 +4,12 @@ package handlers
 
 import (
 	"context"
-	"runtime"
-	"time"
 	"crypto/rand"
 	"encoding/base64"
 	"log/slog"
 	"net/http"
+	"runtime"
+	"time"
 
 	"github.com/a-h/templ"
 	"github.com/go-chi/chi/v5"

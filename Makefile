@@ -3,7 +3,7 @@ GO ?= go
 ADDR ?= :8080
 FUZZTIME ?= 15s
 
-.PHONY: run build test unit race fuzz e2e bench generate check-generated clean
+.PHONY: run build test unit race fuzz e2e load bench generate check-generated clean
 
 run: build
 	./bin/sidecarlab serve --addr $(ADDR)
@@ -16,7 +16,7 @@ build:
 test: unit race fuzz e2e
 
 unit:
-	@test -z "$$(gofmt -l cmd engine handlers web static e2e)" || (gofmt -l cmd engine handlers web static e2e; echo "gofmt needed" >&2; exit 1)
+	@test -z "$$(gofmt -l cmd engine handlers web static store e2e)" || (gofmt -l cmd engine handlers web static store e2e; echo "gofmt needed" >&2; exit 1)
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./e2e
 	$(GO) test -count=1 ./...
@@ -31,6 +31,10 @@ fuzz:
 
 e2e:
 	$(GO) test -tags e2e -count=1 ./e2e
+
+# Load test against the real binary on 127.0.0.1 (bounded: 10,000 requests or 120 s).
+load:
+	SIDECARLAB_SERVE_ARGS="--rate-limit -1" $(GO) test -tags load -count=1 -run TestLoad -v ./e2e
 
 bench:
 	$(GO) test ./engine ./handlers -run '^$$' -bench . -benchmem -count 5

@@ -6,13 +6,10 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -23,77 +20,6 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 )
-
-var baseURL string
-
-func TestMain(m *testing.M) {
-	os.Exit(func() int {
-		dir, err := os.MkdirTemp("", "sidecarlab-e2e")
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		defer os.RemoveAll(dir)
-		bin := filepath.Join(dir, "sidecarlab")
-		build := exec.Command("go", "build", "-o", bin, "../cmd/sidecarlab")
-		build.Stdout, build.Stderr = os.Stdout, os.Stderr
-		if err := build.Run(); err != nil {
-			fmt.Fprintln(os.Stderr, "build:", err)
-			return 1
-		}
-		stop, url, err := serve(bin, filepath.Join(dir, "links.db"))
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "serve:", err)
-			return 1
-		}
-		defer stop()
-		baseURL = url
-		return m.Run()
-	}())
-}
-
-var listenRE = regexp.MustCompile(`msg=listening addr=(\S+)`)
-
-// serve starts the binary on a free loopback port and waits for /readyz.
-func serve(bin, db string) (stop func(), url string, err error) {
-	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--db", db)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		return nil, "", err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, "", err
-	}
-	stop = func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() }
-	addr := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if m := listenRE.FindStringSubmatch(sc.Text()); m != nil {
-				addr <- m[1]
-			}
-		}
-	}()
-	select {
-	case a := <-addr:
-		url = "http://" + a
-	case <-time.After(30 * time.Second):
-		stop()
-		return nil, "", fmt.Errorf("the server did not say where it listens")
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		if res, err := http.Get(url + "/readyz"); err == nil {
-			res.Body.Close()
-			if res.StatusCode == http.StatusOK {
-				return stop, url, nil
-			}
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	stop()
-	return nil, "", fmt.Errorf("not ready in 30s")
-}
 
 // browser starts a headless Chromium for one test.
 func browser(t *testing.T) context.Context {

@@ -1,0 +1,110 @@
+//go:build e2e || load
+
+package e2e
+
+import (
+	"bufio"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// baseURL is the server the tests drive; serverPID its process, for RSS.
+var (
+	baseURL   string
+	serverPID int
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(func() int {
+		dir, err := os.MkdirTemp("", "sidecarlab-e2e")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer os.RemoveAll(dir)
+		bin := filepath.Join(dir, "sidecarlab")
+		build := exec.Command("go", "build", "-o", bin, "../cmd/sidecarlab")
+		build.Stdout, build.Stderr = os.Stdout, os.Stderr
+		if err := build.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "build:", err)
+			return 1
+		}
+		stop, url, pid, err := serve(bin, filepath.Join(dir, "links.db"))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "serve:", err)
+			return 1
+		}
+		defer stop()
+		baseURL, serverPID = url, pid
+		return m.Run()
+	}())
+}
+
+var listenRE = regexp.MustCompile(`msg=listening addr=(\S+)`)
+
+// serve starts the binary on a free loopback port and waits for /readyz.
+func serve(bin, db string) (stop func(), url string, pid int, err error) {
+	args := []string{"serve", "--addr", "127.0.0.1:0", "--db", db}
+	if v := os.Getenv("SIDECARLAB_SERVE_ARGS"); v != "" {
+		args = append(args, regexp.MustCompile(`\s+`).Split(v, -1)...)
+	}
+	cmd := exec.Command(bin, args...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, "", 0, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, "", 0, err
+	}
+	stop = func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() }
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if m := listenRE.FindStringSubmatch(sc.Text()); m != nil {
+				addr <- m[1]
+			}
+		}
+	}()
+	select {
+	case a := <-addr:
+		url = "http://" + a
+	case <-time.After(30 * time.Second):
+		stop()
+		return nil, "", 0, fmt.Errorf("the server did not say where it listens")
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if res, err := http.Get(url + "/readyz"); err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return stop, url, cmd.Process.Pid, nil
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	stop()
+	return nil, "", 0, fmt.Errorf("not ready in 30s")
+}
+
+
+// rssMB is the server's resident set, from /proc.
+func rssMB(t testing.TB, pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`VmRSS:\s+(\d+) kB`).FindSubmatch(b)
+	if m == nil {
+		t.Fatal("no VmRSS")
+	}
+	kb, _ := strconv.Atoi(string(m[1]))
+	return float64(kb) / 1024
+}

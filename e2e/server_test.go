@@ -94,7 +94,6 @@ func serve(bin, db string) (stop func(), url string, pid int, err error) {
 	return nil, "", 0, fmt.Errorf("not ready in 30s")
 }
 
-
 // rssMB is the server's resident set, from /proc.
 func rssMB(t testing.TB, pid int) float64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))

@@ -16,7 +16,7 @@ build:
 test: unit race fuzz e2e
 
 unit:
-	@test -z "$$(gofmt -l cmd engine handlers web static store e2e)" || (gofmt -l cmd engine handlers web static store e2e; echo "gofmt needed" >&2; exit 1)
+	@test -z "$$(gofmt -l cmd engine handlers web static store deploy e2e)" || (gofmt -l cmd engine handlers web static store deploy e2e; echo "gofmt needed" >&2; exit 1)
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./e2e
 	$(GO) test -count=1 ./...

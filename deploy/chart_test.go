@@ -1,0 +1,85 @@
+// Package deploy holds the Helm chart; its test renders and lints the chart with Helm's own library.
+package deploy
+
+import (
+	"strings"
+	"testing"
+
+	"helm.sh/helm/v4/pkg/chart/common"
+	commonutil "helm.sh/helm/v4/pkg/chart/common/util"
+	loader "helm.sh/helm/v4/pkg/chart/v2/loader"
+	"helm.sh/helm/v4/pkg/chart/v2/lint"
+	"helm.sh/helm/v4/pkg/chart/v2/lint/support"
+	"helm.sh/helm/v4/pkg/engine"
+	appsv1 "k8s.io/api/apps/v1"
+	"sigs.k8s.io/yaml"
+)
+
+const chartDir = "chart/sidecarlab"
+
+func render(t *testing.T, vals map[string]any) (map[string]string, error) {
+	t.Helper()
+	ch, err := loader.Load(chartDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rv, err := commonutil.ToRenderValues(ch, vals, common.ReleaseOptions{Name: "sidecarlab", Namespace: "tools"}, common.DefaultCapabilities)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return engine.Render(ch, rv)
+}
+
+func deployment(t *testing.T, files map[string]string) appsv1.Deployment {
+	t.Helper()
+	var d appsv1.Deployment
+	if err := yaml.Unmarshal([]byte(files["sidecarlab/templates/deployment.yaml"]), &d); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func TestChartRenders(t *testing.T) {
+	files, err := render(t, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := deployment(t, files)
+	c := d.Spec.Template.Spec.Containers[0]
+	if *d.Spec.Replicas != 1 || c.ReadinessProbe.HTTPGet.Path != "/readyz" || c.LivenessProbe.HTTPGet.Path != "/healthz" {
+		t.Fatalf("probes or replicas: %+v", d.Spec)
+	}
+	if c.SecurityContext == nil || !*c.SecurityContext.ReadOnlyRootFilesystem || *c.SecurityContext.AllowPrivilegeEscalation || !*d.Spec.Template.Spec.SecurityContext.RunAsNonRoot {
+		t.Fatal("the pod is not locked down")
+	}
+	if c.Resources.Requests.Cpu().String() != "250m" || len(c.Env) != 0 {
+		t.Fatalf("resources %v, env %v", c.Resources, c.Env)
+	}
+	if !strings.Contains(files["sidecarlab/templates/service.yaml"], "targetPort: http") {
+		t.Fatal("no service")
+	}
+	// PostgreSQL from a Secret, with several replicas.
+	files, err = render(t, map[string]any{"replicaCount": 3, "postgres": map[string]any{"existingSecret": "links-db"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d = deployment(t, files)
+	env := d.Spec.Template.Spec.Containers[0].Env
+	if *d.Spec.Replicas != 3 || len(env) != 1 || env[0].Name != "SIDECARLAB_POSTGRES" || env[0].ValueFrom.SecretKeyRef.Name != "links-db" {
+		t.Fatalf("postgres: replicas %d, env %+v", *d.Spec.Replicas, env)
+	}
+	// Several replicas on SQLite would each keep their own links: refused.
+	if _, err := render(t, map[string]any{"replicaCount": 2}); err == nil || !strings.Contains(err.Error(), "needs PostgreSQL") {
+		t.Fatalf("replicas on SQLite: %v", err)
+	}
+}
+
+func TestChartLints(t *testing.T) {
+	l := lint.RunAll(chartDir, nil, "tools")
+	for _, m := range l.Messages {
+		t.Log(m)
+	}
+	if l.HighestSeverity >= support.WarningSev {
+		t.Fatal("helm lint found problems")
+	}
+}

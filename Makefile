@@ -28,6 +28,8 @@ race:
 fuzz:
 	$(GO) test ./engine -run '^$$' -fuzz '^FuzzSplitDocuments$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./engine -run '^$$' -fuzz '^FuzzInject$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./engine -run '^$$' -fuzz '^FuzzValidateValue$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./handlers -run '^$$' -fuzz '^FuzzDecodeState$$' -fuzztime $(FUZZTIME)
 
 e2e:
 	$(GO) test -tags e2e -count=1 ./e2e

@@ -82,3 +82,26 @@ func TestValidateValue(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// FuzzValidateValue runs every annotation's value check on arbitrary values: an *InputError or
+// nil, never a panic, and quickly (the bound on quantities keeps Istio's parser fast).
+func FuzzValidateValue(f *testing.F) {
+	c := NewCatalog()
+	for i, a := range c.All() {
+		f.Add(i, a.Example)
+	}
+	f.Add(0, "")
+	f.Add(1, "\xff")
+	f.Fuzz(func(t *testing.T, i int, value string) {
+		all := c.All()
+		if i < 0 {
+			i = -i
+		}
+		a := all[i%len(all)]
+		if err := c.ValidateValue(a.Name, value); err != nil {
+			if _, ok := err.(*InputError); !ok {
+				t.Fatalf("%s: %T %v", a.Name, err, err)
+			}
+		}
+	})
+}

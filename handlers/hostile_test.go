@@ -58,6 +58,7 @@ func TestHostileInput(t *testing.T) {
 		{"binary garbage", api(InjectRequest{Manifest: "\x00\x01\x02\x03: \x04\n\x7f"}), http.StatusUnprocessableEntity},
 		{"a giant annotation value", api(InjectRequest{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: strings.Repeat("9", 900<<10)}}}), http.StatusUnprocessableEntity},
 		{"thousands of steps", api(InjectRequest{Manifest: deploymentYAML, Steps: steps}), http.StatusUnprocessableEntity},
+		{"more documents than the limit", api(InjectRequest{Manifest: strings.Repeat("kind: ConfigMap\n---\n", 10001)}), http.StatusUnprocessableEntity},
 		{"a decompression bomb in the URL", httptest.NewRequest(http.MethodGet, "/?s="+zipBomb, nil), http.StatusBadRequest},
 		{"a body over the limit", api(InjectRequest{Manifest: strings.Repeat("#", 2<<20)}), http.StatusRequestEntityTooLarge},
 	}

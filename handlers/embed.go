@@ -25,7 +25,7 @@ func (s *server) handleEmbed(w http.ResponseWriter, r *http.Request) error {
 	if err != nil && !errors.As(err, &ie) {
 		return err
 	}
-	p := buildPage(v, eng.Catalog(), tl, ie, false)
+	p := buildPage(v, s.statics, tl, ie, false)
 	w.Header().Del("X-Frame-Options")
 	w.Header().Set("Content-Security-Policy", csp(templ.GetNonce(r.Context()), "*"))
 	status := http.StatusOK

@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/web"
@@ -176,10 +175,8 @@ func atoiOr(s string, def int) int {
 
 // labPath is the lab's guided path: each step one click away, each a permalink. Annotation steps
 // are one annotation on the Deployment preset, so each diff shows exactly that annotation. The
-// links never change, so they are made once.
-var labPath = sync.OnceValue(makeLabPath)
-
-func makeLabPath() []web.LabStep {
+// links never change; the server makes them once.
+func labPath() []web.LabStep {
 	deploy, _ := web.FindPreset("deployment")
 	job, _ := web.FindPreset("job")
 	batch, _ := web.FindPreset("lab-batch")

@@ -138,7 +138,7 @@ func (s *server) renderViewWith(w http.ResponseWriter, r *http.Request, v view, 
 		return err
 	}
 	partial := r.Header.Get(partialHeader) != ""
-	p := buildPage(v, eng.Catalog(), tl, ie, !partial)
+	p := buildPage(v, s.statics, tl, ie, !partial)
 	p.Sharing = s.cfg.Links != nil
 	if extra != nil {
 		var x pageExtras

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime"
+	"sync"
 	"time"
 
 	"github.com/a-h/templ"
@@ -23,7 +24,6 @@ import (
 // Engine is what the handlers need of the engine.
 type Engine interface {
 	Timeline(ctx context.Context, manifest []byte, steps []engine.Step, s engine.Settings) (*engine.Timeline, error)
-	Catalog() *engine.Catalog
 	Install(ctx context.Context, o engine.InstallOptions) (*engine.Install, error)
 }
 
@@ -62,7 +62,8 @@ func New(logger *slog.Logger, eng func() Engine, cfg Config) http.Handler {
 	if cfg.RatePerMinute == 0 {
 		cfg.RatePerMinute = 6000
 	}
-	s := &server{log: logger, eng: eng, cfg: cfg, slots: make(chan struct{}, cfg.MaxConcurrent), metrics: newMetrics(eng)}
+	s := &server{log: logger, eng: eng, cfg: cfg, slots: make(chan struct{}, cfg.MaxConcurrent), metrics: newMetrics(eng),
+		statics: pageStatics{panel: sync.OnceValue(func() templ.Component { return renderPanel(engine.NewCatalog()) }), lab: sync.OnceValue(labPath)}}
 	r := chi.NewRouter()
 	r.Use(s.metrics.observe)
 	r.Use(middleware.RequestID, s.logRequests, s.recoverPanics, securityHeaders, middleware.Compress(1, "text/html", "text/css", "application/javascript", "text/javascript", "application/json", "image/svg+xml", "application/yaml"))
@@ -113,6 +114,7 @@ type server struct {
 	// slots bounds concurrent injections.
 	slots   chan struct{}
 	metrics *metrics
+	statics pageStatics
 }
 
 var errBusy = httpError{status: http.StatusServiceUnavailable, msg: "sidecarlab is busy; try again in a moment."}

@@ -1,8 +1,12 @@
 package handlers
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+
 	"fmt"
+	"github.com/a-h/templ"
 	"net/url"
 	"slices"
 	"strings"
@@ -26,9 +30,15 @@ func versionLine() web.VersionLine {
 	return web.VersionLine{Istio: v.Istio, Module: v.Module, Commit: v.Commit}
 }
 
+// pageStatics are the parts of a page that never change while the server runs, made once.
+type pageStatics struct {
+	panel func() templ.Component
+	lab   func() []web.LabStep
+}
+
 // buildPage shapes a timeline (or the error that prevented one) into the page's view model. A
 // fragment (full false) leaves out what never changes between actions: presets, modes, the panel.
-func buildPage(v view, cat *engine.Catalog, tl *engine.Timeline, reqErr *engine.InputError, full bool) *web.Page {
+func buildPage(v view, statics pageStatics, tl *engine.Timeline, reqErr *engine.InputError, full bool) *web.Page {
 	st := v.state
 	enc := EncodeState(st)
 	stepsJSON, _ := json.Marshal(st.Steps)
@@ -63,8 +73,8 @@ func buildPage(v view, cat *engine.Catalog, tl *engine.Timeline, reqErr *engine.
 		for _, m := range engine.Modes {
 			p.Modes = append(p.Modes, web.Option{Value: string(m), Label: modeLabels[m], Selected: m == mode})
 		}
-		p.Groups = annotationGroups(cat)
-		p.Lab = labPath()
+		p.Panel = statics.panel()
+		p.Lab = statics.lab()
 	}
 	p.Active = activeAnnotations(st.Steps)
 	p.Results = buildResults(v, enc, tl, reqErr)
@@ -115,6 +125,16 @@ func buildPage(v view, cat *engine.Catalog, tl *engine.Timeline, reqErr *engine.
 		p.TabLinks = append(p.TabLinks, link)
 	}
 	return p
+}
+
+// renderPanel renders the catalog part of the annotation panel; the server keeps the HTML, since
+// it never changes while the process runs (the catalog is Istio's, compiled in).
+func renderPanel(cat *engine.Catalog) templ.Component {
+	var buf bytes.Buffer
+	if err := web.AnnotationGroups(annotationGroups(cat)).Render(context.Background(), &buf); err != nil {
+		return web.AnnotationGroups(annotationGroups(cat))
+	}
+	return templ.Raw(buf.String())
 }
 
 // activeAnnotations is what the steps leave set, in the order each key was first set.

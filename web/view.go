@@ -3,6 +3,8 @@
 package web
 
 import (
+	"github.com/a-h/templ"
+
 	"github.com/sidecarlab/sidecarlab/engine"
 )
 
@@ -33,7 +35,8 @@ type Page struct {
 	Form    Form
 	Presets []PresetOption
 	Modes   []Option
-	Groups  []AnnotationGroup
+	// Panel is the annotation panel's catalog part, rendered once (see AnnotationGroups).
+	Panel templ.Component
 	// Active are the annotations the timeline sets, in the order first set.
 	Active  []ActiveAnnotation
 	Results Results

@@ -26,7 +26,7 @@ race:
 	$(GO) test -race -count=1 -run 'Concurrent|LRU' ./engine
 
 fuzz:
-	$(GO) test ./engine -run '^$$' -fuzz '^FuzzSplitDocuments$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./engine/yamldoc -run '^$$' -fuzz '^FuzzSplit$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./engine -run '^$$' -fuzz '^FuzzInject$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./engine -run '^$$' -fuzz '^FuzzValidateValue$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./handlers -run '^$$' -fuzz '^FuzzDecodeState$$' -fuzztime $(FUZZTIME)

@@ -1,0 +1,80 @@
+package yamldoc
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"testing"
+
+	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
+)
+
+// yamlReaderChunks is what istioctl's reader makes of the input.
+func yamlReaderChunks(in []byte) ([][]byte, error) {
+	r := k8syaml.NewYAMLReader(bufio.NewReaderSize(bytes.NewReader(in), 4096))
+	var out [][]byte
+	for {
+		raw, err := r.Read()
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+		out = append(out, bytes.Clone(raw))
+	}
+}
+
+// checkSplit holds Split to YAMLReader: same documents, same error or none.
+func checkSplit(t *testing.T, in []byte) {
+	t.Helper()
+	want, wantErr := yamlReaderChunks(in)
+	got, gotErr := Split(in)
+	if (wantErr == nil) != (gotErr == nil) {
+		t.Fatalf("YAMLReader error %v, ours %v", wantErr, gotErr)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("YAMLReader gives %d documents, ours %d", len(want), len(got))
+	}
+	lines := bytes.Split(in, []byte("\n"))
+	for i := range want {
+		if !bytes.Equal(got[i].Raw, want[i]) {
+			t.Fatalf("document %d: YAMLReader %q, ours %q", i+1, want[i], got[i].Raw)
+		}
+		// The line we report is where the document's first line is.
+		first, _, _ := bytes.Cut(got[i].Raw, []byte("\n"))
+		if l := got[i].Line; l < 1 || l > len(lines) || !(bytes.Equal(lines[l-1], first) || bytes.Equal(bytes.TrimSuffix(lines[l-1], []byte("\r")), first)) {
+			t.Fatalf("document %d: line %d does not start with %q", i+1, l, first)
+		}
+	}
+}
+
+func TestSplit(t *testing.T) {
+	cases := map[string]string{
+		"one":                    "a: 1\n",
+		"no final newline":       "a: 1",
+		"two":                    "a: 1\n---\nb: 2\n",
+		"leading separator":      "---\na: 1\n",
+		"separator with comment": "a: 1\n--- # next\nb: 2\n",
+		"empty documents":        "---\n---\na: 1\n---\n---\n",
+		"crlf":                   "a: 1\r\n---\r\nb: 2\r\n",
+		"bad separator":          "a: 1\n--- b\nc: 3\n",
+		"dashes inside":          "a: |\n  ---x\n---\nb: 2\n",
+		"long line":              "a: " + string(bytes.Repeat([]byte("x"), 10000)) + "\n---\nb: 1\n",
+		"blank document":         "---\n\n---\n",
+	}
+	for name, in := range cases {
+		t.Run(name, func(t *testing.T) { checkSplit(t, []byte(in)) })
+	}
+	got, _ := Split([]byte("# c\n---\n\n\na: 1\n"))
+	if got[1].Line != 3 {
+		t.Fatalf("second document starts on line %d, want 3", got[1].Line)
+	}
+}
+
+func FuzzSplit(f *testing.F) {
+	f.Add([]byte("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n---\napiVersion: v1\nkind: Service\n"))
+	f.Add([]byte("# comment\n---\n---\na: |\n  ---x\n--- # next\nb: 2"))
+	f.Add([]byte("a\r\n---\r\n--- #x\n----\n"))
+	f.Fuzz(func(t *testing.T, in []byte) { checkSplit(t, in) })
+}

@@ -98,7 +98,7 @@ func Batch(docs []Document, findings []Finding) []BatchRow {
 				r.Pitfalls = append(r.Pitfalls, f.Check)
 			}
 		}
-		if obj, ok := decodeOutput(d); ok && r.Result == "injected" {
+		if _, obj, ok := d.objects(); ok && r.Result == "injected" {
 			fillRow(&r, obj)
 		}
 		rows = append(rows, r)

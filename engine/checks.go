@@ -108,20 +108,13 @@ var injectorWritten = map[string]bool{annotation.SidecarStatus.Name: true, annot
 
 var resourceAnnotations = []string{annotation.SidecarProxyCPU.Name, annotation.SidecarProxyCPULimit.Name, annotation.SidecarProxyMemory.Name, annotation.SidecarProxyMemoryLimit.Name}
 
-// check runs every check on the last row of a request.
-func (e *Engine) check(p *prepared, steps []Step, docs []Document) []Finding {
-	ann := annotationsAt(steps, len(steps))
+// check runs every check on a row of a request.
+func (e *Engine) check(p *prepared, docs []Document) []Finding {
 	var out []Finding
 	for _, d := range docs {
-		in, ok := decodeInput(d, ann)
-		if !ok {
-			continue
+		if in, res, ok := d.objects(); ok {
+			out = append(out, e.checkDocument(p, d, in, res)...)
 		}
-		res, ok := decodeOutput(d)
-		if !ok {
-			continue
-		}
-		out = append(out, e.checkDocument(p, d, in, res)...)
 	}
 	return out
 }

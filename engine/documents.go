@@ -44,8 +44,10 @@ type Document struct {
 	// Error is set when Istio (or YAML parsing) rejected the document; Output is then empty.
 	Error *InputError `json:"error,omitempty"`
 
-	// json is Output as JSON, when the engine produced it.
-	json []byte
+	// json is Output as JSON, when the engine produced it; in and out are the typed input (steps
+	// applied) and output, which the checks, the lifecycle and the batch rows read.
+	json    []byte
+	in, out runtime.Object
 }
 
 // tree decodes the document's output for diffing.
@@ -153,6 +155,8 @@ func injectChunk(in *Install, injector inject.Injector, c chunk, index int, ann 
 		return d
 	}
 	d.Output, d.json = string(b), j
+	d.in, _ = obj.(runtime.Object)
+	d.out, _ = out.(runtime.Object)
 	return d
 }
 

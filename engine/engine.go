@@ -167,7 +167,7 @@ func (e *Engine) Inject(ctx context.Context, manifest []byte, steps []Step, s Se
 	if err != nil {
 		return nil, err
 	}
-	return &Injection{Documents: docs, Findings: e.check(p, steps, docs)}, nil
+	return &Injection{Documents: docs, Findings: e.check(p, docs)}, nil
 }
 
 // prepared is a request that passed validation: its installation, injector and documents.

@@ -61,7 +61,7 @@ type Verdict struct {
 func Lifecycles(docs []Document) []Lifecycle {
 	var out []Lifecycle
 	for _, d := range docs {
-		obj, ok := decodeOutput(d)
+		_, obj, ok := d.objects()
 		if !ok {
 			continue
 		}

@@ -7,8 +7,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-
-	"istio.io/istio/pkg/kube/inject"
 )
 
 // podParts locates, in any kind Istio injects, the metadata Istio reads annotations from (see
@@ -47,28 +45,14 @@ func objectMeta(obj runtime.Object) *metav1.ObjectMeta {
 	return m
 }
 
-// decodeOutput reads a document's injected output back into its typed object.
-func decodeOutput(d Document) (runtime.Object, bool) {
-	if d.Error != nil || !d.Injectable || d.Kind == "List" {
-		return nil, false
+// objects returns a document's typed input (annotation steps applied, as Istio saw it) and its
+// typed output, kept from the injection itself: nothing is parsed again. ok is false for
+// documents Istio did not inject (errors, other kinds, Lists).
+func (d Document) objects() (in, out runtime.Object, ok bool) {
+	if d.in == nil || d.out == nil || d.Kind == "List" {
+		return nil, nil, false
 	}
-	obj, err := inject.FromRawToObject([]byte(d.Output))
-	return obj, err == nil
-}
-
-// decodeInput reads a document's input with the annotation changes applied, as Istio saw it.
-func decodeInput(d Document, ann []annotationChange) (runtime.Object, bool) {
-	if !d.Injectable || d.Kind == "List" {
-		return nil, false
-	}
-	obj, err := inject.FromRawToObject([]byte(d.Input))
-	if err != nil {
-		return nil, false
-	}
-	if len(ann) > 0 && annotate(obj, ann) != nil {
-		return nil, false
-	}
-	return obj, true
+	return d.in, d.out, true
 }
 
 // proxyContainer finds istio-proxy in a pod spec and says whether it is a native sidecar.

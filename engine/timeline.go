@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+	"sync"
 )
 
 // Step is one annotation change the user makes: set Key to Value, or remove Key.
@@ -63,7 +64,13 @@ type StepResult struct {
 	Changes []Change `json:"changes"`
 	// Unified is a line diff of the whole output against the previous row (row 0: the input).
 	Unified string `json:"unified,omitempty"`
+
+	findingsOnce sync.Once
+	findings     []Finding
 }
+
+// Errors are the row's document errors, in order.
+func (r *StepResult) Errors() []*InputError { return (&Injection{Documents: r.Documents}).Errors() }
 
 // Output is the row's whole injected manifest as istioctl prints it.
 func (r *StepResult) Output() string { return (&Injection{Documents: r.Documents}).Output() }
@@ -127,7 +134,10 @@ func (e *Engine) Timeline(ctx context.Context, manifest []byte, steps []Step, s 
 		t.Steps = append(t.Steps, r)
 		prev = r
 	}
-	t.Findings = e.check(p, steps, prev.Documents)
+	// The row is memoised with everything its findings depend on (installation, mode, input,
+	// steps), so they are computed once per row too.
+	prev.findingsOnce.Do(func() { prev.findings = e.check(p, prev.Documents) })
+	t.Findings = prev.findings
 	return t, nil
 }
 

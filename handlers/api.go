@@ -60,7 +60,7 @@ func (s *server) handleAPIInject(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if errs := lastErrors(tl); len(errs) > 0 {
+	if errs := tl.Steps[len(tl.Steps)-1].Errors(); len(errs) > 0 {
 		// The manifest has documents Istio rejects: 422, naming each.
 		return nil, documentErrors(errs)
 	}

@@ -25,6 +25,7 @@ func (s *server) handleEmbed(w http.ResponseWriter, r *http.Request) error {
 	if err != nil && !errors.As(err, &ie) {
 		return err
 	}
+	v.tab = "lifecycle" // the embed shows the diff, which is always built, and the lifecycle verdicts
 	p := buildPage(v, s.statics, tl, ie, false)
 	w.Header().Del("X-Frame-Options")
 	w.Header().Set("Content-Security-Policy", csp(templ.GetNonce(r.Context()), "*"))

@@ -149,7 +149,7 @@ func (s *server) renderViewWith(w http.ResponseWriter, r *http.Request, v view, 
 		}
 	}
 	status := http.StatusOK
-	if ie != nil || (tl != nil && len(lastErrors(tl)) > 0) {
+	if ie != nil || (tl != nil && len(tl.Steps[len(tl.Steps)-1].Errors()) > 0) {
 		status = http.StatusUnprocessableEntity
 	}
 	w.Header().Add("Vary", partialHeader)
@@ -157,16 +157,6 @@ func (s *server) renderViewWith(w http.ResponseWriter, r *http.Request, v view, 
 		return render(w, r, status, web.Fragment(p))
 	}
 	return render(w, r, status, web.PlaygroundPage(p))
-}
-
-func lastErrors(tl *engine.Timeline) []*engine.InputError {
-	var out []*engine.InputError
-	for _, d := range tl.Steps[len(tl.Steps)-1].Documents {
-		if d.Error != nil {
-			out = append(out, d.Error)
-		}
-	}
-	return out
 }
 
 // handleForm applies what the person did (add an annotation, remove a step, load a preset,

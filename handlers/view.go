@@ -77,7 +77,7 @@ func buildPage(v view, statics pageStatics, tl *engine.Timeline, reqErr *engine.
 		p.Lab = statics.lab()
 	}
 	p.Active = activeAnnotations(st.Steps)
-	p.Results = buildResults(v, enc, tl, reqErr)
+	p.Results = buildResults(v, enc, tl, reqErr, func(tab string) bool { return full || tab == v.tab })
 	p.Results.OnlySelected = !full
 	p.Present = v.present
 	pv := v
@@ -190,7 +190,9 @@ func annotationGroups(cat *engine.Catalog) []web.AnnotationGroup {
 	return groups
 }
 
-func buildResults(v view, enc string, tl *engine.Timeline, reqErr *engine.InputError) web.Results {
+// buildResults shapes the results. want says whether a tab's content will be rendered: the
+// batch rows, lifecycles and compare links are made only for a page that shows them.
+func buildResults(v view, enc string, tl *engine.Timeline, reqErr *engine.InputError, want func(tab string) bool) web.Results {
 	res := web.Results{Tab: v.tab, Error: reqErr}
 	if tl == nil {
 		return res
@@ -227,14 +229,20 @@ func buildResults(v view, enc string, tl *engine.Timeline, reqErr *engine.InputE
 	if res.Selected == len(tl.Steps)-1 {
 		findings = tl.Findings
 	}
-	res.Findings = findingViews(findings, sel.Documents)
-	rows := engine.Batch(sel.Documents, findings)
-	res.Lifecycles = lifecycleViews(engine.Lifecycles(sel.Documents), rows, v.replicas)
-	for i := range res.Lifecycles {
-		res.Lifecycles[i].Capacity.Recount = true
+	res.Findings = findingViews(findings, sel.Documents) // counted on the tab, so always
+	if want("lifecycle") || want("batch") {
+		rows := engine.Batch(sel.Documents, findings)
+		if want("lifecycle") {
+			res.Lifecycles = lifecycleViews(engine.Lifecycles(sel.Documents), rows, v.replicas)
+			for i := range res.Lifecycles {
+				res.Lifecycles[i].Capacity.Recount = true
+			}
+			res.Compare = compareLinks(v.state, sel.Documents)
+		}
+		if want("batch") {
+			res.Batch = batchView(v, enc, res.Selected, rows)
+		}
 	}
-	res.Batch = batchView(v, enc, res.Selected, rows)
-	res.Compare = compareLinks(v.state, sel.Documents)
 	res.DownloadHref = "/download" + strings.TrimPrefix(v.linkWith(enc, "", res.Selected), "/")
 	for _, d := range sel.Documents {
 		dv := web.DocView{Index: d.Index, Line: d.Line, Kind: d.Kind, Name: d.Name}

@@ -46,11 +46,5 @@ func runDiff(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			return err
 		}
 	}
-	var errs []*engine.InputError
-	for _, d := range tl.Steps[len(tl.Steps)-1].Documents {
-		if d.Error != nil {
-			errs = append(errs, d.Error)
-		}
-	}
-	return reportDocErrors(errs, stderr)
+	return reportDocErrors(tl.Steps[len(tl.Steps)-1].Errors(), stderr)
 }

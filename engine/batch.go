@@ -44,18 +44,17 @@ type BatchRow struct {
 type Capacity struct {
 	// Replicas is the number of pods the workload asks for (spec.replicas, a Job's parallelism);
 	// 0 when the spec does not say (a DaemonSet runs one per node).
-	Replicas      int    `json:"replicas"`
-	RequestsCPU   string `json:"requestsCPU,omitempty"`
-	RequestsMem   string `json:"requestsMemory,omitempty"`
-	LimitsCPU     string `json:"limitsCPU,omitempty"`
-	LimitsMem     string `json:"limitsMemory,omitempty"`
-	perPod        corev1.ResourceRequirements
-	replicasKnown bool
+	Replicas    int    `json:"replicas"`
+	RequestsCPU string `json:"requestsCPU,omitempty"`
+	RequestsMem string `json:"requestsMemory,omitempty"`
+	LimitsCPU   string `json:"limitsCPU,omitempty"`
+	LimitsMem   string `json:"limitsMemory,omitempty"`
+	perPod      corev1.ResourceRequirements
 }
 
 // For returns the totals for n pods.
 func (c Capacity) For(n int) Capacity {
-	out := Capacity{Replicas: n, perPod: c.perPod, replicasKnown: true}
+	out := Capacity{Replicas: n, perPod: c.perPod}
 	mul := func(l corev1.ResourceList, r corev1.ResourceName, bin bool) string {
 		q, ok := l[r]
 		if !ok {
@@ -133,12 +132,13 @@ func fillRow(r *BatchRow, obj runtime.Object) {
 		}
 	}
 	replicas, known := replicasOf(obj)
-	r.Capacity = Capacity{perPod: proxy.Resources}.For(replicas)
-	r.Capacity.replicasKnown = known
 	if !known {
+		// A DaemonSet runs a pod per node: the totals are per pod, Replicas 0 says "per node".
 		r.Capacity = Capacity{perPod: proxy.Resources}.For(1)
 		r.Capacity.Replicas = 0
+		return
 	}
+	r.Capacity = Capacity{perPod: proxy.Resources}.For(replicas)
 }
 
 // PerPod is istio-proxy's own requests and limits.

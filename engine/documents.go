@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"strings"
 
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/validation"
@@ -183,41 +181,6 @@ func yamlError(err error, index, start int) *InputError {
 	return &InputError{Doc: index, Line: line, Field: "manifest", Msg: msg}
 }
 
-// podTemplateMeta returns the metadata Istio reads pod annotations from, for every kind Istio
-// injects: the Pod's own, a CronJob's spec.jobTemplate.metadata (Istio's choice, not the pod
-// template's), otherwise spec.template.metadata. It follows IntoObject's own switch.
-func podTemplateMeta(obj runtime.Object) (*metav1.ObjectMeta, error) {
-	switch v := obj.(type) {
-	case *corev1.Pod:
-		return &v.ObjectMeta, nil
-	case *batchv1.CronJob:
-		return &v.Spec.JobTemplate.ObjectMeta, nil
-	}
-	rv := reflect.ValueOf(obj)
-	if rv.Kind() != reflect.Pointer || rv.Elem().Kind() != reflect.Struct {
-		return nil, fmt.Errorf("cannot find the pod template of %T", obj)
-	}
-	spec := rv.Elem().FieldByName("Spec")
-	if !spec.IsValid() || spec.Kind() != reflect.Struct {
-		return nil, fmt.Errorf("cannot find the pod template of %T", obj)
-	}
-	tmpl := spec.FieldByName("Template")
-	if tmpl.Kind() == reflect.Pointer {
-		if tmpl.IsNil() {
-			return nil, fmt.Errorf("spec.template is required value")
-		}
-		tmpl = tmpl.Elem()
-	}
-	if !tmpl.IsValid() || tmpl.Kind() != reflect.Struct {
-		return nil, fmt.Errorf("cannot find the pod template of %T", obj)
-	}
-	om, ok := tmpl.FieldByName("ObjectMeta").Addr().Interface().(*metav1.ObjectMeta)
-	if !ok {
-		return nil, fmt.Errorf("cannot find the pod template of %T", obj)
-	}
-	return om, nil
-}
-
 // annotate writes annotation changes where Istio reads them. For a List, every item Istio would
 // inject gets them.
 func annotate(obj runtime.Object, ann []annotationChange) error {
@@ -241,7 +204,7 @@ func annotate(obj runtime.Object, ann []annotationChange) error {
 		}
 		return nil
 	}
-	meta, err := podTemplateMeta(obj)
+	meta, _, _, err := podTemplate(obj)
 	if err != nil {
 		return err
 	}

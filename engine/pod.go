@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"reflect"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -9,26 +10,48 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// podParts locates, in any kind Istio injects, the metadata Istio reads annotations from (see
-// podTemplateMeta), the pod template's own metadata, and the pod spec. A Pod has one metadata for
-// both; a CronJob reads from spec.jobTemplate.metadata but its pods are spec.jobTemplate.spec.template.
-func podParts(obj runtime.Object) (read, template *metav1.ObjectMeta, spec *corev1.PodSpec, ok bool) {
+// podTemplate locates, in any kind Istio injects, the metadata Istio reads pod annotations from,
+// the pod template's own metadata, and the pod spec, following IntoObject's own switch: a Pod has
+// one metadata for both; a CronJob is read from spec.jobTemplate.metadata (Istio's choice) while
+// its pods are spec.jobTemplate.spec.template; anything else is spec.template.
+func podTemplate(obj runtime.Object) (read, template *metav1.ObjectMeta, spec *corev1.PodSpec, err error) {
 	switch v := obj.(type) {
 	case *corev1.Pod:
-		return &v.ObjectMeta, &v.ObjectMeta, &v.Spec, true
+		return &v.ObjectMeta, &v.ObjectMeta, &v.Spec, nil
 	case *batchv1.CronJob:
-		return &v.Spec.JobTemplate.ObjectMeta, &v.Spec.JobTemplate.Spec.Template.ObjectMeta, &v.Spec.JobTemplate.Spec.Template.Spec, true
+		return &v.Spec.JobTemplate.ObjectMeta, &v.Spec.JobTemplate.Spec.Template.ObjectMeta, &v.Spec.JobTemplate.Spec.Template.Spec, nil
 	}
-	read, err := podTemplateMeta(obj)
-	if err != nil {
-		return nil, nil, nil, false
+	notFound := fmt.Errorf("cannot find the pod template of %T", obj)
+	rv := reflect.ValueOf(obj)
+	if rv.Kind() != reflect.Pointer || rv.Elem().Kind() != reflect.Struct {
+		return nil, nil, nil, notFound
 	}
-	tmpl := reflect.ValueOf(obj).Elem().FieldByName("Spec").FieldByName("Template")
+	specV := rv.Elem().FieldByName("Spec")
+	if !specV.IsValid() || specV.Kind() != reflect.Struct {
+		return nil, nil, nil, notFound
+	}
+	tmpl := specV.FieldByName("Template")
 	if tmpl.Kind() == reflect.Pointer {
+		if tmpl.IsNil() {
+			return nil, nil, nil, fmt.Errorf("spec.template is required value")
+		}
 		tmpl = tmpl.Elem()
 	}
-	spec, ok = tmpl.FieldByName("Spec").Addr().Interface().(*corev1.PodSpec)
-	return read, read, spec, ok
+	if !tmpl.IsValid() || tmpl.Kind() != reflect.Struct {
+		return nil, nil, nil, notFound
+	}
+	meta, ok1 := tmpl.FieldByName("ObjectMeta").Addr().Interface().(*metav1.ObjectMeta)
+	spec, ok2 := tmpl.FieldByName("Spec").Addr().Interface().(*corev1.PodSpec)
+	if !ok1 || !ok2 {
+		return nil, nil, nil, notFound
+	}
+	return meta, meta, spec, nil
+}
+
+// podParts is podTemplate for callers that only need to know whether it worked.
+func podParts(obj runtime.Object) (read, template *metav1.ObjectMeta, spec *corev1.PodSpec, ok bool) {
+	read, template, spec, err := podTemplate(obj)
+	return read, template, spec, err == nil
 }
 
 // objectMeta is the object's own metadata (the workload's, for a controller).

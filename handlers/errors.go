@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -68,14 +67,9 @@ func (s *server) page(h func(http.ResponseWriter, *http.Request) error) http.Han
 		if status == http.StatusServiceUnavailable {
 			w.Header().Set("Retry-After", "1")
 		}
-		var buf bytes.Buffer
-		if rerr := web.ErrorPage(status, http.StatusText(status), msg, versionLine()).Render(r.Context(), &buf); rerr != nil {
+		if rerr := render(w, r, status, web.ErrorPage(status, http.StatusText(status), msg, versionLine())); rerr != nil {
 			http.Error(w, msg, status)
-			return
 		}
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.WriteHeader(status)
-		_, _ = w.Write(buf.Bytes())
 	}
 }
 

@@ -198,8 +198,10 @@ func replicasOf(obj runtime.Object) (int, bool) {
 }
 
 // BatchColumns are the table's columns, in order, as CSV and Markdown write them.
-var BatchColumns = []string{"doc", "kind", "name", "namespace", "result", "reason", "proxy", "proxy first", "postStart", "preStop",
-	"requests", "limits", "istio-init", "PROXY_CONFIG", "pitfalls", "replicas", "total requests", "total limits"}
+func BatchColumns() []string {
+	return []string{"doc", "kind", "name", "namespace", "result", "reason", "proxy", "proxy first", "postStart", "preStop",
+		"requests", "limits", "istio-init", "PROXY_CONFIG", "pitfalls", "replicas", "total requests", "total limits"}
+}
 
 // Cells are the row's values under BatchColumns.
 func (r BatchRow) Cells() []string { return r.cells() }
@@ -238,7 +240,7 @@ func joinNonEmpty(parts ...string) string {
 func BatchCSV(rows []BatchRow) []byte {
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
-	_ = w.Write(BatchColumns)
+	_ = w.Write(BatchColumns())
 	for _, r := range rows {
 		_ = w.Write(r.cells())
 	}
@@ -252,8 +254,9 @@ func BatchMarkdown(rows []BatchRow) []byte {
 	cell := func(s string) string {
 		return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
 	}
-	b.WriteString("| " + strings.Join(BatchColumns, " | ") + " |\n")
-	b.WriteString("|" + strings.Repeat("---|", len(BatchColumns)) + "\n")
+	cols := BatchColumns()
+	b.WriteString("| " + strings.Join(cols, " | ") + " |\n")
+	b.WriteString("|" + strings.Repeat("---|", len(cols)) + "\n")
 	for _, r := range rows {
 		cs := r.cells()
 		for i := range cs {
@@ -276,7 +279,7 @@ func ParseBatchCSV(data []byte) ([]BatchRow, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(recs) == 0 || strings.Join(recs[0], ",") != strings.Join(BatchColumns, ",") {
+	if len(recs) == 0 || strings.Join(recs[0], ",") != strings.Join(BatchColumns(), ",") {
 		return nil, fmt.Errorf("not a sidecarlab batch CSV (unexpected header)")
 	}
 	var out []BatchRow

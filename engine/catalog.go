@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"istio.io/api/annotation"
 	"k8s.io/apimachinery/pkg/api/validation"
@@ -46,7 +47,9 @@ const (
 )
 
 // Groups lists the groups in panel order.
-var Groups = []Group{GroupResources, GroupProxy, GroupLifecycle, GroupTraffic, GroupInjection, GroupLogging, GroupProbes, GroupOther}
+func Groups() []Group {
+	return []Group{GroupResources, GroupProxy, GroupLifecycle, GroupTraffic, GroupInjection, GroupLogging, GroupProbes, GroupOther}
+}
 
 // Annotation is one pod annotation Istio reads: Istio's own catalog entry (istio.io/api/annotation)
 // plus sidecarlab's typing of its value.
@@ -137,8 +140,14 @@ type Catalog struct {
 	byName map[string]*Annotation
 }
 
-// NewCatalog builds the catalog from Istio's annotation list; it is cheap and needs no engine.
-func NewCatalog() *Catalog {
+// DefaultCatalog is the catalog of the Istio compiled in. It is built once, on first use, and
+// shared: the engine validates against it, and the panel, the API and the CLI list it.
+func DefaultCatalog() *Catalog { return defaultCatalog() }
+
+var defaultCatalog = sync.OnceValue(newCatalog)
+
+// newCatalog builds the catalog from Istio's annotation list.
+func newCatalog() *Catalog {
 	c := &Catalog{byName: map[string]*Annotation{}}
 	for _, in := range annotation.AllResourceAnnotations() {
 		if !appliesToPods(in) {
@@ -153,8 +162,9 @@ func NewCatalog() *Catalog {
 			Deprecated: in.Deprecated, Hidden: in.Hidden, Kind: t.kind, Enum: t.enum, Group: t.group, Example: t.example,
 		})
 	}
+	groups := Groups()
 	slices.SortFunc(c.all, func(a, b Annotation) int {
-		if d := slices.Index(Groups, a.Group) - slices.Index(Groups, b.Group); d != 0 {
+		if d := slices.Index(groups, a.Group) - slices.Index(groups, b.Group); d != 0 {
 			return d
 		}
 		return strings.Compare(a.Name, b.Name)

@@ -8,7 +8,7 @@ import (
 )
 
 func TestCatalogCoversIstio(t *testing.T) {
-	c := NewCatalog()
+	c := DefaultCatalog()
 	want := 0
 	for _, in := range annotation.AllResourceAnnotations() {
 		if !appliesToPods(in) {
@@ -41,7 +41,7 @@ func TestCatalogCoversIstio(t *testing.T) {
 }
 
 func TestValidateValue(t *testing.T) {
-	c := NewCatalog()
+	c := DefaultCatalog()
 	cases := []struct {
 		key, good, bad, msg string
 	}{
@@ -86,7 +86,7 @@ func TestValidateValue(t *testing.T) {
 // FuzzValidateValue runs every annotation's value check on arbitrary values: an *InputError or
 // nil, never a panic, and quickly (the bound on quantities keeps Istio's parser fast).
 func FuzzValidateValue(f *testing.F) {
-	c := NewCatalog()
+	c := DefaultCatalog()
 	for i, a := range c.All() {
 		f.Add(i, a.Example)
 	}

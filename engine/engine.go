@@ -85,7 +85,7 @@ func New(opts Options) (*Engine, error) {
 		installs: newLRU[*Install](opts.InstallCacheSize),
 		steps:    newLRU[*StepResult](opts.StepCacheSize),
 		clusters: newClusters(),
-		catalog:  NewCatalog(),
+		catalog:  DefaultCatalog(),
 	}
 	def, err := e.Install(context.Background(), InstallOptions{})
 	if err != nil {

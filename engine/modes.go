@@ -34,7 +34,7 @@ const (
 )
 
 // Modes lists every mode in the order a menu shows them.
-var Modes = []Mode{ModeKubeInject, ModeWebhook, ModeNative, ModeClassic}
+func Modes() []Mode { return []Mode{ModeKubeInject, ModeWebhook, ModeNative, ModeClassic} }
 
 // DefaultKubernetesVersion is the node version webhook mode uses when none is given.
 const DefaultKubernetesVersion = "1.34"

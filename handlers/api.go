@@ -78,7 +78,7 @@ func (s *server) handleAPIInject(r *http.Request) (any, error) {
 }
 
 func (s *server) handleAPIAnnotations(r *http.Request) (any, error) {
-	return engine.NewCatalog().All(), nil
+	return engine.DefaultCatalog().All(), nil
 }
 
 func handleAPIVersion(r *http.Request) (any, error) {

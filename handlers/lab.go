@@ -128,7 +128,7 @@ func layout(l engine.Lifecycle) web.Diagram {
 
 // batchView shapes the batch rows as the table, with its download links.
 func batchView(v view, enc string, step int, rows []engine.BatchRow) web.BatchView {
-	bv := web.BatchView{Columns: engine.BatchColumns}
+	bv := web.BatchView{Columns: engine.BatchColumns()}
 	for _, r := range rows {
 		bv.Rows = append(bv.Rows, r.Cells())
 	}

@@ -70,7 +70,7 @@ func buildPage(v view, statics pageStatics, tl *engine.Timeline, reqErr *engine.
 		if mode == "" {
 			mode = engine.ModeKubeInject
 		}
-		for _, m := range engine.Modes {
+		for _, m := range engine.Modes() {
 			p.Modes = append(p.Modes, web.Option{Value: string(m), Label: modeLabels[m], Selected: m == mode})
 		}
 		p.Panel = statics.panel()
@@ -159,7 +159,7 @@ func activeAnnotations(steps []engine.Step) []web.ActiveAnnotation {
 // annotations are left out of the panel (the API lists them).
 func annotationGroups(cat *engine.Catalog) []web.AnnotationGroup {
 	var groups []web.AnnotationGroup
-	for _, g := range engine.Groups {
+	for _, g := range engine.Groups() {
 		wg := web.AnnotationGroup{Name: string(g), Open: slices.Contains(openGroups, g)}
 		for _, a := range cat.All() {
 			if a.Group != g || a.Hidden {

@@ -16,7 +16,7 @@ func runAnnotations(args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	cat := engine.NewCatalog()
+	cat := engine.DefaultCatalog()
 	switch output {
 	case "json":
 		return writeJSON(stdout, cat.All())

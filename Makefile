@@ -12,8 +12,12 @@ build:
 	$(GO) build -o bin/sidecarlab ./cmd/sidecarlab
 
 # Everything: vet, unit tests (with the istioctl comparison), the race test, short fuzzing, and the
-# browser tests (they need Debian's chromium; .ci/run installs it).
-test: unit race fuzz e2e
+# browser tests. scripts/testenv.sh first brings what they need: Debian's chromium (installed when
+# missing, as root), and a throwaway PostgreSQL on a free 127.0.0.1 port for the link store's tests
+# (installed when missing, as root; SIDECARLAB_TEST_POSTGRES, if set, names a server to use instead).
+# The targets below also run on their own, without it.
+test:
+	./scripts/testenv.sh $(MAKE) unit race fuzz e2e
 
 unit:
 	@test -z "$$(gofmt -l cmd engine handlers web static store deploy e2e)" || (gofmt -l cmd engine handlers web static store deploy e2e; echo "gofmt needed" >&2; exit 1)
@@ -49,5 +53,7 @@ generate:
 check-generated: generate
 	git diff --exit-code -- web static/dist || (echo "generated files are stale: run make generate and commit" >&2; exit 1)
 
+# Removes only what the build and the tests make, nothing tracked by git: the binary, npm's install
+# (make generate runs npm ci) and the browser tests' screenshots.
 clean:
-	rm -rf bin static/node_modules
+	rm -rf bin static/node_modules e2e/screenshots

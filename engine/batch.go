@@ -21,7 +21,7 @@ type BatchRow struct {
 	Kind      string `json:"kind"`
 	Name      string `json:"name"`
 	Namespace string `json:"namespace,omitempty"`
-	// Result is "injected", "skipped", "passed through" or "error"; Reason says why.
+	// Result is the document's Status; Reason says why.
 	Result string `json:"result"`
 	Reason string `json:"reason,omitempty"`
 	// Proxy is where istio-proxy is: "containers", "initContainers" or "".
@@ -81,23 +81,14 @@ func (c Capacity) For(n int) Capacity {
 func Batch(docs []Document, findings []Finding) []BatchRow {
 	rows := make([]BatchRow, 0, len(docs))
 	for _, d := range docs {
-		r := BatchRow{Doc: d.Index, Kind: d.Kind, Name: d.Name, Namespace: d.Namespace}
-		switch {
-		case d.Error != nil:
-			r.Result, r.Reason = "error", d.Error.Msg
-		case d.Skipped:
-			r.Result, r.Reason = "skipped", d.SkipReason
-		case !d.Injectable:
-			r.Result, r.Reason = "passed through", "Istio does not inject this kind"
-		default:
-			r.Result = "injected"
-		}
+		status, reason := d.Status()
+		r := BatchRow{Doc: d.Index, Kind: d.Kind, Name: d.Name, Namespace: d.Namespace, Result: string(status), Reason: reason}
 		for _, f := range findings {
 			if f.Doc == d.Index {
 				r.Pitfalls = append(r.Pitfalls, f.Check)
 			}
 		}
-		if _, obj, ok := d.objects(); ok && r.Result == "injected" {
+		if _, obj, ok := d.objects(); ok && status == StatusInjected {
 			fillRow(&r, obj)
 		}
 		rows = append(rows, r)

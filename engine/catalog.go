@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -277,4 +278,14 @@ func annotationSizeError(key, value string) error {
 		return fmt.Errorf("a resource quantity of %d characters; at most %d", len(value), maxQuantityLen)
 	}
 	return nil
+}
+
+// names are the catalog's annotation names.
+func (c *Catalog) names() []string {
+	out := make([]string, 0, len(c.all))
+	for _, a := range c.all {
+		out = append(out, a.Name)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -4,11 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 
@@ -32,51 +32,76 @@ func (s Severity) Rank() int {
 
 // Finding is one pitfall a check found. The checks are sidecarlab's own knowledge, not Istio's:
 // each is tested on a case that trips it and one that does not, against Istio's real output.
+// A finding carries no sentence: its check id and parameters are what the edge (web, API, CLI)
+// words, in the reader's language.
 type Finding struct {
 	// Check is the check's stable id, e.g. "job-classic-sidecar".
 	Check    string   `json:"check"`
 	Severity Severity `json:"severity"`
 	// Doc is the 1-based document; Path the field it concerns.
-	Doc     int    `json:"doc"`
-	Path    string `json:"path,omitempty"`
-	Message string `json:"message"`
-	Fix     *Fix   `json:"fix,omitempty"`
+	Doc  int    `json:"doc"`
+	Path string `json:"path,omitempty"`
+	// Params are the facts the sentence names, by check (see each check's doc): the annotation
+	// "key", a "suggestion", the "value" found, a Kubernetes "version", …
+	Params map[string]string `json:"params,omitempty"`
+	// Fix is set when the finding has a fix; its words are the check's too.
+	Fix *Fix `json:"fix,omitempty"`
 }
 
-// Fix is what would repair a finding: a text, and where it can be done in one click, the
-// annotation steps to add.
+// Fix repairs a finding. Where it can be done in one click, Steps are the annotation steps to
+// add; a fix without steps is advice only.
 type Fix struct {
-	Text  string `json:"text"`
 	Steps []Step `json:"steps,omitempty"`
 }
 
-// String renders a finding on one line, as the CLI prints it.
-func (f Finding) String() string {
-	s := fmt.Sprintf("%s [%s] document %d", f.Severity, f.Check, f.Doc)
-	if f.Path != "" {
-		s += " " + f.Path
-	}
-	s += ": " + f.Message
-	if f.Fix != nil {
-		s += " Fix: " + f.Fix.Text
-	}
-	return s
+// Check describes one of sidecarlab's pitfall checks.
+type Check struct {
+	ID       string   `json:"id"`
+	Severity Severity `json:"severity"`
 }
 
-// Checks lists every check id with a one-line summary.
-var Checks = []struct{ ID, Summary string }{
-	{"workload-metadata-annotation", "Istio annotation on the workload's own metadata, which Istio never reads"},
-	{"cronjob-pod-template-annotation", "CronJob annotation on the pod template; kube-inject reads spec.jobTemplate.metadata"},
-	{"unknown-istio-annotation", "an annotation under an Istio prefix that Istio does not know"},
-	{"unknown-proxy-config-field", "a field of proxy.istio.io/config that ProxyConfig does not have"},
-	{"hold-swallowed-by-global-lifecycle", "holdApplicationUntilProxyStarts without its postStart, because a global proxy lifecycle replaced it"},
-	{"hold-ignored-native-sidecar", "holdApplicationUntilProxyStarts with a native sidecar, which starts first anyway"},
-	{"job-classic-sidecar", "a Job or CronJob with a classic sidecar: the pod never completes"},
-	{"native-sidecar-unsupported", "a native sidecar on Kubernetes older than 1.29"},
-	{"webhook-auto-stays-classic", "the webhook's auto mode keeps classic sidecars on nodes older than 1.33"},
-	{"deprecated-annotation", "an annotation Istio's catalog marks deprecated"},
-	{"inject-value", "sidecar.istio.io/inject with a value other than \"true\" or \"false\""},
-	{"resource-annotation-drops-defaults", "one resource annotation drops the proxy's other default requests and limits"},
+// check is a Check with the function that looks for it in one injected document.
+type check struct {
+	Check
+	run func(c *docContext) []Finding
+}
+
+// checks are every check, in the order their findings are reported. Each run returns findings
+// with Path, Params and Fix; Check, Severity and Doc are filled in from the table.
+var checks = [...]check{
+	// Params: key, kind (of the workload), readFrom (where Istio reads annotations).
+	{Check{"workload-metadata-annotation", SeverityWarning}, checkWorkloadMetadata},
+	// Params: key.
+	{Check{"cronjob-pod-template-annotation", SeverityWarning}, checkCronJobTemplate},
+	// Params: key; suggestion (when one is near).
+	{Check{"unknown-istio-annotation", SeverityWarning}, checkUnknownAnnotation},
+	// Params: key, description (the first sentence of Istio's catalog entry).
+	{Check{"deprecated-annotation", SeverityWarning}, checkDeprecated},
+	// Params: value.
+	{Check{"inject-value", SeverityWarning}, checkInjectValue},
+	// Params: field; suggestion (when one is near).
+	{Check{"unknown-proxy-config-field", SeverityWarning}, checkProxyConfigFields},
+	// No params.
+	{Check{"hold-swallowed-by-global-lifecycle", SeverityError}, checkHoldSwallowed},
+	// No params.
+	{Check{"hold-ignored-native-sidecar", SeverityInfo}, checkHoldNative},
+	// No params.
+	{Check{"job-classic-sidecar", SeverityError}, checkJobClassic},
+	// Params: version (the nodes' Kubernetes version, "1.28").
+	{Check{"native-sidecar-unsupported", SeverityError}, checkNativeUnsupported},
+	// Params: version.
+	{Check{"webhook-auto-stays-classic", SeverityInfo}, checkWebhookClassic},
+	// Params: set (the resource annotations set, comma-separated), missing (requests.memory, …).
+	{Check{"resource-annotation-drops-defaults", SeverityInfo}, checkResourceDefaults},
+}
+
+// Checks lists every check, in the order their findings are reported.
+func Checks() []Check {
+	out := make([]Check, len(checks))
+	for i, c := range checks {
+		out[i] = c.Check
+	}
+	return out
 }
 
 // istioPrefixes are annotation prefixes Istio owns.
@@ -108,163 +133,264 @@ var injectorWritten = map[string]bool{annotation.SidecarStatus.Name: true, annot
 
 var resourceAnnotations = []string{annotation.SidecarProxyCPU.Name, annotation.SidecarProxyCPULimit.Name, annotation.SidecarProxyMemory.Name, annotation.SidecarProxyMemoryLimit.Name}
 
+// docContext is what every check reads of one injected document.
+type docContext struct {
+	p       *prepared
+	catalog *Catalog
+	d       Document
+	// in is the typed input (annotation steps applied); read the metadata Istio read
+	// annotations and labels from; podAnn its annotations.
+	in     runtime.Object
+	read   *metav1.ObjectMeta
+	podAnn map[string]string
+	// annPath and specPath are where the pod's annotations and spec are in this kind.
+	annPath, specPath string
+	// proxy is istio-proxy in the output, nil when none was injected; native says whether it
+	// is a native sidecar.
+	proxy  *corev1.Container
+	native bool
+}
+
 // check runs every check on a row of a request.
 func (e *Engine) check(p *prepared, docs []Document) []Finding {
 	var out []Finding
 	for _, d := range docs {
-		if in, res, ok := d.objects(); ok {
-			out = append(out, e.checkDocument(p, d, in, res)...)
+		c, ok := newDocContext(p, e.catalog, d)
+		if !ok {
+			continue
+		}
+		for _, ch := range checks {
+			for _, f := range ch.run(c) {
+				f.Check, f.Severity, f.Doc = ch.ID, ch.Severity, d.Index
+				out = append(out, f)
+			}
 		}
 	}
 	return out
 }
 
-func (e *Engine) checkDocument(p *prepared, d Document, in, out runtime.Object) []Finding {
-	var fs []Finding
-	add := func(f Finding) {
-		f.Doc = d.Index
-		fs = append(fs, f)
-	}
-	readMeta, _, _, ok := podParts(in)
+func newDocContext(p *prepared, cat *Catalog, d Document) (*docContext, bool) {
+	in, out, ok := d.objects()
 	if !ok {
-		return nil
+		return nil, false
+	}
+	read, _, _, ok := podParts(in)
+	if !ok {
+		return nil, false
 	}
 	_, _, outSpec, ok := podParts(out)
 	if !ok {
-		return nil
+		return nil, false
 	}
-	podAnn := readMeta.Annotations
-	annPath, specPath := "spec.template.metadata.annotations", "spec.template.spec"
+	c := &docContext{p: p, catalog: cat, d: d, in: in, read: read, podAnn: read.Annotations,
+		annPath: "spec.template.metadata.annotations", specPath: "spec.template.spec"}
 	switch d.Kind {
 	case "Pod":
-		annPath, specPath = "metadata.annotations", "spec"
+		c.annPath, c.specPath = "metadata.annotations", "spec"
 	case "CronJob":
-		annPath, specPath = "spec.jobTemplate.metadata.annotations", "spec.jobTemplate.spec.template.spec"
+		c.annPath, c.specPath = "spec.jobTemplate.metadata.annotations", "spec.jobTemplate.spec.template.spec"
 	}
+	c.proxy, c.native, _ = proxyContainer(outSpec)
+	return c, true
+}
 
-	// Annotations on the workload's own metadata.
-	if d.Kind != "Pod" {
-		if own := objectMeta(in); own != nil {
-			for _, k := range sortedKeys(own.Annotations) {
-				if !hasIstioPrefix(k) || injectorWritten[k] {
-					continue
-				}
-				if _, also := podAnn[k]; also {
-					continue
-				}
-				add(Finding{Check: "workload-metadata-annotation", Severity: SeverityWarning, Path: fmt.Sprintf("metadata.annotations[%q]", k),
-					Message: fmt.Sprintf("%s is on the %s's own metadata; Istio reads annotations only from %s, so it has no effect.", k, d.Kind, annPath),
-					Fix:     &Fix{Text: "Move it to the pod template.", Steps: []Step{{Key: k, Value: own.Annotations[k]}}}})
-			}
-		}
+// checkWorkloadMetadata: Istio annotations on the workload's own metadata, which Istio never reads.
+func checkWorkloadMetadata(c *docContext) []Finding {
+	if c.d.Kind == "Pod" {
+		return nil
 	}
-	// CronJob: annotations on the pod template are not where kube-inject reads.
-	if d.Kind == "CronJob" {
-		_, tmpl, _, _ := podParts(in)
-		for _, k := range sortedKeys(tmpl.Annotations) {
-			if !hasIstioPrefix(k) || injectorWritten[k] {
-				continue
-			}
-			if _, also := podAnn[k]; also {
-				continue
-			}
-			add(Finding{Check: "cronjob-pod-template-annotation", Severity: SeverityWarning, Path: fmt.Sprintf("spec.jobTemplate.spec.template.metadata.annotations[%q]", k),
-				Message: fmt.Sprintf("For a CronJob, istioctl kube-inject reads annotations from spec.jobTemplate.metadata, so %s on the pod template has no effect here (the in-cluster webhook, which sees the Pod, would read it).", k),
-				Fix:     &Fix{Text: "Set it on spec.jobTemplate.metadata, where kube-inject reads it.", Steps: []Step{{Key: k, Value: tmpl.Annotations[k]}}}})
-		}
+	own := objectMeta(c.in)
+	if own == nil {
+		return nil
 	}
-
-	for _, k := range sortedKeys(podAnn) {
-		v := podAnn[k]
-		path := fmt.Sprintf("%s[%q]", annPath, k)
-		// Unknown annotations under Istio's prefixes.
-		if hasIstioPrefix(k) && !knownAnnotations[k] {
-			f := Finding{Check: "unknown-istio-annotation", Severity: SeverityWarning, Path: path,
-				Message: fmt.Sprintf("%s is not an annotation Istio knows; Istio ignores it without a word.", k)}
-			if m := closest(k, e.catalog.names()); m != "" {
-				f.Message += fmt.Sprintf(" Did you mean %s?", m)
-				f.Fix = &Fix{Text: "Use " + m + ".", Steps: []Step{{Key: k, Remove: true}, {Key: m, Value: v}}}
-			}
-			add(f)
+	var fs []Finding
+	for _, k := range sortedKeys(own.Annotations) {
+		if !hasIstioPrefix(k) || injectorWritten[k] {
+			continue
 		}
-		if a, ok := e.catalog.Lookup(k); ok && a.Deprecated {
-			f := Finding{Check: "deprecated-annotation", Severity: SeverityWarning, Path: path,
-				Message: fmt.Sprintf("%s is deprecated in Istio's catalog: %s", k, firstSentence(a.Description))}
-			if k == annotation.SidecarInject.Name {
-				f.Fix = &Fix{Text: "Use the sidecar.istio.io/inject label on the pod template instead."}
-			}
-			add(f)
+		if _, also := c.podAnn[k]; also {
+			continue
 		}
-	}
-	// sidecar.istio.io/inject values: the label wins over the annotation, as in Istio.
-	injectVal, injectFrom := podAnn[annotation.SidecarInject.Name], annPath
-	if l, ok := readMeta.Labels["sidecar.istio.io/inject"]; ok {
-		injectVal, injectFrom = l, strings.Replace(annPath, "annotations", "labels", 1)
-	}
-	if injectVal != "" && injectVal != "true" && injectVal != "false" {
-		add(Finding{Check: "inject-value", Severity: SeverityWarning, Path: fmt.Sprintf("%s[%q]", injectFrom, "sidecar.istio.io/inject"),
-			Message: fmt.Sprintf("sidecar.istio.io/inject is %q; Istio accepts only \"true\" and \"false\" and falls back to the default policy (here: inject).", injectVal),
-			Fix:     &Fix{Text: "Write \"true\" or \"false\"."}})
-	}
-	// Unknown fields of proxy.istio.io/config.
-	if pc, ok := podAnn[annotation.ProxyConfig.Name]; ok {
-		for _, u := range unknownProxyConfigFields(pc) {
-			f := Finding{Check: "unknown-proxy-config-field", Severity: SeverityWarning, Path: fmt.Sprintf("%s[%q].%s", annPath, annotation.ProxyConfig.Name, u.path),
-				Message: fmt.Sprintf("ProxyConfig has no field %q; Istio ignores it without a word.", u.path)}
-			if u.suggest != "" {
-				f.Message += fmt.Sprintf(" Did you mean %q?", u.suggest)
-				if fixed, ok := renameTopField(pc, u.path, u.suggest); ok {
-					f.Fix = &Fix{Text: "Use " + u.suggest + ".", Steps: []Step{{Key: annotation.ProxyConfig.Name, Value: fixed}}}
-				}
-			}
-			add(f)
-		}
-	}
-
-	proxy, native, _ := proxyContainer(outSpec)
-	if proxy != nil {
-		hold := e.holdRequested(p, proxy)
-		if hold && !native && !hasPostStartWait(proxy) && globalLifecycle(p.install) {
-			add(Finding{Check: "hold-swallowed-by-global-lifecycle", Severity: SeverityError, Path: specPath + ".containers[istio-proxy].lifecycle",
-				Message: "holdApplicationUntilProxyStarts is on, but values.global.proxy.lifecycle is set, and Istio's template then writes that lifecycle instead of the postStart \"pilot-agent wait\": the app can start before the proxy is ready.",
-				Fix:     &Fix{Text: "Add the wait to the global lifecycle in the IstioOperator: values.global.proxy.lifecycle.postStart.exec.command: [pilot-agent, wait], next to your preStop."}})
-		}
-		if hold && native {
-			add(Finding{Check: "hold-ignored-native-sidecar", Severity: SeverityInfo, Path: specPath + ".initContainers[istio-proxy]",
-				Message: "holdApplicationUntilProxyStarts has no effect on a native sidecar: the kubelet starts istio-proxy, an init container with restartPolicy Always, before the app containers anyway (and Istio adds no postStart)."})
-		}
-		if (d.Kind == "Job" || d.Kind == "CronJob") && !native {
-			add(Finding{Check: "job-classic-sidecar", Severity: SeverityError, Path: specPath + ".containers[istio-proxy]",
-				Message: "This Job's pod gets istio-proxy as a regular container, which keeps running after the job's work ends, so the pod never completes. The old workaround — calling the agent's /quitquitquit at the end of the job's script — never runs when the job fails.",
-				Fix:     &Fix{Text: "Inject a native sidecar (Kubernetes ≥ 1.29).", Steps: []Step{{Key: annotation.SidecarNativeSidecar.Name, Value: "true"}}}})
-		}
-		if p.settings.mode() == ModeWebhook {
-			v := p.settings.KubernetesVersion
-			if v == "" {
-				v = DefaultKubernetesVersion
-			}
-			minor, _ := parseKubernetesVersion(v)
-			if native && minor < 29 {
-				add(Finding{Check: "native-sidecar-unsupported", Severity: SeverityError, Path: specPath + ".initContainers[istio-proxy].restartPolicy",
-					Message: fmt.Sprintf("Native sidecars (init containers with restartPolicy Always) need Kubernetes 1.29 or later; on 1.%d the API server rejects or ignores restartPolicy and the pod does not start as intended.", minor),
-					Fix:     &Fix{Text: "Opt out of native sidecars on this cluster.", Steps: []Step{{Key: annotation.SidecarNativeSidecar.Name, Value: "false"}}}})
-			}
-			if !native && minor < 33 && podAnn[annotation.SidecarNativeSidecar.Name] != "false" {
-				add(Finding{Check: "webhook-auto-stays-classic", Severity: SeverityInfo, Path: specPath + ".containers[istio-proxy]",
-					Message: fmt.Sprintf("Istio's webhook in its default auto mode uses native sidecars only when every node runs Kubernetes 1.33 or later; with 1.%d nodes it stays classic.", minor)})
-			}
-		}
-		if set := setResourceAnnotations(podAnn); len(set) > 0 {
-			missing := missingResources(proxy)
-			if len(missing) > 0 {
-				add(Finding{Check: "resource-annotation-drops-defaults", Severity: SeverityInfo, Path: specPath + ".containers[istio-proxy].resources",
-					Message: fmt.Sprintf("With %s set, Istio's template emits only the annotated resources: istio-proxy has no %s now (the defaults are dropped, not kept).", strings.Join(set, ", "), strings.Join(missing, ", "))})
-			}
-		}
+		fs = append(fs, Finding{Path: fmt.Sprintf("metadata.annotations[%q]", k),
+			Params: map[string]string{"key": k, "kind": c.d.Kind, "readFrom": c.annPath},
+			Fix:    &Fix{Steps: []Step{{Key: k, Value: own.Annotations[k]}}}})
 	}
 	return fs
 }
 
+// checkCronJobTemplate: for a CronJob, annotations on the pod template are not where
+// kube-inject reads (spec.jobTemplate.metadata).
+func checkCronJobTemplate(c *docContext) []Finding {
+	if c.d.Kind != "CronJob" {
+		return nil
+	}
+	_, tmpl, _, _ := podParts(c.in)
+	var fs []Finding
+	for _, k := range sortedKeys(tmpl.Annotations) {
+		if !hasIstioPrefix(k) || injectorWritten[k] {
+			continue
+		}
+		if _, also := c.podAnn[k]; also {
+			continue
+		}
+		fs = append(fs, Finding{Path: fmt.Sprintf("spec.jobTemplate.spec.template.metadata.annotations[%q]", k),
+			Params: map[string]string{"key": k},
+			Fix:    &Fix{Steps: []Step{{Key: k, Value: tmpl.Annotations[k]}}}})
+	}
+	return fs
+}
+
+// checkUnknownAnnotation: an annotation under Istio's prefixes that Istio does not know (Istio
+// ignores it without a word), with the nearest known name as a suggestion.
+func checkUnknownAnnotation(c *docContext) []Finding {
+	var fs []Finding
+	for _, k := range sortedKeys(c.podAnn) {
+		if !hasIstioPrefix(k) || knownAnnotations[k] {
+			continue
+		}
+		f := Finding{Path: fmt.Sprintf("%s[%q]", c.annPath, k), Params: map[string]string{"key": k}}
+		if m := closest(k, c.catalog.names()); m != "" {
+			f.Params["suggestion"] = m
+			f.Fix = &Fix{Steps: []Step{{Key: k, Remove: true}, {Key: m, Value: c.podAnn[k]}}}
+		}
+		fs = append(fs, f)
+	}
+	return fs
+}
+
+// checkDeprecated: an annotation Istio's catalog marks deprecated.
+func checkDeprecated(c *docContext) []Finding {
+	var fs []Finding
+	for _, k := range sortedKeys(c.podAnn) {
+		a, ok := c.catalog.Lookup(k)
+		if !ok || !a.Deprecated {
+			continue
+		}
+		f := Finding{Path: fmt.Sprintf("%s[%q]", c.annPath, k), Params: map[string]string{"key": k, "description": firstSentence(a.Description)}}
+		if k == annotation.SidecarInject.Name {
+			f.Fix = &Fix{} // use the label instead
+		}
+		fs = append(fs, f)
+	}
+	return fs
+}
+
+// checkInjectValue: sidecar.istio.io/inject other than "true" or "false" (the label wins over
+// the annotation, as in Istio).
+func checkInjectValue(c *docContext) []Finding {
+	val, from := c.podAnn[annotation.SidecarInject.Name], c.annPath
+	if l, ok := c.read.Labels["sidecar.istio.io/inject"]; ok {
+		val, from = l, strings.Replace(c.annPath, "annotations", "labels", 1)
+	}
+	if val == "" || val == "true" || val == "false" {
+		return nil
+	}
+	return []Finding{{Path: fmt.Sprintf("%s[%q]", from, "sidecar.istio.io/inject"), Params: map[string]string{"value": val}, Fix: &Fix{}}}
+}
+
+// checkProxyConfigFields: fields of proxy.istio.io/config that ProxyConfig does not have.
+func checkProxyConfigFields(c *docContext) []Finding {
+	pc, ok := c.podAnn[annotation.ProxyConfig.Name]
+	if !ok {
+		return nil
+	}
+	var fs []Finding
+	for _, u := range unknownProxyConfigFields(pc) {
+		f := Finding{Path: fmt.Sprintf("%s[%q].%s", c.annPath, annotation.ProxyConfig.Name, u.path), Params: map[string]string{"field": u.path}}
+		if u.suggest != "" {
+			f.Params["suggestion"] = u.suggest
+			if fixed, ok := renameTopField(pc, u.path, u.suggest); ok {
+				f.Fix = &Fix{Steps: []Step{{Key: annotation.ProxyConfig.Name, Value: fixed}}}
+			}
+		}
+		fs = append(fs, f)
+	}
+	return fs
+}
+
+// checkHoldSwallowed: hold is on, but a global values.global.proxy.lifecycle made Istio's
+// template write that lifecycle instead of the postStart "pilot-agent wait".
+func checkHoldSwallowed(c *docContext) []Finding {
+	if c.proxy == nil || c.native || !holdRequested(c.p, c.proxy) || hasPostStartWait(c.proxy) || !globalLifecycle(c.p.install) {
+		return nil
+	}
+	return []Finding{{Path: c.specPath + ".containers[istio-proxy].lifecycle", Fix: &Fix{}}}
+}
+
+// checkHoldNative: hold has no effect on a native sidecar, which the kubelet starts first anyway.
+func checkHoldNative(c *docContext) []Finding {
+	if c.proxy == nil || !c.native || !holdRequested(c.p, c.proxy) {
+		return nil
+	}
+	return []Finding{{Path: c.specPath + ".initContainers[istio-proxy]"}}
+}
+
+// checkJobClassic: a Job or CronJob with a classic sidecar, whose pod never completes.
+func checkJobClassic(c *docContext) []Finding {
+	if c.proxy == nil || c.native || (c.d.Kind != "Job" && c.d.Kind != "CronJob") {
+		return nil
+	}
+	return []Finding{{Path: c.specPath + ".containers[istio-proxy]",
+		Fix: &Fix{Steps: []Step{{Key: annotation.SidecarNativeSidecar.Name, Value: "true"}}}}}
+}
+
+// nativeSidecarMinMinor is the first Kubernetes minor version with native sidecars (init
+// containers with restartPolicy Always) on by default: 1.29.
+const nativeSidecarMinMinor = 29
+
+// webhookNativeMinMinor is the first Kubernetes minor version on which Istio's webhook, in its
+// default auto mode, injects native sidecars: 1.33.
+const webhookNativeMinMinor = 33
+
+// checkNativeUnsupported: a native sidecar on webhook nodes older than 1.29.
+func checkNativeUnsupported(c *docContext) []Finding {
+	minor, ok := c.webhookMinor()
+	if c.proxy == nil || !ok || !c.native || minor >= nativeSidecarMinMinor {
+		return nil
+	}
+	return []Finding{{Path: c.specPath + ".initContainers[istio-proxy].restartPolicy",
+		Params: map[string]string{"version": fmt.Sprintf("1.%d", minor)},
+		Fix:    &Fix{Steps: []Step{{Key: annotation.SidecarNativeSidecar.Name, Value: "false"}}}}}
+}
+
+// checkWebhookClassic: the webhook's auto mode keeps classic sidecars on nodes older than 1.33
+// (unless the pod opted out of native sidecars itself).
+func checkWebhookClassic(c *docContext) []Finding {
+	minor, ok := c.webhookMinor()
+	if c.proxy == nil || !ok || c.native || minor >= webhookNativeMinMinor || c.podAnn[annotation.SidecarNativeSidecar.Name] == "false" {
+		return nil
+	}
+	return []Finding{{Path: c.specPath + ".containers[istio-proxy]", Params: map[string]string{"version": fmt.Sprintf("1.%d", minor)}}}
+}
+
+// webhookMinor is the nodes' Kubernetes minor version in webhook mode; ok is false in other modes.
+func (c *docContext) webhookMinor() (int, bool) {
+	if c.p.settings.mode() != ModeWebhook {
+		return 0, false
+	}
+	minor, err := c.p.settings.kubernetesMinor()
+	return minor, err == nil
+}
+
+// checkResourceDefaults: one resource annotation makes Istio's template emit only the annotated
+// resources; the other defaults are dropped, not kept.
+func checkResourceDefaults(c *docContext) []Finding {
+	if c.proxy == nil {
+		return nil
+	}
+	set := setResourceAnnotations(c.podAnn)
+	if len(set) == 0 {
+		return nil
+	}
+	missing := missingResources(c.proxy)
+	if len(missing) == 0 {
+		return nil
+	}
+	return []Finding{{Path: c.specPath + ".containers[istio-proxy].resources",
+		Params: map[string]string{"set": strings.Join(set, ", "), "missing": strings.Join(missing, ", ")}}}
+}
+
+// firstSentence is the first sentence of an annotation's description.
 func firstSentence(s string) string {
 	if i := strings.Index(s, ". "); i > 0 {
 		return s[:i+1]
@@ -272,28 +398,28 @@ func firstSentence(s string) string {
 	return s
 }
 
-func (e *Engine) holdRequested(p *prepared, proxy *corev1.Container) bool {
-	if p.install.mesh.GetDefaultConfig().GetHoldApplicationUntilProxyStarts().GetValue() {
-		return true
-	}
-	if v, _ := p.install.values.Map()["global"].(map[string]any); v != nil {
-		if px, _ := v["proxy"].(map[string]any); px != nil {
-			if h, _ := px["holdApplicationUntilProxyStarts"].(bool); h {
-				return true
-			}
-		}
-	}
+// holdRequested says whether holdApplicationUntilProxyStarts is on for this proxy, as Istio's
+// template decides it: the proxy config (the mesh-wide default, overridden by the pod's own
+// proxy.istio.io/config, which Istio writes merged into PROXY_CONFIG) or the global value.
+func holdRequested(p *prepared, proxy *corev1.Container) bool {
+	hold := p.install.mesh.GetDefaultConfig().GetHoldApplicationUntilProxyStarts().GetValue()
 	for _, env := range proxy.Env {
 		if env.Name == "PROXY_CONFIG" {
 			var pc struct {
 				Hold *bool `json:"holdApplicationUntilProxyStarts"`
 			}
 			if json.Unmarshal([]byte(env.Value), &pc) == nil && pc.Hold != nil {
-				return *pc.Hold
+				hold = *pc.Hold
 			}
 		}
 	}
-	return false
+	if hold {
+		return true
+	}
+	g, _ := p.install.values.Map()["global"].(map[string]any)
+	px, _ := g["proxy"].(map[string]any)
+	h, _ := px["holdApplicationUntilProxyStarts"].(bool)
+	return h
 }
 
 func hasPostStartWait(c *corev1.Container) bool {
@@ -401,52 +527,4 @@ func renameTopField(value, from, to string) (string, bool) {
 		return "", false
 	}
 	return strings.TrimSuffix(string(b), "\n"), true
-}
-
-// closest returns the candidate nearest to s by edit distance (case-insensitive), if it is near
-// enough to be a likely typo.
-func closest(s string, candidates []string) string {
-	best, bestD := "", 1<<30
-	ls := strings.ToLower(s)
-	for _, c := range candidates {
-		d := levenshtein(ls, strings.ToLower(c))
-		if d < bestD || (d == bestD && c < best) {
-			best, bestD = c, d
-		}
-	}
-	if bestD <= max(2, len(s)/5) {
-		return best
-	}
-	return ""
-}
-
-func levenshtein(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
-}
-
-// names are the catalog's annotation names.
-func (c *Catalog) names() []string {
-	out := make([]string, 0, len(c.all))
-	for _, a := range c.all {
-		out = append(out, a.Name)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -293,19 +293,7 @@ func scalars(l []any) bool {
 // changing. Removed elements carry their old index, added ones their new index.
 func diffScalars(path string, a, b []any, out *[]Change) {
 	n, m := len(a), len(b)
-	dp := make([][]int, n+1)
-	for i := range dp {
-		dp[i] = make([]int, m+1)
-	}
-	for i := n - 1; i >= 0; i-- {
-		for j := m - 1; j >= 0; j-- {
-			if reflect.DeepEqual(a[i], b[j]) {
-				dp[i][j] = dp[i+1][j+1] + 1
-			} else {
-				dp[i][j] = max(dp[i+1][j], dp[i][j+1])
-			}
-		}
-	}
+	dp := lcsTable(a, b, func(x, y any) bool { return reflect.DeepEqual(x, y) })
 	i, j := 0, 0
 	for i < n || j < m {
 		switch {
@@ -351,19 +339,7 @@ func names(l []any) ([]string, bool) {
 // reads as X moving rather than everything else.
 func lcs(a, b []string) map[string]bool {
 	n, m := len(a), len(b)
-	dp := make([][]int, n+1)
-	for i := range dp {
-		dp[i] = make([]int, m+1)
-	}
-	for i := n - 1; i >= 0; i-- {
-		for j := m - 1; j >= 0; j-- {
-			if a[i] == b[j] {
-				dp[i][j] = dp[i+1][j+1] + 1
-			} else {
-				dp[i][j] = max(dp[i+1][j], dp[i][j+1])
-			}
-		}
-	}
+	dp := lcsTable(a, b, func(x, y string) bool { return x == y })
 	keep := map[string]bool{}
 	for i, j := 0, 0; i < n && j < m; {
 		switch {
@@ -378,6 +354,27 @@ func lcs(a, b []string) map[string]bool {
 		}
 	}
 	return keep
+}
+
+// lcsTable is the dynamic-programming table of a longest common subsequence of a and b under eq:
+// t[i][j] is the length of one of a[i:] and b[j:]. Both the named-list and the scalar-list
+// alignments walk it.
+func lcsTable[T any](a, b []T, eq func(x, y T) bool) [][]int {
+	n, m := len(a), len(b)
+	t := make([][]int, n+1)
+	for i := range t {
+		t[i] = make([]int, m+1)
+	}
+	for i := n - 1; i >= 0; i-- {
+		for j := m - 1; j >= 0; j-- {
+			if eq(a[i], b[j]) {
+				t[i][j] = t[i+1][j+1] + 1
+			} else {
+				t[i][j] = max(t[i+1][j], t[i][j+1])
+			}
+		}
+	}
+	return t
 }
 
 // FormatValue renders a changed value on one line: scalars as YAML would show them, maps and

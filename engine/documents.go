@@ -46,6 +46,37 @@ type Document struct {
 	// applied) and output, which the checks, the lifecycle and the batch rows read.
 	json    []byte
 	in, out runtime.Object
+	// panicked is what Istio's injector panicked with on this document, if it did; the
+	// document then carries an error, and FuzzInject fails on it.
+	panicked any
+}
+
+// Status is what happened to a document.
+type Status string
+
+const (
+	// StatusInjected: Istio injected the workload.
+	StatusInjected Status = "injected"
+	// StatusSkipped: Istio looked at the workload and chose not to inject it.
+	StatusSkipped Status = "skipped"
+	// StatusPassedThrough: a kind Istio does not inject (Service, ConfigMap, …), written back as is.
+	StatusPassedThrough Status = "passed through"
+	// StatusError: Istio (or YAML parsing) rejected the document.
+	StatusError Status = "error"
+)
+
+// Status classifies the document and says why: Istio's own message for a skipped or rejected
+// document, the reason a kind passes through, nothing for an injected one.
+func (d Document) Status() (Status, string) {
+	switch {
+	case d.Error != nil:
+		return StatusError, d.Error.Msg
+	case d.Skipped:
+		return StatusSkipped, d.SkipReason
+	case !d.Injectable:
+		return StatusPassedThrough, "Istio does not inject this kind"
+	}
+	return StatusInjected, ""
 }
 
 // tree decodes the document's output for diffing.
@@ -128,7 +159,8 @@ func injectChunk(in *Install, injector inject.Injector, c chunk, index int, ann 
 			}
 		}
 	}
-	out, warnings, err := intoObject(in, injector, obj)
+	out, warnings, panicked, err := intoObject(in, injector, obj)
+	d.panicked = panicked
 	for _, w := range warnings {
 		if strings.HasPrefix(w, skipPrefix) {
 			d.Skipped = true
@@ -159,17 +191,18 @@ func injectChunk(in *Install, injector inject.Injector, c chunk, index int, ann 
 }
 
 // intoObject calls Istio's IntoObject and turns a panic inside it into an error: a playground
-// must survive whatever is pasted into it.
-func intoObject(in *Install, injector inject.Injector, obj runtime.Object) (out any, warnings []string, err error) {
+// must survive whatever is pasted into it. The panic's value is returned too, for the fuzz test.
+func intoObject(in *Install, injector inject.Injector, obj runtime.Object) (out any, warnings []string, panicked any, err error) {
 	defer func() {
 		if r := recover(); r != nil {
+			panicked = r
 			err = fmt.Errorf("istio's injector failed on this document: %v", r)
 		}
 	}()
 	out, err = inject.IntoObject(injector, in.templates, in.values, "", in.mesh, obj, func(w string) {
 		warnings = append(warnings, w)
 	})
-	return out, warnings, err
+	return out, warnings, nil, err
 }
 
 func yamlError(err error, index, start int) *InputError {

@@ -61,8 +61,9 @@ func (e *Engine) Stats() Stats {
 	return Stats{Injections: e.injections.Load(), StepHits: e.stepHits.Load(), StepMisses: e.stepMisses.Load(), Installs: e.installs.len()}
 }
 
-// New renders the default installation (once) and returns a ready engine.
-func New(opts Options) (*Engine, error) {
+// New renders the default installation (once) and returns a ready engine. Cancelling ctx stops
+// it before the render; Close releases what it made.
+func New(ctx context.Context, opts Options) (*Engine, error) {
 	if opts.InstallCacheSize == 0 {
 		opts.InstallCacheSize = 16
 	}
@@ -87,8 +88,9 @@ func New(opts Options) (*Engine, error) {
 		clusters: newClusters(),
 		catalog:  DefaultCatalog(),
 	}
-	def, err := e.Install(context.Background(), InstallOptions{})
+	def, err := e.Install(ctx, InstallOptions{})
 	if err != nil {
+		e.Close()
 		return nil, fmt.Errorf("render default installation: %w", err)
 	}
 	e.def = def

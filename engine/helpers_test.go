@@ -24,7 +24,7 @@ var (
 // testEngine is one engine for the package's tests: the default render happens once.
 func testEngine(t testing.TB) *Engine {
 	t.Helper()
-	sharedOnce.Do(func() { shared, sharedErr = New(Options{}) })
+	sharedOnce.Do(func() { shared, sharedErr = New(context.Background(), Options{}) })
 	if sharedErr != nil {
 		t.Fatal(sharedErr)
 	}

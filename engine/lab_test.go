@@ -97,7 +97,7 @@ var labRows = []struct {
 // TestLabTable runs each row of the lab table through a one-step timeline and checks: the output
 // equals Istio's on the same Deployment with the annotation written by hand (so steps land where
 // Istio reads them); the documented changes appear, attributed to the step; and the whole diff
-// matches its golden file.
+// and the injected YAML match their golden files.
 func TestLabTable(t *testing.T) {
 	e := testEngine(t)
 	base := readFile(t, "testdata/corpus/lab-base.yaml")
@@ -133,6 +133,8 @@ func TestLabTable(t *testing.T) {
 				}
 			}
 			golden(t, filepath.Join("lab", row.name+".diff"), []byte(fmt.Sprintf("# %s\n%s", row.step, text)))
+			// The field diff reads the JSON the engine keeps; what a person copies is the YAML.
+			golden(t, filepath.Join("lab", row.name+".yaml"), []byte(last.Output()))
 		})
 	}
 }

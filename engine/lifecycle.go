@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -48,13 +49,16 @@ type LifecycleEvent struct {
 	Blocks bool `json:"blocks,omitempty"`
 }
 
-// Verdict answers one question about the pod at run time.
+// Verdict answers one question about the pod at run time. It carries ids, not sentences: the
+// edge words the question (by ID) and the reason (by Reason, with Params).
 type Verdict struct {
-	ID       string `json:"id"`
-	Question string `json:"question"`
+	// ID names the question: "app-before-proxy", "job-completes" or "proxy-outlives-app".
+	ID string `json:"id"`
 	// Answer is "yes", "no" or "n/a".
 	Answer string `json:"answer"`
-	Why    string `json:"why"`
+	// Reason names why, per question (see verdicts); Params are its facts.
+	Reason string            `json:"reason"`
+	Params map[string]string `json:"params,omitempty"`
 }
 
 // Lifecycles derives the lifecycle of every injected workload of a row.
@@ -165,48 +169,56 @@ func handlerText(h *corev1.LifecycleHandler) string {
 	return "a hook"
 }
 
-// verdicts answers the three questions people ask of an injected pod.
+// verdicts answers the three questions people ask of an injected pod. The reasons:
+//
+//	app-before-proxy:   no-proxy; native-startup-probe (path); native-no-startup-probe;
+//	                    first-with-wait; first-without-wait; not-first (position, count)
+//	job-completes:      not-a-job; completes; classic-proxy-keeps-running
+//	proxy-outlives-app: no-proxy; native; classic
 func verdicts(kind string, spec *corev1.PodSpec) []Verdict {
 	proxy, native, idx := proxyContainer(spec)
-	traffic := Verdict{ID: "app-before-proxy", Question: "Can the app send traffic before the proxy is ready?"}
-	job := Verdict{ID: "job-completes", Question: "Does a Job's pod complete when its work ends?"}
-	drain := Verdict{ID: "proxy-outlives-app", Question: "Does the proxy keep running until the app has stopped?"}
+	traffic := Verdict{ID: "app-before-proxy"}
+	job := Verdict{ID: "job-completes"}
+	drain := Verdict{ID: "proxy-outlives-app"}
 	switch {
 	case proxy == nil:
-		traffic.Answer, traffic.Why = "n/a", "No proxy was injected."
-		drain.Answer, drain.Why = "n/a", "No proxy was injected."
+		traffic.Answer, traffic.Reason = "n/a", "no-proxy"
+		drain.Answer, drain.Reason = "n/a", "no-proxy"
 	case native && proxy.StartupProbe != nil:
-		traffic.Answer, traffic.Why = "no", "istio-proxy is a native sidecar with a startupProbe on "+probePath(proxy.StartupProbe)+": the kubelet starts the app containers only after it passes."
+		traffic.Answer, traffic.Reason = "no", "native-startup-probe"
+		traffic.Params = map[string]string{"path": probePath(proxy.StartupProbe)}
 	case native:
-		traffic.Answer, traffic.Why = "yes", "istio-proxy is a native sidecar without a startupProbe: the app starts as soon as the proxy process has started, ready or not."
+		traffic.Answer, traffic.Reason = "yes", "native-no-startup-probe"
 	case idx == 0 && hasPostStartWait(proxy):
-		traffic.Answer, traffic.Why = "no", "istio-proxy is the first container and its postStart hook (pilot-agent wait) returns only when the proxy is ready; the kubelet starts the app after it."
+		traffic.Answer, traffic.Reason = "no", "first-with-wait"
 	case idx == 0:
-		traffic.Answer, traffic.Why = "yes", "istio-proxy starts first, but nothing holds the app back until the proxy is ready (no postStart wait)."
+		traffic.Answer, traffic.Reason = "yes", "first-without-wait"
 	default:
-		traffic.Answer, traffic.Why = "yes", fmt.Sprintf("istio-proxy is container %d of %d and the app starts without waiting for it.", idx+1, len(spec.Containers))
+		traffic.Answer, traffic.Reason = "yes", "not-first"
+		traffic.Params = map[string]string{"position": strconv.Itoa(idx + 1), "count": strconv.Itoa(len(spec.Containers))}
 	}
 	if proxy != nil {
 		if native {
-			drain.Answer, drain.Why = "yes", "A native sidecar is stopped only after every regular container has exited."
+			drain.Answer, drain.Reason = "yes", "native"
 		} else {
-			drain.Answer, drain.Why = "no", "A classic sidecar gets SIGTERM together with the app; the proxy drains for its terminationDrainDuration and exits whether or not the app has finished."
+			drain.Answer, drain.Reason = "no", "classic"
 		}
 	}
 	switch {
 	case kind != "Job" && kind != "CronJob":
-		job.Answer, job.Why = "n/a", "Not a Job."
+		job.Answer, job.Reason = "n/a", "not-a-job"
 	case proxy == nil || native:
-		job.Answer, job.Why = "yes", "The pod completes when every regular container has exited; a native sidecar does not count."
+		job.Answer, job.Reason = "yes", "completes"
 	default:
-		job.Answer, job.Why = "no", "istio-proxy is a regular container that keeps running after the job's container exits, so the pod never completes."
+		job.Answer, job.Reason = "no", "classic-proxy-keeps-running"
 	}
 	return []Verdict{traffic, job, drain}
 }
 
+// probePath is where a startup probe looks, or "" when it is not an HTTP probe.
 func probePath(p *corev1.Probe) string {
 	if p.HTTPGet != nil {
 		return p.HTTPGet.Path
 	}
-	return "its endpoint"
+	return ""
 }

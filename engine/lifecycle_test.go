@@ -37,8 +37,8 @@ func TestLifecycleVerdicts(t *testing.T) {
 			got := map[string]string{}
 			for _, v := range l.Verdicts {
 				got[v.ID] = v.Answer
-				if v.Why == "" || v.Question == "" {
-					t.Errorf("verdict %s without a question or reason", v.ID)
+				if v.Reason == "" {
+					t.Errorf("verdict %s without a reason", v.ID)
 				}
 			}
 			if got["app-before-proxy"] != c.traffic || got["job-completes"] != c.completes || got["proxy-outlives-app"] != c.drains {

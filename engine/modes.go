@@ -125,11 +125,7 @@ func (c *clusters) injectorFor(s Settings) (inject.Injector, error) {
 		minor, _ := parseKubernetesVersion(nativeNodeVersion)
 		return c.get(minor), nil
 	case ModeWebhook:
-		v := s.KubernetesVersion
-		if v == "" {
-			v = DefaultKubernetesVersion
-		}
-		minor, err := parseKubernetesVersion(v)
+		minor, err := s.kubernetesMinor()
 		if err != nil {
 			return nil, err
 		}
@@ -154,15 +150,21 @@ func (s Settings) mode() Mode {
 	return s.Mode
 }
 
+// kubernetesMinor is the minor version of the webhook's nodes: KubernetesVersion, or
+// DefaultKubernetesVersion when none is given. It is the one place that defaults and parses it.
+func (s Settings) kubernetesMinor() (int, error) {
+	v := s.KubernetesVersion
+	if v == "" {
+		v = DefaultKubernetesVersion
+	}
+	return parseKubernetesVersion(v)
+}
+
 // key identifies the settings for memoisation: equal keys inject identically.
 func (s Settings) key() string {
 	k := string(s.mode())
 	if s.mode() == ModeWebhook {
-		v := s.KubernetesVersion
-		if v == "" {
-			v = DefaultKubernetesVersion
-		}
-		minor, _ := parseKubernetesVersion(v)
+		minor, _ := s.kubernetesMinor()
 		k += fmt.Sprintf("@1.%d", minor)
 	}
 	return k + "/" + s.Install.Hash()
@@ -179,11 +181,7 @@ func (s Settings) IstioctlEnv() string {
 	case ModeClassic:
 		return "false"
 	case ModeWebhook:
-		v := s.KubernetesVersion
-		if v == "" {
-			v = DefaultKubernetesVersion
-		}
-		if minor, err := parseKubernetesVersion(v); err == nil && minor >= 33 {
+		if minor, err := s.kubernetesMinor(); err == nil && minor >= 33 {
 			return "true"
 		}
 		return "false"

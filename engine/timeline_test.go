@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"strings"
 	"testing"
 )
@@ -58,7 +59,7 @@ func changeText(r *StepResult) string {
 // TestTimelineMemo: re-running a timeline where only the last step changed costs one injection;
 // the same timeline again costs none; another mode costs all of them again.
 func TestTimelineMemo(t *testing.T) {
-	e, err := New(Options{})
+	e, err := New(context.Background(), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/explain"
 )
 
 // InjectRequest is the body of POST /api/v1/inject.
@@ -26,9 +27,9 @@ type InjectResponse struct {
 	Output    string             `json:"output"`
 	Timeline  *engine.Timeline   `json:"timeline"`
 	// Findings, Lifecycles and Batch are about the last row.
-	Findings   []engine.Finding   `json:"findings"`
-	Lifecycles []engine.Lifecycle `json:"lifecycles"`
-	Batch      []engine.BatchRow  `json:"batch"`
+	Findings   []explain.Finding   `json:"findings"`
+	Lifecycles []explain.Lifecycle `json:"lifecycles"`
+	Batch      []engine.BatchRow   `json:"batch"`
 }
 
 func (s *server) handleAPIInject(r *http.Request) (any, error) {
@@ -71,8 +72,8 @@ func (s *server) handleAPIInject(r *http.Request) (any, error) {
 		Permalink:  view{state: st, step: -1}.permalink(),
 		Output:     last.Output(),
 		Timeline:   tl,
-		Findings:   tl.Findings,
-		Lifecycles: engine.Lifecycles(last.Documents),
+		Findings:   explain.Findings(tl.Findings),
+		Lifecycles: explain.Lifecycles(engine.Lifecycles(last.Documents)),
 		Batch:      engine.Batch(last.Documents, tl.Findings),
 	}, nil
 }

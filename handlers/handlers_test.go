@@ -3,6 +3,7 @@ package handlers
 import (
 	"bytes"
 	"compress/flate"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"io"
@@ -39,7 +40,7 @@ func TestMain(m *testing.M) {
 // newServer is the real router over the real engine.
 func newServer(t *testing.T) http.Handler {
 	t.Helper()
-	engOnce.Do(func() { eng, engErr = engine.New(engine.Options{}) })
+	engOnce.Do(func() { eng, engErr = engine.New(context.Background(), engine.Options{}) })
 	if engErr != nil {
 		t.Fatal(engErr)
 	}

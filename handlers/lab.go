@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/explain"
 	"github.com/sidecarlab/sidecarlab/web"
 )
 
@@ -15,17 +16,14 @@ import (
 func findingViews(fs []engine.Finding, docs []engine.Document) []web.FindingView {
 	var out []web.FindingView
 	for _, f := range fs {
-		fv := web.FindingView{Severity: string(f.Severity), Check: f.Check, Path: f.Path, Message: f.Message}
+		fv := web.FindingView{Severity: string(f.Severity), Check: f.Check, Path: f.Path, Message: explain.Message(f), FixText: explain.FixText(f)}
 		if f.Doc >= 1 && f.Doc <= len(docs) {
 			d := docs[f.Doc-1]
 			fv.Doc = fmt.Sprintf("document %d %s/%s", f.Doc, d.Kind, d.Name)
 		}
-		if f.Fix != nil {
-			fv.FixText = f.Fix.Text
-			if len(f.Fix.Steps) > 0 {
-				b, _ := json.Marshal(f.Fix.Steps)
-				fv.FixSteps = string(b)
-			}
+		if f.Fix != nil && len(f.Fix.Steps) > 0 {
+			b, _ := json.Marshal(f.Fix.Steps)
+			fv.FixSteps = string(b)
 		}
 		out = append(out, fv)
 	}
@@ -44,7 +42,7 @@ func lifecycleViews(ls []engine.Lifecycle, rows []engine.BatchRow, replicas int)
 	for _, l := range ls {
 		lv := web.LifecycleView{Title: l.Kind + "/" + l.Name, Ready: l.Ready, Diagram: layout(l)}
 		for _, v := range l.Verdicts {
-			lv.Verdicts = append(lv.Verdicts, web.VerdictView{ID: v.ID, Question: v.Question, Answer: v.Answer, Why: v.Why})
+			lv.Verdicts = append(lv.Verdicts, web.VerdictView{ID: v.ID, Question: explain.Question(v), Answer: v.Answer, Why: explain.Why(v)})
 		}
 		for _, e := range l.Start {
 			lv.Start = append(lv.Start, e.Container+": "+e.What)

@@ -38,7 +38,7 @@ func runBatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	eng, err := engine.New(engine.Options{})
+	eng, err := engine.New(ctx, engine.Options{})
 	if err != nil {
 		return err
 	}
@@ -56,22 +56,7 @@ func runBatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	case "json":
 		_, err = stdout.Write(engine.BatchJSON(rows))
 	case "table":
-		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "DOC\tKIND/NAME\tRESULT\tPROXY\tFIRST\tPOSTSTART\tPRESTOP\tREQUESTS\tLIMITS\tISTIO-INIT\tPROXY_CONFIG\tPITFALLS\tREPLICAS\tTOTAL REQUESTS")
-		for _, row := range rows {
-			first := ""
-			if row.Proxy != "" {
-				first = map[bool]string{true: "yes", false: "no"}[row.ProxyFirst]
-			}
-			result := row.Result
-			if row.Reason != "" && row.Result != "injected" {
-				result += " (" + row.Reason + ")"
-			}
-			fmt.Fprintf(tw, "%d\t%s/%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", row.Doc, row.Kind, row.Name, result, row.Proxy, first,
-				row.PostStart, row.PreStop, row.Requests, row.Limits, row.Exclusions, row.ProxyConfig, strings.Join(row.Pitfalls, ","),
-				replicasText(row), strings.TrimSpace("cpu="+row.Capacity.RequestsCPU+" memory="+row.Capacity.RequestsMem))
-		}
-		err = tw.Flush()
+		err = writeBatchTable(stdout, rows)
 	default:
 		return usageError{fmt.Sprintf("-o %q: want table, csv, markdown or json", f.output)}
 	}
@@ -81,12 +66,28 @@ func runBatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return reportDocErrors(r.Errors(), stderr)
 }
 
-func replicasText(r engine.BatchRow) string {
-	switch {
-	case r.Proxy == "":
-		return ""
-	case r.Capacity.Replicas == 0:
-		return "per node"
+// writeBatchTable prints the engine's own rows and columns (as the CSV and Markdown downloads
+// have them) aligned for a terminal: headers in capitals, an empty cell as "-", line breaks as
+// spaces.
+func writeBatchTable(w io.Writer, rows []engine.BatchRow) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	line := func(cells []string) {
+		for i, c := range cells {
+			c = strings.Join(strings.Fields(c), " ")
+			if c == "" {
+				c = "-"
+			}
+			cells[i] = c
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
-	return fmt.Sprint(r.Capacity.Replicas)
+	cols := engine.BatchColumns()
+	for i, c := range cols {
+		cols[i] = strings.ToUpper(c)
+	}
+	line(cols)
+	for _, r := range rows {
+		line(r.Cells())
+	}
+	return tw.Flush()
 }

@@ -13,6 +13,7 @@ import (
 	istiolog "istio.io/istio/pkg/log"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/explain"
 )
 
 // errSilent is returned when the command already said what went wrong on stderr.
@@ -190,7 +191,7 @@ func runInject(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	if err != nil {
 		return err
 	}
-	eng, err := engine.New(engine.Options{})
+	eng, err := engine.New(ctx, engine.Options{})
 	if err != nil {
 		return err
 	}
@@ -200,7 +201,11 @@ func runInject(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		return err
 	}
 	if f.output == "json" {
-		if err := writeJSON(stdout, r); err != nil {
+		out := struct {
+			Documents []engine.Document `json:"documents"`
+			Findings  []explain.Finding `json:"findings"`
+		}{r.Documents, explain.Findings(r.Findings)}
+		if err := writeJSON(stdout, out); err != nil {
 			return err
 		}
 	} else if _, err := io.WriteString(stdout, r.Output()); err != nil {
@@ -215,7 +220,7 @@ func runInject(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	}
 	failed := false
 	for _, f := range r.Findings {
-		fmt.Fprintln(stderr, "pitfall:", f)
+		fmt.Fprintln(stderr, "pitfall:", explain.Line(f))
 		if failOn != "" && f.Severity.Rank() >= engine.Severity(failOn).Rank() {
 			failed = true
 		}

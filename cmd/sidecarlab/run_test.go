@@ -52,7 +52,7 @@ func TestInjectPrintsWhatTheEngineGives(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v: %s", err, stderr)
 	}
-	e, err := engine.New(engine.Options{})
+	e, err := engine.New(context.Background(), engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +209,7 @@ func TestBatchCommand(t *testing.T) {
 		t.Fatalf("%v, %d rows", err, len(rows))
 	}
 	// The same rows as the engine gives for the two files joined.
-	e, err := engine.New(engine.Options{})
+	e, err := engine.New(context.Background(), engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,5 +229,31 @@ func TestBatchCommand(t *testing.T) {
 	}
 	if _, _, err := runCLI(t, "", "batch"); exitCodeOf(err) != 2 {
 		t.Fatalf("batch without files: %v", err)
+	}
+
+	// The table prints the engine's own columns and cells: every column (total limits too), and
+	// nothing made up for a row without a proxy.
+	c := dir + "/c.yaml"
+	if err := os.WriteFile(c, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err = runCLI(t, "", "batch", "-o", "table", a, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("want a header and 2 rows:\n%s", out)
+	}
+	for _, col := range engine.BatchColumns() {
+		if !strings.Contains(lines[0], strings.ToUpper(col)) {
+			t.Errorf("header lacks %q: %s", strings.ToUpper(col), lines[0])
+		}
+	}
+	if !strings.Contains(lines[2], "passed through") || strings.Contains(lines[2], "cpu=") {
+		t.Errorf("a row without a proxy: %s", lines[2])
+	}
+	if want := engine.Batch(r.Documents, r.Findings)[0].Cells()[17]; want == "" || !strings.Contains(lines[1], want) {
+		t.Errorf("the Deployment's total limits %q are not in its row: %s", want, lines[1])
 	}
 }

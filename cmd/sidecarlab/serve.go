@@ -53,11 +53,15 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	defer links.Close()
 
+	// The engine starts in the background, tied to ctx; before returning, runServe waits for it
+	// to finish starting and closes it, so an early shutdown leaves nothing running.
 	var ready atomic.Pointer[engine.Engine]
 	start := time.Now()
 	engErr := make(chan error, 1)
+	engDone := make(chan struct{})
 	go func() {
-		e, err := engine.New(engine.Options{})
+		defer close(engDone)
+		e, err := engine.New(ctx, engine.Options{})
 		if err != nil {
 			engErr <- err
 			return
@@ -66,6 +70,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		logger.Info("ready", "istio", engine.Version().Istio, "after", time.Since(start).Round(time.Millisecond))
 	}()
 	defer func() {
+		<-engDone
 		if e := ready.Load(); e != nil {
 			e.Close()
 		}
@@ -97,8 +102,11 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	case err := <-served:
 		return err
 	case err := <-engErr:
-		_ = srv.Close()
-		return fmt.Errorf("engine: %w", err)
+		if ctx.Err() == nil {
+			_ = srv.Close()
+			return fmt.Errorf("engine: %w", err)
+		}
+		// Shut down before the engine was ready: that is a stop, not a failure.
 	case <-ctx.Done():
 	}
 	logger.Info("shutting down")

@@ -1,0 +1,272 @@
+// Package explain words what the engine reports. The engine is language-free: a finding, a fix
+// and a lifecycle verdict carry ids and parameters, and this package, at the edge (the web
+// pages, the JSON API, the CLI), turns them into sentences a person reads. Every sentence here
+// is sidecarlab's own, in English; other languages come in beside it, with no engine change.
+package explain
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/sidecarlab/sidecarlab/engine"
+)
+
+// checkWords are a check's sentences: a one-line summary (for lists of checks), what a finding
+// says, and what its fix says. Message and FixText read the finding's parameters.
+type checkWords struct {
+	summary string
+	message func(p map[string]string) string
+	fix     func(p map[string]string) string
+}
+
+var checks = map[string]checkWords{
+	"workload-metadata-annotation": {
+		summary: "Istio annotation on the workload's own metadata, which Istio never reads",
+		message: func(p map[string]string) string {
+			return fmt.Sprintf("%s is on the %s's own metadata; Istio reads annotations only from %s, so it has no effect.", p["key"], p["kind"], p["readFrom"])
+		},
+		fix: func(map[string]string) string { return "Move it to the pod template." },
+	},
+	"cronjob-pod-template-annotation": {
+		summary: "CronJob annotation on the pod template; kube-inject reads spec.jobTemplate.metadata",
+		message: func(p map[string]string) string {
+			return fmt.Sprintf("For a CronJob, istioctl kube-inject reads annotations from spec.jobTemplate.metadata, so %s on the pod template has no effect here (the in-cluster webhook, which sees the Pod, would read it).", p["key"])
+		},
+		fix: func(map[string]string) string {
+			return "Set it on spec.jobTemplate.metadata, where kube-inject reads it."
+		},
+	},
+	"unknown-istio-annotation": {
+		summary: "an annotation under an Istio prefix that Istio does not know",
+		message: func(p map[string]string) string {
+			s := fmt.Sprintf("%s is not an annotation Istio knows; Istio ignores it without a word.", p["key"])
+			if p["suggestion"] != "" {
+				s += fmt.Sprintf(" Did you mean %s?", p["suggestion"])
+			}
+			return s
+		},
+		fix: func(p map[string]string) string { return "Use " + p["suggestion"] + "." },
+	},
+	"deprecated-annotation": {
+		summary: "an annotation Istio's catalog marks deprecated",
+		message: func(p map[string]string) string {
+			return fmt.Sprintf("%s is deprecated in Istio's catalog: %s", p["key"], p["description"])
+		},
+		fix: func(map[string]string) string {
+			return "Use the sidecar.istio.io/inject label on the pod template instead."
+		},
+	},
+	"inject-value": {
+		summary: `sidecar.istio.io/inject with a value other than "true" or "false"`,
+		message: func(p map[string]string) string {
+			return fmt.Sprintf(`sidecar.istio.io/inject is %q; Istio accepts only "true" and "false" and falls back to the default policy (here: inject).`, p["value"])
+		},
+		fix: func(map[string]string) string { return `Write "true" or "false".` },
+	},
+	"unknown-proxy-config-field": {
+		summary: "a field of proxy.istio.io/config that ProxyConfig does not have",
+		message: func(p map[string]string) string {
+			s := fmt.Sprintf("ProxyConfig has no field %q; Istio ignores it without a word.", p["field"])
+			if p["suggestion"] != "" {
+				s += fmt.Sprintf(" Did you mean %q?", p["suggestion"])
+			}
+			return s
+		},
+		fix: func(p map[string]string) string { return "Use " + p["suggestion"] + "." },
+	},
+	"hold-swallowed-by-global-lifecycle": {
+		summary: "holdApplicationUntilProxyStarts without its postStart, because a global proxy lifecycle replaced it",
+		message: func(map[string]string) string {
+			return `holdApplicationUntilProxyStarts is on, but values.global.proxy.lifecycle is set, and Istio's template then writes that lifecycle instead of the postStart "pilot-agent wait": the app can start before the proxy is ready.`
+		},
+		fix: func(map[string]string) string {
+			return "Add the wait to the global lifecycle in the IstioOperator: values.global.proxy.lifecycle.postStart.exec.command: [pilot-agent, wait], next to your preStop."
+		},
+	},
+	"hold-ignored-native-sidecar": {
+		summary: "holdApplicationUntilProxyStarts with a native sidecar, which starts first anyway",
+		message: func(map[string]string) string {
+			return "holdApplicationUntilProxyStarts has no effect on a native sidecar: the kubelet starts istio-proxy, an init container with restartPolicy Always, before the app containers anyway (and Istio adds no postStart)."
+		},
+	},
+	"job-classic-sidecar": {
+		summary: "a Job or CronJob with a classic sidecar: the pod never completes",
+		message: func(map[string]string) string {
+			return "This Job's pod gets istio-proxy as a regular container, which keeps running after the job's work ends, so the pod never completes. The old workaround — calling the agent's /quitquitquit at the end of the job's script — never runs when the job fails."
+		},
+		fix: func(map[string]string) string { return "Inject a native sidecar (Kubernetes ≥ 1.29)." },
+	},
+	"native-sidecar-unsupported": {
+		summary: "a native sidecar on Kubernetes older than 1.29",
+		message: func(p map[string]string) string {
+			return fmt.Sprintf("Native sidecars (init containers with restartPolicy Always) need Kubernetes 1.29 or later; on %s the API server rejects or ignores restartPolicy and the pod does not start as intended.", p["version"])
+		},
+		fix: func(map[string]string) string { return "Opt out of native sidecars on this cluster." },
+	},
+	"webhook-auto-stays-classic": {
+		summary: "the webhook's auto mode keeps classic sidecars on nodes older than 1.33",
+		message: func(p map[string]string) string {
+			return fmt.Sprintf("Istio's webhook in its default auto mode uses native sidecars only when every node runs Kubernetes 1.33 or later; with %s nodes it stays classic.", p["version"])
+		},
+	},
+	"resource-annotation-drops-defaults": {
+		summary: "one resource annotation drops the proxy's other default requests and limits",
+		message: func(p map[string]string) string {
+			return fmt.Sprintf("With %s set, Istio's template emits only the annotated resources: istio-proxy has no %s now (the defaults are dropped, not kept).", p["set"], p["missing"])
+		},
+	},
+}
+
+// Summary is a check's one-line description.
+func Summary(check string) string { return checks[check].summary }
+
+// Message is what a finding says.
+func Message(f engine.Finding) string {
+	w, ok := checks[f.Check]
+	if !ok {
+		return f.Check
+	}
+	return w.message(f.Params)
+}
+
+// FixText is what a finding's fix says; empty when the finding has no fix.
+func FixText(f engine.Finding) string {
+	w, ok := checks[f.Check]
+	if f.Fix == nil || !ok || w.fix == nil {
+		return ""
+	}
+	return w.fix(f.Params)
+}
+
+// Line is a finding on one line, as the CLI prints it.
+func Line(f engine.Finding) string {
+	s := fmt.Sprintf("%s [%s] document %d", f.Severity, f.Check, f.Doc)
+	if f.Path != "" {
+		s += " " + f.Path
+	}
+	s += ": " + Message(f)
+	if t := FixText(f); t != "" {
+		s += " Fix: " + t
+	}
+	return s
+}
+
+// Finding is a finding with its words, as the JSON API and the CLI's JSON give it.
+type Finding struct {
+	engine.Finding
+	Message string `json:"message"`
+	// Fix replaces the engine's fix with one that has its text.
+	Fix *Fix `json:"fix,omitempty"`
+}
+
+// Fix is a fix with its words.
+type Fix struct {
+	Text  string        `json:"text"`
+	Steps []engine.Step `json:"steps,omitempty"`
+}
+
+// Findings words findings for JSON.
+func Findings(fs []engine.Finding) []Finding {
+	out := make([]Finding, 0, len(fs))
+	for _, f := range fs {
+		wf := Finding{Finding: f, Message: Message(f)}
+		if f.Fix != nil {
+			wf.Fix = &Fix{Text: FixText(f), Steps: f.Fix.Steps}
+		}
+		out = append(out, wf)
+	}
+	return out
+}
+
+// questions are the verdicts' questions, by verdict id.
+var questions = map[string]string{
+	"app-before-proxy":   "Can the app send traffic before the proxy is ready?",
+	"job-completes":      "Does a Job's pod complete when its work ends?",
+	"proxy-outlives-app": "Does the proxy keep running until the app has stopped?",
+}
+
+// reasons are the verdicts' reasons, by verdict id and reason.
+var reasons = map[string]map[string]func(p map[string]string) string{
+	"app-before-proxy": {
+		"no-proxy": func(map[string]string) string { return "No proxy was injected." },
+		"native-startup-probe": func(p map[string]string) string {
+			on := p["path"]
+			if on == "" {
+				on = "its endpoint"
+			}
+			return "istio-proxy is a native sidecar with a startupProbe on " + on + ": the kubelet starts the app containers only after it passes."
+		},
+		"native-no-startup-probe": func(map[string]string) string {
+			return "istio-proxy is a native sidecar without a startupProbe: the app starts as soon as the proxy process has started, ready or not."
+		},
+		"first-with-wait": func(map[string]string) string {
+			return "istio-proxy is the first container and its postStart hook (pilot-agent wait) returns only when the proxy is ready; the kubelet starts the app after it."
+		},
+		"first-without-wait": func(map[string]string) string {
+			return "istio-proxy starts first, but nothing holds the app back until the proxy is ready (no postStart wait)."
+		},
+		"not-first": func(p map[string]string) string {
+			return fmt.Sprintf("istio-proxy is container %s of %s and the app starts without waiting for it.", p["position"], p["count"])
+		},
+	},
+	"job-completes": {
+		"not-a-job": func(map[string]string) string { return "Not a Job." },
+		"completes": func(map[string]string) string {
+			return "The pod completes when every regular container has exited; a native sidecar does not count."
+		},
+		"classic-proxy-keeps-running": func(map[string]string) string {
+			return "istio-proxy is a regular container that keeps running after the job's container exits, so the pod never completes."
+		},
+	},
+	"proxy-outlives-app": {
+		"no-proxy": func(map[string]string) string { return "No proxy was injected." },
+		"native": func(map[string]string) string {
+			return "A native sidecar is stopped only after every regular container has exited."
+		},
+		"classic": func(map[string]string) string {
+			return "A classic sidecar gets SIGTERM together with the app; the proxy drains for its terminationDrainDuration and exits whether or not the app has finished."
+		},
+	},
+}
+
+// Question is the question a verdict answers.
+func Question(v engine.Verdict) string {
+	if q, ok := questions[v.ID]; ok {
+		return q
+	}
+	return v.ID
+}
+
+// Why is the reason for a verdict's answer.
+func Why(v engine.Verdict) string {
+	if r, ok := reasons[v.ID][v.Reason]; ok {
+		return r(v.Params)
+	}
+	return strings.TrimSpace(v.ID + " " + v.Reason)
+}
+
+// Verdict is a verdict with its words, as the JSON API gives it.
+type Verdict struct {
+	engine.Verdict
+	Question string `json:"question"`
+	Why      string `json:"why"`
+}
+
+// Lifecycle is a lifecycle with worded verdicts, as the JSON API gives it.
+type Lifecycle struct {
+	engine.Lifecycle
+	Verdicts []Verdict `json:"verdicts"`
+}
+
+// Lifecycles words lifecycles for JSON.
+func Lifecycles(ls []engine.Lifecycle) []Lifecycle {
+	out := make([]Lifecycle, 0, len(ls))
+	for _, l := range ls {
+		wl := Lifecycle{Lifecycle: l}
+		for _, v := range l.Verdicts {
+			wl.Verdicts = append(wl.Verdicts, Verdict{Verdict: v, Question: Question(v), Why: Why(v)})
+		}
+		out = append(out, wl)
+	}
+	return out
+}

@@ -1,0 +1,202 @@
+package explain
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/sidecarlab/sidecarlab/engine"
+)
+
+// findingCases are a finding of every check, with the parameters the engine gives it, and
+// phrases its sentence (and fix) must carry.
+var findingCases = []struct {
+	check    string
+	params   map[string]string
+	fix      bool
+	message  []string
+	fixWords string
+}{
+	{"workload-metadata-annotation", map[string]string{"key": "sidecar.istio.io/proxyCPU", "kind": "Deployment", "readFrom": "spec.template.metadata.annotations"}, true,
+		[]string{"sidecar.istio.io/proxyCPU is on the Deployment's own metadata", "spec.template.metadata.annotations", "no effect"}, "pod template"},
+	{"cronjob-pod-template-annotation", map[string]string{"key": "sidecar.istio.io/proxyMemory"}, true,
+		[]string{"sidecar.istio.io/proxyMemory", "spec.jobTemplate.metadata"}, "spec.jobTemplate.metadata"},
+	{"unknown-istio-annotation", map[string]string{"key": "sidecar.istio.io/proxyCpu", "suggestion": "sidecar.istio.io/proxyCPU"}, true,
+		[]string{"sidecar.istio.io/proxyCpu is not an annotation Istio knows", "Did you mean sidecar.istio.io/proxyCPU?"}, "Use sidecar.istio.io/proxyCPU."},
+	{"deprecated-annotation", map[string]string{"key": "sidecar.istio.io/inject", "description": "Specifies whether or not an Envoy sidecar should be automatically injected into the workload."}, true,
+		[]string{"sidecar.istio.io/inject is deprecated", "automatically injected"}, "label"},
+	{"inject-value", map[string]string{"value": "yes"}, true, []string{`"yes"`, "falls back"}, `"true" or "false"`},
+	{"unknown-proxy-config-field", map[string]string{"field": "holdApplicationUntilProxyStart", "suggestion": "holdApplicationUntilProxyStarts"}, true,
+		[]string{`no field "holdApplicationUntilProxyStart"`, `Did you mean "holdApplicationUntilProxyStarts"?`}, "Use holdApplicationUntilProxyStarts."},
+	{"hold-swallowed-by-global-lifecycle", nil, true, []string{"values.global.proxy.lifecycle", "pilot-agent wait"}, "postStart"},
+	{"hold-ignored-native-sidecar", nil, false, []string{"no effect on a native sidecar"}, ""},
+	{"job-classic-sidecar", nil, true, []string{"never completes", "quitquitquit"}, "native sidecar"},
+	{"native-sidecar-unsupported", map[string]string{"version": "1.28"}, true, []string{"1.29 or later", "on 1.28"}, "Opt out"},
+	{"webhook-auto-stays-classic", map[string]string{"version": "1.30"}, false, []string{"1.33 or later", "1.30 nodes"}, ""},
+	{"resource-annotation-drops-defaults", map[string]string{"set": "sidecar.istio.io/proxyCPU", "missing": "requests.memory, limits.cpu, limits.memory"}, false,
+		[]string{"With sidecar.istio.io/proxyCPU set", "no requests.memory, limits.cpu, limits.memory"}, ""},
+}
+
+// TestFindingWords: every check the engine has is worded (summary, sentence, fix), the sentence
+// names every parameter, and a check without a suggestion says nothing about one.
+func TestFindingWords(t *testing.T) {
+	cased := map[string]bool{}
+	for _, c := range findingCases {
+		t.Run(c.check, func(t *testing.T) {
+			cased[c.check] = true
+			f := engine.Finding{Check: c.check, Severity: engine.SeverityWarning, Doc: 2, Path: "spec.x", Params: c.params}
+			if c.fix {
+				f.Fix = &engine.Fix{}
+			}
+			msg := Message(f)
+			for _, want := range c.message {
+				if !strings.Contains(msg, want) {
+					t.Errorf("message %q lacks %q", msg, want)
+				}
+			}
+			for k, v := range c.params {
+				if !strings.Contains(msg+" "+FixText(f), v) {
+					t.Errorf("param %s=%q is not in the words: %q", k, v, msg)
+				}
+			}
+			if got := FixText(f); (got != "") != c.fix || !strings.Contains(got, c.fixWords) {
+				t.Errorf("fix %q, want one containing %q (fix: %v)", got, c.fixWords, c.fix)
+			}
+			f.Fix = nil
+			if got := FixText(f); got != "" {
+				t.Errorf("a finding without a fix has fix words %q", got)
+			}
+			if Summary(c.check) == "" {
+				t.Error("no summary")
+			}
+			line := Line(engine.Finding{Check: c.check, Severity: engine.SeverityError, Doc: 2, Path: "spec.x", Params: c.params})
+			if !strings.HasPrefix(line, "error ["+c.check+"] document 2 spec.x: ") || !strings.Contains(line, msg) {
+				t.Errorf("line %q", line)
+			}
+		})
+	}
+	for _, c := range engine.Checks() {
+		if !cased[c.ID] {
+			t.Errorf("check %s has no case here", c.ID)
+		}
+	}
+	for id := range checks {
+		if !cased[id] {
+			t.Errorf("words for %s, which is not a check", id)
+		}
+	}
+	// Without a suggestion, no "Did you mean".
+	for _, id := range []string{"unknown-istio-annotation", "unknown-proxy-config-field"} {
+		if m := Message(engine.Finding{Check: id, Params: map[string]string{"key": "a.istio.io/x", "field": "x"}}); strings.Contains(m, "Did you mean") {
+			t.Errorf("%s without a suggestion: %q", id, m)
+		}
+	}
+}
+
+// TestFindingsJSON: the JSON of a worded finding keeps the engine's fields and adds the words
+// where API clients read them (message, fix.text).
+func TestFindingsJSON(t *testing.T) {
+	fs := Findings([]engine.Finding{{Check: "job-classic-sidecar", Severity: engine.SeverityError, Doc: 1, Path: "p",
+		Fix: &engine.Fix{Steps: []engine.Step{{Key: "sidecar.istio.io/nativeSidecar", Value: "true"}}}}})
+	if len(fs) != 1 || fs[0].Check != "job-classic-sidecar" || fs[0].Message != Message(fs[0].Finding) ||
+		fs[0].Fix == nil || fs[0].Fix.Text == "" || len(fs[0].Fix.Steps) != 1 {
+		t.Fatalf("%+v", fs)
+	}
+}
+
+const deployment = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  selector:
+    matchLabels:
+      app: web
+  template:
+    metadata:
+      labels:
+        app: web
+    spec:
+      containers:
+      - name: app
+        image: nginx
+`
+
+const job = `apiVersion: batch/v1
+kind: Job
+metadata:
+  name: migrate
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: migrate
+        image: busybox
+`
+
+// TestVerdictWords runs the engine on the cases that give every verdict reason and checks each
+// is worded, and that no words are left for a reason the engine never gives.
+func TestVerdictWords(t *testing.T) {
+	e, err := engine.New(context.Background(), engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	hold := engine.Step{Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStarts: true"}
+	lifecycle := `apiVersion: install.istio.io/v1alpha1
+kind: IstioOperator
+spec:
+  values:
+    global:
+      proxy:
+        lifecycle:
+          preStop:
+            exec:
+              command: ["sleep", "5"]
+`
+	cases := []struct {
+		manifest string
+		steps    []engine.Step
+		s        engine.Settings
+	}{
+		{deployment, nil, engine.Settings{}},
+		{deployment, []engine.Step{hold}, engine.Settings{}},
+		{deployment, []engine.Step{hold}, engine.Settings{Install: engine.InstallOptions{Overlay: lifecycle}}},
+		{deployment, nil, engine.Settings{Mode: engine.ModeNative}},
+		{deployment, nil, engine.Settings{Mode: engine.ModeNative, Install: engine.InstallOptions{Set: []string{"values.global.proxy.startupProbe.enabled=false"}}}},
+		{deployment, []engine.Step{{Key: "sidecar.istio.io/inject", Value: "false"}}, engine.Settings{}},
+		{job, nil, engine.Settings{}},
+		{job, nil, engine.Settings{Mode: engine.ModeNative}},
+	}
+	seen := map[[2]string]bool{}
+	for _, c := range cases {
+		r, err := e.Inject(t.Context(), []byte(c.manifest), c.steps, c.s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range Lifecycles(engine.Lifecycles(r.Documents)) {
+			for _, v := range l.Verdicts {
+				seen[[2]string{v.ID, v.Reason}] = true
+				if _, ok := reasons[v.ID][v.Reason]; !ok || v.Question == v.ID || v.Why == "" {
+					t.Errorf("verdict %s/%s is not worded: %+v", v.ID, v.Reason, v)
+				}
+				for k, p := range v.Params {
+					if p != "" && !strings.Contains(v.Why, p) {
+						t.Errorf("verdict %s/%s: param %s=%q is not in %q", v.ID, v.Reason, k, p, v.Why)
+					}
+				}
+			}
+		}
+	}
+	for id, rs := range reasons {
+		if questions[id] == "" {
+			t.Errorf("no question for %s", id)
+		}
+		for r := range rs {
+			if !seen[[2]string{id, r}] {
+				t.Errorf("words for verdict %s/%s, which no case gave", id, r)
+			}
+		}
+	}
+}

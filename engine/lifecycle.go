@@ -39,12 +39,18 @@ type LifecycleContainer struct {
 	Proxy bool   `json:"proxy,omitempty"`
 }
 
-// LifecycleEvent is one step of the start or stop sequence.
+// LifecycleEvent is one step of the start or stop sequence. Like a verdict it carries an id, not
+// a sentence; the edge words it.
 type LifecycleEvent struct {
+	// Container is the container the event is about ("app, worker" for all regular containers).
 	Container string `json:"container"`
-	What      string `json:"what"`
-	// Short is a few words for a diagram.
-	Short string `json:"short"`
+	// Event names what happens:
+	//
+	//	start: init-runs; sidecar-starts; sidecar-starts-probe (path); starts;
+	//	       starts-post-start (hook)
+	//	stop:  sigterm; pre-stop (hook); apps-exited; sidecar-sigterm; sidecar-pre-stop (hook)
+	Event  string            `json:"event"`
+	Params map[string]string `json:"params,omitempty"`
 	// Blocks is true when the next event waits for this one to finish.
 	Blocks bool `json:"blocks,omitempty"`
 }
@@ -89,32 +95,24 @@ func lifecycleOf(d Document, obj runtime.Object) (Lifecycle, bool) {
 			ready++
 			sidecars = append(sidecars, c)
 			l.Containers = append(l.Containers, LifecycleContainer{Name: c.Name, Role: "sidecar", Proxy: c.Name == "istio-proxy"})
-			what := "starts and keeps running (restartPolicy Always)"
+			ev := LifecycleEvent{Container: c.Name, Event: "sidecar-starts"}
 			if c.StartupProbe != nil {
-				what += "; the next container waits for its startupProbe"
-				if c.StartupProbe.HTTPGet != nil {
-					what += fmt.Sprintf(" (%s)", c.StartupProbe.HTTPGet.Path)
-				}
-			} else {
-				what += "; the next container starts as soon as it has started"
+				ev.Event, ev.Blocks = "sidecar-starts-probe", true
+				ev.Params = map[string]string{"path": probePath(c.StartupProbe)}
 			}
-			short := "starts, keeps running"
-			if c.StartupProbe != nil {
-				short = "starts, waits for probe"
-			}
-			l.Start = append(l.Start, LifecycleEvent{Container: c.Name, What: what, Short: short, Blocks: c.StartupProbe != nil})
+			l.Start = append(l.Start, ev)
 			continue
 		}
 		l.Containers = append(l.Containers, LifecycleContainer{Name: c.Name, Role: "init", Proxy: c.Name == "istio-proxy"})
-		l.Start = append(l.Start, LifecycleEvent{Container: c.Name, What: "runs to completion before anything after it starts", Short: "runs to completion", Blocks: true})
+		l.Start = append(l.Start, LifecycleEvent{Container: c.Name, Event: "init-runs", Blocks: true})
 	}
 	for _, c := range spec.Containers {
 		ready++
 		l.Containers = append(l.Containers, LifecycleContainer{Name: c.Name, Role: "app", Proxy: c.Name == "istio-proxy"})
 		if ps := postStart(c); ps != "" {
-			l.Start = append(l.Start, LifecycleEvent{Container: c.Name, What: "starts; its postStart hook (" + ps + ") must return before the next container starts", Short: "starts · postStart: " + ps, Blocks: true})
+			l.Start = append(l.Start, LifecycleEvent{Container: c.Name, Event: "starts-post-start", Params: map[string]string{"hook": ps}, Blocks: true})
 		} else {
-			l.Start = append(l.Start, LifecycleEvent{Container: c.Name, What: "starts; the next container starts right after", Short: "starts"})
+			l.Start = append(l.Start, LifecycleEvent{Container: c.Name, Event: "starts"})
 		}
 	}
 	l.Ready = fmt.Sprintf("%d/%d", ready, ready)
@@ -123,21 +121,21 @@ func lifecycleOf(d Document, obj runtime.Object) (Lifecycle, bool) {
 	for _, c := range spec.Containers {
 		apps = append(apps, c.Name)
 		if ps := preStop(c); ps != "" {
-			l.Stop = append(l.Stop, LifecycleEvent{Container: c.Name, What: "preStop hook (" + ps + ") runs, then SIGTERM", Short: "preStop, then SIGTERM"})
+			l.Stop = append(l.Stop, LifecycleEvent{Container: c.Name, Event: "pre-stop", Params: map[string]string{"hook": ps}})
 		} else {
-			l.Stop = append(l.Stop, LifecycleEvent{Container: c.Name, What: "gets SIGTERM", Short: "SIGTERM"})
+			l.Stop = append(l.Stop, LifecycleEvent{Container: c.Name, Event: "sigterm"})
 		}
 	}
 	if len(sidecars) > 0 {
-		l.Stop = append(l.Stop, LifecycleEvent{Container: strings.Join(apps, ", "), What: "the regular containers exit; only then are sidecars stopped", Short: "all regular containers exited", Blocks: true})
+		l.Stop = append(l.Stop, LifecycleEvent{Container: strings.Join(apps, ", "), Event: "apps-exited", Blocks: true})
 	}
 	for i := len(sidecars) - 1; i >= 0; i-- {
 		c := sidecars[i]
-		what, short := "gets SIGTERM (in reverse order of start)", "SIGTERM"
+		ev := LifecycleEvent{Container: c.Name, Event: "sidecar-sigterm"}
 		if ps := preStop(c); ps != "" {
-			what, short = "preStop hook ("+ps+") runs, then SIGTERM (in reverse order of start)", "preStop drain, then SIGTERM"
+			ev.Event, ev.Params = "sidecar-pre-stop", map[string]string{"hook": ps}
 		}
-		l.Stop = append(l.Stop, LifecycleEvent{Container: c.Name, What: what, Short: short})
+		l.Stop = append(l.Stop, ev)
 	}
 	l.Verdicts = verdicts(d.Kind, spec)
 	return l, true

@@ -63,7 +63,7 @@ func TestLifecycleStopOrder(t *testing.T) {
 	r := mustInject(t, e, []byte(labDeployment), nil, Settings{Mode: ModeNative})
 	l := Lifecycles(r.Documents)[0]
 	last := l.Stop[len(l.Stop)-1]
-	if last.Container != "istio-proxy" || !strings.Contains(last.What, "preStop") {
+	if last.Container != "istio-proxy" || last.Event != "sidecar-pre-stop" {
 		t.Fatalf("a native proxy stops last, after its preStop drain: %+v", l.Stop)
 	}
 	r = mustInject(t, e, []byte(labDeployment), nil, Settings{})

@@ -1,5 +1,5 @@
-// Package explain words what the engine reports. The engine is language-free: a finding, a fix
-// and a lifecycle verdict carry ids and parameters, and this package, at the edge (the web
+// Package explain words what the engine reports. The engine is language-free: a finding, a fix,
+// a lifecycle event and a verdict carry ids and parameters, and this package, at the edge (the web
 // pages, the JSON API, the CLI), turns them into sentences a person reads. Every sentence here
 // is sidecarlab's own, in English; other languages come in beside it, with no engine change.
 package explain
@@ -252,9 +252,82 @@ type Verdict struct {
 	Why      string `json:"why"`
 }
 
-// Lifecycle is a lifecycle with worded verdicts, as the JSON API gives it.
+// eventWords are a lifecycle event's words: what happens, in a sentence, and in a few words for
+// a diagram.
+type eventWords struct {
+	what, short func(p map[string]string) string
+}
+
+func words(s string) func(map[string]string) string {
+	return func(map[string]string) string { return s }
+}
+
+var events = map[string]eventWords{
+	"init-runs": {words("runs to completion before anything after it starts"), words("runs to completion")},
+	"sidecar-starts": {
+		words("starts and keeps running (restartPolicy Always); the next container starts as soon as it has started"),
+		words("starts, keeps running"),
+	},
+	"sidecar-starts-probe": {
+		func(p map[string]string) string {
+			s := "starts and keeps running (restartPolicy Always); the next container waits for its startupProbe"
+			if p["path"] != "" {
+				s += " (" + p["path"] + ")"
+			}
+			return s
+		},
+		words("starts, waits for probe"),
+	},
+	"starts": {words("starts; the next container starts right after"), words("starts")},
+	"starts-post-start": {
+		func(p map[string]string) string {
+			return "starts; its postStart hook (" + p["hook"] + ") must return before the next container starts"
+		},
+		func(p map[string]string) string { return "starts · postStart: " + p["hook"] },
+	},
+	"sigterm": {words("gets SIGTERM"), words("SIGTERM")},
+	"pre-stop": {
+		func(p map[string]string) string { return "preStop hook (" + p["hook"] + ") runs, then SIGTERM" },
+		words("preStop, then SIGTERM"),
+	},
+	"apps-exited":     {words("the regular containers exit; only then are sidecars stopped"), words("all regular containers exited")},
+	"sidecar-sigterm": {words("gets SIGTERM (in reverse order of start)"), words("SIGTERM")},
+	"sidecar-pre-stop": {
+		func(p map[string]string) string {
+			return "preStop hook (" + p["hook"] + ") runs, then SIGTERM (in reverse order of start)"
+		},
+		words("preStop drain, then SIGTERM"),
+	},
+}
+
+// What is a lifecycle event in a sentence.
+func What(e engine.LifecycleEvent) string {
+	if w, ok := events[e.Event]; ok {
+		return w.what(e.Params)
+	}
+	return e.Event
+}
+
+// Short is a lifecycle event in a few words, for a diagram.
+func Short(e engine.LifecycleEvent) string {
+	if w, ok := events[e.Event]; ok {
+		return w.short(e.Params)
+	}
+	return e.Event
+}
+
+// Event is a lifecycle event with its words, as the JSON API gives it.
+type Event struct {
+	engine.LifecycleEvent
+	What  string `json:"what"`
+	Short string `json:"short"`
+}
+
+// Lifecycle is a lifecycle with worded events and verdicts, as the JSON API gives it.
 type Lifecycle struct {
 	engine.Lifecycle
+	Start    []Event   `json:"start"`
+	Stop     []Event   `json:"stop"`
 	Verdicts []Verdict `json:"verdicts"`
 }
 
@@ -263,6 +336,12 @@ func Lifecycles(ls []engine.Lifecycle) []Lifecycle {
 	out := make([]Lifecycle, 0, len(ls))
 	for _, l := range ls {
 		wl := Lifecycle{Lifecycle: l}
+		for _, e := range l.Start {
+			wl.Start = append(wl.Start, Event{LifecycleEvent: e, What: What(e), Short: Short(e)})
+		}
+		for _, e := range l.Stop {
+			wl.Stop = append(wl.Stop, Event{LifecycleEvent: e, What: What(e), Short: Short(e)})
+		}
 		for _, v := range l.Verdicts {
 			wl.Verdicts = append(wl.Verdicts, Verdict{Verdict: v, Question: Question(v), Why: Why(v)})
 		}

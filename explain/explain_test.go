@@ -2,11 +2,22 @@ package explain
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 
+	istiolog "istio.io/istio/pkg/log"
+
 	"github.com/sidecarlab/sidecarlab/engine"
 )
+
+func TestMain(m *testing.M) {
+	// Istio's library logs its fake clusters; keep test output readable.
+	o := istiolog.DefaultOptions()
+	o.SetDefaultOutputLevel(istiolog.OverrideScopeName, istiolog.NoneLevel)
+	_ = istiolog.Configure(o)
+	os.Exit(m.Run())
+}
 
 // findingCases are a finding of every check, with the parameters the engine gives it, and
 // phrases its sentence (and fix) must carry.
@@ -135,9 +146,9 @@ spec:
         image: busybox
 `
 
-// TestVerdictWords runs the engine on the cases that give every verdict reason and checks each
-// is worded, and that no words are left for a reason the engine never gives.
-func TestVerdictWords(t *testing.T) {
+// TestLifecycleWords runs the engine on the cases that give every lifecycle event and verdict
+// reason and checks each is worded, and that no words are left for an id the engine never gives.
+func TestLifecycleWords(t *testing.T) {
 	e, err := engine.New(context.Background(), engine.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -155,6 +166,7 @@ spec:
             exec:
               command: ["sleep", "5"]
 `
+	postStartOnly := strings.Replace(lifecycle, "preStop:\n            exec:\n              command: [\"sleep\", \"5\"]", "postStart:\n            exec:\n              command: [\"pilot-agent\", \"wait\"]", 1)
 	cases := []struct {
 		manifest string
 		steps    []engine.Step
@@ -168,14 +180,28 @@ spec:
 		{deployment, []engine.Step{{Key: "sidecar.istio.io/inject", Value: "false"}}, engine.Settings{}},
 		{job, nil, engine.Settings{}},
 		{job, nil, engine.Settings{Mode: engine.ModeNative}},
+		// A global lifecycle without preStop replaces the native proxy's drain.
+		{deployment, nil, engine.Settings{Mode: engine.ModeNative, Install: engine.InstallOptions{Overlay: postStartOnly}}},
 	}
 	seen := map[[2]string]bool{}
+	seenEvents := map[string]bool{}
 	for _, c := range cases {
 		r, err := e.Inject(t.Context(), []byte(c.manifest), c.steps, c.s)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, l := range Lifecycles(engine.Lifecycles(r.Documents)) {
+			for _, ev := range append(l.Start, l.Stop...) {
+				seenEvents[ev.Event] = true
+				if _, ok := events[ev.Event]; !ok || ev.What == "" || ev.Short == "" {
+					t.Errorf("event %s is not worded: %+v", ev.Event, ev)
+				}
+				for k, p := range ev.Params {
+					if p != "" && !strings.Contains(ev.What, p) {
+						t.Errorf("event %s: param %s=%q is not in %q", ev.Event, k, p, ev.What)
+					}
+				}
+			}
 			for _, v := range l.Verdicts {
 				seen[[2]string{v.ID, v.Reason}] = true
 				if _, ok := reasons[v.ID][v.Reason]; !ok || v.Question == v.ID || v.Why == "" {
@@ -187,6 +213,11 @@ spec:
 					}
 				}
 			}
+		}
+	}
+	for id := range events {
+		if !seenEvents[id] {
+			t.Errorf("words for lifecycle event %s, which no case gave", id)
 		}
 	}
 	for id, rs := range reasons {

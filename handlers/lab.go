@@ -45,10 +45,10 @@ func lifecycleViews(ls []engine.Lifecycle, rows []engine.BatchRow, replicas int)
 			lv.Verdicts = append(lv.Verdicts, web.VerdictView{ID: v.ID, Question: explain.Question(v), Answer: v.Answer, Why: explain.Why(v)})
 		}
 		for _, e := range l.Start {
-			lv.Start = append(lv.Start, e.Container+": "+e.What)
+			lv.Start = append(lv.Start, e.Container+": "+explain.What(e))
 		}
 		for _, e := range l.Stop {
-			lv.Stop = append(lv.Stop, e.Container+": "+e.What)
+			lv.Stop = append(lv.Stop, e.Container+": "+explain.What(e))
 		}
 		for _, r := range rows {
 			if r.Doc != l.Doc || r.Proxy == "" {
@@ -107,7 +107,7 @@ func layout(l engine.Lifecycle) web.Diagram {
 		if last < 0 {
 			return
 		}
-		row := web.DiagramRow{X: laneX0 + first*laneW + 6, Y: y, W: (last-first+1)*laneW - 12, Label: e.Short, Blocks: e.Blocks, Span: len(names) > 1}
+		row := web.DiagramRow{X: laneX0 + first*laneW + 6, Y: y, W: (last-first+1)*laneW - 12, Label: explain.Short(e), Blocks: e.Blocks, Span: len(names) > 1}
 		row.Role = d.Lanes[first].Role
 		d.Rows = append(d.Rows, row)
 		y += rowH

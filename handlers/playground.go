@@ -2,16 +2,16 @@ package handlers
 
 import (
 	"bytes"
-	"io"
-
 	"encoding/json"
 	"errors"
-	"github.com/a-h/templ"
+	"io"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/a-h/templ"
 
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/web"

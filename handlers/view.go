@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-
 	"fmt"
-	"github.com/a-h/templ"
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/a-h/templ"
 
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/web"

@@ -108,12 +108,14 @@ const partialHeader = "X-Sidecarlab-Partial"
 
 // handlePlayground renders the page for a permalink. A manifest Istio rejects is shown with its
 // errors and a 422; the link still reproduces exactly that view.
-func (s *server) handlePlayground(w http.ResponseWriter, r *http.Request) error {
-	v, err := readView(r)
-	if err != nil {
-		return err
-	}
-	return s.renderView(w, r, v)
+func (s *server) handlePlayground() http.Handler {
+	return s.pageHandler(func(w http.ResponseWriter, r *http.Request) error {
+		v, err := readView(r)
+		if err != nil {
+			return err
+		}
+		return s.renderView(w, r, v)
+	})
 }
 
 // renderView injects the view's state and renders the page, or only the regions that change
@@ -162,18 +164,20 @@ func (s *server) renderViewWith(w http.ResponseWriter, r *http.Request, v view, 
 // handleForm applies what the person did (add an annotation, remove a step, load a preset,
 // apply) and redirects to the permalink of the new state: POST, then 303, then GET — so the page
 // works without JavaScript and every view is a link.
-func (s *server) handleForm(w http.ResponseWriter, r *http.Request) error {
-	v, err := s.formView(w, r)
-	if err != nil {
-		return err
-	}
-	if r.Header.Get(partialHeader) != "" {
-		// The page's script answers the action in place and puts the fragment's permalink in
-		// the address bar itself: one request instead of a redirect and a second one.
-		return s.renderView(w, r, v)
-	}
-	http.Redirect(w, r, v.permalink(), http.StatusSeeOther)
-	return nil
+func (s *server) handleForm() http.Handler {
+	return s.pageHandler(func(w http.ResponseWriter, r *http.Request) error {
+		v, err := s.formView(w, r)
+		if err != nil {
+			return err
+		}
+		if r.Header.Get(partialHeader) != "" {
+			// The page's script answers the action in place and puts the fragment's permalink in
+			// the address bar itself: one request instead of a redirect and a second one.
+			return s.renderView(w, r, v)
+		}
+		http.Redirect(w, r, v.permalink(), http.StatusSeeOther)
+		return nil
+	})
 }
 
 // formView reads the posted form and applies the action the person took.
@@ -302,16 +306,18 @@ func splitLines(s string) []string {
 }
 
 // handleDownload serves one step's injected YAML as a file.
-func (s *server) handleDownload(w http.ResponseWriter, r *http.Request) error {
-	v, tl, err := s.viewTimeline(r)
-	if err != nil {
+func (s *server) handleDownload() http.Handler {
+	return s.pageHandler(func(w http.ResponseWriter, r *http.Request) error {
+		v, tl, err := s.viewTimeline(r)
+		if err != nil {
+			return err
+		}
+		step := selectedStep(v.step, len(tl.Steps))
+		w.Header().Set("Content-Type", "application/yaml; charset=utf-8")
+		w.Header().Set("Content-Disposition", `attachment; filename="injected.yaml"`)
+		_, err = w.Write([]byte(tl.Steps[step].Output()))
 		return err
-	}
-	step := selectedStep(v.step, len(tl.Steps))
-	w.Header().Set("Content-Type", "application/yaml; charset=utf-8")
-	w.Header().Set("Content-Disposition", `attachment; filename="injected.yaml"`)
-	_, err = w.Write([]byte(tl.Steps[step].Output()))
-	return err
+	})
 }
 
 // viewTimeline reads the view of a GET and runs its timeline; a rejected state is an error.

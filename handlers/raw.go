@@ -17,12 +17,9 @@ import (
 	"github.com/sidecarlab/sidecarlab/store"
 )
 
-// rawFiles are the raw outputs every state has, under /NAME?s=… and /s/<id>/NAME.
-var rawFiles = map[string]bool{"injected.yaml": true, "diff.txt": true, "state.json": true, "repro.tar.gz": true}
-
-// handleRaw serves one raw output of the state in the query.
-func (s *server) handleRaw(name string) func(http.ResponseWriter, *http.Request) error {
-	return func(w http.ResponseWriter, r *http.Request) error {
+// handleRaw serves one raw output of the state in the query: /NAME?s=… (routes.go lists them).
+func (s *server) handleRaw(name string) http.Handler {
+	return s.pageHandler(func(w http.ResponseWriter, r *http.Request) error {
 		v, err := readView(r)
 		if err != nil {
 			return err
@@ -31,27 +28,28 @@ func (s *server) handleRaw(name string) func(http.ResponseWriter, *http.Request)
 			return httpError{status: http.StatusBadRequest, msg: "Give the state: ?s=… (any permalink's)."}
 		}
 		return s.writeRaw(w, r, name, v)
-	}
+	})
 }
 
 // handleShortRaw serves a raw output of a shared link: /s/<id>/NAME.
-func (s *server) handleShortRaw(w http.ResponseWriter, r *http.Request) error {
-	name := chi.URLParam(r, "file")
-	if !rawFiles[name] || s.cfg.Links == nil {
-		return httpError{status: http.StatusNotFound, msg: "There is no such file."}
-	}
-	l, err := s.cfg.Links.Get(r.Context(), chi.URLParam(r, "id"))
-	if errors.Is(err, store.ErrNotFound) {
-		return httpError{status: http.StatusNotFound, msg: "There is no shared link with this id."}
-	}
-	if err != nil {
-		return err
-	}
-	st, err := decodeStateJSON(l.State)
-	if err != nil {
-		return err
-	}
-	return s.writeRaw(w, r, name, view{state: st, step: -1})
+func (s *server) handleShortRaw(name string) http.Handler {
+	return s.pageHandler(func(w http.ResponseWriter, r *http.Request) error {
+		if s.cfg.Links == nil {
+			return httpError{status: http.StatusNotFound, msg: "There is no such file."}
+		}
+		l, err := s.cfg.Links.Get(r.Context(), chi.URLParam(r, "id"))
+		if errors.Is(err, store.ErrNotFound) {
+			return httpError{status: http.StatusNotFound, msg: "There is no shared link with this id."}
+		}
+		if err != nil {
+			return err
+		}
+		st, err := decodeStateJSON(l.State)
+		if err != nil {
+			return err
+		}
+		return s.writeRaw(w, r, name, view{state: st, step: -1})
+	})
 }
 
 func (s *server) writeRaw(w http.ResponseWriter, r *http.Request, name string, v view) error {
@@ -84,6 +82,8 @@ func (s *server) writeRaw(w http.ResponseWriter, r *http.Request, name string, v
 			w.Header().Set("Content-Disposition", `attachment; filename="sidecarlab-repro.tar.gz"`)
 			_, err = w.Write(b)
 		}
+	default:
+		err = fmt.Errorf("no raw output %q", name)
 	}
 	return err
 }

@@ -34,10 +34,6 @@ type InjectResponse struct {
 // handleAPIInject is POST /api/v1/inject.
 func (s *server) handleAPIInject() http.Handler {
 	return s.apiHandler(func(w http.ResponseWriter, r *http.Request) error {
-		eng := s.eng()
-		if eng == nil {
-			return errNotReady
-		}
 		if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
 			return httpError{status: http.StatusUnsupportedMediaType, msg: "Send the request as application/json."}
 		}

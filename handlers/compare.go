@@ -11,10 +11,6 @@ import (
 // handleCompare shows two states side by side: /compare?a=STATE&b=STATE&la=LABEL&lb=LABEL.
 func (s *server) handleCompare() http.Handler {
 	return s.pageHandler(func(w http.ResponseWriter, r *http.Request) error {
-		eng := s.eng()
-		if eng == nil {
-			return errNotReady
-		}
 		q := r.URL.Query()
 		page := &web.ComparePage{Version: engine.Version()}
 		var last [2][]engine.Document

@@ -13,10 +13,6 @@ import (
 // handleEmbed is the compact, read-only view for iframes; the only route that may be framed.
 func (s *server) handleEmbed() http.Handler {
 	return s.pageHandler(func(w http.ResponseWriter, r *http.Request) error {
-		eng := s.eng()
-		if eng == nil {
-			return errNotReady
-		}
 		v, err := readView(r)
 		if err != nil {
 			return err

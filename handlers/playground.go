@@ -130,10 +130,6 @@ type pageExtras struct {
 }
 
 func (s *server) renderViewWith(w http.ResponseWriter, r *http.Request, v view, extra func(*pageExtras, *engine.Timeline)) error {
-	eng := s.eng()
-	if eng == nil {
-		return errNotReady
-	}
 	tl, err := s.timeline(r.Context(), v.state)
 	var ie *engine.InputError
 	if err != nil && !errors.As(err, &ie) {
@@ -322,10 +318,6 @@ func (s *server) handleDownload() http.Handler {
 
 // viewTimeline reads the view of a GET and runs its timeline; a rejected state is an error.
 func (s *server) viewTimeline(r *http.Request) (view, *engine.Timeline, error) {
-	eng := s.eng()
-	if eng == nil {
-		return view{}, nil, errNotReady
-	}
 	v, err := readView(r)
 	if err != nil {
 		return v, nil, err

@@ -53,10 +53,6 @@ func (s *server) handleShortRaw(name string) http.Handler {
 }
 
 func (s *server) writeRaw(w http.ResponseWriter, r *http.Request, name string, v view) error {
-	eng := s.eng()
-	if eng == nil {
-		return errNotReady
-	}
 	if name == "state.json" {
 		w.Header().Set("Content-Type", "application/json")
 		b, _ := json.MarshalIndent(v.state, "", "  ")
@@ -92,7 +88,7 @@ func (s *server) writeRaw(w http.ResponseWriter, r *http.Request, name string, v
 // (annotation steps written in), the injector config, values and mesh config the engine used, the
 // expected output, the state, and the command.
 func (s *server) reproBundle(r *http.Request, st State, tl *engine.Timeline) ([]byte, error) {
-	install, err := s.installFor(r, st.Settings.Install)
+	install, err := s.eng().Install(r.Context(), st.Settings.Install)
 	if err != nil {
 		return nil, err
 	}
@@ -157,12 +153,4 @@ Files:
 		return nil, err
 	}
 	return buf.Bytes(), nil
-}
-
-func (s *server) installFor(r *http.Request, o engine.InstallOptions) (*engine.Install, error) {
-	eng := s.eng()
-	if eng == nil {
-		return nil, errNotReady
-	}
-	return eng.Install(r.Context(), o)
 }

@@ -33,10 +33,6 @@ func (s *server) handleShare() http.Handler {
 		if s.cfg.Links == nil {
 			return httpError{status: http.StatusNotFound, msg: "Sharing is off on this server (no link store)."}
 		}
-		eng := s.eng()
-		if eng == nil {
-			return errNotReady
-		}
 		v, err := s.formView(w, r)
 		if err != nil {
 			return err

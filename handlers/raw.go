@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -14,7 +13,6 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/sidecarlab/sidecarlab/engine"
-	"github.com/sidecarlab/sidecarlab/store"
 )
 
 // handleRaw serves one raw output of the state in the query: /NAME?s=… (routes.go lists them).
@@ -34,17 +32,7 @@ func (s *server) handleRaw(name string) http.Handler {
 // handleShortRaw serves a raw output of a shared link: /s/<id>/NAME.
 func (s *server) handleShortRaw(name string) http.Handler {
 	return s.pageHandler(func(w http.ResponseWriter, r *http.Request) error {
-		if s.cfg.Links == nil {
-			return httpError{status: http.StatusNotFound, msg: "There is no such file."}
-		}
-		l, err := s.cfg.Links.Get(r.Context(), chi.URLParam(r, "id"))
-		if errors.Is(err, store.ErrNotFound) {
-			return httpError{status: http.StatusNotFound, msg: "There is no shared link with this id."}
-		}
-		if err != nil {
-			return err
-		}
-		st, err := decodeStateJSON(l.State)
+		_, st, err := s.sharedLink(r.Context(), chi.URLParam(r, "id"))
 		if err != nil {
 			return err
 		}

@@ -12,7 +12,7 @@ import (
 func (s *server) handleCompare() http.Handler {
 	return s.pageHandler(func(w http.ResponseWriter, r *http.Request) error {
 		q := r.URL.Query()
-		page := &web.ComparePage{Version: engine.Version()}
+		page := &web.ComparePage{Version: versionLine()}
 		var last [2][]engine.Document
 		for i, side := range []*web.CompareSide{&page.A, &page.B} {
 			key, label := "a", q.Get("la")

@@ -39,7 +39,7 @@ func (v view) permalink() string {
 func (v view) linkWith(encoded, tab string, step int) string {
 	q := url.Values{}
 	q.Set("s", encoded)
-	if tab != "" && tab != web.Tabs[0].ID {
+	if tab != "" && tab != web.DefaultTab {
 		q.Set("tab", tab)
 	}
 	if step >= 0 {
@@ -71,7 +71,7 @@ func readView(r *http.Request) (view, error) {
 		v.state = st
 	}
 	if !validTab(v.tab) {
-		v.tab = web.Tabs[0].ID
+		v.tab = web.DefaultTab
 	}
 	if s := q.Get("step"); s != "" {
 		n, err := strconv.Atoi(s)
@@ -95,7 +95,7 @@ func readView(r *http.Request) (view, error) {
 }
 
 func validTab(t string) bool {
-	for _, x := range web.Tabs {
+	for _, x := range web.Tabs() {
 		if x.ID == t {
 			return true
 		}

@@ -92,7 +92,7 @@ func (s *server) handleShare() http.Handler {
 		}
 		target := "/s/" + id
 		q := url.Values{}
-		if v.tab != "" && v.tab != web.Tabs[0].ID {
+		if v.tab != "" && v.tab != web.DefaultTab {
 			q.Set("tab", v.tab)
 		}
 		if len(q) > 0 {

@@ -46,7 +46,7 @@ func buildPage(v view, statics pageStatics, tl *engine.Timeline, reqErr *engine.
 		stepsJSON = []byte("[]")
 	}
 	p := &web.Page{
-		Version:   engine.Version(),
+		Version:   versionLine(),
 		Permalink: v.linkWith(enc, v.tab, v.step),
 		Form: web.Form{
 			Manifest:          st.Manifest,
@@ -109,7 +109,7 @@ func buildPage(v view, statics pageStatics, tl *engine.Timeline, reqErr *engine.
 			}
 		}
 	}
-	for _, t := range web.Tabs {
+	for _, t := range web.Tabs() {
 		link := web.TabLink{Tab: t, Href: v.linkWith(enc, t.ID, v.step), Selected: t.ID == p.Results.Tab}
 		if t.ID == "pitfalls" {
 			link.Count = len(p.Results.Findings)
@@ -166,7 +166,8 @@ func annotationGroups(cat *engine.Catalog) []web.AnnotationGroup {
 				continue
 			}
 			val := a.Example
-			it := web.AnnotationItem{Annotation: a, Field: "v:" + a.Name, Value: val, Input: "text"}
+			it := web.AnnotationItem{Name: a.Name, Description: a.Description, FeatureStatus: a.FeatureStatus, Kind: string(a.Kind), Deprecated: a.Deprecated,
+				Field: "v:" + a.Name, Value: val, Input: "text"}
 			switch a.Kind {
 			case engine.KindBool:
 				it.Input = "select"
@@ -193,7 +194,10 @@ func annotationGroups(cat *engine.Catalog) []web.AnnotationGroup {
 // buildResults shapes the results. want says whether a tab's content will be rendered: the
 // batch rows, lifecycles and compare links are made only for a page that shows them.
 func buildResults(v view, enc string, tl *engine.Timeline, reqErr *engine.InputError, want func(tab string) bool) web.Results {
-	res := web.Results{Tab: v.tab, Error: reqErr}
+	res := web.Results{Tab: v.tab}
+	if reqErr != nil {
+		res.Error = reqErr.Error()
+	}
 	if tl == nil {
 		return res
 	}

@@ -3,6 +3,7 @@ package handlers
 import (
 	"errors"
 	"net/http"
+	"net/url"
 
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/web"
@@ -51,33 +52,30 @@ func (s *server) handleCompare() http.Handler {
 	})
 }
 
-// handleBatchFile serves the batch table of a view's step as CSV, Markdown or JSON.
-func (s *server) handleBatchFile(format string) http.Handler {
-	return s.pageHandler(func(w http.ResponseWriter, r *http.Request) error {
-		v, tl, err := s.viewTimeline(r)
-		if err != nil {
-			return err
-		}
-		step := selectedStep(v.step, len(tl.Steps))
-		var findings []engine.Finding
-		if step == len(tl.Steps)-1 {
-			findings = tl.Findings
-		}
-		rows := engine.Batch(tl.Steps[step].Documents, findings)
-		var body []byte
-		switch format {
-		case "csv":
-			w.Header().Set("Content-Type", "text/csv; charset=utf-8")
-			body = engine.BatchCSV(rows)
-		case "md":
-			w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
-			body = engine.BatchMarkdown(rows)
-		default:
-			w.Header().Set("Content-Type", "application/json")
-			body = engine.BatchJSON(rows)
-		}
-		w.Header().Set("Content-Disposition", `attachment; filename="sidecarlab-batch.`+format+`"`)
-		_, err = w.Write(body)
-		return err
-	})
+// compareLinks are the one-click comparisons that make sense for a state: a Job classic vs
+// native; any workload without vs with holdApplicationUntilProxyStarts.
+func compareLinks(st State, docs []engine.Document) []web.CompareLink {
+	var hasJob, hasWorkload bool
+	for _, d := range docs {
+		hasJob = hasJob || d.Kind == "Job" || d.Kind == "CronJob"
+		hasWorkload = hasWorkload || d.Injectable
+	}
+	var out []web.CompareLink
+	if hasJob {
+		a, b := st, st
+		a.Settings.Mode, b.Settings.Mode = engine.ModeClassic, engine.ModeNative
+		a.Settings.KubernetesVersion, b.Settings.KubernetesVersion = "", ""
+		out = append(out, web.CompareLink{Label: "Compare classic vs native", Href: compareHref(a, b, "classic sidecar", "native sidecar")})
+	}
+	if hasWorkload {
+		b := st
+		b.Steps = append(append([]engine.Step(nil), st.Steps...), engine.Step{Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStarts: true"})
+		out = append(out, web.CompareLink{Label: "Compare without vs with hold", Href: compareHref(st, b, "as is", "with holdApplicationUntilProxyStarts")})
+	}
+	return out
+}
+
+func compareHref(a, b State, la, lb string) string {
+	q := url.Values{"a": {EncodeState(a)}, "b": {EncodeState(b)}, "la": {la}, "lb": {lb}}
+	return "/compare?" + q.Encode()
 }

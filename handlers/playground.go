@@ -301,6 +301,14 @@ func splitLines(s string) []string {
 	return out
 }
 
+func atoiOr(s string, def int) int {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil {
+		return def
+	}
+	return n
+}
+
 // handleDownload serves one step's injected YAML as a file.
 func (s *server) handleDownload() http.Handler {
 	return s.pageHandler(func(w http.ResponseWriter, r *http.Request) error {

@@ -7,10 +7,20 @@ import (
 	"github.com/sidecarlab/sidecarlab/web"
 )
 
+// The lifecycle diagram's geometry, in SVG user units (pixels at 1:1). The template (diagram in
+// web/results.templ) draws within it: the lane headings above firstRowY, each event as a box 24
+// high, and the "start ↓" and "stop ↓" labels in the gutter left of laneX0.
 const (
-	laneW  = 180
-	laneX0 = 64
-	rowH   = 32
+	laneX0 = 64  // where the first lane starts, right of the gutter
+	laneW  = 180 // one container's lane
+	rowH   = 32  // from one event row to the next: the 24-high box and a gap of 8
+
+	firstRowY   = 46 // the first event row's top, below the lane headings (name, then role)
+	boxInset    = 6  // the room between an event's box and the edges of its lanes, on each side
+	dividerGap  = 6  // from the row after the last start event to the start/stop divider
+	stopGap     = 32 // the same to the first stop event: room for the "stop ↓" label
+	rightMargin = 8  // after the last lane
+	bottomGap   = 12 // from the row after the last stop event to the bottom
 )
 
 // lifecycleViews lays out each workload's sequence as a diagram, with its verdicts and capacity.
@@ -62,7 +72,7 @@ func pair(cpu, mem string) string {
 
 // layout places the sequence: a lane per container, a row per event, start above stop.
 func layout(l engine.Lifecycle) web.Diagram {
-	d := web.Diagram{Width: laneX0 + len(l.Containers)*laneW + 8}
+	d := web.Diagram{Width: laneX0 + len(l.Containers)*laneW + rightMargin}
 	lane := map[string]int{}
 	for i, c := range l.Containers {
 		role := c.Role
@@ -72,7 +82,7 @@ func layout(l engine.Lifecycle) web.Diagram {
 		d.Lanes = append(d.Lanes, web.DiagramLane{X: laneX0 + i*laneW, Name: c.Name, Role: role})
 		lane[c.Name] = i
 	}
-	y := 46
+	y := firstRowY
 	place := func(e engine.LifecycleEvent) {
 		names := strings.Split(e.Container, ", ")
 		first, last := len(l.Containers), -1
@@ -84,7 +94,7 @@ func layout(l engine.Lifecycle) web.Diagram {
 		if last < 0 {
 			return
 		}
-		row := web.DiagramRow{X: laneX0 + first*laneW + 6, Y: y, W: (last-first+1)*laneW - 12, Label: e.Short, Blocks: e.Blocks, Span: len(names) > 1}
+		row := web.DiagramRow{X: laneX0 + first*laneW + boxInset, Y: y, W: (last-first+1)*laneW - 2*boxInset, Label: e.Short, Blocks: e.Blocks, Span: len(names) > 1}
 		row.Role = d.Lanes[first].Role
 		d.Rows = append(d.Rows, row)
 		y += rowH
@@ -92,11 +102,11 @@ func layout(l engine.Lifecycle) web.Diagram {
 	for _, e := range l.Start {
 		place(e)
 	}
-	d.StopY = y + 6
-	y += 32
+	d.StopY = y + dividerGap
+	y += stopGap
 	for _, e := range l.Stop {
 		place(e)
 	}
-	d.Height = y + 12
+	d.Height = y + bottomGap
 	return d
 }

@@ -24,8 +24,9 @@ func (e httpError) Error() string { return e.msg }
 
 var errNotReady = httpError{status: http.StatusServiceUnavailable, msg: "sidecarlab is starting (rendering the default Istio installation); try again in a second."}
 
-// classify maps an error to a status and a message that is safe to show. Unexpected errors are
-// logged and shown as "internal error" — never their text.
+// classify maps an error to a status and a message that is safe to show, and the input error
+// whose document, line and field the API's error body carries, if there is one. Unexpected
+// errors are logged and shown as "internal error" — never their text.
 func (s *server) classify(r *http.Request, err error) (int, string, *engine.InputError) {
 	var he httpError
 	var ie *engine.InputError

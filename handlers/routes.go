@@ -116,6 +116,7 @@ func New(logger *slog.Logger, eng func() Engine, cfg Config) http.Handler {
 	return r
 }
 
+// server is what the handlers share.
 type server struct {
 	log *slog.Logger
 	// eng returns nil until the engine is ready, then the engine. Every route that uses it is

@@ -76,7 +76,7 @@ type TabLink struct {
 	Tab
 	Href     string
 	Selected bool
-	Count    int // a badge (number of warnings), 0 for none
+	Count    int // a badge (pitfalls; warnings and rejected documents), 0 for none
 }
 
 // Form is the state as the form shows it.
@@ -152,7 +152,7 @@ type Results struct {
 	Findings     []FindingView
 	Lifecycles   []LifecycleView
 	Batch        BatchView
-	// CompareHref opens the comparison of this view with a variant; empty when none applies.
+	// Compare are the one-click comparisons of this view with a variant; none when none applies.
 	Compare []CompareLink
 }
 
@@ -233,7 +233,8 @@ type BatchView struct {
 // StepView is one row of the timeline.
 type StepView struct {
 	Index int
-	// Title is "Injection" for row 0, else the step ("key=value" or "remove key").
+	// Title is "Injection (the manifest as pasted)" for row 0, else the step ("key=value" or
+	// "remove key").
 	Title string
 	// Cause names what the changes are attributed to.
 	Cause      string
@@ -250,15 +251,15 @@ type StepView struct {
 // ChangeView is one field change.
 type ChangeView struct {
 	// Anchor is the change's deep link fragment, "path=…".
-	Anchor  string
-	Kind    string
-	Sign    string
-	Doc     string
-	Path    string
-	OldPath string
-	Old     string
-	New     string
-	Moved   string
+	Anchor string
+	Kind   string
+	Sign   string
+	Doc    string
+	Path   string
+	Old    string
+	New    string
+	// Moved says where a moved entry came from: "moved from PATH" or "moved from position N to M".
+	Moved string
 }
 
 // DiffLine is one line of a unified diff.

@@ -86,6 +86,8 @@ func (s *server) apiHandler(fn func(http.ResponseWriter, *http.Request) error) a
 	return appHandler{s: s, format: jsonErrors, fn: fn}
 }
 
+// ServeHTTP runs the handler and answers its error, if any. Nothing is answered for a client
+// that went away.
 func (h appHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	err := h.fn(w, r)
 	if err == nil {

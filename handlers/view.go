@@ -25,6 +25,7 @@ var modeLabels = map[engine.Mode]string{
 // openGroups start expanded in the annotation panel.
 var openGroups = []engine.Group{engine.GroupResources, engine.GroupProxy, engine.GroupLifecycle}
 
+// versionLine is the Istio inside, as the layout shows it.
 func versionLine() web.VersionLine {
 	v := engine.Version()
 	return web.VersionLine{Istio: v.Istio, Module: v.Module, Commit: v.Commit}

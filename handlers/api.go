@@ -32,58 +32,63 @@ type InjectResponse struct {
 	Batch      []engine.BatchRow   `json:"batch"`
 }
 
-func (s *server) handleAPIInject(r *http.Request) (any, error) {
-	eng := s.eng()
-	if eng == nil {
-		return nil, errNotReady
-	}
-	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
-		return nil, httpError{status: http.StatusUnsupportedMediaType, msg: "Send the request as application/json."}
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, s.cfg.MaxBodyBytes))
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return nil, mbe
+// handleAPIInject is POST /api/v1/inject.
+func (s *server) handleAPIInject() http.Handler {
+	return s.apiHandler(func(w http.ResponseWriter, r *http.Request) error {
+		if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
+			return httpError{status: http.StatusUnsupportedMediaType, msg: "Send the request as application/json."}
 		}
-		return nil, httpError{status: http.StatusBadRequest, msg: "The request body could not be read."}
-	}
-	if !utf8.Valid(body) {
-		return nil, httpError{status: http.StatusBadRequest, msg: "The request is not UTF-8 (JSON must be)."}
-	}
-	var req InjectRequest
-	dec := json.NewDecoder(strings.NewReader(string(body)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		return nil, httpError{status: http.StatusBadRequest, msg: "The request is not valid JSON for this endpoint: " + err.Error()}
-	}
-	tl, err := s.timeline(r.Context(), State{Manifest: req.Manifest, Steps: req.Steps, Settings: req.Settings})
-	if err != nil {
-		return nil, err
-	}
-	if errs := tl.Steps[len(tl.Steps)-1].Errors(); len(errs) > 0 {
-		// The manifest has documents Istio rejects: 422, naming each.
-		return nil, documentErrors(errs)
-	}
-	st := State{Version: StateVersion, Istio: engine.Version().Istio, Manifest: req.Manifest, Steps: req.Steps, Settings: req.Settings}
-	last := tl.Steps[len(tl.Steps)-1]
-	return InjectResponse{
-		Istio:      engine.Version(),
-		Permalink:  view{state: st, step: -1}.permalink(),
-		Output:     last.Output(),
-		Timeline:   tl,
-		Findings:   explain.Findings(tl.Findings),
-		Lifecycles: explain.Lifecycles(engine.Lifecycles(last.Documents)),
-		Batch:      engine.Batch(last.Documents, tl.Findings),
-	}, nil
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				return mbe
+			}
+			return httpError{status: http.StatusBadRequest, msg: "The request body could not be read."}
+		}
+		if !utf8.Valid(body) {
+			return httpError{status: http.StatusBadRequest, msg: "The request is not UTF-8 (JSON must be)."}
+		}
+		var req InjectRequest
+		dec := json.NewDecoder(strings.NewReader(string(body)))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&req); err != nil {
+			return httpError{status: http.StatusBadRequest, msg: "The request is not valid JSON for this endpoint: " + err.Error()}
+		}
+		tl, err := s.timeline(r.Context(), State{Manifest: req.Manifest, Steps: req.Steps, Settings: req.Settings})
+		if err != nil {
+			return err
+		}
+		if errs := tl.Steps[len(tl.Steps)-1].Errors(); len(errs) > 0 {
+			// The manifest has documents Istio rejects: 422, naming each.
+			return documentErrors(errs)
+		}
+		st := State{Version: StateVersion, Istio: engine.Version().Istio, Manifest: req.Manifest, Steps: req.Steps, Settings: req.Settings}
+		last := tl.Steps[len(tl.Steps)-1]
+		return writeJSON(w, http.StatusOK, InjectResponse{
+			Istio:      engine.Version(),
+			Permalink:  view{state: st, step: -1}.permalink(),
+			Output:     last.Output(),
+			Timeline:   tl,
+			Findings:   explain.Findings(tl.Findings),
+			Lifecycles: explain.Lifecycles(engine.Lifecycles(last.Documents)),
+			Batch:      engine.Batch(last.Documents, tl.Findings),
+		})
+	})
 }
 
-func (s *server) handleAPIAnnotations(r *http.Request) (any, error) {
-	return engine.DefaultCatalog().All(), nil
+// handleAPIAnnotations is GET /api/v1/annotations: Istio's pod annotations, typed.
+func (s *server) handleAPIAnnotations() http.Handler {
+	return s.apiHandler(func(w http.ResponseWriter, r *http.Request) error {
+		return writeJSON(w, http.StatusOK, engine.DefaultCatalog().All())
+	})
 }
 
-func handleAPIVersion(r *http.Request) (any, error) {
-	return engine.Version(), nil
+// handleAPIVersion is GET /api/v1/version: the Istio inside.
+func (s *server) handleAPIVersion() http.Handler {
+	return s.apiHandler(func(w http.ResponseWriter, r *http.Request) error {
+		return writeJSON(w, http.StatusOK, engine.Version())
+	})
 }
 
 // documentErrors are the errors of a manifest's documents; the first is the headline.

@@ -13,10 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"sigs.k8s.io/yaml"
-
 	"istio.io/istio/pkg/config/mesh"
 	"istio.io/istio/pkg/kube/inject"
+	"sigs.k8s.io/yaml"
 
 	"github.com/sidecarlab/sidecarlab/engine"
 )

@@ -11,27 +11,25 @@ import (
 )
 
 // handleEmbed is the compact, read-only view for iframes; the only route that may be framed.
-func (s *server) handleEmbed(w http.ResponseWriter, r *http.Request) error {
-	eng := s.eng()
-	if eng == nil {
-		return errNotReady
-	}
-	v, err := readView(r)
-	if err != nil {
-		return err
-	}
-	tl, err := s.timeline(r.Context(), v.state)
-	var ie *engine.InputError
-	if err != nil && !errors.As(err, &ie) {
-		return err
-	}
-	v.tab = "lifecycle" // the embed shows the diff, which is always built, and the lifecycle verdicts
-	p := buildPage(v, s.statics, tl, ie, false)
-	w.Header().Del("X-Frame-Options")
-	w.Header().Set("Content-Security-Policy", csp(templ.GetNonce(r.Context()), "*"))
-	status := http.StatusOK
-	if ie != nil {
-		status = http.StatusUnprocessableEntity
-	}
-	return render(w, r, status, web.EmbedPage(p))
+func (s *server) handleEmbed() http.Handler {
+	return s.pageHandler(func(w http.ResponseWriter, r *http.Request) error {
+		v, err := readView(r)
+		if err != nil {
+			return err
+		}
+		tl, err := s.timeline(r.Context(), v.state)
+		var ie *engine.InputError
+		if err != nil && !errors.As(err, &ie) {
+			return err
+		}
+		v.tab = "lifecycle" // the embed shows the diff, which is always built, and the lifecycle verdicts
+		p := buildPage(v, s.statics, tl, ie, false)
+		w.Header().Del("X-Frame-Options")
+		w.Header().Set("Content-Security-Policy", csp(templ.GetNonce(r.Context()), "*"))
+		status := http.StatusOK
+		if ie != nil {
+			status = http.StatusUnprocessableEntity
+		}
+		return render(w, r, status, web.EmbedPage(p))
+	})
 }

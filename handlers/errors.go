@@ -24,8 +24,9 @@ func (e httpError) Error() string { return e.msg }
 
 var errNotReady = httpError{status: http.StatusServiceUnavailable, msg: "sidecarlab is starting (rendering the default Istio installation); try again in a second."}
 
-// classify maps an error to a status and a message that is safe to show. Unexpected errors are
-// logged and shown as "internal error" — never their text.
+// classify maps an error to a status and a message that is safe to show, and the input error
+// whose document, line and field the API's error body carries, if there is one. Unexpected
+// errors are logged and shown as "internal error" — never their text.
 func (s *server) classify(r *http.Request, err error) (int, string, *engine.InputError) {
 	var he httpError
 	var ie *engine.InputError
@@ -46,30 +47,74 @@ func (s *server) classify(r *http.Request, err error) (int, string, *engine.Inpu
 	case errors.Is(err, context.DeadlineExceeded):
 		return http.StatusServiceUnavailable, "This took too long and was stopped; try a smaller input.", nil
 	case errors.Is(err, r.Context().Err()) && r.Context().Err() != nil:
-		return 499, "request cancelled", nil
+		return statusClientClosedRequest, "request cancelled", nil
 	default:
 		s.log.ErrorContext(r.Context(), "internal error", "err", err, "path", r.URL.Path, "request_id", middleware.GetReqID(r.Context()))
 		return http.StatusInternalServerError, "Internal error. It has been logged.", nil
 	}
 }
 
-// page adapts a handler that returns an error into one that renders the error as a page.
-func (s *server) page(h func(http.ResponseWriter, *http.Request) error) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		err := h(w, r)
-		if err == nil {
-			return
+// statusClientClosedRequest is nginx's 499: the client went away before the answer was ready.
+// Nothing is written for it, since nobody is there to read it.
+const statusClientClosedRequest = 499
+
+// errorFormat is how an appHandler shows an error.
+type errorFormat int
+
+const (
+	// htmlErrors answer with the error page.
+	htmlErrors errorFormat = iota
+	// jsonErrors answer with the API's error body, {"error": {…}}.
+	jsonErrors
+)
+
+// appHandler is the one shape of a handler: a function that writes the answer or returns an
+// error, and ServeHTTP, which turns that error into the error page or the API's error body (as
+// golang/pkgsite's errorHandler). classify decides the status and what may be shown.
+type appHandler struct {
+	s      *server
+	format errorFormat
+	fn     func(http.ResponseWriter, *http.Request) error
+}
+
+// pageHandler makes an appHandler whose errors are pages; apiHandler one whose errors are JSON.
+func (s *server) pageHandler(fn func(http.ResponseWriter, *http.Request) error) appHandler {
+	return appHandler{s: s, format: htmlErrors, fn: fn}
+}
+
+func (s *server) apiHandler(fn func(http.ResponseWriter, *http.Request) error) appHandler {
+	return appHandler{s: s, format: jsonErrors, fn: fn}
+}
+
+// ServeHTTP runs the handler and answers its error, if any. Nothing is answered for a client
+// that went away.
+func (h appHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	err := h.fn(w, r)
+	if err == nil {
+		return
+	}
+	status, msg, ie := h.s.classify(r, err)
+	if status == statusClientClosedRequest {
+		return
+	}
+	if status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "1")
+	}
+	if h.format == jsonErrors {
+		body := apiErrorBody{Status: status, Message: msg}
+		if ie != nil {
+			body.Message, body.Doc, body.Line, body.Field = ie.Msg, ie.Doc, ie.Line, ie.Field
 		}
-		status, msg, _ := s.classify(r, err)
-		if status == 499 {
-			return
+		var de documentErrors
+		if errors.As(err, &de) && len(de) > 1 {
+			body.Documents = de
 		}
-		if status == http.StatusServiceUnavailable {
-			w.Header().Set("Retry-After", "1")
-		}
-		if rerr := render(w, r, status, web.ErrorPage(status, http.StatusText(status), msg, versionLine())); rerr != nil {
-			http.Error(w, msg, status)
-		}
+		// The body is plain data, so only the write can fail, and then the client is gone.
+		_ = writeJSON(w, status, apiError{Error: body})
+		return
+	}
+	if rerr := render(w, r, status, web.ErrorPage(status, http.StatusText(status), msg, versionLine())); rerr != nil {
+		http.Error(w, msg, status)
 	}
 }
 
@@ -88,41 +133,17 @@ type apiErrorBody struct {
 	Documents []*engine.InputError `json:"documents,omitempty"`
 }
 
-// api adapts a handler that returns (value, error) into a JSON endpoint.
-func (s *server) api(h func(*http.Request) (any, error)) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		v, err := h(r)
-		if err != nil {
-			status, msg, ie := s.classify(r, err)
-			if status == 499 {
-				return
-			}
-			if status == http.StatusServiceUnavailable {
-				w.Header().Set("Retry-After", "1")
-			}
-			body := apiErrorBody{Status: status, Message: msg}
-			if ie != nil {
-				body.Message, body.Doc, body.Line, body.Field = ie.Msg, ie.Doc, ie.Line, ie.Field
-			}
-			var de documentErrors
-			if errors.As(err, &de) && len(de) > 1 {
-				body.Documents = de
-			}
-			writeJSON(w, status, apiError{Error: body})
-			return
-		}
-		writeJSON(w, http.StatusOK, v)
-	}
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
+// writeJSON writes v as the answer's indented JSON with the status. It writes nothing when v
+// cannot be encoded, so the caller's returned error still gets a clean error body.
+func writeJSON(w http.ResponseWriter, status int, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
-		status, b = http.StatusInternalServerError, []byte(`{"error":{"status":500,"message":"Internal error."}}`)
+		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_, _ = w.Write(append(b, '\n'))
+	_, err = w.Write(append(b, '\n'))
+	return err
 }
 
 func (s *server) logRequests(next http.Handler) http.Handler {

@@ -559,16 +559,38 @@ func TestReadiness(t *testing.T) {
 	if r := get(t, h, "/readyz"); r.status != http.StatusServiceUnavailable {
 		t.Fatalf("readyz before the engine: %d", r.status)
 	}
-	if r := get(t, h, "/"); r.status != http.StatusServiceUnavailable {
-		t.Fatalf("page before the engine: %d", r.status)
+	// What needs the engine says it is starting: pages as a page, the API as its JSON error.
+	link := stateLink(t, State{Manifest: deploymentYAML})
+	for _, target := range []string{"/", link, "/compare?a=x&b=y", "/embed", "/download", "/state.json" + link[1:], "/batch.csv", "/s/0000000000000000"} {
+		r := get(t, h, target)
+		if r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" || !strings.Contains(testid(r, "error-message").Text(), "starting") {
+			t.Errorf("%s before the engine: %d %q %q", target, r.status, r.header.Get("Retry-After"), r.body[:min(200, len(r.body))])
+		}
 	}
-	if r := get(t, h, "/healthz"); r.status != http.StatusOK {
-		t.Fatalf("healthz: %d", r.status)
+	for _, req := range []*http.Request{formRequest(url.Values{"manifest": {deploymentYAML}}), shareRequest(url.Values{"manifest": {deploymentYAML}})} {
+		if r := do(t, h, req); r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" {
+			t.Errorf("POST %s before the engine: %d", req.URL.Path, r.status)
+		}
+	}
+	r := do(t, h, rawAPI(`{"manifest":"kind: Pod\n"}`))
+	var body apiError
+	if err := json.Unmarshal([]byte(r.body), &body); err != nil || r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" ||
+		body.Error.Status != http.StatusServiceUnavailable || !strings.Contains(body.Error.Message, "starting") {
+		t.Errorf("the API before the engine: %d %s", r.status, r.body)
+	}
+	// What does not need it answers at once.
+	for _, target := range []string{"/healthz", "/metrics", "/static/app.css", "/api/v1/version", "/api/v1/annotations"} {
+		if r := get(t, h, target); r.status != http.StatusOK {
+			t.Errorf("%s before the engine: %d", target, r.status)
+		}
 	}
 	newServer(t)
 	ready = eng
 	if r := get(t, h, "/readyz"); r.status != http.StatusOK {
 		t.Fatalf("readyz after: %d", r.status)
+	}
+	if r := get(t, h, "/"); r.status != http.StatusOK {
+		t.Fatalf("page after: %d", r.status)
 	}
 }
 

@@ -32,11 +32,15 @@ func TestHostileInput(t *testing.T) {
 	for i := range steps {
 		steps[i] = engine.Step{Key: "sidecar.istio.io/logLevel", Value: "debug"}
 	}
-	// A URL state that inflates far beyond its size.
+	// A URL state that inflates far beyond its size: a readable state (its manifest 50 MiB of
+	// "a"), so that only the inflate limit (maxStateBytes) can reject it.
+	bombState := []byte(`{"v":1,"manifest":"` + strings.Repeat("a", 50<<20) + `"}`)
+	if _, err := decodeStateJSON(bombState); err != nil {
+		t.Fatalf("the decompression bomb is not a readable state, so the test would pass without the limit: %v", err)
+	}
 	var zbuf bytes.Buffer
 	zw, _ := flate.NewWriter(&zbuf, flate.BestCompression)
-	_, _ = zw.Write([]byte(`{"v":1,"manifest":"`))
-	_, _ = zw.Write(bytes.Repeat([]byte("a"), 50<<20))
+	_, _ = zw.Write(bombState)
 	_ = zw.Close()
 	zipBomb := base64.RawURLEncoding.EncodeToString(zbuf.Bytes())
 

@@ -75,6 +75,7 @@ func (m *metrics) observe(next http.Handler) http.Handler {
 	})
 }
 
-func (m *metrics) handler() http.Handler {
+// handleMetrics serves the registry in Prometheus' text format.
+func (m *metrics) handleMetrics() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
 }

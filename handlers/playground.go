@@ -2,16 +2,16 @@ package handlers
 
 import (
 	"bytes"
-	"io"
-
 	"encoding/json"
 	"errors"
-	"github.com/a-h/templ"
+	"io"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/a-h/templ"
 
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/web"
@@ -39,7 +39,7 @@ func (v view) permalink() string {
 func (v view) linkWith(encoded, tab string, step int) string {
 	q := url.Values{}
 	q.Set("s", encoded)
-	if tab != "" && tab != web.Tabs[0].ID {
+	if tab != "" && tab != web.DefaultTab {
 		q.Set("tab", tab)
 	}
 	if step >= 0 {
@@ -71,7 +71,7 @@ func readView(r *http.Request) (view, error) {
 		v.state = st
 	}
 	if !validTab(v.tab) {
-		v.tab = web.Tabs[0].ID
+		v.tab = web.DefaultTab
 	}
 	if s := q.Get("step"); s != "" {
 		n, err := strconv.Atoi(s)
@@ -95,7 +95,7 @@ func readView(r *http.Request) (view, error) {
 }
 
 func validTab(t string) bool {
-	for _, x := range web.Tabs {
+	for _, x := range web.Tabs() {
 		if x.ID == t {
 			return true
 		}
@@ -108,12 +108,14 @@ const partialHeader = "X-Sidecarlab-Partial"
 
 // handlePlayground renders the page for a permalink. A manifest Istio rejects is shown with its
 // errors and a 422; the link still reproduces exactly that view.
-func (s *server) handlePlayground(w http.ResponseWriter, r *http.Request) error {
-	v, err := readView(r)
-	if err != nil {
-		return err
-	}
-	return s.renderView(w, r, v)
+func (s *server) handlePlayground() http.Handler {
+	return s.pageHandler(func(w http.ResponseWriter, r *http.Request) error {
+		v, err := readView(r)
+		if err != nil {
+			return err
+		}
+		return s.renderView(w, r, v)
+	})
 }
 
 // renderView injects the view's state and renders the page, or only the regions that change
@@ -128,10 +130,6 @@ type pageExtras struct {
 }
 
 func (s *server) renderViewWith(w http.ResponseWriter, r *http.Request, v view, extra func(*pageExtras, *engine.Timeline)) error {
-	eng := s.eng()
-	if eng == nil {
-		return errNotReady
-	}
 	tl, err := s.timeline(r.Context(), v.state)
 	var ie *engine.InputError
 	if err != nil && !errors.As(err, &ie) {
@@ -162,18 +160,20 @@ func (s *server) renderViewWith(w http.ResponseWriter, r *http.Request, v view, 
 // handleForm applies what the person did (add an annotation, remove a step, load a preset,
 // apply) and redirects to the permalink of the new state: POST, then 303, then GET — so the page
 // works without JavaScript and every view is a link.
-func (s *server) handleForm(w http.ResponseWriter, r *http.Request) error {
-	v, err := s.formView(w, r)
-	if err != nil {
-		return err
-	}
-	if r.Header.Get(partialHeader) != "" {
-		// The page's script answers the action in place and puts the fragment's permalink in
-		// the address bar itself: one request instead of a redirect and a second one.
-		return s.renderView(w, r, v)
-	}
-	http.Redirect(w, r, v.permalink(), http.StatusSeeOther)
-	return nil
+func (s *server) handleForm() http.Handler {
+	return s.pageHandler(func(w http.ResponseWriter, r *http.Request) error {
+		v, err := s.formView(w, r)
+		if err != nil {
+			return err
+		}
+		if r.Header.Get(partialHeader) != "" {
+			// The page's script answers the action in place and puts the fragment's permalink in
+			// the address bar itself: one request instead of a redirect and a second one.
+			return s.renderView(w, r, v)
+		}
+		http.Redirect(w, r, v.permalink(), http.StatusSeeOther)
+		return nil
+	})
 }
 
 // formView reads the posted form and applies the action the person took.
@@ -301,25 +301,31 @@ func splitLines(s string) []string {
 	return out
 }
 
-// handleDownload serves one step's injected YAML as a file.
-func (s *server) handleDownload(w http.ResponseWriter, r *http.Request) error {
-	v, tl, err := s.viewTimeline(r)
+func atoiOr(s string, def int) int {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
 	if err != nil {
-		return err
+		return def
 	}
-	step := selectedStep(v.step, len(tl.Steps))
-	w.Header().Set("Content-Type", "application/yaml; charset=utf-8")
-	w.Header().Set("Content-Disposition", `attachment; filename="injected.yaml"`)
-	_, err = w.Write([]byte(tl.Steps[step].Output()))
-	return err
+	return n
+}
+
+// handleDownload serves one step's injected YAML as a file.
+func (s *server) handleDownload() http.Handler {
+	return s.pageHandler(func(w http.ResponseWriter, r *http.Request) error {
+		v, tl, err := s.viewTimeline(r)
+		if err != nil {
+			return err
+		}
+		step := selectedStep(v.step, len(tl.Steps))
+		w.Header().Set("Content-Type", "application/yaml; charset=utf-8")
+		w.Header().Set("Content-Disposition", `attachment; filename="injected.yaml"`)
+		_, err = w.Write([]byte(tl.Steps[step].Output()))
+		return err
+	})
 }
 
 // viewTimeline reads the view of a GET and runs its timeline; a rejected state is an error.
 func (s *server) viewTimeline(r *http.Request) (view, *engine.Timeline, error) {
-	eng := s.eng()
-	if eng == nil {
-		return view{}, nil, errNotReady
-	}
 	v, err := readView(r)
 	if err != nil {
 		return v, nil, err

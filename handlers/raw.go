@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -14,15 +13,11 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/sidecarlab/sidecarlab/engine"
-	"github.com/sidecarlab/sidecarlab/store"
 )
 
-// rawFiles are the raw outputs every state has, under /NAME?s=… and /s/<id>/NAME.
-var rawFiles = map[string]bool{"injected.yaml": true, "diff.txt": true, "state.json": true, "repro.tar.gz": true}
-
-// handleRaw serves one raw output of the state in the query.
-func (s *server) handleRaw(name string) func(http.ResponseWriter, *http.Request) error {
-	return func(w http.ResponseWriter, r *http.Request) error {
+// handleRaw serves one raw output of the state in the query: /NAME?s=… (routes.go lists them).
+func (s *server) handleRaw(name string) http.Handler {
+	return s.pageHandler(func(w http.ResponseWriter, r *http.Request) error {
 		v, err := readView(r)
 		if err != nil {
 			return err
@@ -31,34 +26,21 @@ func (s *server) handleRaw(name string) func(http.ResponseWriter, *http.Request)
 			return httpError{status: http.StatusBadRequest, msg: "Give the state: ?s=… (any permalink's)."}
 		}
 		return s.writeRaw(w, r, name, v)
-	}
+	})
 }
 
 // handleShortRaw serves a raw output of a shared link: /s/<id>/NAME.
-func (s *server) handleShortRaw(w http.ResponseWriter, r *http.Request) error {
-	name := chi.URLParam(r, "file")
-	if !rawFiles[name] || s.cfg.Links == nil {
-		return httpError{status: http.StatusNotFound, msg: "There is no such file."}
-	}
-	l, err := s.cfg.Links.Get(r.Context(), chi.URLParam(r, "id"))
-	if errors.Is(err, store.ErrNotFound) {
-		return httpError{status: http.StatusNotFound, msg: "There is no shared link with this id."}
-	}
-	if err != nil {
-		return err
-	}
-	st, err := decodeStateJSON(l.State)
-	if err != nil {
-		return err
-	}
-	return s.writeRaw(w, r, name, view{state: st, step: -1})
+func (s *server) handleShortRaw(name string) http.Handler {
+	return s.pageHandler(func(w http.ResponseWriter, r *http.Request) error {
+		_, st, err := s.sharedLink(r.Context(), chi.URLParam(r, "id"))
+		if err != nil {
+			return err
+		}
+		return s.writeRaw(w, r, name, view{state: st, step: -1})
+	})
 }
 
 func (s *server) writeRaw(w http.ResponseWriter, r *http.Request, name string, v view) error {
-	eng := s.eng()
-	if eng == nil {
-		return errNotReady
-	}
 	if name == "state.json" {
 		w.Header().Set("Content-Type", "application/json")
 		b, _ := json.MarshalIndent(v.state, "", "  ")
@@ -84,6 +66,8 @@ func (s *server) writeRaw(w http.ResponseWriter, r *http.Request, name string, v
 			w.Header().Set("Content-Disposition", `attachment; filename="sidecarlab-repro.tar.gz"`)
 			_, err = w.Write(b)
 		}
+	default:
+		err = fmt.Errorf("no raw output %q", name)
 	}
 	return err
 }
@@ -92,7 +76,7 @@ func (s *server) writeRaw(w http.ResponseWriter, r *http.Request, name string, v
 // (annotation steps written in), the injector config, values and mesh config the engine used, the
 // expected output, the state, and the command.
 func (s *server) reproBundle(r *http.Request, st State, tl *engine.Timeline) ([]byte, error) {
-	install, err := s.installFor(r, st.Settings.Install)
+	install, err := s.eng().Install(r.Context(), st.Settings.Install)
 	if err != nil {
 		return nil, err
 	}
@@ -157,12 +141,4 @@ Files:
 		return nil, err
 	}
 	return buf.Bytes(), nil
-}
-
-func (s *server) installFor(r *http.Request, o engine.InstallOptions) (*engine.Install, error) {
-	eng := s.eng()
-	if eng == nil {
-		return nil, errNotReady
-	}
-	return eng.Install(r.Context(), o)
 }

@@ -44,8 +44,9 @@ type Config struct {
 	Links LinkStore
 }
 
-// New returns the whole HTTP surface. engine returns nil until the engine is ready (the default
-// installation is rendered at start); until then pages answer 503 and /readyz says so.
+// New returns the whole HTTP surface. eng returns nil until the engine is ready (the default
+// installation is rendered at start) and the engine from then on; until then the routes that need
+// it answer 503 with Retry-After (requireEngine) and /readyz says so.
 func New(logger *slog.Logger, eng func() Engine, cfg Config) http.Handler {
 	if cfg.MaxBodyBytes == 0 {
 		cfg.MaxBodyBytes = 1 << 20
@@ -77,38 +78,49 @@ func New(logger *slog.Logger, eng func() Engine, cfg Config) http.Handler {
 	}
 	r.Use(middleware.Timeout(cfg.RequestTimeout))
 	r.Get("/healthz", handleHealthz().ServeHTTP)
-	r.Get("/metrics", s.metrics.handler().ServeHTTP)
 	r.Get("/readyz", s.handleReadyz().ServeHTTP)
+	r.Get("/metrics", s.metrics.handleMetrics().ServeHTTP)
 	r.Handle("/static/*", http.StripPrefix("/static/", static.Handler()))
 
-	r.Get("/", s.page(s.handlePlayground))
-	r.Post("/", s.page(s.handleForm))
-	r.Get("/download", s.page(s.handleDownload))
-	r.Get("/compare", s.page(s.handleCompare))
-	r.Get("/embed", s.page(s.handleEmbed))
-	r.Post("/share", s.page(s.handleShare))
-	r.Get("/s/{id}", s.page(s.handleShortLink))
-	r.Get("/s/{id}/{file}", s.page(s.handleShortRaw))
-	for name := range rawFiles {
-		r.Get("/"+name, s.page(s.handleRaw(name)))
-	}
-	r.Get("/batch.csv", s.page(s.handleBatchFile("csv")))
-	r.Get("/batch.md", s.page(s.handleBatchFile("md")))
-	r.Get("/batch.json", s.page(s.handleBatchFile("json")))
+	// Everything made from a state needs the engine: 503 pages until it is ready.
+	r.Group(func(r chi.Router) {
+		r.Use(s.requireEngine(htmlErrors))
+		r.Get("/", s.handlePlayground().ServeHTTP)
+		r.Post("/", s.handleForm().ServeHTTP)
+		r.Get("/download", s.handleDownload().ServeHTTP)
+		r.Get("/compare", s.handleCompare().ServeHTTP)
+		r.Get("/embed", s.handleEmbed().ServeHTTP)
+		r.Post("/share", s.handleShare().ServeHTTP)
+		r.Get("/s/{id}", s.handleShortLink().ServeHTTP)
+		// The raw outputs of a state: a permalink's (?s=…) and a shared link's.
+		r.Get("/injected.yaml", s.handleRaw("injected.yaml").ServeHTTP)
+		r.Get("/diff.txt", s.handleRaw("diff.txt").ServeHTTP)
+		r.Get("/state.json", s.handleRaw("state.json").ServeHTTP)
+		r.Get("/repro.tar.gz", s.handleRaw("repro.tar.gz").ServeHTTP)
+		r.Get("/s/{id}/injected.yaml", s.handleShortRaw("injected.yaml").ServeHTTP)
+		r.Get("/s/{id}/diff.txt", s.handleShortRaw("diff.txt").ServeHTTP)
+		r.Get("/s/{id}/state.json", s.handleShortRaw("state.json").ServeHTTP)
+		r.Get("/s/{id}/repro.tar.gz", s.handleShortRaw("repro.tar.gz").ServeHTTP)
+		r.Get("/batch.csv", s.handleBatchFile("csv").ServeHTTP)
+		r.Get("/batch.md", s.handleBatchFile("md").ServeHTTP)
+		r.Get("/batch.json", s.handleBatchFile("json").ServeHTTP)
+	})
 
 	r.Route("/api/v1", func(r chi.Router) {
-		r.Post("/inject", s.api(s.handleAPIInject))
-		r.Get("/annotations", s.api(s.handleAPIAnnotations))
-		r.Get("/version", s.api(handleAPIVersion))
+		r.With(s.requireEngine(jsonErrors)).Post("/inject", s.handleAPIInject().ServeHTTP)
+		// The catalog and the version are compiled in: they answer before the engine is ready.
+		r.Get("/annotations", s.handleAPIAnnotations().ServeHTTP)
+		r.Get("/version", s.handleAPIVersion().ServeHTTP)
 	})
-	r.NotFound(s.page(func(w http.ResponseWriter, r *http.Request) error {
-		return httpError{status: http.StatusNotFound, msg: "There is no page at " + r.URL.Path + "."}
-	}))
+	r.NotFound(s.handleNotFound().ServeHTTP)
 	return r
 }
 
+// server is what the handlers share.
 type server struct {
 	log *slog.Logger
+	// eng returns nil until the engine is ready, then the engine. Every route that uses it is
+	// behind requireEngine, so handlers call it without checking.
 	eng func() Engine
 	cfg Config
 	// slots bounds concurrent injections.
@@ -120,12 +132,8 @@ type server struct {
 var errBusy = httpError{status: http.StatusServiceUnavailable, msg: "sidecarlab is busy; try again in a moment."}
 
 // timeline runs the engine within the bound on concurrent injections: it waits for a slot up to
-// QueueWait, then answers 503 (with Retry-After, see classify).
+// QueueWait, then answers 503 (appHandler adds Retry-After).
 func (s *server) timeline(ctx context.Context, st State) (*engine.Timeline, error) {
-	eng := s.eng()
-	if eng == nil {
-		return nil, errNotReady
-	}
 	wait := time.NewTimer(s.cfg.QueueWait)
 	defer wait.Stop()
 	select {
@@ -136,9 +144,17 @@ func (s *server) timeline(ctx context.Context, st State) (*engine.Timeline, erro
 		return nil, ctx.Err()
 	}
 	defer func() { <-s.slots }()
-	return eng.Timeline(ctx, []byte(st.Manifest), st.Steps, st.Settings)
+	return s.eng().Timeline(ctx, []byte(st.Manifest), st.Steps, st.Settings)
 }
 
+// handleNotFound answers a path no route has, as a page.
+func (s *server) handleNotFound() http.Handler {
+	return s.pageHandler(func(w http.ResponseWriter, r *http.Request) error {
+		return httpError{status: http.StatusNotFound, msg: "There is no page at " + r.URL.Path + "."}
+	})
+}
+
+// handleHealthz says the process is up; it answers from the start, before the engine is ready.
 func handleHealthz() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -146,6 +162,7 @@ func handleHealthz() http.Handler {
 	})
 }
 
+// handleReadyz says whether the engine is ready: the condition requireEngine checks.
 func (s *server) handleReadyz() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -156,6 +173,20 @@ func (s *server) handleReadyz() http.Handler {
 		}
 		_, _ = w.Write([]byte("ready\n"))
 	})
+}
+
+// requireEngine answers 503 with Retry-After until the engine is ready: the error page, or the
+// API's error body for jsonErrors. The handlers behind it use s.eng() without checking.
+func (s *server) requireEngine(format errorFormat) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return appHandler{s: s, format: format, fn: func(w http.ResponseWriter, r *http.Request) error {
+			if s.eng() == nil {
+				return errNotReady
+			}
+			next.ServeHTTP(w, r)
+			return nil
+		}}
+	}
 }
 
 // securityHeaders sets the same headers on every response: a Content-Security-Policy that allows

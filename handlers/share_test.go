@@ -2,19 +2,20 @@ package handlers
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/PuerkitoBio/goquery"
 
 	"github.com/sidecarlab/sidecarlab/engine"
-	"github.com/sidecarlab/sidecarlab/store"
 )
 
 func serverWith(t *testing.T, links LinkStore) http.Handler {
@@ -23,14 +24,39 @@ func serverWith(t *testing.T, links LinkStore) http.Handler {
 	return New(slog.New(slog.NewTextHandler(io.Discard, nil)), func() Engine { return eng }, Config{Links: links})
 }
 
-func sqliteStore(t *testing.T, path string) *store.SQL {
-	t.Helper()
-	s, err := store.OpenSQLite(path)
-	if err != nil {
-		t.Fatal(err)
+// memLinks is a LinkStore in memory that keeps the contract of the real one (package store,
+// behind cmd/sidecarlab's adapter, tested there): the id comes from the state, a stored link is
+// never overwritten, and an unknown id is ErrLinkNotFound. failGet makes Get fail.
+type memLinks struct {
+	mu      sync.Mutex
+	links   map[string]Link
+	failGet bool
+}
+
+func newMemLinks() *memLinks { return &memLinks{links: map[string]Link{}} }
+
+func (m *memLinks) Put(_ context.Context, l Link) (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	sum := sha256.Sum256(l.State)
+	id := hex.EncodeToString(sum[:8])
+	if _, ok := m.links[id]; !ok {
+		m.links[id] = l
 	}
-	t.Cleanup(func() { s.Close() })
-	return s
+	return id, nil
+}
+
+func (m *memLinks) Get(_ context.Context, id string) (Link, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.failGet {
+		return Link{}, errors.New("the database is down")
+	}
+	l, ok := m.links[id]
+	if !ok {
+		return Link{}, ErrLinkNotFound
+	}
+	return l, nil
 }
 
 func share(t *testing.T, h http.Handler, manifest string, steps string) string {
@@ -43,8 +69,8 @@ func share(t *testing.T, h http.Handler, manifest string, steps string) string {
 }
 
 func TestShareAndShortLinks(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "links.db")
-	h := serverWith(t, sqliteStore(t, path))
+	links := newMemLinks()
+	h := serverWith(t, links)
 	steps := `[{"key":"sidecar.istio.io/proxyCPU","value":"200m"}]`
 	a := share(t, h, deploymentYAML, steps)
 	if b := share(t, h, deploymentYAML, steps); b != a {
@@ -67,10 +93,13 @@ func TestShareAndShortLinks(t *testing.T) {
 	if x != y {
 		t.Fatal("the short link renders differently from the permalink")
 	}
-	// A restart: a new store on the same file still has it.
-	h2 := serverWith(t, sqliteStore(t, path))
-	if r := get(t, h2, a); r.status != http.StatusOK {
-		t.Fatalf("after a restart: %d", r.status)
+	// Another server on the same store (a restart, a second replica) has it, and its raw outputs.
+	h2 := serverWith(t, links)
+	if r := get(t, h2, a); r.status != http.StatusOK || testid(r, "diff-step-1").Length() != 1 {
+		t.Fatalf("from a second server: %d", r.status)
+	}
+	if r := get(t, h2, a+"/injected.yaml"); r.status != http.StatusOK || !strings.Contains(r.body, "cpu: 200m") {
+		t.Fatalf("raw output of a short link: %d", r.status)
 	}
 	// Hostile ids are 404s.
 	for _, bad := range []string{"/s/..%2F..%2Fetc%2Fpasswd", "/s/1'%20OR%20'1'='1", "/s/" + strings.Repeat("a", 10240), "/s/0000000000000000", "/s/"} {
@@ -78,9 +107,27 @@ func TestShareAndShortLinks(t *testing.T) {
 			t.Errorf("%s: %d", bad[:min(40, len(bad))], r.status)
 		}
 	}
+	// Unknown ids on the raw outputs are 404s too.
+	if r := get(t, h, "/s/0000000000000000/state.json"); r.status != http.StatusNotFound {
+		t.Errorf("raw output of an unknown link: %d", r.status)
+	}
+	// A failing store is a logged 500 (never its message) and is counted.
+	links.failGet = true
+	for _, target := range []string{a, a + "/state.json"} {
+		if r := get(t, h, target); r.status != http.StatusInternalServerError || strings.Contains(r.body, "database") {
+			t.Errorf("%s with a failing store: %d", target, r.status)
+		}
+	}
+	if r := get(t, h, "/metrics"); !strings.Contains(r.body, "sidecarlab_store_errors_total 2") {
+		t.Error("store errors are not counted")
+	}
+	links.failGet = false
 	// Without a store, sharing is off, and says so.
 	if r := do(t, newServer(t), shareRequest(url.Values{"manifest": {deploymentYAML}})); r.status != http.StatusNotFound {
 		t.Fatalf("share without a store: %d", r.status)
+	}
+	if r := get(t, newServer(t), a+"/state.json"); r.status != http.StatusNotFound {
+		t.Fatalf("a raw output without a store: %d", r.status)
 	}
 }
 
@@ -93,55 +140,29 @@ func shareRequest(form url.Values) *http.Request {
 // TestShortLinkFromAnotherIstio: a link stored under another Istio shows the banner, and says
 // whether the output changed.
 func TestShortLinkFromAnotherIstio(t *testing.T) {
-	links := sqliteStore(t, filepath.Join(t.TempDir(), "links.db"))
+	links := newMemLinks()
 	h := serverWith(t, links)
 	st := State{Version: StateVersion, Istio: "1.29", Manifest: deploymentYAML}
-	js := StateJSON(st)
 	tl, err := eng.Timeline(context.Background(), []byte(deploymentYAML), nil, engine.Settings{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	same := store.Link{ID: store.ID(js), State: js, Istio: "1.29", OutputHash: outputHash(tl)}
-	st.Manifest = strings.Replace(deploymentYAML, "name: web", "name: web2", 1)
-	js2 := StateJSON(st)
-	changed := store.Link{ID: store.ID(js2), State: js2, Istio: "1.29", OutputHash: "not-the-output-of-today"}
-	for _, l := range []store.Link{same, changed} {
-		if err := links.Put(context.Background(), l); err != nil {
-			t.Fatal(err)
-		}
+	same, err := links.Put(context.Background(), Link{State: StateJSON(st), Istio: "1.29", OutputHash: outputHash(tl)})
+	if err != nil {
+		t.Fatal(err)
 	}
-	r := get(t, h, "/s/"+same.ID)
+	st.Manifest = strings.Replace(deploymentYAML, "name: web", "name: web2", 1)
+	changed, err := links.Put(context.Background(), Link{State: StateJSON(st), Istio: "1.29", OutputHash: "not-the-output-of-today"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := get(t, h, "/s/"+same)
 	if b := testid(r, "banner").Text(); !strings.Contains(b, "made with Istio 1.29") || !strings.Contains(b, "the output is the same") {
 		t.Fatalf("banner %q", b)
 	}
-	r = get(t, h, "/s/"+changed.ID)
+	r = get(t, h, "/s/"+changed)
 	if b := testid(r, "banner").Text(); !strings.Contains(b, "the output differs") {
 		t.Fatalf("banner %q", b)
-	}
-}
-
-// TestSharedPostgres: a link shared through one server is visible from a second server on the
-// same PostgreSQL (its own connection pool, as a second replica has).
-func TestSharedPostgres(t *testing.T) {
-	dsn := os.Getenv("SIDECARLAB_TEST_POSTGRES")
-	if dsn == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("SIDECARLAB_TEST_POSTGRES is not set; .ci/run must start PostgreSQL")
-		}
-		t.Skip("SIDECARLAB_TEST_POSTGRES not set (.ci/run sets it)")
-	}
-	open := func() *store.SQL {
-		s, err := store.OpenPostgres(dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
-	one, two := serverWith(t, open()), serverWith(t, open())
-	link := share(t, one, deploymentYAML, `[{"key":"sidecar.istio.io/logLevel","value":"debug"}]`)
-	if r := get(t, two, link); r.status != http.StatusOK || testid(r, "diff-step-1").Length() != 1 {
-		t.Fatalf("second replica: %d", r.status)
 	}
 }
 

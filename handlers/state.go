@@ -13,8 +13,8 @@ import (
 )
 
 // StateVersion is the version of the state format written into links. Decoding keeps accepting
-// every version that was ever written (a link must show the same thing next year); the test
-// TestDecodeStateV1 holds a v1 link made when v1 was current.
+// every version that was ever written (a link must show the same thing next year);
+// TestOlderStateVersion holds a v1 link (testdata/state-v1.txt) made when v1 was current.
 const StateVersion = 1
 
 // maxStateBytes bounds a decoded state, so a small link cannot inflate into a huge one.

@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-
 	"fmt"
-	"github.com/a-h/templ"
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/a-h/templ"
 
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/web"
@@ -25,6 +25,7 @@ var modeLabels = map[engine.Mode]string{
 // openGroups start expanded in the annotation panel.
 var openGroups = []engine.Group{engine.GroupResources, engine.GroupProxy, engine.GroupLifecycle}
 
+// versionLine is the Istio inside, as the layout shows it.
 func versionLine() web.VersionLine {
 	v := engine.Version()
 	return web.VersionLine{Istio: v.Istio, Module: v.Module, Commit: v.Commit}
@@ -46,7 +47,7 @@ func buildPage(v view, statics pageStatics, tl *engine.Timeline, reqErr *engine.
 		stepsJSON = []byte("[]")
 	}
 	p := &web.Page{
-		Version:   engine.Version(),
+		Version:   versionLine(),
 		Permalink: v.linkWith(enc, v.tab, v.step),
 		Form: web.Form{
 			Manifest:          st.Manifest,
@@ -109,7 +110,7 @@ func buildPage(v view, statics pageStatics, tl *engine.Timeline, reqErr *engine.
 			}
 		}
 	}
-	for _, t := range web.Tabs {
+	for _, t := range web.Tabs() {
 		link := web.TabLink{Tab: t, Href: v.linkWith(enc, t.ID, v.step), Selected: t.ID == p.Results.Tab}
 		if t.ID == "pitfalls" {
 			link.Count = len(p.Results.Findings)
@@ -117,7 +118,7 @@ func buildPage(v view, statics pageStatics, tl *engine.Timeline, reqErr *engine.
 		if t.ID == "warnings" {
 			link.Count = len(p.Results.Warnings)
 			for _, d := range p.Results.Documents {
-				if d.Status == "error" {
+				if d.Status == string(engine.StatusError) {
 					link.Count++
 				}
 			}
@@ -166,7 +167,8 @@ func annotationGroups(cat *engine.Catalog) []web.AnnotationGroup {
 				continue
 			}
 			val := a.Example
-			it := web.AnnotationItem{Annotation: a, Field: "v:" + a.Name, Value: val, Input: "text"}
+			it := web.AnnotationItem{Name: a.Name, Description: a.Description, FeatureStatus: a.FeatureStatus, Kind: string(a.Kind), Deprecated: a.Deprecated,
+				Field: "v:" + a.Name, Value: val, Input: "text"}
 			switch a.Kind {
 			case engine.KindBool:
 				it.Input = "select"
@@ -193,7 +195,10 @@ func annotationGroups(cat *engine.Catalog) []web.AnnotationGroup {
 // buildResults shapes the results. want says whether a tab's content will be rendered: the
 // batch rows, lifecycles and compare links are made only for a page that shows them.
 func buildResults(v view, enc string, tl *engine.Timeline, reqErr *engine.InputError, want func(tab string) bool) web.Results {
-	res := web.Results{Tab: v.tab, Error: reqErr}
+	res := web.Results{Tab: v.tab}
+	if reqErr != nil {
+		res.Error = reqErr.Error()
+	}
 	if tl == nil {
 		return res
 	}
@@ -245,17 +250,11 @@ func buildResults(v view, enc string, tl *engine.Timeline, reqErr *engine.InputE
 	}
 	res.DownloadHref = "/download" + strings.TrimPrefix(v.linkWith(enc, "", res.Selected), "/")
 	for _, d := range sel.Documents {
-		dv := web.DocView{Index: d.Index, Line: d.Line, Kind: d.Kind, Name: d.Name}
-		switch {
-		case d.Error != nil:
-			dv.Status, dv.Reason = "error", d.Error.Error()
-		case d.Skipped:
-			dv.Status, dv.Reason = "skipped", d.SkipReason
-		case !d.Injectable:
-			dv.Status, dv.Reason = "passed through", "Istio does not inject this kind"
-		default:
-			dv.Status = "injected"
+		status, reason := d.Status()
+		if status == engine.StatusError {
+			reason = d.Error.Error() // with the document and line, which the table's row also names
 		}
+		dv := web.DocView{Index: d.Index, Line: d.Line, Kind: d.Kind, Name: d.Name, Status: string(status), Reason: reason}
 		res.Documents = append(res.Documents, dv)
 		res.Warnings = append(res.Warnings, d.Warnings...)
 	}

@@ -18,7 +18,8 @@ import (
 	_ "modernc.org/sqlite"             // the "sqlite" database/sql driver
 )
 
-// ErrNotFound is returned for an id nobody stored.
+// ErrNotFound is Get's answer for an id nobody stored, and for a string that is not an id at all
+// (ValidID), which is never looked up.
 var ErrNotFound = errors.New("no such link")
 
 // Link is one stored state.
@@ -33,7 +34,7 @@ type Link struct {
 	Created    time.Time
 }
 
-// idAlphabet is Crockford's base32 in lower case: no i, l, o or u to misread.
+// idEncoding is Crockford's base32 alphabet in lower case (no i, l, o or u to misread), unpadded.
 var idEncoding = base32.NewEncoding("0123456789abcdefghjkmnpqrstvwxyz").WithPadding(base32.NoPadding)
 
 // IDLength is 16 characters: 80 bits of a SHA-256, far beyond any chance of a collision here.

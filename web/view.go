@@ -2,22 +2,23 @@
 // models are shaped like the page; the components only display them.
 package web
 
-import (
-	"github.com/a-h/templ"
+import "github.com/a-h/templ"
 
-	"github.com/sidecarlab/sidecarlab/engine"
-)
+// DefaultTab is the tab a link shows when it names none: the first of Tabs.
+const DefaultTab = "diff"
 
-// Tabs of the results, in order. The first is the default.
-var Tabs = []Tab{
-	{ID: "diff", Title: "Field diff"},
-	{ID: "unified", Title: "Unified diff"},
-	{ID: "yaml", Title: "Injected YAML"},
-	{ID: "timeline", Title: "Timeline"},
-	{ID: "pitfalls", Title: "Pitfalls"},
-	{ID: "lifecycle", Title: "Lifecycle"},
-	{ID: "batch", Title: "Batch"},
-	{ID: "warnings", Title: "Warnings"},
+// Tabs are the results' tabs, in order (the page's 1–8 keys follow it).
+func Tabs() []Tab {
+	return []Tab{
+		{ID: DefaultTab, Title: "Field diff"},
+		{ID: "unified", Title: "Unified diff"},
+		{ID: "yaml", Title: "Injected YAML"},
+		{ID: "timeline", Title: "Timeline"},
+		{ID: "pitfalls", Title: "Pitfalls"},
+		{ID: "lifecycle", Title: "Lifecycle"},
+		{ID: "batch", Title: "Batch"},
+		{ID: "warnings", Title: "Warnings"},
+	}
 }
 
 // Tab is one results tab.
@@ -27,7 +28,8 @@ type Tab struct {
 
 // Page is the playground page.
 type Page struct {
-	Version engine.VersionInfo
+	// Version is the Istio inside, for the header and footer.
+	Version VersionLine
 	// Permalink is the path and query of this exact view.
 	Permalink string
 	// Banner is a notice above everything (a link made under another Istio, an unreadable link).
@@ -74,7 +76,7 @@ type TabLink struct {
 	Tab
 	Href     string
 	Selected bool
-	Count    int // a badge (number of warnings), 0 for none
+	Count    int // a badge (pitfalls; warnings and rejected documents), 0 for none
 }
 
 // Form is the state as the form shows it.
@@ -118,7 +120,10 @@ type ActiveAnnotation struct {
 
 // AnnotationItem is one annotation in the panel with the input it gets.
 type AnnotationItem struct {
-	engine.Annotation
+	// Name is the annotation's key; Description, FeatureStatus ("Alpha", "Beta"…) and
+	// Deprecated are Istio's catalog entry; Kind is the value's kind ("bool", "quantity"…).
+	Name, Description, FeatureStatus, Kind string
+	Deprecated                             bool
 	// Field is the form field of its value; Input is "select", "textarea" or "text".
 	Field string
 	Input string
@@ -129,8 +134,8 @@ type AnnotationItem struct {
 
 // Results is everything right of the editor.
 type Results struct {
-	// Error is a problem with the request as a whole: nothing was injected.
-	Error *engine.InputError
+	// Error is a problem with the request as a whole (nothing was injected), or empty.
+	Error string
 	Tab   string
 	// OnlySelected renders only the selected tab's content (a fragment).
 	OnlySelected bool
@@ -147,7 +152,7 @@ type Results struct {
 	Findings     []FindingView
 	Lifecycles   []LifecycleView
 	Batch        BatchView
-	// CompareHref opens the comparison of this view with a variant; empty when none applies.
+	// Compare are the one-click comparisons of this view with a variant; none when none applies.
 	Compare []CompareLink
 }
 
@@ -228,7 +233,8 @@ type BatchView struct {
 // StepView is one row of the timeline.
 type StepView struct {
 	Index int
-	// Title is "Injection" for row 0, else the step ("key=value" or "remove key").
+	// Title is "Injection (the manifest as pasted)" for row 0, else the step ("key=value" or
+	// "remove key").
 	Title string
 	// Cause names what the changes are attributed to.
 	Cause      string
@@ -245,15 +251,15 @@ type StepView struct {
 // ChangeView is one field change.
 type ChangeView struct {
 	// Anchor is the change's deep link fragment, "path=…".
-	Anchor  string
-	Kind    string
-	Sign    string
-	Doc     string
-	Path    string
-	OldPath string
-	Old     string
-	New     string
-	Moved   string
+	Anchor string
+	Kind   string
+	Sign   string
+	Doc    string
+	Path   string
+	Old    string
+	New    string
+	// Moved says where a moved entry came from: "moved from PATH" or "moved from position N to M".
+	Moved string
 }
 
 // DiffLine is one line of a unified diff.
@@ -273,7 +279,7 @@ type DocView struct {
 
 // ComparePage shows one state beside a variant of it.
 type ComparePage struct {
-	Version engine.VersionInfo
+	Version VersionLine
 	A, B    CompareSide
 	// Changes is the field diff from A's output to B's.
 	Changes []ChangeView

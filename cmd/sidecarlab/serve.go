@@ -81,7 +81,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 			return e
 		}
 		return nil
-	}, withLinks(cfg, links))
+	}, withLinks(cfg, sqlLinks{links}))
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,

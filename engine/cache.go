@@ -2,52 +2,76 @@ package engine
 
 import (
 	"container/list"
+	"context"
+	"errors"
 	"fmt"
 	"sync"
 )
 
 // lru is a bounded, concurrency-safe least-recently-used cache that also collapses concurrent
 // computations of the same key into one (a request for a key that is being computed waits for
-// that computation instead of starting its own). Errors are not cached.
+// that computation instead of starting its own). It is bounded twice: by entries and by the
+// bytes its values hold (as size estimates them), so a few huge values cannot fill memory. Errors
+// are not cached.
 type lru[V any] struct {
 	mu       sync.Mutex
 	max      int
+	maxBytes int64
+	size     func(V) int64
+	bytes    int64
 	order    *list.List // of *lruEntry[V], most recent first
 	entries  map[string]*list.Element
 	inflight map[string]*call[V]
 }
 
 type lruEntry[V any] struct {
-	key string
-	val V
+	key  string
+	val  V
+	size int64
 }
 
 type call[V any] struct {
 	done chan struct{}
 	val  V
 	err  error
+	// waiters counts the callers waiting for it (under the cache's lock).
+	waiters int
 }
 
-func newLRU[V any](max int) *lru[V] {
+// newLRU makes a cache of at most max entries holding at most maxBytes (as size counts them; a
+// value larger than that alone is returned but not kept).
+func newLRU[V any](max int, maxBytes int64, size func(V) int64) *lru[V] {
 	if max < 1 {
 		max = 1
 	}
-	return &lru[V]{max: max, order: list.New(), entries: map[string]*list.Element{}, inflight: map[string]*call[V]{}}
+	return &lru[V]{max: max, maxBytes: maxBytes, size: size, order: list.New(), entries: map[string]*list.Element{}, inflight: map[string]*call[V]{}}
 }
 
 // get returns the cached value for key, computing it with fn when absent. hit reports whether no
 // computation was needed by this caller.
+//
+// A caller that waits on another's computation does not inherit that caller's cancellation: fn
+// runs under its caller's context, so when it ends with a context error (that caller went away
+// or ran out of time), each waiter computes the value itself, under its own context.
 func (c *lru[V]) get(key string, fn func() (V, error)) (val V, hit bool, err error) {
-	c.mu.Lock()
-	if el, ok := c.entries[key]; ok {
-		c.order.MoveToFront(el)
-		v := el.Value.(*lruEntry[V]).val
-		c.mu.Unlock()
-		return v, true, nil
-	}
-	if cl, ok := c.inflight[key]; ok {
+	for {
+		c.mu.Lock()
+		if el, ok := c.entries[key]; ok {
+			c.order.MoveToFront(el)
+			v := el.Value.(*lruEntry[V]).val
+			c.mu.Unlock()
+			return v, true, nil
+		}
+		cl, ok := c.inflight[key]
+		if !ok {
+			break // with c.mu held
+		}
+		cl.waiters++
 		c.mu.Unlock()
 		<-cl.done
+		if isContextError(cl.err) {
+			continue
+		}
 		return cl.val, true, cl.err
 	}
 	cl := &call[V]{done: make(chan struct{})}
@@ -68,15 +92,34 @@ func (c *lru[V]) get(key string, fn func() (V, error)) (val V, hit bool, err err
 	c.mu.Lock()
 	delete(c.inflight, key)
 	if cl.err == nil {
-		c.entries[key] = c.order.PushFront(&lruEntry[V]{key: key, val: cl.val})
-		for c.order.Len() > c.max {
-			last := c.order.Back()
-			c.order.Remove(last)
-			delete(c.entries, last.Value.(*lruEntry[V]).key)
-		}
+		c.add(key, cl.val)
 	}
 	c.mu.Unlock()
 	return cl.val, false, cl.err
+}
+
+// add keeps a value and evicts the least recently used ones beyond the bounds. c.mu is held.
+func (c *lru[V]) add(key string, v V) {
+	var n int64
+	if c.size != nil {
+		n = c.size(v)
+	}
+	if c.maxBytes > 0 && n > c.maxBytes {
+		return // would evict everything else and still not fit
+	}
+	c.entries[key] = c.order.PushFront(&lruEntry[V]{key: key, val: v, size: n})
+	c.bytes += n
+	for c.order.Len() > c.max || (c.maxBytes > 0 && c.bytes > c.maxBytes) {
+		last := c.order.Back()
+		e := last.Value.(*lruEntry[V])
+		c.order.Remove(last)
+		delete(c.entries, e.key)
+		c.bytes -= e.size
+	}
+}
+
+func isContextError(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // len reports how many values are cached.
@@ -84,6 +127,23 @@ func (c *lru[V]) len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.order.Len()
+}
+
+// held reports the bytes the cached values hold, as size counts them.
+func (c *lru[V]) held() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.bytes
+}
+
+// waiting reports how many callers wait for the computation of key.
+func (c *lru[V]) waiting(key string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cl, ok := c.inflight[key]; ok {
+		return cl.waiters
+	}
+	return 0
 }
 
 func (c *lru[V]) inflightLen() int {

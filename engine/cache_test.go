@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -9,7 +11,7 @@ import (
 )
 
 func TestLRU(t *testing.T) {
-	c := newLRU[int](2)
+	c := newLRU[int](2, 0, nil)
 	calls := 0
 	get := func(k string) (int, bool) {
 		v, hit, err := c.get(k, func() (int, error) { calls++; return len(k), nil })
@@ -42,7 +44,7 @@ func TestLRU(t *testing.T) {
 }
 
 func TestLRUErrorsAndPanicsAreNotCached(t *testing.T) {
-	c := newLRU[int](4)
+	c := newLRU[int](4, 0, nil)
 	boom := errors.New("boom")
 	if _, _, err := c.get("k", func() (int, error) { return 0, boom }); err != boom {
 		t.Fatalf("got %v", err)
@@ -57,7 +59,7 @@ func TestLRUErrorsAndPanicsAreNotCached(t *testing.T) {
 }
 
 func TestLRUCollapsesConcurrentComputations(t *testing.T) {
-	c := newLRU[int](4)
+	c := newLRU[int](4, 0, nil)
 	var calls atomic.Int32
 	release := make(chan struct{})
 	var wg sync.WaitGroup
@@ -78,5 +80,70 @@ func TestLRUCollapsesConcurrentComputations(t *testing.T) {
 	wg.Wait()
 	if n := calls.Load(); n != 1 {
 		t.Fatalf("%d computations, want 1", n)
+	}
+}
+
+// TestLRUBytes: the cache is bounded by the bytes its values hold, not only by their number.
+func TestLRUBytes(t *testing.T) {
+	c := newLRU(100, 10, func(v string) int64 { return int64(len(v)) })
+	put := func(k, v string) {
+		if _, _, err := c.get(k, func() (string, error) { return v, nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("a", "xxxx")
+	put("b", "xxxx")
+	if c.len() != 2 || c.held() != 8 {
+		t.Fatalf("len %d, held %d; want 2, 8", c.len(), c.held())
+	}
+	put("c", "xxxx") // 12 bytes: evicts a
+	if c.len() != 2 || c.held() != 8 {
+		t.Fatalf("len %d, held %d; want 2, 8", c.len(), c.held())
+	}
+	if _, hit, _ := c.get("a", func() (string, error) { return "", nil }); hit {
+		t.Fatal("a should have been evicted for bytes")
+	}
+	// A value larger than the whole bound is answered but not kept, and evicts nothing.
+	before := c.len()
+	if v, _, _ := c.get("huge", func() (string, error) { return "xxxxxxxxxxxxxxxx", nil }); v != "xxxxxxxxxxxxxxxx" {
+		t.Fatal("the huge value was not returned")
+	}
+	if c.len() != before || c.held() > 10 {
+		t.Fatalf("after a huge value: len %d (was %d), held %d", c.len(), before, c.held())
+	}
+}
+
+// TestLRUWaiterDoesNotInheritCancellation: when the caller computing a value gives up (its
+// context ends), a caller waiting for the same key computes it under its own context instead of
+// failing with the first caller's cancellation.
+func TestLRUWaiterDoesNotInheritCancellation(t *testing.T) {
+	c := newLRU[int](4, 0, nil)
+	started, release := make(chan struct{}), make(chan struct{})
+	firstErr := make(chan error, 1)
+	go func() {
+		_, _, err := c.get("k", func() (int, error) {
+			close(started)
+			<-release
+			return 0, fmt.Errorf("injecting: %w", context.Canceled)
+		})
+		firstErr <- err
+	}()
+	<-started
+	waiter := make(chan error, 1)
+	var got int
+	go func() {
+		v, _, err := c.get("k", func() (int, error) { return 42, nil })
+		got = v
+		waiter <- err
+	}()
+	for c.waiting("k") == 0 {
+		runtime.Gosched()
+	}
+	close(release)
+	if err := <-firstErr; !errors.Is(err, context.Canceled) {
+		t.Fatalf("first caller: %v", err)
+	}
+	if err := <-waiter; err != nil || got != 42 {
+		t.Fatalf("waiter: %d, %v; want 42 and no error", got, err)
 	}
 }

@@ -41,29 +41,106 @@ type Change struct {
 	OldPath string `json:"oldPath,omitempty"`
 	// Cause is the annotation step that made this change ("key=value" or "-key").
 	Cause string `json:"cause,omitempty"`
+	// OldBytes and NewBytes are set, and Old and New left out, when a value is too large or too
+	// deeply nested to carry (see maxChangeValueBytes): its size in bytes of compact JSON.
+	OldBytes int `json:"oldBytes,omitempty"`
+	NewBytes int `json:"newBytes,omitempty"`
+}
+
+// Bounds on what a change carries. A value whose compact JSON is longer than
+// maxChangeValueBytes, or that nests deeper than maxChangeValueDepth, is left out of the change
+// and its size given instead: the whole of it is in the injected YAML. Without them one hostile
+// field (an 18 KB request nesting 9,000 lists) was copied into every answer and the memo, and
+// indenting it made a 162 MB JSON body.
+const (
+	maxChangeValueBytes = 16 << 10
+	maxChangeValueDepth = 32
+)
+
+// bound leaves out values beyond the bounds, recording their sizes.
+func (c *Change) bound() {
+	if n, ok := valueFits(c.Old); !ok {
+		c.Old, c.OldBytes = nil, n
+	}
+	if n, ok := valueFits(c.New); !ok {
+		c.New, c.NewBytes = nil, n
+	}
+}
+
+// size estimates the memory a change holds.
+func (c Change) size() int64 {
+	o, _ := valueFits(c.Old)
+	n, _ := valueFits(c.New)
+	return int64(len(c.Path)+len(c.OldPath)+len(c.Cause)+o+n) + 96
+}
+
+// valueFits measures a decoded JSON value: its compact JSON size (strings counted by their bytes
+// plus quotes; escapes ignored), and whether it is within the bounds on size and depth.
+func valueFits(v any) (int, bool) {
+	n, deep := 0, false
+	var walk func(v any, depth int)
+	walk = func(v any, depth int) {
+		if depth > maxChangeValueDepth {
+			deep = true
+		}
+		switch x := v.(type) {
+		case map[string]any:
+			n += 2
+			for k, e := range x {
+				n += len(k) + 4
+				walk(e, depth+1)
+			}
+		case []any:
+			n += 2
+			for _, e := range x {
+				n++
+				walk(e, depth+1)
+			}
+		case string:
+			n += len(x) + 2
+		case nil:
+			n += 4
+		default:
+			n += len(fmt.Sprint(x))
+		}
+	}
+	walk(v, 0)
+	return n, n <= maxChangeValueBytes && !deep
 }
 
 // String renders the change on one line: a sign (+ added, - removed, ~ changed, ↕ moved), the
 // path and the values.
 func (c Change) String() string {
+	oldV, newV := FormatValue(c.Old), FormatValue(c.New)
+	if c.OldBytes > 0 {
+		oldV = omitted(c.OldBytes)
+	}
+	if c.NewBytes > 0 {
+		newV = omitted(c.NewBytes)
+	}
 	switch c.Kind {
 	case Added:
-		return fmt.Sprintf("+ %s: %s", c.Path, FormatValue(c.New))
+		return fmt.Sprintf("+ %s: %s", c.Path, newV)
 	case Removed:
-		return fmt.Sprintf("- %s: %s", c.Path, FormatValue(c.Old))
+		return fmt.Sprintf("- %s: %s", c.Path, oldV)
 	case Moved:
 		if c.OldPath != "" {
 			return fmt.Sprintf("↕ %s: moved from %s", c.Path, c.OldPath)
 		}
 		return fmt.Sprintf("↕ %s: moved from position %d to %d", c.Path, c.From+1, c.To+1)
 	default:
-		return fmt.Sprintf("~ %s: %s → %s", c.Path, FormatValue(c.Old), FormatValue(c.New))
+		return fmt.Sprintf("~ %s: %s → %s", c.Path, oldV, newV)
 	}
+}
+
+// omitted stands for a value left out of a change.
+func omitted(n int) string {
+	return fmt.Sprintf("(%d bytes, too large or too deeply nested to show here)", n)
 }
 
 // DiffDocuments compares two injections of the same input, document by document, and attributes
 // every change to cause. Documents that failed on either side are not compared (their errors are
-// reported on the documents).
+// reported on the documents). Values beyond the bounds are left out of the changes (Change.bound).
 func DiffDocuments(before, after []Document, cause string) []Change {
 	var out []Change
 	for i := range min(len(before), len(after)) {
@@ -82,6 +159,7 @@ func DiffDocuments(before, after []Document, cause string) []Change {
 		for _, c := range DiffValues(av, bv) {
 			c.Doc = after[i].Index
 			c.Cause = cause
+			c.bound()
 			out = append(out, c)
 		}
 	}

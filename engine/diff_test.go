@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -106,5 +107,51 @@ func TestDiffDocumentsSkipsErrors(t *testing.T) {
 	got := DiffDocuments(a, b, "k=v")
 	if len(got) != 1 || got[0].Doc != 2 || got[0].Cause != "k=v" {
 		t.Fatalf("got %+v", got)
+	}
+}
+
+// TestChangeBounds: a value too large or too deeply nested is left out of the change, with its
+// size; an ordinary value is kept. Without the bound, an 18 KB request nesting 9,000 lists in an
+// extra field was copied into every answer (and indented into a 162 MB JSON body).
+func TestChangeBounds(t *testing.T) {
+	e := testEngine(t)
+	pod := "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: a\n    image: nginx\n"
+	cases := []struct {
+		name  string
+		extra string
+		kept  bool
+	}{
+		{"deep", "x: " + strings.Repeat("[", 9000) + strings.Repeat("]", 9000) + "\n", false},
+		{"large", "x: \"" + strings.Repeat("a", 40<<10) + "\"\n", false},
+		{"ordinary", "x: [1, 2, {a: b}]\n", true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tl, err := e.Timeline(t.Context(), []byte(pod+c.extra), nil, Settings{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var x *Change
+			for i, ch := range tl.Steps[0].Changes {
+				if ch.Path == "x" {
+					x = &tl.Steps[0].Changes[i]
+				}
+			}
+			if x == nil || x.Kind != Removed {
+				t.Fatalf("no removal of x among %d changes", len(tl.Steps[0].Changes))
+			}
+			if c.kept {
+				if x.Old == nil || x.OldBytes != 0 {
+					t.Fatalf("an ordinary value was left out: %+v", x)
+				}
+				return
+			}
+			if x.Old != nil || x.OldBytes < len(c.extra)/2 {
+				t.Fatalf("old value kept or size wrong: old %v, %d bytes", x.Old != nil, x.OldBytes)
+			}
+			if b, _ := json.MarshalIndent(tl, "", "  "); len(b) > 1<<20 {
+				t.Fatalf("the timeline's JSON is %d bytes", len(b))
+			}
+		})
 	}
 }

@@ -109,7 +109,7 @@ func (e *Engine) injectAll(ctx context.Context, p *prepared, ann []annotationCha
 // injectChunk runs one document through Istio's IntoObject, exactly as IntoResourceFile does for
 // istioctl, after writing the annotation changes where Istio reads them.
 func injectChunk(in *Install, injector inject.Injector, c chunk, index int, ann []annotationChange) (d Document) {
-	d = Document{Index: index, Line: c.line, Input: string(c.raw)}
+	d = Document{Index: index, Line: c.line, Input: c.text}
 	obj, err := inject.FromRawToObject(c.raw)
 	if runtime.IsNotRegisteredError(err) {
 		// istioctl writes such documents back unchanged.
@@ -125,7 +125,7 @@ func injectChunk(in *Install, injector inject.Injector, c chunk, index int, ann 
 			return d
 		}
 		d.APIVersion, d.Kind, d.Name, d.Namespace = tm.APIVersion, tm.Kind, tm.Metadata.Name, tm.Metadata.Namespace
-		d.Output = string(c.raw)
+		d.Output = c.text
 		return d
 	}
 	if err != nil {

@@ -22,10 +22,15 @@ import (
 
 // Options configure an Engine. The zero value is fine.
 type Options struct {
-	// InstallCacheSize bounds how many rendered installations are kept (default 16).
-	InstallCacheSize int
-	// StepCacheSize bounds how many memoised timeline steps are kept (default 512).
-	StepCacheSize int
+	// InstallCacheSize bounds how many rendered installations are kept (default 16), and
+	// InstallCacheBytes the memory they hold, as estimated (default 64 MiB).
+	InstallCacheSize  int
+	InstallCacheBytes int64
+	// StepCacheSize bounds how many memoised timeline steps are kept (default 512), and
+	// StepCacheBytes the memory they hold, as estimated (default 64 MiB): a few steps of huge
+	// manifests must not fill memory.
+	StepCacheSize  int
+	StepCacheBytes int64
 	// MaxDocuments bounds the documents of one manifest (default 10,000).
 	MaxDocuments int
 	// MaxSteps bounds the annotation steps of one request (default 100).
@@ -52,13 +57,16 @@ type Stats struct {
 	Injections int64
 	// StepHits and StepMisses are timeline rows served from the memo and computed.
 	StepHits, StepMisses int64
-	// Installs is how many rendered installations are cached.
-	Installs int
+	// Installs is how many rendered installations are cached; InstallBytes and StepBytes the
+	// memory the two caches hold, as estimated.
+	Installs                int
+	InstallBytes, StepBytes int64
 }
 
 // Stats reports the engine's counters.
 func (e *Engine) Stats() Stats {
-	return Stats{Injections: e.injections.Load(), StepHits: e.stepHits.Load(), StepMisses: e.stepMisses.Load(), Installs: e.installs.len()}
+	return Stats{Injections: e.injections.Load(), StepHits: e.stepHits.Load(), StepMisses: e.stepMisses.Load(), Installs: e.installs.len(),
+		InstallBytes: e.installs.held(), StepBytes: e.steps.held()}
 }
 
 // New renders the default installation (once) and returns a ready engine. Cancelling ctx stops
@@ -69,6 +77,12 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	}
 	if opts.StepCacheSize == 0 {
 		opts.StepCacheSize = 512
+	}
+	if opts.InstallCacheBytes == 0 {
+		opts.InstallCacheBytes = 64 << 20
+	}
+	if opts.StepCacheBytes == 0 {
+		opts.StepCacheBytes = 64 << 20
 	}
 	if opts.MaxDocuments == 0 {
 		opts.MaxDocuments = 10000
@@ -83,8 +97,8 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	}
 	e := &Engine{
 		opts:     opts,
-		installs: newLRU[*Install](opts.InstallCacheSize),
-		steps:    newLRU[*StepResult](opts.StepCacheSize),
+		installs: newLRU(opts.InstallCacheSize, opts.InstallCacheBytes, (*Install).size),
+		steps:    newLRU(opts.StepCacheSize, opts.StepCacheBytes, (*StepResult).size),
 		clusters: newClusters(),
 		catalog:  DefaultCatalog(),
 	}

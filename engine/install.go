@@ -73,6 +73,12 @@ type Install struct {
 	mesh      *meshconfig.MeshConfig
 }
 
+// size estimates the memory an installation holds: its ConfigMap texts and, parsed from them, the
+// templates, values and mesh config (counted as three times the text).
+func (in *Install) size() int64 {
+	return 4 * int64(len(in.InjectorConfig)+len(in.Values)+len(in.MeshConfigYAML))
+}
+
 // renderInstall runs Istio's own installer (operator/pkg/render.GenerateManifest over the charts
 // compiled into the Istio module) and picks out the two ConfigMaps injection reads.
 func renderInstall(o InstallOptions) (*Install, error) {

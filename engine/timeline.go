@@ -69,6 +69,23 @@ type StepResult struct {
 	findings     []Finding
 }
 
+// size estimates the memory a memoised row holds: each document's input and output texts, the
+// output's JSON and the typed objects decoded from it (counted as three times the JSON), the
+// unified diff and the changes (whose values are bounded, see DiffDocuments).
+func (r *StepResult) size() int64 {
+	n := int64(len(r.Unified))
+	for _, d := range r.Documents {
+		n += int64(len(d.Input)+len(d.Output)+4*len(d.json)) + 256
+		for _, w := range d.Warnings {
+			n += int64(len(w))
+		}
+	}
+	for _, c := range r.Changes {
+		n += c.size()
+	}
+	return n
+}
+
 // Errors are the row's document errors, in order.
 func (r *StepResult) Errors() []*InputError { return (&Injection{Documents: r.Documents}).Errors() }
 

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -113,5 +114,30 @@ func TestParseStep(t *testing.T) {
 		if err == nil && got.String() != strings.TrimSpace(c.in) {
 			t.Errorf("String() = %q, want %q", got.String(), c.in)
 		}
+	}
+}
+
+// TestStepMemoBoundedByBytes: the memo of timeline rows is bounded by the memory the rows hold,
+// not only by their number: distinct states of 1 MiB each (a Pod and a long comment) stay within
+// the byte bound, where 512 rows of them would hold gigabytes.
+func TestStepMemoBoundedByBytes(t *testing.T) {
+	const bound = 8 << 20
+	e, err := New(context.Background(), Options{StepCacheBytes: bound})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	comment := "# " + strings.Repeat("x", 1<<20) + "\n"
+	for i := range 20 {
+		manifest := fmt.Sprintf("%sapiVersion: v1\nkind: Pod\nmetadata:\n  name: p%d\nspec:\n  containers:\n  - name: a\n    image: nginx\n", comment, i)
+		if _, err := e.Timeline(t.Context(), []byte(manifest), nil, Settings{}); err != nil {
+			t.Fatal(err)
+		}
+		if held := e.Stats().StepBytes; held > bound {
+			t.Fatalf("after %d states the memo holds %d bytes, over its bound of %d", i+1, held, bound)
+		}
+	}
+	if held := e.Stats().StepBytes; held < 1<<20 {
+		t.Fatalf("the memo holds %d bytes: the size estimate misses the manifests", held)
 	}
 }

@@ -131,19 +131,39 @@ type server struct {
 
 var errBusy = httpError{status: http.StatusServiceUnavailable, msg: "sidecarlab is busy; try again in a moment."}
 
-// timeline runs the engine within the bound on concurrent injections: it waits for a slot up to
-// QueueWait, then answers 503 (appHandler adds Retry-After).
+// timeline runs the engine within the bound on concurrent injections (see acquire).
 func (s *server) timeline(ctx context.Context, st State) (*engine.Timeline, error) {
+	release, err := s.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	return s.timelineHeld(ctx, st)
+}
+
+// acquire takes one of the injection slots, waiting up to QueueWait, then answers 503
+// (appHandler adds Retry-After). A caller that also encodes a large answer holds the slot until
+// it is written, so that the encoding is inside the bound too.
+func (s *server) acquire(ctx context.Context) (release func(), err error) {
 	wait := time.NewTimer(s.cfg.QueueWait)
 	defer wait.Stop()
 	select {
 	case s.slots <- struct{}{}:
+		return func() { <-s.slots }, nil
 	case <-wait.C:
 		return nil, errBusy
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	defer func() { <-s.slots }()
+}
+
+// timelineHeld runs the engine for a caller holding a slot. A state holds no more than a POST
+// may carry (--max-body), however it came: a link's state inflates up to 4 MiB otherwise.
+func (s *server) timelineHeld(ctx context.Context, st State) (*engine.Timeline, error) {
+	if n := st.size(); n > s.cfg.MaxBodyBytes {
+		return nil, httpError{status: http.StatusRequestEntityTooLarge,
+			msg: "This state holds " + byteSize(n) + " of manifest, annotations and options; this server takes at most " + byteSize(s.cfg.MaxBodyBytes) + " (--max-body)."}
+	}
 	return s.eng().Timeline(ctx, []byte(st.Manifest), st.Steps, st.Settings)
 }
 

@@ -64,6 +64,19 @@ func DecodeState(text string) (State, error) {
 	return decodeStateJSON(js)
 }
 
+// size is what the state carries that a person typed: the manifest, the steps and the install
+// options — what a POST of it would carry.
+func (s State) size() int64 {
+	n := len(s.Manifest) + len(s.Settings.Install.Overlay) + len(s.Settings.KubernetesVersion) + len(s.Settings.Mode)
+	for _, v := range s.Settings.Install.Set {
+		n += len(v)
+	}
+	for _, st := range s.Steps {
+		n += len(st.Key) + len(st.Value)
+	}
+	return int64(n)
+}
+
 // StateJSON is a state as stored behind a short link: its JSON, with the current schema version.
 func StateJSON(s State) []byte {
 	s.Version = StateVersion

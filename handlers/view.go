@@ -264,7 +264,12 @@ func buildResults(v view, enc string, tl *engine.Timeline, reqErr *engine.InputE
 // maxValue bounds a value shown in the field diff; the whole of it is in the injected YAML.
 const maxValue = 400
 
-func shortValue(v any) string {
+// shortValue is a change's value as the field diff shows it: at most maxValue characters, or, for
+// a value the engine left out of the change (omitted > 0 bytes), its size.
+func shortValue(v any, omitted int) string {
+	if omitted > 0 {
+		return fmt.Sprintf("(%s of JSON, too large or too deeply nested to show here: see the YAML)", byteSize(int64(omitted)))
+	}
 	s := engine.FormatValue(v)
 	if r := []rune(s); len(r) > maxValue {
 		return string(r[:maxValue]) + fmt.Sprintf("… (%d more characters: see the injected YAML)", len(r)-maxValue)
@@ -280,11 +285,11 @@ func changeView(c engine.Change, docs []engine.Document, multi bool) web.ChangeV
 	}
 	switch c.Kind {
 	case engine.Added:
-		cv.Sign, cv.New = "+", shortValue(c.New)
+		cv.Sign, cv.New = "+", shortValue(c.New, c.NewBytes)
 	case engine.Removed:
-		cv.Sign, cv.Old = "−", shortValue(c.Old)
+		cv.Sign, cv.Old = "−", shortValue(c.Old, c.OldBytes)
 	case engine.Changed:
-		cv.Sign, cv.Old, cv.New = "~", shortValue(c.Old), shortValue(c.New)
+		cv.Sign, cv.Old, cv.New = "~", shortValue(c.Old, c.OldBytes), shortValue(c.New, c.NewBytes)
 	case engine.Moved:
 		cv.Sign = "↕"
 		if c.OldPath != "" {

@@ -227,19 +227,44 @@ func joinNonEmpty(parts ...string) string {
 	return strings.Join(out, " ")
 }
 
-// BatchCSV writes the rows as CSV with a header.
+// formulaStart are the first characters that make a spreadsheet read a cell as a formula.
+const formulaStart = "=+-@\t\r"
+
+// spreadsheetSafe escapes a cell a spreadsheet would run as a formula, as OWASP recommends for
+// CSV injection: a leading single quote, which spreadsheets show as text. ("-i * -b *", istio-init's
+// arguments, becomes "'-i * -b *".)
+func spreadsheetSafe(cells []string) []string {
+	for i, c := range cells {
+		if c != "" && strings.ContainsRune(formulaStart, rune(c[0])) {
+			cells[i] = "'" + c
+		}
+	}
+	return cells
+}
+
+// unescapeCell undoes spreadsheetSafe.
+func unescapeCell(c string) string {
+	if len(c) >= 2 && c[0] == '\'' && strings.ContainsRune(formulaStart, rune(c[1])) {
+		return c[1:]
+	}
+	return c
+}
+
+// BatchCSV writes the rows as CSV with a header; cells that start like a formula are escaped
+// (spreadsheetSafe).
 func BatchCSV(rows []BatchRow) []byte {
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
 	_ = w.Write(BatchColumns())
 	for _, r := range rows {
-		_ = w.Write(r.cells())
+		_ = w.Write(spreadsheetSafe(r.cells()))
 	}
 	w.Flush()
 	return buf.Bytes()
 }
 
-// BatchMarkdown writes the rows as a Markdown table.
+// BatchMarkdown writes the rows as a Markdown table, its cells escaped as BatchCSV's (tables are
+// pasted into spreadsheets too).
 func BatchMarkdown(rows []BatchRow) []byte {
 	var b bytes.Buffer
 	cell := func(s string) string {
@@ -249,7 +274,7 @@ func BatchMarkdown(rows []BatchRow) []byte {
 	b.WriteString("| " + strings.Join(cols, " | ") + " |\n")
 	b.WriteString("|" + strings.Repeat("---|", len(cols)) + "\n")
 	for _, r := range rows {
-		cs := r.cells()
+		cs := spreadsheetSafe(r.cells())
 		for i := range cs {
 			cs[i] = cell(cs[i])
 		}
@@ -275,6 +300,9 @@ func ParseBatchCSV(data []byte) ([]BatchRow, error) {
 	}
 	var out []BatchRow
 	for _, rec := range recs[1:] {
+		for i := range rec {
+			rec[i] = unescapeCell(rec[i])
+		}
 		doc, _ := strconv.Atoi(rec[0])
 		r := BatchRow{Doc: doc, Kind: rec[1], Name: rec[2], Namespace: rec[3], Result: rec[4], Reason: rec[5], Proxy: rec[6], ProxyFirst: rec[7] == "yes",
 			PostStart: rec[8], PreStop: rec[9], Requests: rec[10], Limits: rec[11], Exclusions: rec[12], ProxyConfig: rec[13]}

@@ -107,3 +107,35 @@ func TestCapacityFor(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestBatchSpreadsheetSafe: a cell that starts like a formula (=, +, -, @, tab, CR) is written
+// with a leading quote in CSV and Markdown, as OWASP recommends against CSV injection, and reads
+// back as it was; other cells are written as they are.
+func TestBatchSpreadsheetSafe(t *testing.T) {
+	rows := []BatchRow{
+		{Doc: 1, Kind: "Pod", Name: "a", Result: "error", Reason: `=HYPERLINK("http://evil","x")`, Exclusions: "-i *", ProxyConfig: "+1", PostStart: "@SUM(A1)"},
+		{Doc: 2, Kind: "Pod", Name: "b", Result: "injected", Reason: "plain", PreStop: "sleep 5"},
+	}
+	csvOut := string(BatchCSV(rows))
+	md := string(BatchMarkdown(rows))
+	for _, want := range []string{`"'=HYPERLINK(""http://evil"",""x"")"`, "'-i *", "'+1", "'@SUM(A1)"} {
+		if !strings.Contains(csvOut, want) {
+			t.Errorf("CSV lacks %s:\n%s", want, csvOut)
+		}
+	}
+	for _, want := range []string{`'=HYPERLINK("http://evil","x")`, "'-i *", "'@SUM(A1)"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("Markdown lacks %s:\n%s", want, md)
+		}
+	}
+	if strings.Contains(csvOut, "'plain") || strings.Contains(csvOut, "'sleep") {
+		t.Errorf("an ordinary cell was escaped:\n%s", csvOut)
+	}
+	back, err := ParseBatchCSV([]byte(csvOut))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back[0].Reason != rows[0].Reason || back[0].Exclusions != "-i *" || back[0].ProxyConfig != "+1" || back[0].PostStart != "@SUM(A1)" {
+		t.Fatalf("read back %+v", back[0])
+	}
+}

@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -193,9 +196,13 @@ func (s *server) formView(w http.ResponseWriter, r *http.Request) (view, error) 
 		return view{}, httpError{status: http.StatusBadRequest, msg: "The form could not be read."}
 	}
 	f := r.PostForm
-	for _, field := range []string{"manifest", "overlay", "steps"} {
-		if !utf8.ValidString(f.Get(field)) {
-			return view{}, &engine.InputError{Field: field, Msg: "this is not UTF-8 text (Kubernetes reads YAML as UTF-8)"}
+	// Every field must be text: a permalink's JSON would silently turn other bytes into U+FFFD.
+	for _, field := range slices.Sorted(maps.Keys(f)) {
+		for _, val := range f[field] {
+			if at := invalidUTF8At(val); at >= 0 {
+				return view{}, &engine.InputError{Field: shortName(field), Line: 1 + strings.Count(val[:at], "\n"),
+					Msg: "this is not UTF-8 text (Kubernetes reads YAML as UTF-8)"}
+			}
 		}
 	}
 	st := State{
@@ -286,10 +293,41 @@ func uploadedManifest(r *http.Request) (string, error) {
 		if err != nil {
 			return "", err
 		}
+		if at := invalidUTF8At(string(b)); at >= 0 {
+			return "", &engine.InputError{Field: "file " + shortName(fh.Filename), Line: 1 + bytes.Count(b[:at], []byte("\n")),
+				Msg: "this is not UTF-8 text (Kubernetes reads YAML as UTF-8)"}
+		}
 		parts = append(parts, strings.TrimSuffix(strings.ReplaceAll(string(b), "\r\n", "\n"), "\n")+"\n")
 	}
 	return strings.Join(parts, "---\n"), nil
 }
+
+// invalidUTF8At is the byte offset of the first byte of s that is not UTF-8, or -1.
+func invalidUTF8At(s string) int {
+	for i, r := range s {
+		if r == utf8.RuneError {
+			if _, n := utf8.DecodeRuneInString(s[i:]); n <= 1 {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// shortName is a name the person gave (a form field, a file name) as an error may echo it: at
+// most 64 bytes of valid UTF-8, quoted unless it is a plain name like "manifest".
+func shortName(s string) string {
+	if plainName.MatchString(s) {
+		return s
+	}
+	s = strings.ToValidUTF8(s, "?")
+	if len(s) > 64 {
+		s = strings.ToValidUTF8(s[:64], "") + "…"
+	}
+	return strconv.Quote(s)
+}
+
+var plainName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]{0,31}$`)
 
 func splitLines(s string) []string {
 	var out []string
@@ -314,6 +352,9 @@ func (s *server) handleDownload() http.Handler {
 	return s.pageHandler(func(w http.ResponseWriter, r *http.Request) error {
 		v, tl, err := s.viewTimeline(r)
 		if err != nil {
+			return err
+		}
+		if err := rejected(tl, v.step); err != nil {
 			return err
 		}
 		step := selectedStep(v.step, len(tl.Steps))

@@ -51,6 +51,9 @@ func (s *server) writeRaw(w http.ResponseWriter, r *http.Request, name string, v
 	if err != nil {
 		return err
 	}
+	if err := rejected(tl, v.step); err != nil {
+		return err
+	}
 	switch name {
 	case "injected.yaml":
 		w.Header().Set("Content-Type", "application/yaml; charset=utf-8")
@@ -70,6 +73,15 @@ func (s *server) writeRaw(w http.ResponseWriter, r *http.Request, name string, v
 		err = fmt.Errorf("no raw output %q", name)
 	}
 	return err
+}
+
+// rejected is the error of a state whose documents Istio rejects, at the selected step (the last
+// when none is): the 422 the page and the API answer, so that a raw output is never an empty 200.
+func rejected(tl *engine.Timeline, step int) error {
+	if errs := tl.Steps[selectedStep(step, len(tl.Steps))].Errors(); len(errs) > 0 {
+		return documentErrors(errs)
+	}
+	return nil
 }
 
 // reproBundle is everything needed to reproduce a state's output with istioctl alone: the input

@@ -44,9 +44,14 @@ fuzz:
 e2e:
 	$(GO) test -tags e2e -count=1 ./e2e
 
-# Load test against the real binary on 127.0.0.1 (bounded: 10,000 requests or 120 s).
+# Load test against the real binary on 127.0.0.1 (bounded: 10,000 requests or 120 s), then the
+# memory attacks. The server runs on core SERVER_CPUS and the load generator on LOAD_CPUS.
+SERVER_CPUS ?= 1
+LOAD_CPUS ?= 0
 load:
-	SIDECARLAB_SERVE_ARGS="--rate-limit -1" $(GO) test -tags load -count=1 -run TestLoad -v ./e2e
+	$(GO) test -tags load -c -o bin/load.test ./e2e
+	cd e2e && SIDECARLAB_SERVER_CPUS=$(SERVER_CPUS) SIDECARLAB_SERVE_ARGS="--rate-limit -1" \
+		taskset -c $(LOAD_CPUS) ../bin/load.test -test.count=1 -test.run 'TestLoad|TestMemoryUnderAttack' -test.v
 
 bench:
 	$(GO) test ./engine ./handlers -run '^$$' -bench . -benchmem -count 5

@@ -49,13 +49,20 @@ func TestMain(m *testing.M) {
 
 var listenRE = regexp.MustCompile(`msg=listening addr=(\S+)`)
 
-// serve starts the binary on a free loopback port and waits for /readyz.
+// serve starts the binary on a free loopback port and waits for /readyz. SIDECARLAB_SERVE_ARGS
+// adds flags; SIDECARLAB_SERVER_CPUS pins it to cores (taskset -c).
 func serve(bin, db string) (stop func(), url string, pid int, err error) {
 	args := []string{"serve", "--addr", "127.0.0.1:0", "--db", db}
 	if v := os.Getenv("SIDECARLAB_SERVE_ARGS"); v != "" {
 		args = append(args, regexp.MustCompile(`\s+`).Split(v, -1)...)
 	}
-	cmd := exec.Command(bin, args...)
+	name := bin
+	if cpus := os.Getenv("SIDECARLAB_SERVER_CPUS"); cpus != "" {
+		// Pin the server to these cores (the load generator runs on the others): taskset execs
+		// the binary, so the pid stays the server's.
+		name, args = "taskset", append([]string{"-c", cpus, bin}, args...)
+	}
+	cmd := exec.Command(name, args...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return nil, "", 0, err

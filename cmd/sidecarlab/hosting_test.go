@@ -23,32 +23,35 @@ import (
 
 // served is a `sidecarlab serve` running in the test.
 type served struct {
-	base   string
-	logs   *syncBuffer
-	stop   context.CancelFunc
-	result chan error
+	base string
+	logs *syncBuffer
+	stop context.CancelFunc
+	// done is closed when serve has returned err.
+	done chan struct{}
+	err  error
 }
 
 // startServe runs serve with args on a free port and waits until it is ready.
 func startServe(t *testing.T, args ...string) *served {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &served{logs: &syncBuffer{}, stop: cancel, result: make(chan error, 1)}
+	s := &served{logs: &syncBuffer{}, stop: cancel, done: make(chan struct{})}
 	go func() {
-		s.result <- run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...), func(string) string { return "" }, strings.NewReader(""), io.Discard, s.logs)
+		defer close(s.done)
+		s.err = run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...), func(string) string { return "" }, strings.NewReader(""), io.Discard, s.logs)
 	}()
 	t.Cleanup(func() {
 		cancel()
 		select {
-		case <-s.result:
+		case <-s.done:
 		case <-time.After(30 * time.Second):
 		}
 	})
 	addrRE := regexp.MustCompile(`msg=listening addr=(\S+)`)
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		select {
-		case err := <-s.result:
-			t.Fatalf("serve returned %v:\n%s", err, s.logs.String())
+		case <-s.done:
+			t.Fatalf("serve returned %v:\n%s", s.err, s.logs.String())
 		default:
 		}
 		if m := addrRE.FindStringSubmatch(s.logs.String()); m != nil && strings.Contains(s.logs.String(), "msg=ready") {
@@ -180,9 +183,9 @@ func TestShutdownWaitsForRequests(t *testing.T) {
 		t.Fatalf("the request 11 s into the shutdown: %d %v\n%s", r.status, r.err, s.logs.String())
 	}
 	select {
-	case err := <-s.result:
-		if err != nil {
-			t.Fatalf("serve returned %v after a clean SIGTERM", err)
+	case <-s.done:
+		if s.err != nil {
+			t.Fatalf("serve returned %v after a clean SIGTERM", s.err)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the server did not stop")

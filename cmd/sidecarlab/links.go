@@ -62,6 +62,7 @@ type reconnectingLinks struct {
 	mu     sync.Mutex
 	db     *store.SQL
 	health error
+	cause  error // the database's own error behind health, for the log
 
 	stop chan struct{}
 	done chan struct{}
@@ -81,11 +82,11 @@ func newReconnectingLinks(open func(context.Context) (*store.SQL, error), logger
 	return l
 }
 
-// lastErr is the cause behind health, for the log.
+// lastErr is the database's error behind health, for the log.
 func (l *reconnectingLinks) lastErr() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return errors.Unwrap(l.health)
+	return l.cause
 }
 
 // connect tries to open the store once and reports whether it is open.
@@ -96,10 +97,10 @@ func (l *reconnectingLinks) connect() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err != nil {
-		l.health = fmt.Errorf("%w: %w", handlers.ErrLinkStoreUnavailable, err)
+		l.health, l.cause = fmt.Errorf("%w: %w", handlers.ErrLinkStoreUnavailable, err), err
 		return false
 	}
-	l.db, l.health = db, nil
+	l.db, l.health, l.cause = db, nil, nil
 	return true
 }
 
@@ -150,6 +151,7 @@ func (l *reconnectingLinks) record(err error) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.cause = err
 	if (l.health == nil) != (err == nil) {
 		if err == nil {
 			l.log.Info("link store: answering again; sharing is available")

@@ -46,7 +46,7 @@ e2e:
 
 # Load test against the real binary on 127.0.0.1 (bounded: 10,000 requests or 120 s).
 load:
-	SIDECARLAB_SERVE_ARGS="--rate-limit -1" $(GO) test -tags load -count=1 -run TestLoad -v ./e2e
+	SIDECARLAB_SERVE_ARGS="--rate-limit -1 --share-rate-limit -1" $(GO) test -tags load -count=1 -run TestLoad -v ./e2e
 
 bench:
 	$(GO) test ./engine ./handlers -run '^$$' -bench . -benchmem -count 5

@@ -179,22 +179,21 @@ func handleHealthz() http.Handler {
 func (s *server) handleReadyz() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		engineLine, storeLine := "engine: ok", "link store: "+s.linkStoreState()
-		if s.eng() == nil {
-			engineLine = "engine: starting (rendering the default Istio installation)"
-		}
+		engineLine := "engine: ok"
+		store, sharing := s.linkStoreState()
 		var b strings.Builder
 		switch {
 		case s.eng() == nil:
+			engineLine = "engine: starting (rendering the default Istio installation)"
 			w.WriteHeader(http.StatusServiceUnavailable)
 			b.WriteString("starting: rendering the default Istio installation\n")
-		case !strings.HasSuffix(storeLine, ": ok") && !strings.HasSuffix(storeLine, ": off"):
+		case !sharing:
 			b.WriteString("ready (sharing is unavailable)\n")
 		default:
 			b.WriteString("ready\n")
 		}
 		if _, verbose := r.URL.Query()["verbose"]; verbose {
-			b.WriteString(engineLine + "\n" + storeLine + "\n")
+			b.WriteString(engineLine + "\nlink store: " + store + "\n")
 		}
 		_, _ = w.Write([]byte(b.String()))
 	})

@@ -92,24 +92,25 @@ func (s *server) storeError(reqCtx, storeCtx context.Context, op string, err err
 	return httpError{status: http.StatusServiceUnavailable, retryAfter: "30", msg: what + ": the link store does not answer; try again later." + keepsView}
 }
 
-// linkStoreState is the store's state for /readyz?verbose: off, ok, or what is wrong.
-func (s *server) linkStoreState() string {
+// linkStoreState is the store's state for /readyz?verbose — off, ok, or what is wrong — and
+// whether sharing works (or is off by choice, which is not a fault).
+func (s *server) linkStoreState() (state string, ok bool) {
 	if s.cfg.Links == nil {
-		return "off"
+		return "off", true
 	}
-	h, ok := s.cfg.Links.(LinkStoreHealth)
-	if !ok {
-		return "ok"
+	h, isHealth := s.cfg.Links.(LinkStoreHealth)
+	if !isHealth {
+		return "ok", true
 	}
 	switch err := h.Health(); {
 	case err == nil:
-		return "ok"
+		return "ok", true
 	case errors.Is(err, ErrLinkStoreFull):
-		return "full (sharing is unavailable; links open)"
+		return "full (sharing is unavailable; links open)", false
 	case errors.Is(err, ErrLinkStoreReadOnly):
-		return "read-only (sharing is unavailable; links open)"
+		return "read-only (sharing is unavailable; links open)", false
 	default:
-		return "unavailable (sharing and shared links answer 503; reconnecting)"
+		return "unavailable (sharing and shared links answer 503; reconnecting)", false
 	}
 }
 

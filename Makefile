@@ -50,7 +50,7 @@ SERVER_CPUS ?= 1
 LOAD_CPUS ?= 0
 load:
 	$(GO) test -tags load -c -o bin/load.test ./e2e
-	cd e2e && SIDECARLAB_SERVER_CPUS=$(SERVER_CPUS) SIDECARLAB_SERVE_ARGS="--rate-limit -1" \
+	cd e2e && SIDECARLAB_SERVER_CPUS=$(SERVER_CPUS) SIDECARLAB_SERVE_ARGS="--rate-limit -1 --share-rate-limit -1" \
 		taskset -c $(LOAD_CPUS) ../bin/load.test -test.count=1 -test.run 'TestLoad|TestMemoryUnderAttack' -test.v
 
 bench:

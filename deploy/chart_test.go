@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"helm.sh/helm/v4/pkg/chart/common"
 	commonutil "helm.sh/helm/v4/pkg/chart/common/util"
 	"helm.sh/helm/v4/pkg/chart/v2/lint"
@@ -57,6 +58,31 @@ func TestChartRenders(t *testing.T) {
 	}
 	if !strings.Contains(files["sidecarlab/templates/service.yaml"], "targetPort: http") {
 		t.Fatal("no service")
+	}
+	// The hosting flags, as numbers the flag parser reads (not 1.073741824e+09), and a grace
+	// period that covers the server's own shutdown wait (request timeout + 5 s).
+	wantArgs := []string{"serve", "--addr=:8080", "--db=/data/links.db", "--rate-limit=6000", "--share-rate-limit=60",
+		"--max-body=1048576", "--store-quota=1073741824", "--request-timeout=15s"}
+	if diff := cmp.Diff(wantArgs, c.Args); diff != "" {
+		t.Fatalf("args (-want +got):\n%s", diff)
+	}
+	if g := d.Spec.Template.Spec.TerminationGracePeriodSeconds; g == nil || *g < 20 {
+		t.Fatalf("terminationGracePeriodSeconds %v, want ≥ 15 s + 5 s", g)
+	}
+	// Behind an ingress: its proxies, and the other limits, set from values.
+	files, err = render(t, map[string]any{"trustedProxies": []any{"10.0.0.0/8", "192.168.0.0/16"}, "storeQuota": 5368709120, "shareRateLimit": 10, "requestTimeoutSeconds": 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d = deployment(t, files)
+	args := strings.Join(d.Spec.Template.Spec.Containers[0].Args, " ")
+	for _, want := range []string{"--trusted-proxies=10.0.0.0/8,192.168.0.0/16", "--store-quota=5368709120", "--share-rate-limit=10", "--request-timeout=30s"} {
+		if !strings.Contains(args, want) {
+			t.Errorf("args %q lack %q", args, want)
+		}
+	}
+	if g := d.Spec.Template.Spec.TerminationGracePeriodSeconds; g == nil || *g != 40 {
+		t.Errorf("terminationGracePeriodSeconds %v, want 40", g)
 	}
 	// PostgreSQL from a Secret, with several replicas.
 	files, err = render(t, map[string]any{"replicaCount": 3, "postgres": map[string]any{"existingSecret": "links-db"}})

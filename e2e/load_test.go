@@ -20,7 +20,7 @@ import (
 // TestLoad drives the real binary on 127.0.0.1 with mixed traffic — page loads, toggles (a new
 // annotation value each time, so a real injection), batch tables and shares — from N clients
 // until R requests or T have passed, and reports throughput, p50/p99 by kind, errors, and RSS.
-// Run: SIDECARLAB_SERVE_ARGS="--rate-limit -1" go test -tags load ./e2e -run TestLoad -v
+// Run: SIDECARLAB_SERVE_ARGS="--rate-limit -1 --share-rate-limit -1" go test -tags load ./e2e -run TestLoad -v
 // (the per-address limit is for a workshop behind one NAT, not for one load generator).
 func TestLoad(t *testing.T) {
 	clients := envInt("LOAD_CLIENTS", 16)

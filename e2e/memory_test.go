@@ -21,7 +21,7 @@ import (
 // answer each), 100 distinct link states of about 1 MiB (once kept whole in the timeline memo),
 // and links whose state inflates to 4 MiB (once allowed past the 1 MiB body limit). Goal: peak
 // RSS under 400 MB, and back under 300 MB after.
-// Run: SIDECARLAB_SERVE_ARGS="--rate-limit -1" go test -tags load ./e2e -run TestMemoryUnderAttack -v
+// Run: make load (or SIDECARLAB_SERVE_ARGS="--rate-limit -1" go test -tags load ./e2e -run TestMemoryUnderAttack -v)
 func TestMemoryUnderAttack(t *testing.T) {
 	client := &http.Client{Timeout: 60 * time.Second}
 	var peak float64

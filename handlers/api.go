@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"mime"
 	"net/http"
 	"strings"
 	"unicode/utf8"
@@ -35,8 +36,10 @@ type InjectResponse struct {
 // handleAPIInject is POST /api/v1/inject.
 func (s *server) handleAPIInject() http.Handler {
 	return s.apiHandler(func(w http.ResponseWriter, r *http.Request) error {
-		if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
-			return httpError{status: http.StatusUnsupportedMediaType, msg: "Send the request as application/json."}
+		// application/json and nothing else: a browser sends no other page's fetch with it
+		// unless CORS allows it (it does not), and a form cannot send it at all.
+		if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+			return httpError{status: http.StatusUnsupportedMediaType, msg: "Send the request as application/json (Content-Type: application/json)."}
 		}
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
 		if err != nil {
@@ -54,6 +57,9 @@ func (s *server) handleAPIInject() http.Handler {
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&req); err != nil {
 			return httpError{status: http.StatusBadRequest, msg: "The request is not valid JSON for this endpoint: " + err.Error()}
+		}
+		if _, err := dec.Token(); err != io.EOF {
+			return httpError{status: http.StatusBadRequest, msg: "The request has more after its JSON object; send one object."}
 		}
 		// The slot is held until the answer is written: encoding a large timeline is work too.
 		release, err := s.acquire(r.Context())

@@ -14,10 +14,12 @@ import (
 	"github.com/sidecarlab/sidecarlab/web"
 )
 
-// httpError is an error with the status and the message a person should see.
+// httpError is an error with the status and the message a person should see, and for a 503
+// how many seconds to wait before trying again (Retry-After; "1" when not set).
 type httpError struct {
-	status int
-	msg    string
+	status     int
+	msg        string
+	retryAfter string
 }
 
 func (e httpError) Error() string { return e.msg }
@@ -98,7 +100,11 @@ func (h appHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if status == http.StatusServiceUnavailable {
-		w.Header().Set("Retry-After", "1")
+		retry := "1"
+		if he := (httpError{}); errors.As(err, &he) && he.retryAfter != "" {
+			retry = he.retryAfter
+		}
+		w.Header().Set("Retry-After", retry)
 	}
 	if h.format == jsonErrors {
 		body := apiErrorBody{Status: status, Message: msg}

@@ -349,6 +349,7 @@ func TestOversizedBody(t *testing.T) {
 		t.Fatalf("form: status %d %q", r.status, testid(r, "error-message").Text())
 	}
 	req := httptest.NewRequest(http.MethodPost, "/api/v1/inject", strings.NewReader(`{"manifest":"`+strings.Repeat("x", 2<<20)+`"}`))
+	req.Header.Set("Content-Type", "application/json")
 	r = do(t, h, req)
 	if r.status != http.StatusRequestEntityTooLarge || !strings.Contains(r.body, `"status": 413`) {
 		t.Fatalf("api: status %d %s", r.status, r.body[:min(len(r.body), 200)])
@@ -732,6 +733,7 @@ func TestBatchDownloads(t *testing.T) {
 	// The API gives the same rows.
 	body, _ := json.Marshal(InjectRequest{Manifest: multi})
 	req := httptest.NewRequest(http.MethodPost, "/api/v1/inject", strings.NewReader(string(body)))
+	req.Header.Set("Content-Type", "application/json")
 	api := do(t, h, req)
 	var resp InjectResponse
 	if err := json.Unmarshal([]byte(api.body), &resp); err != nil {

@@ -137,11 +137,11 @@ func TestRateLimit(t *testing.T) {
 	newServer(t)
 	h := New(testLogger(), func() Engine { return eng }, Config{RatePerMinute: 3})
 	for i := range 3 {
-		if r := get(t, h, "/healthz"); r.status != http.StatusOK {
+		if r := get(t, h, "/api/v1/version"); r.status != http.StatusOK {
 			t.Fatalf("request %d: %d", i, r.status)
 		}
 	}
-	if r := get(t, h, "/healthz"); r.status != http.StatusTooManyRequests || r.header.Get("Retry-After") == "" {
+	if r := get(t, h, "/api/v1/version"); r.status != http.StatusTooManyRequests || r.header.Get("Retry-After") == "" {
 		t.Fatalf("over the limit: %d", r.status)
 	}
 }

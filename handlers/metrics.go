@@ -24,7 +24,7 @@ type metrics struct {
 // statser is the part of the engine that reports counters.
 type statser interface{ Stats() engine.Stats }
 
-func newMetrics(eng func() Engine) *metrics {
+func newMetrics(eng func() Engine, links LinkStore) *metrics {
 	m := &metrics{
 		reg: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "sidecarlab_http_requests_total",
@@ -53,10 +53,21 @@ func newMetrics(eng func() Engine) *metrics {
 			stat(func(s engine.Stats) float64 { return float64(s.Installs) })),
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}),
 	)
+	if links != nil {
+		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "sidecarlab_link_store_up",
+			Help: "1 while the shared-link store answers and can store links, 0 while sharing is unavailable."},
+			func() float64 {
+				if h, ok := links.(LinkStoreHealth); ok && h.Health() != nil {
+					return 0
+				}
+				return 1
+			}))
+	}
 	return m
 }
 
-// observe counts every request under its route pattern (never its URL: states are user content).
+// observe counts every request under its route pattern (never its URL: states are user content),
+// a request whose client went away before the answer under code 499.
 func (m *metrics) observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -67,7 +78,12 @@ func (m *metrics) observe(next http.Handler) http.Handler {
 			route = rc.RoutePattern()
 		}
 		status := ww.Status()
-		if status == 0 {
+		switch {
+		case status == 0 && r.Context().Err() != nil:
+			// Nothing was answered because the client went away (appHandler writes nothing
+			// then): nginx's 499, not a 200.
+			status = statusClientClosedRequest
+		case status == 0:
 			status = http.StatusOK
 		}
 		m.requests.WithLabelValues(route, strconv.Itoa(status)).Inc()

@@ -8,14 +8,15 @@ import (
 	"encoding/base64"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/a-h/templ"
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
-	"github.com/go-chi/httprate"
 
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/static"
@@ -37,11 +38,19 @@ type Config struct {
 	QueueWait     time.Duration
 	// RequestTimeout bounds one request's work (default 15 s).
 	RequestTimeout time.Duration
-	// RatePerMinute limits requests per client IP (default 6000, a workshop behind one NAT);
-	// a negative value turns the limit off.
-	RatePerMinute int
+	// RatePerMinute limits requests per client address (default 6000, a workshop behind one
+	// NAT), WriteRatePerMinute the shares among them (link-store writes, default 60); a negative
+	// value turns a limit off. The probes and /metrics are never limited.
+	RatePerMinute      int
+	WriteRatePerMinute int
+	// TrustedProxies are the proxies (an ingress, a load balancer) whose X-Forwarded-For or
+	// Forwarded header names the client; from any other peer those headers are ignored.
+	TrustedProxies []netip.Prefix
 	// Links stores shared links; nil turns sharing off.
 	Links LinkStore
+	// StoreTimeout bounds one call to the link store (default 3 s), so that a hung database
+	// answers "sharing is unavailable" instead of holding the request.
+	StoreTimeout time.Duration
 }
 
 // New returns the whole HTTP surface. eng returns nil until the engine is ready (the default
@@ -63,19 +72,21 @@ func New(logger *slog.Logger, eng func() Engine, cfg Config) http.Handler {
 	if cfg.RatePerMinute == 0 {
 		cfg.RatePerMinute = 6000
 	}
-	s := &server{log: logger, eng: eng, cfg: cfg, slots: make(chan struct{}, cfg.MaxConcurrent), metrics: newMetrics(eng),
+	if cfg.WriteRatePerMinute == 0 {
+		cfg.WriteRatePerMinute = 60
+	}
+	if cfg.StoreTimeout == 0 {
+		cfg.StoreTimeout = 3 * time.Second
+	}
+	s := &server{log: logger, eng: eng, cfg: cfg, slots: make(chan struct{}, cfg.MaxConcurrent), metrics: newMetrics(eng, cfg.Links),
 		statics: pageStatics{panel: sync.OnceValue(func() templ.Component { return renderPanel(engine.DefaultCatalog()) }), lab: sync.OnceValue(labPath)}}
 	r := chi.NewRouter()
 	r.Use(s.metrics.observe)
 	r.Use(middleware.RequestID, s.logRequests, s.recoverPanics, securityHeaders, middleware.Compress(1, "text/html", "text/css", "application/javascript", "text/javascript", "application/json", "image/svg+xml", "application/yaml"))
-
-	if cfg.RatePerMinute > 0 {
-		r.Use(httprate.Limit(cfg.RatePerMinute, time.Minute, httprate.WithKeyFuncs(httprate.KeyByIP),
-			httprate.WithLimitHandler(func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set("Retry-After", "60")
-				http.Error(w, "Too many requests from your address; try again in a minute.", http.StatusTooManyRequests)
-			})))
-	}
+	// HEAD is answered on every GET route as GET is, without the body (link checkers and chat
+	// unfurlers ask with HEAD); net/http drops the body.
+	r.Use(middleware.GetHead)
+	r.Use(s.rateLimits, s.refuseCrossSite)
 	r.Use(middleware.Timeout(cfg.RequestTimeout))
 	r.Get("/healthz", handleHealthz().ServeHTTP)
 	r.Get("/readyz", s.handleReadyz().ServeHTTP)
@@ -182,16 +193,29 @@ func handleHealthz() http.Handler {
 	})
 }
 
-// handleReadyz says whether the engine is ready: the condition requireEngine checks.
+// handleReadyz says whether the engine is ready: the condition requireEngine checks. The link
+// store does not decide readiness (the playground works without it), but a store that does not
+// answer is named on the answer's second line, and with ?verbose every part's state is listed.
 func (s *server) handleReadyz() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		if s.eng() == nil {
+		engineLine := "engine: ok"
+		store, sharing := s.linkStoreState()
+		var b strings.Builder
+		switch {
+		case s.eng() == nil:
+			engineLine = "engine: starting (rendering the default Istio installation)"
 			w.WriteHeader(http.StatusServiceUnavailable)
-			_, _ = w.Write([]byte("starting: rendering the default Istio installation\n"))
-			return
+			b.WriteString("starting: rendering the default Istio installation\n")
+		case !sharing:
+			b.WriteString("ready (sharing is unavailable)\n")
+		default:
+			b.WriteString("ready\n")
 		}
-		_, _ = w.Write([]byte("ready\n"))
+		if _, verbose := r.URL.Query()["verbose"]; verbose {
+			b.WriteString(engineLine + "\nlink store: " + store + "\n")
+		}
+		_, _ = w.Write([]byte(b.String()))
 	})
 }
 

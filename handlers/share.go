@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
 
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/web"
@@ -39,24 +41,113 @@ type Link struct {
 // ErrLinkNotFound is a LinkStore's answer for an id it does not have.
 var ErrLinkNotFound = errors.New("no such shared link")
 
+// The failures of a link store that the handlers tell apart (a LinkStore returns them, wrapped or
+// not; cmd/sidecarlab's adapter maps the database's errors to them). Any other error of a store
+// is taken as ErrLinkStoreUnavailable: the store did not answer.
+var (
+	// ErrLinkStoreFull: the store's quota is used up or its disk is full (507).
+	ErrLinkStoreFull = errors.New("the link store is full")
+	// ErrLinkStoreReadOnly: the store can be read but not written (503).
+	ErrLinkStoreReadOnly = errors.New("the link store is read-only")
+	// ErrLinkStoreUnavailable: the store does not answer, or was never reached (503).
+	ErrLinkStoreUnavailable = errors.New("the link store is unavailable")
+)
+
+// LinkStoreHealth is what a LinkStore may also report, for /readyz and /metrics: nil while it
+// answers, else one of the ErrLinkStore… errors. It must not wait on the database.
+type LinkStoreHealth interface {
+	Health() error
+}
+
 var errNoSharing = httpError{status: http.StatusNotFound, msg: "Sharing is off on this server (no link store)."}
 
+// keepsView is said with every store failure: the view itself never needed the store.
+const keepsView = " The page's own address (the long link) keeps the whole view without it."
+
+// storeError turns a link store's failure into what the person is told: never the generic 500,
+// always why and, where waiting helps, Retry-After. op is "share" or "open". The store's own
+// error is logged and counted; a client that went away stays a client that went away.
+func (s *server) storeError(reqCtx, storeCtx context.Context, op string, err error) error {
+	if reqCtx.Err() != nil {
+		return reqCtx.Err()
+	}
+	s.metrics.storeErrors.Inc()
+	s.log.WarnContext(reqCtx, "link store", "op", op, "err", err, "request_id", middleware.GetReqID(reqCtx))
+	what := "Sharing is unavailable"
+	if op == "open" {
+		what = "Shared links cannot be opened right now"
+	}
+	switch {
+	case errors.Is(err, ErrLinkStoreFull):
+		if op == "open" {
+			// A full store still reads; this is a store that failed for some other reason too.
+			break
+		}
+		return httpError{status: http.StatusInsufficientStorage, msg: "Sharing is unavailable: the link store is full. Links made before still open." + keepsView}
+	case errors.Is(err, ErrLinkStoreReadOnly):
+		return httpError{status: http.StatusServiceUnavailable, retryAfter: "60", msg: what + ": the link store cannot be written; try again later." + keepsView}
+	case storeCtx.Err() != nil || errors.Is(err, context.DeadlineExceeded):
+		return httpError{status: http.StatusServiceUnavailable, retryAfter: "30", msg: what + ": the link store did not answer in time; try again later." + keepsView}
+	}
+	return httpError{status: http.StatusServiceUnavailable, retryAfter: "30", msg: what + ": the link store does not answer; try again later." + keepsView}
+}
+
+// linkStoreState is the store's state for /readyz?verbose — off, ok, or what is wrong — and
+// whether sharing works (or is off by choice, which is not a fault).
+func (s *server) linkStoreState() (state string, ok bool) {
+	if s.cfg.Links == nil {
+		return "off", true
+	}
+	h, isHealth := s.cfg.Links.(LinkStoreHealth)
+	if !isHealth {
+		return "ok", true
+	}
+	switch err := h.Health(); {
+	case err == nil:
+		return "ok", true
+	case errors.Is(err, ErrLinkStoreFull):
+		return "full (sharing is unavailable; links open)", false
+	case errors.Is(err, ErrLinkStoreReadOnly):
+		return "read-only (sharing is unavailable; links open)", false
+	default:
+		return "unavailable (sharing and shared links answer 503; reconnecting)", false
+	}
+}
+
 // sharedLink loads the link with the id and its state: 404 when there is none, a counted store
-// error when the store fails.
-func (s *server) sharedLink(ctx context.Context, id string) (Link, State, error) {
+// error when the store fails. reqCtx is the request's.
+func (s *server) sharedLink(reqCtx context.Context, id string) (Link, State, error) {
 	if s.cfg.Links == nil {
 		return Link{}, State{}, errNoSharing
 	}
+	ctx, cancel := context.WithTimeout(reqCtx, s.cfg.StoreTimeout)
+	defer cancel()
 	l, err := s.cfg.Links.Get(ctx, id)
 	if errors.Is(err, ErrLinkNotFound) {
 		return Link{}, State{}, httpError{status: http.StatusNotFound, msg: "There is no shared link with this id."}
 	}
 	if err != nil {
-		s.metrics.storeErrors.Inc()
-		return Link{}, State{}, err
+		return Link{}, State{}, s.storeError(reqCtx, ctx, "open", err)
 	}
 	st, err := decodeStateJSON(l.State)
 	return l, st, err
+}
+
+// kindRE finds a Kubernetes object's kind in a manifest, in YAML or JSON, even in a document
+// that does not parse (a broken manifest is shared to ask for help with it).
+var kindRE = regexp.MustCompile(`(?m)(^|[{,\s])["']?kind["']?\s*:\s*["']?[A-Za-z]`)
+
+// shareable refuses what is not worth a stored link: a state whose JSON is larger than a POST
+// may be (JSON escaping can make a state several times its form), and a manifest with no
+// Kubernetes object in it at all. States Istio rejects are shareable: they show its error.
+func (s *server) shareable(st State, js []byte) error {
+	if int64(len(js)) > s.cfg.MaxBodyBytes {
+		return httpError{status: http.StatusRequestEntityTooLarge, msg: "This view is too large to share: at most " + byteSize(s.cfg.MaxBodyBytes) + " is stored." + keepsView}
+	}
+	if !kindRE.MatchString(st.Manifest) {
+		return httpError{status: http.StatusUnprocessableEntity, msg: "There is nothing to share: the manifest has no Kubernetes object in it (no kind:)."}
+	}
+	return nil
 }
 
 func outputHash(tl *engine.Timeline) string {
@@ -74,6 +165,10 @@ func (s *server) handleShare() http.Handler {
 		if err != nil {
 			return err
 		}
+		js := StateJSON(v.state)
+		if err := s.shareable(v.state, js); err != nil {
+			return err
+		}
 		tl, err := s.timeline(r.Context(), v.state)
 		hash := ""
 		var ie *engine.InputError
@@ -85,10 +180,11 @@ func (s *server) handleShare() http.Handler {
 		default:
 			return err
 		}
-		id, err := s.cfg.Links.Put(r.Context(), Link{State: StateJSON(v.state), Istio: v.state.Istio, OutputHash: hash})
+		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.StoreTimeout)
+		defer cancel()
+		id, err := s.cfg.Links.Put(ctx, Link{State: js, Istio: v.state.Istio, OutputHash: hash})
 		if err != nil {
-			s.metrics.storeErrors.Inc()
-			return err
+			return s.storeError(r.Context(), ctx, "share", err)
 		}
 		target := "/s/" + id
 		q := url.Values{}

@@ -111,11 +111,13 @@ func TestShareAndShortLinks(t *testing.T) {
 	if r := get(t, h, "/s/0000000000000000/state.json"); r.status != http.StatusNotFound {
 		t.Errorf("raw output of an unknown link: %d", r.status)
 	}
-	// A failing store is a logged 500 (never its message) and is counted.
+	// A failing store is a 503 that says so, with Retry-After (never the store's own message,
+	// never the generic 500), and is counted.
 	links.failGet = true
 	for _, target := range []string{a, a + "/state.json"} {
-		if r := get(t, h, target); r.status != http.StatusInternalServerError || strings.Contains(r.body, "database") {
-			t.Errorf("%s with a failing store: %d", target, r.status)
+		if r := get(t, h, target); r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" ||
+			!strings.Contains(r.body, "link store does not answer") || strings.Contains(r.body, "database") {
+			t.Errorf("%s with a failing store: %d %v", target, r.status, r.header)
 		}
 	}
 	if r := get(t, h, "/metrics"); !strings.Contains(r.body, "sidecarlab_store_errors_total 2") {

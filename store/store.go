@@ -14,13 +14,52 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
-	_ "modernc.org/sqlite"             // the "sqlite" database/sql driver
+	"modernc.org/sqlite"               // the "sqlite" database/sql driver
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // ErrNotFound is Get's answer for an id nobody stored, and for a string that is not an id at all
 // (ValidID), which is never looked up.
 var ErrNotFound = errors.New("no such link")
+
+// The failures a caller tells apart: Put wraps the database's error in one of them when it is
+// one of these, and returns other errors (connection refused, a timeout, …) as they are.
+var (
+	// ErrFull: the store's quota is used up, or the database's disk is full.
+	ErrFull = errors.New("the link store is full")
+	// ErrReadOnly: the database can be read but not written (a read-only file or replica).
+	ErrReadOnly = errors.New("the link store is read-only")
+)
+
+// classify wraps the database's "disk full" and "read-only" errors in ErrFull and ErrReadOnly,
+// for SQLite (result codes 13 and 8, with their extended codes) and PostgreSQL (SQLSTATE 53100,
+// and 25006).
+func classify(err error) error {
+	if err == nil {
+		return nil
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_FULL:
+			return fmt.Errorf("%w: %w", ErrFull, err)
+		case sqlite3.SQLITE_READONLY:
+			return fmt.Errorf("%w: %w", ErrReadOnly, err)
+		}
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch pe.Code {
+		case "53100": // disk_full
+			return fmt.Errorf("%w: %w", ErrFull, err)
+		case "25006": // read_only_sql_transaction (a hot standby, default_transaction_read_only)
+			return fmt.Errorf("%w: %w", ErrReadOnly, err)
+		}
+	}
+	return err
+}
 
 // Link is one stored state.
 type Link struct {
@@ -55,29 +94,34 @@ func ValidID(s string) bool { return idRE.MatchString(s) }
 type SQL struct {
 	db      *sql.DB
 	dialect string
+	// Quota bounds the database's size in bytes (0: no bound): Put refuses a new link with
+	// ErrFull once the size plus the new state would pass it. Set it before the first Put. The
+	// size is the database's own (Size), so the bound holds for what is on disk; concurrent Puts
+	// may pass it by at most one state each.
+	Quota int64
 }
 
-// OpenSQLite opens (creating on first use) the SQLite file at path, in WAL mode.
-func OpenSQLite(path string) (*SQL, error) {
+// OpenSQLite opens (creating on first use) the SQLite file at path, in WAL mode. ctx bounds the
+// opening.
+func OpenSQLite(ctx context.Context, path string) (*SQL, error) {
 	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)&_pragma=synchronous(NORMAL)")
 	if err != nil {
 		return nil, err
 	}
-	return open(db, "sqlite")
+	return open(ctx, db, "sqlite")
 }
 
 // OpenPostgres connects to PostgreSQL with a DSN ("postgres://user@host:5432/db?sslmode=disable").
-func OpenPostgres(dsn string) (*SQL, error) {
+// ctx bounds the connecting (a server that accepts and never answers included).
+func OpenPostgres(ctx context.Context, dsn string) (*SQL, error) {
 	db, err := sql.Open("pgx", dsn)
 	if err != nil {
 		return nil, err
 	}
-	return open(db, "postgres")
+	return open(ctx, db, "postgres")
 }
 
-func open(db *sql.DB, dialect string) (*SQL, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
+func open(ctx context.Context, db *sql.DB, dialect string) (*SQL, error) {
 	ts := "TEXT"
 	if dialect == "postgres" {
 		ts = "TIMESTAMPTZ"
@@ -91,9 +135,21 @@ func open(db *sql.DB, dialect string) (*SQL, error) {
 	)`)
 	if err != nil {
 		db.Close()
-		return nil, fmt.Errorf("create the links table: %w", err)
+		return nil, fmt.Errorf("create the links table: %w", classify(err))
 	}
 	return &SQL{db: db, dialect: dialect}, nil
+}
+
+// Size is the database's size in bytes as the database counts it: SQLite's pages (the file, WAL
+// included), PostgreSQL's links table with its index and TOAST.
+func (s *SQL) Size(ctx context.Context) (int64, error) {
+	query := `SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()`
+	if s.dialect == "postgres" {
+		query = `SELECT pg_total_relation_size('links')`
+	}
+	var n int64
+	err := s.db.QueryRowContext(ctx, query).Scan(&n)
+	return n, err
 }
 
 func (s *SQL) q(query string) string {
@@ -113,10 +169,23 @@ func (s *SQL) q(query string) string {
 	return b.String()
 }
 
-// Put stores a link unless its id is already stored: stored states are never overwritten.
+// Put stores a link unless its id is already stored: stored states are never overwritten. Past
+// the quota, a link already stored is still "stored" (its id works); a new one is ErrFull.
 func (s *SQL) Put(ctx context.Context, l Link) error {
 	if !ValidID(l.ID) {
 		return fmt.Errorf("invalid id %q", l.ID)
+	}
+	if s.Quota > 0 {
+		size, err := s.Size(ctx)
+		if err != nil {
+			return classify(err)
+		}
+		if size+int64(len(l.State)) > s.Quota {
+			if _, err := s.Get(ctx, l.ID); err == nil {
+				return nil
+			}
+			return fmt.Errorf("%w: %d of %d bytes used", ErrFull, size, s.Quota)
+		}
 	}
 	created := l.Created
 	if created.IsZero() {
@@ -128,7 +197,7 @@ func (s *SQL) Put(ctx context.Context, l Link) error {
 	}
 	_, err := s.db.ExecContext(ctx, s.q(`INSERT INTO links (id, state, istio, output_hash, created) VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`),
 		l.ID, string(l.State), l.Istio, l.OutputHash, when)
-	return err
+	return classify(err)
 }
 
 // Get loads a link.

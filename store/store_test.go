@@ -2,10 +2,14 @@ package store
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // postgresDSN is the test database, SIDECARLAB_TEST_POSTGRES: `make test` (scripts/testenv.sh) starts
@@ -80,20 +84,20 @@ func testStore(t *testing.T, s *SQL, reopen func() *SQL) {
 
 func TestSQLite(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "links.db")
-	s, err := OpenSQLite(path)
+	s, err := OpenSQLite(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	testStore(t, s, func() *SQL {
 		s.Close() // a restart: the first process is gone
-		r, err := OpenSQLite(path)
+		r, err := OpenSQLite(context.Background(), path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return r
 	})
 	var mode string
-	r, _ := OpenSQLite(path)
+	r, _ := OpenSQLite(context.Background(), path)
 	defer r.Close()
 	if err := r.db.QueryRow("PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
 		t.Fatalf("journal mode %q (%v), want wal", mode, err)
@@ -102,7 +106,7 @@ func TestSQLite(t *testing.T) {
 
 func TestPostgres(t *testing.T) {
 	dsn := postgresDSN(t)
-	s, err := OpenPostgres(dsn)
+	s, err := OpenPostgres(context.Background(), dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,10 +115,163 @@ func TestPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	testStore(t, s, func() *SQL {
-		r, err := OpenPostgres(dsn)
+		r, err := OpenPostgres(context.Background(), dsn)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return r
 	})
+}
+
+// backends opens each store the tests run on: SQLite always, PostgreSQL when there is one.
+func backends(t *testing.T) map[string]func(t *testing.T) *SQL {
+	return map[string]func(t *testing.T) *SQL{
+		"sqlite": func(t *testing.T) *SQL {
+			s, err := OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "links.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		},
+		"postgres": func(t *testing.T) *SQL {
+			s, err := OpenPostgres(context.Background(), postgresDSN(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		},
+	}
+}
+
+// TestQuota: past the quota a new link is ErrFull, and nothing is written; a link already stored
+// is still answered with its id (Put succeeds), and every link still reads. Under it, Put stores.
+func TestQuota(t *testing.T) {
+	for name, open := range backends(t) {
+		t.Run(name, func(t *testing.T) {
+			s := open(t)
+			ctx := context.Background()
+			size, err := s.Size(ctx)
+			if err != nil || size <= 0 {
+				t.Fatalf("size %d, %v", size, err)
+			}
+			// Room for a few 20 KB states (PostgreSQL compresses; random-ish text does not).
+			s.Quota = size + 100<<10
+			state := func(i int) []byte {
+				var b strings.Builder
+				for j := 0; b.Len() < 20<<10; j++ {
+					fmt.Fprintf(&b, "%s-%d-%d-%x ", t.Name(), i, j, (i+1)*(j+7)*2654435761)
+				}
+				return []byte(b.String())
+			}
+			var stored []string
+			var full error
+			for i := range 200 {
+				st := state(i)
+				if err := s.Put(ctx, Link{ID: ID(st), State: st}); err != nil {
+					full = err
+					break
+				}
+				stored = append(stored, ID(st))
+			}
+			if !errors.Is(full, ErrFull) {
+				t.Fatalf("after %d links: %v, want ErrFull", len(stored), full)
+			}
+			if len(stored) == 0 {
+				t.Fatal("the quota refused the first link")
+			}
+			after, _ := s.Size(ctx)
+			if after > s.Quota+40<<10 {
+				t.Fatalf("size %d, quota %d", after, s.Quota)
+			}
+			if err := s.Put(ctx, Link{ID: stored[0], State: state(0)}); err != nil {
+				t.Fatalf("a link already stored, past the quota: %v", err)
+			}
+			if _, err := s.Get(ctx, stored[len(stored)-1]); err != nil {
+				t.Fatalf("reading past the quota: %v", err)
+			}
+			// Without a quota the same store takes it.
+			s.Quota = 0
+			if st := state(999); s.Put(ctx, Link{ID: ID(st), State: st}) != nil {
+				t.Fatal("no quota, still refused")
+			}
+		})
+	}
+}
+
+// TestWriteFailures: the database's own "disk full" and "read-only" come back as ErrFull and
+// ErrReadOnly (they answer 507 and 503 at the edge); other failures are neither.
+func TestWriteFailures(t *testing.T) {
+	ctx := context.Background()
+	st := []byte(strings.Repeat("x", 64<<10))
+	t.Run("sqlite disk full", func(t *testing.T) {
+		s := backends(t)["sqlite"](t)
+		s.db.SetMaxOpenConns(1) // the pragma below is the connection's
+		if _, err := s.db.Exec("PRAGMA max_page_count = 4"); err != nil {
+			t.Fatal(err)
+		}
+		err := s.Put(ctx, Link{ID: ID(st), State: st})
+		if !errors.Is(err, ErrFull) || errors.Is(err, ErrReadOnly) {
+			t.Fatalf("%v, want ErrFull", err)
+		}
+	})
+	t.Run("sqlite read-only", func(t *testing.T) {
+		s := backends(t)["sqlite"](t)
+		s.db.SetMaxOpenConns(1)
+		if _, err := s.db.Exec("PRAGMA query_only = 1"); err != nil {
+			t.Fatal(err)
+		}
+		err := s.Put(ctx, Link{ID: ID(st), State: st})
+		if !errors.Is(err, ErrReadOnly) || errors.Is(err, ErrFull) {
+			t.Fatalf("%v, want ErrReadOnly", err)
+		}
+	})
+	t.Run("postgres read-only", func(t *testing.T) {
+		s := backends(t)["postgres"](t)
+		s.db.SetMaxOpenConns(1)
+		if _, err := s.db.Exec("SET default_transaction_read_only = on"); err != nil {
+			t.Fatal(err)
+		}
+		err := s.Put(ctx, Link{ID: ID(st), State: st})
+		if !errors.Is(err, ErrReadOnly) || errors.Is(err, ErrFull) {
+			t.Fatalf("%v, want ErrReadOnly", err)
+		}
+	})
+	t.Run("a closed database", func(t *testing.T) {
+		s := backends(t)["sqlite"](t)
+		s.Close()
+		if err := s.Put(ctx, Link{ID: ID(st), State: st}); err == nil || errors.Is(err, ErrFull) || errors.Is(err, ErrReadOnly) {
+			t.Fatalf("%v, want another error", err)
+		}
+	})
+}
+
+// TestOpenHungPostgres: a server that accepts and never answers does not hold the opening past
+// its context.
+func TestOpenHungPostgres(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // accepted, never answered
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err = OpenPostgres(ctx, "postgres://u:p@"+ln.Addr().String()+"/links?sslmode=disable")
+	if err == nil {
+		t.Fatal("opened a server that never answered")
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Fatalf("took %v", took)
+	}
 }

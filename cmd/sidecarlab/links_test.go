@@ -24,7 +24,7 @@ func TestSQLLinks(t *testing.T) {
 	backends := map[string]func(t *testing.T) func() (*store.SQL, error){
 		"sqlite": func(t *testing.T) func() (*store.SQL, error) {
 			path := filepath.Join(t.TempDir(), "links.db")
-			return func() (*store.SQL, error) { return store.OpenSQLite(path) }
+			return func() (*store.SQL, error) { return store.OpenSQLite(context.Background(), path) }
 		},
 		"postgres": func(t *testing.T) func() (*store.SQL, error) {
 			if dsn == "" {
@@ -33,7 +33,7 @@ func TestSQLLinks(t *testing.T) {
 				}
 				t.Skip("SIDECARLAB_TEST_POSTGRES not set; `make test` starts a throwaway PostgreSQL and sets it")
 			}
-			return func() (*store.SQL, error) { return store.OpenPostgres(dsn) }
+			return func() (*store.SQL, error) { return store.OpenPostgres(context.Background(), dsn) }
 		},
 	}
 	for name, backend := range backends {

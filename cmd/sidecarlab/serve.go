@@ -33,24 +33,43 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	fs.StringVar(&dbPath, "db", dbPath, "SQLite file for shared links, created on first use (env SIDECARLAB_DB)")
 	fs.StringVar(&postgres, "postgres", postgres, "PostgreSQL DSN for shared links, instead of SQLite (env SIDECARLAB_POSTGRES)")
 	var cfg handlers.Config
-	fs.Int64Var(&cfg.MaxBodyBytes, "max-body", 1<<20, "largest request body in bytes")
+	fs.Int64Var(&cfg.MaxBodyBytes, "max-body", 1<<20, "largest request body in bytes, and largest shared state")
 	fs.IntVar(&cfg.MaxConcurrent, "max-concurrent", 0, "injections running at once (0: 2 × GOMAXPROCS); more wait, then get 503")
-	fs.IntVar(&cfg.RatePerMinute, "rate-limit", 6000, "requests per minute per client address (-1: off)")
+	fs.IntVar(&cfg.RatePerMinute, "rate-limit", 6000, "requests per minute per client address, shares apart (-1: off)")
+	fs.IntVar(&cfg.WriteRatePerMinute, "share-rate-limit", 60, "shares (link-store writes) per minute per client address (-1: off)")
+	fs.DurationVar(&cfg.RequestTimeout, "request-timeout", 15*time.Second, "bound on one request's work; shutdown waits this long plus 5 s for requests in flight")
+	var trusted string
+	fs.StringVar(&trusted, "trusted-proxies", "", "comma-separated CIDRs of proxies whose X-Forwarded-For/Forwarded names the client (default none: headers ignored)")
+	var quota int64
+	fs.Int64Var(&quota, "store-quota", 1<<30, "largest size of the link store in bytes; when full, sharing answers 507 (0: no bound)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	var err error
+	if cfg.TrustedProxies, err = handlers.ParseTrustedProxies(trusted); err != nil {
+		return usageError{fmt.Sprintf("--trusted-proxies: %v", err)}
+	}
+	if cfg.RequestTimeout <= 0 {
+		return usageError{"--request-timeout must be positive"}
+	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 
-	var links *store.SQL
-	var err error
-	if postgres != "" {
-		links, err = store.OpenPostgres(postgres)
-	} else {
-		links, err = store.OpenSQLite(dbPath)
-	}
-	if err != nil {
-		return fmt.Errorf("link store: %w", err)
-	}
+	// The playground does not need the link store: one that cannot be opened is logged, reported
+	// on /readyz?verbose and /metrics, answered with 503 "sharing is unavailable", and opened
+	// again in the background.
+	links := newReconnectingLinks(func(ctx context.Context) (*store.SQL, error) {
+		var db *store.SQL
+		var err error
+		if postgres != "" {
+			db, err = store.OpenPostgres(ctx, postgres)
+		} else {
+			db, err = store.OpenSQLite(ctx, dbPath)
+		}
+		if err == nil {
+			db.Quota = quota
+		}
+		return db, err
+	}, logger, storeRetry)
 	defer links.Close()
 
 	// The engine starts in the background, tied to ctx; before returning, runServe waits for it
@@ -81,7 +100,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 			return e
 		}
 		return nil
-	}, withLinks(cfg, sqlLinks{links}))
+	}, withLinks(cfg, links))
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -109,17 +128,27 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		// Shut down before the engine was ready: that is a stop, not a failure.
 	case <-ctx.Done():
 	}
-	logger.Info("shutting down")
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// Every request's work ends within the request timeout, so waiting that long (and a little
+	// more for the answer to be written) lets every request in flight finish.
+	grace := cfg.RequestTimeout + 5*time.Second
+	logger.Info("shutting down", "grace", grace)
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
-		return err
+		// Only a client too slow to send or read its request is left: cut it. The stop itself was
+		// clean, so it is not a failure.
+		logger.Warn("shutdown grace over; closing the connections left", "err", err)
+		_ = srv.Close()
 	}
 	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil
 }
+
+// storeRetry is how often a link store that is not answering is tried again (and one that is,
+// pinged).
+const storeRetry = 2 * time.Second
 
 func displayAddr(a net.Addr) string {
 	tcp, ok := a.(*net.TCPAddr)

@@ -20,8 +20,12 @@ import (
 	"istio.io/istio/pkg/kube/inject"
 )
 
-// Options configure an Engine. The zero value is fine.
+// Options configure an Engine. The zero value is a strict engine, fit for a shared server: see
+// InstallPolicy.
 type Options struct {
+	// InstallPolicy says which install options are accepted; the zero value refuses options that
+	// name a path on the server or carry template text. The CLI sets TrustedInstalls().
+	InstallPolicy InstallPolicy
 	// InstallCacheSize bounds how many rendered installations are kept (default 16).
 	InstallCacheSize int
 	// StepCacheSize bounds how many memoised timeline steps are kept (default 512).
@@ -111,7 +115,11 @@ func (e *Engine) Install(ctx context.Context, o InstallOptions) (*Install, error
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	in, _, err := e.installs.get(o.Hash(), func() (*Install, error) { return renderInstall(o) })
+	var builtin map[string]string
+	if e.def != nil {
+		builtin = e.def.rawTemplates
+	}
+	in, _, err := e.installs.get(o.Hash(), func() (*Install, error) { return renderInstall(o, e.opts.InstallPolicy, builtin) })
 	return in, err
 }
 

@@ -69,13 +69,22 @@ type Install struct {
 	MeshConfigYAML string
 
 	templates inject.Templates
-	values    inject.ValuesConfig
-	mesh      *meshconfig.MeshConfig
+	// rawTemplates are the injection templates' text, by name, as Istio decoded them.
+	rawTemplates map[string]string
+	values       inject.ValuesConfig
+	mesh         *meshconfig.MeshConfig
 }
 
 // renderInstall runs Istio's own installer (operator/pkg/render.GenerateManifest over the charts
-// compiled into the Istio module) and picks out the two ConfigMaps injection reads.
-func renderInstall(o InstallOptions) (*Install, error) {
+// compiled into the Istio module) and picks out the two ConfigMaps injection reads. The policy is
+// checked on the options before the render and on the injection templates after it; builtin are
+// the default installation's templates (nil while rendering the default one itself).
+func renderInstall(o InstallOptions, policy InstallPolicy, builtin map[string]string) (*Install, error) {
+	if !o.IsDefault() {
+		if err := policy.check(o); err != nil {
+			return nil, err
+		}
+	}
 	set := o.normalizedSet()
 	for _, s := range set {
 		if !strings.Contains(s, "=") {
@@ -138,6 +147,12 @@ func renderInstall(o InstallOptions) (*Install, error) {
 	if err != nil {
 		return nil, &InputError{Field: installField(o, ""), Msg: "injector config: " + err.Error()}
 	}
+	if !o.IsDefault() {
+		if err := policy.checkTemplates(o, cfg.RawTemplates, builtin); err != nil {
+			return nil, err
+		}
+	}
+	in.rawTemplates = cfg.RawTemplates
 	if in.templates, err = inject.ParseTemplates(cfg.RawTemplates); err != nil {
 		return nil, &InputError{Field: installField(o, ""), Msg: "injection templates: " + err.Error()}
 	}

@@ -75,6 +75,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 }
 
+// cliEngineOptions are the engine's options for the commands a user runs on their own machine:
+// every install option Istio accepts is accepted (their own templates, their own chart
+// directory), since it runs with their own rights. serve is stricter.
+func cliEngineOptions() engine.Options {
+	return engine.Options{InstallPolicy: engine.TrustedInstalls()}
+}
+
 // quietIstio turns off the Istio library's own logging (its fake-cluster chatter and the
 // injector's error lines, which the engine reports as results instead).
 func quietIstio() {
@@ -191,7 +198,7 @@ func runInject(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	if err != nil {
 		return err
 	}
-	eng, err := engine.New(ctx, engine.Options{})
+	eng, err := engine.New(ctx, cliEngineOptions())
 	if err != nil {
 		return err
 	}

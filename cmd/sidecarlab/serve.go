@@ -61,7 +61,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	engDone := make(chan struct{})
 	go func() {
 		defer close(engDone)
-		e, err := engine.New(ctx, engine.Options{})
+		e, err := engine.New(ctx, serveEngineOptions())
 		if err != nil {
 			engErr <- err
 			return
@@ -119,6 +119,15 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	return nil
+}
+
+// serveEngineOptions are the engine's options for a server shared by people who do not trust each
+// other: install options that name a path on the server or carry template text are refused
+// (engine.InstallPolicy's zero value), with a 422 that says so.
+func serveEngineOptions() engine.Options {
+	return engine.Options{InstallPolicy: engine.InstallPolicy{
+		TemplatesHint: "To try a template of your own, run the sidecarlab CLI on your own machine (sidecarlab inject --operator FILE), which allows them.",
+	}}
 }
 
 func displayAddr(a net.Addr) string {

@@ -26,6 +26,9 @@ type Options struct {
 	// InstallPolicy says which install options are accepted; the zero value refuses options that
 	// name a path on the server or carry template text. The CLI sets TrustedInstalls().
 	InstallPolicy InstallPolicy
+	// Isolator, when set, runs every render of options other than the default, and every
+	// injection under an installation with templates of its own, out of this process.
+	Isolator Isolator
 	// InstallCacheSize bounds how many rendered installations are kept (default 16).
 	InstallCacheSize int
 	// StepCacheSize bounds how many memoised timeline steps are kept (default 512).
@@ -119,7 +122,12 @@ func (e *Engine) Install(ctx context.Context, o InstallOptions) (*Install, error
 	if e.def != nil {
 		builtin = e.def.rawTemplates
 	}
-	in, _, err := e.installs.get(o.Hash(), func() (*Install, error) { return renderInstall(o, e.opts.InstallPolicy, builtin) })
+	in, _, err := e.installs.get(o.Hash(), func() (*Install, error) {
+		if e.opts.Isolator != nil && !o.IsDefault() {
+			return e.renderIsolated(ctx, o, builtin)
+		}
+		return renderInstall(o, e.opts.InstallPolicy, builtin)
+	})
 	return in, err
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/explain"
+	"github.com/sidecarlab/sidecarlab/sandbox"
 )
 
 // errSilent is returned when the command already said what went wrong on stderr.
@@ -66,6 +67,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return runBatch(ctx, rest, stdout, stderr)
 	case "serve":
 		return runServe(ctx, rest, getenv, stderr)
+	case "worker":
+		// Hidden: the isolated worker serve starts for untrusted templates (package sandbox).
+		return sandbox.EngineWorker(ctx, rest, stdin, stdout)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -31,6 +31,13 @@ func iop(spec string) string {
 	return "apiVersion: install.istio.io/v1alpha1\nkind: IstioOperator\nspec:\n" + spec
 }
 
+// tplInitContainer is the spec of an overlay giving istiod an init container whose image is
+// text. The values schema has no pilot.initContainers; unvalidatedValues reach the chart as they
+// are, where istio-discovery's deployment.yaml runs them through Helm's tpl.
+func tplInitContainer(text string) string {
+	return "  unvalidatedValues:\n    pilot:\n      initContainers:\n      - name: x\n        image: '" + text + "'\n"
+}
+
 const envTemplate = `{{ env "SIDECARLAB_TEST_CANARY" "unset" }}`
 
 // TestInstallPolicy: every kind of option the strict policy refuses, by every route (a --set, the
@@ -53,7 +60,7 @@ func TestInstallPolicy(t *testing.T) {
 		{"a template in the overlay", InstallOptions{Overlay: iop("  values:\n" + template)}, "install overlay", false},
 		{"a template in unvalidatedValues", InstallOptions{Overlay: iop("  unvalidatedValues:\n" + template)}, "install overlay", false},
 		{"the sidecar template replaced", InstallOptions{Overlay: iop("  values:\n    sidecarInjectorWebhook:\n      templates:\n        sidecar: |\n          metadata: {}\n")}, "install overlay", false},
-		{"pilot.initContainers (Helm's tpl)", InstallOptions{Overlay: iop("  values:\n    pilot:\n      initContainers:\n      - name: x\n        image: busybox\n")}, "install overlay", false},
+		{"pilot.initContainers (Helm's tpl)", InstallOptions{Overlay: iop(tplInitContainer("busybox"))}, "install overlay", false},
 		{"{{ in a --set value", InstallOptions{Set: []string{"meshConfig.defaultConfig.proxyMetadata.X=" + envTemplate}}, `install option "meshConfig.defaultConfig.proxyMetadata.X=`, false},
 		{"{{ in an overlay key", InstallOptions{Overlay: iop("  meshConfig:\n    defaultConfig:\n      proxyMetadata:\n        '{{ env \"X\" }}': y\n")}, "install overlay", false},
 		{"{{ deep in a list", InstallOptions{Overlay: iop("  values:\n    global:\n      imagePullSecrets:\n      - '" + envTemplate + "'\n")}, "install overlay", false},
@@ -109,6 +116,18 @@ func TestTrustedInstallsRunTemplates(t *testing.T) {
 	r := mustInject(t, testEngine(t), deploy, []Step{{Key: "inject.istio.io/templates", Value: "sidecar,mine"}}, Settings{Install: o})
 	if !strings.Contains(r.Output(), "x: canary-42") {
 		t.Fatalf("the template did not run:\n%s", r.Output())
+	}
+}
+
+// TestTplRunsInTheRender: the tpl route is real — under the trusted policy, template text in
+// unvalidatedValues.pilot.initContainers runs during the render (in the process that renders).
+func TestTplRunsInTheRender(t *testing.T) {
+	_, err := testEngine(t).Install(t.Context(), InstallOptions{Overlay: iop(tplInitContainer(`{{ fail "tpl ran in the render" }}`))})
+	if err == nil || !strings.Contains(err.Error(), "tpl ran in the render") {
+		t.Fatalf("err %v, want the template's own failure", err)
+	}
+	if _, err := testEngine(t).Install(t.Context(), InstallOptions{Overlay: iop(tplInitContainer("busybox"))}); err != nil {
+		t.Fatalf("without template text: %v", err)
 	}
 }
 

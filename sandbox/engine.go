@@ -35,8 +35,8 @@ func (i isolator) Run(ctx context.Context, job engine.Job) (*engine.JobResult, e
 
 // EngineWorker is the worker's main: `sidecarlab worker` (a hidden command) is this and nothing
 // else. args are the flags Run passes (the limits).
-func EngineWorker(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) error {
-	return Serve(ctx, args, stdin, stdout, func(ctx context.Context, raw json.RawMessage) (any, error) {
+func EngineWorker(ctx context.Context, args []string, stdin io.Reader) error {
+	return Serve(ctx, args, stdin, func(ctx context.Context, raw json.RawMessage) (any, error) {
 		var job engine.Job
 		if err := json.Unmarshal(raw, &job); err != nil {
 			return nil, err

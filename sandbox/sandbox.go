@@ -149,13 +149,31 @@ func (s *Sandbox) run(ctx context.Context, extra []string, job, result any) erro
 	cmd.Env = []string{} // empty, not nil: nil would pass the server's environment on
 	cmd.Dir = os.TempDir()
 	cmd.Stdin = bytes.NewReader(in)
-	var stdout bytes.Buffer
-	stderr := &tail{max: 16 << 10}
-	cmd.Stdout = &capped{w: &stdout, max: s.cfg.MaxOutput}
-	cmd.Stderr = stderr
+	// The answer comes on a pipe of its own (the worker's fd 3), so that whatever a library
+	// prints on stdout cannot garble it; stdout and stderr are kept only for diagnosis.
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	defer pr.Close()
+	cmd.ExtraFiles = []*os.File{pw}
+	output := &tail{max: 16 << 10}
+	cmd.Stdout, cmd.Stderr = output, output
 	cmd.SysProcAttr = sysProcAttr(s.netns)
 	cmd.WaitDelay = 2 * time.Second
-	runErr := cmd.Run()
+	if err := cmd.Start(); err != nil {
+		pw.Close()
+		return fmt.Errorf("worker: %w", err)
+	}
+	pw.Close()
+	answer := make(chan []byte, 1)
+	go func() {
+		b, _ := io.ReadAll(io.LimitReader(pr, s.cfg.MaxOutput+1))
+		_, _ = io.Copy(io.Discard, pr) // a worker writing more is not left blocked
+		answer <- b
+	}()
+	runErr := cmd.Wait()
+	out := <-answer
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -167,26 +185,26 @@ func (s *Sandbox) run(ctx context.Context, extra []string, job, result any) erro
 			switch {
 			case ws.Signaled() && (ws.Signal() == syscall.SIGKILL || ws.Signal() == syscall.SIGXCPU) && cpu >= time.Duration(s.cfg.Limits.CPUSeconds)*time.Second-100*time.Millisecond:
 				return &LimitError{What: "CPU time", Limits: s.cfg.Limits}
-			case strings.Contains(stderr.String(), "out of memory"), ws.Signaled() && ws.Signal() == syscall.SIGKILL:
+			case strings.Contains(output.String(), "out of memory"), ws.Signaled() && ws.Signal() == syscall.SIGKILL:
 				// The runtime's own message, or the kernel's OOM killer.
 				return &LimitError{What: "memory", Limits: s.cfg.Limits}
 			}
 		}
-		return fmt.Errorf("worker: %v: %s", runErr, lastLine(stderr.String()))
+		return fmt.Errorf("worker: %v: %s", runErr, lastLine(output.String()))
 	}
-	if c := cmd.Stdout.(*capped); c.over {
+	if int64(len(out)) > s.cfg.MaxOutput {
 		return fmt.Errorf("worker: its answer is over %d bytes", s.cfg.MaxOutput)
 	}
-	if err := json.Unmarshal(stdout.Bytes(), result); err != nil {
+	if err := json.Unmarshal(out, result); err != nil {
 		return fmt.Errorf("worker: its answer is not JSON: %v", err)
 	}
 	return nil
 }
 
 // Serve is the worker's side. Before anything else it sets the limits its flags give on itself;
-// then it reads one job from stdin, calls do and writes the answer to stdout. With --probe it
-// answers {"OK": true} at once.
-func Serve(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer, do func(ctx context.Context, job json.RawMessage) (any, error)) error {
+// then it reads one job from stdin, calls do and writes the answer to fd 3, the pipe Run reads
+// it from. With --probe it answers {"OK": true} at once.
+func Serve(ctx context.Context, args []string, stdin io.Reader, do func(ctx context.Context, job json.RawMessage) (any, error)) error {
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	var l Limits
 	var probe bool
@@ -204,7 +222,12 @@ func Serve(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer
 		return fmt.Errorf("worker: limits: %w", err)
 	}
 	debug.SetMemoryLimit(l.MemoryBytes / 4 * 3)
-	enc := json.NewEncoder(stdout)
+	answer := os.NewFile(3, "answer")
+	if answer == nil {
+		return errors.New("worker: no answer pipe (fd 3); the worker is started by sandbox.Run")
+	}
+	defer answer.Close()
+	enc := json.NewEncoder(answer)
 	if probe {
 		return enc.Encode(struct{ OK bool }{true})
 	}
@@ -217,23 +240,6 @@ func Serve(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer
 		return err
 	}
 	return enc.Encode(res)
-}
-
-// capped writes up to max bytes to w and remembers that there was more.
-type capped struct {
-	w    io.Writer
-	max  int64
-	n    int64
-	over bool
-}
-
-func (c *capped) Write(p []byte) (int, error) {
-	if c.n+int64(len(p)) > c.max {
-		c.over = true
-		return len(p), nil
-	}
-	c.n += int64(len(p))
-	return c.w.Write(p)
 }
 
 // tail keeps the last max bytes written to it.

@@ -15,7 +15,7 @@ import (
 // The test binary is its own worker: started as "worker", it serves testJob instead of testing.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "worker" {
-		if err := Serve(context.Background(), os.Args[2:], os.Stdin, os.Stdout, testJob); err != nil {
+		if err := Serve(context.Background(), os.Args[2:], os.Stdin, testJob); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}

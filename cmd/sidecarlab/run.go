@@ -69,7 +69,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return runServe(ctx, rest, getenv, stderr)
 	case "worker":
 		// Hidden: the isolated worker serve starts for untrusted templates (package sandbox).
-		return sandbox.EngineWorker(ctx, rest, stdin, stdout)
+		return sandbox.EngineWorker(ctx, rest, stdin)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

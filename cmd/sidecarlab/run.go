@@ -45,6 +45,7 @@ Usage:
   sidecarlab annotations [-o table|json]
   sidecarlab version
   sidecarlab serve [--addr :8080]      (env SIDECARLAB_ADDR)
+                   [--allow-custom-templates [--worker-cpu-seconds 10] [--worker-memory BYTES]]
 `
 
 // run is the whole program: main only wires it to the process.

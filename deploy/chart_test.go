@@ -94,6 +94,20 @@ func TestChartRenders(t *testing.T) {
 	if *d.Spec.Replicas != 3 || len(env) != 1 || env[0].Name != "SIDECARLAB_POSTGRES" || env[0].ValueFrom.SecretKeyRef.Name != "links-db" {
 		t.Fatalf("postgres: replicas %d, env %+v", *d.Spec.Replicas, env)
 	}
+	// User templates: refused by default (no flag), allowed with the worker's limits as flags.
+	if args := strings.Join(c.Args, " "); strings.Contains(args, "--allow-custom-templates") || strings.Contains(args, "--worker-") {
+		t.Fatalf("templates allowed by default: %v", c.Args)
+	}
+	files, err = render(t, map[string]any{"allowCustomTemplates": true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	args = strings.Join(deployment(t, files).Spec.Template.Spec.Containers[0].Args, " ")
+	for _, want := range []string{"--allow-custom-templates", "--worker-cpu-seconds=10", "--worker-memory=402653184", "--max-workers=1"} {
+		if !strings.Contains(args, want) {
+			t.Errorf("allowCustomTemplates: args %q lack %q", args, want)
+		}
+	}
 	// Several replicas on SQLite would each keep their own links: refused.
 	if _, err := render(t, map[string]any{"replicaCount": 2}); err == nil || !strings.Contains(err.Error(), "needs PostgreSQL") {
 		t.Fatalf("replicas on SQLite: %v", err)

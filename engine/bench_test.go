@@ -125,7 +125,7 @@ func BenchmarkTimelineRetoggle(b *testing.B) {
 // BenchmarkRenderInstall renders an installation from Istio's charts, as at start.
 func BenchmarkRenderInstall(b *testing.B) {
 	for b.Loop() {
-		if _, err := renderInstall(InstallOptions{}); err != nil {
+		if _, err := renderInstall(InstallOptions{}, InstallPolicy{}, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

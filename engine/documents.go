@@ -94,6 +94,9 @@ const skipPrefix = "===> Skipping injection because "
 
 func (e *Engine) injectAll(ctx context.Context, p *prepared, ann []annotationChange) ([]Document, error) {
 	e.injections.Add(int64(len(p.chunks)))
+	if p.install.custom && e.opts.Isolator != nil {
+		return e.injectIsolated(ctx, p, ann)
+	}
 	docs := make([]Document, len(p.chunks))
 	for i, c := range p.chunks {
 		if i%64 == 0 {
@@ -108,7 +111,19 @@ func (e *Engine) injectAll(ctx context.Context, p *prepared, ann []annotationCha
 
 // injectChunk runs one document through Istio's IntoObject, exactly as IntoResourceFile does for
 // istioctl, after writing the annotation changes where Istio reads them.
-func injectChunk(in *Install, injector inject.Injector, c chunk, index int, ann []annotationChange) (d Document) {
+func injectChunk(in *Install, injector inject.Injector, c chunk, index int, ann []annotationChange) Document {
+	d, obj := prepareChunk(c, index, ann)
+	if obj == nil {
+		return d
+	}
+	out, warnings, panicked, err := intoObject(in, injector, obj)
+	return finishChunk(d, obj, out, nil, warnings, panicked, err)
+}
+
+// prepareChunk reads one document and writes the annotation changes into it. It returns the
+// object for Istio's injector, or nil when the document is done (a kind Istio does not inject, or
+// an error).
+func prepareChunk(c chunk, index int, ann []annotationChange) (d Document, obj runtime.Object) {
 	d = Document{Index: index, Line: c.line, Input: c.text}
 	obj, err := inject.FromRawToObject(c.raw)
 	if runtime.IsNotRegisteredError(err) {
@@ -122,15 +137,15 @@ func injectChunk(in *Install, injector inject.Injector, c chunk, index int, ann 
 		}
 		if err := yaml.Unmarshal(c.raw, &tm); err != nil {
 			d.Error = yamlError(err, index, c.line)
-			return d
+			return d, nil
 		}
 		d.APIVersion, d.Kind, d.Name, d.Namespace = tm.APIVersion, tm.Kind, tm.Metadata.Name, tm.Metadata.Namespace
 		d.Output = c.text
-		return d
+		return d, nil
 	}
 	if err != nil {
 		d.Error = yamlError(err, index, c.line)
-		return d
+		return d, nil
 	}
 	if m, err := meta.Accessor(obj); err == nil {
 		d.Name, d.Namespace = m.GetName(), m.GetNamespace()
@@ -141,7 +156,7 @@ func injectChunk(in *Install, injector inject.Injector, c chunk, index int, ann 
 	if len(ann) > 0 {
 		if err := annotate(obj, ann); err != nil {
 			d.Error = &InputError{Doc: index, Line: c.line, Field: "annotations", Msg: err.Error()}
-			return d
+			return d, nil
 		}
 	}
 	if read, _, _, ok := podParts(obj); ok {
@@ -155,11 +170,16 @@ func injectChunk(in *Install, injector inject.Injector, c chunk, index int, ann 
 					err = fmt.Errorf("the annotations add up to more than Kubernetes' %d bytes", validation.TotalAnnotationSizeLimitB)
 				}
 				d.Error = &InputError{Doc: index, Line: c.line, Field: "annotation " + quote(k), Msg: err.Error()}
-				return d
+				return d, nil
 			}
 		}
 	}
-	out, warnings, panicked, err := intoObject(in, injector, obj)
+	return d, obj
+}
+
+// finishChunk records what Istio's injector made of obj: out, or its JSON j when it was made in
+// another process (then out is j decoded), with its warnings and error.
+func finishChunk(d Document, obj runtime.Object, out any, j []byte, warnings []string, panicked any, err error) Document {
 	d.panicked = panicked
 	for _, w := range warnings {
 		if strings.HasPrefix(w, skipPrefix) {
@@ -169,23 +189,24 @@ func injectChunk(in *Install, injector inject.Injector, c chunk, index int, ann 
 	}
 	d.Warnings = warnings
 	if err != nil {
-		d.Error = &InputError{Doc: index, Line: c.line, Msg: err.Error()}
+		d.Error = &InputError{Doc: d.Index, Line: d.Line, Msg: err.Error()}
 		return d
 	}
 	// yaml.Marshal is json.Marshal then JSONToYAML; doing the two steps here keeps the JSON for
 	// the diff, which decodes it far faster than it would parse the YAML.
-	j, err := json.Marshal(out)
-	if err != nil {
-		d.Error = &InputError{Doc: index, Line: c.line, Msg: err.Error()}
-		return d
+	if j == nil {
+		if j, err = json.Marshal(out); err != nil {
+			d.Error = &InputError{Doc: d.Index, Line: d.Line, Msg: err.Error()}
+			return d
+		}
 	}
 	b, err := yaml.JSONToYAML(j)
 	if err != nil {
-		d.Error = &InputError{Doc: index, Line: c.line, Msg: err.Error()}
+		d.Error = &InputError{Doc: d.Index, Line: d.Line, Msg: err.Error()}
 		return d
 	}
 	d.Output, d.json = string(b), j
-	d.in, _ = obj.(runtime.Object)
+	d.in = obj
 	d.out, _ = out.(runtime.Object)
 	return d
 }

@@ -20,8 +20,15 @@ import (
 	"istio.io/istio/pkg/kube/inject"
 )
 
-// Options configure an Engine. The zero value is fine.
+// Options configure an Engine. The zero value is a strict engine, fit for a shared server: see
+// InstallPolicy.
 type Options struct {
+	// InstallPolicy says which install options are accepted; the zero value refuses options that
+	// name a path on the server or carry template text. The CLI sets TrustedInstalls().
+	InstallPolicy InstallPolicy
+	// Isolator, when set, runs every render of options other than the default, and every
+	// injection under an installation with templates of its own, out of this process.
+	Isolator Isolator
 	// InstallCacheSize bounds how many rendered installations are kept (default 16), and
 	// InstallCacheBytes the memory they hold, as estimated (default 64 MiB).
 	InstallCacheSize  int
@@ -125,7 +132,16 @@ func (e *Engine) Install(ctx context.Context, o InstallOptions) (*Install, error
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	in, _, err := e.installs.get(o.Hash(), func() (*Install, error) { return renderInstall(o) })
+	var builtin map[string]string
+	if e.def != nil {
+		builtin = e.def.rawTemplates
+	}
+	in, _, err := e.installs.get(o.Hash(), func() (*Install, error) {
+		if e.opts.Isolator != nil && !o.IsDefault() {
+			return e.renderIsolated(ctx, o, builtin)
+		}
+		return renderInstall(o, e.opts.InstallPolicy, builtin)
+	})
 	return in, err
 }
 

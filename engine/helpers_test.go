@@ -21,10 +21,11 @@ var (
 	sharedErr  error
 )
 
-// testEngine is one engine for the package's tests: the default render happens once.
+// testEngine is one engine for the package's tests: the default render happens once. It trusts
+// its install options, as the CLI does: these tests hold what Istio does with any of them.
 func testEngine(t testing.TB) *Engine {
 	t.Helper()
-	sharedOnce.Do(func() { shared, sharedErr = New(context.Background(), Options{}) })
+	sharedOnce.Do(func() { shared, sharedErr = New(context.Background(), Options{InstallPolicy: TrustedInstalls()}) })
 	if sharedErr != nil {
 		t.Fatal(sharedErr)
 	}

@@ -69,8 +69,12 @@ type Install struct {
 	MeshConfigYAML string
 
 	templates inject.Templates
-	values    inject.ValuesConfig
-	mesh      *meshconfig.MeshConfig
+	// rawTemplates are the injection templates' text, by name, as Istio decoded them; custom is
+	// true when one of them is not the default installation's (the options brought it).
+	rawTemplates map[string]string
+	custom       bool
+	values       inject.ValuesConfig
+	mesh         *meshconfig.MeshConfig
 }
 
 // size estimates the memory an installation holds: its ConfigMap texts and, parsed from them, the
@@ -79,13 +83,39 @@ func (in *Install) size() int64 {
 	return 4 * int64(len(in.InjectorConfig)+len(in.Values)+len(in.MeshConfigYAML))
 }
 
-// renderInstall runs Istio's own installer (operator/pkg/render.GenerateManifest over the charts
-// compiled into the Istio module) and picks out the two ConfigMaps injection reads.
-func renderInstall(o InstallOptions) (*Install, error) {
+// ConfigMaps are the data of the two ConfigMaps injection reads, byte for byte: the
+// istio-sidecar-injector's config and values, and the istio ConfigMap's mesh config.
+type ConfigMaps struct {
+	InjectorConfig string `json:"injectorConfig"`
+	Values         string `json:"values"`
+	MeshConfigYAML string `json:"mesh"`
+}
+
+// renderInstall renders the options in this process and builds the installation; the policy is
+// checked on the options before the render and on the injection templates after it. builtin are
+// the default installation's templates (nil while rendering the default one itself).
+func renderInstall(o InstallOptions, policy InstallPolicy, builtin map[string]string) (*Install, error) {
+	if !o.IsDefault() {
+		if err := policy.check(o); err != nil {
+			return nil, err
+		}
+	}
+	cm, err := renderConfigMaps(o)
+	if err != nil {
+		return nil, err
+	}
+	return buildInstall(o, cm, policy, builtin)
+}
+
+// renderConfigMaps runs Istio's own installer (operator/pkg/render.GenerateManifest over the
+// charts compiled into the Istio module) and picks out the two ConfigMaps injection reads. It
+// runs the charts' templates over the options: an isolated worker runs it for a server.
+func renderConfigMaps(o InstallOptions) (ConfigMaps, error) {
+	var cm ConfigMaps
 	set := o.normalizedSet()
 	for _, s := range set {
 		if !strings.Contains(s, "=") {
-			return nil, &InputError{Field: "install option " + quote(s), Msg: "want PATH=VALUE, e.g. values.global.proxy.holdApplicationUntilProxyStarts=true"}
+			return cm, &InputError{Field: "install option " + quote(s), Msg: "want PATH=VALUE, e.g. values.global.proxy.holdApplicationUntilProxyStarts=true"}
 		}
 	}
 	var files []string
@@ -93,20 +123,20 @@ func renderInstall(o InstallOptions) (*Install, error) {
 		// Check it is YAML first so the error names the overlay and line, not a temp file.
 		var probe map[string]any
 		if err := yaml.Unmarshal([]byte(ov), &probe); err != nil {
-			return nil, &InputError{Field: "install overlay", Line: yamlErrorLine(err.Error()), Msg: err.Error()}
+			return cm, &InputError{Field: "install overlay", Line: yamlErrorLine(err.Error()), Msg: err.Error()}
 		}
 		// GenerateManifest reads overlays from files only.
 		f, err := os.CreateTemp("", "sidecarlab-iop-*.yaml")
 		if err != nil {
-			return nil, err
+			return cm, err
 		}
 		defer os.Remove(f.Name())
 		if _, err := f.WriteString(ov); err != nil {
 			f.Close()
-			return nil, err
+			return cm, err
 		}
 		if err := f.Close(); err != nil {
-			return nil, err
+			return cm, err
 		}
 		files = append(files, f.Name())
 	}
@@ -116,9 +146,8 @@ func renderInstall(o InstallOptions) (*Install, error) {
 		for _, f := range files {
 			msg = strings.ReplaceAll(msg, f, "overlay")
 		}
-		return nil, &InputError{Field: installField(o, msg), Msg: msg}
+		return cm, &InputError{Field: installField(o, msg), Msg: msg}
 	}
-	in := &Install{Options: o, Hash: o.Hash()}
 	var foundInjector, foundMesh bool
 	for _, s := range sets {
 		for _, m := range s.Manifests {
@@ -128,22 +157,37 @@ func renderInstall(o InstallOptions) (*Install, error) {
 			data, _ := m.Object["data"].(map[string]any)
 			switch m.GetName() {
 			case "istio-sidecar-injector":
-				in.InjectorConfig, _ = data["config"].(string)
-				in.Values, _ = data["values"].(string)
+				cm.InjectorConfig, _ = data["config"].(string)
+				cm.Values, _ = data["values"].(string)
 				foundInjector = true
 			case "istio":
-				in.MeshConfigYAML, _ = data["mesh"].(string)
+				cm.MeshConfigYAML, _ = data["mesh"].(string)
 				foundMesh = true
 			}
 		}
 	}
 	if !foundInjector || !foundMesh {
-		return nil, &InputError{Field: installField(o, ""), Msg: "this installation has no istiod (istio-sidecar-injector and istio ConfigMaps); enable components.pilot"}
+		return cm, &InputError{Field: installField(o, ""), Msg: "this installation has no istiod (istio-sidecar-injector and istio ConfigMaps); enable components.pilot"}
 	}
+	return cm, nil
+}
+
+// buildInstall parses rendered ConfigMaps the way istiod and istioctl parse them. It parses the
+// injection templates but runs none of them. Unless the policy allows custom templates, templates
+// other than builtin are refused (for options that are not the default).
+func buildInstall(o InstallOptions, cm ConfigMaps, policy InstallPolicy, builtin map[string]string) (*Install, error) {
+	in := &Install{Options: o, Hash: o.Hash(), InjectorConfig: cm.InjectorConfig, Values: cm.Values, MeshConfigYAML: cm.MeshConfigYAML}
 	cfg, err := inject.UnmarshalConfig([]byte(in.InjectorConfig))
 	if err != nil {
 		return nil, &InputError{Field: installField(o, ""), Msg: "injector config: " + err.Error()}
 	}
+	if !o.IsDefault() {
+		if err := policy.checkTemplates(o, cfg.RawTemplates, builtin); err != nil {
+			return nil, err
+		}
+		in.custom = customTemplate(cfg.RawTemplates, builtin) != ""
+	}
+	in.rawTemplates = cfg.RawTemplates
 	if in.templates, err = inject.ParseTemplates(cfg.RawTemplates); err != nil {
 		return nil, &InputError{Field: installField(o, ""), Msg: "injection templates: " + err.Error()}
 	}
@@ -154,6 +198,11 @@ func renderInstall(o InstallOptions) (*Install, error) {
 		return nil, &InputError{Field: installField(o, ""), Msg: "mesh config: " + err.Error()}
 	}
 	return in, nil
+}
+
+// configMaps are the installation's ConfigMaps, as a worker is given them.
+func (in *Install) configMaps() ConfigMaps {
+	return ConfigMaps{InjectorConfig: in.InjectorConfig, Values: in.Values, MeshConfigYAML: in.MeshConfigYAML}
 }
 
 var unknownFieldRE = regexp.MustCompile(`unknown field "([^"]+)"`)

@@ -31,6 +31,10 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == "worker" {
+		// The test binary is the isolated worker of the isolated server (isolated_test.go).
+		workerMain()
+	}
 	o := istiolog.DefaultOptions()
 	o.SetDefaultOutputLevel(istiolog.OverrideScopeName, istiolog.NoneLevel)
 	_ = istiolog.Configure(o)

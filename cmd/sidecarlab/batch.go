@@ -38,7 +38,7 @@ func runBatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	eng, err := engine.New(ctx, engine.Options{})
+	eng, err := engine.New(ctx, cliEngineOptions())
 	if err != nil {
 		return err
 	}

@@ -28,7 +28,7 @@ func runDiff(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err != nil {
 		return err
 	}
-	eng, err := engine.New(ctx, engine.Options{})
+	eng, err := engine.New(ctx, cliEngineOptions())
 	if err != nil {
 		return err
 	}

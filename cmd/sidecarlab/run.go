@@ -14,6 +14,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/explain"
+	"github.com/sidecarlab/sidecarlab/sandbox"
 )
 
 // errSilent is returned when the command already said what went wrong on stderr.
@@ -44,6 +45,7 @@ Usage:
   sidecarlab annotations [-o table|json]
   sidecarlab version
   sidecarlab serve [--addr :8080]      (env SIDECARLAB_ADDR)
+                   [--allow-custom-templates [--worker-cpu-seconds 10] [--worker-memory BYTES]]
 `
 
 // run is the whole program: main only wires it to the process.
@@ -66,6 +68,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return runBatch(ctx, rest, stdout, stderr)
 	case "serve":
 		return runServe(ctx, rest, getenv, stderr)
+	case "worker":
+		// Hidden: the isolated worker serve starts for untrusted templates (package sandbox).
+		return sandbox.EngineWorker(ctx, rest, stdin)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
@@ -73,6 +78,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		fmt.Fprint(stderr, usage)
 		return usageError{fmt.Sprintf("unknown command %q", cmd)}
 	}
+}
+
+// cliEngineOptions are the engine's options for the commands a user runs on their own machine:
+// every install option Istio accepts is accepted (their own templates, their own chart
+// directory), since it runs with their own rights. serve is stricter.
+func cliEngineOptions() engine.Options {
+	return engine.Options{InstallPolicy: engine.TrustedInstalls()}
 }
 
 // quietIstio turns off the Istio library's own logging (its fake-cluster chatter and the
@@ -191,7 +203,7 @@ func runInject(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	if err != nil {
 		return err
 	}
-	eng, err := engine.New(ctx, engine.Options{})
+	eng, err := engine.New(ctx, cliEngineOptions())
 	if err != nil {
 		return err
 	}

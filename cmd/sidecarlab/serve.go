@@ -8,11 +8,13 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"sync/atomic"
 	"time"
 
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/handlers"
+	"github.com/sidecarlab/sidecarlab/sandbox"
 	"github.com/sidecarlab/sidecarlab/store"
 )
 
@@ -42,9 +44,16 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	fs.StringVar(&trusted, "trusted-proxies", "", "comma-separated CIDRs of proxies whose X-Forwarded-For/Forwarded names the client (default none: headers ignored)")
 	var quota int64
 	fs.Int64Var(&quota, "store-quota", 1<<30, "largest size of the link store in bytes; when full, sharing answers 507 (0: no bound)")
+	var iso isolation
+	fs.BoolVar(&iso.allow, "allow-custom-templates", false, "accept install options that bring injection templates (or template text), and run them in isolated worker processes")
+	limits := sandbox.DefaultLimits()
+	fs.IntVar(&limits.CPUSeconds, "worker-cpu-seconds", limits.CPUSeconds, "CPU time a worker may use (with --allow-custom-templates)")
+	fs.Int64Var(&limits.MemoryBytes, "worker-memory", limits.MemoryBytes, "memory in bytes a worker may map beyond its start (with --allow-custom-templates)")
+	fs.IntVar(&iso.maxWorkers, "max-workers", 0, "workers running at once (0: GOMAXPROCS; with --allow-custom-templates)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	iso.limits = limits
 	var err error
 	if cfg.TrustedProxies, err = handlers.ParseTrustedProxies(trusted); err != nil {
 		return usageError{fmt.Sprintf("--trusted-proxies: %v", err)}
@@ -80,7 +89,12 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	engDone := make(chan struct{})
 	go func() {
 		defer close(engDone)
-		e, err := engine.New(ctx, engine.Options{})
+		opts, err := iso.engineOptions(ctx, logger)
+		if err != nil {
+			engErr <- err
+			return
+		}
+		e, err := engine.New(ctx, opts)
 		if err != nil {
 			engErr <- err
 			return
@@ -149,6 +163,47 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 // storeRetry is how often a link store that is not answering is tried again (and one that is,
 // pinged).
 const storeRetry = 2 * time.Second
+
+// isolation is how serve treats install options that bring templates: refused (the default),
+// or allowed and run in isolated workers.
+type isolation struct {
+	allow      bool
+	limits     sandbox.Limits
+	maxWorkers int
+}
+
+// serveEngineOptions are the engine's options for a server shared by people who do not trust each
+// other, when templates are not allowed: install options that name a path on the server or carry
+// template text are refused (engine.InstallPolicy's zero value), with a 422 that says so and how
+// an operator allows templates.
+func serveEngineOptions() engine.Options {
+	return engine.Options{InstallPolicy: engine.InstallPolicy{
+		TemplatesHint: "An operator can allow them: sidecarlab serve --allow-custom-templates (Helm chart value allowCustomTemplates: true) runs them in an isolated worker process.",
+	}}
+}
+
+// engineOptions are the engine's options for serve. With templates allowed, a sandbox of workers
+// (this binary's hidden `worker` command) runs every render of non-default options and every
+// injection under templates of a user's own; paths on the server stay refused.
+func (i isolation) engineOptions(ctx context.Context, logger *slog.Logger) (engine.Options, error) {
+	if !i.allow {
+		return serveEngineOptions(), nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return engine.Options{}, fmt.Errorf("--allow-custom-templates: locating this binary for its workers: %w", err)
+	}
+	sb, err := sandbox.New(ctx, sandbox.Config{Command: []string{exe, "worker"}, Limits: i.limits, MaxWorkers: i.maxWorkers})
+	if err != nil {
+		return engine.Options{}, fmt.Errorf("--allow-custom-templates: %w", err)
+	}
+	logger.Info("custom templates allowed; they run in isolated workers",
+		"cpu_seconds", i.limits.CPUSeconds, "memory_bytes", i.limits.MemoryBytes, "network_namespace", sb.IsolatesNetwork())
+	if !sb.IsolatesNetwork() {
+		logger.Warn("workers cannot have a network namespace of their own (that needs root); templates that resolve names (getHostByName) are refused")
+	}
+	return engine.Options{InstallPolicy: engine.InstallPolicy{AllowCustomTemplates: true}, Isolator: sandbox.Isolator(sb)}, nil
+}
 
 func displayAddr(a net.Addr) string {
 	tcp, ok := a.(*net.TCPAddr)

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sidecarlab/sidecarlab/engine"
+)
+
+// The test binary is also `sidecarlab worker`, the isolated worker serve starts (os.Executable).
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == "worker" {
+		if err := run(context.Background(), os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// userTemplate is an overlay adding the injection template "mine", which reads the environment.
+const userTemplate = `apiVersion: install.istio.io/v1alpha1
+kind: IstioOperator
+spec:
+  values:
+    sidecarInjectorWebhook:
+      templates:
+        mine: |
+          metadata:
+            annotations:
+              mine: '{{ env "SIDECARLAB_TEST_MINE" "unset" }}'
+`
+
+// TestInjectRunsTheUsersTemplates: the CLI runs with its user's own rights, so their own
+// templates run, as istioctl runs them.
+func TestInjectRunsTheUsersTemplates(t *testing.T) {
+	t.Setenv("SIDECARLAB_TEST_MINE", "from-my-shell")
+	iop := filepath.Join(t.TempDir(), "iop.yaml")
+	if err := os.WriteFile(iop, []byte(userTemplate), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, err := runCLI(t, deployment, "inject", "-f", "-", "--operator", iop, "--annotate", "inject.istio.io/templates=sidecar,mine")
+	if err != nil {
+		t.Fatalf("%v: %s", err, stderr)
+	}
+	if !strings.Contains(out, "mine: from-my-shell") || !strings.Contains(out, "name: istio-proxy") {
+		t.Fatalf("the user's template did not run:\n%s", out)
+	}
+	// And the same through diff, which builds its own engine.
+	if out, stderr, err := runCLI(t, deployment, "diff", "-f", "-", "--operator", iop, "--annotate", "inject.istio.io/templates=sidecar,mine"); err != nil || !strings.Contains(out, "mine") {
+		t.Fatalf("diff: %v: %s\n%s", err, stderr, out)
+	}
+}
+
+// TestServeRefusesTemplates: the engine serve builds refuses the same template, with a message
+// that says how to run it.
+func TestServeRefusesTemplates(t *testing.T) {
+	e, err := engine.New(context.Background(), serveEngineOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	_, err = e.Inject(t.Context(), []byte(deployment), nil, engine.Settings{Install: engine.InstallOptions{Overlay: userTemplate}})
+	var ie *engine.InputError
+	if !errors.As(err, &ie) || !strings.Contains(ie.Msg, "carries template text") || !strings.Contains(ie.Msg, "sidecarlab serve --allow-custom-templates") {
+		t.Fatalf("serve's engine: %v", err)
+	}
+	// The same engine takes plain options.
+	if _, err := e.Inject(t.Context(), []byte(deployment), nil, engine.Settings{Install: engine.InstallOptions{Set: []string{"values.global.proxy.holdApplicationUntilProxyStarts=true"}}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestServeAllowCustomTemplates: serve --allow-custom-templates runs a user's template, in a
+// worker that has none of the server's environment.
+func TestServeAllowCustomTemplates(t *testing.T) {
+	t.Setenv("SIDECARLAB_TEST_MINE", "canary-9d2e")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var logs syncBuffer
+	done := make(chan error, 1)
+	db := filepath.Join(t.TempDir(), "links.db")
+	go func() {
+		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--db", db, "--allow-custom-templates"}, func(string) string { return "" }, strings.NewReader(""), io.Discard, &logs)
+	}()
+	defer func() { cancel(); <-done }()
+	addrRE := regexp.MustCompile(`msg=listening addr=(\S+)`)
+	var base string
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if m := addrRE.FindStringSubmatch(logs.String()); m != nil && strings.Contains(logs.String(), "msg=ready") {
+			base = "http://" + m[1]
+			break
+		}
+	}
+	if base == "" {
+		t.Fatalf("the server did not become ready:\n%s", logs.String())
+	}
+	if !strings.Contains(logs.String(), "custom templates allowed") {
+		t.Fatalf("the log does not say templates are allowed:\n%s", logs.String())
+	}
+	body, _ := json.Marshal(map[string]any{"manifest": deployment, "steps": []map[string]string{{"key": "inject.istio.io/templates", "value": "sidecar,mine"}},
+		"settings": map[string]any{"install": map[string]any{"overlay": userTemplate}}})
+	resp, err := http.Post(base+"/api/v1/inject", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), "mine: unset") {
+		t.Fatalf("status %d; want the template run with an empty environment:\n%.2000s", resp.StatusCode, b)
+	}
+	if strings.Contains(string(b), "canary-9d2e") {
+		t.Fatal("the worker read the server's environment")
+	}
+}

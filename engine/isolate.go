@@ -1,0 +1,242 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"istio.io/istio/pkg/kube/inject"
+)
+
+// Isolator runs the engine's work that executes template text from install options — renders
+// of options other than the default (the charts are templates over the options) and injections
+// under an installation with templates of its own — somewhere the server's rights do not reach:
+// another process with a clean environment, limits and a deadline. The engine only describes the
+// work (a Job) and reads the answer; package sandbox runs it, by calling RunJob in the worker.
+type Isolator interface {
+	// Run does the job elsewhere and returns its result. An error is the isolation's own (the
+	// deadline, a limit, a worker that could not start); the job's errors are in the result.
+	Run(ctx context.Context, job Job) (*JobResult, error)
+	// IsolatesNetwork reports whether the job runs without any network, so that a template that
+	// resolves names (getHostByName) reaches nothing. When it does not, such templates are refused.
+	IsolatesNetwork() bool
+}
+
+// Job is one piece of isolated work: exactly one of Render and Inject is set.
+type Job struct {
+	Render *RenderJob `json:"render,omitempty"`
+	Inject *InjectJob `json:"inject,omitempty"`
+}
+
+// RenderJob renders an installation's ConfigMaps from install options, checking them against
+// Policy first (again: the worker trusts no one either).
+type RenderJob struct {
+	Options InstallOptions `json:"options"`
+	Policy  InstallPolicy  `json:"policy"`
+}
+
+// InjectJob runs Istio's injector over objects (the documents, annotations written in, as JSON)
+// under a rendered installation, in the mode of Settings.
+type InjectJob struct {
+	ConfigMaps ConfigMaps        `json:"configMaps"`
+	Options    InstallOptions    `json:"options"`
+	Settings   Settings          `json:"settings"`
+	Objects    []json.RawMessage `json:"objects"`
+}
+
+// JobResult is what a job made: the ConfigMaps of a render, or one Injected per object. Error is
+// a problem with the input; Fail is any other failure, which is not shown to users.
+type JobResult struct {
+	ConfigMaps *ConfigMaps `json:"configMaps,omitempty"`
+	Injected   []Injected  `json:"injected,omitempty"`
+	Error      *InputError `json:"error,omitempty"`
+	Fail       string      `json:"fail,omitempty"`
+}
+
+// Injected is Istio's injector's answer for one object: the output as JSON, its warnings, and
+// its error or what it panicked with.
+type Injected struct {
+	Output   json.RawMessage `json:"output,omitempty"`
+	Warnings []string        `json:"warnings,omitempty"`
+	Error    string          `json:"error,omitempty"`
+	Panicked string          `json:"panicked,omitempty"`
+}
+
+// RunJob does a job in this process. It is what the isolated worker calls: the only place that
+// runs a render of untrusted options or an untrusted template, so it must run only there.
+func RunJob(ctx context.Context, job Job) *JobResult {
+	res := &JobResult{}
+	switch {
+	case job.Render != nil:
+		o := job.Render.Options
+		if err := job.Render.Policy.check(o); err != nil {
+			res.setErr(err)
+			return res
+		}
+		cm, err := renderConfigMaps(o)
+		if err != nil {
+			res.setErr(err)
+			return res
+		}
+		res.ConfigMaps = &cm
+	case job.Inject != nil:
+		j := job.Inject
+		in, err := buildInstall(j.Options, j.ConfigMaps, TrustedInstalls(), nil)
+		if err != nil {
+			res.setErr(err)
+			return res
+		}
+		cl := newClusters()
+		defer cl.close()
+		injector, err := cl.injectorFor(j.Settings)
+		if err != nil {
+			res.setErr(err)
+			return res
+		}
+		for _, raw := range j.Objects {
+			if err := ctx.Err(); err != nil {
+				res.setErr(err)
+				return res
+			}
+			res.Injected = append(res.Injected, injectOne(in, injector, raw))
+		}
+	default:
+		res.Fail = "empty job"
+	}
+	return res
+}
+
+func injectOne(in *Install, injector inject.Injector, raw []byte) Injected {
+	obj, err := inject.FromRawToObject(raw)
+	if err != nil {
+		return Injected{Error: err.Error()}
+	}
+	out, warnings, panicked, err := intoObject(in, injector, obj)
+	r := Injected{Warnings: warnings}
+	if panicked != nil {
+		r.Panicked = fmt.Sprint(panicked)
+	}
+	if err != nil {
+		r.Error = err.Error()
+		return r
+	}
+	if r.Output, err = json.Marshal(out); err != nil {
+		r.Error = err.Error()
+	}
+	return r
+}
+
+func (r *JobResult) setErr(err error) {
+	var ie *InputError
+	if errors.As(err, &ie) {
+		r.Error = ie
+		return
+	}
+	r.Fail = err.Error()
+}
+
+// err is the job's own error, if any.
+func (r *JobResult) err() error {
+	switch {
+	case r.Error != nil:
+		return r.Error
+	case r.Fail != "":
+		return errors.New("isolated job: " + r.Fail)
+	}
+	return nil
+}
+
+// renderIsolated renders options in the isolator and builds the installation here (parsing runs
+// no template). With templates of its own and no network isolation, a template that resolves
+// names is refused.
+func (e *Engine) renderIsolated(ctx context.Context, o InstallOptions, builtin map[string]string) (*Install, error) {
+	p := e.opts.InstallPolicy
+	if err := p.check(o); err != nil {
+		return nil, err
+	}
+	res, err := e.opts.Isolator.Run(ctx, Job{Render: &RenderJob{Options: o, Policy: InstallPolicy{AllowServerPaths: p.AllowServerPaths, AllowCustomTemplates: p.AllowCustomTemplates}}})
+	if err != nil {
+		return nil, err
+	}
+	if err := res.err(); err != nil {
+		return nil, err
+	}
+	if res.ConfigMaps == nil {
+		return nil, errors.New("isolated render: no ConfigMaps")
+	}
+	in, err := buildInstall(o, *res.ConfigMaps, p, builtin)
+	if err != nil {
+		return nil, err
+	}
+	if in.custom && !e.opts.Isolator.IsolatesNetwork() {
+		for _, name := range sortedKeys(in.rawTemplates) {
+			if builtin[name] != in.rawTemplates[name] && strings.Contains(in.rawTemplates[name], "getHostByName") {
+				return nil, &InputError{Field: installField(o, ""), Msg: fmt.Sprintf("the injection template %q resolves names (getHostByName), "+
+					"and this server cannot cut its templates off the network (that needs a network namespace, which only root may make); "+
+					"it runs every other template of yours.", name)}
+			}
+		}
+	}
+	return in, nil
+}
+
+// injectIsolated injects the documents through the isolator: the documents are read and
+// annotated here, Istio's injector runs there, and its answers are read back here.
+func (e *Engine) injectIsolated(ctx context.Context, p *prepared, ann []annotationChange) ([]Document, error) {
+	docs := make([]Document, len(p.chunks))
+	objs := make([]runtime.Object, len(p.chunks))
+	job := &InjectJob{ConfigMaps: p.install.configMaps(), Options: p.install.Options, Settings: p.settings}
+	var sent []int
+	for i, c := range p.chunks {
+		d, obj := prepareChunk(c, i+1, ann)
+		docs[i] = d
+		if obj == nil {
+			continue
+		}
+		raw, err := json.Marshal(obj)
+		if err != nil {
+			docs[i].Error = &InputError{Doc: d.Index, Line: d.Line, Msg: err.Error()}
+			continue
+		}
+		objs[i] = obj
+		job.Objects = append(job.Objects, raw)
+		sent = append(sent, i)
+	}
+	if len(sent) == 0 {
+		return docs, nil
+	}
+	res, err := e.opts.Isolator.Run(ctx, Job{Inject: job})
+	if err != nil {
+		return nil, err
+	}
+	if err := res.err(); err != nil {
+		return nil, err
+	}
+	if len(res.Injected) != len(sent) {
+		return nil, fmt.Errorf("isolated injection: %d answers for %d documents", len(res.Injected), len(sent))
+	}
+	for k, i := range sent {
+		r := res.Injected[k]
+		var out runtime.Object
+		var err error
+		if r.Error != "" {
+			err = errors.New(r.Error)
+		} else if out, err = inject.FromRawToObject(r.Output); err != nil {
+			err = fmt.Errorf("reading the injector's output: %v", err)
+		}
+		var panicked any
+		if r.Panicked != "" {
+			panicked = r.Panicked
+		}
+		var j []byte
+		if err == nil {
+			j = r.Output
+		}
+		docs[i] = finishChunk(docs[i], objs[i], out, j, r.Warnings, panicked, err)
+	}
+	return docs, nil
+}

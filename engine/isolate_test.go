@@ -1,0 +1,111 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// jsonIsolator runs jobs in this process, through JSON both ways as a worker gets and answers
+// them, and counts them.
+type jsonIsolator struct {
+	renders, injects atomic.Int64
+	network          bool
+}
+
+func (f *jsonIsolator) Run(ctx context.Context, job Job) (*JobResult, error) {
+	b, err := json.Marshal(job)
+	if err != nil {
+		return nil, err
+	}
+	var back Job
+	if err := json.Unmarshal(b, &back); err != nil {
+		return nil, err
+	}
+	if back.Render != nil {
+		f.renders.Add(1)
+	} else {
+		f.injects.Add(1)
+	}
+	res := RunJob(ctx, back)
+	if b, err = json.Marshal(res); err != nil {
+		return nil, err
+	}
+	var out JobResult
+	return &out, json.Unmarshal(b, &out)
+}
+
+func (f *jsonIsolator) IsolatesNetwork() bool { return f.network }
+
+// TestIsolatedMatchesInProcess: through the isolator seam, every output is byte for byte the one
+// the engine makes in process; the isolator is used for non-default renders and for injections
+// under templates of the user's own, and not otherwise.
+func TestIsolatedMatchesInProcess(t *testing.T) {
+	iso := &jsonIsolator{network: true}
+	e, err := New(context.Background(), Options{InstallPolicy: InstallPolicy{AllowCustomTemplates: true}, Isolator: iso})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	deploy := readFile(t, "testdata/corpus/deployment.yaml")
+	mine := InstallOptions{Set: []string{"values.sidecarInjectorWebhook.templates.mine=metadata:\n  annotations:\n    mine: '{{ .Values.global.proxy.image }}'"}}
+	cases := []struct {
+		name             string
+		steps            []Step
+		s                Settings
+		renders, injects int64
+	}{
+		{"default", nil, Settings{}, 0, 0},
+		{"plain options", []Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}, Settings{Mode: ModeWebhook, Install: InstallOptions{Set: []string{"values.global.proxy.holdApplicationUntilProxyStarts=true"}}}, 1, 0},
+		{"a template of the user's", []Step{{Key: "inject.istio.io/templates", Value: "sidecar,mine"}}, Settings{Mode: ModeNative, Install: mine}, 1, 2},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			iso.renders.Store(0)
+			iso.injects.Store(0)
+			got, err := e.Timeline(t.Context(), deploy, c.steps, c.s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := testEngine(t).Timeline(t.Context(), deploy, c.steps, c.s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k := range want.Steps {
+				if g, w := got.Steps[k].Output(), want.Steps[k].Output(); g != w {
+					t.Errorf("step %d differs:\n%s\nwant:\n%s", k, g, w)
+				}
+			}
+			if len(got.Findings) != len(want.Findings) {
+				t.Errorf("%d findings, want %d", len(got.Findings), len(want.Findings))
+			}
+			if r, i := iso.renders.Load(), iso.injects.Load(); r != c.renders || i != c.injects {
+				t.Errorf("isolated renders %d, injections %d; want %d, %d", r, i, c.renders, c.injects)
+			}
+		})
+	}
+	if out := mustInject(t, e, deploy, []Step{{Key: "inject.istio.io/templates", Value: "sidecar,mine"}}, Settings{Install: mine}).Output(); !strings.Contains(out, "mine: ") {
+		t.Fatalf("the template did not run:\n%s", out)
+	}
+}
+
+// TestIsolatorWithoutNetwork: an isolator that cannot cut templates off the network gets no
+// template that resolves names; other templates of the user's still run.
+func TestIsolatorWithoutNetwork(t *testing.T) {
+	e, err := New(context.Background(), Options{InstallPolicy: InstallPolicy{AllowCustomTemplates: true}, Isolator: &jsonIsolator{network: false}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	deploy := readFile(t, "testdata/corpus/deployment.yaml")
+	tmpl := func(body string) Settings {
+		return Settings{Install: InstallOptions{Set: []string{"values.sidecarInjectorWebhook.templates.mine=metadata: {annotations: {x: '" + body + "'}}"}}}
+	}
+	_, err = e.Inject(t.Context(), deploy, nil, tmpl(`{{ getHostByName "localhost" }}`))
+	if ie := asInputError(t, err); !strings.Contains(ie.Msg, "getHostByName") {
+		t.Fatalf("message %q", ie.Msg)
+	}
+	mustInject(t, e, deploy, nil, tmpl(`{{ "fine" }}`))
+}

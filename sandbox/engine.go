@@ -1,0 +1,46 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/sidecarlab/sidecarlab/engine"
+)
+
+// Isolator is the engine's Isolator on a Sandbox: every job runs in a new worker (a
+// `sidecarlab worker`, which calls EngineWorker).
+func Isolator(s *Sandbox) engine.Isolator { return isolator{s} }
+
+type isolator struct{ s *Sandbox }
+
+func (i isolator) IsolatesNetwork() bool { return i.s.IsolatesNetwork() }
+
+// Run runs the job in a worker. A worker over its limits is the input's fault: a 4xx that says
+// which limit, for the install options (only they bring what runs there).
+func (i isolator) Run(ctx context.Context, job engine.Job) (*engine.JobResult, error) {
+	var res engine.JobResult
+	if err := i.s.Run(ctx, job, &res); err != nil {
+		var le *LimitError
+		if errors.As(err, &le) {
+			return nil, &engine.InputError{Field: "install options", Msg: fmt.Sprintf("the templates of these install options went over the %s this server gives them "+
+				"(%d CPU seconds, %d MiB) and were stopped", le.What, le.Limits.CPUSeconds, le.Limits.MemoryBytes>>20)}
+		}
+		return nil, err
+	}
+	return &res, nil
+}
+
+// EngineWorker is the worker's main: `sidecarlab worker` (a hidden command) is this and nothing
+// else. args are the flags Run passes (the limits).
+func EngineWorker(ctx context.Context, args []string, stdin io.Reader) error {
+	return Serve(ctx, args, stdin, func(ctx context.Context, raw json.RawMessage) (any, error) {
+		var job engine.Job
+		if err := json.Unmarshal(raw, &job); err != nil {
+			return nil, err
+		}
+		return engine.RunJob(ctx, job), nil
+	})
+}

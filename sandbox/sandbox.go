@@ -1,0 +1,264 @@
+// Package sandbox runs work that executes untrusted template text in a worker process that has
+// none of the server's rights worth having: a new process (the same binary, in its worker mode)
+// started with an empty environment, given its job as JSON on stdin and answering JSON on
+// stdout, under a CPU-time and memory limit it sets on itself before reading the job, in a
+// network namespace of its own where one can be made (as root on Linux), and killed at the
+// caller's deadline. One worker does one job and exits, so nothing of one job reaches the next.
+//
+// The package knows nothing of what the job is (Run and Serve move JSON); engine.go adapts it
+// to the engine's Isolator, and later features that bring templates of their own (a cluster's
+// injector ConfigMap) use the same two calls.
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Limits bound one worker. The worker sets them on itself once running (Go's SysProcAttr has no
+// rlimit field, and an address-space limit set before the Go runtime starts stops it starting):
+// RLIMIT_CPU, and RLIMIT_AS relative to what it has mapped by then (see setLimits).
+type Limits struct {
+	// CPUSeconds is the CPU time a worker may use (RLIMIT_CPU; the kernel kills it past that).
+	CPUSeconds int
+	// MemoryBytes bounds what the worker maps beyond what it had at start (RLIMIT_AS, see
+	// setLimits); the Go runtime's own soft limit is 3/4 of it.
+	MemoryBytes int64
+}
+
+// DefaultLimits fit a render of Istio's charts (it needs ~192 MiB) with room to spare.
+func DefaultLimits() Limits { return Limits{CPUSeconds: 10, MemoryBytes: 384 << 20} }
+
+// Config describes how to start a worker.
+type Config struct {
+	// Command is the worker: a program and its arguments (`sidecarlab worker`); the limits are
+	// added as flags.
+	Command []string
+	Limits  Limits
+	// MaxWorkers bounds workers running at once (default GOMAXPROCS); more wait for a turn.
+	MaxWorkers int
+	// MaxOutput bounds a worker's answer (default 64 MiB).
+	MaxOutput int64
+	// NoNetworkNamespace keeps the worker in the server's network namespace even where a new one
+	// could be made (for tests of the refusal that applies then).
+	NoNetworkNamespace bool
+}
+
+// Sandbox starts workers. It is safe for concurrent use.
+type Sandbox struct {
+	cfg   Config
+	netns bool
+	turns chan struct{}
+}
+
+// New checks that a worker starts and answers, in a network namespace of its own when this
+// process may make one (root on Linux), and otherwise without one: IsolatesNetwork says which.
+func New(ctx context.Context, cfg Config) (*Sandbox, error) {
+	if len(cfg.Command) == 0 {
+		return nil, errors.New("sandbox: no worker command")
+	}
+	if cfg.Limits == (Limits{}) {
+		cfg.Limits = DefaultLimits()
+	}
+	if cfg.MaxWorkers <= 0 {
+		cfg.MaxWorkers = runtime.GOMAXPROCS(0)
+	}
+	if cfg.MaxOutput <= 0 {
+		cfg.MaxOutput = 64 << 20
+	}
+	if !limitsSupported {
+		return nil, fmt.Errorf("sandbox: isolated workers need Linux (rlimits, network namespaces); this is %s", runtime.GOOS)
+	}
+	s := &Sandbox{cfg: cfg, turns: make(chan struct{}, cfg.MaxWorkers)}
+	if !cfg.NoNetworkNamespace && os.Geteuid() == 0 {
+		s.netns = true
+		if err := s.probe(ctx); err == nil {
+			return s, nil
+		}
+		// Root, but not allowed to make a namespace (a container without CAP_SYS_ADMIN).
+		s.netns = false
+	}
+	if err := s.probe(ctx); err != nil {
+		return nil, fmt.Errorf("sandbox: the worker does not start: %w", err)
+	}
+	return s, nil
+}
+
+// IsolatesNetwork reports whether workers run in a network namespace of their own (nothing but
+// a loopback that is down: no name resolves over the network, nothing connects).
+func (s *Sandbox) IsolatesNetwork() bool { return s.netns }
+
+// probe starts a worker that sets its limits and answers at once.
+func (s *Sandbox) probe(ctx context.Context) error {
+	var ok struct{ OK bool }
+	if err := s.run(ctx, []string{"--probe"}, struct{}{}, &ok); err != nil {
+		return err
+	}
+	if !ok.OK {
+		return errors.New("the probe got no answer")
+	}
+	return nil
+}
+
+// LimitError says a worker went over one of its limits and was stopped.
+type LimitError struct {
+	// What is the limit: "CPU time" or "memory".
+	What   string
+	Limits Limits
+}
+
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("the worker went over its %s limit (%d CPU seconds, %d MiB) and was stopped", e.What, e.Limits.CPUSeconds, e.Limits.MemoryBytes>>20)
+}
+
+// Run does one job in a new worker: job goes to its stdin as JSON, its answer is decoded from its
+// stdout into result. It waits for a turn (MaxWorkers), and kills the worker when ctx ends, then
+// returns ctx's error. A worker over its limits gives a *LimitError.
+func (s *Sandbox) Run(ctx context.Context, job, result any) error {
+	return s.run(ctx, nil, job, result)
+}
+
+func (s *Sandbox) run(ctx context.Context, extra []string, job, result any) error {
+	in, err := json.Marshal(job)
+	if err != nil {
+		return err
+	}
+	select {
+	case s.turns <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-s.turns }()
+
+	args := append([]string{}, s.cfg.Command[1:]...)
+	args = append(args, fmt.Sprintf("--cpu-seconds=%d", s.cfg.Limits.CPUSeconds), fmt.Sprintf("--memory-bytes=%d", s.cfg.Limits.MemoryBytes))
+	args = append(args, extra...)
+	cmd := exec.CommandContext(ctx, s.cfg.Command[0], args...)
+	cmd.Env = []string{} // empty, not nil: nil would pass the server's environment on
+	cmd.Dir = os.TempDir()
+	cmd.Stdin = bytes.NewReader(in)
+	// The answer comes on a pipe of its own (the worker's fd 3), so that whatever a library
+	// prints on stdout cannot garble it; stdout and stderr are kept only for diagnosis.
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	defer pr.Close()
+	cmd.ExtraFiles = []*os.File{pw}
+	output := &tail{max: 16 << 10}
+	cmd.Stdout, cmd.Stderr = output, output
+	cmd.SysProcAttr = sysProcAttr(s.netns)
+	cmd.WaitDelay = 2 * time.Second
+	if err := cmd.Start(); err != nil {
+		pw.Close()
+		return fmt.Errorf("worker: %w", err)
+	}
+	pw.Close()
+	answer := make(chan []byte, 1)
+	go func() {
+		b, _ := io.ReadAll(io.LimitReader(pr, s.cfg.MaxOutput+1))
+		_, _ = io.Copy(io.Discard, pr) // a worker writing more is not left blocked
+		answer <- b
+	}()
+	runErr := cmd.Wait()
+	out := <-answer
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if runErr != nil {
+		var ee *exec.ExitError
+		if errors.As(runErr, &ee) {
+			ws, _ := ee.Sys().(syscall.WaitStatus)
+			cpu := ee.UserTime() + ee.SystemTime()
+			switch {
+			case ws.Signaled() && (ws.Signal() == syscall.SIGKILL || ws.Signal() == syscall.SIGXCPU) && cpu >= time.Duration(s.cfg.Limits.CPUSeconds)*time.Second-100*time.Millisecond:
+				return &LimitError{What: "CPU time", Limits: s.cfg.Limits}
+			case strings.Contains(output.String(), "out of memory"), ws.Signaled() && ws.Signal() == syscall.SIGKILL:
+				// The runtime's own message, or the kernel's OOM killer.
+				return &LimitError{What: "memory", Limits: s.cfg.Limits}
+			}
+		}
+		return fmt.Errorf("worker: %v: %s", runErr, lastLine(output.String()))
+	}
+	if int64(len(out)) > s.cfg.MaxOutput {
+		return fmt.Errorf("worker: its answer is over %d bytes", s.cfg.MaxOutput)
+	}
+	if err := json.Unmarshal(out, result); err != nil {
+		return fmt.Errorf("worker: its answer is not JSON: %v", err)
+	}
+	return nil
+}
+
+// Serve is the worker's side. Before anything else it sets the limits its flags give on itself;
+// then it reads one job from stdin, calls do and writes the answer to fd 3, the pipe Run reads
+// it from. With --probe it answers {"OK": true} at once.
+func Serve(ctx context.Context, args []string, stdin io.Reader, do func(ctx context.Context, job json.RawMessage) (any, error)) error {
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	var l Limits
+	var probe bool
+	fs.IntVar(&l.CPUSeconds, "cpu-seconds", 0, "CPU time limit")
+	fs.Int64Var(&l.MemoryBytes, "memory-bytes", 0, "memory limit")
+	fs.BoolVar(&probe, "probe", false, "set the limits and answer at once")
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if l.CPUSeconds <= 0 || l.MemoryBytes <= 0 {
+		return errors.New("worker: --cpu-seconds and --memory-bytes are required")
+	}
+	if err := setLimits(l); err != nil {
+		return fmt.Errorf("worker: limits: %w", err)
+	}
+	debug.SetMemoryLimit(l.MemoryBytes / 4 * 3)
+	answer := os.NewFile(3, "answer")
+	if answer == nil {
+		return errors.New("worker: no answer pipe (fd 3); the worker is started by sandbox.Run")
+	}
+	defer answer.Close()
+	enc := json.NewEncoder(answer)
+	if probe {
+		return enc.Encode(struct{ OK bool }{true})
+	}
+	job, err := io.ReadAll(stdin)
+	if err != nil {
+		return err
+	}
+	res, err := do(ctx, job)
+	if err != nil {
+		return err
+	}
+	return enc.Encode(res)
+}
+
+// tail keeps the last max bytes written to it.
+type tail struct {
+	max int
+	b   []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.b = append(t.b, p...)
+	if len(t.b) > t.max {
+		t.b = t.b[len(t.b)-t.max:]
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string { return string(t.b) }
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}

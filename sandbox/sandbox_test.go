@@ -1,0 +1,191 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The test binary is its own worker: started as "worker", it serves testJob instead of testing.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == "worker" {
+		if err := Serve(context.Background(), os.Args[2:], os.Stdin, testJob); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// job is what the test worker does: read an environment variable, spin, allocate, or connect.
+type job struct {
+	Op    string `json:"op"`
+	Name  string `json:"name,omitempty"`
+	Bytes int    `json:"bytes,omitempty"`
+}
+
+type answer struct {
+	Value string `json:"value"`
+}
+
+func testJob(_ context.Context, raw json.RawMessage) (any, error) {
+	var j job
+	if err := json.Unmarshal(raw, &j); err != nil {
+		return nil, err
+	}
+	return do(j), nil
+}
+
+var sink []byte
+
+func do(j job) answer {
+	switch j.Op {
+	case "env":
+		return answer{os.Getenv(j.Name)}
+	case "spin":
+		for {
+		}
+	case "alloc":
+		sink = make([]byte, j.Bytes)
+		for i := range sink {
+			sink[i] = 1
+		}
+		return answer{fmt.Sprint(len(sink))}
+	case "dial":
+		c, err := net.DialTimeout("tcp", j.Name, time.Second)
+		if err != nil {
+			return answer{"error"}
+		}
+		c.Close()
+		return answer{"connected"}
+	}
+	return answer{"unknown op"}
+}
+
+func newSandbox(t *testing.T, cfg Config) *Sandbox {
+	t.Helper()
+	cfg.Command = []string{os.Args[0], "worker"}
+	s, err := New(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func run(t *testing.T, s *Sandbox, ctx context.Context, j job) (string, error) {
+	t.Helper()
+	var a answer
+	err := s.Run(ctx, j, &a)
+	return a.Value, err
+}
+
+// TestEmptyEnvironment: the worker sees none of the server's environment; in process, the same
+// job does.
+func TestEmptyEnvironment(t *testing.T) {
+	t.Setenv("SIDECARLAB_TEST_SECRET", "canary-31f0")
+	if got := do(job{Op: "env", Name: "SIDECARLAB_TEST_SECRET"}).Value; got != "canary-31f0" {
+		t.Fatalf("in process: %q", got)
+	}
+	got, err := run(t, newSandbox(t, Config{}), t.Context(), job{Op: "env", Name: "SIDECARLAB_TEST_SECRET"})
+	if err != nil || got != "" {
+		t.Fatalf("the worker read %q (%v)", got, err)
+	}
+}
+
+// TestDeadline: a worker still running at the caller's deadline is killed at once, and the
+// turn it held is free again.
+func TestDeadline(t *testing.T) {
+	s := newSandbox(t, Config{MaxWorkers: 1, Limits: Limits{CPUSeconds: 60, MemoryBytes: 256 << 20}})
+	ctx, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := run(t, s, ctx, job{Op: "spin"})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err %v, want the deadline", err)
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("returned after %v", took)
+	}
+	if got, err := run(t, s, t.Context(), job{Op: "alloc", Bytes: 1 << 20}); err != nil || got != "1048576" {
+		t.Fatalf("the next job: %q %v", got, err)
+	}
+}
+
+// TestCPULimit: a worker spinning past its CPU time is killed by the kernel, even with no
+// deadline, and the error says which limit.
+func TestCPULimit(t *testing.T) {
+	s := newSandbox(t, Config{Limits: Limits{CPUSeconds: 1, MemoryBytes: 256 << 20}})
+	_, err := run(t, s, t.Context(), job{Op: "spin"})
+	var le *LimitError
+	if !errors.As(err, &le) || le.What != "CPU time" {
+		t.Fatalf("err %v, want the CPU time limit", err)
+	}
+}
+
+// TestMemoryLimit: a worker allocating past its memory limit dies of it; one within it does not.
+func TestMemoryLimit(t *testing.T) {
+	s := newSandbox(t, Config{Limits: Limits{CPUSeconds: 10, MemoryBytes: 256 << 20}})
+	_, err := run(t, s, t.Context(), job{Op: "alloc", Bytes: 1 << 30})
+	var le *LimitError
+	if !errors.As(err, &le) || le.What != "memory" {
+		t.Fatalf("err %v, want the memory limit", err)
+	}
+	if got, err := run(t, s, t.Context(), job{Op: "alloc", Bytes: 32 << 20}); err != nil || got != fmt.Sprint(32<<20) {
+		t.Fatalf("32 MiB: %q %v", got, err)
+	}
+}
+
+// TestNoNetwork: as root, the worker has a network namespace of its own and reaches nothing,
+// not even the server's loopback; without the namespace, the same job connects.
+func TestNoNetwork(t *testing.T) {
+	if os.Geteuid() != 0 {
+		// Not a skip: without root, New must say it cannot isolate the network.
+		if newSandbox(t, Config{}).IsolatesNetwork() {
+			t.Fatal("not root, yet the sandbox says it isolates the network")
+		}
+		return
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	isolated := newSandbox(t, Config{})
+	if !isolated.IsolatesNetwork() {
+		t.Fatal("root, yet no network namespace")
+	}
+	if got, err := run(t, isolated, t.Context(), job{Op: "dial", Name: ln.Addr().String()}); err != nil || got != "error" {
+		t.Fatalf("isolated worker: %q %v", got, err)
+	}
+	shared := newSandbox(t, Config{NoNetworkNamespace: true})
+	if shared.IsolatesNetwork() {
+		t.Fatal("NoNetworkNamespace, yet the sandbox says it isolates the network")
+	}
+	if got, err := run(t, shared, t.Context(), job{Op: "dial", Name: ln.Addr().String()}); err != nil || got != "connected" {
+		t.Fatalf("worker in the server's namespace: %q %v", got, err)
+	}
+}
+
+// TestWorkerThatDoesNotStart: New says so.
+func TestWorkerThatDoesNotStart(t *testing.T) {
+	_, err := New(t.Context(), Config{Command: []string{"/nonexistent/sidecarlab", "worker"}})
+	if err == nil || !strings.Contains(err.Error(), "does not start") {
+		t.Fatalf("err %v", err)
+	}
+}

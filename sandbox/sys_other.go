@@ -1,0 +1,14 @@
+//go:build !linux
+
+package sandbox
+
+import (
+	"errors"
+	"syscall"
+)
+
+const limitsSupported = false
+
+func sysProcAttr(bool) *syscall.SysProcAttr { return nil }
+
+func setLimits(Limits) error { return errors.New("not supported on this system") }

@@ -10,10 +10,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/sidecarlab/sidecarlab/engine"
 )
@@ -87,26 +85,8 @@ func TestServeRefusesTemplates(t *testing.T) {
 // worker that has none of the server's environment.
 func TestServeAllowCustomTemplates(t *testing.T) {
 	t.Setenv("SIDECARLAB_TEST_MINE", "canary-9d2e")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var logs syncBuffer
-	done := make(chan error, 1)
-	db := filepath.Join(t.TempDir(), "links.db")
-	go func() {
-		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--db", db, "--allow-custom-templates"}, func(string) string { return "" }, strings.NewReader(""), io.Discard, &logs)
-	}()
-	defer func() { cancel(); <-done }()
-	addrRE := regexp.MustCompile(`msg=listening addr=(\S+)`)
-	var base string
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if m := addrRE.FindStringSubmatch(logs.String()); m != nil && strings.Contains(logs.String(), "msg=ready") {
-			base = "http://" + m[1]
-			break
-		}
-	}
-	if base == "" {
-		t.Fatalf("the server did not become ready:\n%s", logs.String())
-	}
+	srv := startServe(t, "--db", filepath.Join(t.TempDir(), "links.db"), "--allow-custom-templates")
+	base, logs := srv.base, srv.logs
 	if !strings.Contains(logs.String(), "custom templates allowed") {
 		t.Fatalf("the log does not say templates are allowed:\n%s", logs.String())
 	}

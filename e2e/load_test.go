@@ -66,6 +66,7 @@ func TestLoad(t *testing.T) {
 		mu.Unlock()
 	}
 	rssBefore := rssMB(t, serverPID)
+	stopSampling := peakRSS(t, serverPID)
 	start := time.Now()
 	deadline := start.Add(limit)
 	var wg sync.WaitGroup
@@ -103,6 +104,7 @@ func TestLoad(t *testing.T) {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	rssPeak := stopSampling()
 	rssAfter := rssMB(t, serverPID)
 
 	byKind := map[string][]time.Duration{}
@@ -110,8 +112,8 @@ func TestLoad(t *testing.T) {
 		byKind[s.kind] = append(byKind[s.kind], s.d)
 		byKind["all"] = append(byKind["all"], s.d)
 	}
-	t.Logf("%d requests from %d clients in %v: %.0f req/s, %d errors; server RSS %.0f MB before, %.0f MB after",
-		len(samples), clients, elapsed.Round(time.Millisecond), float64(len(samples))/elapsed.Seconds(), errs.Load(), rssBefore, rssAfter)
+	t.Logf("%d requests from %d clients in %v: %.0f req/s, %d errors; server RSS %.0f MB before, %.0f MB at peak, %.0f MB after",
+		len(samples), clients, elapsed.Round(time.Millisecond), float64(len(samples))/elapsed.Seconds(), errs.Load(), rssBefore, rssPeak, rssAfter)
 	for _, k := range []string{"all", "page", "toggle", "batch", "share"} {
 		ds := byKind[k]
 		slices.Sort(ds)

@@ -24,24 +24,7 @@ import (
 // Run: make load (or SIDECARLAB_SERVE_ARGS="--rate-limit -1" go test -tags load ./e2e -run TestMemoryUnderAttack -v)
 func TestMemoryUnderAttack(t *testing.T) {
 	client := &http.Client{Timeout: 60 * time.Second}
-	var peak float64
-	var mu sync.Mutex
-	stop := make(chan struct{})
-	sampled := make(chan struct{})
-	go func() {
-		defer close(sampled)
-		for {
-			rss := rssMB(t, serverPID)
-			mu.Lock()
-			peak = max(peak, rss)
-			mu.Unlock()
-			select {
-			case <-stop:
-				return
-			case <-time.After(20 * time.Millisecond):
-			}
-		}
-	}()
+	stopSampling := peakRSS(t, serverPID)
 	start := rssMB(t, serverPID)
 	status := func(res *http.Response, err error) int {
 		if err != nil {
@@ -102,8 +85,7 @@ func TestMemoryUnderAttack(t *testing.T) {
 			}
 		}
 	}
-	close(stop)
-	<-sampled
+	peak := stopSampling()
 	// Go returns freed memory to the system gradually: wait up to a minute for it.
 	end := rssMB(t, serverPID)
 	for deadline := time.Now().Add(time.Minute); end >= 300 && time.Now().Before(deadline); end = rssMB(t, serverPID) {

@@ -101,6 +101,29 @@ func serve(bin, db string) (stop func(), url string, pid int, err error) {
 	return nil, "", 0, fmt.Errorf("not ready in 30s")
 }
 
+// peakRSS samples the server's resident set every 20 ms until the returned function is called,
+// which returns the highest sample.
+func peakRSS(t testing.TB, pid int) (stop func() float64) {
+	var peak float64
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		for {
+			peak = max(peak, rssMB(t, pid))
+			select {
+			case <-done:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}()
+	return func() float64 {
+		close(done)
+		<-finished
+		return peak
+	}
+}
+
 // rssMB is the server's resident set, from /proc.
 func rssMB(t testing.TB, pid int) float64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))

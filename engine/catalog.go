@@ -55,14 +55,17 @@ func Groups() []Group {
 // Annotation is one pod annotation Istio reads: Istio's own catalog entry (istio.io/api/annotation)
 // plus sidecarlab's typing of its value.
 type Annotation struct {
-	Name          string    `json:"name"`
-	Description   string    `json:"description"`
-	FeatureStatus string    `json:"featureStatus"`
-	Deprecated    bool      `json:"deprecated,omitempty"`
-	Hidden        bool      `json:"hidden,omitempty"`
-	Kind          ValueKind `json:"kind"`
-	Enum          []string  `json:"enum,omitempty"`
-	Group         Group     `json:"group"`
+	Name          string `json:"name"`
+	Description   string `json:"description"`
+	FeatureStatus string `json:"featureStatus"`
+	Deprecated    bool   `json:"deprecated,omitempty"`
+	Hidden        bool   `json:"hidden,omitempty"`
+	// WrittenByInjector is set for an annotation Istio's injector writes itself (the injection
+	// status): on an input it comes from an earlier injection, and a person does not add it.
+	WrittenByInjector bool      `json:"writtenByInjector,omitempty"`
+	Kind              ValueKind `json:"kind"`
+	Enum              []string  `json:"enum,omitempty"`
+	Group             Group     `json:"group"`
 	// Example is a value worth trying, used to prefill the input.
 	Example string `json:"example,omitempty"`
 }
@@ -161,6 +164,7 @@ func newCatalog() *Catalog {
 		c.all = append(c.all, Annotation{
 			Name: in.Name, Description: strings.TrimSpace(in.Description), FeatureStatus: in.FeatureStatus.String(),
 			Deprecated: in.Deprecated, Hidden: in.Hidden, Kind: t.kind, Enum: t.enum, Group: t.group, Example: t.example,
+			WrittenByInjector: in.Name == annotation.SidecarStatus.Name,
 		})
 	}
 	groups := Groups()

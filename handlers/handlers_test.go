@@ -151,6 +151,10 @@ func TestDefaultPage(t *testing.T) {
 	if testid(r, "annotation-proxy.istio.io/overrides").Length() != 0 {
 		t.Fatal("a hidden annotation is in the panel")
 	}
+	// The injector writes the status itself: nobody adds it.
+	if testid(r, "annotation-sidecar.istio.io/status").Length() != 0 {
+		t.Fatal("sidecar.istio.io/status is offered in the panel")
+	}
 	// Every input has a label.
 	r.doc.Find("input:not([type=hidden]), select, textarea").Each(func(_ int, s *goquery.Selection) {
 		id, _ := s.Attr("id")

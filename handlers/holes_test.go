@@ -72,3 +72,19 @@ func TestRawOutputsOfARejectedState(t *testing.T) {
 		t.Errorf("an accepted state's injected.yaml: %d", r.status)
 	}
 }
+
+// TestTruncatedLink: a long link whose tail was cut says so and points to the short link,
+// instead of "it is not deflate-compressed"; a link that is garbage from the start does not.
+func TestTruncatedLink(t *testing.T) {
+	h := newServer(t)
+	link := stateLink(t, State{Manifest: deploymentYAML})
+	for _, cut := range []int{10, 11, 40} {
+		r := get(t, h, link[:len(link)-cut])
+		if r.status != http.StatusBadRequest || !strings.Contains(r.body, "truncated") || !strings.Contains(r.body, "short link") {
+			t.Errorf("cut by %d: status %d, want 400 saying the link is truncated: %.300s", cut, r.status, r.body)
+		}
+	}
+	if r := get(t, h, "/?s=bm90LWRlZmxhdGUtYXQtYWxs"); r.status != http.StatusBadRequest || strings.Contains(r.body, "truncated") {
+		t.Errorf("a link that is not a state: status %d: %.300s", r.status, r.body)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"compress/flate"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -45,16 +46,30 @@ type badState struct{ msg string }
 
 func (e badState) Error() string { return "this link cannot be read: " + e.msg }
 
+// errTruncated is a link whose end is missing: chat clients and terminals cut long links.
+var errTruncated = badState{"it looks truncated: its end is missing (chat clients sometimes cut long links). " +
+	"Ask for the short link instead (the Share button makes one, /s/…), or copy the whole link again."}
+
 // DecodeState reads a permalink's state.
 func DecodeState(text string) (State, error) {
 	var s State
-	raw, err := base64.RawURLEncoding.DecodeString(strings.TrimSpace(text))
+	text = strings.TrimSpace(text)
+	raw, err := base64.RawURLEncoding.DecodeString(text)
 	if err != nil {
+		var ce base64.CorruptInputError
+		if errors.As(err, &ce) && int(ce) >= len(text)-1 {
+			// Only the last character is wrong: a length base64 never makes, as a cut one has.
+			return s, errTruncated
+		}
 		return s, badState{"it is not base64url"}
 	}
 	zr := flate.NewReader(bytes.NewReader(raw))
 	defer zr.Close()
 	js, err := io.ReadAll(io.LimitReader(zr, maxStateBytes+1))
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		// The compressed stream ends early: the link lost its tail.
+		return s, errTruncated
+	}
 	if err != nil {
 		return s, badState{"it is not deflate-compressed"}
 	}

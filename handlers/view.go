@@ -157,13 +157,14 @@ func activeAnnotations(steps []engine.Step) []web.ActiveAnnotation {
 
 // annotationGroups lays the catalog out as the panel: grouped, typed, prefilled with an example.
 // It does not depend on the state, so actions never need to re-render it. Istio's hidden
-// annotations are left out of the panel (the API lists them).
+// annotations, and the one its injector writes itself (the status), are left out of the panel
+// (the API lists them).
 func annotationGroups(cat *engine.Catalog) []web.AnnotationGroup {
 	var groups []web.AnnotationGroup
 	for _, g := range engine.Groups() {
 		wg := web.AnnotationGroup{Name: string(g), Open: slices.Contains(openGroups, g)}
 		for _, a := range cat.All() {
-			if a.Group != g || a.Hidden {
+			if a.Group != g || a.Hidden || a.WrittenByInjector {
 				continue
 			}
 			val := a.Example

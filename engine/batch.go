@@ -61,14 +61,10 @@ func (c Capacity) For(n int) Capacity {
 			return ""
 		}
 		if bin {
-			return resource.NewQuantity(q.Value()*int64(n), resource.BinarySI).String()
+			return memText(q.Value() * int64(n))
 		}
 		// CPU in cores, or millicores below a whole core: "200", "4000", "400m".
-		m := q.MilliValue() * int64(n)
-		if m%1000 == 0 {
-			return strconv.FormatInt(m/1000, 10)
-		}
-		return strconv.FormatInt(m, 10) + "m"
+		return cpuText(q.MilliValue() * int64(n))
 	}
 	out.RequestsCPU = mul(c.perPod.Requests, corev1.ResourceCPU, false)
 	out.RequestsMem = mul(c.perPod.Requests, corev1.ResourceMemory, true)
@@ -131,6 +127,79 @@ func fillRow(r *BatchRow, obj runtime.Object) {
 	}
 	r.Capacity = Capacity{perPod: proxy.Resources}.For(replicas)
 }
+
+// BatchTotal is what the sidecars of a whole batch ask for: istio-proxy's requests and limits
+// summed over every injected workload's pods ("2,000 pods × the sidecar's requests = 200
+// cores"). A workload that runs a pod per node (a DaemonSet) has no pod count in its spec: it is
+// counted in PerNode and left out of the sums.
+type BatchTotal struct {
+	// Workloads and Pods are the injected workloads and their pods, summed.
+	Workloads, Pods int
+	// PerNode counts the workloads with a pod per node, not in the sums.
+	PerNode     int
+	RequestsCPU string `json:"requestsCPU,omitempty"`
+	RequestsMem string `json:"requestsMemory,omitempty"`
+	LimitsCPU   string `json:"limitsCPU,omitempty"`
+	LimitsMem   string `json:"limitsMemory,omitempty"`
+}
+
+// Total sums the batch's sidecars.
+func Total(rows []BatchRow) BatchTotal {
+	var t BatchTotal
+	// Millicores and bytes, and whether any row had each.
+	var sums [4]int64
+	var seen [4]bool
+	for _, r := range rows {
+		if r.Proxy == "" {
+			continue
+		}
+		t.Workloads++
+		if r.Capacity.Replicas == 0 {
+			t.PerNode++
+			continue
+		}
+		n := int64(r.Capacity.Replicas)
+		t.Pods += int(n)
+		pp := r.Capacity.perPod
+		for i, q := range []struct {
+			l    corev1.ResourceList
+			name corev1.ResourceName
+		}{{pp.Requests, corev1.ResourceCPU}, {pp.Requests, corev1.ResourceMemory}, {pp.Limits, corev1.ResourceCPU}, {pp.Limits, corev1.ResourceMemory}} {
+			v, ok := q.l[q.name]
+			if !ok {
+				continue
+			}
+			seen[i] = true
+			if q.name == corev1.ResourceCPU {
+				sums[i] += v.MilliValue() * n
+			} else {
+				sums[i] += v.Value() * n
+			}
+		}
+	}
+	text := func(i int) string {
+		switch {
+		case !seen[i]:
+			return ""
+		case i%2 == 0:
+			return cpuText(sums[i])
+		}
+		return memText(sums[i])
+	}
+	t.RequestsCPU, t.RequestsMem, t.LimitsCPU, t.LimitsMem = text(0), text(1), text(2), text(3)
+	return t
+}
+
+// cpuText is millicores as a person writes CPU: whole cores ("200"), or millicores ("250m").
+func cpuText(milli int64) string {
+	if milli%1000 == 0 {
+		return strconv.FormatInt(milli/1000, 10)
+	}
+	return strconv.FormatInt(milli, 10) + "m"
+}
+
+// memText is bytes as a binary quantity ("384Mi").
+func memText(b int64) string { return resource.NewQuantity(b, resource.BinarySI).String() }
 
 // PerPod is istio-proxy's own requests and limits.
 func (c Capacity) PerPod() corev1.ResourceRequirements { return c.perPod }

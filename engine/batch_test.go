@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -137,5 +138,27 @@ func TestBatchSpreadsheetSafe(t *testing.T) {
 	}
 	if back[0].Reason != rows[0].Reason || back[0].Exclusions != "-i *" || back[0].ProxyConfig != "+1" || back[0].PostStart != "@SUM(A1)" {
 		t.Fatalf("read back %+v", back[0])
+	}
+}
+
+// TestBatchTotal: the sidecars of the lab's batch, summed: every injected workload's pods times
+// istio-proxy's requests and limits; a DaemonSet (a pod per node) is counted apart; workloads
+// without a proxy add nothing.
+func TestBatchTotal(t *testing.T) {
+	e := testEngine(t)
+	perPod := func(name string, replicas int, cpu string) string {
+		return fmt.Sprintf("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: %s\nspec:\n  replicas: %d\n  selector:\n    matchLabels: {app: %s}\n  template:\n    metadata:\n      labels: {app: %s}\n      annotations: {sidecar.istio.io/proxyCPU: %q, sidecar.istio.io/proxyMemory: 128Mi}\n    spec:\n      containers:\n      - {name: app, image: nginx}\n", name, replicas, name, name, cpu)
+	}
+	manifest := perPod("fleet", 2000, "100m") + "---\n" + perPod("small", 3, "250m") + "---\n" +
+		"apiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: agent\nspec:\n  selector:\n    matchLabels: {app: agent}\n  template:\n    metadata:\n      labels: {app: agent}\n    spec:\n      containers:\n      - {name: app, image: busybox}\n" +
+		"---\napiVersion: v1\nkind: Service\nmetadata:\n  name: svc\nspec:\n  ports: [{port: 80}]\n"
+	r := mustInject(t, e, []byte(manifest), nil, Settings{})
+	got := Total(Batch(r.Documents, r.Findings))
+	want := BatchTotal{Workloads: 3, Pods: 2003, PerNode: 1, RequestsCPU: "200750m", RequestsMem: "256384Mi"}
+	if got != want {
+		t.Fatalf("total %+v, want %+v", got, want)
+	}
+	if z := Total(nil); z != (BatchTotal{}) {
+		t.Fatalf("an empty batch: %+v", z)
 	}
 }

@@ -242,8 +242,11 @@ func TestBatchCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 3 {
-		t.Fatalf("want a header and 2 rows:\n%s", out)
+	if len(lines) != 4 {
+		t.Fatalf("want a header, 2 rows and the total:\n%s", out)
+	}
+	if want := "total: 1 workload with a sidecar, 1 pod: requests cpu=100m memory=128Mi, limits cpu=2 memory=1Gi"; lines[3] != want {
+		t.Errorf("total line %q, want %q", lines[3], want)
 	}
 	for _, col := range engine.BatchColumns() {
 		if !strings.Contains(lines[0], strings.ToUpper(col)) {

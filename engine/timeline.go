@@ -193,18 +193,34 @@ func (t *Timeline) Text(unified bool) string {
 		if len(st.Changes) == 0 {
 			w.WriteString("(no change)\n")
 		}
-		doc := 0
-		for _, c := range st.Changes {
-			if c.Doc != doc {
-				doc = c.Doc
-				d := st.Documents[doc-1]
-				name := d.Name
-				if d.Namespace != "" {
-					name = d.Namespace + "/" + name
-				}
-				fmt.Fprintf(&w, "document %d: %s\n", doc, strings.TrimPrefix(d.Kind+"/"+name, "/"))
+		// Changes come grouped by document; within one, what the serializer alone writes (row 0)
+		// is listed last, under its own heading, so injection's own changes come first.
+		for i := 0; i < len(st.Changes); {
+			doc := st.Changes[i].Doc
+			j := i
+			for j < len(st.Changes) && st.Changes[j].Doc == doc {
+				j++
 			}
-			fmt.Fprintf(&w, "  %s\n", c)
+			d := st.Documents[doc-1]
+			name := d.Name
+			if d.Namespace != "" {
+				name = d.Namespace + "/" + name
+			}
+			fmt.Fprintf(&w, "document %d: %s\n", doc, strings.TrimPrefix(d.Kind+"/"+name, "/"))
+			for _, serializer := range []bool{false, true} {
+				head := serializer
+				for _, c := range st.Changes[i:j] {
+					if c.Serializer != serializer {
+						continue
+					}
+					if head {
+						w.WriteString("  # written by kube-inject's serializer (empty defaults), not by injection:\n")
+						head = false
+					}
+					fmt.Fprintf(&w, "  %s\n", c)
+				}
+			}
+			i = j
 		}
 		w.WriteString("\n")
 	}

@@ -166,7 +166,7 @@ func checkRows(ctx context.Context, t *testing.T) {
 	if !strings.Contains(cpu, "100m") || !strings.Contains(cpu, "200m") {
 		t.Fatalf("cpu row shows %q, want 100m → 200m", cpu)
 	}
-	if !strings.Contains(postStart, `"pilot-agent","wait"`) {
+	if !strings.Contains(postStart, "- pilot-agent\n") || !strings.Contains(postStart, "- wait") {
 		t.Fatalf("postStart row shows %q", postStart)
 	}
 }

@@ -45,6 +45,14 @@ type Change struct {
 	// deeply nested to carry (see maxChangeValueBytes): its size in bytes of compact JSON.
 	OldBytes int `json:"oldBytes,omitempty"`
 	NewBytes int `json:"newBytes,omitempty"`
+	// Flag is set for a change of one flag of an istio-iptables command line (the path ends in
+	// args[FLAG]): the flag as written ("-o"), and FlagName its long name as Istio binds it
+	// ("istio-local-outbound-ports-exclude"). Old and New are the flag's values.
+	Flag     string `json:"flag,omitempty"`
+	FlagName string `json:"flagName,omitempty"`
+	// Serializer marks a change of row 0 that injection did not make: kube-inject's decode and
+	// encode of the input alone makes it too (spec.strategy: {}, status: {}, resources: {}, …).
+	Serializer bool `json:"serializer,omitempty"`
 }
 
 // Bounds on what a change carries. A value whose compact JSON is longer than
@@ -71,7 +79,7 @@ func (c *Change) bound() {
 func (c Change) size() int64 {
 	o, _ := valueFits(c.Old)
 	n, _ := valueFits(c.New)
-	return int64(len(c.Path)+len(c.OldPath)+len(c.Cause)+o+n) + 96
+	return int64(len(c.Path)+len(c.OldPath)+len(c.Cause)+len(c.Flag)+len(c.FlagName)+o+n) + 96
 }
 
 // valueFits measures a decoded JSON value: its compact JSON size (strings counted by their bytes
@@ -294,6 +302,9 @@ func diffList(path string, a, b []any, out *[]Change) {
 	an, aok := names(a)
 	bn, bok := names(b)
 	if !aok || !bok || (len(a) == 0 && len(b) == 0) {
+		if diffIptablesArgs(path, a, b, out) {
+			return
+		}
 		if scalars(a) && scalars(b) && len(a)*len(b) <= 1<<20 {
 			diffScalars(path, a, b, out)
 			return

@@ -51,6 +51,15 @@ func TestDiffValues(t *testing.T) {
 		{"duplicate names fall back to position", "l: [{name: a, v: 1}, {name: a, v: 2}]", "l: [{name: a, v: 1}, {name: a, v: 3}]",
 			[]string{"~ l[1].v: 2 → 3"}},
 		{"type change", "a: {b: 1}", "a: [1]", []string{`~ a: {"b":1} → [1]`}},
+		{"istio-iptables args by flag", `args: [istio-iptables, -p, "15001", -x, "", -d, "15090", --log_output_level=default:info]`,
+			`args: [istio-iptables, -p, "15001", -x, "", -d, "15090,15021", -o, "3306,6379", --log_output_level=default:info, --redirect-dns]`,
+			[]string{"~ args[-d]: 15090 → 15090,15021", "+ args[-o]: 3306,6379", "+ args[--redirect-dns]: true"}},
+		{"istio-iptables flag removed, order ignored", "args: [istio-iptables, -o, '1', -p, '2']", "args: [istio-iptables, -p, '2']",
+			[]string{"- args[-o]: 1"}},
+		{"a positional istio-iptables argument stays by position", "args: [istio-iptables, -p, '1', x, y]", "args: [istio-iptables, -p, '1', x, -o, '2', y]",
+			[]string{"+ args[4]: -o", "+ args[5]: 2"}},
+		{"another command stays by position", "args: [proxy, -o, '1']", "args: [proxy, -o, '2']",
+			[]string{"~ args[2]: 1 → 2"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -153,5 +162,16 @@ func TestChangeBounds(t *testing.T) {
 				t.Fatalf("the timeline's JSON is %d bytes", len(b))
 			}
 		})
+	}
+}
+
+func TestIptablesFlagNames(t *testing.T) {
+	var got []string
+	for _, ch := range DiffValues(decode(t, "a: [istio-iptables, -p, '1']"), decode(t, "a: [istio-iptables, -p, '1', -o, '2', --redirect-dns]")) {
+		got = append(got, ch.Flag+" "+ch.FlagName)
+	}
+	want := []string{"-o istio-local-outbound-ports-exclude", "--redirect-dns redirect-dns"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Fatalf("(-want +got)\n%s", d)
 	}
 }

@@ -67,8 +67,7 @@ var labRows = []struct {
 	{
 		name: "exclude-outbound-ports", step: Step{Key: "traffic.sidecar.istio.io/excludeOutboundPorts", Value: "3306,6379"},
 		facts: []string{
-			"+ spec.template.spec.initContainers[istio-init].args[17]: -o",
-			"+ spec.template.spec.initContainers[istio-init].args[18]: 3306,6379",
+			"+ spec.template.spec.initContainers[istio-init].args[-o]: 3306,6379",
 		},
 	},
 	{

@@ -4,9 +4,15 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/yaml"
+
+	"istio.io/istio/pkg/kube/inject"
 )
 
 // Step is one annotation change the user makes: set Key to Value, or remove Key.
@@ -131,6 +137,7 @@ func (e *Engine) Timeline(ctx context.Context, manifest []byte, steps []Step, s 
 					inputs[i] = Document{Index: d.Index, Output: d.Input}
 				}
 				r.Changes = DiffDocuments(inputs, docs, "")
+				markSerializer(r.Changes, DiffDocuments(inputs, serialized(p.chunks), ""))
 				r.Unified = UnifiedDiff(string(manifest), r.Output())
 			} else {
 				st := steps[k-1]
@@ -186,20 +193,83 @@ func (t *Timeline) Text(unified bool) string {
 		if len(st.Changes) == 0 {
 			w.WriteString("(no change)\n")
 		}
-		doc := 0
-		for _, c := range st.Changes {
-			if c.Doc != doc {
-				doc = c.Doc
-				d := st.Documents[doc-1]
-				name := d.Name
-				if d.Namespace != "" {
-					name = d.Namespace + "/" + name
-				}
-				fmt.Fprintf(&w, "document %d: %s\n", doc, strings.TrimPrefix(d.Kind+"/"+name, "/"))
+		// Changes come grouped by document; within one, what the serializer alone writes (row 0)
+		// is listed last, under its own heading, so injection's own changes come first.
+		for i := 0; i < len(st.Changes); {
+			doc := st.Changes[i].Doc
+			j := i
+			for j < len(st.Changes) && st.Changes[j].Doc == doc {
+				j++
 			}
-			fmt.Fprintf(&w, "  %s\n", c)
+			d := st.Documents[doc-1]
+			name := d.Name
+			if d.Namespace != "" {
+				name = d.Namespace + "/" + name
+			}
+			fmt.Fprintf(&w, "document %d: %s\n", doc, strings.TrimPrefix(d.Kind+"/"+name, "/"))
+			for _, serializer := range []bool{false, true} {
+				head := serializer
+				for _, c := range st.Changes[i:j] {
+					if c.Serializer != serializer {
+						continue
+					}
+					if head {
+						w.WriteString("  # written by kube-inject's serializer (empty defaults), not by injection:\n")
+						head = false
+					}
+					fmt.Fprintf(&w, "  %s\n", c)
+				}
+			}
+			i = j
 		}
 		w.WriteString("\n")
 	}
 	return w.String()
+}
+
+// serialized is every document passed through kube-inject's decode and encode without injecting:
+// Istio's FromRawToObject, then the JSON and YAML marshalling finishChunk applies to an injected
+// output. What it changes in the input, injection did not decide. Kinds Istio does not inject are
+// written back as given (so nothing to mark); documents it cannot read carry an error and are
+// not compared.
+func serialized(chunks []chunk) []Document {
+	docs := make([]Document, len(chunks))
+	for i, c := range chunks {
+		docs[i] = Document{Index: i + 1, Output: c.text}
+		obj, err := inject.FromRawToObject(c.raw)
+		if runtime.IsNotRegisteredError(err) {
+			continue
+		}
+		var j, y []byte
+		if err == nil {
+			j, err = json.Marshal(obj)
+		}
+		if err == nil {
+			y, err = yaml.JSONToYAML(j)
+		}
+		if err != nil {
+			docs[i].Error = &InputError{Doc: i + 1, Line: c.line, Msg: err.Error()}
+			continue
+		}
+		docs[i].Output, docs[i].json = string(y), j
+	}
+	return docs
+}
+
+// markSerializer marks the changes of row 0 that the serializer alone makes (the same document,
+// path, kind and values).
+func markSerializer(changes, serializer []Change) {
+	if len(serializer) == 0 {
+		return
+	}
+	key := func(c Change) string {
+		return fmt.Sprintf("%d\x00%s\x00%s\x00%s\x00%s\x00%d\x00%d", c.Doc, c.Path, c.Kind, FormatValue(c.Old), FormatValue(c.New), c.OldBytes, c.NewBytes)
+	}
+	set := make(map[string]bool, len(serializer))
+	for _, c := range serializer {
+		set[key(c)] = true
+	}
+	for i := range changes {
+		changes[i].Serializer = set[key(changes[i])]
+	}
 }

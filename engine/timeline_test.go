@@ -141,3 +141,57 @@ func TestStepMemoBoundedByBytes(t *testing.T) {
 		t.Fatalf("the memo holds %d bytes: the size estimate misses the manifests", held)
 	}
 }
+
+// TestSerializerChanges: row 0 marks what kube-inject's decode and encode writes by itself, and
+// only that; a kind Istio does not inject has nothing to mark.
+func TestSerializerChanges(t *testing.T) {
+	e := testEngine(t)
+	// creationTimestamp: null, which older kubectl wrote, is dropped by the serializer.
+	base := strings.Replace(string(readFile(t, "testdata/corpus/lab-base.yaml")), "metadata:\n  name: lab\n", "metadata:\n  name: lab\n  creationTimestamp: null\n", 1)
+	manifest := append([]byte(base), []byte("---\napiVersion: v1\nkind: Service\nmetadata:\n  name: db\nspec:\n  ports:\n  - port: 3306\n")...)
+	tl, err := e.Timeline(t.Context(), manifest, []Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}, Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	marked := map[string]bool{}
+	for _, c := range tl.Steps[0].Changes {
+		marked[fmt.Sprintf("%d %s", c.Doc, c.Path)] = c.Serializer
+	}
+	want := map[string]bool{
+		"1 spec.strategy":              true,
+		"1 metadata.creationTimestamp": true,
+		"1 status":                     true,
+		"1 spec.template.spec.containers[app].resources":  true,
+		"1 spec.template.spec.containers[istio-proxy]":    false,
+		"1 spec.template.spec.initContainers[istio-init]": false,
+		"1 spec.template.metadata.annotations":            false,
+	}
+	for p, w := range want {
+		got, ok := marked[p]
+		if !ok {
+			t.Errorf("no row-0 change at %s", p)
+		} else if got != w {
+			t.Errorf("%s: serializer %v, want %v", p, got, w)
+		}
+	}
+	for p := range marked {
+		if strings.HasPrefix(p, "2 ") {
+			t.Errorf("the Service changed: %s", p)
+		}
+	}
+	for _, c := range tl.Steps[1].Changes {
+		if c.Serializer {
+			t.Errorf("step 1 change %s marked as the serializer's", c.Path)
+		}
+	}
+	// The CLI's text lists them last, under their own heading, in row 0 only.
+	text := tl.Text(false)
+	head := "  # written by kube-inject's serializer (empty defaults), not by injection:\n"
+	row0, row1, _ := strings.Cut(text, "# step 1:")
+	if h := strings.Index(row0, head); h < 0 || !strings.Contains(row0[h:], "+ spec.strategy: {}") || strings.Contains(row0[h:], "istio-proxy") {
+		t.Errorf("row 0:\n%s", row0)
+	}
+	if strings.Contains(row1, head) {
+		t.Errorf("row 1 has a serializer heading:\n%s", row1)
+	}
+}

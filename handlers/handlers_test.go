@@ -229,7 +229,7 @@ func TestLabAnnotations(t *testing.T) {
 		{"sidecar.istio.io/proxyMemory", "256Mi", []string{"changed " + p + "containers[istio-proxy].resources.requests.memory"}},
 		{"proxy.istio.io/config", "concurrency: 2", []string{"changed " + p + "containers[istio-proxy].env[PROXY_CONFIG].value"}},
 		{"proxy.istio.io/config", "holdApplicationUntilProxyStarts: true", []string{"moved " + p + "containers[istio-proxy]", "added " + p + "containers[istio-proxy].lifecycle"}},
-		{"traffic.sidecar.istio.io/excludeOutboundPorts", "3306", []string{"added " + p + "initContainers[istio-init].args[17]", "added " + p + "initContainers[istio-init].args[18]"}},
+		{"traffic.sidecar.istio.io/excludeOutboundPorts", "3306", []string{"added " + p + "initContainers[istio-init].args[-o]"}},
 		{"sidecar.istio.io/inject", "false", []string{"removed " + p + "containers[istio-proxy]", "removed " + p + "initContainers[istio-init]"}},
 		{"sidecar.istio.io/nativeSidecar", "true", []string{"moved " + p + "initContainers[istio-proxy]", "added " + p + "initContainers[istio-proxy].restartPolicy"}},
 	}

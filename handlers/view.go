@@ -12,6 +12,7 @@ import (
 	"github.com/a-h/templ"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/explain"
 	"github.com/sidecarlab/sidecarlab/web"
 )
 
@@ -206,6 +207,7 @@ func buildResults(v view, enc string, tl *engine.Timeline, reqErr *engine.InputE
 	res.Selected = selectedStep(v.step, len(tl.Steps))
 	res.All = v.step < 0
 	multi := len(tl.Steps[0].Documents) > 1
+	var prev []engine.Document // the documents of the step before, nil for row 0
 	for _, s := range tl.Steps {
 		sv := web.StepView{Index: s.Index, Title: "Injection (the manifest as pasted)", Cause: "injection", RemoveStep: s.Index}
 		if s.Step != nil {
@@ -219,6 +221,10 @@ func buildResults(v view, enc string, tl *engine.Timeline, reqErr *engine.InputE
 		sv.Selected = s.Index == res.Selected
 		sv.Open = s.Index > 0 || len(tl.Steps) == 1 || !res.All
 		for _, c := range s.Changes {
+			if c.Serializer {
+				sv.Serializer = append(sv.Serializer, changeView(c, s.Documents, multi))
+				continue
+			}
 			sv.Changes = append(sv.Changes, changeView(c, s.Documents, multi))
 		}
 		sv.Unified = unifiedLines(s.Unified)
@@ -226,7 +232,12 @@ func buildResults(v view, enc string, tl *engine.Timeline, reqErr *engine.InputE
 			if d.Error != nil {
 				sv.Errors++
 			}
+			if st, _ := d.Status(); st == engine.StatusInjected {
+				sv.Injected++
+			}
 		}
+		sv.Notes = docNotes(s.Documents, prev, len(s.Changes) == 0)
+		prev = s.Documents
 		res.Steps = append(res.Steps, sv)
 	}
 	sel := tl.Steps[res.Selected]
@@ -262,35 +273,30 @@ func buildResults(v view, enc string, tl *engine.Timeline, reqErr *engine.InputE
 	return res
 }
 
-// maxValue bounds a value shown in the field diff; the whole of it is in the injected YAML.
-const maxValue = 400
-
-// shortValue is a change's value as the field diff shows it: at most maxValue characters, or, for
-// a value the engine left out of the change (omitted > 0 bytes), its size.
-func shortValue(v any, omitted int) string {
-	if omitted > 0 {
-		return fmt.Sprintf("(%s of JSON, too large or too deeply nested to show here: see the YAML)", byteSize(int64(omitted)))
-	}
-	s := engine.FormatValue(v)
-	if r := []rune(s); len(r) > maxValue {
-		return string(r[:maxValue]) + fmt.Sprintf("… (%d more characters: see the injected YAML)", len(r)-maxValue)
-	}
-	return s
-}
-
 func changeView(c engine.Change, docs []engine.Document, multi bool) web.ChangeView {
 	cv := web.ChangeView{Kind: string(c.Kind), Path: c.Path, Anchor: "path=" + url.PathEscape(c.Path)}
 	if multi && c.Doc >= 1 && c.Doc <= len(docs) {
 		d := docs[c.Doc-1]
 		cv.Doc = fmt.Sprintf("doc %d %s/%s", c.Doc, d.Kind, d.Name)
 	}
+	show := showValue
+	if c.Flag != "" {
+		// One flag of istio-iptables' command line: shown as written, with what it means.
+		cv.Flag, cv.FlagMeaning = c.Flag, explain.IptablesFlag(c.FlagName)
+		show = func(v any, omitted int) web.Value {
+			if omitted > 0 {
+				return showValue(v, omitted)
+			}
+			return flagValue(c.Flag, v)
+		}
+	}
 	switch c.Kind {
 	case engine.Added:
-		cv.Sign, cv.New = "+", shortValue(c.New, c.NewBytes)
+		cv.Sign, cv.New = "+", show(c.New, c.NewBytes)
 	case engine.Removed:
-		cv.Sign, cv.Old = "−", shortValue(c.Old, c.OldBytes)
+		cv.Sign, cv.Old = "−", show(c.Old, c.OldBytes)
 	case engine.Changed:
-		cv.Sign, cv.Old, cv.New = "~", shortValue(c.Old, c.OldBytes), shortValue(c.New, c.NewBytes)
+		cv.Sign, cv.Old, cv.New = "~", show(c.Old, c.OldBytes), show(c.New, c.NewBytes)
 	case engine.Moved:
 		cv.Sign = "↕"
 		if c.OldPath != "" {
@@ -320,6 +326,45 @@ func unifiedLines(u string) []web.DiffLine {
 			k = "del"
 		}
 		out = append(out, web.DiffLine{Kind: k, Text: l})
+	}
+	return out
+}
+
+// docNotes say, for one step, what happened to every document that was not simply injected, so
+// an empty diff is never mistaken for "injection changed nothing": a document Istio rejected
+// (with Istio's message, at every step it fails); a workload Istio skipped (with Istio's reason,
+// at row 0 and at the step that made Istio skip it); a kind Istio does not inject (at row 0, and
+// at a later step with no change at all). prev are the documents of the step before (nil for row
+// 0); empty says the step changed nothing.
+func docNotes(docs, prev []engine.Document, empty bool) []web.DocNote {
+	var out []web.DocNote
+	for i, d := range docs {
+		status, reason := d.Status()
+		n := web.DocNote{Doc: d.Index, Status: string(status)}
+		switch status {
+		case engine.StatusError:
+			n.Text, n.Detail = fmt.Sprintf("Injection failed for document %d.", d.Index), reason
+			if d.Error.Line > 0 {
+				n.Detail = fmt.Sprintf("line %d: %s", d.Error.Line, reason)
+			}
+		case engine.StatusPassedThrough:
+			if prev != nil && !empty {
+				continue
+			}
+			kind := d.Kind
+			if kind == "" {
+				kind = "document of this kind"
+			}
+			n.Text = fmt.Sprintf("Istio does not inject a %s; it passes through unchanged (document %d).", kind, d.Index)
+		case engine.StatusSkipped:
+			if prev != nil && i < len(prev) && prev[i].Skipped {
+				continue
+			}
+			n.Text, n.Detail = fmt.Sprintf("Istio skipped document %d (%s %s): it injected nothing.", d.Index, d.Kind, d.Name), reason
+		default:
+			continue
+		}
+		out = append(out, n)
 	}
 	return out
 }

@@ -237,8 +237,15 @@ type StepView struct {
 	// "remove key").
 	Title string
 	// Cause names what the changes are attributed to.
-	Cause      string
-	Changes    []ChangeView
+	Cause   string
+	Changes []ChangeView
+	// Serializer are the changes of row 0 that injection did not make: kube-inject's serializer
+	// writes them (empty defaults such as status: {}); they are shown apart, folded.
+	Serializer []ChangeView
+	// Injected counts the documents Istio injected in this step.
+	Injected int
+	// Notes say what happened to each document that was not simply injected.
+	Notes      []DocNote
 	Unified    []DiffLine
 	Href       string // selects this step
 	Selected   bool
@@ -256,10 +263,33 @@ type ChangeView struct {
 	Sign   string
 	Doc    string
 	Path   string
-	Old    string
-	New    string
+	Old    Value
+	New    Value
+	// Flag is set for one flag of istio-iptables' command line ("-o"), with FlagMeaning saying
+	// what it does; Old and New are then the flag as written ("-o 3306,6379").
+	Flag, FlagMeaning string
 	// Moved says where a moved entry came from: "moved from PATH" or "moved from position N to M".
 	Moved string
+}
+
+// Value is a changed value as shown: one line, or YAML lines in a block, folded when long.
+type Value struct {
+	Text string
+	// Block is set for YAML lines (Lines of them); Fold when they start folded. Name is the
+	// element's name, for the folded summary.
+	Block, Fold bool
+	Lines       int
+	Name        string
+	// Note says how the value is shown when it is not as written ("JSON in a string, shown as YAML").
+	Note string
+}
+
+// DocNote says what happened to a document that was not simply injected (rejected, skipped, a
+// kind Istio does not inject), with Istio's own message in Detail.
+type DocNote struct {
+	Doc          int
+	Status       string
+	Text, Detail string
 }
 
 // DiffLine is one line of a unified diff.

@@ -1,0 +1,156 @@
+package handlers
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/web"
+)
+
+// Bounds on a value shown in the field diff; the whole of it is in the injected YAML. maxValue is
+// for a value on one line, maxBlockLines and maxBlock for one shown as YAML lines; foldLines is
+// where a value starts folded.
+const (
+	maxValue      = 400
+	maxBlockLines = 80
+	maxBlock      = 6000
+	foldLines     = 6
+)
+
+// showValue is a change's value as a person reads it: YAML, not escaped JSON. Maps and lists are
+// YAML lines; a string holding a JSON object or list (PROXY_CONFIG, the sidecar.istio.io/status
+// annotation) is decoded and shown the same way, and says so; a string that would read as another
+// type ("true", "8080") is quoted, as YAML quotes it. A value the engine left out of the change
+// (omitted > 0 bytes) is its size.
+func showValue(v any, omitted int) web.Value {
+	if omitted > 0 {
+		return web.Value{Text: fmt.Sprintf("(%s of JSON, too large or too deeply nested to show here: see the YAML)", byteSize(int64(omitted)))}
+	}
+	var out web.Value
+	var text string
+	switch x := v.(type) {
+	case string:
+		if d, ok := decodeJSONString(x); ok {
+			text, out.Note = yamlText(d), "JSON in a string, shown as YAML"
+			break
+		}
+		text = yamlText(x)
+	case map[string]any, []any:
+		// JSON inside the value's strings (the status annotation in a whole annotations map, the
+		// PROXY_CONFIG of a whole container) is decoded too, and the note says so.
+		d, decoded := decodeJSONStrings(x)
+		text = yamlText(d)
+		if decoded {
+			out.Note = "JSON in strings shown as YAML"
+		}
+	default:
+		text = engine.FormatValue(x)
+	}
+	text = strings.TrimSuffix(text, "\n")
+	lines := strings.Count(text, "\n") + 1
+	if lines == 1 {
+		if r := []rune(text); len(r) > maxValue {
+			text = string(r[:maxValue]) + fmt.Sprintf("… (%d more characters: see the injected YAML)", len(r)-maxValue)
+		}
+		out.Text = text
+		return out
+	}
+	out.Block, out.Lines = true, lines
+	out.Fold = lines > foldLines
+	if m, ok := v.(map[string]any); ok {
+		out.Name, _ = m["name"].(string)
+	}
+	all := strings.Split(text, "\n")
+	kept, n := 0, 0
+	for kept < len(all) && kept < maxBlockLines && n+len(all[kept]) <= maxBlock {
+		n += len(all[kept]) + 1
+		kept++
+	}
+	if kept < len(all) {
+		text = strings.Join(all[:kept], "\n") + fmt.Sprintf("\n… (%d more lines: see the injected YAML)", len(all)-kept)
+	}
+	out.Text = text
+	return out
+}
+
+// decodeJSONString decodes a string that holds a JSON object or list.
+func decodeJSONString(s string) (any, bool) {
+	t := strings.TrimSpace(s)
+	if !strings.HasPrefix(t, "{") && !strings.HasPrefix(t, "[") {
+		return nil, false
+	}
+	var v any
+	if json.Unmarshal([]byte(t), &v) != nil {
+		return nil, false
+	}
+	return v, true
+}
+
+// decodeJSONStrings is v with every string that holds a JSON object or list decoded (a copy; v
+// is the memoised change's and is not written), and whether there was one.
+func decodeJSONStrings(v any) (any, bool) {
+	switch x := v.(type) {
+	case string:
+		return decodeJSONString(x)
+	case map[string]any:
+		var m map[string]any
+		for k, e := range x {
+			if d, ok := decodeJSONStrings(e); ok {
+				if m == nil {
+					m = make(map[string]any, len(x))
+					for k2, e2 := range x {
+						m[k2] = e2
+					}
+				}
+				m[k] = d
+			}
+		}
+		if m == nil {
+			return x, false
+		}
+		return m, true
+	case []any:
+		var l []any
+		for i, e := range x {
+			if d, ok := decodeJSONStrings(e); ok {
+				if l == nil {
+					l = append([]any(nil), x...)
+				}
+				l[i] = d
+			}
+		}
+		if l == nil {
+			return x, false
+		}
+		return l, true
+	}
+	return v, false
+}
+
+// yamlText is v as YAML, or as FormatValue writes it if it has none.
+func yamlText(v any) string {
+	b, err := yaml.Marshal(v)
+	if err != nil {
+		return engine.FormatValue(v)
+	}
+	return string(b)
+}
+
+// flagValue is one istio-iptables flag as written on its command line: "-o 3306,6379", `-x ""`,
+// or the flag alone for one written bare. A value is quoted only where a command line would need
+// it (empty, or with spaces or quotes): "-u 1337" is a flag and its string, whatever it looks like.
+func flagValue(flag string, v any) web.Value {
+	if b, ok := v.(bool); ok && b {
+		return web.Value{Text: flag}
+	}
+	s, _ := v.(string)
+	if s == "" || strings.ContainsAny(s, " \t\n\"'") {
+		s = strconv.Quote(s)
+	}
+	return web.Value{Text: flag + " " + s}
+}

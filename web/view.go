@@ -181,9 +181,11 @@ type LifecycleView struct {
 	Capacity CapacityView
 }
 
-// VerdictView is one answered question.
+// VerdictView is one answered question. Goodness ("good", "bad", "neutral") is what the page
+// colours by: "yes" is bad for the startup race and good for a Job that completes.
 type VerdictView struct {
 	ID, Question, Answer, Why string
+	Goodness                  string
 }
 
 // CapacityView is istio-proxy's resources for one pod and for all of them.

@@ -34,7 +34,7 @@ func versionLine() web.VersionLine {
 // pageStatics are the parts of a page that never change while the server runs, made once.
 type pageStatics struct {
 	panel func() templ.Component
-	lab   func() []web.LabStep
+	lab   func() *labPath
 }
 
 // buildPage shapes a timeline (or the error that prevented one) into the page's view model. A
@@ -75,8 +75,8 @@ func buildPage(v view, statics pageStatics, tl *engine.Timeline, reqErr *engine.
 			p.Modes = append(p.Modes, web.Option{Value: string(m), Label: modeLabels[m], Selected: m == mode})
 		}
 		p.Panel = statics.panel()
-		p.Lab = statics.lab()
 	}
+	p.Lab = statics.lab().forState(st) // swapped after each action: the current step moves
 	p.Active = activeAnnotations(st.Steps)
 	p.Results = buildResults(v, enc, tl, reqErr, func(tab string) bool { return full || tab == v.tab })
 	p.Results.OnlySelected = !full

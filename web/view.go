@@ -44,8 +44,8 @@ type Page struct {
 	Results Results
 	// TabLinks are the links to each tab of this view.
 	TabLinks []TabLink
-	// Lab is the lab's guided path, each step a permalink.
-	Lab []LabStep
+	// Lab is the lab's guided path, each step a permalink, with this view's place on it.
+	Lab LabNav
 	// Sharing is on when the server stores links; ShortLink is this view's, when it has one.
 	Sharing   bool
 	ShortLink string
@@ -68,7 +68,20 @@ type Slides struct {
 type LabStep struct {
 	N           int
 	Title, Href string
-	Hint        string
+	// Current marks the step whose state this view shows.
+	Current bool
+}
+
+// LabNav is the lab's path as a page shows it: every step, the current one (0: the view is not
+// a step of the lab) with what to look for there, and the steps before and after it.
+type LabNav struct {
+	Steps   []LabStep
+	Current int
+	// Look is what to look for at the current step, in two or three sentences.
+	Look       string
+	Prev, Next LabStep // zero when there is none
+	// ApplyToMine offers the lab's annotation steps on the manifest in the editor.
+	ApplyToMine bool
 }
 
 // TabLink is a tab with the URL that selects it.
@@ -282,7 +295,9 @@ type DocView struct {
 // ComparePage shows one state beside a variant of it.
 type ComparePage struct {
 	Version VersionLine
-	A, B    CompareSide
+	// Lab is the lab's path (the Job two ways is one of its steps).
+	Lab  LabNav
+	A, B CompareSide
 	// Changes is the field diff from A's output to B's.
 	Changes []ChangeView
 }

@@ -133,6 +133,18 @@ func Message(f engine.Finding) string {
 	return w.message(f.Params)
 }
 
+// Gist is a finding in a few words, for a banner: its sentence up to the first pause.
+func Gist(f engine.Finding) string {
+	m := Message(f)
+	cut := len(m)
+	for _, sep := range []string{"; ", ". ", ": ", " (", " — "} {
+		if i := strings.Index(m, sep); i > 0 && i < cut {
+			cut = i
+		}
+	}
+	return strings.TrimSuffix(m[:cut], ".")
+}
+
 // FixText is what a finding's fix says; empty when the finding has no fix.
 func FixText(f engine.Finding) string {
 	w, ok := checks[f.Check]

@@ -82,6 +82,9 @@ func TestFindingWords(t *testing.T) {
 			if c.params["key"] != "sidecar.istio.io/inject" && strings.Contains(msg, "still works") {
 				t.Errorf("%s: the inject annotation's words on another key: %q", c.params["key"], msg)
 			}
+			if s := Gist(f); s == "" || !strings.HasPrefix(msg, s) || (len(s) >= len(msg) && len(msg) > 90) {
+				t.Errorf("short words %q of %q", s, msg)
+			}
 			if Summary(c.check) == "" {
 				t.Error("no summary")
 			}

@@ -110,6 +110,16 @@ func buildPage(v view, statics pageStatics, tl *engine.Timeline, reqErr *engine.
 			}
 		}
 	}
+	p.Form.MarksJSON = "[]"
+	if tl != nil && p.Results.Selected == len(tl.Steps)-1 {
+		// The marks are the last step's findings, as the Pitfalls tab's (and its count).
+		last := tl.Steps[len(tl.Steps)-1]
+		p.Form.Marks = findingMarks(tl.Findings, last.Documents, st.Steps)
+		if len(p.Form.Marks) > 0 {
+			b, _ := json.Marshal(p.Form.Marks)
+			p.Form.MarksJSON = string(b)
+		}
+	}
 	for _, t := range web.Tabs() {
 		link := web.TabLink{Tab: t, Href: v.linkWith(enc, t.ID, v.step), Selected: t.ID == p.Results.Tab}
 		if t.ID == "pitfalls" {
@@ -235,6 +245,7 @@ func buildResults(v view, enc string, tl *engine.Timeline, reqErr *engine.InputE
 		findings = tl.Findings
 	}
 	res.Findings = findingViews(findings, sel.Documents) // counted on the tab, so always
+	res.Banner = pitfallBanner(findings, v.linkWith(enc, "pitfalls", v.step))
 	if want("lifecycle") || want("batch") {
 		rows := engine.Batch(sel.Documents, findings)
 		if want("lifecycle") {

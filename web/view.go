@@ -105,6 +105,25 @@ type Form struct {
 	// ErrorLine and ErrorMsg mark the manifest editor (0: no mark).
 	ErrorLine int
 	ErrorMsg  string
+	// Marks are the pitfalls found on lines of the manifest; MarksJSON is the same for the
+	// editor's script ("[]" for none).
+	Marks     []Mark
+	MarksJSON string
+}
+
+// Mark is a pitfall on a line of the manifest, as the editor marks it.
+type Mark struct {
+	Line     int    `json:"line"`
+	Severity string `json:"severity"`
+	Message  string `json:"message"`
+}
+
+// PitfallBanner announces the pitfalls above the results, where the eye is: how many, the
+// first one's gist, and the link that opens the Pitfalls tab.
+type PitfallBanner struct {
+	Count       int
+	Gist, Href  string
+	MoreThanOne bool
 }
 
 // Option is a choice in a select.
@@ -163,8 +182,10 @@ type Results struct {
 	Documents    []DocView
 	Warnings     []string
 	Findings     []FindingView
-	Lifecycles   []LifecycleView
-	Batch        BatchView
+	// Banner is shown when Findings is not empty.
+	Banner     PitfallBanner
+	Lifecycles []LifecycleView
+	Batch      BatchView
 	// Compare are the one-click comparisons of this view with a variant; none when none applies.
 	Compare []CompareLink
 }

@@ -46,6 +46,9 @@ type labPath struct {
 	steps []labStep
 	// manifest is the lab's workload; a page with another manifest offers the lab's steps on it.
 	manifest string
+	// manifests are those of every step: a state with another one is no step, and its key is
+	// not worth making (it copies the manifest, up to megabytes, on every page).
+	manifests map[string]bool
 }
 
 func newLabPath() *labPath {
@@ -53,7 +56,7 @@ func newLabPath() *labPath {
 	job, _ := web.FindPreset("job")
 	batch, _ := web.FindPreset("lab-batch")
 	istio := engine.Version().Istio
-	lp := &labPath{manifest: deploy.Manifest}
+	lp := &labPath{manifest: deploy.Manifest, manifests: map[string]bool{deploy.Manifest: true, job.Manifest: true, batch.Manifest: true}}
 	add := func(href, key string) {
 		t := labTexts[len(lp.steps)]
 		lp.steps = append(lp.steps, labStep{title: t.title, look: t.look, href: href, key: key})
@@ -125,11 +128,18 @@ func (lp *labPath) nav(key string, mine bool) web.LabNav {
 // is offered the lab's annotation steps on their own manifest.
 func (lp *labPath) forState(st State) web.LabNav {
 	mine := strings.TrimSpace(st.Manifest) != "" && strings.TrimSpace(st.Manifest) != strings.TrimSpace(lp.manifest)
-	return lp.nav(labKey(st), mine)
+	key := ""
+	if lp.manifests[strings.ReplaceAll(st.Manifest, "\r\n", "\n")] {
+		key = labKey(st)
+	}
+	return lp.nav(key, mine)
 }
 
 // forCompare is the strip of a comparison of a and b.
 func (lp *labPath) forCompare(a, b State) web.LabNav {
+	if !lp.manifests[a.Manifest] || !lp.manifests[b.Manifest] {
+		return lp.nav("", false)
+	}
 	return lp.nav(labCompareKey(a, b), false)
 }
 

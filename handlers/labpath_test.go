@@ -138,6 +138,11 @@ func TestLabPath(t *testing.T) {
 			t.Errorf("a view off the path (on the lab's workload) has %s", id)
 		}
 	}
+	// Another comparison keeps the strip but is no step of it.
+	cmpOther := get(t, h, compareHref(State{Manifest: jobYAML}, State{Manifest: jobYAML, Settings: engine.Settings{Mode: engine.ModeNative}}, "a", "b"))
+	if hrefs, cur := labChips(t, cmpOther); len(hrefs) != 8 || cur != 0 {
+		t.Errorf("another comparison: %d chips, chip %d marked", len(hrefs), cur)
+	}
 	// The tab and the selected step do not change which step a view is; a link made under
 	// another Istio is still that step.
 	st := State{Version: StateVersion, Istio: "1.0.0", Manifest: labManifest(), Steps: labAnnotations[:2]}

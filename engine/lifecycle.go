@@ -62,9 +62,38 @@ type Verdict struct {
 	ID string `json:"id"`
 	// Answer is "yes", "no" or "n/a".
 	Answer string `json:"answer"`
+	// Goodness says whether the answer is the one a person wants: "yes" is good for
+	// job-completes and bad for app-before-proxy (the startup race). The page colours by it,
+	// never by yes or no.
+	Goodness Goodness `json:"goodness"`
 	// Reason names why, per question (see verdicts); Params are its facts.
 	Reason string            `json:"reason"`
 	Params map[string]string `json:"params,omitempty"`
+}
+
+// Goodness is whether a verdict's answer is what a person wants of a pod.
+type Goodness string
+
+const (
+	Good    Goodness = "good"    // what you want
+	Bad     Goodness = "bad"     // the misbehaviour the lab warns about
+	Neutral Goodness = "neutral" // the question does not apply ("n/a")
+)
+
+// wantYes says, per verdict id, whether "yes" is the wanted answer. This is sidecarlab's own
+// judgement: the app must not send traffic before the proxy is ready; a Job's pod must complete;
+// the proxy should outlive the app so the app's last requests still go out.
+var wantYes = map[string]bool{"app-before-proxy": false, "job-completes": true, "proxy-outlives-app": true}
+
+// goodness judges an answer to the question id.
+func goodness(id, answer string) Goodness {
+	switch {
+	case answer != "yes" && answer != "no":
+		return Neutral
+	case (answer == "yes") == wantYes[id]:
+		return Good
+	}
+	return Bad
 }
 
 // Lifecycles derives the lifecycle of every injected workload of a row.
@@ -210,7 +239,11 @@ func verdicts(kind string, spec *corev1.PodSpec) []Verdict {
 	default:
 		job.Answer, job.Reason = "no", "classic-proxy-keeps-running"
 	}
-	return []Verdict{traffic, job, drain}
+	out := []Verdict{traffic, job, drain}
+	for i := range out {
+		out[i].Goodness = goodness(out[i].ID, out[i].Answer)
+	}
+	return out
 }
 
 // probePath is where a startup probe looks, or "" when it is not an HTTP probe.

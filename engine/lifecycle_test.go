@@ -16,15 +16,16 @@ func TestLifecycleVerdicts(t *testing.T) {
 		steps                      []Step
 		s                          Settings
 		traffic, completes, drains string
+		goodness                   string // of the three verdicts, in that order
 		ready                      string
 		startOrder                 []string
 	}{
-		{"classic without hold", deploy, nil, Settings{}, "yes", "n/a", "no", "2/2", []string{"istio-init", "app", "istio-proxy"}},
-		{"classic with hold", deploy, []Step{hold}, Settings{}, "no", "n/a", "no", "2/2", []string{"istio-init", "istio-proxy", "app"}},
-		{"native", deploy, nil, Settings{Mode: ModeNative}, "no", "n/a", "yes", "2/2", []string{"istio-init", "istio-proxy", "app"}},
-		{"Job classic", job, nil, Settings{}, "yes", "no", "no", "2/2", []string{"istio-init", "migrate", "istio-proxy"}},
-		{"Job native", job, nil, Settings{Mode: ModeNative}, "no", "yes", "yes", "2/2", []string{"istio-init", "istio-proxy", "migrate"}},
-		{"not injected", deploy, []Step{{Key: "sidecar.istio.io/inject", Value: "false"}}, Settings{}, "n/a", "n/a", "n/a", "1/1", []string{"app"}},
+		{"classic without hold", deploy, nil, Settings{}, "yes", "n/a", "no", "bad neutral bad", "2/2", []string{"istio-init", "app", "istio-proxy"}},
+		{"classic with hold", deploy, []Step{hold}, Settings{}, "no", "n/a", "no", "good neutral bad", "2/2", []string{"istio-init", "istio-proxy", "app"}},
+		{"native", deploy, nil, Settings{Mode: ModeNative}, "no", "n/a", "yes", "good neutral good", "2/2", []string{"istio-init", "istio-proxy", "app"}},
+		{"Job classic", job, nil, Settings{}, "yes", "no", "no", "bad bad bad", "2/2", []string{"istio-init", "migrate", "istio-proxy"}},
+		{"Job native", job, nil, Settings{Mode: ModeNative}, "no", "yes", "yes", "good good good", "2/2", []string{"istio-init", "istio-proxy", "migrate"}},
+		{"not injected", deploy, []Step{{Key: "sidecar.istio.io/inject", Value: "false"}}, Settings{}, "n/a", "n/a", "n/a", "neutral neutral neutral", "1/1", []string{"app"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -35,14 +36,21 @@ func TestLifecycleVerdicts(t *testing.T) {
 			}
 			l := ls[0]
 			got := map[string]string{}
+			var good []string
 			for _, v := range l.Verdicts {
 				got[v.ID] = v.Answer
+				good = append(good, string(v.Goodness))
 				if v.Reason == "" {
 					t.Errorf("verdict %s without a reason", v.ID)
 				}
 			}
 			if got["app-before-proxy"] != c.traffic || got["job-completes"] != c.completes || got["proxy-outlives-app"] != c.drains {
 				t.Fatalf("verdicts %v, want traffic %s, completes %s, drains %s", got, c.traffic, c.completes, c.drains)
+			}
+			// Goodness follows what a person wants, not yes/no: "yes" is bad for the startup
+			// race and good for a Job that completes.
+			if g := strings.Join(good, " "); g != c.goodness {
+				t.Fatalf("goodness %q, want %q", g, c.goodness)
 			}
 			if l.Ready != c.ready {
 				t.Fatalf("READY %s, want %s", l.Ready, c.ready)

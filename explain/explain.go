@@ -50,6 +50,10 @@ var checks = map[string]checkWords{
 	"deprecated-annotation": {
 		summary: "an annotation Istio's catalog marks deprecated",
 		message: func(p map[string]string) string {
+			if p["key"] == "sidecar.istio.io/inject" {
+				// The lab teaches this annotation: say what deprecated means for it.
+				return fmt.Sprintf("The annotation %s is deprecated in Istio's catalog (%q): the label of the same name on the pod template is preferred. The annotation still works — Istio reads it when the pod has no such label; when both are set, the label wins.", p["key"], p["description"])
+			}
 			return fmt.Sprintf("%s is deprecated in Istio's catalog: %s", p["key"], p["description"])
 		},
 		fix: func(map[string]string) string {
@@ -127,6 +131,18 @@ func Message(f engine.Finding) string {
 		return f.Check
 	}
 	return w.message(f.Params)
+}
+
+// Gist is a finding in a few words, for a banner: its sentence up to the first pause.
+func Gist(f engine.Finding) string {
+	m := Message(f)
+	cut := len(m)
+	for _, sep := range []string{"; ", ". ", ": ", " (", " — "} {
+		if i := strings.Index(m, sep); i > 0 && i < cut {
+			cut = i
+		}
+	}
+	return strings.TrimSuffix(m[:cut], ".")
 }
 
 // FixText is what a finding's fix says; empty when the finding has no fix.

@@ -35,7 +35,9 @@ var findingCases = []struct {
 	{"unknown-istio-annotation", map[string]string{"key": "sidecar.istio.io/proxyCpu", "suggestion": "sidecar.istio.io/proxyCPU"}, true,
 		[]string{"sidecar.istio.io/proxyCpu is not an annotation Istio knows", "Did you mean sidecar.istio.io/proxyCPU?"}, "Use sidecar.istio.io/proxyCPU."},
 	{"deprecated-annotation", map[string]string{"key": "sidecar.istio.io/inject", "description": "Specifies whether or not an Envoy sidecar should be automatically injected into the workload."}, true,
-		[]string{"sidecar.istio.io/inject is deprecated", "automatically injected"}, "label"},
+		[]string{"annotation sidecar.istio.io/inject is deprecated", "automatically injected", "label of the same name on the pod template is preferred", "annotation still works", "the label wins"}, "label"},
+	{"deprecated-annotation", map[string]string{"key": "sidecar.istio.io/extraStat", "description": "Retired."}, false,
+		[]string{"sidecar.istio.io/extraStat is deprecated in Istio's catalog: Retired."}, ""},
 	{"inject-value", map[string]string{"value": "yes"}, true, []string{`"yes"`, "falls back"}, `"true" or "false"`},
 	{"unknown-proxy-config-field", map[string]string{"field": "holdApplicationUntilProxyStart", "suggestion": "holdApplicationUntilProxyStarts"}, true,
 		[]string{`no field "holdApplicationUntilProxyStart"`, `Did you mean "holdApplicationUntilProxyStarts"?`}, "Use holdApplicationUntilProxyStarts."},
@@ -76,6 +78,12 @@ func TestFindingWords(t *testing.T) {
 			f.Fix = nil
 			if got := FixText(f); got != "" {
 				t.Errorf("a finding without a fix has fix words %q", got)
+			}
+			if c.params["key"] != "sidecar.istio.io/inject" && strings.Contains(msg, "still works") {
+				t.Errorf("%s: the inject annotation's words on another key: %q", c.params["key"], msg)
+			}
+			if s := Gist(f); s == "" || !strings.HasPrefix(msg, s) || (len(s) >= len(msg) && len(msg) > 90) {
+				t.Errorf("short words %q of %q", s, msg)
 			}
 			if Summary(c.check) == "" {
 				t.Error("no summary")

@@ -15,6 +15,7 @@ func (s *server) handleCompare() http.Handler {
 		q := r.URL.Query()
 		page := &web.ComparePage{Version: versionLine()}
 		var last [2][]engine.Document
+		var states [2]State
 		for i, side := range []*web.CompareSide{&page.A, &page.B} {
 			key, label := "a", q.Get("la")
 			if i == 1 {
@@ -27,6 +28,7 @@ func (s *server) handleCompare() http.Handler {
 			if err != nil {
 				return err
 			}
+			states[i] = st
 			side.Label = label
 			side.Permalink = view{state: st, step: -1}.permalink()
 			tl, err := s.timeline(r.Context(), st)
@@ -43,6 +45,7 @@ func (s *server) handleCompare() http.Handler {
 			side.Output = row.Output()
 			side.Lifecycles = lifecycleViews(engine.Lifecycles(row.Documents), engine.Batch(row.Documents, tl.Findings), 0)
 		}
+		page.Lab = s.statics.lab().forCompare(states[0], states[1])
 		if last[0] != nil && last[1] != nil {
 			for _, c := range engine.DiffDocuments(last[0], last[1], "") {
 				page.Changes = append(page.Changes, changeView(c, last[1], len(last[1]) > 1))

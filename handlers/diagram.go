@@ -30,7 +30,7 @@ func lifecycleViews(ls []engine.Lifecycle, rows []engine.BatchRow, replicas int)
 	for _, l := range ls {
 		lv := web.LifecycleView{Title: l.Kind + "/" + l.Name, Ready: l.Ready, Diagram: layout(l)}
 		for _, v := range l.Verdicts {
-			lv.Verdicts = append(lv.Verdicts, web.VerdictView{ID: v.ID, Question: explain.Question(v), Answer: v.Answer, Why: explain.Why(v)})
+			lv.Verdicts = append(lv.Verdicts, web.VerdictView{ID: v.ID, Question: explain.Question(v), Answer: v.Answer, Why: explain.Why(v), Goodness: string(v.Goodness)})
 		}
 		for _, e := range l.Start {
 			lv.Start = append(lv.Start, e.Container+": "+explain.What(e))

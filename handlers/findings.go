@@ -9,6 +9,21 @@ import (
 	"github.com/sidecarlab/sidecarlab/web"
 )
 
+// pitfallBanner announces findings above the results: how many, and the gist of the most
+// severe (the first of them in the checks' order), linking to the Pitfalls tab.
+func pitfallBanner(fs []engine.Finding, href string) web.PitfallBanner {
+	if len(fs) == 0 {
+		return web.PitfallBanner{}
+	}
+	top := fs[0]
+	for _, f := range fs[1:] {
+		if f.Severity.Rank() > top.Severity.Rank() {
+			top = f
+		}
+	}
+	return web.PitfallBanner{Count: len(fs), Gist: explain.Gist(top), Href: href, MoreThanOne: len(fs) > 1}
+}
+
 // findingViews shapes the last row's pitfalls, each fix as the steps its button adds.
 func findingViews(fs []engine.Finding, docs []engine.Document) []web.FindingView {
 	var out []web.FindingView

@@ -755,32 +755,6 @@ func TestBatchDownloads(t *testing.T) {
 	}
 }
 
-// TestLabPath: every step of the lab's path is one click away and renders.
-func TestLabPath(t *testing.T) {
-	h := newServer(t)
-	r := get(t, h, "/")
-	links := testid(r, "lab").Find("a")
-	if links.Length() != 8 {
-		t.Fatalf("%d lab steps, want 8", links.Length())
-	}
-	links.Each(func(i int, s *goquery.Selection) {
-		res := get(t, h, s.AttrOr("href", ""))
-		if res.status != http.StatusOK {
-			t.Errorf("lab step %d (%s): %d", i+1, s.Text(), res.status)
-		}
-		switch i {
-		case 3:
-			if !contains(changes(res), "moved spec.template.spec.containers[istio-proxy]") {
-				t.Error("the hold step does not show istio-proxy moving")
-			}
-		case 7:
-			if n := testid(res, "batch-row").Length(); n != 8 {
-				t.Errorf("the batch step shows %d rows", n)
-			}
-		}
-	})
-}
-
 func TestUpload(t *testing.T) {
 	h := newServer(t)
 	var buf bytes.Buffer

@@ -1,39 +1,149 @@
 package handlers
 
 import (
+	"encoding/json"
+	"strings"
+
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/web"
 )
 
-// labPath is the lab's guided path: each step one click away, each a permalink. Annotation steps
-// are one annotation on the Deployment preset, so each diff shows exactly that annotation. The
-// links never change; the server makes them once.
-func labPath() []web.LabStep {
+// labAnnotations are the lab's annotation steps, in the lab's order. Each chip of the path adds
+// the next one to those before it, so each step's diff shows what that one annotation changed on
+// top of the others. The hold rewrites proxy.istio.io/config with the earlier fields kept, so its
+// diff is the hold alone.
+var labAnnotations = []engine.Step{
+	{Key: "sidecar.istio.io/proxyCPU", Value: "200m"},
+	{Key: "proxy.istio.io/config", Value: "concurrency: 2\nterminationDrainDuration: 30s"},
+	{Key: "proxy.istio.io/config", Value: "concurrency: 2\nterminationDrainDuration: 30s\nholdApplicationUntilProxyStarts: true"},
+	{Key: "traffic.sidecar.istio.io/excludeOutboundPorts", Value: "3306,6379"},
+	{Key: "sidecar.istio.io/inject", Value: "false"},
+}
+
+// labTexts are the lab path's words: each chip's title and what to look for at that step. They
+// are English, kept here in one place beside the path they describe.
+var labTexts = []struct{ title, look string }{
+	{"Default injection", "Istio adds istio-init to initContainers (it sets up the iptables redirect) and istio-proxy to containers, after the app, with volumes and the sidecar.istio.io/status annotation. Note istio-proxy's default resources (requests cpu 100m, memory 128Mi; limits cpu 2, memory 1Gi): the next step changes them."},
+	{"+ resources", "sidecar.istio.io/proxyCPU sets istio-proxy's (and istio-init's) requests.cpu to 200m — and requests.memory and both limits are removed: with any resource annotation set, Istio's template writes only the annotated resources. Set all four if you set one."},
+	{"+ proxy config", "proxy.istio.io/config is not copied field by field: Istio merges it into istio-proxy's PROXY_CONFIG environment variable as JSON (containers[istio-proxy].env[PROXY_CONFIG].value). A field ProxyConfig does not have is ignored without a word: the Pitfalls tab names it."},
+	{"+ hold", "holdApplicationUntilProxyStarts moves istio-proxy to the first place in containers and gives it a postStart hook, pilot-agent wait. The kubelet starts the next container only when that hook returns, so the app starts after the proxy is ready (see Lifecycle)."},
+	{"+ exclude ports", "traffic.sidecar.istio.io/excludeOutboundPorts only changes istio-init's arguments: -o 3306,6379 tells its iptables rules to let outbound traffic to those ports bypass the proxy. istio-proxy itself does not change."},
+	{"+ inject: false", "sidecar.istio.io/inject: \"false\" removes everything injection added: istio-init, istio-proxy, the volumes, labels and annotations. The earlier annotations stay on the pod but do nothing. Istio prefers the label of the same name; the annotation still works (see Pitfalls)."},
+	{"Job two ways", "Classic: istio-proxy is a regular container that keeps running after the job's container exits, so the pod never completes (Lifecycle: NO). Native: istio-proxy moves to initContainers with restartPolicy: Always; the kubelet stops it once the job's container has exited, and the pod completes."},
+	{"Batch of 8", "Eight workloads in one manifest, one row each: whether Istio injected it or why not, where the proxy sits (classic or native), its resources and its pitfalls. The table downloads as CSV, Markdown or JSON."},
+}
+
+// labStep is one chip of the path: a playground state, or (the Job two ways) a comparison.
+type labStep struct {
+	title, look, href string
+	// key recognises the step's state in a view (labKey; for a comparison, both sides').
+	key string
+}
+
+// labPath is the lab's guided path, made once: the lab's workload with each annotation added to
+// the previous ones, the Job two ways, the batch of eight.
+type labPath struct {
+	steps []labStep
+	// manifest is the lab's workload; a page with another manifest offers the lab's steps on it.
+	manifest string
+	// manifests are those of every step: a state with another one is no step, and its key is
+	// not worth making (it copies the manifest, up to megabytes, on every page).
+	manifests map[string]bool
+}
+
+func newLabPath() *labPath {
 	deploy, _ := web.FindPreset("deployment")
 	job, _ := web.FindPreset("job")
 	batch, _ := web.FindPreset("lab-batch")
-	base := State{Version: StateVersion, Istio: engine.Version().Istio, Manifest: deploy.Manifest}
-	one := func(steps ...engine.Step) string {
-		st := base
-		st.Steps = steps
-		return view{state: st, step: -1}.permalink()
+	istio := engine.Version().Istio
+	lp := &labPath{manifest: deploy.Manifest, manifests: map[string]bool{deploy.Manifest: true, job.Manifest: true, batch.Manifest: true}}
+	add := func(href, key string) {
+		t := labTexts[len(lp.steps)]
+		lp.steps = append(lp.steps, labStep{title: t.title, look: t.look, href: href, key: key})
 	}
-	jobState := State{Version: StateVersion, Istio: engine.Version().Istio, Manifest: job.Manifest}
+	for k := 0; k <= len(labAnnotations); k++ {
+		st := State{Version: StateVersion, Istio: istio, Manifest: deploy.Manifest, Steps: labAnnotations[:k:k]}
+		// The chip selects its own step, so the field diff shows what its annotation changed.
+		step := k
+		if k == 0 {
+			step = -1
+		}
+		add(view{state: st, step: step}.permalink(), labKey(st))
+	}
+	jobState := State{Version: StateVersion, Istio: istio, Manifest: job.Manifest}
 	classic, native := jobState, jobState
 	classic.Settings.Mode, native.Settings.Mode = engine.ModeClassic, engine.ModeNative
-	batchState := State{Version: StateVersion, Istio: engine.Version().Istio, Manifest: batch.Manifest}
-	steps := []web.LabStep{
-		{Title: "Default injection", Href: one(), Hint: "What Istio adds to a Deployment with no annotation"},
-		{Title: "Resources", Href: one(engine.Step{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}), Hint: "proxyCPU — and the other defaults it drops"},
-		{Title: "Proxy config", Href: one(engine.Step{Key: "proxy.istio.io/config", Value: "concurrency: 2\nterminationDrainDuration: 30s"}), Hint: "proxy.istio.io/config becomes the PROXY_CONFIG env"},
-		{Title: "Hold", Href: one(engine.Step{Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStarts: true"}), Hint: "istio-proxy first, postStart: pilot-agent wait"},
-		{Title: "Exclude ports", Href: one(engine.Step{Key: "traffic.sidecar.istio.io/excludeOutboundPorts", Value: "3306,6379"}), Hint: "istio-init's arguments"},
-		{Title: "inject: false", Href: one(engine.Step{Key: "sidecar.istio.io/inject", Value: "false"}), Hint: "Nothing injected"},
-		{Title: "Job two ways", Href: compareHref(classic, native, "classic sidecar", "native sidecar"), Hint: "Where the proxy lands, and whether the Job completes"},
-		{Title: "Batch of 8", Href: view{state: batchState, tab: "batch", step: -1}.permalink(), Hint: "Eight workloads as one table"},
+	add(compareHref(classic, native, "classic sidecar", "native sidecar"), labCompareKey(classic, native))
+	batchState := State{Version: StateVersion, Istio: istio, Manifest: batch.Manifest}
+	add(view{state: batchState, tab: "batch", step: -1}.permalink(), labKey(batchState))
+	return lp
+}
+
+// labKey is what makes two states the same lab step: the manifest, the steps and the settings.
+// The schema and Istio versions are left out (a lab link made under another Istio is still that
+// step), and so are the tab, the selected step and the pod count, which are views of one state.
+// It is the states' JSON rather than their encoded links, since deflate's output is not a
+// canonical form of its input.
+func labKey(st State) string {
+	if len(st.Steps) == 0 {
+		st.Steps = nil
 	}
-	for i := range steps {
-		steps[i].N = i + 1
+	b, _ := json.Marshal(struct {
+		Manifest string          `json:"m"`
+		Steps    []engine.Step   `json:"s"`
+		Settings engine.Settings `json:"x"`
+	}{strings.ReplaceAll(st.Manifest, "\r\n", "\n"), st.Steps, st.Settings})
+	return string(b)
+}
+
+// labCompareKey recognises a comparison of two states.
+func labCompareKey(a, b State) string {
+	return "compare:" + labKey(a) + "\n" + labKey(b)
+}
+
+// nav is the strip for a view whose key is key (0 steps match an empty key).
+func (lp *labPath) nav(key string, mine bool) web.LabNav {
+	n := web.LabNav{ApplyToMine: mine}
+	for i, s := range lp.steps {
+		cur := key != "" && key == s.key
+		n.Steps = append(n.Steps, web.LabStep{N: i + 1, Title: s.title, Href: s.href, Current: cur})
+		if cur {
+			n.Current = i + 1
+		}
 	}
-	return steps
+	if n.Current > 0 {
+		s := lp.steps[n.Current-1]
+		n.Look = s.look
+		if n.Current > 1 {
+			n.Prev = n.Steps[n.Current-2]
+		}
+		if n.Current < len(n.Steps) {
+			n.Next = n.Steps[n.Current]
+		}
+	}
+	return n
+}
+
+// forState is the strip of a playground view. A learner whose manifest is not the lab's workload
+// is offered the lab's annotation steps on their own manifest.
+func (lp *labPath) forState(st State) web.LabNav {
+	mine := strings.TrimSpace(st.Manifest) != "" && strings.TrimSpace(st.Manifest) != strings.TrimSpace(lp.manifest)
+	key := ""
+	if lp.manifests[strings.ReplaceAll(st.Manifest, "\r\n", "\n")] {
+		key = labKey(st)
+	}
+	return lp.nav(key, mine)
+}
+
+// forCompare is the strip of a comparison of a and b.
+func (lp *labPath) forCompare(a, b State) web.LabNav {
+	if !lp.manifests[a.Manifest] || !lp.manifests[b.Manifest] {
+		return lp.nav("", false)
+	}
+	return lp.nav(labCompareKey(a, b), false)
+}
+
+// labSteps are the steps "apply these steps to my manifest" sets: all of the lab's annotations.
+func labSteps() []engine.Step {
+	return append([]engine.Step(nil), labAnnotations...)
 }

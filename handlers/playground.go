@@ -265,6 +265,11 @@ func (s *server) formView(w http.ResponseWriter, r *http.Request) (view, error) 
 		}
 		st.Manifest = manifest
 		v.tab = "batch"
+	case f.Get("action") == "lab-steps":
+		// "Apply these steps to my manifest": the lab's annotations, one step each, on the
+		// manifest in the editor.
+		st.Steps = labSteps()
+		v.tab = "diff"
 	case f.Get("action") == "preset":
 		if p, ok := web.FindPreset(f.Get("preset")); ok {
 			st.Manifest = p.Manifest

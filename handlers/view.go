@@ -35,7 +35,7 @@ func versionLine() web.VersionLine {
 // pageStatics are the parts of a page that never change while the server runs, made once.
 type pageStatics struct {
 	panel func() templ.Component
-	lab   func() []web.LabStep
+	lab   func() *labPath
 }
 
 // buildPage shapes a timeline (or the error that prevented one) into the page's view model. A
@@ -76,8 +76,8 @@ func buildPage(v view, statics pageStatics, tl *engine.Timeline, reqErr *engine.
 			p.Modes = append(p.Modes, web.Option{Value: string(m), Label: modeLabels[m], Selected: m == mode})
 		}
 		p.Panel = statics.panel()
-		p.Lab = statics.lab()
 	}
+	p.Lab = statics.lab().forState(st) // swapped after each action: the current step moves
 	p.Active = activeAnnotations(st.Steps)
 	p.Results = buildResults(v, enc, tl, reqErr, func(tab string) bool { return full || tab == v.tab })
 	p.Results.OnlySelected = !full
@@ -109,6 +109,16 @@ func buildPage(v view, statics pageStatics, tl *engine.Timeline, reqErr *engine.
 				p.Form.ErrorLine, p.Form.ErrorMsg = d.Error.Line, d.Error.Error()
 				break
 			}
+		}
+	}
+	p.Form.MarksJSON = "[]"
+	if tl != nil && p.Results.Selected == len(tl.Steps)-1 {
+		// The marks are the last step's findings, as the Pitfalls tab's (and its count).
+		last := tl.Steps[len(tl.Steps)-1]
+		p.Form.Marks = findingMarks(tl.Findings, last.Documents, st.Steps)
+		if len(p.Form.Marks) > 0 {
+			b, _ := json.Marshal(p.Form.Marks)
+			p.Form.MarksJSON = string(b)
 		}
 	}
 	for _, t := range web.Tabs() {
@@ -247,6 +257,7 @@ func buildResults(v view, enc string, tl *engine.Timeline, reqErr *engine.InputE
 		findings = tl.Findings
 	}
 	res.Findings = findingViews(findings, sel.Documents) // counted on the tab, so always
+	res.Banner = pitfallBanner(findings, v.linkWith(enc, "pitfalls", v.step))
 	if want("lifecycle") || want("batch") {
 		rows := engine.Batch(sel.Documents, findings)
 		if want("lifecycle") {

@@ -44,8 +44,8 @@ type Page struct {
 	Results Results
 	// TabLinks are the links to each tab of this view.
 	TabLinks []TabLink
-	// Lab is the lab's guided path, each step a permalink.
-	Lab []LabStep
+	// Lab is the lab's guided path, each step a permalink, with this view's place on it.
+	Lab LabNav
 	// Sharing is on when the server stores links; ShortLink is this view's, when it has one.
 	Sharing   bool
 	ShortLink string
@@ -68,7 +68,20 @@ type Slides struct {
 type LabStep struct {
 	N           int
 	Title, Href string
-	Hint        string
+	// Current marks the step whose state this view shows.
+	Current bool
+}
+
+// LabNav is the lab's path as a page shows it: every step, the current one (0: the view is not
+// a step of the lab) with what to look for there, and the steps before and after it.
+type LabNav struct {
+	Steps   []LabStep
+	Current int
+	// Look is what to look for at the current step, in two or three sentences.
+	Look       string
+	Prev, Next LabStep // zero when there is none
+	// ApplyToMine offers the lab's annotation steps on the manifest in the editor.
+	ApplyToMine bool
 }
 
 // TabLink is a tab with the URL that selects it.
@@ -92,6 +105,25 @@ type Form struct {
 	// ErrorLine and ErrorMsg mark the manifest editor (0: no mark).
 	ErrorLine int
 	ErrorMsg  string
+	// Marks are the pitfalls found on lines of the manifest; MarksJSON is the same for the
+	// editor's script ("[]" for none).
+	Marks     []Mark
+	MarksJSON string
+}
+
+// Mark is a pitfall on a line of the manifest, as the editor marks it.
+type Mark struct {
+	Line     int    `json:"line"`
+	Severity string `json:"severity"`
+	Message  string `json:"message"`
+}
+
+// PitfallBanner announces the pitfalls above the results, where the eye is: how many, the
+// first one's gist, and the link that opens the Pitfalls tab.
+type PitfallBanner struct {
+	Count       int
+	Gist, Href  string
+	MoreThanOne bool
 }
 
 // Option is a choice in a select.
@@ -150,8 +182,10 @@ type Results struct {
 	Documents    []DocView
 	Warnings     []string
 	Findings     []FindingView
-	Lifecycles   []LifecycleView
-	Batch        BatchView
+	// Banner is shown when Findings is not empty.
+	Banner     PitfallBanner
+	Lifecycles []LifecycleView
+	Batch      BatchView
 	// Compare are the one-click comparisons of this view with a variant; none when none applies.
 	Compare []CompareLink
 }
@@ -181,9 +215,11 @@ type LifecycleView struct {
 	Capacity CapacityView
 }
 
-// VerdictView is one answered question.
+// VerdictView is one answered question. Goodness ("good", "bad", "neutral") is what the page
+// colours by: "yes" is bad for the startup race and good for a Job that completes.
 type VerdictView struct {
 	ID, Question, Answer, Why string
+	Goodness                  string
 }
 
 // CapacityView is istio-proxy's resources for one pod and for all of them.
@@ -310,7 +346,9 @@ type DocView struct {
 // ComparePage shows one state beside a variant of it.
 type ComparePage struct {
 	Version VersionLine
-	A, B    CompareSide
+	// Lab is the lab's path (the Job two ways is one of its steps).
+	Lab  LabNav
+	A, B CompareSide
 	// Changes is the field diff from A's output to B's.
 	Changes []ChangeView
 }

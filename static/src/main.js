@@ -65,7 +65,22 @@ function markError() {
     const line = doc.line(n);
     diags.push({ from: line.from, to: line.to, severity: "error", message: ta.dataset.errorMsg || "error" });
   }
+  diags.push(...findingDiagnostics(ta, doc));
   editor.dispatch(setDiagnostics(editor.state, diags));
+}
+
+// findingDiagnostics are the server's pitfall marks (data-findings on the textarea: a JSON array
+// of {line, severity, message}) as diagnostics on their lines: a gutter marker, the message on
+// hover. The same words are listed under the editor for keyboards and screen readers.
+function findingDiagnostics(ta, doc) {
+  let marks = [];
+  try { marks = JSON.parse(ta.dataset.findings || "[]"); } catch { marks = []; }
+  if (!Array.isArray(marks)) return [];
+  return marks.filter((m) => m.line > 0 && m.line <= doc.lines).map((m) => {
+    const line = doc.line(m.line);
+    const severity = ["error", "warning", "info"].includes(m.severity) ? m.severity : "warning";
+    return { from: line.from, to: line.to, severity, source: "pitfall", message: m.message || "pitfall" };
+  });
 }
 
 function setStatus(text) {
@@ -85,6 +100,7 @@ function swapFrom(doc) {
   if (ta && freshTA) {
     ta.dataset.errorLine = freshTA.dataset.errorLine || "0";
     ta.dataset.errorMsg = freshTA.dataset.errorMsg || "";
+    ta.dataset.findings = freshTA.dataset.findings || "[]";
     if (freshTA.value !== ta.value) {
       ta.value = freshTA.value;
       if (editor) editor.dispatch({ changes: { from: 0, to: editor.state.doc.length, insert: freshTA.value } });
@@ -196,6 +212,8 @@ function init() {
   document.addEventListener("click", (e) => {
     const tab = e.target.closest("[data-tab]");
     if (tab) { e.preventDefault(); selectTab(tab.dataset.tab, true); return; }
+    const opens = e.target.closest("[data-open-tab]"); // the pitfalls banner
+    if (opens) { e.preventDefault(); selectTab(opens.dataset.openTab, true); document.getElementById("tab-" + opens.dataset.openTab)?.focus(); return; }
     const deep = e.target.closest(".deep");
     if (deep) {
       e.preventDefault();

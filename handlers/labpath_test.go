@@ -1,0 +1,207 @@
+package handlers
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/sidecarlab/sidecarlab/engine"
+)
+
+// labChips are the hrefs of the strip's chips, 1 to 8, and which one carries aria-current.
+func labChips(t *testing.T, r response) (hrefs []string, current int) {
+	t.Helper()
+	for n := 1; ; n++ {
+		s := testid(r, "lab-"+strconv.Itoa(n))
+		if s.Length() == 0 {
+			break
+		}
+		hrefs = append(hrefs, s.AttrOr("href", ""))
+		if v, ok := s.Attr("aria-current"); ok {
+			if v != "step" || current != 0 {
+				t.Fatalf("chip %d: aria-current=%q (current so far: %d)", n, v, current)
+			}
+			current = n
+		}
+	}
+	return hrefs, current
+}
+
+// stepsOf is the steps a page's form carries.
+func stepsOf(t *testing.T, r response) string {
+	t.Helper()
+	return testid(r, "steps").AttrOr("value", "")
+}
+
+// TestLabPath: the strip is the lab's path — the lab's workload with each annotation added to
+// the previous ones, then the Job two ways (the compare page, which keeps the strip), then the
+// batch — and every view of a step marks its chip, says what to look for, and links the steps
+// before and after it.
+func TestLabPath(t *testing.T) {
+	h := newServer(t)
+	home := get(t, h, "/")
+	hrefs, cur := labChips(t, home)
+	if len(hrefs) != 8 {
+		t.Fatalf("%d lab steps, want 8", len(hrefs))
+	}
+	if cur != 1 {
+		t.Errorf("the home page (the lab's workload, no annotation) marks chip %d, want 1", cur)
+	}
+	for i, href := range hrefs {
+		n := i + 1
+		t.Run(strconv.Itoa(n), func(t *testing.T) {
+			r := get(t, h, href)
+			if r.status != http.StatusOK {
+				t.Fatalf("lab step %d: %d", n, r.status)
+			}
+			_, cur := labChips(t, r)
+			if cur != n {
+				t.Fatalf("step %d's page marks chip %d", n, cur)
+			}
+			if look := testid(r, "lab-look").Text(); !strings.Contains(look, "what to look for") || len(look) < 120 {
+				t.Errorf("what to look for: %q", look)
+			}
+			prev, next := testid(r, "lab-prev").AttrOr("href", ""), testid(r, "lab-next").AttrOr("href", "")
+			if wantPrev := at(hrefs, i-1); prev != wantPrev {
+				t.Errorf("previous %q, want %q", prev, wantPrev)
+			}
+			if wantNext := at(hrefs, i+1); next != wantNext {
+				t.Errorf("next %q, want %q", next, wantNext)
+			}
+			if n <= 6 {
+				// Cumulative: chip n carries the lab's first n-1 annotations.
+				want := "[]"
+				if n > 1 {
+					want = mustJSON(t, labAnnotations[:n-1])
+				}
+				if got := stepsOf(t, r); got != want {
+					t.Errorf("steps %s, want %s", got, want)
+				}
+			}
+			look := testid(r, "lab-look").Text()
+			switch n {
+			case 4:
+				ch := changes(r)
+				for _, want := range []string{"moved spec.template.spec.containers[istio-proxy]", "added spec.template.spec.containers[istio-proxy].lifecycle"} {
+					if !contains(ch, want) {
+						t.Errorf("the hold step does not show %q: %v", want, ch)
+					}
+				}
+				if len(ch) > 4 {
+					t.Errorf("the hold step shows %d changes, want only the hold's: %v", len(ch), ch)
+				}
+				if !strings.Contains(look, "pilot-agent wait") {
+					t.Errorf("hold: %q", look)
+				}
+			case 7:
+				if testid(r, "compare").Length() != 1 {
+					t.Error("step 7 is not the compare page")
+				}
+				if !strings.Contains(look, "restartPolicy: Always") || !strings.Contains(look, "never completes") {
+					t.Errorf("Job two ways: %q", look)
+				}
+			case 8:
+				if n := testid(r, "batch-row").Length(); n != 8 {
+					t.Errorf("the batch step shows %d rows", n)
+				}
+			}
+		})
+	}
+
+	// Step 8 is reachable from step 7's page through its "next".
+	seven := get(t, h, hrefs[6])
+	eight := get(t, h, testid(seven, "lab-next").AttrOr("href", ""))
+	if _, cur := labChips(t, eight); cur != 8 {
+		t.Errorf("next from step 7 lands on chip %d", cur)
+	}
+
+	// The page's script swaps the strip after each action: the fragment carries it, marked.
+	req := httptest.NewRequest(http.MethodGet, hrefs[1], nil)
+	req.Header.Set(partialHeader, "1")
+	if _, cur := labChips(t, do(t, h, req)); cur != 2 {
+		t.Errorf("the fragment of step 2 marks chip %d", cur)
+	}
+
+	// A view that is no step of the lab marks none, and has no look, previous or next.
+	other := get(t, h, view{state: State{Manifest: labManifest(), Steps: []engine.Step{{Key: "sidecar.istio.io/proxyMemory", Value: "64Mi"}}}, step: -1}.permalink())
+	if _, cur := labChips(t, other); cur != 0 {
+		t.Errorf("a view off the path marks chip %d", cur)
+	}
+	for _, id := range []string{"lab-look", "lab-prev", "lab-next", "lab-apply"} {
+		if testid(other, id).Length() != 0 {
+			t.Errorf("a view off the path (on the lab's workload) has %s", id)
+		}
+	}
+	// Another comparison keeps the strip but is no step of it.
+	cmpOther := get(t, h, compareHref(State{Manifest: jobYAML}, State{Manifest: jobYAML, Settings: engine.Settings{Mode: engine.ModeNative}}, "a", "b"))
+	if hrefs, cur := labChips(t, cmpOther); len(hrefs) != 8 || cur != 0 {
+		t.Errorf("another comparison: %d chips, chip %d marked", len(hrefs), cur)
+	}
+	// The tab and the selected step do not change which step a view is; a link made under
+	// another Istio is still that step.
+	st := State{Version: StateVersion, Istio: "1.0.0", Manifest: labManifest(), Steps: labAnnotations[:2]}
+	if _, cur := labChips(t, get(t, h, view{state: st, tab: "yaml", step: 0}.permalink())); cur != 3 {
+		t.Errorf("the third chip's state on another tab, step and Istio marks chip %d", cur)
+	}
+}
+
+// TestLabApplyToMine: a learner with their own manifest gets "apply these steps to my manifest",
+// which puts the lab's annotations, one step each, on that manifest.
+func TestLabApplyToMine(t *testing.T) {
+	h := newServer(t)
+	mine := get(t, h, view{state: State{Manifest: jobYAML}, step: -1}.permalink())
+	btn := testid(mine, "lab-apply")
+	if btn.Length() != 1 || btn.AttrOr("form", "") != "playground" || btn.AttrOr("value", "") != "lab-steps" {
+		t.Fatalf("apply-to-my-manifest button: %d, form %q", btn.Length(), btn.AttrOr("form", ""))
+	}
+	if mine.doc.Find("form#playground").Length() != 1 {
+		t.Fatal("the button's form is not on the page")
+	}
+	p := postForm(t, h, url.Values{"manifest": {jobYAML}, "steps": {`[{"key":"a.example.com/x","value":"1"}]`}, "action": {"lab-steps"}})
+	if p.status != http.StatusSeeOther {
+		t.Fatalf("apply the lab's steps: %d %s", p.status, p.body)
+	}
+	loc, _ := url.Parse(p.header.Get("Location"))
+	st, err := DecodeState(loc.Query().Get("s"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Manifest != jobYAML {
+		t.Error("the learner's manifest was replaced")
+	}
+	if d := cmp.Diff(labAnnotations, st.Steps); d != "" {
+		t.Errorf("steps (-want +got)\n%s", d)
+	}
+	r := get(t, h, loc.String())
+	if n := testid(r, "timeline").Find("li").Length(); n != len(labAnnotations)+1 {
+		t.Errorf("%d timeline rows, want %d", n, len(labAnnotations)+1)
+	}
+	// On the lab's own workload there is nothing to apply it to.
+	if n := testid(get(t, h, "/"), "lab-apply").Length(); n != 0 {
+		t.Error("the lab's own workload offers the lab's steps on itself")
+	}
+}
+
+func at(s []string, i int) string {
+	if i < 0 || i >= len(s) {
+		return ""
+	}
+	return s[i]
+}
+
+func labManifest() string { return newLabPath().manifest }
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

@@ -1,0 +1,242 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+)
+
+// axePath is axe-core's browser build, a devDependency of static/ (scripts/testenv.sh runs npm ci
+// there when it is missing). It is injected by the test only: it is neither in the served bundle
+// nor embedded in the binary.
+var axePath = filepath.Join("..", "static", "node_modules", "axe-core", "axe.min.js")
+
+var (
+	axeOnce   sync.Once
+	axeSource string
+	axeErr    error
+)
+
+func axeScript(t *testing.T) string {
+	t.Helper()
+	axeOnce.Do(func() {
+		b, err := os.ReadFile(axePath)
+		axeSource, axeErr = string(b), err
+	})
+	if axeErr != nil {
+		t.Fatalf("axe-core is missing (%v): run `npm ci --no-audit --no-fund` in static/, or make test (scripts/testenv.sh brings it)", axeErr)
+	}
+	return axeSource
+}
+
+// axeRun runs axe-core's WCAG 2.0/2.1 A and AA rules on the page as it is now and returns the
+// serious and critical violations, one readable line per rule and element.
+const axeRun = `(async () => {
+	// Let an answer land and its fade (.busy) finish, or axe measures half-transparent text.
+	for (let i = 0; i < 50 && document.body.classList.contains("busy"); i++) await new Promise((r) => setTimeout(r, 100));
+	await new Promise((r) => setTimeout(r, 300));
+	const r = await axe.run(document, {
+		runOnly: {type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]},
+		resultTypes: ["violations"],
+	});
+	const out = [];
+	for (const v of r.violations) {
+		if (v.impact !== "serious" && v.impact !== "critical") continue;
+		for (const n of v.nodes.slice(0, 6)) {
+			out.push(v.impact + " " + v.id + ": " + n.target.join(" ") + " — " + (n.failureSummary || v.help).replace(/\s+/g, " ").slice(0, 300));
+		}
+		if (v.nodes.length > 6) out.push(v.impact + " " + v.id + ": … and " + (v.nodes.length - 6) + " more");
+	}
+	return out;
+})()`
+
+// setTheme puts the page in a theme the way the ◐ toggle does (the data-theme attribute).
+func setTheme(ctx context.Context, t *testing.T, theme string) {
+	t.Helper()
+	js := fmt.Sprintf(`document.documentElement.dataset.theme = %q; getComputedStyle(document.body).color; true`, theme)
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](js)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkA11y injects axe-core into the page and fails the test on any serious or critical
+// violation, in the light and then the dark theme. The page is left in the light theme.
+func checkA11y(ctx context.Context, t *testing.T, state string) {
+	t.Helper()
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`typeof axe !== "undefined"`)); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := chromedp.Run(ctx, chromedp.Evaluate[bool](`typeof axe !== "undefined"`)); !ok {
+		if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](axeScript(t)+";\ntrue")); err != nil {
+			t.Fatalf("injecting axe-core into %s: %v", state, err)
+		}
+	}
+	for _, theme := range []string{"light", "dark"} {
+		setTheme(ctx, t, theme)
+		found, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](axeRun, chromedp.EvalAwaitPromise))
+		if err != nil {
+			t.Fatalf("axe on %s (%s): %v", state, theme, err)
+		}
+		if len(found) > 0 {
+			t.Errorf("axe: %d serious/critical violation(s) on %s, %s theme:\n  %s", len(found), state, theme, strings.Join(found, "\n  "))
+		}
+	}
+	setTheme(ctx, t, "light")
+}
+
+// TestAccessibility runs axe-core on every page and state the browser tests visit — the
+// playground (each results tab), presenter mode, compare, embed and the error pages — in both
+// themes, with JavaScript on, and the playground with it off.
+func TestAccessibility(t *testing.T) {
+	ctx := browser(t)
+	do(ctx, t,
+		chromedp.Navigate(baseURL+"/"),
+		chromedp.WaitVisible(chromedp.CSS(`.cm-content`)),
+	)
+	checkA11y(ctx, t, "the playground (empty)")
+	do(ctx, t,
+		chromedp.Click(chromedp.CSS(addButton("sidecar.istio.io/proxyCPU"))),
+		chromedp.WaitVisible(chromedp.CSS(cpuRow)),
+		chromedp.Click(chromedp.CSS(addButton("proxy.istio.io/config"))),
+		chromedp.WaitVisible(chromedp.CSS(moveRow)),
+	)
+	permalink := attr(ctx, t, `#playground`, "data-permalink")
+	tabs := []string{"diff", "unified", "yaml", "timeline", "pitfalls", "lifecycle", "batch", "warnings"}
+	for _, tab := range tabs {
+		do(ctx, t,
+			chromedp.Click(chromedp.CSS(`[data-testid="tab-`+tab+`"]`)),
+			chromedp.WaitVisible(chromedp.CSS(`[data-testid="panel-`+tab+`"]`)),
+		)
+		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`!document.querySelector('[data-testid="panel-`+tab+`"]').dataset.empty`)); err != nil {
+			t.Fatal(err)
+		}
+		checkA11y(ctx, t, "the playground, tab "+tab)
+	}
+	// The shortcuts dialog, open.
+	do(ctx, t, chromedp.Click(chromedp.CSS(`#shortcuts-open`)), chromedp.WaitVisible(chromedp.CSS(`#shortcuts`)))
+	checkA11y(ctx, t, "the shortcuts dialog")
+
+	present := attr(ctx, t, `[data-testid="present"]`, "href")
+	embed := attr(ctx, t, `[data-testid="embed"]`, "href")
+	pages := []struct{ name, url, wait string }{
+		{"presenter mode", present, `[data-testid="slide-n"]`},
+		{"presenter mode, step 2", regexp.MustCompile(`step=\d+`).ReplaceAllString(present, "step=2"), `[data-testid="slide-n"]`},
+		{"embed", embed, `[data-testid="embed-page"]`},
+		{"an unknown page (404)", "/no-such-page", `[data-testid="error"]`},
+		{"an unreadable link (400)", "/?s=not-a-state", `body`},
+	}
+	for _, p := range pages {
+		do(ctx, t, chromedp.Navigate(baseURL+p.url), chromedp.WaitVisible(chromedp.CSS(p.wait)))
+		checkA11y(ctx, t, p.name+" ("+p.url+")")
+	}
+
+	// Compare: the Job classic vs native, from the lifecycle tab's link.
+	do(ctx, t,
+		chromedp.Navigate(baseURL+"/"),
+		chromedp.WaitVisible(chromedp.CSS(`.cm-content`)),
+		chromedp.SetValue(chromedp.CSS(`#preset`), "job"),
+	)
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById("preset").dispatchEvent(new Event("change", {bubbles: true}))`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector(".cm-content").textContent.includes("kind: Job")`)); err != nil {
+		t.Fatal(err)
+	}
+	do(ctx, t,
+		chromedp.Click(chromedp.CSS(`[data-testid="tab-lifecycle"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="lifecycle-svg"]`)),
+	)
+	checkA11y(ctx, t, "the Job's lifecycle tab")
+	do(ctx, t,
+		chromedp.Click(chromedp.CSS(`[data-testid="compare-link"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="compare"]`)),
+	)
+	checkA11y(ctx, t, "compare")
+
+	// Without JavaScript: the plain textarea and forms.
+	nojs, cancel := chromedp.NewContext(ctx)
+	defer cancel()
+	do(nojs, t, chromedp.Navigate("about:blank"))
+	noJS(nojs, t)
+	do(nojs, t, chromedp.Navigate(baseURL+permalink), chromedp.WaitVisible(chromedp.CSS(moveRow)))
+	// Scripts back on for axe alone (DevTools cannot evaluate while they are off); the page's own
+	// script does not run again, so the page stays as it is without JavaScript.
+	if _, err := chromedp.Call(nojs, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: false}); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := chromedp.Run(nojs, chromedp.Evaluate[int](`document.querySelectorAll(".cm-content").length`)); n != 0 {
+		t.Fatal("the editor was built: the page's script ran")
+	}
+	checkA11y(nojs, t, "the playground without JavaScript")
+}
+
+// TestEditorTabLeaves: Tab in the manifest editor moves focus on (seven Tabs used to indent line 1
+// and break the YAML); Ctrl+M opts in to indenting, and then Esc, Tab still leaves. The editor
+// shows a focus ring, and its description says all this.
+func TestEditorTabLeaves(t *testing.T) {
+	ctx := browser(t)
+	do(ctx, t,
+		chromedp.Navigate(baseURL+"/"),
+		chromedp.WaitVisible(chromedp.CSS(`.cm-content`)),
+	)
+	before, err := chromedp.Run(ctx, chromedp.Value(chromedp.CSS(`#manifest`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inEditor := `!!document.activeElement && document.activeElement.classList.contains("cm-content")`
+	do(ctx, t, chromedp.Focus(chromedp.CSS(`.cm-content`)))
+	if in, _ := chromedp.Run(ctx, chromedp.Evaluate[bool](inEditor)); !in {
+		t.Fatal("the editor did not take focus")
+	}
+	// The focus ring: a 3 px outline on the editor's frame while it has focus.
+	ring, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => { const s = getComputedStyle(document.querySelector(".cm-host")); return s.outlineStyle + " " + s.outlineWidth; })()`))
+	if err != nil || ring != "solid 3px" {
+		t.Fatalf("the focused editor's outline is %q (%v), want a visible ring", ring, err)
+	}
+	desc := text(ctx, t, `#`+attr(ctx, t, `.cm-content`, "aria-describedby"))
+	if !strings.Contains(desc, "Tab moves") || !strings.Contains(desc, "Ctrl+M") {
+		t.Fatalf("the editor's description %q does not say how Tab works", desc)
+	}
+	for range 7 {
+		do(ctx, t, chromedp.KeyEvent(kb.Tab))
+	}
+	after, _ := chromedp.Run(ctx, chromedp.Value(chromedp.CSS(`#manifest`)))
+	if after != before {
+		t.Fatalf("Tab changed the manifest:\n%s", after)
+	}
+	if in, _ := chromedp.Run(ctx, chromedp.Evaluate[bool](inEditor)); in {
+		t.Fatal("after seven Tabs the focus is still in the editor")
+	}
+
+	// Opt in: Ctrl+M, then Tab indents; Esc then Tab leaves.
+	do(ctx, t, chromedp.Focus(chromedp.CSS(`.cm-content`)), chromedp.KeyEvent("m", chromedp.KeyModifiers(chromedp.ModifierCtrl)))
+	if got := text(ctx, t, `#editor-keys`); !strings.HasPrefix(got, "Tab indents") {
+		t.Fatalf("after Ctrl+M the hint says %q", got)
+	}
+	do(ctx, t, chromedp.KeyEvent(kb.Tab))
+	indented, _ := chromedp.Run(ctx, chromedp.Value(chromedp.CSS(`#manifest`)))
+	if indented == before {
+		t.Fatal("after Ctrl+M, Tab did not indent")
+	}
+	if in, _ := chromedp.Run(ctx, chromedp.Evaluate[bool](inEditor)); !in {
+		t.Fatal("after Ctrl+M, Tab left the editor")
+	}
+	do(ctx, t, chromedp.KeyEvent(kb.Escape), chromedp.KeyEvent(kb.Tab))
+	if in, _ := chromedp.Run(ctx, chromedp.Evaluate[bool](inEditor)); in {
+		t.Fatal("Esc then Tab did not leave the editor")
+	}
+	if last, _ := chromedp.Run(ctx, chromedp.Value(chromedp.CSS(`#manifest`))); last != indented {
+		t.Fatal("Esc then Tab changed the manifest")
+	}
+}

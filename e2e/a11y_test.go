@@ -240,3 +240,85 @@ func TestEditorTabLeaves(t *testing.T) {
 		t.Fatal("Esc then Tab changed the manifest")
 	}
 }
+
+// presenterSizes are the computed font sizes (px) of what a room must read on a slide, keyed by
+// what it is; a missing element is reported as 0.
+const presenterSizes = `(() => {
+	const px = (sel) => { const el = document.querySelector(sel); return el ? parseFloat(getComputedStyle(el).fontSize) : 0; };
+	const step = '[data-testid="panel-diff"]:not([hidden]) details.step[open]';
+	return {
+		"slide number": px('[data-testid="slide-n"]'),
+		"step title": px(step + ' .step-t'),
+		"change count": px(step + ' .step-c'),
+		"change kind": px(step + ' td.kind'),
+		"path": px(step + ' td.path code'),
+		"value": px(step + ' td.val code'),
+		"caused by": px(step + ' .cause'),
+		"caused by (annotation)": px(step + ' .cause code'),
+	};
+})()`
+
+const lifecycleSizes = `(() => {
+	const px = (sel) => { const el = document.querySelector(sel); return el ? parseFloat(getComputedStyle(el).fontSize) : 0; };
+	const svg = document.querySelector('[data-testid="panel-lifecycle"]:not([hidden]) [data-testid="lifecycle-svg"]');
+	const label = svg && svg.querySelector(".ev-label");
+	// SVG text is scaled with the drawing: its size on screen is its font size times the scale.
+	const scale = svg ? svg.getBoundingClientRect().width / svg.viewBox.baseVal.width : 0;
+	return {
+		"slide number": px('[data-testid="slide-n"]'),
+		"lifecycle title": px('[data-testid="lifecycle"] .step-t'),
+		"verdict question": px('[data-testid="lifecycle"] .verdict .q'),
+		"verdict answer": px('[data-testid="lifecycle"] .verdict .a'),
+		"verdict reason": px('[data-testid="lifecycle"] .verdict .why'),
+		"diagram label (on screen)": label ? parseFloat(getComputedStyle(label).fontSize) * scale : 0,
+	};
+})()`
+
+func checkSizes(ctx context.Context, t *testing.T, slide, js string, min float64) {
+	t.Helper()
+	sizes, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]float64](js))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, px := range sizes {
+		if px < min {
+			t.Errorf("presenter mode, %s: the %s is %.1f px, want ≥ %.0f px", slide, what, px, min)
+		}
+	}
+}
+
+// TestPresenterReadable: at 1920×1080 everything a room must read on a slide is ≥ 24 px, the
+// presentation opens at step 1, and the lifecycle is the last slide.
+func TestPresenterReadable(t *testing.T) {
+	ctx := browser(t)
+	sh := newShots(t)
+	do(ctx, t,
+		chromedp.EmulateViewport(1920, 1080),
+		chromedp.Navigate(baseURL+"/"),
+		chromedp.WaitVisible(chromedp.CSS(`.cm-content`)),
+		chromedp.Click(chromedp.CSS(addButton("sidecar.istio.io/proxyCPU"))),
+		chromedp.WaitVisible(chromedp.CSS(cpuRow)),
+		chromedp.Click(chromedp.CSS(addButton("proxy.istio.io/config"))),
+		chromedp.WaitVisible(chromedp.CSS(moveRow)),
+	)
+	do(ctx, t,
+		chromedp.Navigate(baseURL+attr(ctx, t, `[data-testid="present"]`, "href")),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="slide-n"]`)),
+	)
+	if got := text(ctx, t, `[data-testid="slide-n"]`); got != "step 1 of 2" {
+		t.Fatalf("presenter mode opens at %q, want step 1 of 2", got)
+	}
+	checkSizes(ctx, t, "step 1", presenterSizes, 24)
+	sh.take(ctx, "step-1")
+	do(ctx, t, chromedp.Click(chromedp.CSS(`#slide-next`)))
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector('[data-testid="slide-n"]').textContent === "step 2 of 2"`)); err != nil {
+		t.Fatal(err)
+	}
+	checkSizes(ctx, t, "step 2", presenterSizes, 24)
+	do(ctx, t, chromedp.Click(chromedp.CSS(`#slide-next`)))
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector('[data-testid="slide-n"]').textContent === "lifecycle after step 2"`)); err != nil {
+		t.Fatal(err)
+	}
+	checkSizes(ctx, t, "the lifecycle", lifecycleSizes, 24)
+	sh.take(ctx, "lifecycle")
+}

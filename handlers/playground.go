@@ -85,7 +85,7 @@ func readView(r *http.Request) (view, error) {
 	}
 	v.present = q.Get("present") == "1"
 	if v.present && v.step < 0 {
-		v.step = 0 // a presentation starts at the first slide
+		v.step = firstSlide(v.state) // a presentation starts at the first slide
 	}
 	if s := q.Get("replicas"); s != "" {
 		n, err := strconv.Atoi(s)
@@ -373,6 +373,15 @@ func (s *server) viewTimeline(r *http.Request) (view, *engine.Timeline, error) {
 	}
 	tl, err := s.timeline(r.Context(), v.state)
 	return v, tl, err
+}
+
+// firstSlide is where a presentation starts: the first annotation's step, or the manifest as
+// injected (step 0) when there are no annotations. Step 0 stays one ← away.
+func firstSlide(st State) int {
+	if len(st.Steps) > 0 {
+		return 1
+	}
+	return 0
 }
 
 func selectedStep(step, n int) int {

@@ -22,3 +22,23 @@ func scrollable(value, path string) templ.Attributes {
 	}
 	return templ.Attributes{"tabindex": "0", "role": "region", "aria-label": "Value of " + path}
 }
+
+// pathSegments splits a field path where a line may break: after each "." and before each "["
+// (spec.template.spec.containers[istio-proxy].lifecycle → "spec.", "template.", "spec.",
+// "containers", "[istio-proxy].", "lifecycle"). The page keeps each segment whole, so a long path
+// wraps at its joints, never inside a name like istio-proxy.
+func pathSegments(path string) []string {
+	var segs []string
+	start := 0
+	for i := 0; i < len(path); i++ {
+		switch {
+		case path[i] == '.' && i+1 < len(path):
+			segs = append(segs, path[start:i+1])
+			start = i + 1
+		case path[i] == '[' && i > start:
+			segs = append(segs, path[start:i])
+			start = i
+		}
+	}
+	return append(segs, path[start:])
+}

@@ -59,9 +59,11 @@ type Page struct {
 // Slides is the presenter's navigation through the timeline.
 type Slides struct {
 	Current, Count int
-	PrevHref       string
-	NextHref       string
-	ExitHref       string
+	// Lifecycle is the last slide: the lifecycle view of the last step, after the steps' diffs.
+	Lifecycle bool
+	PrevHref  string
+	NextHref  string
+	ExitHref  string
 }
 
 // LabStep is one step of the lab's path.

@@ -9,7 +9,7 @@ import (
 func TestPathSegments(t *testing.T) {
 	for path, want := range map[string][]string{
 		"spec.template.spec.containers[istio-proxy].lifecycle": {"spec.", "template.", "spec.", "containers", "[istio-proxy].", "lifecycle"},
-		`metadata.annotations["sidecar.istio.io/proxyCPU"]`:     {"metadata.", "annotations", `["sidecar.`, "istio.", `io/proxyCPU"]`},
+		`metadata.annotations["sidecar.istio.io/proxyCPU"]`:    {"metadata.", "annotations", `["sidecar.`, "istio.", `io/proxyCPU"]`},
 		"spec":       {"spec"},
 		"[0].a":      {"[0].", "a"},
 		"":           {""},

@@ -24,6 +24,9 @@ func (s *server) handleEmbed() http.Handler {
 		}
 		v.tab = "lifecycle" // the embed shows the diff, which is always built, and the lifecycle verdicts
 		p := buildPage(v, s.statics, tl, ie, false)
+		hv := v
+		hv.tab = "" // named like the view it embeds, not like its lifecycle tab
+		p.Head = playgroundHead(hv, tl)
 		w.Header().Del("X-Frame-Options")
 		w.Header().Set("Content-Security-Policy", csp(templ.GetNonce(r.Context()), "*"))
 		status := http.StatusOK

@@ -77,6 +77,7 @@ func buildPage(v view, statics pageStatics, tl *engine.Timeline, reqErr *engine.
 		p.Panel = statics.panel()
 		p.Lab = statics.lab()
 	}
+	p.Head = playgroundHead(v, tl)
 	p.Active = activeAnnotations(st.Steps)
 	p.Results = buildResults(v, enc, tl, reqErr, func(tab string) bool { return full || tab == v.tab })
 	p.Results.OnlySelected = !full

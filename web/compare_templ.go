@@ -203,7 +203,7 @@ func ComparePageView(c *ComparePage) templ.Component {
 			}
 			return nil
 		})
-		templ_7745c5c3_Err = Layout("Compare — sidecarlab", c.Version).Render(templ.WithChildren(ctx, templ_7745c5c3_Var2), templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = LayoutHead(c.Head, c.Version).Render(templ.WithChildren(ctx, templ_7745c5c3_Var2), templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -325,7 +325,7 @@ func PlaygroundPage(p *Page) templ.Component {
 			}
 			return nil
 		})
-		templ_7745c5c3_Err = Layout("sidecarlab — Istio sidecar injection playground", p.Version).Render(templ.WithChildren(ctx, templ_7745c5c3_Var2), templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = LayoutHead(p.Head, p.Version).Render(templ.WithChildren(ctx, templ_7745c5c3_Var2), templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

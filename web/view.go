@@ -28,6 +28,8 @@ type Tab struct {
 
 // Page is the playground page.
 type Page struct {
+	// Head is the page's <title> and Open Graph tags.
+	Head Head
 	// Version is the Istio inside, for the header and footer.
 	Version VersionLine
 	// Permalink is the path and query of this exact view.
@@ -281,6 +283,7 @@ type DocView struct {
 
 // ComparePage shows one state beside a variant of it.
 type ComparePage struct {
+	Head    Head
 	Version VersionLine
 	A, B    CompareSide
 	// Changes is the field diff from A's output to B's.

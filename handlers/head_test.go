@@ -9,7 +9,7 @@ import (
 )
 
 func meta(r response, attr, name string) string {
-	return r.doc.Find(`meta[` + attr + `="` + name + `"]`).AttrOr("content", "")
+	return r.doc.Find(`meta[`+attr+`="`+name+`"]`).AttrOr("content", "")
 }
 
 // TestTitlesAndOpenGraph: every state has its own <title> and og:title/og:description naming the

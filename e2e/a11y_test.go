@@ -11,8 +11,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 )
@@ -321,4 +323,56 @@ func TestPresenterReadable(t *testing.T) {
 	}
 	checkSizes(ctx, t, "the lifecycle", lifecycleSizes, 24)
 	sh.take(ctx, "lifecycle")
+}
+
+// TestEmbedFromLocalFile: slides are often opened as local files. A file: page frames /embed
+// (its frame-ancestors admits file: pages); the framed page shows the diff.
+func TestEmbedFromLocalFile(t *testing.T) {
+	ctx := browser(t)
+	do(ctx, t,
+		chromedp.Navigate(baseURL+"/"),
+		chromedp.WaitVisible(chromedp.CSS(`.cm-content`)),
+		chromedp.Click(chromedp.CSS(addButton("sidecar.istio.io/proxyCPU"))),
+		chromedp.WaitVisible(chromedp.CSS(cpuRow)),
+	)
+	snippet, err := chromedp.Run(ctx, chromedp.Value(chromedp.CSS(`[data-testid="embed-snippet"]`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(snippet, `<iframe src="`+baseURL+`/embed?s=`) {
+		t.Fatalf("embed snippet %q", snippet)
+	}
+	slide := filepath.Join(t.TempDir(), "slide.html")
+	html := "<!DOCTYPE html><html><head><title>slide</title></head><body><h1>A slide</h1>\n" + snippet + "\n</body></html>"
+	if err := os.WriteFile(slide, []byte(html), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	do(ctx, t, chromedp.Navigate("file://"+slide), chromedp.WaitVisible(chromedp.CSS(`iframe`)))
+	// The frame's document, through DevTools (a file: page may not read it): the embed's rows.
+	// The frame is another site's (a file: page framing http:), so Chromium runs it as its own
+	// target: find it, and read the embed's rows in it.
+	var frame target.ID
+	for i := 0; i < 50 && frame == ""; i++ {
+		infos, err := chromedp.Targets(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ti := range infos {
+			if ti.Type == "iframe" && strings.HasPrefix(ti.URL, baseURL+"/embed?s=") {
+				frame = ti.TargetID
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if frame == "" {
+		t.Fatal("no embed frame in the file: page: its frame-ancestors refused it")
+	}
+	fctx, cancel := chromedp.NewContext(ctx, chromedp.WithTargetID(frame))
+	defer cancel()
+	ok, err := chromedp.Run(fctx, chromedp.Poll[bool](`document.querySelector('[data-testid="embed-page"] [data-testid="change"]') !== null`, chromedp.WithPollingTimeout(10*time.Second)))
+	if err != nil || !ok {
+		where, _ := chromedp.Run(fctx, chromedp.Evaluate[string](`location.href + " | " + document.body.innerText.slice(0, 200)`))
+		t.Fatalf("the embed did not show in a file: page (%v): the frame holds %q", err, where)
+	}
+	newShots(t).take(ctx, "file-slide")
 }

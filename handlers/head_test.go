@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -77,3 +78,33 @@ func TestTitlesAndOpenGraph(t *testing.T) {
 }
 
 func desc0(r response) string { return meta(r, "property", "og:description") }
+
+// TestEmbedSnippet: the Embed button offers the <iframe> for this view to copy, as text in a
+// read-only textarea (no JavaScript needed), pointing at this server's /embed.
+func TestEmbedSnippet(t *testing.T) {
+	h := newServer(t)
+	page := get(t, h, stateLink(t, State{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}}))
+	ta := testid(page, "embed-snippet")
+	if !ta.Is("textarea[readonly]") || page.doc.Find(`label[for="embed-snippet"]`).Length() != 1 {
+		t.Fatal("no labelled read-only textarea with the embed snippet")
+	}
+	snippet := ta.Text()
+	embedHref := testid(page, "embed").AttrOr("href", "")
+	want := `<iframe src="http://example.com` + strings.ReplaceAll(embedHref, "&", "&amp;") + `" title="Deployment/web · proxyCPU=200m — sidecarlab"`
+	if !strings.HasPrefix(embedHref, "/embed?s=") || !strings.HasPrefix(snippet, want) || !strings.HasSuffix(snippet, "></iframe>") {
+		t.Fatalf("embed snippet\n%s\nwant it to start with\n%s", snippet, want)
+	}
+	if strings.Contains(page.body, "<iframe") {
+		t.Fatal("the snippet is markup in the page, not text")
+	}
+	// What the snippet points at answers, and may be framed.
+	if e := get(t, h, embedHref); e.status != 200 || !strings.HasSuffix(e.header.Get("Content-Security-Policy"), "frame-ancestors * file:") {
+		t.Fatalf("the embed answers %d, CSP %q", e.status, e.header.Get("Content-Security-Policy"))
+	}
+	// An X-Forwarded-Proto from anyone (no trusted proxy) does not make it https.
+	req := httptest.NewRequest("GET", stateLink(t, State{Manifest: deploymentYAML}), nil)
+	req.Header.Set("X-Forwarded-Proto", "https")
+	if r := do(t, h, req); !strings.HasPrefix(testid(r, "embed-snippet").Text(), `<iframe src="http://example.com/embed?s=`) {
+		t.Fatalf("untrusted X-Forwarded-Proto was believed: %s", testid(r, "embed-snippet").Text())
+	}
+}

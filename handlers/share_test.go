@@ -213,7 +213,7 @@ func TestPresenterEmbedAndDeepLinks(t *testing.T) {
 		t.Fatalf("the playground may be framed: %v", page.header)
 	}
 	embed := get(t, h, testid(page, "embed").AttrOr("href", ""))
-	if embed.status != http.StatusOK || embed.header.Get("X-Frame-Options") != "" || !strings.HasSuffix(embed.header.Get("Content-Security-Policy"), "frame-ancestors *") {
+	if embed.status != http.StatusOK || embed.header.Get("X-Frame-Options") != "" || !strings.HasSuffix(embed.header.Get("Content-Security-Policy"), "frame-ancestors * file:") {
 		t.Fatalf("embed: %d %v", embed.status, embed.header)
 	}
 	if testid(embed, "embed-page").Length() != 1 || testid(embed, "diff-step-2").Length() != 1 || embed.doc.Find("form").Length() != 0 {

@@ -56,6 +56,8 @@ type Page struct {
 	Slides  Slides
 	// PresentHref and EmbedHref open this view in presenter and embed mode.
 	PresentHref, EmbedHref string
+	// EmbedSnippet is the <iframe> element (as text) that embeds this view in another page.
+	EmbedSnippet string
 }
 
 // Slides is the presenter's navigation through the timeline.

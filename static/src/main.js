@@ -246,6 +246,10 @@ function init() {
       copyText(link).then(() => setStatus("Link copied."));
       return;
     }
+    if (e.target.closest("#copy-embed")) {
+      copyText(document.getElementById("embed-snippet").value).then(() => setStatus("Embed snippet copied."));
+      return;
+    }
     if (e.target.closest("#copy-yaml")) {
       copyText(document.getElementById("injected-yaml").textContent).then(() => setStatus("YAML copied."));
     }

@@ -376,3 +376,77 @@ func TestEmbedFromLocalFile(t *testing.T) {
 	}
 	newShots(t).take(ctx, "file-slide")
 }
+
+// TestSmallScreens: at 390 px (a phone) and at 150 % zoom (a 1440 px window shows 960 CSS px)
+// no page scrolls sideways, in either theme; screenshots of each go to e2e/screenshots.
+func TestSmallScreens(t *testing.T) {
+	ctx := browser(t)
+	sh := newShots(t)
+	do(ctx, t,
+		chromedp.Navigate(baseURL+"/"),
+		chromedp.WaitVisible(chromedp.CSS(`.cm-content`)),
+		chromedp.Click(chromedp.CSS(addButton("sidecar.istio.io/proxyCPU"))),
+		chromedp.WaitVisible(chromedp.CSS(cpuRow)),
+		chromedp.Click(chromedp.CSS(addButton("proxy.istio.io/config"))),
+		chromedp.WaitVisible(chromedp.CSS(moveRow)),
+	)
+	permalink := attr(ctx, t, `#playground`, "data-permalink")
+	present := attr(ctx, t, `[data-testid="present"]`, "href")
+	embed := attr(ctx, t, `[data-testid="embed"]`, "href")
+	pages := []struct{ name, url, wait string }{
+		{"playground", permalink, moveRow},
+		{"lifecycle", strings.Replace(permalink, "/?", "/?tab=lifecycle&", 1), `[data-testid="lifecycle-svg"]`},
+		{"presenter", present, `[data-testid="slide-n"]`},
+		{"embed", embed, `[data-testid="embed-page"]`},
+		{"error", "/no-such-page", `[data-testid="error"]`},
+	}
+	screens := []struct {
+		name          string
+		width, height int64
+		scale         float64
+		mobile        bool
+	}{
+		{"390", 390, 844, 3, true},
+		{"zoom150", 960, 600, 1.5, false},
+	}
+	// sideways: how far the page is wider than the window, and the widest thing sticking out.
+	const sideways = `(() => {
+		const over = document.documentElement.scrollWidth - document.documentElement.clientWidth;
+		const w = document.documentElement.clientWidth;
+		const name = (el) => el.tagName.toLowerCase() + (el.id ? "#" + el.id : "") + [...el.classList].map((c) => "." + c).join("");
+		// The outermost elements that stick out (not those inside a box that scrolls or clips).
+		const out = [];
+		const walk = (el) => {
+			for (const c of el.children) {
+				if (c.getBoundingClientRect().right > w + 0.5) { out.push(name(c) + " (" + Math.round(c.getBoundingClientRect().right) + ")"); continue; }
+				if (!["auto", "scroll", "hidden", "clip"].includes(getComputedStyle(c).overflowX)) walk(c);
+			}
+		};
+		if (over > 0) walk(document.body);
+		return over > 0 ? over + " px; sticking out: " + out.slice(0, 6).join(", ") : "";
+	})()`
+	for _, s := range screens {
+		opts := []chromedp.EmulateViewportOption{chromedp.EmulateScale(s.scale)}
+		if s.mobile {
+			opts = append(opts, chromedp.EmulateMobile)
+		}
+		do(ctx, t, chromedp.EmulateViewport(s.width, s.height, opts...))
+		for _, p := range pages {
+			do(ctx, t, chromedp.Navigate(baseURL+p.url), chromedp.WaitVisible(chromedp.CSS(p.wait)))
+			for _, theme := range []string{"light", "dark"} {
+				setTheme(ctx, t, theme)
+				over, err := chromedp.Run(ctx, chromedp.Evaluate[string](sideways))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if over != "" {
+					t.Errorf("%s at %s, %s theme: the page scrolls sideways by %s", p.name, s.name, theme, over)
+				}
+				if p.name == "playground" || theme == "light" {
+					sh.take(ctx, s.name+"-"+p.name+"-"+theme)
+				}
+			}
+			setTheme(ctx, t, "light")
+		}
+	}
+}

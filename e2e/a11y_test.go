@@ -450,3 +450,52 @@ func TestSmallScreens(t *testing.T) {
 		}
 	}
 }
+
+// nonTextContrast measures what axe does not (WCAG 1.4.11, ≥ 3:1): the focus ring against the
+// page and the panels, and the borders of inputs (text fields, menus, the editor) against what
+// is around them, as the browser computes them.
+const nonTextContrast = `(() => {
+	const rgb = (c) => c.match(/[\d.]+/g).slice(0, 3).map(Number);
+	const lum = (c) => { const [r, g, b] = rgb(c).map((v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; }); return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+	const ratio = (a, b) => { const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
+	const bg = (el) => { while (el) { const c = getComputedStyle(el).backgroundColor; if (!/rgba\(.*, 0\)$/.test(c) && c !== "transparent") return c; el = el.parentElement; } return "rgb(255, 255, 255)"; };
+	const out = {};
+	const k = window.keyboardFocused;
+	if (!k || getComputedStyle(k).outlineStyle !== "solid") out["focus ring (missing) on " + (k ? k.tagName : "nothing")] = 0;
+	else out["focus ring on the page"] = ratio(getComputedStyle(k).outlineColor, bg(k.parentElement));
+	const ed = document.querySelector(".cm-content");
+	ed.focus();
+	const host = document.querySelector(".cm-host");
+	out["editor focus ring on the panel"] = ratio(getComputedStyle(host).outlineColor, bg(host.parentElement));
+	out["editor border"] = ratio(getComputedStyle(host).borderTopColor, bg(host.parentElement));
+	for (const [name, sel] of [["text field border", '.annotation input[type="text"]'], ["menu border", "#preset"]]) {
+		const el = document.querySelector(sel);
+		out[name] = ratio(getComputedStyle(el).borderTopColor, bg(el.parentElement));
+	}
+	return out;
+})()`
+
+// TestNonTextContrast: the focus ring and input borders reach 3:1 in both themes (before:
+// focus ring 2.0, input borders 1.3).
+func TestNonTextContrast(t *testing.T) {
+	ctx := browser(t)
+	do(ctx, t, chromedp.Navigate(baseURL+"/"), chromedp.WaitVisible(chromedp.CSS(`.cm-content`)))
+	for _, theme := range []string{"light", "dark"} {
+		setTheme(ctx, t, theme)
+		// A field focused by the keyboard (Tab out of the editor), so its ring is :focus-visible.
+		do(ctx, t, chromedp.Focus(chromedp.CSS(`.cm-content`)), chromedp.KeyEvent(kb.Tab))
+		if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.keyboardFocused = document.activeElement; true`)); err != nil {
+			t.Fatal(err)
+		}
+		got, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]float64](nonTextContrast))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for what, r := range got {
+			if r < 3 {
+				t.Errorf("%s theme: %s contrast %.2f:1, want ≥ 3:1", theme, what, r)
+			}
+		}
+		t.Logf("%s theme: %v", theme, got)
+	}
+}

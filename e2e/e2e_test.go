@@ -381,21 +381,22 @@ func TestShareLinkPresenterAndDeepLink(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`[data-testid="present"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="slide-n"]`)),
 	)
-	if got := text(other, t, `[data-testid="slide-n"]`); got != "step 0 of 2" {
+	if got := text(other, t, `[data-testid="slide-n"]`); got != "step 1 of 2" {
 		t.Fatalf("first slide %q", got)
-	}
-	do(other, t, chromedp.KeyEvent(kb.ArrowRight))
-	if _, err := chromedp.Run(other, chromedp.Poll[bool](`document.querySelector('[data-testid="slide-n"]').textContent === "step 1 of 2"`)); err != nil {
-		t.Fatal("→ did not move to step 1")
 	}
 	do(other, t, chromedp.KeyEvent(kb.ArrowRight))
 	if _, err := chromedp.Run(other, chromedp.Poll[bool](`document.querySelector('[data-testid="slide-n"]').textContent === "step 2 of 2" && !!document.querySelector('[data-testid="diff-step-2"]')`)); err != nil {
 		t.Fatal("→ did not move to step 2")
 	}
 	sh.take(other, "presenter-step-2")
+	do(other, t, chromedp.KeyEvent(kb.ArrowRight))
+	if _, err := chromedp.Run(other, chromedp.Poll[bool](`document.querySelector('[data-testid="slide-n"]').textContent === "lifecycle after step 2" && !!document.querySelector('[data-testid="panel-lifecycle"]:not([hidden]) [data-testid="lifecycle-svg"]')`)); err != nil {
+		t.Fatal("→ did not move to the lifecycle slide")
+	}
+	sh.take(other, "presenter-lifecycle")
 	do(other, t, chromedp.KeyEvent(kb.ArrowLeft))
-	if _, err := chromedp.Run(other, chromedp.Poll[bool](`document.querySelector('[data-testid="slide-n"]').textContent === "step 1 of 2"`)); err != nil {
-		t.Fatal("← did not move back to step 1")
+	if _, err := chromedp.Run(other, chromedp.Poll[bool](`document.querySelector('[data-testid="slide-n"]').textContent === "step 2 of 2"`)); err != nil {
+		t.Fatal("← did not move back to step 2")
 	}
 
 	// A deep link highlights its row.

@@ -51,6 +51,7 @@ func (s *server) handleCompare() http.Handler {
 				page.Changes = append(page.Changes, changeView(c, last[1], len(last[1]) > 1))
 			}
 		}
+		page.Head = compareHead(page)
 		return render(w, r, http.StatusOK, web.ComparePageView(page))
 	})
 }

@@ -24,8 +24,13 @@ func (s *server) handleEmbed() http.Handler {
 		}
 		v.tab = "lifecycle" // the embed shows the diff, which is always built, and the lifecycle verdicts
 		p := buildPage(v, s.statics, tl, ie, false)
+		hv := v
+		hv.tab = "" // named like the view it embeds, not like its lifecycle tab
+		p.Head = playgroundHead(hv, tl)
 		w.Header().Del("X-Frame-Options")
-		w.Header().Set("Content-Security-Policy", csp(templ.GetNonce(r.Context()), "*"))
+		// Any site may frame it, and so may slides opened as local files: "*" alone does not match
+		// a file: page (Chromium refuses the frame: "refused to connect"), so file: is named too.
+		w.Header().Set("Content-Security-Policy", csp(templ.GetNonce(r.Context()), "* file:"))
 		status := http.StatusOK
 		if ie != nil {
 			status = http.StatusUnprocessableEntity

@@ -85,7 +85,7 @@ func readView(r *http.Request) (view, error) {
 	}
 	v.present = q.Get("present") == "1"
 	if v.present && v.step < 0 {
-		v.step = 0 // a presentation starts at the first slide
+		v.step = firstSlide(v.state) // a presentation starts at the first slide
 	}
 	if s := q.Get("replicas"); s != "" {
 		n, err := strconv.Atoi(s)
@@ -140,6 +140,7 @@ func (s *server) renderViewWith(w http.ResponseWriter, r *http.Request, v view, 
 	}
 	partial := r.Header.Get(partialHeader) != ""
 	p := buildPage(v, s.statics, tl, ie, !partial)
+	p.EmbedSnippet = embedSnippet(s.origin(r), p.EmbedHref, p.Head.Title)
 	p.Sharing = s.cfg.Links != nil
 	if extra != nil {
 		var x pageExtras
@@ -378,6 +379,15 @@ func (s *server) viewTimeline(r *http.Request) (view, *engine.Timeline, error) {
 	}
 	tl, err := s.timeline(r.Context(), v.state)
 	return v, tl, err
+}
+
+// firstSlide is where a presentation starts: the first annotation's step, or the manifest as
+// injected (step 0) when there are no annotations. Step 0 stays one ← away.
+func firstSlide(st State) int {
+	if len(st.Steps) > 0 {
+		return 1
+	}
+	return 0
 }
 
 func selectedStep(step, n int) int {

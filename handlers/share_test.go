@@ -173,12 +173,28 @@ func TestPresenterEmbedAndDeepLinks(t *testing.T) {
 	st := State{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}, {Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStarts: true"}}}
 	page := get(t, h, stateLink(t, st))
 	present := get(t, h, testid(page, "present").AttrOr("href", ""))
-	if !present.doc.Find("main").HasClass("present") || testid(present, "slide-n").Text() != "step 0 of 2" || testid(present, "slide-prev").Length() != 0 {
-		t.Fatalf("presenter mode: %q", testid(present, "slide-n").Text())
+	// Presenter mode opens at step 1 (the first annotation), not the manifest's step 0, which
+	// stays one slide back; after the last step comes the lifecycle slide.
+	if !present.doc.Find("main").HasClass("present") || testid(present, "slide-n").Text() != "step 1 of 2" || testid(present, "diff-step-1").Length() != 1 {
+		t.Fatalf("presenter mode opens at %q", testid(present, "slide-n").Text())
+	}
+	if prev := get(t, h, testid(present, "slide-prev").AttrOr("href", "")); testid(prev, "slide-n").Text() != "step 0 of 2" || testid(prev, "slide-prev").Length() != 0 {
+		t.Fatalf("the slide before step 1 is %q", testid(prev, "slide-n").Text())
 	}
 	next := get(t, h, testid(present, "slide-next").AttrOr("href", ""))
-	if testid(next, "slide-n").Text() != "step 1 of 2" || testid(next, "diff-step-1").Length() != 1 || testid(next, "diff-step-2").Length() != 0 {
-		t.Fatal("the next slide is not step 1 alone")
+	if testid(next, "slide-n").Text() != "step 2 of 2" || testid(next, "diff-step-2").Length() != 1 || testid(next, "diff-step-1").Length() != 0 {
+		t.Fatal("the next slide is not step 2 alone")
+	}
+	life := get(t, h, testid(next, "slide-next").AttrOr("href", ""))
+	if testid(life, "slide-n").Text() != "lifecycle after step 2" || life.doc.Find(`[data-testid="panel-lifecycle"]:not([hidden]) [data-testid="lifecycle"]`).Length() == 0 || testid(life, "slide-next").Length() != 0 {
+		t.Fatalf("the slide after the last step is %q, not the lifecycle", testid(life, "slide-n").Text())
+	}
+	if back := get(t, h, testid(life, "slide-prev").AttrOr("href", "")); testid(back, "slide-n").Text() != "step 2 of 2" {
+		t.Fatal("← from the lifecycle slide does not go back to the last step")
+	}
+	noSteps := get(t, h, testid(get(t, h, stateLink(t, State{Manifest: deploymentYAML})), "present").AttrOr("href", ""))
+	if got := testid(noSteps, "slide-n").Text(); got != "step 0 of 0" {
+		t.Fatalf("presenter mode without steps opens at %q", got)
 	}
 	// Deep links: one per change row, naming its path.
 	var found bool
@@ -197,7 +213,7 @@ func TestPresenterEmbedAndDeepLinks(t *testing.T) {
 		t.Fatalf("the playground may be framed: %v", page.header)
 	}
 	embed := get(t, h, testid(page, "embed").AttrOr("href", ""))
-	if embed.status != http.StatusOK || embed.header.Get("X-Frame-Options") != "" || !strings.HasSuffix(embed.header.Get("Content-Security-Policy"), "frame-ancestors *") {
+	if embed.status != http.StatusOK || embed.header.Get("X-Frame-Options") != "" || !strings.HasSuffix(embed.header.Get("Content-Security-Policy"), "frame-ancestors * file:") {
 		t.Fatalf("embed: %d %v", embed.status, embed.header)
 	}
 	if testid(embed, "embed-page").Length() != 1 || testid(embed, "diff-step-2").Length() != 1 || embed.doc.Find("form").Length() != 0 {

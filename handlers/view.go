@@ -78,23 +78,30 @@ func buildPage(v view, statics pageStatics, tl *engine.Timeline, reqErr *engine.
 		p.Panel = statics.panel()
 	}
 	p.Lab = statics.lab().forState(st) // swapped after each action: the current step moves
+	p.Head = playgroundHead(v, tl)
 	p.Active = activeAnnotations(st.Steps)
 	p.Results = buildResults(v, enc, tl, reqErr, func(tab string) bool { return full || tab == v.tab })
 	p.Results.OnlySelected = !full
 	p.Present = v.present
 	pv := v
-	pv.present, pv.step, pv.tab = true, 0, "diff"
-	p.PresentHref = pv.linkWith(enc, "diff", 0)
+	pv.present, pv.step, pv.tab = true, firstSlide(st), "diff"
+	p.PresentHref = pv.linkWith(enc, "diff", pv.step)
 	p.EmbedHref = "/embed?s=" + url.QueryEscape(enc)
 	if v.present && tl != nil {
 		n := len(tl.Steps)
 		cur := selectedStep(v.step, n)
-		p.Slides = web.Slides{Current: cur, Count: n}
-		if cur > 0 {
-			p.Slides.PrevHref = v.linkWith(enc, "diff", cur-1)
-		}
-		if cur < n-1 {
+		// The slides: each step's diff, then the lifecycle of the last step (the lifecycle tab).
+		p.Slides = web.Slides{Current: cur, Count: n, Lifecycle: v.tab == "lifecycle"}
+		switch {
+		case p.Slides.Lifecycle:
+			p.Slides.PrevHref = v.linkWith(enc, "diff", n-1)
+		case cur < n-1:
 			p.Slides.NextHref = v.linkWith(enc, "diff", cur+1)
+		default:
+			p.Slides.NextHref = v.linkWith(enc, "lifecycle", n-1)
+		}
+		if !p.Slides.Lifecycle && cur > 0 {
+			p.Slides.PrevHref = v.linkWith(enc, "diff", cur-1)
 		}
 		ev := v
 		ev.present = false

@@ -15,6 +15,9 @@
 #     authentication, listening only on 127.0.0.1 on a free port, its socket in that directory.
 #     SIDECARLAB_TEST_POSTGRES is exported for it, and when COMMAND ends the server is stopped and
 #     the directory deleted, also on failure, Ctrl-C or TERM.
+#   - axe-core, the accessibility checker the browser tests inject into every page they visit
+#     (e2e/ reads static/node_modules/axe-core/axe.min.js; it is a devDependency of static/, never
+#     served). When it is missing, `npm ci` runs in static/ (it needs Node.js and npm).
 #   - SIDECARLAB_REQUIRE_POSTGRES=1, which makes the PostgreSQL tests fail rather than skip when
 #     there is no SIDECARLAB_TEST_POSTGRES.
 #
@@ -97,6 +100,14 @@ done
 if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then
   apt_install chromium "the browser tests (make e2e)"
   command -v chromium >/dev/null 2>&1 || die "chromium is still not on PATH after installing it"
+fi
+
+# --- axe-core, for the browser tests' accessibility checks (pinned in static/package-lock.json).
+static_dir=$(cd "$(dirname "$0")/../static" && pwd)
+if [[ ! -f $static_dir/node_modules/axe-core/axe.min.js ]]; then
+  command -v npm >/dev/null 2>&1 || die "npm (Node.js) is needed to bring axe-core for the browser tests; install Debian's 'npm' package"
+  say "installing static/'s npm packages (axe-core for the browser tests)"
+  (cd "$static_dir" && npm ci --no-audit --no-fund >&2) || die "npm ci in static/ failed"
 fi
 
 # --- PostgreSQL, for the link store's tests.

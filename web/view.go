@@ -28,6 +28,8 @@ type Tab struct {
 
 // Page is the playground page.
 type Page struct {
+	// Head is the page's <title> and Open Graph tags.
+	Head Head
 	// Version is the Istio inside, for the header and footer.
 	Version VersionLine
 	// Permalink is the path and query of this exact view.
@@ -54,14 +56,18 @@ type Page struct {
 	Slides  Slides
 	// PresentHref and EmbedHref open this view in presenter and embed mode.
 	PresentHref, EmbedHref string
+	// EmbedSnippet is the <iframe> element (as text) that embeds this view in another page.
+	EmbedSnippet string
 }
 
 // Slides is the presenter's navigation through the timeline.
 type Slides struct {
 	Current, Count int
-	PrevHref       string
-	NextHref       string
-	ExitHref       string
+	// Lifecycle is the last slide: the lifecycle view of the last step, after the steps' diffs.
+	Lifecycle bool
+	PrevHref  string
+	NextHref  string
+	ExitHref  string
 }
 
 // LabStep is one step of the lab's path.
@@ -345,6 +351,7 @@ type DocView struct {
 
 // ComparePage shows one state beside a variant of it.
 type ComparePage struct {
+	Head    Head
 	Version VersionLine
 	// Lab is the lab's path (the Job two ways is one of its steps).
 	Lab  LabNav

@@ -27,13 +27,39 @@ function manifestArea() {
   return document.getElementById("manifest");
 }
 
+// Tab in the editor: by default it moves focus like everywhere else on the page (CodeMirror's
+// tab-focus mode), so a keyboard user is never trapped. Ctrl+M (⌥⇧M on a Mac) opts in to Tab
+// indenting; then Esc followed by Tab still leaves the editor. The hint under the editor (its
+// accessible description) and the ? list say so, and say it again when the mode changes.
+const tabKeys = {
+  focus: "Tab moves to the next field. Ctrl+M (⌥⇧M on a Mac) makes Tab indent.",
+  indent: "Tab indents. Esc then Tab leaves the editor; Ctrl+M (⌥⇧M on a Mac) makes Tab move focus again.",
+};
+
+let tabIndents = false;
+
+function toggleTab(view) {
+  tabIndents = !tabIndents;
+  view.setTabFocusMode(!tabIndents);
+  const indent = tabIndents;
+  const hint = document.getElementById("editor-keys");
+  if (hint) hint.textContent = indent ? tabKeys.indent : tabKeys.focus;
+  setStatus(indent ? "Tab now indents in the editor." : "Tab now moves focus.");
+  return true;
+}
+
 function enhanceEditor() {
   const ta = manifestArea();
   if (!ta) return;
   const host = document.createElement("div");
   host.className = "cm-host";
   host.dataset.testid = "editor";
-  ta.after(host);
+  const hint = document.createElement("p");
+  hint.id = "editor-keys";
+  hint.className = "hint editor-keys";
+  hint.dataset.testid = "editor-keys";
+  hint.textContent = tabKeys.focus;
+  ta.after(host, hint);
   ta.hidden = true;
   editor = new EditorView({
     parent: host,
@@ -43,14 +69,17 @@ function enhanceEditor() {
         lineNumbers(), highlightActiveLineGutter(), history(), drawSelection(), indentOnInput(),
         syntaxHighlighting(yamlColours), bracketMatching(), highlightActiveLine(),
         yaml(), lintGutter(),
-        keymap.of([...defaultKeymap, ...historyKeymap, indentWithTab]),
+        keymap.of([{ key: "Ctrl-m", mac: "Shift-Alt-m", run: toggleTab }, ...defaultKeymap, ...historyKeymap, indentWithTab]),
         EditorView.updateListener.of((u) => { if (u.docChanged) ta.value = u.state.doc.toString(); }),
-        EditorView.contentAttributes.of({ "aria-label": "Manifest (YAML)" }),
+        // tabindex: the content is in the tab order anyway (contenteditable); saying so lets
+        // checkers see that the scrolling region around it can be reached by keyboard.
+        EditorView.contentAttributes.of({ "aria-label": "Manifest (YAML)", "aria-describedby": "editor-keys", tabindex: "0" }),
         // The editor's own styles go in a <style> element; the page's CSP admits it by nonce.
         EditorView.cspNonce.of(document.querySelector('meta[name="csp-nonce"]')?.content || ""),
       ],
     }),
   });
+  editor.setTabFocusMode(true);
   markError();
 }
 
@@ -233,6 +262,10 @@ function init() {
       const short = document.querySelector('[data-testid="short-link"]');
       const link = new URL(short ? short.getAttribute("href") : form.dataset.permalink, location.href).href;
       copyText(link).then(() => setStatus("Link copied."));
+      return;
+    }
+    if (e.target.closest("#copy-embed")) {
+      copyText(document.getElementById("embed-snippet").value).then(() => setStatus("Embed snippet copied."));
       return;
     }
     if (e.target.closest("#copy-yaml")) {

@@ -1,0 +1,501 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+)
+
+// axePath is axe-core's browser build, a devDependency of static/ (scripts/testenv.sh runs npm ci
+// there when it is missing). It is injected by the test only: it is neither in the served bundle
+// nor embedded in the binary.
+var axePath = filepath.Join("..", "static", "node_modules", "axe-core", "axe.min.js")
+
+var (
+	axeOnce   sync.Once
+	axeSource string
+	axeErr    error
+)
+
+func axeScript(t *testing.T) string {
+	t.Helper()
+	axeOnce.Do(func() {
+		b, err := os.ReadFile(axePath)
+		axeSource, axeErr = string(b), err
+	})
+	if axeErr != nil {
+		t.Fatalf("axe-core is missing (%v): run `npm ci --no-audit --no-fund` in static/, or make test (scripts/testenv.sh brings it)", axeErr)
+	}
+	return axeSource
+}
+
+// axeRun runs axe-core's WCAG 2.0/2.1 A and AA rules on the page as it is now and returns the
+// serious and critical violations, one readable line per rule and element.
+const axeRun = `(async () => {
+	// Let an answer land and its fade (.busy) finish, or axe measures half-transparent text.
+	for (let i = 0; i < 50 && document.body.classList.contains("busy"); i++) await new Promise((r) => setTimeout(r, 100));
+	await new Promise((r) => setTimeout(r, 300));
+	const r = await axe.run(document, {
+		runOnly: {type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]},
+		resultTypes: ["violations"],
+	});
+	const out = [];
+	for (const v of r.violations) {
+		if (v.impact !== "serious" && v.impact !== "critical") continue;
+		for (const n of v.nodes.slice(0, 6)) {
+			out.push(v.impact + " " + v.id + ": " + n.target.join(" ") + " — " + (n.failureSummary || v.help).replace(/\s+/g, " ").slice(0, 300));
+		}
+		if (v.nodes.length > 6) out.push(v.impact + " " + v.id + ": … and " + (v.nodes.length - 6) + " more");
+	}
+	return out;
+})()`
+
+// setTheme puts the page in a theme the way the ◐ toggle does (the data-theme attribute).
+func setTheme(ctx context.Context, t *testing.T, theme string) {
+	t.Helper()
+	js := fmt.Sprintf(`document.documentElement.dataset.theme = %q; getComputedStyle(document.body).color; true`, theme)
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](js)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkA11y injects axe-core into the page and fails the test on any serious or critical
+// violation, in the light and then the dark theme. The page is left in the light theme.
+func checkA11y(ctx context.Context, t *testing.T, state string) {
+	t.Helper()
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`typeof axe !== "undefined"`)); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := chromedp.Run(ctx, chromedp.Evaluate[bool](`typeof axe !== "undefined"`)); !ok {
+		if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](axeScript(t)+";\ntrue")); err != nil {
+			t.Fatalf("injecting axe-core into %s: %v", state, err)
+		}
+	}
+	for _, theme := range []string{"light", "dark"} {
+		setTheme(ctx, t, theme)
+		found, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](axeRun, chromedp.EvalAwaitPromise))
+		if err != nil {
+			t.Fatalf("axe on %s (%s): %v", state, theme, err)
+		}
+		if len(found) > 0 {
+			t.Errorf("axe: %d serious/critical violation(s) on %s, %s theme:\n  %s", len(found), state, theme, strings.Join(found, "\n  "))
+		}
+	}
+	setTheme(ctx, t, "light")
+}
+
+// TestAccessibility runs axe-core on every page and state the browser tests visit — the
+// playground (each results tab), presenter mode, compare, embed and the error pages — in both
+// themes, with JavaScript on, and the playground with it off.
+func TestAccessibility(t *testing.T) {
+	ctx := browser(t)
+	do(ctx, t,
+		chromedp.Navigate(baseURL+"/"),
+		chromedp.WaitVisible(chromedp.CSS(`.cm-content`)),
+	)
+	checkA11y(ctx, t, "the playground (empty)")
+	do(ctx, t,
+		chromedp.Click(chromedp.CSS(addButton("sidecar.istio.io/proxyCPU"))),
+		chromedp.WaitVisible(chromedp.CSS(cpuRow)),
+		chromedp.Click(chromedp.CSS(addButton("proxy.istio.io/config"))),
+		chromedp.WaitVisible(chromedp.CSS(moveRow)),
+	)
+	permalink := attr(ctx, t, `#playground`, "data-permalink")
+	tabs := []string{"diff", "unified", "yaml", "timeline", "pitfalls", "lifecycle", "batch", "warnings"}
+	for _, tab := range tabs {
+		do(ctx, t,
+			chromedp.Click(chromedp.CSS(`[data-testid="tab-`+tab+`"]`)),
+			chromedp.WaitVisible(chromedp.CSS(`[data-testid="panel-`+tab+`"]`)),
+		)
+		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`!document.querySelector('[data-testid="panel-`+tab+`"]').dataset.empty`)); err != nil {
+			t.Fatal(err)
+		}
+		checkA11y(ctx, t, "the playground, tab "+tab)
+	}
+	// The shortcuts dialog, open.
+	do(ctx, t, chromedp.Click(chromedp.CSS(`#shortcuts-open`)), chromedp.WaitVisible(chromedp.CSS(`#shortcuts`)))
+	checkA11y(ctx, t, "the shortcuts dialog")
+
+	present := attr(ctx, t, `[data-testid="present"]`, "href")
+	embed := attr(ctx, t, `[data-testid="embed"]`, "href")
+	pages := []struct{ name, url, wait string }{
+		{"presenter mode", present, `[data-testid="slide-n"]`},
+		{"presenter mode, step 2", regexp.MustCompile(`step=\d+`).ReplaceAllString(present, "step=2"), `[data-testid="slide-n"]`},
+		{"embed", embed, `[data-testid="embed-page"]`},
+		{"an unknown page (404)", "/no-such-page", `[data-testid="error"]`},
+		{"an unreadable link (400)", "/?s=not-a-state", `body`},
+	}
+	for _, p := range pages {
+		do(ctx, t, chromedp.Navigate(baseURL+p.url), chromedp.WaitVisible(chromedp.CSS(p.wait)))
+		checkA11y(ctx, t, p.name+" ("+p.url+")")
+	}
+
+	// Compare: the Job classic vs native, from the lifecycle tab's link.
+	do(ctx, t,
+		chromedp.Navigate(baseURL+"/"),
+		chromedp.WaitVisible(chromedp.CSS(`.cm-content`)),
+		chromedp.SetValue(chromedp.CSS(`#preset`), "job"),
+	)
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById("preset").dispatchEvent(new Event("change", {bubbles: true}))`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector(".cm-content").textContent.includes("kind: Job")`)); err != nil {
+		t.Fatal(err)
+	}
+	do(ctx, t,
+		chromedp.Click(chromedp.CSS(`[data-testid="tab-lifecycle"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="lifecycle-svg"]`)),
+	)
+	checkA11y(ctx, t, "the Job's lifecycle tab")
+	do(ctx, t,
+		chromedp.Click(chromedp.CSS(`[data-testid="compare-link"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="compare"]`)),
+	)
+	checkA11y(ctx, t, "compare")
+
+	// Without JavaScript: the plain textarea and forms.
+	nojs, cancel := chromedp.NewContext(ctx)
+	defer cancel()
+	do(nojs, t, chromedp.Navigate("about:blank"))
+	noJS(nojs, t)
+	do(nojs, t, chromedp.Navigate(baseURL+permalink), chromedp.WaitVisible(chromedp.CSS(moveRow)))
+	// Scripts back on for axe alone (DevTools cannot evaluate while they are off); the page's own
+	// script does not run again, so the page stays as it is without JavaScript.
+	if _, err := chromedp.Call(nojs, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: false}); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := chromedp.Run(nojs, chromedp.Evaluate[int](`document.querySelectorAll(".cm-content").length`)); n != 0 {
+		t.Fatal("the editor was built: the page's script ran")
+	}
+	checkA11y(nojs, t, "the playground without JavaScript")
+}
+
+// TestEditorTabLeaves: Tab in the manifest editor moves focus on (seven Tabs used to indent line 1
+// and break the YAML); Ctrl+M opts in to indenting, and then Esc, Tab still leaves. The editor
+// shows a focus ring, and its description says all this.
+func TestEditorTabLeaves(t *testing.T) {
+	ctx := browser(t)
+	do(ctx, t,
+		chromedp.Navigate(baseURL+"/"),
+		chromedp.WaitVisible(chromedp.CSS(`.cm-content`)),
+	)
+	before, err := chromedp.Run(ctx, chromedp.Value(chromedp.CSS(`#manifest`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inEditor := `!!document.activeElement && document.activeElement.classList.contains("cm-content")`
+	do(ctx, t, chromedp.Focus(chromedp.CSS(`.cm-content`)))
+	if in, _ := chromedp.Run(ctx, chromedp.Evaluate[bool](inEditor)); !in {
+		t.Fatal("the editor did not take focus")
+	}
+	// The focus ring: a 3 px outline on the editor's frame while it has focus.
+	ring, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => { const s = getComputedStyle(document.querySelector(".cm-host")); return s.outlineStyle + " " + s.outlineWidth; })()`))
+	if err != nil || ring != "solid 3px" {
+		t.Fatalf("the focused editor's outline is %q (%v), want a visible ring", ring, err)
+	}
+	desc := text(ctx, t, `#`+attr(ctx, t, `.cm-content`, "aria-describedby"))
+	if !strings.Contains(desc, "Tab moves") || !strings.Contains(desc, "Ctrl+M") {
+		t.Fatalf("the editor's description %q does not say how Tab works", desc)
+	}
+	for range 7 {
+		do(ctx, t, chromedp.KeyEvent(kb.Tab))
+	}
+	after, _ := chromedp.Run(ctx, chromedp.Value(chromedp.CSS(`#manifest`)))
+	if after != before {
+		t.Fatalf("Tab changed the manifest:\n%s", after)
+	}
+	if in, _ := chromedp.Run(ctx, chromedp.Evaluate[bool](inEditor)); in {
+		t.Fatal("after seven Tabs the focus is still in the editor")
+	}
+
+	// Opt in: Ctrl+M, then Tab indents; Esc then Tab leaves.
+	do(ctx, t, chromedp.Focus(chromedp.CSS(`.cm-content`)), chromedp.KeyEvent("m", chromedp.KeyModifiers(chromedp.ModifierCtrl)))
+	if got := text(ctx, t, `#editor-keys`); !strings.HasPrefix(got, "Tab indents") {
+		t.Fatalf("after Ctrl+M the hint says %q", got)
+	}
+	do(ctx, t, chromedp.KeyEvent(kb.Tab))
+	indented, _ := chromedp.Run(ctx, chromedp.Value(chromedp.CSS(`#manifest`)))
+	if indented == before {
+		t.Fatal("after Ctrl+M, Tab did not indent")
+	}
+	if in, _ := chromedp.Run(ctx, chromedp.Evaluate[bool](inEditor)); !in {
+		t.Fatal("after Ctrl+M, Tab left the editor")
+	}
+	do(ctx, t, chromedp.KeyEvent(kb.Escape), chromedp.KeyEvent(kb.Tab))
+	if in, _ := chromedp.Run(ctx, chromedp.Evaluate[bool](inEditor)); in {
+		t.Fatal("Esc then Tab did not leave the editor")
+	}
+	if last, _ := chromedp.Run(ctx, chromedp.Value(chromedp.CSS(`#manifest`))); last != indented {
+		t.Fatal("Esc then Tab changed the manifest")
+	}
+}
+
+// presenterSizes are the computed font sizes (px) of what a room must read on a slide, keyed by
+// what it is; a missing element is reported as 0.
+const presenterSizes = `(() => {
+	const px = (sel) => { const el = document.querySelector(sel); return el ? parseFloat(getComputedStyle(el).fontSize) : 0; };
+	const step = '[data-testid="panel-diff"]:not([hidden]) details.step[open]';
+	return {
+		"slide number": px('[data-testid="slide-n"]'),
+		"step title": px(step + ' .step-t'),
+		"change count": px(step + ' .step-c'),
+		"change kind": px(step + ' td.kind'),
+		"path": px(step + ' td.path code'),
+		"value": px(step + ' td.val code'),
+		"caused by": px(step + ' .cause'),
+		"caused by (annotation)": px(step + ' .cause code'),
+	};
+})()`
+
+const lifecycleSizes = `(() => {
+	const px = (sel) => { const el = document.querySelector(sel); return el ? parseFloat(getComputedStyle(el).fontSize) : 0; };
+	const svg = document.querySelector('[data-testid="panel-lifecycle"]:not([hidden]) [data-testid="lifecycle-svg"]');
+	const label = svg && svg.querySelector(".ev-label");
+	// SVG text is scaled with the drawing: its size on screen is its font size times the scale.
+	const scale = svg ? svg.getBoundingClientRect().width / svg.viewBox.baseVal.width : 0;
+	return {
+		"slide number": px('[data-testid="slide-n"]'),
+		"lifecycle title": px('[data-testid="lifecycle"] .step-t'),
+		"verdict question": px('[data-testid="lifecycle"] .verdict .q'),
+		"verdict answer": px('[data-testid="lifecycle"] .verdict .a'),
+		"verdict reason": px('[data-testid="lifecycle"] .verdict .why'),
+		"diagram label (on screen)": label ? parseFloat(getComputedStyle(label).fontSize) * scale : 0,
+	};
+})()`
+
+func checkSizes(ctx context.Context, t *testing.T, slide, js string, min float64) {
+	t.Helper()
+	sizes, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]float64](js))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, px := range sizes {
+		if px < min {
+			t.Errorf("presenter mode, %s: the %s is %.1f px, want ≥ %.0f px", slide, what, px, min)
+		}
+	}
+}
+
+// TestPresenterReadable: at 1920×1080 everything a room must read on a slide is ≥ 24 px, the
+// presentation opens at step 1, and the lifecycle is the last slide.
+func TestPresenterReadable(t *testing.T) {
+	ctx := browser(t)
+	sh := newShots(t)
+	do(ctx, t,
+		chromedp.EmulateViewport(1920, 1080),
+		chromedp.Navigate(baseURL+"/"),
+		chromedp.WaitVisible(chromedp.CSS(`.cm-content`)),
+		chromedp.Click(chromedp.CSS(addButton("sidecar.istio.io/proxyCPU"))),
+		chromedp.WaitVisible(chromedp.CSS(cpuRow)),
+		chromedp.Click(chromedp.CSS(addButton("proxy.istio.io/config"))),
+		chromedp.WaitVisible(chromedp.CSS(moveRow)),
+	)
+	do(ctx, t,
+		chromedp.Navigate(baseURL+attr(ctx, t, `[data-testid="present"]`, "href")),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="slide-n"]`)),
+	)
+	if got := text(ctx, t, `[data-testid="slide-n"]`); got != "step 1 of 2" {
+		t.Fatalf("presenter mode opens at %q, want step 1 of 2", got)
+	}
+	checkSizes(ctx, t, "step 1", presenterSizes, 24)
+	sh.take(ctx, "step-1")
+	do(ctx, t, chromedp.Click(chromedp.CSS(`#slide-next`)))
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector('[data-testid="slide-n"]').textContent === "step 2 of 2"`)); err != nil {
+		t.Fatal(err)
+	}
+	checkSizes(ctx, t, "step 2", presenterSizes, 24)
+	do(ctx, t, chromedp.Click(chromedp.CSS(`#slide-next`)))
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector('[data-testid="slide-n"]').textContent === "lifecycle after step 2"`)); err != nil {
+		t.Fatal(err)
+	}
+	checkSizes(ctx, t, "the lifecycle", lifecycleSizes, 24)
+	sh.take(ctx, "lifecycle")
+}
+
+// TestEmbedFromLocalFile: slides are often opened as local files. A file: page frames /embed
+// (its frame-ancestors admits file: pages); the framed page shows the diff.
+func TestEmbedFromLocalFile(t *testing.T) {
+	ctx := browser(t)
+	do(ctx, t,
+		chromedp.Navigate(baseURL+"/"),
+		chromedp.WaitVisible(chromedp.CSS(`.cm-content`)),
+		chromedp.Click(chromedp.CSS(addButton("sidecar.istio.io/proxyCPU"))),
+		chromedp.WaitVisible(chromedp.CSS(cpuRow)),
+	)
+	snippet, err := chromedp.Run(ctx, chromedp.Value(chromedp.CSS(`[data-testid="embed-snippet"]`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(snippet, `<iframe src="`+baseURL+`/embed?s=`) {
+		t.Fatalf("embed snippet %q", snippet)
+	}
+	slide := filepath.Join(t.TempDir(), "slide.html")
+	html := "<!DOCTYPE html><html><head><title>slide</title></head><body><h1>A slide</h1>\n" + snippet + "\n</body></html>"
+	if err := os.WriteFile(slide, []byte(html), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	do(ctx, t, chromedp.Navigate("file://"+slide), chromedp.WaitVisible(chromedp.CSS(`iframe`)))
+	// The frame's document, through DevTools (a file: page may not read it): the embed's rows.
+	// The frame is another site's (a file: page framing http:), so Chromium runs it as its own
+	// target: find it, and read the embed's rows in it.
+	var frame target.ID
+	for i := 0; i < 50 && frame == ""; i++ {
+		infos, err := chromedp.Targets(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ti := range infos {
+			if ti.Type == "iframe" && strings.HasPrefix(ti.URL, baseURL+"/embed?s=") {
+				frame = ti.TargetID
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if frame == "" {
+		t.Fatal("no embed frame in the file: page: its frame-ancestors refused it")
+	}
+	fctx, cancel := chromedp.NewContext(ctx, chromedp.WithTargetID(frame))
+	defer cancel()
+	ok, err := chromedp.Run(fctx, chromedp.Poll[bool](`document.querySelector('[data-testid="embed-page"] [data-testid="change"]') !== null`, chromedp.WithPollingTimeout(10*time.Second)))
+	if err != nil || !ok {
+		where, _ := chromedp.Run(fctx, chromedp.Evaluate[string](`location.href + " | " + document.body.innerText.slice(0, 200)`))
+		t.Fatalf("the embed did not show in a file: page (%v): the frame holds %q", err, where)
+	}
+	newShots(t).take(ctx, "file-slide")
+}
+
+// TestSmallScreens: at 390 px (a phone) and at 150 % zoom (a 1440 px window shows 960 CSS px)
+// no page scrolls sideways, in either theme; screenshots of each go to e2e/screenshots.
+func TestSmallScreens(t *testing.T) {
+	ctx := browser(t)
+	sh := newShots(t)
+	do(ctx, t,
+		chromedp.Navigate(baseURL+"/"),
+		chromedp.WaitVisible(chromedp.CSS(`.cm-content`)),
+		chromedp.Click(chromedp.CSS(addButton("sidecar.istio.io/proxyCPU"))),
+		chromedp.WaitVisible(chromedp.CSS(cpuRow)),
+		chromedp.Click(chromedp.CSS(addButton("proxy.istio.io/config"))),
+		chromedp.WaitVisible(chromedp.CSS(moveRow)),
+	)
+	permalink := attr(ctx, t, `#playground`, "data-permalink")
+	present := attr(ctx, t, `[data-testid="present"]`, "href")
+	embed := attr(ctx, t, `[data-testid="embed"]`, "href")
+	pages := []struct{ name, url, wait string }{
+		{"playground", permalink, moveRow},
+		{"lifecycle", strings.Replace(permalink, "/?", "/?tab=lifecycle&", 1), `[data-testid="lifecycle-svg"]`},
+		{"presenter", present, `[data-testid="slide-n"]`},
+		{"embed", embed, `[data-testid="embed-page"]`},
+		{"error", "/no-such-page", `[data-testid="error"]`},
+	}
+	screens := []struct {
+		name          string
+		width, height int64
+		scale         float64
+		mobile        bool
+	}{
+		{"390", 390, 844, 3, true},
+		{"zoom150", 960, 600, 1.5, false},
+	}
+	// sideways: how far the page is wider than the window, and the widest thing sticking out.
+	const sideways = `(() => {
+		const over = document.documentElement.scrollWidth - document.documentElement.clientWidth;
+		const w = document.documentElement.clientWidth;
+		const name = (el) => el.tagName.toLowerCase() + (el.id ? "#" + el.id : "") + [...el.classList].map((c) => "." + c).join("");
+		// The outermost elements that stick out (not those inside a box that scrolls or clips).
+		const out = [];
+		const walk = (el) => {
+			for (const c of el.children) {
+				if (c.getBoundingClientRect().right > w + 0.5) { out.push(name(c) + " (" + Math.round(c.getBoundingClientRect().right) + ")"); continue; }
+				if (!["auto", "scroll", "hidden", "clip"].includes(getComputedStyle(c).overflowX)) walk(c);
+			}
+		};
+		if (over > 0) walk(document.body);
+		return over > 0 ? over + " px; sticking out: " + out.slice(0, 6).join(", ") : "";
+	})()`
+	for _, s := range screens {
+		opts := []chromedp.EmulateViewportOption{chromedp.EmulateScale(s.scale)}
+		if s.mobile {
+			opts = append(opts, chromedp.EmulateMobile)
+		}
+		do(ctx, t, chromedp.EmulateViewport(s.width, s.height, opts...))
+		for _, p := range pages {
+			do(ctx, t, chromedp.Navigate(baseURL+p.url), chromedp.WaitVisible(chromedp.CSS(p.wait)))
+			for _, theme := range []string{"light", "dark"} {
+				setTheme(ctx, t, theme)
+				over, err := chromedp.Run(ctx, chromedp.Evaluate[string](sideways))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if over != "" {
+					t.Errorf("%s at %s, %s theme: the page scrolls sideways by %s", p.name, s.name, theme, over)
+				}
+				if p.name == "playground" || theme == "light" {
+					sh.take(ctx, s.name+"-"+p.name+"-"+theme)
+				}
+			}
+			setTheme(ctx, t, "light")
+		}
+	}
+}
+
+// nonTextContrast measures what axe does not (WCAG 1.4.11, ≥ 3:1): the focus ring against the
+// page and the panels, and the borders of inputs (text fields, menus, the editor) against what
+// is around them, as the browser computes them.
+const nonTextContrast = `(() => {
+	const rgb = (c) => c.match(/[\d.]+/g).slice(0, 3).map(Number);
+	const lum = (c) => { const [r, g, b] = rgb(c).map((v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; }); return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+	const ratio = (a, b) => { const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
+	const bg = (el) => { while (el) { const c = getComputedStyle(el).backgroundColor; if (!/rgba\(.*, 0\)$/.test(c) && c !== "transparent") return c; el = el.parentElement; } return "rgb(255, 255, 255)"; };
+	const out = {};
+	const k = window.keyboardFocused;
+	if (!k || getComputedStyle(k).outlineStyle !== "solid") out["focus ring (missing) on " + (k ? k.tagName : "nothing")] = 0;
+	else out["focus ring on the page"] = ratio(getComputedStyle(k).outlineColor, bg(k.parentElement));
+	const ed = document.querySelector(".cm-content");
+	ed.focus();
+	const host = document.querySelector(".cm-host");
+	out["editor focus ring on the panel"] = ratio(getComputedStyle(host).outlineColor, bg(host.parentElement));
+	out["editor border"] = ratio(getComputedStyle(host).borderTopColor, bg(host.parentElement));
+	for (const [name, sel] of [["text field border", '.annotation input[type="text"]'], ["menu border", "#preset"]]) {
+		const el = document.querySelector(sel);
+		out[name] = ratio(getComputedStyle(el).borderTopColor, bg(el.parentElement));
+	}
+	return out;
+})()`
+
+// TestNonTextContrast: the focus ring and input borders reach 3:1 in both themes (before:
+// focus ring 2.0, input borders 1.3).
+func TestNonTextContrast(t *testing.T) {
+	ctx := browser(t)
+	do(ctx, t, chromedp.Navigate(baseURL+"/"), chromedp.WaitVisible(chromedp.CSS(`.cm-content`)))
+	for _, theme := range []string{"light", "dark"} {
+		setTheme(ctx, t, theme)
+		// A field focused by the keyboard (Tab out of the editor), so its ring is :focus-visible.
+		do(ctx, t, chromedp.Focus(chromedp.CSS(`.cm-content`)), chromedp.KeyEvent(kb.Tab))
+		if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.keyboardFocused = document.activeElement; true`)); err != nil {
+			t.Fatal(err)
+		}
+		got, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]float64](nonTextContrast))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for what, r := range got {
+			if r < 3 {
+				t.Errorf("%s theme: %s contrast %.2f:1, want ≥ 3:1", theme, what, r)
+			}
+		}
+		t.Logf("%s theme: %v", theme, got)
+	}
+}

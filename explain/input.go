@@ -13,6 +13,8 @@ import (
 // error keeps the exact text; this is only how the page says it.
 type InputError struct {
 	Summary, Details string
+	// Reason is the summary without where (for a marker that already sits on the line).
+	Reason string
 }
 
 var (
@@ -47,22 +49,23 @@ func Input(e *engine.InputError) InputError {
 		where += fmt.Sprintf("line %d: ", e.Line)
 	}
 	if e.Field != "manifest" {
-		return InputError{Summary: e.Error()}
+		return InputError{Summary: e.Error(), Reason: e.Msg}
 	}
 	msg := e.Msg
 	if m := jsonType.FindStringSubmatch(msg); m != nil {
-		return InputError{Summary: fmt.Sprintf("%s%s must be %s, not a %s", where, m[2], typeWords(m[3]), m[1]), Details: msg}
+		words := fmt.Sprintf("%s must be %s, not a %s", m[2], typeWords(m[3]), m[1])
+		return InputError{Summary: where + words, Details: msg, Reason: words}
 	}
 	reason := yamlPrefix.ReplaceAllString(msg, "")
 	for _, r := range yamlReasons {
 		if reason == r.reason {
-			return InputError{Summary: where + r.words, Details: msg}
+			return InputError{Summary: where + r.words, Details: msg, Reason: r.words}
 		}
 	}
 	if reason != msg {
-		return InputError{Summary: where + reason, Details: msg}
+		return InputError{Summary: where + reason, Details: msg, Reason: reason}
 	}
-	return InputError{Summary: strings.TrimSuffix(where, ": ") + ": " + msg}
+	return InputError{Summary: strings.TrimSuffix(where, ": ") + ": " + msg, Reason: msg}
 }
 
 // typeWords names a Go type the way a manifest's author thinks of it.

@@ -275,6 +275,14 @@ func TestBadManifestIsShownAtItsLine(t *testing.T) {
 	if msg := testid(r, "manifest-error").Text(); !strings.Contains(msg, "Line "+itoa(int64(wantLine))) || !strings.Contains(msg, "document 2") {
 		t.Fatalf("error text %q", msg)
 	}
+	// Said once, in words; the parser's own text behind "details".
+	msg := testid(r, "manifest-error").Text()
+	if strings.Count(strings.ToLower(msg), "line") != 1 || strings.Contains(msg, "converting YAML to JSON") || !strings.Contains(msg, "check the indentation") {
+		t.Fatalf("error text %q: want the line once, in words", msg)
+	}
+	if d := testid(r, "parser-text").Text(); !strings.Contains(d, "mapping values are not allowed") {
+		t.Fatalf("the parser's text is not behind details: %q", d)
+	}
 	// A request-level error (an invalid annotation value) names the step.
 	r = get(t, h, stateLink(t, State{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "lots"}}}))
 	if r.status != http.StatusUnprocessableEntity || !strings.Contains(testid(r, "error").Text(), "step 1") {

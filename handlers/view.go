@@ -108,12 +108,13 @@ func buildPage(v view, statics pageStatics, tl *engine.Timeline, reqErr *engine.
 		p.Slides.ExitHref = ev.linkWith(enc, v.tab, -1)
 	}
 	if reqErr != nil && reqErr.Line > 0 && reqErr.Field == "manifest" {
-		p.Form.ErrorLine, p.Form.ErrorMsg = reqErr.Line, reqErr.Msg
+		p.Form.ErrorLine, p.Form.ErrorMsg = reqErr.Line, explain.Input(reqErr).Reason
 	}
 	if tl != nil {
 		for _, d := range tl.Steps[p.Results.Selected].Documents {
 			if d.Error != nil && d.Error.Line > 0 {
-				p.Form.ErrorLine, p.Form.ErrorMsg = d.Error.Line, d.Error.Error()
+				// The marker sits on the line: say the document and the words, once.
+				p.Form.ErrorLine, p.Form.ErrorMsg = d.Error.Line, fmt.Sprintf("document %d: %s", d.Index, explain.Input(d.Error).Reason)
 				break
 			}
 		}
@@ -216,7 +217,8 @@ func annotationGroups(cat *engine.Catalog) []web.AnnotationGroup {
 func buildResults(v view, enc string, tl *engine.Timeline, reqErr *engine.InputError, want func(tab string) bool) web.Results {
 	res := web.Results{Tab: v.tab}
 	if reqErr != nil {
-		res.Error = reqErr.Error()
+		words := explain.Input(reqErr)
+		res.Error, res.ErrorDetails = words.Summary, words.Details
 	}
 	if tl == nil {
 		return res
@@ -361,10 +363,9 @@ func docNotes(docs, prev []engine.Document, empty bool) []web.DocNote {
 		n := web.DocNote{Doc: d.Index, Status: string(status)}
 		switch status {
 		case engine.StatusError:
-			n.Text, n.Detail = fmt.Sprintf("Injection failed for document %d.", d.Index), reason
-			if d.Error.Line > 0 {
-				n.Detail = fmt.Sprintf("line %d: %s", d.Error.Line, reason)
-			}
+			// Said once, in words, with the line; the parser's own text behind a toggle.
+			words := explain.Input(d.Error)
+			n.Text, n.Detail, n.Parser = fmt.Sprintf("Injection failed for document %d.", d.Index), words.Summary, words.Details
 		case engine.StatusPassedThrough:
 			if prev != nil && !empty {
 				continue

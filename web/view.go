@@ -172,8 +172,9 @@ type AnnotationItem struct {
 
 // Results is everything right of the editor.
 type Results struct {
-	// Error is a problem with the request as a whole (nothing was injected), or empty.
-	Error string
+	// Error is a problem with the request as a whole (nothing was injected), or empty;
+	// ErrorDetails the parser's own text of it, when Error says it in words.
+	Error, ErrorDetails string
 	Tab   string
 	// OnlySelected renders only the selected tab's content (a fragment).
 	OnlySelected bool
@@ -332,6 +333,9 @@ type DocNote struct {
 	Doc          int
 	Status       string
 	Text, Detail string
+	// Parser is the parser's (or Istio's) own text of an error, shown behind a "details" toggle
+	// when Detail says it in words.
+	Parser string
 }
 
 // DiffLine is one line of a unified diff.

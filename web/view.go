@@ -175,7 +175,7 @@ type Results struct {
 	// Error is a problem with the request as a whole (nothing was injected), or empty;
 	// ErrorDetails the parser's own text of it, when Error says it in words.
 	Error, ErrorDetails string
-	Tab   string
+	Tab                 string
 	// OnlySelected renders only the selected tab's content (a fragment).
 	OnlySelected bool
 	// Selected is the step whose output, warnings and documents are shown; All means the field

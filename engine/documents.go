@@ -299,3 +299,25 @@ func AnnotatedInput(manifest []byte, steps []Step) (string, error) {
 	}
 	return b.String(), nil
 }
+
+// PodTemplateAnnotation is the value of the annotation key where Istio reads it (the pod
+// template's metadata; a CronJob's spec.jobTemplate.metadata) in the first document of the
+// manifest that sets it. Documents that do not decode are passed over.
+func PodTemplateAnnotation(manifest []byte, key string) (string, bool) {
+	chunks, err := splitDocuments(manifest)
+	if err != nil {
+		return "", false
+	}
+	for _, c := range chunks {
+		obj, err := inject.FromRawToObject(c.raw)
+		if err != nil {
+			continue
+		}
+		if read, _, _, err := podTemplate(obj); err == nil && read != nil {
+			if v, ok := read.Annotations[key]; ok {
+				return v, true
+			}
+		}
+	}
+	return "", false
+}

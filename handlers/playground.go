@@ -31,6 +31,8 @@ type view struct {
 	replicas int
 	// present is presenter mode: large type, one step's diff per slide.
 	present bool
+	// query is the annotation panel's search (the page without JavaScript filters on the server).
+	query string
 }
 
 func (v view) permalink() string {
@@ -53,6 +55,9 @@ func (v view) linkWith(encoded, tab string, step int) string {
 	}
 	if v.present {
 		q.Set("present", "1")
+	}
+	if v.query != "" {
+		q.Set("q", v.query)
 	}
 	return "/?" + q.Encode()
 }
@@ -84,6 +89,7 @@ func readView(r *http.Request) (view, error) {
 		v.step = n
 	}
 	v.present = q.Get("present") == "1"
+	v.query = cleanQuery(q.Get("q"))
 	if v.present && v.step < 0 {
 		v.step = firstSlide(v.state) // a presentation starts at the first slide
 	}
@@ -230,8 +236,16 @@ func (s *server) formView(w http.ResponseWriter, r *http.Request) (view, error) 
 			return view{}, httpError{status: http.StatusBadRequest, msg: "The form's steps could not be read."}
 		}
 	}
-	v := view{state: st, tab: f.Get("tab"), step: -1}
+	v := view{state: st, tab: f.Get("tab"), step: -1, query: cleanQuery(f.Get("q"))}
 	switch {
+	case f.Get("pcset") != "":
+		// The proxy.istio.io/config editor: one field merged into the annotation's current value.
+		step, err := configFieldStep(st, f.Get("pcset"), f.Get("pc:"+f.Get("pcset")))
+		if err != nil {
+			return view{}, err
+		}
+		st.Steps = append(st.Steps, step)
+		v.tab = "diff"
 	case f.Get("add") != "":
 		key := f.Get("add")
 		st.Steps = append(st.Steps, engine.Step{Key: key, Value: strings.ReplaceAll(f.Get("v:"+key), "\r\n", "\n")})
@@ -334,6 +348,15 @@ func shortName(s string) string {
 }
 
 var plainName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]{0,31}$`)
+
+// cleanQuery is the panel's search as a link carries it: trimmed, at most maxQuery bytes of UTF-8.
+func cleanQuery(q string) string {
+	q = strings.TrimSpace(q)
+	if len(q) > maxQuery {
+		q = strings.ToValidUTF8(q[:maxQuery], "")
+	}
+	return q
+}
 
 func splitLines(s string) []string {
 	var out []string

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/a-h/templ"
+	"istio.io/api/annotation"
 
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/explain"
@@ -76,6 +77,10 @@ func buildPage(v view, statics pageStatics, tl *engine.Timeline, reqErr *engine.
 			p.Modes = append(p.Modes, web.Option{Value: string(m), Label: modeLabels[m], Selected: m == mode})
 		}
 		p.Panel = statics.panel()
+		p.Search.Query = v.query
+		if len(searchTerms(v.query)) > 0 {
+			p.Panel, p.Search.NoMatch = searchedPanel(engine.DefaultCatalog(), v.query)
+		}
 	}
 	p.Lab = statics.lab().forState(st) // swapped after each action: the current step moves
 	p.Head = playgroundHead(v, tl)
@@ -178,38 +183,58 @@ func activeAnnotations(steps []engine.Step) []web.ActiveAnnotation {
 // It does not depend on the state, so actions never need to re-render it. Istio's hidden
 // annotations, and the one its injector writes itself (the status), are left out of the panel
 // (the API lists them).
+//
+// The lab's annotations come first, in a group of their own (labPanel); proxy.istio.io/config
+// gets its typed editor, and its search text includes its fields' names.
 func annotationGroups(cat *engine.Catalog) []web.AnnotationGroup {
-	var groups []web.AnnotationGroup
+	lab := web.AnnotationGroup{Name: labGroup, Open: true}
+	for _, name := range labPanel {
+		if a, ok := cat.Lookup(name); ok && !a.Hidden {
+			lab.Items = append(lab.Items, annotationItem(a))
+		}
+	}
+	groups := []web.AnnotationGroup{lab}
 	for _, g := range engine.Groups() {
 		wg := web.AnnotationGroup{Name: string(g), Open: slices.Contains(openGroups, g)}
 		for _, a := range cat.All() {
-			if a.Group != g || a.Hidden || a.WrittenByInjector {
+			if a.Group != g || a.Hidden || a.WrittenByInjector || slices.Contains(labPanel, a.Name) {
 				continue
 			}
-			val := a.Example
-			it := web.AnnotationItem{Name: a.Name, Description: a.Description, FeatureStatus: a.FeatureStatus, Kind: string(a.Kind), Deprecated: a.Deprecated,
-				Field: "v:" + a.Name, Value: val, Input: "text"}
-			switch a.Kind {
-			case engine.KindBool:
-				it.Input = "select"
-				for _, o := range []string{"true", "false"} {
-					it.Options = append(it.Options, web.Option{Value: o, Label: o, Selected: o == val})
-				}
-			case engine.KindEnum:
-				it.Input = "select"
-				for _, o := range a.Enum {
-					it.Options = append(it.Options, web.Option{Value: o, Label: o, Selected: o == val})
-				}
-			case engine.KindYAML, engine.KindJSON:
-				it.Input = "textarea"
-			}
-			wg.Items = append(wg.Items, it)
+			wg.Items = append(wg.Items, annotationItem(a))
 		}
 		if len(wg.Items) > 0 {
 			groups = append(groups, wg)
 		}
 	}
 	return groups
+}
+
+// annotationItem is one annotation as the panel shows it: typed input, prefilled with an example.
+func annotationItem(a engine.Annotation) web.AnnotationItem {
+	val := a.Example
+	it := web.AnnotationItem{Name: a.Name, Description: a.Description, FeatureStatus: a.FeatureStatus, Kind: string(a.Kind), Deprecated: a.Deprecated,
+		Field: "v:" + a.Name, Value: val, Input: "text", Search: strings.ToLower(a.Name + " " + a.Description)}
+	if a.Name == annotation.ProxyConfig.Name {
+		it.ConfigFields = configFields()
+		for _, f := range it.ConfigFields {
+			it.Search += " " + strings.ToLower(f.Name)
+		}
+	}
+	switch a.Kind {
+	case engine.KindBool:
+		it.Input = "select"
+		for _, o := range []string{"true", "false"} {
+			it.Options = append(it.Options, web.Option{Value: o, Label: o, Selected: o == val})
+		}
+	case engine.KindEnum:
+		it.Input = "select"
+		for _, o := range a.Enum {
+			it.Options = append(it.Options, web.Option{Value: o, Label: o, Selected: o == val})
+		}
+	case engine.KindYAML, engine.KindJSON:
+		it.Input = "textarea"
+	}
+	return it
 }
 
 // buildResults shapes the results. want says whether a tab's content will be rendered: the
@@ -236,6 +261,7 @@ func buildResults(v view, enc string, tl *engine.Timeline, reqErr *engine.InputE
 				sv.Title = "remove " + s.Step.Key
 			}
 		}
+		sv.Replaces = replacesNotice(v.state.Manifest, v.state.Steps, s.Index)
 		sv.Href = v.linkWith(enc, "diff", s.Index)
 		sv.Selected = s.Index == res.Selected
 		sv.Open = s.Index > 0 || len(tl.Steps) == 1 || !res.All

@@ -41,6 +41,8 @@ type Page struct {
 	Modes   []Option
 	// Panel is the annotation panel's catalog part, rendered once (see AnnotationGroups).
 	Panel templ.Component
+	// Search is the annotation panel's search box; with a query, Panel holds only the matches.
+	Search AnnotationSearch
 	// Active are the annotations the timeline sets, in the order first set.
 	Active  []ActiveAnnotation
 	Results Results
@@ -168,6 +170,30 @@ type AnnotationItem struct {
 	// Options for a select (bool and enum kinds).
 	Options []Option
 	Value   string
+	// Search is what the panel's search box matches: the key and the description, lower case.
+	Search string
+	// ConfigFields is the typed editor of proxy.istio.io/config: one row per field of Istio's
+	// ProxyConfig schema (empty for every other annotation).
+	ConfigFields []ConfigField
+}
+
+// ConfigField is one ProxyConfig field in the proxy.istio.io/config editor: its JSON name, its
+// proto type and doc (from Istio's proxy.proto), and the input its kind gets.
+type ConfigField struct {
+	Name, Kind, Type, Doc string
+	// Field is the form field of its value ("pc:concurrency"); Input is "select", "number",
+	// "textarea" or "text".
+	Field, Input string
+	Options      []Option
+	Value        string
+	Placeholder  string
+}
+
+// AnnotationSearch is the panel's search: the words typed (empty: the whole catalog), and
+// whether anything matched them.
+type AnnotationSearch struct {
+	Query   string
+	NoMatch bool
 }
 
 // Results is everything right of the editor.
@@ -280,8 +306,11 @@ type StepView struct {
 	// "remove key").
 	Title string
 	// Cause names what the changes are attributed to.
-	Cause   string
-	Changes []ChangeView
+	Cause string
+	// Replaces says which proxy.istio.io/config fields this step's value no longer sets: a step
+	// replaces the annotation's whole value (empty when nothing is dropped).
+	Replaces string
+	Changes  []ChangeView
 	// Serializer are the changes of row 0 that injection did not make: kube-inject's serializer
 	// writes them (empty defaults such as status: {}); they are shown apart, folded.
 	Serializer []ChangeView

@@ -1,0 +1,158 @@
+package handlers
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/a-h/templ"
+	"istio.io/api/annotation"
+
+	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/web"
+)
+
+// labGroup is the panel's first group: the annotations the lab works through (DESIGN, lab
+// workflow 2). They move there from their own groups, so each annotation is in the panel once.
+const labGroup = "lab"
+
+// labPanel are the lab group's annotations, in the lab's order. Hold is set through
+// proxy.istio.io/config (its typed editor has holdApplicationUntilProxyStarts).
+var labPanel = []string{
+	annotation.SidecarProxyCPU.Name, annotation.SidecarProxyCPULimit.Name,
+	annotation.SidecarProxyMemory.Name, annotation.SidecarProxyMemoryLimit.Name,
+	annotation.ProxyConfig.Name,
+	annotation.SidecarTrafficExcludeOutboundPorts.Name,
+	annotation.SidecarInject.Name,
+	annotation.SidecarNativeSidecar.Name,
+}
+
+// maxQuery bounds the search words a link or form may carry.
+const maxQuery = 200
+
+// searchTerms splits a query into lower-case words; every word must match.
+func searchTerms(q string) []string {
+	if len(q) > maxQuery {
+		q = q[:maxQuery]
+	}
+	return strings.Fields(strings.ToLower(q))
+}
+
+// matches says whether an item's search text holds every term.
+func matches(search string, terms []string) bool {
+	for _, t := range terms {
+		if !strings.Contains(search, t) {
+			return false
+		}
+	}
+	return true
+}
+
+// filterGroups keeps the items that match every term, and the groups that keep any; a filtered
+// panel opens every group it shows.
+func filterGroups(groups []web.AnnotationGroup, q string) []web.AnnotationGroup {
+	terms := searchTerms(q)
+	if len(terms) == 0 {
+		return groups
+	}
+	var out []web.AnnotationGroup
+	for _, g := range groups {
+		var items []web.AnnotationItem
+		for _, it := range g.Items {
+			if matches(it.Search, terms) {
+				items = append(items, it)
+			}
+		}
+		if len(items) > 0 {
+			out = append(out, web.AnnotationGroup{Name: g.Name, Items: items, Open: true})
+		}
+	}
+	return out
+}
+
+// searchedPanel is the panel for a search query (the page without JavaScript filters on the
+// server): rendered per request, since its items depend on the query.
+func searchedPanel(cat *engine.Catalog, q string) (templ.Component, bool) {
+	groups := filterGroups(annotationGroups(cat), q)
+	var buf bytes.Buffer
+	if err := web.AnnotationGroups(groups).Render(context.Background(), &buf); err != nil {
+		return web.AnnotationGroups(groups), len(groups) == 0
+	}
+	return templ.Raw(buf.String()), len(groups) == 0
+}
+
+// configFields are the proxy.istio.io/config editor's rows, from Istio's ProxyConfig schema.
+func configFields() []web.ConfigField {
+	var out []web.ConfigField
+	for _, f := range engine.ProxyConfigFields() {
+		cf := web.ConfigField{Name: f.Name, Kind: string(f.Kind), Type: f.Type, Doc: f.Doc, Field: "pc:" + f.Name, Input: "text"}
+		switch f.Kind {
+		case engine.KindBool:
+			cf.Input = "select"
+			for _, o := range []string{"true", "false"} {
+				cf.Options = append(cf.Options, web.Option{Value: o, Label: o, Selected: o == "true"})
+			}
+		case engine.KindEnum:
+			cf.Input = "select"
+			for _, o := range f.Enum {
+				cf.Options = append(cf.Options, web.Option{Value: o, Label: o})
+			}
+		case engine.KindInteger, engine.KindNumber:
+			cf.Input, cf.Placeholder = "number", "2"
+		case engine.KindDuration:
+			cf.Placeholder = "30s"
+		case engine.KindYAML:
+			cf.Input, cf.Placeholder = "textarea", "YAML"
+		}
+		out = append(out, cf)
+	}
+	return out
+}
+
+// currentValue is the value key has after the steps: the last step that sets or removes it,
+// else the manifest's pod template annotation (where Istio reads it), else "".
+func currentValue(manifest string, steps []engine.Step, key string) string {
+	for _, s := range slices.Backward(steps) {
+		if s.Key == key {
+			if s.Remove {
+				return ""
+			}
+			return s.Value
+		}
+	}
+	v, _ := engine.PodTemplateAnnotation([]byte(manifest), key)
+	return v
+}
+
+// configFieldStep is the step the editor's "Add" makes: proxy.istio.io/config set to its current
+// value with one field set. The engine still sees an ordinary step that replaces the whole value.
+func configFieldStep(st State, field, value string) (engine.Step, error) {
+	key := annotation.ProxyConfig.Name
+	merged, err := engine.SetProxyConfigField(currentValue(st.Manifest, st.Steps, key), field, strings.ReplaceAll(value, "\r\n", "\n"))
+	if err != nil {
+		return engine.Step{}, err
+	}
+	return engine.Step{Key: key, Value: merged}, nil
+}
+
+// replacesNotice says, for step k (1-based) of steps, which proxy.istio.io/config fields its value
+// drops from the value before it ("" when the step is another or drops nothing).
+func replacesNotice(manifest string, steps []engine.Step, k int) string {
+	if k < 1 || k > len(steps) {
+		return ""
+	}
+	s := steps[k-1]
+	if s.Remove || s.Key != annotation.ProxyConfig.Name {
+		return ""
+	}
+	dropped := engine.DroppedProxyConfigFields(currentValue(manifest, steps[:k-1], s.Key), s.Value)
+	switch len(dropped) {
+	case 0:
+		return ""
+	case 1:
+		return fmt.Sprintf("This step replaces the whole %s: %s is no longer set.", s.Key, dropped[0])
+	}
+	return fmt.Sprintf("This step replaces the whole %s: %s are no longer set.", s.Key, strings.Join(dropped, ", "))
+}

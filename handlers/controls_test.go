@@ -1,0 +1,223 @@
+package handlers
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/PuerkitoBio/goquery"
+
+	"github.com/sidecarlab/sidecarlab/engine"
+)
+
+// panelNames are the annotation keys the panel shows, in order.
+func panelNames(r response) []string {
+	var out []string
+	testid(r, "annotations").Find(`.annotation[data-testid^="annotation-"]`).Each(func(_ int, s *goquery.Selection) {
+		out = append(out, strings.TrimPrefix(s.AttrOr("data-testid", ""), "annotation-"))
+	})
+	return out
+}
+
+// TestPanelLabFirst: the panel opens with the lab's annotations, each shown once.
+func TestPanelLabFirst(t *testing.T) {
+	h := newServer(t)
+	r := get(t, h, "/")
+	names := panelNames(r)
+	if len(names) < len(labPanel) {
+		t.Fatalf("panel has %d annotations", len(names))
+	}
+	for i, want := range labPanel {
+		if names[i] != want {
+			t.Fatalf("panel position %d is %s, want %s (the lab's annotations first): %v", i, names[i], want, names[:len(labPanel)])
+		}
+	}
+	seen := map[string]bool{}
+	for _, n := range names {
+		if seen[n] {
+			t.Errorf("%s is in the panel twice", n)
+		}
+		seen[n] = true
+	}
+	if first := testid(r, "annotations").Find("details.group summary").First().Text(); !strings.HasPrefix(first, "lab") {
+		t.Errorf("first group is %q, want lab", first)
+	}
+}
+
+// TestPanelSearch: the search works without JavaScript — the form's Filter redirects to a link
+// whose panel holds only the annotations whose key or description matches, any case.
+func TestPanelSearch(t *testing.T) {
+	h := newServer(t)
+	cases := []struct {
+		q           string
+		want, unwan []string
+	}{
+		{"OUTBOUNDPORTS", []string{"traffic.sidecar.istio.io/excludeOutboundPorts", "traffic.sidecar.istio.io/includeOutboundPorts"}, []string{"sidecar.istio.io/proxyCPU"}},
+		// "drain" is in no key: it matches proxy.istio.io/config through its fields' names.
+		{"drain", []string{"proxy.istio.io/config"}, []string{"sidecar.istio.io/inject"}},
+		// a description word: proxyCPU's says "CPU".
+		{"cpu request", []string{"sidecar.istio.io/proxyCPU"}, []string{"sidecar.istio.io/proxyMemory"}},
+	}
+	for _, c := range cases {
+		t.Run(c.q, func(t *testing.T) {
+			p := postForm(t, h, url.Values{"manifest": {deploymentYAML}, "steps": {"[]"}, "action": {"filter"}, "q": {c.q}})
+			if p.status != http.StatusSeeOther {
+				t.Fatalf("POST answered %d", p.status)
+			}
+			loc := p.header.Get("Location")
+			r := get(t, h, loc)
+			names := panelNames(r)
+			for _, w := range c.want {
+				if !contains(names, w) {
+					t.Errorf("%s missing from %v", w, names)
+				}
+			}
+			for _, u := range c.unwan {
+				if contains(names, u) {
+					t.Errorf("%s shown for %q", u, c.q)
+				}
+			}
+			if got := testid(r, "annotation-search").AttrOr("value", ""); got != c.q {
+				t.Errorf("search box holds %q", got)
+			}
+			if _, hidden := testid(r, "annotation-no-match").Attr("hidden"); !hidden {
+				t.Error("no-match note shown")
+			}
+		})
+	}
+	r := get(t, h, "/?q=nosuchthingatall")
+	if n := len(panelNames(r)); n != 0 {
+		t.Errorf("%d annotations for a query that matches none", n)
+	}
+	if _, hidden := testid(r, "annotation-no-match").Attr("hidden"); hidden {
+		t.Error("no-match note hidden when nothing matches")
+	}
+	if n := len(panelNames(get(t, h, "/"))); n < 40 {
+		t.Errorf("unfiltered panel has %d annotations", n)
+	}
+}
+
+// TestProxyConfigEditorFromSchema: the editor's fields and their inputs come from ProxyConfig's
+// descriptor, with docs from proxy.proto.
+func TestProxyConfigEditorFromSchema(t *testing.T) {
+	h := newServer(t)
+	r := get(t, h, "/")
+	ed := testid(r, "pc-editor")
+	if ed.Length() != 1 {
+		t.Fatalf("%d editors", ed.Length())
+	}
+	if ed.Closest(`[data-testid="annotation-proxy.istio.io/config"]`).Length() != 1 {
+		t.Fatal("the editor is not in proxy.istio.io/config's entry")
+	}
+	cases := []struct{ field, kind, input, doc string }{
+		{"holdApplicationUntilProxyStarts", "bool", "select", "delay application startup"},
+		{"terminationDrainDuration", "duration", "input[type=text]", "SIGTERM"},
+		{"concurrency", "integer", "input[type=number]", "worker threads"},
+		{"interceptionMode", "enum", "select", ""},
+		{"proxyMetadata", "yaml", "textarea", ""},
+	}
+	for _, c := range cases {
+		row := ed.Find(`[data-testid="pc-field-` + c.field + `"]`)
+		if row.Length() != 1 {
+			t.Errorf("%s: %d rows", c.field, row.Length())
+			continue
+		}
+		if k := row.AttrOr("data-kind", ""); k != c.kind {
+			t.Errorf("%s: kind %q, want %q", c.field, k, c.kind)
+		}
+		if row.Find(c.input+`[name="pc:`+c.field+`"]`).Length() != 1 {
+			t.Errorf("%s: no %s input", c.field, c.input)
+		}
+		if !strings.Contains(row.Find(".a-desc").Text(), c.doc) {
+			t.Errorf("%s: doc %q lacks %q", c.field, row.Find(".a-desc").Text(), c.doc)
+		}
+	}
+	if got := ed.Find(`select[name="pc:interceptionMode"] option`).Length(); got != 3 {
+		t.Errorf("interceptionMode has %d options, want REDIRECT, TPROXY, NONE", got)
+	}
+}
+
+// configField posts the editor's Add for one field and follows the redirect.
+func configField(t *testing.T, h http.Handler, manifest string, steps []engine.Step, field, value string) response {
+	t.Helper()
+	js, _ := json.Marshal(steps)
+	p := postForm(t, h, url.Values{"manifest": {manifest}, "steps": {string(js)}, "pcset": {field}, "pc:" + field: {value}})
+	if p.status != http.StatusSeeOther {
+		t.Fatalf("POST answered %d:\n%s", p.status, p.body)
+	}
+	return get(t, h, p.header.Get("Location"))
+}
+
+func formSteps(t *testing.T, r response) []engine.Step {
+	t.Helper()
+	var steps []engine.Step
+	if err := json.Unmarshal([]byte(testid(r, "steps").AttrOr("value", "")), &steps); err != nil {
+		t.Fatal(err)
+	}
+	return steps
+}
+
+// TestProxyConfigEditorMerges: concurrency, then hold through the editor — the second step
+// carries both, and nothing is reported as replaced.
+func TestProxyConfigEditorMerges(t *testing.T) {
+	h := newServer(t)
+	r := configField(t, h, deploymentYAML, nil, "concurrency", "2")
+	steps := formSteps(t, r)
+	if len(steps) != 1 || steps[0].Value != "concurrency: 2" {
+		t.Fatalf("first step %+v", steps)
+	}
+	r = configField(t, h, deploymentYAML, steps, "holdApplicationUntilProxyStarts", "true")
+	steps = formSteps(t, r)
+	want := engine.Step{Key: "proxy.istio.io/config", Value: "concurrency: 2\nholdApplicationUntilProxyStarts: true"}
+	if len(steps) != 2 || steps[1] != want {
+		t.Fatalf("steps %+v, want the second %+v", steps, want)
+	}
+	if !contains(changes(r), "added spec.template.spec.containers[istio-proxy].lifecycle") {
+		t.Errorf("hold had no effect: %v", changes(r))
+	}
+	if n := testid(r, "replaces").Length(); n != 0 {
+		t.Errorf("%d replacement notices for a merge", n)
+	}
+	// A bad value is refused with words, before any step is added.
+	p := postForm(t, h, url.Values{"manifest": {deploymentYAML}, "steps": {"[]"}, "pcset": {"terminationDrainDuration"}, "pc:terminationDrainDuration": {"soon"}})
+	if p.status != http.StatusUnprocessableEntity && p.status != http.StatusBadRequest {
+		t.Fatalf("bad duration answered %d", p.status)
+	}
+	if !strings.Contains(p.body, "30s") {
+		t.Error("the refusal does not say how to write a duration")
+	}
+}
+
+// TestProxyConfigEditorStartsFromManifest: with no step on the annotation, the editor merges into
+// the pasted manifest's pod template value.
+func TestProxyConfigEditorStartsFromManifest(t *testing.T) {
+	h := newServer(t)
+	m := strings.Replace(deploymentYAML, "      labels:\n", "      annotations:\n        proxy.istio.io/config: 'concurrency: 3'\n      labels:\n", 1)
+	r := configField(t, h, m, nil, "terminationDrainDuration", "20s")
+	if steps := formSteps(t, r); len(steps) != 1 || steps[0].Value != "concurrency: 3\nterminationDrainDuration: 20s" {
+		t.Fatalf("steps %+v", steps)
+	}
+}
+
+// TestProxyConfigReplacementNotice: a plain second proxy.istio.io/config step replaces the first's
+// value; the field diff says which fields are gone.
+func TestProxyConfigReplacementNotice(t *testing.T) {
+	h := newServer(t)
+	first := []engine.Step{{Key: "proxy.istio.io/config", Value: "concurrency: 2\nterminationDrainDuration: 20s"}}
+	_, r := addStep(t, h, deploymentYAML, first, "proxy.istio.io/config", "holdApplicationUntilProxyStarts: true")
+	n := testid(r, "diff-step-2").Find(`[data-testid="replaces"]`)
+	want := "This step replaces the whole proxy.istio.io/config: concurrency, terminationDrainDuration are no longer set."
+	if n.Length() != 1 || strings.TrimSpace(n.Text()) != want {
+		t.Fatalf("notice %q, want %q", n.Text(), want)
+	}
+	if testid(r, "diff-step-1").Find(`[data-testid="replaces"]`).Length() != 0 {
+		t.Error("notice on the first step, which replaced nothing")
+	}
+	// Keeping every field (a changed value) is no replacement.
+	_, r = addStep(t, h, deploymentYAML, first, "proxy.istio.io/config", "concurrency: 4\nterminationDrainDuration: 20s")
+	if testid(r, "replaces").Length() != 0 {
+		t.Error("notice when nothing is dropped")
+	}
+}

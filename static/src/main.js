@@ -218,6 +218,37 @@ function highlightDeepLink() {
   row.scrollIntoView({ block: "center" });
 }
 
+// filterPanel narrows the annotation panel to the entries whose key or description (data-search,
+// lower case) holds every word typed, and opens the groups that keep any. Without JavaScript the
+// Filter button asks the server for the same (?q=). A panel the server already filtered holds
+// only its matches: a new search there goes back to the server (on Enter or leaving the box).
+function filterPanel(input, commit) {
+  const groups = document.getElementById("annotation-groups");
+  if (!groups) return;
+  if (groups.dataset.filtered === "true") {
+    if (!commit) return;
+    const url = new URL(document.getElementById("playground").dataset.permalink, location.href);
+    if (input.value.trim()) url.searchParams.set("q", input.value.trim()); else url.searchParams.delete("q");
+    location.assign(url.href);
+    return;
+  }
+  const terms = input.value.toLowerCase().split(/\s+/).filter(Boolean);
+  let shown = 0;
+  for (const g of groups.querySelectorAll("details.group")) {
+    let n = 0;
+    for (const a of g.querySelectorAll(".annotation[data-search]")) {
+      const hit = terms.every((t) => a.dataset.search.includes(t));
+      a.hidden = !hit;
+      if (hit) n++;
+    }
+    g.hidden = n === 0;
+    if (terms.length && n) g.open = true;
+    shown += n;
+  }
+  const none = document.getElementById("annotation-no-match");
+  if (none) none.hidden = shown > 0;
+}
+
 function inField(el) {
   return el && (el.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(el.tagName));
 }
@@ -272,7 +303,11 @@ function init() {
       copyText(document.getElementById("injected-yaml").textContent).then(() => setStatus("YAML copied."));
     }
   });
+  document.addEventListener("input", (e) => {
+    if (e.target.id === "annotation-search") filterPanel(e.target, false);
+  });
   document.addEventListener("change", (e) => {
+    if (e.target.id === "annotation-search") { filterPanel(e.target, true); return; }
     if (e.target.id === "preset" && e.target.value) {
       form.requestSubmit(form.querySelector('button[value="preset"]'));
     }
@@ -286,6 +321,16 @@ function init() {
     if (e.key === "Enter" && e.target.matches(".a-input input")) {
       e.preventDefault();
       e.target.closest(".a-input").querySelector('button[name="add"]').click();
+      return;
+    }
+    if (e.key === "Enter" && e.target.matches(".pc-input input")) {
+      e.preventDefault();
+      e.target.closest(".pc-input").querySelector('button[name="pcset"]').click();
+      return;
+    }
+    if (e.key === "Enter" && e.target.id === "annotation-search") {
+      e.preventDefault(); // not the form's first button (Load preset)
+      filterPanel(e.target, true);
       return;
     }
     if (inField(e.target) || e.ctrlKey || e.metaKey || e.altKey) return;

@@ -31,6 +31,8 @@ type view struct {
 	replicas int
 	// present is presenter mode: large type, one step's diff per slide.
 	present bool
+	// cols are the batch table's chosen columns (batchColumns' ids); nil means the default ones.
+	cols []string
 }
 
 func (v view) permalink() string {
@@ -53,6 +55,9 @@ func (v view) linkWith(encoded, tab string, step int) string {
 	}
 	if v.present {
 		q.Set("present", "1")
+	}
+	if v.cols != nil {
+		q.Set("cols", strings.Join(v.cols, ","))
 	}
 	return "/?" + q.Encode()
 }
@@ -93,6 +98,9 @@ func readView(r *http.Request) (view, error) {
 			return v, httpError{status: http.StatusBadRequest, msg: "replicas must be a number of pods from 1 to 10,000,000."}
 		}
 		v.replicas = n
+	}
+	if c, ok := q["cols"]; ok {
+		v.cols = readCols(c)
 	}
 	return v, nil
 }
@@ -231,6 +239,9 @@ func (s *server) formView(w http.ResponseWriter, r *http.Request) (view, error) 
 		}
 	}
 	v := view{state: st, tab: f.Get("tab"), step: -1}
+	if c, ok := f["cols"]; ok {
+		v.cols = readCols(c)
+	}
 	switch {
 	case f.Get("add") != "":
 		key := f.Get("add")

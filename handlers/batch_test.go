@@ -71,7 +71,7 @@ func TestBatchTable(t *testing.T) {
 		t.Errorf("the skipped row's result does not say why: %q", res)
 	}
 	total := strings.TrimSpace(testid(r, "batch-total").Text())
-	wantTotal := "total7 workloads with a sidecar, 2,010 pods — requests cpu=201200m (201.2 cores) memory=257536Mi; limits cpu=4016 memory=2008Gi"
+	wantTotal := "total: 7 workloads with a sidecar, 2,010 pods — requests cpu=201200m (201.2 cores) memory=257536Mi; limits cpu=4016 memory=2008Gi"
 	if total != wantTotal {
 		t.Errorf("totals row\n got %q\nwant %q", total, wantTotal)
 	}
@@ -85,9 +85,9 @@ func TestBatchTable(t *testing.T) {
 	}
 
 	for _, tc := range []struct{ name, manifest, want string }{
-		{"nothing injected", "apiVersion: v1\nkind: Service\nmetadata:\n  name: s\n", "total0 workloads with a sidecar, 0 pods"},
+		{"nothing injected", "apiVersion: v1\nkind: Service\nmetadata:\n  name: s\n", "total: 0 workloads with a sidecar, 0 pods"},
 		{"a pod per node", deploymentYAML + "---\n" + daemonSetYAML,
-			"total1 workload with a sidecar, 1 pod — requests cpu=100m memory=128Mi; limits cpu=2 memory=1Gi; 1 more with a pod per node (not counted)"},
+			"total: 1 workload with a sidecar, 1 pod — requests cpu=100m memory=128Mi; limits cpu=2 memory=1Gi; 1 more with a pod per node (not counted)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := get(t, h, stateLink(t, State{Manifest: tc.manifest})+"&tab=batch")

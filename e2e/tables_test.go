@@ -154,7 +154,12 @@ func TestLabPathInBrowser(t *testing.T) {
 		} else {
 			do(ctx, t, chromedp.Click(chromedp.CSS(chip(n))))
 		}
-		do(ctx, t, chromedp.WaitVisible(chromedp.CSS(chip(n)+`[aria-current="step"]`)))
+		wctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		err := chromedp.Do(wctx, chromedp.WaitVisible(chromedp.CSS(chip(n)+`[aria-current="step"]`)))
+		cancel()
+		if err != nil {
+			t.Fatalf("after clicking chip %d, it is not marked aria-current=\"step\" (%v)", n, err)
+		}
 		marked, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('[data-testid="lab"] [aria-current]')].map((e) => e.dataset.testid + "=" + e.getAttribute("aria-current"))`))
 		if err != nil {
 			t.Fatal(err)

@@ -1,7 +1,11 @@
 package handlers
 
 import (
+	"maps"
 	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/sidecarlab/sidecarlab/engine"
@@ -39,13 +43,170 @@ func (s *server) handleBatchFile(format string) http.Handler {
 	})
 }
 
-// batchView shapes the batch rows as the table, with its download links.
-func batchView(v view, enc string, step int, rows []engine.BatchRow) web.BatchView {
-	bv := web.BatchView{Columns: engine.BatchColumns()}
-	for _, r := range rows {
-		bv.Rows = append(bv.Rows, r.Cells())
+// batchColumn is a column the page's batch table can show: its id in a link's cols=, and the
+// engine's column (engine.BatchColumns) whose cells it shows. The workload (kind and name) is
+// always the first column, a row header; the result column carries the reason with it, since a
+// "skipped" is read with its why.
+type batchColumn struct {
+	id, engine string
+	// def: shown when the link chooses no columns.
+	def bool
+}
+
+// batchColumns are the table's optional columns, in the table's order. The defaults are what
+// the lab's batch is about — did it inject, where the proxy sits, what one sidecar asks for, what
+// fired, and what the pods add up to — so that at 1440 px they fit beside the editor; the
+// downloads always have every column.
+var batchColumns = []batchColumn{
+	{id: "doc", engine: "doc"},
+	{id: "namespace", engine: "namespace"},
+	{id: "result", engine: "result", def: true},
+	{id: "proxy", engine: "proxy", def: true},
+	{id: "proxy-first", engine: "proxy first"},
+	{id: "poststart", engine: "postStart"},
+	{id: "prestop", engine: "preStop"},
+	{id: "requests", engine: "requests", def: true},
+	{id: "limits", engine: "limits", def: true},
+	{id: "istio-init", engine: "istio-init"},
+	{id: "proxy-config", engine: "PROXY_CONFIG"},
+	{id: "pitfalls", engine: "pitfalls", def: true},
+	{id: "replicas", engine: "replicas", def: true},
+	{id: "total-requests", engine: "total requests", def: true},
+	{id: "total-limits", engine: "total limits"},
+}
+
+// readCols reads a link's cols= (repeated, or comma-separated) as batchColumns' ids in the
+// table's order; unknown ids are dropped (a link from a later version still opens). The default
+// set reads as nil, so that links to it stay short.
+func readCols(vals []string) []string {
+	want := map[string]bool{}
+	for _, v := range vals {
+		for _, id := range strings.Split(v, ",") {
+			want[strings.TrimSpace(id)] = true
+		}
 	}
+	out := []string{}
+	same := true
+	for _, c := range batchColumns {
+		if want[c.id] {
+			out = append(out, c.id)
+		}
+		same = same && want[c.id] == c.def
+	}
+	if same {
+		return nil
+	}
+	return out
+}
+
+// batchView shapes the batch rows as the table — the chosen columns, a totals row — with its
+// download links and the column chooser.
+func batchView(v view, enc string, step int, rows []engine.BatchRow) web.BatchView {
+	index := map[string]int{}
+	for i, c := range engine.BatchColumns() {
+		index[c] = i
+	}
+	chosen := map[string]bool{}
+	for _, id := range v.cols {
+		chosen[id] = true
+	}
+	var bv web.BatchView
+	var cols []batchColumn
+	for _, c := range batchColumns {
+		on := c.def
+		if v.cols != nil {
+			on = chosen[c.id]
+		}
+		bv.Choices = append(bv.Choices, web.BatchChoice{ID: c.id, Title: c.engine, Shown: on})
+		if on {
+			cols = append(cols, c)
+			bv.Columns = append(bv.Columns, c.engine)
+		}
+	}
+	for _, r := range rows {
+		cells := r.Cells()
+		row := web.BatchRowView{Name: r.Name, Kind: r.Kind}
+		for _, c := range cols {
+			cell := web.BatchCell{Text: cells[index[c.engine]]}
+			if c.id == "result" {
+				cell.Note = r.Reason
+			}
+			row.Cells = append(row.Cells, cell)
+		}
+		bv.Rows = append(bv.Rows, row)
+	}
+	bv.Total = batchTotalText(engine.Total(rows))
 	q := strings.TrimPrefix(v.linkWith(enc, "", step), "/")
 	bv.CSVHref, bv.MarkdownHref, bv.JSONHref = "/batch.csv"+q, "/batch.md"+q, "/batch.json"+q
+	// The chooser's form is a GET of this view on the batch tab: its query as hidden fields,
+	// the columns as checkboxes.
+	cv := v
+	cv.cols = nil
+	u, _ := url.Parse(cv.linkWith(enc, "batch", step))
+	for _, k := range slices.Sorted(maps.Keys(u.Query())) {
+		bv.Keep = append(bv.Keep, web.Hidden{Name: k, Value: u.Query().Get(k)})
+	}
+	bv.DefaultHref = cv.linkWith(enc, "batch", step)
 	return bv
+}
+
+// batchTotalText says what the batch's sidecars ask for in all, as the table's last row.
+func batchTotalText(t engine.BatchTotal) string {
+	// A workload with a pod per node is said apart, after the sums it is not in.
+	s := count(t.Workloads-t.PerNode, "workload") + " with a sidecar, " + count(t.Pods, "pod")
+	if t.Pods > 0 {
+		s += " — requests " + orNone(pairText(t.RequestsCPU, t.RequestsMem)) + "; limits " + orNone(pairText(t.LimitsCPU, t.LimitsMem))
+	}
+	if t.PerNode > 0 {
+		s += "; " + thousands(t.PerNode) + " more with a pod per node (not counted)"
+	}
+	return s
+}
+
+// count is n things, in English with thousands separators ("1 pod", "2,003 pods").
+func count(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return thousands(n) + " " + thing + "s"
+}
+
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+func pairText(cpu, mem string) string {
+	var p []string
+	if cpu != "" {
+		p = append(p, "cpu="+cpu+cores(cpu))
+	}
+	if mem != "" {
+		p = append(p, "memory="+mem)
+	}
+	return strings.Join(p, " ")
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+// cores says a CPU sum of millicores in cores, the unit capacity is planned in: "201200m" is
+// " (201.2 cores)". Whole cores ("200") and sums under a core need no gloss.
+func cores(cpu string) string {
+	m, ok := strings.CutSuffix(cpu, "m")
+	if !ok {
+		return ""
+	}
+	n, err := strconv.ParseInt(m, 10, 64)
+	if err != nil || n < 1000 {
+		return ""
+	}
+	return " (" + strconv.FormatFloat(float64(n)/1000, 'f', -1, 64) + " cores)"
 }

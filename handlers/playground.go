@@ -33,6 +33,8 @@ type view struct {
 	present bool
 	// query is the annotation panel's search (the page without JavaScript filters on the server).
 	query string
+	// cols are the batch table's chosen columns (batchColumns' ids); nil means the default ones.
+	cols []string
 }
 
 func (v view) permalink() string {
@@ -58,6 +60,9 @@ func (v view) linkWith(encoded, tab string, step int) string {
 	}
 	if v.query != "" {
 		q.Set("q", v.query)
+	}
+	if v.cols != nil {
+		q.Set("cols", strings.Join(v.cols, ","))
 	}
 	return "/?" + q.Encode()
 }
@@ -99,6 +104,9 @@ func readView(r *http.Request) (view, error) {
 			return v, httpError{status: http.StatusBadRequest, msg: "replicas must be a number of pods from 1 to 10,000,000."}
 		}
 		v.replicas = n
+	}
+	if c, ok := q["cols"]; ok {
+		v.cols = readCols(c)
 	}
 	return v, nil
 }
@@ -237,6 +245,9 @@ func (s *server) formView(w http.ResponseWriter, r *http.Request) (view, error) 
 		}
 	}
 	v := view{state: st, tab: f.Get("tab"), step: -1, query: cleanQuery(f.Get("q"))}
+	if c, ok := f["cols"]; ok {
+		v.cols = readCols(c)
+	}
 	switch {
 	case f.Get("pcset") != "":
 		// The proxy.istio.io/config editor: one field merged into the annotation's current value.

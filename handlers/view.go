@@ -60,6 +60,7 @@ func buildPage(v view, statics pageStatics, tl *engine.Timeline, reqErr *engine.
 			Overlay:           st.Settings.Install.Overlay,
 			Tab:               v.tab,
 			Step:              v.step,
+			Cols:              v.cols,
 		},
 	}
 	if st.Istio != "" && st.Istio != p.Version.Istio {

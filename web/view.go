@@ -113,6 +113,9 @@ type Form struct {
 	// ErrorLine and ErrorMsg mark the manifest editor (0: no mark).
 	ErrorLine int
 	ErrorMsg  string
+	// Cols are the batch table's chosen columns, carried through the form's actions (nil: the
+	// default ones).
+	Cols []string
 	// Marks are the pitfalls found on lines of the manifest; MarksJSON is the same for the
 	// editor's script ("[]" for none).
 	Marks     []Mark
@@ -292,11 +295,40 @@ type DiagramRow struct {
 	Span bool
 }
 
-// BatchView is the batch table.
+// BatchView is the batch table: the chosen columns after the workload's, a row per workload, the
+// totals as the last row, and the column chooser.
 type BatchView struct {
 	Columns                         []string
-	Rows                            [][]string
+	Rows                            []BatchRowView
+	Total                           string
 	CSVHref, MarkdownHref, JSONHref string
+	// Choices are every optional column, Shown or not. The chooser is a GET form of this view:
+	// Keep are its query as hidden fields; DefaultHref is the view with the default columns.
+	Choices     []BatchChoice
+	Keep        []Hidden
+	DefaultHref string
+}
+
+// BatchRowView is one workload: its name and kind (the row's header), then a cell per column.
+type BatchRowView struct {
+	Name, Kind string
+	Cells      []BatchCell
+}
+
+// BatchCell is a cell's value and a note under it (the result's reason).
+type BatchCell struct {
+	Text, Note string
+}
+
+// BatchChoice is a column the chooser offers, by its id in the link's cols=.
+type BatchChoice struct {
+	ID, Title string
+	Shown     bool
+}
+
+// Hidden is a hidden form field.
+type Hidden struct {
+	Name, Value string
 }
 
 // StepView is one row of the timeline.

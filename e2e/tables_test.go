@@ -1,0 +1,195 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// chip is the lab strip's chip n.
+func chip(n int) string { return `[data-testid="lab-` + strconv.Itoa(n) + `"]` }
+
+// labHref is chip n's link on the page as it is.
+func labHref(ctx context.Context, t *testing.T, n int) string {
+	t.Helper()
+	return attr(ctx, t, chip(n), "href")
+}
+
+// inBox says where the batch table's column headers are against the scroll box and the window:
+// "" when every one of cols is inside both, else which is not.
+const inBox = `((cols) => {
+	const box = document.querySelector('[data-testid="batch-scroll"]').getBoundingClientRect();
+	const out = [];
+	if (document.documentElement.scrollWidth > document.documentElement.clientWidth) out.push("the page scrolls sideways");
+	for (const c of cols) {
+		const th = document.querySelector('[data-testid="batch"] th[data-col="' + c + '"]');
+		if (!th) { out.push(c + ": no such column"); continue; }
+		const r = th.getBoundingClientRect();
+		if (r.left < box.left - 0.5 || r.right > box.right + 0.5 || r.right > window.innerWidth) {
+			out.push(c + " at " + Math.round(r.left) + "–" + Math.round(r.right) + ", box " + Math.round(box.left) + "–" + Math.round(box.right) + ", window " + window.innerWidth);
+		}
+	}
+	return out.join("; ");
+})`
+
+// browserWithScrollbars is browser() without chromedp's hide-scrollbars, so that a test can see
+// whether a scroll box shows its scrollbar. (A copy rather than an option of browser(), which the
+// other branches edit too.)
+func browserWithScrollbars(t *testing.T) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromiumPath(t)),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1440, 1000),
+		chromedp.Flag("hide-scrollbars", false),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+	)
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancel)
+	ctx, cancel2 := chromedp.NewContext(actx)
+	t.Cleanup(cancel2)
+	ctx, cancel3 := context.WithTimeout(ctx, 90*time.Second)
+	t.Cleanup(cancel3)
+	return ctx
+}
+
+// TestBatchTableFits: at 1440×900 the lab's batch shows requests, limits and pitfalls without
+// scrolling anything sideways, ends with the totals, and passes axe; the chooser adds columns,
+// and then the table scrolls in its box with the workload column stuck to its left edge. At
+// 390 px the page itself does not scroll sideways.
+func TestBatchTableFits(t *testing.T) {
+	ctx := browserWithScrollbars(t)
+	sh := newShots(t)
+	do(ctx, t, chromedp.EmulateViewport(1440, 900), chromedp.Navigate(baseURL+"/"), chromedp.WaitVisible(chromedp.CSS(chip(8))))
+	batch := labHref(ctx, t, 8)
+	do(ctx, t, chromedp.Navigate(baseURL+batch), chromedp.WaitVisible(chromedp.CSS(`[data-testid="batch"]`)))
+	out, err := chromedp.Run(ctx, chromedp.Evaluate[string](inBox+`(["requests", "limits", "pitfalls", "total requests"])`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != "" {
+		t.Errorf("at 1440×900: %s", out)
+	}
+	if total := text(ctx, t, `[data-testid="batch-total"]`); !strings.Contains(total, "2,010 pods") || !strings.Contains(total, "201.2 cores") {
+		t.Errorf("totals row %q", total)
+	}
+	if attr(ctx, t, `[data-testid="batch-scroll"]`, "tabindex") != "0" || attr(ctx, t, `[data-testid="batch-scroll"]`, "aria-label") == "" {
+		t.Error("the table's scroll box is not in the tab order with a name")
+	}
+	sh.take(ctx, "1440-default-columns")
+	checkA11y(ctx, t, "the batch tab (lab batch, default columns)")
+
+	// Every column, through the chooser: the table is wider than its box and scrolls in it.
+	do(ctx, t, chromedp.Click(chromedp.CSS(`[data-testid="batch-cols"] summary`)))
+	for _, id := range []string{"doc", "namespace", "proxy-first", "poststart", "prestop", "istio-init", "proxy-config", "total-limits"} {
+		do(ctx, t, chromedp.Click(chromedp.CSS(`[data-testid="col-`+id+`"]`)))
+	}
+	do(ctx, t,
+		chromedp.Click(chromedp.CSS(`[data-testid="batch-cols-apply"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="batch"] th[data-col="PROXY_CONFIG"]`)),
+	)
+	if loc, _ := chromedp.Run(ctx, chromedp.Location()); !strings.Contains(loc, "cols=") {
+		t.Errorf("the address %q does not keep the columns", loc)
+	}
+	sticky, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => {
+		const box = document.querySelector('[data-testid="batch-scroll"]');
+		if (box.scrollWidth <= box.clientWidth) return "every column fits: nothing to scroll";
+		if (box.offsetHeight - box.clientHeight < 8) return "no visible scrollbar (" + (box.offsetHeight - box.clientHeight) + " px)";
+		box.scrollLeft = 400;
+		const th = box.querySelector('tbody th[scope="row"]').getBoundingClientRect();
+		const b = box.getBoundingClientRect();
+		return Math.abs(th.left - b.left) <= 2 ? "" : "the workload column moved to " + Math.round(th.left) + " (box at " + Math.round(b.left) + ")";
+	})()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sticky != "" {
+		t.Errorf("all columns: %s", sticky)
+	}
+	if over, _ := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth > document.documentElement.clientWidth`)); over {
+		t.Error("with every column the page scrolls sideways")
+	}
+	sh.take(ctx, "1440-every-column-scrolled")
+	checkA11y(ctx, t, "the batch tab (every column)")
+
+	do(ctx, t,
+		chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(3), chromedp.EmulateMobile),
+		chromedp.Navigate(baseURL+batch),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="batch"]`)),
+	)
+	if out, err := chromedp.Run(ctx, chromedp.Evaluate[string](inBox+`([])`)); err != nil || out != "" {
+		t.Errorf("at 390 px: %q %v", out, err)
+	}
+	do(ctx, t, chromedp.ScrollIntoView(chromedp.CSS(`[data-testid="batch-scroll"]`)))
+	sh.take(ctx, "390")
+}
+
+// TestLabPathInBrowser walks the lab's strip chip by chip, as a learner clicks it: each chip
+// marks itself (and only itself) aria-current="step"; the annotation chips are cumulative (chip
+// n's timeline is the injection and n−1 steps); chip 7 is the compare page, whose strip's
+// "next" is chip 8; chip 8 is the batch of eight.
+func TestLabPathInBrowser(t *testing.T) {
+	ctx := browser(t)
+	sh := newShots(t)
+	do(ctx, t, chromedp.Navigate(baseURL+"/"), chromedp.WaitVisible(chromedp.CSS(chip(8))))
+	for n := 1; n <= 8; n++ {
+		if n == 8 {
+			// From step 7's page, by its "next".
+			if next, eight := attr(ctx, t, `[data-testid="lab-next"]`, "href"), labHref(ctx, t, 8); next != eight {
+				t.Fatalf("step 7's next is %q, chip 8 is %q", next, eight)
+			}
+			do(ctx, t, chromedp.Click(chromedp.CSS(`[data-testid="lab-next"]`)))
+		} else {
+			do(ctx, t, chromedp.Click(chromedp.CSS(chip(n))))
+		}
+		wctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		err := chromedp.Do(wctx, chromedp.WaitVisible(chromedp.CSS(chip(n)+`[aria-current="step"]`)))
+		cancel()
+		if err != nil {
+			t.Fatalf("after clicking chip %d, it is not marked aria-current=\"step\" (%v)", n, err)
+		}
+		marked, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('[data-testid="lab"] [aria-current]')].map((e) => e.dataset.testid + "=" + e.getAttribute("aria-current"))`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := fmt.Sprintf("lab-%d=step", n); len(marked) != 1 || marked[0] != want {
+			t.Errorf("chip %d: marked %v, want [%s]", n, marked, want)
+		}
+		look := text(ctx, t, `[data-testid="lab-look"]`)
+		if !strings.Contains(strings.ToLower(look), fmt.Sprintf("step %d of 8", n)) {
+			t.Errorf("chip %d: what to look for says %q", n, look)
+		}
+		switch {
+		case n <= 6:
+			rows, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('[data-testid="timeline"] > li').length`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Row 0 is the injection; then one row per annotation so far.
+			if rows != n {
+				t.Errorf("chip %d: the timeline has %d rows, want the injection and %d steps", n, rows, n-1)
+			}
+		case n == 7:
+			do(ctx, t, chromedp.WaitVisible(chromedp.CSS(`[data-testid="compare"]`)))
+		case n == 8:
+			do(ctx, t, chromedp.WaitVisible(chromedp.CSS(`[data-testid="batch"]`)))
+			rows, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('[data-testid="batch-row"]').length`))
+			if err != nil || rows != 8 {
+				t.Errorf("chip 8: %d batch rows (%v), want 8", rows, err)
+			}
+		}
+		sh.take(ctx, fmt.Sprintf("chip-%d", n))
+	}
+}

@@ -1,0 +1,166 @@
+package handlers
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/PuerkitoBio/goquery"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/web"
+)
+
+// batchHeads are the batch table's column headers, in order.
+func batchHeads(r response) []string {
+	var out []string
+	testid(r, "batch").Find("thead th").Each(func(_ int, s *goquery.Selection) {
+		out = append(out, s.Text())
+	})
+	return out
+}
+
+const daemonSetYAML = `apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: agent
+spec:
+  selector:
+    matchLabels:
+      app: agent
+  template:
+    metadata:
+      labels:
+        app: agent
+    spec:
+      containers:
+      - name: agent
+        image: nginx
+`
+
+// TestBatchTable: the batch tab shows the default columns (the workload as the row's header) and
+// ends with the totals in words: the lab's batch (2,000 pods of fleet), one with nothing injected,
+// one with a DaemonSet, whose pods per node are not in the sums.
+func TestBatchTable(t *testing.T) {
+	h := newServer(t)
+	lab, _ := web.FindPreset("lab-batch")
+	r := get(t, h, stateLink(t, State{Manifest: lab.Manifest})+"&tab=batch")
+	if r.status != http.StatusOK {
+		t.Fatalf("lab batch: %d", r.status)
+	}
+	want := []string{"workload", "result", "proxy", "requests", "limits", "pitfalls", "replicas", "total requests"}
+	if d := cmp.Diff(want, batchHeads(r)); d != "" {
+		t.Errorf("default columns (-want +got)\n%s", d)
+	}
+	rows := testid(r, "batch-row")
+	if rows.Length() != 8 {
+		t.Fatalf("%d rows", rows.Length())
+	}
+	rows.Each(func(i int, s *goquery.Selection) {
+		if n := s.Find("th, td").Length(); n != len(want) {
+			t.Errorf("row %d has %d cells, want %d", i+1, n, len(want))
+		}
+	})
+	noMesh := rows.Eq(5)
+	if head := noMesh.Find(`th[scope="row"]`).Text(); !strings.Contains(head, "no-mesh") || !strings.Contains(head, "Pod") {
+		t.Errorf("row 6's header %q", head)
+	}
+	if res := noMesh.Find("td").First().Text(); !strings.Contains(res, "skipped") || !strings.Contains(res, "sidecar injection disabled") {
+		t.Errorf("the skipped row's result does not say why: %q", res)
+	}
+	total := strings.TrimSpace(testid(r, "batch-total").Text())
+	wantTotal := "total: 7 workloads with a sidecar, 2,010 pods — requests cpu=201200m (201.2 cores) memory=257536Mi; limits cpu=4016 memory=2008Gi"
+	if total != wantTotal {
+		t.Errorf("totals row\n got %q\nwant %q", total, wantTotal)
+	}
+	if tf := testid(r, "batch").Find("tfoot [data-testid=batch-total]").Length(); tf != 1 {
+		t.Error("the totals row is not the table's footer")
+	}
+	// The downloads keep every column and no totals row.
+	csv := get(t, h, testid(r, "batch-csv").AttrOr("href", ""))
+	if back, err := engine.ParseBatchCSV([]byte(csv.body)); err != nil || len(back) != 8 {
+		t.Errorf("csv: %v, %d rows", err, len(back))
+	}
+
+	for _, tc := range []struct{ name, manifest, want string }{
+		{"nothing injected", "apiVersion: v1\nkind: Service\nmetadata:\n  name: s\n", "total: 0 workloads with a sidecar, 0 pods"},
+		{"a pod per node", deploymentYAML + "---\n" + daemonSetYAML,
+			"total: 1 workload with a sidecar, 1 pod — requests cpu=100m memory=128Mi; limits cpu=2 memory=1Gi; 1 more with a pod per node (not counted)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := get(t, h, stateLink(t, State{Manifest: tc.manifest})+"&tab=batch")
+			if got := strings.TrimSpace(testid(r, "batch-total").Text()); got != tc.want {
+				t.Errorf("totals row\n got %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestBatchColumnChooser: the chooser is a GET form (no script needed) of checkboxes; what it
+// submits shows those columns, the view's links keep them, and the default set (or no choice)
+// keeps links short.
+func TestBatchColumnChooser(t *testing.T) {
+	h := newServer(t)
+	link := stateLink(t, State{Manifest: deploymentYAML})
+	r := get(t, h, link+"&tab=batch")
+	if f := r.doc.Find(`form#batch-cols`); f.AttrOr("method", "") != "get" || f.AttrOr("action", "") != "/" {
+		t.Fatal("no GET form for the column chooser")
+	}
+	// What the form submits: its hidden fields, the empty cols= marker, the boxes ticked.
+	q := url.Values{}
+	r.doc.Find(`input[form="batch-cols"][type="hidden"]`).Each(func(_ int, s *goquery.Selection) {
+		q.Add(s.AttrOr("name", ""), s.AttrOr("value", ""))
+	})
+	if q.Get("tab") != "batch" || q.Get("s") == "" {
+		t.Fatalf("the chooser does not keep the view: %v", q)
+	}
+	checked := 0
+	r.doc.Find(`input[form="batch-cols"][type="checkbox"]`).Each(func(_ int, s *goquery.Selection) {
+		if _, ok := s.Attr("checked"); ok {
+			checked++
+		}
+	})
+	if checked != 7 || testid(r, "col-doc").Length() != 1 {
+		t.Errorf("%d boxes ticked, want the 7 default columns", checked)
+	}
+	q.Add("cols", "doc")
+	q.Add("cols", "namespace")
+	q.Add("cols", "no-such-column")
+	c := get(t, h, "/?"+q.Encode())
+	if d := cmp.Diff([]string{"workload", "doc", "namespace"}, batchHeads(c)); d != "" {
+		t.Errorf("chosen columns (-want +got)\n%s", d)
+	}
+	if _, ok := testid(c, "col-doc").Attr("checked"); !ok {
+		t.Error("the chosen column's box is not ticked")
+	}
+	if _, ok := testid(c, "col-result").Attr("checked"); ok {
+		t.Error("a column not chosen is ticked")
+	}
+	for _, id := range []string{"tab-diff", "batch-csv"} {
+		if href := testid(c, id).AttrOr("href", ""); !strings.Contains(href, "cols=doc%2Cnamespace") {
+			t.Errorf("%s does not keep the columns: %s", id, href)
+		}
+	}
+	if v := c.doc.Find(`#playground input[name="cols"]`).AttrOr("value", ""); v != "doc,namespace" {
+		t.Errorf("the playground form carries cols=%q through its actions", v)
+	}
+	// The link the page gives keeps the columns.
+	perm := c.doc.Find("#playground").AttrOr("data-permalink", "")
+	if d := cmp.Diff([]string{"workload", "doc", "namespace"}, batchHeads(get(t, h, perm))); d != "" {
+		t.Errorf("the permalink's columns (-want +got)\n%s", d)
+	}
+	// No box ticked: the workload alone.
+	if d := cmp.Diff([]string{"workload"}, batchHeads(get(t, h, link+"&tab=batch&cols="))); d != "" {
+		t.Errorf("no column chosen (-want +got)\n%s", d)
+	}
+	// The default set, chosen: the same table, no cols= in the links.
+	d := get(t, h, link+"&tab=batch&cols=result,proxy,requests,limits,pitfalls,replicas,total-requests")
+	if len(batchHeads(d)) != 8 || strings.Contains(testid(d, "tab-diff").AttrOr("href", ""), "cols=") {
+		t.Errorf("the default set: %v, %s", batchHeads(d), testid(d, "tab-diff").AttrOr("href", ""))
+	}
+	if href := testid(c, "batch-cols-default").AttrOr("href", ""); strings.Contains(href, "cols=") || !strings.Contains(href, "tab=batch") {
+		t.Errorf("default columns link %q", href)
+	}
+}

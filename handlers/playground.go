@@ -117,7 +117,10 @@ func (s *server) handlePlayground() http.Handler {
 		if err != nil {
 			return err
 		}
-		return s.renderView(w, r, v)
+		if err := s.renderView(w, r, v); err != nil {
+			return withForm{err: err, form: formOf(v)}
+		}
+		return nil
 	})
 }
 
@@ -172,8 +175,16 @@ func (s *server) handleForm() http.Handler {
 		}
 		if r.Header.Get(partialHeader) != "" {
 			// The page's script answers the action in place and puts the fragment's permalink in
-			// the address bar itself: one request instead of a redirect and a second one.
+			// the address bar itself: one request instead of a redirect and a second one. It does
+			// so only for a fragment; an error leaves the address bar and the editor alone.
 			return s.renderView(w, r, v)
+		}
+		// A link is handed out only for a state that loads: the redirect's GET finds the
+		// timeline in the engine's memo. A state that cannot be shown (too slow, the server
+		// busy) is answered here with its error and the form, so the text is not lost.
+		var ie *engine.InputError
+		if _, err := s.timeline(r.Context(), v.state); err != nil && !errors.As(err, &ie) {
+			return withForm{err: err, form: formOf(v)}
 		}
 		http.Redirect(w, r, v.permalink(), http.StatusSeeOther)
 		return nil

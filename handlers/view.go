@@ -43,23 +43,10 @@ type pageStatics struct {
 func buildPage(v view, statics pageStatics, tl *engine.Timeline, reqErr *engine.InputError, full bool) *web.Page {
 	st := v.state
 	enc := EncodeState(st)
-	stepsJSON, _ := json.Marshal(st.Steps)
-	if len(st.Steps) == 0 {
-		stepsJSON = []byte("[]")
-	}
 	p := &web.Page{
 		Version:   versionLine(),
 		Permalink: v.linkWith(enc, v.tab, v.step),
-		Form: web.Form{
-			Manifest:          st.Manifest,
-			StepsJSON:         string(stepsJSON),
-			Mode:              string(st.Settings.Mode),
-			KubernetesVersion: st.Settings.KubernetesVersion,
-			Set:               strings.Join(st.Settings.Install.Set, "\n"),
-			Overlay:           st.Settings.Install.Overlay,
-			Tab:               v.tab,
-			Step:              v.step,
-		},
+		Form:      formOf(v),
 	}
 	if st.Istio != "" && st.Istio != p.Version.Istio {
 		p.Banner = fmt.Sprintf("This link was made with Istio %s. It is shown with Istio %s, the one inside this sidecarlab; Istio %s may have injected differently.", st.Istio, p.Version.Istio, st.Istio)
@@ -145,6 +132,25 @@ func buildPage(v view, statics pageStatics, tl *engine.Timeline, reqErr *engine.
 		p.TabLinks = append(p.TabLinks, link)
 	}
 	return p
+}
+
+// formOf is the view's state as the form shows it.
+func formOf(v view) web.Form {
+	st := v.state
+	stepsJSON, _ := json.Marshal(st.Steps)
+	if len(st.Steps) == 0 {
+		stepsJSON = []byte("[]")
+	}
+	return web.Form{
+		Manifest:          st.Manifest,
+		StepsJSON:         string(stepsJSON),
+		Mode:              string(st.Settings.Mode),
+		KubernetesVersion: st.Settings.KubernetesVersion,
+		Set:               strings.Join(st.Settings.Install.Set, "\n"),
+		Overlay:           st.Settings.Install.Overlay,
+		Tab:               v.tab,
+		Step:              v.step,
+	}
 }
 
 // renderPanel renders the catalog part of the annotation panel; the server keeps the HTML, since

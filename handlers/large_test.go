@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/PuerkitoBio/goquery"
 
 	"github.com/sidecarlab/sidecarlab/engine"
 )
@@ -118,5 +121,103 @@ func TestFailedPostKeepsTheText(t *testing.T) {
 	}
 	if r := get(t, h, r.header.Get("Location")); r.status != http.StatusOK || testid(r, "error-form").Length() != 0 {
 		t.Fatalf("its link: %d", r.status)
+	}
+}
+
+// manyDeployments is n Deployments, web-0 … web-(n-1), in one manifest.
+func manyDeployments(n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteString("---\n")
+		}
+		b.WriteString(strings.Replace(deploymentYAML, "name: web\n", fmt.Sprintf("name: web-%d\n", i), 1))
+	}
+	return b.String()
+}
+
+// maxLargePage bounds the page of 500 Deployments (it was 22 MB: every document's changes, diff
+// lines, output and lifecycle): the first 50 documents' are about 1 MB, half of it the injected
+// YAML; the editor holds the 120 KB manifest.
+const maxLargePage = 1500 << 10
+
+// TestLargeManifestPageIsBounded: 500 documents make a page under maxLargePage, which says it
+// shows part and links to the rest; asking for all 500 (limit=500) trips the same bound.
+func TestLargeManifestPageIsBounded(t *testing.T) {
+	h := newServer(t)
+	link := stateLink(t, State{Manifest: manyDeployments(500)})
+	r := get(t, h, link)
+	if r.status != http.StatusOK {
+		t.Fatalf("status %d", r.status)
+	}
+	if n := len(r.body); n > maxLargePage {
+		t.Errorf("the page of 500 documents is %d bytes, want at most %d", n, maxLargePage)
+	}
+	if testid(r, "more-note").Length() == 0 {
+		t.Errorf("the page does not say it shows part of the result")
+	}
+	if r := get(t, h, link+"&limit=500"); r.status != http.StatusOK || len(r.body) <= maxLargePage {
+		t.Errorf("all 500 documents: status %d, %d bytes; want more than %d (the bound would catch it)", r.status, len(r.body), maxLargePage)
+	}
+}
+
+// changedDocs is the set of documents ("doc 7 Deployment/web-6") the field diff shows changes of.
+func changedDocs(r response) map[string]bool {
+	out := map[string]bool{}
+	r.doc.Find(`[data-testid="change"] .doc`).Each(func(_ int, s *goquery.Selection) { out[s.Text()] = true })
+	return out
+}
+
+// TestShowMore: a large result shows its first 50 documents (the documents table, notes,
+// output, lifecycles, batch rows) and at most 200 changes a step, in document order; "show more"
+// (a link, so it works without the script) shows 50 more documents and 400 changes. The raw
+// outputs it names have everything. A small manifest shows all and no note.
+func TestShowMore(t *testing.T) {
+	h := newServer(t)
+	link := stateLink(t, State{Manifest: manyDeployments(120)})
+	r := get(t, h, link+"&tab=warnings")
+	if n := testid(r, "document").Length(); n != 50 {
+		t.Fatalf("first page: %d rows in the documents table, want 50", n)
+	}
+	if n := len(changes(r)); n != 200 {
+		t.Fatalf("first page: %d changes, want 200 (of about 18 × 120)", n)
+	}
+	first := changedDocs(r)
+	if !first["doc 1 Deployment/web-0"] || first["doc 51 Deployment/web-50"] {
+		t.Fatalf("first page: changes of %v, want the first documents'", first)
+	}
+	if testid(r, "hidden-changes").Length() == 0 || testid(r, "more-note").Length() == 0 {
+		t.Fatalf("the page does not say some changes are not shown")
+	}
+	more, _ := testid(r, "show-more").First().Attr("href")
+	if !strings.Contains(more, "limit=100") || !strings.Contains(more, "tab=warnings") {
+		t.Fatalf("show more links to %q, want this view with limit=100", more)
+	}
+	r = get(t, h, more)
+	if n := testid(r, "document").Length(); n != 100 {
+		t.Fatalf("after show more: %d rows in the documents table, want 100", n)
+	}
+	if n := len(changes(r)); n != 400 {
+		t.Fatalf("after show more: %d changes, want 400", n)
+	}
+	if docs := changedDocs(r); len(docs) <= len(first) || docs["doc 101 Deployment/web-100"] {
+		t.Fatalf("after show more: changes of %d documents, want more than %d, none past 100", len(docs), len(first))
+	}
+	if got := testid(r, "tab-yaml").AttrOr("href", ""); !strings.Contains(got, "limit=100") {
+		t.Fatalf("the tabs forget the limit: %q", got)
+	}
+	for _, id := range []string{"more-injected", "more-diff"} {
+		href, _ := testid(r, id).First().Attr("href")
+		if raw := get(t, h, href); raw.status != http.StatusOK || !strings.Contains(raw.body, "web-119") {
+			t.Fatalf("%s (%s): status %d, want everything (web-119)", id, href, raw.status)
+		}
+	}
+	if r := get(t, h, link+"&limit=0"); r.status != http.StatusBadRequest {
+		t.Fatalf("limit=0: status %d, want 400", r.status)
+	}
+
+	small := get(t, h, stateLink(t, State{Manifest: manyDeployments(3)}))
+	if testid(small, "more-note").Length() != 0 || testid(small, "hidden-changes").Length() != 0 || len(changedDocs(small)) != 3 {
+		t.Fatalf("3 documents: want all shown and no note")
 	}
 }

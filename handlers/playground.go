@@ -31,6 +31,26 @@ type view struct {
 	replicas int
 	// present is presenter mode: large type, one step's diff per slide.
 	present bool
+	// limit is how many documents' changes the page shows; 0 means defaultLimit.
+	limit int
+}
+
+// defaultLimit is how many documents a page shows at first, and how many more "show more" adds.
+// A step shows at most changesPerDoc × the limit changes and linesPerDoc × the limit lines of
+// its unified diff; the raw outputs have everything.
+const (
+	defaultLimit  = 50
+	maxLimit      = 100_000
+	changesPerDoc = 4
+	linesPerDoc   = 40
+)
+
+// docLimit is how many documents the view shows.
+func (v view) docLimit() int {
+	if v.limit > 0 {
+		return v.limit
+	}
+	return defaultLimit
 }
 
 func (v view) permalink() string {
@@ -53,6 +73,9 @@ func (v view) linkWith(encoded, tab string, step int) string {
 	}
 	if v.present {
 		q.Set("present", "1")
+	}
+	if v.limit > 0 {
+		q.Set("limit", strconv.Itoa(v.limit))
 	}
 	return "/?" + q.Encode()
 }
@@ -86,6 +109,13 @@ func readView(r *http.Request) (view, error) {
 	v.present = q.Get("present") == "1"
 	if v.present && v.step < 0 {
 		v.step = firstSlide(v.state) // a presentation starts at the first slide
+	}
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > maxLimit {
+			return v, httpError{status: http.StatusBadRequest, msg: "limit must be a number of documents from 1 to 100,000."}
+		}
+		v.limit = n
 	}
 	if s := q.Get("replicas"); s != "" {
 		n, err := strconv.Atoi(s)

@@ -154,15 +154,17 @@ async function load(url, init, push) {
       // The action failed (too large, too slow, busy): say so beside the editor, which keeps the
       // text, and leave the address bar at the last view that loaded.
       showActionError(doc, res);
-      return;
+      return false;
     }
     clearActionError();
     swapFrom(doc);
     // An action is answered in place; its permalink is the new address.
     if (push) window.history.pushState({}, "", doc.getElementById("fragment").dataset.permalink);
     setStatus(res.ok ? "" : "Istio rejected part of this input — see the marks.");
+    return true;
   } catch (err) {
     setStatus("Could not reach sidecarlab: " + err.message);
+    return false;
   } finally {
     document.body.classList.remove("busy");
     if (form) form.setAttribute("aria-busy", "false");
@@ -206,7 +208,8 @@ function selectTab(id, updateURL) {
   const link = document.querySelector(`[data-tab="${id}"]`);
   if (panel && panel.dataset.empty && link) {
     // The last answer carried only the tab that was shown; fetch this one.
-    load(link.getAttribute("href"), {}, false).then(() => window.history.replaceState({}, "", link.getAttribute("href")));
+    // The address bar follows only when the tab loaded.
+    load(link.getAttribute("href"), {}, false).then((ok) => { if (ok) window.history.replaceState({}, "", link.getAttribute("href")); });
     return;
   }
   const tabs = document.querySelectorAll("[data-tab]");

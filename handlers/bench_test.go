@@ -100,3 +100,26 @@ func BenchmarkToggleRoundTrip(b *testing.B) {
 	b.ReportMetric(float64(roundTrip)/float64(one), "roundtrip/inject")
 	b.ReportMetric(float64(bytes)/float64(b.N), "page-bytes")
 }
+
+// BenchmarkLargePage is the playground page of 500 Deployments (a 120 KB manifest) from its
+// link, after the first load (the timeline is memoised, so this is building and rendering the
+// page): its size and time. limit=500 shows every document (still at most 2,000 changes and 20,000 diff lines a step).
+func BenchmarkLargePage(b *testing.B) {
+	h := newServer(&testing.T{})
+	link := "/?s=" + EncodeState(State{Manifest: manyDeployments(500)})
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, link, nil)) // the timeline, once
+	for _, c := range []struct{ name, query string }{{"first-50", ""}, {"all-500", "&limit=500"}} {
+		b.Run(c.name, func(b *testing.B) {
+			var n int
+			for b.Loop() {
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, link+c.query, nil))
+				if rec.Code != http.StatusOK {
+					b.Fatalf("status %d", rec.Code)
+				}
+				n = rec.Body.Len()
+			}
+			b.ReportMetric(float64(n), "page-bytes")
+		})
+	}
+}

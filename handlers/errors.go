@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/a-h/templ"
 	"github.com/go-chi/chi/v5/middleware"
 
 	"github.com/sidecarlab/sidecarlab/engine"
@@ -119,10 +120,37 @@ func (h appHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_ = writeJSON(w, status, apiError{Error: body})
 		return
 	}
-	if rerr := render(w, r, status, web.ErrorPage(status, http.StatusText(status), msg, versionLine())); rerr != nil {
+	// The page is rendered even when the request's context has ended (it timed out): the person
+	// gets the page, with their form, not bare text.
+	rr := r.WithContext(context.WithoutCancel(r.Context()))
+	var page templ.Component
+	if r.Header.Get(partialHeader) != "" {
+		// The page script's request: only the error, which it shows beside the editor it keeps.
+		page = web.ActionError(status, http.StatusText(status), msg)
+	} else {
+		var wf withForm
+		var form *web.Form
+		if errors.As(err, &wf) {
+			form = &wf.form
+		}
+		back := form == nil && status == http.StatusRequestEntityTooLarge && r.Method == http.MethodPost
+		page = web.ErrorPageWith(status, http.StatusText(status), msg, form, back, versionLine())
+	}
+	if rerr := render(w, rr, status, page); rerr != nil {
 		http.Error(w, msg, status)
 	}
 }
+
+// withForm is an error of a request whose state could not be shown (too slow, too large, the
+// server busy), with the form that holds that state, so the error page keeps what the person
+// typed in an editor.
+type withForm struct {
+	err  error
+	form web.Form
+}
+
+func (e withForm) Error() string { return e.err.Error() }
+func (e withForm) Unwrap() error { return e.err }
 
 // apiError is the JSON body of every API error.
 type apiError struct {

@@ -35,6 +35,26 @@ type view struct {
 	query string
 	// cols are the batch table's chosen columns (batchColumns' ids); nil means the default ones.
 	cols []string
+	// limit is how many documents' changes the page shows; 0 means defaultLimit.
+	limit int
+}
+
+// defaultLimit is how many documents a page shows at first, and how many more "show more" adds.
+// A step shows at most changesPerDoc × the limit changes and linesPerDoc × the limit lines of
+// its unified diff; the raw outputs have everything.
+const (
+	defaultLimit  = 50
+	maxLimit      = 100_000
+	changesPerDoc = 4
+	linesPerDoc   = 40
+)
+
+// docLimit is how many documents the view shows.
+func (v view) docLimit() int {
+	if v.limit > 0 {
+		return v.limit
+	}
+	return defaultLimit
 }
 
 func (v view) permalink() string {
@@ -63,6 +83,9 @@ func (v view) linkWith(encoded, tab string, step int) string {
 	}
 	if v.cols != nil {
 		q.Set("cols", strings.Join(v.cols, ","))
+	}
+	if v.limit > 0 {
+		q.Set("limit", strconv.Itoa(v.limit))
 	}
 	return "/?" + q.Encode()
 }
@@ -98,6 +121,13 @@ func readView(r *http.Request) (view, error) {
 	if v.present && v.step < 0 {
 		v.step = firstSlide(v.state) // a presentation starts at the first slide
 	}
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > maxLimit {
+			return v, httpError{status: http.StatusBadRequest, msg: "limit must be a number of documents from 1 to 100,000."}
+		}
+		v.limit = n
+	}
 	if s := q.Get("replicas"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > 10_000_000 {
@@ -131,7 +161,10 @@ func (s *server) handlePlayground() http.Handler {
 		if err != nil {
 			return err
 		}
-		return s.renderView(w, r, v)
+		if err := s.renderView(w, r, v); err != nil {
+			return withForm{err: err, form: formOf(v)}
+		}
+		return nil
 	})
 }
 
@@ -186,8 +219,16 @@ func (s *server) handleForm() http.Handler {
 		}
 		if r.Header.Get(partialHeader) != "" {
 			// The page's script answers the action in place and puts the fragment's permalink in
-			// the address bar itself: one request instead of a redirect and a second one.
+			// the address bar itself: one request instead of a redirect and a second one. It does
+			// so only for a fragment; an error leaves the address bar and the editor alone.
 			return s.renderView(w, r, v)
+		}
+		// A link is handed out only for a state that loads: the redirect's GET finds the
+		// timeline in the engine's memo. A state that cannot be shown (too slow, the server
+		// busy) is answered here with its error and the form, so the text is not lost.
+		var ie *engine.InputError
+		if _, err := s.timeline(r.Context(), v.state); err != nil && !errors.As(err, &ie) {
+			return withForm{err: err, form: formOf(v)}
 		}
 		http.Redirect(w, r, v.permalink(), http.StatusSeeOther)
 		return nil

@@ -167,7 +167,7 @@ func (s *server) handleShare() http.Handler {
 		}
 		js := StateJSON(v.state)
 		if err := s.shareable(v.state, js); err != nil {
-			return err
+			return withForm{err: err, form: formOf(v)}
 		}
 		tl, err := s.timeline(r.Context(), v.state)
 		hash := ""
@@ -178,7 +178,8 @@ func (s *server) handleShare() http.Handler {
 		case errors.As(err, &ie):
 			// A state Istio rejects can be shared too: it shows the same error.
 		default:
-			return err
+			// No link for a state that cannot be shown; the error page keeps the text.
+			return withForm{err: err, form: formOf(v)}
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.StoreTimeout)
 		defer cancel()

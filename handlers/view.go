@@ -44,24 +44,10 @@ type pageStatics struct {
 func buildPage(v view, statics pageStatics, tl *engine.Timeline, reqErr *engine.InputError, full bool) *web.Page {
 	st := v.state
 	enc := EncodeState(st)
-	stepsJSON, _ := json.Marshal(st.Steps)
-	if len(st.Steps) == 0 {
-		stepsJSON = []byte("[]")
-	}
 	p := &web.Page{
 		Version:   versionLine(),
 		Permalink: v.linkWith(enc, v.tab, v.step),
-		Form: web.Form{
-			Manifest:          st.Manifest,
-			StepsJSON:         string(stepsJSON),
-			Mode:              string(st.Settings.Mode),
-			KubernetesVersion: st.Settings.KubernetesVersion,
-			Set:               strings.Join(st.Settings.Install.Set, "\n"),
-			Overlay:           st.Settings.Install.Overlay,
-			Tab:               v.tab,
-			Step:              v.step,
-			Cols:              v.cols,
-		},
+		Form:      formOf(v),
 	}
 	if st.Istio != "" && st.Istio != p.Version.Istio {
 		p.Banner = fmt.Sprintf("This link was made with Istio %s. It is shown with Istio %s, the one inside this sidecarlab; Istio %s may have injected differently.", st.Istio, p.Version.Istio, st.Istio)
@@ -142,15 +128,31 @@ func buildPage(v view, statics pageStatics, tl *engine.Timeline, reqErr *engine.
 		}
 		if t.ID == "warnings" {
 			link.Count = len(p.Results.Warnings)
-			for _, d := range p.Results.Documents {
-				if d.Status == string(engine.StatusError) {
-					link.Count++
-				}
-			}
+			link.Count += p.Results.DocErrors
 		}
 		p.TabLinks = append(p.TabLinks, link)
 	}
 	return p
+}
+
+// formOf is the view's state as the form shows it.
+func formOf(v view) web.Form {
+	st := v.state
+	stepsJSON, _ := json.Marshal(st.Steps)
+	if len(st.Steps) == 0 {
+		stepsJSON = []byte("[]")
+	}
+	return web.Form{
+		Manifest:          st.Manifest,
+		StepsJSON:         string(stepsJSON),
+		Mode:              string(st.Settings.Mode),
+		KubernetesVersion: st.Settings.KubernetesVersion,
+		Set:               strings.Join(st.Settings.Install.Set, "\n"),
+		Overlay:           st.Settings.Install.Overlay,
+		Tab:               v.tab,
+		Step:              v.step,
+		Cols:              v.cols,
+	}
 }
 
 // renderPanel renders the catalog part of the annotation panel; the server keeps the HTML, since
@@ -252,6 +254,10 @@ func buildResults(v view, enc string, tl *engine.Timeline, reqErr *engine.InputE
 	res.Selected = selectedStep(v.step, len(tl.Steps))
 	res.All = v.step < 0
 	multi := len(tl.Steps[0].Documents) > 1
+	// A large manifest is shown in part (see web.More): its first lim documents' changes, at
+	// most maxChanges changes and maxLines unified lines a step.
+	lim := v.docLimit()
+	maxChanges, maxLines := changesPerDoc*lim, linesPerDoc*lim
 	var prev []engine.Document // the documents of the step before, nil for row 0
 	for _, s := range tl.Steps {
 		sv := web.StepView{Index: s.Index, Title: "Injection (the manifest as pasted)", Cause: "injection", RemoveStep: s.Index}
@@ -267,6 +273,13 @@ func buildResults(v view, enc string, tl *engine.Timeline, reqErr *engine.InputE
 		sv.Selected = s.Index == res.Selected
 		sv.Open = s.Index > 0 || len(tl.Steps) == 1 || !res.All
 		for _, c := range s.Changes {
+			if !c.Serializer {
+				sv.ChangeCount++
+			}
+			if c.Doc > lim || len(sv.Changes)+len(sv.Serializer) >= maxChanges {
+				sv.HiddenChanges++
+				continue
+			}
 			if c.Serializer {
 				sv.Serializer = append(sv.Serializer, changeView(c, s.Documents, multi))
 				continue
@@ -274,6 +287,13 @@ func buildResults(v view, enc string, tl *engine.Timeline, reqErr *engine.InputE
 			sv.Changes = append(sv.Changes, changeView(c, s.Documents, multi))
 		}
 		sv.Unified = unifiedLines(s.Unified)
+		if len(sv.Unified) > maxLines {
+			sv.HiddenLines = len(sv.Unified) - maxLines
+			sv.Unified = sv.Unified[:maxLines]
+		}
+		if sv.HiddenChanges > 0 || sv.HiddenLines > 0 {
+			res.More.Truncated = true
+		}
 		for _, d := range s.Documents {
 			if d.Error != nil {
 				sv.Errors++
@@ -282,12 +302,28 @@ func buildResults(v view, enc string, tl *engine.Timeline, reqErr *engine.InputE
 				sv.Injected++
 			}
 		}
-		sv.Notes = docNotes(s.Documents, prev, len(s.Changes) == 0)
+		sv.Notes = docNotes(s.Documents[:min(lim, len(s.Documents))], prev, len(s.Changes) == 0)
 		prev = s.Documents
 		res.Steps = append(res.Steps, sv)
 	}
 	sel := tl.Steps[res.Selected]
+	shown := sel.Documents[:min(lim, len(sel.Documents))]
 	res.Output = sel.Output()
+	if len(shown) < len(sel.Documents) {
+		res.Output = outputOf(shown)
+	}
+	res.More.Shown, res.More.Total = len(shown), len(sel.Documents)
+	if len(shown) < len(sel.Documents) {
+		res.More.Truncated = true
+	}
+	if res.More.Truncated {
+		mv := v
+		mv.limit = lim + defaultLimit
+		res.More.Href, res.More.Step = mv.linkWith(enc, v.tab, v.step), defaultLimit
+		res.More.MaxChanges, res.More.MaxLines = maxChanges, maxLines
+		res.More.InjectedHref = "/injected.yaml" + strings.TrimPrefix(v.linkWith(enc, "", res.Selected), "/")
+		res.More.DiffHref = "/diff.txt?s=" + url.QueryEscape(enc)
+	}
 	var findings []engine.Finding
 	if res.Selected == len(tl.Steps)-1 {
 		findings = tl.Findings
@@ -297,7 +333,7 @@ func buildResults(v view, enc string, tl *engine.Timeline, reqErr *engine.InputE
 	if want("lifecycle") || want("batch") {
 		rows := engine.Batch(sel.Documents, findings)
 		if want("lifecycle") {
-			res.Lifecycles = lifecycleViews(engine.Lifecycles(sel.Documents), rows, v.replicas)
+			res.Lifecycles = lifecycleViews(engine.Lifecycles(shown), rows, v.replicas)
 			for i := range res.Lifecycles {
 				res.Lifecycles[i].Capacity.Recount = true
 			}
@@ -305,6 +341,7 @@ func buildResults(v view, enc string, tl *engine.Timeline, reqErr *engine.InputE
 		}
 		if want("batch") {
 			res.Batch = batchView(v, enc, res.Selected, rows)
+			res.Batch.Rows = res.Batch.Rows[:min(lim, len(res.Batch.Rows))]
 		}
 	}
 	res.DownloadHref = "/download" + strings.TrimPrefix(v.linkWith(enc, "", res.Selected), "/")
@@ -313,11 +350,31 @@ func buildResults(v view, enc string, tl *engine.Timeline, reqErr *engine.InputE
 		if status == engine.StatusError {
 			reason = d.Error.Error() // with the document and line, which the table's row also names
 		}
+		if status == engine.StatusError {
+			res.DocErrors++
+		}
+		res.Warnings = append(res.Warnings, d.Warnings...)
+		if d.Index > lim {
+			continue
+		}
 		dv := web.DocView{Index: d.Index, Line: d.Line, Kind: d.Kind, Name: d.Name, Status: string(status), Reason: reason}
 		res.Documents = append(res.Documents, dv)
-		res.Warnings = append(res.Warnings, d.Warnings...)
 	}
 	return res
+}
+
+// outputOf is the injected manifest of docs as engine.Injection.Output writes it: each document
+// that did not fail, followed by "---".
+func outputOf(docs []engine.Document) string {
+	var b strings.Builder
+	for _, d := range docs {
+		if d.Error != nil {
+			continue
+		}
+		b.WriteString(d.Output)
+		b.WriteString("---\n")
+	}
+	return b.String()
 }
 
 func changeView(c engine.Change, docs []engine.Document, multi bool) web.ChangeView {

@@ -224,6 +224,10 @@ type Results struct {
 	Batch      BatchView
 	// Compare are the one-click comparisons of this view with a variant; none when none applies.
 	Compare []CompareLink
+	// DocErrors counts the selected step's rejected documents, all of them (Documents may be
+	// only the first ones, see More).
+	DocErrors int
+	More      More
 }
 
 // CompareLink is a one-click comparison of this state with a variant.
@@ -357,6 +361,26 @@ type StepView struct {
 	Errors     int
 	// Open is whether the step's changes start expanded (row 0 folds once there are steps).
 	Open bool
+	// HiddenChanges and HiddenLines count the changes (of Changes and Serializer) and unified
+	// diff lines this step has beyond what the page shows (see More).
+	HiddenChanges, HiddenLines int
+	// ChangeCount is how many changes injection or the step made, shown or not.
+	ChangeCount int
+}
+
+// More says that a page shows only part of a large result — the first Shown of Total documents,
+// and at most a number of changes and diff lines per step — with the link that shows more and
+// the raw outputs, which always have everything.
+type More struct {
+	Truncated    bool
+	Shown, Total int
+	// MaxChanges and MaxLines are the most changes and unified diff lines a step shows.
+	MaxChanges, MaxLines int
+	// Href is this view showing more documents; Step is how many more.
+	Href string
+	Step int
+	// InjectedHref and DiffHref are the raw injected YAML and the diff of the whole timeline.
+	InjectedHref, DiffHref string
 }
 
 // ChangeView is one field change.

@@ -151,20 +151,56 @@ async function load(url, init, push) {
     const html = await res.text();
     const doc = new DOMParser().parseFromString(html, "text/html");
     if (!doc.getElementById("fragment")) {
-      // An error page (e.g. 413): show it as a page.
-      document.open(); document.write(html); document.close();
-      return;
+      // The action failed (too large, too slow, busy): say so beside the editor, which keeps the
+      // text, and leave the address bar at the last view that loaded.
+      showActionError(doc, res);
+      return false;
     }
+    clearActionError();
     swapFrom(doc);
     // An action is answered in place; its permalink is the new address.
     if (push) window.history.pushState({}, "", doc.getElementById("fragment").dataset.permalink);
     setStatus(res.ok ? "" : "Istio rejected part of this input — see the marks.");
+    return true;
   } catch (err) {
     setStatus("Could not reach sidecarlab: " + err.message);
+    return false;
   } finally {
     document.body.classList.remove("busy");
     if (form) form.setAttribute("aria-busy", "false");
   }
+}
+
+// showActionError places the server's error (its #action-error, or a line made from the status
+// when something between sent another body) above the results. Until an action succeeds, Copy
+// link says that the text in the editor has no link instead of copying one.
+function showActionError(doc, res) {
+  let box = doc.getElementById("action-error");
+  if (!box) {
+    box = document.createElement("div");
+    box.id = "action-error";
+    box.className = "error-box action-error";
+    box.setAttribute("role", "alert");
+    box.dataset.testid = "action-error";
+    const strong = document.createElement("strong");
+    strong.textContent = `${res.status} ${res.statusText || "error"}: nothing was shown, and the address bar keeps the last view that loaded. Your text is still in the editor.`;
+    box.append(strong);
+  } else {
+    box = document.importNode(box, true);
+  }
+  clearActionError();
+  const results = document.getElementById("results-body");
+  if (results) results.before(box);
+  else document.getElementById("results")?.prepend(box);
+  const form = document.getElementById("playground");
+  if (form) form.dataset.failed = box.querySelector('[data-testid="error-message"]')?.textContent || box.textContent.trim();
+  setStatus("That did not work — see the error above the results.");
+}
+
+function clearActionError() {
+  document.getElementById("action-error")?.remove();
+  const form = document.getElementById("playground");
+  if (form) delete form.dataset.failed;
 }
 
 function selectTab(id, updateURL) {
@@ -172,7 +208,8 @@ function selectTab(id, updateURL) {
   const link = document.querySelector(`[data-tab="${id}"]`);
   if (panel && panel.dataset.empty && link) {
     // The last answer carried only the tab that was shown; fetch this one.
-    load(link.getAttribute("href"), {}, false).then(() => window.history.replaceState({}, "", link.getAttribute("href")));
+    // The address bar follows only when the tab loaded.
+    load(link.getAttribute("href"), {}, false).then((ok) => { if (ok) window.history.replaceState({}, "", link.getAttribute("href")); });
     return;
   }
   const tabs = document.querySelectorAll("[data-tab]");
@@ -259,7 +296,13 @@ function init() {
   if (form) {
     form.addEventListener("submit", (e) => {
       // Sharing leaves the page for the short link: let the browser post it.
-      if (e.submitter && e.submitter.getAttribute("formaction") === "/share") return;
+      if (e.submitter && e.submitter.getAttribute("formaction") === "/share") {
+        if (form.dataset.failed) {
+          e.preventDefault();
+          setStatus("No link: the text in the editor could not be shown (" + form.dataset.failed + ")");
+        }
+        return;
+      }
       e.preventDefault();
       const data = new FormData(form, e.submitter);
       // Files go as multipart; everything else as a plain urlencoded form.
@@ -290,6 +333,11 @@ function init() {
     const step = e.target.closest(".t-link");
     if (step) { e.preventDefault(); load(step.href, {}, true); return; }
     if (e.target.closest("#copy-link")) {
+      if (form.dataset.failed) {
+        // No link for a state the server did not show: it would not load either.
+        setStatus("No link: the text in the editor could not be shown (" + form.dataset.failed + ")");
+        return;
+      }
       const short = document.querySelector('[data-testid="short-link"]');
       const link = new URL(short ? short.getAttribute("href") : form.dataset.permalink, location.href).href;
       copyText(link).then(() => setStatus("Link copied."));

@@ -1,0 +1,223 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+
+	"github.com/sidecarlab/sidecarlab/engine"
+)
+
+// slowEngine is the real engine, except that a manifest holding "# slow" takes until the
+// request's deadline, as a very large one does.
+type slowEngine struct{ Engine }
+
+func (e slowEngine) Timeline(ctx context.Context, manifest []byte, steps []engine.Step, s engine.Settings) (*engine.Timeline, error) {
+	if strings.Contains(string(manifest), "# slow") {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	return e.Engine.Timeline(ctx, manifest, steps, s)
+}
+
+func newSlowServer(t *testing.T, cfg Config) http.Handler {
+	t.Helper()
+	newServer(t) // the shared engine
+	cfg.RequestTimeout = 300 * time.Millisecond
+	return New(slog.New(slog.NewTextHandler(io.Discard, nil)), func() Engine { return slowEngine{eng} }, cfg)
+}
+
+func postPartial(t *testing.T, h http.Handler, form url.Values, partial bool) response {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if partial {
+		req.Header.Set(partialHeader, "1")
+	}
+	return do(t, h, req)
+}
+
+// TestFailedActionIsInline: the page script's request (partialHeader) that fails — too large
+// (413), not text (422), too slow (503) — is answered with only an inline error the script places
+// beside the editor, never a whole page that would replace it (and its text). A request that
+// works gets its fragment and no such error.
+func TestFailedActionIsInline(t *testing.T) {
+	h := newSlowServer(t, Config{MaxBodyBytes: 64 << 10})
+	for _, c := range []struct {
+		name     string
+		manifest string
+		status   int
+		words    string
+	}{
+		{"over the limit", deploymentYAML + "# " + strings.Repeat("x", 100<<10) + "\n", http.StatusRequestEntityTooLarge, "at most 64 KiB"},
+		{"not UTF-8", deploymentYAML + "# \xff\n", http.StatusUnprocessableEntity, "not UTF-8"},
+		{"too slow", deploymentYAML + "# slow\n", http.StatusServiceUnavailable, "took too long"},
+		{"fine", deploymentYAML, http.StatusOK, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := postPartial(t, h, url.Values{"manifest": {c.manifest}, "action": {"apply"}}, true)
+			if r.status != c.status {
+				t.Fatalf("status %d, want %d: %.300s", r.status, c.status, r.body)
+			}
+			box := testid(r, "action-error")
+			if c.words == "" {
+				if box.Length() != 0 || r.doc.Find("#fragment").Length() != 1 {
+					t.Fatalf("a working action: want the fragment and no error, got %.300s", r.body)
+				}
+				return
+			}
+			if box.Length() != 1 || !strings.Contains(box.Find(`[data-testid="error-message"]`).Text(), c.words) {
+				t.Fatalf("want one inline error saying %q, got %.500s", c.words, r.body)
+			}
+			if strings.Contains(r.body, "<html") || r.doc.Find("#fragment, #playground, #manifest").Length() != 0 {
+				t.Fatalf("the error would replace the page or the editor: %.500s", r.body)
+			}
+		})
+	}
+}
+
+// TestFailedPostKeepsTheText: without the script, a POST whose state cannot be shown is answered
+// with the error and an editor holding the text (no redirect to a link that would fail again);
+// one over the body limit, whose text was never read, says the Back button still has it. A state
+// that works is redirected to its link as before.
+func TestFailedPostKeepsTheText(t *testing.T) {
+	h := newSlowServer(t, Config{MaxBodyBytes: 64 << 10})
+	slow := deploymentYAML + "# slow\n"
+	steps := `[{"key":"sidecar.istio.io/proxyCPU","value":"200m"}]`
+	r := postPartial(t, h, url.Values{"manifest": {slow}, "steps": {steps}, "action": {"apply"}}, false)
+	if r.status != http.StatusServiceUnavailable || r.header.Get("Location") != "" {
+		t.Fatalf("status %d, Location %q: want 503 and no link", r.status, r.header.Get("Location"))
+	}
+	form := testid(r, "error-form")
+	if got := form.Find(`[data-testid="manifest"]`).Text(); got != slow {
+		t.Fatalf("the error page's editor holds %q, want the posted manifest", got)
+	}
+	if got, _ := form.Find(`input[name="steps"]`).Attr("value"); got != steps {
+		t.Fatalf("the error page's form carries steps %q, want %q", got, steps)
+	}
+	// The same state reached by a link: the error page keeps it too.
+	r = get(t, h, stateLink(t, State{Manifest: slow}))
+	if r.status != http.StatusServiceUnavailable || testid(r, "error-form").Find(`[data-testid="manifest"]`).Text() != slow {
+		t.Fatalf("a link to a slow state: status %d, want 503 with the manifest in an editor: %.300s", r.status, r.body)
+	}
+
+	r = postPartial(t, h, url.Values{"manifest": {deploymentYAML + "# " + strings.Repeat("x", 100<<10) + "\n"}}, false)
+	if r.status != http.StatusRequestEntityTooLarge || testid(r, "error-back").Length() != 1 || r.header.Get("Location") != "" {
+		t.Fatalf("over the limit: status %d, want 413 saying Back keeps the text: %.300s", r.status, r.body)
+	}
+
+	r = postPartial(t, h, url.Values{"manifest": {deploymentYAML}, "action": {"apply"}}, false)
+	if r.status != http.StatusSeeOther || !strings.HasPrefix(r.header.Get("Location"), "/?s=") {
+		t.Fatalf("a working state: status %d, Location %q, want 303 to its link", r.status, r.header.Get("Location"))
+	}
+	if r := get(t, h, r.header.Get("Location")); r.status != http.StatusOK || testid(r, "error-form").Length() != 0 {
+		t.Fatalf("its link: %d", r.status)
+	}
+}
+
+// manyDeployments is n Deployments, web-0 … web-(n-1), in one manifest.
+func manyDeployments(n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteString("---\n")
+		}
+		b.WriteString(strings.Replace(deploymentYAML, "name: web\n", fmt.Sprintf("name: web-%d\n", i), 1))
+	}
+	return b.String()
+}
+
+// maxLargePage bounds the page of 500 Deployments (it was 22 MB: every document's changes, diff
+// lines, output and lifecycle): the first 50 documents' are about 1 MB, half of it the injected
+// YAML; the editor holds the 120 KB manifest.
+const maxLargePage = 1500 << 10
+
+// TestLargeManifestPageIsBounded: 500 documents make a page under maxLargePage, which says it
+// shows part and links to the rest; asking for all 500 (limit=500) trips the same bound.
+func TestLargeManifestPageIsBounded(t *testing.T) {
+	h := newServer(t)
+	link := stateLink(t, State{Manifest: manyDeployments(500)})
+	r := get(t, h, link)
+	if r.status != http.StatusOK {
+		t.Fatalf("status %d", r.status)
+	}
+	if n := len(r.body); n > maxLargePage {
+		t.Errorf("the page of 500 documents is %d bytes, want at most %d", n, maxLargePage)
+	}
+	if testid(r, "more-note").Length() == 0 {
+		t.Errorf("the page does not say it shows part of the result")
+	}
+	if r := get(t, h, link+"&limit=500"); r.status != http.StatusOK || len(r.body) <= maxLargePage {
+		t.Errorf("all 500 documents: status %d, %d bytes; want more than %d (the bound would catch it)", r.status, len(r.body), maxLargePage)
+	}
+}
+
+// changedDocs is the set of documents ("doc 7 Deployment/web-6") the field diff shows changes of.
+func changedDocs(r response) map[string]bool {
+	out := map[string]bool{}
+	r.doc.Find(`[data-testid="change"] .doc`).Each(func(_ int, s *goquery.Selection) { out[s.Text()] = true })
+	return out
+}
+
+// TestShowMore: a large result shows its first 50 documents (the documents table, notes,
+// output, lifecycles, batch rows) and at most 200 changes a step, in document order; "show more"
+// (a link, so it works without the script) shows 50 more documents and 400 changes. The raw
+// outputs it names have everything. A small manifest shows all and no note.
+func TestShowMore(t *testing.T) {
+	h := newServer(t)
+	link := stateLink(t, State{Manifest: manyDeployments(120)})
+	r := get(t, h, link+"&tab=warnings")
+	if n := testid(r, "document").Length(); n != 50 {
+		t.Fatalf("first page: %d rows in the documents table, want 50", n)
+	}
+	if n := len(changes(r)); n != 200 {
+		t.Fatalf("first page: %d changes, want 200 (of about 18 × 120)", n)
+	}
+	first := changedDocs(r)
+	if !first["doc 1 Deployment/web-0"] || first["doc 51 Deployment/web-50"] {
+		t.Fatalf("first page: changes of %v, want the first documents'", first)
+	}
+	if testid(r, "hidden-changes").Length() == 0 || testid(r, "more-note").Length() == 0 {
+		t.Fatalf("the page does not say some changes are not shown")
+	}
+	more, _ := testid(r, "show-more").First().Attr("href")
+	if !strings.Contains(more, "limit=100") || !strings.Contains(more, "tab=warnings") {
+		t.Fatalf("show more links to %q, want this view with limit=100", more)
+	}
+	r = get(t, h, more)
+	if n := testid(r, "document").Length(); n != 100 {
+		t.Fatalf("after show more: %d rows in the documents table, want 100", n)
+	}
+	if n := len(changes(r)); n != 400 {
+		t.Fatalf("after show more: %d changes, want 400", n)
+	}
+	if docs := changedDocs(r); len(docs) <= len(first) || docs["doc 101 Deployment/web-100"] {
+		t.Fatalf("after show more: changes of %d documents, want more than %d, none past 100", len(docs), len(first))
+	}
+	if got := testid(r, "tab-yaml").AttrOr("href", ""); !strings.Contains(got, "limit=100") {
+		t.Fatalf("the tabs forget the limit: %q", got)
+	}
+	for _, id := range []string{"more-injected", "more-diff"} {
+		href, _ := testid(r, id).First().Attr("href")
+		if raw := get(t, h, href); raw.status != http.StatusOK || !strings.Contains(raw.body, "web-119") {
+			t.Fatalf("%s (%s): status %d, want everything (web-119)", id, href, raw.status)
+		}
+	}
+	if r := get(t, h, link+"&limit=0"); r.status != http.StatusBadRequest {
+		t.Fatalf("limit=0: status %d, want 400", r.status)
+	}
+
+	small := get(t, h, stateLink(t, State{Manifest: manyDeployments(3)}))
+	if testid(small, "more-note").Length() != 0 || testid(small, "hidden-changes").Length() != 0 || len(changedDocs(small)) != 3 {
+		t.Fatalf("3 documents: want all shown and no note")
+	}
+}

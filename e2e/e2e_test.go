@@ -21,8 +21,9 @@ import (
 	"github.com/chromedp/chromedp/kb"
 )
 
-// browser starts a headless Chromium for one test.
-func browser(t *testing.T) context.Context {
+// browser starts a headless Chromium for one test; extra options are added to the defaults
+// (e.g. chromedp.Flag("hide-scrollbars", false)).
+func browser(t *testing.T, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromiumPath(t)),
@@ -35,11 +36,12 @@ func browser(t *testing.T) context.Context {
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 	)
+	opts = append(opts, extra...)
 	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	t.Cleanup(cancel)
 	ctx, cancel2 := chromedp.NewContext(actx)
 	t.Cleanup(cancel2)
-	ctx, cancel3 := context.WithTimeout(ctx, 60*time.Second)
+	ctx, cancel3 := context.WithTimeout(ctx, 90*time.Second)
 	t.Cleanup(cancel3)
 	return ctx
 }

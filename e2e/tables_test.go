@@ -40,29 +40,10 @@ const inBox = `((cols) => {
 })`
 
 // browserWithScrollbars is browser() without chromedp's hide-scrollbars, so that a test can see
-// whether a scroll box shows its scrollbar. (A copy rather than an option of browser(), which the
-// other branches edit too.)
+// whether a scroll box shows its scrollbar.
 func browserWithScrollbars(t *testing.T) context.Context {
 	t.Helper()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromiumPath(t)),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1440, 1000),
-		chromedp.Flag("hide-scrollbars", false),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-	)
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	t.Cleanup(cancel)
-	ctx, cancel2 := chromedp.NewContext(actx)
-	t.Cleanup(cancel2)
-	ctx, cancel3 := context.WithTimeout(ctx, 90*time.Second)
-	t.Cleanup(cancel3)
-	return ctx
+	return browser(t, chromedp.Flag("hide-scrollbars", false))
 }
 
 // TestBatchTableFits: at 1440×900 the lab's batch shows requests, limits and pitfalls without

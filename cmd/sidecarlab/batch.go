@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/explain"
 )
 
 // runBatch injects several files (or one multi-document file) and prints one row per workload.
@@ -92,44 +93,6 @@ func writeBatchTable(w io.Writer, rows []engine.BatchRow) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintln(w, totalLine(engine.Total(rows)))
+	_, err := fmt.Fprintln(w, "total: "+explain.BatchTotal(engine.Total(rows)))
 	return err
-}
-
-// totalLine says what the batch's sidecars ask for in all.
-func totalLine(t engine.BatchTotal) string {
-	s := fmt.Sprintf("total: %s with a sidecar, %s", count(t.Workloads, "workload"), count(t.Pods, "pod"))
-	if t.Pods > 0 {
-		s += fmt.Sprintf(": requests %s, limits %s", orNone(pairText(t.RequestsCPU, t.RequestsMem)), orNone(pairText(t.LimitsCPU, t.LimitsMem)))
-	}
-	if t.PerNode > 0 {
-		s += fmt.Sprintf("; %s more with a pod per node (not counted)", count(t.PerNode, "workload"))
-	}
-	return s
-}
-
-// count is n things, in English ("1 pod", "3 pods"); the CLI's words follow LANG later.
-func count(n int, thing string) string {
-	if n == 1 {
-		return "1 " + thing
-	}
-	return fmt.Sprintf("%d %ss", n, thing)
-}
-
-func pairText(cpu, mem string) string {
-	var p []string
-	if cpu != "" {
-		p = append(p, "cpu="+cpu)
-	}
-	if mem != "" {
-		p = append(p, "memory="+mem)
-	}
-	return strings.Join(p, " ")
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "none"
-	}
-	return s
 }

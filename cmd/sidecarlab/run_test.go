@@ -245,7 +245,7 @@ func TestBatchCommand(t *testing.T) {
 	if len(lines) != 4 {
 		t.Fatalf("want a header, 2 rows and the total:\n%s", out)
 	}
-	if want := "total: 1 workload with a sidecar, 1 pod: requests cpu=100m memory=128Mi, limits cpu=2 memory=1Gi"; lines[3] != want {
+	if want := "total: 1 workload with a sidecar, 1 pod — requests cpu=100m memory=128Mi; limits cpu=2 memory=1Gi"; lines[3] != want {
 		t.Errorf("total line %q, want %q", lines[3], want)
 	}
 	for _, col := range engine.BatchColumns() {

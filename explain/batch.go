@@ -1,0 +1,70 @@
+package explain
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/sidecarlab/sidecarlab/engine"
+)
+
+// BatchTotal says what a batch's sidecars ask for in all: the table's last row, the CLI's last
+// line ("7 workloads with a sidecar, 2,010 pods — requests cpu=201200m (201.2 cores) …").
+func BatchTotal(t engine.BatchTotal) string {
+	// A workload with a pod per node is said apart, after the sums it is not in.
+	s := count(t.Workloads-t.PerNode, "workload") + " with a sidecar, " + count(t.Pods, "pod")
+	if t.Pods > 0 {
+		s += " — requests " + orNone(pairText(t.RequestsCPU, t.RequestsMem)) + "; limits " + orNone(pairText(t.LimitsCPU, t.LimitsMem))
+	}
+	if t.PerNode > 0 {
+		s += "; " + thousands(t.PerNode) + " more with a pod per node (not counted)"
+	}
+	return s
+}
+
+// count is n things, in English with thousands separators ("1 pod", "2,003 pods").
+func count(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return thousands(n) + " " + thing + "s"
+}
+
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+func pairText(cpu, mem string) string {
+	var p []string
+	if cpu != "" {
+		p = append(p, "cpu="+cpu+cores(cpu))
+	}
+	if mem != "" {
+		p = append(p, "memory="+mem)
+	}
+	return strings.Join(p, " ")
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+// cores says a CPU sum of millicores in cores, the unit capacity is planned in: "201200m" is
+// " (201.2 cores)". Whole cores ("200") and sums under a core need no gloss.
+func cores(cpu string) string {
+	m, ok := strings.CutSuffix(cpu, "m")
+	if !ok {
+		return ""
+	}
+	n, err := strconv.ParseInt(m, 10, 64)
+	if err != nil || n < 1000 {
+		return ""
+	}
+	return " (" + strconv.FormatFloat(float64(n)/1000, 'f', -1, 64) + " cores)"
+}

@@ -76,7 +76,8 @@ func (e *Engine) Stats() Stats {
 		InstallBytes: e.installs.held(), StepBytes: e.steps.held()}
 }
 
-// New renders the default installation (once) and returns a ready engine. Cancelling ctx stops
+// New makes the default installation ready (from its build-time render, see default_install.go)
+// and returns a ready engine. Cancelling ctx stops
 // it before the render; Close releases what it made.
 func New(ctx context.Context, opts Options) (*Engine, error) {
 	if opts.InstallCacheSize == 0 {
@@ -109,13 +110,22 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 		clusters: newClusters(),
 		catalog:  DefaultCatalog(),
 	}
-	def, err := e.Install(ctx, InstallOptions{})
+	def, err := e.defaultInstall(ctx)
 	if err != nil {
 		e.Close()
 		return nil, fmt.Errorf("render default installation: %w", err)
 	}
 	e.def = def
 	return e, nil
+}
+
+// defaultInstall is the default installation: parsed from the build-time render when it was made
+// with this Istio (see default_install.go), else rendered from the charts now.
+func (e *Engine) defaultInstall(ctx context.Context) (*Install, error) {
+	if cm, ok := embeddedDefault(); ok {
+		return buildInstall(InstallOptions{}, cm, e.opts.InstallPolicy, nil)
+	}
+	return e.Install(ctx, InstallOptions{})
 }
 
 // Close stops the fake clusters behind webhook and native modes.

@@ -1,0 +1,53 @@
+package engine
+
+import (
+	"bytes"
+	"os"
+	"testing"
+)
+
+// TestDefaultInstallFile renders the default installation afresh from Istio's charts and checks
+// that the build-time render embedded in the binary is the same, made with the same Istio; with
+// -update (or `go generate ./engine`) it rewrites the file.
+func TestDefaultInstallFile(t *testing.T) {
+	cm, err := renderConfigMaps(InstallOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := writeDefaultInstall(defaultInstallFile{Module: Version().Module, ConfigMaps: cm})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *update {
+		if err := os.WriteFile("default_install.json.gz", want, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if !bytes.Equal(defaultInstallGz, want) {
+		got, err := readDefaultInstall(defaultInstallGz)
+		t.Fatalf("default_install.json.gz is stale (made with %q, %v; Istio here is %q): run go generate ./engine", got.Module, err, Version().Module)
+	}
+	if _, ok := embeddedDefault(); !ok {
+		t.Fatal("the embedded default is not used")
+	}
+}
+
+// TestEmbeddedDefaultIsUsedOnlyForItsIstio: a file made with another Istio is not used.
+func TestEmbeddedDefaultIsUsedOnlyForItsIstio(t *testing.T) {
+	f, err := readDefaultInstall(defaultInstallGz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Module = "v0.0.0-other"
+	other, err := writeDefaultInstall(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := defaultInstallGz
+	defer func() { defaultInstallGz = saved }()
+	defaultInstallGz = other
+	if _, ok := embeddedDefault(); ok {
+		t.Fatal("a render made with another Istio would be used")
+	}
+}

@@ -137,22 +137,26 @@ func configFieldStep(st State, field, value string) (engine.Step, error) {
 	return engine.Step{Key: key, Value: merged}, nil
 }
 
-// replacesNotice says, for step k (1-based) of steps, which proxy.istio.io/config fields its value
-// drops from the value before it ("" when the step is another or drops nothing).
-func replacesNotice(manifest string, steps []engine.Step, k int) string {
-	if k < 1 || k > len(steps) {
+// replacesNotice says which proxy.istio.io/config fields a step's value drops from the value
+// before it ("" when the step is another or drops nothing). The value before is read from the
+// step's own change to the annotation, which the diff already made: nothing is parsed again.
+func replacesNotice(s *engine.StepResult) string {
+	key := annotation.ProxyConfig.Name
+	if s.Step == nil || s.Step.Remove || s.Step.Key != key {
 		return ""
 	}
-	s := steps[k-1]
-	if s.Remove || s.Key != annotation.ProxyConfig.Name {
-		return ""
+	var dropped []string
+	for _, c := range s.Changes {
+		if old, ok := c.Old.(string); ok && c.Kind == engine.Changed && strings.HasSuffix(c.Path, `annotations["`+key+`"]`) {
+			dropped = engine.DroppedProxyConfigFields(old, s.Step.Value)
+			break
+		}
 	}
-	dropped := engine.DroppedProxyConfigFields(currentValue(manifest, steps[:k-1], s.Key), s.Value)
 	switch len(dropped) {
 	case 0:
 		return ""
 	case 1:
-		return fmt.Sprintf("This step replaces the whole %s: %s is no longer set.", s.Key, dropped[0])
+		return fmt.Sprintf("This step replaces the whole %s: %s is no longer set.", key, dropped[0])
 	}
-	return fmt.Sprintf("This step replaces the whole %s: %s are no longer set.", s.Key, strings.Join(dropped, ", "))
+	return fmt.Sprintf("This step replaces the whole %s: %s are no longer set.", key, strings.Join(dropped, ", "))
 }

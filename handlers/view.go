@@ -268,7 +268,7 @@ func buildResults(v view, enc string, tl *engine.Timeline, reqErr *engine.InputE
 				sv.Title = "remove " + s.Step.Key
 			}
 		}
-		sv.Replaces = replacesNotice(v.state.Manifest, v.state.Steps, s.Index)
+		sv.Replaces = replacesNotice(s)
 		sv.Href = v.linkWith(enc, "diff", s.Index)
 		sv.Selected = s.Index == res.Selected
 		sv.Open = s.Index > 0 || len(tl.Steps) == 1 || !res.All

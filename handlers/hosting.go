@@ -37,40 +37,18 @@ func (s *server) refuseCrossSite(next http.Handler) http.Handler {
 	})
 }
 
-// unlimitedPaths are the orchestrator's probes and the metrics scrape: a busy client must not
-// make them fail, so no rate limit counts or refuses them.
-var unlimitedPaths = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true}
-
-// isWrite reports whether a request writes to the link store: those count against the write
-// limit, every other request against the read limit.
-func isWrite(r *http.Request) bool { return r.Method == http.MethodPost && r.URL.Path == "/share" }
-
-// rateLimits limits requests per client: writes (isWrite) to WriteRatePerMinute, everything else
-// to RatePerMinute, the probes and /metrics not at all. The client is clientAddr's.
-func (s *server) rateLimits(next http.Handler) http.Handler {
-	key := func(r *http.Request) (string, error) { return s.clientKey(r), nil }
-	limited := func(perMinute int, what string) http.Handler {
-		if perMinute < 0 {
-			return next
-		}
-		return httprate.NewRateLimiter(perMinute, time.Minute, httprate.WithKeyFuncs(key),
-			httprate.WithLimitHandler(func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set("Retry-After", "60")
-				http.Error(w, "Too many "+what+" from your address; try again in a minute.", http.StatusTooManyRequests)
-			})).Handler(next)
+// rateLimit limits requests per client (clientAddr's) to perMinute, with a 429 that names what
+// was limited; a negative perMinute is no limit. One limiter serves every route it wraps.
+func (s *server) rateLimit(perMinute int, what string) func(http.Handler) http.Handler {
+	if perMinute < 0 {
+		return func(next http.Handler) http.Handler { return next }
 	}
-	reads := limited(s.cfg.RatePerMinute, "requests")
-	writes := limited(s.cfg.WriteRatePerMinute, "shared links")
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch {
-		case unlimitedPaths[r.URL.Path]:
-			next.ServeHTTP(w, r)
-		case isWrite(r):
-			writes.ServeHTTP(w, r)
-		default:
-			reads.ServeHTTP(w, r)
-		}
-	})
+	key := func(r *http.Request) (string, error) { return s.clientKey(r), nil }
+	return httprate.NewRateLimiter(perMinute, time.Minute, httprate.WithKeyFuncs(key),
+		httprate.WithLimitHandler(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Retry-After", "60")
+			http.Error(w, "Too many "+what+" from your address; try again in a minute.", http.StatusTooManyRequests)
+		})).Handler
 }
 
 // clientKey is the rate limits' key for the client: its address, an IPv6 one cut to its /64

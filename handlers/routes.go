@@ -86,44 +86,53 @@ func New(logger *slog.Logger, eng func() Engine, cfg Config) http.Handler {
 	// HEAD is answered on every GET route as GET is, without the body (link checkers and chat
 	// unfurlers ask with HEAD); net/http drops the body.
 	r.Use(middleware.GetHead)
-	r.Use(s.rateLimits, s.refuseCrossSite)
 	r.Use(middleware.Timeout(cfg.RequestTimeout))
+	// The orchestrator's probes and the metrics scrape are never rate-limited: a busy client must
+	// not make them fail.
 	r.Get("/healthz", handleHealthz().ServeHTTP)
 	r.Get("/readyz", s.handleReadyz().ServeHTTP)
 	r.Get("/metrics", s.metrics.handleMetrics().ServeHTTP)
-	r.Handle("/static/*", http.StripPrefix("/static/", static.Handler()))
 
-	// Everything made from a state needs the engine: 503 pages until it is ready.
+	// Everything else counts against one of two per-client limits: shares (link-store writes)
+	// against theirs, every other request against the read limit.
+	reads := s.rateLimit(cfg.RatePerMinute, "requests")
+	writes := s.rateLimit(cfg.WriteRatePerMinute, "shared links")
+	r.With(writes, s.refuseCrossSite, s.requireEngine(htmlErrors)).Post("/share", s.handleShare().ServeHTTP)
 	r.Group(func(r chi.Router) {
-		r.Use(s.requireEngine(htmlErrors))
-		r.Get("/", s.handlePlayground().ServeHTTP)
-		r.Post("/", s.handleForm().ServeHTTP)
-		r.Get("/download", s.handleDownload().ServeHTTP)
-		r.Get("/compare", s.handleCompare().ServeHTTP)
-		r.Get("/embed", s.handleEmbed().ServeHTTP)
-		r.Post("/share", s.handleShare().ServeHTTP)
-		r.Get("/s/{id}", s.handleShortLink().ServeHTTP)
-		// The raw outputs of a state: a permalink's (?s=…) and a shared link's.
-		r.Get("/injected.yaml", s.handleRaw("injected.yaml").ServeHTTP)
-		r.Get("/diff.txt", s.handleRaw("diff.txt").ServeHTTP)
-		r.Get("/state.json", s.handleRaw("state.json").ServeHTTP)
-		r.Get("/repro.tar.gz", s.handleRaw("repro.tar.gz").ServeHTTP)
-		r.Get("/s/{id}/injected.yaml", s.handleShortRaw("injected.yaml").ServeHTTP)
-		r.Get("/s/{id}/diff.txt", s.handleShortRaw("diff.txt").ServeHTTP)
-		r.Get("/s/{id}/state.json", s.handleShortRaw("state.json").ServeHTTP)
-		r.Get("/s/{id}/repro.tar.gz", s.handleShortRaw("repro.tar.gz").ServeHTTP)
-		r.Get("/batch.csv", s.handleBatchFile("csv").ServeHTTP)
-		r.Get("/batch.md", s.handleBatchFile("md").ServeHTTP)
-		r.Get("/batch.json", s.handleBatchFile("json").ServeHTTP)
-	})
+		r.Use(reads, s.refuseCrossSite)
+		r.Handle("/static/*", http.StripPrefix("/static/", static.Handler()))
 
-	r.Route("/api/v1", func(r chi.Router) {
-		r.With(s.requireEngine(jsonErrors)).Post("/inject", s.handleAPIInject().ServeHTTP)
-		// The catalog and the version are compiled in: they answer before the engine is ready.
-		r.Get("/annotations", s.handleAPIAnnotations().ServeHTTP)
-		r.Get("/version", s.handleAPIVersion().ServeHTTP)
+		// Everything made from a state needs the engine: 503 pages until it is ready.
+		r.Group(func(r chi.Router) {
+			r.Use(s.requireEngine(htmlErrors))
+			r.Get("/", s.handlePlayground().ServeHTTP)
+			r.Post("/", s.handleForm().ServeHTTP)
+			r.Get("/download", s.handleDownload().ServeHTTP)
+			r.Get("/compare", s.handleCompare().ServeHTTP)
+			r.Get("/embed", s.handleEmbed().ServeHTTP)
+			r.Get("/s/{id}", s.handleShortLink().ServeHTTP)
+			// The raw outputs of a state: a permalink's (?s=…) and a shared link's.
+			r.Get("/injected.yaml", s.handleRaw("injected.yaml").ServeHTTP)
+			r.Get("/diff.txt", s.handleRaw("diff.txt").ServeHTTP)
+			r.Get("/state.json", s.handleRaw("state.json").ServeHTTP)
+			r.Get("/repro.tar.gz", s.handleRaw("repro.tar.gz").ServeHTTP)
+			r.Get("/s/{id}/injected.yaml", s.handleShortRaw("injected.yaml").ServeHTTP)
+			r.Get("/s/{id}/diff.txt", s.handleShortRaw("diff.txt").ServeHTTP)
+			r.Get("/s/{id}/state.json", s.handleShortRaw("state.json").ServeHTTP)
+			r.Get("/s/{id}/repro.tar.gz", s.handleShortRaw("repro.tar.gz").ServeHTTP)
+			r.Get("/batch.csv", s.handleBatchFile("csv").ServeHTTP)
+			r.Get("/batch.md", s.handleBatchFile("md").ServeHTTP)
+			r.Get("/batch.json", s.handleBatchFile("json").ServeHTTP)
+		})
+
+		r.Route("/api/v1", func(r chi.Router) {
+			r.With(s.requireEngine(jsonErrors)).Post("/inject", s.handleAPIInject().ServeHTTP)
+			// The catalog and the version are compiled in: they answer before the engine is ready.
+			r.Get("/annotations", s.handleAPIAnnotations().ServeHTTP)
+			r.Get("/version", s.handleAPIVersion().ServeHTTP)
+		})
 	})
-	r.NotFound(s.handleNotFound().ServeHTTP)
+	r.NotFound(reads(s.handleNotFound()).ServeHTTP)
 	return r
 }
 

@@ -1,8 +1,6 @@
 package handlers
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -76,11 +74,7 @@ func filterGroups(groups []web.AnnotationGroup, q string) []web.AnnotationGroup 
 // server): rendered per request, since its items depend on the query.
 func searchedPanel(cat *engine.Catalog, q string) (templ.Component, bool) {
 	groups := filterGroups(annotationGroups(cat), q)
-	var buf bytes.Buffer
-	if err := web.AnnotationGroups(groups).Render(context.Background(), &buf); err != nil {
-		return web.AnnotationGroups(groups), len(groups) == 0
-	}
-	return templ.Raw(buf.String()), len(groups) == 0
+	return renderPanel(groups), len(groups) == 0
 }
 
 // configFields are the proxy.istio.io/config editor's rows, from Istio's ProxyConfig schema.

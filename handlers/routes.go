@@ -79,7 +79,7 @@ func New(logger *slog.Logger, eng func() Engine, cfg Config) http.Handler {
 		cfg.StoreTimeout = 3 * time.Second
 	}
 	s := &server{log: logger, eng: eng, cfg: cfg, slots: make(chan struct{}, cfg.MaxConcurrent), metrics: newMetrics(eng, cfg.Links),
-		statics: pageStatics{panel: sync.OnceValue(func() templ.Component { return renderPanel(engine.DefaultCatalog()) }), lab: sync.OnceValue(newLabPath)}}
+		statics: pageStatics{panel: sync.OnceValue(func() templ.Component { return renderPanel(annotationGroups(engine.DefaultCatalog())) }), lab: sync.OnceValue(newLabPath)}}
 	r := chi.NewRouter()
 	r.Use(s.metrics.observe)
 	r.Use(middleware.RequestID, s.logRequests, s.recoverPanics, securityHeaders, middleware.Compress(1, "text/html", "text/css", "application/javascript", "text/javascript", "application/json", "image/svg+xml", "application/yaml"))

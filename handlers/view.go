@@ -155,12 +155,13 @@ func formOf(v view) web.Form {
 	}
 }
 
-// renderPanel renders the catalog part of the annotation panel; the server keeps the HTML, since
-// it never changes while the process runs (the catalog is Istio's, compiled in).
-func renderPanel(cat *engine.Catalog) templ.Component {
+// renderPanel renders the catalog part of the annotation panel to HTML once: the server keeps the
+// full panel for the life of the process (the catalog is Istio's, compiled in), and a search
+// renders its filtered groups the same way.
+func renderPanel(groups []web.AnnotationGroup) templ.Component {
 	var buf bytes.Buffer
-	if err := web.AnnotationGroups(annotationGroups(cat)).Render(context.Background(), &buf); err != nil {
-		return web.AnnotationGroups(annotationGroups(cat))
+	if err := web.AnnotationGroups(groups).Render(context.Background(), &buf); err != nil {
+		return web.AnnotationGroups(groups)
 	}
 	return templ.Raw(buf.String())
 }

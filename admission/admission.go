@@ -111,6 +111,9 @@ type Result struct {
 	Warnings   []string `json:"warnings,omitempty"`
 	// Error is set when the document is not a workload that makes Pods, or failed to read.
 	Error string `json:"error,omitempty"`
+	// Trace names each rule in the order the cluster applies it (see trace.go); the verdicts
+	// above come from the real code, the trace says which rule decided.
+	Trace []Step `json:"trace"`
 }
 
 // Admit follows each workload of the manifest (steps applied) through admission in ns, with
@@ -165,7 +168,9 @@ func Admit(ctx context.Context, eng *engine.Engine, manifest []byte, steps []eng
 
 func (r *Result) admit(ctx context.Context, configs []admissionregistrationv1.MutatingWebhookConfiguration, wh *webhook, psa *podSecurity, ns Namespace) error {
 	nsLabels := labels.Set(ns.labels())
+	r.step("namespace", "name", ns.Name, "labels", labels.Set(ns.Labels).String())
 	current := r.Pod.DeepCopy()
+	anyCalled := false
 	for _, c := range configs {
 		for _, h := range c.Webhooks {
 			m := WebhookMatch{Configuration: c.Name, Name: h.Name}
@@ -185,14 +190,26 @@ func (r *Result) admit(ctx context.Context, configs []admissionregistrationv1.Mu
 			m.ObjectMatch = objSel.Matches(labels.Set(current.Labels))
 			m.Called = m.NamespaceMatch && m.ObjectMatch && rulesMatchPodCreate(h.Rules)
 			r.Webhooks = append(r.Webhooks, m)
+			switch {
+			case !m.NamespaceMatch:
+				r.step("webhook-namespace-mismatch", "webhook", h.Name, "requirement", unmet(nsSel, nsLabels))
+			case !m.ObjectMatch:
+				r.step("webhook-object-mismatch", "webhook", h.Name, "requirement", unmet(objSel, labels.Set(current.Labels)))
+			case !m.Called:
+				r.step("webhook-rules-mismatch", "webhook", h.Name)
+			}
 			if !m.Called || r.WebhookError != "" {
 				continue
 			}
+			anyCalled = true
+			r.step("webhook-called", "webhook", h.Name, "path", m.Path)
+			r.Trace = append(r.Trace, policyTrace(wh.cfg, current, ns.Name)...)
 			next, patched, err := wh.call(current, ns.Name, m.Path)
 			if err != nil {
 				var refused webhookRefusal
 				if errors.As(err, &refused) {
 					r.WebhookError = refused.msg
+					r.step("webhook-refused", "webhook", h.Name, "message", refused.msg)
 					continue
 				}
 				return err
@@ -204,11 +221,24 @@ func (r *Result) admit(ctx context.Context, configs []admissionregistrationv1.Mu
 	}
 	r.Final = current
 	r.Injected = inject.FindSidecar(current) != nil && inject.FindSidecar(r.Pod) == nil
+	switch {
+	case !anyCalled:
+		r.step("not-injected-no-webhook")
+	case r.Injected:
+		r.step("injected")
+	case r.WebhookError == "":
+		r.step("not-injected-policy")
+	}
 	if r.WebhookError != "" {
 		r.Admitted = false
 		return nil
 	}
 	r.Admitted, r.Violations, r.Warnings = psa.evaluate(ctx, ns, current)
+	if r.Admitted {
+		r.step("admitted")
+	} else {
+		r.step("rejected-pod-security", "message", r.Violations[0])
+	}
 	return nil
 }
 
@@ -327,6 +357,7 @@ func objectNamespace(obj runtime.Object) string {
 // Kubernetes version for its native-sidecar detection.
 type webhook struct {
 	mux  *http.ServeMux
+	cfg  *inject.Config
 	stop chan struct{}
 	once sync.Once
 }
@@ -362,7 +393,7 @@ func newWebhook(in *engine.Install, s engine.Settings) (*webhook, error) {
 	env := &model.Environment{Watcher: meshwatcher.NewTestWatcher(mc), ConfigStore: store}
 	env.SetPushContext(&model.PushContext{ProxyConfigs: model.GetProxyConfigs(store, mc)})
 	multi := multicluster.NewFakeController()
-	w := &webhook{mux: http.NewServeMux(), stop: make(chan struct{})}
+	w := &webhook{mux: http.NewServeMux(), cfg: &cfg, stop: make(chan struct{})}
 	if _, err := inject.NewWebhook(inject.WebhookParameters{
 		Watcher: staticWatcher{cfg: &cfg, values: in.Values}, Env: env, Mux: w.mux,
 		Revision: values.Revision, MultiCluster: multi,

@@ -132,3 +132,110 @@ func TestPodSecurity(t *testing.T) {
 	}
 	t.Logf("restricted, CNI: %q", r.Violations)
 }
+
+// TestTraceMatchesWebhook runs a matrix of namespaces × pod labels and annotations × host
+// networking × installations (revision, policy, selectors, namespaces enabled by default) and
+// fails if the trace's rule ever disagrees with what the real webhook path did.
+func TestTraceMatchesWebhook(t *testing.T) {
+	installs := map[string]engine.Settings{
+		"default":       {},
+		"revision":      {Install: engine.InstallOptions{Set: []string{"revision=canary"}}},
+		"policy-off":    {Install: engine.InstallOptions{Set: []string{"values.global.proxy.autoInject=disabled"}}},
+		"by-default":    {Install: engine.InstallOptions{Set: []string{"values.sidecarInjectorWebhook.enableNamespacesByDefault=true"}}},
+		"selectors": {Install: engine.InstallOptions{Overlay: `apiVersion: install.istio.io/v1alpha1
+kind: IstioOperator
+spec:
+  values:
+    sidecarInjectorWebhook:
+      neverInjectSelector:
+      - matchExpressions: [{key: team, operator: In, values: [batch]}]
+      alwaysInjectSelector:
+      - matchLabels: {always: "yes"}
+`}},
+	}
+	namespaces := []Namespace{
+		{Name: "plain"},
+		{Name: "on", Labels: map[string]string{"istio-injection": "enabled"}},
+		{Name: "off", Labels: map[string]string{"istio-injection": "disabled"}},
+		{Name: "rev-default", Labels: map[string]string{"istio.io/rev": "default"}},
+		{Name: "rev-canary", Labels: map[string]string{"istio.io/rev": "canary"}},
+		{Name: "kube-system", Labels: map[string]string{"istio-injection": "enabled"}},
+	}
+	podLabels := []string{"", `sidecar.istio.io/inject: "true"`, `sidecar.istio.io/inject: "false"`, `sidecar.istio.io/inject: "no"`, `istio.io/rev: canary`, `team: batch`, `always: "yes"`}
+	podAnnotations := []string{"", `sidecar.istio.io/inject: "true"`, `sidecar.istio.io/inject: "false"`, `sidecar.istio.io/inject: "no"`}
+	var docs []string
+	for _, l := range podLabels {
+		for _, a := range podAnnotations {
+			for _, host := range []bool{false, true} {
+				d := "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  labels: {app: p"
+				if l != "" {
+					d += ", " + l
+				}
+				d += "}\n"
+				if a != "" {
+					d += "  annotations: {" + a + "}\n"
+				}
+				d += "spec:\n"
+				if host {
+					d += "  hostNetwork: true\n"
+				}
+				d += "  containers: [{name: app, image: nginx}]\n"
+				docs = append(docs, d)
+			}
+		}
+	}
+	manifest := strings.Join(docs, "---\n")
+	counts := map[string]int{}
+	for name, s := range installs {
+		for _, ns := range namespaces {
+			rs, err := Admit(t.Context(), eng, []byte(manifest), nil, s, ns)
+			if err != nil {
+				t.Fatalf("%s/%s: %v", name, ns.Name, err)
+			}
+			for _, r := range rs {
+				if r.Error != "" {
+					t.Fatalf("%s/%s doc %d: %s", name, ns.Name, r.Doc, r.Error)
+				}
+				predicted, decided := false, ""
+				for _, st := range r.Trace {
+					if v, ok := st.Params["inject"]; ok {
+						predicted, decided = v == "true", st.ID
+					}
+				}
+				if r.Injected != predicted {
+					t.Errorf("%s, namespace %s, doc %d (%s): the webhook path injected=%v, the trace's rule %q says %v\n%s", name, ns.Name, r.Doc, docLine(docs[r.Doc-1]), r.Injected, decided, predicted, traceText(r))
+				}
+				last := r.Trace[len(r.Trace)-1].ID
+				if last == "admitted" || last == "rejected-pod-security" {
+					last = r.Trace[len(r.Trace)-2].ID
+				}
+				counts[last]++
+				if decided != "" {
+					counts[decided]++
+				}
+			}
+		}
+	}
+	// The matrix reaches every rule; otherwise it proves less than it claims.
+	for _, id := range []string{"injected", "not-injected-no-webhook", "not-injected-policy", "policy-host-network", "policy-ignored-namespace",
+		"policy-label", "policy-annotation", "policy-never-selector", "policy-always-selector", "policy-default"} {
+		if counts[id] == 0 {
+			t.Errorf("no case of the matrix ends in %q", id)
+		}
+	}
+	t.Logf("outcomes: %v", counts)
+}
+
+func docLine(d string) string { return strings.Join(strings.Fields(d), " ") }
+
+func traceText(r Result) string {
+	var b strings.Builder
+	for _, s := range r.Trace {
+		b.WriteString("  " + s.ID)
+		for k, v := range s.Params {
+			b.WriteString(" " + k + "=" + v)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}

@@ -155,8 +155,12 @@ func renderConfigMaps(o InstallOptions) (ConfigMaps, error) {
 		}
 		return cm, &InputError{Field: installField(o, msg), Msg: msg}
 	}
+	// The ConfigMaps are named after the revision: istio-sidecar-injector and istio, or
+	// istio-sidecar-injector-<rev> and istio-<rev>.
 	var foundInjector, foundMesh bool
 	var webhooks []string
+	var meshName string
+	meshes := map[string]string{}
 	for _, s := range sets {
 		for _, m := range s.Manifests {
 			if m.GetKind() == "MutatingWebhookConfiguration" {
@@ -167,16 +171,19 @@ func renderConfigMaps(o InstallOptions) (ConfigMaps, error) {
 				continue
 			}
 			data, _ := m.Object["data"].(map[string]any)
-			switch m.GetName() {
-			case "istio-sidecar-injector":
+			if rev, ok := strings.CutPrefix(m.GetName(), "istio-sidecar-injector"); ok && (rev == "" || strings.HasPrefix(rev, "-")) && !foundInjector {
 				cm.InjectorConfig, _ = data["config"].(string)
 				cm.Values, _ = data["values"].(string)
 				foundInjector = true
-			case "istio":
-				cm.MeshConfigYAML, _ = data["mesh"].(string)
-				foundMesh = true
+				meshName = "istio" + rev
+			}
+			if mc, ok := data["mesh"].(string); ok {
+				meshes[m.GetName()] = mc
 			}
 		}
+	}
+	if foundInjector {
+		cm.MeshConfigYAML, foundMesh = meshes[meshName]
 	}
 	if !foundInjector || !foundMesh {
 		return cm, &InputError{Field: installField(o, ""), Msg: "this installation has no istiod (istio-sidecar-injector and istio ConfigMaps); enable components.pilot"}

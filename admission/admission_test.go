@@ -138,10 +138,10 @@ func TestPodSecurity(t *testing.T) {
 // fails if the trace's rule ever disagrees with what the real webhook path did.
 func TestTraceMatchesWebhook(t *testing.T) {
 	installs := map[string]engine.Settings{
-		"default":       {},
-		"revision":      {Install: engine.InstallOptions{Set: []string{"revision=canary"}}},
-		"policy-off":    {Install: engine.InstallOptions{Set: []string{"values.global.proxy.autoInject=disabled"}}},
-		"by-default":    {Install: engine.InstallOptions{Set: []string{"values.sidecarInjectorWebhook.enableNamespacesByDefault=true"}}},
+		"default":    {},
+		"revision":   {Install: engine.InstallOptions{Set: []string{"revision=canary"}}},
+		"policy-off": {Install: engine.InstallOptions{Set: []string{"values.global.proxy.autoInject=disabled"}}},
+		"by-default": {Install: engine.InstallOptions{Set: []string{"values.sidecarInjectorWebhook.enableNamespacesByDefault=true"}}},
 		"selectors": {Install: engine.InstallOptions{Overlay: `apiVersion: install.istio.io/v1alpha1
 kind: IstioOperator
 spec:

@@ -8,8 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/engine/yamldoc"
@@ -25,7 +23,7 @@ type input struct {
 // stdinName names standard input in messages.
 const stdinName = "stdin"
 
-// manifestExts are the files a directory contributes, as kubectl reads them.
+// manifestExts are the files a directory contributes, as kubectl reads them (case matters).
 var manifestExts = map[string]bool{".yaml": true, ".yml": true, ".json": true}
 
 // readInputs gathers the manifests the -f flags name, in the order given: a file is read as is
@@ -82,7 +80,8 @@ func readInputs(c *cli, names []string, recursive bool) ([]input, error) {
 	return out, nil
 }
 
-// dirManifests lists dir's manifest files, sorted: its own, or with recursive every one under it.
+// dirManifests lists dir's manifest files, its own or with recursive every one under it, in the
+// order kubectl reads them: a walk of the tree with each directory's entries in lexical order.
 func dirManifests(dir string, recursive bool) ([]string, error) {
 	var files []string
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
@@ -95,18 +94,16 @@ func dirManifests(dir string, recursive bool) ([]string, error) {
 			}
 			return nil
 		}
-		if manifestExts[strings.ToLower(filepath.Ext(path))] {
+		if manifestExts[filepath.Ext(path)] {
 			files = append(files, path)
 		}
 		return nil
 	})
-	// WalkDir visits in lexical order already; sorting says so where it matters.
-	sort.Strings(files)
 	return files, err
 }
 
 // joined is several inputs as the one manifest the engine injects, and the way back from a
-// place in it to the file it came from.
+// place in it to the input it came from.
 type joined struct {
 	manifest []byte
 	parts    []part
@@ -115,52 +112,59 @@ type joined struct {
 // part is where one input sits in the joined manifest.
 type part struct {
 	name string
-	// line is the joined manifest's line of the input's first line; lines how many it has.
-	line, lines int
+	// line is the joined manifest's line of the input's first line.
+	line int
 	// docsBefore counts the documents of the inputs before it.
 	docsBefore int
 }
 
-// join makes one manifest of the inputs, each followed by a document separator, and remembers
-// where each one starts. One input is passed as is, so inject's output stays byte for byte
-// istioctl's for the same file.
+// join makes one manifest of the inputs that cuts into exactly the documents each input cuts
+// into alone, in order: each input ends with a newline, and a separator line goes between two
+// inputs unless the first already ends with one. So inject of several files prints what inject
+// of each prints, one after the other. Inputs of blank lines only are left out (alone, each
+// would be a blank document); one input is passed as it is.
 func join(inputs []input) joined {
-	var j joined
 	if len(inputs) == 1 {
-		j.manifest = inputs[0].data
-		j.parts = []part{{name: inputs[0].name, line: 1, lines: bytes.Count(inputs[0].data, []byte("\n")) + 1}}
-		return j
+		return joined{manifest: inputs[0].data, parts: []part{{name: inputs[0].name, line: 1}}}
 	}
-	var b bytes.Buffer
-	line := 1
-	for i, in := range inputs {
-		if i > 0 {
+	var (
+		j    joined
+		b    bytes.Buffer
+		line = 1
+		docs = 0
+		sep  = true // whether what came before ends with a separator line
+	)
+	for _, in := range inputs {
+		if len(bytes.TrimSpace(in.data)) == 0 {
+			continue
+		}
+		if !sep {
 			b.WriteString("---\n")
 			line++
 		}
 		data := bytes.TrimSuffix(in.data, []byte("\n"))
-		n := bytes.Count(data, []byte("\n")) + 1
-		j.parts = append(j.parts, part{name: in.name, line: line, lines: n})
+		j.parts = append(j.parts, part{name: in.name, line: line, docsBefore: docs})
 		b.Write(data)
 		b.WriteByte('\n')
-		line += n
+		line += bytes.Count(data, []byte("\n")) + 1
+		d, _ := yamldoc.Split(data)
+		docs += len(d)
+		sep = endsWithSeparator(data)
+	}
+	if len(j.parts) == 0 {
+		j.parts = []part{{name: inputs[0].name, line: 1}}
 	}
 	j.manifest = b.Bytes()
-	// The documents of each input, as the engine cuts the joined manifest (a document goes with
-	// the input its first line is in; a separator line of ours goes with the input after it).
-	docs, _ := yamldoc.Split(j.manifest)
-	p := 0
-	for k, d := range docs {
-		for p+1 < len(j.parts) && d.Line >= j.parts[p+1].line-1 {
-			p++
-			j.parts[p].docsBefore = k
-		}
-	}
-	for p+1 < len(j.parts) {
-		p++
-		j.parts[p].docsBefore = len(docs)
-	}
 	return j
+}
+
+// endsWithSeparator is whether data's last line is a document separator ("---", maybe followed
+// by spaces or a comment), as yamldoc.Split reads one.
+func endsWithSeparator(data []byte) bool {
+	last := data[bytes.LastIndexByte(data, '\n')+1:]
+	rest, ok := bytes.CutPrefix(last, []byte("---"))
+	rest = bytes.TrimSpace(rest)
+	return ok && (len(rest) == 0 || rest[0] == '#')
 }
 
 // fileError is an engine.InputError placed in the file it is about: its document and line count
@@ -196,7 +200,7 @@ func (j joined) locate(err error) error {
 func (j joined) partOf(line, doc int) part {
 	for i := len(j.parts) - 1; i > 0; i-- {
 		p := j.parts[i]
-		if (line > 0 && line >= p.line-1) || (line == 0 && doc > p.docsBefore) {
+		if (line > 0 && line >= p.line) || (line == 0 && doc > p.docsBefore) {
 			return p
 		}
 	}

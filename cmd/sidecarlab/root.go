@@ -119,7 +119,13 @@ the same as a web playground. The injector is Istio's own, of the Istio version 
 	root.SetOut(c.stdout)
 	root.SetErr(c.stderr)
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
-		return usageError{err.Error() + "\n" + seeHelp(cmd)}
+		msg := err.Error()
+		// A long flag with one dash, as Go's flag package took them ("-annotate"): pflag reads a
+		// shorthand cluster and names only its first letter.
+		if _, word, ok := strings.Cut(msg, "' in -"); ok && cmd.Flags().Lookup(word) != nil {
+			msg += fmt.Sprintf("; did you mean --%s?", word)
+		}
+		return usageError{msg + "\n" + seeHelp(cmd)}
 	})
 	root.AddCommand(
 		newInjectCmd(c),

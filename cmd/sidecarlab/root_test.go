@@ -53,7 +53,10 @@ func TestUsageErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"inject", "-f", "-", "--bogus"}, "unknown flag: --bogus"},
-		{[]string{"batch", "-Z"}, "unknown shorthand flag: 'Z'"},
+		{[]string{"batch", "-Z"}, "unknown shorthand flag: 'Z' in -Z\n"},
+		{[]string{"inject", "-f", "-", "-annotate", "a=b"}, "unknown shorthand flag: 'a' in -annotate; did you mean --annotate?"},
+		{[]string{"serve", "-addr", ":0"}, "unknown shorthand flag: 'a' in -addr; did you mean --addr?"},
+		{[]string{"inject", "-f", "-", "-annotatex"}, "unknown shorthand flag: 'a' in -annotatex\n"},
 		{[]string{"serve", "--max-body", "lots"}, `invalid argument "lots" for "--max-body"`},
 		{[]string{"inject", "-f"}, "flag needs an argument"},
 		{[]string{"inject"}, "-f FILENAME (or -f - for standard input) is required"},

@@ -46,6 +46,9 @@ prints what istioctl prints instead: the documents before the one that failed.`,
 			if err := checkOutput(output, "yaml", "json"); err != nil {
 				return err
 			}
+			if partial && output != "yaml" {
+				return usageError{"--partial prints what istioctl prints: YAML, not -o " + output}
+			}
 			if failOn != "" && failOn != string(engine.SeverityWarning) && failOn != string(engine.SeverityError) {
 				return usageError{fmt.Sprintf("--fail-on %q: want warning or error", failOn)}
 			}

@@ -64,6 +64,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"inject", "-f", "-", "-o", "xml"}, `-o "xml": want yaml or json`},
 		{[]string{"batch", "-f", "-", "-o", "xml"}, `-o "xml": want table, csv, markdown or json`},
 		{[]string{"annotations", "-o", "yaml"}, `-o "yaml": want table or json`},
+		{[]string{"inject", "-f", "-", "--partial", "-o", "json"}, "--partial prints what istioctl prints: YAML, not -o json"},
 		{[]string{"injct"}, `unknown command "injct" for "sidecarlab"; did you mean inject?`},
 		{[]string{}, "no command"},
 	}

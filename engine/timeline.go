@@ -68,7 +68,9 @@ type StepResult struct {
 	// Changes are the field-level differences against the previous row, each one caused by Step;
 	// for row 0, against the input: what injection itself changed.
 	Changes []Change `json:"changes"`
-	// Unified is a line diff of the whole output against the previous row (row 0: the input).
+	// Unified is a line diff of the whole output against the previous row (row 0: the input),
+	// a patch that turns the one into the other; documents that failed in either row are left
+	// out of both sides (see stepUnified).
 	Unified string `json:"unified,omitempty"`
 
 	findingsOnce sync.Once
@@ -138,12 +140,12 @@ func (e *Engine) Timeline(ctx context.Context, manifest []byte, steps []Step, s 
 				}
 				r.Changes = DiffDocuments(inputs, docs, "")
 				markSerializer(r.Changes, DiffDocuments(inputs, serialized(p.chunks), ""))
-				r.Unified = UnifiedDiff(string(manifest), r.Output())
+				r.Unified = stepUnified(string(manifest), nil, docs)
 			} else {
 				st := steps[k-1]
 				r.Step = &st
 				r.Changes = DiffDocuments(before.Documents, docs, st.String())
-				r.Unified = UnifiedDiff(before.Output(), r.Output())
+				r.Unified = stepUnified("", before.Documents, docs)
 			}
 			return r, nil
 		})

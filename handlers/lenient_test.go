@@ -52,3 +52,23 @@ func TestPanelRunsLenientValues(t *testing.T) {
 		t.Fatalf("status %d, error %q", r.status, msg)
 	}
 }
+
+// TestUnifiedTabShowsAFailedDocument: a step at which Istio rejects the document is shown as
+// failed in the unified diff (its note, with Istio's message), not as its lines deleted.
+func TestUnifiedTabShowsAFailedDocument(t *testing.T) {
+	h := newServer(t)
+	steps := []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}, {Key: "sidecar.istio.io/userVolume", Value: `{"v":`}}
+	r := get(t, h, stateLink(t, State{Manifest: deploymentYAML, Steps: steps})+"&tab=unified&step=2")
+	panel := testid(r, "panel-unified")
+	// The page of a state whose document fails answers 422, with the results.
+	if r.status != http.StatusUnprocessableEntity || panel.Length() != 1 {
+		t.Fatalf("status %d, %d unified panels", r.status, panel.Length())
+	}
+	note := panel.Find(`[data-testid="doc-note"][data-status="error"]`)
+	if note.Length() != 1 || !strings.Contains(note.Text(), "Injection failed for document 1") || !strings.Contains(note.Text(), "userVolume") {
+		t.Fatalf("no failed note in the unified tab: %q", panel.Text())
+	}
+	if n := panel.Find(".l-del").Length(); n != 0 || strings.Contains(panel.Text(), "No line changed") {
+		t.Fatalf("the failed document reads as %d deleted lines, or as unchanged: %q", n, panel.Text())
+	}
+}

@@ -184,15 +184,24 @@ func (t *Timeline) Text(unified bool) string {
 		} else {
 			fmt.Fprintf(&w, "# step %d: %s\n", st.Index, st.Step)
 		}
+		// A document Istio rejected has no output: the row says it failed, and neither diff
+		// compares it (a failed row is not "no change").
+		failed := false
+		for _, d := range st.Documents {
+			if d.Error != nil {
+				fmt.Fprintf(&w, "injection failed: %s\n", d.Error)
+				failed = true
+			}
+		}
 		if unified {
-			if st.Unified == "" {
+			if st.Unified == "" && !failed {
 				w.WriteString("(no change)\n")
 			}
 			w.WriteString(st.Unified)
 			w.WriteString("\n")
 			continue
 		}
-		if len(st.Changes) == 0 {
+		if len(st.Changes) == 0 && !failed {
 			w.WriteString("(no change)\n")
 		}
 		// Changes come grouped by document; within one, what the serializer alone writes (row 0)

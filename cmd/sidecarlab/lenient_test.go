@@ -20,7 +20,9 @@ func TestInjectAnnotateLenient(t *testing.T) {
 	defer e.Close()
 	for _, c := range []struct{ key, value, pitfall string }{
 		{"sidecar.istio.io/inject", "no", "pitfall: warning [inject-value] document 1"},
+		{"sidecar.istio.io/inject", "False", "pitfall: warning [inject-value] document 1"},
 		{"sidecar.istio.io/nativeSidecar", "TRUE", "pitfall: warning [lenient-native-sidecar] document 1"},
+		{"sidecar.istio.io/rewriteAppHTTPProbers", "False", "pitfall: info [lenient-bool-read] document 1"},
 		{"prometheus.istio.io/merge-metrics", "False", "pitfall: info [lenient-bool-read] document 1"},
 		{"traffic.sidecar.istio.io/excludeOutboundPorts", "0", "pitfall: warning [lenient-port-zero] document 1"},
 	} {

@@ -1,36 +1,16 @@
 package engine
 
 import (
-	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 )
 
-// probedDeployment has an HTTP probe, so what rewriteAppHTTPProbers does shows in the output.
-const probedDeployment = `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: lab
-spec:
-  selector:
-    matchLabels:
-      app: lab
-  template:
-    metadata:
-      labels:
-        app: lab
-    spec:
-      containers:
-      - name: app
-        image: nginx
-        readinessProbe:
-          httpGet:
-            path: /ready
-            port: 8080
-`
+// probedDeployment is the lab Deployment with an HTTP probe, so what rewriteAppHTTPProbers does
+// shows in the output.
+var probedDeployment = strings.Replace(labDeployment, "        image: nginx\n",
+	"        image: nginx\n        readinessProbe:\n          httpGet:\n            path: /ready\n            port: 8080\n", 1)
 
 // TestLenientMatchesIstioctl: a value Istio accepts though it is not of the annotation's kind is
 // run, not refused; the output is byte-identical to istioctl kube-inject's for the same input
@@ -44,20 +24,18 @@ func TestLenientMatchesIstioctl(t *testing.T) {
 	bin := istioctl(t)
 	dir, _, _, _ := istioctlConfig(t, bin)
 	e := testEngine(t)
-	kubeInject := func(t *testing.T, input string) (stdout, stderr string, err error) {
+	// run is istioctl kube-inject on the input with the steps written where the engine writes them.
+	run := func(t *testing.T, steps []Step) (stdout, stderr string, err error) {
 		t.Helper()
+		input, err := AnnotatedInput([]byte(probedDeployment), steps)
+		if err != nil {
+			t.Fatal(err)
+		}
 		in := filepath.Join(t.TempDir(), "in.yaml")
 		if err := os.WriteFile(in, []byte(input), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		cmd := exec.Command(bin, "kube-inject", "-f", in, "--revision", "default",
-			"--injectConfigFile", filepath.Join(dir, "inject-config.yaml"),
-			"--valuesFile", filepath.Join(dir, "values.json"),
-			"--meshConfigFile", filepath.Join(dir, "mesh.yaml"))
-		var out, errb bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		err = cmd.Run()
-		return out.String(), errb.String(), err
+		return kubeInject(bin, dir, in)
 	}
 
 	cases := []struct {
@@ -83,11 +61,7 @@ func TestLenientMatchesIstioctl(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.key+"="+c.value, func(t *testing.T) {
 			steps := []Step{{Key: c.key, Value: c.value}}
-			input, err := AnnotatedInput([]byte(probedDeployment), steps)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, stderr, err := kubeInject(t, input)
+			want, stderr, err := run(t, steps)
 			if err != nil {
 				t.Fatalf("istioctl kube-inject: %v: %s", err, stderr)
 			}
@@ -137,11 +111,7 @@ func TestLenientMatchesIstioctl(t *testing.T) {
 			steps := []Step{{Key: kv[0], Value: kv[1]}}
 			_, err := e.Inject(t.Context(), []byte(probedDeployment), steps, Settings{})
 			ie := asInputError(t, err)
-			input, err := AnnotatedInput([]byte(probedDeployment), steps)
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, stderr, err := kubeInject(t, input)
+			_, stderr, err := run(t, steps)
 			if err == nil {
 				t.Fatal("istioctl accepted it")
 			}

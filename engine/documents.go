@@ -275,6 +275,32 @@ func annotate(obj runtime.Object, ann []annotationChange) error {
 	return nil
 }
 
+// Workload is one document of a manifest read as Istio reads it, with the annotation steps
+// written where Istio reads them: what a controller makes its Pods from.
+type Workload struct {
+	Doc, Line             int
+	Kind, Name, Namespace string
+	// Object is nil for a kind Istio does not inject and for a document that failed (Error).
+	Object runtime.Object
+	Error  *InputError
+}
+
+// Workloads reads a manifest's documents with every step applied, after the checks an injection
+// makes first (the steps, the settings, the installation), and returns that installation too.
+func (e *Engine) Workloads(ctx context.Context, manifest []byte, steps []Step, s Settings) (*Install, []Workload, error) {
+	p, err := e.prepare(ctx, manifest, steps, s)
+	if err != nil {
+		return nil, nil, err
+	}
+	ann := annotationsAt(steps, len(steps))
+	out := make([]Workload, len(p.chunks))
+	for i, c := range p.chunks {
+		d, obj := prepareChunk(c, i+1, ann)
+		out[i] = Workload{Doc: d.Index, Line: d.Line, Kind: d.Kind, Name: d.Name, Namespace: d.Namespace, Object: obj, Error: d.Error}
+	}
+	return p.install, out, nil
+}
+
 // AnnotatedInput is the manifest with the annotation steps written where Istio reads them: the
 // input that, given to istioctl kube-inject without steps, gives the same output. Documents the
 // steps do not touch are kept as written.

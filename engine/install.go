@@ -67,6 +67,8 @@ type Install struct {
 	InjectorConfig string
 	Values         string
 	MeshConfigYAML string
+	// Webhooks are the MutatingWebhookConfigurations the same render made (see ConfigMaps).
+	Webhooks string
 
 	templates inject.Templates
 	// rawTemplates are the injection templates' text, by name, as Istio decoded them; custom is
@@ -80,15 +82,20 @@ type Install struct {
 // size estimates the memory an installation holds: its ConfigMap texts and, parsed from them, the
 // templates, values and mesh config (counted as three times the text).
 func (in *Install) size() int64 {
-	return 4 * int64(len(in.InjectorConfig)+len(in.Values)+len(in.MeshConfigYAML))
+	return 4*int64(len(in.InjectorConfig)+len(in.Values)+len(in.MeshConfigYAML)) + int64(len(in.Webhooks))
 }
 
 // ConfigMaps are the data of the two ConfigMaps injection reads, byte for byte: the
-// istio-sidecar-injector's config and values, and the istio ConfigMap's mesh config.
+// istio-sidecar-injector's config and values, and the istio ConfigMap's mesh config; and the
+// MutatingWebhookConfigurations the same render makes, which decide which pods the API server
+// sends to the injector.
 type ConfigMaps struct {
 	InjectorConfig string `json:"injectorConfig"`
 	Values         string `json:"values"`
 	MeshConfigYAML string `json:"mesh"`
+	// Webhooks are the rendered MutatingWebhookConfigurations as the charts wrote them, one
+	// YAML document each, separated by "---" lines, in the render's order.
+	Webhooks string `json:"webhooks,omitempty"`
 }
 
 // renderInstall renders the options in this process and builds the installation; the policy is
@@ -148,27 +155,40 @@ func renderConfigMaps(o InstallOptions) (ConfigMaps, error) {
 		}
 		return cm, &InputError{Field: installField(o, msg), Msg: msg}
 	}
+	// The ConfigMaps are named after the revision: istio-sidecar-injector and istio, or
+	// istio-sidecar-injector-<rev> and istio-<rev>.
 	var foundInjector, foundMesh bool
+	var webhooks []string
+	var meshName string
+	meshes := map[string]string{}
 	for _, s := range sets {
 		for _, m := range s.Manifests {
+			if m.GetKind() == "MutatingWebhookConfiguration" {
+				webhooks = append(webhooks, strings.TrimSuffix(m.Content, "\n")+"\n")
+				continue
+			}
 			if m.GetKind() != "ConfigMap" {
 				continue
 			}
 			data, _ := m.Object["data"].(map[string]any)
-			switch m.GetName() {
-			case "istio-sidecar-injector":
+			if rev, ok := strings.CutPrefix(m.GetName(), "istio-sidecar-injector"); ok && (rev == "" || strings.HasPrefix(rev, "-")) && !foundInjector {
 				cm.InjectorConfig, _ = data["config"].(string)
 				cm.Values, _ = data["values"].(string)
 				foundInjector = true
-			case "istio":
-				cm.MeshConfigYAML, _ = data["mesh"].(string)
-				foundMesh = true
+				meshName = "istio" + rev
+			}
+			if mc, ok := data["mesh"].(string); ok {
+				meshes[m.GetName()] = mc
 			}
 		}
+	}
+	if foundInjector {
+		cm.MeshConfigYAML, foundMesh = meshes[meshName]
 	}
 	if !foundInjector || !foundMesh {
 		return cm, &InputError{Field: installField(o, ""), Msg: "this installation has no istiod (istio-sidecar-injector and istio ConfigMaps); enable components.pilot"}
 	}
+	cm.Webhooks = strings.Join(webhooks, "---\n")
 	return cm, nil
 }
 
@@ -176,7 +196,7 @@ func renderConfigMaps(o InstallOptions) (ConfigMaps, error) {
 // injection templates but runs none of them. Unless the policy allows custom templates, templates
 // other than builtin are refused (for options that are not the default).
 func buildInstall(o InstallOptions, cm ConfigMaps, policy InstallPolicy, builtin map[string]string) (*Install, error) {
-	in := &Install{Options: o, Hash: o.Hash(), InjectorConfig: cm.InjectorConfig, Values: cm.Values, MeshConfigYAML: cm.MeshConfigYAML}
+	in := &Install{Options: o, Hash: o.Hash(), InjectorConfig: cm.InjectorConfig, Values: cm.Values, MeshConfigYAML: cm.MeshConfigYAML, Webhooks: cm.Webhooks}
 	cfg, err := inject.UnmarshalConfig([]byte(in.InjectorConfig))
 	if err != nil {
 		return nil, &InputError{Field: installField(o, ""), Msg: "injector config: " + err.Error()}
@@ -202,7 +222,7 @@ func buildInstall(o InstallOptions, cm ConfigMaps, policy InstallPolicy, builtin
 
 // configMaps are the installation's ConfigMaps, as a worker is given them.
 func (in *Install) configMaps() ConfigMaps {
-	return ConfigMaps{InjectorConfig: in.InjectorConfig, Values: in.Values, MeshConfigYAML: in.MeshConfigYAML}
+	return ConfigMaps{InjectorConfig: in.InjectorConfig, Values: in.Values, MeshConfigYAML: in.MeshConfigYAML, Webhooks: in.Webhooks}
 }
 
 var unknownFieldRE = regexp.MustCompile(`unknown field "([^"]+)"`)

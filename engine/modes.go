@@ -69,6 +69,26 @@ type clusterInjector struct {
 func (c *clusterInjector) Inject(*corev1.Pod, string) ([]byte, error) { return nil, nil }
 func (c *clusterInjector) GetKubeClient() kube.Client                 { return c.client }
 
+// node is the cluster's one node, of Kubernetes 1.minor: what Istio's DetectNativeSidecar reads.
+func node(minor int) *corev1.Node {
+	return &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: "sidecarlab-node"},
+		Status: corev1.NodeStatus{NodeInfo: corev1.NodeSystemInfo{
+			KubeletVersion: fmt.Sprintf("v1.%d.0", minor),
+		}},
+	}
+}
+
+// Node is a node of the webhook's Kubernetes version (KubernetesVersion, or the default), as
+// webhook mode gives Istio's native-sidecar detection; the Cluster view's webhook gets the same.
+func (s Settings) Node() (*corev1.Node, error) {
+	minor, err := s.kubernetesMinor()
+	if err != nil {
+		return nil, err
+	}
+	return node(minor), nil
+}
+
 // clusters builds one fake cluster per Kubernetes minor version, once, and reuses it. The node
 // informer is registered before the client starts: registered afterwards, the node list would be
 // empty and every version would "support" native sidecars.
@@ -88,13 +108,7 @@ func (c *clusters) get(minor int) *clusterInjector {
 	if ci, ok := c.byV[minor]; ok {
 		return ci
 	}
-	node := &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: "sidecarlab-node"},
-		Status: corev1.NodeStatus{NodeInfo: corev1.NodeSystemInfo{
-			KubeletVersion: fmt.Sprintf("v1.%d.0", minor),
-		}},
-	}
-	client := kube.NewFakeClient(node)
+	client := kube.NewFakeClient(node(minor))
 	_ = kclient.New[*corev1.Node](client)
 	client.RunAndWait(c.stop)
 	ci := &clusterInjector{client: client}

@@ -86,14 +86,14 @@ func TestUnifiedDiffIsAPatch(t *testing.T) {
 					t.Skipf("step %d: %v", st.Index, errs[0])
 				}
 				after := st.Output()
-				if st.Unified == "" {
+				if st.Unified() == "" {
 					if before != after {
 						t.Fatalf("step %d: no diff, but the texts differ", st.Index)
 					}
-				} else if got := applyPatch(t, bin, before, st.Unified); got != after {
+				} else if got := applyPatch(t, bin, before, st.Unified()); got != after {
 					t.Fatalf("step %d: the patched text is not the row's output (-want +got):\n%s", st.Index, cmp.Diff(after, got))
 				}
-				if strings.Contains(st.Unified, "\n\\ No newline at end of file\n") {
+				if strings.Contains(st.Unified(), "\n\\ No newline at end of file\n") {
 					noNewline++
 				}
 				before = after
@@ -166,11 +166,11 @@ func TestUnifiedDiffOfAFailedDocument(t *testing.T) {
 	if st.Documents[0].Error == nil || st.Documents[1].Error != nil {
 		t.Fatalf("want the Deployment failed and the Service not: %+v", st.Documents)
 	}
-	if st.Unified != "" {
-		t.Fatalf("the failed Deployment is diffed:\n%s", st.Unified)
+	if st.Unified() != "" {
+		t.Fatalf("the failed Deployment is diffed:\n%s", st.Unified())
 	}
-	if !strings.Contains(tl.Steps[1].Unified, "+            cpu: 200m") {
-		t.Fatalf("the step before, which did not fail, is not diffed:\n%s", tl.Steps[1].Unified)
+	if !strings.Contains(tl.Steps[1].Unified(), "+            cpu: 200m") {
+		t.Fatalf("the step before, which did not fail, is not diffed:\n%s", tl.Steps[1].Unified())
 	}
 	// The CLI's text (sidecarlab diff) says the row failed, not "(no change)".
 	for _, unified := range []bool{true, false} {
@@ -191,12 +191,12 @@ func TestUnifiedDiffOfAFailedDocument(t *testing.T) {
 	if row0.Documents[0].Error == nil || row0.Documents[1].Error != nil {
 		t.Fatalf("want document 1 failed and 2 injected: %+v", row0.Documents)
 	}
-	if strings.Contains(row0.Unified, "-  name: broken") || !strings.Contains(row0.Unified, "name: istio-proxy\n") {
-		t.Fatalf("row 0 diffs the failed document, or not the injected one:\n%s", row0.Unified)
+	if strings.Contains(row0.Unified(), "-  name: broken") || !strings.Contains(row0.Unified(), "name: istio-proxy\n") {
+		t.Fatalf("row 0 diffs the failed document, or not the injected one:\n%s", row0.Unified())
 	}
 	// What is diffed is still a patch: the injected document's input becomes its output.
 	want := row0.Documents[1].Output + "---\n"
-	if got := applyPatch(t, patchBin(t), row0.Documents[1].Input+"---\n", row0.Unified); got != want {
+	if got := applyPatch(t, patchBin(t), row0.Documents[1].Input+"---\n", row0.Unified()); got != want {
 		t.Fatalf("(-want +got):\n%s", cmp.Diff(want, got))
 	}
 }

@@ -58,38 +58,101 @@ func annotationsAt(steps []Step, k int) []annotationChange {
 }
 
 // StepResult is one row of a timeline: the manifest injected with the first Index steps applied,
-// and what changed against the row before.
+// and what changed against the row before. The changes and the unified diff are computed the
+// first time they are asked for (a page shows one or the other, a toggle's answer often neither
+// for most rows), then kept with the row.
 type StepResult struct {
 	// Index is 0 for the manifest as pasted, k after the k-th change.
-	Index int `json:"index"`
+	Index int
 	// Step is the change this row adds; nil for row 0.
-	Step      *Step      `json:"step,omitempty"`
-	Documents []Document `json:"documents"`
-	// Changes are the field-level differences against the previous row, each one caused by Step;
-	// for row 0, against the input: what injection itself changed.
-	Changes []Change `json:"changes"`
-	// Unified is a line diff of the whole output against the previous row (row 0: the input),
-	// a patch that turns the one into the other; documents that failed in either row are left
-	// out of both sides (see stepUnified).
-	Unified string `json:"unified,omitempty"`
+	Step      *Step
+	Documents []Document
 
-	findingsOnce sync.Once
-	findings     []Finding
+	changes  lazy[[]Change]
+	unified  lazy[string]
+	findings lazy[[]Finding]
+
+	viewsMu sync.Mutex
+	views   map[string]any
+}
+
+// maxViews bounds the views kept with one row.
+const maxViews = 4
+
+// View is a value an edge derives from the row to show it (the page's rows of changes, their
+// values as YAML), computed once per key and kept with the memoised row, so a row that did not
+// change is not shaped again on the next request. At most maxViews keys are kept; make must not
+// hold the row's lock (it may call the row's other methods).
+func (r *StepResult) View(key string, make func() any) any {
+	r.viewsMu.Lock()
+	v, ok := r.views[key]
+	r.viewsMu.Unlock()
+	if ok {
+		return v
+	}
+	v = make()
+	r.viewsMu.Lock()
+	defer r.viewsMu.Unlock()
+	if prior, ok := r.views[key]; ok {
+		return prior
+	}
+	if len(r.views) < maxViews {
+		if r.views == nil {
+			r.views = map[string]any{}
+		}
+		r.views[key] = v
+	}
+	return v
+}
+
+// lazy is a value computed once, by the first caller, from a function that is then dropped (it
+// holds the row before, or the input, which the row no longer needs once it is computed).
+type lazy[T any] struct {
+	once sync.Once
+	f    func() T
+	v    T
+}
+
+func (l *lazy[T]) get() T {
+	l.once.Do(func() {
+		if l.f != nil {
+			l.v, l.f = l.f(), nil
+		}
+	})
+	return l.v
+}
+
+// Changes are the field-level differences against the previous row, each one caused by Step;
+// for row 0, against the input: what injection itself changed.
+func (r *StepResult) Changes() []Change { return r.changes.get() }
+
+// Unified is a line diff of the whole output against the previous row (row 0: the input), a
+// patch that turns the one into the other; documents that failed in either row are left out of
+// both sides (see stepUnified).
+func (r *StepResult) Unified() string { return r.unified.get() }
+
+// MarshalJSON writes the row with its changes and unified diff (computing them).
+func (r *StepResult) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Index     int        `json:"index"`
+		Step      *Step      `json:"step,omitempty"`
+		Documents []Document `json:"documents"`
+		Changes   []Change   `json:"changes"`
+		Unified   string     `json:"unified,omitempty"`
+	}{r.Index, r.Step, r.Documents, r.Changes(), r.Unified()})
 }
 
 // size estimates the memory a memoised row holds: each document's input and output texts, the
-// output's JSON and the typed objects decoded from it (counted as three times the JSON), the
-// unified diff and the changes (whose values are bounded, see DiffDocuments).
+// output's JSON and the typed objects decoded from it (counted as three times the JSON), and, as
+// an allowance for the changes and the unified diff once they are computed (the changes' values
+// are bounded, see DiffDocuments), twice the output again.
 func (r *StepResult) size() int64 {
-	n := int64(len(r.Unified))
+	var n int64
 	for _, d := range r.Documents {
-		n += int64(len(d.Input)+len(d.Output)+4*len(d.json)) + 256
+		n += int64(len(d.Input)+3*len(d.Output)+4*len(d.json)) + 256
 		for _, w := range d.Warnings {
 			n += int64(len(w))
 		}
-	}
-	for _, c := range r.Changes {
-		n += c.size()
 	}
 	return n
 }
@@ -132,20 +195,24 @@ func (e *Engine) Timeline(ctx context.Context, manifest []byte, steps []Step, s 
 				return nil, err
 			}
 			r := &StepResult{Index: k, Documents: docs}
+			r.findings.f = func() []Finding { return e.check(p, docs) }
 			if k == 0 {
 				// Row 0's changes are what injection itself did to the input.
-				inputs := make([]Document, len(docs))
-				for i, d := range docs {
-					inputs[i] = Document{Index: d.Index, Output: d.Input}
+				r.changes.f = func() []Change {
+					inputs := make([]Document, len(docs))
+					for i, d := range docs {
+						inputs[i] = Document{Index: d.Index, Output: d.Input}
+					}
+					changes := DiffDocuments(inputs, docs, "")
+					markSerializer(changes, DiffDocuments(inputs, serialized(p.chunks), ""))
+					return changes
 				}
-				r.Changes = DiffDocuments(inputs, docs, "")
-				markSerializer(r.Changes, DiffDocuments(inputs, serialized(p.chunks), ""))
-				r.Unified = stepUnified(string(manifest), nil, docs)
+				r.unified.f = func() string { return stepUnified(string(manifest), nil, docs) }
 			} else {
 				st := steps[k-1]
 				r.Step = &st
-				r.Changes = DiffDocuments(before.Documents, docs, st.String())
-				r.Unified = stepUnified("", before.Documents, docs)
+				r.changes.f = func() []Change { return DiffDocuments(before.Documents, docs, st.String()) }
+				r.unified.f = func() string { return stepUnified("", before.Documents, docs) }
 			}
 			return r, nil
 		})
@@ -162,8 +229,7 @@ func (e *Engine) Timeline(ctx context.Context, manifest []byte, steps []Step, s 
 	}
 	// The row is memoised with everything its findings depend on (installation, mode, input,
 	// steps), so they are computed once per row too.
-	prev.findingsOnce.Do(func() { prev.findings = e.check(p, prev.Documents) })
-	t.Findings = prev.findings
+	t.Findings = prev.findings.get()
 	return t, nil
 }
 
@@ -194,22 +260,24 @@ func (t *Timeline) Text(unified bool) string {
 			}
 		}
 		if unified {
-			if st.Unified == "" && !failed {
+			u := st.Unified()
+			if u == "" && !failed {
 				w.WriteString("(no change)\n")
 			}
-			w.WriteString(st.Unified)
+			w.WriteString(u)
 			w.WriteString("\n")
 			continue
 		}
-		if len(st.Changes) == 0 && !failed {
+		changes := st.Changes()
+		if len(changes) == 0 && !failed {
 			w.WriteString("(no change)\n")
 		}
 		// Changes come grouped by document; within one, what the serializer alone writes (row 0)
 		// is listed last, under its own heading, so injection's own changes come first.
-		for i := 0; i < len(st.Changes); {
-			doc := st.Changes[i].Doc
+		for i := 0; i < len(changes); {
+			doc := changes[i].Doc
 			j := i
-			for j < len(st.Changes) && st.Changes[j].Doc == doc {
+			for j < len(changes) && changes[j].Doc == doc {
 				j++
 			}
 			d := st.Documents[doc-1]
@@ -220,7 +288,7 @@ func (t *Timeline) Text(unified bool) string {
 			fmt.Fprintf(&w, "document %d: %s\n", doc, strings.TrimPrefix(d.Kind+"/"+name, "/"))
 			for _, serializer := range []bool{false, true} {
 				head := serializer
-				for _, c := range st.Changes[i:j] {
+				for _, c := range changes[i:j] {
 					if c.Serializer != serializer {
 						continue
 					}

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -50,7 +51,7 @@ func TestTimeline(t *testing.T) {
 
 func changeText(r *StepResult) string {
 	var b strings.Builder
-	for _, c := range r.Changes {
+	for _, c := range r.Changes() {
 		b.WriteString(c.String())
 		b.WriteByte('\n')
 	}
@@ -154,7 +155,7 @@ func TestSerializerChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	marked := map[string]bool{}
-	for _, c := range tl.Steps[0].Changes {
+	for _, c := range tl.Steps[0].Changes() {
 		marked[fmt.Sprintf("%d %s", c.Doc, c.Path)] = c.Serializer
 	}
 	want := map[string]bool{
@@ -179,7 +180,7 @@ func TestSerializerChanges(t *testing.T) {
 			t.Errorf("the Service changed: %s", p)
 		}
 	}
-	for _, c := range tl.Steps[1].Changes {
+	for _, c := range tl.Steps[1].Changes() {
 		if c.Serializer {
 			t.Errorf("step 1 change %s marked as the serializer's", c.Path)
 		}
@@ -193,5 +194,47 @@ func TestSerializerChanges(t *testing.T) {
 	}
 	if strings.Contains(row1, head) {
 		t.Errorf("row 1 has a serializer heading:\n%s", row1)
+	}
+}
+
+// TestTimelineDiffsOnDemand: a row's field changes and unified diff are computed when first
+// asked for, once, and are the same as computed eagerly.
+func TestTimelineDiffsOnDemand(t *testing.T) {
+	e, err := New(context.Background(), Options{}) // its own memo: no row computed by another test
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	deploy := readFile(t, "testdata/corpus/deployment.yaml")
+	tl, err := e.Timeline(t.Context(), deploy, eightSteps[:2], Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range tl.Steps {
+		if r.changes.f == nil || r.unified.f == nil {
+			t.Fatalf("row %d: diffs computed before anyone asked", r.Index)
+		}
+	}
+	r := tl.Steps[2]
+	changes := r.Changes()
+	if len(changes) == 0 || r.changes.f != nil {
+		t.Fatalf("row 2: %d changes, function kept: %v", len(changes), r.changes.f != nil)
+	}
+	if r.unified.f == nil {
+		t.Fatal("asking for the changes computed the unified diff too")
+	}
+	if got := DiffDocuments(tl.Steps[1].Documents, r.Documents, eightSteps[1].String()); !reflect.DeepEqual(got, changes) {
+		t.Fatal("the changes on demand differ from DiffDocuments of the two rows")
+	}
+	if got, want := r.Unified(), UnifiedDiff(tl.Steps[1].Output(), r.Output()); got != want {
+		t.Fatal("the unified diff on demand differs from UnifiedDiff of the two rows")
+	}
+	// The memoised row is the same row: what was computed stays computed.
+	again, err := e.Timeline(t.Context(), deploy, eightSteps[:2], Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Steps[2] != r || again.Steps[2].changes.f != nil {
+		t.Fatal("the memoised row was not reused with its changes")
 	}
 }

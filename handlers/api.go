@@ -3,9 +3,11 @@ package handlers
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -21,16 +23,59 @@ type InjectRequest struct {
 }
 
 // InjectResponse is its answer: the timeline (row 0 is the manifest injected as is, row k adds
-// step k), the final output, and the permalink of the same view in the playground.
+// step k), the final output, and the permalink of the same view in the playground. A request's
+// ?include= names the parts it wants (apiParts); a part not asked for is absent, not empty.
 type InjectResponse struct {
 	Istio     engine.VersionInfo `json:"istio"`
 	Permalink string             `json:"permalink"`
-	Output    string             `json:"output"`
-	Timeline  *engine.Timeline   `json:"timeline"`
+	Output    string             `json:"output,omitempty"`
+	Timeline  *engine.Timeline   `json:"timeline,omitempty"`
+	// Changes and Unified are the last row's: what its step changed (row 0's: what injection
+	// changed), field by field and as a line diff.
+	Changes []engine.Change `json:"changes,omitzero"`
+	Unified *string         `json:"unified,omitempty"`
 	// Findings, Lifecycles and Batch are about the last row.
-	Findings   []explain.Finding   `json:"findings"`
-	Lifecycles []explain.Lifecycle `json:"lifecycles"`
-	Batch      []engine.BatchRow   `json:"batch"`
+	Findings   []explain.Finding   `json:"findings,omitzero"`
+	Lifecycles []explain.Lifecycle `json:"lifecycles,omitzero"`
+	Batch      []engine.BatchRow   `json:"batch,omitzero"`
+}
+
+// apiParts are the parts of an answer a client may ask for with ?include=a,b; without it, the
+// default ones (the whole answer as it always was). changes and unified are the last step's
+// alone, for a client that follows one step and needs neither the documents of every row nor
+// the rows before.
+var apiParts = []struct {
+	name string
+	def  bool
+}{
+	{"output", true}, {"timeline", true}, {"findings", true}, {"lifecycles", true}, {"batch", true},
+	{"changes", false}, {"unified", false},
+}
+
+// includes reads ?include=; an unknown part is a 400 that lists the known ones.
+func includes(r *http.Request) (map[string]bool, error) {
+	want := map[string]bool{}
+	q := r.URL.Query()["include"]
+	if len(q) == 0 {
+		for _, p := range apiParts {
+			want[p.name] = p.def
+		}
+		return want, nil
+	}
+	var names []string
+	for _, p := range apiParts {
+		names = append(names, p.name)
+	}
+	for _, v := range q {
+		for _, part := range strings.Split(v, ",") {
+			part = strings.TrimSpace(part)
+			if !slices.Contains(names, part) {
+				return nil, httpError{status: http.StatusBadRequest, msg: fmt.Sprintf("include=%s: not a part of the answer; the parts are %s.", bound(part, 64), strings.Join(names, ", "))}
+			}
+			want[part] = true
+		}
+	}
+	return want, nil
 }
 
 // handleAPIInject is POST /api/v1/inject.
@@ -51,6 +96,10 @@ func (s *server) handleAPIInject() http.Handler {
 		}
 		if !utf8.Valid(body) {
 			return httpError{status: http.StatusBadRequest, msg: "The request is not UTF-8 (JSON must be)."}
+		}
+		want, err := includes(r)
+		if err != nil {
+			return err
 		}
 		var req InjectRequest
 		dec := json.NewDecoder(strings.NewReader(string(body)))
@@ -77,15 +126,30 @@ func (s *server) handleAPIInject() http.Handler {
 		}
 		st := State{Version: StateVersion, Istio: engine.Version().Istio, Manifest: req.Manifest, Steps: req.Steps, Settings: req.Settings}
 		last := tl.Steps[len(tl.Steps)-1]
-		return writeJSON(w, http.StatusOK, InjectResponse{
-			Istio:      engine.Version(),
-			Permalink:  view{state: st, step: -1}.permalink(),
-			Output:     last.Output(),
-			Timeline:   tl,
-			Findings:   explain.Findings(tl.Findings),
-			Lifecycles: explain.Lifecycles(engine.Lifecycles(last.Documents)),
-			Batch:      engine.Batch(last.Documents, tl.Findings),
-		})
+		resp := InjectResponse{Istio: engine.Version(), Permalink: view{state: st, step: -1}.permalink()}
+		if want["output"] {
+			resp.Output = last.Output()
+		}
+		if want["timeline"] {
+			resp.Timeline = tl
+		}
+		if want["changes"] {
+			resp.Changes = append([]engine.Change{}, last.Changes()...)
+		}
+		if want["unified"] {
+			u := last.Unified()
+			resp.Unified = &u
+		}
+		if want["findings"] {
+			resp.Findings = explain.Findings(tl.Findings)
+		}
+		if want["lifecycles"] {
+			resp.Lifecycles = explain.Lifecycles(engine.Lifecycles(last.Documents))
+		}
+		if want["batch"] {
+			resp.Batch = engine.Batch(last.Documents, tl.Findings)
+		}
+		return writeJSON(w, http.StatusOK, resp)
 	})
 }
 

@@ -140,7 +140,7 @@ func replacesNotice(s *engine.StepResult) string {
 		return ""
 	}
 	var dropped []string
-	for _, c := range s.Changes {
+	for _, c := range s.Changes() {
 		if old, ok := c.Old.(string); ok && c.Kind == engine.Changed && strings.HasSuffix(c.Path, `annotations["`+key+`"]`) {
 			dropped = engine.DroppedProxyConfigFields(old, s.Step.Value)
 			break

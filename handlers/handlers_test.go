@@ -517,11 +517,11 @@ func TestAPI(t *testing.T) {
 	if r.status != http.StatusOK {
 		t.Fatalf("status %d: %s", r.status, r.body)
 	}
-	var resp InjectResponse
+	var resp apiAnswer
 	if err := json.Unmarshal([]byte(r.body), &resp); err != nil {
 		t.Fatal(err)
 	}
-	if len(resp.Timeline.Steps) != 2 || !strings.Contains(resp.Output, "restartPolicy: Always") || resp.Istio != engine.Version() || !strings.HasPrefix(resp.Permalink, "/?s=") {
+	if len(resp.Timeline.Steps) != 2 || resp.Output == nil || !strings.Contains(*resp.Output, "restartPolicy: Always") || resp.Istio != engine.Version() || !strings.HasPrefix(resp.Permalink, "/?s=") {
 		t.Fatalf("response: %d steps, permalink %q", len(resp.Timeline.Steps), resp.Permalink)
 	}
 	found := false

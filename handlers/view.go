@@ -273,24 +273,33 @@ func buildResults(v view, enc string, tl *engine.Timeline, reqErr *engine.InputE
 		sv.Href = v.linkWith(enc, "diff", s.Index)
 		sv.Selected = s.Index == res.Selected
 		sv.Open = s.Index > 0 || len(tl.Steps) == 1 || !res.All
-		for _, c := range s.Changes {
-			if !c.Serializer {
-				sv.ChangeCount++
+		// The field changes are computed for the tabs that count or show them, and turned into
+		// rows (their values into YAML) only for the one that shows them; the unified diff only
+		// for its own tab.
+		if want("diff") || want("timeline") {
+			changes := s.Changes()
+			if want("diff") {
+				// Shaped once per row and limit, and kept with the memoised row: the rows before
+				// the one a toggle adds are not shaped again.
+				cs := s.View(fmt.Sprintf("web.changes/%d/%t", lim, multi), func() any {
+					return stepChanges(changes, s.Documents, lim, maxChanges, multi)
+				}).(changeSet)
+				sv.ChangeCount, sv.Changes, sv.Serializer, sv.HiddenChanges = cs.count, cs.changes, cs.serializer, cs.hidden
+				sv.Notes = docNotes(s.Documents[:min(lim, len(s.Documents))], prev, len(changes) == 0)
+			} else {
+				for _, c := range changes {
+					if !c.Serializer {
+						sv.ChangeCount++
+					}
+				}
 			}
-			if c.Doc > lim || len(sv.Changes)+len(sv.Serializer) >= maxChanges {
-				sv.HiddenChanges++
-				continue
-			}
-			if c.Serializer {
-				sv.Serializer = append(sv.Serializer, changeView(c, s.Documents, multi))
-				continue
-			}
-			sv.Changes = append(sv.Changes, changeView(c, s.Documents, multi))
 		}
-		sv.Unified = unifiedLines(s.Unified)
-		if len(sv.Unified) > maxLines {
-			sv.HiddenLines = len(sv.Unified) - maxLines
-			sv.Unified = sv.Unified[:maxLines]
+		if want("unified") {
+			sv.Unified = unifiedLines(s.Unified())
+			if len(sv.Unified) > maxLines {
+				sv.HiddenLines = len(sv.Unified) - maxLines
+				sv.Unified = sv.Unified[:maxLines]
+			}
 		}
 		if sv.HiddenChanges > 0 || sv.HiddenLines > 0 {
 			res.More.Truncated = true
@@ -303,7 +312,6 @@ func buildResults(v view, enc string, tl *engine.Timeline, reqErr *engine.InputE
 				sv.Injected++
 			}
 		}
-		sv.Notes = docNotes(s.Documents[:min(lim, len(s.Documents))], prev, len(s.Changes) == 0)
 		prev = s.Documents
 		res.Steps = append(res.Steps, sv)
 	}
@@ -362,6 +370,33 @@ func buildResults(v view, enc string, tl *engine.Timeline, reqErr *engine.InputE
 		res.Documents = append(res.Documents, dv)
 	}
 	return res
+}
+
+// changeSet is a step's changes as the diff tab shows them: injection's own and the
+// serializer's, at most maxChanges of them from the first lim documents, and how many are not
+// shown. Shared between requests: never modified once made.
+type changeSet struct {
+	count, hidden       int
+	changes, serializer []web.ChangeView
+}
+
+func stepChanges(changes []engine.Change, docs []engine.Document, lim, maxChanges int, multi bool) changeSet {
+	var cs changeSet
+	for _, c := range changes {
+		if !c.Serializer {
+			cs.count++
+		}
+		if c.Doc > lim || len(cs.changes)+len(cs.serializer) >= maxChanges {
+			cs.hidden++
+			continue
+		}
+		if c.Serializer {
+			cs.serializer = append(cs.serializer, changeView(c, docs, multi))
+			continue
+		}
+		cs.changes = append(cs.changes, changeView(c, docs, multi))
+	}
+	return cs
 }
 
 // outputOf is the injected manifest of docs as engine.Injection.Output writes it: each document

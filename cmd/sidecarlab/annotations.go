@@ -2,43 +2,55 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/spf13/cobra"
 
 	"github.com/sidecarlab/sidecarlab/engine"
 )
 
-func runAnnotations(args []string, stdout, stderr io.Writer) error {
+func newAnnotationsCmd(c *cli) *cobra.Command {
 	var output string
-	fs := newFlagSet("annotations", stderr)
-	fs.StringVar(&output, "o", "table", "table or json")
-	if err := parse(fs, args); err != nil {
-		return err
+	cmd := &cobra.Command{
+		Use:   "annotations",
+		Short: "List the pod annotations Istio reads, from Istio's own catalog",
+		Long: `List the annotations of istio.io/api/annotation with the value kind sidecarlab checks them
+against, their group, feature status and description.`,
+		Example: examples(c,
+			"# The catalog as a table",
+			"{} annotations",
+			"",
+			"# As JSON, e.g. for jq",
+			"{} annotations -o json | jq -r '.[].name'"),
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkOutput(output, "table", "json"); err != nil {
+				return err
+			}
+			cat := engine.DefaultCatalog()
+			if output == "json" {
+				return writeJSON(c.stdout, cat.All())
+			}
+			tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tKIND\tGROUP\tSTATUS\tDESCRIPTION")
+			for _, a := range cat.All() {
+				status := a.FeatureStatus
+				if a.Deprecated {
+					status += ", deprecated"
+				}
+				if a.Hidden {
+					status += ", hidden"
+				}
+				desc, _, _ := strings.Cut(a.Description, "\n")
+				if len(desc) > 80 {
+					desc = desc[:77] + "..."
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", a.Name, a.Kind, a.Group, status, desc)
+			}
+			return tw.Flush()
+		},
 	}
-	cat := engine.DefaultCatalog()
-	switch output {
-	case "json":
-		return writeJSON(stdout, cat.All())
-	case "table":
-		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "NAME\tKIND\tGROUP\tSTATUS\tDESCRIPTION")
-		for _, a := range cat.All() {
-			status := a.FeatureStatus
-			if a.Deprecated {
-				status += ", deprecated"
-			}
-			if a.Hidden {
-				status += ", hidden"
-			}
-			desc, _, _ := strings.Cut(a.Description, "\n")
-			if len(desc) > 80 {
-				desc = desc[:77] + "..."
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", a.Name, a.Kind, a.Group, status, desc)
-		}
-		return tw.Flush()
-	default:
-		return usageError{fmt.Sprintf("-o %q: want table or json", output)}
-	}
+	outputFlag(cmd, &output, "table", "json")
+	return cmd
 }

@@ -1,70 +1,97 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/spf13/cobra"
 
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/explain"
 )
 
-// runBatch injects several files (or one multi-document file) and prints one row per workload.
-func runBatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	var f injectFlags
-	fs := newFlagSet("batch", stderr)
-	f.register(fs)
-	f.output = "table"
-	fs.Lookup("o").DefValue = "table"
-	if err := fs.Parse(args); err != nil {
-		return usageError{err.Error()}
+// batchFormats are batch's output formats; "md" is markdown's short name.
+var batchFormats = []string{"table", "csv", "markdown", "json"}
+
+func newBatchCmd(c *cli) *cobra.Command {
+	var (
+		files    fileFlags
+		settings settingsFlags
+		output   string
+	)
+	cmd := &cobra.Command{
+		Use:   "batch [-f FILENAME]... [FILE]...",
+		Short: "Inject many workloads and print one row per workload",
+		Long: `Inject every document of the files given (with -f, or as arguments) and print one row per workload:
+what happened to it, where the proxy went, its resources, and the pitfalls found. -o csv, markdown
+and json give the same rows as the playground's batch downloads.`,
+		Example: examples(c,
+			"# The lab's manifests as one table",
+			"{} batch -f manifests/",
+			"",
+			"# A directory tree as CSV, with native sidecars",
+			"{} batch -f manifests/ -R --native-sidecars true -o csv",
+			"",
+			"# Files as arguments, flags anywhere",
+			"{} batch a.yaml b.yaml -o json"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			format := output
+			if format == "md" {
+				format = "markdown"
+			}
+			if err := checkOutput(format, batchFormats...); err != nil {
+				return err
+			}
+			names := append(files.filenames, args...)
+			if len(names) == 0 {
+				return usageError{"batch needs at least one FILE (or -f FILENAME)\n" + seeHelp(cmd)}
+			}
+			s, err := settings.settings()
+			if err != nil {
+				return err
+			}
+			inputs, err := readInputs(c, names, files.recursive)
+			if err != nil {
+				return err
+			}
+			return batchRun(c, inputs, s, format)
+		},
 	}
-	files := fs.Args()
-	if len(files) == 0 {
-		return usageError{"batch needs at least one FILE"}
-	}
-	var parts []string
-	for _, name := range files {
-		b, err := os.ReadFile(name)
-		if err != nil {
-			return err
-		}
-		parts = append(parts, strings.TrimSuffix(string(b), "\n")+"\n")
-	}
-	f.file = "-"
-	_, _, s, err := f.request(strings.NewReader(""))
-	if err != nil {
-		return err
-	}
-	eng, err := engine.New(ctx, cliEngineOptions())
+	files.register(cmd)
+	settings.register(cmd)
+	outputFlag(cmd, &output, batchFormats...)
+	return cmd
+}
+
+// batchRun injects the inputs as one manifest and prints one row per workload in format.
+func batchRun(c *cli, inputs []input, s engine.Settings, format string) error {
+	eng, err := engine.New(c.ctx, cliEngineOptions())
 	if err != nil {
 		return err
 	}
 	defer eng.Close()
-	r, err := eng.Inject(ctx, []byte(strings.Join(parts, "---\n")), nil, s)
+	j := join(inputs)
+	r, err := eng.Inject(c.ctx, j.manifest, nil, s)
 	if err != nil {
-		return err
+		return j.locate(err)
 	}
 	rows := engine.Batch(r.Documents, r.Findings)
-	switch f.output {
+	switch format {
 	case "csv":
-		_, err = stdout.Write(engine.BatchCSV(rows))
-	case "markdown", "md":
-		_, err = stdout.Write(engine.BatchMarkdown(rows))
+		_, err = c.stdout.Write(engine.BatchCSV(rows))
+	case "markdown":
+		_, err = c.stdout.Write(engine.BatchMarkdown(rows))
 	case "json":
-		_, err = stdout.Write(engine.BatchJSON(rows))
-	case "table":
-		err = writeBatchTable(stdout, rows)
+		_, err = c.stdout.Write(engine.BatchJSON(rows))
 	default:
-		return usageError{fmt.Sprintf("-o %q: want table, csv, markdown or json", f.output)}
+		err = writeBatchTable(c.stdout, rows)
 	}
 	if err != nil {
 		return err
 	}
-	return reportDocErrors(r.Errors(), stderr)
+	return reportDocErrors(c, j, r.Errors())
 }
 
 // writeBatchTable prints the engine's own rows and columns (as the CSV and Markdown downloads

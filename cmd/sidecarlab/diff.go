@@ -1,50 +1,72 @@
 package main
 
 import (
-	"context"
-	"fmt"
 	"io"
+
+	"github.com/spf13/cobra"
 
 	"github.com/sidecarlab/sidecarlab/engine"
 )
 
-func runDiff(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	var f injectFlags
-	var unified bool
-	fs := newFlagSet("diff", stderr)
-	f.register(fs)
-	fs.BoolVar(&unified, "unified", false, "print line diffs instead of field diffs")
-	f.output = "text"
-	if err := parse(fs, args); err != nil {
-		return err
+func newDiffCmd(c *cli) *cobra.Command {
+	var (
+		files    fileFlags
+		settings settingsFlags
+		steps    stepFlags
+		output   string
+		unified  bool
+	)
+	cmd := &cobra.Command{
+		Use:   "diff -f FILENAME [--annotate KEY=VALUE]...",
+		Short: "Show, field by field, what injection and each annotation change",
+		Long: `Show the timeline of a manifest: step 0 is the manifest injected as it is, and each --annotate adds
+one step whose changes (added, removed, changed and moved fields) are the ones that annotation
+caused. --unified prints line diffs instead.`,
+		Example: examples(c,
+			"# What injection adds to a Deployment",
+			"{} diff -f deployment.yaml",
+			"",
+			"# Then what each of two annotations changes",
+			"{} diff -f deployment.yaml --annotate sidecar.istio.io/proxyCPU=200m \\",
+			"    --annotate 'proxy.istio.io/config=holdApplicationUntilProxyStarts: true'",
+			"",
+			"# As line diffs",
+			"{} diff -f deployment.yaml --annotate sidecar.istio.io/inject=false --unified"),
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if output == "yaml" {
+				output = "text"
+			}
+			if err := checkOutput(output, "text", "json"); err != nil {
+				return err
+			}
+			j, st, s, err := request(c, files, settings, steps)
+			if err != nil {
+				return err
+			}
+			eng, err := engine.New(c.ctx, cliEngineOptions())
+			if err != nil {
+				return err
+			}
+			defer eng.Close()
+			tl, err := eng.Timeline(c.ctx, j.manifest, st, s)
+			if err != nil {
+				return j.locate(err)
+			}
+			if output == "json" {
+				if err := writeJSON(c.stdout, tl); err != nil {
+					return err
+				}
+			} else if _, err := io.WriteString(c.stdout, tl.Text(unified)); err != nil {
+				return err
+			}
+			return reportDocErrors(c, j, tl.Steps[len(tl.Steps)-1].Errors())
+		},
 	}
-	if f.output == "yaml" {
-		f.output = "text"
-	}
-	if f.output != "text" && f.output != "json" {
-		return usageError{fmt.Sprintf("-o %q: want text or json", f.output)}
-	}
-	manifest, steps, s, err := f.request(stdin)
-	if err != nil {
-		return err
-	}
-	eng, err := engine.New(ctx, cliEngineOptions())
-	if err != nil {
-		return err
-	}
-	defer eng.Close()
-	tl, err := eng.Timeline(ctx, manifest, steps, s)
-	if err != nil {
-		return err
-	}
-	if f.output == "json" {
-		if err := writeJSON(stdout, tl); err != nil {
-			return err
-		}
-	} else {
-		if _, err := io.WriteString(stdout, tl.Text(unified)); err != nil {
-			return err
-		}
-	}
-	return reportDocErrors(tl.Steps[len(tl.Steps)-1].Errors(), stderr)
+	files.register(cmd)
+	settings.register(cmd)
+	steps.register(cmd)
+	outputFlag(cmd, &output, "text", "json")
+	cmd.Flags().BoolVar(&unified, "unified", false, "print line diffs instead of field diffs")
+	return cmd
 }

@@ -1,6 +1,7 @@
 // Command sidecarlab shows what Istio's sidecar injection does to a Kubernetes workload: the
 // injected manifest, the field-level diff of each annotation, the annotation catalog — and serves
-// the same as a web playground.
+// the same as a web playground. Installed as kubectl-sidecarlab, it is the kubectl plugin
+// `kubectl sidecarlab`.
 package main
 
 import (
@@ -13,7 +14,7 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
+	err := runAs(ctx, commandName(os.Args[0]), os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	if err != nil {
 		if err != errSilent {

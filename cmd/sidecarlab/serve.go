@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -12,56 +11,92 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/handlers"
 	"github.com/sidecarlab/sidecarlab/sandbox"
 	"github.com/sidecarlab/sidecarlab/store"
 )
 
-// runServe serves the playground until ctx ends. It listens at once and renders the default
+// newServeCmd is serve: the playground until the process is told to stop.
+func newServeCmd(c *cli) *cobra.Command {
+	var o serveOptions
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the playground and its JSON API",
+		Long: `Serve the web playground and the JSON API under /api/v1. It listens at once: /healthz answers
+immediately, /readyz once the engine is ready. Shared links are kept in SQLite (--db) or
+PostgreSQL (--postgres); without a store, everything but sharing works.`,
+		Example: examples(c,
+			"# On port 8080, links in ./sidecarlab.db",
+			"{} serve",
+			"",
+			"# Behind a proxy, links in PostgreSQL",
+			"SIDECARLAB_POSTGRES=postgres://... {} serve --addr :9000 --trusted-proxies 10.0.0.0/8",
+			"",
+			"# Accept users' own injection templates, run in isolated workers",
+			"{} serve --allow-custom-templates --worker-cpu-seconds 5"),
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return serveRun(c, o)
+		},
+	}
+	o.register(cmd, c.getenv)
+	return cmd
+}
+
+// serveOptions are serve's flags.
+type serveOptions struct {
+	addr, dbPath, postgres, trusted string
+	quota                           int64
+	cfg                             handlers.Config
+	iso                             isolation
+}
+
+func (o *serveOptions) register(cmd *cobra.Command, getenv func(string) string) {
+	o.addr = getenv("SIDECARLAB_ADDR")
+	if o.addr == "" {
+		o.addr = ":8080"
+	}
+	o.dbPath = getenv("SIDECARLAB_DB")
+	if o.dbPath == "" {
+		o.dbPath = "sidecarlab.db"
+	}
+	o.postgres = getenv("SIDECARLAB_POSTGRES")
+	fs := cmd.Flags()
+	fs.StringVar(&o.addr, "addr", o.addr, "address to listen on (env SIDECARLAB_ADDR)")
+	fs.StringVar(&o.dbPath, "db", o.dbPath, "SQLite file for shared links, created on first use (env SIDECARLAB_DB)")
+	fs.StringVar(&o.postgres, "postgres", o.postgres, "PostgreSQL DSN for shared links, instead of SQLite (env SIDECARLAB_POSTGRES)")
+	fs.Int64Var(&o.cfg.MaxBodyBytes, "max-body", 1<<20, "largest request body in bytes, and largest shared state")
+	fs.IntVar(&o.cfg.MaxConcurrent, "max-concurrent", 0, "injections running at once (0: 2 × GOMAXPROCS); more wait, then get 503")
+	fs.IntVar(&o.cfg.RatePerMinute, "rate-limit", 6000, "requests per minute per client address, shares apart (-1: off)")
+	fs.IntVar(&o.cfg.WriteRatePerMinute, "share-rate-limit", 60, "shares (link-store writes) per minute per client address (-1: off)")
+	fs.DurationVar(&o.cfg.RequestTimeout, "request-timeout", 15*time.Second, "bound on one request's work; shutdown waits this long plus 5 s for requests in flight")
+	fs.StringVar(&o.trusted, "trusted-proxies", "", "comma-separated CIDRs of proxies whose X-Forwarded-For/Forwarded names the client (default none: headers ignored)")
+	fs.Int64Var(&o.quota, "store-quota", 1<<30, "largest size of the link store in bytes; when full, sharing answers 507 (0: no bound)")
+	fs.BoolVar(&o.iso.allow, "allow-custom-templates", false, "accept install options that bring injection templates (or template text), and run them in isolated worker processes")
+	o.iso.limits = sandbox.DefaultLimits()
+	fs.IntVar(&o.iso.limits.CPUSeconds, "worker-cpu-seconds", o.iso.limits.CPUSeconds, "CPU time a worker may use (with --allow-custom-templates)")
+	fs.Int64Var(&o.iso.limits.MemoryBytes, "worker-memory", o.iso.limits.MemoryBytes, "memory in bytes a worker may map beyond its start (with --allow-custom-templates)")
+	fs.IntVar(&o.iso.maxWorkers, "max-workers", 0, "workers running at once (0: GOMAXPROCS; with --allow-custom-templates)")
+	for _, name := range []string{"addr", "postgres", "max-body", "max-concurrent", "rate-limit", "share-rate-limit", "request-timeout", "trusted-proxies", "store-quota", "worker-cpu-seconds", "worker-memory", "max-workers"} {
+		_ = cmd.RegisterFlagCompletionFunc(name, cobra.NoFileCompletions)
+	}
+}
+
+// serveRun serves the playground until ctx ends. It listens at once and renders the default
 // installation in the background: /healthz answers immediately, /readyz once the engine is ready.
-func runServe(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
-	addr := getenv("SIDECARLAB_ADDR")
-	if addr == "" {
-		addr = ":8080"
-	}
-	dbPath := getenv("SIDECARLAB_DB")
-	if dbPath == "" {
-		dbPath = "sidecarlab.db"
-	}
-	postgres := getenv("SIDECARLAB_POSTGRES")
-	fs := newFlagSet("serve", stderr)
-	fs.StringVar(&addr, "addr", addr, "address to listen on (env SIDECARLAB_ADDR)")
-	fs.StringVar(&dbPath, "db", dbPath, "SQLite file for shared links, created on first use (env SIDECARLAB_DB)")
-	fs.StringVar(&postgres, "postgres", postgres, "PostgreSQL DSN for shared links, instead of SQLite (env SIDECARLAB_POSTGRES)")
-	var cfg handlers.Config
-	fs.Int64Var(&cfg.MaxBodyBytes, "max-body", 1<<20, "largest request body in bytes, and largest shared state")
-	fs.IntVar(&cfg.MaxConcurrent, "max-concurrent", 0, "injections running at once (0: 2 × GOMAXPROCS); more wait, then get 503")
-	fs.IntVar(&cfg.RatePerMinute, "rate-limit", 6000, "requests per minute per client address, shares apart (-1: off)")
-	fs.IntVar(&cfg.WriteRatePerMinute, "share-rate-limit", 60, "shares (link-store writes) per minute per client address (-1: off)")
-	fs.DurationVar(&cfg.RequestTimeout, "request-timeout", 15*time.Second, "bound on one request's work; shutdown waits this long plus 5 s for requests in flight")
-	var trusted string
-	fs.StringVar(&trusted, "trusted-proxies", "", "comma-separated CIDRs of proxies whose X-Forwarded-For/Forwarded names the client (default none: headers ignored)")
-	var quota int64
-	fs.Int64Var(&quota, "store-quota", 1<<30, "largest size of the link store in bytes; when full, sharing answers 507 (0: no bound)")
-	var iso isolation
-	fs.BoolVar(&iso.allow, "allow-custom-templates", false, "accept install options that bring injection templates (or template text), and run them in isolated worker processes")
-	limits := sandbox.DefaultLimits()
-	fs.IntVar(&limits.CPUSeconds, "worker-cpu-seconds", limits.CPUSeconds, "CPU time a worker may use (with --allow-custom-templates)")
-	fs.Int64Var(&limits.MemoryBytes, "worker-memory", limits.MemoryBytes, "memory in bytes a worker may map beyond its start (with --allow-custom-templates)")
-	fs.IntVar(&iso.maxWorkers, "max-workers", 0, "workers running at once (0: GOMAXPROCS; with --allow-custom-templates)")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	iso.limits = limits
+func serveRun(c *cli, o serveOptions) error {
+	ctx, cfg := c.ctx, o.cfg
 	var err error
-	if cfg.TrustedProxies, err = handlers.ParseTrustedProxies(trusted); err != nil {
+	if cfg.TrustedProxies, err = handlers.ParseTrustedProxies(o.trusted); err != nil {
 		return usageError{fmt.Sprintf("--trusted-proxies: %v", err)}
 	}
 	if cfg.RequestTimeout <= 0 {
 		return usageError{"--request-timeout must be positive"}
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	logger := slog.New(slog.NewTextHandler(c.stderr, nil))
 
 	// The playground does not need the link store: one that cannot be opened is logged, reported
 	// on /readyz?verbose and /metrics, answered with 503 "sharing is unavailable", and opened
@@ -69,19 +104,19 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	links := newReconnectingLinks(func(ctx context.Context) (*store.SQL, error) {
 		var db *store.SQL
 		var err error
-		if postgres != "" {
-			db, err = store.OpenPostgres(ctx, postgres)
+		if o.postgres != "" {
+			db, err = store.OpenPostgres(ctx, o.postgres)
 		} else {
-			db, err = store.OpenSQLite(ctx, dbPath)
+			db, err = store.OpenSQLite(ctx, o.dbPath)
 		}
 		if err == nil {
-			db.Quota = quota
+			db.Quota = o.quota
 		}
 		return db, err
 	}, logger, storeRetry)
 	defer links.Close()
 
-	// The engine starts in the background, tied to ctx; before returning, runServe waits for it
+	// The engine starts in the background, tied to ctx; before returning, serveRun waits for it
 	// to finish starting and closes it, so an early shutdown leaves nothing running.
 	var ready atomic.Pointer[engine.Engine]
 	start := time.Now()
@@ -89,7 +124,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	engDone := make(chan struct{})
 	go func() {
 		defer close(engDone)
-		opts, err := iso.engineOptions(ctx, logger)
+		opts, err := o.iso.engineOptions(ctx, logger)
 		if err != nil {
 			engErr <- err
 			return
@@ -123,7 +158,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		IdleTimeout:       120 * time.Second,
 		// Requests do not inherit ctx: when it ends, Shutdown lets those in flight finish.
 	}
-	ln, err := net.Listen("tcp", addr)
+	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
 		return err
 	}

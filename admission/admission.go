@@ -1,0 +1,535 @@
+// Package admission follows the Pod a workload's controller creates through the cluster's
+// admission path, offline, with the code the cluster runs:
+//
+//  1. the API server's choice of mutating webhooks: the MutatingWebhookConfigurations the
+//     installation renders, matched with apimachinery's label selectors on the namespace's and
+//     the Pod's labels;
+//  2. Istio's injection webhook itself: inject.NewWebhook on a mux, sent an AdmissionReview
+//     in-process (as Istio's own webhook tests do), its JSON patch applied to the Pod;
+//  3. Pod Security Admission: k8s.io/pod-security-admission's evaluator and admission code on
+//     the final Pod, with the namespace's enforce, audit and warn labels.
+//
+// Nothing of their logic is repeated here; this package builds their inputs and reads their
+// answers. It is not the engine: it drives an http.ServeMux (in-process, no socket), which the
+// engine does not import.
+package admission
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
+	admissionv1 "k8s.io/api/admission/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	psadmission "k8s.io/pod-security-admission/admission"
+	psaapi "k8s.io/pod-security-admission/admission/api"
+	"k8s.io/pod-security-admission/api"
+	"k8s.io/pod-security-admission/metrics"
+	"k8s.io/pod-security-admission/policy"
+	"sigs.k8s.io/yaml"
+
+	"istio.io/istio/pilot/pkg/model"
+	"istio.io/istio/pkg/config/constants"
+	"istio.io/istio/pkg/config/mesh"
+	"istio.io/istio/pkg/config/mesh/meshwatcher"
+	"istio.io/istio/pkg/kube"
+	"istio.io/istio/pkg/kube/inject"
+	"istio.io/istio/pkg/kube/multicluster"
+
+	"github.com/sidecarlab/sidecarlab/engine"
+)
+
+// Namespace is the namespace the Pod is created in, as the cluster sees it.
+type Namespace struct {
+	Name   string            `json:"name,omitempty"`
+	Labels map[string]string `json:"labels,omitempty"`
+}
+
+// DefaultNamespace is the namespace of a workload that names none and of a request that gives none.
+const DefaultNamespace = "default"
+
+// labels are the namespace's labels as the API server keeps them: with
+// kubernetes.io/metadata.name, which it sets on every namespace.
+func (n Namespace) labels() map[string]string {
+	out := map[string]string{}
+	for k, v := range n.Labels {
+		out[k] = v
+	}
+	out["kubernetes.io/metadata.name"] = n.Name
+	return out
+}
+
+// WebhookMatch is one webhook of a MutatingWebhookConfiguration, and whether the API server calls
+// it for the Pod.
+type WebhookMatch struct {
+	Configuration string `json:"configuration"`
+	Name          string `json:"name"`
+	// NamespaceMatch and ObjectMatch are its two selectors' verdicts; Called is both.
+	NamespaceMatch bool   `json:"namespaceMatch"`
+	ObjectMatch    bool   `json:"objectMatch"`
+	Called         bool   `json:"called"`
+	Path           string `json:"path,omitempty"`
+	// Selectors are the two selectors as the API server reads them (labels.Selector's String).
+	NamespaceSelector string `json:"namespaceSelector"`
+	ObjectSelector    string `json:"objectSelector"`
+}
+
+// Result is the admission of one document's Pod.
+type Result struct {
+	Doc  int    `json:"doc"`
+	Kind string `json:"kind,omitempty"`
+	Name string `json:"name,omitempty"`
+	// Pod is the Pod as its controller would create it, before admission; Final after Istio's
+	// patch (the same when no webhook injected it).
+	Pod   *corev1.Pod `json:"-"`
+	Final *corev1.Pod `json:"-"`
+	// Webhooks are every webhook of the installation, called or not, in the API server's order.
+	Webhooks []WebhookMatch `json:"webhooks"`
+	// Injected is true when a webhook was called and returned a patch that injected the proxy.
+	Injected bool `json:"injected"`
+	// WebhookError is Istio's webhook's refusal, verbatim (failurePolicy Fail: the Pod is rejected).
+	WebhookError string `json:"webhookError,omitempty"`
+	// Admitted is false when the webhook refused the Pod or Pod Security Admission's enforce
+	// level rejected it; Violations are PSA's messages, verbatim, and Warnings its warn-level ones.
+	Admitted   bool     `json:"admitted"`
+	Violations []string `json:"violations,omitempty"`
+	Warnings   []string `json:"warnings,omitempty"`
+	// Error is set when the document is not a workload that makes Pods, or failed to read.
+	Error string `json:"error,omitempty"`
+	// Trace names each rule in the order the cluster applies it (see trace.go); the verdicts
+	// above come from the real code, the trace says which rule decided.
+	Trace []Step `json:"trace"`
+}
+
+// Admit follows each workload of the manifest (steps applied) through admission in ns, with
+// the installation of s and nodes of its Kubernetes version.
+func Admit(ctx context.Context, eng *engine.Engine, manifest []byte, steps []engine.Step, s engine.Settings, ns Namespace) ([]Result, error) {
+	if ns.Name == "" {
+		ns.Name = DefaultNamespace
+	}
+	in, workloads, err := eng.Workloads(ctx, manifest, steps, s)
+	if err != nil {
+		return nil, err
+	}
+	configs, err := webhookConfigurations(in.Webhooks)
+	if err != nil {
+		return nil, err
+	}
+	wh, err := newWebhook(in, s)
+	if err != nil {
+		return nil, err
+	}
+	defer wh.close()
+	version, err := kubernetesVersion(s)
+	if err != nil {
+		return nil, err
+	}
+	psa, err := newPodSecurity(version)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Result, 0, len(workloads))
+	for _, w := range workloads {
+		r := Result{Doc: w.Doc, Kind: w.Kind, Name: w.Name}
+		if w.Error != nil {
+			r.Error = w.Error.Error()
+			out = append(out, r)
+			continue
+		}
+		pod, err := podOf(w, ns.Name)
+		if err != nil {
+			r.Error = err.Error()
+			out = append(out, r)
+			continue
+		}
+		r.Pod = pod
+		if err := r.admit(ctx, configs, wh, psa, ns); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func (r *Result) admit(ctx context.Context, configs []admissionregistrationv1.MutatingWebhookConfiguration, wh *webhook, psa *podSecurity, ns Namespace) error {
+	nsLabels := labels.Set(ns.labels())
+	r.step("namespace", "name", ns.Name, "labels", labels.Set(ns.Labels).String())
+	current := r.Pod.DeepCopy()
+	anyCalled := false
+	for _, c := range configs {
+		for _, h := range c.Webhooks {
+			m := WebhookMatch{Configuration: c.Name, Name: h.Name}
+			if h.ClientConfig.Service != nil && h.ClientConfig.Service.Path != nil {
+				m.Path = *h.ClientConfig.Service.Path
+			}
+			nsSel, err := selector(h.NamespaceSelector)
+			if err != nil {
+				return fmt.Errorf("webhook %s: namespaceSelector: %w", h.Name, err)
+			}
+			objSel, err := selector(h.ObjectSelector)
+			if err != nil {
+				return fmt.Errorf("webhook %s: objectSelector: %w", h.Name, err)
+			}
+			m.NamespaceSelector, m.ObjectSelector = nsSel.String(), objSel.String()
+			m.NamespaceMatch = nsSel.Matches(nsLabels)
+			m.ObjectMatch = objSel.Matches(labels.Set(current.Labels))
+			m.Called = m.NamespaceMatch && m.ObjectMatch && rulesMatchPodCreate(h.Rules)
+			r.Webhooks = append(r.Webhooks, m)
+			switch {
+			case !m.NamespaceMatch:
+				r.step("webhook-namespace-mismatch", "webhook", h.Name, "requirement", unmet(nsSel, nsLabels))
+			case !m.ObjectMatch:
+				r.step("webhook-object-mismatch", "webhook", h.Name, "requirement", unmet(objSel, labels.Set(current.Labels)))
+			case !m.Called:
+				r.step("webhook-rules-mismatch", "webhook", h.Name)
+			}
+			if !m.Called || r.WebhookError != "" {
+				continue
+			}
+			anyCalled = true
+			r.step("webhook-called", "webhook", h.Name, "path", m.Path)
+			r.Trace = append(r.Trace, policyTrace(wh.cfg, current, ns.Name)...)
+			next, patched, err := wh.call(current, ns.Name, m.Path)
+			if err != nil {
+				var refused webhookRefusal
+				if errors.As(err, &refused) {
+					r.WebhookError = refused.msg
+					r.step("webhook-refused", "webhook", h.Name, "message", refused.msg)
+					continue
+				}
+				return err
+			}
+			if patched {
+				current = next
+			}
+		}
+	}
+	r.Final = current
+	r.Injected = inject.FindSidecar(current) != nil && inject.FindSidecar(r.Pod) == nil
+	switch {
+	case !anyCalled:
+		r.step("not-injected-no-webhook")
+	case r.Injected:
+		r.step("injected")
+	case r.WebhookError == "":
+		r.step("not-injected-policy")
+	}
+	if r.WebhookError != "" {
+		r.Admitted = false
+		return nil
+	}
+	r.Admitted, r.Violations, r.Warnings = psa.evaluate(ctx, ns, current)
+	if r.Admitted {
+		r.step("admitted")
+	} else {
+		r.step("rejected-pod-security", "message", r.Violations[0])
+	}
+	return nil
+}
+
+// selector is a webhook's label selector as the API server reads it: absent selects everything.
+func selector(ls *metav1.LabelSelector) (labels.Selector, error) {
+	if ls == nil {
+		return labels.Everything(), nil
+	}
+	return metav1.LabelSelectorAsSelector(ls)
+}
+
+// rulesMatchPodCreate says whether a webhook's rules cover creating a v1 Pod.
+func rulesMatchPodCreate(rules []admissionregistrationv1.RuleWithOperations) bool {
+	has := func(list []string, v string) bool {
+		for _, x := range list {
+			if x == v || x == "*" {
+				return true
+			}
+		}
+		return false
+	}
+	for _, r := range rules {
+		ops := false
+		for _, o := range r.Operations {
+			ops = ops || o == admissionregistrationv1.Create || o == admissionregistrationv1.OperationAll
+		}
+		if ops && has(r.APIGroups, "") && has(r.APIVersions, "v1") && has(r.Resources, "pods") {
+			return true
+		}
+	}
+	return false
+}
+
+// webhookConfigurations reads the rendered MutatingWebhookConfigurations.
+func webhookConfigurations(text string) ([]admissionregistrationv1.MutatingWebhookConfiguration, error) {
+	var out []admissionregistrationv1.MutatingWebhookConfiguration
+	for _, doc := range strings.Split(text, "\n---\n") {
+		if strings.TrimSpace(doc) == "" {
+			continue
+		}
+		var c admissionregistrationv1.MutatingWebhookConfiguration
+		if err := yaml.UnmarshalStrict([]byte(doc), &c); err != nil {
+			return nil, fmt.Errorf("the installation's MutatingWebhookConfiguration: %w", err)
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// podOf is the Pod a workload's controller creates: the pod template's metadata and spec, in the
+// namespace, with a generated name and an owner reference. Where the controller puts a hash in
+// the name (a Deployment's ReplicaSet), the name says so with a placeholder.
+func podOf(w engine.Workload, namespace string) (*corev1.Pod, error) {
+	if w.Object == nil {
+		return nil, fmt.Errorf("%s is not a kind that makes Pods", w.Kind)
+	}
+	ns := namespace
+	owner := func(apiVersion, kind, name string) []metav1.OwnerReference {
+		t := true
+		return []metav1.OwnerReference{{APIVersion: apiVersion, Kind: kind, Name: name, UID: types.UID("00000000-0000-0000-0000-000000000000"), Controller: &t, BlockOwnerDeletion: &t}}
+	}
+	var pod *corev1.Pod
+	fromTemplate := func(t corev1.PodTemplateSpec) *corev1.Pod {
+		return &corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: *t.ObjectMeta.DeepCopy(), Spec: *t.Spec.DeepCopy()}
+	}
+	switch o := w.Object.(type) {
+	case *corev1.Pod:
+		pod = o.DeepCopy()
+		if pod.Namespace != "" {
+			ns = pod.Namespace
+		}
+	case *appsv1.Deployment:
+		pod = fromTemplate(o.Spec.Template)
+		rs := o.Name + "-<pod-template-hash>"
+		pod.GenerateName, pod.OwnerReferences = rs+"-", owner("apps/v1", "ReplicaSet", rs)
+	case *appsv1.ReplicaSet:
+		pod = fromTemplate(o.Spec.Template)
+		pod.GenerateName, pod.OwnerReferences = o.Name+"-", owner("apps/v1", "ReplicaSet", o.Name)
+	case *appsv1.StatefulSet:
+		pod = fromTemplate(o.Spec.Template)
+		pod.Name, pod.OwnerReferences = o.Name+"-0", owner("apps/v1", "StatefulSet", o.Name)
+	case *appsv1.DaemonSet:
+		pod = fromTemplate(o.Spec.Template)
+		pod.GenerateName, pod.OwnerReferences = o.Name+"-", owner("apps/v1", "DaemonSet", o.Name)
+	case *batchv1.Job:
+		pod = fromTemplate(o.Spec.Template)
+		pod.GenerateName, pod.OwnerReferences = o.Name+"-", owner("batch/v1", "Job", o.Name)
+	case *batchv1.CronJob:
+		pod = fromTemplate(o.Spec.JobTemplate.Spec.Template)
+		job := o.Name + "-<scheduled-time>"
+		pod.GenerateName, pod.OwnerReferences = job+"-", owner("batch/v1", "Job", job)
+	case *corev1.ReplicationController:
+		if o.Spec.Template == nil {
+			return nil, errors.New("the ReplicationController has no pod template")
+		}
+		pod = fromTemplate(*o.Spec.Template)
+		pod.GenerateName, pod.OwnerReferences = o.Name+"-", owner("v1", "ReplicationController", o.Name)
+	default:
+		return nil, fmt.Errorf("%s: sidecarlab does not know how its controller makes Pods", w.Kind)
+	}
+	if meta := objectNamespace(w.Object); meta != "" {
+		ns = meta
+	}
+	pod.Namespace = ns
+	return pod, nil
+}
+
+func objectNamespace(obj runtime.Object) string {
+	if m, ok := obj.(metav1.Object); ok {
+		return m.GetNamespace()
+	}
+	return ""
+}
+
+// webhook is Istio's injection webhook on a mux, with a fake cluster of one node of the chosen
+// Kubernetes version for its native-sidecar detection.
+type webhook struct {
+	mux  *http.ServeMux
+	cfg  *inject.Config
+	stop chan struct{}
+	once sync.Once
+}
+
+type staticWatcher struct {
+	cfg    *inject.Config
+	values string
+}
+
+func (w staticWatcher) SetHandler(func(*inject.Config, string) error) {}
+func (w staticWatcher) Run(<-chan struct{})                           {}
+func (w staticWatcher) Get() (*inject.Config, string, error)          { return w.cfg, w.values, nil }
+
+func newWebhook(in *engine.Install, s engine.Settings) (*webhook, error) {
+	cfg, err := inject.UnmarshalConfig([]byte(in.InjectorConfig))
+	if err != nil {
+		return nil, err
+	}
+	mc, err := mesh.ApplyMeshConfig(in.MeshConfigYAML, mesh.DefaultMeshConfig())
+	if err != nil {
+		return nil, err
+	}
+	var values struct {
+		Revision string `json:"revision"`
+	}
+	_ = json.Unmarshal([]byte(in.Values), &values)
+	node, err := s.Node()
+	if err != nil {
+		return nil, err
+	}
+	// As istiod: the mesh config and the (empty) ProxyConfig resources merged per pod.
+	store := model.NewFakeStore()
+	env := &model.Environment{Watcher: meshwatcher.NewTestWatcher(mc), ConfigStore: store}
+	env.SetPushContext(&model.PushContext{ProxyConfigs: model.GetProxyConfigs(store, mc)})
+	multi := multicluster.NewFakeController()
+	w := &webhook{mux: http.NewServeMux(), cfg: &cfg, stop: make(chan struct{})}
+	if _, err := inject.NewWebhook(inject.WebhookParameters{
+		Watcher: staticWatcher{cfg: &cfg, values: in.Values}, Env: env, Mux: w.mux,
+		Revision: values.Revision, MultiCluster: multi,
+	}); err != nil {
+		return nil, err
+	}
+	// The node informer is registered (by NewWebhook's handler) before the client starts.
+	client := kube.NewFakeClient(node)
+	multi.Add(constants.DefaultClusterName, client, w.stop)
+	client.RunAndWait(w.stop)
+	return w, nil
+}
+
+func (w *webhook) close() { w.once.Do(func() { close(w.stop) }) }
+
+// webhookRefusal is the webhook's answer refusing the Pod.
+type webhookRefusal struct{ msg string }
+
+func (e webhookRefusal) Error() string { return e.msg }
+
+// call sends the Pod to the webhook as the API server does (an AdmissionReview of a CREATE) and
+// applies its JSON patch. patched is false when the webhook allowed the Pod unchanged.
+func (w *webhook) call(pod *corev1.Pod, namespace, path string) (*corev1.Pod, bool, error) {
+	if path == "" {
+		path = "/inject"
+	}
+	raw, err := json.Marshal(pod)
+	if err != nil {
+		return nil, false, err
+	}
+	review := admissionv1.AdmissionReview{
+		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
+		Request: &admissionv1.AdmissionRequest{
+			UID:       types.UID("sidecarlab"),
+			Kind:      metav1.GroupVersionKind{Version: "v1", Kind: "Pod"},
+			Resource:  metav1.GroupVersionResource{Version: "v1", Resource: "pods"},
+			Name:      pod.Name,
+			Namespace: namespace,
+			Operation: admissionv1.Create,
+			Object:    runtime.RawExtension{Raw: raw},
+		},
+	}
+	body, err := json.Marshal(review)
+	if err != nil {
+		return nil, false, err
+	}
+	req := httptest.NewRequest(http.MethodPost, path, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	w.mux.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		return nil, false, fmt.Errorf("Istio's webhook answered %d: %s", rec.Code, strings.TrimSpace(rec.Body.String()))
+	}
+	var answer admissionv1.AdmissionReview
+	if err := json.Unmarshal(rec.Body.Bytes(), &answer); err != nil {
+		return nil, false, fmt.Errorf("Istio's webhook answer: %w", err)
+	}
+	resp := answer.Response
+	if resp == nil {
+		return nil, false, errors.New("Istio's webhook gave no response")
+	}
+	if !resp.Allowed {
+		msg := "refused"
+		if resp.Result != nil && resp.Result.Message != "" {
+			msg = resp.Result.Message
+		}
+		return nil, false, webhookRefusal{msg: msg}
+	}
+	if len(resp.Patch) == 0 {
+		return pod, false, nil
+	}
+	patch, err := jsonpatch.DecodePatch(resp.Patch)
+	if err != nil {
+		return nil, false, fmt.Errorf("Istio's webhook patch: %w", err)
+	}
+	patchedJSON, err := patch.Apply(raw)
+	if err != nil {
+		return nil, false, fmt.Errorf("applying Istio's webhook patch: %w", err)
+	}
+	var out corev1.Pod
+	if err := json.Unmarshal(patchedJSON, &out); err != nil {
+		return nil, false, err
+	}
+	return &out, true, nil
+}
+
+// kubernetesVersion is the cluster's version for Pod Security's "latest".
+func kubernetesVersion(s engine.Settings) (api.Version, error) {
+	n, err := s.Node()
+	if err != nil {
+		return api.Version{}, err
+	}
+	return api.ParseVersion(strings.TrimSuffix(n.Status.NodeInfo.KubeletVersion, ".0")) // "v1.34"
+}
+
+// podSecurity is Pod Security Admission as the API server of that version runs it, with the
+// default configuration (privileged everywhere unless the namespace's labels say otherwise).
+type podSecurity struct {
+	adm     *psadmission.Admission
+	version api.Version
+}
+
+func newPodSecurity(v api.Version) (*podSecurity, error) {
+	ev, err := policy.NewEvaluator(policy.DefaultChecks(), &v)
+	if err != nil {
+		return nil, err
+	}
+	return &podSecurity{adm: &psadmission.Admission{Configuration: &psaapi.PodSecurityConfiguration{}, Evaluator: ev, Metrics: noMetrics{}}, version: v}, nil
+}
+
+// evaluate runs the admission code on the Pod with the namespace's policy: admitted unless the
+// enforce level forbids it; violations are the enforce and audit messages, warnings the warn
+// level's, as the API server words them.
+func (p *podSecurity) evaluate(ctx context.Context, ns Namespace, pod *corev1.Pod) (admitted bool, violations, warnings []string) {
+	defaults := api.Policy{
+		Enforce: api.LevelVersion{Level: api.LevelPrivileged, Version: api.LatestVersion()},
+		Audit:   api.LevelVersion{Level: api.LevelPrivileged, Version: api.LatestVersion()},
+		Warn:    api.LevelVersion{Level: api.LevelPrivileged, Version: api.LatestVersion()},
+	}
+	nsPolicy, errs := api.PolicyToEvaluate(ns.Labels, defaults)
+	attrs := &api.AttributesRecord{
+		Name: pod.Name, Namespace: ns.Name, Kind: schema.GroupVersionKind{Version: "v1", Kind: "Pod"},
+		Resource: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Operation: admissionv1.Create, Object: pod,
+	}
+	resp := p.adm.EvaluatePod(ctx, nsPolicy, errs.ToAggregate(), &pod.ObjectMeta, &pod.Spec, attrs, true)
+	if !resp.Allowed && resp.Result != nil {
+		violations = append(violations, resp.Result.Message)
+	}
+	if a := resp.AuditAnnotations[api.AuditViolationsAnnotationKey]; a != "" {
+		violations = append(violations, a)
+	}
+	return resp.Allowed, violations, resp.Warnings
+}
+
+type noMetrics struct{}
+
+func (noMetrics) RecordEvaluation(metrics.Decision, api.LevelVersion, metrics.Mode, api.Attributes) {}
+func (noMetrics) RecordExemption(api.Attributes)                                                    {}
+func (noMetrics) RecordError(bool, api.Attributes)                                                  {}

@@ -1,0 +1,241 @@
+package admission
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	istiolog "istio.io/istio/pkg/log"
+
+	"github.com/sidecarlab/sidecarlab/engine"
+)
+
+var eng *engine.Engine
+
+func TestMain(m *testing.M) {
+	o := istiolog.DefaultOptions()
+	o.SetDefaultOutputLevel(istiolog.OverrideScopeName, istiolog.NoneLevel)
+	_ = istiolog.Configure(o)
+	e, err := engine.New(context.Background(), engine.Options{})
+	if err != nil {
+		panic(err)
+	}
+	eng = e
+	code := m.Run()
+	e.Close()
+	os.Exit(code)
+}
+
+const deployment = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: web
+        image: nginx
+`
+
+func admitOne(t *testing.T, manifest string, s engine.Settings, ns Namespace) Result {
+	t.Helper()
+	rs, err := Admit(t.Context(), eng, []byte(manifest), nil, s, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 1 {
+		t.Fatalf("%d results", len(rs))
+	}
+	if rs[0].Error != "" {
+		t.Fatal(rs[0].Error)
+	}
+	return rs[0]
+}
+
+func called(r Result) []string {
+	var out []string
+	for _, w := range r.Webhooks {
+		if w.Called {
+			out = append(out, w.Name)
+		}
+	}
+	return out
+}
+
+func TestWebhookSelection(t *testing.T) {
+	cases := []struct {
+		name     string
+		ns       Namespace
+		podLabel string
+		want     string // the webhook called, "" for none
+		injected bool
+	}{
+		{"namespace labelled istio-injection=enabled", Namespace{Name: "shop", Labels: map[string]string{"istio-injection": "enabled"}}, "", "namespace.sidecar-injector.istio.io", true},
+		{"namespace without a label", Namespace{Name: "shop"}, "", "", false},
+		{"namespace with istio.io/rev=default", Namespace{Name: "shop", Labels: map[string]string{"istio.io/rev": "default"}}, "", "rev.namespace.sidecar-injector.istio.io", true},
+		{"namespace with another revision", Namespace{Name: "shop", Labels: map[string]string{"istio.io/rev": "canary"}}, "", "", false},
+		{"pod label inject=false in an enabled namespace", Namespace{Name: "shop", Labels: map[string]string{"istio-injection": "enabled"}}, "sidecar.istio.io/inject: \"false\"", "", false},
+		{"pod label inject=true, namespace unlabelled", Namespace{Name: "shop"}, "sidecar.istio.io/inject: \"true\"", "object.sidecar-injector.istio.io", true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m := deployment
+			if c.podLabel != "" {
+				m = strings.Replace(m, "labels: {app: web}\n    spec:", "labels: {app: web, "+c.podLabel+"}\n    spec:", 1)
+			}
+			r := admitOne(t, m, engine.Settings{}, c.ns)
+			got := strings.Join(called(r), ",")
+			if got != c.want {
+				t.Fatalf("webhooks called: %q, want %q", got, c.want)
+			}
+			if r.Injected != c.injected {
+				t.Fatalf("injected %v, want %v", r.Injected, c.injected)
+			}
+			if !r.Admitted {
+				t.Fatalf("not admitted: %v", r.Violations)
+			}
+		})
+	}
+}
+
+func TestPodSecurity(t *testing.T) {
+	baseline := Namespace{Name: "shop", Labels: map[string]string{"istio-injection": "enabled", "pod-security.kubernetes.io/enforce": "baseline"}}
+	r := admitOne(t, deployment, engine.Settings{}, baseline)
+	if !r.Injected || r.Admitted {
+		t.Fatalf("baseline, classic injection: injected %v admitted %v, want injected and rejected", r.Injected, r.Admitted)
+	}
+	if len(r.Violations) == 0 || !strings.Contains(r.Violations[0], `violates PodSecurity "baseline:latest"`) || !strings.Contains(r.Violations[0], "NET_ADMIN") {
+		t.Fatalf("violations: %q", r.Violations)
+	}
+	// With Istio CNI, istio-init is gone and baseline admits the pod.
+	cni := engine.Settings{Install: engine.InstallOptions{Set: []string{"components.cni.enabled=true"}}}
+	r = admitOne(t, deployment, cni, baseline)
+	if !r.Injected || !r.Admitted {
+		t.Fatalf("baseline with CNI: injected %v admitted %v (%q), want injected and admitted", r.Injected, r.Admitted, r.Violations)
+	}
+	// Not injected at all: baseline admits the plain pod.
+	r = admitOne(t, deployment, engine.Settings{}, Namespace{Name: "shop", Labels: map[string]string{"pod-security.kubernetes.io/enforce": "baseline"}})
+	if r.Injected || !r.Admitted {
+		t.Fatalf("baseline, not injected: injected %v admitted %v", r.Injected, r.Admitted)
+	}
+	// restricted rejects even the CNI pod (the charts' seccompProfile is empty).
+	restricted := Namespace{Name: "shop", Labels: map[string]string{"istio-injection": "enabled", "pod-security.kubernetes.io/enforce": "restricted"}}
+	r = admitOne(t, deployment, cni, restricted)
+	if r.Admitted {
+		t.Fatal("restricted admitted the injected pod")
+	}
+	t.Logf("restricted, CNI: %q", r.Violations)
+}
+
+// TestTraceMatchesWebhook runs a matrix of namespaces × pod labels and annotations × host
+// networking × installations (revision, policy, selectors, namespaces enabled by default) and
+// fails if the trace's rule ever disagrees with what the real webhook path did.
+func TestTraceMatchesWebhook(t *testing.T) {
+	installs := map[string]engine.Settings{
+		"default":    {},
+		"revision":   {Install: engine.InstallOptions{Set: []string{"revision=canary"}}},
+		"policy-off": {Install: engine.InstallOptions{Set: []string{"values.global.proxy.autoInject=disabled"}}},
+		"by-default": {Install: engine.InstallOptions{Set: []string{"values.sidecarInjectorWebhook.enableNamespacesByDefault=true"}}},
+		"selectors": {Install: engine.InstallOptions{Overlay: `apiVersion: install.istio.io/v1alpha1
+kind: IstioOperator
+spec:
+  values:
+    sidecarInjectorWebhook:
+      neverInjectSelector:
+      - matchExpressions: [{key: team, operator: In, values: [batch]}]
+      alwaysInjectSelector:
+      - matchLabels: {always: "yes"}
+`}},
+	}
+	namespaces := []Namespace{
+		{Name: "plain"},
+		{Name: "on", Labels: map[string]string{"istio-injection": "enabled"}},
+		{Name: "off", Labels: map[string]string{"istio-injection": "disabled"}},
+		{Name: "rev-default", Labels: map[string]string{"istio.io/rev": "default"}},
+		{Name: "rev-canary", Labels: map[string]string{"istio.io/rev": "canary"}},
+		{Name: "kube-system", Labels: map[string]string{"istio-injection": "enabled"}},
+	}
+	podLabels := []string{"", `sidecar.istio.io/inject: "true"`, `sidecar.istio.io/inject: "false"`, `sidecar.istio.io/inject: "no"`, `istio.io/rev: canary`, `team: batch`, `always: "yes"`}
+	podAnnotations := []string{"", `sidecar.istio.io/inject: "true"`, `sidecar.istio.io/inject: "false"`, `sidecar.istio.io/inject: "no"`}
+	var docs []string
+	for _, l := range podLabels {
+		for _, a := range podAnnotations {
+			for _, host := range []bool{false, true} {
+				d := "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  labels: {app: p"
+				if l != "" {
+					d += ", " + l
+				}
+				d += "}\n"
+				if a != "" {
+					d += "  annotations: {" + a + "}\n"
+				}
+				d += "spec:\n"
+				if host {
+					d += "  hostNetwork: true\n"
+				}
+				d += "  containers: [{name: app, image: nginx}]\n"
+				docs = append(docs, d)
+			}
+		}
+	}
+	manifest := strings.Join(docs, "---\n")
+	counts := map[string]int{}
+	for name, s := range installs {
+		for _, ns := range namespaces {
+			rs, err := Admit(t.Context(), eng, []byte(manifest), nil, s, ns)
+			if err != nil {
+				t.Fatalf("%s/%s: %v", name, ns.Name, err)
+			}
+			for _, r := range rs {
+				if r.Error != "" {
+					t.Fatalf("%s/%s doc %d: %s", name, ns.Name, r.Doc, r.Error)
+				}
+				predicted, decided := false, ""
+				for _, st := range r.Trace {
+					if v, ok := st.Params["inject"]; ok {
+						predicted, decided = v == "true", st.ID
+					}
+				}
+				if r.Injected != predicted {
+					t.Errorf("%s, namespace %s, doc %d (%s): the webhook path injected=%v, the trace's rule %q says %v\n%s", name, ns.Name, r.Doc, docLine(docs[r.Doc-1]), r.Injected, decided, predicted, traceText(r))
+				}
+				last := r.Trace[len(r.Trace)-1].ID
+				if last == "admitted" || last == "rejected-pod-security" {
+					last = r.Trace[len(r.Trace)-2].ID
+				}
+				counts[last]++
+				if decided != "" {
+					counts[decided]++
+				}
+			}
+		}
+	}
+	// The matrix reaches every rule; otherwise it proves less than it claims.
+	for _, id := range []string{"injected", "not-injected-no-webhook", "not-injected-policy", "policy-host-network", "policy-ignored-namespace",
+		"policy-label", "policy-annotation", "policy-never-selector", "policy-always-selector", "policy-default"} {
+		if counts[id] == 0 {
+			t.Errorf("no case of the matrix ends in %q", id)
+		}
+	}
+	t.Logf("outcomes: %v", counts)
+}
+
+func docLine(d string) string { return strings.Join(strings.Fields(d), " ") }
+
+func traceText(r Result) string {
+	var b strings.Builder
+	for _, s := range r.Trace {
+		b.WriteString("  " + s.ID)
+		for k, v := range s.Params {
+			b.WriteString(" " + k + "=" + v)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}

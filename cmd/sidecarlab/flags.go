@@ -1,0 +1,93 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sidecarlab/sidecarlab/engine"
+)
+
+// fileFlags are where the manifests come from: -f/--filename (repeatable: files, directories, -
+// for standard input) and -R/--recursive, as kubectl has them.
+type fileFlags struct {
+	filenames []string
+	recursive bool
+}
+
+func (f *fileFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringSliceVarP(&f.filenames, "filename", "f", nil,
+		"manifest file, directory (its *.yaml, *.yml and *.json files), or - for standard input; repeatable")
+	cmd.Flags().BoolVarP(&f.recursive, "recursive", "R", false,
+		"read the directories given with -f and every directory under them")
+	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
+}
+
+// settingsFlags are the install options and the injection mode inject, diff and batch share.
+type settingsFlags struct {
+	operator, native, kubeVersion string
+	set                           []string
+}
+
+func (f *settingsFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringArrayVarP(&f.set, "set", "s", nil, "IstioOperator install option PATH=VALUE, e.g. values.global.proxy.holdApplicationUntilProxyStarts=true; repeatable")
+	fl.StringVar(&f.operator, "operator", "", "IstioOperator YAML overlay file")
+	fl.StringVar(&f.native, "native-sidecars", "auto", "auto (what kube-inject or the webhook decides), true or false (ENABLE_NATIVE_SIDECARS)")
+	fl.StringVar(&f.kubeVersion, "kubernetes-version", "", "inject as the in-cluster webhook would on nodes of this Kubernetes version, e.g. 1.34")
+	_ = cmd.MarkFlagFilename("operator", "yaml", "yml")
+	_ = cmd.RegisterFlagCompletionFunc("native-sidecars", cobra.FixedCompletions([]string{"auto", "true", "false"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("kubernetes-version", cobra.NoFileCompletions)
+}
+
+// settings turns the flags into the engine's settings.
+func (f *settingsFlags) settings() (engine.Settings, error) {
+	var s engine.Settings
+	s.Install.Set = f.set
+	if f.operator != "" {
+		b, err := os.ReadFile(f.operator)
+		if err != nil {
+			return s, err
+		}
+		s.Install.Overlay = string(b)
+	}
+	switch f.native {
+	case "true":
+		s.Mode = engine.ModeNative
+	case "false":
+		s.Mode = engine.ModeClassic
+	case "auto", "":
+		s.Mode = engine.ModeKubeInject
+		if f.kubeVersion != "" {
+			s.Mode, s.KubernetesVersion = engine.ModeWebhook, f.kubeVersion
+		}
+	default:
+		return s, usageError{fmt.Sprintf("--native-sidecars %q: want auto, true or false", f.native)}
+	}
+	if f.kubeVersion != "" && s.Mode != engine.ModeWebhook {
+		return s, usageError{"--kubernetes-version applies only with --native-sidecars auto (the webhook's own detection)"}
+	}
+	return s, nil
+}
+
+// stepFlags are the annotation steps inject and diff apply.
+type stepFlags struct{ annotate []string }
+
+func (f *stepFlags) register(cmd *cobra.Command) {
+	// An array, not a slice: values carry commas (port lists, CIDRs).
+	cmd.Flags().StringArrayVar(&f.annotate, "annotate", nil, "add a pod annotation KEY=VALUE (or -KEY to remove one); repeat for several steps")
+	_ = cmd.RegisterFlagCompletionFunc("annotate", cobra.NoFileCompletions)
+}
+
+func (f *stepFlags) steps() ([]engine.Step, error) {
+	var steps []engine.Step
+	for _, a := range f.annotate {
+		st, err := engine.ParseStep(a)
+		if err != nil {
+			return nil, err
+		}
+		steps = append(steps, st)
+	}
+	return steps, nil
+}

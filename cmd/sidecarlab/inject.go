@@ -1,0 +1,167 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/explain"
+)
+
+func newInjectCmd(c *cli) *cobra.Command {
+	var (
+		files    fileFlags
+		settings settingsFlags
+		steps    stepFlags
+		output   string
+		failOn   string
+		partial  bool
+	)
+	cmd := &cobra.Command{
+		Use:   "inject -f FILENAME",
+		Short: "Print the manifest injected, as istioctl kube-inject does",
+		Long: `Print the manifest with Istio's sidecar injected: byte for byte what istioctl kube-inject prints
+for the same installation. Istio's warnings, and the pitfalls sidecarlab finds, go to standard
+error.
+
+When a document fails, nothing is printed on standard output and the error names the file, the
+document and the line, so a pipe into kubectl apply never applies half a manifest; --partial
+prints what istioctl prints instead: the documents before the one that failed.`,
+		Example: examples(c,
+			"# Inject a Deployment and apply it",
+			"{} inject -f deployment.yaml | kubectl apply -f -",
+			"",
+			"# Every manifest of a directory tree, with native sidecars",
+			"{} inject -f manifests/ -R --native-sidecars true",
+			"",
+			"# As the webhook of a Kubernetes 1.34 cluster would, with an annotation added",
+			"{} inject -f job.yaml --kubernetes-version 1.34 --annotate sidecar.istio.io/proxyCPU=200m",
+			"",
+			"# Fail (exit 1) when a pitfall of severity error is found",
+			"cat pod.yaml | {} inject -f - --fail-on error -o json"),
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkOutput(output, "yaml", "json"); err != nil {
+				return err
+			}
+			if partial && output != "yaml" {
+				return usageError{"--partial prints what istioctl prints: YAML, not -o " + output}
+			}
+			if failOn != "" && failOn != string(engine.SeverityWarning) && failOn != string(engine.SeverityError) {
+				return usageError{fmt.Sprintf("--fail-on %q: want warning or error", failOn)}
+			}
+			return injectRun(c, files, settings, steps, output, engine.Severity(failOn), partial)
+		},
+	}
+	files.register(cmd)
+	settings.register(cmd)
+	steps.register(cmd)
+	outputFlag(cmd, &output, "yaml", "json")
+	cmd.Flags().StringVar(&failOn, "fail-on", "", "exit non-zero when a pitfall of this severity or worse is found: warning or error")
+	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"warning", "error"}, cobra.ShellCompDirectiveNoFileComp))
+	cmd.Flags().BoolVar(&partial, "partial", false, "when a document fails, print the documents before it (what istioctl kube-inject prints) instead of nothing")
+	return cmd
+}
+
+func injectRun(c *cli, files fileFlags, settings settingsFlags, steps stepFlags, output string, failOn engine.Severity, partial bool) error {
+	j, st, s, err := request(c, files, settings, steps)
+	if err != nil {
+		return err
+	}
+	eng, err := engine.New(c.ctx, cliEngineOptions())
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	r, err := eng.Inject(c.ctx, j.manifest, st, s)
+	if err != nil {
+		return j.locate(err)
+	}
+	if errs := r.Errors(); len(errs) > 0 {
+		// All or nothing: a pipe into kubectl apply must not apply half the input. With
+		// --partial, what istioctl prints: the documents before the first that failed, and the
+		// warnings Istio gave for them.
+		if partial {
+			var before engine.Injection
+			for _, d := range r.Documents {
+				if d.Error != nil {
+					break
+				}
+				before.Documents = append(before.Documents, d)
+			}
+			if _, err := io.WriteString(c.stdout, before.Output()); err != nil {
+				return err
+			}
+			printWarnings(c, before.Warnings())
+		}
+		return reportDocErrors(c, j, errs)
+	}
+	if output == "json" {
+		out := struct {
+			Documents []engine.Document `json:"documents"`
+			Findings  []explain.Finding `json:"findings"`
+		}{r.Documents, explain.Findings(r.Findings)}
+		if err := writeJSON(c.stdout, out); err != nil {
+			return err
+		}
+	} else if _, err := io.WriteString(c.stdout, r.Output()); err != nil {
+		return err
+	}
+	printWarnings(c, r.Warnings())
+	failed := false
+	for _, f := range r.Findings {
+		fmt.Fprintln(c.stderr, "pitfall:", explain.Line(f))
+		if failOn != "" && f.Severity.Rank() >= failOn.Rank() {
+			failed = true
+		}
+	}
+	if failed {
+		fmt.Fprintf(c.stderr, "sidecarlab: pitfalls of severity %s or worse (--fail-on)\n", failOn)
+		return errSilent
+	}
+	return nil
+}
+
+// request reads the inputs and turns the flags into the engine's inputs.
+func request(c *cli, files fileFlags, settings settingsFlags, steps stepFlags) (joined, []engine.Step, engine.Settings, error) {
+	if len(files.filenames) == 0 {
+		return joined{}, nil, engine.Settings{}, usageError{"-f FILENAME (or -f - for standard input) is required"}
+	}
+	s, err := settings.settings()
+	if err != nil {
+		return joined{}, nil, s, err
+	}
+	st, err := steps.steps()
+	if err != nil {
+		return joined{}, nil, s, err
+	}
+	inputs, err := readInputs(c, files.filenames, files.recursive)
+	if err != nil {
+		return joined{}, nil, s, err
+	}
+	return join(inputs), st, s, nil
+}
+
+// printWarnings prints Istio's warnings as istioctl does: a blank line, then each one.
+func printWarnings(c *cli, warnings []string) {
+	if len(warnings) == 0 {
+		return
+	}
+	fmt.Fprintln(c.stderr)
+	for _, w := range warnings {
+		fmt.Fprintln(c.stderr, w)
+	}
+}
+
+// reportDocErrors prints the documents' errors, each placed in its file, and fails.
+func reportDocErrors(c *cli, j joined, errs []*engine.InputError) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	for _, e := range errs {
+		fmt.Fprintln(c.stderr, "sidecarlab:", j.locate(e))
+	}
+	return errSilent
+}

@@ -1,0 +1,316 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/sidecarlab/sidecarlab/engine"
+)
+
+// writeFiles writes files (relative name → content) under a new directory and returns it.
+func writeFiles(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func podNamed(name string) string {
+	return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name + "\nspec:\n  containers:\n  - name: app\n    image: nginx\n"
+}
+
+// TestReadInputsDirectories: a directory gives its own *.yaml, *.yml and *.json files without
+// -R, and its whole tree with it, in the order kubectl walks it; a file named explicitly is read
+// whatever its name; - is standard input.
+func TestReadInputsDirectories(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"b.yaml":          podNamed("b"),
+		"a.yml":           podNamed("a"),
+		"c.json":          `{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "c"}}`,
+		"notes.txt":       "not a manifest",
+		"upper.YAML":      podNamed("upper"),
+		"sub/d.yaml":      podNamed("d"),
+		"sub/deep/e.yaml": podNamed("e"),
+		"sub/x.md":        "# not a manifest",
+		"z.yaml":          podNamed("z"),
+	})
+	rel := func(names ...string) []string {
+		for i, n := range names {
+			if n != stdinName {
+				names[i] = filepath.Join(dir, n)
+			}
+		}
+		return names
+	}
+	cases := []struct {
+		name      string
+		args      []string
+		recursive bool
+		want      []string
+	}{
+		{"directory", []string{dir}, false, rel("a.yml", "b.yaml", "c.json", "z.yaml")},
+		{"tree", []string{dir}, true, rel("a.yml", "b.yaml", "c.json", "sub/d.yaml", "sub/deep/e.yaml", "z.yaml")},
+		{"subdirectory", []string{filepath.Join(dir, "sub")}, false, rel("sub/d.yaml")},
+		{"explicit file of any name, then stdin, then a directory", []string{filepath.Join(dir, "notes.txt"), "-", filepath.Join(dir, "sub")}, true,
+			rel("notes.txt", stdinName, "sub/d.yaml", "sub/deep/e.yaml")},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cl := &cli{stdin: strings.NewReader(podNamed("stdin"))}
+			inputs, err := readInputs(cl, c.args, c.recursive)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, in := range inputs {
+				got = append(got, in.name)
+				if in.name == stdinName && string(in.data) != podNamed("stdin") {
+					t.Errorf("stdin read %q", in.data)
+				}
+			}
+			if diff := cmp.Diff(c.want, got); diff != "" {
+				t.Errorf("inputs (-want +got):\n%s", diff)
+			}
+		})
+	}
+
+	// Errors: a directory with nothing to read (and a hint when -R would find some), a missing
+	// file, standard input twice.
+	empty := writeFiles(t, map[string]string{"only/deeper.yaml": podNamed("x"), "readme.txt": "x"})
+	if _, err := readInputs(&cli{}, []string{empty}, false); err == nil || !strings.Contains(err.Error(), "no .yaml, .yml or .json files") || !strings.Contains(err.Error(), "-R") {
+		t.Errorf("a directory with no manifests of its own: %v", err)
+	}
+	if in, err := readInputs(&cli{}, []string{empty}, true); err != nil || len(in) != 1 {
+		t.Errorf("the same with -R: %d inputs, %v", len(in), err)
+	}
+	if _, err := readInputs(&cli{}, []string{filepath.Join(dir, "missing.yaml")}, false); err == nil || !strings.Contains(err.Error(), "missing.yaml") {
+		t.Errorf("a missing file: %v", err)
+	}
+	if _, err := readInputs(&cli{stdin: strings.NewReader("")}, []string{"-", "-"}, false); exitCodeOf(err) != 2 {
+		t.Errorf("stdin twice: %v", err)
+	}
+}
+
+// TestDirectoryThroughTheCommands: -f DIR and -R reach every command that reads manifests.
+func TestDirectoryThroughTheCommands(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"a.yaml": podNamed("alpha"), "sub/b.yaml": podNamed("beta")})
+	for _, cmd := range []string{"inject", "batch", "diff"} {
+		out, stderr, err := runCLI(t, "", cmd, "-f", dir)
+		if err != nil || !strings.Contains(out, "alpha") || strings.Contains(out, "beta") {
+			t.Errorf("%s -f DIR: %v %s\n%s", cmd, err, stderr, out)
+		}
+		out, stderr, err = runCLI(t, "", cmd, "-f", dir, "-R")
+		if err != nil || !strings.Contains(out, "alpha") || !strings.Contains(out, "beta") {
+			t.Errorf("%s -f DIR -R: %v %s\n%s", cmd, err, stderr, out)
+		}
+	}
+}
+
+// Inputs that cut into documents in awkward ways: separators at the start and the end, a comment
+// after one, no newline at the end, CRLF line ends.
+var awkward = map[string]string{
+	"plain.yaml":     deployment,
+	"leading.yaml":   "---\n" + podNamed("leading"),
+	"trailing.yaml":  podNamed("trailing") + "---\n",
+	"comment.yaml":   podNamed("one") + "--- # two\n" + podNamed("two") + "--- # end\n",
+	"nonewline.yaml": strings.TrimSuffix(podNamed("nonewline"), "\n"),
+	"crlf.yaml":      strings.ReplaceAll(podNamed("crlf"), "\n", "\r\n"),
+	"blank.yaml":     "\n  \n",
+	"svc.yaml":       "---\napiVersion: v1\nkind: Service\nmetadata:\n  name: svc\n---\n",
+}
+
+// TestSeveralFilesInjectAsEachAlone: inject of several files prints exactly what inject of each
+// prints, one after the other — so the output is istioctl's for each file — whatever the files'
+// separators and line ends.
+func TestSeveralFilesInjectAsEachAlone(t *testing.T) {
+	dir := writeFiles(t, awkward)
+	names := []string{"trailing.yaml", "leading.yaml", "plain.yaml", "blank.yaml", "nonewline.yaml", "svc.yaml", "comment.yaml", "trailing.yaml", "crlf.yaml", "svc.yaml", "leading.yaml"}
+	var want strings.Builder
+	args := []string{"inject"}
+	for _, n := range names {
+		p := filepath.Join(dir, n)
+		args = append(args, "-f", p)
+		if n == "blank.yaml" {
+			continue // alone, it is an empty manifest (an error); among others, nothing
+		}
+		out, stderr, err := runCLI(t, "", "inject", "-f", p)
+		if err != nil {
+			t.Fatalf("%s: %v %s", n, err, stderr)
+		}
+		want.WriteString(out)
+	}
+	got, stderr, err := runCLI(t, "", args...)
+	if err != nil {
+		t.Fatalf("%v %s", err, stderr)
+	}
+	if got != want.String() {
+		t.Fatalf("inject of the files together differs from each alone:\n%s", engine.UnifiedDiff(want.String(), got))
+	}
+	// And the same files, comma-separated in one -f as kubectl takes them.
+	got2, _, err := runCLI(t, "", "inject", "-f", filepath.Join(dir, "plain.yaml")+","+filepath.Join(dir, "svc.yaml"))
+	if err != nil || !strings.Contains(got2, "name: web") || !strings.Contains(got2, "name: svc") {
+		t.Fatalf("-f a,b: %v\n%s", err, got2)
+	}
+}
+
+// badDoc is a Pod Istio cannot read (containers must be a list); badYAML does not parse.
+const (
+	badDoc  = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: broken\nspec:\n  containers: nope\n"
+	badYAML = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: bad\n   x: : y\n"
+)
+
+// TestErrorsNameTheFile: an error in one of several files names that file, and the document and
+// line within it — the same document and line inject of that file alone names.
+func TestErrorsNameTheFile(t *testing.T) {
+	files := map[string]string{
+		"good.yaml":     deployment + "---\n" + podNamed("second"),
+		"trailing.yaml": podNamed("trailing") + "---\n",
+		"leading.yaml":  "---\n" + podNamed("leading"),
+		"baddoc.yaml":   podNamed("fine") + "---\n" + badDoc,
+		"badyaml.yaml":  "# a comment\n---\n" + podNamed("fine") + "---\n" + badYAML,
+		"badsep.yaml":   podNamed("fine") + "--- not a separator\n" + podNamed("never"),
+	}
+	dir := writeFiles(t, files)
+	cases := []struct {
+		bad  string
+		want string // what inject of the file alone says, pinned once
+	}{
+		{"baddoc.yaml", "document 2, line 10, manifest: error unmarshaling JSON"},
+		{"badyaml.yaml", "document 3, line 16, manifest: error converting YAML to JSON: yaml: line 5:"},
+		{"badsep.yaml", "line 9, manifest: invalid Yaml document separator: not a separator"},
+	}
+	for _, c := range cases {
+		t.Run(c.bad, func(t *testing.T) {
+			bad := filepath.Join(dir, c.bad)
+			_, alone, err := runCLI(t, "", "inject", "-f", bad)
+			if exitCodeOf(err) != 1 || !strings.Contains(alone+errText(err), bad+": ") || !strings.Contains(alone+errText(err), c.want) {
+				t.Fatalf("alone: %v, stderr %q, want %q", err, alone, c.want)
+			}
+			alone = errorLine(t, err, alone)
+			args := []string{"inject"}
+			for _, n := range []string{"good.yaml", "trailing.yaml", "leading.yaml", c.bad, "good.yaml"} {
+				args = append(args, "-f", filepath.Join(dir, n))
+			}
+			out, together, err := runCLI(t, "", args...)
+			if exitCodeOf(err) != 1 {
+				t.Fatalf("exit %d (%v)", exitCodeOf(err), err)
+			}
+			if together = errorLine(t, err, together); together != alone {
+				t.Errorf("among other files: %q\nalone:             %q", together, alone)
+			}
+			// All or nothing: not one document on standard output.
+			if out != "" {
+				t.Errorf("stdout is not empty:\n%s", out)
+			}
+		})
+	}
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// errorLine is the one error a failed inject reported: on stderr, or returned.
+func errorLine(t *testing.T, err error, stderr string) string {
+	t.Helper()
+	if err != errSilent {
+		return err.Error()
+	}
+	var lines []string
+	for _, l := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(l, "sidecarlab: ") {
+			lines = append(lines, strings.TrimPrefix(l, "sidecarlab: "))
+		}
+	}
+	if len(lines) != 1 {
+		t.Fatalf("want one error on stderr, got:\n%s", stderr)
+	}
+	return lines[0]
+}
+
+// TestInjectIsAllOrNothing: when a later document fails, inject prints nothing on standard output
+// (a pipe into kubectl apply applies nothing) and exits 1; --partial prints exactly what
+// istioctl kube-inject prints for the same file: the documents before the failing one, their
+// warnings, and fails too.
+func TestInjectIsAllOrNothing(t *testing.T) {
+	manifest := hostNetworkPod + "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n---\n" + deployment + "---\n" + badDoc + "---\n" + podNamed("after")
+	dir := writeFiles(t, map[string]string{"m.yaml": manifest, "ok.yaml": deployment})
+	file := filepath.Join(dir, "m.yaml")
+
+	out, stderr, err := runCLI(t, "", "inject", "-f", file)
+	if exitCodeOf(err) != 1 || out != "" {
+		t.Fatalf("without --partial: exit %d, stdout:\n%s", exitCodeOf(err), out)
+	}
+	if !strings.Contains(stderr, file+": document 4, line 33") {
+		t.Fatalf("the error does not name file, document and line: %s", stderr)
+	}
+	// The same with the good file first: still nothing.
+	if out, _, err := runCLI(t, "", "inject", "-f", filepath.Join(dir, "ok.yaml"), "-f", file, "-o", "json"); exitCodeOf(err) != 1 || out != "" {
+		t.Fatalf("two files, -o json: exit %d, stdout:\n%s", exitCodeOf(err), out)
+	}
+
+	partial, partialErr, err := runCLI(t, "", "inject", "--partial", "-f", file)
+	if exitCodeOf(err) != 1 || !strings.Contains(partial, "name: istio-proxy") || strings.Contains(partial, "after") {
+		t.Fatalf("--partial: exit %d, stdout:\n%s", exitCodeOf(err), partial)
+	}
+
+	// istioctl of the same Istio, given the engine's default installation (held equal to
+	// `istioctl manifest generate`'s by engine.TestMatchesIstioctl).
+	bin, cfg := istioctlWithDefaults(t)
+	cmd := exec.Command(bin, append([]string{"kube-inject", "-f", file}, cfg...)...)
+	var ctlOut, ctlErr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &ctlOut, &ctlErr
+	if err := cmd.Run(); err == nil {
+		t.Fatal("istioctl kube-inject did not fail on the broken document")
+	}
+	if partial != ctlOut.String() {
+		t.Fatalf("--partial differs from istioctl kube-inject:\n%s", engine.UnifiedDiff(ctlOut.String(), partial))
+	}
+	// Its warnings too: what istioctl prints before its error.
+	ctlWarnings, _, _ := strings.Cut(ctlErr.String(), "Error: ")
+	ourWarnings, _, _ := strings.Cut(partialErr, "sidecarlab: ")
+	if !strings.Contains(ctlWarnings, "host networking") || strings.TrimSpace(ourWarnings) != strings.TrimSpace(ctlWarnings) {
+		t.Fatalf("warnings: ours %q, istioctl's %q", ourWarnings, ctlWarnings)
+	}
+}
+
+// istioctlWithDefaults is the pinned istioctl and the kube-inject flags that give it the engine's
+// default installation, offline.
+func istioctlWithDefaults(t *testing.T) (bin string, flags []string) {
+	t.Helper()
+	out, err := exec.Command("go", "tool", "-n", "istioctl").Output()
+	if err != nil {
+		t.Fatalf("build istioctl (go tool -n istioctl): %v", err)
+	}
+	e, err := engine.New(t.Context(), engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	in, err := e.Install(t.Context(), engine.InstallOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := writeFiles(t, map[string]string{"inject-config.yaml": in.InjectorConfig, "values.json": in.Values, "mesh.yaml": in.MeshConfigYAML})
+	return strings.TrimSpace(string(out)), []string{"--revision", "default",
+		"--injectConfigFile", filepath.Join(dir, "inject-config.yaml"),
+		"--valuesFile", filepath.Join(dir, "values.json"),
+		"--meshConfigFile", filepath.Join(dir, "mesh.yaml")}
+}

@@ -1,0 +1,34 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sidecarlab/sidecarlab/engine"
+)
+
+func newVersionCmd(c *cli) *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "version",
+		Short: "Print the Istio version whose injector sidecarlab embeds",
+		Example: examples(c,
+			"{} version",
+			"{} version -o json"),
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkOutput(output, "text", "json"); err != nil {
+				return err
+			}
+			v := engine.Version()
+			if output == "json" {
+				return writeJSON(c.stdout, v)
+			}
+			_, err := fmt.Fprintf(c.stdout, "Istio %s (istio.io/istio %s, commit %s)\n", v.Istio, v.Module, v.Commit)
+			return err
+		},
+	}
+	outputFlag(cmd, &output, "text", "json")
+	return cmd
+}

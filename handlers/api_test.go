@@ -1,0 +1,127 @@
+package handlers
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/explain"
+)
+
+// apiAnswer is the API's answer as a client decodes it.
+type apiAnswer struct {
+	Istio     engine.VersionInfo `json:"istio"`
+	Permalink string             `json:"permalink"`
+	Output    *string            `json:"output"`
+	Timeline  *struct {
+		Steps []struct {
+			Index   int             `json:"index"`
+			Changes []engine.Change `json:"changes"`
+			Unified string          `json:"unified"`
+		} `json:"steps"`
+	} `json:"timeline"`
+	Changes    []engine.Change     `json:"changes"`
+	Unified    *string             `json:"unified"`
+	Findings   []explain.Finding   `json:"findings"`
+	Lifecycles []explain.Lifecycle `json:"lifecycles"`
+	Batch      []engine.BatchRow   `json:"batch"`
+}
+
+func postAPI(t *testing.T, h http.Handler, query string, req InjectRequest) (int, string, map[string]json.RawMessage) {
+	t.Helper()
+	body, _ := json.Marshal(req)
+	r := httptest.NewRequest(http.MethodPost, "/api/v1/inject"+query, strings.NewReader(string(body)))
+	r.Header.Set("Content-Type", "application/json")
+	res := do(t, h, r)
+	var top map[string]json.RawMessage
+	if res.status == http.StatusOK {
+		if err := json.Unmarshal([]byte(res.body), &top); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return res.status, res.body, top
+}
+
+// TestAPIInclude: ?include= names the parts of the answer; without it the whole answer as
+// before; the last step's own changes and unified diff on their own are a small answer.
+func TestAPIInclude(t *testing.T) {
+	h := newServer(t)
+	req := InjectRequest{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "250m"}}}
+
+	status, body, top := postAPI(t, h, "", req)
+	if status != http.StatusOK {
+		t.Fatalf("status %d: %s", status, body)
+	}
+	for _, k := range []string{"istio", "permalink", "output", "timeline", "findings", "lifecycles", "batch"} {
+		if _, ok := top[k]; !ok {
+			t.Errorf("the default answer lacks %q", k)
+		}
+	}
+	for _, k := range []string{"changes", "unified"} {
+		if _, ok := top[k]; ok {
+			t.Errorf("the default answer has %q, which only ?include= asks for", k)
+		}
+	}
+	var full apiAnswer
+	if err := json.Unmarshal([]byte(body), &full); err != nil {
+		t.Fatal(err)
+	}
+	if len(full.Timeline.Steps) != 2 || full.Timeline.Steps[1].Unified == "" || len(full.Timeline.Steps[1].Changes) == 0 {
+		t.Fatalf("the timeline lacks its rows' changes or unified diffs: %+v", full.Timeline)
+	}
+
+	status, body, top = postAPI(t, h, "?include=output,changes", req)
+	if status != http.StatusOK {
+		t.Fatalf("status %d: %s", status, body)
+	}
+	for k := range top {
+		if k != "istio" && k != "permalink" && k != "output" && k != "changes" {
+			t.Errorf("?include=output,changes answered %q too", k)
+		}
+	}
+	var part apiAnswer
+	if err := json.Unmarshal([]byte(body), &part); err != nil {
+		t.Fatal(err)
+	}
+	if part.Output == nil || *part.Output != *full.Output {
+		t.Error("the output differs from the full answer's")
+	}
+	want, _ := json.Marshal(full.Timeline.Steps[1].Changes)
+	if got, _ := json.Marshal(part.Changes); string(got) != string(want) {
+		t.Errorf("changes are not the last step's:\n got %s\nwant %s", got, want)
+	}
+	// The issue's goal for one step of a Deployment: at most 25 KB.
+	if len(body) > 25<<10 {
+		t.Errorf("?include=output,changes is %d bytes; the goal is ≤ 25 KB", len(body))
+	}
+
+	// A step's unified diff alone; an empty list when asked and empty, not absent.
+	status, body, top = postAPI(t, h, "?include=unified&include=findings", req)
+	if status != http.StatusOK {
+		t.Fatalf("status %d: %s", status, body)
+	}
+	if err := json.Unmarshal([]byte(body), &part); err != nil {
+		t.Fatal(err)
+	}
+	if part.Unified == nil || *part.Unified != full.Timeline.Steps[1].Unified {
+		t.Error("unified is not the last step's line diff")
+	}
+	if string(top["findings"]) == "[]" || top["findings"] == nil {
+		t.Errorf("findings asked for: want proxyCPU's dropped defaults, got %s", top["findings"])
+	}
+	// Asked for and none found: an empty list, not absent.
+	if _, _, top := postAPI(t, h, "?include=findings", InjectRequest{Manifest: deploymentYAML}); string(top["findings"]) != "[]" {
+		t.Errorf("findings asked for and none found: want [], got %s", top["findings"])
+	}
+	if _, ok := top["output"]; ok {
+		t.Error("output answered though not asked for")
+	}
+
+	status, body, _ = postAPI(t, h, "?include=output,bogus", req)
+	if status != http.StatusBadRequest || !strings.Contains(body, "bogus") || !strings.Contains(body, "lifecycles") {
+		t.Fatalf("an unknown part: want 400 naming it and the known ones, got %d %s", status, body)
+	}
+}

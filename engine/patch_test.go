@@ -11,7 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// patchBin is Debian's GNU patch (in Debian base; scripts/testenv.sh need not install it). The
+// patchBin is GNU patch (Debian's patch, which scripts/testenv.sh installs when missing). The
 // test fails, not skips, without it: the promise that the unified diff is a patch goes untested.
 func patchBin(t *testing.T) string {
 	t.Helper()

@@ -126,7 +126,9 @@ func (l *lazy[T]) get() T {
 // for row 0, against the input: what injection itself changed.
 func (r *StepResult) Changes() []Change { return r.changes.get() }
 
-// Unified is a line diff of the whole output against the previous row (row 0: the input).
+// Unified is a line diff of the whole output against the previous row (row 0: the input), a
+// patch that turns the one into the other; documents that failed in either row are left out of
+// both sides (see stepUnified).
 func (r *StepResult) Unified() string { return r.unified.get() }
 
 // MarshalJSON writes the row with its changes and unified diff (computing them).
@@ -205,12 +207,12 @@ func (e *Engine) Timeline(ctx context.Context, manifest []byte, steps []Step, s 
 					markSerializer(changes, DiffDocuments(inputs, serialized(p.chunks), ""))
 					return changes
 				}
-				r.unified.f = func() string { return UnifiedDiff(string(manifest), r.Output()) }
+				r.unified.f = func() string { return stepUnified(string(manifest), nil, docs) }
 			} else {
 				st := steps[k-1]
 				r.Step = &st
 				r.changes.f = func() []Change { return DiffDocuments(before.Documents, docs, st.String()) }
-				r.unified.f = func() string { return UnifiedDiff(before.Output(), r.Output()) }
+				r.unified.f = func() string { return stepUnified("", before.Documents, docs) }
 			}
 			return r, nil
 		})
@@ -248,9 +250,18 @@ func (t *Timeline) Text(unified bool) string {
 		} else {
 			fmt.Fprintf(&w, "# step %d: %s\n", st.Index, st.Step)
 		}
+		// A document Istio rejected has no output: the row says it failed, and neither diff
+		// compares it (a failed row is not "no change").
+		failed := false
+		for _, d := range st.Documents {
+			if d.Error != nil {
+				fmt.Fprintf(&w, "injection failed: %s\n", d.Error)
+				failed = true
+			}
+		}
 		if unified {
 			u := st.Unified()
-			if u == "" {
+			if u == "" && !failed {
 				w.WriteString("(no change)\n")
 			}
 			w.WriteString(u)
@@ -258,7 +269,7 @@ func (t *Timeline) Text(unified bool) string {
 			continue
 		}
 		changes := st.Changes()
-		if len(changes) == 0 {
+		if len(changes) == 0 && !failed {
 			w.WriteString("(no change)\n")
 		}
 		// Changes come grouped by document; within one, what the serializer alone writes (row 0)

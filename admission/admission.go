@@ -384,7 +384,9 @@ func podOf(w engine.Workload, namespace string) (*corev1.Pod, error) {
 		pod.GenerateName, pod.OwnerReferences = o.Name+"-", owner("apps/v1", "ReplicaSet", o.Name)
 	case *appsv1.StatefulSet:
 		pod = fromTemplate(o.Spec.Template)
-		pod.Name, pod.OwnerReferences = o.Name+"-0", owner("apps/v1", "StatefulSet", o.Name)
+		// Named by ordinal, with the generateName the controller's pod template helper also sets
+		// (Istio looks for the owner only when a Pod has one).
+		pod.Name, pod.GenerateName, pod.OwnerReferences = o.Name+"-0", o.Name+"-", owner("apps/v1", "StatefulSet", o.Name)
 	case *appsv1.DaemonSet:
 		pod = fromTemplate(o.Spec.Template)
 		pod.GenerateName, pod.OwnerReferences = o.Name+"-", owner("apps/v1", "DaemonSet", o.Name)

@@ -108,6 +108,8 @@ var checks = [...]check{
 	{Check{"webhook-auto-stays-classic", SeverityInfo}, checkWebhookClassic},
 	// Params: set (the resource annotations set, comma-separated), missing (requests.memory, …).
 	{Check{"resource-annotation-drops-defaults", SeverityInfo}, checkResourceDefaults},
+	// Params: id (the name in IgnoreAnnotation that is no check's).
+	{Check{"ignore-unknown-check", SeverityWarning}, checkIgnoreIDs},
 }
 
 // Checks lists every check, in the order their findings are reported.
@@ -166,22 +168,100 @@ type docContext struct {
 	native bool
 }
 
-// check runs every check on a row of a request.
-func (e *Engine) check(p *prepared, docs []Document) []Finding {
-	var out []Finding
+// check runs every check on a row of a request. The findings a workload opts out of with
+// IgnoreAnnotation are returned apart, as ignored, so every edge honours the opt-out and can
+// still say how many it hid.
+func (e *Engine) check(p *prepared, docs []Document) (found, ignored []Finding) {
 	for _, d := range docs {
 		c, ok := newDocContext(p, e.catalog, d)
 		if !ok {
 			continue
 		}
+		skip := map[string]bool{}
+		for _, a := range c.ignoreAnnotations() {
+			for _, id := range a.ids {
+				skip[id] = true
+			}
+		}
 		for _, ch := range checks {
 			for _, f := range ch.run(c) {
 				f.Check, f.Severity, f.Doc = ch.ID, ch.Severity, d.Index
-				out = append(out, f)
+				if skip[f.Check] {
+					ignored = append(ignored, f)
+				} else {
+					found = append(found, f)
+				}
 			}
 		}
 	}
+	return found, ignored
+}
+
+// IgnoreAnnotation opts a workload out of some of sidecarlab's checks: a comma-separated list of
+// check ids, on the workload's own metadata or its pod template's (a finding a team has
+// accepted, so CI stops failing on it). It is sidecarlab's, not Istio's: Istio never reads it.
+const IgnoreAnnotation = "sidecarlab.dev/ignore"
+
+// ignoreAnnotation is one IgnoreAnnotation in a document: where it is and the ids it names.
+type ignoreAnnotation struct {
+	path string
+	ids  []string
+}
+
+// ignoreAnnotations are the document's IgnoreAnnotations: on the workload's own metadata, where
+// Istio reads annotations (a CronJob's spec.jobTemplate.metadata) and on the pod template.
+func (c *docContext) ignoreAnnotations() []ignoreAnnotation {
+	_, tmpl, _, _ := podParts(c.in)
+	metas := []struct {
+		m    *metav1.ObjectMeta
+		path string
+	}{{objectMeta(c.in), "metadata.annotations"}, {c.read, c.annPath}, {tmpl, strings.TrimSuffix(c.specPath, "spec") + "metadata.annotations"}}
+	var out []ignoreAnnotation
+	seen := map[*metav1.ObjectMeta]bool{}
+	for _, m := range metas {
+		if m.m == nil || seen[m.m] {
+			continue
+		}
+		seen[m.m] = true
+		v, ok := m.m.Annotations[IgnoreAnnotation]
+		if !ok {
+			continue
+		}
+		a := ignoreAnnotation{path: fmt.Sprintf("%s[%q]", m.path, IgnoreAnnotation)}
+		for id := range strings.SplitSeq(v, ",") {
+			if id = strings.TrimSpace(id); id != "" {
+				a.ids = append(a.ids, id)
+			}
+		}
+		out = append(out, a)
+	}
 	return out
+}
+
+// IsCheck says whether id is one of the checks' ids.
+func IsCheck(id string) bool { return checkIDs[id] }
+
+// checkIDs are the checks' ids, filled once from the table (a check in the table reads it, so
+// it cannot be an initializer of its own) and only read after.
+var checkIDs = map[string]bool{}
+
+func init() {
+	for _, c := range checks {
+		checkIDs[c.ID] = true
+	}
+}
+
+// checkIgnoreIDs: a name in IgnoreAnnotation that is no check's (a typo ignores nothing).
+func checkIgnoreIDs(c *docContext) []Finding {
+	var fs []Finding
+	for _, a := range c.ignoreAnnotations() {
+		for _, id := range a.ids {
+			if !IsCheck(id) {
+				fs = append(fs, Finding{Path: a.path, Params: map[string]string{"id": id}})
+			}
+		}
+	}
+	return fs
 }
 
 func newDocContext(p *prepared, cat *Catalog, d Document) (*docContext, bool) {

@@ -191,6 +191,10 @@ func TestChecks(t *testing.T) {
 		{"one resource annotation", labDeployment, []Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}, Settings{}, "resource-annotation-drops-defaults", true, "resources", params{"set": "sidecar.istio.io/proxyCPU", "missing": "requests.memory, limits.cpu, limits.memory"}},
 		{"all four resource annotations", labDeployment, []Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}, {Key: "sidecar.istio.io/proxyCPULimit", Value: "1"}, {Key: "sidecar.istio.io/proxyMemory", Value: "128Mi"}, {Key: "sidecar.istio.io/proxyMemoryLimit", Value: "1Gi"}}, Settings{}, "resource-annotation-drops-defaults", false, "", nil},
 		{"no resource annotation", labDeployment, nil, Settings{}, "resource-annotation-drops-defaults", false, "", nil},
+
+		{"an ignore naming no check", withPodAnnotation("        sidecarlab.dev/ignore: job-classic-sidecar,job-clasic-sidecar\n"), nil, Settings{},
+			"ignore-unknown-check", true, `spec.template.metadata.annotations["sidecarlab.dev/ignore"]`, params{"id": "job-clasic-sidecar"}},
+		{"an ignore naming checks", withPodAnnotation("        sidecarlab.dev/ignore: job-classic-sidecar, inject-value\n"), nil, Settings{}, "ignore-unknown-check", false, "", nil},
 	}
 	tested := map[string][2]bool{}
 	for _, c := range cases {

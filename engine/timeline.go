@@ -70,11 +70,14 @@ type StepResult struct {
 
 	changes  lazy[[]Change]
 	unified  lazy[string]
-	findings lazy[[]Finding]
+	findings lazy[checked]
 
 	viewsMu sync.Mutex
 	views   map[string]any
 }
+
+// checked is a row's findings: those reported, and those the manifest opted out of.
+type checked struct{ found, ignored []Finding }
 
 // maxViews bounds the views kept with one row.
 const maxViews = 4
@@ -169,6 +172,8 @@ type Timeline struct {
 	Steps    []*StepResult `json:"steps"`
 	// Findings are the pitfalls found in the last row.
 	Findings []Finding `json:"findings"`
+	// Ignored are the last row's findings the manifest opted out of (IgnoreAnnotation).
+	Ignored []Finding `json:"ignored,omitempty"`
 }
 
 // Timeline injects the manifest as is (row 0) and after each step (row k = row k−1 plus step k),
@@ -195,7 +200,10 @@ func (e *Engine) Timeline(ctx context.Context, manifest []byte, steps []Step, s 
 				return nil, err
 			}
 			r := &StepResult{Index: k, Documents: docs}
-			r.findings.f = func() []Finding { return e.check(p, docs) }
+			r.findings.f = func() checked {
+				found, ignored := e.check(p, docs)
+				return checked{found, ignored}
+			}
 			if k == 0 {
 				// Row 0's changes are what injection itself did to the input.
 				r.changes.f = func() []Change {
@@ -229,7 +237,8 @@ func (e *Engine) Timeline(ctx context.Context, manifest []byte, steps []Step, s 
 	}
 	// The row is memoised with everything its findings depend on (installation, mode, input,
 	// steps), so they are computed once per row too.
-	t.Findings = prev.findings.get()
+	c := prev.findings.get()
+	t.Findings, t.Ignored = c.found, c.ignored
 	return t, nil
 }
 

@@ -162,6 +162,12 @@ var checks = map[string]checkWords{
 			return fmt.Sprintf("With %s set, Istio's template emits only the annotated resources: istio-proxy has no %s now (the defaults are dropped, not kept).", p["set"], p["missing"])
 		},
 	},
+	"ignore-unknown-check": {
+		summary: "sidecarlab.dev/ignore names something that is not one of sidecarlab's checks",
+		message: func(p map[string]string) string {
+			return fmt.Sprintf("sidecarlab.dev/ignore names %q, which is not one of sidecarlab's checks, so it ignores nothing.", p["id"])
+		},
+	},
 }
 
 // Summary is a check's one-line description.
@@ -195,6 +201,18 @@ func FixText(f engine.Finding) string {
 		return ""
 	}
 	return w.fix(f.Params)
+}
+
+// Ignored says how many findings the manifest opted out of with sidecarlab.dev/ignore; empty
+// for none.
+func Ignored(n int) string {
+	switch n {
+	case 0:
+		return ""
+	case 1:
+		return "1 finding ignored by the manifest (sidecarlab.dev/ignore)."
+	}
+	return fmt.Sprintf("%d findings ignored by the manifest (sidecarlab.dev/ignore).", n)
 }
 
 // Line is a finding on one line, as the CLI prints it.

@@ -61,6 +61,7 @@ var findingCases = []struct {
 	{"webhook-auto-stays-classic", map[string]string{"version": "1.30"}, false, []string{"1.33 or later", "1.30 nodes"}, ""},
 	{"resource-annotation-drops-defaults", map[string]string{"set": "sidecar.istio.io/proxyCPU", "missing": "requests.memory, limits.cpu, limits.memory"}, false,
 		[]string{"With sidecar.istio.io/proxyCPU set", "no requests.memory, limits.cpu, limits.memory"}, ""},
+	{"ignore-unknown-check", map[string]string{"id": "job-clasic-sidecar"}, false, []string{`names "job-clasic-sidecar"`, "ignores nothing"}, ""},
 }
 
 // TestFindingWords: every check the engine has is worded (summary, sentence, fix), the sentence
@@ -121,6 +122,15 @@ func TestFindingWords(t *testing.T) {
 	for _, id := range []string{"unknown-istio-annotation", "unknown-proxy-config-field"} {
 		if m := Message(engine.Finding{Check: id, Params: map[string]string{"key": "a.istio.io/x", "field": "x"}}); strings.Contains(m, "Did you mean") {
 			t.Errorf("%s without a suggestion: %q", id, m)
+		}
+	}
+}
+
+// TestIgnored: the note on findings the manifest ignored counts them, and says nothing for none.
+func TestIgnored(t *testing.T) {
+	for n, want := range map[int]string{0: "", 1: "1 finding ignored by the manifest", 3: "3 findings ignored by the manifest"} {
+		if got := Ignored(n); !strings.HasPrefix(got, want) || (want == "") != (got == "") {
+			t.Errorf("Ignored(%d) = %q, want %q…", n, got, want)
 		}
 	}
 }

@@ -161,4 +161,3 @@ func istioModuleDir(t *testing.T) string {
 	}
 	return strings.TrimSpace(string(out))
 }
-

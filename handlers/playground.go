@@ -169,9 +169,10 @@ func (s *server) handlePlayground() http.Handler {
 }
 
 // renderView injects the view's state and renders the page, or only the regions that change
-// when the page's script asks (partialHeader).
+// when the page's script asks (partialHeader). Its address carries the state, so it warns when
+// that gives away values that look secret (linkSecretsBanner).
 func (s *server) renderView(w http.ResponseWriter, r *http.Request, v view) error {
-	return s.renderViewWith(w, r, v, nil)
+	return s.renderViewWith(w, r, v, linkSecretsBanner(v))
 }
 
 // pageExtras are what a caller may add to a rendered view: a short link, a banner.

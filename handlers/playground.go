@@ -172,7 +172,7 @@ func (s *server) handlePlayground() http.Handler {
 // when the page's script asks (partialHeader). Its address carries the state, so it warns when
 // that gives away values that look secret (linkSecretsBanner).
 func (s *server) renderView(w http.ResponseWriter, r *http.Request, v view) error {
-	return s.renderViewWith(w, r, v, linkSecretsBanner(v))
+	return s.renderViewWith(w, r, v, s.linkSecretsBanner(v))
 }
 
 // pageExtras are what a caller may add to a rendered view: a short link, a banner.

@@ -154,6 +154,8 @@ type server struct {
 	slots   chan struct{}
 	metrics *metrics
 	statics pageStatics
+	// secretTotals memoises the secret scan of long links' manifests.
+	secretTotals secretTotals
 }
 
 var errBusy = httpError{status: http.StatusServiceUnavailable, msg: "sidecarlab is busy; try again in a moment."}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -334,5 +335,27 @@ func TestPermalinkSecretsWarning(t *testing.T) {
 	r = get(t, h, stateLink(t, State{Istio: engine.Version().Istio, Manifest: deploymentYAML}))
 	if r.status != http.StatusOK || testid(r, "banner").Length() != 0 {
 		t.Fatalf("a clean link: %d %q", r.status, testid(r, "banner").Text())
+	}
+}
+
+// TestSecretTotalsBounded: the memo of scans answers as the scan does and never holds more than
+// its bound.
+func TestSecretTotalsBounded(t *testing.T) {
+	var c secretTotals
+	for i := range maxSecretTotals + 10 {
+		m := deploymentYAML + "# " + strconv.Itoa(i) + "\n"
+		if i%1000 == 0 {
+			m = secretYAML + "# " + strconv.Itoa(i) + "\n"
+		}
+		_, want := engine.ScanSecrets([]byte(m))
+		if got := c.total(m); got != want {
+			t.Fatalf("%d: total %d, want %d", i, got, want)
+		}
+		if got := c.total(m); got != want {
+			t.Fatalf("%d: remembered %d, want %d", i, got, want)
+		}
+		if len(c.m) > maxSecretTotals {
+			t.Fatalf("%d entries", len(c.m))
+		}
 	}
 }

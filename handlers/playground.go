@@ -265,22 +265,17 @@ func (s *server) formView(w http.ResponseWriter, r *http.Request) (view, error) 
 	st := State{
 		Version:  StateVersion,
 		Istio:    engine.Version().Istio,
-		Manifest: strings.ReplaceAll(f.Get("manifest"), "\r\n", "\n"),
+		Manifest: f.Get("manifest"),
 		Settings: engine.Settings{
 			Mode:              engine.Mode(f.Get("mode")),
 			KubernetesVersion: strings.TrimSpace(f.Get("kubernetesVersion")),
 			Install: engine.InstallOptions{
 				Set:     splitLines(f.Get("set")),
-				Overlay: strings.ReplaceAll(f.Get("overlay"), "\r\n", "\n"),
+				Overlay: f.Get("overlay"),
 			},
 		},
 	}
-	if st.Settings.Mode == engine.ModeKubeInject {
-		st.Settings.Mode = ""
-	}
-	if st.Settings.Mode != engine.ModeWebhook {
-		st.Settings.KubernetesVersion = ""
-	}
+	st = st.canonical()
 	if js := f.Get("steps"); js != "" {
 		if err := json.Unmarshal([]byte(js), &st.Steps); err != nil {
 			return view{}, httpError{status: http.StatusBadRequest, msg: "The form's steps could not be read."}

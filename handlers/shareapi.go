@@ -53,6 +53,21 @@ const (
 	secretsAllow  secretsChoice = "allow"
 )
 
+// canonical is the state written the one way the form writes it, so that the same view gets the
+// same short link however it was shared (the form, the API, the CLI): the default mode is
+// empty, a Kubernetes version only in webhook mode, and lines end in "\n".
+func (st State) canonical() State {
+	st.Manifest = strings.ReplaceAll(st.Manifest, "\r\n", "\n")
+	st.Settings.Install.Overlay = strings.ReplaceAll(st.Settings.Install.Overlay, "\r\n", "\n")
+	if st.Settings.Mode == engine.ModeKubeInject {
+		st.Settings.Mode = ""
+	}
+	if st.Settings.Mode != engine.ModeWebhook {
+		st.Settings.KubernetesVersion = ""
+	}
+	return st
+}
+
 // readSecretsChoice reads the share form's "secrets" field.
 func readSecretsChoice(v string) (secretsChoice, error) {
 	switch c := secretsChoice(v); c {
@@ -165,7 +180,7 @@ func (s *server) handleAPIShare() http.Handler {
 		case req.AllowSecrets:
 			choice = secretsAllow
 		}
-		st := State{Version: StateVersion, Istio: engine.Version().Istio, Manifest: req.Manifest, Steps: req.Steps, Settings: req.Settings}
+		st := State{Version: StateVersion, Istio: engine.Version().Istio, Manifest: req.Manifest, Steps: req.Steps, Settings: req.Settings}.canonical()
 		st, findings, total, err := secretsGate(st, choice)
 		if err != nil {
 			return err

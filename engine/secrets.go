@@ -137,9 +137,15 @@ func scanSecrets(docs []scanDoc) []secretHit {
 type secretWalker struct {
 	doc  scanDoc
 	hits []secretHit
+	// flagged are the nodes with a finding already.
+	flagged map[*yaml.Node]bool
 }
 
 func (w *secretWalker) add(n *yaml.Node, path, key string, kind SecretKind) {
+	if w.flagged == nil {
+		w.flagged = make(map[*yaml.Node]bool)
+	}
+	w.flagged[n] = true
 	w.hits = append(w.hits, secretHit{SecretFinding: SecretFinding{
 		Doc: w.doc.index, Line: w.doc.Line + n.Line - 1, Path: clip(path, maxSecretPath), Kind: kind, Excerpt: excerpt(key),
 	}, node: n})
@@ -287,7 +293,7 @@ func (w *secretWalker) env(n *yaml.Node, path string) {
 		if name == nil || value == nil || value.Kind != yaml.ScalarNode || value.Value == "" || value.Value == Redacted || !secretName(name.Value) || filePath(value.Value) {
 			continue
 		}
-		if slices.ContainsFunc(w.hits, func(h secretHit) bool { return h.node == value }) {
+		if w.flagged[value] {
 			continue
 		}
 		w.add(value, joinKey(path+itemKey(item, i), "value"), name.Value, SecretEnvName)
@@ -510,14 +516,15 @@ func Redact(manifest []byte) (string, error) {
 		return string(manifest), nil
 	}
 	lines := inputLines(manifest)
+	byDoc := make(map[int][]secretHit)
+	for _, h := range hits {
+		if h.node != nil || h.token.line > 0 {
+			byDoc[h.Doc] = append(byDoc[h.Doc], h)
+		}
+	}
 	var edits []edit
 	for _, d := range docs {
-		var dh []secretHit
-		for _, h := range hits {
-			if h.Doc == d.index && (h.node != nil || h.token.line > 0) {
-				dh = append(dh, h)
-			}
-		}
+		dh := byDoc[d.index]
 		if len(dh) == 0 {
 			continue
 		}
@@ -551,12 +558,13 @@ func redactDoc(d scanDoc, hits []secretHit) ([]edit, error) {
 			continue
 		}
 		replaced[h.node] = true
-		e, ok := scalarEdit(d, h.node)
-		if !ok {
+		// Every flagged node is marked even when one cannot be edited exactly: the fallback
+		// replaces them all.
+		if e, ok := scalarEdit(d, h.node); ok {
+			edits = append(edits, e)
+		} else {
 			exact = false
-			break
 		}
-		edits = append(edits, e)
 	}
 	if exact {
 		if err := checkRedacted(d, edits, replaced); err == nil {

@@ -463,3 +463,29 @@ data:
 		}
 	}
 }
+
+// FuzzRedact: on any input the scan and Redact return (never panic); what Redact returns has
+// nothing left for the scan to find, and redacting it again changes nothing.
+func FuzzRedact(f *testing.F) {
+	paths, _ := filepath.Glob("testdata/corpus/*.yaml")
+	for _, p := range paths {
+		b, _ := os.ReadFile(p)
+		f.Add(b)
+	}
+	f.Add([]byte(redactInput))
+	f.Add([]byte("kind: Secret\nstringData:\n  a: |2\n     x\n  b: &x y\n  c: *x\n  d: !!str z\n"))
+	f.Add([]byte("env:\n- {name: TOKEN, value: 'a''b'}\n- name: KEY\n  value: \"q\\\"\n  r\"\n"))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		ScanSecrets(in)
+		out, err := Redact(in)
+		if err != nil {
+			return
+		}
+		if left, _ := ScanSecrets([]byte(out)); len(left) > 0 {
+			t.Fatalf("left after Redact: %+v\n%s", left, out)
+		}
+		if again, err := Redact([]byte(out)); err != nil || again != out {
+			t.Fatalf("Redact is not idempotent (err %v)", err)
+		}
+	})
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"math/rand"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -392,14 +393,9 @@ data:
 	}
 }
 
-// TestRedactKeepsInjection is the promise of "redact and share": the redacted manifest injects
-// to the same output as the original, with each redacted value replaced by <redacted> where it
-// appears in it. Istio copies a pod's env values and annotations into the output unchanged and
-// decides nothing from them (these are not annotations Istio reads), and passes a Secret through
-// as text; so the claim is exact, byte for byte, in every injection mode.
-func TestRedactKeepsInjection(t *testing.T) {
-	e := testEngine(t)
-	manifest := `apiVersion: apps/v1
+// redactInjectManifest has secrets in env values, in annotations (one of them on the workload
+// itself) and in a Secret; redactInjectValues are those values, longest first.
+var redactInjectManifest = `apiVersion: apps/v1
 kind: Deployment
 metadata:
   name: web
@@ -435,11 +431,22 @@ type: Opaque
 data:
   password: aHVudGVyMg==
 `
+
+var redactInjectValues = []string{fakeToken + "x", fakeToken, "hunter2", "ghp_notarealtoken", "aHVudGVyMg=="}
+
+// TestRedactKeepsInjection is the promise of "redact and share": the redacted manifest injects
+// to the same output as the original, with each redacted value replaced by <redacted> where it
+// appears in it. Istio copies a pod's env values and annotations into the output unchanged and
+// decides nothing from them (these are not annotations Istio reads), and passes a Secret through
+// as text; so the claim is exact, byte for byte, in every injection mode.
+func TestRedactKeepsInjection(t *testing.T) {
+	e := testEngine(t)
+	manifest := redactInjectManifest
 	redacted, err := Redact([]byte(manifest))
 	if err != nil {
 		t.Fatal(err)
 	}
-	values := []string{fakeToken + "x", fakeToken, "hunter2", "ghp_notarealtoken", "aHVudGVyMg=="}
+	values := redactInjectValues
 	for _, v := range values {
 		if strings.Contains(redacted, v) {
 			t.Fatalf("redacted manifest still holds %q", v)
@@ -488,4 +495,47 @@ func FuzzRedact(f *testing.F) {
 			t.Fatalf("Redact is not idempotent (err %v)", err)
 		}
 	})
+}
+
+// TestRedactKeepsInjectionIstioctl holds the same claim against Istio itself: `istioctl
+// kube-inject` of the redacted manifest prints what it prints for the original with the values
+// replaced, byte for byte, with native sidecars off and on.
+func TestRedactKeepsInjectionIstioctl(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds istioctl; run without -short")
+	}
+	bin := istioctl(t)
+	dir, _, _, _ := istioctlConfig(t, bin)
+	redacted, err := Redact([]byte(redactInjectManifest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeInject := func(manifest, env string) string {
+		f := filepath.Join(t.TempDir(), "in.yaml")
+		if err := os.WriteFile(f, []byte(manifest), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(bin, "kube-inject", "-f", f, "--revision", "default",
+			"--injectConfigFile", filepath.Join(dir, "inject-config.yaml"),
+			"--valuesFile", filepath.Join(dir, "values.json"),
+			"--meshConfigFile", filepath.Join(dir, "mesh.yaml"))
+		cmd.Env = append(os.Environ(), env)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("istioctl kube-inject: %v", err)
+		}
+		return string(out)
+	}
+	for _, env := range []string{"", "ENABLE_NATIVE_SIDECARS=true"} {
+		want := kubeInject(redactInjectManifest, env)
+		if !strings.Contains(want, "hunter2") || !strings.Contains(want, "istio-proxy") {
+			t.Fatalf("%s: istioctl's output of the original does not carry the values or was not injected", env)
+		}
+		for _, v := range redactInjectValues {
+			want = strings.ReplaceAll(want, v, Redacted)
+		}
+		if diff := cmp.Diff(want, kubeInject(redacted, env)); diff != "" {
+			t.Errorf("%s: istioctl kube-inject of the redacted manifest (-original with values replaced +got):\n%s", env, diff)
+		}
+	}
 }

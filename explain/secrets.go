@@ -48,7 +48,7 @@ func SecretFindings(fs []engine.SecretFinding) []SecretFinding {
 // SecretsFound is the headline over the list, before anything is stored: what was found and
 // what a short link would do with it.
 func SecretsFound(total int) string {
-	return fmt.Sprintf("This manifest holds %s that should not be shared. A short link stores the manifest on this server, and anyone with the link can read it. Nothing has been stored.", count(total, "value"))
+	return fmt.Sprintf("This manifest looks like it holds secrets (%s). A short link stores the manifest on this server, and anyone with the link can read it. Nothing has been stored.", count(total, "finding"))
 }
 
 // SecretsChoice is what the person can do about it, and what redacting keeps.
@@ -60,7 +60,7 @@ const SecretsAPIChoice = `Send "redact": true to store the manifest with each of
 // SecretsInLink warns on a page whose address carries its state: the long link holds the
 // manifest itself, so whoever it is sent to reads these values.
 func SecretsInLink(total int) string {
-	return fmt.Sprintf("This page's address holds the whole manifest, including %s that look secret: anyone you send this link to can read them, and it may be kept in browser history and server logs. Share a redacted short link instead.", count(total, "value"))
+	return fmt.Sprintf("This page's address holds the whole manifest, which looks like it holds secrets (%s): anyone you send this link to can read them, and the address may be kept in browser history and server logs. Share a redacted short link instead.", count(total, "finding"))
 }
 
 // SecretsMore says how many findings a bounded list leaves out.

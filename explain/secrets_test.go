@@ -67,9 +67,9 @@ func TestSecretsCounts(t *testing.T) {
 	for _, c := range []struct {
 		got, want string
 	}{
-		{SecretsFound(1), "holds 1 value that"},
-		{SecretsFound(1200), "holds 1,200 values that"},
-		{SecretsInLink(3), "including 3 values"},
+		{SecretsFound(1), "holds secrets (1 finding)"},
+		{SecretsFound(1200), "holds secrets (1,200 findings)"},
+		{SecretsInLink(3), "holds secrets (3 findings)"},
 		{SecretsMore(100, 100), ""},
 		{SecretsMore(100, 103), "and 3 more"},
 	} {

@@ -322,7 +322,7 @@ func TestShareFormSecrets(t *testing.T) {
 func TestPermalinkSecretsWarning(t *testing.T) {
 	h := newServer(t)
 	r := get(t, h, stateLink(t, State{Istio: engine.Version().Istio, Manifest: secretYAML}))
-	if r.status != http.StatusOK || !strings.Contains(testid(r, "banner").Text(), "holds the whole manifest, including 3 values") || testid(r, "results").Length() != 1 {
+	if r.status != http.StatusOK || !strings.Contains(testid(r, "banner").Text(), "holds the whole manifest, which looks like it holds secrets (3 findings)") || testid(r, "results").Length() != 1 {
 		t.Fatalf("%d %q", r.status, testid(r, "banner").Text())
 	}
 	// The page script's update of the same view carries it too.
@@ -357,5 +357,17 @@ func TestSecretTotalsBounded(t *testing.T) {
 		if len(c.m) > maxSecretTotals {
 			t.Fatalf("%d entries", len(c.m))
 		}
+	}
+}
+
+// TestEmbedSnippetPublicURL: with --public-url the embed snippet's address is it, whatever the
+// request's Host says.
+func TestEmbedSnippetPublicURL(t *testing.T) {
+	h := serverConfig(t, Config{PublicURL: "https://lab.example.com/"})
+	req := httptest.NewRequest(http.MethodGet, stateLink(t, State{Istio: engine.Version().Istio, Manifest: deploymentYAML}), nil)
+	req.Host = "evil.example"
+	r := do(t, h, req)
+	if got := testid(r, "embed-snippet").Text(); !strings.HasPrefix(got, `<iframe src="https://lab.example.com/embed?s=`) || strings.Contains(r.body, "evil.example") {
+		t.Fatalf("%d: %q", r.status, got)
 	}
 }

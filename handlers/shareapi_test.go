@@ -251,7 +251,9 @@ func TestAPIShareOffAndLimited(t *testing.T) {
 func TestShareFormSecrets(t *testing.T) {
 	links := &countingLinks{memLinks: newMemLinks()}
 	h := serverConfig(t, Config{Links: links})
-	form := url.Values{"manifest": {strings.Replace(secretYAML, "name: web\n", "name: web # <script>alert(1)</script>\n", 1)}, "steps": {"[]"}, "tab": {"yaml"}}
+	hostile := strings.Replace(secretYAML, "name: web\n", "name: web # <script>alert(1)</script>\n", 1)
+	hostile = strings.Replace(hostile, "        env:\n", "        env:\n        - name: \"<script>alert(2)</script>_TOKEN\"\n          value: x\n", 1)
+	form := url.Values{"manifest": {hostile}, "steps": {"[]"}, "tab": {"yaml"}}
 	r := do(t, h, shareRequest(form))
 	if r.status != http.StatusOK || testid(r, "share-secrets").Length() != 1 {
 		t.Fatalf("%d %s", r.status, r.body)
@@ -260,13 +262,14 @@ func TestShareFormSecrets(t *testing.T) {
 		t.Fatal("the store was written before the person chose")
 	}
 	rows := testid(r, "share-secret")
-	if rows.Length() != 3 || !strings.Contains(testid(r, "share-secret-kind").First().Text(), "password, token, key or secret") {
+	if rows.Length() != 4 || !strings.Contains(testid(r, "share-secret-kind").First().Text(), "password, token, key or secret") ||
+		!strings.Contains(rows.First().Text(), "<script>alert(2)</script>_TOKEN: <redacted>") {
 		t.Fatalf("%d rows: %s", rows.Length(), rows.Text())
 	}
 	if list := testid(r, "share-secrets-list").Text(); strings.Contains(list, "hunter2") || strings.Contains(list, "correct-horse") || !strings.Contains(list, "DB_PASSWORD: <redacted>") {
 		t.Fatalf("the list: %s", list)
 	}
-	if strings.Contains(r.body, "<script>alert") {
+	if strings.Contains(r.body, "<script>alert") || r.doc.Find("script:not([src])").Length() != 0 {
 		t.Fatal("the manifest comes back unescaped")
 	}
 	// The buttons post the same state again with the choice; Cancel goes back to the view.

@@ -239,11 +239,7 @@ func readJSONBody(w http.ResponseWriter, r *http.Request, limit int64, v any) er
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		// The decoder's message may quote the request (an unknown field's name): bounded.
-		msg := err.Error()
-		if len(msg) > 300 {
-			msg = strings.ToValidUTF8(msg[:300], "") + "…"
-		}
-		return httpError{status: http.StatusBadRequest, msg: "The request is not valid JSON for this endpoint: " + msg}
+		return httpError{status: http.StatusBadRequest, msg: "The request is not valid JSON for this endpoint: " + bound(err.Error(), 300)}
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return httpError{status: http.StatusBadRequest, msg: "The request has more after its JSON object; send one object."}

@@ -185,6 +185,13 @@ func TestAPIShare(t *testing.T) {
 			t.Errorf("%s: %d %s %s", c.name, r.status, r.header.Get("Content-Type"), r.body)
 		}
 	}
+	// An unknown field's name is echoed, bounded.
+	long := `{"manifest":"x","` + strings.Repeat("x", 100_000) + `":1}`
+	lr := httptest.NewRequest(http.MethodPost, "/api/v1/share", strings.NewReader(long))
+	lr.Header.Set("Content-Type", "application/json")
+	if r := do(t, h, lr); r.status != http.StatusBadRequest || len(r.body) > 1000 || !strings.Contains(r.body, "unknown field") {
+		t.Errorf("a long unknown field: %d, %d bytes", r.status, len(r.body))
+	}
 	if links.puts.Load() != before {
 		t.Error("a refused share wrote to the store")
 	}

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/web"
 )
 
 // countingLinks counts the writes a store sees.
@@ -379,5 +380,19 @@ func TestEmbedSnippetPublicURL(t *testing.T) {
 	r := do(t, h, req)
 	if got := testid(r, "embed-snippet").Text(); !strings.HasPrefix(got, `<iframe src="https://lab.example.com/embed?s=`) || strings.Contains(r.body, "evil.example") {
 		t.Fatalf("%d: %q", r.status, got)
+	}
+}
+
+// TestPresetsHaveNoSecrets: the playground's own presets (and so the lab's pages) carry no
+// warning: a finding in one is a false positive of the scan.
+func TestPresetsHaveNoSecrets(t *testing.T) {
+	presets := web.Presets()
+	if len(presets) < 5 {
+		t.Fatalf("%d presets", len(presets))
+	}
+	for _, p := range presets {
+		if fs, n := engine.ScanSecrets([]byte(p.Manifest)); n > 0 {
+			t.Errorf("%s: %+v", p.ID, fs)
+		}
 	}
 }

@@ -542,3 +542,28 @@ func TestRedactKeepsInjectionIstioctl(t *testing.T) {
 		}
 	}
 }
+
+// TestRedactJSON: a JSON manifest (kubectl takes JSON too) stays JSON, escapes and all.
+func TestRedactJSON(t *testing.T) {
+	in := `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s"},"data":{"pw":"aHVudGVyMg=="}}
+---
+{
+  "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+  "spec": {"containers": [{"name": "a", "image": "x", "env": [{"name": "API_TOKEN", "value": "s3cr3t\"q"}]}]}
+}
+`
+	want := `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s"},"data":{"pw":"<redacted>"}}
+---
+{
+  "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+  "spec": {"containers": [{"name": "a", "image": "x", "env": [{"name": "API_TOKEN", "value": "<redacted>"}]}]}
+}
+`
+	got, err := Redact([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Redact (-want +got):\n%s", diff)
+	}
+}

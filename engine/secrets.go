@@ -127,7 +127,7 @@ func scanSecrets(docs []scanDoc) []secretHit {
 			continue
 		}
 		w := secretWalker{doc: d}
-		w.node(d.root.Content[0], "", "", false)
+		w.node(d.root.Content[0], "", "")
 		hits = append(hits, w.hits...)
 	}
 	return hits
@@ -169,15 +169,14 @@ func clip(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// node walks n, found at path under key (key is "" for a list item). Inside a Secret's data, every
-// value is a finding.
-func (w *secretWalker) node(n *yaml.Node, path, key string, secretData bool) {
+// node walks n, found at path under key (key is "" for a list item).
+func (w *secretWalker) node(n *yaml.Node, path, key string) {
 	switch n.Kind {
 	case yaml.MappingNode:
 		w.mapping(n, path)
 	case yaml.SequenceNode:
 		for i, c := range n.Content {
-			w.node(c, path+itemKey(c, i), "", false)
+			w.node(c, path+itemKey(c, i), "")
 		}
 		if key == "env" {
 			w.env(n, path)
@@ -186,7 +185,7 @@ func (w *secretWalker) node(n *yaml.Node, path, key string, secretData bool) {
 		if n.Value == "" || n.Value == Redacted || (n.Tag != "!!str" && n.Tag != "!!binary" && n.Tag != "") {
 			return
 		}
-		if kind, ok := valueKind(n.Value, key); ok {
+		if kind, ok := valueKind(n.Value); ok {
 			w.add(n, path, key, kind)
 		}
 	}
@@ -237,7 +236,7 @@ func (w *secretWalker) mapping(n *yaml.Node, path string) {
 			w.annotations(v, p)
 			continue
 		}
-		w.node(v, p, k.Value, false)
+		w.node(v, p, k.Value)
 	}
 	if isSecret && len(w.hits) > at {
 		// The Secret itself is named first, when it has values left to redact: a Secret whose
@@ -254,7 +253,7 @@ func (w *secretWalker) secretData(n *yaml.Node, path string, registry bool) {
 		k, v := n.Content[i], n.Content[i+1]
 		p := joinKey(path, k.Value)
 		if v.Kind != yaml.ScalarNode {
-			w.node(v, p, k.Value, false)
+			w.node(v, p, k.Value)
 			continue
 		}
 		if v.Value == "" || v.Value == Redacted {
@@ -280,7 +279,7 @@ func (w *secretWalker) annotations(n *yaml.Node, path string) {
 		if strings.HasPrefix(k.Value, "checksum/") && v.Kind == yaml.ScalarNode && !isPrivateKey(v.Value) && !isRegistryCredential(v.Value) {
 			continue
 		}
-		w.node(v, joinKey(path, k.Value), k.Value, false)
+		w.node(v, joinKey(path, k.Value), k.Value)
 	}
 }
 
@@ -351,7 +350,7 @@ func nameSplit(name string) []string {
 
 // valueKind classifies any other string value: a private key, a registry credential, or a
 // random-looking token.
-func valueKind(v, key string) (SecretKind, bool) {
+func valueKind(v string) (SecretKind, bool) {
 	switch {
 	case isPrivateKey(v):
 		return SecretPrivateKey, true

@@ -504,10 +504,12 @@ func scanLines(d scanDoc) []secretHit {
 // manifest as it was: comments, quoting, layout, line ends. A flagged scalar keeps its style
 // ("…" stays double-quoted, a block (|, >) becomes a plain scalar), so the document keeps its
 // shape. Where the text of a value cannot be found exactly (a plain scalar folded over several
-// lines), that document is written again from its parsed tree with the values replaced (its
-// comments kept where the YAML encoder keeps them). Each redacted document is parsed again and
-// must equal the original with the values replaced; if it does not, Redact returns an error
-// rather than a manifest with a secret left in it.
+// lines, an anchor), that document is written again from its parsed tree with the values
+// replaced (its comments kept where the YAML encoder keeps them). Each redacted document is parsed
+// again and must equal the original with exactly the flagged values replaced: an in-place edit
+// that does not falls back to writing the document again, and one written again that does not is
+// an InputError, never a manifest with a secret left in it. In a document that does not parse,
+// the flagged tokens are replaced where they are.
 func Redact(manifest []byte) (string, error) {
 	docs := splitScanDocs(manifest)
 	hits := scanSecrets(docs)
@@ -584,6 +586,10 @@ func redactDoc(d scanDoc, hits []secretHit) ([]edit, error) {
 		return nil, &InputError{Doc: d.index, Line: d.Line, Field: "manifest", Msg: "this document could not be redacted: " + err.Error()}
 	}
 	text := buf.String()
+	var got yaml.Node
+	if yaml.Unmarshal([]byte(text), &got) != nil || len(got.Content) == 0 || !sameTree(d.root.Content[0], got.Content[0], replaced) {
+		return nil, &InputError{Doc: d.index, Line: d.Line, Field: "manifest", Msg: "this document could not be redacted: written again, it reads differently"}
+	}
 	first := 0
 	if strings.HasPrefix(d.lines[0], "---") {
 		// The separator that opens the document stays.

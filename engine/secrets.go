@@ -46,9 +46,11 @@ const Redacted = "<redacted>"
 // SecretFinding is one value of a manifest that should not be shared as is. It never carries the
 // value: Excerpt is the value's key with Redacted in place of the value.
 type SecretFinding struct {
-	// Doc is the 1-based document; Line the 1-based line of the value in the whole input.
-	Doc  int `json:"doc"`
-	Line int `json:"line"`
+	// Doc is the 1-based document; Line the 1-based line of the value in the whole input. Both
+	// are 0 for a finding in an annotation step, and Step is its 1-based number.
+	Doc  int `json:"doc,omitempty"`
+	Line int `json:"line,omitempty"`
+	Step int `json:"step,omitempty"`
 	// Path names the value the way the diff names fields
 	// (spec.template.spec.containers[app].env[DB_PASSWORD].value); empty in a document that
 	// does not parse.
@@ -81,6 +83,33 @@ func ScanSecrets(manifest []byte) (findings []SecretFinding, total int) {
 		findings = append(findings, h.SecretFinding)
 	}
 	return findings, len(hits)
+}
+
+// ScanSteps looks at the values of annotation steps as ScanSecrets looks at a manifest's
+// values: a private key, a registry credential or a random-looking token in one is a finding
+// (Step names it). An annotation's name says nothing about its value, so names are not read.
+func ScanSteps(steps []Step) []SecretFinding {
+	var out []SecretFinding
+	for i, st := range steps {
+		if st.Remove || st.Value == "" || st.Value == Redacted {
+			continue
+		}
+		if kind, ok := valueKind(st.Value); ok {
+			out = append(out, SecretFinding{Step: i + 1, Kind: kind, Excerpt: excerpt(st.Key)})
+		}
+	}
+	return out
+}
+
+// RedactSteps is steps with the value of each step ScanSteps flags replaced by Redacted. A
+// redacted value of an annotation Istio reads (proxy.istio.io/config) changes what it does;
+// the others reach the output as they are.
+func RedactSteps(steps []Step) []Step {
+	out := slices.Clone(steps)
+	for _, f := range ScanSteps(steps) {
+		out[f.Step-1].Value = Redacted
+	}
+	return out
 }
 
 // secretHit is a finding and where its value is: a scalar node of a parsed document, or a token

@@ -446,20 +446,26 @@ func TestRedactKeepsInjection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	values := redactInjectValues
+	// A step's value too: an annotation the person added.
+	steps := []Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}, {Key: "example.com/build", Value: fakeToken + "y"}}
+	redSteps := RedactSteps(steps)
+	if redSteps[0] != steps[0] || redSteps[1].Value != Redacted || steps[1].Value == Redacted {
+		t.Fatalf("RedactSteps: %+v (of %+v)", redSteps, steps)
+	}
+	values := append([]string{fakeToken + "y"}, redactInjectValues...)
 	for _, v := range values {
 		if strings.Contains(redacted, v) {
 			t.Fatalf("redacted manifest still holds %q", v)
 		}
 	}
 	for _, mode := range []Settings{{}, {Mode: ModeNative}, {Mode: ModeWebhook, KubernetesVersion: "1.30"}} {
-		orig := mustInject(t, e, []byte(manifest), nil, mode)
-		red := mustInject(t, e, []byte(redacted), nil, mode)
+		orig := mustInject(t, e, []byte(manifest), steps, mode)
+		red := mustInject(t, e, []byte(redacted), redSteps, mode)
 		if errs := append(orig.Errors(), red.Errors()...); len(errs) > 0 {
 			t.Fatalf("mode %+v: %v", mode, errs[0])
 		}
 		want := orig.Output()
-		if !strings.Contains(want, "hunter2") || !strings.Contains(want, "istio-proxy") {
+		if !strings.Contains(want, "hunter2") || !strings.Contains(want, fakeToken+"y") || !strings.Contains(want, "istio-proxy") {
 			t.Fatalf("mode %+v: the original's output does not carry the values or was not injected", mode)
 		}
 		for _, v := range values {
@@ -531,7 +537,7 @@ func TestRedactKeepsInjectionIstioctl(t *testing.T) {
 	}
 	for _, env := range []string{"", "ENABLE_NATIVE_SIDECARS=true"} {
 		want := kubeInject(redactInjectManifest, env)
-		if !strings.Contains(want, "hunter2") || !strings.Contains(want, "istio-proxy") {
+		if !strings.Contains(want, "hunter2") || !strings.Contains(want, fakeToken+"y") || !strings.Contains(want, "istio-proxy") {
 			t.Fatalf("%s: istioctl's output of the original does not carry the values or was not injected", env)
 		}
 		for _, v := range redactInjectValues {
@@ -565,5 +571,28 @@ func TestRedactJSON(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Redact (-want +got):\n%s", diff)
+	}
+}
+
+func TestScanSteps(t *testing.T) {
+	steps := []Step{
+		{Key: "sidecar.istio.io/proxyCPU", Value: "200m"},
+		{Key: "example.com/token", Value: fakeToken},
+		{Key: "proxy.istio.io/config", Value: "proxyMetadata:\n  KEY: |\n    " + strings.ReplaceAll(fakePEM, "\n", "\n    ")},
+		{Key: "example.com/token", Remove: true},
+		{Key: "example.com/pull", Value: fakeDocker},
+		{Key: "example.com/done", Value: Redacted},
+		{Key: "checksum/config", Value: "sha256:" + fakeHex},
+	}
+	want := []SecretFinding{
+		{Step: 2, Kind: SecretHighEntropy, Excerpt: "example.com/token: <redacted>"},
+		{Step: 3, Kind: SecretPrivateKey, Excerpt: "proxy.istio.io/config: <redacted>"},
+		{Step: 5, Kind: SecretRegistryCredential, Excerpt: "example.com/pull: <redacted>"},
+	}
+	if diff := cmp.Diff(want, ScanSteps(steps)); diff != "" {
+		t.Errorf("ScanSteps (-want +got):\n%s", diff)
+	}
+	if got := ScanSteps(RedactSteps(steps)); len(got) != 0 {
+		t.Errorf("left after RedactSteps: %+v", got)
 	}
 }

@@ -20,10 +20,19 @@ var secretKinds = map[engine.SecretKind]string{
 // SecretKind says what a kind of secret finding is.
 func SecretKind(k engine.SecretKind) string { return secretKinds[k] }
 
+// SecretWhere says where a finding is: a document and a line of the manifest, or an annotation
+// step.
+func SecretWhere(f engine.SecretFinding) string {
+	if f.Step > 0 {
+		return fmt.Sprintf("annotation step %d", f.Step)
+	}
+	return fmt.Sprintf("document %d, line %d", f.Doc, f.Line)
+}
+
 // SecretLine is one finding on one line, for lists and the CLI: where it is and what it is,
 // never the value.
 func SecretLine(f engine.SecretFinding) string {
-	s := fmt.Sprintf("document %d, line %d", f.Doc, f.Line)
+	s := SecretWhere(f)
 	if f.Path != "" {
 		s += ", " + f.Path
 	}
@@ -45,10 +54,10 @@ func SecretFindings(fs []engine.SecretFinding) []SecretFinding {
 	return out
 }
 
-// SecretsFound is the headline over the list, before anything is stored: what was found and
-// what a short link would do with it.
+// SecretsFound is the headline over the list, before anything is stored: what was found (in
+// the manifest or the annotation steps) and what a short link would do with it.
 func SecretsFound(total int) string {
-	return fmt.Sprintf("This manifest looks like it holds secrets (%s). A short link stores the manifest on this server, and anyone with the link can read it. Nothing has been stored.", count(total, "finding"))
+	return fmt.Sprintf("This view looks like it holds secrets (%s). A short link stores the manifest and its annotations on this server, and anyone with the link can read it. Nothing has been stored.", count(total, "finding"))
 }
 
 // SecretsChoice is what the person can do about it, and what redacting keeps.
@@ -60,7 +69,7 @@ const SecretsAPIChoice = `Send "redact": true to store the manifest with each of
 // SecretsInLink warns on a page whose address carries its state: the long link holds the
 // manifest itself, so whoever it is sent to reads these values.
 func SecretsInLink(total int) string {
-	return fmt.Sprintf("This page's address holds the whole manifest, which looks like it holds secrets (%s): anyone you send this link to can read them, and the address may be kept in browser history and server logs. Share a redacted short link instead.", count(total, "finding"))
+	return fmt.Sprintf("This page's address holds the whole manifest and its annotations, which look like they hold secrets (%s): anyone you send this link to can read them, and the address may be kept in browser history and server logs. Share a redacted short link instead.", count(total, "finding"))
 }
 
 // SecretsMore says how many findings a bounded list leaves out.

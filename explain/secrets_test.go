@@ -69,7 +69,9 @@ func TestSecretsCounts(t *testing.T) {
 	}{
 		{SecretsFound(1), "holds secrets (1 finding)"},
 		{SecretsFound(1200), "holds secrets (1,200 findings)"},
-		{SecretsInLink(3), "holds secrets (3 findings)"},
+		{SecretsInLink(3), "hold secrets (3 findings)"},
+		{SecretWhere(engine.SecretFinding{Doc: 2, Line: 9}), "document 2, line 9"},
+		{SecretWhere(engine.SecretFinding{Step: 3}), "annotation step 3"},
 		{SecretsMore(100, 100), ""},
 		{SecretsMore(100, 103), "and 3 more"},
 	} {

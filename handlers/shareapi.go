@@ -77,9 +77,10 @@ func readSecretsChoice(v string) (secretsChoice, error) {
 	return "", httpError{status: http.StatusBadRequest, msg: `The form's "secrets" field must be "redact" or "allow".`}
 }
 
-// secretsGate is what every share passes before anything is stored: the manifest is scanned
-// (engine.ScanSecrets); with findings and no choice, they are returned (total > 0) and nothing
-// may be stored; with secretsRedact, the state comes back with its manifest redacted; with
+// secretsGate is what every share passes before anything is stored: the manifest and the
+// annotation steps are scanned (engine.ScanSecrets, engine.ScanSteps); with findings and no
+// choice, they are returned (at most engine.MaxSecretFindings; total > 0) and nothing may be
+// stored; with secretsRedact, the state comes back with its manifest and steps redacted; with
 // secretsAllow, as it is.
 func secretsGate(st State, choice secretsChoice) (State, []engine.SecretFinding, int, error) {
 	switch choice {
@@ -91,10 +92,13 @@ func secretsGate(st State, choice secretsChoice) (State, []engine.SecretFinding,
 			return st, nil, 0, err
 		}
 		st.Manifest = red
+		st.Steps = engine.RedactSteps(st.Steps)
 		return st, nil, 0, nil
 	}
 	findings, total := engine.ScanSecrets([]byte(st.Manifest))
-	return st, findings, total, nil
+	steps := engine.ScanSteps(st.Steps)
+	findings = append(findings, steps[:min(len(steps), engine.MaxSecretFindings-len(findings))]...)
+	return st, findings, total + len(steps), nil
 }
 
 // shareSecretsView is the page that lists the findings and asks.
@@ -107,7 +111,7 @@ func shareSecretsView(v view, findings []engine.SecretFinding, total int) web.Sh
 		Cancel:   v.permalink(),
 	}
 	for _, f := range findings {
-		p.Rows = append(p.Rows, web.SecretRow{Doc: f.Doc, Line: f.Line, Kind: explain.SecretKind(f.Kind), Path: f.Path, Excerpt: f.Excerpt})
+		p.Rows = append(p.Rows, web.SecretRow{Where: explain.SecretWhere(f), Kind: explain.SecretKind(f.Kind), Path: f.Path, Excerpt: f.Excerpt})
 	}
 	return p
 }
@@ -117,7 +121,7 @@ func shareSecretsView(v view, findings []engine.SecretFinding, total int) web.Sh
 // link; the warning says what it gives away.
 func (s *server) linkSecretsBanner(v view) func(*pageExtras, *engine.Timeline) {
 	return func(p *pageExtras, _ *engine.Timeline) {
-		if total := s.secretTotals.total(v.state.Manifest); total > 0 {
+		if total := s.secretTotals.total(v.state.Manifest) + len(engine.ScanSteps(v.state.Steps)); total > 0 {
 			p.banner = explain.SecretsInLink(total)
 		}
 	}
@@ -128,8 +132,8 @@ const maxSecretTotals = 4096
 
 // secretTotals remembers how many values that look secret each manifest holds, by its hash, so
 // that a view rendered again (another tab, a toggle's fragment, a reload) does not parse its
-// manifest again: a scan is ~70 µs for a Deployment and ~65 ms for 500 of them. When full, it
-// starts over.
+// manifest again: a scan is ~70 µs for a Deployment and ~65 ms for 500 of them (the steps, at
+// most a hundred values, are scanned each time). When full, it starts over.
 type secretTotals struct {
 	mu sync.Mutex
 	m  map[[sha256.Size]byte]int

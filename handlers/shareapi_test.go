@@ -333,14 +333,14 @@ func TestShareFormSecrets(t *testing.T) {
 func TestPermalinkSecretsWarning(t *testing.T) {
 	h := newServer(t)
 	r := get(t, h, stateLink(t, State{Istio: engine.Version().Istio, Manifest: secretYAML}))
-	if r.status != http.StatusOK || !strings.Contains(testid(r, "banner").Text(), "holds the whole manifest, which looks like it holds secrets (3 findings)") || testid(r, "results").Length() != 1 {
+	if r.status != http.StatusOK || !strings.Contains(testid(r, "banner").Text(), "holds the whole manifest and its annotations, which look like they hold secrets (3 findings)") || testid(r, "results").Length() != 1 {
 		t.Fatalf("%d %q", r.status, testid(r, "banner").Text())
 	}
 	// The page script's update of the same view carries it too.
 	req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(url.Values{"manifest": {secretYAML}, "action": {"apply"}}.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set(partialHeader, "1")
-	if r := do(t, h, req); !strings.Contains(r.body, "holds the whole manifest") {
+	if r := do(t, h, req); !strings.Contains(r.body, "holds the whole manifest and its annotations") {
 		t.Fatalf("fragment: %d", r.status)
 	}
 	r = get(t, h, stateLink(t, State{Istio: engine.Version().Istio, Manifest: deploymentYAML}))
@@ -394,5 +394,41 @@ func TestPresetsHaveNoSecrets(t *testing.T) {
 		if fs, n := engine.ScanSecrets([]byte(p.Manifest)); n > 0 {
 			t.Errorf("%s: %+v", p.ID, fs)
 		}
+	}
+}
+
+// TestShareStepSecrets: an annotation step's value is scanned too — by the API, the form and the
+// long link's warning — and redacted with the manifest.
+func TestShareStepSecrets(t *testing.T) {
+	const token = "Zq8vR2mXk4TbW9yLp3NcA7hJ" // made up
+	links := &countingLinks{memLinks: newMemLinks()}
+	h := serverConfig(t, Config{Links: links})
+	steps := []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}, {Key: "example.com/build-token", Value: token}}
+	req := ShareRequest{InjectRequest: InjectRequest{Manifest: deploymentYAML, Steps: steps}}
+
+	r := postShareAPI(t, h, req, nil)
+	var sec SecretsResponse
+	if r.status != http.StatusUnprocessableEntity || json.Unmarshal([]byte(r.body), &sec) != nil || sec.Total != 1 ||
+		sec.Secrets[0].Step != 2 || sec.Secrets[0].Kind != engine.SecretHighEntropy || strings.Contains(r.body, token) || links.puts.Load() != 0 {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	req.Redact = true
+	r = postShareAPI(t, h, req, nil)
+	var ok ShareResponse
+	if r.status != http.StatusCreated || json.Unmarshal([]byte(r.body), &ok) != nil {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	if st := storedState(t, h, ok.ID); st.Manifest != deploymentYAML || len(st.Steps) != 2 || st.Steps[0] != steps[0] || st.Steps[1].Value != engine.Redacted {
+		t.Fatalf("stored: %+v", st)
+	}
+
+	js, _ := json.Marshal(steps)
+	page := do(t, h, shareRequest(url.Values{"manifest": {deploymentYAML}, "steps": {string(js)}}))
+	if page.status != http.StatusOK || testid(page, "share-secret-where").Text() != "annotation step 2" || strings.Contains(testid(page, "share-secrets-list").Text(), token) {
+		t.Fatalf("%d %q", page.status, testid(page, "share-secret-where").Text())
+	}
+	link := get(t, h, stateLink(t, State{Istio: engine.Version().Istio, Manifest: deploymentYAML, Steps: steps}))
+	if !strings.Contains(testid(link, "banner").Text(), "(1 finding)") {
+		t.Fatalf("long link: %q", testid(link, "banner").Text())
 	}
 }

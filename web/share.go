@@ -15,8 +15,8 @@ type ShareSecrets struct {
 	Cancel string
 }
 
-// SecretRow is one finding: where it is and what it is.
+// SecretRow is one finding: where it is (a document and line, or an annotation step) and what
+// it is.
 type SecretRow struct {
-	Doc, Line           int
-	Kind, Path, Excerpt string
+	Where, Kind, Path, Excerpt string
 }

@@ -138,6 +138,11 @@ func shareRun(c *cli, base *url.URL, body []byte, j joined) error {
 func printSecrets(c *cli, j joined, sec handlers.SecretsResponse) {
 	fmt.Fprintln(c.stderr, "sidecarlab: not shared:", sec.Error.Message)
 	for _, f := range sec.Secrets {
+		if f.Step > 0 {
+			// An --annotate value: it is in no file.
+			fmt.Fprintf(c.stderr, "  --annotate: %s\n", explain.SecretLine(f.SecretFinding))
+			continue
+		}
 		p := j.partOf(f.Line, f.Doc)
 		local := f.SecretFinding
 		local.Doc -= p.docsBefore

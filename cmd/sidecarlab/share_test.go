@@ -132,6 +132,11 @@ func TestShareCommand(t *testing.T) {
 	if links.puts.Load() != before {
 		t.Fatal("the store was written")
 	}
+	// An --annotate value is scanned too; it is in no file.
+	_, stderr, err = runWithEnv(env, "share", "-f", plain, "--annotate", "example.com/build-token=Zq8vR2mXk4TbW9yLp3NcA7hJ")
+	if err != errSilent || !strings.Contains(stderr, "  --annotate: annotation step 1: a long random-looking string") || strings.Contains(stderr, "Zq8vR2mX") || links.puts.Load() != before {
+		t.Fatalf("a secret --annotate value: %v\n%s", err, stderr)
+	}
 	// --redact stores the redacted manifest; --allow-secrets the manifest as it is.
 	out, _, err = runWithEnv(env, "share", "-f", secret, "--redact")
 	if st := storedManifest(t, strings.TrimSpace(out)); err != nil || strings.Contains(st.Manifest, "hunter2") || !strings.Contains(st.Manifest, "value: <redacted>") {

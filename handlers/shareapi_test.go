@@ -29,23 +29,7 @@ func (c *countingLinks) Put(ctx context.Context, l Link) (string, error) {
 }
 
 // secretYAML is a Deployment with a password in an env value, and a Secret.
-const secretYAML = `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-spec:
-  selector:
-    matchLabels:
-      app: web
-  template:
-    metadata:
-      labels:
-        app: web
-    spec:
-      containers:
-      - name: web
-        image: nginx
-        env:
+const secretYAML = deploymentYAML + `        env:
         - name: DB_PASSWORD
           value: hunter2hunter2
 ---

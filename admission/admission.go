@@ -54,19 +54,13 @@ import (
 	"github.com/sidecarlab/sidecarlab/engine"
 )
 
-// Namespace is the namespace the Pod is created in, as the cluster sees it.
-type Namespace struct {
-	Name   string            `json:"name,omitempty"`
-	Labels map[string]string `json:"labels,omitempty"`
-}
-
-// DefaultNamespace is the namespace of a workload that names none and of a request that gives none.
+// DefaultNamespace is the namespace of a workload that names none, when the settings name none.
 const DefaultNamespace = "default"
 
-// labels are the namespace's labels as the API server keeps them: with
+// nsLabels are the namespace's labels as the API server keeps them: with
 // kubernetes.io/metadata.name, which it sets on every namespace.
-func (n Namespace) labels() map[string]string {
-	out := map[string]string{}
+func nsLabels(n engine.Namespace) labels.Set {
+	out := labels.Set{}
 	for k, v := range n.Labels {
 		out[k] = v
 	}
@@ -116,25 +110,60 @@ type Result struct {
 	Trace []Step `json:"trace"`
 }
 
-// Admit follows each workload of the manifest (steps applied) through admission in ns, with
-// the installation of s and nodes of its Kubernetes version.
-func Admit(ctx context.Context, eng *engine.Engine, manifest []byte, steps []engine.Step, s engine.Settings, ns Namespace) ([]Result, error) {
-	if ns.Name == "" {
-		ns.Name = DefaultNamespace
+// Admitter runs admissions; it keeps the webhooks it built (one per installation and Kubernetes
+// version, at most maxWebhooks), since building one (parsing the injector config and templates,
+// starting its fake cluster) costs more than an admission.
+type Admitter struct {
+	eng   Workloads
+	mu    sync.Mutex
+	hooks map[string]*cluster
+	order []string
+}
+
+// cluster is what one installation at one Kubernetes version needs: its webhook configurations,
+// Istio's webhook and Pod Security at that version.
+type cluster struct {
+	configs []admissionregistrationv1.MutatingWebhookConfiguration
+	wh      *webhook
+	psa     *podSecurity
+}
+
+const maxWebhooks = 8
+
+// Workloads is what an Admitter needs of the engine (engine.Engine has it): a manifest's
+// workloads with the steps applied, and the installation of the settings.
+type Workloads interface {
+	Workloads(ctx context.Context, manifest []byte, steps []engine.Step, s engine.Settings) (*engine.Install, []engine.Workload, error)
+}
+
+// New makes an Admitter on the engine's installations.
+func New(eng Workloads) *Admitter { return &Admitter{eng: eng, hooks: map[string]*cluster{}} }
+
+// Close stops the webhooks' fake clusters.
+func (a *Admitter) Close() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, c := range a.hooks {
+		c.wh.close()
 	}
-	in, workloads, err := eng.Workloads(ctx, manifest, steps, s)
+	a.hooks, a.order = map[string]*cluster{}, nil
+}
+
+func (a *Admitter) cluster(in *engine.Install, s engine.Settings) (*cluster, error) {
+	node, err := s.Node()
 	if err != nil {
 		return nil, err
+	}
+	key := in.Hash + "@" + node.Status.NodeInfo.KubeletVersion
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if c, ok := a.hooks[key]; ok {
+		return c, nil
 	}
 	configs, err := webhookConfigurations(in.Webhooks)
 	if err != nil {
 		return nil, err
 	}
-	wh, err := newWebhook(in, s)
-	if err != nil {
-		return nil, err
-	}
-	defer wh.close()
 	version, err := kubernetesVersion(s)
 	if err != nil {
 		return nil, err
@@ -143,8 +172,41 @@ func Admit(ctx context.Context, eng *engine.Engine, manifest []byte, steps []eng
 	if err != nil {
 		return nil, err
 	}
+	wh, err := newWebhook(in, s)
+	if err != nil {
+		return nil, err
+	}
+	c := &cluster{configs: configs, wh: wh, psa: psa}
+	if len(a.order) >= maxWebhooks {
+		old := a.order[0]
+		a.hooks[old].wh.close()
+		delete(a.hooks, old)
+		a.order = a.order[1:]
+	}
+	a.hooks[key], a.order = c, append(a.order, key)
+	return c, nil
+}
+
+// Admit follows each workload of the manifest (steps applied) through admission in the
+// settings' namespace, with their installation and nodes of their Kubernetes version.
+func (a *Admitter) Admit(ctx context.Context, manifest []byte, steps []engine.Step, s engine.Settings) ([]Result, error) {
+	ns := s.Namespace
+	if ns.Name == "" {
+		ns.Name = DefaultNamespace
+	}
+	in, workloads, err := a.eng.Workloads(ctx, manifest, steps, s)
+	if err != nil {
+		return nil, err
+	}
+	c, err := a.cluster(in, s)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]Result, 0, len(workloads))
 	for _, w := range workloads {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		r := Result{Doc: w.Doc, Kind: w.Kind, Name: w.Name}
 		if w.Error != nil {
 			r.Error = w.Error.Error()
@@ -158,7 +220,7 @@ func Admit(ctx context.Context, eng *engine.Engine, manifest []byte, steps []eng
 			continue
 		}
 		r.Pod = pod
-		if err := r.admit(ctx, configs, wh, psa, ns); err != nil {
+		if err := r.admit(ctx, c.configs, c.wh, c.psa, engine.Namespace{Name: pod.Namespace, Labels: ns.Labels}); err != nil {
 			return nil, err
 		}
 		out = append(out, r)
@@ -166,8 +228,8 @@ func Admit(ctx context.Context, eng *engine.Engine, manifest []byte, steps []eng
 	return out, nil
 }
 
-func (r *Result) admit(ctx context.Context, configs []admissionregistrationv1.MutatingWebhookConfiguration, wh *webhook, psa *podSecurity, ns Namespace) error {
-	nsLabels := labels.Set(ns.labels())
+func (r *Result) admit(ctx context.Context, configs []admissionregistrationv1.MutatingWebhookConfiguration, wh *webhook, psa *podSecurity, ns engine.Namespace) error {
+	nsLabels := nsLabels(ns)
 	r.step("namespace", "name", ns.Name, "labels", labels.Set(ns.Labels).String())
 	current := r.Pod.DeepCopy()
 	anyCalled := false
@@ -311,25 +373,36 @@ func podOf(w engine.Workload, namespace string) (*corev1.Pod, error) {
 			ns = pod.Namespace
 		}
 	case *appsv1.Deployment:
+		// The ReplicaSet is named after a hash of the template, which the Pods carry as a label
+		// (Istio reads it to find the Deployment's name): here a placeholder.
 		pod = fromTemplate(o.Spec.Template)
-		rs := o.Name + "-<pod-template-hash>"
+		rs := o.Name + "-" + hashPlaceholder
 		pod.GenerateName, pod.OwnerReferences = rs+"-", owner("apps/v1", "ReplicaSet", rs)
+		setLabel(pod, "pod-template-hash", hashPlaceholder)
 	case *appsv1.ReplicaSet:
 		pod = fromTemplate(o.Spec.Template)
 		pod.GenerateName, pod.OwnerReferences = o.Name+"-", owner("apps/v1", "ReplicaSet", o.Name)
 	case *appsv1.StatefulSet:
 		pod = fromTemplate(o.Spec.Template)
-		pod.Name, pod.OwnerReferences = o.Name+"-0", owner("apps/v1", "StatefulSet", o.Name)
+		// Named by ordinal, with the generateName the controller's pod template helper also sets
+		// (Istio looks for the owner only when a Pod has one).
+		pod.Name, pod.GenerateName, pod.OwnerReferences = o.Name+"-0", o.Name+"-", owner("apps/v1", "StatefulSet", o.Name)
 	case *appsv1.DaemonSet:
 		pod = fromTemplate(o.Spec.Template)
 		pod.GenerateName, pod.OwnerReferences = o.Name+"-", owner("apps/v1", "DaemonSet", o.Name)
 	case *batchv1.Job:
 		pod = fromTemplate(o.Spec.Template)
 		pod.GenerateName, pod.OwnerReferences = o.Name+"-", owner("batch/v1", "Job", o.Name)
+		setLabel(pod, "batch.kubernetes.io/job-name", o.Name)
+		setLabel(pod, "job-name", o.Name)
 	case *batchv1.CronJob:
+		// A CronJob's Job is named after its scheduled time in minutes (Istio recognises the
+		// digits): here a placeholder time.
 		pod = fromTemplate(o.Spec.JobTemplate.Spec.Template)
-		job := o.Name + "-<scheduled-time>"
+		job := o.Name + "-" + scheduledPlaceholder
 		pod.GenerateName, pod.OwnerReferences = job+"-", owner("batch/v1", "Job", job)
+		setLabel(pod, "batch.kubernetes.io/job-name", job)
+		setLabel(pod, "job-name", job)
 	case *corev1.ReplicationController:
 		if o.Spec.Template == nil {
 			return nil, errors.New("the ReplicationController has no pod template")
@@ -344,6 +417,19 @@ func podOf(w engine.Workload, namespace string) (*corev1.Pod, error) {
 	}
 	pod.Namespace = ns
 	return pod, nil
+}
+
+// The placeholders where a controller puts a hash or a time in a name.
+const (
+	hashPlaceholder      = "<hash>"
+	scheduledPlaceholder = "29000000"
+)
+
+func setLabel(pod *corev1.Pod, k, v string) {
+	if pod.Labels == nil {
+		pod.Labels = map[string]string{}
+	}
+	pod.Labels[k] = v
 }
 
 func objectNamespace(obj runtime.Object) string {
@@ -507,7 +593,7 @@ func newPodSecurity(v api.Version) (*podSecurity, error) {
 // evaluate runs the admission code on the Pod with the namespace's policy: admitted unless the
 // enforce level forbids it; violations are the enforce and audit messages, warnings the warn
 // level's, as the API server words them.
-func (p *podSecurity) evaluate(ctx context.Context, ns Namespace, pod *corev1.Pod) (admitted bool, violations, warnings []string) {
+func (p *podSecurity) evaluate(ctx context.Context, ns engine.Namespace, pod *corev1.Pod) (admitted bool, violations, warnings []string) {
 	defaults := api.Policy{
 		Enforce: api.LevelVersion{Level: api.LevelPrivileged, Version: api.LatestVersion()},
 		Audit:   api.LevelVersion{Level: api.LevelPrivileged, Version: api.LatestVersion()},

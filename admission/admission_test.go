@@ -3,6 +3,7 @@ package admission
 import (
 	"context"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -11,7 +12,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/engine"
 )
 
-var eng *engine.Engine
+var adm *Admitter
 
 func TestMain(m *testing.M) {
 	o := istiolog.DefaultOptions()
@@ -21,8 +22,9 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
-	eng = e
+	adm = New(e)
 	code := m.Run()
+	adm.Close()
 	e.Close()
 	os.Exit(code)
 }
@@ -43,9 +45,10 @@ spec:
         image: nginx
 `
 
-func admitOne(t *testing.T, manifest string, s engine.Settings, ns Namespace) Result {
+func admitOne(t *testing.T, manifest string, s engine.Settings, ns engine.Namespace) Result {
 	t.Helper()
-	rs, err := Admit(t.Context(), eng, []byte(manifest), nil, s, ns)
+	s.Namespace = ns
+	rs, err := adm.Admit(t.Context(), []byte(manifest), nil, s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,17 +74,17 @@ func called(r Result) []string {
 func TestWebhookSelection(t *testing.T) {
 	cases := []struct {
 		name     string
-		ns       Namespace
+		ns       engine.Namespace
 		podLabel string
 		want     string // the webhook called, "" for none
 		injected bool
 	}{
-		{"namespace labelled istio-injection=enabled", Namespace{Name: "shop", Labels: map[string]string{"istio-injection": "enabled"}}, "", "namespace.sidecar-injector.istio.io", true},
-		{"namespace without a label", Namespace{Name: "shop"}, "", "", false},
-		{"namespace with istio.io/rev=default", Namespace{Name: "shop", Labels: map[string]string{"istio.io/rev": "default"}}, "", "rev.namespace.sidecar-injector.istio.io", true},
-		{"namespace with another revision", Namespace{Name: "shop", Labels: map[string]string{"istio.io/rev": "canary"}}, "", "", false},
-		{"pod label inject=false in an enabled namespace", Namespace{Name: "shop", Labels: map[string]string{"istio-injection": "enabled"}}, "sidecar.istio.io/inject: \"false\"", "", false},
-		{"pod label inject=true, namespace unlabelled", Namespace{Name: "shop"}, "sidecar.istio.io/inject: \"true\"", "object.sidecar-injector.istio.io", true},
+		{"namespace labelled istio-injection=enabled", engine.Namespace{Name: "shop", Labels: map[string]string{"istio-injection": "enabled"}}, "", "namespace.sidecar-injector.istio.io", true},
+		{"namespace without a label", engine.Namespace{Name: "shop"}, "", "", false},
+		{"namespace with istio.io/rev=default", engine.Namespace{Name: "shop", Labels: map[string]string{"istio.io/rev": "default"}}, "", "rev.namespace.sidecar-injector.istio.io", true},
+		{"namespace with another revision", engine.Namespace{Name: "shop", Labels: map[string]string{"istio.io/rev": "canary"}}, "", "", false},
+		{"pod label inject=false in an enabled namespace", engine.Namespace{Name: "shop", Labels: map[string]string{"istio-injection": "enabled"}}, "sidecar.istio.io/inject: \"false\"", "", false},
+		{"pod label inject=true, namespace unlabelled", engine.Namespace{Name: "shop"}, "sidecar.istio.io/inject: \"true\"", "object.sidecar-injector.istio.io", true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -105,7 +108,7 @@ func TestWebhookSelection(t *testing.T) {
 }
 
 func TestPodSecurity(t *testing.T) {
-	baseline := Namespace{Name: "shop", Labels: map[string]string{"istio-injection": "enabled", "pod-security.kubernetes.io/enforce": "baseline"}}
+	baseline := engine.Namespace{Name: "shop", Labels: map[string]string{"istio-injection": "enabled", "pod-security.kubernetes.io/enforce": "baseline"}}
 	r := admitOne(t, deployment, engine.Settings{}, baseline)
 	if !r.Injected || r.Admitted {
 		t.Fatalf("baseline, classic injection: injected %v admitted %v, want injected and rejected", r.Injected, r.Admitted)
@@ -120,12 +123,12 @@ func TestPodSecurity(t *testing.T) {
 		t.Fatalf("baseline with CNI: injected %v admitted %v (%q), want injected and admitted", r.Injected, r.Admitted, r.Violations)
 	}
 	// Not injected at all: baseline admits the plain pod.
-	r = admitOne(t, deployment, engine.Settings{}, Namespace{Name: "shop", Labels: map[string]string{"pod-security.kubernetes.io/enforce": "baseline"}})
+	r = admitOne(t, deployment, engine.Settings{}, engine.Namespace{Name: "shop", Labels: map[string]string{"pod-security.kubernetes.io/enforce": "baseline"}})
 	if r.Injected || !r.Admitted {
 		t.Fatalf("baseline, not injected: injected %v admitted %v", r.Injected, r.Admitted)
 	}
 	// restricted rejects even the CNI pod (the charts' seccompProfile is empty).
-	restricted := Namespace{Name: "shop", Labels: map[string]string{"istio-injection": "enabled", "pod-security.kubernetes.io/enforce": "restricted"}}
+	restricted := engine.Namespace{Name: "shop", Labels: map[string]string{"istio-injection": "enabled", "pod-security.kubernetes.io/enforce": "restricted"}}
 	r = admitOne(t, deployment, cni, restricted)
 	if r.Admitted {
 		t.Fatal("restricted admitted the injected pod")
@@ -153,7 +156,7 @@ spec:
       - matchLabels: {always: "yes"}
 `}},
 	}
-	namespaces := []Namespace{
+	namespaces := []engine.Namespace{
 		{Name: "plain"},
 		{Name: "on", Labels: map[string]string{"istio-injection": "enabled"}},
 		{Name: "off", Labels: map[string]string{"istio-injection": "disabled"}},
@@ -188,11 +191,17 @@ spec:
 	counts := map[string]int{}
 	for name, s := range installs {
 		for _, ns := range namespaces {
-			rs, err := Admit(t.Context(), eng, []byte(manifest), nil, s, ns)
+			s.Namespace = ns
+			rs, err := adm.Admit(t.Context(), []byte(manifest), nil, s)
 			if err != nil {
 				t.Fatalf("%s/%s: %v", name, ns.Name, err)
 			}
 			for _, r := range rs {
+				for _, st := range r.Trace {
+					if !slices.Contains(TraceIDs(), st.ID) {
+						t.Fatalf("trace rule %q is not in TraceIDs", st.ID)
+					}
+				}
 				if r.Error != "" {
 					t.Fatalf("%s/%s doc %d: %s", name, ns.Name, r.Doc, r.Error)
 				}

@@ -17,8 +17,8 @@ import (
 	"istio.io/istio/pkg/kube/inject"
 )
 
-// ValueKind is the type of an annotation's value, which decides the input a person gets and how
-// the value is checked before injection.
+// ValueKind is the type of an annotation's value, which decides the input a person gets and which
+// values the lenient-* checks remark on (Istio, not the kind, decides what is refused).
 type ValueKind string
 
 const (
@@ -201,11 +201,15 @@ func (c *Catalog) Lookup(name string) (Annotation, bool) {
 	return *a, true
 }
 
-// ValidateStep checks a step before any injection runs: the key must be a valid annotation key,
-// and the value must fit the annotation's kind. Where Istio has its own validator for the
-// annotation (inject.AnnotationValidation), Istio's verdict and message are used.
+// ValidateStep refuses a step only where Kubernetes or Istio itself would refuse it: a key that
+// is not a valid annotation key, a value Istio's own validator for the annotation
+// (inject.AnnotationValidation) rejects, with Istio's message, and the two bounds that protect
+// the server (see annotationSizeError). A value Istio takes leniently ("no", "TRUE", port 0)
+// runs, and the lenient-* checks say what Istio made of it: never refuse what Istio accepts.
 func (c *Catalog) ValidateStep(s Step) error {
-	if errs := kvalidation.IsQualifiedName(s.Key); len(errs) > 0 {
+	// Kubernetes checks keys lower-cased (apimachinery's ValidateAnnotations), so a capital letter
+	// in a key is no reason to refuse it.
+	if errs := kvalidation.IsQualifiedName(strings.ToLower(s.Key)); len(errs) > 0 {
 		return &InputError{Field: "annotation " + quote(s.Key), Msg: "not a valid annotation key: " + strings.Join(errs, "; ")}
 	}
 	if s.Remove {
@@ -214,66 +218,73 @@ func (c *Catalog) ValidateStep(s Step) error {
 	return c.ValidateValue(s.Key, s.Value)
 }
 
-// ValidateValue checks one annotation value against its kind.
+// ValidateValue refuses a value Istio refuses (with the message Istio's injector gives for it)
+// or one beyond the server's bounds; every other value is Istio's to read as it does.
 func (c *Catalog) ValidateValue(key, value string) error {
-	fail := func(format string, args ...any) error {
-		return &InputError{Field: "annotation " + quote(key), Msg: fmt.Sprintf(format, args...)}
-	}
 	if err := annotationSizeError(key, value); err != nil {
-		return fail("%s", err)
+		return &InputError{Field: "annotation " + quote(key), Msg: err.Error()}
 	}
 	if v, ok := inject.AnnotationValidation[key]; ok {
 		if err := v(value); err != nil {
-			return fail("invalid value %q: %v", value, err)
+			// Istio's words, as its injector fails a pod with them (validateAnnotations), with the
+			// echoed value bounded.
+			return &InputError{Field: "annotation " + quote(key), Msg: fmt.Sprintf("invalid value '%s' for annotation '%s': %s", clip(value), key, clip(err.Error()))}
 		}
 	}
-	a, ok := c.byName[key]
-	if !ok {
-		return nil
+	return nil
+}
+
+// maxEcho bounds a value a message or a finding echoes back.
+const maxEcho = 200
+
+// clip is s as a message may echo it: at most maxEcho bytes of valid UTF-8.
+func clip(s string) string {
+	s = strings.ToValidUTF8(s, "?")
+	if len(s) > maxEcho {
+		s = strings.ToValidUTF8(s[:maxEcho], "") + "…"
 	}
+	return s
+}
+
+// fitsKind says whether value is what the annotation's kind describes: "true" or "false", a
+// whole number, one of the enum, ports from 1 to 65535 (or "*"), JSON, a YAML map. It refuses
+// nothing (Istio decides what it accepts); the lenient-* checks read it to say what Istio made
+// of a value that does not fit.
+func fitsKind(a Annotation, value string) bool {
 	switch a.Kind {
 	case KindBool:
-		if value != "true" && value != "false" {
-			return fail("%q is not a boolean; use \"true\" or \"false\"", value)
-		}
+		return value == "true" || value == "false"
 	case KindInteger:
-		if _, err := strconv.ParseUint(value, 10, 32); err != nil {
-			return fail("%q is not a whole number", value)
-		}
+		_, err := strconv.ParseUint(value, 10, 32)
+		return err == nil
 	case KindEnum:
-		if !slices.Contains(a.Enum, value) {
-			return fail("%q is not one of %s", value, strings.Join(a.Enum, ", "))
-		}
+		return slices.Contains(a.Enum, value)
 	case KindPortList:
 		if value == "*" || value == "" {
-			return nil
+			return true
 		}
 		for _, p := range strings.Split(value, ",") {
 			n, err := strconv.Atoi(strings.TrimSpace(p))
 			if err != nil || n < 1 || n > 65535 {
-				return fail("%q is not a port; want comma-separated ports from 1 to 65535, e.g. 3306,6379", strings.TrimSpace(p))
+				return false
 			}
 		}
 	case KindJSON:
-		var v any
-		if err := json.Unmarshal([]byte(value), &v); err != nil {
-			return fail("not valid JSON: %v", err)
-		}
+		return json.Valid([]byte(value))
 	case KindYAML:
 		var v map[string]any
-		if err := yaml.Unmarshal([]byte(value), &v); err != nil {
-			return fail("not a YAML map: %v", err)
-		}
+		return yaml.Unmarshal([]byte(value), &v) == nil
 	}
-	return nil
+	return true
 }
 
 // maxQuantityLen bounds a resource quantity's text: no real quantity is longer, and parsing a
 // huge one is slow enough to stall a server (a 900 KB number took 37 s).
 const maxQuantityLen = 64
 
-// annotationSizeError applies Kubernetes' own limit on annotations (256 KiB in all), and a bound
-// on the resource annotations Istio parses as quantities.
+// annotationSizeError applies the two bounds that protect the server, the only refusals that are
+// not Istio's (README, "Limits"): Kubernetes' own limit on annotations (256 KiB in all), and 64
+// characters for the resource annotations Istio parses as quantities.
 func annotationSizeError(key, value string) error {
 	if len(key)+len(value) > validation.TotalAnnotationSizeLimitB {
 		return fmt.Errorf("the value is %d bytes; Kubernetes allows at most %d for all annotations together", len(value), validation.TotalAnnotationSizeLimitB)

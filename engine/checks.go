@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -14,6 +15,8 @@ import (
 
 	"istio.io/api/annotation"
 	meshconfig "istio.io/api/mesh/v1alpha1"
+
+	"istio.io/istio/pkg/kube/inject"
 )
 
 // Severity ranks a finding.
@@ -77,8 +80,20 @@ var checks = [...]check{
 	{Check{"unknown-istio-annotation", SeverityWarning}, checkUnknownAnnotation},
 	// Params: key, description (the first sentence of Istio's catalog entry).
 	{Check{"deprecated-annotation", SeverityWarning}, checkDeprecated},
-	// Params: value.
+	// Params: value; result (injected or skipped: what Istio's fallback policy decided).
 	{Check{"inject-value", SeverityWarning}, checkInjectValue},
+	// The lenient-* checks: a value Istio accepts though it is not what the annotation's kind
+	// says, and what Istio made of it (one id per way Istio reads it, since the words differ).
+	// Params: key, value.
+	{Check{"lenient-native-sidecar", SeverityWarning}, checkLenientNative},
+	// Params: key, value, read (true or false, as Istio read it).
+	{Check{"lenient-bool-read", SeverityInfo}, checkLenientBoolRead},
+	// Params: key, value, used (the installation's setting Istio used instead: true or false).
+	{Check{"lenient-bool-ignored", SeverityWarning}, checkLenientBoolIgnored},
+	// Params: key.
+	{Check{"lenient-port-zero", SeverityWarning}, checkLenientPortZero},
+	// Params: key, value, kind; enum (the values, comma-separated, for an enum).
+	{Check{"lenient-unchecked", SeverityWarning}, checkLenientUnchecked},
 	// Params: field; suggestion (when one is near).
 	{Check{"unknown-proxy-config-field", SeverityWarning}, checkProxyConfigFields},
 	// No params.
@@ -93,6 +108,8 @@ var checks = [...]check{
 	{Check{"webhook-auto-stays-classic", SeverityInfo}, checkWebhookClassic},
 	// Params: set (the resource annotations set, comma-separated), missing (requests.memory, …).
 	{Check{"resource-annotation-drops-defaults", SeverityInfo}, checkResourceDefaults},
+	// Params: id (the name in IgnoreAnnotation that is no check's).
+	{Check{"ignore-unknown-check", SeverityWarning}, checkIgnoreIDs},
 }
 
 // Checks lists every check, in the order their findings are reported.
@@ -151,22 +168,100 @@ type docContext struct {
 	native bool
 }
 
-// check runs every check on a row of a request.
-func (e *Engine) check(p *prepared, docs []Document) []Finding {
-	var out []Finding
+// check runs every check on a row of a request. The findings a workload opts out of with
+// IgnoreAnnotation are returned apart, as ignored, so every edge honours the opt-out and can
+// still say how many it hid.
+func (e *Engine) check(p *prepared, docs []Document) (found, ignored []Finding) {
 	for _, d := range docs {
 		c, ok := newDocContext(p, e.catalog, d)
 		if !ok {
 			continue
 		}
+		skip := map[string]bool{}
+		for _, a := range c.ignoreAnnotations() {
+			for _, id := range a.ids {
+				skip[id] = true
+			}
+		}
 		for _, ch := range checks {
 			for _, f := range ch.run(c) {
 				f.Check, f.Severity, f.Doc = ch.ID, ch.Severity, d.Index
-				out = append(out, f)
+				if skip[f.Check] {
+					ignored = append(ignored, f)
+				} else {
+					found = append(found, f)
+				}
 			}
 		}
 	}
+	return found, ignored
+}
+
+// IgnoreAnnotation opts a workload out of some of sidecarlab's checks: a comma-separated list of
+// check ids, on the workload's own metadata or its pod template's (a finding a team has
+// accepted, so CI stops failing on it). It is sidecarlab's, not Istio's: Istio never reads it.
+const IgnoreAnnotation = "sidecarlab.dev/ignore"
+
+// ignoreAnnotation is one IgnoreAnnotation in a document: where it is and the ids it names.
+type ignoreAnnotation struct {
+	path string
+	ids  []string
+}
+
+// ignoreAnnotations are the document's IgnoreAnnotations: on the workload's own metadata, where
+// Istio reads annotations (a CronJob's spec.jobTemplate.metadata) and on the pod template.
+func (c *docContext) ignoreAnnotations() []ignoreAnnotation {
+	_, tmpl, _, _ := podParts(c.in)
+	metas := []struct {
+		m    *metav1.ObjectMeta
+		path string
+	}{{objectMeta(c.in), "metadata.annotations"}, {c.read, c.annPath}, {tmpl, strings.TrimSuffix(c.specPath, "spec") + "metadata.annotations"}}
+	var out []ignoreAnnotation
+	seen := map[*metav1.ObjectMeta]bool{}
+	for _, m := range metas {
+		if m.m == nil || seen[m.m] {
+			continue
+		}
+		seen[m.m] = true
+		v, ok := m.m.Annotations[IgnoreAnnotation]
+		if !ok {
+			continue
+		}
+		a := ignoreAnnotation{path: fmt.Sprintf("%s[%q]", m.path, IgnoreAnnotation)}
+		for id := range strings.SplitSeq(v, ",") {
+			if id = strings.TrimSpace(id); id != "" {
+				a.ids = append(a.ids, id)
+			}
+		}
+		out = append(out, a)
+	}
 	return out
+}
+
+// IsCheck says whether id is one of the checks' ids.
+func IsCheck(id string) bool { return checkIDs[id] }
+
+// checkIDs are the checks' ids, filled once from the table (a check in the table reads it, so
+// it cannot be an initializer of its own) and only read after.
+var checkIDs = map[string]bool{}
+
+func init() {
+	for _, c := range checks {
+		checkIDs[c.ID] = true
+	}
+}
+
+// checkIgnoreIDs: a name in IgnoreAnnotation that is no check's (a typo ignores nothing).
+func checkIgnoreIDs(c *docContext) []Finding {
+	var fs []Finding
+	for _, a := range c.ignoreAnnotations() {
+		for _, id := range a.ids {
+			if !IsCheck(id) {
+				fs = append(fs, Finding{Path: a.path, Params: map[string]string{"id": id}})
+			}
+		}
+	}
+	return fs
 }
 
 func newDocContext(p *prepared, cat *Catalog, d Document) (*docContext, bool) {
@@ -285,7 +380,137 @@ func checkInjectValue(c *docContext) []Finding {
 	if val == "" || val == "true" || val == "false" {
 		return nil
 	}
-	return []Finding{{Path: fmt.Sprintf("%s[%q]", from, "sidecar.istio.io/inject"), Params: map[string]string{"value": val}, Fix: &Fix{}}}
+	// Istio's injectRequired takes exactly "true" and "false"; any other value (even "False")
+	// falls back to the injection policy, whose decision the document's status is.
+	result := string(StatusInjected)
+	if c.d.Skipped {
+		result = string(StatusSkipped)
+	}
+	return []Finding{{Path: fmt.Sprintf("%s[%q]", from, "sidecar.istio.io/inject"), Params: map[string]string{"value": clip(val), "result": result}, Fix: &Fix{}}}
+}
+
+// lenientAnnotation is one pod annotation Istio read whose value does not fit its kind.
+type lenientAnnotation struct {
+	a     Annotation
+	key   string
+	value string
+	path  string
+}
+
+// lenientAnnotations are the annotations Istio read (sorted by key) whose values do not fit
+// their kind (fitsKind), and which Istio nevertheless accepted: the document was injected or
+// skipped, not failed. The annotations the injector writes itself are left out.
+func (c *docContext) lenientAnnotations() []lenientAnnotation {
+	var out []lenientAnnotation
+	for _, k := range sortedKeys(c.podAnn) {
+		a, ok := c.catalog.Lookup(k)
+		if !ok || a.WrittenByInjector || fitsKind(a, c.podAnn[k]) {
+			continue
+		}
+		out = append(out, lenientAnnotation{a: a, key: k, value: c.podAnn[k], path: fmt.Sprintf("%s[%q]", c.annPath, k)})
+	}
+	return out
+}
+
+// checkLenientNative: sidecar.istio.io/nativeSidecar other than "true" or "false". Istio's
+// injection template turns native sidecars on for every value but "false" (it compares with
+// `ne … "false"`), so "TRUE", "False", "no" and "0" all make istio-proxy a native sidecar. The
+// finding is reported only when the output shows it.
+func checkLenientNative(c *docContext) []Finding {
+	var fs []Finding
+	for _, l := range c.lenientAnnotations() {
+		if l.key != annotation.SidecarNativeSidecar.Name || c.proxy == nil || !c.native {
+			continue
+		}
+		f := Finding{Path: l.path, Params: map[string]string{"key": l.key, "value": clip(l.value)}, Fix: &Fix{}}
+		if b, err := strconv.ParseBool(l.value); err == nil {
+			// The spelling Istio reads for what Go (and a person) would read the value as.
+			f.Fix.Steps = []Step{{Key: l.key, Value: strconv.FormatBool(b)}}
+		}
+		fs = append(fs, f)
+	}
+	return fs
+}
+
+// parseBoolAnnotations are the boolean annotations Istio reads with Go's strconv.ParseBool
+// (which takes 1, t, T, TRUE, True, 0, f, F, FALSE, False too): prometheus.istio.io/merge-metrics
+// (enablePrometheusMerge; its validator refuses any other value) and
+// sidecar.istio.io/rewriteAppHTTPProbers (ShouldRewriteAppHTTPProbers; no validator: any other
+// value is ignored for the installation's setting).
+var parseBoolAnnotations = []string{annotation.PrometheusMergeMetrics.Name, annotation.SidecarRewriteAppHTTPProbers.Name}
+
+// checkLenientBoolRead: a ParseBool spelling other than "true" or "false" on an annotation
+// Istio reads with ParseBool: Istio honours it; worth knowing, since the same spelling means
+// something else on sidecar.istio.io/inject and sidecar.istio.io/nativeSidecar.
+func checkLenientBoolRead(c *docContext) []Finding {
+	var fs []Finding
+	for _, l := range c.lenientAnnotations() {
+		b, err := strconv.ParseBool(l.value)
+		if !slices.Contains(parseBoolAnnotations, l.key) || err != nil {
+			continue
+		}
+		fs = append(fs, Finding{Path: l.path, Params: map[string]string{"key": l.key, "value": l.value, "read": strconv.FormatBool(b)}})
+	}
+	return fs
+}
+
+// checkLenientBoolIgnored: sidecar.istio.io/rewriteAppHTTPProbers that ParseBool does not take
+// ("yes", "on"): Istio ignores it and uses the installation's
+// values.sidecarInjectorWebhook.rewriteAppHTTPProbe.
+func checkLenientBoolIgnored(c *docContext) []Finding {
+	var fs []Finding
+	for _, l := range c.lenientAnnotations() {
+		if _, err := strconv.ParseBool(l.value); l.key != annotation.SidecarRewriteAppHTTPProbers.Name || err == nil {
+			continue
+		}
+		w, _ := c.p.install.values.Map()["sidecarInjectorWebhook"].(map[string]any)
+		used, _ := w["rewriteAppHTTPProbe"].(bool)
+		fs = append(fs, Finding{Path: l.path, Params: map[string]string{"key": l.key, "value": clip(l.value), "used": strconv.FormatBool(used)}, Fix: &Fix{}})
+	}
+	return fs
+}
+
+// checkLenientPortZero: port 0 in a port list. Istio's validators take ports from 0 (they parse
+// a 16-bit number) and the template passes the list to istio-init as written, where a rule for
+// port 0 matches no connection.
+func checkLenientPortZero(c *docContext) []Finding {
+	var fs []Finding
+	for _, l := range c.lenientAnnotations() {
+		if l.a.Kind == KindPortList && hasPortZero(l.value) {
+			fs = append(fs, Finding{Path: l.path, Params: map[string]string{"key": l.key}, Fix: &Fix{}})
+		}
+	}
+	return fs
+}
+
+// hasPortZero says whether a comma-separated port list names port 0.
+func hasPortZero(list string) bool {
+	for _, p := range strings.Split(list, ",") {
+		if n, err := strconv.ParseUint(strings.TrimSpace(p), 10, 16); err == nil && n == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// checkLenientUnchecked: a value that does not fit its kind on an annotation Istio has no
+// validator for (a log level "loud", a port "eighty", a histogram bin count "fifty"): Istio
+// takes it as written, into the pod, where the mistake shows only when the pod runs. The
+// annotations the other lenient checks and inject-value word are left to them; so are those
+// Istio validates (what Istio accepted there, it accepted as a valid value).
+func checkLenientUnchecked(c *docContext) []Finding {
+	var fs []Finding
+	for _, l := range c.lenientAnnotations() {
+		if _, validated := inject.AnnotationValidation[l.key]; validated || l.a.Kind == KindBool || (l.a.Kind == KindPortList && hasPortZero(l.value)) {
+			continue
+		}
+		f := Finding{Path: l.path, Params: map[string]string{"key": l.key, "value": clip(l.value), "kind": string(l.a.Kind)}}
+		if l.a.Kind == KindEnum {
+			f.Params["enum"] = strings.Join(l.a.Enum, ", ")
+		}
+		fs = append(fs, f)
+	}
+	return fs
 }
 
 // checkProxyConfigFields: fields of proxy.istio.io/config that ProxyConfig does not have.

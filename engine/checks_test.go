@@ -152,10 +152,49 @@ func TestChecks(t *testing.T) {
 		{"inject: yes", withPodAnnotation("        sidecar.istio.io/inject: \"yes\"\n"), nil, Settings{}, "inject-value", true, "sidecar.istio.io/inject", params{"value": "yes"}},
 		{"inject label True", strings.Replace(labDeployment, "      labels:\n        app: lab\n    spec", "      labels:\n        app: lab\n        sidecar.istio.io/inject: \"True\"\n    spec", 1), nil, Settings{}, "inject-value", true, "labels", params{"value": "True"}},
 		{"inject: true", withPodAnnotation("        sidecar.istio.io/inject: \"true\"\n"), nil, Settings{}, "inject-value", false, "", nil},
+		// A step Istio accepts leniently runs (it is not refused) and the finding says what Istio did.
+		{"inject=no as a step", labDeployment, []Step{{Key: "sidecar.istio.io/inject", Value: "no"}}, Settings{}, "inject-value", true, `annotations["sidecar.istio.io/inject"]`, params{"value": "no", "result": "injected"}},
+		// IntoObject falls back to the policy "enabled", so only another reason skips the pod.
+		{"inject=False on a hostNetwork pod", string(readFile(t, "testdata/corpus/skipped-host-network.yaml")), []Step{{Key: "sidecar.istio.io/inject", Value: "False"}}, Settings{},
+			"inject-value", true, `annotations["sidecar.istio.io/inject"]`, params{"value": "False", "result": "skipped"}},
+
+		{"nativeSidecar=TRUE", labDeployment, []Step{{Key: "sidecar.istio.io/nativeSidecar", Value: "TRUE"}}, Settings{}, "lenient-native-sidecar", true, `annotations["sidecar.istio.io/nativeSidecar"]`, params{"key": "sidecar.istio.io/nativeSidecar", "value": "TRUE"}},
+		{"nativeSidecar=False turns native sidecars on", labDeployment, []Step{{Key: "sidecar.istio.io/nativeSidecar", Value: "False"}}, Settings{}, "lenient-native-sidecar", true, "nativeSidecar", params{"value": "False"}},
+		{"nativeSidecar=no", labDeployment, []Step{{Key: "sidecar.istio.io/nativeSidecar", Value: "no"}}, Settings{}, "lenient-native-sidecar", true, "nativeSidecar", params{"value": "no"}},
+		{"nativeSidecar=true", labDeployment, []Step{{Key: "sidecar.istio.io/nativeSidecar", Value: "true"}}, Settings{}, "lenient-native-sidecar", false, "", nil},
+		{"nativeSidecar=false", labDeployment, []Step{{Key: "sidecar.istio.io/nativeSidecar", Value: "false"}}, Settings{}, "lenient-native-sidecar", false, "", nil},
+
+		{"merge-metrics=False", labDeployment, []Step{{Key: "prometheus.istio.io/merge-metrics", Value: "False"}}, Settings{}, "lenient-bool-read", true, "merge-metrics", params{"key": "prometheus.istio.io/merge-metrics", "value": "False", "read": "false"}},
+		{"rewriteAppHTTPProbers=1", labDeployment, []Step{{Key: "sidecar.istio.io/rewriteAppHTTPProbers", Value: "1"}}, Settings{}, "lenient-bool-read", true, "rewriteAppHTTPProbers", params{"value": "1", "read": "true"}},
+		{"merge-metrics=false", labDeployment, []Step{{Key: "prometheus.istio.io/merge-metrics", Value: "false"}}, Settings{}, "lenient-bool-read", false, "", nil},
+		{"rewriteAppHTTPProbers=yes is not read", labDeployment, []Step{{Key: "sidecar.istio.io/rewriteAppHTTPProbers", Value: "yes"}}, Settings{}, "lenient-bool-read", false, "", nil},
+
+		{"rewriteAppHTTPProbers=yes", labDeployment, []Step{{Key: "sidecar.istio.io/rewriteAppHTTPProbers", Value: "yes"}}, Settings{}, "lenient-bool-ignored", true, "rewriteAppHTTPProbers", params{"value": "yes", "used": "true"}},
+		{"rewriteAppHTTPProbers=yes, probes not rewritten by the installation", labDeployment, []Step{{Key: "sidecar.istio.io/rewriteAppHTTPProbers", Value: "yes"}}, Settings{Install: InstallOptions{Set: []string{"values.sidecarInjectorWebhook.rewriteAppHTTPProbe=false"}}},
+			"lenient-bool-ignored", true, "rewriteAppHTTPProbers", params{"value": "yes", "used": "false"}},
+		{"rewriteAppHTTPProbers=False", labDeployment, []Step{{Key: "sidecar.istio.io/rewriteAppHTTPProbers", Value: "False"}}, Settings{}, "lenient-bool-ignored", false, "", nil},
+
+		{"excludeOutboundPorts=0", labDeployment, []Step{{Key: "traffic.sidecar.istio.io/excludeOutboundPorts", Value: "0"}}, Settings{}, "lenient-port-zero", true, "excludeOutboundPorts", params{"key": "traffic.sidecar.istio.io/excludeOutboundPorts"}},
+		{"includeInboundPorts with 0 among others", labDeployment, []Step{{Key: "traffic.sidecar.istio.io/includeInboundPorts", Value: "8080, 0"}}, Settings{}, "lenient-port-zero", true, "includeInboundPorts", nil},
+		{"excludeOutboundPorts=3306,6379", labDeployment, []Step{{Key: "traffic.sidecar.istio.io/excludeOutboundPorts", Value: "3306,6379"}}, Settings{}, "lenient-port-zero", false, "", nil},
+
+		{"logLevel=loud", labDeployment, []Step{{Key: "sidecar.istio.io/logLevel", Value: "loud"}}, Settings{}, "lenient-unchecked", true, "logLevel", params{"key": "sidecar.istio.io/logLevel", "value": "loud", "kind": "enum", "enum": "trace, debug, info, warning, error, critical, off"}},
+		{"includeOutboundPorts=eighty", labDeployment, []Step{{Key: "traffic.sidecar.istio.io/includeOutboundPorts", Value: "eighty"}}, Settings{}, "lenient-unchecked", true, "includeOutboundPorts", params{"kind": "port-list"}},
+		{"statsHistogramBins=fifty", labDeployment, []Step{{Key: "sidecar.istio.io/statsHistogramBins", Value: "fifty"}}, Settings{}, "lenient-unchecked", true, "statsHistogramBins", params{"kind": "integer"}},
+		{"logLevel=debug", labDeployment, []Step{{Key: "sidecar.istio.io/logLevel", Value: "debug"}}, Settings{}, "lenient-unchecked", false, "", nil},
+		{"includeOutboundPorts=0 is port zero's", labDeployment, []Step{{Key: "traffic.sidecar.istio.io/includeOutboundPorts", Value: "0"}}, Settings{}, "lenient-unchecked", false, "", nil},
+		{"status port with spaces, which Istio's validator takes", labDeployment, []Step{{Key: "status.sidecar.istio.io/port", Value: " 15021"}}, Settings{}, "lenient-unchecked", false, "", nil},
+		{"nativeSidecar=TRUE is its own check's", labDeployment, []Step{{Key: "sidecar.istio.io/nativeSidecar", Value: "TRUE"}}, Settings{}, "lenient-unchecked", false, "", nil},
+		// A value Istio's template cannot use fails the document with Istio's message: no finding.
+		{"userVolume that is not JSON fails in Istio", labDeployment, []Step{{Key: "sidecar.istio.io/userVolume", Value: `{"v":`}}, Settings{}, "lenient-unchecked", false, "", nil},
 
 		{"one resource annotation", labDeployment, []Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}, Settings{}, "resource-annotation-drops-defaults", true, "resources", params{"set": "sidecar.istio.io/proxyCPU", "missing": "requests.memory, limits.cpu, limits.memory"}},
 		{"all four resource annotations", labDeployment, []Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}, {Key: "sidecar.istio.io/proxyCPULimit", Value: "1"}, {Key: "sidecar.istio.io/proxyMemory", Value: "128Mi"}, {Key: "sidecar.istio.io/proxyMemoryLimit", Value: "1Gi"}}, Settings{}, "resource-annotation-drops-defaults", false, "", nil},
 		{"no resource annotation", labDeployment, nil, Settings{}, "resource-annotation-drops-defaults", false, "", nil},
+
+		{"an ignore naming no check", withPodAnnotation("        sidecarlab.dev/ignore: job-classic-sidecar,job-clasic-sidecar\n"), nil, Settings{},
+			"ignore-unknown-check", true, `spec.template.metadata.annotations["sidecarlab.dev/ignore"]`, params{"id": "job-clasic-sidecar"}},
+		{"an ignore naming checks", withPodAnnotation("        sidecarlab.dev/ignore: job-classic-sidecar, inject-value\n"), nil, Settings{}, "ignore-unknown-check", false, "", nil},
 	}
 	tested := map[string][2]bool{}
 	for _, c := range cases {

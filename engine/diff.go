@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/sergi/go-diff/diffmatchpatch"
@@ -499,8 +500,47 @@ func joinKey(path, k string) string {
 	return path + "." + k
 }
 
+// stepUnified is the unified diff of a timeline row against the row before (before is nil for
+// row 0, which is diffed against the input manifest). A document that failed in either row is
+// left out of both sides: it has no output, and diffing its absence would read as all its lines
+// deleted (or added) when Istio in fact rejected it; the row's Documents say it failed. Without a
+// failure the sides are the rows' Output (row 0: the manifest), so patch turns one into the other.
+func stepUnified(manifest string, before, after []Document) string {
+	failed := func(i int) bool {
+		return after[i].Error != nil || (before != nil && i < len(before) && before[i].Error != nil)
+	}
+	anyFailed := false
+	for i := range after {
+		anyFailed = anyFailed || failed(i)
+	}
+	var a, b strings.Builder
+	for i, d := range after {
+		if failed(i) {
+			continue
+		}
+		if before == nil {
+			a.WriteString(d.Input)
+			if !strings.HasSuffix(d.Input, "\n") {
+				a.WriteString("\n")
+			}
+		} else {
+			a.WriteString(before[i].Output)
+		}
+		a.WriteString("---\n")
+		b.WriteString(d.Output)
+		b.WriteString("---\n")
+	}
+	if before == nil && !anyFailed {
+		return UnifiedDiff(manifest, b.String())
+	}
+	return UnifiedDiff(a.String(), b.String())
+}
+
 // UnifiedDiff is a line diff of two texts in unified format with three lines of context, computed
-// with github.com/sergi/go-diff. It is empty when the texts are equal.
+// with github.com/sergi/go-diff and written as GNU diff -u writes it, so that patch applies it: a
+// last line without a newline is followed by "\ No newline at end of file", a range of one line
+// is written without its length ("@@ -3 +3 @@"), and an empty range by the line before it
+// ("@@ -0,0 +1,2 @@"). It is empty when the texts are equal.
 func UnifiedDiff(a, b string) string {
 	if a == b {
 		return ""
@@ -512,14 +552,28 @@ func UnifiedDiff(a, b string) string {
 	type line struct {
 		op   diffmatchpatch.Operation
 		text string
+		// eol is false for a text's last line when the text does not end in a newline.
+		eol bool
 	}
 	var all []line
 	for _, d := range diffs {
 		for _, l := range strings.SplitAfter(d.Text, "\n") {
 			if l != "" {
-				all = append(all, line{d.Type, strings.TrimSuffix(l, "\n")})
+				text, eol := strings.CutSuffix(l, "\n")
+				all = append(all, line{d.Type, text, eol})
 			}
 		}
+	}
+	// rng is a hunk's range as GNU diff writes it: the length only when it is not 1, and for an
+	// empty range the line before it.
+	rng := func(start, n int) string {
+		switch n {
+		case 0:
+			return fmt.Sprintf("%d,0", start-1)
+		case 1:
+			return strconv.Itoa(start)
+		}
+		return fmt.Sprintf("%d,%d", start, n)
 	}
 	const ctx = 3
 	var sb strings.Builder
@@ -565,7 +619,7 @@ func UnifiedDiff(a, b string) string {
 				bLen++
 			}
 		}
-		fmt.Fprintf(&sb, "@@ -%d,%d +%d,%d @@\n", aStart, aLen, bStart, bLen)
+		fmt.Fprintf(&sb, "@@ -%s +%s @@\n", rng(aStart, aLen), rng(bStart, bLen))
 		for _, l := range all[start:end] {
 			switch l.op {
 			case diffmatchpatch.DiffEqual:
@@ -577,6 +631,9 @@ func UnifiedDiff(a, b string) string {
 			}
 			sb.WriteString(l.text)
 			sb.WriteString("\n")
+			if !l.eol {
+				sb.WriteString("\\ No newline at end of file\n")
+			}
 		}
 		i = end
 	}

@@ -160,6 +160,8 @@ type Injection struct {
 	Documents []Document `json:"documents"`
 	// Findings are the pitfalls sidecarlab's checks found.
 	Findings []Finding `json:"findings"`
+	// Ignored are the findings the manifest opted out of (IgnoreAnnotation).
+	Ignored []Finding `json:"ignored,omitempty"`
 }
 
 // Output is the whole injected manifest exactly as `istioctl kube-inject` prints it: every
@@ -209,7 +211,8 @@ func (e *Engine) Inject(ctx context.Context, manifest []byte, steps []Step, s Se
 	if err != nil {
 		return nil, err
 	}
-	return &Injection{Documents: docs, Findings: e.check(p, docs)}, nil
+	found, ignored := e.check(p, docs)
+	return &Injection{Documents: docs, Findings: found, Ignored: ignored}, nil
 }
 
 // prepared is a request that passed validation: its installation, injector and documents.

@@ -33,7 +33,7 @@ func TestBadInput(t *testing.T) {
 		{name: "comment-only document passes through", manifest: "# nothing here\n", wantPassThrough: true},
 		{name: "bad quantity", manifest: deploy, steps: []Step{{Key: "sidecar.istio.io/proxyCPU", Value: "lots"}}, wantErr: `annotation "sidecar.istio.io/proxyCPU"`},
 		{name: "bad port", manifest: deploy, steps: []Step{{Key: "traffic.sidecar.istio.io/excludeOutboundPorts", Value: "3306,http"}}, wantErr: "excludeOutboundPorts"},
-		{name: "port out of range", manifest: deploy, steps: []Step{{Key: "traffic.sidecar.istio.io/includeOutboundPorts", Value: "70000"}}, wantErr: "not a port"},
+		{name: "port out of range", manifest: deploy, steps: []Step{{Key: "traffic.sidecar.istio.io/excludeOutboundPorts", Value: "70000"}}, wantErr: "value out of range"},
 		{name: "malformed proxy config", manifest: deploy, steps: []Step{{Key: "proxy.istio.io/config", Value: "concurrency: [2"}}, wantErr: `annotation "proxy.istio.io/config"`},
 		{name: "bad annotation key", manifest: deploy, steps: []Step{{Key: "not a key!", Value: "x"}}, wantErr: "not a valid annotation key"},
 		{name: "malformed proxy config in the manifest", manifest: strings.Replace(deploy, "      labels:\n        app: reviews", "      annotations:\n        proxy.istio.io/config: \"concurrency: [2\"\n      labels:\n        app: reviews", 1),

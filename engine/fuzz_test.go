@@ -18,6 +18,13 @@ func FuzzInject(f *testing.F) {
 	}
 	f.Add([]byte("apiVersion: v1\nkind: List\nitems:\n- 1\n"), "proxy.istio.io/config", "concurrency: 1")
 	f.Add([]byte("apiVersion: batch/v1\nkind: CronJob\nspec: {}\n"), "sidecar.istio.io/inject", "true")
+	// Values Istio takes leniently now reach its template (they used to be refused by kind).
+	lab, _ := os.ReadFile("testdata/corpus/lab-base.yaml")
+	for _, kv := range [][2]string{{"sidecar.istio.io/nativeSidecar", "TRUE"}, {"sidecar.istio.io/userVolume", `[1]`},
+		{"sidecar.istio.io/userVolumeMount", `{"v":1}`}, {"sidecar.istio.io/statsHistogramBuckets", `{`}, {"proxy.istio.io/overrides", `{"containers":1}`},
+		{"traffic.sidecar.istio.io/includeOutboundPorts", "eighty"}, {"sidecar.istio.io/logLevel", "{{"}} {
+		f.Add(lab, kv[0], kv[1])
+	}
 	e := testEngine(f)
 	f.Fuzz(func(t *testing.T, manifest []byte, key, value string) {
 		var steps []Step

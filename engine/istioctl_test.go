@@ -62,6 +62,20 @@ func istioctlConfig(t *testing.T, bin string) (dir string, inj, values, mesh str
 	return dir, inj, values, mesh
 }
 
+// kubeInject runs `istioctl kube-inject` offline on the file in, with the configuration
+// istioctlConfig wrote to dir and env added to the environment (e.g. ENABLE_NATIVE_SIDECARS=true).
+func kubeInject(bin, dir, in string, env ...string) (stdout, stderr string, err error) {
+	cmd := exec.Command(bin, "kube-inject", "-f", in, "--revision", "default",
+		"--injectConfigFile", filepath.Join(dir, "inject-config.yaml"),
+		"--valuesFile", filepath.Join(dir, "values.json"),
+		"--meshConfigFile", filepath.Join(dir, "mesh.yaml"))
+	cmd.Env = append(os.Environ(), env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err = cmd.Run()
+	return out.String(), errb.String(), err
+}
+
 // TestMatchesIstioctl holds the engine to the promise: for every input of our corpus and of
 // Istio's, the output is byte-identical to `istioctl kube-inject` of the same Istio, given the
 // configuration `istioctl manifest generate` renders — with native sidecars off (the default)
@@ -105,19 +119,12 @@ func TestMatchesIstioctl(t *testing.T) {
 	for _, m := range modes {
 		for _, in := range inputs {
 			t.Run(m.name+"/"+filepath.Base(in), func(t *testing.T) {
-				cmd := exec.Command(bin, "kube-inject", "-f", in, "--revision", "default",
-					"--injectConfigFile", filepath.Join(dir, "inject-config.yaml"),
-					"--valuesFile", filepath.Join(dir, "values.json"),
-					"--meshConfigFile", filepath.Join(dir, "mesh.yaml"))
-				cmd.Env = append(os.Environ(), m.env)
-				var stdout, stderr bytes.Buffer
-				cmd.Stdout, cmd.Stderr = &stdout, &stderr
-				ctlErr := cmd.Run()
+				stdout, stderr, ctlErr := kubeInject(bin, dir, in, m.env)
 
 				r, err := e.Inject(t.Context(), readFile(t, in), nil, Settings{Mode: m.mode})
 				if ctlErr != nil {
 					if err == nil && len(r.Errors()) == 0 {
-						t.Fatalf("istioctl failed (%v: %s) but the engine did not", ctlErr, stderr.String())
+						t.Fatalf("istioctl failed (%v: %s) but the engine did not", ctlErr, stderr)
 					}
 					bothFailed++
 					return
@@ -128,8 +135,8 @@ func TestMatchesIstioctl(t *testing.T) {
 				if errs := r.Errors(); len(errs) > 0 {
 					t.Fatalf("engine: %v; istioctl succeeded", errs[0])
 				}
-				if got := r.Output(); got != stdout.String() {
-					t.Fatalf("output differs from istioctl:\n%s", UnifiedDiff(stdout.String(), got))
+				if got := r.Output(); got != stdout {
+					t.Fatalf("output differs from istioctl:\n%s", UnifiedDiff(stdout, got))
 				}
 				same++
 			})

@@ -152,9 +152,20 @@ func (c *clusters) injectorFor(s Settings) (inject.Injector, error) {
 // Settings are the per-request knobs besides the manifest and the annotation steps.
 type Settings struct {
 	Mode Mode `json:"mode,omitempty"`
-	// KubernetesVersion is the node version in webhook mode ("1.34"); ignored otherwise.
+	// KubernetesVersion is the node version in webhook mode ("1.34"), and the cluster's version
+	// in the Cluster view whatever the mode.
 	KubernetesVersion string         `json:"kubernetesVersion,omitempty"`
 	Install           InstallOptions `json:"install,omitzero"`
+	// Namespace is where the Cluster view creates the workload's Pods. Injection as kube-inject
+	// does it does not read it, so it is not part of the memo key.
+	Namespace Namespace `json:"namespace,omitzero"`
+}
+
+// Namespace is the namespace a workload's Pods are created in, with its labels
+// (istio-injection, istio.io/rev, pod-security.kubernetes.io/enforce, …).
+type Namespace struct {
+	Name   string            `json:"name,omitempty"`
+	Labels map[string]string `json:"labels,omitempty"`
 }
 
 func (s Settings) mode() Mode {

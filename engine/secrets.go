@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"unicode"
-	"unicode/utf8"
 
 	yaml "go.yaml.in/yaml/v3"
 
@@ -62,12 +61,6 @@ type SecretFinding struct {
 // MaxSecretFindings bounds the findings ScanSecrets returns (the total is counted beyond it):
 // every echoed list is bounded.
 const MaxSecretFindings = 100
-
-// maxExcerptKey bounds the key shown in an excerpt, and maxSecretPath a finding's path.
-const (
-	maxExcerptKey = 60
-	maxSecretPath = 200
-)
 
 // ScanSecrets looks through a manifest for what should not be shared: Secret documents and
 // their values, env values whose names say they are secret, private keys, registry
@@ -176,7 +169,7 @@ func (w *secretWalker) add(n *yaml.Node, path, key string, kind SecretKind) {
 	}
 	w.flagged[n] = true
 	w.hits = append(w.hits, secretHit{SecretFinding: SecretFinding{
-		Doc: w.doc.index, Line: w.doc.Line + n.Line - 1, Path: clip(path, maxSecretPath), Kind: kind, Excerpt: excerpt(key),
+		Doc: w.doc.index, Line: w.doc.Line + n.Line - 1, Path: clip(path), Kind: kind, Excerpt: excerpt(key),
 	}, node: n})
 }
 
@@ -184,18 +177,7 @@ func excerpt(key string) string {
 	if key == "" {
 		return "- " + Redacted
 	}
-	return clip(key, maxExcerptKey) + ": " + Redacted
-}
-
-// clip cuts s to at most n bytes on a rune boundary, marking the cut with "…".
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
+	return clip(key) + ": " + Redacted
 }
 
 // node walks n, found at path under key (key is "" for a list item).
@@ -222,34 +204,21 @@ func (w *secretWalker) node(n *yaml.Node, path, key string) {
 
 // itemKey names a list item as the diff does: by its name when it has one, else by position.
 func itemKey(n *yaml.Node, i int) string {
-	if _, v := yamlEntry(n, "name"); v != nil && v.Kind == yaml.ScalarNode && v.Value != "" {
+	if _, v := mappingEntry(n, "name"); v != nil && v.Kind == yaml.ScalarNode && v.Value != "" {
 		return "[" + v.Value + "]"
 	}
 	return fmt.Sprintf("[%d]", i)
-}
-
-// yamlEntry is the key and value nodes of name in a mapping node, or nils.
-func yamlEntry(n *yaml.Node, name string) (*yaml.Node, *yaml.Node) {
-	if n == nil || n.Kind != yaml.MappingNode {
-		return nil, nil
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == name {
-			return n.Content[i], n.Content[i+1]
-		}
-	}
-	return nil, nil
 }
 
 // registrySecretTypes are the Secret types that hold registry credentials.
 var registrySecretTypes = []string{"kubernetes.io/dockerconfigjson", "kubernetes.io/dockercfg"}
 
 func (w *secretWalker) mapping(n *yaml.Node, path string) {
-	kindKey, kind := yamlEntry(n, "kind")
+	kindKey, kind := mappingEntry(n, "kind")
 	isSecret := kind != nil && kind.Kind == yaml.ScalarNode && kind.Value == "Secret"
 	registry := false
 	if isSecret {
-		if _, t := yamlEntry(n, "type"); t != nil && slices.Contains(registrySecretTypes, t.Value) {
+		if _, t := mappingEntry(n, "type"); t != nil && slices.Contains(registrySecretTypes, t.Value) {
 			registry = true
 		}
 	}
@@ -271,7 +240,7 @@ func (w *secretWalker) mapping(n *yaml.Node, path string) {
 		// The Secret itself is named first, when it has values left to redact: a Secret whose
 		// values are all redacted (or empty) gives nothing away.
 		w.hits = slices.Insert(w.hits, at, secretHit{SecretFinding: SecretFinding{
-			Doc: w.doc.index, Line: w.doc.Line + kindKey.Line - 1, Path: clip(joinKey(path, "kind"), maxSecretPath), Kind: SecretDocument, Excerpt: "kind: Secret",
+			Doc: w.doc.index, Line: w.doc.Line + kindKey.Line - 1, Path: clip(joinKey(path, "kind")), Kind: SecretDocument, Excerpt: "kind: Secret",
 		}})
 	}
 }
@@ -316,8 +285,8 @@ func (w *secretWalker) annotations(n *yaml.Node, path string) {
 // flagged already (a private key in DB_PASSWORD is a private key).
 func (w *secretWalker) env(n *yaml.Node, path string) {
 	for i, item := range n.Content {
-		_, name := yamlEntry(item, "name")
-		_, value := yamlEntry(item, "value")
+		_, name := mappingEntry(item, "name")
+		_, value := mappingEntry(item, "value")
 		if name == nil || value == nil || value.Kind != yaml.ScalarNode || value.Value == "" || value.Value == Redacted || !secretName(name.Value) || filePath(value.Value) {
 			continue
 		}
@@ -519,7 +488,7 @@ func scanLines(d scanDoc) []secretHit {
 			prev = sp[1]
 		}
 		ex.WriteString(l[prev:])
-		excerpt := clip(strings.TrimSpace(ex.String()), maxExcerptKey+len(Redacted)+2)
+		excerpt := clip(strings.TrimSpace(ex.String()))
 		for j, sp := range spans {
 			hits = append(hits, secretHit{SecretFinding: SecretFinding{
 				Doc: d.index, Line: d.Line + i, Kind: kinds[j], Excerpt: excerpt,

@@ -201,7 +201,7 @@ func TestScanSecretsBounded(t *testing.T) {
 		t.Fatalf("got %d findings of %d, want %d of %d", len(got), total, MaxSecretFindings, MaxSecretFindings+51)
 	}
 	for _, f := range got {
-		if len(f.Path) > maxSecretPath+len("…") || len(f.Excerpt) > maxExcerptKey+len("…: <redacted>") {
+		if len(f.Path) > maxEcho+len("…") || len(f.Excerpt) > maxEcho+len("…: <redacted>") {
 			t.Fatalf("unbounded finding: path %d bytes, excerpt %d bytes", len(f.Path), len(f.Excerpt))
 		}
 	}

@@ -70,11 +70,14 @@ type StepResult struct {
 
 	changes  lazy[[]Change]
 	unified  lazy[string]
-	findings lazy[[]Finding]
+	findings lazy[checked]
 
 	viewsMu sync.Mutex
 	views   map[string]any
 }
+
+// checked is a row's findings: those reported, and those the manifest opted out of.
+type checked struct{ found, ignored []Finding }
 
 // maxViews bounds the views kept with one row.
 const maxViews = 4
@@ -126,7 +129,9 @@ func (l *lazy[T]) get() T {
 // for row 0, against the input: what injection itself changed.
 func (r *StepResult) Changes() []Change { return r.changes.get() }
 
-// Unified is a line diff of the whole output against the previous row (row 0: the input).
+// Unified is a line diff of the whole output against the previous row (row 0: the input), a
+// patch that turns the one into the other; documents that failed in either row are left out of
+// both sides (see stepUnified).
 func (r *StepResult) Unified() string { return r.unified.get() }
 
 // MarshalJSON writes the row with its changes and unified diff (computing them).
@@ -167,6 +172,8 @@ type Timeline struct {
 	Steps    []*StepResult `json:"steps"`
 	// Findings are the pitfalls found in the last row.
 	Findings []Finding `json:"findings"`
+	// Ignored are the last row's findings the manifest opted out of (IgnoreAnnotation).
+	Ignored []Finding `json:"ignored,omitempty"`
 }
 
 // Timeline injects the manifest as is (row 0) and after each step (row k = row k−1 plus step k),
@@ -193,7 +200,10 @@ func (e *Engine) Timeline(ctx context.Context, manifest []byte, steps []Step, s 
 				return nil, err
 			}
 			r := &StepResult{Index: k, Documents: docs}
-			r.findings.f = func() []Finding { return e.check(p, docs) }
+			r.findings.f = func() checked {
+				found, ignored := e.check(p, docs)
+				return checked{found, ignored}
+			}
 			if k == 0 {
 				// Row 0's changes are what injection itself did to the input.
 				r.changes.f = func() []Change {
@@ -205,12 +215,12 @@ func (e *Engine) Timeline(ctx context.Context, manifest []byte, steps []Step, s 
 					markSerializer(changes, DiffDocuments(inputs, serialized(p.chunks), ""))
 					return changes
 				}
-				r.unified.f = func() string { return UnifiedDiff(string(manifest), r.Output()) }
+				r.unified.f = func() string { return stepUnified(string(manifest), nil, docs) }
 			} else {
 				st := steps[k-1]
 				r.Step = &st
 				r.changes.f = func() []Change { return DiffDocuments(before.Documents, docs, st.String()) }
-				r.unified.f = func() string { return UnifiedDiff(before.Output(), r.Output()) }
+				r.unified.f = func() string { return stepUnified("", before.Documents, docs) }
 			}
 			return r, nil
 		})
@@ -227,7 +237,8 @@ func (e *Engine) Timeline(ctx context.Context, manifest []byte, steps []Step, s 
 	}
 	// The row is memoised with everything its findings depend on (installation, mode, input,
 	// steps), so they are computed once per row too.
-	t.Findings = prev.findings.get()
+	c := prev.findings.get()
+	t.Findings, t.Ignored = c.found, c.ignored
 	return t, nil
 }
 
@@ -248,9 +259,18 @@ func (t *Timeline) Text(unified bool) string {
 		} else {
 			fmt.Fprintf(&w, "# step %d: %s\n", st.Index, st.Step)
 		}
+		// A document Istio rejected has no output: the row says it failed, and neither diff
+		// compares it (a failed row is not "no change").
+		failed := false
+		for _, d := range st.Documents {
+			if d.Error != nil {
+				fmt.Fprintf(&w, "injection failed: %s\n", d.Error)
+				failed = true
+			}
+		}
 		if unified {
 			u := st.Unified()
-			if u == "" {
+			if u == "" && !failed {
 				w.WriteString("(no change)\n")
 			}
 			w.WriteString(u)
@@ -258,7 +278,7 @@ func (t *Timeline) Text(unified bool) string {
 			continue
 		}
 		changes := st.Changes()
-		if len(changes) == 0 {
+		if len(changes) == 0 && !failed {
 			w.WriteString("(no change)\n")
 		}
 		// Changes come grouped by document; within one, what the serializer alone writes (row 0)

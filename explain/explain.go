@@ -63,9 +63,52 @@ var checks = map[string]checkWords{
 	"inject-value": {
 		summary: `sidecar.istio.io/inject with a value other than "true" or "false"`,
 		message: func(p map[string]string) string {
-			return fmt.Sprintf(`sidecar.istio.io/inject is %q; Istio accepts only "true" and "false" and falls back to the default policy (here: inject).`, p["value"])
+			// kube-inject falls back to the policy "enabled"; a skipped pod was skipped for another
+			// reason (host network, a system namespace), which its status gives.
+			outcome := "which injects: the pod IS injected"
+			if p["result"] == string(engine.StatusSkipped) {
+				outcome = "which injects, but this pod is skipped for another reason (see the document's status)"
+			}
+			return fmt.Sprintf(`sidecar.istio.io/inject is %q, which Istio does not read as true or false: it takes exactly "true" and "false", so it ignored %q and fell back to the default injection policy, %s.`, p["value"], p["value"], outcome)
+		},
+		fix: func(map[string]string) string { return `Write "true" or "false", in lower case.` },
+	},
+	"lenient-native-sidecar": {
+		summary: `sidecar.istio.io/nativeSidecar with a value other than "true" or "false": native sidecars on`,
+		message: func(p map[string]string) string {
+			return fmt.Sprintf(`%s is %q; Istio's injection template turns native sidecars on for every value except exactly "false", so %q made istio-proxy a native sidecar.`, p["key"], p["value"], p["value"])
+		},
+		fix: func(map[string]string) string { return `Write "true" or "false", in lower case.` },
+	},
+	"lenient-bool-read": {
+		summary: "a boolean annotation in another spelling that Istio reads with Go's strconv.ParseBool",
+		message: func(p map[string]string) string {
+			return fmt.Sprintf(`%s is %q; Istio reads this annotation with Go's strconv.ParseBool, which takes %q as %s, so it is honoured. The same spelling is not read that way everywhere: on sidecar.istio.io/inject it is ignored, and on sidecar.istio.io/nativeSidecar anything but "false" means true.`, p["key"], p["value"], p["value"], p["read"])
+		},
+	},
+	"lenient-bool-ignored": {
+		summary: "a boolean annotation Istio cannot read, so the installation's setting is used",
+		message: func(p map[string]string) string {
+			return fmt.Sprintf(`%s is %q, which Go's strconv.ParseBool (Istio's reader) does not take: Istio ignored it and used the installation's setting, values.sidecarInjectorWebhook.rewriteAppHTTPProbe = %s.`, p["key"], p["value"], p["used"])
 		},
 		fix: func(map[string]string) string { return `Write "true" or "false".` },
+	},
+	"lenient-port-zero": {
+		summary: "port 0 in a port list: Istio passes it on, and it matches no connection",
+		message: func(p map[string]string) string {
+			return fmt.Sprintf("%s names port 0; Istio accepts it and passes the list to istio-init as written, but no connection uses port 0, so the rule for it matches nothing.", p["key"])
+		},
+		fix: func(map[string]string) string { return "Remove port 0, or name the port you meant." },
+	},
+	"lenient-unchecked": {
+		summary: "a value that is not of the annotation's kind, which Istio does not check",
+		message: func(p map[string]string) string {
+			want := p["kind"]
+			if p["enum"] != "" {
+				want += " (one of " + p["enum"] + ")"
+			}
+			return fmt.Sprintf("%s is %q, which does not fit its kind, %s; Istio has no check for this annotation, so it took the value as written (see the output) and a mistake shows only when the pod runs.", p["key"], p["value"], want)
+		},
 	},
 	"unknown-proxy-config-field": {
 		summary: "a field of proxy.istio.io/config that ProxyConfig does not have",
@@ -119,6 +162,12 @@ var checks = map[string]checkWords{
 			return fmt.Sprintf("With %s set, Istio's template emits only the annotated resources: istio-proxy has no %s now (the defaults are dropped, not kept).", p["set"], p["missing"])
 		},
 	},
+	"ignore-unknown-check": {
+		summary: "sidecarlab.dev/ignore names something that is not one of sidecarlab's checks",
+		message: func(p map[string]string) string {
+			return fmt.Sprintf("sidecarlab.dev/ignore names %q, which is not one of sidecarlab's checks, so it ignores nothing.", p["id"])
+		},
+	},
 }
 
 // Summary is a check's one-line description.
@@ -152,6 +201,18 @@ func FixText(f engine.Finding) string {
 		return ""
 	}
 	return w.fix(f.Params)
+}
+
+// Ignored says how many findings the manifest opted out of with sidecarlab.dev/ignore; empty
+// for none.
+func Ignored(n int) string {
+	switch n {
+	case 0:
+		return ""
+	case 1:
+		return "1 finding ignored by the manifest (sidecarlab.dev/ignore)."
+	}
+	return fmt.Sprintf("%d findings ignored by the manifest (sidecarlab.dev/ignore).", n)
 }
 
 // Line is a finding on one line, as the CLI prints it.

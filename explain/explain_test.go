@@ -38,7 +38,20 @@ var findingCases = []struct {
 		[]string{"annotation sidecar.istio.io/inject is deprecated", "automatically injected", "label of the same name on the pod template is preferred", "annotation still works", "the label wins"}, "label"},
 	{"deprecated-annotation", map[string]string{"key": "sidecar.istio.io/extraStat", "description": "Retired."}, false,
 		[]string{"sidecar.istio.io/extraStat is deprecated in Istio's catalog: Retired."}, ""},
-	{"inject-value", map[string]string{"value": "yes"}, true, []string{`"yes"`, "falls back"}, `"true" or "false"`},
+	{"inject-value", map[string]string{"value": "no", "result": "injected"}, true, []string{`"no"`, "default injection policy", "the pod IS injected"}, `"true" or "false"`},
+	{"inject-value", map[string]string{"value": "False", "result": "skipped"}, true, []string{`"False"`, "exactly \"true\" and \"false\"", "this pod is skipped for another reason"}, `"true" or "false"`},
+	{"lenient-native-sidecar", map[string]string{"key": "sidecar.istio.io/nativeSidecar", "value": "False"}, true,
+		[]string{`sidecar.istio.io/nativeSidecar is "False"`, `every value except exactly "false"`, "native sidecar"}, `"true" or "false"`},
+	{"lenient-bool-read", map[string]string{"key": "prometheus.istio.io/merge-metrics", "value": "False", "read": "false"}, false,
+		[]string{"strconv.ParseBool", `takes "False" as false`, "honoured"}, ""},
+	{"lenient-bool-ignored", map[string]string{"key": "sidecar.istio.io/rewriteAppHTTPProbers", "value": "yes", "used": "true"}, true,
+		[]string{`is "yes"`, "ignored it", "rewriteAppHTTPProbe = true"}, `"true" or "false"`},
+	{"lenient-port-zero", map[string]string{"key": "traffic.sidecar.istio.io/excludeOutboundPorts"}, true,
+		[]string{"names port 0", "istio-init", "matches nothing"}, "Remove port 0"},
+	{"lenient-unchecked", map[string]string{"key": "sidecar.istio.io/logLevel", "value": "loud", "kind": "enum", "enum": "trace, debug"}, false,
+		[]string{`is "loud"`, "does not fit its kind, enum (one of trace, debug)", "no check"}, ""},
+	{"lenient-unchecked", map[string]string{"key": "sidecar.istio.io/statsHistogramBins", "value": "fifty", "kind": "integer"}, false,
+		[]string{`is "fifty"`, "does not fit its kind, integer;", "as written"}, ""},
 	{"unknown-proxy-config-field", map[string]string{"field": "holdApplicationUntilProxyStart", "suggestion": "holdApplicationUntilProxyStarts"}, true,
 		[]string{`no field "holdApplicationUntilProxyStart"`, `Did you mean "holdApplicationUntilProxyStarts"?`}, "Use holdApplicationUntilProxyStarts."},
 	{"hold-swallowed-by-global-lifecycle", nil, true, []string{"values.global.proxy.lifecycle", "pilot-agent wait"}, "postStart"},
@@ -48,6 +61,7 @@ var findingCases = []struct {
 	{"webhook-auto-stays-classic", map[string]string{"version": "1.30"}, false, []string{"1.33 or later", "1.30 nodes"}, ""},
 	{"resource-annotation-drops-defaults", map[string]string{"set": "sidecar.istio.io/proxyCPU", "missing": "requests.memory, limits.cpu, limits.memory"}, false,
 		[]string{"With sidecar.istio.io/proxyCPU set", "no requests.memory, limits.cpu, limits.memory"}, ""},
+	{"ignore-unknown-check", map[string]string{"id": "job-clasic-sidecar"}, false, []string{`names "job-clasic-sidecar"`, "ignores nothing"}, ""},
 }
 
 // TestFindingWords: every check the engine has is worded (summary, sentence, fix), the sentence
@@ -108,6 +122,15 @@ func TestFindingWords(t *testing.T) {
 	for _, id := range []string{"unknown-istio-annotation", "unknown-proxy-config-field"} {
 		if m := Message(engine.Finding{Check: id, Params: map[string]string{"key": "a.istio.io/x", "field": "x"}}); strings.Contains(m, "Did you mean") {
 			t.Errorf("%s without a suggestion: %q", id, m)
+		}
+	}
+}
+
+// TestIgnored: the note on findings the manifest ignored counts them, and says nothing for none.
+func TestIgnored(t *testing.T) {
+	for n, want := range map[int]string{0: "", 1: "1 finding ignored by the manifest", 3: "3 findings ignored by the manifest"} {
+		if got := Ignored(n); !strings.HasPrefix(got, want) || (want == "") != (got == "") {
+			t.Errorf("Ignored(%d) = %q, want %q…", n, got, want)
 		}
 	}
 }

@@ -33,6 +33,9 @@ type InjectResponse struct {
 	Findings   []explain.Finding   `json:"findings,omitzero"`
 	Lifecycles []explain.Lifecycle `json:"lifecycles,omitzero"`
 	Batch      []engine.BatchRow   `json:"batch,omitzero"`
+	// Admission is the cluster's view of each document after the last step: its Pod created in
+	// the settings' namespace, sent through the installation's webhooks and Pod Security.
+	Admission []explain.Admission `json:"admission,omitzero"`
 }
 
 // apiParts are the parts of an answer a client may ask for with ?include=a,b; without it, the
@@ -43,7 +46,7 @@ var apiParts = []struct {
 	name string
 	def  bool
 }{
-	{"output", true}, {"timeline", true}, {"findings", true}, {"lifecycles", true}, {"batch", true},
+	{"output", true}, {"timeline", true}, {"findings", true}, {"lifecycles", true}, {"batch", true}, {"admission", true},
 	{"changes", false}, {"unified", false},
 }
 
@@ -122,6 +125,13 @@ func (s *server) handleAPIInject() http.Handler {
 		}
 		if want["batch"] {
 			resp.Batch = engine.Batch(last.Documents, tl.Findings)
+		}
+		if want["admission"] {
+			rs, err := s.admit(r.Context(), State{Manifest: req.Manifest, Steps: req.Steps, Settings: req.Settings})
+			if err != nil {
+				return err
+			}
+			resp.Admission = explain.Admissions(rs)
 		}
 		return writeJSON(w, http.StatusOK, resp)
 	})

@@ -55,7 +55,7 @@ func TestAPIInclude(t *testing.T) {
 	if status != http.StatusOK {
 		t.Fatalf("status %d: %s", status, body)
 	}
-	for _, k := range []string{"istio", "permalink", "output", "timeline", "findings", "lifecycles", "batch"} {
+	for _, k := range []string{"istio", "permalink", "output", "timeline", "findings", "lifecycles", "batch", "admission"} {
 		if _, ok := top[k]; !ok {
 			t.Errorf("the default answer lacks %q", k)
 		}
@@ -123,5 +123,42 @@ func TestAPIInclude(t *testing.T) {
 	status, body, _ = postAPI(t, h, "?include=output,bogus", req)
 	if status != http.StatusBadRequest || !strings.Contains(body, "bogus") || !strings.Contains(body, "lifecycles") {
 		t.Fatalf("an unknown part: want 400 naming it and the known ones, got %d %s", status, body)
+	}
+}
+
+// TestAPIAdmission: the answer's admission object per document, from the settings' namespace.
+func TestAPIAdmission(t *testing.T) {
+	h := newServer(t)
+	req := InjectRequest{Manifest: deploymentYAML, Settings: engine.Settings{Namespace: engine.Namespace{Name: "shop",
+		Labels: map[string]string{"istio-injection": "enabled", "pod-security.kubernetes.io/enforce": "baseline"}}}}
+	status, body, _ := postAPI(t, h, "?include=admission", req)
+	if status != http.StatusOK {
+		t.Fatalf("status %d: %s", status, body)
+	}
+	var resp struct {
+		Admission []explain.Admission `json:"admission"`
+	}
+	if err := json.Unmarshal([]byte(body), &resp); err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Admission) != 1 {
+		t.Fatalf("%d admissions", len(resp.Admission))
+	}
+	a := resp.Admission[0]
+	if !a.Injected || a.Admitted || a.Namespace != "shop" || !strings.HasPrefix(a.Pod, "web-") {
+		t.Fatalf("baseline namespace labelled for injection: %+v", a)
+	}
+	if len(a.Violations) != 1 || !strings.Contains(a.Violations[0], "NET_ADMIN") || len(a.InjectReasons) == 0 {
+		t.Fatalf("violations %q, reasons %q", a.Violations, a.InjectReasons)
+	}
+	// The same workload in a namespace without the label: not injected, and the reasons say why.
+	req.Settings.Namespace.Labels = nil
+	_, body, _ = postAPI(t, h, "?include=admission", req)
+	if err := json.Unmarshal([]byte(body), &resp); err != nil {
+		t.Fatal(err)
+	}
+	a = resp.Admission[0]
+	if a.Injected || !a.Admitted || !strings.Contains(strings.Join(a.InjectReasons, " "), "istio-injection in (enabled)") {
+		t.Fatalf("unlabelled namespace: %+v", a)
 	}
 }

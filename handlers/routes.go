@@ -18,6 +18,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 
+	"github.com/sidecarlab/sidecarlab/admission"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/static"
 )
@@ -26,6 +27,7 @@ import (
 type Engine interface {
 	Timeline(ctx context.Context, manifest []byte, steps []engine.Step, s engine.Settings) (*engine.Timeline, error)
 	Install(ctx context.Context, o engine.InstallOptions) (*engine.Install, error)
+	admission.Workloads
 }
 
 // Config holds the knobs of the HTTP surface.
@@ -156,6 +158,16 @@ type server struct {
 	statics pageStatics
 	// secretTotals memoises the secret scan of long links' manifests.
 	secretTotals secretTotals
+	// admitter runs the Cluster view's admissions on the engine, made on first use.
+	admitOnce sync.Once
+	admitter  *admission.Admitter
+}
+
+// admit runs the cluster's admission path for a state (see package admission), for a caller
+// holding a slot.
+func (s *server) admit(ctx context.Context, st State) ([]admission.Result, error) {
+	s.admitOnce.Do(func() { s.admitter = admission.New(s.eng()) })
+	return s.admitter.Admit(ctx, []byte(st.Manifest), st.Steps, st.Settings)
 }
 
 var errBusy = httpError{status: http.StatusServiceUnavailable, msg: "sidecarlab is busy; try again in a moment."}

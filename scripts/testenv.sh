@@ -7,6 +7,8 @@
 # What it brings, in order:
 #   - Debian's `chromium`, for the browser tests (e2e/). When it is missing it is installed with
 #     apt-get if this runs as root; otherwise the script stops and says how to install it.
+#   - GNU `patch` (Debian's `patch`, priority optional, so not always there), which the engine's
+#     tests apply every unified diff with (engine/patch_test.go); installed like chromium.
 #   - PostgreSQL, for the link store's tests (store/). If SIDECARLAB_TEST_POSTGRES is set, that
 #     server is used as is. Otherwise Debian's `postgresql` server binaries are needed (installed
 #     like chromium when missing; the package may also create and start its own cluster on 5432,
@@ -100,6 +102,12 @@ done
 if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then
   apt_install chromium "the browser tests (make e2e)"
   command -v chromium >/dev/null 2>&1 || die "chromium is still not on PATH after installing it"
+fi
+
+# --- GNU patch, to check that the unified diff is a patch (engine/patch_test.go).
+if ! command -v patch >/dev/null 2>&1; then
+  apt_install patch "the unified diff's patch test (make unit)"
+  command -v patch >/dev/null 2>&1 || die "patch is still not on PATH after installing it"
 fi
 
 # --- axe-core, for the browser tests' accessibility checks (pinned in static/package-lock.json).

@@ -131,6 +131,8 @@ the same as a web playground. The injector is Istio's own, of the Istio version 
 		newInjectCmd(c),
 		newDiffCmd(c),
 		newBatchCmd(c),
+		newCheckCmd(c),
+		newAdmitCmd(c),
 		newAnnotationsCmd(c),
 		newVersionCmd(c),
 		newServeCmd(c),

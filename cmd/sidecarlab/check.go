@@ -1,0 +1,175 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/explain"
+	"github.com/sidecarlab/sidecarlab/report"
+)
+
+// failOnLevels are --fail-on's values: a severity, or none.
+var failOnLevels = []string{string(engine.SeverityInfo), string(engine.SeverityWarning), string(engine.SeverityError), "none"}
+
+func newCheckCmd(c *cli) *cobra.Command {
+	var (
+		files    fileFlags
+		settings settingsFlags
+		output   string
+		failOn   string
+		ignore   []string
+	)
+	cmd := &cobra.Command{
+		Use:   "check -f FILENAME",
+		Short: "Report the pitfalls in manifests, at their file, line and column, for CI",
+		Long: `Inject the manifests as inject does and report every pitfall sidecarlab finds at the file, line
+and column of the offending key — or, for a field injection adds (istio-proxy and what is in
+it), of the nearest field above it that the file has.
+
+Formats: text (file:line:col: severity: message [check], as compilers print), json, sarif
+(SARIF 2.1.0, for code-scanning dashboards) and github (workflow commands that annotate a pull
+request).
+
+Exit status: 1 when a finding of the --fail-on severity or worse is found (default warning, as
+linters fail on the problems they report; info findings say nothing is wrong) or a document
+cannot be read; 2 for a usage error; 0 otherwise.
+
+To accept a finding, leave its check out with --ignore, or annotate the workload (its metadata
+or its pod template) with ` + engine.IgnoreAnnotation + `: "check-id,…": that workload's findings
+of those checks are not reported (in SARIF they are suppressed results).`,
+		Example: examples(c,
+			"# Every manifest of a tree; fail on warnings and errors",
+			"{} check -f manifests/ -R",
+			"",
+			"# Annotate the pull request in a GitHub workflow; fail only on errors",
+			"{} check -f manifests/ -R -o github --fail-on error",
+			"",
+			"# For code scanning (upload the file with github/codeql-action/upload-sarif)",
+			"{} check -f manifests/ -R -o sarif --fail-on none > sidecarlab.sarif",
+			"",
+			"# Under the mesh's own install options, leaving one check out",
+			"{} check -f job.yaml --set values.global.proxy.holdApplicationUntilProxyStarts=true --ignore job-classic-sidecar"),
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkOutput(output, report.Formats...); err != nil {
+				return err
+			}
+			if !slices.Contains(failOnLevels, failOn) {
+				return usageError{fmt.Sprintf("--fail-on %q: want %s", failOn, orList(failOnLevels))}
+			}
+			skip, err := ignoreSet(ignore)
+			if err != nil {
+				return err
+			}
+			return checkRun(c, files, settings, output, failOn, skip)
+		},
+	}
+	files.register(cmd)
+	settings.register(cmd)
+	outputFlag(cmd, &output, report.Formats...)
+	cmd.Flags().StringVar(&failOn, "fail-on", string(engine.SeverityWarning),
+		"exit 1 when a finding of this severity or worse is found: "+orList(failOnLevels))
+	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions(failOnLevels, cobra.ShellCompDirectiveNoFileComp))
+	cmd.Flags().StringSliceVar(&ignore, "ignore", nil, "checks to leave out, by id (comma-separated or repeated)")
+	_ = cmd.RegisterFlagCompletionFunc("ignore", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return checkIDs(), cobra.ShellCompDirectiveNoFileComp
+	})
+	return cmd
+}
+
+// checkIDs are every check's id, in the order they are reported.
+func checkIDs() []string {
+	var ids []string
+	for _, ch := range engine.Checks() {
+		ids = append(ids, ch.ID)
+	}
+	return ids
+}
+
+// ignoreSet is --ignore's ids as a set; an id that is no check's is a usage error that lists them.
+func ignoreSet(ids []string) (map[string]bool, error) {
+	set := map[string]bool{}
+	for _, id := range ids {
+		id = strings.TrimSpace(id)
+		if id == "" {
+			continue
+		}
+		if !engine.IsCheck(id) {
+			return nil, usageError{fmt.Sprintf("--ignore %q: not a check; the checks are %s", id, strings.Join(checkIDs(), ", "))}
+		}
+		set[id] = true
+	}
+	return set, nil
+}
+
+func checkRun(c *cli, files fileFlags, settings settingsFlags, output, failOn string, skip map[string]bool) error {
+	j, _, s, err := request(c, files, settings, stepFlags{})
+	if err != nil {
+		return err
+	}
+	eng, err := engine.New(c.ctx, cliEngineOptions())
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	r, err := eng.Inject(c.ctx, j.manifest, nil, s)
+	if err != nil {
+		return j.locate(err)
+	}
+	items := j.place(r.Documents, r.Findings, "")
+	for i := range items {
+		if skip[items[i].Finding.Check] {
+			items[i].Ignored = report.IgnoredByFlag
+		}
+	}
+	byManifest := j.place(r.Documents, r.Ignored, report.IgnoredByManifest)
+	if err := report.Write(c.stdout, output, append(items, byManifest...)); err != nil {
+		return err
+	}
+	if note := explain.Ignored(len(byManifest)); note != "" {
+		fmt.Fprintln(c.stderr, "sidecarlab:", note)
+	}
+	if err := reportDocErrors(c, j, r.Errors()); err != nil {
+		return err
+	}
+	if failOn == "none" {
+		return nil
+	}
+	for _, it := range items {
+		if it.Ignored == "" && it.Finding.Severity.Rank() >= engine.Severity(failOn).Rank() {
+			fmt.Fprintf(c.stderr, "sidecarlab: pitfalls of severity %s or worse (--fail-on)\n", failOn)
+			return errSilent
+		}
+	}
+	return nil
+}
+
+// place puts findings of the joined manifest at their file, line and column.
+func (j joined) place(docs []engine.Document, fs []engine.Finding, ignored string) []report.Item {
+	out := make([]report.Item, 0, len(fs))
+	for i, l := range engine.Locate(docs, fs) {
+		p := j.partOf(0, fs[i].Doc)
+		l.Line = max(1, l.Line-p.line+1)
+		out = append(out, report.Item{File: reportPath(p.name), Finding: fs[i], Location: l, Ignored: ignored})
+	}
+	return out
+}
+
+// reportPath is a file's name as CI tools want it: relative to the working directory (the
+// repository's root, in CI) when it is under it, with forward slashes.
+func reportPath(name string) string {
+	if filepath.IsAbs(name) {
+		if wd, err := os.Getwd(); err == nil {
+			if rel, err := filepath.Rel(wd, name); err == nil && filepath.IsLocal(rel) {
+				name = rel
+			}
+		}
+	}
+	return filepath.ToSlash(filepath.Clean(name))
+}

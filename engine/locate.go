@@ -1,0 +1,203 @@
+package engine
+
+import (
+	"strconv"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// Location is where a finding points in the input manifest, for tools that mark a line (a CI
+// annotation, an editor's gutter).
+type Location struct {
+	// Line and Column are 1-based, in the whole input (not the document): the position of the
+	// offending key, or of a list item's first key.
+	Line   int `json:"line"`
+	Column int `json:"column"`
+	// Exact is false when the finding's field is not in the input — injection adds it
+	// (istio-proxy and everything in it), or an annotation step set it — and Line and Column are
+	// those of the nearest field above it that is.
+	Exact bool `json:"exact"`
+}
+
+// Locate finds each finding of docs in the input: one Location per finding, in order. Each
+// document with a finding is parsed once. A finding whose document is not among docs points at
+// the input's first line.
+func Locate(docs []Document, fs []Finding) []Location {
+	out := make([]Location, len(fs))
+	roots := map[int]*yaml.Node{}
+	for i, f := range fs {
+		if f.Doc < 1 || f.Doc > len(docs) {
+			out[i] = Location{Line: 1, Column: 1}
+			continue
+		}
+		d := docs[f.Doc-1]
+		root, ok := roots[f.Doc]
+		if !ok {
+			root = parseNode(d.Input)
+			roots[f.Doc] = root
+		}
+		l := locate(root, d.Input, f.Path)
+		l.Line += d.Line - 1
+		out[i] = l
+	}
+	return out
+}
+
+// locatePath is where path is in one document's text (lines counted from the text's first).
+func locatePath(text, path string) Location {
+	return locate(parseNode(text), text, path)
+}
+
+// parseNode is a document's node tree, nil when it is not YAML.
+func parseNode(text string) *yaml.Node {
+	var root yaml.Node
+	if yaml.Unmarshal([]byte(text), &root) != nil || len(root.Content) == 0 {
+		return nil
+	}
+	return root.Content[0]
+}
+
+// pathSeg is one step of a finding's path: a mapping key, a list item by its name, or a list
+// item by its position.
+type pathSeg struct {
+	key   string
+	name  string
+	index int // -1 unless the segment is a position
+}
+
+// parsePath reads a finding's path, as the checks and the diff write it:
+// spec.template.metadata.annotations["sidecar.istio.io/inject"] (a quoted key may hold dots),
+// spec.template.spec.containers[istio-proxy].lifecycle (an item by name), args[2] (by position),
+// and after an annotation, the fields inside its value (…["proxy.istio.io/config"].a.b).
+func parsePath(path string) []pathSeg {
+	var segs []pathSeg
+	for path != "" {
+		switch {
+		case path[0] == '.':
+			path = path[1:]
+		case strings.HasPrefix(path, `["`):
+			q, err := strconv.QuotedPrefix(path[1:])
+			if err != nil {
+				return segs
+			}
+			k, _ := strconv.Unquote(q)
+			segs = append(segs, pathSeg{key: k, index: -1})
+			path = strings.TrimPrefix(path[1+len(q):], "]")
+		case path[0] == '[':
+			end := strings.IndexByte(path, ']')
+			if end < 0 {
+				return segs
+			}
+			item := path[1:end]
+			if n, err := strconv.Atoi(item); err == nil && n >= 0 {
+				segs = append(segs, pathSeg{index: n})
+			} else {
+				segs = append(segs, pathSeg{name: item, index: -1})
+			}
+			path = path[end+1:]
+		default:
+			end := strings.IndexAny(path, ".[")
+			if end < 0 {
+				end = len(path)
+			}
+			segs = append(segs, pathSeg{key: path[:end], index: -1})
+			path = path[end:]
+		}
+	}
+	return segs
+}
+
+// locate walks path down a document's node tree as far as the input has it. text is the
+// document's text, for the columns inside a literal block.
+func locate(root *yaml.Node, text, path string) Location {
+	if root == nil {
+		return Location{Line: 1, Column: 1}
+	}
+	return walk(root, text, parsePath(path))
+}
+
+func walk(root *yaml.Node, text string, segs []pathSeg) Location {
+	at := Location{Line: root.Line, Column: root.Column, Exact: true}
+	n := root
+	for i, s := range segs {
+		n = deref(n)
+		var key, next *yaml.Node
+		switch {
+		case n.Kind == yaml.MappingNode && s.name == "" && s.index < 0:
+			key, next = mappingEntry(n, s.key)
+		case n.Kind == yaml.SequenceNode && s.index >= 0:
+			if s.index < len(n.Content) {
+				next = n.Content[s.index]
+			}
+		case n.Kind == yaml.SequenceNode && s.name != "":
+			for _, item := range n.Content {
+				if _, v := mappingEntry(deref(item), "name"); v != nil && v.Value == s.name {
+					next = item
+					break
+				}
+			}
+		case n.Kind == yaml.ScalarNode && s.key != "":
+			// The fields of an annotation's value (proxy.istio.io/config): found only in a
+			// literal block (|), whose lines are the input's; otherwise the annotation itself.
+			if l, ok := blockField(n, text, segs[i:]); ok {
+				return l
+			}
+		}
+		if next == nil {
+			at.Exact = false
+			return at
+		}
+		at = Location{Line: next.Line, Column: next.Column, Exact: true}
+		if key != nil {
+			at.Line, at.Column = key.Line, key.Column
+		}
+		n = next
+	}
+	return at
+}
+
+// blockField is where a field of a YAML value written as a literal block is in the input: the
+// block's text starts on the line after its "|", every line indented as much as the first
+// (which YAML strips).
+func blockField(n *yaml.Node, text string, segs []pathSeg) (Location, bool) {
+	inner := parseNode(n.Value)
+	if n.Style != yaml.LiteralStyle || inner == nil {
+		return Location{}, false
+	}
+	if k, _ := mappingEntry(inner, segs[0].key); k == nil {
+		return Location{}, false
+	}
+	indent := 0
+	for _, l := range strings.Split(text, "\n")[n.Line:] {
+		if strings.TrimSpace(l) != "" {
+			indent = len(l) - len(strings.TrimLeft(l, " "))
+			break
+		}
+	}
+	l := walk(inner, n.Value, segs)
+	l.Line += n.Line
+	l.Column += indent
+	return l, true
+}
+
+// deref follows an alias to the node it names.
+func deref(n *yaml.Node) *yaml.Node {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n
+}
+
+// mappingEntry is the key and value nodes of name in a mapping node, or nils.
+func mappingEntry(n *yaml.Node, name string) (key, value *yaml.Node) {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil, nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == name {
+			return n.Content[i], n.Content[i+1]
+		}
+	}
+	return nil, nil
+}

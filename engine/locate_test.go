@@ -1,0 +1,125 @@
+package engine
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// locateDoc has every shape a finding's path walks through: quoted keys with dots and slashes,
+// a literal block holding YAML, a one-line JSON value, lists by name and by position, an alias.
+const locateDoc = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  annotations:
+    sidecar.istio.io/proxyCPU: 300m
+spec:
+  template:
+    metadata:
+      annotations:
+        "sidecar.istio.io/inject": "yes"
+        proxy.istio.io/config: |
+          concurrency: 2
+          tracing:
+            samplingg: 10
+          holdApplicationUntilProxyStart: true
+        traffic.sidecar.istio.io/excludeOutboundPorts: &ports "1,2"
+        example.com/copy: *ports
+      labels:
+        app: web
+    spec:
+      containers:
+      - name: app
+        image: nginx
+        args: [--a, --b]
+      - name: side
+        image: busybox
+`
+
+const locateJSONValue = `kind: Pod
+metadata:
+  annotations:
+    proxy.istio.io/config: '{"holdApplicationUntilProxyStart": true}'
+spec:
+  containers: []
+`
+
+// TestLocate: a path's key is found where the input has it (line and column of the key, or of a
+// list item's first key), and a path the input lacks points at its nearest ancestor, inexactly.
+func TestLocate(t *testing.T) {
+	cases := []struct {
+		name, doc, path string
+		want            Location
+	}{
+		{"workload annotation with dots and a slash", locateDoc, `metadata.annotations["sidecar.istio.io/proxyCPU"]`, Location{6, 5, true}},
+		{"quoted key", locateDoc, `spec.template.metadata.annotations["sidecar.istio.io/inject"]`, Location{11, 9, true}},
+		{"a field inside a literal block", locateDoc, `spec.template.metadata.annotations["proxy.istio.io/config"].holdApplicationUntilProxyStart`, Location{16, 11, true}},
+		{"a nested field inside a literal block", locateDoc, `spec.template.metadata.annotations["proxy.istio.io/config"].tracing.samplingg`, Location{15, 13, true}},
+		{"a block field the block lacks", locateDoc, `spec.template.metadata.annotations["proxy.istio.io/config"].nope`, Location{12, 9, false}},
+		{"a field inside a one-line value", locateJSONValue, `metadata.annotations["proxy.istio.io/config"].holdApplicationUntilProxyStart`, Location{4, 5, false}},
+		{"an alias", locateDoc, `spec.template.metadata.annotations["example.com/copy"]`, Location{18, 9, true}},
+		{"a list item by name", locateDoc, `spec.template.spec.containers[side]`, Location{26, 9, true}},
+		{"a field of a list item by name", locateDoc, `spec.template.spec.containers[side].image`, Location{27, 9, true}},
+		{"list items by position", locateDoc, `spec.template.spec.containers[0].args[1]`, Location{25, 21, true}},
+		{"a position past the list's end", locateDoc, `spec.template.spec.containers[0].args[2]`, Location{25, 9, false}},
+		{"a container injection adds", locateDoc, `spec.template.spec.containers[istio-proxy].lifecycle`, Location{22, 7, false}},
+		{"a list injection adds", locateDoc, `spec.template.spec.initContainers[istio-proxy]`, Location{21, 5, false}},
+		{"an annotation a step set", locateDoc, `spec.template.metadata.annotations["sidecar.istio.io/proxyMemory"]`, Location{10, 7, false}},
+		{"a missing metadata", locateJSONValue, `metadata.labels["sidecar.istio.io/inject"]`, Location{2, 1, false}},
+		{"the whole document", locateDoc, "", Location{1, 1, true}},
+		{"not YAML", "a: [", "a", Location{1, 1, false}},
+		{"JSON", `{"kind": "Pod", "metadata": {"annotations": {"a.istio.io/b": "c"}}}`, `metadata.annotations["a.istio.io/b"]`, Location{1, 46, true}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if diff := cmp.Diff(c.want, locatePath(c.doc, c.path)); diff != "" {
+				t.Errorf("%s (-want +got):\n%s", c.path, diff)
+			}
+		})
+	}
+}
+
+// TestLocateFindings: findings of a real injection are located in the whole input, past the
+// documents before theirs.
+func TestLocateFindings(t *testing.T) {
+	job := string(readFile(t, "testdata/corpus/job.yaml")) // 17 lines
+	input := job + "---\n" + withPodAnnotation("        sidecar.istio.io/proxyCpu: 100m\n")
+	r := mustInject(t, testEngine(t), []byte(input), nil, Settings{})
+	var got []string
+	for _, f := range r.Findings {
+		got = append(got, f.Check)
+	}
+	if diff := cmp.Diff([]string{"job-classic-sidecar", "unknown-istio-annotation"}, got); diff != "" {
+		t.Fatalf("findings (-want +got):\n%s", diff)
+	}
+	want := []Location{
+		{14, 7, false}, // the Job's "containers:", where injection adds istio-proxy
+		{30, 9, true},  // line 12 of the Deployment, which starts on line 19
+	}
+	if diff := cmp.Diff(want, Locate(r.Documents, r.Findings)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	lines := strings.Split(input, "\n")
+	if l := lines[29]; !strings.HasPrefix(l, "        sidecar.istio.io/proxyCpu:") {
+		t.Errorf("line 30 is %q", l)
+	}
+}
+
+// FuzzLocate: any text and any path give a place inside the text (or its first line), never a
+// panic.
+func FuzzLocate(f *testing.F) {
+	f.Add(locateDoc, `spec.template.metadata.annotations["proxy.istio.io/config"].tracing.samplingg`)
+	f.Add(locateDoc, `spec.template.spec.containers[0].args[1]`)
+	f.Add("a: |\n  b: 1\n", `a.b`)
+	f.Add("a: &x [1]\nb: *x\n", `b[0]`)
+	f.Add("a: [", `a["`)
+	f.Fuzz(func(t *testing.T, text, path string) {
+		l := locatePath(text, path)
+		lines := strings.Count(text, "\n") + 1
+		if l.Line < 1 || l.Line > lines || l.Column < 1 {
+			t.Fatalf("%+v outside a text of %d lines", l, lines)
+		}
+	})
+}

@@ -1,0 +1,49 @@
+package explain
+
+import (
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sidecarlab/sidecarlab/admission"
+)
+
+// TestTraceWords: every rule a trace may hold is worded, no words exist for a rule that is never
+// given, and a rule's sentence names its params.
+func TestTraceWords(t *testing.T) {
+	ids := admission.TraceIDs()
+	for _, id := range ids {
+		if _, ok := traceWords[id]; !ok {
+			t.Errorf("trace rule %q has no words", id)
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(traceWords)) {
+		if !slices.Contains(ids, id) {
+			t.Errorf("words for %q, a rule no trace gives", id)
+		}
+	}
+	cases := []struct {
+		step admission.Step
+		want []string
+	}{
+		{admission.Step{ID: "namespace", Params: map[string]string{"name": "shop", "labels": "istio-injection=enabled"}}, []string{"shop", "istio-injection=enabled"}},
+		{admission.Step{ID: "namespace", Params: map[string]string{"name": "shop"}}, []string{"shop", "no labels"}},
+		{admission.Step{ID: "webhook-namespace-mismatch", Params: map[string]string{"webhook": "namespace.sidecar-injector.istio.io", "requirement": "istio-injection in (enabled)"}}, []string{"namespace.sidecar-injector.istio.io", "istio-injection in (enabled)", "namespaceSelector"}},
+		{admission.Step{ID: "policy-invalid-value", Params: map[string]string{"value": "no", "source": "policy-label"}}, []string{`"no"`, "label", "default policy"}},
+		{admission.Step{ID: "policy-default", Params: map[string]string{"policy": "enabled", "inject": "true"}}, []string{"enabled", "inject."}},
+		{admission.Step{ID: "policy-default", Params: map[string]string{"policy": "disabled", "inject": "false"}}, []string{"disabled", "do not inject"}},
+		{admission.Step{ID: "rejected-pod-security", Params: map[string]string{"message": `violates PodSecurity "baseline:latest"`}}, []string{`violates PodSecurity "baseline:latest"`}},
+	}
+	for _, c := range cases {
+		got := TraceText(c.step)
+		for _, w := range c.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s: %q lacks %q", c.step.ID, got, w)
+			}
+		}
+	}
+	if got := TraceText(admission.Step{ID: "no-such-rule"}); got != "no-such-rule" {
+		t.Errorf("an unknown rule: %q", got)
+	}
+}

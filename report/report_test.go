@@ -1,0 +1,225 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	istiolog "istio.io/istio/pkg/log"
+
+	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/explain"
+)
+
+func TestMain(m *testing.M) {
+	// Istio's library logs its fake clusters; keep test output readable.
+	o := istiolog.DefaultOptions()
+	o.SetDefaultOutputLevel(istiolog.OverrideScopeName, istiolog.NoneLevel)
+	_ = istiolog.Configure(o)
+	os.Exit(m.Run())
+}
+
+var (
+	engOnce sync.Once
+	eng     *engine.Engine
+	engErr  error
+)
+
+// findings injects manifest with the default installation and places its findings (and the
+// ones the manifest ignored) in file.
+func findings(t *testing.T, file, manifest string) []Item {
+	t.Helper()
+	engOnce.Do(func() { eng, engErr = engine.New(context.Background(), engine.Options{}) })
+	if engErr != nil {
+		t.Fatal(engErr)
+	}
+	r, err := eng.Inject(t.Context(), []byte(manifest), nil, engine.Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []Item
+	for i, l := range engine.Locate(r.Documents, r.Findings) {
+		out = append(out, Item{File: file, Finding: r.Findings[i], Location: l})
+	}
+	for i, l := range engine.Locate(r.Documents, r.Ignored) {
+		out = append(out, Item{File: file, Finding: r.Ignored[i], Location: l, Ignored: IgnoredByManifest})
+	}
+	return out
+}
+
+// job is a Job (classic sidecar: job-classic-sidecar, an error, found at "containers:" on line
+// 10, column 7, where injection adds istio-proxy) with an unknown Istio annotation (a warning,
+// at its key: line 7, column 9).
+const job = `apiVersion: batch/v1
+kind: Job
+metadata:
+  name: migrate
+spec:
+  template:
+    metadata:
+      annotations:
+        sidecar.istio.io/proxyCpu: 100m
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: migrate
+        image: busybox
+`
+
+// hostileKey is an annotation key whose finding's message carries every character GitHub's
+// commands give a meaning to, and a command of its own after a line break.
+const hostileKey = `sidecar.istio.io/x%0A 100%\r\n::error file=evil.yaml,line=1::pwned, twice\n::warning::again`
+
+// hostile is a Deployment with hostileKey on its pod template (YAML's double quotes make the
+// escapes real CR and LF characters).
+var hostile = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  selector:
+    matchLabels:
+      app: web
+  template:
+    metadata:
+      annotations:
+        "` + hostileKey + `": "1"
+      labels:
+        app: web
+    spec:
+      containers:
+      - name: app
+        image: nginx
+`
+
+func TestText(t *testing.T) {
+	items := findings(t, "jobs/migrate.yaml", job)
+	if len(items) != 2 {
+		t.Fatalf("findings: %+v", items)
+	}
+	var b strings.Builder
+	if err := Text(&b, items); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("jobs/migrate.yaml:9:9: warning: %s [unknown-istio-annotation]\njobs/migrate.yaml:12:7: error: %s [job-classic-sidecar]\n",
+		explain.Message(items[0].Finding), explain.Message(items[1].Finding))
+	if diff := cmp.Diff(want, b.String()); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+
+	// A line break in a value stays on its finding's line, written as \n.
+	b.Reset()
+	if err := Text(&b, findings(t, "web.yaml", hostile)); err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n"); len(lines) != 1 || strings.Contains(b.String(), "\r") ||
+		!strings.HasPrefix(lines[0], "web.yaml:12:9: warning: sidecar.istio.io/x%0A 100%\\r\\n::error") {
+		t.Errorf("hostile key: %q", b.String())
+	}
+}
+
+func TestJSON(t *testing.T) {
+	items := findings(t, "jobs/migrate.yaml", job)
+	var b bytes.Buffer
+	if err := JSON(&b, items); err != nil {
+		t.Fatal(err)
+	}
+	var got []map[string]any
+	if err := json.Unmarshal(b.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	want := []map[string]any{
+		{"file": "jobs/migrate.yaml", "line": 9.0, "column": 9.0, "check": "unknown-istio-annotation", "severity": "warning",
+			"message": explain.Message(items[0].Finding), "fix": "Use sidecar.istio.io/proxyCPU.", "doc": 1.0,
+			"path": `spec.template.metadata.annotations["sidecar.istio.io/proxyCpu"]`, "exact": true},
+		{"file": "jobs/migrate.yaml", "line": 12.0, "column": 7.0, "check": "job-classic-sidecar", "severity": "error",
+			"message": explain.Message(items[1].Finding), "fix": explain.FixText(items[1].Finding), "doc": 1.0,
+			"path": "spec.template.spec.containers[istio-proxy]", "exact": false},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	// None is an empty array, not null: a script can always iterate.
+	b.Reset()
+	if err := JSON(&b, nil); err != nil || strings.TrimSpace(b.String()) != "[]" {
+		t.Errorf("no findings: %q, %v", b.String(), err)
+	}
+}
+
+// TestGitHub: one workflow command per finding, whatever a manifest value or a file name holds:
+// each line parses back, as GitHub's runner parses it (the properties end at the first "::"),
+// to exactly the file, title and message that were meant.
+func TestGitHub(t *testing.T) {
+	file := "odd, name: 100%.yaml"
+	items := append(findings(t, file, hostile), findings(t, "jobs/migrate.yaml", job)...)
+	if len(items) != 3 {
+		t.Fatalf("findings: %+v", items)
+	}
+	var b strings.Builder
+	if err := GitHub(&b, items); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if strings.Contains(out, "\r") {
+		t.Errorf("a raw CR: %q", out)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != len(items) {
+		t.Fatalf("%d lines for %d findings:\n%s", len(lines), len(items), out)
+	}
+	unescape := strings.NewReplacer("%0D", "\r", "%0A", "\n", "%3A", ":", "%2C", ",", "%25", "%")
+	for i, line := range lines {
+		it := items[i]
+		level := map[engine.Severity]string{engine.SeverityError: "error", engine.SeverityWarning: "warning"}[it.Finding.Severity]
+		cmd, rest, ok := strings.Cut(strings.TrimPrefix(line, "::"), " ")
+		props, data, ok2 := strings.Cut(rest, "::")
+		if !strings.HasPrefix(line, "::") || !ok || !ok2 || cmd != level {
+			t.Fatalf("line %d is not one %s command: %q", i, level, line)
+		}
+		got := map[string]string{"message": unescape.Replace(data)}
+		for p := range strings.SplitSeq(props, ",") {
+			k, v, _ := strings.Cut(p, "=")
+			got[k] = unescape.Replace(v)
+		}
+		msg := explain.Message(it.Finding)
+		if fix := explain.FixText(it.Finding); fix != "" {
+			msg += " Fix: " + fix
+		}
+		want := map[string]string{"file": it.File, "line": fmt.Sprint(it.Location.Line), "col": fmt.Sprint(it.Location.Column),
+			"title": it.Finding.Check, "message": msg}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("line %d %q (-want +got):\n%s", i, line, diff)
+		}
+	}
+	if !strings.Contains(items[0].Finding.Params["key"], "\n::error") {
+		t.Errorf("the hostile key did not reach the finding: %q", items[0].Finding.Params["key"])
+	}
+}
+
+func TestWriteFormats(t *testing.T) {
+	items := findings(t, "jobs/migrate.yaml", job)
+	for _, f := range Formats {
+		var a, b bytes.Buffer
+		if err := Write(&a, f, items); err != nil {
+			t.Fatal(err)
+		}
+		direct := map[string]func(*bytes.Buffer, []Item) error{
+			"text":   func(w *bytes.Buffer, it []Item) error { return Text(w, it) },
+			"json":   func(w *bytes.Buffer, it []Item) error { return JSON(w, it) },
+			"sarif":  func(w *bytes.Buffer, it []Item) error { return SARIF(w, it) },
+			"github": func(w *bytes.Buffer, it []Item) error { return GitHub(w, it) },
+		}[f]
+		if err := direct(&b, items); err != nil || a.String() != b.String() {
+			t.Errorf("Write(%s) differs from its writer", f)
+		}
+	}
+	if err := Write(&bytes.Buffer{}, "xml", items); err == nil {
+		t.Error("Write accepted an unknown format")
+	}
+}

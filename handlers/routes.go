@@ -53,6 +53,10 @@ type Config struct {
 	// StoreTimeout bounds one call to the link store (default 3 s), so that a hung database
 	// answers "sharing is unavailable" instead of holding the request.
 	StoreTimeout time.Duration
+	// PublicURL is the server's public address (https://sidecarlab.example.com), which the share
+	// API puts before /s/<id>; empty, it answers the path alone. Never taken from a request's
+	// Host header, which the client chooses.
+	PublicURL string
 }
 
 // New returns the whole HTTP surface. eng returns nil until the engine is ready (the default
@@ -100,6 +104,7 @@ func New(logger *slog.Logger, eng func() Engine, cfg Config) http.Handler {
 	reads := s.rateLimit(cfg.RatePerMinute, "requests")
 	writes := s.rateLimit(cfg.WriteRatePerMinute, "shared links")
 	r.With(writes, s.refuseCrossSite, s.requireEngine(htmlErrors)).Post("/share", s.handleShare().ServeHTTP)
+	r.With(writes, s.refuseCrossSite, s.requireEngine(jsonErrors)).Post("/api/v1/share", s.handleAPIShare().ServeHTTP)
 	r.Group(func(r chi.Router) {
 		r.Use(reads, s.refuseCrossSite)
 		r.Handle("/static/*", http.StripPrefix("/static/", static.Handler()))
@@ -132,6 +137,8 @@ func New(logger *slog.Logger, eng func() Engine, cfg Config) http.Handler {
 			// The catalog and the version are compiled in: they answer before the engine is ready.
 			r.Get("/annotations", s.handleAPIAnnotations().ServeHTTP)
 			r.Get("/version", s.handleAPIVersion().ServeHTTP)
+			// A stored state is read from the store alone: it answers before the engine is ready.
+			r.Get("/links/{id}", s.handleAPILink().ServeHTTP)
 		})
 	})
 	r.NotFound(reads(s.handleNotFound()).ServeHTTP)
@@ -149,6 +156,8 @@ type server struct {
 	slots   chan struct{}
 	metrics *metrics
 	statics pageStatics
+	// secretTotals memoises the secret scan of long links' manifests.
+	secretTotals secretTotals
 	// admitter runs the Cluster view's admissions on the engine, made on first use.
 	admitOnce sync.Once
 	admitter  *admission.Admitter

@@ -3,6 +3,10 @@ package engine
 import (
 	"context"
 	"fmt"
+	"io"
+	"runtime"
+	"runtime/metrics"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -129,4 +133,154 @@ func BenchmarkRenderInstall(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// fleetAnnotations are the pod annotations the fleet's workloads cycle through: none, the lab's
+// common changes, and one that turns injection off.
+var fleetAnnotations = []string{
+	"",
+	"sidecar.istio.io/proxyCPU: 200m\n        sidecar.istio.io/proxyMemory: 256Mi\n",
+	"proxy.istio.io/config: 'holdApplicationUntilProxyStarts: true'\n",
+	"traffic.sidecar.istio.io/excludeOutboundPorts: '3306,6379'\n",
+	"sidecar.istio.io/inject: 'false'\n",
+	"sidecar.istio.io/nativeSidecar: 'true'\n",
+	"proxy.istio.io/config: 'concurrency: 2'\n",
+	"sidecar.istio.io/proxyCPULimit: 1500m\n        traffic.sidecar.istio.io/excludeInboundPorts: '9090'\n",
+}
+
+// fleet is n workloads joined as one multi-document manifest, the same for the same n: the
+// seed's "2,000 pods" fleet, a cycle of Deployments, Jobs and StatefulSets (1 to 5 replicas)
+// across seven namespaces, each with one of fleetAnnotations.
+func fleet(n int) []byte {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteString("---\n")
+		}
+		name, ns := fmt.Sprintf("fleet-%04d", i), fmt.Sprintf("team-%d", i%7)
+		ann := fleetAnnotations[(i/3)%len(fleetAnnotations)]
+		podMeta := fmt.Sprintf("    metadata:\n      labels: {app: %s}\n", name)
+		if ann != "" {
+			podMeta += "      annotations:\n        " + ann
+		}
+		restart := ""
+		switch i % 3 {
+		case 0:
+			fmt.Fprintf(&b, "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: %s\n  namespace: %s\nspec:\n  replicas: %d\n  selector:\n    matchLabels: {app: %s}\n", name, ns, 1+i%5, name)
+		case 1:
+			fmt.Fprintf(&b, "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: %s\n  namespace: %s\nspec:\n  parallelism: %d\n", name, ns, 1+i%5)
+			restart = "      restartPolicy: Never\n"
+		case 2:
+			fmt.Fprintf(&b, "apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: %s\n  namespace: %s\nspec:\n  serviceName: %s\n  replicas: %d\n  selector:\n    matchLabels: {app: %s}\n", name, ns, name, 1+i%5, name)
+		}
+		fmt.Fprintf(&b, "  template:\n%s    spec:\n%s      containers:\n      - name: app\n        image: registry.example/app:%d\n        ports:\n        - containerPort: 8080\n", podMeta, restart, i%10)
+	}
+	return []byte(b.String())
+}
+
+// BenchmarkBatchFleet streams the fleet (500 and 2,000 workloads) through BatchStream on
+// GOMAXPROCS workers, writing CSV rows to nowhere as the CLI writes them, and reports:
+//   - batch/ideal: the batch's wall time against 2,000 × one inject ÷ GOMAXPROCS (goal ≤ 1.1),
+//     where one inject is Engine.Inject of one of the fleet's documents alone, measured on every
+//     document, one after another, in the same iteration (so both see the same machine);
+//   - peak-heap-MB: the most heap in use while the batch ran (sampled every 5 ms through
+//     runtime/metrics, which does not stop the world), and base-heap-MB before it: bounded
+//     memory is a peak that stays flat from 500 to 2,000 workloads.
+//
+// The "whole" sub-benchmarks run the same fleet the old way, Engine.Inject of the whole manifest
+// then Batch, holding every output, for the peak heap to compare.
+func BenchmarkBatchFleet(b *testing.B) {
+	e := testEngine(b)
+	ctx := context.Background()
+	for _, n := range []int{500, 2000} {
+		manifest := fleet(n)
+		docs, err := splitDocuments(manifest)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("stream/workloads=%d", n), func(b *testing.B) {
+			var batch, serial time.Duration
+			var peak, base uint64
+			for b.Loop() {
+				t0 := time.Now()
+				for _, d := range docs {
+					if _, err := e.Inject(ctx, d.raw, nil, Settings{}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				serial += time.Since(t0)
+				p, bh := peakHeap(func() {
+					t1 := time.Now()
+					s, err := e.NewBatchStream(ctx, manifest, nil, Settings{})
+					if err != nil {
+						b.Fatal(err)
+					}
+					w, _ := NewBatchWriter(io.Discard, BatchFormatCSV)
+					rows := 0
+					if err := s.Run(ctx, func(it BatchItem) error { rows++; return w.Write(it.Row) }); err != nil {
+						b.Fatal(err)
+					}
+					_ = w.Close()
+					batch += time.Since(t1)
+					if rows != n {
+						b.Fatalf("%d rows, want %d", rows, n)
+					}
+				})
+				peak, base = max(peak, p), max(base, bh)
+			}
+			procs := float64(runtime.GOMAXPROCS(0))
+			b.ReportMetric(float64(batch.Milliseconds())/float64(b.N), "batch-ms/op")
+			b.ReportMetric(float64(serial.Microseconds())/1000/float64(b.N*n), "one-inject-ms")
+			b.ReportMetric(float64(batch)/(float64(serial)/procs), "batch/ideal")
+			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
+			b.ReportMetric(float64(base)/(1<<20), "base-heap-MB")
+		})
+		b.Run(fmt.Sprintf("whole/workloads=%d", n), func(b *testing.B) {
+			var peak uint64
+			for b.Loop() {
+				p, _ := peakHeap(func() {
+					r, err := e.Inject(ctx, manifest, nil, Settings{})
+					if err != nil {
+						b.Fatal(err)
+					}
+					if len(BatchCSV(Batch(r.Documents, r.Findings))) == 0 {
+						b.Fatal("no rows")
+					}
+				})
+				peak = max(peak, p)
+			}
+			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
+		})
+	}
+}
+
+// peakHeap runs f after a GC and returns the most heap in use while it ran, sampled every 5 ms,
+// and the heap in use before it.
+func peakHeap(f func()) (peak, base uint64) {
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	read := func() uint64 {
+		metrics.Read(sample)
+		return sample[0].Value.Uint64()
+	}
+	runtime.GC()
+	base = read()
+	peak = base
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(5 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				peak = max(peak, read())
+			}
+		}
+	}()
+	f()
+	close(stop)
+	<-done
+	return max(peak, read()), base
 }

@@ -39,32 +39,71 @@ func runBatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	return batchRun(ctx, []byte(strings.Join(parts, "---\n")), s, f.output, stdout, stderr, progressTo(stderr))
+}
+
+// batchRun injects the manifest's documents on every core and writes each row as it is ready:
+// CSV, Markdown and JSON row by row (only rows are kept, and for the table only them, not the
+// injected outputs), the table with its total once all are in. A document's error goes to
+// stderr as it comes. progress, when not nil, gets a progress bar (see progressTo).
+func batchRun(ctx context.Context, manifest []byte, s engine.Settings, format string, stdout, stderr, progress io.Writer) error {
+	var rows []engine.BatchRow
+	write := func(r engine.BatchRow) error {
+		rows = append(rows, r)
+		return nil
+	}
+	var bw *engine.BatchWriter
+	switch format {
+	case "csv", "markdown", "md", "json":
+		f := engine.BatchFormat(format)
+		if format == "md" {
+			f = engine.BatchFormatMarkdown
+		}
+		bw, _ = engine.NewBatchWriter(stdout, f)
+		write = bw.Write
+	case "table":
+	default:
+		return usageError{fmt.Sprintf("-o %q: want table, csv, markdown or json", format)}
+	}
 	eng, err := engine.New(ctx, cliEngineOptions())
 	if err != nil {
 		return err
 	}
 	defer eng.Close()
-	r, err := eng.Inject(ctx, []byte(strings.Join(parts, "---\n")), nil, s)
+	stream, err := eng.NewBatchStream(ctx, manifest, nil, s)
 	if err != nil {
 		return err
 	}
-	rows := engine.Batch(r.Documents, r.Findings)
-	switch f.output {
-	case "csv":
-		_, err = stdout.Write(engine.BatchCSV(rows))
-	case "markdown", "md":
-		_, err = stdout.Write(engine.BatchMarkdown(rows))
-	case "json":
-		_, err = stdout.Write(engine.BatchJSON(rows))
-	case "table":
+	bar := newProgressBar(progress, stream.Len())
+	failed := false
+	err = stream.Run(ctx, func(it engine.BatchItem) error {
+		var err error
+		bar.above(func() {
+			if it.Error != nil {
+				failed = true
+				fmt.Fprintln(stderr, "sidecarlab:", it.Error)
+			}
+			err = write(it.Row)
+		})
+		bar.step()
+		return err
+	})
+	bar.clear()
+	if err != nil {
+		return err
+	}
+	if bw != nil {
+		err = bw.Close()
+	} else {
 		err = writeBatchTable(stdout, rows)
-	default:
-		return usageError{fmt.Sprintf("-o %q: want table, csv, markdown or json", f.output)}
 	}
 	if err != nil {
 		return err
 	}
-	return reportDocErrors(r.Errors(), stderr)
+	if failed {
+		return errSilent
+	}
+	return nil
 }
 
 // writeBatchTable prints the engine's own rows and columns (as the CSV and Markdown downloads

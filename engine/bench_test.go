@@ -1,13 +1,17 @@
 package engine
 
 import (
+	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"runtime/metrics"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -178,11 +182,51 @@ func fleet(n int) []byte {
 	return []byte(b.String())
 }
 
+var writeFleet = flag.String("write-fleet", "", "TestFleet writes the benchmark's 2,000-workload fleet to this file (for the CLI comparison in BENCHMARKS.md)")
+
+// TestFleet: the benchmark's fleet is the same every time, 2,000 documents that all decode, of
+// each kind and each annotation, as it says; -write-fleet FILE writes it out for the CLIs.
+func TestFleet(t *testing.T) {
+	f := fleet(2000)
+	if !bytes.Equal(f, fleet(2000)) {
+		t.Fatal("the fleet differs from one call to the next")
+	}
+	docs, err := splitDocuments(f)
+	if err != nil || len(docs) != 2000 {
+		t.Fatalf("%d documents, %v", len(docs), err)
+	}
+	kinds := map[string]int{}
+	variants := map[string]int{}
+	for _, d := range docs {
+		obj, err := inject.FromRawToObject(d.raw)
+		if err != nil {
+			t.Fatalf("line %d: %v", d.line, err)
+		}
+		kinds[obj.GetObjectKind().GroupVersionKind().Kind]++
+		read, _, _, ok := podParts(obj)
+		if !ok {
+			t.Fatalf("line %d: no pod template", d.line)
+		}
+		variants[fmt.Sprint(read.Annotations)]++
+	}
+	if len(kinds) != 3 || len(variants) != len(fleetAnnotations) {
+		t.Fatalf("kinds %v, annotation sets %v", kinds, variants)
+	}
+	if *writeFleet != "" {
+		if err := os.WriteFile(*writeFleet, f, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkBatchFleet streams the fleet (500 and 2,000 workloads) through BatchStream on
 // GOMAXPROCS workers, writing CSV rows to nowhere as the CLI writes them, and reports:
 //   - batch/ideal: the batch's wall time against 2,000 × one inject ÷ GOMAXPROCS (goal ≤ 1.1),
 //     where one inject is Engine.Inject of one of the fleet's documents alone, measured on every
 //     document, one after another, in the same iteration (so both see the same machine);
+//   - cores-used: the process's CPU time during the batch over its wall time — near GOMAXPROCS
+//     when the batch had the machine, near 1 when other work took the cores (then batch/ideal
+//     says nothing about the batch);
 //   - peak-heap-MB: the most heap in use while the batch ran (sampled every 5 ms through
 //     runtime/metrics, which does not stop the world), and base-heap-MB before it: bounded
 //     memory is a peak that stays flat from 500 to 2,000 workloads.
@@ -199,7 +243,7 @@ func BenchmarkBatchFleet(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.Run(fmt.Sprintf("stream/workloads=%d", n), func(b *testing.B) {
-			var batch, serial time.Duration
+			var batch, serial, cpu time.Duration
 			var peak, base uint64
 			for b.Loop() {
 				t0 := time.Now()
@@ -210,7 +254,7 @@ func BenchmarkBatchFleet(b *testing.B) {
 				}
 				serial += time.Since(t0)
 				p, bh := peakHeap(func() {
-					t1 := time.Now()
+					t1, c1 := time.Now(), cpuTime()
 					s, err := e.NewBatchStream(ctx, manifest, nil, Settings{})
 					if err != nil {
 						b.Fatal(err)
@@ -222,6 +266,7 @@ func BenchmarkBatchFleet(b *testing.B) {
 					}
 					_ = w.Close()
 					batch += time.Since(t1)
+					cpu += cpuTime() - c1
 					if rows != n {
 						b.Fatalf("%d rows, want %d", rows, n)
 					}
@@ -232,6 +277,7 @@ func BenchmarkBatchFleet(b *testing.B) {
 			b.ReportMetric(float64(batch.Milliseconds())/float64(b.N), "batch-ms/op")
 			b.ReportMetric(float64(serial.Microseconds())/1000/float64(b.N*n), "one-inject-ms")
 			b.ReportMetric(float64(batch)/(float64(serial)/procs), "batch/ideal")
+			b.ReportMetric(float64(cpu)/float64(batch), "cores-used")
 			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
 			b.ReportMetric(float64(base)/(1<<20), "base-heap-MB")
 		})
@@ -254,8 +300,15 @@ func BenchmarkBatchFleet(b *testing.B) {
 	}
 }
 
-// peakHeap runs f after a GC and returns the most heap in use while it ran, sampled every 5 ms,
-// and the heap in use before it.
+// cpuTime is the CPU time the process has used, user and system.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// peakHeap runs f after a GC and returns the most heap its objects held while it ran (HeapAlloc,
+// read through runtime/metrics), sampled every 5 ms, and what they held before it.
 func peakHeap(f func()) (peak, base uint64) {
 	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
 	read := func() uint64 {

@@ -77,14 +77,14 @@ func batchRun(ctx context.Context, manifest []byte, s engine.Settings, format st
 	bar := newProgressBar(progress, stream.Len())
 	failed := false
 	err = stream.Run(ctx, func(it engine.BatchItem) error {
-		var err error
-		bar.above(func() {
-			if it.Error != nil {
-				failed = true
-				fmt.Fprintln(stderr, "sidecarlab:", it.Error)
-			}
-			err = write(it.Row)
-		})
+		// The bar is erased while the row (and an error line) is written, in case they go to the
+		// same terminal, and drawn again with the new count.
+		bar.clear()
+		if it.Error != nil {
+			failed = true
+			fmt.Fprintln(stderr, "sidecarlab:", it.Error)
+		}
+		err := write(it.Row)
 		bar.step()
 		return err
 	})

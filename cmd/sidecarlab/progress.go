@@ -39,7 +39,7 @@ func newProgressBar(w io.Writer, total int) *progressBar {
 	return p
 }
 
-// step counts one more done, and redraws when the bar or the count changed.
+// step counts one more done, and draws the bar when it changed or was erased.
 func (p *progressBar) step() {
 	if p == nil {
 		return
@@ -71,16 +71,4 @@ func (p *progressBar) clear() {
 	}
 	fmt.Fprint(p.w, "\r\x1b[K")
 	p.drawn = ""
-}
-
-// above runs f, which writes lines of its own (to the same terminal, perhaps), with the bar
-// erased, and draws it again after.
-func (p *progressBar) above(f func()) {
-	if p == nil || p.drawn == "" {
-		f()
-		return
-	}
-	p.clear()
-	f()
-	p.draw()
 }

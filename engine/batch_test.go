@@ -386,3 +386,34 @@ func TestBatchWriter(t *testing.T) {
 		t.Fatal("an unknown format was accepted")
 	}
 }
+
+// TestBatchStreamIsolated: under an installation with templates of the user's own, a streamed
+// batch runs Istio's injector through the isolator, never in this process, and gives the rows
+// and errors Inject gives through it.
+func TestBatchStreamIsolated(t *testing.T) {
+	iso := &jsonIsolator{network: true}
+	e, err := New(context.Background(), Options{InstallPolicy: InstallPolicy{AllowCustomTemplates: true}, Isolator: iso})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	s := Settings{Install: InstallOptions{Set: []string{"values.sidecarInjectorWebhook.templates.mine=metadata:\n  annotations:\n    mine: '{{ .Values.global.proxy.image }}'"}}}
+	steps := []Step{{Key: "inject.istio.io/templates", Value: "sidecar,mine"}}
+	manifest := mixedBatch(t)
+	r := mustInject(t, e, manifest, steps, s)
+	stream, err := e.NewBatchStream(t.Context(), manifest, steps, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	iso.injects.Store(0)
+	rows, errs := streamAll(t, stream)
+	if n := iso.injects.Load(); n != 1 {
+		t.Fatalf("%d isolated injections, want the batch's one", n)
+	}
+	if d := cmp.Diff(Batch(r.Documents, r.Findings), rows, rowsEqual...); d != "" {
+		t.Fatalf("rows (-want +got)\n%s", d)
+	}
+	if d := cmp.Diff(r.Errors(), errs); d != "" || len(errs) == 0 {
+		t.Fatalf("errors (-want +got)\n%s", d)
+	}
+}

@@ -42,10 +42,11 @@ func runBatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return batchRun(ctx, []byte(strings.Join(parts, "---\n")), s, f.output, stdout, stderr, progressTo(stderr))
 }
 
-// batchRun injects the manifest's documents on every core and writes each row as it is ready:
-// CSV, Markdown and JSON row by row (only rows are kept, and for the table only them, not the
-// injected outputs), the table with its total once all are in. A document's error goes to
-// stderr as it comes. progress, when not nil, gets a progress bar (see progressTo).
+// batchRun injects the manifest's documents on every core (engine.BatchStream) and writes each
+// row as it is ready: CSV, Markdown and JSON row by row; the table, which must know every cell's
+// width, with its total once all rows are in. No injected output is kept, only rows, and those
+// only for the table. A document's error goes to stderr as it comes. progress, when not nil,
+// gets a progress bar (see progressTo).
 func batchRun(ctx context.Context, manifest []byte, s engine.Settings, format string, stdout, stderr, progress io.Writer) error {
 	var rows []engine.BatchRow
 	write := func(r engine.BatchRow) error {

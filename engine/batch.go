@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 
@@ -319,44 +320,133 @@ func unescapeCell(c string) string {
 	return c
 }
 
-// BatchCSV writes the rows as CSV with a header; cells that start like a formula are escaped
-// (spreadsheetSafe).
-func BatchCSV(rows []BatchRow) []byte {
-	var buf bytes.Buffer
-	w := csv.NewWriter(&buf)
-	_ = w.Write(BatchColumns())
-	for _, r := range rows {
-		_ = w.Write(spreadsheetSafe(r.cells()))
+// BatchFormat is how batch rows are written: the downloads' formats.
+type BatchFormat string
+
+// The formats a BatchWriter writes.
+const (
+	BatchFormatCSV      BatchFormat = "csv"
+	BatchFormatMarkdown BatchFormat = "markdown"
+	BatchFormatJSON     BatchFormat = "json"
+)
+
+// BatchWriter writes rows one at a time, each as soon as it is given, so a batch of any size is
+// written without holding its rows: the bytes are those BatchCSV, BatchMarkdown and BatchJSON
+// write for the same rows at once (they are this writer over a buffer).
+type BatchWriter struct {
+	w      io.Writer
+	format BatchFormat
+	csv    *csv.Writer
+	// rows counts the rows written; started says the header (or the JSON array's "[") is out.
+	rows    int
+	started bool
+}
+
+// NewBatchWriter writes rows to w in format.
+func NewBatchWriter(w io.Writer, format BatchFormat) (*BatchWriter, error) {
+	bw := &BatchWriter{w: w, format: format}
+	switch format {
+	case BatchFormatCSV:
+		bw.csv = csv.NewWriter(w)
+	case BatchFormatMarkdown, BatchFormatJSON:
+	default:
+		return nil, fmt.Errorf("unknown batch format %q", format)
 	}
-	w.Flush()
+	return bw, nil
+}
+
+// start writes what comes before the first row: CSV's and Markdown's header.
+func (bw *BatchWriter) start() error {
+	if bw.started {
+		return nil
+	}
+	bw.started = true
+	switch bw.format {
+	case BatchFormatCSV:
+		_ = bw.csv.Write(BatchColumns())
+	case BatchFormatMarkdown:
+		cols := BatchColumns()
+		_, err := io.WriteString(bw.w, "| "+strings.Join(cols, " | ")+" |\n|"+strings.Repeat("---|", len(cols))+"\n")
+		return err
+	}
+	return nil
+}
+
+// Write writes one row; CSV's cells that start like a formula are escaped (spreadsheetSafe), and
+// Markdown's the same way (tables are pasted into spreadsheets too).
+func (bw *BatchWriter) Write(r BatchRow) error {
+	if err := bw.start(); err != nil {
+		return err
+	}
+	bw.rows++
+	switch bw.format {
+	case BatchFormatCSV:
+		_ = bw.csv.Write(spreadsheetSafe(r.cells()))
+		bw.csv.Flush()
+		return bw.csv.Error()
+	case BatchFormatMarkdown:
+		cs := spreadsheetSafe(r.cells())
+		for i := range cs {
+			cs[i] = strings.NewReplacer("|", `\|`, "\n", " ").Replace(cs[i])
+		}
+		_, err := io.WriteString(bw.w, "| "+strings.Join(cs, " | ")+" |\n")
+		return err
+	}
+	// An element of an indented JSON array, as json.MarshalIndent(rows, "", "  ") writes it.
+	b, err := json.MarshalIndent(r, "  ", "  ")
+	if err != nil {
+		return err
+	}
+	sep := ",\n  "
+	if bw.rows == 1 {
+		sep = "[\n  "
+	}
+	_, err = io.WriteString(bw.w, sep+string(b))
+	return err
+}
+
+// Close writes what comes after the last row (the header alone when there were no rows; a JSON
+// array's end). It does not close the underlying writer.
+func (bw *BatchWriter) Close() error {
+	if err := bw.start(); err != nil {
+		return err
+	}
+	switch bw.format {
+	case BatchFormatCSV:
+		bw.csv.Flush()
+		return bw.csv.Error()
+	case BatchFormatJSON:
+		end := "\n]\n"
+		if bw.rows == 0 {
+			end = "[]\n"
+		}
+		_, err := io.WriteString(bw.w, end)
+		return err
+	}
+	return nil
+}
+
+// batchBytes writes all the rows in format.
+func batchBytes(rows []BatchRow, format BatchFormat) []byte {
+	var buf bytes.Buffer
+	bw, _ := NewBatchWriter(&buf, format)
+	for _, r := range rows {
+		_ = bw.Write(r)
+	}
+	_ = bw.Close()
 	return buf.Bytes()
 }
 
+// BatchCSV writes the rows as CSV with a header; cells that start like a formula are escaped
+// (spreadsheetSafe).
+func BatchCSV(rows []BatchRow) []byte { return batchBytes(rows, BatchFormatCSV) }
+
 // BatchMarkdown writes the rows as a Markdown table, its cells escaped as BatchCSV's (tables are
 // pasted into spreadsheets too).
-func BatchMarkdown(rows []BatchRow) []byte {
-	var b bytes.Buffer
-	cell := func(s string) string {
-		return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
-	}
-	cols := BatchColumns()
-	b.WriteString("| " + strings.Join(cols, " | ") + " |\n")
-	b.WriteString("|" + strings.Repeat("---|", len(cols)) + "\n")
-	for _, r := range rows {
-		cs := spreadsheetSafe(r.cells())
-		for i := range cs {
-			cs[i] = cell(cs[i])
-		}
-		b.WriteString("| " + strings.Join(cs, " | ") + " |\n")
-	}
-	return b.Bytes()
-}
+func BatchMarkdown(rows []BatchRow) []byte { return batchBytes(rows, BatchFormatMarkdown) }
 
-// BatchJSON writes the rows as indented JSON.
-func BatchJSON(rows []BatchRow) []byte {
-	b, _ := json.MarshalIndent(rows, "", "  ")
-	return append(b, '\n')
-}
+// BatchJSON writes the rows as an indented JSON array ("[]" when there are none).
+func BatchJSON(rows []BatchRow) []byte { return batchBytes(rows, BatchFormatJSON) }
 
 // ParseBatchCSV reads rows written by BatchCSV back (the columns it writes; capacity totals as text).
 func ParseBatchCSV(data []byte) ([]BatchRow, error) {

@@ -1,15 +1,22 @@
 package engine
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // labBatch is the lab's eight workloads, one file each, joined as kubectl would take them.
@@ -160,5 +167,253 @@ func TestBatchTotal(t *testing.T) {
 	}
 	if z := Total(nil); z != (BatchTotal{}) {
 		t.Fatalf("an empty batch: %+v", z)
+	}
+}
+
+// mixedBatch is a manifest of every kind of document a batch meets: our whole corpus (Lists,
+// multi-document files, kinds Istio does not inject, workloads Istio skips), the lab's batch, and
+// documents that fail — in Istio's template, in a proxy.istio.io/config Istio cannot parse, and
+// in YAML that does not parse.
+func mixedBatch(t testing.TB) []byte {
+	t.Helper()
+	files, _ := filepath.Glob("testdata/corpus/*.yaml")
+	parts := []string{string(labBatch(t))}
+	for _, f := range files {
+		parts = append(parts, strings.TrimSuffix(string(readFile(t, f)), "\n")+"\n")
+	}
+	bad := func(name, ann string) string {
+		return fmt.Sprintf("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: %s\nspec:\n  selector:\n    matchLabels: {app: x}\n  template:\n    metadata:\n      labels: {app: x}\n      annotations: {%s}\n    spec:\n      containers:\n      - {name: app, image: nginx}\n", name, ann)
+	}
+	parts = append(parts, bad("bad-cpu", `sidecar.istio.io/proxyCPU: lots`), bad("bad-config", `proxy.istio.io/config: "concurrency: [1"`),
+		"apiVersion: v1\nkind: Pod\nmetadata: [1, 2\n", string(fleet(30)))
+	return []byte(strings.Join(parts, "---\n"))
+}
+
+// rowsEqual compares rows with their per-pod capacity, quantities by value.
+var rowsEqual = []cmp.Option{cmp.AllowUnexported(Capacity{}), cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })}
+
+// streamAll runs a batch stream to the end and returns what it emitted.
+func streamAll(t *testing.T, s *BatchStream) ([]BatchRow, []*InputError) {
+	t.Helper()
+	var rows []BatchRow
+	var errs []*InputError
+	err := s.Run(t.Context(), func(it BatchItem) error {
+		rows = append(rows, it.Row)
+		if it.Error != nil {
+			errs = append(errs, it.Error)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows, errs
+}
+
+// TestBatchStreamMatchesBatch: the streamed batch gives, in input order, the rows (findings
+// included) and the document errors (index and line) that Engine.Inject and Batch give for the
+// same manifest — on one worker and on several with a small window (rows then finish out of
+// order and wait for the earlier ones), under annotation steps and other modes.
+func TestBatchStreamMatchesBatch(t *testing.T) {
+	e := testEngine(t)
+	manifest := mixedBatch(t)
+	cases := []struct {
+		name  string
+		steps []Step
+		s     Settings
+	}{
+		{"kube-inject", nil, Settings{}},
+		{"native with a step", []Step{{Key: "traffic.sidecar.istio.io/excludeOutboundPorts", Value: "5432"}}, Settings{Mode: ModeNative}},
+		{"webhook 1.30", nil, Settings{Mode: ModeWebhook, KubernetesVersion: "1.30"}},
+	}
+	for _, c := range cases {
+		r := mustInject(t, e, manifest, c.steps, c.s)
+		want := Batch(r.Documents, r.Findings)
+		statuses := map[string]int{}
+		pitfalls := 0
+		for _, row := range want {
+			statuses[row.Result]++
+			pitfalls += len(row.Pitfalls)
+		}
+		if statuses["injected"] == 0 || statuses["skipped"] == 0 || statuses["passed through"] == 0 || statuses["error"] < 3 || pitfalls == 0 {
+			t.Fatalf("%s: the corpus does not mix what it should: %v, %d pitfalls", c.name, statuses, pitfalls)
+		}
+		for _, w := range []struct{ workers, window int }{{1, 1}, {3, 2}, {8, 0}} {
+			t.Run(fmt.Sprintf("%s/%d workers, window %d", c.name, w.workers, w.window), func(t *testing.T) {
+				s, err := e.NewBatchStream(t.Context(), manifest, c.steps, c.s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				s.workers, s.window = w.workers, w.window
+				if s.Len() != len(want) {
+					t.Fatalf("Len %d, want %d", s.Len(), len(want))
+				}
+				rows, errs := streamAll(t, s)
+				if d := cmp.Diff(want, rows, rowsEqual...); d != "" {
+					t.Fatalf("rows (-want +got)\n%s", d)
+				}
+				if d := cmp.Diff(r.Errors(), errs); d != "" {
+					t.Fatalf("errors (-want +got)\n%s", d)
+				}
+			})
+		}
+	}
+	// A request Inject refuses is refused before any row.
+	if _, err := e.NewBatchStream(t.Context(), []byte(" \n"), nil, Settings{}); err == nil {
+		t.Fatal("an empty manifest was accepted")
+	}
+}
+
+// TestBatchStreamWindow: however slowly rows are taken, no worker starts a document more than
+// the window ahead of the last row emitted — what keeps memory bounded — and rows come out in
+// input order.
+func TestBatchStreamWindow(t *testing.T) {
+	e := testEngine(t)
+	const window = 2
+	s, err := e.NewBatchStream(t.Context(), fleet(60), nil, Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var emitted, ahead atomic.Int64
+	s.workers, s.window = 3, window
+	s.started = func(index int) {
+		// Slot index entered the window once the row index-window-1 was emitted.
+		if lead := int64(index) - emitted.Load(); lead > ahead.Load() {
+			ahead.Store(lead)
+		}
+	}
+	err = s.Run(t.Context(), func(it BatchItem) error {
+		if want := emitted.Load() + 1; int64(it.Row.Doc) != want {
+			t.Errorf("row %d emitted in place of %d", it.Row.Doc, want)
+		}
+		time.Sleep(2 * time.Millisecond)
+		emitted.Add(1)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if emitted.Load() != 60 {
+		t.Fatalf("%d rows", emitted.Load())
+	}
+	if a := ahead.Load(); a > window+1 {
+		t.Fatalf("a document was started %d ahead of the last row emitted; the window is %d", a, window)
+	}
+}
+
+// TestBatchStreamStops: the stream ends at the first error emit returns, and when its context is
+// cancelled, and says which.
+func TestBatchStreamStops(t *testing.T) {
+	e := testEngine(t)
+	manifest := fleet(40)
+	stop := errors.New("stdout closed")
+	for _, c := range []struct {
+		name string
+		want error
+	}{{"emit fails", stop}, {"cancelled", context.Canceled}} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			s, err := e.NewBatchStream(ctx, manifest, nil, Settings{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.workers, s.window = 2, 2
+			var started atomic.Int64
+			s.started = func(int) { started.Add(1) }
+			rows := 0
+			err = s.Run(ctx, func(BatchItem) error {
+				rows++
+				if rows == 3 {
+					if c.want == stop {
+						return stop
+					}
+					cancel()
+				}
+				return nil
+			})
+			if !errors.Is(err, c.want) {
+				t.Fatalf("Run: %v, want %v", err, c.want)
+			}
+			if rows != 3 || started.Load() >= 40 {
+				t.Fatalf("%d rows emitted, %d of 40 documents started after the stop", rows, started.Load())
+			}
+		})
+	}
+}
+
+// TestBatchWriter: rows written one at a time are the bytes of the whole batch's JSON array
+// (json.MarshalIndent, as the JSON download always was), CSV and Markdown, for no rows, one row
+// and many.
+func TestBatchWriter(t *testing.T) {
+	e := testEngine(t)
+	r := mustInject(t, e, mixedBatch(t), nil, Settings{})
+	all := Batch(r.Documents, r.Findings)
+	for _, rows := range [][]BatchRow{{}, all[:1], all} {
+		want, err := json.MarshalIndent(rows, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := BatchJSON(rows); string(got) != string(want)+"\n" {
+			t.Fatalf("%d rows: JSON differs from json.MarshalIndent:\n%s", len(rows), UnifiedDiff(string(want)+"\n", string(got)))
+		}
+		for _, f := range []struct {
+			format BatchFormat
+			whole  func([]BatchRow) []byte
+		}{{BatchFormatJSON, BatchJSON}, {BatchFormatCSV, BatchCSV}, {BatchFormatMarkdown, BatchMarkdown}} {
+			var buf bytes.Buffer
+			w, err := NewBatchWriter(&buf, f.format)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, row := range rows {
+				if err := w.Write(row); err != nil {
+					t.Fatal(err)
+				}
+				if i == 0 && buf.Len() == 0 {
+					t.Fatalf("%s: the first row was not written when given", f.format)
+				}
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := buf.String(), string(f.whole(rows)); got != want {
+				t.Fatalf("%s, %d rows: streamed differs from whole:\n%s", f.format, len(rows), UnifiedDiff(want, got))
+			}
+		}
+	}
+	if _, err := NewBatchWriter(io.Discard, "xlsx"); err == nil {
+		t.Fatal("an unknown format was accepted")
+	}
+}
+
+// TestBatchStreamIsolated: under an installation with templates of the user's own, a streamed
+// batch runs Istio's injector through the isolator, never in this process, and gives the rows
+// and errors Inject gives through it.
+func TestBatchStreamIsolated(t *testing.T) {
+	iso := &jsonIsolator{network: true}
+	e, err := New(context.Background(), Options{InstallPolicy: InstallPolicy{AllowCustomTemplates: true}, Isolator: iso})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	s := Settings{Install: InstallOptions{Set: []string{"values.sidecarInjectorWebhook.templates.mine=metadata:\n  annotations:\n    mine: '{{ .Values.global.proxy.image }}'"}}}
+	steps := []Step{{Key: "inject.istio.io/templates", Value: "sidecar,mine"}}
+	manifest := mixedBatch(t)
+	r := mustInject(t, e, manifest, steps, s)
+	stream, err := e.NewBatchStream(t.Context(), manifest, steps, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	iso.injects.Store(0)
+	rows, errs := streamAll(t, stream)
+	if n := iso.injects.Load(); n != 1 {
+		t.Fatalf("%d isolated injections, want the batch's one", n)
+	}
+	if d := cmp.Diff(Batch(r.Documents, r.Findings), rows, rowsEqual...); d != "" {
+		t.Fatalf("rows (-want +got)\n%s", d)
+	}
+	if d := cmp.Diff(r.Errors(), errs); d != "" || len(errs) == 0 {
+		t.Fatalf("errors (-want +got)\n%s", d)
 	}
 }

@@ -1,9 +1,17 @@
 package engine
 
 import (
+	"bytes"
 	"context"
+	"flag"
 	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"runtime/metrics"
+	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -129,4 +137,208 @@ func BenchmarkRenderInstall(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// fleetAnnotations are the pod annotations the fleet's workloads cycle through: none, the lab's
+// common changes, and one that turns injection off.
+var fleetAnnotations = []string{
+	"",
+	"sidecar.istio.io/proxyCPU: 200m\n        sidecar.istio.io/proxyMemory: 256Mi\n",
+	"proxy.istio.io/config: 'holdApplicationUntilProxyStarts: true'\n",
+	"traffic.sidecar.istio.io/excludeOutboundPorts: '3306,6379'\n",
+	"sidecar.istio.io/inject: 'false'\n",
+	"sidecar.istio.io/nativeSidecar: 'true'\n",
+	"proxy.istio.io/config: 'concurrency: 2'\n",
+	"sidecar.istio.io/proxyCPULimit: 1500m\n        traffic.sidecar.istio.io/excludeInboundPorts: '9090'\n",
+}
+
+// fleet is n workloads joined as one multi-document manifest, the same for the same n: the
+// seed's "2,000 pods" fleet, a cycle of Deployments, Jobs and StatefulSets (1 to 5 replicas)
+// across seven namespaces, each with one of fleetAnnotations.
+func fleet(n int) []byte {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteString("---\n")
+		}
+		name, ns := fmt.Sprintf("fleet-%04d", i), fmt.Sprintf("team-%d", i%7)
+		ann := fleetAnnotations[(i/3)%len(fleetAnnotations)]
+		podMeta := fmt.Sprintf("    metadata:\n      labels: {app: %s}\n", name)
+		if ann != "" {
+			podMeta += "      annotations:\n        " + ann
+		}
+		restart := ""
+		switch i % 3 {
+		case 0:
+			fmt.Fprintf(&b, "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: %s\n  namespace: %s\nspec:\n  replicas: %d\n  selector:\n    matchLabels: {app: %s}\n", name, ns, 1+i%5, name)
+		case 1:
+			fmt.Fprintf(&b, "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: %s\n  namespace: %s\nspec:\n  parallelism: %d\n", name, ns, 1+i%5)
+			restart = "      restartPolicy: Never\n"
+		case 2:
+			fmt.Fprintf(&b, "apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: %s\n  namespace: %s\nspec:\n  serviceName: %s\n  replicas: %d\n  selector:\n    matchLabels: {app: %s}\n", name, ns, name, 1+i%5, name)
+		}
+		fmt.Fprintf(&b, "  template:\n%s    spec:\n%s      containers:\n      - name: app\n        image: registry.example/app:%d\n        ports:\n        - containerPort: 8080\n", podMeta, restart, i%10)
+	}
+	return []byte(b.String())
+}
+
+var writeFleet = flag.String("write-fleet", "", "TestFleet writes the benchmark's 2,000-workload fleet to this file (for the CLI comparison in BENCHMARKS.md)")
+
+// TestFleet: the benchmark's fleet is the same every time, 2,000 documents that all decode, of
+// each kind and each annotation, as it says; -write-fleet FILE writes it out for the CLIs.
+func TestFleet(t *testing.T) {
+	f := fleet(2000)
+	if !bytes.Equal(f, fleet(2000)) {
+		t.Fatal("the fleet differs from one call to the next")
+	}
+	docs, err := splitDocuments(f)
+	if err != nil || len(docs) != 2000 {
+		t.Fatalf("%d documents, %v", len(docs), err)
+	}
+	kinds := map[string]int{}
+	variants := map[string]int{}
+	for _, d := range docs {
+		obj, err := inject.FromRawToObject(d.raw)
+		if err != nil {
+			t.Fatalf("line %d: %v", d.line, err)
+		}
+		kinds[obj.GetObjectKind().GroupVersionKind().Kind]++
+		read, _, _, ok := podParts(obj)
+		if !ok {
+			t.Fatalf("line %d: no pod template", d.line)
+		}
+		variants[fmt.Sprint(read.Annotations)]++
+	}
+	if len(kinds) != 3 || len(variants) != len(fleetAnnotations) {
+		t.Fatalf("kinds %v, annotation sets %v", kinds, variants)
+	}
+	if *writeFleet != "" {
+		if err := os.WriteFile(*writeFleet, f, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkBatchFleet streams the fleet (500 and 2,000 workloads) through BatchStream on
+// GOMAXPROCS workers, writing CSV rows to nowhere as the CLI writes them, and reports:
+//   - batch/ideal: the batch's wall time against 2,000 × one inject ÷ GOMAXPROCS (goal ≤ 1.1),
+//     where one inject is Engine.Inject of one of the fleet's documents alone, measured on every
+//     document, one after another, in the same iteration (so both see the same machine);
+//   - cores-used: the process's CPU time during the batch over its wall time — near GOMAXPROCS
+//     when the batch had the machine, lower when other work took the cores (then batch/ideal
+//     says nothing about the batch);
+//   - batch-cpu/serial-cpu: the CPU time of the batch over that of the one-at-a-time injections,
+//     which a busy machine hardly moves: above 1 is what running concurrently costs (locks,
+//     hand-offs, GC), and batch/ideal cannot be better than it on an idle machine;
+//   - peak-heap-MB: the most heap its objects held while the batch ran (HeapAlloc, sampled every 5 ms through
+//     runtime/metrics, which does not stop the world), and base-heap-MB before it: bounded
+//     memory is a peak that stays flat from 500 to 2,000 workloads.
+//
+// The "whole" sub-benchmarks run the same fleet the old way, Engine.Inject of the whole manifest
+// then Batch, holding every output, for the peak heap to compare.
+func BenchmarkBatchFleet(b *testing.B) {
+	e := testEngine(b)
+	ctx := context.Background()
+	for _, n := range []int{500, 2000} {
+		manifest := fleet(n)
+		docs, err := splitDocuments(manifest)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("stream/workloads=%d", n), func(b *testing.B) {
+			var batch, serial, cpu, serialCPU time.Duration
+			var peak, base uint64
+			for b.Loop() {
+				t0, c0 := time.Now(), cpuTime()
+				for _, d := range docs {
+					if _, err := e.Inject(ctx, d.raw, nil, Settings{}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				serial += time.Since(t0)
+				serialCPU += cpuTime() - c0
+				p, bh := peakHeap(func() {
+					t1, c1 := time.Now(), cpuTime()
+					s, err := e.NewBatchStream(ctx, manifest, nil, Settings{})
+					if err != nil {
+						b.Fatal(err)
+					}
+					w, _ := NewBatchWriter(io.Discard, BatchFormatCSV)
+					rows := 0
+					if err := s.Run(ctx, func(it BatchItem) error { rows++; return w.Write(it.Row) }); err != nil {
+						b.Fatal(err)
+					}
+					_ = w.Close()
+					batch += time.Since(t1)
+					cpu += cpuTime() - c1
+					if rows != n {
+						b.Fatalf("%d rows, want %d", rows, n)
+					}
+				})
+				peak, base = max(peak, p), max(base, bh)
+			}
+			procs := float64(runtime.GOMAXPROCS(0))
+			b.ReportMetric(float64(batch.Milliseconds())/float64(b.N), "batch-ms/op")
+			b.ReportMetric(float64(serial.Microseconds())/1000/float64(b.N*n), "one-inject-ms")
+			b.ReportMetric(float64(batch)/(float64(serial)/procs), "batch/ideal")
+			b.ReportMetric(float64(cpu)/float64(batch), "cores-used")
+			b.ReportMetric(float64(cpu)/float64(serialCPU), "batch-cpu/serial-cpu")
+			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
+			b.ReportMetric(float64(base)/(1<<20), "base-heap-MB")
+		})
+		b.Run(fmt.Sprintf("whole/workloads=%d", n), func(b *testing.B) {
+			var peak uint64
+			for b.Loop() {
+				p, _ := peakHeap(func() {
+					r, err := e.Inject(ctx, manifest, nil, Settings{})
+					if err != nil {
+						b.Fatal(err)
+					}
+					if len(BatchCSV(Batch(r.Documents, r.Findings))) == 0 {
+						b.Fatal("no rows")
+					}
+				})
+				peak = max(peak, p)
+			}
+			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
+		})
+	}
+}
+
+// cpuTime is the CPU time the process has used, user and system.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// peakHeap runs f after a GC and returns the most heap its objects held while it ran (HeapAlloc,
+// read through runtime/metrics), sampled every 5 ms, and what they held before it.
+func peakHeap(f func()) (peak, base uint64) {
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	read := func() uint64 {
+		metrics.Read(sample)
+		return sample[0].Value.Uint64()
+	}
+	runtime.GC()
+	base = read()
+	peak = base
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(5 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				peak = max(peak, read())
+			}
+		}
+	}()
+	f()
+	close(stop)
+	<-done
+	return max(peak, read()), base
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -56,7 +57,7 @@ and json give the same rows as the playground's batch downloads.`,
 			if err != nil {
 				return err
 			}
-			return batchRun(c, inputs, s, format)
+			return batchRun(c.ctx, join(inputs), s, format, c.stdout, c.stderr, progressTo(c.stderr))
 		},
 	}
 	files.register(cmd)
@@ -65,33 +66,65 @@ and json give the same rows as the playground's batch downloads.`,
 	return cmd
 }
 
-// batchRun injects the inputs as one manifest and prints one row per workload in format.
-func batchRun(c *cli, inputs []input, s engine.Settings, format string) error {
-	eng, err := engine.New(c.ctx, cliEngineOptions())
+// batchRun injects the joined inputs' documents on every core (engine.BatchStream) and writes
+// each row as it is ready: CSV, Markdown and JSON row by row; the table, which must know every
+// cell's width, with its total once all rows are in. No injected output is kept, only rows, and
+// those only for the table. A document's error goes to stderr as it comes, placed in its file.
+// progress, when not nil, gets a progress bar (see progressTo).
+func batchRun(ctx context.Context, j joined, s engine.Settings, format string, stdout, stderr, progress io.Writer) error {
+	var rows []engine.BatchRow
+	write := func(r engine.BatchRow) error {
+		rows = append(rows, r)
+		return nil
+	}
+	var bw *engine.BatchWriter
+	switch format {
+	case "csv", "markdown", "json":
+		bw, _ = engine.NewBatchWriter(stdout, engine.BatchFormat(format))
+		write = bw.Write
+	case "table":
+	default:
+		return usageError{fmt.Sprintf("-o %q: want table, csv, markdown or json", format)}
+	}
+	eng, err := engine.New(ctx, cliEngineOptions())
 	if err != nil {
 		return err
 	}
 	defer eng.Close()
-	j := join(inputs)
-	r, err := eng.Inject(c.ctx, j.manifest, nil, s)
+	stream, err := eng.NewBatchStream(ctx, j.manifest, nil, s)
 	if err != nil {
 		return j.locate(err)
 	}
-	rows := engine.Batch(r.Documents, r.Findings)
-	switch format {
-	case "csv":
-		_, err = c.stdout.Write(engine.BatchCSV(rows))
-	case "markdown":
-		_, err = c.stdout.Write(engine.BatchMarkdown(rows))
-	case "json":
-		_, err = c.stdout.Write(engine.BatchJSON(rows))
-	default:
-		err = writeBatchTable(c.stdout, rows)
+	bar := newProgressBar(progress, stream.Len())
+	failed := false
+	err = stream.Run(ctx, func(it engine.BatchItem) error {
+		// The bar is erased while the row (and an error line) is written, in case they go to the
+		// same terminal, and drawn again with the new count.
+		bar.clear()
+		if it.Error != nil {
+			failed = true
+			fmt.Fprintln(stderr, "sidecarlab:", j.locate(it.Error))
+		}
+		err := write(it.Row)
+		bar.step()
+		return err
+	})
+	bar.clear()
+	if err != nil {
+		return err
+	}
+	if bw != nil {
+		err = bw.Close()
+	} else {
+		err = writeBatchTable(stdout, rows)
 	}
 	if err != nil {
 		return err
 	}
-	return reportDocErrors(c, j, r.Errors())
+	if failed {
+		return errSilent
+	}
+	return nil
 }
 
 // writeBatchTable prints the engine's own rows and columns (as the CSV and Markdown downloads

@@ -150,13 +150,16 @@ func checkRun(c *cli, files fileFlags, settings settingsFlags, output, failOn st
 	return nil
 }
 
-// place puts findings of the joined manifest at their file, line and column.
+// place puts findings of the joined manifest at their file, line and column; each finding's
+// document is counted within its file too.
 func (j joined) place(docs []engine.Document, fs []engine.Finding, ignored string) []report.Item {
 	out := make([]report.Item, 0, len(fs))
 	for i, l := range engine.Locate(docs, fs) {
 		p := j.partOf(0, fs[i].Doc)
 		l.Line = max(1, l.Line-p.line+1)
-		out = append(out, report.Item{File: reportPath(p.name), Finding: fs[i], Location: l, Ignored: ignored})
+		f := fs[i]
+		f.Doc -= p.docsBefore
+		out = append(out, report.Item{File: reportPath(p.name), Finding: f, Location: l, Ignored: ignored})
 	}
 	return out
 }

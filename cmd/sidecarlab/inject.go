@@ -111,9 +111,10 @@ func injectRun(c *cli, files fileFlags, settings settingsFlags, steps stepFlags,
 	}
 	printWarnings(c, r.Warnings())
 	failed := false
-	for _, f := range r.Findings {
-		fmt.Fprintln(c.stderr, "pitfall:", explain.Line(f))
-		if failOn != "" && f.Severity.Rank() >= failOn.Rank() {
+	// Each pitfall at its file, line and column, its document counted within that file.
+	for _, it := range j.place(r.Documents, r.Findings, "") {
+		fmt.Fprintf(c.stderr, "pitfall: %s:%d:%d: %s\n", it.File, it.Location.Line, it.Location.Column, explain.Line(it.Finding))
+		if failOn != "" && it.Finding.Severity.Rank() >= failOn.Rank() {
 			failed = true
 		}
 	}

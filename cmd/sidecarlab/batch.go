@@ -48,15 +48,12 @@ and json give the same rows as the playground's batch downloads.`,
 			if len(names) == 0 {
 				return usageError{"batch needs at least one FILE (or -f FILENAME)\n" + seeHelp(cmd)}
 			}
-			s, err := settings.settings()
+			j, err := start(c, fileFlags{filenames: names, recursive: files.recursive}, settings, stepFlags{})
 			if err != nil {
 				return err
 			}
-			inputs, err := readInputs(c, names, files.recursive)
-			if err != nil {
-				return err
-			}
-			return batchRun(c, inputs, s, format)
+			defer j.Close()
+			return batchRun(c, j, format)
 		},
 	}
 	files.register(cmd)
@@ -65,15 +62,9 @@ and json give the same rows as the playground's batch downloads.`,
 	return cmd
 }
 
-// batchRun injects the inputs as one manifest and prints one row per workload in format.
-func batchRun(c *cli, inputs []input, s engine.Settings, format string) error {
-	eng, err := engine.New(c.ctx, cliEngineOptions())
-	if err != nil {
-		return err
-	}
-	defer eng.Close()
-	j := join(inputs)
-	r, err := eng.Inject(c.ctx, j.manifest, nil, s)
+// batchRun injects the session's manifest and prints one row per workload in format.
+func batchRun(c *cli, j *session, format string) error {
+	r, err := j.eng.Inject(c.ctx, j.manifest, nil, j.settings)
 	if err != nil {
 		return j.locate(err)
 	}
@@ -91,7 +82,7 @@ func batchRun(c *cli, inputs []input, s engine.Settings, format string) error {
 	if err != nil {
 		return err
 	}
-	return reportDocErrors(c, j, r.Errors())
+	return reportDocErrors(c, j.joined, r.Errors())
 }
 
 // writeBatchTable prints the engine's own rows and columns (as the CSV and Markdown downloads

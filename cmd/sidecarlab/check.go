@@ -109,16 +109,12 @@ func ignoreSet(ids []string) (map[string]bool, error) {
 }
 
 func checkRun(c *cli, files fileFlags, settings settingsFlags, output, failOn string, skip map[string]bool) error {
-	j, _, s, err := request(c, files, settings, stepFlags{})
+	j, err := start(c, files, settings, stepFlags{})
 	if err != nil {
 		return err
 	}
-	eng, err := engine.New(c.ctx, cliEngineOptions())
-	if err != nil {
-		return err
-	}
-	defer eng.Close()
-	r, err := eng.Inject(c.ctx, j.manifest, nil, s)
+	defer j.Close()
+	r, err := j.eng.Inject(c.ctx, j.manifest, nil, j.settings)
 	if err != nil {
 		return j.locate(err)
 	}
@@ -135,7 +131,7 @@ func checkRun(c *cli, files fileFlags, settings settingsFlags, output, failOn st
 	if note := explain.Ignored(len(byManifest)); note != "" {
 		fmt.Fprintln(c.stderr, "sidecarlab:", note)
 	}
-	if err := reportDocErrors(c, j, r.Errors()); err != nil {
+	if err := reportDocErrors(c, j.joined, r.Errors()); err != nil {
 		return err
 	}
 	if failOn == "none" {

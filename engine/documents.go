@@ -186,6 +186,9 @@ func finishChunk(d Document, obj runtime.Object, out any, j []byte, warnings []s
 			d.Skipped = true
 			d.SkipReason = strings.TrimSpace(strings.TrimPrefix(w, skipPrefix))
 		}
+		if w == webhookSkip {
+			d.Skipped, d.SkipReason = true, w
+		}
 	}
 	d.Warnings = warnings
 	if err != nil {
@@ -220,9 +223,11 @@ func intoObject(in *Install, injector inject.Injector, obj runtime.Object) (out 
 			err = fmt.Errorf("istio's injector failed on this document: %v", r)
 		}
 	}()
-	out, err = inject.IntoObject(injector, in.templates, in.values, "", in.mesh, obj, func(w string) {
-		warnings = append(warnings, w)
-	})
+	warn := func(w string) { warnings = append(warnings, w) }
+	if w, ok := injector.(*webhookInjector); ok {
+		injector = w.reporting(warn)
+	}
+	out, err = inject.IntoObject(injector, in.templates, in.values, "", in.mesh, obj, warn)
 	return out, warnings, nil, err
 }
 

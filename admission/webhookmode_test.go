@@ -50,6 +50,8 @@ func TestWebhookModeMatchesWebhook(t *testing.T) {
 		{"always selector", ", mesh: always", ""},
 		{"never selector, annotation true", ", mesh: never", `sidecar.istio.io/inject: "true"`},
 		{"always selector, label false", ", mesh: always, sidecar.istio.io/inject: \"false\"", ""},
+		// IntoObject fails on it; the webhook fails on it only when it injects.
+		{"unreadable proxy config", "", `proxy.istio.io/config: "concurrency: ["`},
 	}
 	installs := []struct {
 		name string
@@ -66,7 +68,8 @@ func TestWebhookModeMatchesWebhook(t *testing.T) {
 			t.Run(in.name+"/"+p.name, func(t *testing.T) {
 				manifest := withPod(p.labels, p.annotations)
 				s := engine.Settings{Mode: engine.ModeWebhook, Install: in.opts}
-				want := admitOne(t, manifest, s, ns).Injected
+				res := admitOne(t, manifest, s, ns)
+				want := res.Injected
 				r, err := e.Inject(t.Context(), []byte(manifest), nil, s)
 				if err != nil {
 					t.Fatal(err)
@@ -75,6 +78,9 @@ func TestWebhookModeMatchesWebhook(t *testing.T) {
 				status, reason := d.Status()
 				if got := status == engine.StatusInjected; got != want {
 					t.Fatalf("webhook mode: %s (%s); Istio's webhook injected: %v", status, reason, want)
+				}
+				if status == engine.StatusError && res.WebhookError == "" {
+					t.Fatalf("webhook mode: %s; Istio's webhook let the pod through", reason)
 				}
 				kube, err := e.Inject(t.Context(), []byte(manifest), nil, engine.Settings{Install: in.opts})
 				if err != nil {

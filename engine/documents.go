@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -228,6 +229,11 @@ func intoObject(in *Install, injector inject.Injector, obj runtime.Object) (out 
 		injector = w.reporting(warn)
 	}
 	out, err = inject.IntoObject(injector, in.templates, in.values, "", in.mesh, obj, warn)
+	if _, list := obj.(*corev1.List); err != nil && !list && slices.Contains(warnings, webhookSkip) {
+		// The webhook lets the pod through before it reads anything else of it (IntoObject goes
+		// on to parse its proxy config, and may fail on it): as it is.
+		return obj.DeepCopyObject(), warnings, nil, nil
+	}
 	return out, warnings, nil, err
 }
 

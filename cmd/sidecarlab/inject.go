@@ -114,6 +114,9 @@ func injectRun(c *cli, files fileFlags, settings settingsFlags, steps stepFlags,
 			failed = true
 		}
 	}
+	if note := explain.Ignored(len(r.Ignored)); note != "" {
+		fmt.Fprintln(c.stderr, "sidecarlab:", note)
+	}
 	if failed {
 		fmt.Fprintf(c.stderr, "sidecarlab: pitfalls of severity %s or worse (--fail-on)\n", failOn)
 		return errSilent

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/explain"
 )
 
 const deployment = `apiVersion: apps/v1
@@ -301,5 +302,20 @@ func TestInjectFailOnTreeNamesFileAndDocument(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, pitfalls(tree)); diff != "" {
 		t.Errorf("the tree's pitfall lines (-b.yaml alone +the tree):\n%s", diff)
+	}
+}
+
+// TestInjectSaysWhatTheManifestIgnored: inject counts on stderr the findings the manifest's
+// sidecarlab.dev/ignore left out (as check does), prints no pitfall line for them and does not
+// fail on them; without the annotation, no such line.
+func TestInjectSaysWhatTheManifestIgnored(t *testing.T) {
+	ignoring := strings.Replace(classicJob, "  name: once\n", "  name: once\n  annotations:\n    sidecarlab.dev/ignore: job-classic-sidecar\n", 1)
+	_, stderr, err := runCLI(t, ignoring, "inject", "-f", "-", "--fail-on", "error")
+	if err != nil || !strings.Contains(stderr, explain.Ignored(1)) || strings.Contains(stderr, "[job-classic-sidecar]") {
+		t.Fatalf("ignored: err %v, stderr %q", err, stderr)
+	}
+	_, stderr, _ = runCLI(t, classicJob, "inject", "-f", "-")
+	if strings.Contains(stderr, "ignored by the manifest") || !strings.Contains(stderr, "[job-classic-sidecar]") {
+		t.Fatalf("not ignored: stderr %q", stderr)
 	}
 }

@@ -169,9 +169,10 @@ func (s *server) handlePlayground() http.Handler {
 }
 
 // renderView injects the view's state and renders the page, or only the regions that change
-// when the page's script asks (partialHeader).
+// when the page's script asks (partialHeader). Its address carries the state, so it warns when
+// that gives away values that look secret (linkSecretsBanner).
 func (s *server) renderView(w http.ResponseWriter, r *http.Request, v view) error {
-	return s.renderViewWith(w, r, v, nil)
+	return s.renderViewWith(w, r, v, s.linkSecretsBanner(v))
 }
 
 // pageExtras are what a caller may add to a rendered view: a short link, a banner.
@@ -264,22 +265,17 @@ func (s *server) formView(w http.ResponseWriter, r *http.Request) (view, error) 
 	st := State{
 		Version:  StateVersion,
 		Istio:    engine.Version().Istio,
-		Manifest: strings.ReplaceAll(f.Get("manifest"), "\r\n", "\n"),
+		Manifest: f.Get("manifest"),
 		Settings: engine.Settings{
 			Mode:              engine.Mode(f.Get("mode")),
 			KubernetesVersion: strings.TrimSpace(f.Get("kubernetesVersion")),
 			Install: engine.InstallOptions{
 				Set:     splitLines(f.Get("set")),
-				Overlay: strings.ReplaceAll(f.Get("overlay"), "\r\n", "\n"),
+				Overlay: f.Get("overlay"),
 			},
 		},
 	}
-	if st.Settings.Mode == engine.ModeKubeInject {
-		st.Settings.Mode = ""
-	}
-	if st.Settings.Mode != engine.ModeWebhook {
-		st.Settings.KubernetesVersion = ""
-	}
+	st = st.canonical()
 	if js := f.Get("steps"); js != "" {
 		if err := json.Unmarshal([]byte(js), &st.Steps); err != nil {
 			return view{}, httpError{status: http.StatusBadRequest, msg: "The form's steps could not be read."}

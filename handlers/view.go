@@ -40,8 +40,9 @@ type pageStatics struct {
 }
 
 // buildPage shapes a timeline (or the error that prevented one) into the page's view model. A
-// fragment (full false) leaves out what never changes between actions: presets, modes, the panel.
-func buildPage(v view, statics pageStatics, tl *engine.Timeline, reqErr *engine.InputError, full bool) *web.Page {
+// fragment (full false) leaves out what never changes between actions: presets, modes, the panel;
+// its results are the selected tab's, and those of the tabs named in also.
+func buildPage(v view, statics pageStatics, tl *engine.Timeline, reqErr *engine.InputError, full bool, also ...string) *web.Page {
 	st := v.state
 	enc := EncodeState(st)
 	p := &web.Page{
@@ -72,7 +73,7 @@ func buildPage(v view, statics pageStatics, tl *engine.Timeline, reqErr *engine.
 	p.Lab = statics.lab().forState(st) // swapped after each action: the current step moves
 	p.Head = playgroundHead(v, tl)
 	p.Active = activeAnnotations(st.Steps)
-	p.Results = buildResults(v, enc, tl, reqErr, func(tab string) bool { return full || tab == v.tab })
+	p.Results = buildResults(v, enc, tl, reqErr, func(tab string) bool { return full || tab == v.tab || slices.Contains(also, tab) })
 	p.Results.OnlySelected = !full
 	p.Present = v.present
 	pv := v

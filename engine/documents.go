@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -186,6 +187,9 @@ func finishChunk(d Document, obj runtime.Object, out any, j []byte, warnings []s
 			d.Skipped = true
 			d.SkipReason = strings.TrimSpace(strings.TrimPrefix(w, skipPrefix))
 		}
+		if w == webhookSkip {
+			d.Skipped, d.SkipReason = true, w
+		}
 	}
 	d.Warnings = warnings
 	if err != nil {
@@ -220,9 +224,16 @@ func intoObject(in *Install, injector inject.Injector, obj runtime.Object) (out 
 			err = fmt.Errorf("istio's injector failed on this document: %v", r)
 		}
 	}()
-	out, err = inject.IntoObject(injector, in.templates, in.values, "", in.mesh, obj, func(w string) {
-		warnings = append(warnings, w)
-	})
+	warn := func(w string) { warnings = append(warnings, w) }
+	if w, ok := injector.(*webhookInjector); ok {
+		injector = w.reporting(warn)
+	}
+	out, err = inject.IntoObject(injector, in.templates, in.values, "", in.mesh, obj, warn)
+	if _, list := obj.(*corev1.List); err != nil && !list && slices.Contains(warnings, webhookSkip) {
+		// The webhook lets the pod through before it reads anything else of it (IntoObject goes
+		// on to parse its proxy config, and may fail on it): as it is.
+		return obj.DeepCopyObject(), warnings, nil, nil
+	}
 	return out, warnings, nil, err
 }
 

@@ -244,11 +244,11 @@ func (e *Engine) prepare(ctx context.Context, manifest []byte, steps []Step, s S
 			return nil, err
 		}
 	}
-	inj, err := e.clusters.injectorFor(s)
+	install, err := e.Install(ctx, s.Install)
 	if err != nil {
 		return nil, err
 	}
-	install, err := e.Install(ctx, s.Install)
+	inj, err := e.clusters.injectorFor(s, install)
 	if err != nil {
 		return nil, err
 	}

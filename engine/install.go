@@ -77,6 +77,9 @@ type Install struct {
 	custom       bool
 	values       inject.ValuesConfig
 	mesh         *meshconfig.MeshConfig
+	// selection is the injector config's injection policy and selectors, which the webhook
+	// decides by (webhook mode); kube-inject ignores them.
+	selection injectionPolicy
 }
 
 // size estimates the memory an installation holds: its ConfigMap texts and, parsed from them, the
@@ -208,6 +211,7 @@ func buildInstall(o InstallOptions, cm ConfigMaps, policy InstallPolicy, builtin
 		in.custom = customTemplate(cfg.RawTemplates, builtin) != ""
 	}
 	in.rawTemplates = cfg.RawTemplates
+	in.selection = injectionPolicy{policy: cfg.Policy, never: cfg.NeverInjectSelector, always: cfg.AlwaysInjectSelector}
 	if in.templates, err = inject.ParseTemplates(cfg.RawTemplates); err != nil {
 		return nil, &InputError{Field: installField(o, ""), Msg: "injection templates: " + err.Error()}
 	}

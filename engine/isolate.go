@@ -92,7 +92,7 @@ func RunJob(ctx context.Context, job Job) *JobResult {
 		}
 		cl := newClusters()
 		defer cl.close()
-		injector, err := cl.injectorFor(j.Settings)
+		injector, err := cl.injectorFor(j.Settings, in)
 		if err != nil {
 			res.setErr(err)
 			return res

@@ -22,11 +22,11 @@ func istioctl(t *testing.T) string {
 	return strings.TrimSpace(string(out))
 }
 
-// istioctlConfig runs `istioctl manifest generate` and writes the three files kube-inject reads
-// offline: the injector config, the values and the mesh config.
-func istioctlConfig(t *testing.T, bin string) (dir string, inj, values, mesh string) {
+// istioctlConfig runs `istioctl manifest generate` (with args, e.g. --set flags) and writes the
+// three files kube-inject reads offline: the injector config, the values and the mesh config.
+func istioctlConfig(t *testing.T, bin string, args ...string) (dir string, inj, values, mesh string) {
 	t.Helper()
-	out, err := exec.Command(bin, "manifest", "generate").Output()
+	out, err := exec.Command(bin, append([]string{"manifest", "generate"}, args...)...).Output()
 	if err != nil {
 		t.Fatalf("istioctl manifest generate: %v", err)
 	}

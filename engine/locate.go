@@ -18,6 +18,10 @@ type Location struct {
 	// (istio-proxy and everything in it), or an annotation step set it — and Line and Column are
 	// those of the nearest field above it that is.
 	Exact bool `json:"exact"`
+	// InValue, when Exact is false, says the field is inside a value the input has, at Line and
+	// Column or below: a field of an annotation's value (proxy.istio.io/config) written on one
+	// line, whose own line the input does not show, or one its literal block lacks.
+	InValue bool `json:"inValue,omitempty"`
 }
 
 // Locate finds each finding of docs in the input: one Location per finding, in order. Each
@@ -141,8 +145,11 @@ func walk(root *yaml.Node, text string, segs []pathSeg) Location {
 			// The fields of an annotation's value (proxy.istio.io/config): found only in a
 			// literal block (|), whose lines are the input's; otherwise the annotation itself.
 			if l, ok := blockField(n, text, segs[i:]); ok {
+				l.InValue = !l.Exact
 				return l
 			}
+			at.Exact, at.InValue = false, true
+			return at
 		}
 		if next == nil {
 			at.Exact = false

@@ -53,24 +53,25 @@ func TestLocate(t *testing.T) {
 		name, doc, path string
 		want            Location
 	}{
-		{"workload annotation with dots and a slash", locateDoc, `metadata.annotations["sidecar.istio.io/proxyCPU"]`, Location{6, 5, true}},
-		{"quoted key", locateDoc, `spec.template.metadata.annotations["sidecar.istio.io/inject"]`, Location{11, 9, true}},
-		{"a field inside a literal block", locateDoc, `spec.template.metadata.annotations["proxy.istio.io/config"].holdApplicationUntilProxyStart`, Location{16, 11, true}},
-		{"a nested field inside a literal block", locateDoc, `spec.template.metadata.annotations["proxy.istio.io/config"].tracing.samplingg`, Location{15, 13, true}},
-		{"a block field the block lacks", locateDoc, `spec.template.metadata.annotations["proxy.istio.io/config"].nope`, Location{12, 9, false}},
-		{"a field inside a one-line value", locateJSONValue, `metadata.annotations["proxy.istio.io/config"].holdApplicationUntilProxyStart`, Location{4, 5, false}},
-		{"an alias", locateDoc, `spec.template.metadata.annotations["example.com/copy"]`, Location{18, 9, true}},
-		{"a list item by name", locateDoc, `spec.template.spec.containers[side]`, Location{26, 9, true}},
-		{"a field of a list item by name", locateDoc, `spec.template.spec.containers[side].image`, Location{27, 9, true}},
-		{"list items by position", locateDoc, `spec.template.spec.containers[0].args[1]`, Location{25, 21, true}},
-		{"a position past the list's end", locateDoc, `spec.template.spec.containers[0].args[2]`, Location{25, 9, false}},
-		{"a container injection adds", locateDoc, `spec.template.spec.containers[istio-proxy].lifecycle`, Location{22, 7, false}},
-		{"a list injection adds", locateDoc, `spec.template.spec.initContainers[istio-proxy]`, Location{21, 5, false}},
-		{"an annotation a step set", locateDoc, `spec.template.metadata.annotations["sidecar.istio.io/proxyMemory"]`, Location{10, 7, false}},
-		{"a missing metadata", locateJSONValue, `metadata.labels["sidecar.istio.io/inject"]`, Location{2, 1, false}},
-		{"the whole document", locateDoc, "", Location{1, 1, true}},
-		{"not YAML", "a: [", "a", Location{1, 1, false}},
-		{"JSON", `{"kind": "Pod", "metadata": {"annotations": {"a.istio.io/b": "c"}}}`, `metadata.annotations["a.istio.io/b"]`, Location{1, 46, true}},
+		{"workload annotation with dots and a slash", locateDoc, `metadata.annotations["sidecar.istio.io/proxyCPU"]`, Location{6, 5, true, false}},
+		{"quoted key", locateDoc, `spec.template.metadata.annotations["sidecar.istio.io/inject"]`, Location{11, 9, true, false}},
+		{"a field inside a literal block", locateDoc, `spec.template.metadata.annotations["proxy.istio.io/config"].holdApplicationUntilProxyStart`, Location{16, 11, true, false}},
+		{"a nested field inside a literal block", locateDoc, `spec.template.metadata.annotations["proxy.istio.io/config"].tracing.samplingg`, Location{15, 13, true, false}},
+		{"a nested field a literal block lacks", locateDoc, `spec.template.metadata.annotations["proxy.istio.io/config"].tracing.nope`, Location{14, 11, false, true}},
+		{"a block field the block lacks", locateDoc, `spec.template.metadata.annotations["proxy.istio.io/config"].nope`, Location{12, 9, false, true}},
+		{"a field inside a one-line value", locateJSONValue, `metadata.annotations["proxy.istio.io/config"].holdApplicationUntilProxyStart`, Location{4, 5, false, true}},
+		{"an alias", locateDoc, `spec.template.metadata.annotations["example.com/copy"]`, Location{18, 9, true, false}},
+		{"a list item by name", locateDoc, `spec.template.spec.containers[side]`, Location{26, 9, true, false}},
+		{"a field of a list item by name", locateDoc, `spec.template.spec.containers[side].image`, Location{27, 9, true, false}},
+		{"list items by position", locateDoc, `spec.template.spec.containers[0].args[1]`, Location{25, 21, true, false}},
+		{"a position past the list's end", locateDoc, `spec.template.spec.containers[0].args[2]`, Location{25, 9, false, false}},
+		{"a container injection adds", locateDoc, `spec.template.spec.containers[istio-proxy].lifecycle`, Location{22, 7, false, false}},
+		{"a list injection adds", locateDoc, `spec.template.spec.initContainers[istio-proxy]`, Location{21, 5, false, false}},
+		{"an annotation a step set", locateDoc, `spec.template.metadata.annotations["sidecar.istio.io/proxyMemory"]`, Location{10, 7, false, false}},
+		{"a missing metadata", locateJSONValue, `metadata.labels["sidecar.istio.io/inject"]`, Location{2, 1, false, false}},
+		{"the whole document", locateDoc, "", Location{1, 1, true, false}},
+		{"not YAML", "a: [", "a", Location{1, 1, false, false}},
+		{"JSON", `{"kind": "Pod", "metadata": {"annotations": {"a.istio.io/b": "c"}}}`, `metadata.annotations["a.istio.io/b"]`, Location{1, 46, true, false}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -95,8 +96,8 @@ func TestLocateFindings(t *testing.T) {
 		t.Fatalf("findings (-want +got):\n%s", diff)
 	}
 	want := []Location{
-		{14, 7, false}, // the Job's "containers:", where injection adds istio-proxy
-		{30, 9, true},  // line 12 of the Deployment, which starts on line 19
+		{14, 7, false, false}, // the Job's "containers:", where injection adds istio-proxy
+		{30, 9, true, false},  // line 12 of the Deployment, which starts on line 19
 	}
 	if diff := cmp.Diff(want, Locate(r.Documents, r.Findings)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)

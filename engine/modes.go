@@ -8,6 +8,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"istio.io/api/annotation"
+	"istio.io/api/label"
 
 	"istio.io/istio/pkg/kube"
 	"istio.io/istio/pkg/kube/inject"
@@ -24,7 +28,9 @@ const (
 	// ENABLE_NATIVE_SIDECARS=true — which is off by default — or the pod asks for them.
 	ModeKubeInject Mode = "kube-inject"
 	// ModeWebhook is the in-cluster webhook in its default "auto" setting: Istio's
-	// DetectNativeSidecar looks at the cluster's nodes (here: fake nodes of KubernetesVersion).
+	// DetectNativeSidecar looks at the cluster's nodes (here: fake nodes of KubernetesVersion),
+	// and the installation's injection policy and selectors decide a pod that says neither true
+	// nor false, as the webhook decides (kube-inject ignores them).
 	ModeWebhook Mode = "webhook"
 	// ModeNative is ENABLE_NATIVE_SIDECARS=true: native sidecars for every pod that does not
 	// opt out with sidecar.istio.io/nativeSidecar: "false".
@@ -126,9 +132,10 @@ func (c *clusters) close() {
 	}
 }
 
-// injectorFor returns what IntoObject is given in a mode: nil (no cluster, as offline istioctl)
-// or a cluster whose nodes decide.
-func (c *clusters) injectorFor(s Settings) (inject.Injector, error) {
+// injectorFor returns what IntoObject is given in a mode: nil (no cluster, as offline istioctl),
+// a cluster whose nodes decide, or for webhook mode that cluster with the installation's
+// injection policy, which the webhook decides by.
+func (c *clusters) injectorFor(s Settings, in *Install) (inject.Injector, error) {
 	switch s.mode() {
 	case ModeKubeInject, ModeClassic:
 		// With no kube client, IntoObject goes native only if ENABLE_NATIVE_SIDECARS=true, which
@@ -143,7 +150,7 @@ func (c *clusters) injectorFor(s Settings) (inject.Injector, error) {
 		if err != nil {
 			return nil, err
 		}
-		return c.get(minor), nil
+		return &webhookInjector{clusterInjector: c.get(minor), selection: in.selection}, nil
 	default:
 		return nil, &InputError{Field: "mode", Msg: fmt.Sprintf("unknown mode %q; want one of kube-inject, webhook, native, classic", s.Mode)}
 	}
@@ -212,4 +219,81 @@ func (s Settings) IstioctlEnv() string {
 		return "false"
 	}
 	return ""
+}
+
+// injectionPolicy is what Istio's webhook decides injection by besides the pod's own word: the
+// installation's autoInject policy (values.global.proxy.autoInject) and its never and always
+// selectors (values.sidecarInjectorWebhook.neverInjectSelector, alwaysInjectSelector), as the
+// istio-sidecar-injector config carries them.
+type injectionPolicy struct {
+	policy        inject.InjectionPolicy
+	never, always []metav1.LabelSelector
+}
+
+// skips is whether Istio's webhook lets a pod with this metadata through uninjected where
+// IntoObject would inject it. Both decide with Istio's injectRequired, but IntoObject (as
+// istioctl kube-inject) always as under policy enabled and without selectors; so they differ only
+// where the pod says neither true nor false itself (sidecar.istio.io/inject, the label before the
+// annotation): there the webhook's never selector, then its always selector, then its policy
+// decide — a policy other than enabled injects nothing. (Host networking and Istio's ignored
+// namespaces, IntoObject skips as the webhook does.) TestWebhookModeMatchesWebhook, in package
+// admission, holds this to the real webhook.
+func (p injectionPolicy) skips(meta metav1.ObjectMeta) bool {
+	v, ok := meta.Labels[label.SidecarInject.Name]
+	if !ok {
+		v = meta.Annotations[annotation.SidecarInject.Name]
+	}
+	if v == "true" || v == "false" {
+		return false
+	}
+	if selects(p.never, meta.Labels) {
+		return true
+	}
+	if selects(p.always, meta.Labels) {
+		return false
+	}
+	return p.policy != inject.InjectionPolicyEnabled
+}
+
+// selects is whether a selector of the list matches the labels; an invalid or empty one matches
+// nothing, as in the webhook.
+func selects(selectors []metav1.LabelSelector, set map[string]string) bool {
+	for i := range selectors {
+		sel, err := metav1.LabelSelectorAsSelector(&selectors[i])
+		if err == nil && !sel.Empty() && sel.Matches(labels.Set(set)) {
+			return true
+		}
+	}
+	return false
+}
+
+// webhookSkip is the webhook's own word for a pod its policy check lets through uninjected (it
+// answers with no patch, and logs this).
+const webhookSkip = "Skipping due to policy check"
+
+// webhookInjector is webhook mode's injector: the cluster whose nodes decide native sidecars, and
+// the installation's injection policy. Where the webhook would let the pod through, it answers
+// IntoObject with an empty patch, as the webhook answers, and reports webhookSkip through report,
+// which intoObject sets for each call.
+type webhookInjector struct {
+	*clusterInjector
+	selection injectionPolicy
+	report    func(string)
+}
+
+func (w *webhookInjector) Inject(pod *corev1.Pod, _ string) ([]byte, error) {
+	if !w.selection.skips(pod.ObjectMeta) {
+		return nil, nil
+	}
+	if w.report != nil {
+		w.report(webhookSkip)
+	}
+	return []byte("[]"), nil
+}
+
+// reporting is the injector with its skips reported to report.
+func (w *webhookInjector) reporting(report func(string)) *webhookInjector {
+	c := *w
+	c.report = report
+	return &c
 }

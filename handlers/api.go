@@ -30,7 +30,10 @@ type InjectResponse struct {
 	Changes []engine.Change `json:"changes,omitzero"`
 	Unified *string         `json:"unified,omitempty"`
 	// Findings, Lifecycles and Batch are about the last row.
-	Findings   []explain.Finding   `json:"findings,omitzero"`
+	Findings []explain.Finding `json:"findings,omitzero"`
+	// Ignored are the last row's findings the manifest opted out of (sidecarlab.dev/ignore),
+	// worded as Findings; part of the findings part.
+	Ignored    []explain.Finding   `json:"ignored,omitzero"`
 	Lifecycles []explain.Lifecycle `json:"lifecycles,omitzero"`
 	Batch      []engine.BatchRow   `json:"batch,omitzero"`
 	// Admission is the cluster's view of each document after the last step: its Pod created in
@@ -119,6 +122,7 @@ func (s *server) handleAPIInject() http.Handler {
 		}
 		if want["findings"] {
 			resp.Findings = explain.Findings(tl.Findings)
+			resp.Ignored = explain.Findings(tl.Ignored)
 		}
 		if want["lifecycles"] {
 			resp.Lifecycles = explain.Lifecycles(engine.Lifecycles(last.Documents))

@@ -337,6 +337,7 @@ func buildResults(v view, enc string, tl *engine.Timeline, reqErr *engine.InputE
 	var findings []engine.Finding
 	if res.Selected == len(tl.Steps)-1 {
 		findings = tl.Findings
+		res.Ignored = explain.Ignored(len(tl.Ignored))
 	}
 	res.Findings = findingViews(findings, sel.Documents) // counted on the tab, so always
 	res.Banner = pitfallBanner(findings, v.linkWith(enc, "pitfalls", v.step))

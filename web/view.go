@@ -218,6 +218,8 @@ type Results struct {
 	Documents    []DocView
 	Warnings     []string
 	Findings     []FindingView
+	// Ignored says how many of the last step's findings the manifest opted out of; empty for none.
+	Ignored string
 	// Banner is shown when Findings is not empty.
 	Banner     PitfallBanner
 	Lifecycles []LifecycleView

@@ -50,12 +50,13 @@ order the cluster applies them. Exits 1 when a workload would be rejected.`,
 			if err != nil {
 				return usageError{fmt.Sprintf("--namespace-labels %q: want KEY=VALUE,… (%v)", nsLabels, err)}
 			}
-			j, st, s, err := request(c, files, settings, steps)
+			j, err := start(c, files, settings, steps)
 			if err != nil {
 				return err
 			}
-			s.Namespace = engine.Namespace{Name: namespace, Labels: set}
-			return admitRun(c, j, st, s, output)
+			defer j.Close()
+			j.settings.Namespace = engine.Namespace{Name: namespace, Labels: set}
+			return admitRun(c, j, output)
 		},
 	}
 	files.register(cmd)
@@ -69,15 +70,10 @@ order the cluster applies them. Exits 1 when a workload would be rejected.`,
 	return cmd
 }
 
-func admitRun(c *cli, j joined, steps []engine.Step, s engine.Settings, output string) error {
-	eng, err := engine.New(c.ctx, cliEngineOptions())
-	if err != nil {
-		return err
-	}
-	defer eng.Close()
-	adm := admission.New(eng)
+func admitRun(c *cli, j *session, output string) error {
+	adm := admission.New(j.eng)
 	defer adm.Close()
-	rs, err := adm.Admit(c.ctx, j.manifest, steps, s)
+	rs, err := adm.Admit(c.ctx, j.manifest, j.steps, j.settings)
 	if err != nil {
 		return j.locate(err)
 	}

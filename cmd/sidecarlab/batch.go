@@ -49,15 +49,12 @@ and json give the same rows as the playground's batch downloads.`,
 			if len(names) == 0 {
 				return usageError{"batch needs at least one FILE (or -f FILENAME)\n" + seeHelp(cmd)}
 			}
-			s, err := settings.settings()
+			j, err := start(c, fileFlags{filenames: names, recursive: files.recursive}, settings, stepFlags{})
 			if err != nil {
 				return err
 			}
-			inputs, err := readInputs(c, names, files.recursive)
-			if err != nil {
-				return err
-			}
-			return batchRun(c.ctx, join(inputs), s, format, c.stdout, c.stderr, progressTo(c.stderr))
+			defer j.Close()
+			return batchRun(c.ctx, j.eng, j.joined, j.settings, format, c.stdout, c.stderr, progressTo(c.stderr))
 		},
 	}
 	files.register(cmd)
@@ -71,7 +68,7 @@ and json give the same rows as the playground's batch downloads.`,
 // cell's width, with its total once all rows are in. No injected output is kept, only rows, and
 // those only for the table. A document's error goes to stderr as it comes, placed in its file.
 // progress, when not nil, gets a progress bar (see progressTo).
-func batchRun(ctx context.Context, j joined, s engine.Settings, format string, stdout, stderr, progress io.Writer) error {
+func batchRun(ctx context.Context, eng *engine.Engine, j joined, s engine.Settings, format string, stdout, stderr, progress io.Writer) error {
 	var rows []engine.BatchRow
 	write := func(r engine.BatchRow) error {
 		rows = append(rows, r)
@@ -86,11 +83,6 @@ func batchRun(ctx context.Context, j joined, s engine.Settings, format string, s
 	default:
 		return usageError{fmt.Sprintf("-o %q: want table, csv, markdown or json", format)}
 	}
-	eng, err := engine.New(ctx, cliEngineOptions())
-	if err != nil {
-		return err
-	}
-	defer eng.Close()
 	stream, err := eng.NewBatchStream(ctx, j.manifest, nil, s)
 	if err != nil {
 		return j.locate(err)

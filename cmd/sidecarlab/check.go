@@ -109,16 +109,12 @@ func ignoreSet(ids []string) (map[string]bool, error) {
 }
 
 func checkRun(c *cli, files fileFlags, settings settingsFlags, output, failOn string, skip map[string]bool) error {
-	j, _, s, err := request(c, files, settings, stepFlags{})
+	j, err := start(c, files, settings, stepFlags{})
 	if err != nil {
 		return err
 	}
-	eng, err := engine.New(c.ctx, cliEngineOptions())
-	if err != nil {
-		return err
-	}
-	defer eng.Close()
-	r, err := eng.Inject(c.ctx, j.manifest, nil, s)
+	defer j.Close()
+	r, err := j.eng.Inject(c.ctx, j.manifest, nil, j.settings)
 	if err != nil {
 		return j.locate(err)
 	}
@@ -135,7 +131,7 @@ func checkRun(c *cli, files fileFlags, settings settingsFlags, output, failOn st
 	if note := explain.Ignored(len(byManifest)); note != "" {
 		fmt.Fprintln(c.stderr, "sidecarlab:", note)
 	}
-	if err := reportDocErrors(c, j, r.Errors()); err != nil {
+	if err := reportDocErrors(c, j.joined, r.Errors()); err != nil {
 		return err
 	}
 	if failOn == "none" {
@@ -150,13 +146,16 @@ func checkRun(c *cli, files fileFlags, settings settingsFlags, output, failOn st
 	return nil
 }
 
-// place puts findings of the joined manifest at their file, line and column.
+// place puts findings of the joined manifest at their file, line and column; each finding's
+// document is counted within its file too.
 func (j joined) place(docs []engine.Document, fs []engine.Finding, ignored string) []report.Item {
 	out := make([]report.Item, 0, len(fs))
 	for i, l := range engine.Locate(docs, fs) {
 		p := j.partOf(0, fs[i].Doc)
 		l.Line = max(1, l.Line-p.line+1)
-		out = append(out, report.Item{File: reportPath(p.name), Finding: fs[i], Location: l, Ignored: ignored})
+		f := fs[i]
+		f.Doc -= p.docsBefore
+		out = append(out, report.Item{File: reportPath(p.name), Finding: f, Location: l, Ignored: ignored})
 	}
 	return out
 }

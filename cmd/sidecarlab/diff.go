@@ -4,8 +4,6 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
-
-	"github.com/sidecarlab/sidecarlab/engine"
 )
 
 func newDiffCmd(c *cli) *cobra.Command {
@@ -40,16 +38,12 @@ caused. --unified prints line diffs instead.`,
 			if err := checkOutput(output, "text", "json"); err != nil {
 				return err
 			}
-			j, st, s, err := request(c, files, settings, steps)
+			j, err := start(c, files, settings, steps)
 			if err != nil {
 				return err
 			}
-			eng, err := engine.New(c.ctx, cliEngineOptions())
-			if err != nil {
-				return err
-			}
-			defer eng.Close()
-			tl, err := eng.Timeline(c.ctx, j.manifest, st, s)
+			defer j.Close()
+			tl, err := j.eng.Timeline(c.ctx, j.manifest, j.steps, j.settings)
 			if err != nil {
 				return j.locate(err)
 			}
@@ -60,7 +54,7 @@ caused. --unified prints line diffs instead.`,
 			} else if _, err := io.WriteString(c.stdout, tl.Text(unified)); err != nil {
 				return err
 			}
-			return reportDocErrors(c, j, tl.Steps[len(tl.Steps)-1].Errors())
+			return reportDocErrors(c, j.joined, tl.Steps[len(tl.Steps)-1].Errors())
 		},
 	}
 	files.register(cmd)

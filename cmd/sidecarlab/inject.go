@@ -66,16 +66,12 @@ prints what istioctl prints instead: the documents before the one that failed.`,
 }
 
 func injectRun(c *cli, files fileFlags, settings settingsFlags, steps stepFlags, output string, failOn engine.Severity, partial bool) error {
-	j, st, s, err := request(c, files, settings, steps)
+	j, err := start(c, files, settings, steps)
 	if err != nil {
 		return err
 	}
-	eng, err := engine.New(c.ctx, cliEngineOptions())
-	if err != nil {
-		return err
-	}
-	defer eng.Close()
-	r, err := eng.Inject(c.ctx, j.manifest, st, s)
+	defer j.Close()
+	r, err := j.eng.Inject(c.ctx, j.manifest, j.steps, j.settings)
 	if err != nil {
 		return j.locate(err)
 	}
@@ -96,7 +92,7 @@ func injectRun(c *cli, files fileFlags, settings settingsFlags, steps stepFlags,
 			}
 			printWarnings(c, before.Warnings())
 		}
-		return reportDocErrors(c, j, errs)
+		return reportDocErrors(c, j.joined, errs)
 	}
 	if output == "json" {
 		out := struct {
@@ -111,11 +107,15 @@ func injectRun(c *cli, files fileFlags, settings settingsFlags, steps stepFlags,
 	}
 	printWarnings(c, r.Warnings())
 	failed := false
-	for _, f := range r.Findings {
-		fmt.Fprintln(c.stderr, "pitfall:", explain.Line(f))
-		if failOn != "" && f.Severity.Rank() >= failOn.Rank() {
+	// Each pitfall at its file, line and column, its document counted within that file.
+	for _, it := range j.place(r.Documents, r.Findings, "") {
+		fmt.Fprintf(c.stderr, "pitfall: %s:%d:%d: %s\n", it.File, it.Location.Line, it.Location.Column, explain.Line(it.Finding))
+		if failOn != "" && it.Finding.Severity.Rank() >= failOn.Rank() {
 			failed = true
 		}
+	}
+	if note := explain.Ignored(len(r.Ignored)); note != "" {
+		fmt.Fprintln(c.stderr, "sidecarlab:", note)
 	}
 	if failed {
 		fmt.Fprintf(c.stderr, "sidecarlab: pitfalls of severity %s or worse (--fail-on)\n", failOn)
@@ -143,6 +143,33 @@ func request(c *cli, files fileFlags, settings settingsFlags, steps stepFlags) (
 	}
 	return join(inputs), st, s, nil
 }
+
+// session is what every command that injects starts from: the inputs as one manifest (with the
+// way back from a place in it to the file, joined's locate and place), the steps and settings
+// the flags give, and the engine that runs them.
+type session struct {
+	joined
+	steps    []engine.Step
+	settings engine.Settings
+	eng      *engine.Engine
+}
+
+// start reads the flags and the inputs (request), then starts the engine: the one way a command
+// sets up. Close stops the engine.
+func start(c *cli, files fileFlags, settings settingsFlags, steps stepFlags) (*session, error) {
+	j, st, s, err := request(c, files, settings, steps)
+	if err != nil {
+		return nil, err
+	}
+	eng, err := engine.New(c.ctx, cliEngineOptions())
+	if err != nil {
+		return nil, err
+	}
+	return &session{joined: j, steps: st, settings: s, eng: eng}, nil
+}
+
+// Close stops the session's engine.
+func (s *session) Close() { s.eng.Close() }
 
 // printWarnings prints Istio's warnings as istioctl does: a blank line, then each one.
 func printWarnings(c *cli, warnings []string) {

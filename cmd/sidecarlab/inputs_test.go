@@ -191,7 +191,7 @@ func TestErrorsNameTheFile(t *testing.T) {
 	}{
 		{"baddoc.yaml", "document 2, line 10, manifest: error unmarshaling JSON"},
 		{"badyaml.yaml", "document 3, line 16, manifest: error converting YAML to JSON: yaml: line 5:"},
-		{"badsep.yaml", "line 9, manifest: invalid Yaml document separator: not a separator"},
+		{"badsep.yaml", "document 2, line 9, manifest: invalid Yaml document separator: not a separator"},
 	}
 	for _, c := range cases {
 		t.Run(c.bad, func(t *testing.T) {

@@ -19,12 +19,12 @@ func TestInjectAnnotateLenient(t *testing.T) {
 	}
 	defer e.Close()
 	for _, c := range []struct{ key, value, pitfall string }{
-		{"sidecar.istio.io/inject", "no", "pitfall: warning [inject-value] document 1"},
-		{"sidecar.istio.io/inject", "False", "pitfall: warning [inject-value] document 1"},
-		{"sidecar.istio.io/nativeSidecar", "TRUE", "pitfall: warning [lenient-native-sidecar] document 1"},
-		{"sidecar.istio.io/rewriteAppHTTPProbers", "False", "pitfall: info [lenient-bool-read] document 1"},
-		{"prometheus.istio.io/merge-metrics", "False", "pitfall: info [lenient-bool-read] document 1"},
-		{"traffic.sidecar.istio.io/excludeOutboundPorts", "0", "pitfall: warning [lenient-port-zero] document 1"},
+		{"sidecar.istio.io/inject", "no", "warning [inject-value] document 1"},
+		{"sidecar.istio.io/inject", "False", "warning [inject-value] document 1"},
+		{"sidecar.istio.io/nativeSidecar", "TRUE", "warning [lenient-native-sidecar] document 1"},
+		{"sidecar.istio.io/rewriteAppHTTPProbers", "False", "info [lenient-bool-read] document 1"},
+		{"prometheus.istio.io/merge-metrics", "False", "info [lenient-bool-read] document 1"},
+		{"traffic.sidecar.istio.io/excludeOutboundPorts", "0", "warning [lenient-port-zero] document 1"},
 	} {
 		t.Run(c.key+"="+c.value, func(t *testing.T) {
 			out, stderr, err := runCLI(t, deployment, "inject", "-f", "-", "--annotate", c.key+"="+c.value)
@@ -38,7 +38,7 @@ func TestInjectAnnotateLenient(t *testing.T) {
 			if out != r.Output() {
 				t.Fatalf("inject printed:\n%s", out)
 			}
-			if !strings.Contains(stderr, c.pitfall) {
+			if !strings.Contains(stderr, "pitfall: stdin:") || !strings.Contains(stderr, c.pitfall) {
 				t.Fatalf("stderr %q lacks %q", stderr, c.pitfall)
 			}
 		})

@@ -5,10 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/explain"
 )
 
 const deployment = `apiVersion: apps/v1
@@ -174,7 +179,7 @@ spec:
 
 func TestInjectPitfallsAndFailOn(t *testing.T) {
 	_, stderr, err := runCLI(t, classicJob, "inject", "-f", "-")
-	if err != nil || !strings.Contains(stderr, "pitfall: error [job-classic-sidecar]") || !strings.Contains(stderr, "Fix: Inject a native sidecar") {
+	if err != nil || !strings.Contains(stderr, "pitfall: stdin:") || !strings.Contains(stderr, ": error [job-classic-sidecar] document 1") || !strings.Contains(stderr, "Fix: Inject a native sidecar") {
 		t.Fatalf("err %v, stderr %q", err, stderr)
 	}
 	if _, _, err := runCLI(t, classicJob, "inject", "-f", "-", "--fail-on", "error"); exitCodeOf(err) != 1 {
@@ -258,5 +263,59 @@ func TestBatchCommand(t *testing.T) {
 	}
 	if want := engine.Batch(r.Documents, r.Findings)[0].Cells()[17]; want == "" || !strings.Contains(lines[1], want) {
 		t.Errorf("the Deployment's total limits %q are not in its row: %s", want, lines[1])
+	}
+}
+
+// TestInjectFailOnTreeNamesFileAndDocument: on several files, each pitfall line names the file
+// it is in and its document and line counted within that file — as inject of that file alone
+// says — not the document's index among all the files' documents.
+func TestInjectFailOnTreeNamesFileAndDocument(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"a.yaml": podNamed("one") + "---\n" + podNamed("two"),
+		"b.yaml": podNamed("three") + "---\n" + classicJob,
+	})
+	b := filepath.Join(dir, "b.yaml")
+	pitfalls := func(stderr string) []string {
+		var out []string
+		for _, l := range strings.Split(stderr, "\n") {
+			if strings.HasPrefix(l, "pitfall: ") {
+				out = append(out, l)
+			}
+		}
+		return out
+	}
+	_, alone, err := runCLI(t, "", "inject", "-f", b)
+	if err != nil {
+		t.Fatalf("b.yaml alone: %v: %s", err, alone)
+	}
+	_, tree, err := runCLI(t, "", "inject", "-f", dir, "--fail-on", "error")
+	if exitCodeOf(err) != 1 {
+		t.Fatalf("--fail-on error on the tree: exit %d (%v)", exitCodeOf(err), err)
+	}
+	want := pitfalls(alone)
+	if len(want) != 1 || !strings.HasPrefix(want[0], "pitfall: "+filepath.ToSlash(b)+":") || !strings.Contains(want[0], ": error [job-classic-sidecar] document 2 ") {
+		t.Fatalf("b.yaml alone: want job-classic-sidecar at b.yaml, document 2, got %q", want)
+	}
+	// The Job's line within b.yaml: below the first document's 8 lines and the separator.
+	if line, _ := strconv.Atoi(strings.Split(strings.TrimPrefix(want[0], "pitfall: "+filepath.ToSlash(b)+":"), ":")[0]); line < 10 || line > 19 {
+		t.Errorf("line %d: want one within the Job (lines 10 to 19)", line)
+	}
+	if diff := cmp.Diff(want, pitfalls(tree)); diff != "" {
+		t.Errorf("the tree's pitfall lines (-b.yaml alone +the tree):\n%s", diff)
+	}
+}
+
+// TestInjectSaysWhatTheManifestIgnored: inject counts on stderr the findings the manifest's
+// sidecarlab.dev/ignore left out (as check does), prints no pitfall line for them and does not
+// fail on them; without the annotation, no such line.
+func TestInjectSaysWhatTheManifestIgnored(t *testing.T) {
+	ignoring := strings.Replace(classicJob, "  name: once\n", "  name: once\n  annotations:\n    sidecarlab.dev/ignore: job-classic-sidecar\n", 1)
+	_, stderr, err := runCLI(t, ignoring, "inject", "-f", "-", "--fail-on", "error")
+	if err != nil || !strings.Contains(stderr, explain.Ignored(1)) || strings.Contains(stderr, "[job-classic-sidecar]") {
+		t.Fatalf("ignored: err %v, stderr %q", err, stderr)
+	}
+	_, stderr, _ = runCLI(t, classicJob, "inject", "-f", "-")
+	if strings.Contains(stderr, "ignored by the manifest") || !strings.Contains(stderr, "[job-classic-sidecar]") {
+		t.Fatalf("not ignored: stderr %q", stderr)
 	}
 }

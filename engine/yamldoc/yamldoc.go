@@ -56,7 +56,12 @@ func Split(in []byte) ([]Doc, error) {
 		if bytes.HasPrefix(l, []byte("---")) {
 			trimmed := strings.TrimSpace(string(l[3:]))
 			if len(trimmed) > 0 && trimmed[0] != '#' {
-				return out, &SeparatorError{Doc: len(out) + 1, Line: line, Text: trimmed}
+				// It would end the open document, if one is, and open the next.
+				doc := len(out) + 1
+				if buf.Len() != 0 {
+					doc++
+				}
+				return out, &SeparatorError{Doc: doc, Line: line, Text: trimmed}
 			}
 			if buf.Len() != 0 {
 				out = append(out, Doc{Raw: bytes.Clone(buf.Bytes()), Line: start})

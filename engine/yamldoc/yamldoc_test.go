@@ -72,6 +72,37 @@ func TestSplit(t *testing.T) {
 	}
 }
 
+// TestSeparatorErrorDoc: a bad separator names the document it would have opened — the one
+// after the open document, when one is — and its own line.
+func TestSeparatorErrorDoc(t *testing.T) {
+	cases := []struct {
+		name, in  string
+		doc, line int
+	}{
+		{"first line", "--- x\na: 1\n", 1, 1},
+		{"after a document", "a: 1\n--- x\nb: 2\n", 2, 2},
+		{"after a document and its separator", "a: 1\n---\n--- x\n", 2, 3},
+		{"after two documents", "a: 1\n---\nb: 2\n--- x\n", 3, 4},
+		{"after a separator alone, which is a document", "---\n--- x\n", 2, 2},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			checkSplit(t, []byte(c.in)) // the same documents and error as YAMLReader
+			docs, err := Split([]byte(c.in))
+			se, ok := err.(*SeparatorError)
+			if !ok {
+				t.Fatalf("error %v, want a *SeparatorError", err)
+			}
+			if se.Doc != c.doc || se.Line != c.line || se.Text != "x" {
+				t.Errorf("document %d, line %d, text %q; want document %d, line %d, text \"x\"", se.Doc, se.Line, se.Text, c.doc, c.line)
+			}
+			if se.Doc <= len(docs) {
+				t.Errorf("document %d is among the %d documents before the error", se.Doc, len(docs))
+			}
+		})
+	}
+}
+
 func FuzzSplit(f *testing.F) {
 	f.Add([]byte("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n---\napiVersion: v1\nkind: Service\n"))
 	f.Add([]byte("# comment\n---\n---\na: |\n  ---x\n--- # next\nb: 2"))

@@ -390,7 +390,7 @@ function init() {
     if (e.key === "?") {
       e.preventDefault();
       document.getElementById("shortcuts").showModal();
-    } else if (/^[1-8]$/.test(e.key)) {
+    } else if (/^[1-9]$/.test(e.key)) {
       const t = document.querySelectorAll("[data-tab]")[parseInt(e.key, 10) - 1];
       if (t) selectTab(t.dataset.tab, true);
     }

@@ -1,10 +1,14 @@
 package handlers
 
 import (
+	"context"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/PuerkitoBio/goquery"
@@ -220,7 +224,23 @@ func TestClusterTab(t *testing.T) {
 // TestClusterIsLazy: a page on another tab does not compute the admission: the Cluster panel is
 // empty (the script fetches it when chosen), and so is the batch table once a namespace is set.
 func TestClusterIsLazy(t *testing.T) {
-	h := newServer(t)
+	newServer(t)
+	ce := &countingEngine{Engine: eng}
+	h := New(slog.New(slog.NewTextHandler(io.Discard, nil)), func() Engine { return ce }, Config{})
+	for _, tab := range []string{"", "diff", "lifecycle", "pitfalls", "batch"} {
+		st := withNamespace(shop)
+		if tab == "batch" {
+			st.Settings.Namespace = engine.Namespace{} // the batch tab admits only with a namespace
+		}
+		if r := get(t, h, stateLink(t, st)+"&tab="+tab); r.status != http.StatusOK || ce.admissions.Load() != 0 {
+			t.Fatalf("tab %q: %d, %d admissions", tab, r.status, ce.admissions.Load())
+		}
+	}
+	for i, tab := range []string{"cluster", "batch"} {
+		if r := get(t, h, stateLink(t, withNamespace(shop))+"&tab="+tab); r.status != http.StatusOK || ce.admissions.Load() != int32(i+1) {
+			t.Fatalf("tab %q: %d, %d admissions", tab, r.status, ce.admissions.Load())
+		}
+	}
 	r := get(t, h, stateLink(t, withNamespace(shop)))
 	if p := testid(r, "panel-cluster"); p.AttrOr("data-empty", "") != "1" || testid(r, "cluster-doc").Length() != 0 {
 		t.Fatal("the Cluster panel is rendered on the diff tab")
@@ -236,6 +256,17 @@ func TestClusterIsLazy(t *testing.T) {
 	if r.doc.Find(`[data-col="admission"]`).Length() != 0 {
 		t.Fatal("an admission column without a namespace")
 	}
+}
+
+// countingEngine counts the admissions run on it (each asks for the workloads once).
+type countingEngine struct {
+	Engine
+	admissions atomic.Int32
+}
+
+func (c *countingEngine) Workloads(ctx context.Context, manifest []byte, steps []engine.Step, s engine.Settings) (*engine.Install, []engine.Workload, error) {
+	c.admissions.Add(1)
+	return c.Engine.Workloads(ctx, manifest, steps, s)
 }
 
 // TestBatchAdmissionColumn: with a namespace set, the batch tab has each workload's admission.

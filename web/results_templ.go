@@ -4037,7 +4037,7 @@ func cluster(c ClusterView) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 325, ": the installation's webhooks chosen by their selectors, Istio's own webhook, then Pod Security Admission — the real code of each, run here. The namespace is set in Settings.</p>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 325, ": the installation's webhooks chosen by their selectors, Istio's own webhook, then Pod Security Admission — the real code of each, run here. The namespace and its labels are set in Settings; a workload that names its own namespace is created there, with these labels.</p>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -106,6 +106,9 @@ func TestClusterTab(t *testing.T) {
 	if e := text(ctx, t, `[data-testid="namespace-error"]`); !strings.Contains(e, "namespace labels") || !strings.Contains(e, "KEY=VALUE") {
 		t.Errorf("the error says %q", e)
 	}
+	if st := text(ctx, t, `#status`); !strings.Contains(st, "namespace") {
+		t.Errorf("the status line says %q", st)
+	}
 	labels, _ := chromedp.Run(ctx, chromedp.Value(chromedp.CSS(`[data-testid="ns-labels"]`)))
 	if labels != "team" {
 		t.Errorf("the labels field holds %q after the error", labels)

@@ -221,6 +221,21 @@ func TestClusterTab(t *testing.T) {
 	}
 }
 
+// TestClusterVersion: the Cluster tab runs at the settings' Kubernetes version in every mode, and
+// the form keeps the version outside webhook mode.
+func TestClusterVersion(t *testing.T) {
+	h := newServer(t)
+	st := withNamespace(shop)
+	st.Settings.KubernetesVersion = "1.30"
+	if r := clusterPage(t, h, st); !strings.Contains(testid(r, "cluster").Text(), "on Kubernetes 1.30") {
+		t.Fatal("the Cluster tab does not say the settings' version")
+	}
+	got := decodeLocation(t, postForm(t, h, url.Values{"manifest": {deploymentYAML}, "mode": {"kube-inject"}, "kubernetesVersion": {"1.30"}}))
+	if got.Settings.KubernetesVersion != "1.30" {
+		t.Fatalf("kube-inject mode drops the version: %+v", got.Settings)
+	}
+}
+
 // TestClusterIsLazy: a page on another tab does not compute the admission: the Cluster panel is
 // empty (the script fetches it when chosen), and so is the batch table once a namespace is set.
 func TestClusterIsLazy(t *testing.T) {

@@ -292,9 +292,9 @@ func (s *server) formView(w http.ResponseWriter, r *http.Request) (view, error) 
 	if st.Settings.Mode == engine.ModeKubeInject {
 		st.Settings.Mode = ""
 	}
-	if st.Settings.Mode != engine.ModeWebhook {
-		st.Settings.KubernetesVersion = ""
-	}
+	// The Kubernetes version is kept in every mode: the Cluster tab runs the webhook and Pod
+	// Security at it whatever the mode (injection outside webhook mode does not read it, nor
+	// does its memo key).
 	ns, nsErr := readNamespace(f)
 	if nsErr == nil {
 		st.Settings.Namespace = ns

@@ -113,6 +113,9 @@ func (s *server) handleAPIInject() http.Handler {
 		if _, err := dec.Token(); err != io.EOF {
 			return httpError{status: http.StatusBadRequest, msg: "The request has more after its JSON object; send one object."}
 		}
+		if err := checkNamespace(req.Settings.Namespace); err != nil {
+			return err // a namespace the API server would refuse: 422, naming the field
+		}
 		// The slot is held until the answer is written: encoding a large timeline is work too.
 		release, err := s.acquire(r.Context())
 		if err != nil {

@@ -77,6 +77,14 @@ func TestStateV2Namespace(t *testing.T) {
 	if sr.status != http.StatusUnprocessableEntity || !strings.Contains(sr.body, "namespace labels") {
 		t.Fatalf("share with bad labels: %d", sr.status)
 	}
+	// The API refuses such a namespace too, naming the field (its answer's permalink would not
+	// load otherwise).
+	req := httptest.NewRequest(http.MethodPost, "/api/v1/inject?include=admission", strings.NewReader(
+		`{"manifest":"apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\nspec:\n  containers:\n  - name: a\n    image: b\n","settings":{"namespace":{"name":"shop","labels":{"pod-security.kubernetes.io/enforce":"strict"}}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	if r := do(t, newServer(t), req); r.status != http.StatusUnprocessableEntity || !strings.Contains(r.body, `"field": "namespace labels"`) {
+		t.Fatalf("API with a bad enforce level: %d %s", r.status, r.body)
+	}
 	// A link whose namespace the API server would refuse is a 422 naming it.
 	bad := withNamespace(engine.Namespace{Name: "Shop_1"})
 	if r := get(t, newServer(t), stateLink(t, bad)); r.status != http.StatusUnprocessableEntity || !strings.Contains(testid(r, "error-message").Text(), "namespace name") {

@@ -109,9 +109,6 @@ func readView(r *http.Request) (view, error) {
 		}
 		v.state = st
 	}
-	if err := checkNamespace(v.state.Settings.Namespace); err != nil {
-		return v, err
-	}
 	if !validTab(v.tab) {
 		v.tab = web.DefaultTab
 	}

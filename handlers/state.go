@@ -121,5 +121,9 @@ func decodeStateJSON(js []byte) (State, error) {
 	case s.Version > StateVersion:
 		return s, badState{fmt.Sprintf("it was made by a newer sidecarlab (state v%d; this one reads up to v%d)", s.Version, StateVersion)}
 	}
+	// A namespace the API server would refuse (a link made by hand): 422, naming the field.
+	if err := checkNamespace(s.Settings.Namespace); err != nil {
+		return s, err
+	}
 	return s, nil
 }

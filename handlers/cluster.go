@@ -349,6 +349,14 @@ func (s *server) addAdmission(ctx context.Context, v view, p *web.Page) error {
 		if err != nil {
 			return err
 		}
+		// As the other tabs: the first documents (see view.docLimit); the API has every one.
+		if lim := v.docLimit(); len(cv.Docs) > lim {
+			cv.Hidden = len(cv.Docs) - lim
+			cv.Docs = cv.Docs[:lim]
+			mv := v
+			mv.limit = lim + defaultLimit
+			cv.MoreHref = mv.linkWith(EncodeState(v.state), web.ClusterTab, v.step)
+		}
 		p.Results.Cluster = cv
 	case v.tab == "batch" && slices.Contains(lazyTabs(v.state), "batch") && p.Results.Selected == len(p.Results.Steps)-1:
 		rs, err := s.admit(ctx, v.state)

@@ -229,6 +229,22 @@ func TestClusterTab(t *testing.T) {
 	}
 }
 
+// TestClusterShowsTheFirstDocuments: a large manifest's Cluster tab shows the first documents,
+// as the other tabs, with the link that shows more.
+func TestClusterShowsTheFirstDocuments(t *testing.T) {
+	h := newServer(t)
+	st := withNamespace(shop)
+	st.Manifest = strings.Repeat(deploymentYAML+"---\n", 3)
+	r := get(t, h, stateLink(t, st)+"&tab=cluster&limit=2")
+	if n := testid(r, "cluster-doc").Length(); n != 2 || !strings.Contains(testid(r, "cluster-more").Text(), "1 more document is not shown") {
+		t.Fatalf("%d documents shown, more: %q", n, testid(r, "cluster-more").Text())
+	}
+	more := testid(r, "cluster-more").Find("a").AttrOr("href", "")
+	if r := get(t, h, more); testid(r, "cluster-doc").Length() != 3 || testid(r, "cluster-more").Length() != 0 {
+		t.Fatalf("show more (%s): %d documents", more, testid(r, "cluster-doc").Length())
+	}
+}
+
 // TestClusterVersion: the Cluster tab runs at the settings' Kubernetes version in every mode, and
 // the form keeps the version outside webhook mode.
 func TestClusterVersion(t *testing.T) {

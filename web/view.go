@@ -266,6 +266,9 @@ type ClusterView struct {
 	Docs               []ClusterDoc
 	// Fixes are the fixes that change the settings (one click each), for every document.
 	Fixes []SettingsFix
+	// Hidden counts the documents not shown (a large manifest); MoreHref shows more of them.
+	Hidden   int
+	MoreHref string
 	// Error is why there is no admission (the manifest failed; the settings are wrong).
 	Error string
 }

@@ -1,15 +1,10 @@
 package handlers
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"mime"
 	"net/http"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/explain"
@@ -84,37 +79,16 @@ func includes(r *http.Request) (map[string]bool, error) {
 // handleAPIInject is POST /api/v1/inject.
 func (s *server) handleAPIInject() http.Handler {
 	return s.apiHandler(func(w http.ResponseWriter, r *http.Request) error {
-		// application/json and nothing else: a browser sends no other page's fetch with it
-		// unless CORS allows it (it does not), and a form cannot send it at all.
-		if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-			return httpError{status: http.StatusUnsupportedMediaType, msg: "Send the request as application/json (Content-Type: application/json)."}
+		var req InjectRequest
+		if err := readJSONBody(w, r, s.cfg.MaxBodyBytes, &req); err != nil {
+			return err
 		}
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
-		if err != nil {
-			var mbe *http.MaxBytesError
-			if errors.As(err, &mbe) {
-				return mbe
-			}
-			return httpError{status: http.StatusBadRequest, msg: "The request body could not be read."}
-		}
-		if !utf8.Valid(body) {
-			return httpError{status: http.StatusBadRequest, msg: "The request is not UTF-8 (JSON must be)."}
+		if err := checkNamespace(req.Settings.Namespace); err != nil {
+			return err // a namespace the API server would refuse: 422, naming the field
 		}
 		want, err := includes(r)
 		if err != nil {
 			return err
-		}
-		var req InjectRequest
-		dec := json.NewDecoder(strings.NewReader(string(body)))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&req); err != nil {
-			return httpError{status: http.StatusBadRequest, msg: "The request is not valid JSON for this endpoint: " + err.Error()}
-		}
-		if _, err := dec.Token(); err != io.EOF {
-			return httpError{status: http.StatusBadRequest, msg: "The request has more after its JSON object; send one object."}
-		}
-		if err := checkNamespace(req.Settings.Namespace); err != nil {
-			return err // a namespace the API server would refuse: 422, naming the field
 		}
 		// The slot is held until the answer is written: encoding a large timeline is work too.
 		release, err := s.acquire(r.Context())

@@ -85,6 +85,13 @@ func TestStateV2Namespace(t *testing.T) {
 	if r := do(t, newServer(t), req); r.status != http.StatusUnprocessableEntity || !strings.Contains(r.body, `"field": "namespace labels"`) {
 		t.Fatalf("API with a bad enforce level: %d %s", r.status, r.body)
 	}
+	// So does the share API (a stored link with it would not load).
+	req = httptest.NewRequest(http.MethodPost, "/api/v1/share", strings.NewReader(
+		`{"manifest":"apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\nspec:\n  containers:\n  - name: a\n    image: b\n","settings":{"namespace":{"name":"Shop"}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	if r := do(t, h, req); r.status != http.StatusUnprocessableEntity || !strings.Contains(r.body, `"field": "namespace name"`) {
+		t.Fatalf("share API with a bad namespace name: %d %s", r.status, r.body)
+	}
 	// A link whose namespace the API server would refuse is a 422 naming it.
 	bad := withNamespace(engine.Namespace{Name: "Shop_1"})
 	if r := get(t, newServer(t), stateLink(t, bad)); r.status != http.StatusUnprocessableEntity || !strings.Contains(testid(r, "error-message").Text(), "namespace name") {

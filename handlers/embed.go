@@ -22,8 +22,8 @@ func (s *server) handleEmbed() http.Handler {
 		if err != nil && !errors.As(err, &ie) {
 			return err
 		}
-		v.tab = "lifecycle" // the embed shows the diff, which is always built, and the lifecycle verdicts
-		p := buildPage(v, s.statics, tl, ie, false)
+		v.tab = "lifecycle" // the embed shows the diff and the lifecycle verdicts
+		p := buildPage(v, s.statics, tl, ie, false, "diff")
 		hv := v
 		hv.tab = "" // named like the view it embeds, not like its lifecycle tab
 		p.Head = playgroundHead(hv, tl)

@@ -7,10 +7,15 @@ import (
 	"strings"
 )
 
-// origin is this server as the browser reached it: https when the connection is TLS, or when a
-// trusted proxy (one of --trusted-proxy) says it terminated TLS (X-Forwarded-Proto); the Host the
-// request named. Without trusted proxies the header is ignored: anyone can send it.
+// origin is this server's address: --public-url when it is set, else as the browser reached it:
+// https when the connection is TLS, or when a trusted proxy (one of --trusted-proxy) says it
+// terminated TLS (X-Forwarded-Proto); the Host the request named. Without trusted proxies the
+// header is ignored: anyone can send it.
 func (s *server) origin(r *http.Request) string {
+	if s.cfg.PublicURL != "" {
+		// The operator said where the server is (--public-url): that, not what the client sent.
+		return strings.TrimSuffix(s.cfg.PublicURL, "/")
+	}
 	scheme := "http"
 	if r.TLS != nil {
 		scheme = "https"

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/PuerkitoBio/goquery"
+
 	"github.com/sidecarlab/sidecarlab/engine"
 )
 
@@ -97,9 +99,15 @@ func TestEmbedSnippet(t *testing.T) {
 	if strings.Contains(page.body, "<iframe") {
 		t.Fatal("the snippet is markup in the page, not text")
 	}
-	// What the snippet points at answers, and may be framed.
-	if e := get(t, h, embedHref); e.status != 200 || !strings.HasSuffix(e.header.Get("Content-Security-Policy"), "frame-ancestors * file:") {
+	// What the snippet points at answers, may be framed, and shows the step's changes.
+	e := get(t, h, embedHref)
+	if e.status != 200 || !strings.HasSuffix(e.header.Get("Content-Security-Policy"), "frame-ancestors * file:") {
 		t.Fatalf("the embed answers %d, CSP %q", e.status, e.header.Get("Content-Security-Policy"))
+	}
+	if testid(e, "change").FilterFunction(func(_ int, s *goquery.Selection) bool {
+		return strings.Contains(s.AttrOr("data-path", ""), "istio-proxy].resources")
+	}).Length() == 0 {
+		t.Fatal("the embed shows no change of istio-proxy's resources")
 	}
 	// An X-Forwarded-Proto from anyone (no trusted proxy) does not make it https.
 	req := httptest.NewRequest("GET", stateLink(t, State{Manifest: deploymentYAML}), nil)

@@ -172,9 +172,10 @@ func (s *server) handlePlayground() http.Handler {
 }
 
 // renderView injects the view's state and renders the page, or only the regions that change
-// when the page's script asks (partialHeader).
+// when the page's script asks (partialHeader). Its address carries the state, so it warns when
+// that gives away values that look secret (linkSecretsBanner).
 func (s *server) renderView(w http.ResponseWriter, r *http.Request, v view) error {
-	return s.renderViewWith(w, r, v, nil)
+	return s.renderViewWith(w, r, v, s.linkSecretsBanner(v))
 }
 
 // pageExtras are what a caller may add to a rendered view: a short link, a banner.
@@ -276,22 +277,17 @@ func (s *server) formView(w http.ResponseWriter, r *http.Request) (view, error) 
 	st := State{
 		Version:  StateVersion,
 		Istio:    engine.Version().Istio,
-		Manifest: strings.ReplaceAll(f.Get("manifest"), "\r\n", "\n"),
+		Manifest: f.Get("manifest"),
 		Settings: engine.Settings{
 			Mode:              engine.Mode(f.Get("mode")),
 			KubernetesVersion: strings.TrimSpace(f.Get("kubernetesVersion")),
 			Install: engine.InstallOptions{
 				Set:     splitLines(f.Get("set")),
-				Overlay: strings.ReplaceAll(f.Get("overlay"), "\r\n", "\n"),
+				Overlay: f.Get("overlay"),
 			},
 		},
 	}
-	if st.Settings.Mode == engine.ModeKubeInject {
-		st.Settings.Mode = ""
-	}
-	// The Kubernetes version is kept in every mode: the Cluster tab runs the webhook and Pod
-	// Security at it whatever the mode (injection outside webhook mode does not read it, nor
-	// does its memo key).
+	st = st.canonical()
 	ns, nsErr := readNamespace(f)
 	if nsErr == nil {
 		st.Settings.Namespace = ns

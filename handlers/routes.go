@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -17,6 +18,8 @@ import (
 	"github.com/a-h/templ"
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
+	kflate "github.com/klauspost/compress/flate"
+	kgzip "github.com/klauspost/compress/gzip"
 
 	"github.com/sidecarlab/sidecarlab/admission"
 	"github.com/sidecarlab/sidecarlab/engine"
@@ -53,6 +56,10 @@ type Config struct {
 	// StoreTimeout bounds one call to the link store (default 3 s), so that a hung database
 	// answers "sharing is unavailable" instead of holding the request.
 	StoreTimeout time.Duration
+	// PublicURL is the server's public address (https://sidecarlab.example.com), which the share
+	// API puts before /s/<id>; empty, it answers the path alone. Never taken from a request's
+	// Host header, which the client chooses.
+	PublicURL string
 }
 
 // New returns the whole HTTP surface. eng returns nil until the engine is ready (the default
@@ -84,7 +91,7 @@ func New(logger *slog.Logger, eng func() Engine, cfg Config) http.Handler {
 		statics: pageStatics{panel: sync.OnceValue(func() templ.Component { return renderPanel(annotationGroups(engine.DefaultCatalog())) }), lab: sync.OnceValue(newLabPath)}}
 	r := chi.NewRouter()
 	r.Use(s.metrics.observe)
-	r.Use(middleware.RequestID, s.logRequests, s.recoverPanics, securityHeaders, middleware.Compress(1, "text/html", "text/css", "application/javascript", "text/javascript", "application/json", "image/svg+xml", "application/yaml"))
+	r.Use(middleware.RequestID, s.logRequests, s.recoverPanics, securityHeaders, compressor().Handler)
 	// HEAD is answered on every GET route as GET is, without the body (link checkers and chat
 	// unfurlers ask with HEAD); net/http drops the body.
 	r.Use(middleware.GetHead)
@@ -100,6 +107,7 @@ func New(logger *slog.Logger, eng func() Engine, cfg Config) http.Handler {
 	reads := s.rateLimit(cfg.RatePerMinute, "requests")
 	writes := s.rateLimit(cfg.WriteRatePerMinute, "shared links")
 	r.With(writes, s.refuseCrossSite, s.requireEngine(htmlErrors)).Post("/share", s.handleShare().ServeHTTP)
+	r.With(writes, s.refuseCrossSite, s.requireEngine(jsonErrors)).Post("/api/v1/share", s.handleAPIShare().ServeHTTP)
 	r.Group(func(r chi.Router) {
 		r.Use(reads, s.refuseCrossSite)
 		r.Handle("/static/*", http.StripPrefix("/static/", static.Handler()))
@@ -132,6 +140,8 @@ func New(logger *slog.Logger, eng func() Engine, cfg Config) http.Handler {
 			// The catalog and the version are compiled in: they answer before the engine is ready.
 			r.Get("/annotations", s.handleAPIAnnotations().ServeHTTP)
 			r.Get("/version", s.handleAPIVersion().ServeHTTP)
+			// A stored state is read from the store alone: it answers before the engine is ready.
+			r.Get("/links/{id}", s.handleAPILink().ServeHTTP)
 		})
 	})
 	r.NotFound(reads(s.handleNotFound()).ServeHTTP)
@@ -149,6 +159,8 @@ type server struct {
 	slots   chan struct{}
 	metrics *metrics
 	statics pageStatics
+	// secretTotals memoises the secret scan of long links' manifests.
+	secretTotals secretTotals
 	// admitter runs the Cluster view's admissions on the engine, made on first use.
 	admitOnce sync.Once
 	admitter  *admission.Admitter
@@ -159,6 +171,22 @@ type server struct {
 func (s *server) admit(ctx context.Context, st State) ([]admission.Result, error) {
 	s.admitOnce.Do(func() { s.admitter = admission.New(s.eng()) })
 	return s.admitter.Admit(ctx, []byte(st.Manifest), st.Steps, st.Settings)
+}
+
+// compressor compresses answers at the fastest level, with klauspost/compress's gzip and deflate
+// (the same formats; about twice as fast as the standard library's at level 1, which was most of
+// the cost of compressing a toggle's answer).
+func compressor() *middleware.Compressor {
+	c := middleware.NewCompressor(1, "text/html", "text/css", "application/javascript", "text/javascript", "application/json", "image/svg+xml", "application/yaml")
+	c.SetEncoder("gzip", func(w io.Writer, level int) io.Writer {
+		gw, _ := kgzip.NewWriterLevel(w, level)
+		return gw
+	})
+	c.SetEncoder("deflate", func(w io.Writer, level int) io.Writer {
+		fw, _ := kflate.NewWriter(w, level)
+		return fw
+	})
+	return c
 }
 
 var errBusy = httpError{status: http.StatusServiceUnavailable, msg: "sidecarlab is busy; try again in a moment."}

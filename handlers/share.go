@@ -155,7 +155,9 @@ func outputHash(tl *engine.Timeline) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// handleShare stores the form's state and redirects to its short link, /s/<id>.
+// handleShare stores the form's state and redirects to its short link, /s/<id>. A manifest with
+// values that look secret is not stored until the person chose (the form's "secrets" field):
+// the page lists them and offers to redact them or to share as is.
 func (s *server) handleShare() http.Handler {
 	return s.pageHandler(func(w http.ResponseWriter, r *http.Request) error {
 		if s.cfg.Links == nil {
@@ -165,27 +167,24 @@ func (s *server) handleShare() http.Handler {
 		if err != nil {
 			return err
 		}
-		js := StateJSON(v.state)
-		if err := s.shareable(v.state, js); err != nil {
-			return withForm{err: err, form: formOf(v)}
-		}
-		tl, err := s.timeline(r.Context(), v.state)
-		hash := ""
-		var ie *engine.InputError
-		switch {
-		case err == nil:
-			hash = outputHash(tl)
-		case errors.As(err, &ie):
-			// A state Istio rejects can be shared too: it shows the same error.
-		default:
-			// No link for a state that cannot be shown; the error page keeps the text.
-			return withForm{err: err, form: formOf(v)}
-		}
-		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.StoreTimeout)
-		defer cancel()
-		id, err := s.cfg.Links.Put(ctx, Link{State: js, Istio: v.state.Istio, OutputHash: hash})
+		choice, err := readSecretsChoice(r.PostForm.Get("secrets"))
 		if err != nil {
-			return s.storeError(r.Context(), ctx, "share", err)
+			return withForm{err: err, form: formOf(v)}
+		}
+		st, findings, total, err := secretsGate(v.state, choice)
+		if err != nil {
+			return withForm{err: err, form: formOf(v)}
+		}
+		if total > 0 {
+			return render(w, r, http.StatusOK, web.ShareSecretsPage(shareSecretsView(v, findings, total), versionLine()))
+		}
+		l, err := s.linkFor(r.Context(), st)
+		if err != nil {
+			return withForm{err: err, form: formOf(v)}
+		}
+		id, err := s.putLink(r.Context(), l)
+		if err != nil {
+			return err
 		}
 		target := "/s/" + id
 		q := url.Values{}
@@ -198,6 +197,40 @@ func (s *server) handleShare() http.Handler {
 		http.Redirect(w, r, target, http.StatusSeeOther)
 		return nil
 	})
+}
+
+// linkFor is the link a state is stored as, after the checks every share passes (shareable):
+// its JSON and the hash of its output. A state Istio rejects is stored too (it shows the same
+// error); a state that cannot be shown at all (too slow, the server busy) is an error.
+func (s *server) linkFor(ctx context.Context, st State) (Link, error) {
+	js := StateJSON(st)
+	if err := s.shareable(st, js); err != nil {
+		return Link{}, err
+	}
+	tl, err := s.timeline(ctx, st)
+	hash := ""
+	var ie *engine.InputError
+	switch {
+	case err == nil:
+		hash = outputHash(tl)
+	case errors.As(err, &ie):
+		// A state Istio rejects can be shared too: it shows the same error.
+	default:
+		return Link{}, err
+	}
+	return Link{State: js, Istio: st.Istio, OutputHash: hash}, nil
+}
+
+// putLink stores a link and returns its id: the one way a short link is made (the form's Share,
+// the API, the CLI through the API). Store failures come back as storeError's answers.
+func (s *server) putLink(reqCtx context.Context, l Link) (string, error) {
+	ctx, cancel := context.WithTimeout(reqCtx, s.cfg.StoreTimeout)
+	defer cancel()
+	id, err := s.cfg.Links.Put(ctx, l)
+	if err != nil {
+		return "", s.storeError(reqCtx, ctx, "share", err)
+	}
+	return id, nil
 }
 
 // handleShortLink renders a stored state. Opened under another Istio, it says so, and whether

@@ -5,8 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -20,8 +18,7 @@ import (
 
 func serverWith(t *testing.T, links LinkStore) http.Handler {
 	t.Helper()
-	newServer(t)
-	return New(slog.New(slog.NewTextHandler(io.Discard, nil)), func() Engine { return eng }, Config{Links: links})
+	return serverConfig(t, Config{Links: links})
 }
 
 // memLinks is a LinkStore in memory that keeps the contract of the real one (package store,

@@ -40,8 +40,9 @@ type pageStatics struct {
 }
 
 // buildPage shapes a timeline (or the error that prevented one) into the page's view model. A
-// fragment (full false) leaves out what never changes between actions: presets, modes, the panel.
-func buildPage(v view, statics pageStatics, tl *engine.Timeline, reqErr *engine.InputError, full bool) *web.Page {
+// fragment (full false) leaves out what never changes between actions: presets, modes, the panel;
+// its results are the selected tab's, and those of the tabs named in also.
+func buildPage(v view, statics pageStatics, tl *engine.Timeline, reqErr *engine.InputError, full bool, also ...string) *web.Page {
 	st := v.state
 	enc := EncodeState(st)
 	p := &web.Page{
@@ -75,7 +76,9 @@ func buildPage(v view, statics pageStatics, tl *engine.Timeline, reqErr *engine.
 	p.Active = activeAnnotations(st.Steps)
 	// The tabs whose content costs an admission are made only when shown (see addAdmission).
 	lazy := lazyTabs(st)
-	p.Results = buildResults(v, enc, tl, reqErr, func(tab string) bool { return tab == v.tab || full && !slices.Contains(lazy, tab) })
+	p.Results = buildResults(v, enc, tl, reqErr, func(tab string) bool {
+		return tab == v.tab || slices.Contains(also, tab) || full && !slices.Contains(lazy, tab)
+	})
 	p.Results.OnlySelected = !full
 	p.Results.Lazy = lazy
 	p.Present = v.present

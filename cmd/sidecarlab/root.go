@@ -136,6 +136,7 @@ the same as a web playground. The injector is Istio's own, of the Istio version 
 		newAnnotationsCmd(c),
 		newVersionCmd(c),
 		newServeCmd(c),
+		newShareCmd(c),
 		newWorkerCmd(c),
 	)
 	return root

@@ -7,7 +7,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -64,6 +66,7 @@ func (o *serveOptions) register(cmd *cobra.Command, getenv func(string) string) 
 		o.dbPath = "sidecarlab.db"
 	}
 	o.postgres = getenv("SIDECARLAB_POSTGRES")
+	o.cfg.PublicURL = getenv("SIDECARLAB_PUBLIC_URL")
 	fs := cmd.Flags()
 	fs.StringVar(&o.addr, "addr", o.addr, "address to listen on (env SIDECARLAB_ADDR)")
 	fs.StringVar(&o.dbPath, "db", o.dbPath, "SQLite file for shared links, created on first use (env SIDECARLAB_DB)")
@@ -73,6 +76,7 @@ func (o *serveOptions) register(cmd *cobra.Command, getenv func(string) string) 
 	fs.IntVar(&o.cfg.RatePerMinute, "rate-limit", 6000, "requests per minute per client address, shares apart (-1: off)")
 	fs.IntVar(&o.cfg.WriteRatePerMinute, "share-rate-limit", 60, "shares (link-store writes) per minute per client address (-1: off)")
 	fs.DurationVar(&o.cfg.RequestTimeout, "request-timeout", 15*time.Second, "bound on one request's work; shutdown waits this long plus 5 s for requests in flight")
+	fs.StringVar(&o.cfg.PublicURL, "public-url", o.cfg.PublicURL, "the server's public address, e.g. https://sidecarlab.example.com: the share API's links start with it (default: links are paths, /s/<id>; env SIDECARLAB_PUBLIC_URL)")
 	fs.StringVar(&o.trusted, "trusted-proxies", "", "comma-separated CIDRs of proxies whose X-Forwarded-For/Forwarded names the client (default none: headers ignored)")
 	fs.Int64Var(&o.quota, "store-quota", 1<<30, "largest size of the link store in bytes; when full, sharing answers 507 (0: no bound)")
 	fs.BoolVar(&o.iso.allow, "allow-custom-templates", false, "accept install options that bring injection templates (or template text), and run them in isolated worker processes")
@@ -80,7 +84,7 @@ func (o *serveOptions) register(cmd *cobra.Command, getenv func(string) string) 
 	fs.IntVar(&o.iso.limits.CPUSeconds, "worker-cpu-seconds", o.iso.limits.CPUSeconds, "CPU time a worker may use (with --allow-custom-templates)")
 	fs.Int64Var(&o.iso.limits.MemoryBytes, "worker-memory", o.iso.limits.MemoryBytes, "memory in bytes a worker may map beyond its start (with --allow-custom-templates)")
 	fs.IntVar(&o.iso.maxWorkers, "max-workers", 0, "workers running at once (0: GOMAXPROCS; with --allow-custom-templates)")
-	for _, name := range []string{"addr", "postgres", "max-body", "max-concurrent", "rate-limit", "share-rate-limit", "request-timeout", "trusted-proxies", "store-quota", "worker-cpu-seconds", "worker-memory", "max-workers"} {
+	for _, name := range []string{"addr", "postgres", "max-body", "max-concurrent", "rate-limit", "share-rate-limit", "request-timeout", "public-url", "trusted-proxies", "store-quota", "worker-cpu-seconds", "worker-memory", "max-workers"} {
 		_ = cmd.RegisterFlagCompletionFunc(name, cobra.NoFileCompletions)
 	}
 }
@@ -95,6 +99,9 @@ func serveRun(c *cli, o serveOptions) error {
 	}
 	if cfg.RequestTimeout <= 0 {
 		return usageError{"--request-timeout must be positive"}
+	}
+	if cfg.PublicURL, err = publicURL(cfg.PublicURL); err != nil {
+		return usageError{fmt.Sprintf("--public-url: %v", err)}
 	}
 	logger := slog.New(slog.NewTextHandler(c.stderr, nil))
 
@@ -254,4 +261,17 @@ func displayAddr(a net.Addr) string {
 func withLinks(cfg handlers.Config, links handlers.LinkStore) handlers.Config {
 	cfg.Links = links
 	return cfg
+}
+
+// publicURL checks --public-url: empty, or an absolute http(s) URL with no query, fragment or
+// user, which links are made under (its trailing "/" dropped).
+func publicURL(s string) (string, error) {
+	if s == "" {
+		return "", nil
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return "", fmt.Errorf("%q: want an http:// or https:// address such as https://sidecarlab.example.com (a path is kept; no query, fragment or user)", s)
+	}
+	return strings.TrimSuffix(u.String(), "/"), nil
 }

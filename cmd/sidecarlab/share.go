@@ -1,0 +1,180 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/explain"
+	"github.com/sidecarlab/sidecarlab/handlers"
+)
+
+// shareTimeout bounds the whole exchange with the server, and maxShareAnswer what is read of
+// its answer (a 422 lists at most engine.MaxSecretFindings findings).
+const (
+	shareTimeout   = 60 * time.Second
+	maxShareAnswer = 1 << 20
+)
+
+// newShareCmd is share: a manifest (with its annotation steps and settings) stored as a short
+// link on a sidecarlab server, through its API (POST /api/v1/share), which checks it for secrets
+// first.
+func newShareCmd(c *cli) *cobra.Command {
+	var (
+		files               fileFlags
+		settings            settingsFlags
+		steps               stepFlags
+		server              string
+		redact, allowSecret bool
+	)
+	cmd := &cobra.Command{
+		Use:   "share -f FILENAME [--annotate KEY=VALUE]... [--server URL]",
+		Short: "Store a view on a sidecarlab server and print its short link",
+		Long: `Store the view of a manifest — with its --annotate steps and install options — on a sidecarlab
+server and print the short link, for a review comment or a chat. The server looks for values that
+should not be shared first (Secrets, passwords and tokens in env values, private keys, registry
+credentials, random-looking strings): if it finds any, nothing is stored, they are listed on
+standard error (never their values), and the command fails; --redact stores the manifest with each
+replaced by <redacted>, --allow-secrets as it is.`,
+		Example: examples(c,
+			"# Share a Deployment with one annotation (the server from SIDECARLAB_SERVER)",
+			"{} share -f deployment.yaml --annotate sidecar.istio.io/proxyCPU=200m",
+			"",
+			"# On a given server, with any secrets replaced by <redacted>",
+			"{} share -f deployment.yaml --server https://sidecarlab.example.com --redact"),
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if server == "" {
+				return usageError{"--server URL (or SIDECARLAB_SERVER) is required: the sidecarlab server that stores the link"}
+			}
+			base, err := url.Parse(server)
+			if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
+				return usageError{fmt.Sprintf("--server %q: want an http:// or https:// URL", server)}
+			}
+			if redact && allowSecret {
+				return usageError{"--redact and --allow-secrets: choose one"}
+			}
+			j, st, s, err := request(c, files, settings, steps)
+			if err != nil {
+				return err
+			}
+			if s.Mode == engine.ModeKubeInject {
+				s.Mode = "" // the server's default, as its form writes it: the same view, the same link
+			}
+			body, err := json.Marshal(handlers.ShareRequest{
+				InjectRequest: handlers.InjectRequest{Manifest: string(j.manifest), Steps: st, Settings: s},
+				Redact:        redact, AllowSecrets: allowSecret,
+			})
+			if err != nil {
+				return err
+			}
+			return shareRun(c, base, body, j)
+		},
+	}
+	files.register(cmd)
+	settings.register(cmd)
+	steps.register(cmd)
+	server = c.getenv("SIDECARLAB_SERVER")
+	cmd.Flags().StringVar(&server, "server", server, "the sidecarlab server (env SIDECARLAB_SERVER)")
+	cmd.Flags().BoolVar(&redact, "redact", false, "store the manifest with each value that looks secret replaced by <redacted>")
+	cmd.Flags().BoolVar(&allowSecret, "allow-secrets", false, "store the manifest as it is, even with values that look secret")
+	_ = cmd.RegisterFlagCompletionFunc("server", cobra.NoFileCompletions)
+	return cmd
+}
+
+// shareRun posts the request and prints the link, or what the server refused and why.
+func shareRun(c *cli, base *url.URL, body []byte, j joined) error {
+	ctx, cancel := context.WithTimeout(c.ctx, shareTimeout)
+	defer cancel()
+	endpoint := base.JoinPath("api/v1/share")
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint.String(), bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("sharing on %s: %w", base.Redacted(), err)
+	}
+	defer res.Body.Close()
+	answer, err := io.ReadAll(io.LimitReader(res.Body, maxShareAnswer))
+	if err != nil {
+		return fmt.Errorf("reading %s's answer: %w", base.Redacted(), err)
+	}
+	switch res.StatusCode {
+	case http.StatusCreated:
+		var ok handlers.ShareResponse
+		if err := json.Unmarshal(answer, &ok); err != nil || ok.URL == "" {
+			return fmt.Errorf("%s answered 201 without a link", base.Redacted())
+		}
+		link, err := url.Parse(ok.URL)
+		if err != nil {
+			return fmt.Errorf("%s answered a link that is not a URL", base.Redacted())
+		}
+		// A server without --public-url answers the path alone: it is under --server.
+		_, err = fmt.Fprintln(c.stdout, base.ResolveReference(link).String())
+		return err
+	case http.StatusUnprocessableEntity:
+		var sec handlers.SecretsResponse
+		if json.Unmarshal(answer, &sec) == nil && len(sec.Secrets) > 0 {
+			printSecrets(c, j, sec)
+			return errSilent
+		}
+	}
+	return apiFailure(base, res.StatusCode, answer, j)
+}
+
+// printSecrets lists a 422's findings on stderr, each placed in its file, and what to do.
+func printSecrets(c *cli, j joined, sec handlers.SecretsResponse) {
+	fmt.Fprintln(c.stderr, "sidecarlab: not shared:", sec.Error.Message)
+	for _, f := range sec.Secrets {
+		if f.Step > 0 {
+			// An --annotate value: it is in no file.
+			fmt.Fprintf(c.stderr, "  --annotate: %s\n", explain.SecretLine(f.SecretFinding))
+			continue
+		}
+		p := j.partOf(f.Line, f.Doc)
+		local := f.SecretFinding
+		local.Doc -= p.docsBefore
+		local.Line = max(1, local.Line-p.line+1)
+		fmt.Fprintf(c.stderr, "  %s: %s\n", p.name, explain.SecretLine(local))
+	}
+	if more := explain.SecretsMore(len(sec.Secrets), sec.Total); more != "" {
+		fmt.Fprintln(c.stderr, "  "+more)
+	}
+}
+
+// apiFailure is the server's error answer as an error: its message, placed in the file it is
+// about when it names a document or a line.
+func apiFailure(base *url.URL, status int, answer []byte, j joined) error {
+	var e struct {
+		Error struct {
+			Message string `json:"message"`
+			Doc     int    `json:"doc"`
+			Line    int    `json:"line"`
+			Field   string `json:"field"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(answer, &e) != nil || e.Error.Message == "" {
+		// Not the API's error body (a proxy's page, a rate limit's text): its first line, bounded.
+		line, _, _ := strings.Cut(strings.TrimSpace(string(answer)), "\n")
+		if len(line) > 200 {
+			line = strings.ToValidUTF8(line[:200], "") + "…"
+		}
+		return fmt.Errorf("%s answered %d %s: %s", base.Redacted(), status, http.StatusText(status), line)
+	}
+	if e.Error.Doc > 0 || e.Error.Line > 0 {
+		return j.locate(&engine.InputError{Doc: e.Error.Doc, Line: e.Error.Line, Field: e.Error.Field, Msg: e.Error.Message})
+	}
+	return errors.New(e.Error.Message)
+}

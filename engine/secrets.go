@@ -1,0 +1,801 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode"
+
+	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/sidecarlab/sidecarlab/engine/yamldoc"
+)
+
+// SecretKind says why a value looks like something that should not be shared. The words for
+// each kind are in package explain.
+type SecretKind string
+
+const (
+	// SecretDocument: the document is a Secret (its data values are findings of their own).
+	SecretDocument SecretKind = "secret-document"
+	// SecretDataValue: a value under a Secret's data or stringData.
+	SecretDataValue SecretKind = "data-value"
+	// SecretEnvName: an env value whose variable's name says password, token, key, secret, ….
+	SecretEnvName SecretKind = "env-name"
+	// SecretHighEntropy: a long token that looks random (see highEntropy).
+	SecretHighEntropy SecretKind = "high-entropy"
+	// SecretPrivateKey: a PEM private key (or a Secret value that decodes to one).
+	SecretPrivateKey SecretKind = "private-key"
+	// SecretRegistryCredential: a Docker config (a dockerconfigjson Secret's value, or any value
+	// with "auths" in it).
+	SecretRegistryCredential SecretKind = "registry-credential"
+)
+
+// SecretKinds lists every kind ScanSecrets reports, in the order a person reads them.
+var SecretKinds = []SecretKind{SecretDocument, SecretDataValue, SecretEnvName, SecretPrivateKey, SecretRegistryCredential, SecretHighEntropy}
+
+// Redacted is what Redact writes in place of a flagged value.
+const Redacted = "<redacted>"
+
+// SecretFinding is one value of a manifest that should not be shared as is. It never carries the
+// value: Excerpt is the value's key with Redacted in place of the value.
+type SecretFinding struct {
+	// Doc is the 1-based document; Line the 1-based line of the value in the whole input. Both
+	// are 0 for a finding in an annotation step, and Step is its 1-based number.
+	Doc  int `json:"doc,omitempty"`
+	Line int `json:"line,omitempty"`
+	Step int `json:"step,omitempty"`
+	// Path names the value the way the diff names fields
+	// (spec.template.spec.containers[app].env[DB_PASSWORD].value); empty in a document that
+	// does not parse.
+	Path    string     `json:"path,omitempty"`
+	Kind    SecretKind `json:"kind"`
+	Excerpt string     `json:"excerpt"`
+}
+
+// MaxSecretFindings bounds the findings ScanSecrets returns (the total is counted beyond it):
+// every echoed list is bounded.
+const MaxSecretFindings = 100
+
+// ScanSecrets looks through a manifest for what should not be shared: Secret documents and
+// their values, env values whose names say they are secret, private keys, registry
+// credentials, and long random-looking tokens. It returns at most MaxSecretFindings findings and
+// the total found. It is a heuristic on the text, before any injection: it runs on manifests
+// Istio rejects too, and on documents that do not parse (line by line).
+func ScanSecrets(manifest []byte) (findings []SecretFinding, total int) {
+	hits := scanSecrets(splitScanDocs(manifest))
+	for i, h := range hits {
+		if i == MaxSecretFindings {
+			break
+		}
+		findings = append(findings, h.SecretFinding)
+	}
+	return findings, len(hits)
+}
+
+// ScanSteps looks at the values of annotation steps as ScanSecrets looks at a manifest's
+// values: a private key, a registry credential or a random-looking token in one is a finding
+// (Step names it). An annotation's name says nothing about its value, so names are not read.
+func ScanSteps(steps []Step) []SecretFinding {
+	var out []SecretFinding
+	for i, st := range steps {
+		if st.Remove || st.Value == "" || st.Value == Redacted {
+			continue
+		}
+		if kind, ok := valueKind(st.Value); ok {
+			out = append(out, SecretFinding{Step: i + 1, Kind: kind, Excerpt: excerpt(st.Key)})
+		}
+	}
+	return out
+}
+
+// RedactSteps is steps with the value of each step ScanSteps flags replaced by Redacted. A
+// redacted value of an annotation Istio reads (proxy.istio.io/config) changes what it does;
+// the others reach the output as they are.
+func RedactSteps(steps []Step) []Step {
+	out := slices.Clone(steps)
+	for _, f := range ScanSteps(steps) {
+		out[f.Step-1].Value = Redacted
+	}
+	return out
+}
+
+// secretHit is a finding and where its value is: a scalar node of a parsed document, or a token
+// on one line of a document that does not parse. A secret-document finding has neither: it is
+// redacted through its values.
+type secretHit struct {
+	SecretFinding
+	node  *yaml.Node
+	token span
+}
+
+// span is [from, to) bytes of one input line (1-based, the whole input's).
+type span struct{ line, from, to int }
+
+// scanDoc is one document of the input, parsed when it parses.
+type scanDoc struct {
+	yamldoc.Doc
+	index int
+	root  *yaml.Node // nil when the document does not parse
+	lines []string   // Raw's lines, without their "\n"
+}
+
+func splitScanDocs(in []byte) []scanDoc {
+	// A bad separator ends the documents that can be read; the rest is not scanned as YAML, but a
+	// state with it cannot be injected either: the line scan below reads what Split kept.
+	docs, _ := yamldoc.Split(in)
+	out := make([]scanDoc, len(docs))
+	for i, d := range docs {
+		sd := scanDoc{Doc: d, index: i + 1, lines: strings.Split(strings.TrimSuffix(string(d.Raw), "\n"), "\n")}
+		var root yaml.Node
+		if yaml.Unmarshal(d.Raw, &root) == nil && len(root.Content) > 0 {
+			sd.root = &root
+		}
+		out[i] = sd
+	}
+	return out
+}
+
+func scanSecrets(docs []scanDoc) []secretHit {
+	var hits []secretHit
+	for _, d := range docs {
+		if d.root == nil {
+			hits = append(hits, scanLines(d)...)
+			continue
+		}
+		w := secretWalker{doc: d}
+		w.node(d.root.Content[0], "", "")
+		hits = append(hits, w.hits...)
+	}
+	return hits
+}
+
+// secretWalker walks one parsed document.
+type secretWalker struct {
+	doc  scanDoc
+	hits []secretHit
+	// flagged are the nodes with a finding already.
+	flagged map[*yaml.Node]bool
+}
+
+func (w *secretWalker) add(n *yaml.Node, path, key string, kind SecretKind) {
+	if w.flagged == nil {
+		w.flagged = make(map[*yaml.Node]bool)
+	}
+	w.flagged[n] = true
+	w.hits = append(w.hits, secretHit{SecretFinding: SecretFinding{
+		Doc: w.doc.index, Line: w.doc.Line + n.Line - 1, Path: clip(path), Kind: kind, Excerpt: excerpt(key),
+	}, node: n})
+}
+
+func excerpt(key string) string {
+	if key == "" {
+		return "- " + Redacted
+	}
+	return clip(key) + ": " + Redacted
+}
+
+// node walks n, found at path under key (key is "" for a list item).
+func (w *secretWalker) node(n *yaml.Node, path, key string) {
+	switch n.Kind {
+	case yaml.MappingNode:
+		w.mapping(n, path)
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			w.node(c, path+itemKey(c, i), "")
+		}
+		if key == "env" {
+			w.env(n, path)
+		}
+	case yaml.ScalarNode:
+		if n.Value == "" || n.Value == Redacted || (n.Tag != "!!str" && n.Tag != "!!binary" && n.Tag != "") {
+			return
+		}
+		if kind, ok := valueKind(n.Value); ok {
+			w.add(n, path, key, kind)
+		}
+	}
+}
+
+// itemKey names a list item as the diff does: by its name when it has one, else by position.
+func itemKey(n *yaml.Node, i int) string {
+	if _, v := mappingEntry(n, "name"); v != nil && v.Kind == yaml.ScalarNode && v.Value != "" {
+		return "[" + v.Value + "]"
+	}
+	return fmt.Sprintf("[%d]", i)
+}
+
+// registrySecretTypes are the Secret types that hold registry credentials.
+var registrySecretTypes = []string{"kubernetes.io/dockerconfigjson", "kubernetes.io/dockercfg"}
+
+func (w *secretWalker) mapping(n *yaml.Node, path string) {
+	kindKey, kind := mappingEntry(n, "kind")
+	isSecret := kind != nil && kind.Kind == yaml.ScalarNode && kind.Value == "Secret"
+	registry := false
+	if isSecret {
+		if _, t := mappingEntry(n, "type"); t != nil && slices.Contains(registrySecretTypes, t.Value) {
+			registry = true
+		}
+	}
+	at := len(w.hits)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		p := joinKey(path, k.Value)
+		if isSecret && (k.Value == "data" || k.Value == "stringData") && v.Kind == yaml.MappingNode {
+			w.secretData(v, p, registry)
+			continue
+		}
+		if k.Value == "annotations" && v.Kind == yaml.MappingNode {
+			w.annotations(v, p)
+			continue
+		}
+		w.node(v, p, k.Value)
+	}
+	if isSecret && len(w.hits) > at {
+		// The Secret itself is named first, when it has values left to redact: a Secret whose
+		// values are all redacted (or empty) gives nothing away.
+		w.hits = slices.Insert(w.hits, at, secretHit{SecretFinding: SecretFinding{
+			Doc: w.doc.index, Line: w.doc.Line + kindKey.Line - 1, Path: clip(joinKey(path, "kind")), Kind: SecretDocument, Excerpt: "kind: Secret",
+		}})
+	}
+}
+
+// secretData makes every value of a Secret's data or stringData a finding.
+func (w *secretWalker) secretData(n *yaml.Node, path string, registry bool) {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		p := joinKey(path, k.Value)
+		if v.Kind != yaml.ScalarNode {
+			w.node(v, p, k.Value)
+			continue
+		}
+		if v.Value == "" || v.Value == Redacted {
+			continue
+		}
+		kind := SecretDataValue
+		decoded, _ := base64.StdEncoding.DecodeString(strings.Join(strings.Fields(v.Value), ""))
+		switch {
+		case isPrivateKey(v.Value) || isPrivateKey(string(decoded)):
+			kind = SecretPrivateKey
+		case registry || isRegistryCredential(v.Value) || isRegistryCredential(string(decoded)):
+			kind = SecretRegistryCredential
+		}
+		w.add(v, p, k.Value, kind)
+	}
+}
+
+// annotations skips the values of checksum/* annotations, which are meant to look random (a
+// hash of a config, to roll pods when it changes: Helm's documented idiom).
+func (w *secretWalker) annotations(n *yaml.Node, path string) {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if strings.HasPrefix(k.Value, "checksum/") && v.Kind == yaml.ScalarNode && !isPrivateKey(v.Value) && !isRegistryCredential(v.Value) {
+			continue
+		}
+		w.node(v, joinKey(path, k.Value), k.Value)
+	}
+}
+
+// env flags the values of env entries whose names say they are secret, unless the value was
+// flagged already (a private key in DB_PASSWORD is a private key).
+func (w *secretWalker) env(n *yaml.Node, path string) {
+	for i, item := range n.Content {
+		_, name := mappingEntry(item, "name")
+		_, value := mappingEntry(item, "value")
+		if name == nil || value == nil || value.Kind != yaml.ScalarNode || value.Value == "" || value.Value == Redacted || !secretName(name.Value) || filePath(value.Value) {
+			continue
+		}
+		if w.flagged[value] {
+			continue
+		}
+		w.add(value, joinKey(path+itemKey(item, i), "value"), name.Value, SecretEnvName)
+	}
+}
+
+// filePath says whether a value is an absolute file path: it says where a secret is
+// (ISTIO_META_TLS_CLIENT_KEY: /etc/identity/client-key.pem, in Istio's own test data), not what.
+func filePath(v string) bool {
+	return strings.HasPrefix(v, "/") && !strings.ContainsAny(v, " \t\n")
+}
+
+// secretWords are the words of a variable's name that say its value is secret; nameWords the
+// last words that say it is only where a secret is (a path, a file, a Secret's name).
+var (
+	secretWords = []string{"password", "passwd", "pwd", "pass", "passphrase", "token", "secret", "key", "apikey", "credential", "credentials", "auth"}
+	nameWords   = []string{"name", "file", "path", "dir", "ref", "namespace", "url", "uri"}
+)
+
+// secretName says whether an env variable's name says its value is secret: one of its words
+// (split at _, -, . and camelCase) is a secret word, and its last word does not say it names
+// a place instead (TLS_KEY_FILE, SECRET_NAME).
+func secretName(name string) bool {
+	words := nameSplit(name)
+	if len(words) == 0 || slices.Contains(nameWords, words[len(words)-1]) {
+		return false
+	}
+	return slices.ContainsFunc(words, func(w string) bool { return slices.Contains(secretWords, w) })
+}
+
+func nameSplit(name string) []string {
+	var words []string
+	var cur []rune
+	prev := rune(0)
+	for _, r := range name {
+		switch {
+		case !unicode.IsLetter(r) && !unicode.IsDigit(r):
+			if len(cur) > 0 {
+				words = append(words, strings.ToLower(string(cur)))
+			}
+			cur = cur[:0]
+		case unicode.IsUpper(r) && unicode.IsLower(prev) && len(cur) > 0:
+			words = append(words, strings.ToLower(string(cur)))
+			cur = append(cur[:0], r)
+		default:
+			cur = append(cur, r)
+		}
+		prev = r
+	}
+	if len(cur) > 0 {
+		words = append(words, strings.ToLower(string(cur)))
+	}
+	return words
+}
+
+// valueKind classifies any other string value: a private key, a registry credential, or a
+// random-looking token.
+func valueKind(v string) (SecretKind, bool) {
+	switch {
+	case isPrivateKey(v):
+		return SecretPrivateKey, true
+	case isRegistryCredential(v):
+		return SecretRegistryCredential, true
+	case highEntropy(v):
+		return SecretHighEntropy, true
+	}
+	return "", false
+}
+
+var privateKeyRE = regexp.MustCompile(`-----BEGIN ([A-Z0-9]+ )*PRIVATE KEY( BLOCK)?-----`)
+
+func isPrivateKey(v string) bool { return privateKeyRE.MatchString(v) }
+
+// isRegistryCredential recognises a Docker config: {"auths": …} (dockerconfigjson) or the legacy
+// dockercfg's {"registry": {"auth": …}}.
+func isRegistryCredential(v string) bool {
+	t := strings.TrimSpace(v)
+	return strings.HasPrefix(t, "{") && (strings.Contains(t, `"auths"`) || strings.Contains(t, `"auth"`))
+}
+
+// digestRE matches what is meant to look random and is not secret: a content digest, as in an
+// image reference (image@sha256:…) or anywhere else.
+var digestRE = regexp.MustCompile(`sha(256|384|512):[0-9a-fA-F]{32,}`)
+
+// tokenRE cuts a value into tokens of the base64, base64url and hex alphabets; "=" only as
+// base64's padding, at a token's end, so that key=value (sidecar.istio.io/proxyMemory=256Mi)
+// is two tokens.
+var tokenRE = regexp.MustCompile(`[A-Za-z0-9+/_-]{20,}={0,2}`)
+
+// highEntropy says whether a value holds a long token that looks random. Secrets (API keys,
+// passwords made by a generator, JWTs, base64 of random bytes) are near-uniform draws from an
+// alphabet; names are words. Shannon entropy (bits per character, over the token's own
+// character frequencies) tells them apart, within limits:
+//
+//   - Mixed-case tokens (base64, base64url, JWT parts) of at least 20 characters with upper,
+//     lower and digits: flagged at ≥ 0.85 × log2(length) (the most a token of that length can
+//     reach), capped at 4.3 bits. Simulated uniform base64 tokens (2,000 per length) average
+//     4.04 bits at 20 characters (bound 3.67), 4.56 at 32 (bound 4.25), 4.78 at 40 and 5.18 at
+//     64 (bound 4.3: past ~32 characters a token's own entropy grows slowly, 5.18 of a possible
+//     6 at 64, so the uncapped bound would miss a quarter of them); 1–2 % fall below it.
+//     camelCase and SCREAMING_SNAKE names fail the character mix or the bound.
+//   - Hex tokens of at least 32 characters (128 bits and up): flagged at ≥ 3.0 bits; uniform
+//     hex of 32 averages 3.62 and was never below 3.11; a hex run that long with few distinct
+//     digits (0000…, deadbeef…) is not random.
+//   - Lowercase-and-digit tokens are not flagged: pod names with hashes
+//     (my-app-7d9f8b6c5d-x2kqz, 4.14 bits) are as "random" as short secrets of that alphabet, so
+//     entropy cannot tell them apart; the env-name check catches such secrets where they usually
+//     are.
+//
+// Content digests (sha256:…) are removed first: they are meant to look random.
+func highEntropy(v string) bool {
+	v = digestRE.ReplaceAllString(v, " ")
+	for _, t := range tokenRE.FindAllString(v, -1) {
+		if randomToken(t) {
+			return true
+		}
+	}
+	return false
+}
+
+func randomToken(t string) bool {
+	var upper, lower, digit, hexOnly = false, false, false, true
+	for _, r := range t {
+		switch {
+		case r >= 'A' && r <= 'Z':
+			upper = true
+		case r >= 'a' && r <= 'z':
+			lower = true
+		case r >= '0' && r <= '9':
+			digit = true
+		}
+		if !strings.ContainsRune("0123456789abcdefABCDEF", r) {
+			hexOnly = false
+		}
+	}
+	h := shannon(t)
+	switch {
+	case hexOnly && (upper != lower) && digit:
+		return len(t) >= 32 && h >= 3.0
+	case upper && lower && digit:
+		return h >= math.Min(0.85*math.Log2(float64(len(t))), 4.3)
+	}
+	return false
+}
+
+// shannon is the Shannon entropy of s in bits per byte.
+func shannon(s string) float64 {
+	var counts [256]int
+	for i := 0; i < len(s); i++ {
+		counts[s[i]]++
+	}
+	h := 0.0
+	for _, c := range counts {
+		if c > 0 {
+			p := float64(c) / float64(len(s))
+			h -= p * math.Log2(p)
+		}
+	}
+	return h
+}
+
+// scanLines scans a document that does not parse, line by line: a private key's first line, a
+// registry credential's, and random-looking tokens, each a token on its line.
+func scanLines(d scanDoc) []secretHit {
+	var hits []secretHit
+	for i, l := range d.lines {
+		var spans [][2]int
+		var kinds []SecretKind
+		switch loc := privateKeyRE.FindStringIndex(l); {
+		case loc != nil:
+			spans, kinds = append(spans, [2]int{loc[0], len(l)}), append(kinds, SecretPrivateKey)
+		case strings.Contains(l, `"auths"`):
+			j := strings.Index(l, "{")
+			if j < 0 || j > strings.Index(l, `"auths"`) {
+				j = strings.Index(l, `"auths"`)
+			}
+			spans, kinds = append(spans, [2]int{j, len(l)}), append(kinds, SecretRegistryCredential)
+		default:
+			clean := digestRE.ReplaceAllStringFunc(l, func(s string) string { return strings.Repeat(" ", len(s)) })
+			for _, loc := range tokenRE.FindAllStringIndex(clean, -1) {
+				if randomToken(l[loc[0]:loc[1]]) {
+					spans, kinds = append(spans, [2]int{loc[0], loc[1]}), append(kinds, SecretHighEntropy)
+				}
+			}
+		}
+		if len(spans) == 0 {
+			continue
+		}
+		// The excerpt is the line with every flagged token replaced.
+		var ex strings.Builder
+		prev := 0
+		for _, sp := range spans {
+			ex.WriteString(l[prev:sp[0]])
+			ex.WriteString(Redacted)
+			prev = sp[1]
+		}
+		ex.WriteString(l[prev:])
+		excerpt := clip(strings.TrimSpace(ex.String()))
+		for j, sp := range spans {
+			hits = append(hits, secretHit{SecretFinding: SecretFinding{
+				Doc: d.index, Line: d.Line + i, Kind: kinds[j], Excerpt: excerpt,
+			}, token: span{line: d.Line + i, from: sp[0], to: sp[1]}})
+		}
+	}
+	return hits
+}
+
+// Redact replaces every value ScanSecrets flags with Redacted and leaves every other byte of the
+// manifest as it was: comments, quoting, layout, line ends. A flagged scalar keeps its style
+// ("…" stays double-quoted, a block (|, >) becomes a plain scalar), so the document keeps its
+// shape. Where the text of a value cannot be found exactly (a plain scalar folded over several
+// lines, an anchor), that document is written again from its parsed tree with the values
+// replaced (its comments kept where the YAML encoder keeps them). Each redacted document is parsed
+// again and must equal the original with exactly the flagged values replaced: an in-place edit
+// that does not falls back to writing the document again, and one written again that does not is
+// an InputError, never a manifest with a secret left in it. In a document that does not parse,
+// the flagged tokens are replaced where they are.
+func Redact(manifest []byte) (string, error) {
+	docs := splitScanDocs(manifest)
+	hits := scanSecrets(docs)
+	if len(hits) == 0 {
+		return string(manifest), nil
+	}
+	lines := inputLines(manifest)
+	byDoc := make(map[int][]secretHit)
+	for _, h := range hits {
+		if h.node != nil || h.token.line > 0 {
+			byDoc[h.Doc] = append(byDoc[h.Doc], h)
+		}
+	}
+	var edits []edit
+	for _, d := range docs {
+		dh := byDoc[d.index]
+		if len(dh) == 0 {
+			continue
+		}
+		e, err := redactDoc(d, dh)
+		if err != nil {
+			return "", err
+		}
+		edits = append(edits, e...)
+	}
+	return applyEdits(lines, edits)
+}
+
+// edit replaces [from, to) of the input, as (line, byte column) pairs, 1-based lines.
+type edit struct {
+	fromLine, fromCol, toLine, toCol int
+	text                             string
+}
+
+func redactDoc(d scanDoc, hits []secretHit) ([]edit, error) {
+	var edits []edit
+	if d.root == nil {
+		for _, h := range hits {
+			edits = append(edits, edit{h.token.line, h.token.from, h.token.line, h.token.to, Redacted})
+		}
+		return edits, nil
+	}
+	replaced := make(map[*yaml.Node]bool)
+	exact := true
+	for _, h := range hits {
+		if replaced[h.node] {
+			continue
+		}
+		replaced[h.node] = true
+		// Every flagged node is marked even when one cannot be edited exactly: the fallback
+		// replaces them all.
+		if e, ok := scalarEdit(d, h.node); ok {
+			edits = append(edits, e)
+		} else {
+			exact = false
+		}
+	}
+	if exact {
+		if err := checkRedacted(d, edits, replaced); err == nil {
+			return edits, nil
+		}
+	}
+	// Write the document again from its tree.
+	for n := range replaced {
+		n.Value, n.Tag = Redacted, "!!str"
+		if n.Style == yaml.LiteralStyle || n.Style == yaml.FoldedStyle {
+			n.Style = 0
+		}
+	}
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(d.root); err != nil {
+		return nil, &InputError{Doc: d.index, Line: d.Line, Field: "manifest", Msg: "this document could not be redacted: " + err.Error()}
+	}
+	text := buf.String()
+	var got yaml.Node
+	if yaml.Unmarshal([]byte(text), &got) != nil || len(got.Content) == 0 || !sameTree(d.root.Content[0], got.Content[0], replaced) {
+		return nil, &InputError{Doc: d.index, Line: d.Line, Field: "manifest", Msg: "this document could not be redacted: written again, it reads differently"}
+	}
+	first := 0
+	if strings.HasPrefix(d.lines[0], "---") {
+		// The separator that opens the document stays.
+		first = 1
+	}
+	last := len(d.lines) - 1
+	return []edit{{d.Line + first, 0, d.Line + last, len(d.lines[last]), strings.TrimSuffix(text, "\n")}}, nil
+}
+
+// scalarEdit finds the text of a scalar in its document: from its first character (a quote, a
+// block indicator, or the value) to its last. ok is false when it cannot be found exactly.
+func scalarEdit(d scanDoc, n *yaml.Node) (edit, bool) {
+	li := n.Line - 1
+	if li < 0 || li >= len(d.lines) || n.Anchor != "" || n.Style&yaml.TaggedStyle != 0 {
+		return edit{}, false
+	}
+	line := d.lines[li]
+	col, ok := byteCol(line, n.Column)
+	if !ok {
+		return edit{}, false
+	}
+	at := func(l, c int) edit { return edit{d.Line + li, col, d.Line + l, c, ""} }
+	switch {
+	case n.Style&yaml.DoubleQuotedStyle != 0:
+		if !strings.HasPrefix(line[col:], `"`) {
+			return edit{}, false
+		}
+		for l, c := li, col+1; l < len(d.lines); l, c = l+1, 0 {
+			s := d.lines[l]
+			for ; c < len(s); c++ {
+				switch s[c] {
+				case '\\':
+					c++
+				case '"':
+					e := at(l, c+1)
+					e.text = `"` + Redacted + `"`
+					return e, true
+				}
+			}
+		}
+	case n.Style&yaml.SingleQuotedStyle != 0:
+		if !strings.HasPrefix(line[col:], `'`) {
+			return edit{}, false
+		}
+		for l, c := li, col+1; l < len(d.lines); l, c = l+1, 0 {
+			s := d.lines[l]
+			for ; c < len(s); c++ {
+				if s[c] == '\'' {
+					if c+1 < len(s) && s[c+1] == '\'' {
+						c++
+						continue
+					}
+					e := at(l, c+1)
+					e.text = "'" + Redacted + "'"
+					return e, true
+				}
+			}
+		}
+	case n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0:
+		if !strings.HasPrefix(line[col:], "|") && !strings.HasPrefix(line[col:], ">") {
+			return edit{}, false
+		}
+		// The content: the lines after the header while they are blank or indented at least as
+		// much as the first non-blank one (YAML's auto-detected indentation; an explicit
+		// indentation indicator is left to the fallback).
+		if strings.ContainsAny(strings.Fields(line[col:])[0], "123456789") {
+			return edit{}, false
+		}
+		indent, end := -1, li
+		for l := li + 1; l < len(d.lines); l++ {
+			s := d.lines[l]
+			if strings.TrimSpace(s) == "" {
+				continue
+			}
+			ind := len(s) - len(strings.TrimLeft(s, " "))
+			if indent < 0 {
+				indent = ind
+			}
+			if ind < indent {
+				break
+			}
+			end = l
+		}
+		if end == li {
+			return edit{}, false
+		}
+		e := at(end, len(d.lines[end]))
+		e.text = Redacted
+		return e, true
+	default:
+		if !strings.HasPrefix(line[col:], n.Value) || strings.Contains(n.Value, "\n") {
+			return edit{}, false
+		}
+		e := at(li, col+len(n.Value))
+		e.text = Redacted
+		return e, true
+	}
+	return edit{}, false
+}
+
+// byteCol turns yaml's 1-based column (in characters) into a byte offset in line.
+func byteCol(line string, column int) (int, bool) {
+	c := 0
+	for i := range line {
+		if c == column-1 {
+			return i, true
+		}
+		c++
+	}
+	return 0, false
+}
+
+// checkRedacted applies the edits to the document alone and parses it again: it must be the
+// original tree with exactly the replaced scalars changed to Redacted.
+func checkRedacted(d scanDoc, edits []edit, replaced map[*yaml.Node]bool) error {
+	local := make([]edit, len(edits))
+	for i, e := range edits {
+		e.fromLine -= d.Line - 1
+		e.toLine -= d.Line - 1
+		local[i] = e
+	}
+	lines := make([]string, len(d.lines))
+	for i, l := range d.lines {
+		lines[i] = l + "\n"
+	}
+	text, err := applyEdits(lines, local)
+	if err != nil {
+		return err
+	}
+	var got yaml.Node
+	if err := yaml.Unmarshal([]byte(text), &got); err != nil || len(got.Content) == 0 {
+		return errors.New("the redacted document does not parse")
+	}
+	if !sameTree(d.root.Content[0], got.Content[0], replaced) {
+		return errors.New("the redacted document differs")
+	}
+	return nil
+}
+
+func sameTree(want, got *yaml.Node, replaced map[*yaml.Node]bool) bool {
+	if want.Kind != got.Kind || len(want.Content) != len(got.Content) {
+		return false
+	}
+	if replaced[want] {
+		return got.Value == Redacted
+	}
+	if want.Value != got.Value || (want.Kind != yaml.ScalarNode && want.Tag != got.Tag) || want.Alias != nil != (got.Alias != nil) {
+		return false
+	}
+	if want.Kind == yaml.ScalarNode && want.ShortTag() != got.ShortTag() {
+		return false
+	}
+	for i := range want.Content {
+		if !sameTree(want.Content[i], got.Content[i], replaced) {
+			return false
+		}
+	}
+	return true
+}
+
+// inputLines are the input's lines with their line ends ("\n", "\r\n" or none for the last).
+func inputLines(in []byte) []string {
+	s := string(in)
+	var out []string
+	for s != "" {
+		i := strings.IndexByte(s, '\n')
+		if i < 0 {
+			out = append(out, s)
+			break
+		}
+		out = append(out, s[:i+1])
+		s = s[i+1:]
+	}
+	return out
+}
+
+// applyEdits applies edits (1-based lines, byte columns of the lines' content) to lines, which
+// may carry their line ends; the edits must not overlap.
+func applyEdits(lines []string, edits []edit) (string, error) {
+	slices.SortFunc(edits, func(a, b edit) int {
+		if a.fromLine != b.fromLine {
+			return a.fromLine - b.fromLine
+		}
+		return a.fromCol - b.fromCol
+	})
+	var b strings.Builder
+	l, c := 1, 0 // the next byte to copy
+	for _, e := range edits {
+		if e.fromLine < l || (e.fromLine == l && e.fromCol < c) || e.toLine > len(lines) {
+			return "", errors.New("overlapping redactions")
+		}
+		for ; l < e.fromLine; l, c = l+1, 0 {
+			b.WriteString(lines[l-1][c:])
+		}
+		b.WriteString(content(lines[l-1])[c:e.fromCol])
+		b.WriteString(e.text)
+		l, c = e.toLine, e.toCol
+		if c > len(content(lines[l-1])) {
+			return "", errors.New("a redaction outside its line")
+		}
+	}
+	for ; l <= len(lines); l, c = l+1, 0 {
+		b.WriteString(lines[l-1][c:])
+	}
+	return b.String(), nil
+}
+
+// content is a line without its line end.
+func content(l string) string {
+	return strings.TrimSuffix(strings.TrimSuffix(l, "\n"), "\r")
+}

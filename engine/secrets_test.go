@@ -1,0 +1,598 @@
+package engine
+
+import (
+	"encoding/base64"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// Made-up values that look like what they stand for; none of them was ever a credential.
+const (
+	fakeToken  = "Zq8vR2mXk4TbW9yLp3NcA7hJ"                                         // 24 characters of base64
+	fakeHex    = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08" // sha256("test")
+	fakePEM    = "-----BEGIN RSA PRIVATE KEY-----\n    MIIBOgIBAAJBAKj34GkxFhD90vcNLYLInFEX6Ppy1tPf9Cnzj4p4WGeKLs1Pt8Qu\n    -----END RSA PRIVATE KEY-----"
+	fakeDocker = `{"auths":{"registry.example.com":{"auth":"dXNlcjpwYXNz"}}}`
+)
+
+func TestScanSecrets(t *testing.T) {
+	pemB64 := base64.StdEncoding.EncodeToString([]byte("-----BEGIN PRIVATE KEY-----\nabc\n-----END PRIVATE KEY-----\n"))
+	tests := []struct {
+		name     string
+		manifest string
+		want     []SecretFinding
+	}{
+		{
+			name: "env values by name",
+			manifest: `apiVersion: v1
+kind: Pod
+metadata:
+  name: p
+spec:
+  containers:
+  - name: app
+    image: app:1
+    env:
+    - name: DB_PASSWORD
+      value: hunter2
+    - name: apiToken
+      value: "abc"
+    - name: SECRET_NAME
+      value: db-creds
+    - name: TLS_KEY
+      value: /etc/tls/tls.key
+    - name: LOG_LEVEL
+      value: debug
+    - name: PASSWORD_EMPTY
+      value: ""
+    - name: KEYCLOAK_REALM
+      value: master
+`,
+			want: []SecretFinding{
+				{Doc: 1, Line: 11, Path: "spec.containers[app].env[DB_PASSWORD].value", Kind: SecretEnvName, Excerpt: "DB_PASSWORD: <redacted>"},
+				{Doc: 1, Line: 13, Path: "spec.containers[app].env[apiToken].value", Kind: SecretEnvName, Excerpt: "apiToken: <redacted>"},
+			},
+		},
+		{
+			name: "Secret documents, in a List too",
+			manifest: `apiVersion: v1
+kind: Service
+metadata:
+  name: s
+---
+apiVersion: v1
+kind: Secret
+metadata:
+  name: db
+data:
+  password: aHVudGVyMg==
+  key.pem: ` + pemB64 + `
+stringData:
+  user: admin
+---
+apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Secret
+  metadata:
+    name: pull
+  type: kubernetes.io/dockerconfigjson
+  data:
+    .dockerconfigjson: e30=
+`,
+			want: []SecretFinding{
+				{Doc: 2, Line: 7, Path: "kind", Kind: SecretDocument, Excerpt: "kind: Secret"},
+				{Doc: 2, Line: 11, Path: "data.password", Kind: SecretDataValue, Excerpt: "password: <redacted>"},
+				{Doc: 2, Line: 12, Path: `data["key.pem"]`, Kind: SecretPrivateKey, Excerpt: "key.pem: <redacted>"},
+				{Doc: 2, Line: 14, Path: "stringData.user", Kind: SecretDataValue, Excerpt: "user: <redacted>"},
+				{Doc: 3, Line: 20, Path: "items[0].kind", Kind: SecretDocument, Excerpt: "kind: Secret"},
+				{Doc: 3, Line: 25, Path: `items[0].data[".dockerconfigjson"]`, Kind: SecretRegistryCredential, Excerpt: ".dockerconfigjson: <redacted>"},
+			},
+		},
+		{
+			name: "values anywhere: keys, credentials, random tokens; digests and checksums allowed",
+			manifest: `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: d
+  annotations:
+    example.com/api: ` + fakeToken + `
+spec:
+  template:
+    metadata:
+      annotations:
+        checksum/config: ` + fakeHex + `
+        build.example.com/sum: ` + fakeHex + `
+        owner: my-app-7d9f8b6c5d-x2kqz
+    spec:
+      containers:
+      - name: app
+        image: docker.io/library/nginx@sha256:` + fakeHex + `
+        args: ["--config=/etc/app/config.yaml", "--name=ReviewsServiceV2Instance"]
+        command:
+        - sh
+        - -c
+        - |
+          ` + strings.ReplaceAll(fakePEM, "\n", "\n      ") + `
+      - name: sidecar
+        image: registry.example.com/sidecar:v1.2.3
+        env:
+        - name: DOCKER_CONFIG_JSON
+          value: '` + fakeDocker + `'
+`,
+			want: []SecretFinding{
+				{Doc: 1, Line: 6, Path: `metadata.annotations["example.com/api"]`, Kind: SecretHighEntropy, Excerpt: "example.com/api: <redacted>"},
+				{Doc: 1, Line: 12, Path: `spec.template.metadata.annotations["build.example.com/sum"]`, Kind: SecretHighEntropy, Excerpt: "build.example.com/sum: <redacted>"},
+				{Doc: 1, Line: 22, Path: "spec.template.spec.containers[app].command[2]", Kind: SecretPrivateKey, Excerpt: "- <redacted>"},
+				{Doc: 1, Line: 30, Path: "spec.template.spec.containers[sidecar].env[DOCKER_CONFIG_JSON].value", Kind: SecretRegistryCredential, Excerpt: "value: <redacted>"},
+			},
+		},
+		{
+			name: "a document that does not parse is scanned line by line",
+			manifest: `apiVersion: v1
+kind: Pod
+metadata:
+  name: p
+  annotations:
+    token: ` + fakeToken + `
+  bad: [unclosed
+`,
+			want: []SecretFinding{
+				{Doc: 1, Line: 6, Kind: SecretHighEntropy, Excerpt: "token: <redacted>"},
+			},
+		},
+		{
+			name: "nothing to find",
+			manifest: `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: c
+  annotations:
+    kubectl.kubernetes.io/last-applied-configuration: '{"apiVersion":"v1","kind":"ConfigMap"}'
+data:
+  password: not-a-secret-in-a-configmap
+---
+apiVersion: v1
+kind: Secret
+metadata:
+  name: redacted-before
+stringData:
+  password: <redacted>
+  empty: ""
+`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, total := ScanSecrets([]byte(tt.manifest))
+			if diff := cmp.Diff(tt.want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("findings (-want +got):\n%s", diff)
+			}
+			if total != len(got) {
+				t.Errorf("total %d, want %d", total, len(got))
+			}
+			for _, f := range got {
+				for _, secret := range []string{fakeToken, fakeHex, "hunter2", "BEGIN", "auths"} {
+					if strings.Contains(f.Excerpt+f.Path, secret) {
+						t.Errorf("finding %+v echoes %q", f, secret)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestScanSecretsBounded(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("apiVersion: v1\nkind: Secret\nmetadata:\n  name: many\ndata:\n")
+	for i := range MaxSecretFindings + 50 {
+		b.WriteString("  k" + strings.Repeat("x", 300) + strconv.Itoa(i) + ": c2VjcmV0\n")
+	}
+	got, total := ScanSecrets([]byte(b.String()))
+	if len(got) != MaxSecretFindings || total != MaxSecretFindings+51 {
+		t.Fatalf("got %d findings of %d, want %d of %d", len(got), total, MaxSecretFindings, MaxSecretFindings+51)
+	}
+	for _, f := range got {
+		if len(f.Path) > maxEcho+len("…") || len(f.Excerpt) > maxEcho+len("…: <redacted>") {
+			t.Fatalf("unbounded finding: path %d bytes, excerpt %d bytes", len(f.Path), len(f.Excerpt))
+		}
+	}
+}
+
+// TestHighEntropy holds the threshold's claims (see highEntropy): random tokens of the
+// alphabets it covers are flagged, names and hashes meant to be seen are not.
+func TestHighEntropy(t *testing.T) {
+	r := rand.New(rand.NewSource(1))
+	const b64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+	const hex = "0123456789abcdef"
+	for _, c := range []struct {
+		alphabet string
+		lengths  []int
+	}{{b64, []int{20, 24, 32, 40, 64}}, {hex, []int{32, 40, 64}}} {
+		for _, n := range c.lengths {
+			flagged, tries := 0, 500
+			for range tries {
+				b := make([]byte, n)
+				for i := range b {
+					b[i] = c.alphabet[r.Intn(len(c.alphabet))]
+				}
+				if highEntropy(string(b)) {
+					flagged++
+				}
+			}
+			// Tokens without a digit, or of one case only, are not flagged by design (a few %).
+			if flagged < tries*9/10 {
+				t.Errorf("alphabet of %d, length %d: %d of %d random tokens flagged, want ≥ 90 %%", len(c.alphabet), n, flagged, tries)
+			}
+		}
+	}
+	for _, s := range []string{
+		"prometheus-kube-state-metrics-controller", "my-app-7d9f8b6c5d-x2kqz", "ISTIO_META_APP_CONTAINERS",
+		"docker.io/istio/proxyv2:1.31.0-distroless", "ReviewsServiceV2Instance", "/var/run/secrets/kubernetes.io/serviceaccount",
+		"image@sha256:" + fakeHex, "00000000000000000000000000000000000000ab", "http://localhost:15020/app-health/reviews/readyz",
+	} {
+		if highEntropy(s) {
+			t.Errorf("%q is flagged as random", s)
+		}
+	}
+	for _, s := range []string{fakeToken, fakeHex, "Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"} {
+		if !highEntropy(s) {
+			t.Errorf("%q is not flagged as random", s)
+		}
+	}
+}
+
+// TestSecretsCorpora runs the scanner over Istio's own injection corpus (inputs and golden
+// outputs) and ours: none of them holds a secret, so every finding there is a false positive.
+func TestSecretsCorpora(t *testing.T) {
+	var files []string
+	for _, pattern := range []string{istioTestdata(t, "*"), filepath.Join("testdata", "corpus", "*.yaml"), filepath.Join("testdata", "lab", "*")} {
+		m, err := filepath.Glob(pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, m...)
+	}
+	if len(files) < 200 {
+		t.Fatalf("only %d corpus files found", len(files))
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := ScanSecrets(b); len(got) > 0 {
+			t.Errorf("%s: %+v", f, got)
+		}
+	}
+}
+
+var redactInput = "apiVersion: v1\r\n" + `kind: Pod
+metadata:
+  name: p # the pod
+  annotations:
+    example.com/api: "` + fakeToken + `"   # quoted
+    example.com/single: 'x-` + fakeToken + `'
+spec:
+  containers:
+  - name: app
+    image: app:1
+    env:
+    - {name: DB_PASSWORD, value: hunter2}
+    - name: API_KEY
+      value: >-
+        s3cr3t
+        folded
+    - name: MODE
+      value: "fast"
+    args:
+    - |
+      ` + strings.ReplaceAll(fakePEM, "\n    ", "\n      ") + `
+    - --verbose
+---
+apiVersion: v1
+kind: Secret
+metadata:
+  name: db
+stringData:
+  password: "multi
+    line"
+  user: admin
+`
+
+const redactWant = "apiVersion: v1\r\n" + `kind: Pod
+metadata:
+  name: p # the pod
+  annotations:
+    example.com/api: "<redacted>"   # quoted
+    example.com/single: '<redacted>'
+spec:
+  containers:
+  - name: app
+    image: app:1
+    env:
+    - {name: DB_PASSWORD, value: <redacted>}
+    - name: API_KEY
+      value: <redacted>
+    - name: MODE
+      value: "fast"
+    args:
+    - <redacted>
+    - --verbose
+---
+apiVersion: v1
+kind: Secret
+metadata:
+  name: db
+stringData:
+  password: "<redacted>"
+  user: <redacted>
+`
+
+func TestRedact(t *testing.T) {
+	got, err := Redact([]byte(redactInput))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(redactWant, got); diff != "" {
+		t.Errorf("Redact (-want +got):\n%s", diff)
+	}
+	// Nothing is left to find, not even the Secret, whose values are all redacted.
+	if left, _ := ScanSecrets([]byte(got)); len(left) > 0 {
+		t.Errorf("left after Redact: %+v", left)
+	}
+	// Nothing to redact: the manifest comes back byte for byte.
+	clean := readFile(t, filepath.Join("testdata", "corpus", "deployment.yaml"))
+	if got, err := Redact(clean); err != nil || got != string(clean) {
+		t.Errorf("Redact changed a manifest without secrets (err %v)", err)
+	}
+}
+
+// TestRedactFallback: a plain scalar folded over lines cannot be cut out of the text exactly;
+// the document is written again from its tree, and the secret is gone all the same.
+func TestRedactFallback(t *testing.T) {
+	in := `# a comment
+apiVersion: v1
+kind: Secret
+metadata:
+  name: s
+stringData:
+  pw: first
+    second
+---
+kind: ConfigMap
+data:
+  k: v # kept
+`
+	got, err := Redact([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `# a comment
+apiVersion: v1
+kind: Secret
+metadata:
+  name: s
+stringData:
+  pw: <redacted>
+---
+kind: ConfigMap
+data:
+  k: v # kept
+`
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Redact (-want +got):\n%s", diff)
+	}
+}
+
+// redactInjectManifest has secrets in env values, in annotations (one of them on the workload
+// itself) and in a Secret; redactInjectValues are those values, longest first.
+var redactInjectManifest = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  annotations:
+    example.com/deploy-token: ` + fakeToken + `
+spec:
+  selector:
+    matchLabels:
+      app: web
+  template:
+    metadata:
+      labels:
+        app: web
+      annotations:
+        example.com/api: "` + fakeToken + `x"
+        proxy.istio.io/config: |
+          holdApplicationUntilProxyStarts: true
+    spec:
+      containers:
+      - name: web
+        image: nginx@sha256:` + fakeHex + `
+        env:
+        - name: DB_PASSWORD
+          value: hunter2
+        - name: GITHUB_TOKEN
+          value: ghp_notarealtoken
+---
+apiVersion: v1
+kind: Secret
+metadata:
+  name: db
+type: Opaque
+data:
+  password: aHVudGVyMg==
+`
+
+var redactInjectValues = []string{fakeToken + "x", fakeToken, "hunter2", "ghp_notarealtoken", "aHVudGVyMg=="}
+
+// TestRedactKeepsInjection is the promise of "redact and share": the redacted manifest injects
+// to the same output as the original, with each redacted value replaced by <redacted> where it
+// appears in it. Istio copies a pod's env values and annotations into the output unchanged and
+// decides nothing from them (these are not annotations Istio reads), and passes a Secret through
+// as text; so the claim is exact, byte for byte, in every injection mode.
+func TestRedactKeepsInjection(t *testing.T) {
+	e := testEngine(t)
+	manifest := redactInjectManifest
+	redacted, err := Redact([]byte(manifest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A step's value too: an annotation the person added.
+	steps := []Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}, {Key: "example.com/build", Value: fakeToken + "y"}}
+	redSteps := RedactSteps(steps)
+	if redSteps[0] != steps[0] || redSteps[1].Value != Redacted || steps[1].Value == Redacted {
+		t.Fatalf("RedactSteps: %+v (of %+v)", redSteps, steps)
+	}
+	values := append([]string{fakeToken + "y"}, redactInjectValues...)
+	for _, v := range values {
+		if strings.Contains(redacted, v) {
+			t.Fatalf("redacted manifest still holds %q", v)
+		}
+	}
+	for _, mode := range []Settings{{}, {Mode: ModeNative}, {Mode: ModeWebhook, KubernetesVersion: "1.30"}} {
+		orig := mustInject(t, e, []byte(manifest), steps, mode)
+		red := mustInject(t, e, []byte(redacted), redSteps, mode)
+		if errs := append(orig.Errors(), red.Errors()...); len(errs) > 0 {
+			t.Fatalf("mode %+v: %v", mode, errs[0])
+		}
+		want := orig.Output()
+		if !strings.Contains(want, "hunter2") || !strings.Contains(want, fakeToken+"y") || !strings.Contains(want, "istio-proxy") {
+			t.Fatalf("mode %+v: the original's output does not carry the values or was not injected", mode)
+		}
+		for _, v := range values {
+			want = strings.ReplaceAll(want, v, Redacted)
+		}
+		if diff := cmp.Diff(want, red.Output()); diff != "" {
+			t.Errorf("mode %+v: output of the redacted manifest (-original with values replaced +got):\n%s", mode, diff)
+		}
+	}
+}
+
+// FuzzRedact: on any input the scan and Redact return (never panic), Redact with the redacted
+// manifest or an InputError; what it returns has nothing left for the scan to find, and
+// redacting it again changes nothing.
+func FuzzRedact(f *testing.F) {
+	paths, _ := filepath.Glob("testdata/corpus/*.yaml")
+	for _, p := range paths {
+		b, _ := os.ReadFile(p)
+		f.Add(b)
+	}
+	f.Add([]byte(redactInput))
+	f.Add([]byte("kind: Secret\nstringData:\n  a: |2\n     x\n  b: &x y\n  c: *x\n  d: !!str z\n"))
+	f.Add([]byte("env:\n- {name: TOKEN, value: 'a''b'}\n- name: KEY\n  value: \"q\\\"\n  r\"\n"))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		ScanSecrets(in)
+		out, err := Redact(in)
+		if err != nil {
+			// Only a document the YAML encoder cannot write again may fail, as an InputError.
+			asInputError(t, err)
+			return
+		}
+		if left, _ := ScanSecrets([]byte(out)); len(left) > 0 {
+			t.Fatalf("left after Redact: %+v\n%s", left, out)
+		}
+		if again, err := Redact([]byte(out)); err != nil || again != out {
+			t.Fatalf("Redact is not idempotent (err %v)", err)
+		}
+	})
+}
+
+// TestRedactKeepsInjectionIstioctl holds the same claim against Istio itself: `istioctl
+// kube-inject` of the redacted manifest prints what it prints for the original with the values
+// replaced, byte for byte, with native sidecars off and on.
+func TestRedactKeepsInjectionIstioctl(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds istioctl; run without -short")
+	}
+	bin := istioctl(t)
+	dir, _, _, _ := istioctlConfig(t, bin)
+	redacted, err := Redact([]byte(redactInjectManifest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeInject := func(manifest, env string) string {
+		f := filepath.Join(t.TempDir(), "in.yaml")
+		if err := os.WriteFile(f, []byte(manifest), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(bin, "kube-inject", "-f", f, "--revision", "default",
+			"--injectConfigFile", filepath.Join(dir, "inject-config.yaml"),
+			"--valuesFile", filepath.Join(dir, "values.json"),
+			"--meshConfigFile", filepath.Join(dir, "mesh.yaml"))
+		cmd.Env = append(os.Environ(), env)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("istioctl kube-inject: %v", err)
+		}
+		return string(out)
+	}
+	for _, env := range []string{"", "ENABLE_NATIVE_SIDECARS=true"} {
+		want := kubeInject(redactInjectManifest, env)
+		if !strings.Contains(want, "hunter2") || !strings.Contains(want, "istio-proxy") {
+			t.Fatalf("%s: istioctl's output of the original does not carry the values or was not injected", env)
+		}
+		for _, v := range redactInjectValues {
+			want = strings.ReplaceAll(want, v, Redacted)
+		}
+		if diff := cmp.Diff(want, kubeInject(redacted, env)); diff != "" {
+			t.Errorf("%s: istioctl kube-inject of the redacted manifest (-original with values replaced +got):\n%s", env, diff)
+		}
+	}
+}
+
+// TestRedactJSON: a JSON manifest (kubectl takes JSON too) stays JSON, escapes and all.
+func TestRedactJSON(t *testing.T) {
+	in := `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s"},"data":{"pw":"aHVudGVyMg=="}}
+---
+{
+  "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+  "spec": {"containers": [{"name": "a", "image": "x", "env": [{"name": "API_TOKEN", "value": "s3cr3t\"q"}]}]}
+}
+`
+	want := `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s"},"data":{"pw":"<redacted>"}}
+---
+{
+  "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+  "spec": {"containers": [{"name": "a", "image": "x", "env": [{"name": "API_TOKEN", "value": "<redacted>"}]}]}
+}
+`
+	got, err := Redact([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Redact (-want +got):\n%s", diff)
+	}
+}
+
+func TestScanSteps(t *testing.T) {
+	steps := []Step{
+		{Key: "sidecar.istio.io/proxyCPU", Value: "200m"},
+		{Key: "example.com/token", Value: fakeToken},
+		{Key: "proxy.istio.io/config", Value: "proxyMetadata:\n  KEY: |\n    " + strings.ReplaceAll(fakePEM, "\n", "\n    ")},
+		{Key: "example.com/token", Remove: true},
+		{Key: "example.com/pull", Value: fakeDocker},
+		{Key: "example.com/done", Value: Redacted},
+		{Key: "checksum/config", Value: "sha256:" + fakeHex},
+	}
+	want := []SecretFinding{
+		{Step: 2, Kind: SecretHighEntropy, Excerpt: "example.com/token: <redacted>"},
+		{Step: 3, Kind: SecretPrivateKey, Excerpt: "proxy.istio.io/config: <redacted>"},
+		{Step: 5, Kind: SecretRegistryCredential, Excerpt: "example.com/pull: <redacted>"},
+	}
+	if diff := cmp.Diff(want, ScanSteps(steps)); diff != "" {
+		t.Errorf("ScanSteps (-want +got):\n%s", diff)
+	}
+	if got := ScanSteps(RedactSteps(steps)); len(got) != 0 {
+		t.Errorf("left after RedactSteps: %+v", got)
+	}
+}

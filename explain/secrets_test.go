@@ -1,0 +1,82 @@
+package explain
+
+import (
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sidecarlab/sidecarlab/engine"
+)
+
+// allSecretKinds is a manifest with a finding of every kind the scanner has.
+const allSecretKinds = `apiVersion: v1
+kind: Secret
+metadata:
+  name: s
+type: kubernetes.io/dockerconfigjson
+data:
+  .dockerconfigjson: e30=
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: p
+  annotations:
+    example.com/token: Zq8vR2mXk4TbW9yLp3NcA7hJ
+spec:
+  containers:
+  - name: app
+    image: app
+    env:
+    - name: DB_PASSWORD
+      value: hunter2
+    - name: TLS
+      value: "-----BEGIN PRIVATE KEY-----\nx\n-----END PRIVATE KEY-----"
+---
+apiVersion: v1
+kind: Secret
+metadata:
+  name: t
+stringData:
+  user: admin
+`
+
+// TestSecretWords: every kind the scanner reports is worded, and there are words for no other.
+func TestSecretWords(t *testing.T) {
+	fs, _ := engine.ScanSecrets([]byte(allSecretKinds))
+	emitted := map[engine.SecretKind]bool{}
+	for _, f := range fs {
+		emitted[f.Kind] = true
+		if line := SecretLine(f); !strings.Contains(line, SecretKind(f.Kind)) || SecretKind(f.Kind) == "" || strings.Contains(line, "hunter2") {
+			t.Errorf("%+v: line %q", f, line)
+		}
+	}
+	if got, want := slices.Sorted(maps.Keys(emitted)), slices.Sorted(slices.Values(engine.SecretKinds)); !slices.Equal(got, want) {
+		t.Errorf("the sample emits %v, the engine lists %v", got, want)
+	}
+	if got, want := slices.Sorted(maps.Keys(secretKinds)), slices.Sorted(slices.Values(engine.SecretKinds)); !slices.Equal(got, want) {
+		t.Errorf("words for %v, the engine emits %v", got, want)
+	}
+	if js := SecretFindings(fs); len(js) != len(fs) || js[0].Message != SecretKind(fs[0].Kind) {
+		t.Errorf("SecretFindings: %+v", js)
+	}
+}
+
+func TestSecretsCounts(t *testing.T) {
+	for _, c := range []struct {
+		got, want string
+	}{
+		{SecretsFound(1), "holds secrets (1 finding)"},
+		{SecretsFound(1200), "holds secrets (1,200 findings)"},
+		{SecretsInLink(3), "hold secrets (3 findings)"},
+		{SecretWhere(engine.SecretFinding{Doc: 2, Line: 9}), "document 2, line 9"},
+		{SecretWhere(engine.SecretFinding{Step: 3}), "annotation step 3"},
+		{SecretsMore(100, 100), ""},
+		{SecretsMore(100, 103), "and 3 more"},
+	} {
+		if !strings.Contains(c.got, c.want) || (c.want == "" && c.got != "") {
+			t.Errorf("%q lacks %q", c.got, c.want)
+		}
+	}
+}

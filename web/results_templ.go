@@ -4582,7 +4582,7 @@ func cluster(c ClusterView) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 387, "<p class=\"muted\">The Pod is shown as the webhook receives it; the API server's own defaulting (imagePullPolicy, dnsPolicy, …) is not applied, and changes neither Istio's nor Pod Security's decision.</p></div>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 387, "<p class=\"muted\">The Pod is taken as the webhook receives it: the API server's own defaulting (imagePullPolicy, dnsPolicy, a volume with no source becoming an emptyDir, …) is not applied before Pod Security.</p></div>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

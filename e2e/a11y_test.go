@@ -114,7 +114,7 @@ func TestAccessibility(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(moveRow)),
 	)
 	permalink := attr(ctx, t, `#playground`, "data-permalink")
-	tabs := []string{"diff", "unified", "yaml", "timeline", "pitfalls", "lifecycle", "batch", "warnings"}
+	tabs := []string{"diff", "unified", "yaml", "timeline", "pitfalls", "lifecycle", "batch", "warnings", "cluster"}
 	for _, tab := range tabs {
 		do(ctx, t,
 			chromedp.Click(chromedp.CSS(`[data-testid="tab-`+tab+`"]`)),

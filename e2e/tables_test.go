@@ -149,7 +149,7 @@ func TestLabPathInBrowser(t *testing.T) {
 			t.Errorf("chip %d: marked %v, want [%s]", n, marked, want)
 		}
 		look := text(ctx, t, `[data-testid="lab-look"]`)
-		if !strings.Contains(strings.ToLower(look), fmt.Sprintf("step %d of 8", n)) {
+		if !strings.Contains(strings.ToLower(look), fmt.Sprintf("step %d of 10", n)) {
 			t.Errorf("chip %d: what to look for says %q", n, look)
 		}
 		switch {

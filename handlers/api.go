@@ -86,6 +86,9 @@ func (s *server) handleAPIInject() http.Handler {
 		if err := readJSONBody(w, r, s.cfg.MaxBodyBytes, &req); err != nil {
 			return err
 		}
+		if err := checkNamespace(req.Settings.Namespace); err != nil {
+			return err // a namespace the API server would refuse: 422, naming the field
+		}
 		want, err := includes(r)
 		if err != nil {
 			return err

@@ -125,7 +125,7 @@ func batchView(v view, enc string, step int, rows []engine.BatchRow) web.BatchVi
 	}
 	for _, r := range rows {
 		cells := r.Cells()
-		row := web.BatchRowView{Name: r.Name, Kind: r.Kind}
+		row := web.BatchRowView{Doc: r.Doc, Name: r.Name, Kind: r.Kind}
 		for _, c := range cols {
 			cell := web.BatchCell{Text: cells[index[c.engine]]}
 			if c.id == "result" {

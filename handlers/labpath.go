@@ -31,6 +31,16 @@ var labTexts = []struct{ title, look string }{
 	{"+ inject: false", "sidecar.istio.io/inject: \"false\" removes everything injection added: istio-init, istio-proxy, the volumes, labels and annotations. The earlier annotations stay on the pod but do nothing. Istio prefers the label of the same name; the annotation still works (see Pitfalls)."},
 	{"Job two ways", "Classic: istio-proxy is a regular container that keeps running after the job's container exits, so the pod never completes (Lifecycle: NO). Native: istio-proxy moves to initContainers with restartPolicy: Always; the kubelet stops it once the job's container has exited, and the pod completes."},
 	{"Batch of 8", "Eight workloads in one manifest, one row each: whether Istio injected it or why not, where the proxy sits (classic or native), its resources and its pitfalls. The table downloads as CSV, Markdown or JSON."},
+	{"Not injected?", "The Cluster tab follows the Deployment's Pod through the API server, into its namespace, bookinfo, which has no labels. Neither of Istio's webhooks is called: their namespaceSelectors want istio-injection=enabled or an istio.io/rev label, so Istio never sees the Pod and nothing is injected, without an error or an event. The fix button labels the namespace: the webhook is called and its policy injects."},
+	{"Rejected under baseline", "Namespace bookinfo is labelled istio-injection=enabled and pod-security.kubernetes.io/enforce=baseline. Istio injects the Pod, then Pod Security Admission rejects it: istio-init adds the NET_ADMIN and NET_RAW capabilities to write its iptables rules, which baseline forbids (its words are shown verbatim). The fix enables Istio CNI (components.cni.enabled=true): istio-validation replaces istio-init, and the Pod is admitted."},
+}
+
+// clusterLab are the namespaces of the lab's Cluster steps: a namespace without the injection
+// label, and one with it under Pod Security's baseline level. The lab's workload names its
+// namespace, bookinfo, so they do too (a workload is created in its own namespace).
+var clusterLab = []engine.Namespace{
+	{Name: "bookinfo"},
+	{Name: "bookinfo", Labels: map[string]string{labelInjection: "enabled", labelEnforce: "baseline"}},
 }
 
 // labStep is one chip of the path: a playground state, or (the Job two ways) a comparison.
@@ -41,7 +51,8 @@ type labStep struct {
 }
 
 // labPath is the lab's guided path, made once: the lab's workload with each annotation added to
-// the previous ones, the Job two ways, the batch of eight.
+// the previous ones, the Job two ways, the batch of eight, then the workload in the cluster: not
+// injected, and rejected under Pod Security's baseline (each fixed by a settings fix).
 type labPath struct {
 	steps []labStep
 	// manifest is the lab's workload; a page with another manifest offers the lab's steps on it.
@@ -76,6 +87,10 @@ func newLabPath() *labPath {
 	add(compareHref(classic, native, "classic sidecar", "native sidecar"), labCompareKey(classic, native))
 	batchState := State{Version: StateVersion, Istio: istio, Manifest: batch.Manifest}
 	add(view{state: batchState, tab: "batch", step: -1}.permalink(), labKey(batchState))
+	for _, ns := range clusterLab {
+		st := State{Version: StateVersion, Istio: istio, Manifest: deploy.Manifest, Settings: engine.Settings{Namespace: ns}}
+		add(view{state: st, tab: web.ClusterTab, step: -1}.permalink(), labKey(st))
+	}
 	return lp
 }
 

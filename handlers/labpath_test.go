@@ -14,7 +14,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/engine"
 )
 
-// labChips are the hrefs of the strip's chips, 1 to 8, and which one carries aria-current.
+// labChips are the hrefs of the strip's chips, 1 to 10, and which one carries aria-current.
 func labChips(t *testing.T, r response) (hrefs []string, current int) {
 	t.Helper()
 	for n := 1; ; n++ {
@@ -47,8 +47,8 @@ func TestLabPath(t *testing.T) {
 	h := newServer(t)
 	home := get(t, h, "/")
 	hrefs, cur := labChips(t, home)
-	if len(hrefs) != 8 {
-		t.Fatalf("%d lab steps, want 8", len(hrefs))
+	if len(hrefs) != 10 {
+		t.Fatalf("%d lab steps, want 10", len(hrefs))
 	}
 	if cur != 1 {
 		t.Errorf("the home page (the lab's workload, no annotation) marks chip %d, want 1", cur)
@@ -110,6 +110,14 @@ func TestLabPath(t *testing.T) {
 				if n := testid(r, "batch-row").Length(); n != 8 {
 					t.Errorf("the batch step shows %d rows", n)
 				}
+			case 9:
+				if testid(r, "verdict-not-injected").Length() != 1 || testid(r, "settings-fix-"+fixLabelInjection).Length() != 1 {
+					t.Error("the not-injected step does not show it, or offers no label fix")
+				}
+			case 10:
+				if testid(r, "verdict-rejected").Length() != 1 || testid(r, "settings-fix-"+fixCNI).Length() != 1 {
+					t.Error("the baseline step does not show the rejection, or offers no CNI fix")
+				}
 			}
 		})
 	}
@@ -140,7 +148,7 @@ func TestLabPath(t *testing.T) {
 	}
 	// Another comparison keeps the strip but is no step of it.
 	cmpOther := get(t, h, compareHref(State{Manifest: jobYAML}, State{Manifest: jobYAML, Settings: engine.Settings{Mode: engine.ModeNative}}, "a", "b"))
-	if hrefs, cur := labChips(t, cmpOther); len(hrefs) != 8 || cur != 0 {
+	if hrefs, cur := labChips(t, cmpOther); len(hrefs) != 10 || cur != 0 {
 		t.Errorf("another comparison: %d chips, chip %d marked", len(hrefs), cur)
 	}
 	// The tab and the selected step do not change which step a view is; a link made under

@@ -37,6 +37,9 @@ type view struct {
 	cols []string
 	// limit is how many documents' changes the page shows; 0 means defaultLimit.
 	limit int
+	// nsForm is the settings' namespace group as posted when it could not be read: the page
+	// shows it again with its error (422), and the state has no namespace until it is fixed.
+	nsForm *web.NamespaceForm
 }
 
 // defaultLimit is how many documents a page shows at first, and how many more "show more" adds.
@@ -198,8 +201,13 @@ func (s *server) renderViewWith(w http.ResponseWriter, r *http.Request, v view, 
 			p.Banner = x.banner
 		}
 	}
+	if ie == nil && tl != nil {
+		if err := s.addAdmission(r.Context(), v, p); err != nil {
+			return err
+		}
+	}
 	status := http.StatusOK
-	if ie != nil || (tl != nil && len(tl.Steps[len(tl.Steps)-1].Errors()) > 0) {
+	if ie != nil || (tl != nil && len(tl.Steps[len(tl.Steps)-1].Errors()) > 0) || v.nsForm != nil {
 		status = http.StatusUnprocessableEntity
 	}
 	w.Header().Add("Vary", partialHeader)
@@ -215,6 +223,10 @@ func (s *server) renderViewWith(w http.ResponseWriter, r *http.Request, v view, 
 func (s *server) handleForm() http.Handler {
 	return s.pageHandler(func(w http.ResponseWriter, r *http.Request) error {
 		v, err := s.formView(w, r)
+		if v.nsForm != nil {
+			// A namespace that cannot be read is shown again in the form, with its error (422).
+			return s.renderView(w, r, v)
+		}
 		if err != nil {
 			return err
 		}
@@ -276,6 +288,10 @@ func (s *server) formView(w http.ResponseWriter, r *http.Request) (view, error) 
 		},
 	}
 	st = st.canonical()
+	ns, nsErr := readNamespace(f)
+	if nsErr == nil {
+		st.Settings.Namespace = ns
+	}
 	if js := f.Get("steps"); js != "" {
 		if err := json.Unmarshal([]byte(js), &st.Steps); err != nil {
 			return view{}, httpError{status: http.StatusBadRequest, msg: "The form's steps could not be read."}
@@ -284,6 +300,15 @@ func (s *server) formView(w http.ResponseWriter, r *http.Request) (view, error) 
 	v := view{state: st, tab: f.Get("tab"), step: -1, query: cleanQuery(f.Get("q"))}
 	if c, ok := f["cols"]; ok {
 		v.cols = readCols(c)
+	}
+	if nsErr != nil {
+		// Nothing else is done: the person's text comes back with the error, beside its field
+		// (handleForm); a caller that only wants the state (Share) gets the error.
+		v.nsForm = postedNamespaceForm(f, nsErr)
+		if !validTab(v.tab) {
+			v.tab = ""
+		}
+		return v, withForm{err: nsErr, form: formOf(v)}
 	}
 	switch {
 	case f.Get("pcset") != "":
@@ -315,6 +340,12 @@ func (s *server) formView(w http.ResponseWriter, r *http.Request) (view, error) 
 		}
 		st.Steps = append(st.Steps, fix...)
 		v.tab = "pitfalls"
+	case f.Get("clusterfix") != "":
+		// A fix that changes the settings (a namespace label, an install option).
+		if err := applySettingsFix(f.Get("clusterfix"), &st.Settings); err != nil {
+			return view{}, err
+		}
+		v.tab = web.ClusterTab
 	case f.Get("action") == "capacity":
 		v.replicas = atoiOr(f.Get("replicas"), 0)
 		if v.replicas < 1 || v.replicas > 10_000_000 {

@@ -55,15 +55,14 @@ const (
 
 // canonical is the state written the one way the form writes it, so that the same view gets the
 // same short link however it was shared (the form, the API, the CLI): the default mode is
-// empty, a Kubernetes version only in webhook mode, and lines end in "\n".
+// empty and lines end in "\n". The Kubernetes version is kept in every mode: the Cluster tab
+// runs the webhook and Pod Security at it whatever the mode (injection outside webhook mode
+// does not read it, nor does its memo key).
 func (st State) canonical() State {
 	st.Manifest = strings.ReplaceAll(st.Manifest, "\r\n", "\n")
 	st.Settings.Install.Overlay = strings.ReplaceAll(st.Settings.Install.Overlay, "\r\n", "\n")
 	if st.Settings.Mode == engine.ModeKubeInject {
 		st.Settings.Mode = ""
-	}
-	if st.Settings.Mode != engine.ModeWebhook {
-		st.Settings.KubernetesVersion = ""
 	}
 	return st
 }
@@ -173,6 +172,9 @@ func (s *server) handleAPIShare() http.Handler {
 		var req ShareRequest
 		if err := readJSONBody(w, r, s.cfg.MaxBodyBytes, &req); err != nil {
 			return err
+		}
+		if err := checkNamespace(req.Settings.Namespace); err != nil {
+			return err // a link with it would not load: 422, naming the field
 		}
 		if req.Redact && req.AllowSecrets {
 			return httpError{status: http.StatusBadRequest, msg: `Send "redact" or "allowSecrets", not both.`}

@@ -16,7 +16,10 @@ import (
 // StateVersion is the version of the state format written into links. Decoding keeps accepting
 // every version that was ever written (a link must show the same thing next year);
 // TestOlderStateVersion holds a v1 link (testdata/state-v1.txt) made when v1 was current.
-const StateVersion = 1
+//
+// v2 added the namespace the Cluster view creates Pods in (settings.namespace: name and labels).
+// A v1 link has none, which reads as "no namespace chosen": nothing to migrate.
+const StateVersion = 2
 
 // maxStateBytes bounds a decoded state, so a small link cannot inflate into a huge one.
 const maxStateBytes = 4 << 20
@@ -89,6 +92,10 @@ func (s State) size() int64 {
 	for _, st := range s.Steps {
 		n += len(st.Key) + len(st.Value)
 	}
+	n += len(s.Settings.Namespace.Name)
+	for k, v := range s.Settings.Namespace.Labels {
+		n += len(k) + len(v)
+	}
 	return int64(n)
 }
 
@@ -100,7 +107,8 @@ func StateJSON(s State) []byte {
 }
 
 // decodeStateJSON reads a state's JSON and checks its schema version. Every version ever
-// written is read (v1 is the only one so far; a v2 would migrate v1 here, step by step).
+// written is read: v1 and v2 (v2 only added settings.namespace, which a v1 state leaves empty;
+// a later version that changes a field's meaning migrates the older ones here, step by step).
 func decodeStateJSON(js []byte) (State, error) {
 	var s State
 	dec := json.NewDecoder(bytes.NewReader(js))
@@ -112,6 +120,10 @@ func decodeStateJSON(js []byte) (State, error) {
 		return s, badState{"it has no version"}
 	case s.Version > StateVersion:
 		return s, badState{fmt.Sprintf("it was made by a newer sidecarlab (state v%d; this one reads up to v%d)", s.Version, StateVersion)}
+	}
+	// A namespace the API server would refuse (a link made by hand): 422, naming the field.
+	if err := checkNamespace(s.Settings.Namespace); err != nil {
+		return s, err
 	}
 	return s, nil
 }

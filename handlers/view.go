@@ -53,16 +53,17 @@ func buildPage(v view, statics pageStatics, tl *engine.Timeline, reqErr *engine.
 	if st.Istio != "" && st.Istio != p.Version.Istio {
 		p.Banner = fmt.Sprintf("This link was made with Istio %s. It is shown with Istio %s, the one inside this sidecarlab; Istio %s may have injected differently.", st.Istio, p.Version.Istio, st.Istio)
 	}
+	// The settings' fields are in every answer: a fix may change them.
+	mode := st.Settings.Mode
+	if mode == "" {
+		mode = engine.ModeKubeInject
+	}
+	for _, m := range engine.Modes() {
+		p.Modes = append(p.Modes, web.Option{Value: string(m), Label: modeLabels[m], Selected: m == mode})
+	}
 	if full {
 		for _, pr := range web.Presets() {
 			p.Presets = append(p.Presets, web.PresetOption{ID: pr.ID, Title: pr.Title})
-		}
-		mode := st.Settings.Mode
-		if mode == "" {
-			mode = engine.ModeKubeInject
-		}
-		for _, m := range engine.Modes() {
-			p.Modes = append(p.Modes, web.Option{Value: string(m), Label: modeLabels[m], Selected: m == mode})
 		}
 		p.Panel = statics.panel()
 		p.Search.Query = v.query
@@ -73,8 +74,13 @@ func buildPage(v view, statics pageStatics, tl *engine.Timeline, reqErr *engine.
 	p.Lab = statics.lab().forState(st) // swapped after each action: the current step moves
 	p.Head = playgroundHead(v, tl)
 	p.Active = activeAnnotations(st.Steps)
-	p.Results = buildResults(v, enc, tl, reqErr, func(tab string) bool { return full || tab == v.tab || slices.Contains(also, tab) })
+	// The tabs whose content costs an admission are made only when shown (see addAdmission).
+	lazy := lazyTabs(st)
+	p.Results = buildResults(v, enc, tl, reqErr, func(tab string) bool {
+		return tab == v.tab || slices.Contains(also, tab) || full && !slices.Contains(lazy, tab)
+	})
 	p.Results.OnlySelected = !full
+	p.Results.Lazy = lazy
 	p.Present = v.present
 	pv := v
 	pv.present, pv.step, pv.tab = true, firstSlide(st), "diff"
@@ -139,6 +145,10 @@ func buildPage(v view, statics pageStatics, tl *engine.Timeline, reqErr *engine.
 // formOf is the view's state as the form shows it.
 func formOf(v view) web.Form {
 	st := v.state
+	nsForm := namespaceForm(st.Settings.Namespace)
+	if v.nsForm != nil {
+		nsForm = *v.nsForm
+	}
 	stepsJSON, _ := json.Marshal(st.Steps)
 	if len(st.Steps) == 0 {
 		stepsJSON = []byte("[]")
@@ -153,6 +163,7 @@ func formOf(v view) web.Form {
 		Tab:               v.tab,
 		Step:              v.step,
 		Cols:              v.cols,
+		Namespace:         nsForm,
 	}
 }
 

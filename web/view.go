@@ -7,7 +7,7 @@ import "github.com/a-h/templ"
 // DefaultTab is the tab a link shows when it names none: the first of Tabs.
 const DefaultTab = "diff"
 
-// Tabs are the results' tabs, in order (the page's 1–8 keys follow it).
+// Tabs are the results' tabs, in order (the page's 1–9 keys follow it).
 func Tabs() []Tab {
 	return []Tab{
 		{ID: DefaultTab, Title: "Field diff"},
@@ -18,8 +18,13 @@ func Tabs() []Tab {
 		{ID: "lifecycle", Title: "Lifecycle"},
 		{ID: "batch", Title: "Batch"},
 		{ID: "warnings", Title: "Warnings"},
+		{ID: ClusterTab, Title: "Cluster"},
 	}
 }
+
+// ClusterTab is the Cluster view's tab: the admission path of each workload's Pod. It costs an
+// admission, so its panel is rendered only on a page that shows it (see Results.Lazy).
+const ClusterTab = "cluster"
 
 // Tab is one results tab.
 type Tab struct {
@@ -116,10 +121,27 @@ type Form struct {
 	// Cols are the batch table's chosen columns, carried through the form's actions (nil: the
 	// default ones).
 	Cols []string
+	// Namespace is the settings' namespace group.
+	Namespace NamespaceForm
 	// Marks are the pitfalls found on lines of the manifest; MarksJSON is the same for the
 	// editor's script ("[]" for none).
 	Marks     []Mark
 	MarksJSON string
+}
+
+// NamespaceForm is the namespace the Cluster view creates Pods in, as the settings show it: the
+// labels the quick toggles stand for (istio-injection=enabled, istio.io/rev, Pod Security's
+// enforce level), and the other labels as KEY=VALUE lines.
+type NamespaceForm struct {
+	Name      string
+	Injection bool
+	Rev       string
+	Enforce   string
+	Labels    string
+	// Enforces are the enforce level's choices (the first, empty, is "not set").
+	Enforces []Option
+	// Error is what is wrong with what was typed, naming the field (empty when nothing is).
+	Error string
 }
 
 // Mark is a pitfall on a line of the manifest, as the editor marks it.
@@ -230,6 +252,64 @@ type Results struct {
 	// only the first ones, see More).
 	DocErrors int
 	More      More
+	// Lazy are the tabs whose panel is rendered only when selected, even on a full page: what
+	// they show costs an admission (the Cluster tab; the batch table with its admission column).
+	// The page's script fetches them when chosen, as it does for a fragment's other tabs.
+	Lazy []string
+	// Cluster is the Cluster tab's content, made only when it is shown.
+	Cluster ClusterView
+}
+
+// ClusterView is each workload's way through the cluster's admission: the namespace, then per
+// document the verdicts, the trace, Pod Security's messages and the webhooks.
+type ClusterView struct {
+	// Namespace is the namespace and its labels in words; Version the Kubernetes version.
+	Namespace, Version string
+	Docs               []ClusterDoc
+	// Fixes are the fixes that change the settings (one click each), for every document.
+	Fixes []SettingsFix
+	// Hidden counts the documents not shown (a large manifest); MoreHref shows more of them.
+	Hidden   int
+	MoreHref string
+	// Error is why there is no admission (the manifest failed; the settings are wrong).
+	Error string
+}
+
+// ClusterDoc is one document's admission.
+type ClusterDoc struct {
+	Doc                int
+	Kind, Name         string
+	Injected, Admitted bool
+	// Pod is the Pod's name as created, or its generateName; PodNote says which part of it
+	// stands for what the controller or the API server would put there.
+	Pod, PodNote string
+	// Namespace is the namespace the Pod is created in.
+	Namespace string
+	Trace     []TraceLine
+	// Violations are Pod Security Admission's messages (and a webhook's refusal), verbatim;
+	// Warnings its warn-level ones.
+	Violations, Warnings []string
+	Webhooks             []WebhookRow
+	// Error says why this document has no Pod (a kind that makes none, a failed document).
+	Error string
+}
+
+// TraceLine is one rule of the trace, in words.
+type TraceLine struct {
+	ID, Text string
+}
+
+// WebhookRow is one webhook the installation registers, and whether the API server calls it.
+type WebhookRow struct {
+	Configuration, Name                 string
+	NamespaceSelector, ObjectSelector   string
+	NamespaceMatch, ObjectMatch, Called bool
+}
+
+// SettingsFix is a fix that changes the settings (a namespace label, an install option): the
+// words, and the id its button posts (the handlers apply it to the posted settings).
+type SettingsFix struct {
+	ID, Text string
 }
 
 // CompareLink is a one-click comparison of this state with a variant.
@@ -317,6 +397,8 @@ type BatchView struct {
 
 // BatchRowView is one workload: its name and kind (the row's header), then a cell per column.
 type BatchRowView struct {
+	// Doc is the workload's document (1-based).
+	Doc        int
 	Name, Kind string
 	Cells      []BatchCell
 }

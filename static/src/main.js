@@ -160,7 +160,8 @@ async function load(url, init, push) {
     swapFrom(doc);
     // An action is answered in place; its permalink is the new address.
     if (push) window.history.pushState({}, "", doc.getElementById("fragment").dataset.permalink);
-    setStatus(res.ok ? "" : "Istio rejected part of this input — see the marks.");
+    const nsError = doc.getElementById("namespace-error");
+    setStatus(res.ok ? "" : nsError ? "The namespace could not be read — see Settings." : "Istio rejected part of this input — see the marks.");
     return true;
   } catch (err) {
     setStatus("Could not reach sidecarlab: " + err.message);
@@ -390,7 +391,7 @@ function init() {
     if (e.key === "?") {
       e.preventDefault();
       document.getElementById("shortcuts").showModal();
-    } else if (/^[1-8]$/.test(e.key)) {
+    } else if (/^[1-9]$/.test(e.key)) {
       const t = document.querySelectorAll("[data-tab]")[parseInt(e.key, 10) - 1];
       if (t) selectTab(t.dataset.tab, true);
     }

@@ -1,0 +1,201 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
+)
+
+// waitFor waits up to 20 s for an element to be visible.
+func waitFor(ctx context.Context, t *testing.T, sel, what string) {
+	t.Helper()
+	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if err := chromedp.Do(wctx, chromedp.WaitVisible(chromedp.CSS(sel))); err != nil {
+		t.Fatalf("%s: %s is not shown (%v)", what, sel, err)
+	}
+}
+
+// checked is whether a checkbox is checked, as the page has it now.
+func checked(ctx context.Context, t *testing.T, sel string) bool {
+	t.Helper()
+	ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.querySelector('`+sel+`').checked`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ok
+}
+
+// TestClusterTab: the lab's two Cluster steps in the browser — not injected in an unlabelled
+// namespace, then rejected under baseline — each fixed with one click of a settings fix,
+// answered in place; the namespace typed in the settings and the Cluster tab fetched when
+// chosen; a label the API server would refuse.
+func TestClusterTab(t *testing.T) {
+	ctx := browser(t)
+	sh := newShots(t)
+	do(ctx, t, chromedp.EmulateViewport(1440, 900), chromedp.Navigate(baseURL+"/"), chromedp.WaitVisible(chromedp.CSS(chip(9))))
+	notInjected, baseline := labHref(ctx, t, 9), labHref(ctx, t, 10)
+
+	// Not injected: the label fix, answered in place.
+	do(ctx, t, chromedp.Click(chromedp.CSS(chip(9))))
+	waitFor(ctx, t, `[data-testid="verdict-not-injected"]`, "chip 9")
+	if trace := text(ctx, t, `[data-testid="cluster-trace"]`); !strings.Contains(trace, "Not injected: no webhook selected the Pod") {
+		t.Errorf("trace: %q", trace)
+	}
+	checkA11y(ctx, t, "the Cluster tab (not injected)")
+	sh.take(ctx, "not-injected")
+	do(ctx, t, chromedp.Click(chromedp.CSS(`[data-testid="settings-fix-label-injection"]`)))
+	waitFor(ctx, t, `[data-testid="verdict-injected"]`, "after the label fix")
+	if !checked(ctx, t, `[data-testid="ns-injection"]`) {
+		t.Error("after the label fix, the settings' istio-injection toggle is off")
+	}
+	loc, err := chromedp.Run(ctx, chromedp.Location())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(loc, "tab=cluster") || loc == baseURL+notInjected {
+		t.Errorf("the address bar after the fix: %s", loc)
+	}
+	checkA11y(ctx, t, "the Cluster tab (after the label fix)")
+
+	// Rejected under baseline: Pod Security's words verbatim, then the CNI fix.
+	do(ctx, t, chromedp.Navigate(baseURL+baseline))
+	waitFor(ctx, t, `[data-testid="verdict-rejected"]`, "chip 10")
+	if v := text(ctx, t, `[data-testid="cluster-violations"]`); !strings.Contains(v, `container "istio-init" must not include "NET_ADMIN", "NET_RAW"`) {
+		t.Errorf("violations: %q", v)
+	}
+	checkA11y(ctx, t, "the Cluster tab (rejected under baseline)")
+	do(ctx, t, chromedp.EmulateViewport(1440, 900), chromedp.Navigate(baseURL+baseline))
+	waitFor(ctx, t, `[data-testid="settings-fix-cni"]`, "chip 10's CNI fix")
+	do(ctx, t, chromedp.Click(chromedp.CSS(`[data-testid="settings-fix-cni"]`)))
+	waitFor(ctx, t, `[data-testid="verdict-admitted"]`, "after the CNI fix")
+	set, _ := chromedp.Run(ctx, chromedp.Value(chromedp.CSS(`[data-testid="install-set"]`)))
+	if !strings.Contains(set, "components.cni.enabled=true") {
+		t.Errorf("install options after the CNI fix: %q", set)
+	}
+
+	// The namespace typed in the settings, then the Cluster tab chosen (fetched when chosen).
+	do(ctx, t, chromedp.Navigate(baseURL+"/"), chromedp.WaitVisible(chromedp.CSS(`.cm-content`)),
+		chromedp.Click(chromedp.CSS(`[data-testid="settings"] summary`)),
+		chromedp.SendKeys(chromedp.CSS(`[data-testid="ns-name"]`), "shop"),
+		chromedp.Click(chromedp.CSS(`[data-testid="ns-injection"]`)),
+		chromedp.SetValue(chromedp.CSS(`[data-testid="ns-enforce"]`), "restricted"),
+	)
+	sh.take(ctx, "namespace-settings")
+	checkA11y(ctx, t, "the settings with the namespace group open")
+	do(ctx, t, chromedp.Click(chromedp.CSS(`[data-testid="apply"]`)))
+	waitFor(ctx, t, `[data-testid="panel-diff"] [data-testid="diff-step-0"]`, "after apply")
+	do(ctx, t, chromedp.Click(chromedp.CSS(`[data-testid="tab-cluster"]`)))
+	waitFor(ctx, t, `[data-testid="verdict-rejected"]`, "the Cluster tab of the typed namespace")
+	if ns := text(ctx, t, `[data-testid="cluster-namespace"]`); !strings.Contains(ns, "shop") || !strings.Contains(ns, "pod-security.kubernetes.io/enforce=restricted") {
+		t.Errorf("namespace shown as %q", ns)
+	}
+	checkA11y(ctx, t, "the Cluster tab (restricted)")
+
+	// A label the API server would refuse: the error beside the field, the text kept.
+	do(ctx, t, chromedp.SetValue(chromedp.CSS(`[data-testid="ns-labels"]`), "team"), chromedp.Click(chromedp.CSS(`[data-testid="apply"]`)))
+	waitFor(ctx, t, `[data-testid="namespace-error"]`, "a bad label")
+	if e := text(ctx, t, `[data-testid="namespace-error"]`); !strings.Contains(e, "namespace labels") || !strings.Contains(e, "KEY=VALUE") {
+		t.Errorf("the error says %q", e)
+	}
+	if st := text(ctx, t, `#status`); !strings.Contains(st, "namespace") {
+		t.Errorf("the status line says %q", st)
+	}
+	labels, _ := chromedp.Run(ctx, chromedp.Value(chromedp.CSS(`[data-testid="ns-labels"]`)))
+	if labels != "team" {
+		t.Errorf("the labels field holds %q after the error", labels)
+	}
+	checkA11y(ctx, t, "the namespace group with an error")
+	sh.take(ctx, "namespace-error")
+
+}
+
+// TestClusterTabScreens: the Cluster tab of the baseline step at 1440×900, 1920×1080, 390×844
+// and 150 % zoom, light and dark, without sideways scrolling; the page and the tab alone.
+func TestClusterTabScreens(t *testing.T) {
+	ctx := browser(t)
+	sh := newShots(t)
+	do(ctx, t, chromedp.Navigate(baseURL+"/"), chromedp.WaitVisible(chromedp.CSS(chip(10))))
+	baseline := labHref(ctx, t, 10)
+	screens := []struct {
+		name          string
+		width, height int64
+		scale         float64
+		mobile        bool
+	}{
+		{"1440", 1440, 900, 1, false},
+		{"1920", 1920, 1080, 1, false},
+		{"390", 390, 844, 3, true},
+		{"zoom150", 960, 600, 1.5, false},
+	}
+	for _, s := range screens {
+		opts := []chromedp.EmulateViewportOption{chromedp.EmulateScale(s.scale)}
+		if s.mobile {
+			opts = append(opts, chromedp.EmulateMobile)
+		}
+		do(ctx, t, chromedp.EmulateViewport(s.width, s.height, opts...), chromedp.Navigate(baseURL+baseline))
+		waitFor(ctx, t, `[data-testid="verdict-rejected"]`, "chip 10 at "+s.name)
+		for _, theme := range []string{"light", "dark"} {
+			setTheme(ctx, t, theme)
+			over, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth - document.documentElement.clientWidth`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if over > 0 {
+				t.Errorf("the Cluster tab at %s, %s: the page scrolls sideways by %d px", s.name, theme, over)
+			}
+			sh.take(ctx, "baseline-"+s.name+"-"+theme)
+			panel, err := chromedp.Run(ctx, chromedp.Screenshot(chromedp.CSS(`[data-testid="cluster"]`)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(sh.dir, "panel-"+s.name+"-"+theme+".png"), panel, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		setTheme(ctx, t, "light")
+	}
+}
+
+// TestClusterTabWithoutJavaScript: the Cluster tab is a link and a settings fix a form post
+// (POST, 303, the new state's link).
+func TestClusterTabWithoutJavaScript(t *testing.T) {
+	ctx := browser(t)
+	do(ctx, t, chromedp.Navigate(baseURL+"/"), chromedp.WaitVisible(chromedp.CSS(chip(9))))
+	notInjected := labHref(ctx, t, 9)
+	nctx, cancel := chromedp.NewContext(ctx)
+	defer cancel()
+	do(nctx, t, chromedp.Navigate("about:blank"))
+	noJS(nctx, t)
+	do(nctx, t, chromedp.Navigate(baseURL+"/"))
+	do(nctx, t, chromedp.Click(chromedp.CSS(`[data-testid="tab-cluster"]`)))
+	waitFor(nctx, t, `[data-testid="cluster"]`, "the Cluster tab's link without JavaScript")
+	do(nctx, t, chromedp.Navigate(baseURL+notInjected))
+	waitFor(nctx, t, `[data-testid="settings-fix-label-injection"]`, "chip 9 without JavaScript")
+	do(nctx, t, chromedp.Click(chromedp.CSS(`[data-testid="settings-fix-label-injection"]`)))
+	waitFor(nctx, t, `[data-testid="verdict-injected"]`, "the label fix without JavaScript")
+	loc, err := chromedp.Run(nctx, chromedp.Location())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(loc, "/?") || !strings.Contains(loc, "tab=cluster") {
+		t.Errorf("after the fix's POST, the address is %s (want the new state's link)", loc)
+	}
+	// Scripts back on for axe alone (DevTools cannot evaluate while they are off); the page's
+	// own script does not run again.
+	if _, err := chromedp.Call(nctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: false}); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := chromedp.Run(nctx, chromedp.Evaluate[int](`document.querySelectorAll(".cm-content").length`)); n != 0 {
+		t.Fatal("the editor was built: the page's script ran")
+	}
+	checkA11y(nctx, t, "the Cluster tab without JavaScript")
+}

@@ -1,0 +1,373 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+	psaapi "k8s.io/pod-security-admission/api"
+
+	"github.com/sidecarlab/sidecarlab/admission"
+	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/explain"
+	"github.com/sidecarlab/sidecarlab/web"
+)
+
+// The namespace labels the settings' quick toggles stand for.
+const (
+	labelInjection = "istio-injection"
+	labelRev       = "istio.io/rev"
+	labelEnforce   = psaapi.EnforceLevelLabel
+)
+
+// maxNamespaceLabels bounds a namespace's labels (a real namespace has a handful).
+const maxNamespaceLabels = 64
+
+// readNamespace reads the settings' namespace group from a posted form: the name, the labels
+// typed as KEY=VALUE lines, then the toggles' labels. A label typed twice, or typed and set by
+// a toggle to another value, is an error rather than a silent choice.
+func readNamespace(f url.Values) (engine.Namespace, error) {
+	ns := engine.Namespace{Name: strings.TrimSpace(f.Get("nsName"))}
+	add := func(k, v, field string, line int) error {
+		if ns.Labels == nil {
+			ns.Labels = map[string]string{}
+		}
+		if old, ok := ns.Labels[k]; ok && old != v {
+			return &engine.InputError{Field: field, Line: line, Msg: fmt.Sprintf("the label %s is given twice (%q and %q)", shortName(k), shortName(old), shortName(v))}
+		}
+		ns.Labels[k] = v
+		return nil
+	}
+	for i, l := range strings.Split(strings.ReplaceAll(f.Get("nsLabels"), "\r\n", "\n"), "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(l, "=")
+		if !ok {
+			return ns, &engine.InputError{Field: "namespace labels", Line: i + 1, Msg: "write each label as KEY=VALUE, one per line"}
+		}
+		if err := add(strings.TrimSpace(k), strings.TrimSpace(v), "namespace labels", i+1); err != nil {
+			return ns, err
+		}
+	}
+	if f.Get("nsInjection") != "" {
+		if err := add(labelInjection, "enabled", "namespace labels", 0); err != nil {
+			return ns, err
+		}
+	}
+	if rev := strings.TrimSpace(f.Get("nsRev")); rev != "" {
+		if err := add(labelRev, rev, "revision label", 0); err != nil {
+			return ns, err
+		}
+	}
+	if lvl := f.Get("nsEnforce"); lvl != "" {
+		if !slices.Contains(enforceLevels, lvl) {
+			return ns, &engine.InputError{Field: "Pod Security enforce level", Msg: "Pod Security's levels are privileged, baseline and restricted"}
+		}
+		if err := add(labelEnforce, lvl, "Pod Security enforce level", 0); err != nil {
+			return ns, err
+		}
+	}
+	return ns, checkNamespace(ns)
+}
+
+// checkNamespace holds a namespace, from a form or a link, to what the API server accepts: a
+// DNS-1123 label as its name, qualified names and label values as its labels (apimachinery's
+// validation), a Pod Security level where Pod Security reads one, and a bounded count.
+func checkNamespace(ns engine.Namespace) error {
+	if ns.Name != "" {
+		if errs := validation.IsDNS1123Label(ns.Name); len(errs) > 0 {
+			return &engine.InputError{Field: "namespace name", Msg: fmt.Sprintf("%s is not a namespace name: %s", shortName(ns.Name), errs[0])}
+		}
+	}
+	if len(ns.Labels) > maxNamespaceLabels {
+		return &engine.InputError{Field: "namespace labels", Msg: fmt.Sprintf("%d labels; a namespace here takes at most %d", len(ns.Labels), maxNamespaceLabels)}
+	}
+	for _, k := range slices.Sorted(maps.Keys(ns.Labels)) {
+		v := ns.Labels[k]
+		if errs := validation.IsQualifiedName(k); len(errs) > 0 {
+			return &engine.InputError{Field: "namespace labels", Msg: fmt.Sprintf("%s is not a label key: %s", shortName(k), errs[0])}
+		}
+		if errs := validation.IsValidLabelValue(v); len(errs) > 0 {
+			return &engine.InputError{Field: "namespace labels", Msg: fmt.Sprintf("%s=%s: not a label value: %s", shortName(k), shortName(v), errs[0])}
+		}
+		if strings.HasPrefix(k, "pod-security.kubernetes.io/") && !strings.HasSuffix(k, "-version") {
+			if _, err := psaapi.ParseLevel(v); err != nil {
+				return &engine.InputError{Field: "namespace labels", Msg: fmt.Sprintf("%s=%s: Pod Security's levels are privileged, baseline and restricted", shortName(k), shortName(v))}
+			}
+		}
+	}
+	return nil
+}
+
+// namespaceForm is a namespace as the settings show it: the toggles' labels apart, the others
+// as KEY=VALUE lines.
+func namespaceForm(ns engine.Namespace) web.NamespaceForm {
+	nf := web.NamespaceForm{Name: ns.Name}
+	var lines []string
+	for _, k := range slices.Sorted(maps.Keys(ns.Labels)) {
+		v := ns.Labels[k]
+		switch {
+		case k == labelInjection && v == "enabled":
+			nf.Injection = true
+		case k == labelRev:
+			nf.Rev = v
+		case k == labelEnforce && slices.Contains(enforceLevels, v):
+			nf.Enforce = v
+		default:
+			lines = append(lines, k+"="+v)
+		}
+	}
+	nf.Labels = strings.Join(lines, "\n")
+	nf.Enforces = enforceOptions(nf.Enforce)
+	return nf
+}
+
+var enforceLevels = []string{string(psaapi.LevelPrivileged), string(psaapi.LevelBaseline), string(psaapi.LevelRestricted)}
+
+func enforceOptions(sel string) []web.Option {
+	out := []web.Option{{Value: "", Label: "not set (privileged)", Selected: sel == ""}}
+	for _, l := range enforceLevels {
+		out = append(out, web.Option{Value: l, Label: l, Selected: l == sel})
+	}
+	return out
+}
+
+// postedNamespaceForm is the namespace group as it was posted, with what is wrong with it: the
+// form shows the person's text again, beside the error.
+func postedNamespaceForm(f url.Values, err error) *web.NamespaceForm {
+	nf := &web.NamespaceForm{Name: f.Get("nsName"), Injection: f.Get("nsInjection") != "", Rev: f.Get("nsRev"),
+		Enforce: f.Get("nsEnforce"), Labels: strings.ReplaceAll(f.Get("nsLabels"), "\r\n", "\n")}
+	nf.Enforces = enforceOptions(nf.Enforce)
+	nf.Error = err.Error()
+	var ie *engine.InputError
+	if errors.As(err, &ie) {
+		nf.Error = ie.Error()
+	}
+	return nf
+}
+
+// The fixes that change the settings, by the id their buttons post.
+const (
+	fixLabelInjection = "label-injection"
+	fixCNI            = "cni"
+)
+
+// cniOption is the install option that turns Istio CNI on: it replaces istio-init (and its
+// NET_ADMIN, NET_RAW) with istio-validation. values.istio_cni.enabled alone does not, in this
+// Istio (see DESIGN.md).
+const cniOption = "components.cni.enabled=true"
+
+var settingsFixTexts = map[string]string{
+	fixLabelInjection: "Label the namespace istio-injection=enabled",
+	fixCNI:            "Enable Istio CNI (" + cniOption + ")",
+}
+
+// settingsFixes are the fixes that change the settings, decided by what the admission found:
+// labelling the namespace when a webhook would take the Pod but for the namespace's labels, and
+// Istio CNI when Pod Security rejects istio-init's capabilities.
+func settingsFixes(rs []admission.Result, set engine.Settings) []web.SettingsFix {
+	var label, cni bool
+	for _, r := range rs {
+		if r.Error != "" {
+			continue
+		}
+		called := slices.ContainsFunc(r.Webhooks, func(w admission.WebhookMatch) bool { return w.Called })
+		if !called && slices.ContainsFunc(r.Webhooks, func(w admission.WebhookMatch) bool { return w.ObjectMatch && !w.NamespaceMatch }) {
+			label = true
+		}
+		if !r.Admitted && slices.ContainsFunc(r.Violations, func(v string) bool {
+			return strings.Contains(v, `container "istio-init"`) && strings.Contains(v, `"NET_ADMIN"`)
+		}) {
+			cni = true
+		}
+	}
+	var out []web.SettingsFix
+	if label && set.Namespace.Labels[labelInjection] != "enabled" {
+		out = append(out, web.SettingsFix{ID: fixLabelInjection, Text: settingsFixTexts[fixLabelInjection]})
+	}
+	if cni && !slices.Contains(set.Install.Set, cniOption) {
+		out = append(out, web.SettingsFix{ID: fixCNI, Text: settingsFixTexts[fixCNI]})
+	}
+	return out
+}
+
+// applySettingsFix changes the settings as the fix with the id says.
+func applySettingsFix(id string, set *engine.Settings) error {
+	switch id {
+	case fixLabelInjection:
+		labels := maps.Clone(set.Namespace.Labels)
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		labels[labelInjection] = "enabled"
+		set.Namespace.Labels = labels
+	case fixCNI:
+		if !slices.Contains(set.Install.Set, cniOption) {
+			set.Install.Set = append(slices.Clip(set.Install.Set), cniOption)
+		}
+	default:
+		return httpError{status: http.StatusBadRequest, msg: "There is no such fix."}
+	}
+	return nil
+}
+
+// namespaceOf is the namespace the admission runs in, with the default's name when none is set.
+func namespaceOf(set engine.Settings) engine.Namespace {
+	ns := set.Namespace
+	if ns.Name == "" {
+		ns.Name = admission.DefaultNamespace
+	}
+	return ns
+}
+
+// namespaceText is a namespace and its labels in a line.
+func namespaceText(ns engine.Namespace) string {
+	if len(ns.Labels) == 0 {
+		return ns.Name + " (no labels)"
+	}
+	var ls []string
+	for _, k := range slices.Sorted(maps.Keys(ns.Labels)) {
+		ls = append(ls, k+"="+ns.Labels[k])
+	}
+	return ns.Name + " (" + strings.Join(ls, ", ") + ")"
+}
+
+// clusterView runs the admission of a state and shapes it as the Cluster tab. An input error
+// (the manifest, the settings) is said in the tab; anything else is the request's error.
+func (s *server) clusterView(ctx context.Context, st State) (web.ClusterView, []admission.Result, error) {
+	cv := web.ClusterView{Namespace: namespaceText(namespaceOf(st.Settings)), Version: st.Settings.KubernetesVersion}
+	if cv.Version == "" {
+		cv.Version = engine.DefaultKubernetesVersion
+	}
+	rs, err := s.admit(ctx, st)
+	var ie *engine.InputError
+	if errors.As(err, &ie) {
+		cv.Error = explain.Input(ie).Summary
+		return cv, nil, nil
+	}
+	if err != nil {
+		return cv, nil, err
+	}
+	for _, a := range explain.Admissions(rs) {
+		d := web.ClusterDoc{Doc: a.Doc, Kind: a.Kind, Name: a.Name, Injected: a.Injected, Admitted: a.Admitted,
+			Pod: a.Pod, PodNote: podNote(a), Namespace: a.Namespace, Violations: a.Violations, Warnings: a.Warnings, Error: a.Error}
+		for _, t := range a.Trace {
+			d.Trace = append(d.Trace, web.TraceLine{ID: t.ID, Text: t.Text})
+		}
+		for _, w := range a.Webhooks {
+			d.Webhooks = append(d.Webhooks, web.WebhookRow{Configuration: w.Configuration, Name: w.Name,
+				NamespaceSelector: w.NamespaceSelector, ObjectSelector: w.ObjectSelector,
+				NamespaceMatch: w.NamespaceMatch, ObjectMatch: w.ObjectMatch, Called: w.Called})
+		}
+		cv.Docs = append(cv.Docs, d)
+	}
+	cv.Fixes = settingsFixes(rs, st.Settings)
+	return cv, rs, nil
+}
+
+// podNote says which part of a Pod's name the controller or the API server would write.
+func podNote(a explain.Admission) string {
+	var parts []string
+	if strings.Contains(a.Pod, "<hash>") {
+		parts = append(parts, "<hash> is a placeholder for the ReplicaSet's pod-template-hash")
+	}
+	if a.Kind == "CronJob" {
+		parts = append(parts, "the number is a placeholder for the Job's scheduled time")
+	}
+	if strings.HasSuffix(a.Pod, "-") {
+		parts = append(parts, "this is the generateName: the API server appends a random suffix")
+	}
+	return strings.Join(parts, "; ")
+}
+
+// admissionCell is a workload's admission in a batch table cell: "injected in shop, admitted",
+// "rejected under baseline".
+func admissionCell(r admission.Result, ns engine.Namespace) web.BatchCell {
+	if r.Error != "" {
+		return web.BatchCell{Text: "no Pod", Note: r.Error}
+	}
+	where := ns.Name
+	if r.Pod != nil && r.Pod.Namespace != "" {
+		where = r.Pod.Namespace
+	}
+	text := "not injected in " + where
+	if r.Injected {
+		text = "injected in " + where
+	}
+	switch {
+	case r.WebhookError != "":
+		return web.BatchCell{Text: text + ", rejected by Istio's webhook"}
+	case !r.Admitted:
+		return web.BatchCell{Text: text + ", rejected under " + ns.Labels[labelEnforce]}
+	}
+	return web.BatchCell{Text: text + ", admitted"}
+}
+
+// admissionColumn is the batch table's column with each workload's admission. The engine's
+// batch rows know nothing of admission (the engine does not import package admission, which
+// imports it), so the column is added here, to the rows the page shows.
+func admissionColumn(b *web.BatchView, rs []admission.Result, ns engine.Namespace) {
+	byDoc := map[int]admission.Result{}
+	for _, r := range rs {
+		byDoc[r.Doc] = r
+	}
+	b.Columns = append(b.Columns, "admission")
+	for i := range b.Rows {
+		cell := web.BatchCell{Text: "—"}
+		if r, ok := byDoc[b.Rows[i].Doc]; ok {
+			cell = admissionCell(r, ns)
+		}
+		b.Rows[i].Cells = append(b.Rows[i].Cells, cell)
+	}
+}
+
+// lazyTabs are the tabs of a state whose content costs an admission: the Cluster tab, and the
+// batch table when a namespace is set (its admission column). A page renders them only when
+// they are the selected tab.
+func lazyTabs(st State) []string {
+	if st.Settings.Namespace.Name != "" || len(st.Settings.Namespace.Labels) > 0 {
+		return []string{"batch", web.ClusterTab}
+	}
+	return []string{web.ClusterTab}
+}
+
+// addAdmission runs the admission for the page's selected tab when it shows one: the Cluster
+// tab, or the batch table of the last step when a namespace is set. Any other page does not pay
+// for it.
+func (s *server) addAdmission(ctx context.Context, v view, p *web.Page) error {
+	switch {
+	case v.tab == web.ClusterTab:
+		cv, _, err := s.clusterView(ctx, v.state)
+		if err != nil {
+			return err
+		}
+		// As the other tabs: the first documents (see view.docLimit); the API has every one.
+		if lim := v.docLimit(); len(cv.Docs) > lim {
+			cv.Hidden = len(cv.Docs) - lim
+			cv.Docs = cv.Docs[:lim]
+			mv := v
+			mv.limit = lim + defaultLimit
+			cv.MoreHref = mv.linkWith(EncodeState(v.state), web.ClusterTab, v.step)
+		}
+		p.Results.Cluster = cv
+	case v.tab == "batch" && slices.Contains(lazyTabs(v.state), "batch") && p.Results.Selected == len(p.Results.Steps)-1:
+		rs, err := s.admit(ctx, v.state)
+		var ie *engine.InputError
+		if errors.As(err, &ie) {
+			return nil // the Cluster tab says why; the table stays as it is
+		}
+		if err != nil {
+			return err
+		}
+		admissionColumn(&p.Results.Batch, rs, namespaceOf(v.state.Settings))
+	}
+	return nil
+}

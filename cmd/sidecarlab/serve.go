@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"runtime/pprof"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -51,9 +52,12 @@ PostgreSQL (--postgres); without a store, everything but sharing works.`,
 // serveOptions are serve's flags.
 type serveOptions struct {
 	addr, dbPath, postgres, trusted string
-	quota                           int64
-	cfg                             handlers.Config
-	iso                             isolation
+	// cpuProfile, when set, is where a CPU profile of the whole run is written (hidden: for
+	// measuring the server under the load test, see BENCHMARKS.md).
+	cpuProfile string
+	quota      int64
+	cfg        handlers.Config
+	iso        isolation
 }
 
 func (o *serveOptions) register(cmd *cobra.Command, getenv func(string) string) {
@@ -84,6 +88,8 @@ func (o *serveOptions) register(cmd *cobra.Command, getenv func(string) string) 
 	fs.IntVar(&o.iso.limits.CPUSeconds, "worker-cpu-seconds", o.iso.limits.CPUSeconds, "CPU time a worker may use (with --allow-custom-templates)")
 	fs.Int64Var(&o.iso.limits.MemoryBytes, "worker-memory", o.iso.limits.MemoryBytes, "memory in bytes a worker may map beyond its start (with --allow-custom-templates)")
 	fs.IntVar(&o.iso.maxWorkers, "max-workers", 0, "workers running at once (0: GOMAXPROCS; with --allow-custom-templates)")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file when the server stops (for go tool pprof)")
+	_ = fs.MarkHidden("cpuprofile")
 	for _, name := range []string{"addr", "postgres", "max-body", "max-concurrent", "rate-limit", "share-rate-limit", "request-timeout", "public-url", "trusted-proxies", "store-quota", "worker-cpu-seconds", "worker-memory", "max-workers"} {
 		_ = cmd.RegisterFlagCompletionFunc(name, cobra.NoFileCompletions)
 	}
@@ -104,6 +110,17 @@ func serveRun(c *cli, o serveOptions) error {
 		return usageError{fmt.Sprintf("--public-url: %v", err)}
 	}
 	logger := slog.New(slog.NewTextHandler(c.stderr, nil))
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return err
+		}
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	}
 
 	// The playground does not need the link store: one that cannot be opened is logged, reported
 	// on /readyz?verbose and /metrics, answered with 503 "sharing is unavailable", and opened

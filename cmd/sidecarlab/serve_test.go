@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/google/pprof/profile"
 )
 
 // syncBuffer is a bytes.Buffer safe to read while the server writes its log into it.
@@ -71,5 +74,25 @@ func TestGracefulShutdown(t *testing.T) {
 	}
 	if !strings.Contains(srv.logs.String(), "shutting down") {
 		t.Fatal("no shutdown in the log")
+	}
+}
+
+// TestServeCPUProfile: --cpuprofile writes a profile pprof reads when the server stops; without
+// it nothing is written.
+func TestServeCPUProfile(t *testing.T) {
+	prof := filepath.Join(t.TempDir(), "cpu.prof")
+	srv := startServe(t, "--db", filepath.Join(t.TempDir(), "links.db"), "--cpuprofile", prof)
+	if res, err := http.Get(srv.base + "/"); err == nil {
+		res.Body.Close()
+	}
+	srv.stop()
+	<-srv.done
+	f, err := os.Open(prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := profile.Parse(f); err != nil {
+		t.Fatalf("not a profile: %v", err)
 	}
 }

@@ -162,3 +162,34 @@ func TestAPIAdmission(t *testing.T) {
 		t.Fatalf("unlabelled namespace: %+v", a)
 	}
 }
+
+// TestEncodeStateWithPooledWriters: a state encodes to the same text whatever was encoded before
+// with the same (pooled) writer, and concurrently.
+func TestEncodeStateWithPooledWriters(t *testing.T) {
+	a := State{Manifest: deploymentYAML}
+	b := State{Manifest: strings.Repeat("# a long comment\n", 500) + deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "1"}}}
+	first := EncodeState(a)
+	_ = EncodeState(b)
+	if again := EncodeState(a); again != first {
+		t.Fatal("the same state encoded differently after another")
+	}
+	if got, err := DecodeState(first); err != nil || got.Manifest != a.Manifest {
+		t.Fatalf("round trip: %v", err)
+	}
+	done := make(chan string, 16)
+	for i := range 16 {
+		go func() {
+			if i%2 == 0 {
+				done <- EncodeState(a)
+			} else {
+				_ = EncodeState(b)
+				done <- first
+			}
+		}()
+	}
+	for range 16 {
+		if got := <-done; got != first {
+			t.Fatal("a concurrent encoding differs")
+		}
+	}
+}

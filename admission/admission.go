@@ -264,7 +264,7 @@ func (r *Result) admit(ctx context.Context, configs []admissionregistrationv1.Mu
 				continue
 			}
 			anyCalled = true
-			r.step("webhook-called", "webhook", h.Name, "path", m.Path)
+			r.step("webhook-called", "webhook", h.Name, "configuration", c.Name, "path", m.Path)
 			r.Trace = append(r.Trace, policyTrace(wh.cfg, current, ns.Name)...)
 			next, patched, err := wh.call(current, ns.Name, m.Path)
 			if err != nil {

@@ -141,10 +141,11 @@ func TestPodSecurity(t *testing.T) {
 // fails if the trace's rule ever disagrees with what the real webhook path did.
 func TestTraceMatchesWebhook(t *testing.T) {
 	installs := map[string]engine.Settings{
-		"default":    {},
-		"revision":   {Install: engine.InstallOptions{Set: []string{"revision=canary"}}},
-		"policy-off": {Install: engine.InstallOptions{Set: []string{"values.global.proxy.autoInject=disabled"}}},
-		"by-default": {Install: engine.InstallOptions{Set: []string{"values.sidecarInjectorWebhook.enableNamespacesByDefault=true"}}},
+		"default":      {},
+		"revision":     {Install: engine.InstallOptions{Set: []string{"revision=canary"}}},
+		"revision-tag": {Install: engine.InstallOptions{Set: []string{"revision=canary", "values.revisionTags[0]=prod"}}},
+		"policy-off":   {Install: engine.InstallOptions{Set: []string{"values.global.proxy.autoInject=disabled"}}},
+		"by-default":   {Install: engine.InstallOptions{Set: []string{"values.sidecarInjectorWebhook.enableNamespacesByDefault=true"}}},
 		"selectors": {Install: engine.InstallOptions{Overlay: `apiVersion: install.istio.io/v1alpha1
 kind: IstioOperator
 spec:
@@ -162,6 +163,7 @@ spec:
 		{Name: "off", Labels: map[string]string{"istio-injection": "disabled"}},
 		{Name: "rev-default", Labels: map[string]string{"istio.io/rev": "default"}},
 		{Name: "rev-canary", Labels: map[string]string{"istio.io/rev": "canary"}},
+		{Name: "tag-prod", Labels: map[string]string{"istio.io/rev": "prod"}},
 		{Name: "kube-system", Labels: map[string]string{"istio-injection": "enabled"}},
 	}
 	podLabels := []string{"", `sidecar.istio.io/inject: "true"`, `sidecar.istio.io/inject: "false"`, `sidecar.istio.io/inject: "no"`, `istio.io/rev: canary`, `team: batch`, `always: "yes"`}
@@ -247,4 +249,46 @@ func traceText(r Result) string {
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// TestWebhookConfigurations: the installations render their MutatingWebhookConfigurations (a
+// revision tag its own), and none has matchConditions, which the selection here does not
+// evaluate: if a chart ever renders one, this fails, so it is noticed rather than ignored.
+func TestWebhookConfigurations(t *testing.T) {
+	e, err := engine.New(t.Context(), engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	cases := []struct {
+		set  []string
+		want []string
+	}{
+		{nil, []string{"istio-sidecar-injector"}},
+		{[]string{"revision=canary"}, []string{"istio-sidecar-injector-canary"}},
+		{[]string{"revision=canary", "values.revisionTags[0]=prod"}, []string{"istio-sidecar-injector-canary", "istio-revision-tag-prod"}},
+		{[]string{"values.sidecarInjectorWebhook.enableNamespacesByDefault=true"}, []string{"istio-sidecar-injector"}},
+	}
+	for _, c := range cases {
+		in, err := e.Install(t.Context(), engine.InstallOptions{Set: c.set})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs, err := webhookConfigurations(in.Webhooks)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, mwc := range cs {
+			names = append(names, mwc.Name)
+			for _, h := range mwc.Webhooks {
+				if len(h.MatchConditions) > 0 {
+					t.Errorf("%v: webhook %s has matchConditions, which the simulated selection does not evaluate", c.set, h.Name)
+				}
+			}
+		}
+		if strings.Join(names, ",") != strings.Join(c.want, ",") {
+			t.Errorf("%v: configurations %v, want %v", c.set, names, c.want)
+		}
+	}
 }

@@ -26,7 +26,7 @@ var traceWords = map[string]func(p map[string]string) string{
 		return fmt.Sprintf("The API server does not call webhook %s: its rules do not cover creating Pods.", p["webhook"])
 	},
 	"webhook-called": func(p map[string]string) string {
-		return fmt.Sprintf("The API server calls Istio's webhook %s (path %s) with the Pod.", p["webhook"], p["path"])
+		return fmt.Sprintf("The API server calls Istio's webhook %s of %s (path %s) with the Pod.", p["webhook"], p["configuration"], p["path"])
 	},
 	"webhook-refused": func(p map[string]string) string {
 		return fmt.Sprintf("Istio's webhook %s refused the Pod (failurePolicy Fail: the Pod is not created): %s", p["webhook"], p["message"])

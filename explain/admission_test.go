@@ -30,6 +30,7 @@ func TestTraceWords(t *testing.T) {
 		{admission.Step{ID: "namespace", Params: map[string]string{"name": "shop", "labels": "istio-injection=enabled"}}, []string{"shop", "istio-injection=enabled"}},
 		{admission.Step{ID: "namespace", Params: map[string]string{"name": "shop"}}, []string{"shop", "no labels"}},
 		{admission.Step{ID: "webhook-namespace-mismatch", Params: map[string]string{"webhook": "namespace.sidecar-injector.istio.io", "requirement": "istio-injection in (enabled)"}}, []string{"namespace.sidecar-injector.istio.io", "istio-injection in (enabled)", "namespaceSelector"}},
+		{admission.Step{ID: "webhook-called", Params: map[string]string{"webhook": "rev.namespace.sidecar-injector.istio.io", "configuration": "istio-revision-tag-prod", "path": "/inject"}}, []string{"rev.namespace.sidecar-injector.istio.io", "istio-revision-tag-prod", "/inject"}},
 		{admission.Step{ID: "policy-invalid-value", Params: map[string]string{"value": "no", "source": "policy-label"}}, []string{`"no"`, "label", "default policy"}},
 		{admission.Step{ID: "policy-default", Params: map[string]string{"policy": "enabled", "inject": "true"}}, []string{"enabled", "inject."}},
 		{admission.Step{ID: "policy-default", Params: map[string]string{"policy": "disabled", "inject": "false"}}, []string{"disabled", "do not inject"}},

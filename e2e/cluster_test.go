@@ -81,6 +81,14 @@ func TestClusterTab(t *testing.T) {
 	if !strings.Contains(set, "components.cni.enabled=true") {
 		t.Errorf("install options after the CNI fix: %q", set)
 	}
+	// The admitted Pod's lifecycle, opened: its diagram and verdicts, with istio-proxy.
+	do(ctx, t, chromedp.Click(chromedp.CSS(`[data-testid="cluster-lifecycle"] summary`)))
+	waitFor(ctx, t, `[data-testid="cluster-lifecycle"] [data-testid="lifecycle"]`, "the admitted Pod's lifecycle")
+	if got := text(ctx, t, `[data-testid="cluster-lifecycle"]`); !strings.Contains(got, "istio-proxy") {
+		t.Errorf("the admitted Pod's lifecycle: %q", got)
+	}
+	checkA11y(ctx, t, "the Cluster tab (admitted with CNI, the lifecycle open)")
+	sh.take(ctx, "admitted-lifecycle")
 
 	// The namespace typed in the settings, then the Cluster tab chosen (fetched when chosen).
 	do(ctx, t, chromedp.Navigate(baseURL+"/"), chromedp.WaitVisible(chromedp.CSS(`.cm-content`)),

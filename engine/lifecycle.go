@@ -111,6 +111,15 @@ func Lifecycles(docs []Document) []Lifecycle {
 	return out
 }
 
+// PodLifecycle is the start and stop order of one Pod (the Cluster view's, as admitted), with
+// the verdicts of the workload kind that made it; false when it has no containers to order.
+func PodLifecycle(doc int, kind, name string, pod *corev1.Pod) (Lifecycle, bool) {
+	if pod == nil {
+		return Lifecycle{}, false
+	}
+	return lifecycleOf(Document{Index: doc, Kind: kind, Name: name}, pod)
+}
+
 func lifecycleOf(d Document, obj runtime.Object) (Lifecycle, bool) {
 	_, _, spec, ok := podParts(obj)
 	if !ok {

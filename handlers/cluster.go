@@ -256,7 +256,8 @@ func (s *server) clusterView(ctx context.Context, st State) (web.ClusterView, []
 	if err != nil {
 		return cv, nil, err
 	}
-	for _, a := range explain.Admissions(rs) {
+	for i, a := range explain.Admissions(rs) {
+		r := rs[i]
 		d := web.ClusterDoc{Doc: a.Doc, Kind: a.Kind, Name: a.Name, Injected: a.Injected, Admitted: a.Admitted,
 			Pod: a.Pod, PodNote: podNote(a), Namespace: a.Namespace, Violations: a.Violations, Warnings: a.Warnings, Error: a.Error}
 		for _, t := range a.Trace {
@@ -266,6 +267,14 @@ func (s *server) clusterView(ctx context.Context, st State) (web.ClusterView, []
 			d.Webhooks = append(d.Webhooks, web.WebhookRow{Configuration: w.Configuration, Name: w.Name,
 				NamespaceSelector: w.NamespaceSelector, ObjectSelector: w.ObjectSelector,
 				NamespaceMatch: w.NamespaceMatch, ObjectMatch: w.ObjectMatch, Called: w.Called})
+		}
+		if a.Admitted {
+			// The Lifecycle of the Pod as the cluster admits it (injected or not).
+			if l, ok := engine.PodLifecycle(r.Doc, r.Kind, r.Name, r.Final); ok {
+				lv := lifecycleViews([]engine.Lifecycle{l}, nil, 0)[0]
+				lv.Title = "The admitted Pod's lifecycle: " + lv.Title
+				d.Lifecycle = &lv
+			}
 		}
 		cv.Docs = append(cv.Docs, d)
 	}

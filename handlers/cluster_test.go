@@ -217,6 +217,15 @@ func TestClusterTab(t *testing.T) {
 			if got := testid(r, "cluster-violations").Text(); !strings.Contains(got, tc.violation) || (tc.violation == "") != (got == "") {
 				t.Errorf("violations %q, want %q", got, tc.violation)
 			}
+			// The admitted Pod's lifecycle, with istio-proxy when it was injected; none for a
+			// rejected Pod.
+			lc := testid(r, "cluster-lifecycle")
+			if (lc.Length() == 1) != tc.admitted {
+				t.Errorf("lifecycle shown %v, want %v (admitted)", lc.Length() == 1, tc.admitted)
+			}
+			if tc.admitted && strings.Contains(lc.Text(), "istio-proxy") != tc.injected {
+				t.Errorf("the admitted Pod's lifecycle mentions istio-proxy: %v, want %v", strings.Contains(lc.Text(), "istio-proxy"), tc.injected)
+			}
 			// The trace starts with the namespace, in the cluster's order, in words.
 			first := testid(r, "cluster-trace").Find("li").First()
 			if first.AttrOr("data-rule", "") != "namespace" || !strings.Contains(first.Text(), "namespace shop") {

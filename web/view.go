@@ -290,6 +290,8 @@ type ClusterDoc struct {
 	// Warnings its warn-level ones.
 	Violations, Warnings []string
 	Webhooks             []WebhookRow
+	// Lifecycle is the admitted Pod's start and stop order (nil when it is not admitted).
+	Lifecycle *LifecycleView
 	// Error says why this document has no Pod (a kind that makes none, a failed document).
 	Error string
 }

@@ -43,6 +43,8 @@ import (
 	"k8s.io/pod-security-admission/policy"
 	"sigs.k8s.io/yaml"
 
+	"istio.io/api/annotation"
+	"istio.io/api/label"
 	"istio.io/istio/pilot/pkg/model"
 	"istio.io/istio/pkg/config/constants"
 	"istio.io/istio/pkg/config/mesh"
@@ -286,6 +288,13 @@ func (r *Result) admit(ctx context.Context, configs []admissionregistrationv1.Mu
 	switch {
 	case !anyCalled:
 		r.step("not-injected-no-webhook")
+		// The common reason: the Pod asks for injection with the annotation, which no webhook
+		// selector reads (selectors read labels); Istio reads the annotation only once called.
+		if v, ok := r.Pod.Annotations[annotation.SidecarInject.Name]; ok && v == "true" {
+			if _, labelled := r.Pod.Labels[label.SidecarInject.Name]; !labelled {
+				r.step("hint-annotation-not-label")
+			}
+		}
 	case r.Injected:
 		r.step("injected")
 	case r.WebhookError == "":

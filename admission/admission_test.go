@@ -292,3 +292,23 @@ func TestWebhookConfigurations(t *testing.T) {
 		}
 	}
 }
+
+// TestHintAnnotationNotLabel: a Pod that asks for injection with the annotation in an unlabelled
+// namespace is not injected, and the trace says the selectors read labels; with the label it is
+// injected and there is no such hint.
+func TestHintAnnotationNotLabel(t *testing.T) {
+	ns := engine.Namespace{Name: "shop"}
+	annotated := strings.Replace(deployment, "      labels: {app: web}\n", "      labels: {app: web}\n      annotations: {sidecar.istio.io/inject: \"true\"}\n", 1)
+	r := admitOne(t, annotated, engine.Settings{}, ns)
+	if r.Injected || r.Trace[len(r.Trace)-2].ID != "hint-annotation-not-label" {
+		t.Fatalf("annotated: injected %v\n%s", r.Injected, traceText(r))
+	}
+	labelled := strings.Replace(deployment, "labels: {app: web}\n    spec:", "labels: {app: web, sidecar.istio.io/inject: \"true\"}\n    spec:", 1)
+	r = admitOne(t, labelled, engine.Settings{}, ns)
+	if !r.Injected || slices.ContainsFunc(r.Trace, func(s Step) bool { return s.ID == "hint-annotation-not-label" }) {
+		t.Fatalf("labelled: injected %v\n%s", r.Injected, traceText(r))
+	}
+	if r = admitOne(t, deployment, engine.Settings{}, ns); slices.ContainsFunc(r.Trace, func(s Step) bool { return s.ID == "hint-annotation-not-label" }) {
+		t.Fatalf("neither: a hint\n%s", traceText(r))
+	}
+}

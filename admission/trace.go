@@ -26,7 +26,7 @@ func TraceIDs() []string {
 		"webhook-namespace-mismatch", "webhook-object-mismatch", "webhook-rules-mismatch", "webhook-called", "webhook-refused",
 		"policy-host-network", "policy-ignored-namespace", "policy-label", "policy-annotation", "policy-invalid-value",
 		"policy-never-selector", "policy-always-selector", "policy-default",
-		"injected", "not-injected-no-webhook", "not-injected-policy",
+		"injected", "not-injected-no-webhook", "hint-annotation-not-label", "not-injected-policy",
 		"admitted", "rejected-pod-security",
 	}
 }

@@ -60,10 +60,11 @@ var traceWords = map[string]func(p map[string]string) string{
 		}
 		return fmt.Sprintf("Nothing on the Pod decides, so Istio's default policy (%s) does: do not inject.", p["policy"])
 	},
-	"injected":                words("Injected: Istio's webhook patched the Pod with the proxy."),
-	"not-injected-no-webhook": words("Not injected: no webhook selected the Pod, so Istio never saw it. Label the namespace (istio-injection=enabled, or istio.io/rev=<revision>) or the Pod (sidecar.istio.io/inject=true)."),
-	"not-injected-policy":     words("Not injected: Istio's webhook saw the Pod and its policy said no."),
-	"admitted":                words("Admitted: Pod Security Admission lets the Pod in."),
+	"injected":                  words("Injected: Istio's webhook patched the Pod with the proxy."),
+	"not-injected-no-webhook":   words("Not injected: no webhook selected the Pod, so Istio never saw it. Label the namespace (istio-injection=enabled, or istio.io/rev=<revision>) or the Pod (sidecar.istio.io/inject=true)."),
+	"hint-annotation-not-label": words("The Pod asks for injection with the annotation sidecar.istio.io/inject: \"true\", but the webhooks' selectors read labels, not annotations: Istio reads the annotation only once its webhook is called. Put the label sidecar.istio.io/inject: \"true\" on the pod template instead (or label the namespace)."),
+	"not-injected-policy":       words("Not injected: Istio's webhook saw the Pod and its policy said no."),
+	"admitted":                  words("Admitted: Pod Security Admission lets the Pod in."),
 	"rejected-pod-security": func(p map[string]string) string {
 		return "Rejected by Pod Security Admission: " + p["message"]
 	},

@@ -36,6 +36,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	k8sdefaults "k8s.io/kubernetes/pkg/apis/core/v1"
 	psadmission "k8s.io/pod-security-admission/admission"
 	psaapi "k8s.io/pod-security-admission/admission/api"
 	"k8s.io/pod-security-admission/api"
@@ -116,10 +117,13 @@ type Result struct {
 // version, at most maxWebhooks), since building one (parsing the injector config and templates,
 // starting its fake cluster) costs more than an admission.
 type Admitter struct {
-	eng   Workloads
-	mu    sync.Mutex
-	hooks map[string]*cluster
-	order []string
+	// undefaulted leaves the Pod as its controller wrote it (no API-server defaults), as Istio's
+	// own webhook test runs the webhook: only the golden comparison sets it.
+	undefaulted bool
+	eng         Workloads
+	mu          sync.Mutex
+	hooks       map[string]*cluster
+	order       []string
 }
 
 // cluster is what one installation at one Kubernetes version needs: its webhook configurations,
@@ -222,7 +226,10 @@ func (a *Admitter) Admit(ctx context.Context, manifest []byte, steps []engine.St
 			continue
 		}
 		r.Pod = pod
-		if err := r.admit(ctx, c.configs, c.wh, c.psa, engine.Namespace{Name: pod.Namespace, Labels: ns.Labels}); err != nil {
+		if !a.undefaulted {
+			r.Pod = defaulted(pod)
+		}
+		if err := r.admit(ctx, c.configs, c.wh, c.psa, !a.undefaulted, engine.Namespace{Name: pod.Namespace, Labels: ns.Labels}); err != nil {
 			return nil, err
 		}
 		out = append(out, r)
@@ -230,7 +237,7 @@ func (a *Admitter) Admit(ctx context.Context, manifest []byte, steps []engine.St
 	return out, nil
 }
 
-func (r *Result) admit(ctx context.Context, configs []admissionregistrationv1.MutatingWebhookConfiguration, wh *webhook, psa *podSecurity, ns engine.Namespace) error {
+func (r *Result) admit(ctx context.Context, configs []admissionregistrationv1.MutatingWebhookConfiguration, wh *webhook, psa *podSecurity, withDefaults bool, ns engine.Namespace) error {
 	nsLabels := nsLabels(ns)
 	r.step("namespace", "name", ns.Name, "labels", labels.Set(ns.Labels).String())
 	current := r.Pod.DeepCopy()
@@ -268,7 +275,7 @@ func (r *Result) admit(ctx context.Context, configs []admissionregistrationv1.Mu
 			anyCalled = true
 			r.step("webhook-called", "webhook", h.Name, "configuration", c.Name, "path", m.Path)
 			r.Trace = append(r.Trace, policyTrace(wh.cfg, current, ns.Name)...)
-			next, patched, err := wh.call(current, ns.Name, m.Path)
+			next, patched, err := wh.call(current, ns.Name, m.Path, withDefaults)
 			if err != nil {
 				var refused webhookRefusal
 				if errors.As(err, &refused) {
@@ -428,6 +435,23 @@ func podOf(w engine.Workload, namespace string) (*corev1.Pod, error) {
 	return pod, nil
 }
 
+// apiDefaults are the API server's defaults for a v1 Pod (k8s.io/kubernetes's own defaulting
+// functions, of the Kubernetes version in go.mod): the API server applies them to a Pod it is
+// asked to create before the mutating webhooks see it, and again to the object a webhook's patch
+// made, so Pod Security judges a defaulted Pod (a volume with no source is an emptyDir by then).
+var apiDefaults = func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	if err := k8sdefaults.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	return s
+}()
+
+func defaulted(p *corev1.Pod) *corev1.Pod {
+	apiDefaults.Default(p)
+	return p
+}
+
 // The placeholders where a controller puts a hash or a time in a name.
 const (
 	hashPlaceholder      = "<hash>"
@@ -511,7 +535,7 @@ func (e webhookRefusal) Error() string { return e.msg }
 
 // call sends the Pod to the webhook as the API server does (an AdmissionReview of a CREATE) and
 // applies its JSON patch. patched is false when the webhook allowed the Pod unchanged.
-func (w *webhook) call(pod *corev1.Pod, namespace, path string) (*corev1.Pod, bool, error) {
+func (w *webhook) call(pod *corev1.Pod, namespace, path string, withDefaults bool) (*corev1.Pod, bool, error) {
 	if path == "" {
 		path = "/inject"
 	}
@@ -571,6 +595,9 @@ func (w *webhook) call(pod *corev1.Pod, namespace, path string) (*corev1.Pod, bo
 	var out corev1.Pod
 	if err := json.Unmarshal(patchedJSON, &out); err != nil {
 		return nil, false, err
+	}
+	if withDefaults {
+		defaulted(&out)
 	}
 	return &out, true, nil
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+
 	istiolog "istio.io/istio/pkg/log"
 
 	"github.com/sidecarlab/sidecarlab/engine"
@@ -311,4 +313,58 @@ func TestHintAnnotationNotLabel(t *testing.T) {
 	if r = admitOne(t, deployment, engine.Settings{}, ns); slices.ContainsFunc(r.Trace, func(s Step) bool { return s.ID == "hint-annotation-not-label" }) {
 		t.Fatalf("neither: a hint\n%s", traceText(r))
 	}
+}
+
+// TestAPIServerDefaults: the API server defaults the Pod before the webhooks see it and after
+// their patch, so Pod Security judges Istio's source-less volumes as the emptyDirs they become,
+// and the webhook sees the ports' default protocol. Without the defaults the same Pod shows a
+// "restricted volume type" that no cluster would report.
+func TestAPIServerDefaults(t *testing.T) {
+	s := engine.Settings{Install: engine.InstallOptions{Set: []string{"components.cni.enabled=true"}},
+		Namespace: engine.Namespace{Name: "shop", Labels: map[string]string{"istio-injection": "enabled", "pod-security.kubernetes.io/enforce": "restricted"}}}
+	withPort := strings.Replace(deployment, "image: nginx\n", "image: nginx\n        ports: [{containerPort: 8080}]\n", 1)
+	violations := func(a *Admitter) (string, *corev1.Pod) {
+		rs, err := a.Admit(t.Context(), []byte(withPort), nil, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rs[0].Admitted || !rs[0].Injected {
+			t.Fatalf("restricted: injected %v admitted %v", rs[0].Injected, rs[0].Admitted)
+		}
+		return strings.Join(rs[0].Violations, "\n"), rs[0].Final
+	}
+	got, final := violations(adm)
+	if strings.Contains(got, "restricted volume types") || !strings.Contains(got, "seccompProfile") {
+		t.Errorf("with the API server's defaults: %s", got)
+	}
+	for _, v := range final.Spec.Volumes {
+		if v.Name == "workload-socket" && v.EmptyDir == nil {
+			t.Error("workload-socket is not an emptyDir after defaulting")
+		}
+	}
+	if env := proxyEnv(final, "ISTIO_META_POD_PORTS"); !strings.Contains(env, `"protocol":"TCP"`) {
+		t.Errorf("the webhook did not see the defaulted port: ISTIO_META_POD_PORTS %s", env)
+	}
+	raw := New(adm.eng)
+	raw.undefaulted = true
+	defer raw.Close()
+	if got, _ := violations(raw); !strings.Contains(got, "restricted volume types") {
+		t.Errorf("without defaults the volumes should be judged as no known type: %s", got)
+	}
+}
+
+func proxyEnv(p *corev1.Pod, name string) string {
+	for _, cs := range [][]corev1.Container{p.Spec.InitContainers, p.Spec.Containers} {
+		for _, c := range cs {
+			if c.Name != "istio-proxy" {
+				continue
+			}
+			for _, e := range c.Env {
+				if e.Name == name {
+					return e.Value
+				}
+			}
+		}
+	}
+	return ""
 }

@@ -30,7 +30,9 @@ var differsLegitimately = map[string]string{
 // the webhook path makes (the controller's Pod, Istio's webhook, its JSON patch) carries the same
 // labels, annotations and spec as the pod template istioctl kube-inject writes for it, with the
 // same installation and nodes, in namespace default (what kube-inject assumes), (the same normalisation as Istio's own test: the status annotation
-// and fieldRef apiVersions aside). Istio's TestInjection asserts the same of its two paths.
+// and fieldRef apiVersions aside) — with the webhook given the template as written, as Istio's
+// test gives it, not the API server's defaulted Pod (TestAPIServerDefaults is about those).
+// Istio's TestInjection asserts the same of its two paths.
 func TestWebhookPathMatchesKubeInject(t *testing.T) {
 	dir := filepath.Join(istioModuleDir(t), "pkg/kube/inject/testdata/inject")
 	entries, err := os.ReadDir(dir)
@@ -42,6 +44,9 @@ func TestWebhookPathMatchesKubeInject(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
+	raw := New(e)
+	raw.undefaulted = true
+	defer raw.Close()
 	s := engine.Settings{Mode: engine.ModeWebhook, Namespace: engine.Namespace{Name: "default", Labels: map[string]string{"istio-injection": "enabled"}}}
 	compared := 0
 	for _, ent := range entries {
@@ -61,7 +66,7 @@ func TestWebhookPathMatchesKubeInject(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rs, err := adm.Admit(t.Context(), in, nil, s)
+			rs, err := raw.Admit(t.Context(), in, nil, s)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -4619,7 +4619,7 @@ func cluster(c ClusterView) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 392, "<p class=\"muted\">The Pod is taken as the webhook receives it: the API server's own defaulting (imagePullPolicy, dnsPolicy, a volume with no source becoming an emptyDir, …) is not applied before Pod Security.</p></div>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 392, "<p class=\"muted\">The Pod is defaulted as the API server defaults it (Kubernetes' own defaulting functions: imagePullPolicy, dnsPolicy, a port's protocol, a volume with no source becoming an emptyDir, …) before the webhooks see it and again after their patch, so Pod Security judges what the cluster would store.</p></div>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

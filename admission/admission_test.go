@@ -368,3 +368,25 @@ func proxyEnv(p *corev1.Pod, name string) string {
 	}
 	return ""
 }
+
+// TestRestrictedIstioContainers: under restricted, the charts' empty seccompProfile leaves Istio's
+// containers in Pod Security's seccomp violation; with global.proxy.seccompProfile set to
+// RuntimeDefault only the application's own container is left in it.
+func TestRestrictedIstioContainers(t *testing.T) {
+	restricted := engine.Namespace{Name: "shop", Labels: map[string]string{"istio-injection": "enabled", "pod-security.kubernetes.io/enforce": "restricted"}}
+	seccompPart := func(set ...string) string {
+		r := admitOne(t, deployment, engine.Settings{Install: engine.InstallOptions{Set: set}}, restricted)
+		if r.Admitted || !r.Injected {
+			t.Fatalf("%v: injected %v admitted %v", set, r.Injected, r.Admitted)
+		}
+		_, part, _ := strings.Cut(strings.Join(r.Violations, "\n"), "seccompProfile (")
+		part, _, _ = strings.Cut(part, ")")
+		return part
+	}
+	if got := seccompPart("components.cni.enabled=true"); !strings.Contains(got, `"istio-proxy"`) || !strings.Contains(got, `"istio-validation"`) {
+		t.Errorf("the charts' default: %q", got)
+	}
+	if got := seccompPart("components.cni.enabled=true", "values.global.proxy.seccompProfile.type=RuntimeDefault"); strings.Contains(got, "istio") || !strings.Contains(got, `"web"`) {
+		t.Errorf("with RuntimeDefault for Istio's containers: %q", got)
+	}
+}

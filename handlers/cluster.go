@@ -158,6 +158,7 @@ func postedNamespaceForm(f url.Values, err error) *web.NamespaceForm {
 const (
 	fixLabelInjection = "label-injection"
 	fixCNI            = "cni"
+	fixSeccomp        = "seccomp"
 )
 
 // cniOption is the install option that turns Istio CNI on: it replaces istio-init (and its
@@ -165,16 +166,21 @@ const (
 // Istio (see DESIGN.md).
 const cniOption = "components.cni.enabled=true"
 
+// seccompOption gives Istio's containers (istio-proxy, istio-init or istio-validation) the
+// RuntimeDefault seccomp profile, which the charts leave empty and restricted requires.
+const seccompOption = "values.global.proxy.seccompProfile.type=RuntimeDefault"
+
 var settingsFixTexts = map[string]string{
 	fixLabelInjection: "Label the namespace istio-injection=enabled",
 	fixCNI:            "Enable Istio CNI (" + cniOption + ")",
+	fixSeccomp:        "Give Istio's containers the RuntimeDefault seccomp profile (" + seccompOption + ")",
 }
 
 // settingsFixes are the fixes that change the settings, decided by what the admission found:
 // labelling the namespace when a webhook would take the Pod but for the namespace's labels, and
 // Istio CNI when Pod Security rejects istio-init's capabilities.
 func settingsFixes(rs []admission.Result, set engine.Settings) []web.SettingsFix {
-	var label, cni bool
+	var label, cni, seccomp bool
 	for _, r := range rs {
 		if r.Error != "" {
 			continue
@@ -188,6 +194,9 @@ func settingsFixes(rs []admission.Result, set engine.Settings) []web.SettingsFix
 		}) {
 			cni = true
 		}
+		if !r.Admitted && slices.ContainsFunc(r.Violations, istioSeccompViolation) {
+			seccomp = true
+		}
 	}
 	var out []web.SettingsFix
 	if label && set.Namespace.Labels[labelInjection] != "enabled" {
@@ -196,7 +205,21 @@ func settingsFixes(rs []admission.Result, set engine.Settings) []web.SettingsFix
 	if cni && !slices.Contains(set.Install.Set, cniOption) {
 		out = append(out, web.SettingsFix{ID: fixCNI, Text: settingsFixTexts[fixCNI]})
 	}
+	if seccomp && !slices.Contains(set.Install.Set, seccompOption) {
+		out = append(out, web.SettingsFix{ID: fixSeccomp, Text: settingsFixTexts[fixSeccomp]})
+	}
 	return out
+}
+
+// istioSeccompViolation is Pod Security's seccompProfile violation naming one of Istio's
+// containers (restricted: `seccompProfile (pod or containers "istio-proxy", … must set …)`).
+func istioSeccompViolation(v string) bool {
+	_, rest, ok := strings.Cut(v, "seccompProfile (pod or container")
+	if !ok {
+		return false
+	}
+	rest, _, _ = strings.Cut(rest, " must set")
+	return strings.Contains(rest, `"istio-proxy"`) || strings.Contains(rest, `"istio-init"`) || strings.Contains(rest, `"istio-validation"`)
 }
 
 // applySettingsFix changes the settings as the fix with the id says.
@@ -212,6 +235,10 @@ func applySettingsFix(id string, set *engine.Settings) error {
 	case fixCNI:
 		if !slices.Contains(set.Install.Set, cniOption) {
 			set.Install.Set = append(slices.Clip(set.Install.Set), cniOption)
+		}
+	case fixSeccomp:
+		if !slices.Contains(set.Install.Set, seccompOption) {
+			set.Install.Set = append(slices.Clip(set.Install.Set), seccompOption)
 		}
 	default:
 		return httpError{status: http.StatusBadRequest, msg: "There is no such fix."}

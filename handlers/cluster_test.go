@@ -359,6 +359,8 @@ func TestSettingsFixes(t *testing.T) {
 	called := admission.WebhookMatch{NamespaceMatch: true, ObjectMatch: true, Called: true}
 	initCaps := `violates PodSecurity "baseline:latest": non-default capabilities (container "istio-init" must not include "NET_ADMIN", "NET_RAW" in securityContext.capabilities.add)`
 	other := `violates PodSecurity "baseline:latest": hostPath volumes (volume "x")`
+	istioSeccomp := `violates PodSecurity "restricted:latest": runAsNonRoot != true (pod or container "web" must set securityContext.runAsNonRoot=true), seccompProfile (pod or containers "istio-validation", "istio-proxy", "web" must set securityContext.seccompProfile.type to "RuntimeDefault" or "Localhost")`
+	appSeccomp := `violates PodSecurity "restricted:latest": seccompProfile (pod or container "web" must set securityContext.seccompProfile.type to "RuntimeDefault" or "Localhost"), unrestricted capabilities (container "istio-proxy" must set securityContext.capabilities.drop=["ALL"])`
 	for _, tc := range []struct {
 		name string
 		r    admission.Result
@@ -375,6 +377,10 @@ func TestSettingsFixes(t *testing.T) {
 		{"another violation", admission.Result{Injected: true, Webhooks: []admission.WebhookMatch{called}, Violations: []string{other}}, engine.Settings{}, nil},
 		{"CNI already on", admission.Result{Injected: true, Webhooks: []admission.WebhookMatch{called}, Violations: []string{initCaps}},
 			engine.Settings{Install: engine.InstallOptions{Set: []string{cniOption}}}, nil},
+		{"istio-proxy's seccomp profile", admission.Result{Injected: true, Webhooks: []admission.WebhookMatch{called}, Violations: []string{istioSeccomp}}, engine.Settings{}, []string{fixSeccomp}},
+		{"only the app's seccomp profile", admission.Result{Injected: true, Webhooks: []admission.WebhookMatch{called}, Violations: []string{appSeccomp}}, engine.Settings{}, nil},
+		{"seccomp already set", admission.Result{Injected: true, Webhooks: []admission.WebhookMatch{called}, Violations: []string{istioSeccomp}},
+			engine.Settings{Install: engine.InstallOptions{Set: []string{seccompOption}}}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []string

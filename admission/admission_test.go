@@ -305,6 +305,14 @@ func TestHintAnnotationNotLabel(t *testing.T) {
 	if r.Injected || r.Trace[len(r.Trace)-2].ID != "hint-annotation-not-label" {
 		t.Fatalf("annotated: injected %v\n%s", r.Injected, traceText(r))
 	}
+	// The one-click fix (engine.LabelInsteadOfAnnotation) makes it injected.
+	moved, err := engine.LabelInsteadOfAnnotation([]byte(annotated))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := admitOne(t, string(moved), engine.Settings{}, ns); !r.Injected {
+		t.Fatalf("after the label fix: not injected\n%s", traceText(r))
+	}
 	labelled := strings.Replace(deployment, "labels: {app: web}\n    spec:", "labels: {app: web, sidecar.istio.io/inject: \"true\"}\n    spec:", 1)
 	r = admitOne(t, labelled, engine.Settings{}, ns)
 	if !r.Injected || slices.ContainsFunc(r.Trace, func(s Step) bool { return s.ID == "hint-annotation-not-label" }) {

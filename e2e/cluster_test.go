@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,9 @@ import (
 
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
+
+	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/handlers"
 )
 
 // waitFor waits up to 20 s for an element to be visible.
@@ -206,4 +210,26 @@ func TestClusterTabWithoutJavaScript(t *testing.T) {
 		t.Fatal("the editor was built: the page's script ran")
 	}
 	checkA11y(nctx, t, "the Cluster tab without JavaScript")
+}
+
+// TestClusterLabelFix: a Pod that asks for injection with the annotation in an unlabelled
+// namespace is not injected; the fix rewrites the manifest (the editor shows the label) and the
+// Pod is injected.
+func TestClusterLabelFix(t *testing.T) {
+	ctx := browser(t)
+	annotated := strings.Replace(onDeployment, "  annotations:\n    sidecar.istio.io/logLevel: debug\n", "", 1)
+	annotated = strings.Replace(annotated, "    metadata:\n      labels:", "    metadata:\n      annotations:\n        sidecar.istio.io/inject: \"true\"\n      labels:", 1)
+	st := handlers.State{Manifest: annotated, Settings: engine.Settings{Namespace: engine.Namespace{Name: "shop"}}}
+	do(ctx, t, chromedp.Navigate(baseURL+"/?tab=cluster&s="+url.QueryEscape(handlers.EncodeState(st))))
+	waitFor(ctx, t, `[data-testid="verdict-not-injected"]`, "the annotated Pod, not injected")
+	if got := text(ctx, t, `[data-testid="cluster-trace"]`); !strings.Contains(got, "selectors read labels") {
+		t.Fatalf("the trace does not say why: %q", got)
+	}
+	checkA11y(ctx, t, "the Cluster tab (annotation instead of label)")
+	do(ctx, t, chromedp.Click(chromedp.CSS(`[data-testid="settings-fix-label-not-annotation"]`)))
+	waitFor(ctx, t, `[data-testid="verdict-injected"]`, "after the label fix")
+	editor := text(ctx, t, `.cm-content`)
+	if !strings.Contains(editor, `sidecar.istio.io/inject: "true"`) || strings.Contains(editor, "annotations") {
+		t.Fatalf("the editor after the label fix: %q", editor)
+	}
 }

@@ -159,6 +159,9 @@ const (
 	fixLabelInjection = "label-injection"
 	fixCNI            = "cni"
 	fixSeccomp        = "seccomp"
+	// fixLabel edits the manifest rather than the settings: the pod templates' annotation
+	// sidecar.istio.io/inject: "true" becomes a label (engine.LabelInsteadOfAnnotation).
+	fixLabel = "label-not-annotation"
 )
 
 // cniOption is the install option that turns Istio CNI on: it replaces istio-init (and its
@@ -173,6 +176,7 @@ const seccompOption = "values.global.proxy.seccompProfile.type=RuntimeDefault"
 var settingsFixTexts = map[string]string{
 	fixLabelInjection: "Label the namespace istio-injection=enabled",
 	fixCNI:            "Enable Istio CNI (" + cniOption + ")",
+	fixLabel:          "Use the label sidecar.istio.io/inject=true instead of the annotation (edits the manifest)",
 	fixSeccomp:        "Give Istio's containers the RuntimeDefault seccomp profile (" + seccompOption + ")",
 }
 
@@ -180,7 +184,7 @@ var settingsFixTexts = map[string]string{
 // labelling the namespace when a webhook would take the Pod but for the namespace's labels, and
 // Istio CNI when Pod Security rejects istio-init's capabilities.
 func settingsFixes(rs []admission.Result, set engine.Settings) []web.SettingsFix {
-	var label, cni, seccomp bool
+	var label, cni, seccomp, podLabel bool
 	for _, r := range rs {
 		if r.Error != "" {
 			continue
@@ -197,8 +201,14 @@ func settingsFixes(rs []admission.Result, set engine.Settings) []web.SettingsFix
 		if !r.Admitted && slices.ContainsFunc(r.Violations, istioSeccompViolation) {
 			seccomp = true
 		}
+		if slices.ContainsFunc(r.Trace, func(s admission.Step) bool { return s.ID == "hint-annotation-not-label" }) {
+			podLabel = true
+		}
 	}
 	var out []web.SettingsFix
+	if podLabel {
+		out = append(out, web.SettingsFix{ID: fixLabel, Text: settingsFixTexts[fixLabel]})
+	}
 	if label && set.Namespace.Labels[labelInjection] != "enabled" {
 		out = append(out, web.SettingsFix{ID: fixLabelInjection, Text: settingsFixTexts[fixLabelInjection]})
 	}
@@ -220,6 +230,23 @@ func istioSeccompViolation(v string) bool {
 	}
 	rest, _, _ = strings.Cut(rest, " must set")
 	return strings.Contains(rest, `"istio-proxy"`) || strings.Contains(rest, `"istio-init"`) || strings.Contains(rest, `"istio-validation"`)
+}
+
+// applyClusterFix changes the state as the fix with the id says: its settings, or (fixLabel)
+// its manifest.
+func applyClusterFix(id string, st *State) error {
+	if id == fixLabel {
+		m, err := engine.LabelInsteadOfAnnotation([]byte(st.Manifest))
+		if errors.Is(err, engine.ErrNothingToMove) {
+			return httpError{status: http.StatusUnprocessableEntity, msg: "Nothing to change: no pod template asks for injection with the annotation alone."}
+		}
+		if err != nil {
+			return httpError{status: http.StatusUnprocessableEntity, msg: "The manifest could not be changed: " + err.Error()}
+		}
+		st.Manifest = string(m)
+		return nil
+	}
+	return applySettingsFix(id, &st.Settings)
 }
 
 // applySettingsFix changes the settings as the fix with the id says.

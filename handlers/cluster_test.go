@@ -377,6 +377,8 @@ func TestSettingsFixes(t *testing.T) {
 		{"another violation", admission.Result{Injected: true, Webhooks: []admission.WebhookMatch{called}, Violations: []string{other}}, engine.Settings{}, nil},
 		{"CNI already on", admission.Result{Injected: true, Webhooks: []admission.WebhookMatch{called}, Violations: []string{initCaps}},
 			engine.Settings{Install: engine.InstallOptions{Set: []string{cniOption}}}, nil},
+		{"asks with the annotation", admission.Result{Admitted: true, Webhooks: []admission.WebhookMatch{podOptOut}, Trace: []admission.Step{{ID: "not-injected-no-webhook"}, {ID: "hint-annotation-not-label"}}}, engine.Settings{}, []string{fixLabel}},
+		{"not injected, no annotation", admission.Result{Admitted: true, Webhooks: []admission.WebhookMatch{podOptOut}, Trace: []admission.Step{{ID: "not-injected-no-webhook"}}}, engine.Settings{}, nil},
 		{"istio-proxy's seccomp profile", admission.Result{Injected: true, Webhooks: []admission.WebhookMatch{called}, Violations: []string{istioSeccomp}}, engine.Settings{}, []string{fixSeccomp}},
 		{"only the app's seccomp profile", admission.Result{Injected: true, Webhooks: []admission.WebhookMatch{called}, Violations: []string{appSeccomp}}, engine.Settings{}, nil},
 		{"seccomp already set", admission.Result{Injected: true, Webhooks: []admission.WebhookMatch{called}, Violations: []string{istioSeccomp}},
@@ -398,6 +400,24 @@ func TestSettingsFixes(t *testing.T) {
 // state; or, for the page's script, the fragment with the settings' fields changed).
 func TestSettingsFixButtons(t *testing.T) {
 	h := newServer(t)
+	// The label instead of the annotation: the manifest changes, and the Pod is injected.
+	annotated := strings.Replace(deploymentYAML, "    metadata:\n      labels:\n", "    metadata:\n      annotations:\n        sidecar.istio.io/inject: \"true\"\n      labels:\n", 1)
+	if annotated == deploymentYAML {
+		t.Fatal("the test manifest has no pod template labels to annotate beside")
+	}
+	lf := url.Values{"manifest": {annotated}, "nsName": {"shop"}, "clusterfix": {fixLabel}}
+	lst := decodeLocation(t, postForm(t, h, lf))
+	if !strings.Contains(lst.Manifest, "sidecar.istio.io/inject: \"true\"") || strings.Contains(lst.Manifest, "annotations") {
+		t.Fatalf("the manifest after the label fix:\n%s", lst.Manifest)
+	}
+	if r := clusterPage(t, h, lst); testid(r, "verdict-injected").Length() != 1 {
+		t.Fatal("the Pod is not injected after the label fix")
+	}
+	lf.Set("manifest", deploymentYAML)
+	if r := postForm(t, h, lf); r.status != http.StatusUnprocessableEntity {
+		t.Fatalf("the label fix with nothing to move: %d", r.status)
+	}
+
 	form := url.Values{"manifest": {deploymentYAML}, "nsName": {"shop"}, "nsEnforce": {"baseline"}, "set": {"values.global.proxy.holdApplicationUntilProxyStarts=true"}, "clusterfix": {fixLabelInjection}}
 	st := decodeLocation(t, postForm(t, h, form))
 	want := engine.Namespace{Name: "shop", Labels: map[string]string{"istio-injection": "enabled", "pod-security.kubernetes.io/enforce": "baseline"}}

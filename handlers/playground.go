@@ -341,8 +341,9 @@ func (s *server) formView(w http.ResponseWriter, r *http.Request) (view, error) 
 		st.Steps = append(st.Steps, fix...)
 		v.tab = "pitfalls"
 	case f.Get("clusterfix") != "":
-		// A fix that changes the settings (a namespace label, an install option).
-		if err := applySettingsFix(f.Get("clusterfix"), &st.Settings); err != nil {
+		// A fix that changes the settings (a namespace label, an install option) or, for the
+		// label instead of the annotation, the manifest.
+		if err := applyClusterFix(f.Get("clusterfix"), &st); err != nil {
 			return view{}, err
 		}
 		v.tab = web.ClusterTab

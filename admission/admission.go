@@ -170,7 +170,7 @@ func (a *Admitter) cluster(in *engine.Install, s engine.Settings) (*cluster, err
 	if err != nil {
 		return nil, err
 	}
-	version, err := kubernetesVersion(s)
+	version, err := api.ParseVersion(strings.TrimSuffix(node.Status.NodeInfo.KubeletVersion, ".0")) // "v1.34"
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +178,7 @@ func (a *Admitter) cluster(in *engine.Install, s engine.Settings) (*cluster, err
 	if err != nil {
 		return nil, err
 	}
-	wh, err := newWebhook(in, s)
+	wh, err := newWebhook(in, node)
 	if err != nil {
 		return nil, err
 	}
@@ -490,7 +490,7 @@ func (w staticWatcher) SetHandler(func(*inject.Config, string) error) {}
 func (w staticWatcher) Run(<-chan struct{})                           {}
 func (w staticWatcher) Get() (*inject.Config, string, error)          { return w.cfg, w.values, nil }
 
-func newWebhook(in *engine.Install, s engine.Settings) (*webhook, error) {
+func newWebhook(in *engine.Install, node *corev1.Node) (*webhook, error) {
 	cfg, err := inject.UnmarshalConfig([]byte(in.InjectorConfig))
 	if err != nil {
 		return nil, err
@@ -503,10 +503,6 @@ func newWebhook(in *engine.Install, s engine.Settings) (*webhook, error) {
 		Revision string `json:"revision"`
 	}
 	_ = json.Unmarshal([]byte(in.Values), &values)
-	node, err := s.Node()
-	if err != nil {
-		return nil, err
-	}
 	// As istiod: the mesh config and the (empty) ProxyConfig resources merged per pod.
 	store := model.NewFakeStore()
 	env := &model.Environment{Watcher: meshwatcher.NewTestWatcher(mc), ConfigStore: store}
@@ -600,15 +596,6 @@ func (w *webhook) call(pod *corev1.Pod, namespace, path string, withDefaults boo
 		defaulted(&out)
 	}
 	return &out, true, nil
-}
-
-// kubernetesVersion is the cluster's version for Pod Security's "latest".
-func kubernetesVersion(s engine.Settings) (api.Version, error) {
-	n, err := s.Node()
-	if err != nil {
-		return api.Version{}, err
-	}
-	return api.ParseVersion(strings.TrimSuffix(n.Status.NodeInfo.KubeletVersion, ".0")) // "v1.34"
 }
 
 // podSecurity is Pod Security Admission as the API server of that version runs it, with the

@@ -3,6 +3,7 @@ package engine
 import (
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -28,20 +29,25 @@ type Location struct {
 // document with a finding is parsed once. A finding whose document is not among docs points at
 // the input's first line.
 func Locate(docs []Document, fs []Finding) []Location {
+	type parsed struct {
+		text string
+		root *yaml.Node
+	}
 	out := make([]Location, len(fs))
-	roots := map[int]*yaml.Node{}
+	seen := map[int]parsed{}
 	for i, f := range fs {
 		if f.Doc < 1 || f.Doc > len(docs) {
 			out[i] = Location{Line: 1, Column: 1}
 			continue
 		}
 		d := docs[f.Doc-1]
-		root, ok := roots[f.Doc]
+		p, ok := seen[f.Doc]
 		if !ok {
-			root = parseNode(d.Input)
-			roots[f.Doc] = root
+			p.text = newlineLines(d.Input)
+			p.root = parseNode(p.text)
+			seen[f.Doc] = p
 		}
-		l := locate(root, d.Input, f.Path)
+		l := locate(p.root, p.text, f.Path)
 		l.Line += d.Line - 1
 		out[i] = l
 	}
@@ -50,6 +56,7 @@ func Locate(docs []Document, fs []Finding) []Location {
 
 // locatePath is where path is in one document's text (lines counted from the text's first).
 func locatePath(text, path string) Location {
+	text = newlineLines(text)
 	return locate(parseNode(text), text, path)
 }
 
@@ -118,7 +125,37 @@ func locate(root *yaml.Node, text, path string) Location {
 	if root == nil {
 		return Location{Line: 1, Column: 1}
 	}
-	return walk(root, text, parsePath(path))
+	l := walk(root, text, parsePath(path))
+	// The parser places an empty document's null past its "---", on a line the text may not
+	// have: the text's last line stands for it.
+	if last := strings.Count(text, "\n") + 1; l.Line > last {
+		l.Line, l.Column = last, 1
+	}
+	return l
+}
+
+// newlineLines is text with the line breaks YAML knows besides "\n" — a lone CR, NEL, LS and
+// PS — made spaces, so that the parser's line numbers are the input's lines as everything else
+// counts them (the documents' first lines, an editor's gutter, a CI annotation): "\n"-ended.
+// A space per break keeps the columns, which count characters.
+func newlineLines(text string) string {
+	if !strings.ContainsAny(text, "\r\u0085\u2028\u2029") {
+		return text
+	}
+	var b strings.Builder
+	b.Grow(len(text))
+	for i := 0; i < len(text); {
+		r, size := utf8.DecodeRuneInString(text[i:])
+		switch {
+		case r == '\r' && !strings.HasPrefix(text[i+1:], "\n"),
+			r == '\u0085', r == '\u2028', r == '\u2029':
+			b.WriteByte(' ')
+		default:
+			b.WriteString(text[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
 }
 
 func walk(root *yaml.Node, text string, segs []pathSeg) Location {

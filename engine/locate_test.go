@@ -108,6 +108,32 @@ func TestLocateFindings(t *testing.T) {
 	}
 }
 
+// TestLocateLineBreaks: the lines are "\n"-ended, as the documents' first lines and editors
+// count them, although YAML also breaks lines at a lone CR, NEL, LS and PS.
+func TestLocateLineBreaks(t *testing.T) {
+	for _, c := range []struct {
+		text, path string
+		want       Location
+	}{
+		{"a: 1\nb: 2\n", "b", Location{2, 1, true, false}},
+		{"a: 1\r\nb: 2\r\n", "b", Location{2, 1, true, false}},
+		{"x: 0\na: |\r\n  b: 1\r\n", "a.b", Location{3, 3, true, false}},
+		// YAML reads a lone CR as a line break: without it the text is one line, and a CR-ended
+		// block is no block (the fuzzer's find: line 2 of a one-line text).
+		{"a: |\r  b: 1", "a.b", Location{1, 1, false, false}},
+		{"a: \"x\ry\"\nb: 2\n", "b", Location{2, 1, true, false}},
+		{"---", "0", Location{1, 1, false, true}},
+		{"a: 'x\u2028y\u0085z\u2029'\nb: 2\n", "b", Location{2, 1, true, false}},
+	} {
+		if got := locatePath(c.text, c.path); got != c.want {
+			t.Errorf("locatePath(%q, %q) = %+v, want %+v", c.text, c.path, got, c.want)
+		}
+	}
+	if got := newlineLines("é\r\xffz\r\n"); got != "é \xffz\r\n" {
+		t.Errorf("newlineLines: %q (the bytes that are not line breaks must stay)", got)
+	}
+}
+
 // FuzzLocate: any text and any path give a place inside the text (or its first line), never a
 // panic.
 func FuzzLocate(f *testing.F) {
@@ -116,6 +142,7 @@ func FuzzLocate(f *testing.F) {
 	f.Add("a: |\n  b: 1\n", `a.b`)
 	f.Add("a: &x [1]\nb: *x\n", `b[0]`)
 	f.Add("a: [", `a["`)
+	f.Add("a: |\r  b: 1", `a.b`)
 	f.Fuzz(func(t *testing.T, text, path string) {
 		l := locatePath(text, path)
 		lines := strings.Count(text, "\n") + 1

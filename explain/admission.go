@@ -77,16 +77,16 @@ type TraceStep struct {
 }
 
 // Trace words a trace.
-func Trace(steps []admission.Step) []TraceStep {
+func (w Words) Trace(steps []admission.Step) []TraceStep {
 	out := make([]TraceStep, len(steps))
 	for i, s := range steps {
-		out[i] = TraceStep{Step: s, Text: TraceText(s)}
+		out[i] = TraceStep{Step: s, Text: w.TraceText(s)}
 	}
 	return out
 }
 
 // TraceText is one rule in a sentence.
-func TraceText(s admission.Step) string {
+func (w Words) TraceText(s admission.Step) string {
 	if w, ok := traceWords[s.ID]; ok {
 		return w(s.Params)
 	}
@@ -114,11 +114,11 @@ type Admission struct {
 }
 
 // Admissions words the results.
-func Admissions(rs []admission.Result) []Admission {
+func (w Words) Admissions(rs []admission.Result) []Admission {
 	out := make([]Admission, 0, len(rs))
 	for _, r := range rs {
 		a := Admission{Doc: r.Doc, Kind: r.Kind, Name: r.Name, Injected: r.Injected, Admitted: r.Admitted,
-			InjectReasons: []string{}, Violations: []string{}, Warnings: r.Warnings, Webhooks: r.Webhooks, Trace: Trace(r.Trace), Error: r.Error}
+			InjectReasons: []string{}, Violations: []string{}, Warnings: r.Warnings, Webhooks: r.Webhooks, Trace: w.Trace(r.Trace), Error: r.Error}
 		if r.Pod != nil {
 			a.Namespace, a.Pod = r.Pod.Namespace, r.Pod.Name
 			if a.Pod == "" {
@@ -137,7 +137,7 @@ func Admissions(rs []admission.Result) []Admission {
 			case s.ID == "namespace" || s.ID == "admitted" || s.ID == "rejected-pod-security" || s.ID == "webhook-refused":
 			case called && strings.HasPrefix(s.ID, "webhook-") && s.ID != "webhook-called":
 			default:
-				a.InjectReasons = append(a.InjectReasons, TraceText(s))
+				a.InjectReasons = append(a.InjectReasons, w.TraceText(s))
 			}
 		}
 		out = append(out, a)

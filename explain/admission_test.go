@@ -37,14 +37,14 @@ func TestTraceWords(t *testing.T) {
 		{admission.Step{ID: "rejected-pod-security", Params: map[string]string{"message": `violates PodSecurity "baseline:latest"`}}, []string{`violates PodSecurity "baseline:latest"`}},
 	}
 	for _, c := range cases {
-		got := TraceText(c.step)
+		got := English.TraceText(c.step)
 		for _, w := range c.want {
 			if !strings.Contains(got, w) {
 				t.Errorf("%s: %q lacks %q", c.step.ID, got, w)
 			}
 		}
 	}
-	if got := TraceText(admission.Step{ID: "no-such-rule"}); got != "no-such-rule" {
+	if got := English.TraceText(admission.Step{ID: "no-such-rule"}); got != "no-such-rule" {
 		t.Errorf("an unknown rule: %q", got)
 	}
 }

@@ -9,7 +9,7 @@ import (
 
 // BatchTotal says what a batch's sidecars ask for in all: the table's last row, the CLI's last
 // line ("7 workloads with a sidecar, 2,010 pods — requests cpu=201200m (201.2 cores) …").
-func BatchTotal(t engine.BatchTotal) string {
+func (w Words) BatchTotal(t engine.BatchTotal) string {
 	// A workload with a pod per node is said apart, after the sums it is not in.
 	s := count(t.Workloads-t.PerNode, "workload") + " with a sidecar, " + count(t.Pods, "pod")
 	if t.Pods > 0 {

@@ -5,11 +5,27 @@
 package explain
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/i18n"
 )
+
+// Words words what the engine reports in one language.
+type Words struct {
+	l *i18n.Localizer
+}
+
+// In words in l's language.
+func In(l *i18n.Localizer) Words { return Words{l: l} }
+
+// For words in the request's language (i18n.FromContext).
+func For(ctx context.Context) Words { return In(i18n.FromContext(ctx)) }
+
+// English words in English: the JSON the CLI writes, which never changes with the language.
+var English = In(i18n.For(i18n.Default))
 
 // checkWords are a check's sentences: a one-line summary (for lists of checks), what a finding
 // says, and what its fix says. Message and FixText read the finding's parameters.
@@ -171,20 +187,20 @@ var checks = map[string]checkWords{
 }
 
 // Summary is a check's one-line description.
-func Summary(check string) string { return checks[check].summary }
+func (w Words) Summary(check string) string { return checks[check].summary }
 
 // Message is what a finding says.
-func Message(f engine.Finding) string {
-	w, ok := checks[f.Check]
+func (w Words) Message(f engine.Finding) string {
+	c, ok := checks[f.Check]
 	if !ok {
 		return f.Check
 	}
-	return w.message(f.Params)
+	return c.message(f.Params)
 }
 
 // Gist is a finding in a few words, for a banner: its sentence up to the first pause.
-func Gist(f engine.Finding) string {
-	m := Message(f)
+func (w Words) Gist(f engine.Finding) string {
+	m := w.Message(f)
 	cut := len(m)
 	for _, sep := range []string{"; ", ". ", ": ", " (", " — "} {
 		if i := strings.Index(m, sep); i > 0 && i < cut {
@@ -195,17 +211,17 @@ func Gist(f engine.Finding) string {
 }
 
 // FixText is what a finding's fix says; empty when the finding has no fix.
-func FixText(f engine.Finding) string {
-	w, ok := checks[f.Check]
-	if f.Fix == nil || !ok || w.fix == nil {
+func (w Words) FixText(f engine.Finding) string {
+	c, ok := checks[f.Check]
+	if f.Fix == nil || !ok || c.fix == nil {
 		return ""
 	}
-	return w.fix(f.Params)
+	return c.fix(f.Params)
 }
 
 // Ignored says how many findings the manifest opted out of with sidecarlab.dev/ignore; empty
 // for none.
-func Ignored(n int) string {
+func (w Words) Ignored(n int) string {
 	switch n {
 	case 0:
 		return ""
@@ -216,13 +232,13 @@ func Ignored(n int) string {
 }
 
 // Line is a finding on one line, as the CLI prints it.
-func Line(f engine.Finding) string {
+func (w Words) Line(f engine.Finding) string {
 	s := fmt.Sprintf("%s [%s] document %d", f.Severity, f.Check, f.Doc)
 	if f.Path != "" {
 		s += " " + f.Path
 	}
-	s += ": " + Message(f)
-	if t := FixText(f); t != "" {
+	s += ": " + w.Message(f)
+	if t := w.FixText(f); t != "" {
 		s += " Fix: " + t
 	}
 	return s
@@ -243,12 +259,12 @@ type Fix struct {
 }
 
 // Findings words findings for JSON.
-func Findings(fs []engine.Finding) []Finding {
+func (w Words) Findings(fs []engine.Finding) []Finding {
 	out := make([]Finding, 0, len(fs))
 	for _, f := range fs {
-		wf := Finding{Finding: f, Message: Message(f)}
+		wf := Finding{Finding: f, Message: w.Message(f)}
 		if f.Fix != nil {
-			wf.Fix = &Fix{Text: FixText(f), Steps: f.Fix.Steps}
+			wf.Fix = &Fix{Text: w.FixText(f), Steps: f.Fix.Steps}
 		}
 		out = append(out, wf)
 	}
@@ -307,7 +323,7 @@ var reasons = map[string]map[string]func(p map[string]string) string{
 }
 
 // Question is the question a verdict answers.
-func Question(v engine.Verdict) string {
+func (w Words) Question(v engine.Verdict) string {
 	if q, ok := questions[v.ID]; ok {
 		return q
 	}
@@ -315,7 +331,7 @@ func Question(v engine.Verdict) string {
 }
 
 // Why is the reason for a verdict's answer.
-func Why(v engine.Verdict) string {
+func (w Words) Why(v engine.Verdict) string {
 	if r, ok := reasons[v.ID][v.Reason]; ok {
 		return r(v.Params)
 	}
@@ -378,7 +394,7 @@ var events = map[string]eventWords{
 }
 
 // What is a lifecycle event in a sentence.
-func What(e engine.LifecycleEvent) string {
+func (w Words) What(e engine.LifecycleEvent) string {
 	if w, ok := events[e.Event]; ok {
 		return w.what(e.Params)
 	}
@@ -386,7 +402,7 @@ func What(e engine.LifecycleEvent) string {
 }
 
 // Short is a lifecycle event in a few words, for a diagram.
-func Short(e engine.LifecycleEvent) string {
+func (w Words) Short(e engine.LifecycleEvent) string {
 	if w, ok := events[e.Event]; ok {
 		return w.short(e.Params)
 	}
@@ -409,18 +425,18 @@ type Lifecycle struct {
 }
 
 // Lifecycles words lifecycles for JSON.
-func Lifecycles(ls []engine.Lifecycle) []Lifecycle {
+func (w Words) Lifecycles(ls []engine.Lifecycle) []Lifecycle {
 	out := make([]Lifecycle, 0, len(ls))
 	for _, l := range ls {
 		wl := Lifecycle{Lifecycle: l}
 		for _, e := range l.Start {
-			wl.Start = append(wl.Start, Event{LifecycleEvent: e, What: What(e), Short: Short(e)})
+			wl.Start = append(wl.Start, Event{LifecycleEvent: e, What: w.What(e), Short: w.Short(e)})
 		}
 		for _, e := range l.Stop {
-			wl.Stop = append(wl.Stop, Event{LifecycleEvent: e, What: What(e), Short: Short(e)})
+			wl.Stop = append(wl.Stop, Event{LifecycleEvent: e, What: w.What(e), Short: w.Short(e)})
 		}
 		for _, v := range l.Verdicts {
-			wl.Verdicts = append(wl.Verdicts, Verdict{Verdict: v, Question: Question(v), Why: Why(v)})
+			wl.Verdicts = append(wl.Verdicts, Verdict{Verdict: v, Question: w.Question(v), Why: w.Why(v)})
 		}
 		out = append(out, wl)
 	}

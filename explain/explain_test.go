@@ -75,34 +75,34 @@ func TestFindingWords(t *testing.T) {
 			if c.fix {
 				f.Fix = &engine.Fix{}
 			}
-			msg := Message(f)
+			msg := English.Message(f)
 			for _, want := range c.message {
 				if !strings.Contains(msg, want) {
 					t.Errorf("message %q lacks %q", msg, want)
 				}
 			}
 			for k, v := range c.params {
-				if !strings.Contains(msg+" "+FixText(f), v) {
+				if !strings.Contains(msg+" "+English.FixText(f), v) {
 					t.Errorf("param %s=%q is not in the words: %q", k, v, msg)
 				}
 			}
-			if got := FixText(f); (got != "") != c.fix || !strings.Contains(got, c.fixWords) {
+			if got := English.FixText(f); (got != "") != c.fix || !strings.Contains(got, c.fixWords) {
 				t.Errorf("fix %q, want one containing %q (fix: %v)", got, c.fixWords, c.fix)
 			}
 			f.Fix = nil
-			if got := FixText(f); got != "" {
+			if got := English.FixText(f); got != "" {
 				t.Errorf("a finding without a fix has fix words %q", got)
 			}
 			if c.params["key"] != "sidecar.istio.io/inject" && strings.Contains(msg, "still works") {
 				t.Errorf("%s: the inject annotation's words on another key: %q", c.params["key"], msg)
 			}
-			if s := Gist(f); s == "" || !strings.HasPrefix(msg, s) || (len(s) >= len(msg) && len(msg) > 90) {
+			if s := English.Gist(f); s == "" || !strings.HasPrefix(msg, s) || (len(s) >= len(msg) && len(msg) > 90) {
 				t.Errorf("short words %q of %q", s, msg)
 			}
-			if Summary(c.check) == "" {
+			if English.Summary(c.check) == "" {
 				t.Error("no summary")
 			}
-			line := Line(engine.Finding{Check: c.check, Severity: engine.SeverityError, Doc: 2, Path: "spec.x", Params: c.params})
+			line := English.Line(engine.Finding{Check: c.check, Severity: engine.SeverityError, Doc: 2, Path: "spec.x", Params: c.params})
 			if !strings.HasPrefix(line, "error ["+c.check+"] document 2 spec.x: ") || !strings.Contains(line, msg) {
 				t.Errorf("line %q", line)
 			}
@@ -120,7 +120,7 @@ func TestFindingWords(t *testing.T) {
 	}
 	// Without a suggestion, no "Did you mean".
 	for _, id := range []string{"unknown-istio-annotation", "unknown-proxy-config-field"} {
-		if m := Message(engine.Finding{Check: id, Params: map[string]string{"key": "a.istio.io/x", "field": "x"}}); strings.Contains(m, "Did you mean") {
+		if m := English.Message(engine.Finding{Check: id, Params: map[string]string{"key": "a.istio.io/x", "field": "x"}}); strings.Contains(m, "Did you mean") {
 			t.Errorf("%s without a suggestion: %q", id, m)
 		}
 	}
@@ -129,8 +129,8 @@ func TestFindingWords(t *testing.T) {
 // TestIgnored: the note on findings the manifest ignored counts them, and says nothing for none.
 func TestIgnored(t *testing.T) {
 	for n, want := range map[int]string{0: "", 1: "1 finding ignored by the manifest", 3: "3 findings ignored by the manifest"} {
-		if got := Ignored(n); !strings.HasPrefix(got, want) || (want == "") != (got == "") {
-			t.Errorf("Ignored(%d) = %q, want %q…", n, got, want)
+		if got := English.Ignored(n); !strings.HasPrefix(got, want) || (want == "") != (got == "") {
+			t.Errorf("English.Ignored(%d) = %q, want %q…", n, got, want)
 		}
 	}
 }
@@ -138,9 +138,9 @@ func TestIgnored(t *testing.T) {
 // TestFindingsJSON: the JSON of a worded finding keeps the engine's fields and adds the words
 // where API clients read them (message, fix.text).
 func TestFindingsJSON(t *testing.T) {
-	fs := Findings([]engine.Finding{{Check: "job-classic-sidecar", Severity: engine.SeverityError, Doc: 1, Path: "p",
+	fs := English.Findings([]engine.Finding{{Check: "job-classic-sidecar", Severity: engine.SeverityError, Doc: 1, Path: "p",
 		Fix: &engine.Fix{Steps: []engine.Step{{Key: "sidecar.istio.io/nativeSidecar", Value: "true"}}}}})
-	if len(fs) != 1 || fs[0].Check != "job-classic-sidecar" || fs[0].Message != Message(fs[0].Finding) ||
+	if len(fs) != 1 || fs[0].Check != "job-classic-sidecar" || fs[0].Message != English.Message(fs[0].Finding) ||
 		fs[0].Fix == nil || fs[0].Fix.Text == "" || len(fs[0].Fix.Steps) != 1 {
 		t.Fatalf("%+v", fs)
 	}
@@ -221,7 +221,7 @@ spec:
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, l := range Lifecycles(engine.Lifecycles(r.Documents)) {
+		for _, l := range English.Lifecycles(engine.Lifecycles(r.Documents)) {
 			for _, ev := range append(l.Start, l.Stop...) {
 				seenEvents[ev.Event] = true
 				if _, ok := events[ev.Event]; !ok || ev.What == "" || ev.Short == "" {

@@ -36,4 +36,4 @@ var iptablesFlags = map[string]string{
 
 // IptablesFlag says what an istio-iptables flag does, from its long name; empty when sidecarlab
 // has no words for it.
-func IptablesFlag(name string) string { return iptablesFlags[name] }
+func (w Words) IptablesFlag(name string) string { return iptablesFlags[name] }

@@ -40,7 +40,7 @@ var yamlReasons = []struct{ reason, words string }{
 
 // Input words an input error. Errors that are not about the manifest's text (annotation values,
 // install options) are already sentences: they are returned as they are, without details.
-func Input(e *engine.InputError) InputError {
+func (w Words) Input(e *engine.InputError) InputError {
 	where := ""
 	if e.Doc > 0 {
 		where = fmt.Sprintf("document %d, ", e.Doc)

@@ -24,7 +24,7 @@ func TestInputWords(t *testing.T) {
 			"document 1, line 2: something new", "converting"},
 	}
 	for _, c := range cases {
-		got := Input(&c.e)
+		got := English.Input(&c.e)
 		if !strings.HasPrefix(got.Summary, c.summary) || strings.Contains(got.Summary, c.avoid) {
 			t.Errorf("%q: summary %q, want it to start with %q and not say %q", c.e.Msg, got.Summary, c.summary, c.avoid)
 		}
@@ -37,7 +37,7 @@ func TestInputWords(t *testing.T) {
 	}
 	// Not about the manifest's text: unchanged, no details.
 	other := engine.InputError{Field: `annotation "sidecar.istio.io/proxyCPU"`, Msg: `invalid value "x"`}
-	if got := Input(&other); got.Summary != other.Error() || got.Details != "" {
+	if got := English.Input(&other); got.Summary != other.Error() || got.Details != "" {
 		t.Errorf("an annotation error: %+v", got)
 	}
 }

@@ -48,7 +48,7 @@ func TestSecretWords(t *testing.T) {
 	emitted := map[engine.SecretKind]bool{}
 	for _, f := range fs {
 		emitted[f.Kind] = true
-		if line := SecretLine(f); !strings.Contains(line, SecretKind(f.Kind)) || SecretKind(f.Kind) == "" || strings.Contains(line, "hunter2") {
+		if line := English.SecretLine(f); !strings.Contains(line, English.SecretKind(f.Kind)) || English.SecretKind(f.Kind) == "" || strings.Contains(line, "hunter2") {
 			t.Errorf("%+v: line %q", f, line)
 		}
 	}
@@ -58,7 +58,7 @@ func TestSecretWords(t *testing.T) {
 	if got, want := slices.Sorted(maps.Keys(secretKinds)), slices.Sorted(slices.Values(engine.SecretKinds)); !slices.Equal(got, want) {
 		t.Errorf("words for %v, the engine emits %v", got, want)
 	}
-	if js := SecretFindings(fs); len(js) != len(fs) || js[0].Message != SecretKind(fs[0].Kind) {
+	if js := English.SecretFindings(fs); len(js) != len(fs) || js[0].Message != English.SecretKind(fs[0].Kind) {
 		t.Errorf("SecretFindings: %+v", js)
 	}
 }
@@ -67,13 +67,13 @@ func TestSecretsCounts(t *testing.T) {
 	for _, c := range []struct {
 		got, want string
 	}{
-		{SecretsFound(1), "holds secrets (1 finding)"},
-		{SecretsFound(1200), "holds secrets (1,200 findings)"},
-		{SecretsInLink(3), "hold secrets (3 findings)"},
-		{SecretWhere(engine.SecretFinding{Doc: 2, Line: 9}), "document 2, line 9"},
-		{SecretWhere(engine.SecretFinding{Step: 3}), "annotation step 3"},
-		{SecretsMore(100, 100), ""},
-		{SecretsMore(100, 103), "and 3 more"},
+		{English.SecretsFound(1), "holds secrets (1 finding)"},
+		{English.SecretsFound(1200), "holds secrets (1,200 findings)"},
+		{English.SecretsInLink(3), "hold secrets (3 findings)"},
+		{English.SecretWhere(engine.SecretFinding{Doc: 2, Line: 9}), "document 2, line 9"},
+		{English.SecretWhere(engine.SecretFinding{Step: 3}), "annotation step 3"},
+		{English.SecretsMore(100, 100), ""},
+		{English.SecretsMore(100, 103), "and 3 more"},
 	} {
 		if !strings.Contains(c.got, c.want) || (c.want == "" && c.got != "") {
 			t.Errorf("%q lacks %q", c.got, c.want)

@@ -124,11 +124,11 @@ func (s *server) handleAPIInject() http.Handler {
 			resp.Unified = &u
 		}
 		if want["findings"] {
-			resp.Findings = explain.Findings(tl.Findings)
-			resp.Ignored = explain.Findings(tl.Ignored)
+			resp.Findings = explain.English.Findings(tl.Findings)
+			resp.Ignored = explain.English.Findings(tl.Ignored)
 		}
 		if want["lifecycles"] {
-			resp.Lifecycles = explain.Lifecycles(engine.Lifecycles(last.Documents))
+			resp.Lifecycles = explain.English.Lifecycles(engine.Lifecycles(last.Documents))
 		}
 		if want["batch"] {
 			resp.Batch = engine.Batch(last.Documents, tl.Findings)
@@ -138,7 +138,7 @@ func (s *server) handleAPIInject() http.Handler {
 			if err != nil {
 				return err
 			}
-			resp.Admission = explain.Admissions(rs)
+			resp.Admission = explain.English.Admissions(rs)
 		}
 		return writeJSON(w, http.StatusOK, resp)
 	})

@@ -135,7 +135,7 @@ func batchView(v view, enc string, step int, rows []engine.BatchRow) web.BatchVi
 		}
 		bv.Rows = append(bv.Rows, row)
 	}
-	bv.Total = explain.BatchTotal(engine.Total(rows))
+	bv.Total = explain.English.BatchTotal(engine.Total(rows))
 	q := strings.TrimPrefix(v.linkWith(enc, "", step), "/")
 	bv.CSVHref, bv.MarkdownHref, bv.JSONHref = "/batch.csv"+q, "/batch.md"+q, "/batch.json"+q
 	// The chooser's form is a GET of this view on the batch tab: its query as hidden fields,

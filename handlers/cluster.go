@@ -304,13 +304,13 @@ func (s *server) clusterView(ctx context.Context, st State) (web.ClusterView, []
 	rs, err := s.admit(ctx, st)
 	var ie *engine.InputError
 	if errors.As(err, &ie) {
-		cv.Error = explain.Input(ie).Summary
+		cv.Error = explain.English.Input(ie).Summary
 		return cv, nil, nil
 	}
 	if err != nil {
 		return cv, nil, err
 	}
-	for i, a := range explain.Admissions(rs) {
+	for i, a := range explain.English.Admissions(rs) {
 		r := rs[i]
 		d := web.ClusterDoc{Doc: a.Doc, Kind: a.Kind, Name: a.Name, Injected: a.Injected, Admitted: a.Admitted,
 			Pod: a.Pod, PodNote: podNote(a), Namespace: a.Namespace, Violations: a.Violations, Warnings: a.Warnings, Error: a.Error}

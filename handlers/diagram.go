@@ -30,13 +30,13 @@ func lifecycleViews(ls []engine.Lifecycle, rows []engine.BatchRow, replicas int)
 	for _, l := range ls {
 		lv := web.LifecycleView{Title: l.Kind + "/" + l.Name, Ready: l.Ready, Diagram: layout(l)}
 		for _, v := range l.Verdicts {
-			lv.Verdicts = append(lv.Verdicts, web.VerdictView{ID: v.ID, Question: explain.Question(v), Answer: v.Answer, Why: explain.Why(v), Goodness: string(v.Goodness)})
+			lv.Verdicts = append(lv.Verdicts, web.VerdictView{ID: v.ID, Question: explain.English.Question(v), Answer: v.Answer, Why: explain.English.Why(v), Goodness: string(v.Goodness)})
 		}
 		for _, e := range l.Start {
-			lv.Start = append(lv.Start, e.Container+": "+explain.What(e))
+			lv.Start = append(lv.Start, e.Container+": "+explain.English.What(e))
 		}
 		for _, e := range l.Stop {
-			lv.Stop = append(lv.Stop, e.Container+": "+explain.What(e))
+			lv.Stop = append(lv.Stop, e.Container+": "+explain.English.What(e))
 		}
 		for _, r := range rows {
 			if r.Doc != l.Doc || r.Proxy == "" {
@@ -95,7 +95,7 @@ func layout(l engine.Lifecycle) web.Diagram {
 		if last < 0 {
 			return
 		}
-		row := web.DiagramRow{X: laneX0 + first*laneW + boxInset, Y: y, W: (last-first+1)*laneW - 2*boxInset, Label: explain.Short(e), Blocks: e.Blocks, Span: len(names) > 1}
+		row := web.DiagramRow{X: laneX0 + first*laneW + boxInset, Y: y, W: (last-first+1)*laneW - 2*boxInset, Label: explain.English.Short(e), Blocks: e.Blocks, Span: len(names) > 1}
 		row.Role = d.Lanes[first].Role
 		d.Rows = append(d.Rows, row)
 		y += rowH

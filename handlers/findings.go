@@ -21,14 +21,14 @@ func pitfallBanner(fs []engine.Finding, href string) web.PitfallBanner {
 			top = f
 		}
 	}
-	return web.PitfallBanner{Count: len(fs), Gist: explain.Gist(top), Href: href, MoreThanOne: len(fs) > 1}
+	return web.PitfallBanner{Count: len(fs), Gist: explain.English.Gist(top), Href: href, MoreThanOne: len(fs) > 1}
 }
 
 // findingViews shapes the last row's pitfalls, each fix as the steps its button adds.
 func findingViews(fs []engine.Finding, docs []engine.Document) []web.FindingView {
 	var out []web.FindingView
 	for _, f := range fs {
-		fv := web.FindingView{Severity: string(f.Severity), Check: f.Check, Path: f.Path, Message: explain.Message(f), FixText: explain.FixText(f)}
+		fv := web.FindingView{Severity: string(f.Severity), Check: f.Check, Path: f.Path, Message: explain.English.Message(f), FixText: explain.English.FixText(f)}
 		if f.Doc >= 1 && f.Doc <= len(docs) {
 			d := docs[f.Doc-1]
 			fv.Doc = fmt.Sprintf("document %d %s/%s", f.Doc, d.Kind, d.Name)

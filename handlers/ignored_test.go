@@ -20,7 +20,7 @@ func TestIgnoredPitfalls(t *testing.T) {
 		want           string // the note; "" for none
 		finding        bool   // job-classic-sidecar is shown
 	}{
-		{"ignored by the annotation", jobIgnoring, explain.Ignored(1), false},
+		{"ignored by the annotation", jobIgnoring, explain.English.Ignored(1), false},
 		{"no annotation", jobYAML, "", true},
 	}
 	for _, c := range cases {
@@ -35,8 +35,8 @@ func TestIgnoredPitfalls(t *testing.T) {
 			}
 		})
 	}
-	if !strings.Contains(explain.Ignored(1), "1 finding") {
-		t.Fatalf("explain.Ignored(1) = %q", explain.Ignored(1))
+	if !strings.Contains(explain.English.Ignored(1), "1 finding") {
+		t.Fatalf("explain.English.Ignored(1) = %q", explain.English.Ignored(1))
 	}
 }
 

@@ -22,7 +22,7 @@ func findingMarks(fs []engine.Finding, docs []engine.Document, steps []engine.St
 		if f.Doc < 1 || f.Doc > len(docs) || !(l.Exact || l.InValue) || slices.ContainsFunc(steps, func(s engine.Step) bool { return setBy(f.Path, s.Key) }) {
 			continue
 		}
-		out = append(out, web.Mark{Line: l.Line, Severity: string(f.Severity), Message: explain.Message(f)})
+		out = append(out, web.Mark{Line: l.Line, Severity: string(f.Severity), Message: explain.English.Message(f)})
 	}
 	return out
 }

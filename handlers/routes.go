@@ -95,6 +95,7 @@ func New(logger *slog.Logger, eng func() Engine, cfg Config) http.Handler {
 	// HEAD is answered on every GET route as GET is, without the body (link checkers and chat
 	// unfurlers ask with HEAD); net/http drops the body.
 	r.Use(middleware.GetHead)
+	r.Use(negotiateLanguage)
 	r.Use(middleware.Timeout(cfg.RequestTimeout))
 	// The orchestrator's probes and the metrics scrape are never rate-limited: a busy client must
 	// not make them fail.
@@ -111,6 +112,7 @@ func New(logger *slog.Logger, eng func() Engine, cfg Config) http.Handler {
 	r.Group(func(r chi.Router) {
 		r.Use(reads, s.refuseCrossSite)
 		r.Handle("/static/*", http.StripPrefix("/static/", static.Handler()))
+		r.Post("/lang", s.handleLanguage().ServeHTTP)
 
 		// Everything made from a state needs the engine: 503 pages until it is ready.
 		r.Group(func(r chi.Router) {

@@ -103,14 +103,14 @@ func secretsGate(st State, choice secretsChoice) (State, []engine.SecretFinding,
 // shareSecretsView is the page that lists the findings and asks.
 func shareSecretsView(v view, findings []engine.SecretFinding, total int) web.ShareSecrets {
 	p := web.ShareSecrets{
-		Headline: explain.SecretsFound(total),
-		Choice:   explain.SecretsChoice,
-		More:     explain.SecretsMore(len(findings), total),
+		Headline: explain.English.SecretsFound(total),
+		Choice:   explain.English.SecretsChoice(),
+		More:     explain.English.SecretsMore(len(findings), total),
 		Form:     formOf(v),
 		Cancel:   v.permalink(),
 	}
 	for _, f := range findings {
-		p.Rows = append(p.Rows, web.SecretRow{Where: explain.SecretWhere(f), Kind: explain.SecretKind(f.Kind), Path: f.Path, Excerpt: f.Excerpt})
+		p.Rows = append(p.Rows, web.SecretRow{Where: explain.English.SecretWhere(f), Kind: explain.English.SecretKind(f.Kind), Path: f.Path, Excerpt: f.Excerpt})
 	}
 	return p
 }
@@ -121,7 +121,7 @@ func shareSecretsView(v view, findings []engine.SecretFinding, total int) web.Sh
 func (s *server) linkSecretsBanner(v view) func(*pageExtras, *engine.Timeline) {
 	return func(p *pageExtras, _ *engine.Timeline) {
 		if total := s.secretTotals.total(v.state.Manifest) + len(engine.ScanSteps(v.state.Steps)); total > 0 {
-			p.banner = explain.SecretsInLink(total)
+			p.banner = explain.English.SecretsInLink(total)
 		}
 	}
 }
@@ -193,8 +193,8 @@ func (s *server) handleAPIShare() http.Handler {
 		}
 		if total > 0 {
 			return writeJSON(w, http.StatusUnprocessableEntity, SecretsResponse{
-				Error:   apiErrorBody{Status: http.StatusUnprocessableEntity, Message: explain.SecretsFound(total) + " " + explain.SecretsAPIChoice},
-				Secrets: explain.SecretFindings(findings),
+				Error:   apiErrorBody{Status: http.StatusUnprocessableEntity, Message: explain.English.SecretsFound(total) + " " + explain.English.SecretsAPIChoice()},
+				Secrets: explain.English.SecretFindings(findings),
 				Total:   total,
 			})
 		}

@@ -107,13 +107,13 @@ func buildPage(v view, statics pageStatics, tl *engine.Timeline, reqErr *engine.
 		p.Slides.ExitHref = ev.linkWith(enc, v.tab, -1)
 	}
 	if reqErr != nil && reqErr.Line > 0 && reqErr.Field == "manifest" {
-		p.Form.ErrorLine, p.Form.ErrorMsg = reqErr.Line, explain.Input(reqErr).Reason
+		p.Form.ErrorLine, p.Form.ErrorMsg = reqErr.Line, explain.English.Input(reqErr).Reason
 	}
 	if tl != nil {
 		for _, d := range tl.Steps[p.Results.Selected].Documents {
 			if d.Error != nil && d.Error.Line > 0 {
 				// The marker sits on the line: say the document and the words, once.
-				p.Form.ErrorLine, p.Form.ErrorMsg = d.Error.Line, fmt.Sprintf("document %d: %s", d.Index, explain.Input(d.Error).Reason)
+				p.Form.ErrorLine, p.Form.ErrorMsg = d.Error.Line, fmt.Sprintf("document %d: %s", d.Index, explain.English.Input(d.Error).Reason)
 				break
 			}
 		}
@@ -258,7 +258,7 @@ func annotationItem(a engine.Annotation) web.AnnotationItem {
 func buildResults(v view, enc string, tl *engine.Timeline, reqErr *engine.InputError, want func(tab string) bool) web.Results {
 	res := web.Results{Tab: v.tab}
 	if reqErr != nil {
-		words := explain.Input(reqErr)
+		words := explain.English.Input(reqErr)
 		res.Error, res.ErrorDetails = words.Summary, words.Details
 	}
 	if tl == nil {
@@ -348,7 +348,7 @@ func buildResults(v view, enc string, tl *engine.Timeline, reqErr *engine.InputE
 	var findings []engine.Finding
 	if res.Selected == len(tl.Steps)-1 {
 		findings = tl.Findings
-		res.Ignored = explain.Ignored(len(tl.Ignored))
+		res.Ignored = explain.English.Ignored(len(tl.Ignored))
 	}
 	res.Findings = findingViews(findings, sel.Documents) // counted on the tab, so always
 	res.Banner = pitfallBanner(findings, v.linkWith(enc, "pitfalls", v.step))
@@ -435,7 +435,7 @@ func changeView(c engine.Change, docs []engine.Document, multi bool) web.ChangeV
 	show := showValue
 	if c.Flag != "" {
 		// One flag of istio-iptables' command line: shown as written, with what it means.
-		cv.Flag, cv.FlagMeaning = c.Flag, explain.IptablesFlag(c.FlagName)
+		cv.Flag, cv.FlagMeaning = c.Flag, explain.English.IptablesFlag(c.FlagName)
 		show = func(v any, omitted int) web.Value {
 			if omitted > 0 {
 				return showValue(v, omitted)
@@ -497,7 +497,7 @@ func docNotes(docs, prev []engine.Document, empty bool) []web.DocNote {
 		switch status {
 		case engine.StatusError:
 			// Said once, in words, with the line; the parser's own text behind a toggle.
-			words := explain.Input(d.Error)
+			words := explain.English.Input(d.Error)
 			n.Text, n.Detail, n.Parser = fmt.Sprintf("Injection failed for document %d.", d.Index), words.Summary, words.Details
 		case engine.StatusPassedThrough:
 			if prev != nil && !empty {

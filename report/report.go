@@ -70,7 +70,7 @@ func reported(items []Item) []Item {
 func Text(w io.Writer, items []Item) error {
 	for _, it := range reported(items) {
 		_, err := fmt.Fprintf(w, "%s:%d:%d: %s: %s [%s]\n", oneLine(it.File), it.Location.Line, it.Location.Column,
-			it.Finding.Severity, oneLine(explain.Message(it.Finding)), it.Finding.Check)
+			it.Finding.Severity, oneLine(explain.English.Message(it.Finding)), it.Finding.Check)
 		if err != nil {
 			return err
 		}
@@ -105,7 +105,7 @@ func JSON(w io.Writer, items []Item) error {
 	for _, it := range reported(items) {
 		f := it.Finding
 		out = append(out, jsonItem{File: it.File, Line: it.Location.Line, Column: it.Location.Column, Check: f.Check,
-			Severity: f.Severity, Message: explain.Message(f), Fix: explain.FixText(f), Doc: f.Doc, Path: f.Path, Exact: it.Location.Exact})
+			Severity: f.Severity, Message: explain.English.Message(f), Fix: explain.English.FixText(f), Doc: f.Doc, Path: f.Path, Exact: it.Location.Exact})
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -119,8 +119,8 @@ func JSON(w io.Writer, items []Item) error {
 func GitHub(w io.Writer, items []Item) error {
 	for _, it := range reported(items) {
 		f := it.Finding
-		msg := explain.Message(f)
-		if fix := explain.FixText(f); fix != "" {
+		msg := explain.English.Message(f)
+		if fix := explain.English.FixText(f); fix != "" {
 			msg += " Fix: " + fix
 		}
 		_, err := fmt.Fprintf(w, "::%s file=%s,line=%d,col=%d,title=%s::%s\n", githubLevel(f.Severity),

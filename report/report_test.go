@@ -108,7 +108,7 @@ func TestText(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := fmt.Sprintf("jobs/migrate.yaml:9:9: warning: %s [unknown-istio-annotation]\njobs/migrate.yaml:12:7: error: %s [job-classic-sidecar]\n",
-		explain.Message(items[0].Finding), explain.Message(items[1].Finding))
+		explain.English.Message(items[0].Finding), explain.English.Message(items[1].Finding))
 	if diff := cmp.Diff(want, b.String()); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
@@ -136,10 +136,10 @@ func TestJSON(t *testing.T) {
 	}
 	want := []map[string]any{
 		{"file": "jobs/migrate.yaml", "line": 9.0, "column": 9.0, "check": "unknown-istio-annotation", "severity": "warning",
-			"message": explain.Message(items[0].Finding), "fix": "Use sidecar.istio.io/proxyCPU.", "doc": 1.0,
+			"message": explain.English.Message(items[0].Finding), "fix": "Use sidecar.istio.io/proxyCPU.", "doc": 1.0,
 			"path": `spec.template.metadata.annotations["sidecar.istio.io/proxyCpu"]`, "exact": true},
 		{"file": "jobs/migrate.yaml", "line": 12.0, "column": 7.0, "check": "job-classic-sidecar", "severity": "error",
-			"message": explain.Message(items[1].Finding), "fix": explain.FixText(items[1].Finding), "doc": 1.0,
+			"message": explain.English.Message(items[1].Finding), "fix": explain.English.FixText(items[1].Finding), "doc": 1.0,
 			"path": "spec.template.spec.containers[istio-proxy]", "exact": false},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -187,8 +187,8 @@ func TestGitHub(t *testing.T) {
 			k, v, _ := strings.Cut(p, "=")
 			got[k] = unescape.Replace(v)
 		}
-		msg := explain.Message(it.Finding)
-		if fix := explain.FixText(it.Finding); fix != "" {
+		msg := explain.English.Message(it.Finding)
+		if fix := explain.English.FixText(it.Finding); fix != "" {
 			msg += " Fix: " + fix
 		}
 		want := map[string]string{"file": it.File, "line": fmt.Sprint(it.Location.Line), "col": fmt.Sprint(it.Location.Column),

@@ -77,7 +77,7 @@ func admitRun(c *cli, j *session, output string) error {
 	if err != nil {
 		return j.locate(err)
 	}
-	words := explain.Admissions(rs)
+	words := explain.English.Admissions(rs)
 	if output == "json" {
 		if err := writeJSON(c.stdout, words); err != nil {
 			return err

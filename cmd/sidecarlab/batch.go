@@ -153,6 +153,6 @@ func writeBatchTable(w io.Writer, rows []engine.BatchRow) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintln(w, "total: "+explain.BatchTotal(engine.Total(rows)))
+	_, err := fmt.Fprintln(w, "total: "+explain.English.BatchTotal(engine.Total(rows)))
 	return err
 }

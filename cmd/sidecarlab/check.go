@@ -128,7 +128,7 @@ func checkRun(c *cli, files fileFlags, settings settingsFlags, output, failOn st
 	if err := report.Write(c.stdout, output, append(items, byManifest...)); err != nil {
 		return err
 	}
-	if note := explain.Ignored(len(byManifest)); note != "" {
+	if note := explain.English.Ignored(len(byManifest)); note != "" {
 		fmt.Fprintln(c.stderr, "sidecarlab:", note)
 	}
 	if err := reportDocErrors(c, j.joined, r.Errors()); err != nil {

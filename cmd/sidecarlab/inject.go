@@ -98,7 +98,7 @@ func injectRun(c *cli, files fileFlags, settings settingsFlags, steps stepFlags,
 		out := struct {
 			Documents []engine.Document `json:"documents"`
 			Findings  []explain.Finding `json:"findings"`
-		}{r.Documents, explain.Findings(r.Findings)}
+		}{r.Documents, explain.English.Findings(r.Findings)}
 		if err := writeJSON(c.stdout, out); err != nil {
 			return err
 		}
@@ -109,12 +109,12 @@ func injectRun(c *cli, files fileFlags, settings settingsFlags, steps stepFlags,
 	failed := false
 	// Each pitfall at its file, line and column, its document counted within that file.
 	for _, it := range j.place(r.Documents, r.Findings, "") {
-		fmt.Fprintf(c.stderr, "pitfall: %s:%d:%d: %s\n", it.File, it.Location.Line, it.Location.Column, explain.Line(it.Finding))
+		fmt.Fprintf(c.stderr, "pitfall: %s:%d:%d: %s\n", it.File, it.Location.Line, it.Location.Column, explain.English.Line(it.Finding))
 		if failOn != "" && it.Finding.Severity.Rank() >= failOn.Rank() {
 			failed = true
 		}
 	}
-	if note := explain.Ignored(len(r.Ignored)); note != "" {
+	if note := explain.English.Ignored(len(r.Ignored)); note != "" {
 		fmt.Fprintln(c.stderr, "sidecarlab:", note)
 	}
 	if failed {

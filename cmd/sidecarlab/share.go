@@ -140,16 +140,16 @@ func printSecrets(c *cli, j joined, sec handlers.SecretsResponse) {
 	for _, f := range sec.Secrets {
 		if f.Step > 0 {
 			// An --annotate value: it is in no file.
-			fmt.Fprintf(c.stderr, "  --annotate: %s\n", explain.SecretLine(f.SecretFinding))
+			fmt.Fprintf(c.stderr, "  --annotate: %s\n", explain.English.SecretLine(f.SecretFinding))
 			continue
 		}
 		p := j.partOf(f.Line, f.Doc)
 		local := f.SecretFinding
 		local.Doc -= p.docsBefore
 		local.Line = max(1, local.Line-p.line+1)
-		fmt.Fprintf(c.stderr, "  %s: %s\n", p.name, explain.SecretLine(local))
+		fmt.Fprintf(c.stderr, "  %s: %s\n", p.name, explain.English.SecretLine(local))
 	}
-	if more := explain.SecretsMore(len(sec.Secrets), sec.Total); more != "" {
+	if more := explain.English.SecretsMore(len(sec.Secrets), sec.Total); more != "" {
 		fmt.Fprintln(c.stderr, "  "+more)
 	}
 }

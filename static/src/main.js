@@ -412,3 +412,9 @@ function init() {
 
 if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);
 else init();
+
+// The language switcher: choosing a language submits its form (without the script, its button
+// does), which remembers the choice and comes back to this page.
+for (const select of document.querySelectorAll("select[data-autosubmit]")) {
+  select.addEventListener("change", () => select.form.requestSubmit());
+}

@@ -459,22 +459,27 @@ func scanLines(d scanDoc) []secretHit {
 	for i, l := range d.lines {
 		var spans [][2]int
 		var kinds []SecretKind
+		// A private key or a registry credential is flagged to the line's end; random-looking
+		// tokens before it are flagged too, or they would be found once the rest is redacted.
+		end, endKind := len(l), SecretKind("")
 		switch loc := privateKeyRE.FindStringIndex(l); {
 		case loc != nil:
-			spans, kinds = append(spans, [2]int{loc[0], len(l)}), append(kinds, SecretPrivateKey)
+			end, endKind = loc[0], SecretPrivateKey
 		case strings.Contains(l, `"auths"`):
 			j := strings.Index(l, "{")
 			if j < 0 || j > strings.Index(l, `"auths"`) {
 				j = strings.Index(l, `"auths"`)
 			}
-			spans, kinds = append(spans, [2]int{j, len(l)}), append(kinds, SecretRegistryCredential)
-		default:
-			clean := digestRE.ReplaceAllStringFunc(l, func(s string) string { return strings.Repeat(" ", len(s)) })
-			for _, loc := range tokenRE.FindAllStringIndex(clean, -1) {
-				if randomToken(l[loc[0]:loc[1]]) {
-					spans, kinds = append(spans, [2]int{loc[0], loc[1]}), append(kinds, SecretHighEntropy)
-				}
+			end, endKind = j, SecretRegistryCredential
+		}
+		clean := digestRE.ReplaceAllStringFunc(l[:end], func(s string) string { return strings.Repeat(" ", len(s)) })
+		for _, loc := range tokenRE.FindAllStringIndex(clean, -1) {
+			if randomToken(l[loc[0]:loc[1]]) {
+				spans, kinds = append(spans, [2]int{loc[0], loc[1]}), append(kinds, SecretHighEntropy)
 			}
+		}
+		if endKind != "" {
+			spans, kinds = append(spans, [2]int{end, len(l)}), append(kinds, endKind)
 		}
 		if len(spans) == 0 {
 			continue

@@ -150,6 +150,16 @@ metadata:
 			},
 		},
 		{
+			// A random token before a private key on the same line is flagged too (the fuzzer's
+			// find: once the key was redacted, the token was found).
+			name: "a token before a private key on a line that does not parse",
+			manifest: "k: \"" + fakeToken + "-----BEGIN PRIVATE KEY-----\n",
+			want: []SecretFinding{
+				{Doc: 1, Line: 1, Kind: SecretHighEntropy, Excerpt: `k: "<redacted><redacted>`},
+				{Doc: 1, Line: 1, Kind: SecretPrivateKey, Excerpt: `k: "<redacted><redacted>`},
+			},
+		},
+		{
 			name: "nothing to find",
 			manifest: `apiVersion: v1
 kind: ConfigMap

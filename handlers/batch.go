@@ -12,7 +12,9 @@ import (
 	"github.com/sidecarlab/sidecarlab/web"
 )
 
-// handleBatchFile serves the batch table of a view's step as CSV, Markdown or JSON.
+// handleBatchFile serves the batch table of a view's step as CSV, Markdown or JSON. The files
+// keep the engine's English column names and values whatever the page's language: they are data,
+// read by programs and diffed between runs.
 func (s *server) handleBatchFile(format string) http.Handler {
 	return s.pageHandler(func(w http.ResponseWriter, r *http.Request) error {
 		v, tl, err := s.viewTimeline(r)
@@ -101,7 +103,7 @@ func readCols(vals []string) []string {
 
 // batchView shapes the batch rows as the table — the chosen columns, a totals row — with its
 // download links and the column chooser.
-func batchView(v view, enc string, step int, rows []engine.BatchRow) web.BatchView {
+func batchView(w explain.Words, v view, enc string, step int, rows []engine.BatchRow) web.BatchView {
 	index := map[string]int{}
 	for i, c := range engine.BatchColumns() {
 		index[c] = i
@@ -117,7 +119,7 @@ func batchView(v view, enc string, step int, rows []engine.BatchRow) web.BatchVi
 		if v.cols != nil {
 			on = chosen[c.id]
 		}
-		bv.Choices = append(bv.Choices, web.BatchChoice{ID: c.id, Title: c.engine, Shown: on})
+		bv.Choices = append(bv.Choices, web.BatchChoice{ID: c.id, Column: c.engine, Shown: on})
 		if on {
 			cols = append(cols, c)
 			bv.Columns = append(bv.Columns, c.engine)
@@ -135,7 +137,7 @@ func batchView(v view, enc string, step int, rows []engine.BatchRow) web.BatchVi
 		}
 		bv.Rows = append(bv.Rows, row)
 	}
-	bv.Total = explain.English.BatchTotal(engine.Total(rows))
+	bv.Total = w.BatchTotal(engine.Total(rows))
 	q := strings.TrimPrefix(v.linkWith(enc, "", step), "/")
 	bv.CSVHref, bv.MarkdownHref, bv.JSONHref = "/batch.csv"+q, "/batch.md"+q, "/batch.json"+q
 	// The chooser's form is a GET of this view on the batch tab: its query as hidden fields,

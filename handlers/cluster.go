@@ -16,6 +16,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/admission"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/explain"
+	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/web"
 )
 
@@ -325,7 +326,7 @@ func (s *server) clusterView(ctx context.Context, st State) (web.ClusterView, []
 		if a.Admitted {
 			// The Lifecycle of the Pod as the cluster admits it (injected or not).
 			if l, ok := engine.PodLifecycle(r.Doc, r.Kind, r.Name, r.Final); ok {
-				lv := lifecycleViews([]engine.Lifecycle{l}, nil, 0)[0]
+				lv := lifecycleViews(i18n.FromContext(ctx), []engine.Lifecycle{l}, nil, 0)[0]
 				lv.Title = "The admitted Pod's lifecycle: " + lv.Title
 				d.Lifecycle = &lv
 			}

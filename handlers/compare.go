@@ -6,6 +6,7 @@ import (
 	"net/url"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/web"
 )
 
@@ -43,12 +44,12 @@ func (s *server) handleCompare() http.Handler {
 			row := tl.Steps[len(tl.Steps)-1]
 			last[i] = row.Documents
 			side.Output = row.Output()
-			side.Lifecycles = lifecycleViews(engine.Lifecycles(row.Documents), engine.Batch(row.Documents, tl.Findings), 0)
+			side.Lifecycles = lifecycleViews(i18n.FromContext(r.Context()), engine.Lifecycles(row.Documents), engine.Batch(row.Documents, tl.Findings), 0)
 		}
 		page.Lab = s.statics.lab().forCompare(states[0], states[1])
 		if last[0] != nil && last[1] != nil {
 			for _, c := range engine.DiffDocuments(last[0], last[1], "") {
-				page.Changes = append(page.Changes, changeView(c, last[1], len(last[1]) > 1))
+				page.Changes = append(page.Changes, changeView(i18n.FromContext(r.Context()), c, last[1], len(last[1]) > 1))
 			}
 		}
 		page.Head = compareHead(page)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/explain"
+	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/web"
 )
 
@@ -24,19 +25,21 @@ const (
 	bottomGap   = 12 // from the row after the last stop event to the bottom
 )
 
-// lifecycleViews lays out each workload's sequence as a diagram, with its verdicts and capacity.
-func lifecycleViews(ls []engine.Lifecycle, rows []engine.BatchRow, replicas int) []web.LifecycleView {
+// lifecycleViews lays out each workload's sequence as a diagram, with its verdicts and capacity,
+// in loc's language.
+func lifecycleViews(loc *i18n.Localizer, ls []engine.Lifecycle, rows []engine.BatchRow, replicas int) []web.LifecycleView {
+	w := explain.In(loc)
 	var out []web.LifecycleView
 	for _, l := range ls {
-		lv := web.LifecycleView{Title: l.Kind + "/" + l.Name, Ready: l.Ready, Diagram: layout(l)}
+		lv := web.LifecycleView{Title: l.Kind + "/" + l.Name, Ready: l.Ready, Diagram: layout(w, l)}
 		for _, v := range l.Verdicts {
-			lv.Verdicts = append(lv.Verdicts, web.VerdictView{ID: v.ID, Question: explain.English.Question(v), Answer: v.Answer, Why: explain.English.Why(v), Goodness: string(v.Goodness)})
+			lv.Verdicts = append(lv.Verdicts, web.VerdictView{ID: v.ID, Question: w.Question(v), Answer: v.Answer, AnswerText: loc.T(answerWords(v.Answer)), Why: w.Why(v), Goodness: string(v.Goodness)})
 		}
 		for _, e := range l.Start {
-			lv.Start = append(lv.Start, e.Container+": "+explain.English.What(e))
+			lv.Start = append(lv.Start, e.Container+": "+w.What(e))
 		}
 		for _, e := range l.Stop {
-			lv.Stop = append(lv.Stop, e.Container+": "+explain.English.What(e))
+			lv.Stop = append(lv.Stop, e.Container+": "+w.What(e))
 		}
 		for _, r := range rows {
 			if r.Doc != l.Doc || r.Proxy == "" {
@@ -60,6 +63,11 @@ func lifecycleViews(ls []engine.Lifecycle, rows []engine.BatchRow, replicas int)
 	return out
 }
 
+// answerWords is the message id of a verdict's answer ("yes", "no", "n/a").
+func answerWords(a string) string {
+	return "results.answer." + strings.ReplaceAll(a, "/", "")
+}
+
 func pair(cpu, mem string) string {
 	var p []string
 	if cpu != "" {
@@ -72,7 +80,7 @@ func pair(cpu, mem string) string {
 }
 
 // layout places the sequence: a lane per container, a row per event, start above stop.
-func layout(l engine.Lifecycle) web.Diagram {
+func layout(w explain.Words, l engine.Lifecycle) web.Diagram {
 	d := web.Diagram{Width: laneX0 + len(l.Containers)*laneW + rightMargin}
 	lane := map[string]int{}
 	for i, c := range l.Containers {
@@ -95,7 +103,7 @@ func layout(l engine.Lifecycle) web.Diagram {
 		if last < 0 {
 			return
 		}
-		row := web.DiagramRow{X: laneX0 + first*laneW + boxInset, Y: y, W: (last-first+1)*laneW - 2*boxInset, Label: explain.English.Short(e), Blocks: e.Blocks, Span: len(names) > 1}
+		row := web.DiagramRow{X: laneX0 + first*laneW + boxInset, Y: y, W: (last-first+1)*laneW - 2*boxInset, Label: w.Short(e), Blocks: e.Blocks, Span: len(names) > 1}
 		row.Role = d.Lanes[first].Role
 		d.Rows = append(d.Rows, row)
 		y += rowH

@@ -2,16 +2,16 @@ package handlers
 
 import (
 	"encoding/json"
-	"fmt"
 
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/explain"
+	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/web"
 )
 
 // pitfallBanner announces findings above the results: how many, and the gist of the most
 // severe (the first of them in the checks' order), linking to the Pitfalls tab.
-func pitfallBanner(fs []engine.Finding, href string) web.PitfallBanner {
+func pitfallBanner(w explain.Words, fs []engine.Finding, href string) web.PitfallBanner {
 	if len(fs) == 0 {
 		return web.PitfallBanner{}
 	}
@@ -21,17 +21,19 @@ func pitfallBanner(fs []engine.Finding, href string) web.PitfallBanner {
 			top = f
 		}
 	}
-	return web.PitfallBanner{Count: len(fs), Gist: explain.English.Gist(top), Href: href, MoreThanOne: len(fs) > 1}
+	return web.PitfallBanner{Count: len(fs), Gist: w.Gist(top), Href: href, MoreThanOne: len(fs) > 1}
 }
 
-// findingViews shapes the last row's pitfalls, each fix as the steps its button adds.
-func findingViews(fs []engine.Finding, docs []engine.Document) []web.FindingView {
+// findingViews shapes the last row's pitfalls in l's language, each fix as the steps its button
+// adds.
+func findingViews(l *i18n.Localizer, fs []engine.Finding, docs []engine.Document) []web.FindingView {
+	w := explain.In(l)
 	var out []web.FindingView
 	for _, f := range fs {
-		fv := web.FindingView{Severity: string(f.Severity), Check: f.Check, Path: f.Path, Message: explain.English.Message(f), FixText: explain.English.FixText(f)}
+		fv := web.FindingView{Severity: string(f.Severity), Check: f.Check, Path: f.Path, Message: w.Message(f), FixText: w.FixText(f)}
 		if f.Doc >= 1 && f.Doc <= len(docs) {
 			d := docs[f.Doc-1]
-			fv.Doc = fmt.Sprintf("document %d %s/%s", f.Doc, d.Kind, d.Name)
+			fv.Doc = l.T("results.pitfalls.doc", "Doc", f.Doc, "Kind", d.Kind, "Name", d.Name)
 		}
 		if f.Fix != nil && len(f.Fix.Steps) > 0 {
 			b, _ := json.Marshal(f.Fix.Steps)

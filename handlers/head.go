@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -38,7 +39,7 @@ func playgroundHead(v view, tl *engine.Timeline) web.Head {
 	if v.tab != "" && v.tab != web.DefaultTab {
 		for _, t := range web.Tabs() {
 			if t.ID == v.tab {
-				parts = append(parts, t.Title)
+				parts = append(parts, t.Title(context.Background())) // English until the head is worded
 			}
 		}
 	}

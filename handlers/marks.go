@@ -13,16 +13,17 @@ import (
 // findingMarks puts each finding about something the person pasted on its input line, where
 // engine.Locate finds it — for a field inside a literal-block proxy.istio.io/config, that
 // field's line; for one inside a one-line value, the annotation's — so the editor can mark it
-// where the eye is. A finding about the output (what injection adds), or about an annotation a
-// step set (or changed, or removed), has no input line: the banner alone shows it.
-func findingMarks(fs []engine.Finding, docs []engine.Document, steps []engine.Step) []web.Mark {
+// where the eye is, with the finding's words in w's language. A finding about the output (what
+// injection adds), or about an annotation a step set (or changed, or removed), has no input
+// line: the banner alone shows it.
+func findingMarks(w explain.Words, fs []engine.Finding, docs []engine.Document, steps []engine.Step) []web.Mark {
 	var out []web.Mark
 	for i, l := range engine.Locate(docs, fs) {
 		f := fs[i]
 		if f.Doc < 1 || f.Doc > len(docs) || !(l.Exact || l.InValue) || slices.ContainsFunc(steps, func(s engine.Step) bool { return setBy(f.Path, s.Key) }) {
 			continue
 		}
-		out = append(out, web.Mark{Line: l.Line, Severity: string(f.Severity), Message: explain.English.Message(f)})
+		out = append(out, web.Mark{Line: l.Line, Severity: string(f.Severity), Message: w.Message(f)})
 	}
 	return out
 }

@@ -190,7 +190,7 @@ func (s *server) renderViewWith(w http.ResponseWriter, r *http.Request, v view, 
 		return err
 	}
 	partial := r.Header.Get(partialHeader) != ""
-	p := buildPage(v, s.statics, tl, ie, !partial)
+	p := buildPage(r.Context(), v, s.statics, tl, ie, !partial)
 	p.EmbedSnippet = embedSnippet(s.origin(r), p.EmbedHref, p.Head.Title)
 	p.Sharing = s.cfg.Links != nil
 	if extra != nil {

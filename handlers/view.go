@@ -14,8 +14,17 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/explain"
+	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/web"
 )
+
+// statusWords are the message ids of a document's status, as the documents table says it.
+var statusWords = map[engine.Status]string{
+	engine.StatusInjected:      "results.status.injected",
+	engine.StatusSkipped:       "results.status.skipped",
+	engine.StatusPassedThrough: "results.status.passed-through",
+	engine.StatusError:         "results.status.error",
+}
 
 var modeLabels = map[engine.Mode]string{
 	engine.ModeKubeInject: "kube-inject (istioctl, offline)",
@@ -41,8 +50,11 @@ type pageStatics struct {
 
 // buildPage shapes a timeline (or the error that prevented one) into the page's view model. A
 // fragment (full false) leaves out what never changes between actions: presets, modes, the panel;
-// its results are the selected tab's, and those of the tabs named in also.
-func buildPage(v view, statics pageStatics, tl *engine.Timeline, reqErr *engine.InputError, full bool, also ...string) *web.Page {
+// its results are the selected tab's, and those of the tabs named in also. The results are worded
+// in ctx's language (i18n.FromContext).
+func buildPage(ctx context.Context, v view, statics pageStatics, tl *engine.Timeline, reqErr *engine.InputError, full bool, also ...string) *web.Page {
+	l := i18n.FromContext(ctx)
+	w := explain.In(l)
 	st := v.state
 	enc := EncodeState(st)
 	p := &web.Page{
@@ -76,7 +88,7 @@ func buildPage(v view, statics pageStatics, tl *engine.Timeline, reqErr *engine.
 	p.Active = activeAnnotations(st.Steps)
 	// The tabs whose content costs an admission are made only when shown (see addAdmission).
 	lazy := lazyTabs(st)
-	p.Results = buildResults(v, enc, tl, reqErr, func(tab string) bool {
+	p.Results = buildResults(l, v, enc, tl, reqErr, func(tab string) bool {
 		return tab == v.tab || slices.Contains(also, tab) || full && !slices.Contains(lazy, tab)
 	})
 	p.Results.OnlySelected = !full
@@ -107,13 +119,13 @@ func buildPage(v view, statics pageStatics, tl *engine.Timeline, reqErr *engine.
 		p.Slides.ExitHref = ev.linkWith(enc, v.tab, -1)
 	}
 	if reqErr != nil && reqErr.Line > 0 && reqErr.Field == "manifest" {
-		p.Form.ErrorLine, p.Form.ErrorMsg = reqErr.Line, explain.English.Input(reqErr).Reason
+		p.Form.ErrorLine, p.Form.ErrorMsg = reqErr.Line, w.Input(reqErr).Reason
 	}
 	if tl != nil {
 		for _, d := range tl.Steps[p.Results.Selected].Documents {
 			if d.Error != nil && d.Error.Line > 0 {
 				// The marker sits on the line: say the document and the words, once.
-				p.Form.ErrorLine, p.Form.ErrorMsg = d.Error.Line, fmt.Sprintf("document %d: %s", d.Index, explain.English.Input(d.Error).Reason)
+				p.Form.ErrorLine, p.Form.ErrorMsg = d.Error.Line, l.T("results.marker", "Doc", d.Index, "Reason", w.Input(d.Error).Reason)
 				break
 			}
 		}
@@ -122,7 +134,7 @@ func buildPage(v view, statics pageStatics, tl *engine.Timeline, reqErr *engine.
 	if tl != nil && p.Results.Selected == len(tl.Steps)-1 {
 		// The marks are the last step's findings, as the Pitfalls tab's (and its count).
 		last := tl.Steps[len(tl.Steps)-1]
-		p.Form.Marks = findingMarks(tl.Findings, last.Documents, st.Steps)
+		p.Form.Marks = findingMarks(w, tl.Findings, last.Documents, st.Steps)
 		if len(p.Form.Marks) > 0 {
 			b, _ := json.Marshal(p.Form.Marks)
 			p.Form.MarksJSON = string(b)
@@ -253,12 +265,13 @@ func annotationItem(a engine.Annotation) web.AnnotationItem {
 	return it
 }
 
-// buildResults shapes the results. want says whether a tab's content will be rendered: the
-// batch rows, lifecycles and compare links are made only for a page that shows them.
-func buildResults(v view, enc string, tl *engine.Timeline, reqErr *engine.InputError, want func(tab string) bool) web.Results {
+// buildResults shapes the results in l's language. want says whether a tab's content will be
+// rendered: the batch rows, lifecycles and compare links are made only for a page that shows them.
+func buildResults(l *i18n.Localizer, v view, enc string, tl *engine.Timeline, reqErr *engine.InputError, want func(tab string) bool) web.Results {
+	w := explain.In(l)
 	res := web.Results{Tab: v.tab}
 	if reqErr != nil {
-		words := explain.English.Input(reqErr)
+		words := w.Input(reqErr)
 		res.Error, res.ErrorDetails = words.Summary, words.Details
 	}
 	if tl == nil {
@@ -273,12 +286,12 @@ func buildResults(v view, enc string, tl *engine.Timeline, reqErr *engine.InputE
 	maxChanges, maxLines := changesPerDoc*lim, linesPerDoc*lim
 	var prev []engine.Document // the documents of the step before, nil for row 0
 	for _, s := range tl.Steps {
-		sv := web.StepView{Index: s.Index, Title: "Injection (the manifest as pasted)", Cause: "injection", RemoveStep: s.Index}
+		sv := web.StepView{Index: s.Index, Title: l.T("results.step.injection"), Cause: l.T("results.step.cause-injection"), RemoveStep: s.Index}
 		if s.Step != nil {
 			sv.Cause = s.Step.String()
 			sv.Title = sv.Cause
 			if s.Step.Remove {
-				sv.Title = "remove " + s.Step.Key
+				sv.Title = l.T("results.step.remove", "Key", s.Step.Key)
 			}
 		}
 		sv.Replaces = replacesNotice(s)
@@ -291,13 +304,14 @@ func buildResults(v view, enc string, tl *engine.Timeline, reqErr *engine.InputE
 		if want("diff") || want("timeline") {
 			changes := s.Changes()
 			if want("diff") {
-				// Shaped once per row and limit, and kept with the memoised row: the rows before
-				// the one a toggle adds are not shaped again.
-				cs := s.View(fmt.Sprintf("web.changes/%d/%t", lim, multi), func() any {
-					return stepChanges(changes, s.Documents, lim, maxChanges, multi)
+				// Shaped once per row, limit and language, and kept with the memoised row: the rows
+				// before the one a toggle adds are not shaped again. The rows hold words (a moved
+				// entry, a flag's meaning), so each language has its own (three at most).
+				cs := s.View(fmt.Sprintf("web.changes/%s/%d/%t", l.Lang(), lim, multi), func() any {
+					return stepChanges(l, changes, s.Documents, lim, maxChanges, multi)
 				}).(changeSet)
 				sv.ChangeCount, sv.Changes, sv.Serializer, sv.HiddenChanges = cs.count, cs.changes, cs.serializer, cs.hidden
-				sv.Notes = docNotes(s.Documents[:min(lim, len(s.Documents))], prev, len(changes) == 0)
+				sv.Notes = docNotes(l, s.Documents[:min(lim, len(s.Documents))], prev, len(changes) == 0)
 			} else {
 				for _, c := range changes {
 					if !c.Serializer {
@@ -348,38 +362,43 @@ func buildResults(v view, enc string, tl *engine.Timeline, reqErr *engine.InputE
 	var findings []engine.Finding
 	if res.Selected == len(tl.Steps)-1 {
 		findings = tl.Findings
-		res.Ignored = explain.English.Ignored(len(tl.Ignored))
+		res.Ignored = w.Ignored(len(tl.Ignored))
 	}
-	res.Findings = findingViews(findings, sel.Documents) // counted on the tab, so always
-	res.Banner = pitfallBanner(findings, v.linkWith(enc, "pitfalls", v.step))
+	res.Findings = findingViews(l, findings, sel.Documents) // counted on the tab, so always
+	res.Banner = pitfallBanner(w, findings, v.linkWith(enc, "pitfalls", v.step))
 	if want("lifecycle") || want("batch") {
 		rows := engine.Batch(sel.Documents, findings)
 		if want("lifecycle") {
-			res.Lifecycles = lifecycleViews(engine.Lifecycles(shown), rows, v.replicas)
+			res.Lifecycles = lifecycleViews(l, engine.Lifecycles(shown), rows, v.replicas)
 			for i := range res.Lifecycles {
 				res.Lifecycles[i].Capacity.Recount = true
 			}
 			res.Compare = compareLinks(v.state, sel.Documents)
 		}
 		if want("batch") {
-			res.Batch = batchView(v, enc, res.Selected, rows)
+			res.Batch = batchView(w, v, enc, res.Selected, rows)
 			res.Batch.Rows = res.Batch.Rows[:min(lim, len(res.Batch.Rows))]
 		}
 	}
 	res.DownloadHref = "/download" + strings.TrimPrefix(v.linkWith(enc, "", res.Selected), "/")
 	for _, d := range sel.Documents {
 		status, reason := d.Status()
-		if status == engine.StatusError {
-			reason = d.Error.Error() // with the document and line, which the table's row also names
-		}
-		if status == engine.StatusError {
+		reasonLang := ""
+		switch status {
+		case engine.StatusError:
+			reason = w.Input(d.Error).Summary // with the document and line, which the table's row also names
 			res.DocErrors++
+		case engine.StatusPassedThrough:
+			reason = l.T("results.status.passed-through-reason")
+		case engine.StatusSkipped:
+			reasonLang = "en" // Istio's own words
 		}
 		res.Warnings = append(res.Warnings, d.Warnings...)
 		if d.Index > lim {
 			continue
 		}
-		dv := web.DocView{Index: d.Index, Line: d.Line, Kind: d.Kind, Name: d.Name, Status: string(status), Reason: reason}
+		dv := web.DocView{Index: d.Index, Line: d.Line, Kind: d.Kind, Name: d.Name, Status: string(status), Reason: reason, ReasonLang: reasonLang,
+			StatusText: l.T(statusWords[status])}
 		res.Documents = append(res.Documents, dv)
 	}
 	return res
@@ -393,7 +412,7 @@ type changeSet struct {
 	changes, serializer []web.ChangeView
 }
 
-func stepChanges(changes []engine.Change, docs []engine.Document, lim, maxChanges int, multi bool) changeSet {
+func stepChanges(l *i18n.Localizer, changes []engine.Change, docs []engine.Document, lim, maxChanges int, multi bool) changeSet {
 	var cs changeSet
 	for _, c := range changes {
 		if !c.Serializer {
@@ -404,10 +423,10 @@ func stepChanges(changes []engine.Change, docs []engine.Document, lim, maxChange
 			continue
 		}
 		if c.Serializer {
-			cs.serializer = append(cs.serializer, changeView(c, docs, multi))
+			cs.serializer = append(cs.serializer, changeView(l, c, docs, multi))
 			continue
 		}
-		cs.changes = append(cs.changes, changeView(c, docs, multi))
+		cs.changes = append(cs.changes, changeView(l, c, docs, multi))
 	}
 	return cs
 }
@@ -426,16 +445,17 @@ func outputOf(docs []engine.Document) string {
 	return b.String()
 }
 
-func changeView(c engine.Change, docs []engine.Document, multi bool) web.ChangeView {
+// changeView is one change as the diff shows it, worded in l's language.
+func changeView(l *i18n.Localizer, c engine.Change, docs []engine.Document, multi bool) web.ChangeView {
 	cv := web.ChangeView{Kind: string(c.Kind), Path: c.Path, Anchor: "path=" + url.PathEscape(c.Path)}
 	if multi && c.Doc >= 1 && c.Doc <= len(docs) {
 		d := docs[c.Doc-1]
-		cv.Doc = fmt.Sprintf("doc %d %s/%s", c.Doc, d.Kind, d.Name)
+		cv.Doc = l.T("results.diff.doc", "Doc", c.Doc, "Kind", d.Kind, "Name", d.Name)
 	}
 	show := showValue
 	if c.Flag != "" {
 		// One flag of istio-iptables' command line: shown as written, with what it means.
-		cv.Flag, cv.FlagMeaning = c.Flag, explain.English.IptablesFlag(c.FlagName)
+		cv.Flag, cv.FlagMeaning = c.Flag, explain.In(l).IptablesFlag(c.FlagName)
 		show = func(v any, omitted int) web.Value {
 			if omitted > 0 {
 				return showValue(v, omitted)
@@ -453,9 +473,9 @@ func changeView(c engine.Change, docs []engine.Document, multi bool) web.ChangeV
 	case engine.Moved:
 		cv.Sign = "↕"
 		if c.OldPath != "" {
-			cv.Moved = "moved from " + c.OldPath
+			cv.Moved = l.T("results.diff.moved-from", "Path", c.OldPath)
 		} else {
-			cv.Moved = fmt.Sprintf("moved from position %d to %d", c.From+1, c.To+1)
+			cv.Moved = l.T("results.diff.moved-position", "From", c.From+1, "To", c.To+1)
 		}
 	}
 	return cv
@@ -489,7 +509,7 @@ func unifiedLines(u string) []web.DiffLine {
 // at row 0 and at the step that made Istio skip it); a kind Istio does not inject (at row 0, and
 // at a later step with no change at all). prev are the documents of the step before (nil for row
 // 0); empty says the step changed nothing.
-func docNotes(docs, prev []engine.Document, empty bool) []web.DocNote {
+func docNotes(l *i18n.Localizer, docs, prev []engine.Document, empty bool) []web.DocNote {
 	var out []web.DocNote
 	for i, d := range docs {
 		status, reason := d.Status()
@@ -497,22 +517,23 @@ func docNotes(docs, prev []engine.Document, empty bool) []web.DocNote {
 		switch status {
 		case engine.StatusError:
 			// Said once, in words, with the line; the parser's own text behind a toggle.
-			words := explain.English.Input(d.Error)
-			n.Text, n.Detail, n.Parser = fmt.Sprintf("Injection failed for document %d.", d.Index), words.Summary, words.Details
+			words := explain.In(l).Input(d.Error)
+			n.Text, n.Detail, n.Parser = l.T("results.note.failed", "Doc", d.Index), words.Summary, words.Details
 		case engine.StatusPassedThrough:
 			if prev != nil && !empty {
 				continue
 			}
-			kind := d.Kind
-			if kind == "" {
-				kind = "document of this kind"
+			if d.Kind == "" {
+				n.Text = l.T("results.note.passed-through-unknown", "Doc", d.Index)
+			} else {
+				n.Text = l.T("results.note.passed-through", "Doc", d.Index, "Kind", d.Kind)
 			}
-			n.Text = fmt.Sprintf("Istio does not inject a %s; it passes through unchanged (document %d).", kind, d.Index)
 		case engine.StatusSkipped:
 			if prev != nil && i < len(prev) && prev[i].Skipped {
 				continue
 			}
-			n.Text, n.Detail = fmt.Sprintf("Istio skipped document %d (%s %s): it injected nothing.", d.Index, d.Kind, d.Name), reason
+			// Istio's reason, in its words.
+			n.Text, n.Detail, n.DetailLang = l.T("results.note.skipped", "Doc", d.Index, "Kind", d.Kind, "Name", d.Name), reason, "en"
 		default:
 			continue
 		}

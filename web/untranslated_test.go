@@ -25,7 +25,6 @@ var untranslatedPending = map[string]bool{
 	"error.templ":   true,
 	"layout.templ":  true,
 	"page.templ":    true,
-	"results.templ": true,
 	"share.templ":   true,
 }
 

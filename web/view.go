@@ -2,33 +2,41 @@
 // models are shaped like the page; the components only display them.
 package web
 
-import "github.com/a-h/templ"
+import (
+	"context"
+	"strings"
+
+	"github.com/a-h/templ"
+)
 
 // DefaultTab is the tab a link shows when it names none: the first of Tabs.
 const DefaultTab = "diff"
 
 // Tabs are the results' tabs, in order (the page's 1–9 keys follow it).
 func Tabs() []Tab {
-	return []Tab{
-		{ID: DefaultTab, Title: "Field diff"},
-		{ID: "unified", Title: "Unified diff"},
-		{ID: "yaml", Title: "Injected YAML"},
-		{ID: "timeline", Title: "Timeline"},
-		{ID: "pitfalls", Title: "Pitfalls"},
-		{ID: "lifecycle", Title: "Lifecycle"},
-		{ID: "batch", Title: "Batch"},
-		{ID: "warnings", Title: "Warnings"},
-		{ID: ClusterTab, Title: "Cluster"},
-	}
+	return []Tab{{ID: DefaultTab}, {ID: "unified"}, {ID: "yaml"}, {ID: "timeline"}, {ID: "pitfalls"},
+		{ID: "lifecycle"}, {ID: "batch"}, {ID: "warnings"}, {ID: ClusterTab}}
 }
 
 // ClusterTab is the Cluster view's tab: the admission path of each workload's Pod. It costs an
 // admission, so its panel is rendered only on a page that shows it (see Results.Lazy).
 const ClusterTab = "cluster"
 
-// Tab is one results tab.
+// Tab is one results tab. Its id is language-free (links, panels); its title is worded.
 type Tab struct {
-	ID, Title string
+	ID string
+}
+
+// Title is the tab's name in the request's language (results.tab.ID).
+func (t Tab) Title(ctx context.Context) string { return T(ctx, "results.tab."+t.ID) }
+
+// ColumnTitle is a batch table column's heading in the request's language, by the engine's
+// column name (engine.BatchColumns, which the page's data-col keeps): "proxy first" and
+// "PROXY_CONFIG" are results.batch.col.proxy-first and results.batch.col.proxy-config. The
+// downloads (CSV, Markdown, JSON) keep the engine's English names: they are data.
+func ColumnTitle(ctx context.Context, column string) string {
+	id := strings.ToLower(strings.NewReplacer(" ", "-", "_", "-").Replace(column))
+	return T(ctx, "results.batch.col."+id)
 }
 
 // Page is the playground page.
@@ -342,7 +350,9 @@ type LifecycleView struct {
 // VerdictView is one answered question. Goodness ("good", "bad", "neutral") is what the page
 // colours by: "yes" is bad for the startup race and good for a Job that completes.
 type VerdictView struct {
+	// Answer is "yes", "no" or "n/a"; AnswerText says it in the page's language.
 	ID, Question, Answer, Why string
+	AnswerText                string
 	Goodness                  string
 }
 
@@ -410,10 +420,11 @@ type BatchCell struct {
 	Text, Note string
 }
 
-// BatchChoice is a column the chooser offers, by its id in the link's cols=.
+// BatchChoice is a column the chooser offers, by its id in the link's cols=, and its engine
+// column name (its title is ColumnTitle's).
 type BatchChoice struct {
-	ID, Title string
-	Shown     bool
+	ID, Column string
+	Shown      bool
 }
 
 // Hidden is a hidden form field.
@@ -504,6 +515,8 @@ type DocNote struct {
 	Doc          int
 	Status       string
 	Text, Detail string
+	// DetailLang is "en" when Detail is Istio's own text (empty: the page's language).
+	DetailLang string
 	// Parser is the parser's (or Istio's) own text of an error, shown behind a "details" toggle
 	// when Detail says it in words.
 	Parser string
@@ -521,7 +534,10 @@ type DocView struct {
 	Line       int
 	Kind, Name string
 	Status     string // "injected", "skipped", "passed through", "error"
-	Reason     string
+	// StatusText is Status in words; Reason says why, in ReasonLang ("en" for Istio's own text,
+	// empty for the page's language).
+	StatusText         string
+	Reason, ReasonLang string
 }
 
 // ComparePage shows one state beside a variant of it.

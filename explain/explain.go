@@ -49,6 +49,36 @@ func with(p map[string]string, kv ...string) map[string]string {
 	return out
 }
 
+// paramNames are every parameter the explain messages use. A message's template prints a
+// parameter the finding lacks as "<no value>"; complete gives each missing one the empty
+// string instead, as the words always had.
+var paramNames = []string{
+	"key", "kind", "readFrom", "suggestion", "suggestionQ", "description", "descriptionQ", "value", "valueQ",
+	"read", "used", "enum", "field", "fieldQ", "version", "set", "missing", "id", "idQ",
+	"path", "position", "count", "hook",
+	"name", "labels", "webhook", "requirement", "configuration", "message", "namespace", "selector", "policy",
+}
+
+// complete is p with every parameter of paramNames, the missing ones empty; p itself when none
+// is missing, and nil for no parameters (a message without any, worded once per language).
+func complete(p map[string]string) map[string]string {
+	if len(p) == 0 {
+		return nil
+	}
+	for i, n := range paramNames {
+		if _, ok := p[n]; !ok {
+			out := with(p)
+			for _, n := range paramNames[i:] {
+				if _, ok := out[n]; !ok {
+					out[n] = ""
+				}
+			}
+			return out
+		}
+	}
+	return p
+}
+
 // quoted is p with each named value also quoted, as NAMEQ: Go's %q, which the words use to
 // show a value exactly as written.
 func quoted(names ...string) func(p map[string]string) (string, map[string]string) {
@@ -124,6 +154,7 @@ func (w Words) Message(f engine.Finding) string {
 	if c.params != nil {
 		variant, data = c.params(f.Params)
 	}
+	data = complete(data)
 	s := w.l.TMap("explain.check."+f.Check+"."+variant, data)
 	if suggests[f.Check] && f.Params["suggestion"] != "" {
 		s += w.l.TMap("explain.check."+f.Check+".suggest", data)
@@ -153,7 +184,7 @@ func (w Words) FixText(f engine.Finding) string {
 	if f.Fix == nil || !ok || !c.fix {
 		return ""
 	}
-	return w.l.TMap("explain.check."+f.Check+".fix", f.Params)
+	return w.l.TMap("explain.check."+f.Check+".fix", complete(f.Params))
 }
 
 // Ignored says how many findings the manifest opted out of with sidecarlab.dev/ignore; empty
@@ -261,7 +292,7 @@ func (w Words) Why(v engine.Verdict) string {
 			r = c
 		}
 	}
-	return w.l.TMap("explain.reason."+v.ID+"."+r, v.Params)
+	return w.l.TMap("explain.reason."+v.ID+"."+r, complete(v.Params))
 }
 
 // Verdict is a verdict with its words, as the JSON API gives it.
@@ -304,7 +335,7 @@ func (w Words) What(e engine.LifecycleEvent) string {
 			v = c
 		}
 	}
-	return w.l.TMap("explain.event."+e.Event+"."+v, e.Params)
+	return w.l.TMap("explain.event."+e.Event+"."+v, complete(e.Params))
 }
 
 // Short is a lifecycle event in a few words, for a diagram.
@@ -312,7 +343,7 @@ func (w Words) Short(e engine.LifecycleEvent) string {
 	if _, ok := events[e.Event]; !ok {
 		return e.Event
 	}
-	return w.l.TMap("explain.event."+e.Event+".short", e.Params)
+	return w.l.TMap("explain.event."+e.Event+".short", complete(e.Params))
 }
 
 // Event is a lifecycle event with its words, as the JSON API gives it.

@@ -130,6 +130,31 @@ func TestResultsInLanguages(t *testing.T) {
 	}
 }
 
+// TestOtherIstioAndModesInLanguages: the banner of a link made with another Istio, and the
+// settings' mode names, are in the reader's language; the modes' values are not.
+func TestOtherIstioAndModesInLanguages(t *testing.T) {
+	h := newServer(t)
+	other := stateLink(t, State{Manifest: jobYAML, Istio: "1.29"})
+	for _, lang := range i18n.Codes {
+		l := i18n.For(lang)
+		r := getIn(t, h, other, lang)
+		want := l.T("results.other-istio", "Made", "1.29", "Inside", engine.Version().Istio)
+		if got := testid(r, "banner").Text(); !strings.Contains(got, want) || !strings.Contains(got, "1.29") {
+			t.Errorf("%s: banner %q, want %q", lang, got, want)
+		}
+		opt := r.doc.Find(`option[value="native"]`)
+		if opt.Length() != 1 || opt.Text() != l.T("results.mode.native") {
+			t.Errorf("%s: mode native %q", lang, opt.Text())
+		}
+		if lang != "en" && (strings.Contains(opt.Text(), " on ") || strings.Contains(testid(r, "banner").Text(), "This link")) {
+			t.Errorf("%s: in English: %q / %q", lang, opt.Text(), testid(r, "banner").Text())
+		}
+	}
+	if m := i18n.Missing(); len(m) != 0 {
+		t.Errorf("messages missing: %q", m)
+	}
+}
+
 // TestResultsTabsInLanguages: every tab's panel renders in each language with no message
 // missing — the diff with its notes and table, the unified diff, the YAML, the timeline, the
 // warnings, the batch table and the Cluster tab — and the field-diff rows keep their data (the

@@ -26,12 +26,8 @@ var statusWords = map[engine.Status]string{
 	engine.StatusError:         "results.status.error",
 }
 
-var modeLabels = map[engine.Mode]string{
-	engine.ModeKubeInject: "kube-inject (istioctl, offline)",
-	engine.ModeWebhook:    "webhook (in-cluster, nodes of the Kubernetes version)",
-	engine.ModeNative:     "native sidecars on (ENABLE_NATIVE_SIDECARS=true)",
-	engine.ModeClassic:    "native sidecars off (ENABLE_NATIVE_SIDECARS=false)",
-}
+// modeLabel is a mode's message id (results.mode.kube-inject, …): its value stays as it is.
+func modeLabel(m engine.Mode) string { return "results.mode." + string(m) }
 
 // openGroups start expanded in the annotation panel.
 var openGroups = []engine.Group{engine.GroupResources, engine.GroupProxy, engine.GroupLifecycle}
@@ -63,7 +59,7 @@ func buildPage(ctx context.Context, v view, statics pageStatics, tl *engine.Time
 		Form:      formOf(v),
 	}
 	if st.Istio != "" && st.Istio != p.Version.Istio {
-		p.Banner = fmt.Sprintf("This link was made with Istio %s. It is shown with Istio %s, the one inside this sidecarlab; Istio %s may have injected differently.", st.Istio, p.Version.Istio, st.Istio)
+		p.Banner = l.T("results.other-istio", "Made", st.Istio, "Inside", p.Version.Istio)
 	}
 	// The settings' fields are in every answer: a fix may change them.
 	mode := st.Settings.Mode
@@ -71,7 +67,7 @@ func buildPage(ctx context.Context, v view, statics pageStatics, tl *engine.Time
 		mode = engine.ModeKubeInject
 	}
 	for _, m := range engine.Modes() {
-		p.Modes = append(p.Modes, web.Option{Value: string(m), Label: modeLabels[m], Selected: m == mode})
+		p.Modes = append(p.Modes, web.Option{Value: string(m), Label: l.T(modeLabel(m)), Selected: m == mode})
 	}
 	if full {
 		for _, pr := range web.Presets() {

@@ -441,20 +441,27 @@ func outputOf(docs []engine.Document) string {
 	return b.String()
 }
 
+// changeKinds are the message ids of the kinds of change.
+var changeKinds = map[engine.ChangeKind]string{
+	engine.Added: "results.diff.kind.added", engine.Removed: "results.diff.kind.removed",
+	engine.Changed: "results.diff.kind.changed", engine.Moved: "results.diff.kind.moved",
+}
+
 // changeView is one change as the diff shows it, worded in l's language.
 func changeView(l *i18n.Localizer, c engine.Change, docs []engine.Document, multi bool) web.ChangeView {
-	cv := web.ChangeView{Kind: string(c.Kind), Path: c.Path, Anchor: "path=" + url.PathEscape(c.Path)}
+	cv := web.ChangeView{Kind: string(c.Kind), KindText: l.T(changeKinds[c.Kind]), Path: c.Path, Anchor: "path=" + url.PathEscape(c.Path),
+		LinkLabel: l.T("results.diff.link-label", "Path", c.Path)}
 	if multi && c.Doc >= 1 && c.Doc <= len(docs) {
 		d := docs[c.Doc-1]
 		cv.Doc = l.T("results.diff.doc", "Doc", c.Doc, "Kind", d.Kind, "Name", d.Name)
 	}
-	show := showValue
+	show := func(v any, omitted int) web.Value { return withSummary(l, showValue(v, omitted)) }
 	if c.Flag != "" {
 		// One flag of istio-iptables' command line: shown as written, with what it means.
 		cv.Flag, cv.FlagMeaning = c.Flag, explain.In(l).IptablesFlag(c.FlagName)
 		show = func(v any, omitted int) web.Value {
 			if omitted > 0 {
-				return showValue(v, omitted)
+				return withSummary(l, showValue(v, omitted))
 			}
 			return flagValue(c.Flag, v)
 		}
@@ -475,6 +482,19 @@ func changeView(l *i18n.Localizer, c engine.Change, docs []engine.Document, mult
 		}
 	}
 	return cv
+}
+
+// withSummary is v with the words its fold shows (its name, if it has one, and its length),
+// made with the memoised row rather than on every render.
+func withSummary(l *i18n.Localizer, v web.Value) web.Value {
+	switch {
+	case !v.Block || !v.Fold:
+	case v.Name != "":
+		v.Summary = l.N("results.diff.fold-named", v.Lines, "Name", v.Name)
+	default:
+		v.Summary = l.N("results.diff.fold", v.Lines)
+	}
+	return v
 }
 
 func unifiedLines(u string) []web.DiffLine {

@@ -482,14 +482,17 @@ type More struct {
 
 // ChangeView is one field change.
 type ChangeView struct {
-	// Anchor is the change's deep link fragment, "path=…".
-	Anchor string
-	Kind   string
-	Sign   string
-	Doc    string
-	Path   string
-	Old    Value
-	New    Value
+	// Anchor is the change's deep link fragment, "path=…"; LinkLabel names it for a screen
+	// reader.
+	Anchor, LinkLabel string
+	// Kind is "added", "removed", "changed" or "moved"; KindText says it in words. The words
+	// are made with the row, which is memoised per language, not on every render.
+	Kind, KindText string
+	Sign           string
+	Doc            string
+	Path           string
+	Old            Value
+	New            Value
 	// Flag is set for one flag of istio-iptables' command line ("-o"), with FlagMeaning saying
 	// what it does; Old and New are then the flag as written ("-o 3306,6379").
 	Flag, FlagMeaning string
@@ -505,6 +508,8 @@ type Value struct {
 	Block, Fold bool
 	Lines       int
 	Name        string
+	// Summary is what a folded value shows: its name, if it has one, and its length.
+	Summary string
 	// Note says how the value is shown when it is not as written ("JSON in a string, shown as YAML").
 	Note string
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/explain"
+	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/web"
 )
 
@@ -102,8 +103,9 @@ func readCols(vals []string) []string {
 }
 
 // batchView shapes the batch rows as the table — the chosen columns, a totals row — with its
-// download links and the column chooser.
-func batchView(w explain.Words, v view, enc string, step int, rows []engine.BatchRow) web.BatchView {
+// download links and the column chooser, in l's language: the words the engine's cells say
+// (a result, yes or no, per node) are worded; names, quantities and Istio's reasons are not.
+func batchView(l *i18n.Localizer, v view, enc string, step int, rows []engine.BatchRow) web.BatchView {
 	index := map[string]int{}
 	for i, c := range engine.BatchColumns() {
 		index[c] = i
@@ -130,14 +132,26 @@ func batchView(w explain.Words, v view, enc string, step int, rows []engine.Batc
 		row := web.BatchRowView{Doc: r.Doc, Name: r.Name, Kind: r.Kind}
 		for _, c := range cols {
 			cell := web.BatchCell{Text: cells[index[c.engine]]}
-			if c.id == "result" {
-				cell.Note = r.Reason
+			switch c.id {
+			case "result":
+				cell.Text, cell.Note = l.T(statusWords[engine.Status(r.Result)]), r.Reason
+				if engine.Status(r.Result) == engine.StatusPassedThrough {
+					cell.Note = l.T("results.status.passed-through-reason")
+				}
+			case "proxy-first":
+				if cell.Text != "" {
+					cell.Text = l.T(answerWords(cell.Text))
+				}
+			case "replicas":
+				if r.Proxy != "" && r.Capacity.Replicas == 0 {
+					cell.Text = l.T("results.batch.per-node")
+				}
 			}
 			row.Cells = append(row.Cells, cell)
 		}
 		bv.Rows = append(bv.Rows, row)
 	}
-	bv.Total = w.BatchTotal(engine.Total(rows))
+	bv.Total = explain.In(l).BatchTotal(engine.Total(rows))
 	q := strings.TrimPrefix(v.linkWith(enc, "", step), "/")
 	bv.CSVHref, bv.MarkdownHref, bv.JSONHref = "/batch.csv"+q, "/batch.md"+q, "/batch.json"+q
 	// The chooser's form is a GET of this view on the batch tab: its query as hidden fields,

@@ -195,6 +195,12 @@ func TestResultsTabsInLanguages(t *testing.T) {
 				if th := testid(r, "batch").Find(`th[data-col="result"]`).Text(); th != l.T("results.batch.col.result") {
 					t.Errorf("%s: batch heading %q", lang, th)
 				}
+				// The ConfigMap's row: its result in words, the reason too (the engine's, not Istio's).
+				cell := testid(r, "batch-row").Last().Find("td").First()
+				if got := strings.TrimSpace(cell.Contents().First().Text()); got != l.T("results.status.passed-through") ||
+					cell.Find(".b-note").Text() != l.T("results.status.passed-through-reason") {
+					t.Errorf("%s: batch result %q (%q)", lang, got, cell.Find(".b-note").Text())
+				}
 			case "cluster":
 				if h3 := testid(r, "cluster-doc").First().Find(`h3[id^="cluster-doc-"]`).Text(); h3 != l.T("results.cluster.doc", "Doc", 1, "Kind", "Job", "Name", "once") {
 					t.Errorf("%s: cluster heading %q", lang, h3)

@@ -372,7 +372,7 @@ func buildResults(l *i18n.Localizer, v view, enc string, tl *engine.Timeline, re
 			res.Compare = compareLinks(v.state, sel.Documents)
 		}
 		if want("batch") {
-			res.Batch = batchView(w, v, enc, res.Selected, rows)
+			res.Batch = batchView(l, v, enc, res.Selected, rows)
 			res.Batch.Rows = res.Batch.Rows[:min(lim, len(res.Batch.Rows))]
 		}
 	}

@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -71,7 +70,7 @@ func includes(r *http.Request) (map[string]bool, error) {
 		for _, part := range strings.Split(v, ",") {
 			part = strings.TrimSpace(part)
 			if !slices.Contains(names, part) {
-				return nil, httpError{status: http.StatusBadRequest, msg: fmt.Sprintf("include=%s: not a part of the answer; the parts are %s.", bound(part, 64), strings.Join(names, ", "))}
+				return nil, httpError{status: http.StatusBadRequest, id: "errors.api.include", args: []any{"Part", bound(part, 64), "Parts", strings.Join(names, ", ")}}
 			}
 			want[part] = true
 		}

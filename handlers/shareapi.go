@@ -73,7 +73,7 @@ func readSecretsChoice(v string) (secretsChoice, error) {
 	case secretsAsk, secretsRedact, secretsAllow:
 		return c, nil
 	}
-	return "", httpError{status: http.StatusBadRequest, msg: `The form's "secrets" field must be "redact" or "allow".`}
+	return "", httpError{status: http.StatusBadRequest, id: "errors.share.secrets-choice", args: []any{"Field", `"secrets"`, "Redact", `"redact"`, "Allow", `"allow"`}}
 }
 
 // secretsGate is what every share passes before anything is stored: the manifest and the
@@ -177,7 +177,7 @@ func (s *server) handleAPIShare() http.Handler {
 			return err // a link with it would not load: 422, naming the field
 		}
 		if req.Redact && req.AllowSecrets {
-			return httpError{status: http.StatusBadRequest, msg: `Send "redact" or "allowSecrets", not both.`}
+			return httpError{status: http.StatusBadRequest, id: "errors.api.redact-and-allow", args: []any{"Redact", `"redact"`, "Allow", `"allowSecrets"`}}
 		}
 		choice := secretsAsk
 		switch {
@@ -228,7 +228,7 @@ func (s *server) handleAPILink() http.Handler {
 // fields.
 func readJSONBody(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-		return httpError{status: http.StatusUnsupportedMediaType, msg: "Send the request as application/json (Content-Type: application/json)."}
+		return httpError{status: http.StatusUnsupportedMediaType, id: "errors.api.content-type", args: []any{"Type", "application/json", "Header", "Content-Type: application/json"}}
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
@@ -236,19 +236,19 @@ func readJSONBody(w http.ResponseWriter, r *http.Request, limit int64, v any) er
 		if errors.As(err, &mbe) {
 			return mbe
 		}
-		return httpError{status: http.StatusBadRequest, msg: "The request body could not be read."}
+		return httpError{status: http.StatusBadRequest, id: "errors.api.body"}
 	}
 	if !utf8.Valid(body) {
-		return httpError{status: http.StatusBadRequest, msg: "The request is not UTF-8 (JSON must be)."}
+		return httpError{status: http.StatusBadRequest, id: "errors.api.utf8"}
 	}
 	dec := json.NewDecoder(strings.NewReader(string(body)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		// The decoder's message may quote the request (an unknown field's name): bounded.
-		return httpError{status: http.StatusBadRequest, msg: "The request is not valid JSON for this endpoint: " + bound(err.Error(), 300)}
+		return httpError{status: http.StatusBadRequest, id: "errors.api.json", args: []any{"Reason", bound(err.Error(), 300)}}
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return httpError{status: http.StatusBadRequest, msg: "The request has more after its JSON object; send one object."}
+		return httpError{status: http.StatusBadRequest, id: "errors.api.trailing"}
 	}
 	return nil
 }

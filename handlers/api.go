@@ -122,12 +122,13 @@ func (s *server) handleAPIInject() http.Handler {
 			u := last.Unified()
 			resp.Unified = &u
 		}
+		words := explain.For(r.Context()) // the API's human text is in the request's language
 		if want["findings"] {
-			resp.Findings = explain.English.Findings(tl.Findings)
-			resp.Ignored = explain.English.Findings(tl.Ignored)
+			resp.Findings = words.Findings(tl.Findings)
+			resp.Ignored = words.Findings(tl.Ignored)
 		}
 		if want["lifecycles"] {
-			resp.Lifecycles = explain.English.Lifecycles(engine.Lifecycles(last.Documents))
+			resp.Lifecycles = words.Lifecycles(engine.Lifecycles(last.Documents))
 		}
 		if want["batch"] {
 			resp.Batch = engine.Batch(last.Documents, tl.Findings)
@@ -137,7 +138,7 @@ func (s *server) handleAPIInject() http.Handler {
 			if err != nil {
 				return err
 			}
-			resp.Admission = explain.English.Admissions(rs)
+			resp.Admission = words.Admissions(rs)
 		}
 		return writeJSON(w, http.StatusOK, resp)
 	})

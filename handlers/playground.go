@@ -17,6 +17,8 @@ import (
 	"github.com/a-h/templ"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/explain"
+	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/web"
 )
 
@@ -175,7 +177,7 @@ func (s *server) handlePlayground() http.Handler {
 // when the page's script asks (partialHeader). Its address carries the state, so it warns when
 // that gives away values that look secret (linkSecretsBanner).
 func (s *server) renderView(w http.ResponseWriter, r *http.Request, v view) error {
-	return s.renderViewWith(w, r, v, s.linkSecretsBanner(v))
+	return s.renderViewWith(w, r, v, s.linkSecretsBanner(explain.For(r.Context()), v))
 }
 
 // pageExtras are what a caller may add to a rendered view: a short link, a banner.
@@ -270,7 +272,7 @@ func (s *server) formView(w http.ResponseWriter, r *http.Request) (view, error) 
 		for _, val := range f[field] {
 			if at := invalidUTF8At(val); at >= 0 {
 				return view{}, &engine.InputError{Field: shortName(field), Line: 1 + strings.Count(val[:at], "\n"),
-					Msg: "this is not UTF-8 text (Kubernetes reads YAML as UTF-8)"}
+					Msg: i18n.FromContext(r.Context()).T("errors.input.not-utf8")}
 			}
 		}
 	}
@@ -395,7 +397,7 @@ func uploadedManifest(r *http.Request) (string, error) {
 		}
 		if at := invalidUTF8At(string(b)); at >= 0 {
 			return "", &engine.InputError{Field: "file " + shortName(fh.Filename), Line: 1 + bytes.Count(b[:at], []byte("\n")),
-				Msg: "this is not UTF-8 text (Kubernetes reads YAML as UTF-8)"}
+				Msg: i18n.FromContext(r.Context()).T("errors.input.not-utf8")}
 		}
 		parts = append(parts, strings.TrimSuffix(strings.ReplaceAll(string(b), "\r\n", "\n"), "\n")+"\n")
 	}

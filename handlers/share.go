@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -14,6 +13,8 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/explain"
+	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/web"
 )
 
@@ -176,7 +177,7 @@ func (s *server) handleShare() http.Handler {
 			return withForm{err: err, form: formOf(v)}
 		}
 		if total > 0 {
-			return render(w, r, http.StatusOK, web.ShareSecretsPage(shareSecretsView(v, findings, total), versionLine()))
+			return render(w, r, http.StatusOK, web.ShareSecretsPage(shareSecretsView(explain.For(r.Context()), v, findings, total), versionLine()))
 		}
 		l, err := s.linkFor(r.Context(), st)
 		if err != nil {
@@ -251,11 +252,11 @@ func (s *server) handleShortLink() http.Handler {
 			p.shortLink = "/s/" + id
 			cur := engine.Version().Istio
 			if l.Istio != "" && l.Istio != cur && tl != nil {
-				same := "the output differs from what it showed then"
+				id := "errors.link.istio-differs"
 				if l.OutputHash != "" && outputHash(tl) == l.OutputHash {
-					same = "the output is the same as it was then"
+					id = "errors.link.istio-same"
 				}
-				p.banner = fmt.Sprintf("This link was made with Istio %s and is shown with Istio %s: %s.", l.Istio, cur, same)
+				p.banner = i18n.FromContext(r.Context()).T(id, "Then", l.Istio, "Now", cur)
 			}
 		})
 	})

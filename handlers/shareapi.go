@@ -100,17 +100,17 @@ func secretsGate(st State, choice secretsChoice) (State, []engine.SecretFinding,
 	return st, findings, total + len(steps), nil
 }
 
-// shareSecretsView is the page that lists the findings and asks.
-func shareSecretsView(v view, findings []engine.SecretFinding, total int) web.ShareSecrets {
+// shareSecretsView is the page that lists the findings and asks, in words' language.
+func shareSecretsView(words explain.Words, v view, findings []engine.SecretFinding, total int) web.ShareSecrets {
 	p := web.ShareSecrets{
-		Headline: explain.English.SecretsFound(total),
-		Choice:   explain.English.SecretsChoice(),
-		More:     explain.English.SecretsMore(len(findings), total),
+		Headline: words.SecretsFound(total),
+		Choice:   words.SecretsChoice(),
+		More:     words.SecretsMore(len(findings), total),
 		Form:     formOf(v),
 		Cancel:   v.permalink(),
 	}
 	for _, f := range findings {
-		p.Rows = append(p.Rows, web.SecretRow{Where: explain.English.SecretWhere(f), Kind: explain.English.SecretKind(f.Kind), Path: f.Path, Excerpt: f.Excerpt})
+		p.Rows = append(p.Rows, web.SecretRow{Where: words.SecretWhere(f), Kind: words.SecretKind(f.Kind), Path: f.Path, Excerpt: f.Excerpt})
 	}
 	return p
 }
@@ -118,10 +118,10 @@ func shareSecretsView(v view, findings []engine.SecretFinding, total int) web.Sh
 // linkSecretsBanner warns on a view whose address carries its state (a long ?s= link) when
 // the manifest holds values that look secret. It does not block: the person already has the
 // link; the warning says what it gives away.
-func (s *server) linkSecretsBanner(v view) func(*pageExtras, *engine.Timeline) {
+func (s *server) linkSecretsBanner(words explain.Words, v view) func(*pageExtras, *engine.Timeline) {
 	return func(p *pageExtras, _ *engine.Timeline) {
 		if total := s.secretTotals.total(v.state.Manifest) + len(engine.ScanSteps(v.state.Steps)); total > 0 {
-			p.banner = explain.English.SecretsInLink(total)
+			p.banner = words.SecretsInLink(total)
 		}
 	}
 }
@@ -192,9 +192,10 @@ func (s *server) handleAPIShare() http.Handler {
 			return err
 		}
 		if total > 0 {
+			words := explain.For(r.Context())
 			return writeJSON(w, http.StatusUnprocessableEntity, SecretsResponse{
-				Error:   apiErrorBody{Status: http.StatusUnprocessableEntity, Message: explain.English.SecretsFound(total) + " " + explain.English.SecretsAPIChoice()},
-				Secrets: explain.English.SecretFindings(findings),
+				Error:   apiErrorBody{Status: http.StatusUnprocessableEntity, Message: words.SecretsFound(total) + " " + words.SecretsAPIChoice()},
+				Secrets: words.SecretFindings(findings),
 				Total:   total,
 			})
 		}

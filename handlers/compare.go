@@ -6,6 +6,7 @@ import (
 	"net/url"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/web"
 )
 
@@ -13,6 +14,7 @@ import (
 func (s *server) handleCompare() http.Handler {
 	return s.pageHandler(func(w http.ResponseWriter, r *http.Request) error {
 		q := r.URL.Query()
+		l := i18n.FromContext(r.Context())
 		page := &web.ComparePage{Version: versionLine()}
 		var last [2][]engine.Document
 		var states [2]State
@@ -29,12 +31,12 @@ func (s *server) handleCompare() http.Handler {
 				return err
 			}
 			states[i] = st
-			side.Label = label
+			side.Label = compareLabel(l, label)
 			side.Permalink = view{state: st, step: -1}.permalink()
 			tl, err := s.timeline(r.Context(), st)
 			var ie *engine.InputError
 			if errors.As(err, &ie) {
-				side.Error = ie.Error()
+				side.Error = inputError(l, ie)
 				continue
 			}
 			if err != nil {
@@ -82,4 +84,22 @@ func compareLinks(st State, docs []engine.Document) []web.CompareLink {
 func compareHref(a, b State, la, lb string) string {
 	q := url.Values{"a": {EncodeState(a)}, "b": {EncodeState(b)}, "la": {la}, "lb": {lb}}
 	return "/compare?" + q.Encode()
+}
+
+// compareLabels are the labels compareLinks puts into a comparison's address, which stays
+// language-free, and the messages that say them in the reader's language.
+var compareLabels = map[string]string{
+	"classic sidecar":                      "errors.compare.classic",
+	"native sidecar":                       "errors.compare.native",
+	"as is":                                "errors.compare.as-is",
+	"with holdApplicationUntilProxyStarts": "errors.compare.with-hold",
+}
+
+// compareLabel is a side's label as the reader reads it: one of compareLinks' in their language,
+// any other (a person's own ?la=) as it is.
+func compareLabel(l *i18n.Localizer, label string) string {
+	if id, ok := compareLabels[label]; ok {
+		return l.T(id, "Option", "holdApplicationUntilProxyStarts")
+	}
+	return label
 }

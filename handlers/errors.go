@@ -170,10 +170,11 @@ func (h appHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The page is rendered even when the request's context has ended (it timed out): the person
 	// gets the page, with their form, not bare text.
 	rr := r.WithContext(context.WithoutCancel(r.Context()))
+	l := i18n.FromContext(r.Context())
 	var page templ.Component
 	if r.Header.Get(partialHeader) != "" {
 		// The page script's request: only the error, which it shows beside the editor it keeps.
-		page = web.ActionError(status, http.StatusText(status), msg)
+		page = web.ActionError(status, statusTitle(l, status), msg)
 	} else {
 		var wf withForm
 		var form *web.Form
@@ -181,11 +182,33 @@ func (h appHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			form = &wf.form
 		}
 		back := form == nil && status == http.StatusRequestEntityTooLarge && r.Method == http.MethodPost
-		page = web.ErrorPageWith(status, http.StatusText(status), msg, form, back, versionLine())
+		page = web.ErrorPageWith(status, statusTitle(l, status), msg, form, back, versionLine())
 	}
 	if rerr := render(w, rr, status, page); rerr != nil {
 		http.Error(w, msg, status)
 	}
+}
+
+// statusTitles name the statuses the handlers answer with, for the error page's title; English
+// is net/http's StatusText.
+var statusTitles = map[int]string{
+	http.StatusBadRequest:            "errors.status.bad-request",
+	http.StatusForbidden:             "errors.status.forbidden",
+	http.StatusNotFound:              "errors.status.not-found",
+	http.StatusRequestEntityTooLarge: "errors.status.too-large",
+	http.StatusUnsupportedMediaType:  "errors.status.media-type",
+	http.StatusUnprocessableEntity:   "errors.status.unprocessable",
+	http.StatusInternalServerError:   "errors.status.internal",
+	http.StatusServiceUnavailable:    "errors.status.unavailable",
+	http.StatusInsufficientStorage:   "errors.status.storage",
+}
+
+// statusTitle is the status's name in l's language; net/http's for one the catalogs lack.
+func statusTitle(l *i18n.Localizer, status int) string {
+	if id, ok := statusTitles[status]; ok {
+		return l.T(id)
+	}
+	return http.StatusText(status)
 }
 
 // withForm is an error of a request whose state could not be shown (too slow, too large, the

@@ -198,6 +198,17 @@ func TestErrorWordsAreLiteral(t *testing.T) {
 			t.Errorf("Accept-Language %q: %d %q, want 404 %q", c.lang, r.status, got, c.want)
 		}
 	}
+	// The page's title names the status in the reader's language; a status the catalogs do not
+	// name keeps net/http's.
+	for _, c := range []struct{ lang, want string }{{"", "404 Not Found"}, {"ja", "404 見つかりません"}, {"ko", "404 찾을 수 없음"}} {
+		r := do(t, h, langRequest(httptest.NewRequest(http.MethodGet, "/nowhere", nil), c.lang))
+		if got := strings.Join(strings.Fields(r.doc.Find("h1").First().Text()), " "); got != c.want {
+			t.Errorf("Accept-Language %q: title %q, want %q", c.lang, got, c.want)
+		}
+	}
+	if got := statusTitle(i18n.For("ja"), http.StatusTeapot); got != http.StatusText(http.StatusTeapot) {
+		t.Errorf("an unnamed status: %q", got)
+	}
 	// Istio's and the parser's own words stay as they are: the API's 422 for a manifest that
 	// does not parse carries the parser's message and its line in every language.
 	bad := `{"manifest":` + jsonString("apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\n   bad: indent\n") + `}`
@@ -337,5 +348,24 @@ var _ = httpError{id: "errors.no-such-message"}`, 0)
 	}
 	if m := missingIDs(errorIDs(t, fset, []*ast.File{f}), catalog); len(m) != 1 || !strings.HasSuffix(m[0], "errors.no-such-message") {
 		t.Fatalf("an unknown id is not reported: %q", m)
+	}
+}
+
+// TestCompareLabels: the one-click comparisons' labels, which their address keeps in English,
+// are shown in the reader's language; a label a person chose is shown as it is.
+func TestCompareLabels(t *testing.T) {
+	h := newServer(t)
+	st := EncodeState(State{Version: StateVersion, Manifest: deploymentYAML})
+	q := url.Values{"a": {st}, "b": {st}, "la": {"classic sidecar"}, "lb": {"classic sidecar, mine"}}
+	for _, c := range []struct{ lang, a string }{{"", "classic sidecar"}, {"ja", "従来型サイドカー"}, {"ko", "기존 사이드카"}} {
+		r := do(t, h, langRequest(httptest.NewRequest(http.MethodGet, "/compare?"+q.Encode(), nil), c.lang))
+		a := testid(r, "side-a").Find("h2").First().Text()
+		b := testid(r, "side-b").Find("h2").First().Text()
+		if r.status != http.StatusOK || a != c.a || b != "classic sidecar, mine" {
+			t.Errorf("Accept-Language %q: %d, labels %q and %q, want %q and the person's own", c.lang, r.status, a, b, c.a)
+		}
+	}
+	if m := i18n.Missing(); len(m) > 0 {
+		t.Fatalf("messages missing from the catalogs:\n%s", strings.Join(m, "\n"))
 	}
 }

@@ -37,15 +37,21 @@ func (e httpError) in(l *i18n.Localizer) string { return words(l, e.id, e.args) 
 // msgRef is a parameter that is a message of its own (an id), worded in the reader's language.
 type msgRef string
 
-// words words id with its parameters, a msgRef among them worded first.
+// byteCount is a parameter that is a size, said in the reader's language (byteSizeIn).
+type byteCount int64
+
+// words words id with its parameters, a msgRef or a byteCount among them worded first.
 func words(l *i18n.Localizer, id string, args []any) string {
 	if len(args) == 0 {
 		return l.T(id)
 	}
 	worded := make([]any, len(args))
 	for i, a := range args {
-		if ref, ok := a.(msgRef); ok {
-			a = l.T(string(ref))
+		switch v := a.(type) {
+		case msgRef:
+			a = l.T(string(v))
+		case byteCount:
+			a = byteSizeIn(l, int64(v))
 		}
 		worded[i] = a
 	}

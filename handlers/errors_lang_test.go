@@ -48,6 +48,8 @@ func apiErrorFields(t *testing.T, r response) map[string]any {
 func TestErrorsInTheReadersLanguage(t *testing.T) {
 	h := newServer(t)
 	limited := New(testLogger(), func() Engine { return eng }, Config{RatePerMinute: 1})
+	small := New(testLogger(), func() Engine { return eng }, Config{MaxBodyBytes: 1000})
+	bigManifest := deploymentYAML + strings.Repeat("# padding\n", 200)
 	type answer struct {
 		status int
 		msg    string // the error-message on a page, the JSON's message, or the plain text
@@ -103,6 +105,15 @@ func TestErrorsInTheReadersLanguage(t *testing.T) {
 			},
 			func(l *i18n.Localizer) answer {
 				return answer{http.StatusUnprocessableEntity, inputError(l, &engine.InputError{Line: 2, Field: "manifest", Msg: l.T("errors.input.not-utf8")})}
+			}},
+		{"413 state, in bytes",
+			func(lang string) answer {
+				r := do(t, small, langRequest(httptest.NewRequest(http.MethodGet, stateLink(t, State{Manifest: bigManifest}), nil), lang))
+				return answer{r.status, page(r)}
+			},
+			func(l *i18n.Localizer) answer {
+				return answer{http.StatusRequestEntityTooLarge, l.T("errors.state-too-large", "Size", l.T("errors.bytes", "N", len(bigManifest)),
+					"Limit", l.T("errors.bytes", "N", 1000), "Flag", "--max-body")}
 			}},
 		{"400 unreadable link",
 			func(lang string) answer {
@@ -246,6 +257,27 @@ func TestInputErrorWhere(t *testing.T) {
 		// In English it is the engine's own Error(), byte for byte.
 		if got, want := inputError(i18n.For("en"), &c.e), c.e.Error(); got != want {
 			t.Errorf("%+v: English %q, want %q", c.e, got, want)
+		}
+	}
+}
+
+// TestByteSizeIn: bytes are said in the reader's language, KiB and MiB as they are; English is
+// byteSize's.
+func TestByteSizeIn(t *testing.T) {
+	for _, c := range []struct {
+		lang string
+		n    int64
+		want string
+	}{
+		{"en", 1000, "1000 bytes"}, {"en", 1 << 20, "1 MiB"},
+		{"ja", 1000, "1000 バイト"}, {"ja", 1 << 20, "1 MiB"}, {"ja", 3 << 10, "3 KiB"},
+		{"ko", 1000, "1000바이트"}, {"ko", 1 << 20, "1 MiB"},
+	} {
+		if got := byteSizeIn(i18n.For(c.lang), c.n); got != c.want {
+			t.Errorf("%s %d: %q, want %q", c.lang, c.n, got, c.want)
+		}
+		if c.lang == "en" && byteSize(c.n) != c.want {
+			t.Errorf("byteSize(%d) = %q, want %q", c.n, byteSize(c.n), c.want)
 		}
 	}
 }

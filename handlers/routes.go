@@ -224,7 +224,7 @@ func (s *server) acquire(ctx context.Context) (release func(), err error) {
 func (s *server) timelineHeld(ctx context.Context, st State) (*engine.Timeline, error) {
 	if n := st.size(); n > s.cfg.MaxBodyBytes {
 		return nil, httpError{status: http.StatusRequestEntityTooLarge, id: "errors.state-too-large",
-			args: []any{"Size", byteSize(n), "Limit", byteSize(s.cfg.MaxBodyBytes), "Flag", "--max-body"}}
+			args: []any{"Size", byteCount(n), "Limit", byteCount(s.cfg.MaxBodyBytes), "Flag", "--max-body"}}
 	}
 	return s.eng().Timeline(ctx, []byte(st.Manifest), st.Steps, st.Settings)
 }

@@ -143,7 +143,7 @@ var kindRE = regexp.MustCompile(`(?m)(^|[{,\s])["']?kind["']?\s*:\s*["']?[A-Za-z
 // Kubernetes object in it at all. States Istio rejects are shareable: they show its error.
 func (s *server) shareable(st State, js []byte) error {
 	if int64(len(js)) > s.cfg.MaxBodyBytes {
-		return httpError{status: http.StatusRequestEntityTooLarge, id: "errors.share.too-large", args: []any{"Limit", byteSize(s.cfg.MaxBodyBytes), "KeepsView", keepsView}}
+		return httpError{status: http.StatusRequestEntityTooLarge, id: "errors.share.too-large", args: []any{"Limit", byteCount(s.cfg.MaxBodyBytes), "KeepsView", keepsView}}
 	}
 	if !kindRE.MatchString(st.Manifest) {
 		return httpError{status: http.StatusUnprocessableEntity, id: "errors.share.no-object", args: []any{"Field", "kind:"}}

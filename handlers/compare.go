@@ -58,9 +58,15 @@ func (s *server) handleCompare() http.Handler {
 	})
 }
 
-// compareLinks are the one-click comparisons that make sense for a state: a Job classic vs
-// native; any workload without vs with holdApplicationUntilProxyStarts.
+// compareLinks are compareLinksIn English, for a caller that has no request's language yet.
 func compareLinks(st State, docs []engine.Document) []web.CompareLink {
+	return compareLinksIn(i18n.For(i18n.Default), st, docs)
+}
+
+// compareLinksIn are the one-click comparisons that make sense for a state, labelled in l's
+// language: a Job classic vs native; any workload without vs with
+// holdApplicationUntilProxyStarts.
+func compareLinksIn(l *i18n.Localizer, st State, docs []engine.Document) []web.CompareLink {
 	var hasJob, hasWorkload bool
 	for _, d := range docs {
 		hasJob = hasJob || d.Kind == "Job" || d.Kind == "CronJob"
@@ -71,12 +77,12 @@ func compareLinks(st State, docs []engine.Document) []web.CompareLink {
 		a, b := st, st
 		a.Settings.Mode, b.Settings.Mode = engine.ModeClassic, engine.ModeNative
 		a.Settings.KubernetesVersion, b.Settings.KubernetesVersion = "", ""
-		out = append(out, web.CompareLink{Label: "Compare classic vs native", Href: compareHref(a, b, "classic sidecar", "native sidecar")})
+		out = append(out, web.CompareLink{Label: l.T("errors.compare.link-modes"), Href: compareHref(a, b, "classic sidecar", "native sidecar")})
 	}
 	if hasWorkload {
 		b := st
 		b.Steps = append(append([]engine.Step(nil), st.Steps...), engine.Step{Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStarts: true"})
-		out = append(out, web.CompareLink{Label: "Compare without vs with hold", Href: compareHref(st, b, "as is", "with holdApplicationUntilProxyStarts")})
+		out = append(out, web.CompareLink{Label: l.T("errors.compare.link-hold"), Href: compareHref(st, b, "as is", "with holdApplicationUntilProxyStarts")})
 	}
 	return out
 }

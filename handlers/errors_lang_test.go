@@ -401,3 +401,28 @@ func TestCompareLabels(t *testing.T) {
 		t.Fatalf("messages missing from the catalogs:\n%s", strings.Join(m, "\n"))
 	}
 }
+
+// TestCompareLinksIn: the one-click comparisons' link text is in the language asked for, and
+// English is what it was.
+func TestCompareLinksIn(t *testing.T) {
+	docs := []engine.Document{{Kind: "Job", Injectable: true}}
+	for _, c := range []struct {
+		l    *i18n.Localizer
+		want []string
+	}{
+		{i18n.For("en"), []string{"Compare classic vs native", "Compare without vs with hold"}},
+		{i18n.For("ja"), []string{"従来型とネイティブを比較", "hold なしとありを比較"}},
+		{i18n.For("ko"), []string{"기존 방식과 네이티브 비교", "hold 없음과 있음 비교"}},
+	} {
+		var got []string
+		for _, link := range compareLinksIn(c.l, State{Manifest: jobYAML}, docs) {
+			got = append(got, link.Label)
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: %q, want %q", c.l.Lang(), got, c.want)
+		}
+	}
+	if got := compareLinks(State{Manifest: jobYAML}, docs[:0]); len(got) != 0 {
+		t.Errorf("links for no workload: %v", got)
+	}
+}

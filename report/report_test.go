@@ -15,6 +15,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/explain"
+	"github.com/sidecarlab/sidecarlab/i18n"
 )
 
 func TestMain(m *testing.M) {
@@ -104,7 +105,7 @@ func TestText(t *testing.T) {
 		t.Fatalf("findings: %+v", items)
 	}
 	var b strings.Builder
-	if err := Text(&b, items); err != nil {
+	if err := Text(&b, explain.English, items); err != nil {
 		t.Fatal(err)
 	}
 	want := fmt.Sprintf("jobs/migrate.yaml:9:9: warning: %s [unknown-istio-annotation]\njobs/migrate.yaml:12:7: error: %s [job-classic-sidecar]\n",
@@ -115,7 +116,7 @@ func TestText(t *testing.T) {
 
 	// A line break in a value stays on its finding's line, written as \n.
 	b.Reset()
-	if err := Text(&b, findings(t, "web.yaml", hostile)); err != nil {
+	if err := Text(&b, explain.English, findings(t, "web.yaml", hostile)); err != nil {
 		t.Fatal(err)
 	}
 	if lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n"); len(lines) != 1 || strings.Contains(b.String(), "\r") ||
@@ -162,7 +163,7 @@ func TestGitHub(t *testing.T) {
 		t.Fatalf("findings: %+v", items)
 	}
 	var b strings.Builder
-	if err := GitHub(&b, items); err != nil {
+	if err := GitHub(&b, i18n.For("en"), items); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -206,20 +207,20 @@ func TestWriteFormats(t *testing.T) {
 	items := findings(t, "jobs/migrate.yaml", job)
 	for _, f := range Formats {
 		var a, b bytes.Buffer
-		if err := Write(&a, f, items); err != nil {
+		if err := Write(&a, f, i18n.For("en"), items); err != nil {
 			t.Fatal(err)
 		}
 		direct := map[string]func(*bytes.Buffer, []Item) error{
-			"text":   func(w *bytes.Buffer, it []Item) error { return Text(w, it) },
+			"text":   func(w *bytes.Buffer, it []Item) error { return Text(w, explain.English, it) },
 			"json":   func(w *bytes.Buffer, it []Item) error { return JSON(w, it) },
 			"sarif":  func(w *bytes.Buffer, it []Item) error { return SARIF(w, it) },
-			"github": func(w *bytes.Buffer, it []Item) error { return GitHub(w, it) },
+			"github": func(w *bytes.Buffer, it []Item) error { return GitHub(w, i18n.For("en"), it) },
 		}[f]
 		if err := direct(&b, items); err != nil || a.String() != b.String() {
 			t.Errorf("Write(%s) differs from its writer", f)
 		}
 	}
-	if err := Write(&bytes.Buffer{}, "xml", items); err == nil {
+	if err := Write(&bytes.Buffer{}, "xml", i18n.For("en"), items); err == nil {
 		t.Error("Write accepted an unknown format")
 	}
 }

@@ -41,9 +41,9 @@ order the cluster applies them. Exits 1 when a workload would be rejected.`,
 			"",
 			"# The same with Istio CNI, which replaces istio-init",
 			"{} admit -f deployment.yaml --namespace shop --namespace-labels istio-injection=enabled,pod-security.kubernetes.io/enforce=baseline --set components.cni.enabled=true -o json"),
-		Args: noArgs,
+		Args: c.noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkOutput(output, "text", "json"); err != nil {
+			if err := c.checkOutput(output, "text", "json"); err != nil {
 				return err
 			}
 			set, err := labels.ConvertSelectorToLabelsMap(nsLabels)

@@ -23,9 +23,9 @@ against, their group, feature status and description.`,
 			"",
 			"# As JSON, e.g. for jq",
 			"{} annotations -o json | jq -r '.[].name'"),
-		Args: noArgs,
+		Args: c.noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkOutput(output, "table", "json"); err != nil {
+			if err := c.checkOutput(output, "table", "json"); err != nil {
 				return err
 			}
 			cat := engine.DefaultCatalog()

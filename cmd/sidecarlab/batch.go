@@ -46,12 +46,12 @@ and json give the same rows as the playground's batch downloads.`,
 			if format == "md" {
 				format = "markdown"
 			}
-			if err := checkOutput(format, batchFormats...); err != nil {
+			if err := c.checkOutput(format, batchFormats...); err != nil {
 				return err
 			}
 			names := append(files.filenames, args...)
 			if len(names) == 0 {
-				return usageError{"batch needs at least one FILE (or -f FILENAME)\n" + seeHelp(cmd)}
+				return usageError{"batch needs at least one FILE (or -f FILENAME)\n" + c.seeHelp(cmd)}
 			}
 			j, err := start(c, fileFlags{filenames: names, recursive: files.recursive}, settings, stepFlags{})
 			if err != nil {

@@ -30,12 +30,12 @@ caused. --unified prints line diffs instead.`,
 			"",
 			"# As line diffs",
 			"{} diff -f deployment.yaml --annotate sidecar.istio.io/inject=false --unified"),
-		Args: noArgs,
+		Args: c.noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if output == "yaml" {
 				output = "text"
 			}
-			if err := checkOutput(output, "text", "json"); err != nil {
+			if err := c.checkOutput(output, "text", "json"); err != nil {
 				return err
 			}
 			j, err := start(c, files, settings, steps)

@@ -42,7 +42,7 @@ func (f *settingsFlags) register(cmd *cobra.Command) {
 }
 
 // settings turns the flags into the engine's settings.
-func (f *settingsFlags) settings() (engine.Settings, error) {
+func (f *settingsFlags) settings(c *cli) (engine.Settings, error) {
 	var s engine.Settings
 	s.Install.Set = f.set
 	if f.operator != "" {
@@ -63,10 +63,10 @@ func (f *settingsFlags) settings() (engine.Settings, error) {
 			s.Mode, s.KubernetesVersion = engine.ModeWebhook, f.kubeVersion
 		}
 	default:
-		return s, usageError{fmt.Sprintf("--native-sidecars %q: want auto, true or false", f.native)}
+		return s, usageError{c.T("cli.error.want", "Flag", "--native-sidecars", "Value", fmt.Sprintf("%q", f.native), "Choices", c.orList([]string{"auto", "true", "false"}))}
 	}
 	if f.kubeVersion != "" && s.Mode != engine.ModeWebhook {
-		return s, usageError{"--kubernetes-version applies only with --native-sidecars auto (the webhook's own detection)"}
+		return s, usageError{c.T("cli.error.kubernetes_version_auto")}
 	}
 	return s, nil
 }

@@ -40,7 +40,7 @@ PostgreSQL (--postgres); without a store, everything but sharing works.`,
 			"",
 			"# Accept users' own injection templates, run in isolated workers",
 			"{} serve --allow-custom-templates --worker-cpu-seconds 5"),
-		Args: noArgs,
+		Args: c.noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return serveRun(c, o)
 		},

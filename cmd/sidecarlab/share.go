@@ -52,7 +52,7 @@ replaced by <redacted>, --allow-secrets as it is.`,
 			"",
 			"# On a given server, with any secrets replaced by <redacted>",
 			"{} share -f deployment.yaml --server https://sidecarlab.example.com --redact"),
-		Args: noArgs,
+		Args: c.noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if server == "" {
 				return usageError{"--server URL (or SIDECARLAB_SERVER) is required: the sidecarlab server that stores the link"}

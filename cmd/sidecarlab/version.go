@@ -16,9 +16,9 @@ func newVersionCmd(c *cli) *cobra.Command {
 		Example: examples(c,
 			"{} version",
 			"{} version -o json"),
-		Args: noArgs,
+		Args: c.noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkOutput(output, "text", "json"); err != nil {
+			if err := c.checkOutput(output, "text", "json"); err != nil {
 				return err
 			}
 			v := engine.Version()

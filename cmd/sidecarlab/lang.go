@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -91,5 +92,5 @@ func checkLang(c *cli, v string) error {
 	if v == "" || isLang(v) {
 		return nil
 	}
-	return usageError{c.T("cli.error.lang", "Value", v, "Choices", c.orList(i18n.Codes))}
+	return usageError{c.T("cli.error.lang", "Value", fmt.Sprintf("%q", v), "Choices", c.orList(i18n.Codes))}
 }

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/sidecarlab/sidecarlab/i18n"
+)
+
+// runEnv is runCLI with an environment: the locale variables a test sets.
+func runEnv(t *testing.T, env map[string]string, stdin string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	err = run(context.Background(), args, func(k string) string { return env[k] }, strings.NewReader(stdin), &out, &errb)
+	return out.String(), errb.String(), err
+}
+
+var (
+	langJa = map[string]string{"LANG": "ja_JP.UTF-8"}
+	langC  = map[string]string{"LANG": "C"}
+)
+
+// noMissing fails the test when a message the CLI asked for is not in a catalog.
+func noMissing(t *testing.T) {
+	t.Helper()
+	if m := i18n.Missing(); len(m) > 0 {
+		t.Errorf("messages missing from the catalogs: %q", m)
+	}
+}
+
+// TestLocaleLang: LC_ALL, then LC_MESSAGES, then LANG decides, by the locale's language; C,
+// POSIX, unset and a language we do not speak are English; --lang overrides the locale.
+func TestLocaleLang(t *testing.T) {
+	cases := []struct {
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{nil, nil, "en"},
+		{map[string]string{"LANG": "ja_JP.UTF-8"}, nil, "ja"},
+		{map[string]string{"LANG": "ko_KR.UTF-8"}, nil, "ko"},
+		{map[string]string{"LANG": "ja"}, nil, "ja"},
+		{map[string]string{"LANG": "ko_KR.eucKR@euro"}, nil, "ko"},
+		{map[string]string{"LANG": "en_US.UTF-8"}, nil, "en"},
+		{map[string]string{"LANG": "C"}, nil, "en"},
+		{map[string]string{"LANG": "C.UTF-8"}, nil, "en"},
+		{map[string]string{"LANG": "POSIX"}, nil, "en"},
+		{map[string]string{"LANG": "de_DE.UTF-8"}, nil, "en"},
+		{map[string]string{"LANG": "not a locale!"}, nil, "en"},
+		{map[string]string{"LANG": "ja_JP.UTF-8", "LC_ALL": "ko_KR.UTF-8"}, nil, "ko"},
+		{map[string]string{"LANG": "ko_KR.UTF-8", "LC_MESSAGES": "ja_JP.UTF-8"}, nil, "ja"},
+		{map[string]string{"LC_MESSAGES": "ja_JP.UTF-8", "LC_ALL": "C"}, nil, "en"},
+		{map[string]string{"LANG": "ja_JP.UTF-8", "LC_ALL": ""}, nil, "ja"},
+		{map[string]string{"LANG": "ja_JP.UTF-8"}, []string{"check", "--lang", "en"}, "en"},
+		{map[string]string{"LANG": "C"}, []string{"--lang=ko", "check"}, "ko"},
+		{map[string]string{"LANG": "ja_JP.UTF-8"}, []string{"check", "--lang", "de"}, "ja"},
+		{nil, []string{"check", "--", "--lang", "ja"}, "en"},
+	}
+	for _, c := range cases {
+		got := cliLang(c.args, func(k string) string { return c.env[k] })
+		if got != c.want {
+			t.Errorf("env %v, args %q: %s, want %s", c.env, c.args, got, c.want)
+		}
+	}
+}
+
+// TestJapaneseErrorsAndPitfalls: under LANG=ja_JP.UTF-8 a document's error names its document
+// and line in Japanese, a pitfall line and the --fail-on line are Japanese; under LANG=C they
+// are the English ones.
+func TestJapaneseErrorsAndPitfalls(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"bad.yaml": podNamed("fine") + "---\n" + badYAML})
+	bad := dir + "/bad.yaml"
+	_, stderr, err := runEnv(t, langJa, "", "inject", "-f", bad)
+	if got := errorLine(t, err, stderr); !strings.Contains(got, bad+": ドキュメント 2、14 行目、manifest: ") {
+		t.Errorf("ja error: %q", got)
+	}
+	_, stderr, err = runEnv(t, langC, "", "inject", "-f", bad)
+	if got := errorLine(t, err, stderr); !strings.Contains(got, bad+": document 2, line 14, manifest: ") {
+		t.Errorf("C error: %q", got)
+	}
+
+	_, stderr, err = runEnv(t, langJa, classicJob, "inject", "-f", "-", "--fail-on", "error")
+	if exitCodeOf(err) != 1 || !strings.Contains(stderr, "落とし穴: stdin:") || !strings.Contains(stderr, "sidecarlab: 重大度 error 以上の落とし穴があります（--fail-on）") {
+		t.Errorf("ja pitfalls: %v, %q", err, stderr)
+	}
+	if strings.Contains(stderr, "pitfall: ") || strings.Contains(stderr, "or worse") {
+		t.Errorf("ja pitfalls in English: %q", stderr)
+	}
+	_, stderr, _ = runEnv(t, langC, classicJob, "inject", "-f", "-", "--fail-on", "error")
+	if !strings.Contains(stderr, "pitfall: stdin:") || !strings.Contains(stderr, "sidecarlab: pitfalls of severity error or worse (--fail-on)") {
+		t.Errorf("C pitfalls: %q", stderr)
+	}
+	noMissing(t)
+}
+
+// TestJapaneseCheck: check -o text keeps its compiler-like lines (a problem matcher reads them)
+// with the words in Japanese, and says why it failed in Japanese; -o github's fix is labelled in
+// Japanese.
+func TestJapaneseCheck(t *testing.T) {
+	enOut, _, _ := runEnv(t, langC, "", "check", "-f", tree, "-R", "-o", "text")
+	out, stderr, err := runEnv(t, langJa, "", "check", "-f", tree, "-R", "-o", "text")
+	if exitCodeOf(err) != 1 || !strings.Contains(stderr, "sidecarlab: 重大度 warning 以上の落とし穴があります（--fail-on）") {
+		t.Errorf("ja check: %v, %q", err, stderr)
+	}
+	if heads, enHeads := lineHeads(out), lineHeads(enOut); len(heads) == 0 || strings.Join(heads, "\n") != strings.Join(enHeads, "\n") {
+		t.Errorf("ja check's lines %q, English %q", heads, enHeads)
+	}
+	gh, _, _ := runEnv(t, langJa, classicJob, "check", "-f", "-", "-o", "github")
+	if !strings.Contains(gh, "::error file=stdin,") || !strings.Contains(gh, " 修正: ") || strings.Contains(gh, " Fix: ") {
+		t.Errorf("ja github: %q", gh)
+	}
+	gh, _, _ = runEnv(t, langC, classicJob, "check", "-f", "-", "-o", "github")
+	if !strings.Contains(gh, " Fix: ") || strings.Contains(gh, "修正") {
+		t.Errorf("C github: %q", gh)
+	}
+	noMissing(t)
+}
+
+// TestLocaleOrder: LC_ALL=ko overrides LANG=ja; --lang en overrides both; a usage error is in
+// the language chosen.
+func TestLocaleOrder(t *testing.T) {
+	cases := []struct {
+		name string
+		env  map[string]string
+		lang []string
+		want string
+	}{
+		{"LANG=ja", langJa, nil, "--fail-on \"sometimes\": info、warning、error または none のいずれかを指定してください"},
+		{"LC_ALL=ko over LANG=ja", map[string]string{"LANG": "ja_JP.UTF-8", "LC_ALL": "ko_KR.UTF-8"}, nil, "--fail-on \"sometimes\": info, warning, error 또는 none 중 하나를 지정해야 합니다"},
+		{"--lang en over LANG=ja", langJa, []string{"--lang", "en"}, "--fail-on \"sometimes\": want info, warning, error or none"},
+		{"--lang=ja over LANG=C", langC, []string{"--lang=ja"}, "--fail-on \"sometimes\": info、warning、error または none のいずれかを指定してください"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			args := append([]string{"check", "-f", "-", "--fail-on", "sometimes"}, c.lang...)
+			_, _, err := runEnv(t, c.env, deployment, args...)
+			if exitCodeOf(err) != 2 || err.Error() != c.want {
+				t.Errorf("got %v, want %q", err, c.want)
+			}
+		})
+	}
+	noMissing(t)
+}
+
+// TestMachineOutputIgnoresLanguage: -o json and -o sarif are the same bytes under LANG=ja and
+// LANG=C (tools read them).
+func TestMachineOutputIgnoresLanguage(t *testing.T) {
+	for _, format := range []string{"json", "sarif"} {
+		ja, _, _ := runEnv(t, langJa, "", "check", "-f", tree, "-R", "-o", format, "--fail-on", "none")
+		c, _, _ := runEnv(t, langC, "", "check", "-f", tree, "-R", "-o", format, "--fail-on", "none")
+		if ja == "" || ja != c {
+			t.Errorf("-o %s differs with the language:\nja: %s\nC:  %s", format, ja, c)
+		}
+	}
+	ja, _, _ := runEnv(t, langJa, classicJob, "inject", "-f", "-", "-o", "json")
+	c, _, _ := runEnv(t, langC, classicJob, "inject", "-f", "-", "-o", "json")
+	if ja == "" || ja != c {
+		t.Errorf("inject -o json differs with the language")
+	}
+}
+
+// TestLangFlag: an unknown --lang is a usage error that names the choices; a known one is not;
+// help is in the language chosen.
+func TestLangFlag(t *testing.T) {
+	_, _, err := runEnv(t, nil, deployment, "inject", "-f", "-", "--lang", "de")
+	if exitCodeOf(err) != 2 || err.Error() != `--lang "de": want en, ja or ko` {
+		t.Errorf("--lang de: %v", err)
+	}
+	if _, _, err := runEnv(t, nil, deployment, "inject", "-f", "-", "--lang", "ko"); err != nil {
+		t.Errorf("--lang ko: %v", err)
+	}
+	out, _, err := runEnv(t, langJa, "", "check", "--help")
+	if err != nil || !strings.Contains(out, "inject と同じくマニフェストに注入を行い") || strings.Contains(out, "Inject the manifests as inject does") {
+		t.Errorf("ja help: %v\n%s", err, out)
+	}
+	out, _, _ = runEnv(t, langJa, "", "check", "--help", "--lang", "en")
+	if !strings.Contains(out, "Inject the manifests as inject does") {
+		t.Errorf("--lang en help:\n%s", out)
+	}
+	noMissing(t)
+}

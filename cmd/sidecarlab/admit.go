@@ -23,15 +23,8 @@ func newAdmitCmd(c *cli) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "admit -f FILENAME --namespace NAME [--namespace-labels K=V,...]",
-		Short: "Say whether each workload's Pod would be injected and admitted, and why",
-		Long: `Follow the Pod each workload's controller creates through the cluster's admission path, offline,
-with the code the cluster runs: the installation's MutatingWebhookConfigurations matched against
-the namespace's and the Pod's labels (apimachinery's selectors, as the API server does), Istio's
-webhook itself (its JSON patch applied), and Pod Security Admission with the namespace's
-pod-security.kubernetes.io labels, at the chosen Kubernetes version (default ` + engine.DefaultKubernetesVersion + `).
-
-Prints, per workload, injected or not and admitted or rejected, with the rules that decided in the
-order the cluster applies them. Exits 1 when a workload would be rejected.`,
+		Short: c.T("cli.admit.short"),
+		Long:  c.T("cli.admit.long", "Version", engine.DefaultKubernetesVersion),
 		Example: examples(c,
 			"# Why was my pod not injected? (a namespace without the label)",
 			"{} admit -f deployment.yaml --namespace shop",
@@ -48,7 +41,7 @@ order the cluster applies them. Exits 1 when a workload would be rejected.`,
 			}
 			set, err := labels.ConvertSelectorToLabelsMap(nsLabels)
 			if err != nil {
-				return usageError{fmt.Sprintf("--namespace-labels %q: want KEY=VALUE,… (%v)", nsLabels, err)}
+				return usageError{c.T("cli.error.namespace_labels", "Value", fmt.Sprintf("%q", nsLabels), "Reason", err.Error())}
 			}
 			j, err := start(c, files, settings, steps)
 			if err != nil {
@@ -77,33 +70,37 @@ func admitRun(c *cli, j *session, output string) error {
 	if err != nil {
 		return j.locate(err)
 	}
-	words := explain.English.Admissions(rs)
+	w := c.words()
+	if output == "json" {
+		w = explain.English // JSON is for tools: in English whatever the language
+	}
+	words := w.Admissions(rs)
 	if output == "json" {
 		if err := writeJSON(c.stdout, words); err != nil {
 			return err
 		}
 	} else {
 		for _, a := range words {
-			fmt.Fprintf(c.stdout, "document %d: %s/%s", a.Doc, a.Kind, a.Name)
+			fmt.Fprint(c.stdout, c.T("cli.admit.workload", "Doc", a.Doc, "Kind", a.Kind, "Name", a.Name))
 			if a.Error != "" {
 				fmt.Fprintf(c.stdout, ": %s\n\n", a.Error)
 				continue
 			}
-			fmt.Fprintf(c.stdout, " → Pod %s in namespace %s\n", a.Pod, a.Namespace)
-			verdict := "NOT INJECTED"
+			fmt.Fprintln(c.stdout, c.T("cli.admit.pod", "Pod", a.Pod, "Namespace", a.Namespace))
+			verdict := c.T("cli.admit.not_injected")
 			if a.Injected {
-				verdict = "INJECTED"
+				verdict = c.T("cli.admit.injected")
 			}
-			admitted := "ADMITTED"
+			admitted := c.T("cli.admit.admitted")
 			if !a.Admitted {
-				admitted = "REJECTED"
+				admitted = c.T("cli.admit.rejected")
 			}
-			fmt.Fprintf(c.stdout, "  %s, %s\n", verdict, admitted)
+			fmt.Fprintf(c.stdout, "  %s%s%s\n", verdict, c.T("cli.list_sep"), admitted)
 			for _, t := range a.Trace {
 				fmt.Fprintf(c.stdout, "  - %s\n", t.Text)
 			}
 			for _, w := range a.Warnings {
-				fmt.Fprintf(c.stdout, "  warning: %s\n", w)
+				fmt.Fprintln(c.stdout, "  "+c.T("cli.admit.warning", "Warning", w))
 			}
 			fmt.Fprintln(c.stdout)
 		}
@@ -111,11 +108,11 @@ func admitRun(c *cli, j *session, output string) error {
 	var rejected []string
 	for _, a := range words {
 		if a.Error == "" && !a.Admitted {
-			rejected = append(rejected, fmt.Sprintf("document %d (%s/%s)", a.Doc, a.Kind, a.Name))
+			rejected = append(rejected, c.T("cli.admit.rejected_doc", "Doc", a.Doc, "Kind", a.Kind, "Name", a.Name))
 		}
 	}
 	if len(rejected) > 0 {
-		fmt.Fprintf(c.stderr, "sidecarlab: rejected: %s\n", strings.Join(rejected, ", "))
+		fmt.Fprintln(c.stderr, "sidecarlab:", c.T("cli.admit.rejected_list", "Workloads", strings.Join(rejected, c.T("cli.list_sep"))))
 		return errSilent
 	}
 	return nil

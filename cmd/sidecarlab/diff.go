@@ -16,10 +16,8 @@ func newDiffCmd(c *cli) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "diff -f FILENAME [--annotate KEY=VALUE]...",
-		Short: "Show, field by field, what injection and each annotation change",
-		Long: `Show the timeline of a manifest: step 0 is the manifest injected as it is, and each --annotate adds
-one step whose changes (added, removed, changed and moved fields) are the ones that annotation
-caused. --unified prints line diffs instead.`,
+		Short: c.T("cli.diff.short"),
+		Long:  c.T("cli.diff.long"),
 		Example: examples(c,
 			"# What injection adds to a Deployment",
 			"{} diff -f deployment.yaml",

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
 )
 
@@ -178,6 +179,61 @@ func TestLangFlag(t *testing.T) {
 	out, _, _ = runEnv(t, langJa, "", "check", "--help", "--lang", "en")
 	if !strings.Contains(out, "Inject the manifests as inject does") {
 		t.Errorf("--lang en help:\n%s", out)
+	}
+	noMissing(t)
+}
+
+// TestOtherCommandsInKoreanAndJapanese: batch's table headers and total, admit's text,
+// annotations' header and version's line follow the language; batch -o csv and admit -o json,
+// which are data, do not.
+func TestOtherCommandsInKoreanAndJapanese(t *testing.T) {
+	langKo := map[string]string{"LC_ALL": "ko_KR.UTF-8"}
+	out, _, err := runEnv(t, langKo, deployment, "batch", "-f", "-")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if err != nil || len(lines) != 3 || !strings.HasPrefix(lines[0], "문서") || !strings.Contains(lines[0], "함정") || !strings.HasPrefix(lines[2], "합계: ") {
+		t.Errorf("ko batch table: %v\n%s", err, out)
+	}
+	en, _, _ := runEnv(t, langC, deployment, "batch", "-f", "-")
+	if !strings.HasPrefix(en, "DOC") || !strings.Contains(en, "\ntotal: ") {
+		t.Errorf("C batch table:\n%s", en)
+	}
+	ko, _, _ := runEnv(t, langKo, deployment, "batch", "-f", "-", "-o", "csv")
+	c, _, _ := runEnv(t, langC, deployment, "batch", "-f", "-", "-o", "csv")
+	if ko == "" || ko != c {
+		t.Errorf("batch -o csv differs with the language:\nko: %s\nC:  %s", ko, c)
+	}
+
+	out, stderr, err := runEnv(t, langJa, deployment, "admit", "-f", "-", "-n", "shop", "--namespace-labels", "istio-injection=enabled,pod-security.kubernetes.io/enforce=baseline")
+	if exitCodeOf(err) != 1 || !strings.Contains(out, "ドキュメント 1: Deployment/web → Namespace shop の Pod ") || !strings.Contains(out, "注入あり、拒否") ||
+		!strings.Contains(stderr, "sidecarlab: 拒否: ドキュメント 1（Deployment/web）") {
+		t.Errorf("ja admit: %v\n%s\n%s", err, out, stderr)
+	}
+	ja, _, _ := runEnv(t, langJa, deployment, "admit", "-f", "-", "-n", "shop", "-o", "json")
+	c, _, _ = runEnv(t, langC, deployment, "admit", "-f", "-", "-n", "shop", "-o", "json")
+	if ja == "" || ja != c {
+		t.Errorf("admit -o json differs with the language")
+	}
+
+	out, _, _ = runEnv(t, langJa, "", "annotations")
+	if !strings.HasPrefix(out, "名前 ") || !strings.Contains(out, "説明（Istio）") {
+		t.Errorf("ja annotations: %.200s", out)
+	}
+	out, _, _ = runEnv(t, langKo, "", "version")
+	if !strings.Contains(out, ", 커밋 ") {
+		t.Errorf("ko version: %q", out)
+	}
+	noMissing(t)
+}
+
+// TestBatchColumnsHaveWords: every column the engine gives has a header in every language (a
+// column added to the engine without one fails here).
+func TestBatchColumnsHaveWords(t *testing.T) {
+	for _, code := range i18n.Codes {
+		for _, col := range engine.BatchColumns() {
+			if id, got := columnID(col), i18n.For(code).T(columnID(col)); got == id || got == "" {
+				t.Errorf("%s: no header for column %q (%s)", code, col, id)
+			}
+		}
 	}
 	noMissing(t)
 }

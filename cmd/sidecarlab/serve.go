@@ -27,10 +27,8 @@ func newServeCmd(c *cli) *cobra.Command {
 	var o serveOptions
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Serve the playground and its JSON API",
-		Long: `Serve the web playground and the JSON API under /api/v1. It listens at once: /healthz answers
-immediately, /readyz once the engine is ready. Shared links are kept in SQLite (--db) or
-PostgreSQL (--postgres); without a store, everything but sharing works.`,
+		Short: c.T("cli.serve.short"),
+		Long:  c.T("cli.serve.long"),
 		Example: examples(c,
 			"# On port 8080, links in ./sidecarlab.db",
 			"{} serve",
@@ -104,10 +102,10 @@ func serveRun(c *cli, o serveOptions) error {
 		return usageError{fmt.Sprintf("--trusted-proxies: %v", err)}
 	}
 	if cfg.RequestTimeout <= 0 {
-		return usageError{"--request-timeout must be positive"}
+		return usageError{c.T("cli.error.request_timeout")}
 	}
 	if cfg.PublicURL, err = publicURL(cfg.PublicURL); err != nil {
-		return usageError{fmt.Sprintf("--public-url: %v", err)}
+		return usageError{c.T("cli.error.public_url", "Value", fmt.Sprintf("%q", cfg.PublicURL))}
 	}
 	logger := slog.New(slog.NewTextHandler(c.stderr, nil))
 	if o.cpuProfile != "" {

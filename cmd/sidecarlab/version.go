@@ -12,7 +12,7 @@ func newVersionCmd(c *cli) *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
 		Use:   "version",
-		Short: "Print the Istio version whose injector sidecarlab embeds",
+		Short: c.T("cli.version.short"),
 		Example: examples(c,
 			"{} version",
 			"{} version -o json"),
@@ -25,7 +25,7 @@ func newVersionCmd(c *cli) *cobra.Command {
 			if output == "json" {
 				return writeJSON(c.stdout, v)
 			}
-			_, err := fmt.Fprintf(c.stdout, "Istio %s (istio.io/istio %s, commit %s)\n", v.Istio, v.Module, v.Commit)
+			_, err := fmt.Fprintln(c.stdout, c.T("cli.version.text", "Istio", v.Istio, "Module", v.Module, "Commit", v.Commit))
 			return err
 		},
 	}

@@ -224,3 +224,41 @@ func TestWriteFormats(t *testing.T) {
 		t.Error("Write accepted an unknown format")
 	}
 }
+
+// TestPeopleFormatsInTheReadersLanguage: text and github are worded in the language given (the
+// fix's label too); JSON and SARIF, which tools read, are the same bytes in every language.
+func TestPeopleFormatsInTheReadersLanguage(t *testing.T) {
+	items := findings(t, "jobs/migrate.yaml", job)
+	ja := i18n.For("ja")
+	var gh strings.Builder
+	if err := GitHub(&gh, ja, items); err != nil {
+		t.Fatal(err)
+	}
+	words := explain.In(ja)
+	want := words.Message(items[0].Finding) + " 修正: " + words.FixText(items[0].Finding)
+	if words.FixText(items[0].Finding) == "" || !strings.Contains(gh.String(), "::"+escapeData(want)+"\n") || strings.Contains(gh.String(), " Fix: ") {
+		t.Errorf("ja github: %q, want the message %q", gh.String(), want)
+	}
+	var text strings.Builder
+	if err := Text(&text, words, items); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), ": "+oneLine(words.Message(items[0].Finding))+" [") {
+		t.Errorf("ja text: %q", text.String())
+	}
+	for _, f := range []string{"json", "sarif"} {
+		var en, other bytes.Buffer
+		if err := Write(&en, f, i18n.For("en"), items); err != nil {
+			t.Fatal(err)
+		}
+		if err := Write(&other, f, ja, items); err != nil {
+			t.Fatal(err)
+		}
+		if en.Len() == 0 || en.String() != other.String() {
+			t.Errorf("%s differs with the language", f)
+		}
+	}
+	if m := i18n.Missing(); len(m) > 0 {
+		t.Errorf("missing messages: %q", m)
+	}
+}

@@ -3,7 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/sidecarlab/sidecarlab/engine"
@@ -234,6 +237,36 @@ func TestBatchColumnsHaveWords(t *testing.T) {
 				t.Errorf("%s: no header for column %q (%s)", code, col, id)
 			}
 		}
+	}
+	noMissing(t)
+}
+
+// TestShareAsksInTheCLILanguage: share sends the CLI's language (Accept-Language), so the
+// server's refusals come back in it, and its own messages are in it too.
+func TestShareAsksInTheCLILanguage(t *testing.T) {
+	var asked atomic.Value
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Store(r.Header.Get("Accept-Language"))
+		http.Error(w, "boom", http.StatusInternalServerError)
+	}))
+	defer srv.Close()
+	cases := []struct {
+		env        map[string]string
+		lang, want string
+	}{
+		{langJa, "ja", srv.URL + " の応答は 500 Internal Server Error です: boom"},
+		{map[string]string{"LANG": "ko_KR.UTF-8"}, "ko", srv.URL + "의 응답: 500 Internal Server Error: boom"},
+		{langC, "en", srv.URL + " answered 500 Internal Server Error: boom"},
+	}
+	for _, c := range cases {
+		_, _, err := runEnv(t, c.env, deployment, "share", "-f", "-", "--server", srv.URL)
+		if err == nil || err.Error() != c.want || asked.Load() != c.lang {
+			t.Errorf("LANG %v: %v (Accept-Language %v), want %q", c.env, err, asked.Load(), c.want)
+		}
+	}
+	_, _, err := runEnv(t, langJa, deployment, "share", "-f", "-")
+	if exitCodeOf(err) != 2 || !strings.Contains(err.Error(), "が必要です") {
+		t.Errorf("ja share without --server: %v", err)
 	}
 	noMissing(t)
 }

@@ -17,10 +17,10 @@ func newAnnotationsCmd(c *cli) *cobra.Command {
 		Short: c.T("cli.annotations.short"),
 		Long:  c.T("cli.annotations.long"),
 		Example: examples(c,
-			"# The catalog as a table",
+			"# "+c.T("cli.annotations.example.e1"),
 			"{} annotations",
 			"",
-			"# As JSON, e.g. for jq",
+			"# "+c.T("cli.annotations.example.e2"),
 			"{} annotations -o json | jq -r '.[].name'"),
 		Args: c.noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -32,13 +32,13 @@ func newBatchCmd(c *cli) *cobra.Command {
 		Short: c.T("cli.batch.short"),
 		Long:  c.T("cli.batch.long"),
 		Example: examples(c,
-			"# The lab's manifests as one table",
+			"# "+c.T("cli.batch.example.e1"),
 			"{} batch -f manifests/",
 			"",
-			"# A directory tree as CSV, with native sidecars",
+			"# "+c.T("cli.batch.example.e2"),
 			"{} batch -f manifests/ -R --native-sidecars true -o csv",
 			"",
-			"# Files as arguments, flags anywhere",
+			"# "+c.T("cli.batch.example.e3"),
 			"{} batch a.yaml b.yaml -o json"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			format := output

@@ -99,13 +99,13 @@ func newRootCmd(c *cli) *cobra.Command {
 		Short: c.T("cli.root.short"),
 		Long:  c.T("cli.root.long"),
 		Example: examples(c,
-			"# Inject a Deployment, as istioctl kube-inject does",
+			"# "+c.T("cli.root.example.e1"),
 			"{} inject -f deployment.yaml",
 			"",
-			"# What each annotation changes, field by field",
+			"# "+c.T("cli.root.example.e2"),
 			"{} diff -f deployment.yaml --annotate sidecar.istio.io/proxyCPU=200m",
 			"",
-			"# Every manifest of a directory tree as one table",
+			"# "+c.T("cli.root.example.e3"),
 			"{} batch -f manifests/ -R"),
 		// Errors are printed once, by main, and usage only when asked for: a failed injection
 		// is not a reason to print the flags.

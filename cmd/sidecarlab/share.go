@@ -41,10 +41,10 @@ func newShareCmd(c *cli) *cobra.Command {
 		Short: c.T("cli.share.short"),
 		Long:  c.T("cli.share.long"),
 		Example: examples(c,
-			"# Share a Deployment with one annotation (the server from SIDECARLAB_SERVER)",
+			"# "+c.T("cli.share.example.e1"),
 			"{} share -f deployment.yaml --annotate sidecar.istio.io/proxyCPU=200m",
 			"",
-			"# On a given server, with any secrets replaced by <redacted>",
+			"# "+c.T("cli.share.example.e2"),
 			"{} share -f deployment.yaml --server https://sidecarlab.example.com --redact"),
 		Args: c.noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

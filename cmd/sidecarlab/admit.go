@@ -52,14 +52,14 @@ func newAdmitCmd(c *cli) *cobra.Command {
 			return admitRun(c, j, output)
 		},
 	}
-	files.register(cmd)
-	settings.register(cmd)
+	files.register(c, cmd)
+	settings.register(c, cmd)
 	// The Cluster view always asks the webhook at the chosen Kubernetes version.
 	_ = cmd.Flags().MarkHidden("native-sidecars")
-	steps.register(cmd)
-	cmd.Flags().StringVarP(&namespace, "namespace", "n", admission.DefaultNamespace, "the namespace the Pods are created in (a workload that names its own namespace keeps it)")
-	cmd.Flags().StringVar(&nsLabels, "namespace-labels", "", "the namespace's labels, KEY=VALUE,… (istio-injection=enabled, istio.io/rev=…, pod-security.kubernetes.io/enforce=…)")
-	outputFlag(cmd, &output, "text", "json")
+	steps.register(c, cmd)
+	cmd.Flags().StringVarP(&namespace, "namespace", "n", admission.DefaultNamespace, c.T("cli.flag.admit.namespace"))
+	cmd.Flags().StringVar(&nsLabels, "namespace-labels", "", c.T("cli.flag.admit.namespace_labels"))
+	c.outputFlag(cmd, &output, "text", "json")
 	return cmd
 }
 

@@ -51,6 +51,6 @@ func newAnnotationsCmd(c *cli) *cobra.Command {
 			return tw.Flush()
 		},
 	}
-	outputFlag(cmd, &output, "table", "json")
+	c.outputFlag(cmd, &output, "table", "json")
 	return cmd
 }

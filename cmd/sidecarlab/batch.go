@@ -64,9 +64,9 @@ func newBatchCmd(c *cli) *cobra.Command {
 			return batchRun(c.ctx, c.loc(), j.eng, j.joined, j.settings, format, c.stdout, c.stderr, progressTo(c.stderr))
 		},
 	}
-	files.register(cmd)
-	settings.register(cmd)
-	outputFlag(cmd, &output, batchFormats...)
+	files.register(c, cmd)
+	settings.register(c, cmd)
+	c.outputFlag(cmd, &output, batchFormats...)
 	return cmd
 }
 

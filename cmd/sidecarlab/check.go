@@ -55,13 +55,13 @@ func newCheckCmd(c *cli) *cobra.Command {
 			return checkRun(c, files, settings, output, failOn, skip)
 		},
 	}
-	files.register(cmd)
-	settings.register(cmd)
-	outputFlag(cmd, &output, report.Formats...)
+	files.register(c, cmd)
+	settings.register(c, cmd)
+	c.outputFlag(cmd, &output, report.Formats...)
 	cmd.Flags().StringVar(&failOn, "fail-on", string(engine.SeverityWarning),
-		"exit 1 when a finding of this severity or worse is found: "+c.orList(failOnLevels))
+		c.T("cli.flag.check.fail_on", "Levels", c.orList(failOnLevels)))
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions(failOnLevels, cobra.ShellCompDirectiveNoFileComp))
-	cmd.Flags().StringSliceVar(&ignore, "ignore", nil, "checks to leave out, by id (comma-separated or repeated)")
+	cmd.Flags().StringSliceVar(&ignore, "ignore", nil, c.T("cli.flag.check.ignore"))
 	_ = cmd.RegisterFlagCompletionFunc("ignore", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return checkIDs(), cobra.ShellCompDirectiveNoFileComp
 	})

@@ -55,10 +55,10 @@ func newDiffCmd(c *cli) *cobra.Command {
 			return reportDocErrors(c, j.joined, tl.Steps[len(tl.Steps)-1].Errors())
 		},
 	}
-	files.register(cmd)
-	settings.register(cmd)
-	steps.register(cmd)
-	outputFlag(cmd, &output, "text", "json")
-	cmd.Flags().BoolVar(&unified, "unified", false, "print line diffs instead of field diffs")
+	files.register(c, cmd)
+	settings.register(c, cmd)
+	steps.register(c, cmd)
+	c.outputFlag(cmd, &output, "text", "json")
+	cmd.Flags().BoolVar(&unified, "unified", false, c.T("cli.flag.diff.unified"))
 	return cmd
 }

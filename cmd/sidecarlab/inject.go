@@ -49,13 +49,13 @@ func newInjectCmd(c *cli) *cobra.Command {
 			return injectRun(c, files, settings, steps, output, engine.Severity(failOn), partial)
 		},
 	}
-	files.register(cmd)
-	settings.register(cmd)
-	steps.register(cmd)
-	outputFlag(cmd, &output, "yaml", "json")
-	cmd.Flags().StringVar(&failOn, "fail-on", "", "exit non-zero when a pitfall of this severity or worse is found: warning or error")
+	files.register(c, cmd)
+	settings.register(c, cmd)
+	steps.register(c, cmd)
+	c.outputFlag(cmd, &output, "yaml", "json")
+	cmd.Flags().StringVar(&failOn, "fail-on", "", c.T("cli.flag.inject.fail_on"))
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"warning", "error"}, cobra.ShellCompDirectiveNoFileComp))
-	cmd.Flags().BoolVar(&partial, "partial", false, "when a document fails, print the documents before it (what istioctl kube-inject prints) instead of nothing")
+	cmd.Flags().BoolVar(&partial, "partial", false, c.T("cli.flag.inject.partial"))
 	return cmd
 }
 

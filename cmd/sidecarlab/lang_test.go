@@ -166,7 +166,7 @@ func TestMachineOutputIgnoresLanguage(t *testing.T) {
 }
 
 // TestLangFlag: an unknown --lang is a usage error that names the choices; a known one is not;
-// help is in the language chosen.
+// help (its text, examples and flags) is in the language chosen.
 func TestLangFlag(t *testing.T) {
 	_, _, err := runEnv(t, nil, deployment, "inject", "-f", "-", "--lang", "de")
 	if exitCodeOf(err) != 2 || err.Error() != `--lang "de": want en, ja or ko` {
@@ -176,11 +176,12 @@ func TestLangFlag(t *testing.T) {
 		t.Errorf("--lang ko: %v", err)
 	}
 	out, _, err := runEnv(t, langJa, "", "check", "--help")
-	if err != nil || !strings.Contains(out, "inject と同じくマニフェストに注入を行い") || strings.Contains(out, "Inject the manifests as inject does") {
+	if err != nil || !strings.Contains(out, "inject と同じくマニフェストに注入を行い") || strings.Contains(out, "Inject the manifests as inject does") ||
+		!strings.Contains(out, "出力形式: text, json, sarif, github") || !strings.Contains(out, "# ツリーのすべてのマニフェスト。") {
 		t.Errorf("ja help: %v\n%s", err, out)
 	}
 	out, _, _ = runEnv(t, langJa, "", "check", "--help", "--lang", "en")
-	if !strings.Contains(out, "Inject the manifests as inject does") {
+	if !strings.Contains(out, "Inject the manifests as inject does") || !strings.Contains(out, "output format: text, json, sarif, github") {
 		t.Errorf("--lang en help:\n%s", out)
 	}
 	noMissing(t)

@@ -188,8 +188,8 @@ func (c *cli) noArgs(cmd *cobra.Command, args []string) error {
 
 // outputFlag registers -o/--output with its allowed formats, the first being the default; the
 // formats complete in the shell.
-func outputFlag(cmd *cobra.Command, p *string, formats ...string) {
-	cmd.Flags().StringVarP(p, "output", "o", formats[0], "output format: "+strings.Join(formats, ", "))
+func (c *cli) outputFlag(cmd *cobra.Command, p *string, formats ...string) {
+	cmd.Flags().StringVarP(p, "output", "o", formats[0], c.T("cli.flag.output", "Formats", strings.Join(formats, ", ")))
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(formats, cobra.ShellCompDirectiveNoFileComp))
 }
 

@@ -75,13 +75,13 @@ func newShareCmd(c *cli) *cobra.Command {
 			return shareRun(c, base, body, j)
 		},
 	}
-	files.register(cmd)
-	settings.register(cmd)
-	steps.register(cmd)
+	files.register(c, cmd)
+	settings.register(c, cmd)
+	steps.register(c, cmd)
 	server = c.getenv("SIDECARLAB_SERVER")
-	cmd.Flags().StringVar(&server, "server", server, "the sidecarlab server (env SIDECARLAB_SERVER)")
-	cmd.Flags().BoolVar(&redact, "redact", false, "store the manifest with each value that looks secret replaced by <redacted>")
-	cmd.Flags().BoolVar(&allowSecret, "allow-secrets", false, "store the manifest as it is, even with values that look secret")
+	cmd.Flags().StringVar(&server, "server", server, c.T("cli.flag.share.server"))
+	cmd.Flags().BoolVar(&redact, "redact", false, c.T("cli.flag.share.redact"))
+	cmd.Flags().BoolVar(&allowSecret, "allow-secrets", false, c.T("cli.flag.share.allow_secrets"))
 	_ = cmd.RegisterFlagCompletionFunc("server", cobra.NoFileCompletions)
 	return cmd
 }

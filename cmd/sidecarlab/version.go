@@ -29,6 +29,6 @@ func newVersionCmd(c *cli) *cobra.Command {
 			return err
 		},
 	}
-	outputFlag(cmd, &output, "text", "json")
+	c.outputFlag(cmd, &output, "text", "json")
 	return cmd
 }

@@ -177,7 +177,8 @@ func TestLangFlag(t *testing.T) {
 	}
 	out, _, err := runEnv(t, langJa, "", "check", "--help")
 	if err != nil || !strings.Contains(out, "inject と同じくマニフェストに注入を行い") || strings.Contains(out, "Inject the manifests as inject does") ||
-		!strings.Contains(out, "出力形式: text, json, sarif, github") || !strings.Contains(out, "# ツリーのすべてのマニフェスト。") {
+		!strings.Contains(out, "出力形式: text, json, sarif, github") || !strings.Contains(out, "# ツリーのすべてのマニフェスト。") ||
+		!strings.Contains(out, "\n使い方:\n") || !strings.Contains(out, "check のヘルプ") {
 		t.Errorf("ja help: %v\n%s", err, out)
 	}
 	out, _, _ = runEnv(t, langJa, "", "check", "--help", "--lang", "en")

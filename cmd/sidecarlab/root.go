@@ -159,7 +159,35 @@ func newRootCmd(c *cli) *cobra.Command {
 		newShareCmd(c),
 		newWorkerCmd(c),
 	)
+	localizeHelp(c, root)
 	return root
+}
+
+// localizeHelp words cobra's own parts of every command's help in the CLI's language: the
+// headings of its usage template (cobra's default, headings from the catalog) and the -h flag.
+// cobra's help and completion commands keep cobra's English.
+func localizeHelp(c *cli, root *cobra.Command) {
+	headings := strings.NewReplacer(
+		"Usage:", c.T("cli.help.usage"),
+		"Aliases:", c.T("cli.help.aliases"),
+		"Examples:", c.T("cli.help.examples"),
+		"Available Commands:", c.T("cli.help.commands"),
+		"Additional Commands:", c.T("cli.help.additional_commands"),
+		"Global Flags:", c.T("cli.help.global_flags"),
+		"Flags:", c.T("cli.help.flags"),
+		"Additional help topics:", c.T("cli.help.topics"),
+		`Use "{{.CommandPath}} [command] --help" for more information about a command.`, c.T("cli.help.more", "Command", "{{.CommandPath}}"),
+	)
+	root.SetUsageTemplate(headings.Replace(root.UsageTemplate()))
+	var walk func(cmd *cobra.Command)
+	walk = func(cmd *cobra.Command) {
+		cmd.InitDefaultHelpFlag()
+		cmd.Flags().Lookup("help").Usage = c.T("cli.help.flag", "Command", cmd.DisplayName())
+		for _, sub := range cmd.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
 }
 
 // seeHelp points at a command's help, as kubectl does after a usage error.

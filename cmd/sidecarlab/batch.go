@@ -77,6 +77,7 @@ func newBatchCmd(c *cli) *cobra.Command {
 // progress, when not nil, gets a progress bar (see progressTo). The table's headers and total,
 // and the errors, are in l's language; CSV, Markdown and JSON are data and never change.
 func batchRun(ctx context.Context, l *i18n.Localizer, eng *engine.Engine, j joined, s engine.Settings, format string, stdout, stderr, progress io.Writer) error {
+	words := &cli{lang: l} // the CLI's wording helpers, in l's language
 	var rows []engine.BatchRow
 	write := func(r engine.BatchRow) error {
 		rows = append(rows, r)
@@ -89,7 +90,7 @@ func batchRun(ctx context.Context, l *i18n.Localizer, eng *engine.Engine, j join
 		write = bw.Write
 	case "table":
 	default:
-		return (&cli{lang: l}).checkOutput(format, batchFormats...)
+		return words.checkOutput(format, batchFormats...)
 	}
 	stream, err := eng.NewBatchStream(ctx, j.manifest, nil, s)
 	if err != nil {
@@ -103,7 +104,7 @@ func batchRun(ctx context.Context, l *i18n.Localizer, eng *engine.Engine, j join
 		bar.clear()
 		if it.Error != nil {
 			failed = true
-			fmt.Fprintln(stderr, "sidecarlab:", (&cli{lang: l}).errText(j.locate(it.Error)))
+			fmt.Fprintln(stderr, "sidecarlab:", words.errText(j.locate(it.Error)))
 		}
 		err := write(it.Row)
 		bar.step()

@@ -214,8 +214,8 @@ func (e *localizedError) Unwrap() error { return e.err }
 // errText is err as the CLI says it: a document's error placed in its file in the CLI's
 // language, anything else as it is.
 func (c *cli) errText(err error) string {
-	var fe *fileError
-	if errors.As(err, &fe) {
+	// Only the error itself: a wrapped one would lose its wrapper's words.
+	if fe, ok := err.(*fileError); ok {
 		return fe.text(c.loc())
 	}
 	return err.Error()
@@ -224,8 +224,7 @@ func (c *cli) errText(err error) string {
 // localize words the error run returns (main prints it) in the CLI's language; errSilent and
 // usage errors (already worded) come back as they are.
 func (c *cli) localize(err error) error {
-	var fe *fileError
-	if err == nil || !errors.As(err, &fe) {
+	if _, ok := err.(*fileError); !ok {
 		return err
 	}
 	return &localizedError{err: err, text: c.errText(err)}

@@ -169,10 +169,13 @@ func TestLangFromBrowser(t *testing.T) {
 	}
 }
 
-// firstScreen saves what the window shows (the full-page shots are too tall to read a phone's
-// header in), numbered with sh's shots.
+// firstScreen saves what the window shows from the top of the page (the full-page shots are too
+// tall to read a phone's header in), numbered with sh's shots.
 func firstScreen(ctx context.Context, sh *shots, name string) {
 	sh.t.Helper()
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.scrollTo(0, 0); true`)); err != nil {
+		sh.t.Fatal(err)
+	}
 	buf, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 	if err != nil {
 		sh.t.Fatalf("screenshot %s: %v", name, err)

@@ -118,6 +118,35 @@ func stateJSON(t *testing.T, path, lang string) map[string]any {
 	return v
 }
 
+// midWordBreaks are the words of the page's text (Latin words of six letters or more, outside
+// code and the editor, where breaking anywhere is meant) that the browser broke across lines.
+const midWordBreaks = `(() => {
+	const out = [];
+	const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+	for (let n; (n = walk.nextNode()); ) {
+		const s = n.textContent.trim();
+		if (!/^[A-Za-z]{6,}$/.test(s) || n.parentElement.closest("code, pre, kbd, textarea, .cm-editor, [hidden]")) continue;
+		const r = document.createRange();
+		r.selectNodeContents(n);
+		const lines = new Set([...r.getClientRects()].map((x) => Math.round(x.top))).size;
+		if (lines > 1) out.push(s + " (" + n.parentElement.tagName.toLowerCase() + (n.parentElement.className ? "." + n.parentElement.className.split(" ")[0] : "") + ", " + lines + " lines)");
+	}
+	return out;
+})()`
+
+// checkWordsWhole fails on a word broken mid-word (Korean's line breaking once broke
+// "sidecarlab" and "Manifest" in two).
+func checkWordsWhole(ctx context.Context, t *testing.T, where string) {
+	t.Helper()
+	broken, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](midWordBreaks))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(broken) > 0 {
+		t.Errorf("%s: words broken mid-word: %s", where, strings.Join(broken, "; "))
+	}
+}
+
 // addSteps turns on proxyCPU then hold (proxy.istio.io/config), as the other browser tests do.
 func addSteps(ctx context.Context, t *testing.T) {
 	t.Helper()
@@ -147,6 +176,7 @@ func TestLangFromBrowser(t *testing.T) {
 				t.Fatalf("Accept-Language %q: <html lang=%q>, want %q", c.accept, got, c.want)
 			}
 			checkSwitcher(ctx, t, c.want)
+			checkWordsWhole(ctx, t, "the playground at 1440×900")
 			if c.want == "en" {
 				return
 			}
@@ -163,6 +193,10 @@ func TestLangFromBrowser(t *testing.T) {
 				chromedp.WaitVisible(chromedp.CSS(moveRow)),
 			)
 			waitLang(ctx, t, c.want, "the permalink at 390 px")
+			checkWordsWhole(ctx, t, "the playground with two steps at 390×844")
+			if over, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth - document.documentElement.clientWidth`)); err != nil || over > 0 {
+				t.Errorf("at 390×844 the page scrolls sideways by %d px (%v)", over, err)
+			}
 			sh.take(ctx, c.want+"-390x844")
 			firstScreen(ctx, sh, c.want+"-390x844-first-screen")
 		})

@@ -276,6 +276,39 @@ func TestLangSwitcher(t *testing.T) {
 	waitLang(ctx, t, "ko", "the visit after ?lang=en")
 }
 
+// TestLangSwitcherWithoutJavaScript: with scripts off, choosing 한국어 does not submit by itself;
+// Tab to the switcher's button and Enter does, and the page comes back in Korean.
+func TestLangSwitcherWithoutJavaScript(t *testing.T) {
+	ctx := browserIn(t, "en-US,en")
+	do(ctx, t, chromedp.Navigate("about:blank"))
+	noJS(ctx, t)
+	do(ctx, t, chromedp.Navigate(baseURL+"/"), chromedp.WaitVisible(chromedp.CSS(`#manifest`)))
+	if got := attr(ctx, t, "html", "lang"); got != "en" {
+		t.Fatalf("an English browser got <html lang=%q>", got)
+	}
+	do(ctx, t, chromedp.Focus(chromedp.CSS(`#lang-select`)), chromedp.KeyEvent(kb.End))
+	// Without the script nothing is submitted yet: the page is still English, no cookie.
+	time.Sleep(500 * time.Millisecond)
+	if got := attr(ctx, t, "html", "lang"); got != "en" || langCookie(ctx, t) != "" {
+		t.Fatalf("choosing alone changed the page (lang %q) or the cookie without the script", got)
+	}
+	do(ctx, t, chromedp.KeyEvent(kb.Tab), chromedp.KeyEvent(kb.Enter))
+	var got string
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if a, err := chromedp.Run(ctx, chromedp.AttributeValue(chromedp.CSS("html"), "lang")); err == nil {
+			if got = a.Value; got == "ko" {
+				break
+			}
+		}
+	}
+	if got != "ko" {
+		t.Fatalf("after Tab, Enter on the switcher's button the page's lang is %q, want ko", got)
+	}
+	if c := langCookie(ctx, t); c != "ko" {
+		t.Fatalf("the lang cookie is %q, want ko", c)
+	}
+}
+
 // langCookie is the value of the site's lang cookie in the browser ("" if none).
 func langCookie(ctx context.Context, t *testing.T) string {
 	t.Helper()

@@ -77,6 +77,9 @@ func TestEnglishStaysEnglish(t *testing.T) {
 	if got := For(i18n.NewContext(context.Background(), i18n.For("ko"))).Message(f); got != others[1].Message(f) {
 		t.Errorf("For a ko request: %q", got)
 	}
+	if got := (Words{}).Message(f); got != want {
+		t.Errorf("the zero Words: %q", got)
+	}
 	if got := For(context.Background()).Message(f); got != want {
 		t.Errorf("For a request without a language: %q", got)
 	}
@@ -117,6 +120,13 @@ func TestMissingParamIsEmpty(t *testing.T) {
 	}
 	if got := English.Message(f); got != "a.istio.io/x is not an annotation Istio knows; Istio ignores it without a word." {
 		t.Errorf("message without a suggestion: %q", got)
+	}
+	// No parameters at all, and a value that is itself "<no value>": each as it is.
+	if got := others[0].Message(engine.Finding{Check: "native-sidecar-unsupported"}); strings.Contains(got, noValue) || !strings.HasPrefix(got, "ネイティブサイドカー") {
+		t.Errorf("ja without params: %q", got)
+	}
+	if got := English.Message(engine.Finding{Check: "webhook-auto-stays-classic", Params: map[string]string{"version": noValue}}); !strings.Contains(got, "with <no value> nodes") {
+		t.Errorf("a value <no value>: %q", got)
 	}
 }
 

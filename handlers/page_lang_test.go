@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -131,6 +132,29 @@ func TestErrorAndComparePagesInJapanese(t *testing.T) {
 	}
 	if got := c.doc.Find("title").Text(); !strings.HasSuffix(got, "の比較 — sidecarlab") {
 		t.Errorf("compare's title %q", got)
+	}
+	noMissing(t)
+}
+
+// TestShareSecretsPageInKorean: the secrets dialog's chrome (heading, columns, buttons) is in
+// the reader's language; the choice the buttons post stays the same value.
+func TestShareSecretsPageInKorean(t *testing.T) {
+	h := serverConfig(t, Config{Links: newMemLinks()})
+	form := url.Values{"manifest": {secretYAML}, "steps": {"[]"}, "tab": {"yaml"}}
+	for lang, w := range map[string][3]string{
+		"ko": {"공유하기 전에: 이 보기에 비밀 정보가 있습니다", "가리고 공유", "위치"},
+		"en": {"Before you share: this view holds secrets", "Redact and share", "Where"},
+	} {
+		req := shareRequest(form)
+		req.Header.Set("Accept-Language", lang)
+		r := do(t, h, req)
+		if r.status != http.StatusOK {
+			t.Fatalf("%s: status %d", lang, r.status)
+		}
+		got := [3]string{r.doc.Find("#share-secrets-title").Text(), testid(r, "share-redact").Text(), testid(r, "share-secrets-list").Find("th").First().Text()}
+		if got != w || testid(r, "share-redact").AttrOr("value", "") != "redact" {
+			t.Errorf("%s: got %q, want %q", lang, got, w)
+		}
 	}
 	noMissing(t)
 }

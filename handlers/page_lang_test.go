@@ -93,7 +93,7 @@ func TestPageInEachLanguage(t *testing.T) {
 }
 
 // TestErrorAndComparePagesInJapanese: an error page (404) and a comparison word their chrome
-// and the status in the reader's language; a status the catalogs do not name keeps Go's name.
+// in the reader's language (the status title is the handlers', errors.status.*).
 func TestErrorAndComparePagesInJapanese(t *testing.T) {
 	h := newServer(t)
 	r := getIn(t, h, "/no-such-page", "ja")

@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"strconv"
 	"sync"
 
 	"github.com/a-h/templ"
@@ -59,17 +58,4 @@ func enforceLabel(ctx context.Context, o Option) string {
 		return T(ctx, "page.ns.enforceUnset")
 	}
 	return o.Value
-}
-
-// statusTitles are the statuses whose names the catalogs word (page.status.N).
-var statusTitles = map[int]bool{400: true, 403: true, 404: true, 405: true, 408: true, 413: true, 415: true,
-	422: true, 429: true, 500: true, 502: true, 503: true, 504: true}
-
-// statusTitle is an HTTP status's name in the reader's language: the handler's (English) for a
-// status the catalogs do not name.
-func statusTitle(ctx context.Context, status int, title string) string {
-	if statusTitles[status] {
-		return T(ctx, "page.status."+strconv.Itoa(status))
-	}
-	return title
 }

@@ -37,16 +37,16 @@ func TestPageInEachLanguage(t *testing.T) {
 	h := newServer(t)
 	target := stateLink(t, State{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}})
 	type want struct {
-		skip, apply, settings, permalink, panel, mode, unset, linkCopied, noLink, title, desc string
+		skip, apply, settings, permalink, panel, unset, linkCopied, noLink, title, desc string
 	}
 	wants := map[string]want{
-		"en": {"Skip to results", "Apply", "Settings", "Permalink", "Pod annotations", "native sidecars on (ENABLE_NATIVE_SIDECARS=true)",
+		"en": {"Skip to results", "Apply", "Settings", "Permalink", "Pod annotations",
 			"not set (privileged)", "Link copied.", "No link: the text in the editor could not be shown ({{.Error}})",
 			"Deployment/web · proxyCPU=200m — sidecarlab", "What Istio "},
-		"ja": {"結果へスキップ", "適用", "設定", "パーマリンク", "Pod のアノテーション", "ネイティブサイドカー有効（ENABLE_NATIVE_SIDECARS=true）",
+		"ja": {"結果へスキップ", "適用", "設定", "パーマリンク", "Pod のアノテーション",
 			"未設定（privileged）", "リンクをコピーしました。", "リンクはありません：エディターのテキストを表示できませんでした（{{.Error}}）",
 			"Deployment/web · proxyCPU=200m — sidecarlab", "フィールドごとに示します。"},
-		"ko": {"결과로 건너뛰기", "적용", "설정", "고정 링크", "파드 어노테이션", "네이티브 사이드카 켜짐(ENABLE_NATIVE_SIDECARS=true)",
+		"ko": {"결과로 건너뛰기", "적용", "설정", "고정 링크", "파드 어노테이션",
 			"설정 안 함(privileged)", "링크를 복사했습니다.", "링크 없음: 편집기의 텍스트를 표시할 수 없습니다({{.Error}})",
 			"Deployment/web · proxyCPU=200m — sidecarlab", "필드별로 보여 줍니다."},
 	}
@@ -62,7 +62,6 @@ func TestPageInEachLanguage(t *testing.T) {
 				settings:  testid(r, "settings").Find("summary").First().Text(),
 				permalink: testid(r, "permalink").Text(),
 				panel:     testid(r, "annotations").Find("h2").First().Text(),
-				mode:      testid(r, "mode").Find(`option[value="native"]`).Text(),
 				unset:     testid(r, "ns-enforce").Find(`option[value=""]`).Text(),
 				title:     r.doc.Find("title").Text(),
 			}

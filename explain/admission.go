@@ -80,7 +80,7 @@ func (w Words) TraceText(s admission.Step) string {
 	if v, ok := s.Params["value"]; ok {
 		data = with(s.Params, "valueQ", strconv.Quote(v))
 	}
-	return w.l.TMap("explain.trace."+id, complete(data))
+	return w.tmap("explain.trace."+id, data)
 }
 
 // Admission is one document's admission with its words, as the API and the CLI give it.

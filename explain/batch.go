@@ -11,19 +11,19 @@ import (
 // line ("7 workloads with a sidecar, 2,010 pods — requests cpu=201200m (201.2 cores) …").
 func (w Words) BatchTotal(t engine.BatchTotal) string {
 	// A workload with a pod per node is said apart, after the sums it is not in.
-	s := w.l.T("explain.batch.total", "workloads", w.count("explain.batch.workloads", t.Workloads-t.PerNode), "pods", w.count("explain.batch.pods", t.Pods))
+	s := w.loc().T("explain.batch.total", "workloads", w.count("explain.batch.workloads", t.Workloads-t.PerNode), "pods", w.count("explain.batch.pods", t.Pods))
 	if t.Pods > 0 {
-		s += w.l.T("explain.batch.sums", "requests", w.orNone(w.pairText(t.RequestsCPU, t.RequestsMem)), "limits", w.orNone(w.pairText(t.LimitsCPU, t.LimitsMem)))
+		s += w.loc().T("explain.batch.sums", "requests", w.orNone(w.pairText(t.RequestsCPU, t.RequestsMem)), "limits", w.orNone(w.pairText(t.LimitsCPU, t.LimitsMem)))
 	}
 	if t.PerNode > 0 {
-		s += w.l.T("explain.batch.per-node", "n", thousands(t.PerNode))
+		s += w.loc().T("explain.batch.per-node", "n", thousands(t.PerNode))
 	}
 	return s
 }
 
 // count is n things, by the plural message id, with thousands separators ("1 pod", "2,003
 // pods").
-func (w Words) count(id string, n int) string { return w.l.N(id, n, "n", thousands(n)) }
+func (w Words) count(id string, n int) string { return w.loc().N(id, n, "n", thousands(n)) }
 
 func thousands(n int) string {
 	s := strconv.Itoa(n)
@@ -46,7 +46,7 @@ func (w Words) pairText(cpu, mem string) string {
 
 func (w Words) orNone(s string) string {
 	if s == "" {
-		return w.l.T("explain.batch.none")
+		return w.loc().T("explain.batch.none")
 	}
 	return s
 }
@@ -62,5 +62,5 @@ func (w Words) cores(cpu string) string {
 	if err != nil || n < 1000 {
 		return ""
 	}
-	return w.l.T("explain.batch.cores", "n", strconv.FormatFloat(float64(n)/1000, 'f', -1, 64))
+	return w.loc().T("explain.batch.cores", "n", strconv.FormatFloat(float64(n)/1000, 'f', -1, 64))
 }

@@ -25,6 +25,14 @@ func In(l *i18n.Localizer) Words { return Words{l: l} }
 // For words in the request's language (i18n.FromContext).
 func For(ctx context.Context) Words { return In(i18n.FromContext(ctx)) }
 
+// loc is the Localizer of w; English for the zero Words, so that a Words nobody set still speaks.
+func (w Words) loc() *i18n.Localizer {
+	if w.l == nil {
+		return i18n.For(i18n.Default)
+	}
+	return w.l
+}
+
 // English words in English: the JSON the CLI writes, which never changes with the language.
 var English = In(i18n.For(i18n.Default))
 
@@ -49,9 +57,7 @@ func with(p map[string]string, kv ...string) map[string]string {
 	return out
 }
 
-// paramNames are every parameter the explain messages use. A message's template prints a
-// parameter the finding lacks as "<no value>"; complete gives each missing one the empty
-// string instead, as the words always had.
+// paramNames are every parameter the explain messages use.
 var paramNames = []string{
 	"key", "kind", "readFrom", "suggestion", "suggestionQ", "description", "descriptionQ", "value", "valueQ",
 	"read", "used", "enum", "field", "fieldQ", "version", "set", "missing", "id", "idQ",
@@ -59,24 +65,29 @@ var paramNames = []string{
 	"name", "labels", "webhook", "requirement", "configuration", "message", "namespace", "selector", "policy",
 }
 
-// complete is p with every parameter of paramNames, the missing ones empty; p itself when none
-// is missing, and nil for no parameters (a message without any, worded once per language).
-func complete(p map[string]string) map[string]string {
-	if len(p) == 0 {
-		return nil
+// noValue is what a message's template prints for a parameter its data lacks.
+const noValue = "<no value>"
+
+// tmap words the message id with the parameters p. A parameter p lacks is worded as nothing, as
+// the words always had it, not as the template's "<no value>": only then is p completed, so
+// that the common case costs one look.
+func (w Words) tmap(id string, p map[string]string) string {
+	s := w.loc().TMap(id, p)
+	if strings.Contains(s, noValue) {
+		s = w.loc().TMap(id, complete(p))
 	}
-	for i, n := range paramNames {
-		if _, ok := p[n]; !ok {
-			out := with(p)
-			for _, n := range paramNames[i:] {
-				if _, ok := out[n]; !ok {
-					out[n] = ""
-				}
-			}
-			return out
+	return s
+}
+
+// complete is p with every parameter of paramNames, the missing ones empty.
+func complete(p map[string]string) map[string]string {
+	out := with(p)
+	for _, n := range paramNames {
+		if _, ok := out[n]; !ok {
+			out[n] = ""
 		}
 	}
-	return p
+	return out
 }
 
 // quoted is p with each named value also quoted, as NAMEQ: Go's %q, which the words use to
@@ -141,7 +152,7 @@ func (w Words) Summary(check string) string {
 	if _, ok := checks[check]; !ok {
 		return ""
 	}
-	return w.l.T("explain.check." + check + ".summary")
+	return w.loc().T("explain.check." + check + ".summary")
 }
 
 // Message is what a finding says.
@@ -154,10 +165,9 @@ func (w Words) Message(f engine.Finding) string {
 	if c.params != nil {
 		variant, data = c.params(f.Params)
 	}
-	data = complete(data)
-	s := w.l.TMap("explain.check."+f.Check+"."+variant, data)
+	s := w.tmap("explain.check."+f.Check+"."+variant, data)
 	if suggests[f.Check] && f.Params["suggestion"] != "" {
-		s += w.l.TMap("explain.check."+f.Check+".suggest", data)
+		s += w.tmap("explain.check."+f.Check+".suggest", data)
 	}
 	return s
 }
@@ -184,7 +194,7 @@ func (w Words) FixText(f engine.Finding) string {
 	if f.Fix == nil || !ok || !c.fix {
 		return ""
 	}
-	return w.l.TMap("explain.check."+f.Check+".fix", complete(f.Params))
+	return w.tmap("explain.check."+f.Check+".fix", f.Params)
 }
 
 // Ignored says how many findings the manifest opted out of with sidecarlab.dev/ignore; empty
@@ -193,18 +203,18 @@ func (w Words) Ignored(n int) string {
 	if n == 0 {
 		return ""
 	}
-	return w.l.N("explain.ignored", n)
+	return w.loc().N("explain.ignored", n)
 }
 
 // Line is a finding on one line, as the CLI prints it.
 func (w Words) Line(f engine.Finding) string {
-	s := string(f.Severity) + " [" + f.Check + "] " + w.l.T("explain.line.where", "doc", f.Doc)
+	s := string(f.Severity) + " [" + f.Check + "] " + w.loc().T("explain.line.where", "doc", f.Doc)
 	if f.Path != "" {
 		s += " " + f.Path
 	}
 	s += ": " + w.Message(f)
 	if t := w.FixText(f); t != "" {
-		s += w.l.T("explain.line.fix", "text", t)
+		s += w.loc().T("explain.line.fix", "text", t)
 	}
 	return s
 }
@@ -274,7 +284,7 @@ var reasons = map[string]map[string]func(p map[string]string) string{
 // Question is the question a verdict answers; its id for a verdict sidecarlab has no words for.
 func (w Words) Question(v engine.Verdict) string {
 	if q, ok := questions[v.ID]; ok {
-		return w.l.T(q)
+		return w.loc().T(q)
 	}
 	return v.ID
 }
@@ -292,7 +302,7 @@ func (w Words) Why(v engine.Verdict) string {
 			r = c
 		}
 	}
-	return w.l.TMap("explain.reason."+v.ID+"."+r, complete(v.Params))
+	return w.tmap("explain.reason."+v.ID+"."+r, v.Params)
 }
 
 // Verdict is a verdict with its words, as the JSON API gives it.
@@ -335,7 +345,7 @@ func (w Words) What(e engine.LifecycleEvent) string {
 			v = c
 		}
 	}
-	return w.l.TMap("explain.event."+e.Event+"."+v, complete(e.Params))
+	return w.tmap("explain.event."+e.Event+"."+v, e.Params)
 }
 
 // Short is a lifecycle event in a few words, for a diagram.
@@ -343,7 +353,7 @@ func (w Words) Short(e engine.LifecycleEvent) string {
 	if _, ok := events[e.Event]; !ok {
 		return e.Event
 	}
-	return w.l.TMap("explain.event."+e.Event+".short", complete(e.Params))
+	return w.tmap("explain.event."+e.Event+".short", e.Params)
 }
 
 // Event is a lifecycle event with its words, as the JSON API gives it.

@@ -41,5 +41,5 @@ func (w Words) IptablesFlag(name string) string {
 	if !iptablesFlags[name] {
 		return ""
 	}
-	return w.l.T("explain.flag." + name)
+	return w.loc().T("explain.flag." + name)
 }

@@ -39,7 +39,7 @@ func TestFindingInJapaneseAndKorean(t *testing.T) {
 		w                   Words
 		message, fix, value string
 	}{
-		{In(i18n.For("ja")), "効果はありません", "Pod テンプレートに移してください。", "受け付けるのは \"true\" と \"false\" だけなので、\"no\" は無視され"},
+		{In(i18n.For("ja")), "効果はありません", "Podテンプレートに移してください。", "受け付けるのは\"true\"と\"false\"だけなので、\"no\"は無視され"},
 		{In(i18n.For("ko")), "아무 효과가 없습니다", "파드 템플릿으로 옮기십시오.", "\"no\"을(를) 무시하고"},
 	} {
 		msg := c.w.Message(f)
@@ -77,6 +77,9 @@ func TestEnglishStaysEnglish(t *testing.T) {
 	if got := For(i18n.NewContext(context.Background(), i18n.For("ko"))).Message(f); got != others[1].Message(f) {
 		t.Errorf("For a ko request: %q", got)
 	}
+	if got := (Words{}).Message(f); got != want {
+		t.Errorf("the zero Words: %q", got)
+	}
 	if got := For(context.Background()).Message(f); got != want {
 		t.Errorf("For a request without a language: %q", got)
 	}
@@ -92,12 +95,12 @@ func TestGistInJapanese(t *testing.T) {
 		want string
 	}{
 		{ja, engine.Finding{Check: "workload-metadata-annotation", Params: map[string]string{"key": "sidecar.istio.io/proxyCPU", "kind": "Deployment", "readFrom": "x"}},
-			"sidecar.istio.io/proxyCPU は Deployment 自身の metadata にあります"}, // 。
+			"sidecar.istio.io/proxyCPUはDeployment自身のmetadataにあります"}, // 。
 		{ja, engine.Finding{Check: "deprecated-annotation", Params: map[string]string{"key": "sidecar.istio.io/extraStat", "description": "Retired."}},
-			"sidecar.istio.io/extraStat は Istio のカタログで非推奨です"}, // ：
+			"sidecar.istio.io/extraStatはIstioのカタログで非推奨です"}, // ：
 		{ja, engine.Finding{Check: "native-sidecar-unsupported", Params: map[string]string{"version": "1.28"}}, "ネイティブサイドカー"}, // （
 		{ja, engine.Finding{Check: "cronjob-pod-template-annotation", Params: map[string]string{"key": "k"}},
-			"CronJob の場合、istioctl kube-inject はアノテーションを spec.jobTemplate.metadata から読むため、Pod テンプレートの k はここでは効果がありません"}, // not at 、
+			"CronJobの場合、istioctl kube-injectはアノテーションをspec.jobTemplate.metadataから読むため、Podテンプレートのkはここでは効果がありません"}, // not at 、
 		{ko, engine.Finding{Check: "webhook-auto-stays-classic", Params: map[string]string{"version": "1.30"}},
 			"Istio의 웹훅은 기본 auto 모드에서 모든 노드가 Kubernetes 1.33 이상일 때만 네이티브 사이드카를 사용합니다"},
 	} {
@@ -117,6 +120,13 @@ func TestMissingParamIsEmpty(t *testing.T) {
 	}
 	if got := English.Message(f); got != "a.istio.io/x is not an annotation Istio knows; Istio ignores it without a word." {
 		t.Errorf("message without a suggestion: %q", got)
+	}
+	// No parameters at all, and a value that is itself "<no value>": each as it is.
+	if got := others[0].Message(engine.Finding{Check: "native-sidecar-unsupported"}); strings.Contains(got, noValue) || !strings.HasPrefix(got, "ネイティブサイドカー") {
+		t.Errorf("ja without params: %q", got)
+	}
+	if got := English.Message(engine.Finding{Check: "webhook-auto-stays-classic", Params: map[string]string{"version": noValue}}); !strings.Contains(got, "with <no value> nodes") {
+		t.Errorf("a value <no value>: %q", got)
 	}
 }
 
@@ -236,7 +246,7 @@ func TestEverythingInEveryLanguage(t *testing.T) {
 		}
 	}
 	ja := others[0].Input(&engine.InputError{Doc: 1, Line: 13, Field: "manifest", Msg: "yaml: line 5: mapping values are not allowed in this context"})
-	if want := "ドキュメント 1、13 行目: ここではマッピングの値は使えません。インデントを確認してください"; ja.Summary != want {
+	if want := "ドキュメント1、13行目: ここではマッピングの値は使えません。インデントを確認してください"; ja.Summary != want {
 		t.Errorf("ja input: %q, want %q", ja.Summary, want)
 	}
 	noMissing(t)

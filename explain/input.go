@@ -43,23 +43,23 @@ var yamlReasons = []struct{ reason, id string }{
 func (w Words) Input(e *engine.InputError) InputError {
 	where := ""
 	if e.Doc > 0 {
-		where = w.l.T("explain.input.doc", "doc", e.Doc)
+		where = w.loc().T("explain.input.doc", "doc", e.Doc)
 	}
 	if e.Line > 0 {
-		where += w.l.T("explain.input.line", "line", e.Line)
+		where += w.loc().T("explain.input.line", "line", e.Line)
 	}
 	if e.Field != "manifest" {
 		return InputError{Summary: e.Error(), Reason: e.Msg}
 	}
 	msg := e.Msg
 	if m := jsonType.FindStringSubmatch(msg); m != nil {
-		words := w.l.T("explain.input.type", "field", m[2], "want", w.typeWords(m[3]), "got", m[1])
+		words := w.loc().T("explain.input.type", "field", m[2], "want", w.typeWords(m[3]), "got", m[1])
 		return InputError{Summary: where + words, Details: msg, Reason: words}
 	}
 	reason := yamlPrefix.ReplaceAllString(msg, "")
 	for _, r := range yamlReasons {
 		if reason == r.reason {
-			words := w.l.T("explain.input.yaml." + r.id)
+			words := w.loc().T("explain.input.yaml." + r.id)
 			return InputError{Summary: where + words, Details: msg, Reason: words}
 		}
 	}
@@ -73,15 +73,15 @@ func (w Words) Input(e *engine.InputError) InputError {
 func (w Words) typeWords(t string) string {
 	switch {
 	case strings.HasPrefix(t, "[]"):
-		return w.l.T("explain.input.kind.list")
+		return w.loc().T("explain.input.kind.list")
 	case strings.HasPrefix(t, "map["), strings.Contains(t, "."):
-		return w.l.T("explain.input.kind.map")
+		return w.loc().T("explain.input.kind.map")
 	case strings.HasPrefix(t, "int"), strings.HasPrefix(t, "uint"), strings.HasPrefix(t, "float"):
-		return w.l.T("explain.input.kind.number")
+		return w.loc().T("explain.input.kind.number")
 	case t == "bool":
-		return w.l.T("explain.input.kind.bool")
+		return w.loc().T("explain.input.kind.bool")
 	case t == "string":
-		return w.l.T("explain.input.kind.string")
+		return w.loc().T("explain.input.kind.string")
 	}
-	return w.l.T("explain.input.kind.go", "type", t)
+	return w.loc().T("explain.input.kind.go", "type", t)
 }

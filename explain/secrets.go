@@ -20,16 +20,16 @@ func (w Words) SecretKind(k engine.SecretKind) string {
 	if !secretKinds[k] {
 		return ""
 	}
-	return w.l.T("explain.secrets.kind." + string(k))
+	return w.loc().T("explain.secrets.kind." + string(k))
 }
 
 // SecretWhere says where a finding is: a document and a line of the manifest, or an annotation
 // step.
 func (w Words) SecretWhere(f engine.SecretFinding) string {
 	if f.Step > 0 {
-		return w.l.T("explain.secrets.step", "step", f.Step)
+		return w.loc().T("explain.secrets.step", "step", f.Step)
 	}
-	return w.l.T("explain.secrets.where", "doc", f.Doc, "line", f.Line)
+	return w.loc().T("explain.secrets.where", "doc", f.Doc, "line", f.Line)
 }
 
 // SecretLine is one finding on one line, for lists and the CLI: where it is and what it is,
@@ -60,19 +60,19 @@ func (w Words) SecretFindings(fs []engine.SecretFinding) []SecretFinding {
 // SecretsFound is the headline over the list, before anything is stored: what was found (in
 // the manifest or the annotation steps) and what a short link would do with it.
 func (w Words) SecretsFound(total int) string {
-	return w.l.N("explain.secrets.found", total, "n", thousands(total))
+	return w.loc().N("explain.secrets.found", total, "n", thousands(total))
 }
 
 // SecretsChoice is what the person can do about it, and what redacting keeps.
-func (w Words) SecretsChoice() string { return w.l.T("explain.secrets.choice") }
+func (w Words) SecretsChoice() string { return w.loc().T("explain.secrets.choice") }
 
 // SecretsAPIChoice is SecretsFound's advice for the API and the CLI.
-func (w Words) SecretsAPIChoice() string { return w.l.T("explain.secrets.api-choice") }
+func (w Words) SecretsAPIChoice() string { return w.loc().T("explain.secrets.api-choice") }
 
 // SecretsInLink warns on a page whose address carries its state: the long link holds the
 // manifest itself, so whoever it is sent to reads these values.
 func (w Words) SecretsInLink(total int) string {
-	return w.l.N("explain.secrets.in-link", total, "n", thousands(total))
+	return w.loc().N("explain.secrets.in-link", total, "n", thousands(total))
 }
 
 // SecretsMore says how many findings a bounded list leaves out.
@@ -80,5 +80,5 @@ func (w Words) SecretsMore(shown, total int) string {
 	if total <= shown {
 		return ""
 	}
-	return w.l.T("explain.secrets.more", "n", thousands(total-shown))
+	return w.loc().T("explain.secrets.more", "n", thousands(total-shown))
 }

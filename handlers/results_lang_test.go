@@ -3,7 +3,6 @@ package handlers
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -13,14 +12,6 @@ import (
 	"github.com/sidecarlab/sidecarlab/explain"
 	"github.com/sidecarlab/sidecarlab/i18n"
 )
-
-// getIn is a page asked for in a language, as a browser set to it asks.
-func getIn(t *testing.T, h http.Handler, target, acceptLanguage string) response {
-	t.Helper()
-	req := httptest.NewRequest(http.MethodGet, target, nil)
-	req.Header.Set("Accept-Language", acceptLanguage)
-	return do(t, h, req)
-}
 
 // shown is a catalog message as a page shows it: its `code` as <code>, so without backticks.
 func shown(s string) string { return strings.ReplaceAll(s, "`", "") }

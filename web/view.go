@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/a-h/templ"
+
+	"github.com/sidecarlab/sidecarlab/i18n"
 )
 
 // DefaultTab is the tab a link shows when it names none: the first of Tabs.
@@ -28,7 +30,10 @@ type Tab struct {
 }
 
 // Title is the tab's name in the request's language (results.tab.ID).
-func (t Tab) Title(ctx context.Context) string { return T(ctx, "results.tab."+t.ID) }
+func (t Tab) Title(ctx context.Context) string { return t.In(i18n.FromContext(ctx)) }
+
+// In is the tab's name in l's language.
+func (t Tab) In(l *i18n.Localizer) string { return l.T("results.tab." + t.ID) }
 
 // ColumnTitle is a batch table column's heading in the request's language, by the engine's
 // column name (engine.BatchColumns, which the page's data-col keeps): "proxy first" and

@@ -19,8 +19,7 @@ import (
 
 // untranslatedPending are the templates not yet worded through the catalogs; the list only
 // shrinks. A file here is still checked for parsing; the check of its text is what waits.
-var untranslatedPending = map[string]bool{
-}
+var untranslatedPending = map[string]bool{}
 
 // sameInEveryLanguage are the words a page writes as they are in Japanese and Korean too:
 // names of products, formats and keys.

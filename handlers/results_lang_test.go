@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/explain"
 	"github.com/sidecarlab/sidecarlab/i18n"
+	"github.com/sidecarlab/sidecarlab/web"
 )
 
 // shown is a catalog message as a page shows it: its `code` as <code>, so without backticks.
@@ -202,6 +204,43 @@ func TestResultsTabsInLanguages(t *testing.T) {
 			enPaths = paths
 		} else if strings.Join(paths, "\n") != strings.Join(enPaths, "\n") || len(paths) == 0 {
 			t.Errorf("%s: field diff rows %q, English %q", lang, paths, enPaths)
+		}
+	}
+	if m := i18n.Missing(); len(m) != 0 {
+		t.Errorf("messages missing: %q", m)
+	}
+}
+
+// TestSkippedInLanguages: a workload Istio skipped says so in the reader's language, with Istio's
+// own reason as Istio wrote it, marked English (lang="en") for screen readers and fonts.
+func TestSkippedInLanguages(t *testing.T) {
+	h := newServer(t)
+	lab, _ := web.FindPreset("lab-batch")
+	link := stateLink(t, State{Manifest: lab.Manifest})
+	for _, lang := range i18n.Codes {
+		l := i18n.For(lang)
+		r := getIn(t, h, link+"&tab=batch", lang)
+		cell := testid(r, "batch-row").Eq(5).Find("td").First()
+		if got := strings.TrimSpace(cell.Contents().First().Text()); got != l.T("results.status.skipped") ||
+			!strings.Contains(cell.Find(".b-note").Text(), "sidecar injection disabled") {
+			t.Errorf("%s: skipped row %q (%q)", lang, got, cell.Find(".b-note").Text())
+		}
+		r = getIn(t, h, link+"&tab=diff", lang)
+		var skipped *goquery.Selection
+		testid(r, "doc-note").Each(func(_ int, s *goquery.Selection) {
+			if s.AttrOr("data-status", "") == "skipped" {
+				skipped = s
+			}
+		})
+		if skipped == nil {
+			t.Fatalf("%s: no note for the skipped workload", lang)
+		}
+		doc, _ := strconv.Atoi(skipped.AttrOr("data-doc", ""))
+		if skipped.Find("strong").Text() != l.T("results.note.skipped", "Doc", doc, "Kind", "Pod", "Name", "no-mesh") {
+			t.Errorf("%s: note %q", lang, skipped.Find("strong").Text())
+		}
+		if reason := skipped.Find(".reason"); reason.AttrOr("lang", "") != "en" || !strings.Contains(reason.Text(), "sidecar injection disabled") {
+			t.Errorf("%s: Istio's reason %q lang=%q", lang, reason.Text(), reason.AttrOr("lang", ""))
 		}
 	}
 	if m := i18n.Missing(); len(m) != 0 {

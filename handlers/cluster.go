@@ -16,6 +16,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/admission"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/explain"
+	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/web"
 )
 
@@ -173,16 +174,14 @@ const cniOption = "components.cni.enabled=true"
 // RuntimeDefault seccomp profile, which the charts leave empty and restricted requires.
 const seccompOption = "values.global.proxy.seccompProfile.type=RuntimeDefault"
 
-var settingsFixTexts = map[string]string{
-	fixLabelInjection: "Label the namespace istio-injection=enabled",
-	fixCNI:            "Enable Istio CNI (" + cniOption + ")",
-	fixLabel:          "Use the label sidecar.istio.io/inject=true instead of the annotation (edits the manifest)",
-	fixSeccomp:        "Give Istio's containers the RuntimeDefault seccomp profile (" + seccompOption + ")",
-}
+// settingsFixOptions are the install options the fixes set, shown on their buttons (the fixes'
+// words are explain.Words.SettingsFix).
+var settingsFixOptions = map[string]string{fixCNI: cniOption, fixSeccomp: seccompOption}
 
 // settingsFixes are the fixes that change the settings, decided by what the admission found:
 // labelling the namespace when a webhook would take the Pod but for the namespace's labels, and
-// Istio CNI when Pod Security rejects istio-init's capabilities.
+// Istio CNI when Pod Security rejects istio-init's capabilities. Their ids only: the view words
+// them in the reader's language (fixTexts).
 func settingsFixes(rs []admission.Result, set engine.Settings) []web.SettingsFix {
 	var label, cni, seccomp, podLabel bool
 	for _, r := range rs {
@@ -207,18 +206,25 @@ func settingsFixes(rs []admission.Result, set engine.Settings) []web.SettingsFix
 	}
 	var out []web.SettingsFix
 	if podLabel {
-		out = append(out, web.SettingsFix{ID: fixLabel, Text: settingsFixTexts[fixLabel]})
+		out = append(out, web.SettingsFix{ID: fixLabel})
 	}
 	if label && set.Namespace.Labels[labelInjection] != "enabled" {
-		out = append(out, web.SettingsFix{ID: fixLabelInjection, Text: settingsFixTexts[fixLabelInjection]})
+		out = append(out, web.SettingsFix{ID: fixLabelInjection})
 	}
 	if cni && !slices.Contains(set.Install.Set, cniOption) {
-		out = append(out, web.SettingsFix{ID: fixCNI, Text: settingsFixTexts[fixCNI]})
+		out = append(out, web.SettingsFix{ID: fixCNI})
 	}
 	if seccomp && !slices.Contains(set.Install.Set, seccompOption) {
-		out = append(out, web.SettingsFix{ID: fixSeccomp, Text: settingsFixTexts[fixSeccomp]})
+		out = append(out, web.SettingsFix{ID: fixSeccomp})
 	}
 	return out
+}
+
+// fixTexts words the fixes' buttons.
+func fixTexts(w explain.Words, fixes []web.SettingsFix) {
+	for i := range fixes {
+		fixes[i].Text = w.SettingsFix(fixes[i].ID, settingsFixOptions[fixes[i].ID])
+	}
 }
 
 // istioSeccompViolation is Pod Security's seccompProfile violation naming one of Istio's
@@ -283,37 +289,39 @@ func namespaceOf(set engine.Settings) engine.Namespace {
 }
 
 // namespaceText is a namespace and its labels in a line.
-func namespaceText(ns engine.Namespace) string {
+func namespaceText(l *i18n.Localizer, ns engine.Namespace) string {
 	if len(ns.Labels) == 0 {
-		return ns.Name + " (no labels)"
+		return l.T("lab.cluster.no-labels", "Name", ns.Name)
 	}
 	var ls []string
 	for _, k := range slices.Sorted(maps.Keys(ns.Labels)) {
 		ls = append(ls, k+"="+ns.Labels[k])
 	}
-	return ns.Name + " (" + strings.Join(ls, ", ") + ")"
+	return l.T("lab.cluster.labels", "Name", ns.Name, "Labels", strings.Join(ls, ", "))
 }
 
 // clusterView runs the admission of a state and shapes it as the Cluster tab. An input error
 // (the manifest, the settings) is said in the tab; anything else is the request's error.
 func (s *server) clusterView(ctx context.Context, st State) (web.ClusterView, []admission.Result, error) {
-	cv := web.ClusterView{Namespace: namespaceText(namespaceOf(st.Settings)), Version: st.Settings.KubernetesVersion}
+	l := i18n.FromContext(ctx)
+	words := explain.In(l)
+	cv := web.ClusterView{Namespace: namespaceText(l, namespaceOf(st.Settings)), Version: st.Settings.KubernetesVersion}
 	if cv.Version == "" {
 		cv.Version = engine.DefaultKubernetesVersion
 	}
 	rs, err := s.admit(ctx, st)
 	var ie *engine.InputError
 	if errors.As(err, &ie) {
-		cv.Error = explain.English.Input(ie).Summary
+		cv.Error = words.Input(ie).Summary
 		return cv, nil, nil
 	}
 	if err != nil {
 		return cv, nil, err
 	}
-	for i, a := range explain.English.Admissions(rs) {
+	for i, a := range words.Admissions(rs) {
 		r := rs[i]
 		d := web.ClusterDoc{Doc: a.Doc, Kind: a.Kind, Name: a.Name, Injected: a.Injected, Admitted: a.Admitted,
-			Pod: a.Pod, PodNote: podNote(a), Namespace: a.Namespace, Violations: a.Violations, Warnings: a.Warnings, Error: a.Error}
+			Pod: a.Pod, PodNote: podNote(l, a), Namespace: a.Namespace, Violations: a.Violations, Warnings: a.Warnings, Error: a.Error}
 		for _, t := range a.Trace {
 			d.Trace = append(d.Trace, web.TraceLine{ID: t.ID, Text: t.Text})
 		}
@@ -324,60 +332,61 @@ func (s *server) clusterView(ctx context.Context, st State) (web.ClusterView, []
 		}
 		if a.Admitted {
 			// The Lifecycle of the Pod as the cluster admits it (injected or not).
-			if l, ok := engine.PodLifecycle(r.Doc, r.Kind, r.Name, r.Final); ok {
-				lv := lifecycleViews([]engine.Lifecycle{l}, nil, 0)[0]
-				lv.Title = "The admitted Pod's lifecycle: " + lv.Title
+			if lc, ok := engine.PodLifecycle(r.Doc, r.Kind, r.Name, r.Final); ok {
+				lv := lifecycleViews([]engine.Lifecycle{lc}, nil, 0)[0]
+				lv.Title = l.T("lab.cluster.lifecycle", "Title", lv.Title)
 				d.Lifecycle = &lv
 			}
 		}
 		cv.Docs = append(cv.Docs, d)
 	}
 	cv.Fixes = settingsFixes(rs, st.Settings)
+	fixTexts(words, cv.Fixes)
 	return cv, rs, nil
 }
 
 // podNote says which part of a Pod's name the controller or the API server would write.
-func podNote(a explain.Admission) string {
+func podNote(l *i18n.Localizer, a explain.Admission) string {
 	var parts []string
 	if strings.Contains(a.Pod, "<hash>") {
-		parts = append(parts, "<hash> is a placeholder for the ReplicaSet's pod-template-hash")
+		parts = append(parts, l.T("lab.cluster.pod.template-hash"))
 	}
 	if a.Kind == "CronJob" {
-		parts = append(parts, "the number is a placeholder for the Job's scheduled time")
+		parts = append(parts, l.T("lab.cluster.pod.cronjob"))
 	}
 	if strings.HasSuffix(a.Pod, "-") {
-		parts = append(parts, "this is the generateName: the API server appends a random suffix")
+		parts = append(parts, l.T("lab.cluster.pod.generate-name"))
 	}
-	return strings.Join(parts, "; ")
+	return strings.Join(parts, l.T("lab.cluster.pod.separator"))
 }
 
 // admissionCell is a workload's admission in a batch table cell: "injected in shop, admitted",
 // "rejected under baseline".
-func admissionCell(r admission.Result, ns engine.Namespace) web.BatchCell {
+func admissionCell(l *i18n.Localizer, r admission.Result, ns engine.Namespace) web.BatchCell {
 	if r.Error != "" {
-		return web.BatchCell{Text: "no Pod", Note: r.Error}
+		return web.BatchCell{Text: l.T("lab.cluster.cell.no-pod"), Note: r.Error}
 	}
 	where := ns.Name
 	if r.Pod != nil && r.Pod.Namespace != "" {
 		where = r.Pod.Namespace
 	}
-	text := "not injected in " + where
+	id := "lab.cluster.cell.not-injected-"
 	if r.Injected {
-		text = "injected in " + where
+		id = "lab.cluster.cell.injected-"
 	}
 	switch {
 	case r.WebhookError != "":
-		return web.BatchCell{Text: text + ", rejected by Istio's webhook"}
+		return web.BatchCell{Text: l.T(id+"webhook", "Namespace", where)}
 	case !r.Admitted:
-		return web.BatchCell{Text: text + ", rejected under " + ns.Labels[labelEnforce]}
+		return web.BatchCell{Text: l.T(id+"rejected", "Namespace", where, "Level", ns.Labels[labelEnforce])}
 	}
-	return web.BatchCell{Text: text + ", admitted"}
+	return web.BatchCell{Text: l.T(id+"admitted", "Namespace", where)}
 }
 
 // admissionColumn is the batch table's column with each workload's admission. The engine's
 // batch rows know nothing of admission (the engine does not import package admission, which
 // imports it), so the column is added here, to the rows the page shows.
-func admissionColumn(b *web.BatchView, rs []admission.Result, ns engine.Namespace) {
+func admissionColumn(l *i18n.Localizer, b *web.BatchView, rs []admission.Result, ns engine.Namespace) {
 	byDoc := map[int]admission.Result{}
 	for _, r := range rs {
 		byDoc[r.Doc] = r
@@ -386,7 +395,7 @@ func admissionColumn(b *web.BatchView, rs []admission.Result, ns engine.Namespac
 	for i := range b.Rows {
 		cell := web.BatchCell{Text: "—"}
 		if r, ok := byDoc[b.Rows[i].Doc]; ok {
-			cell = admissionCell(r, ns)
+			cell = admissionCell(l, r, ns)
 		}
 		b.Rows[i].Cells = append(b.Rows[i].Cells, cell)
 	}
@@ -430,7 +439,7 @@ func (s *server) addAdmission(ctx context.Context, v view, p *web.Page) error {
 		if err != nil {
 			return err
 		}
-		admissionColumn(&p.Results.Batch, rs, namespaceOf(v.state.Settings))
+		admissionColumn(i18n.FromContext(ctx), &p.Results.Batch, rs, namespaceOf(v.state.Settings))
 	}
 	return nil
 }

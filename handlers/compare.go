@@ -6,6 +6,7 @@ import (
 	"net/url"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/web"
 )
 
@@ -45,7 +46,7 @@ func (s *server) handleCompare() http.Handler {
 			side.Output = row.Output()
 			side.Lifecycles = lifecycleViews(engine.Lifecycles(row.Documents), engine.Batch(row.Documents, tl.Findings), 0)
 		}
-		page.Lab = s.statics.lab().forCompare(states[0], states[1])
+		page.Lab = s.statics.lab().forCompare(i18n.FromContext(r.Context()), states[0], states[1])
 		if last[0] != nil && last[1] != nil {
 			for _, c := range engine.DiffDocuments(last[0], last[1], "") {
 				page.Changes = append(page.Changes, changeView(c, last[1], len(last[1]) > 1))

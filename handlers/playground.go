@@ -17,6 +17,7 @@ import (
 	"github.com/a-h/templ"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/web"
 )
 
@@ -190,7 +191,7 @@ func (s *server) renderViewWith(w http.ResponseWriter, r *http.Request, v view, 
 		return err
 	}
 	partial := r.Header.Get(partialHeader) != ""
-	p := buildPage(v, s.statics, tl, ie, !partial)
+	p := buildPage(i18n.FromContext(r.Context()), v, s.statics, tl, ie, !partial)
 	p.EmbedSnippet = embedSnippet(s.origin(r), p.EmbedHref, p.Head.Title)
 	p.Sharing = s.cfg.Links != nil
 	if extra != nil {

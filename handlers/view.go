@@ -14,6 +14,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/explain"
+	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/web"
 )
 
@@ -42,7 +43,7 @@ type pageStatics struct {
 // buildPage shapes a timeline (or the error that prevented one) into the page's view model. A
 // fragment (full false) leaves out what never changes between actions: presets, modes, the panel;
 // its results are the selected tab's, and those of the tabs named in also.
-func buildPage(v view, statics pageStatics, tl *engine.Timeline, reqErr *engine.InputError, full bool, also ...string) *web.Page {
+func buildPage(l *i18n.Localizer, v view, statics pageStatics, tl *engine.Timeline, reqErr *engine.InputError, full bool, also ...string) *web.Page {
 	st := v.state
 	enc := EncodeState(st)
 	p := &web.Page{
@@ -63,7 +64,7 @@ func buildPage(v view, statics pageStatics, tl *engine.Timeline, reqErr *engine.
 	}
 	if full {
 		for _, pr := range web.Presets() {
-			p.Presets = append(p.Presets, web.PresetOption{ID: pr.ID, Title: pr.Title})
+			p.Presets = append(p.Presets, web.PresetOption{ID: pr.ID, Title: pr.TitleIn(l)})
 		}
 		p.Panel = statics.panel()
 		p.Search.Query = v.query
@@ -71,7 +72,7 @@ func buildPage(v view, statics pageStatics, tl *engine.Timeline, reqErr *engine.
 			p.Panel, p.Search.NoMatch = searchedPanel(engine.DefaultCatalog(), v.query)
 		}
 	}
-	p.Lab = statics.lab().forState(st) // swapped after each action: the current step moves
+	p.Lab = statics.lab().forState(l, st) // swapped after each action: the current step moves
 	p.Head = playgroundHead(v, tl)
 	p.Active = activeAnnotations(st.Steps)
 	// The tabs whose content costs an admission are made only when shown (see addAdmission).

@@ -27,6 +27,19 @@ var labPanel = []string{
 	annotation.SidecarNativeSidecar.Name,
 }
 
+// labSummaries are the ids of the lab's annotations' summaries in the catalogs
+// (lab.panel.summary.ID): ours, in the reader's language, beside Istio's English description.
+var labSummaries = map[string]string{
+	annotation.SidecarProxyCPU.Name:                    "proxyCPU",
+	annotation.SidecarProxyCPULimit.Name:               "proxyCPULimit",
+	annotation.SidecarProxyMemory.Name:                 "proxyMemory",
+	annotation.SidecarProxyMemoryLimit.Name:            "proxyMemoryLimit",
+	annotation.ProxyConfig.Name:                        "config",
+	annotation.SidecarTrafficExcludeOutboundPorts.Name: "excludeOutboundPorts",
+	annotation.SidecarInject.Name:                      "inject",
+	annotation.SidecarNativeSidecar.Name:               "nativeSidecar",
+}
+
 // maxQuery bounds the search words a link or form may carry.
 const maxQuery = 200
 

@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/a-h/templ"
 	"istio.io/api/annotation"
@@ -168,15 +170,39 @@ func formOf(v view) web.Form {
 	}
 }
 
-// renderPanel renders the catalog part of the annotation panel to HTML once: the server keeps the
-// full panel for the life of the process (the catalog is Istio's, compiled in), and a search
-// renders its filtered groups the same way.
+// renderPanel renders the catalog part of the annotation panel to HTML once per language: the
+// server keeps the full panel for the life of the process (the catalog is Istio's, compiled in),
+// and a search renders its filtered groups the same way.
 func renderPanel(groups []web.AnnotationGroup) templ.Component {
-	var buf bytes.Buffer
-	if err := web.AnnotationGroups(groups).Render(context.Background(), &buf); err != nil {
-		return web.AnnotationGroups(groups)
+	return &panelMemo{groups: groups, html: map[string]templ.Component{}}
+}
+
+// panelMemo is the panel rendered to HTML, once per language the pages are read in: at most one
+// render per language sidecarlab speaks (i18n.Codes), so it is bounded.
+type panelMemo struct {
+	groups []web.AnnotationGroup
+	mu     sync.Mutex
+	html   map[string]templ.Component // by language code
+}
+
+// Render writes the panel in the language of ctx, rendering it the first time.
+func (m *panelMemo) Render(ctx context.Context, w io.Writer) error {
+	return m.in(i18n.FromContext(ctx)).Render(ctx, w)
+}
+
+func (m *panelMemo) in(l *i18n.Localizer) templ.Component {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if c, ok := m.html[l.Lang()]; ok {
+		return c
 	}
-	return templ.Raw(buf.String())
+	var buf bytes.Buffer
+	if err := web.AnnotationGroups(m.groups).Render(i18n.NewContext(context.Background(), l), &buf); err != nil {
+		return web.AnnotationGroups(m.groups)
+	}
+	c := templ.Raw(buf.String())
+	m.html[l.Lang()] = c
+	return c
 }
 
 // activeAnnotations is what the steps leave set, in the order each key was first set.
@@ -207,7 +233,15 @@ func annotationGroups(cat *engine.Catalog) []web.AnnotationGroup {
 	lab := web.AnnotationGroup{Name: labGroup, Open: true}
 	for _, name := range labPanel {
 		if a, ok := cat.Lookup(name); ok && !a.Hidden {
-			lab.Items = append(lab.Items, annotationItem(a))
+			it := annotationItem(a)
+			if s := labSummaries[name]; s != "" {
+				// Ours, shown in the reader's language; the search finds it in any of them.
+				it.Summary = "lab.panel.summary." + s
+				for _, code := range i18n.Codes {
+					it.Search += " " + strings.ToLower(i18n.For(code).T(it.Summary))
+				}
+			}
+			lab.Items = append(lab.Items, it)
 		}
 	}
 	groups := []web.AnnotationGroup{lab}

@@ -1,0 +1,156 @@
+package handlers
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+
+	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/i18n"
+)
+
+// getIn is a GET of target by a reader whose browser asks for the language accept.
+func getIn(t *testing.T, h http.Handler, target, accept string) response {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodGet, target, nil)
+	if accept != "" {
+		req.Header.Set("Accept-Language", accept)
+	}
+	r := do(t, h, req)
+	if r.status != http.StatusOK {
+		t.Fatalf("GET %s (%s): %d", target, accept, r.status)
+	}
+	return r
+}
+
+func noMissing(t *testing.T) {
+	t.Helper()
+	if m := i18n.Missing(); len(m) > 0 {
+		t.Fatalf("messages missing from the catalogs: %v", m)
+	}
+}
+
+// TestLabPathInLanguages: the lab's hold step in Japanese and Korean words its chips, what to
+// look for and the presets' titles in the reader's language; in English (no Accept-Language) they
+// are the English words, and no Japanese or Korean ones.
+func TestLabPathInLanguages(t *testing.T) {
+	h := newServer(t)
+	lp := newLabPath()
+	for _, c := range []struct {
+		accept, chip, next, look, preset string
+		not                              []string
+	}{
+		{"ja", "+ 起動待ち", "+ ポート除外", "kubelet はこのフックが戻ってから次のコンテナを起動するため", "Job（データベースのマイグレーション）", []string{"+ hold", "+ exclude ports"}},
+		{"ko-KR,ko;q=0.9", "+ 시작 대기", "+ 포트 제외", "kubelet은 이 훅이 반환된 뒤에야 다음 컨테이너를 시작하므로", "잡 (데이터베이스 마이그레이션)", []string{"+ hold", "+ exclude ports"}},
+		{"", "+ hold", "+ exclude ports", "The kubelet starts the next container only when that hook returns", "Job (a database migration)", []string{"起動待ち", "시작 대기"}},
+	} {
+		t.Run(c.accept, func(t *testing.T) {
+			r := getIn(t, h, lp.steps[3].href, c.accept)
+			if chip := testid(r, "lab-4").Text(); !strings.Contains(chip, c.chip) {
+				t.Errorf("chip 4 %q, want %q", chip, c.chip)
+			}
+			if next := testid(r, "lab-next").Text(); !strings.Contains(next, c.next) {
+				t.Errorf("next %q, want %q", next, c.next)
+			}
+			look := testid(r, "lab-look").Text()
+			if !strings.Contains(look, c.look) || !strings.Contains(look, "pilot-agent wait") {
+				t.Errorf("what to look for %q, want %q (and the code kept)", look, c.look)
+			}
+			if p := r.doc.Find(`option[value="job"]`).Text(); p != c.preset {
+				t.Errorf("preset %q, want %q", p, c.preset)
+			}
+			for _, n := range c.not {
+				if strings.Contains(testid(r, "lab").Text(), n) {
+					t.Errorf("the lab strip says %q", n)
+				}
+			}
+		})
+	}
+	noMissing(t)
+}
+
+// TestPanelInJapanese: the panel in Japanese shows our summary of a lab annotation in Japanese
+// (its code as code) and Istio's description unchanged, in English, marked as Istio's and
+// lang="en"; an annotation outside the lab's has no summary of ours. In English the summary is
+// English.
+func TestPanelInJapanese(t *testing.T) {
+	h := newServer(t)
+	cfg, _ := engine.DefaultCatalog().Lookup("proxy.istio.io/config")
+	ja := getIn(t, h, "/", "ja")
+	sum := testid(ja, "summary-proxy.istio.io/config")
+	if !strings.Contains(sum.Text(), "にマージされます") || sum.Find("code").First().Text() != "PROXY_CONFIG" {
+		t.Errorf("summary %q, want the Japanese with PROXY_CONFIG as code", sum.Text())
+	}
+	desc := testid(ja, "istio-description-proxy.istio.io/config")
+	if desc.AttrOr("lang", "") != "en" || desc.Text() != cfg.Description || cfg.Description == "" {
+		t.Errorf("Istio's description lang=%q %q, want lang=en %q", desc.AttrOr("lang", ""), desc.Text(), cfg.Description)
+	}
+	if src := desc.Parent().Find(".a-src").Text(); src != "Istio による説明：" {
+		t.Errorf("Istio's description is marked %q", src)
+	}
+	if testid(ja, "annotation-sidecar.istio.io/logLevel").Length() != 1 || testid(ja, "summary-sidecar.istio.io/logLevel").Length() != 0 {
+		t.Error("an annotation outside the lab's: want it without a summary of ours")
+	}
+	en := getIn(t, h, "/", "")
+	if s := testid(en, "summary-proxy.istio.io/config").Text(); !strings.Contains(s, "merged into PROXY_CONFIG") {
+		t.Errorf("English summary %q", s)
+	}
+	noMissing(t)
+}
+
+// TestPanelMemoPerLanguage: the panel is rendered once per language and reused: readers of the
+// same language share one render, another language gets its own, and the memo never holds more
+// than the languages sidecarlab speaks.
+func TestPanelMemoPerLanguage(t *testing.T) {
+	m := renderPanel(annotationGroups(engine.DefaultCatalog())).(*panelMemo)
+	render := func(code string) string {
+		var b bytes.Buffer
+		if err := m.Render(i18n.NewContext(context.Background(), i18n.For(code)), &b); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	ja := render("ja")
+	if len(m.html) != 1 || render("ja") != ja {
+		t.Fatalf("after two Japanese renders the memo holds %d", len(m.html))
+	}
+	if en := render("en"); en == ja || !strings.Contains(en, "Istio&#39;s description:") {
+		t.Error("the English panel is the Japanese one")
+	}
+	render("ko")
+	render("de") // not a language sidecarlab speaks: English
+	if len(m.html) != len(i18n.Codes) {
+		t.Fatalf("the memo holds %d renders, want %d", len(m.html), len(i18n.Codes))
+	}
+	noMissing(t)
+}
+
+// TestSettingsFixInKorean: the Cluster view's fixes and its namespace line in Korean, and in
+// English as before.
+func TestSettingsFixInKorean(t *testing.T) {
+	h := newServer(t)
+	lp := newLabPath()
+	ko := getIn(t, h, lp.steps[8].href, "ko")
+	if f := strings.TrimSpace(testid(ko, "settings-fix-"+fixLabelInjection).Text()); f != "네임스페이스에 istio-injection=enabled 레이블 붙이기" {
+		t.Errorf("fix %q", f)
+	}
+	if ns := testid(ko, "cluster-namespace").Text(); ns != "bookinfo (레이블 없음)" {
+		t.Errorf("namespace %q", ns)
+	}
+	cni := getIn(t, h, lp.steps[9].href, "ko")
+	if f := strings.TrimSpace(testid(cni, "settings-fix-"+fixCNI).Text()); f != "Istio CNI 활성화 (components.cni.enabled=true)" {
+		t.Errorf("fix %q", f)
+	}
+	en := getIn(t, h, lp.steps[8].href, "")
+	if f := strings.TrimSpace(testid(en, "settings-fix-"+fixLabelInjection).Text()); f != "Label the namespace istio-injection=enabled" {
+		t.Errorf("English fix %q", f)
+	}
+	if ns := testid(en, "cluster-namespace").Text(); ns != "bookinfo (no labels)" {
+		t.Errorf("English namespace %q", ns)
+	}
+	noMissing(t)
+}

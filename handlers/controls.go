@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 
@@ -9,6 +8,7 @@ import (
 	"istio.io/api/annotation"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/web"
 )
 
@@ -147,7 +147,8 @@ func configFieldStep(st State, field, value string) (engine.Step, error) {
 // replacesNotice says which proxy.istio.io/config fields a step's value drops from the value
 // before it ("" when the step is another or drops nothing). The value before is read from the
 // step's own change to the annotation, which the diff already made: nothing is parsed again.
-func replacesNotice(s *engine.StepResult) string {
+// It is in l's language.
+func replacesNotice(l *i18n.Localizer, s *engine.StepResult) string {
 	key := annotation.ProxyConfig.Name
 	if s.Step == nil || s.Step.Remove || s.Step.Key != key {
 		return ""
@@ -159,11 +160,8 @@ func replacesNotice(s *engine.StepResult) string {
 			break
 		}
 	}
-	switch len(dropped) {
-	case 0:
+	if len(dropped) == 0 {
 		return ""
-	case 1:
-		return fmt.Sprintf("This step replaces the whole %s: %s is no longer set.", key, dropped[0])
 	}
-	return fmt.Sprintf("This step replaces the whole %s: %s are no longer set.", key, strings.Join(dropped, ", "))
+	return l.N("lab.replaces", len(dropped), "Key", key, "Fields", strings.Join(dropped, ", "))
 }

@@ -153,3 +153,49 @@ func TestSettingsFixInKorean(t *testing.T) {
 	}
 	noMissing(t)
 }
+
+// TestReplacesNoticeInLanguages: a second proxy.istio.io/config step that drops fields says so in
+// the reader's language, one field or several by the language's plural rules; a step that drops
+// none says nothing.
+func TestReplacesNoticeInLanguages(t *testing.T) {
+	h := newServer(t)
+	key := "proxy.istio.io/config"
+	href := func(first string) string {
+		steps := []engine.Step{{Key: key, Value: first}, {Key: key, Value: "holdApplicationUntilProxyStarts: true"}}
+		return view{state: State{Manifest: deploymentYAML, Steps: steps}, step: -1}.permalink()
+	}
+	two, one := href("concurrency: 2\nterminationDrainDuration: 20s"), href("concurrency: 2")
+	for _, c := range []struct{ target, accept, want string }{
+		{two, "ja", "このステップは proxy.istio.io/config の値全体を置き換えます。concurrency, terminationDrainDuration は設定されなくなります。"},
+		{two, "ko", "이 단계는 proxy.istio.io/config의 값 전체를 대체합니다. concurrency, terminationDrainDuration 필드는 더 이상 설정되지 않습니다."},
+		{one, "", "This step replaces the whole proxy.istio.io/config: concurrency is no longer set."},
+	} {
+		r := getIn(t, h, c.target, c.accept)
+		if got := strings.TrimSpace(testid(r, "diff-step-2").Find(`[data-testid="replaces"]`).Text()); got != c.want {
+			t.Errorf("%s: notice %q, want %q", c.accept, got, c.want)
+		}
+		if testid(r, "diff-step-1").Find(`[data-testid="replaces"]`).Length() != 0 {
+			t.Errorf("%s: the first step replaces nothing, but says so", c.accept)
+		}
+	}
+	noMissing(t)
+}
+
+// TestShowValueIn: the field diff's notes on a value in Japanese and Korean (a long value cut, a
+// value too large to show, JSON in a string); a short plain value has none.
+func TestShowValueIn(t *testing.T) {
+	ja, ko := i18n.For("ja"), i18n.For("ko")
+	if got := showValueIn(ja, strings.Repeat("x", 1000), 0).Text; !strings.HasSuffix(got, "…（残り 600 文字。注入後の YAML を参照してください）") {
+		t.Errorf("ja long value: %q", got[maxValue:])
+	}
+	if got := showValueIn(ko, nil, 2048).Text; got != "(2 KiB 크기의 JSON입니다. 너무 크거나 너무 깊이 중첩되어 여기에 표시할 수 없습니다. YAML을 참조하십시오)" {
+		t.Errorf("ko omitted: %q", got)
+	}
+	if got := showValueIn(ja, `{"a":1}`, 0); got.Note != "文字列内の JSON を YAML で表示しています" || got.Text != "a: 1" {
+		t.Errorf("ja JSON in a string: %+v", got)
+	}
+	if got := showValueIn(ja, "200m", 0); got.Note != "" || got.Text != "200m" {
+		t.Errorf("ja plain value: %+v", got)
+	}
+	noMissing(t)
+}

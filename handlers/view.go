@@ -79,7 +79,7 @@ func buildPage(l *i18n.Localizer, v view, statics pageStatics, tl *engine.Timeli
 	p.Active = activeAnnotations(st.Steps)
 	// The tabs whose content costs an admission are made only when shown (see addAdmission).
 	lazy := lazyTabs(st)
-	p.Results = buildResults(v, enc, tl, reqErr, func(tab string) bool {
+	p.Results = buildResults(l, v, enc, tl, reqErr, func(tab string) bool {
 		return tab == v.tab || slices.Contains(also, tab) || full && !slices.Contains(lazy, tab)
 	})
 	p.Results.OnlySelected = !full
@@ -290,7 +290,7 @@ func annotationItem(a engine.Annotation) web.AnnotationItem {
 
 // buildResults shapes the results. want says whether a tab's content will be rendered: the
 // batch rows, lifecycles and compare links are made only for a page that shows them.
-func buildResults(v view, enc string, tl *engine.Timeline, reqErr *engine.InputError, want func(tab string) bool) web.Results {
+func buildResults(l *i18n.Localizer, v view, enc string, tl *engine.Timeline, reqErr *engine.InputError, want func(tab string) bool) web.Results {
 	res := web.Results{Tab: v.tab}
 	if reqErr != nil {
 		words := explain.English.Input(reqErr)
@@ -316,7 +316,7 @@ func buildResults(v view, enc string, tl *engine.Timeline, reqErr *engine.InputE
 				sv.Title = "remove " + s.Step.Key
 			}
 		}
-		sv.Replaces = replacesNotice(s)
+		sv.Replaces = replacesNotice(l, s)
 		sv.Href = v.linkWith(enc, "diff", s.Index)
 		sv.Selected = s.Index == res.Selected
 		sv.Open = s.Index > 0 || len(tl.Steps) == 1 || !res.All

@@ -30,6 +30,35 @@ const (
 // maxNamespaceLabels bounds a namespace's labels (a real namespace has a handful).
 const maxNamespaceLabels = 64
 
+// nsError is a namespace the API server would refuse. It is an *engine.InputError in English
+// (its Unwrap: what the API, a link's decoding and the logs say) that also keeps its message's
+// id and parameters in the catalogs, so that the settings' form says it in the reader's language
+// (postedNamespaceForm).
+type nsError struct {
+	*engine.InputError
+	field, id string
+	args      []any
+}
+
+func (e *nsError) Unwrap() error { return e.InputError }
+
+// newNSError is the error of the namespace group's field (lab.ns.field.FIELD) at line (0: none)
+// with the message id and its parameters.
+func newNSError(field string, line int, id string, args ...any) *nsError {
+	en := i18n.For(i18n.Default)
+	return &nsError{InputError: &engine.InputError{Field: en.T("lab.ns.field." + field), Line: line, Msg: en.T(id, args...)},
+		field: field, id: id, args: args}
+}
+
+// in is the error in l's language.
+func (e *nsError) in(l *i18n.Localizer) string {
+	field, msg := l.T("lab.ns.field."+e.field), l.T(e.id, e.args...)
+	if e.Line > 0 {
+		return l.T("lab.ns.error-line", "Line", e.Line, "Field", field, "Msg", msg)
+	}
+	return l.T("lab.ns.error", "Field", field, "Msg", msg)
+}
+
 // readNamespace reads the settings' namespace group from a posted form: the name, the labels
 // typed as KEY=VALUE lines, then the toggles' labels. A label typed twice, or typed and set by
 // a toggle to another value, is an error rather than a silent choice.
@@ -40,7 +69,7 @@ func readNamespace(f url.Values) (engine.Namespace, error) {
 			ns.Labels = map[string]string{}
 		}
 		if old, ok := ns.Labels[k]; ok && old != v {
-			return &engine.InputError{Field: field, Line: line, Msg: fmt.Sprintf("the label %s is given twice (%q and %q)", shortName(k), shortName(old), shortName(v))}
+			return newNSError(field, line, "lab.ns.twice", "Key", shortName(k), "Old", fmt.Sprintf("%q", shortName(old)), "New", fmt.Sprintf("%q", shortName(v)))
 		}
 		ns.Labels[k] = v
 		return nil
@@ -52,27 +81,27 @@ func readNamespace(f url.Values) (engine.Namespace, error) {
 		}
 		k, v, ok := strings.Cut(l, "=")
 		if !ok {
-			return ns, &engine.InputError{Field: "namespace labels", Line: i + 1, Msg: "write each label as KEY=VALUE, one per line"}
+			return ns, newNSError("labels", i+1, "lab.ns.key-value")
 		}
-		if err := add(strings.TrimSpace(k), strings.TrimSpace(v), "namespace labels", i+1); err != nil {
+		if err := add(strings.TrimSpace(k), strings.TrimSpace(v), "labels", i+1); err != nil {
 			return ns, err
 		}
 	}
 	if f.Get("nsInjection") != "" {
-		if err := add(labelInjection, "enabled", "namespace labels", 0); err != nil {
+		if err := add(labelInjection, "enabled", "labels", 0); err != nil {
 			return ns, err
 		}
 	}
 	if rev := strings.TrimSpace(f.Get("nsRev")); rev != "" {
-		if err := add(labelRev, rev, "revision label", 0); err != nil {
+		if err := add(labelRev, rev, "revision", 0); err != nil {
 			return ns, err
 		}
 	}
 	if lvl := f.Get("nsEnforce"); lvl != "" {
 		if !slices.Contains(enforceLevels, lvl) {
-			return ns, &engine.InputError{Field: "Pod Security enforce level", Msg: "Pod Security's levels are privileged, baseline and restricted"}
+			return ns, newNSError("enforce", 0, "lab.ns.levels")
 		}
-		if err := add(labelEnforce, lvl, "Pod Security enforce level", 0); err != nil {
+		if err := add(labelEnforce, lvl, "enforce", 0); err != nil {
 			return ns, err
 		}
 	}
@@ -85,23 +114,23 @@ func readNamespace(f url.Values) (engine.Namespace, error) {
 func checkNamespace(ns engine.Namespace) error {
 	if ns.Name != "" {
 		if errs := validation.IsDNS1123Label(ns.Name); len(errs) > 0 {
-			return &engine.InputError{Field: "namespace name", Msg: fmt.Sprintf("%s is not a namespace name: %s", shortName(ns.Name), errs[0])}
+			return newNSError("name", 0, "lab.ns.name", "Name", shortName(ns.Name), "Reason", errs[0])
 		}
 	}
 	if len(ns.Labels) > maxNamespaceLabels {
-		return &engine.InputError{Field: "namespace labels", Msg: fmt.Sprintf("%d labels; a namespace here takes at most %d", len(ns.Labels), maxNamespaceLabels)}
+		return newNSError("labels", 0, "lab.ns.too-many", "Count", len(ns.Labels), "Max", maxNamespaceLabels)
 	}
 	for _, k := range slices.Sorted(maps.Keys(ns.Labels)) {
 		v := ns.Labels[k]
 		if errs := validation.IsQualifiedName(k); len(errs) > 0 {
-			return &engine.InputError{Field: "namespace labels", Msg: fmt.Sprintf("%s is not a label key: %s", shortName(k), errs[0])}
+			return newNSError("labels", 0, "lab.ns.key", "Key", shortName(k), "Reason", errs[0])
 		}
 		if errs := validation.IsValidLabelValue(v); len(errs) > 0 {
-			return &engine.InputError{Field: "namespace labels", Msg: fmt.Sprintf("%s=%s: not a label value: %s", shortName(k), shortName(v), errs[0])}
+			return newNSError("labels", 0, "lab.ns.value", "Label", shortName(k)+"="+shortName(v), "Reason", errs[0])
 		}
 		if strings.HasPrefix(k, "pod-security.kubernetes.io/") && !strings.HasSuffix(k, "-version") {
 			if _, err := psaapi.ParseLevel(v); err != nil {
-				return &engine.InputError{Field: "namespace labels", Msg: fmt.Sprintf("%s=%s: Pod Security's levels are privileged, baseline and restricted", shortName(k), shortName(v))}
+				return newNSError("labels", 0, "lab.ns.label-levels", "Label", shortName(k)+"="+shortName(v))
 			}
 		}
 	}
@@ -142,14 +171,18 @@ func enforceOptions(sel string) []web.Option {
 }
 
 // postedNamespaceForm is the namespace group as it was posted, with what is wrong with it: the
-// form shows the person's text again, beside the error.
-func postedNamespaceForm(f url.Values, err error) *web.NamespaceForm {
+// form shows the person's text again, beside the error, in l's language.
+func postedNamespaceForm(l *i18n.Localizer, f url.Values, err error) *web.NamespaceForm {
 	nf := &web.NamespaceForm{Name: f.Get("nsName"), Injection: f.Get("nsInjection") != "", Rev: f.Get("nsRev"),
 		Enforce: f.Get("nsEnforce"), Labels: strings.ReplaceAll(f.Get("nsLabels"), "\r\n", "\n")}
 	nf.Enforces = enforceOptions(nf.Enforce)
 	nf.Error = err.Error()
+	var ne *nsError
 	var ie *engine.InputError
-	if errors.As(err, &ie) {
+	switch {
+	case errors.As(err, &ne):
+		nf.Error = ne.in(l)
+	case errors.As(err, &ie):
 		nf.Error = ie.Error()
 	}
 	return nf

@@ -3,8 +3,10 @@ package handlers
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -196,6 +198,45 @@ func TestShowValueIn(t *testing.T) {
 	}
 	if got := showValueIn(ja, "200m", 0); got.Note != "" || got.Text != "200m" {
 		t.Errorf("ja plain value: %+v", got)
+	}
+	noMissing(t)
+}
+
+// TestNamespaceErrorInLanguages: a namespace label the API server would refuse is said beside the
+// field in the reader's language, with the person's text kept as it was (and escaped); a label it
+// accepts is no error. The API's and a link's words stay English (the same error unwrapped).
+func TestNamespaceErrorInLanguages(t *testing.T) {
+	h := newServer(t)
+	post := func(labels, accept string) response {
+		f := url.Values{"manifest": {deploymentYAML}, "nsLabels": {labels}}
+		req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(f.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Accept-Language", accept)
+		return do(t, h, req)
+	}
+	for _, c := range []struct{ labels, accept, want string }{
+		{"team=a\nteam", "ja", "2 行目、Namespace のラベル：ラベルは 1 行に 1 つずつ KEY=VALUE の形で書いてください"},
+		{"<b>=a", "ko", `네임스페이스 레이블: "<b>"은(는) 레이블 키로 쓸 수 없습니다: `},
+		{"team=a\nteam", "", "line 2, namespace labels: write each label as KEY=VALUE, one per line"},
+	} {
+		r := post(c.labels, c.accept)
+		if r.status != http.StatusUnprocessableEntity {
+			t.Fatalf("%q: status %d, want 422", c.labels, r.status)
+		}
+		if got := testid(r, "namespace-error").Text(); !strings.HasPrefix(got, c.want) {
+			t.Errorf("%s: error %q, want %q", c.accept, got, c.want)
+		}
+		if strings.Contains(r.body, "<b>") {
+			t.Errorf("%s: the label comes back unescaped", c.accept)
+		}
+	}
+	if r := post("team=a", "ja"); r.status != http.StatusSeeOther {
+		t.Errorf("a good label: status %d, want 303", r.status)
+	}
+	_, err := readNamespace(url.Values{"nsLabels": {"team"}})
+	var ie *engine.InputError
+	if !errors.As(err, &ie) || ie.Error() != "line 1, namespace labels: write each label as KEY=VALUE, one per line" {
+		t.Errorf("the error as the API says it: %v", err)
 	}
 	noMissing(t)
 }

@@ -305,7 +305,7 @@ func (s *server) formView(w http.ResponseWriter, r *http.Request) (view, error) 
 	if nsErr != nil {
 		// Nothing else is done: the person's text comes back with the error, beside its field
 		// (handleForm); a caller that only wants the state (Share) gets the error.
-		v.nsForm = postedNamespaceForm(f, nsErr)
+		v.nsForm = postedNamespaceForm(i18n.FromContext(r.Context()), f, nsErr)
 		if !validTab(v.tab) {
 			v.tab = ""
 		}

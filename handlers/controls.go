@@ -16,6 +16,20 @@ import (
 // workflow 2). They move there from their own groups, so each annotation is in the panel once.
 const labGroup = "lab"
 
+// groupNames are the panel's groups' names in the catalogs, by the group: the lab's and the
+// catalog's (engine.Groups).
+var groupNames = map[string]string{
+	labGroup:                      "lab.panel.group.lab",
+	string(engine.GroupResources): "lab.panel.group.resources",
+	string(engine.GroupProxy):     "lab.panel.group.proxy-config",
+	string(engine.GroupLifecycle): "lab.panel.group.lifecycle",
+	string(engine.GroupTraffic):   "lab.panel.group.traffic",
+	string(engine.GroupInjection): "lab.panel.group.injection",
+	string(engine.GroupLogging):   "lab.panel.group.logging",
+	string(engine.GroupProbes):    "lab.panel.group.probes",
+	string(engine.GroupOther):     "lab.panel.group.everything-else",
+}
+
 // labPanel are the lab group's annotations, in the lab's order. Hold is set through
 // proxy.istio.io/config (its typed editor has holdApplicationUntilProxyStarts).
 var labPanel = []string{

@@ -96,9 +96,17 @@ func TestPanelInJapanese(t *testing.T) {
 	if testid(ja, "annotation-sidecar.istio.io/logLevel").Length() != 1 || testid(ja, "summary-sidecar.istio.io/logLevel").Length() != 0 {
 		t.Error("an annotation outside the lab's: want it without a summary of ours")
 	}
+	if first := testid(ja, "annotations").Find("details.group summary").First().Text(); !strings.HasPrefix(first, "ラボ") {
+		t.Errorf("the first group is %q, want the lab's, in Japanese", first)
+	}
 	en := getIn(t, h, "/", "")
 	if s := testid(en, "summary-proxy.istio.io/config").Text(); !strings.Contains(s, "merged into PROXY_CONFIG") {
 		t.Errorf("English summary %q", s)
+	}
+	for _, g := range engine.Groups() {
+		if groupNames[string(g)] == "" {
+			t.Errorf("the panel's group %q has no name in the catalogs", g)
+		}
 	}
 	noMissing(t)
 }

@@ -196,9 +196,16 @@ func (m *panelMemo) in(l *i18n.Localizer) templ.Component {
 	if c, ok := m.html[l.Lang()]; ok {
 		return c
 	}
+	groups := make([]web.AnnotationGroup, len(m.groups))
+	for i, g := range m.groups {
+		if id, ok := groupNames[g.Name]; ok {
+			g.Name = l.T(id)
+		}
+		groups[i] = g
+	}
 	var buf bytes.Buffer
-	if err := web.AnnotationGroups(m.groups).Render(i18n.NewContext(context.Background(), l), &buf); err != nil {
-		return web.AnnotationGroups(m.groups)
+	if err := web.AnnotationGroups(groups).Render(i18n.NewContext(context.Background(), l), &buf); err != nil {
+		return web.AnnotationGroups(groups)
 	}
 	c := templ.Raw(buf.String())
 	m.html[l.Lang()] = c

@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -71,7 +70,7 @@ func includes(r *http.Request) (map[string]bool, error) {
 		for _, part := range strings.Split(v, ",") {
 			part = strings.TrimSpace(part)
 			if !slices.Contains(names, part) {
-				return nil, httpError{status: http.StatusBadRequest, msg: fmt.Sprintf("include=%s: not a part of the answer; the parts are %s.", bound(part, 64), strings.Join(names, ", "))}
+				return nil, httpError{status: http.StatusBadRequest, id: "errors.api.include", args: []any{"Part", bound(part, 64), "Parts", strings.Join(names, ", ")}}
 			}
 			want[part] = true
 		}
@@ -123,12 +122,13 @@ func (s *server) handleAPIInject() http.Handler {
 			u := last.Unified()
 			resp.Unified = &u
 		}
+		words := explain.For(r.Context()) // the API's human text is in the request's language
 		if want["findings"] {
-			resp.Findings = explain.English.Findings(tl.Findings)
-			resp.Ignored = explain.English.Findings(tl.Ignored)
+			resp.Findings = words.Findings(tl.Findings)
+			resp.Ignored = words.Findings(tl.Ignored)
 		}
 		if want["lifecycles"] {
-			resp.Lifecycles = explain.English.Lifecycles(engine.Lifecycles(last.Documents))
+			resp.Lifecycles = words.Lifecycles(engine.Lifecycles(last.Documents))
 		}
 		if want["batch"] {
 			resp.Batch = engine.Batch(last.Documents, tl.Findings)
@@ -138,7 +138,7 @@ func (s *server) handleAPIInject() http.Handler {
 			if err != nil {
 				return err
 			}
-			resp.Admission = explain.English.Admissions(rs)
+			resp.Admission = words.Admissions(rs)
 		}
 		return writeJSON(w, http.StatusOK, resp)
 	})

@@ -277,10 +277,10 @@ func applyClusterFix(id string, st *State) error {
 	if id == fixLabel {
 		m, err := engine.LabelInsteadOfAnnotation([]byte(st.Manifest))
 		if errors.Is(err, engine.ErrNothingToMove) {
-			return httpError{status: http.StatusUnprocessableEntity, msg: "Nothing to change: no pod template asks for injection with the annotation alone."}
+			return httpError{status: http.StatusUnprocessableEntity, id: "errors.fix.nothing-to-move"}
 		}
 		if err != nil {
-			return httpError{status: http.StatusUnprocessableEntity, msg: "The manifest could not be changed: " + err.Error()}
+			return httpError{status: http.StatusUnprocessableEntity, id: "errors.fix.failed", args: []any{"Reason", err.Error()}}
 		}
 		st.Manifest = string(m)
 		return nil
@@ -307,7 +307,7 @@ func applySettingsFix(id string, set *engine.Settings) error {
 			set.Install.Set = append(slices.Clip(set.Install.Set), seccompOption)
 		}
 	default:
-		return httpError{status: http.StatusBadRequest, msg: "There is no such fix."}
+		return httpError{status: http.StatusBadRequest, id: "errors.fix.unknown"}
 	}
 	return nil
 }

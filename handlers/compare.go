@@ -14,6 +14,7 @@ import (
 func (s *server) handleCompare() http.Handler {
 	return s.pageHandler(func(w http.ResponseWriter, r *http.Request) error {
 		q := r.URL.Query()
+		l := i18n.FromContext(r.Context())
 		page := &web.ComparePage{Version: versionLine()}
 		var last [2][]engine.Document
 		var states [2]State
@@ -30,12 +31,12 @@ func (s *server) handleCompare() http.Handler {
 				return err
 			}
 			states[i] = st
-			side.Label = label
+			side.Label = compareLabel(l, label)
 			side.Permalink = view{state: st, step: -1}.permalink()
 			tl, err := s.timeline(r.Context(), st)
 			var ie *engine.InputError
 			if errors.As(err, &ie) {
-				side.Error = ie.Error()
+				side.Error = inputError(l, ie)
 				continue
 			}
 			if err != nil {
@@ -57,9 +58,15 @@ func (s *server) handleCompare() http.Handler {
 	})
 }
 
-// compareLinks are the one-click comparisons that make sense for a state: a Job classic vs
-// native; any workload without vs with holdApplicationUntilProxyStarts.
+// compareLinks are compareLinksIn English, for a caller that has no request's language yet.
 func compareLinks(st State, docs []engine.Document) []web.CompareLink {
+	return compareLinksIn(i18n.For(i18n.Default), st, docs)
+}
+
+// compareLinksIn are the one-click comparisons that make sense for a state, labelled in l's
+// language: a Job classic vs native; any workload without vs with
+// holdApplicationUntilProxyStarts.
+func compareLinksIn(l *i18n.Localizer, st State, docs []engine.Document) []web.CompareLink {
 	var hasJob, hasWorkload bool
 	for _, d := range docs {
 		hasJob = hasJob || d.Kind == "Job" || d.Kind == "CronJob"
@@ -70,12 +77,12 @@ func compareLinks(st State, docs []engine.Document) []web.CompareLink {
 		a, b := st, st
 		a.Settings.Mode, b.Settings.Mode = engine.ModeClassic, engine.ModeNative
 		a.Settings.KubernetesVersion, b.Settings.KubernetesVersion = "", ""
-		out = append(out, web.CompareLink{Label: "Compare classic vs native", Href: compareHref(a, b, "classic sidecar", "native sidecar")})
+		out = append(out, web.CompareLink{Label: l.T("errors.compare.link-modes"), Href: compareHref(a, b, "classic sidecar", "native sidecar")})
 	}
 	if hasWorkload {
 		b := st
 		b.Steps = append(append([]engine.Step(nil), st.Steps...), engine.Step{Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStarts: true"})
-		out = append(out, web.CompareLink{Label: "Compare without vs with hold", Href: compareHref(st, b, "as is", "with holdApplicationUntilProxyStarts")})
+		out = append(out, web.CompareLink{Label: l.T("errors.compare.link-hold"), Href: compareHref(st, b, "as is", "with holdApplicationUntilProxyStarts")})
 	}
 	return out
 }
@@ -83,4 +90,22 @@ func compareLinks(st State, docs []engine.Document) []web.CompareLink {
 func compareHref(a, b State, la, lb string) string {
 	q := url.Values{"a": {EncodeState(a)}, "b": {EncodeState(b)}, "la": {la}, "lb": {lb}}
 	return "/compare?" + q.Encode()
+}
+
+// compareLabels are the labels compareLinks puts into a comparison's address, which stays
+// language-free, and the messages that say them in the reader's language.
+var compareLabels = map[string]string{
+	"classic sidecar":                      "errors.compare.classic",
+	"native sidecar":                       "errors.compare.native",
+	"as is":                                "errors.compare.as-is",
+	"with holdApplicationUntilProxyStarts": "errors.compare.with-hold",
+}
+
+// compareLabel is a side's label as the reader reads it: one of compareLinks' in their language,
+// any other (a person's own ?la=) as it is.
+func compareLabel(l *i18n.Localizer, label string) string {
+	if id, ok := compareLabels[label]; ok {
+		return l.T(id, "Option", "holdApplicationUntilProxyStarts")
+	}
+	return label
 }

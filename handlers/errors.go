@@ -6,31 +6,65 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/a-h/templ"
 	"github.com/go-chi/chi/v5/middleware"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/web"
 )
 
-// httpError is an error with the status and the message a person should see, and for a 503
-// how many seconds to wait before trying again (Retry-After; "1" when not set).
+// httpError is an error with the status and the message a person should see — a catalog id
+// (errors.…) and its parameters as pairs, worded in the reader's language where the answer is
+// written — and for a 503 how many seconds to wait before trying again (Retry-After; "1" when
+// not set). A parameter that is a msgRef is itself a message, worded in the same language.
 type httpError struct {
 	status     int
-	msg        string
+	id         string
+	args       []any
 	retryAfter string
 }
 
-func (e httpError) Error() string { return e.msg }
+// Error is the message in English, for logs and the tests.
+func (e httpError) Error() string { return e.in(i18n.For(i18n.Default)) }
 
-var errNotReady = httpError{status: http.StatusServiceUnavailable, msg: "sidecarlab is starting (rendering the default Istio installation); try again in a second."}
+// in words the message in l's language.
+func (e httpError) in(l *i18n.Localizer) string { return words(l, e.id, e.args) }
 
-// classify maps an error to a status and a message that is safe to show, and the input error
-// whose document, line and field the API's error body carries, if there is one. Unexpected
-// errors are logged and shown as "internal error" — never their text.
+// msgRef is a parameter that is a message of its own (an id), worded in the reader's language.
+type msgRef string
+
+// byteCount is a parameter that is a size, said in the reader's language (byteSizeIn).
+type byteCount int64
+
+// words words id with its parameters, a msgRef or a byteCount among them worded first.
+func words(l *i18n.Localizer, id string, args []any) string {
+	if len(args) == 0 {
+		return l.T(id)
+	}
+	worded := make([]any, len(args))
+	for i, a := range args {
+		switch v := a.(type) {
+		case msgRef:
+			a = l.T(string(v))
+		case byteCount:
+			a = byteSizeIn(l, int64(v))
+		}
+		worded[i] = a
+	}
+	return l.T(id, worded...)
+}
+
+var errNotReady = httpError{status: http.StatusServiceUnavailable, id: "errors.not-ready"}
+
+// classify maps an error to a status and a message that is safe to show, in the request's
+// language, and the input error whose document, line and field the API's error body carries, if
+// there is one. Unexpected errors are logged and shown as "internal error" — never their text.
 func (s *server) classify(r *http.Request, err error) (int, string, *engine.InputError) {
+	l := i18n.FromContext(r.Context())
 	var he httpError
 	var ie *engine.InputError
 	var bs badState
@@ -38,23 +72,42 @@ func (s *server) classify(r *http.Request, err error) (int, string, *engine.Inpu
 	var de documentErrors
 	switch {
 	case errors.As(err, &de):
-		return http.StatusUnprocessableEntity, de.Error(), de[0]
+		return http.StatusUnprocessableEntity, inputError(l, de[0]), de[0]
 	case errors.As(err, &he):
-		return he.status, he.msg, nil
+		return he.status, he.in(l), nil
 	case errors.As(err, &ie):
-		return http.StatusUnprocessableEntity, ie.Error(), ie
+		return http.StatusUnprocessableEntity, inputError(l, ie), ie
 	case errors.As(err, &bs):
-		return http.StatusBadRequest, bs.Error(), nil
+		return http.StatusBadRequest, bs.in(l), nil
 	case errors.As(err, &mbe):
-		return http.StatusRequestEntityTooLarge, "The request is too large: at most " + byteSize(mbe.Limit) + ".", nil
+		return http.StatusRequestEntityTooLarge, l.T("errors.request-too-large", "Limit", byteSizeIn(l, mbe.Limit)), nil
 	case errors.Is(err, context.DeadlineExceeded):
-		return http.StatusServiceUnavailable, "This took too long and was stopped; try a smaller input.", nil
+		return http.StatusServiceUnavailable, l.T("errors.too-slow"), nil
 	case errors.Is(err, r.Context().Err()) && r.Context().Err() != nil:
-		return statusClientClosedRequest, "request cancelled", nil
+		return statusClientClosedRequest, "request cancelled", nil // never shown: nobody is there
 	default:
 		s.log.ErrorContext(r.Context(), "internal error", "err", err, "path", r.URL.Path, "request_id", middleware.GetReqID(r.Context()))
-		return http.StatusInternalServerError, "Internal error. It has been logged.", nil
+		return http.StatusInternalServerError, l.T("errors.internal"), nil
 	}
+}
+
+// inputError is engine.InputError's Error() in l's language: where (document, line, field),
+// then the message, which is the engine's or Istio's own and stays as it is.
+func inputError(l *i18n.Localizer, e *engine.InputError) string {
+	var where []string
+	if e.Doc > 0 {
+		where = append(where, l.T("errors.input.doc", "Doc", e.Doc))
+	}
+	if e.Line > 0 {
+		where = append(where, l.T("errors.input.line", "Line", e.Line))
+	}
+	if e.Field != "" {
+		where = append(where, e.Field)
+	}
+	if len(where) == 0 {
+		return e.Msg
+	}
+	return l.T("errors.input.at", "Where", strings.Join(where, l.T("errors.input.sep")), "Message", e.Msg)
 }
 
 // statusClientClosedRequest is nginx's 499: the client went away before the answer was ready.
@@ -123,10 +176,11 @@ func (h appHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The page is rendered even when the request's context has ended (it timed out): the person
 	// gets the page, with their form, not bare text.
 	rr := r.WithContext(context.WithoutCancel(r.Context()))
+	l := i18n.FromContext(r.Context())
 	var page templ.Component
 	if r.Header.Get(partialHeader) != "" {
 		// The page script's request: only the error, which it shows beside the editor it keeps.
-		page = web.ActionError(status, http.StatusText(status), msg)
+		page = web.ActionError(status, statusTitle(l, status), msg)
 	} else {
 		var wf withForm
 		var form *web.Form
@@ -134,11 +188,33 @@ func (h appHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			form = &wf.form
 		}
 		back := form == nil && status == http.StatusRequestEntityTooLarge && r.Method == http.MethodPost
-		page = web.ErrorPageWith(status, http.StatusText(status), msg, form, back, versionLine())
+		page = web.ErrorPageWith(status, statusTitle(l, status), msg, form, back, versionLine())
 	}
 	if rerr := render(w, rr, status, page); rerr != nil {
 		http.Error(w, msg, status)
 	}
+}
+
+// statusTitles name the statuses the handlers answer with, for the error page's title; English
+// is net/http's StatusText.
+var statusTitles = map[int]string{
+	http.StatusBadRequest:            "errors.status.bad-request",
+	http.StatusForbidden:             "errors.status.forbidden",
+	http.StatusNotFound:              "errors.status.not-found",
+	http.StatusRequestEntityTooLarge: "errors.status.too-large",
+	http.StatusUnsupportedMediaType:  "errors.status.media-type",
+	http.StatusUnprocessableEntity:   "errors.status.unprocessable",
+	http.StatusInternalServerError:   "errors.status.internal",
+	http.StatusServiceUnavailable:    "errors.status.unavailable",
+	http.StatusInsufficientStorage:   "errors.status.storage",
+}
+
+// statusTitle is the status's name in l's language; net/http's for one the catalogs lack.
+func statusTitle(l *i18n.Localizer, status int) string {
+	if id, ok := statusTitles[status]; ok {
+		return l.T(id)
+	}
+	return http.StatusText(status)
 }
 
 // withForm is an error of a request whose state could not be shown (too slow, too large, the
@@ -200,11 +276,21 @@ func (s *server) recoverPanics(next http.Handler) http.Handler {
 					panic(v)
 				}
 				s.log.ErrorContext(r.Context(), "panic", "value", v, "path", r.URL.Path)
-				http.Error(w, "Internal error. It has been logged.", http.StatusInternalServerError)
+				// Before negotiateLanguage: the language is chosen here from the request itself.
+				http.Error(w, requestLocalizer(r).T("errors.internal"), http.StatusInternalServerError)
 			}
 		}()
 		next.ServeHTTP(w, r)
 	})
+}
+
+// byteSizeIn is byteSize in l's language: MiB and KiB are the same in every language, bytes
+// are not.
+func byteSizeIn(l *i18n.Localizer, n int64) string {
+	if n%(1<<10) == 0 && n >= 1<<10 {
+		return byteSize(n)
+	}
+	return l.T("errors.bytes", "N", n)
 }
 
 func byteSize(n int64) string {

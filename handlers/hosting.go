@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/go-chi/httprate"
+
+	"github.com/sidecarlab/sidecarlab/i18n"
 )
 
 // This file holds what makes the server safe to host for strangers: no cross-site writes, rate
@@ -14,7 +16,7 @@ import (
 // behind a trusted proxy.
 
 // errCrossSite answers a state-changing request that a browser sent from another site's page.
-var errCrossSite = httpError{status: http.StatusForbidden, msg: "This request came from another site's page, so it was refused. Open sidecarlab itself and try again."}
+var errCrossSite = httpError{status: http.StatusForbidden, id: "errors.cross-site"}
 
 // refuseCrossSite refuses every state-changing request (POST: the form, /share, the API) that a
 // browser sent from another origin, with net/http's CrossOriginProtection: Sec-Fetch-Site must
@@ -37,9 +39,10 @@ func (s *server) refuseCrossSite(next http.Handler) http.Handler {
 	})
 }
 
-// rateLimit limits requests per client (clientAddr's) to perMinute, with a 429 that names what
-// was limited; a negative perMinute is no limit. One limiter serves every route it wraps.
-func (s *server) rateLimit(perMinute int, what string) func(http.Handler) http.Handler {
+// rateLimit limits requests per client (clientAddr's) to perMinute, with a 429 that says what
+// was limited (the message id, errors.rate.…) in the request's language; a negative perMinute is
+// no limit. One limiter serves every route it wraps.
+func (s *server) rateLimit(perMinute int, id string) func(http.Handler) http.Handler {
 	if perMinute < 0 {
 		return func(next http.Handler) http.Handler { return next }
 	}
@@ -47,7 +50,7 @@ func (s *server) rateLimit(perMinute int, what string) func(http.Handler) http.H
 	return httprate.NewRateLimiter(perMinute, time.Minute, httprate.WithKeyFuncs(key),
 		httprate.WithLimitHandler(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Retry-After", "60")
-			http.Error(w, "Too many "+what+" from your address; try again in a minute.", http.StatusTooManyRequests)
+			http.Error(w, i18n.FromContext(r.Context()).T(id), http.StatusTooManyRequests)
 		})).Handler
 }
 

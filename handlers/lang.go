@@ -27,22 +27,27 @@ func negotiateLanguage(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		var cookie string
-		if c, err := r.Cookie(langCookie); err == nil {
-			cookie = c.Value
-		}
-		var query string
-		if strings.Contains(r.URL.RawQuery, "lang=") {
-			query = r.URL.Query().Get("lang")
-		}
 		w.Header().Add("Vary", "Accept-Language, Cookie")
-		l := i18n.For(i18n.Negotiate(query, cookie, r.Header.Get("Accept-Language")))
+		l := requestLocalizer(r)
 		ctx := i18n.NewContext(r.Context(), l)
 		if r.Method == http.MethodGet || r.Method == http.MethodHead {
 			ctx = web.WithBack(ctx, backTo(r.URL))
 		}
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
+}
+
+// requestLocalizer is the Localizer of the language r asks for (i18n.Negotiate).
+func requestLocalizer(r *http.Request) *i18n.Localizer {
+	var cookie string
+	if c, err := r.Cookie(langCookie); err == nil {
+		cookie = c.Value
+	}
+	var query string
+	if strings.Contains(r.URL.RawQuery, "lang=") {
+		query = r.URL.Query().Get("lang")
+	}
+	return i18n.For(i18n.Negotiate(query, cookie, r.Header.Get("Accept-Language")))
 }
 
 // backTo is the address the language switcher returns to: this page's, without a ?lang= (which
@@ -65,11 +70,11 @@ func backTo(u *url.URL) string {
 func (s *server) handleLanguage() http.Handler {
 	return s.pageHandler(func(w http.ResponseWriter, r *http.Request) error {
 		if err := r.ParseForm(); err != nil {
-			return httpError{status: http.StatusBadRequest, msg: "The language form could not be read."}
+			return httpError{status: http.StatusBadRequest, id: "errors.lang.form"}
 		}
 		code := r.PostForm.Get("lang")
 		if i18n.For(code).Lang() != code {
-			return httpError{status: http.StatusUnprocessableEntity, msg: "sidecarlab speaks " + strings.Join(i18n.Codes, ", ") + "; not " + quoteShort(code) + "."}
+			return httpError{status: http.StatusUnprocessableEntity, id: "errors.lang.unknown", args: []any{"Codes", strings.Join(i18n.Codes, ", "), "Code", quoteShort(code)}}
 		}
 		http.SetCookie(w, &http.Cookie{Name: langCookie, Value: code, Path: "/", MaxAge: int(365 * 24 * time.Hour / time.Second),
 			SameSite: http.SameSiteLaxMode, HttpOnly: true, Secure: r.TLS != nil})

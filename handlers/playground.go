@@ -17,6 +17,7 @@ import (
 	"github.com/a-h/templ"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/explain"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/web"
 )
@@ -116,7 +117,7 @@ func readView(r *http.Request) (view, error) {
 	if s := q.Get("step"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 0 {
-			return v, httpError{status: http.StatusBadRequest, msg: "step must be a step number (0, 1, 2, …)."}
+			return v, httpError{status: http.StatusBadRequest, id: "errors.form.step", args: []any{"Param", "step"}}
 		}
 		v.step = n
 	}
@@ -128,14 +129,14 @@ func readView(r *http.Request) (view, error) {
 	if s := q.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > maxLimit {
-			return v, httpError{status: http.StatusBadRequest, msg: "limit must be a number of documents from 1 to 100,000."}
+			return v, httpError{status: http.StatusBadRequest, id: "errors.form.limit", args: []any{"Param", "limit"}}
 		}
 		v.limit = n
 	}
 	if s := q.Get("replicas"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > 10_000_000 {
-			return v, httpError{status: http.StatusBadRequest, msg: "replicas must be a number of pods from 1 to 10,000,000."}
+			return v, httpError{status: http.StatusBadRequest, id: "errors.form.replicas", args: []any{"Param", "replicas"}}
 		}
 		v.replicas = n
 	}
@@ -176,7 +177,7 @@ func (s *server) handlePlayground() http.Handler {
 // when the page's script asks (partialHeader). Its address carries the state, so it warns when
 // that gives away values that look secret (linkSecretsBanner).
 func (s *server) renderView(w http.ResponseWriter, r *http.Request, v view) error {
-	return s.renderViewWith(w, r, v, s.linkSecretsBanner(v))
+	return s.renderViewWith(w, r, v, s.linkSecretsBanner(explain.For(r.Context()), v))
 }
 
 // pageExtras are what a caller may add to a rendered view: a short link, a banner.
@@ -263,7 +264,7 @@ func (s *server) formView(w http.ResponseWriter, r *http.Request) (view, error) 
 		if errors.As(err, &mbe) {
 			return view{}, mbe
 		}
-		return view{}, httpError{status: http.StatusBadRequest, msg: "The form could not be read."}
+		return view{}, httpError{status: http.StatusBadRequest, id: "errors.form.unreadable"}
 	}
 	f := r.PostForm
 	// Every field must be text: a permalink's JSON would silently turn other bytes into U+FFFD.
@@ -271,7 +272,7 @@ func (s *server) formView(w http.ResponseWriter, r *http.Request) (view, error) 
 		for _, val := range f[field] {
 			if at := invalidUTF8At(val); at >= 0 {
 				return view{}, &engine.InputError{Field: shortName(field), Line: 1 + strings.Count(val[:at], "\n"),
-					Msg: "this is not UTF-8 text (Kubernetes reads YAML as UTF-8)"}
+					Msg: i18n.FromContext(r.Context()).T("errors.input.not-utf8")}
 			}
 		}
 	}
@@ -295,7 +296,7 @@ func (s *server) formView(w http.ResponseWriter, r *http.Request) (view, error) 
 	}
 	if js := f.Get("steps"); js != "" {
 		if err := json.Unmarshal([]byte(js), &st.Steps); err != nil {
-			return view{}, httpError{status: http.StatusBadRequest, msg: "The form's steps could not be read."}
+			return view{}, httpError{status: http.StatusBadRequest, id: "errors.form.steps"}
 		}
 	}
 	v := view{state: st, tab: f.Get("tab"), step: -1, query: cleanQuery(f.Get("q"))}
@@ -330,14 +331,14 @@ func (s *server) formView(w http.ResponseWriter, r *http.Request) (view, error) 
 	case f.Get("remove") != "":
 		k, err := strconv.Atoi(f.Get("remove"))
 		if err != nil || k < 1 || k > len(st.Steps) {
-			return view{}, httpError{status: http.StatusBadRequest, msg: "There is no such step to remove."}
+			return view{}, httpError{status: http.StatusBadRequest, id: "errors.form.no-step"}
 		}
 		st.Steps = append(st.Steps[:k-1:k-1], st.Steps[k:]...)
 		v.tab = "timeline"
 	case f.Get("fix") != "":
 		var fix []engine.Step
 		if err := json.Unmarshal([]byte(f.Get("fix")), &fix); err != nil {
-			return view{}, httpError{status: http.StatusBadRequest, msg: "The fix could not be read."}
+			return view{}, httpError{status: http.StatusBadRequest, id: "errors.form.fix"}
 		}
 		st.Steps = append(st.Steps, fix...)
 		v.tab = "pitfalls"
@@ -351,7 +352,7 @@ func (s *server) formView(w http.ResponseWriter, r *http.Request) (view, error) 
 	case f.Get("action") == "capacity":
 		v.replicas = atoiOr(f.Get("replicas"), 0)
 		if v.replicas < 1 || v.replicas > 10_000_000 {
-			return view{}, httpError{status: http.StatusBadRequest, msg: "Pods must be a number from 1 to 10,000,000."}
+			return view{}, httpError{status: http.StatusBadRequest, id: "errors.form.pods"}
 		}
 		v.tab = "lifecycle"
 	case f.Get("action") == "upload":
@@ -381,7 +382,7 @@ func (s *server) formView(w http.ResponseWriter, r *http.Request) (view, error) 
 // uploadedManifest joins the uploaded files into one multi-document manifest, in the order given.
 func uploadedManifest(r *http.Request) (string, error) {
 	if r.MultipartForm == nil || len(r.MultipartForm.File["files"]) == 0 {
-		return "", httpError{status: http.StatusBadRequest, msg: "Choose one or more files to upload."}
+		return "", httpError{status: http.StatusBadRequest, id: "errors.form.no-files"}
 	}
 	var parts []string
 	for _, fh := range r.MultipartForm.File["files"] {
@@ -396,7 +397,7 @@ func uploadedManifest(r *http.Request) (string, error) {
 		}
 		if at := invalidUTF8At(string(b)); at >= 0 {
 			return "", &engine.InputError{Field: "file " + shortName(fh.Filename), Line: 1 + bytes.Count(b[:at], []byte("\n")),
-				Msg: "this is not UTF-8 text (Kubernetes reads YAML as UTF-8)"}
+				Msg: i18n.FromContext(r.Context()).T("errors.input.not-utf8")}
 		}
 		parts = append(parts, strings.TrimSuffix(strings.ReplaceAll(string(b), "\r\n", "\n"), "\n")+"\n")
 	}

@@ -23,7 +23,7 @@ func (s *server) handleRaw(name string) http.Handler {
 			return err
 		}
 		if r.URL.Query().Get("s") == "" {
-			return httpError{status: http.StatusBadRequest, msg: "Give the state: ?s=… (any permalink's)."}
+			return httpError{status: http.StatusBadRequest, id: "errors.raw.no-state"}
 		}
 		return s.writeRaw(w, r, name, v)
 	})

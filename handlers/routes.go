@@ -105,8 +105,8 @@ func New(logger *slog.Logger, eng func() Engine, cfg Config) http.Handler {
 
 	// Everything else counts against one of two per-client limits: shares (link-store writes)
 	// against theirs, every other request against the read limit.
-	reads := s.rateLimit(cfg.RatePerMinute, "requests")
-	writes := s.rateLimit(cfg.WriteRatePerMinute, "shared links")
+	reads := s.rateLimit(cfg.RatePerMinute, "errors.rate.requests")
+	writes := s.rateLimit(cfg.WriteRatePerMinute, "errors.rate.links")
 	r.With(writes, s.refuseCrossSite, s.requireEngine(htmlErrors)).Post("/share", s.handleShare().ServeHTTP)
 	r.With(writes, s.refuseCrossSite, s.requireEngine(jsonErrors)).Post("/api/v1/share", s.handleAPIShare().ServeHTTP)
 	r.Group(func(r chi.Router) {
@@ -191,7 +191,7 @@ func compressor() *middleware.Compressor {
 	return c
 }
 
-var errBusy = httpError{status: http.StatusServiceUnavailable, msg: "sidecarlab is busy; try again in a moment."}
+var errBusy = httpError{status: http.StatusServiceUnavailable, id: "errors.busy"}
 
 // timeline runs the engine within the bound on concurrent injections (see acquire).
 func (s *server) timeline(ctx context.Context, st State) (*engine.Timeline, error) {
@@ -223,8 +223,8 @@ func (s *server) acquire(ctx context.Context) (release func(), err error) {
 // may carry (--max-body), however it came: a link's state inflates up to 4 MiB otherwise.
 func (s *server) timelineHeld(ctx context.Context, st State) (*engine.Timeline, error) {
 	if n := st.size(); n > s.cfg.MaxBodyBytes {
-		return nil, httpError{status: http.StatusRequestEntityTooLarge,
-			msg: "This state holds " + byteSize(n) + " of manifest, annotations and options; this server takes at most " + byteSize(s.cfg.MaxBodyBytes) + " (--max-body)."}
+		return nil, httpError{status: http.StatusRequestEntityTooLarge, id: "errors.state-too-large",
+			args: []any{"Size", byteCount(n), "Limit", byteCount(s.cfg.MaxBodyBytes), "Flag", "--max-body"}}
 	}
 	return s.eng().Timeline(ctx, []byte(st.Manifest), st.Steps, st.Settings)
 }
@@ -232,7 +232,7 @@ func (s *server) timelineHeld(ctx context.Context, st State) (*engine.Timeline, 
 // handleNotFound answers a path no route has, as a page.
 func (s *server) handleNotFound() http.Handler {
 	return s.pageHandler(func(w http.ResponseWriter, r *http.Request) error {
-		return httpError{status: http.StatusNotFound, msg: "There is no page at " + r.URL.Path + "."}
+		return httpError{status: http.StatusNotFound, id: "errors.not-found", args: []any{"Path", bound(r.URL.Path, 256)}}
 	})
 }
 

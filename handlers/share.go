@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -14,6 +13,8 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/explain"
+	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/web"
 )
 
@@ -59,10 +60,10 @@ type LinkStoreHealth interface {
 	Health() error
 }
 
-var errNoSharing = httpError{status: http.StatusNotFound, msg: "Sharing is off on this server (no link store)."}
+var errNoSharing = httpError{status: http.StatusNotFound, id: "errors.share.off"}
 
 // keepsView is said with every store failure: the view itself never needed the store.
-const keepsView = " The page's own address (the long link) keeps the whole view without it."
+const keepsView = msgRef("errors.store.keeps-view")
 
 // storeError turns a link store's failure into what the person is told: never the generic 500,
 // always why and, where waiting helps, Retry-After. op is "share" or "open". The store's own
@@ -73,9 +74,9 @@ func (s *server) storeError(reqCtx, storeCtx context.Context, op string, err err
 	}
 	s.metrics.storeErrors.Inc()
 	s.log.WarnContext(reqCtx, "link store", "op", op, "err", err, "request_id", middleware.GetReqID(reqCtx))
-	what := "Sharing is unavailable"
+	what := msgRef("errors.store.share-unavailable")
 	if op == "open" {
-		what = "Shared links cannot be opened right now"
+		what = msgRef("errors.store.open-unavailable")
 	}
 	switch {
 	case errors.Is(err, ErrLinkStoreFull):
@@ -83,13 +84,13 @@ func (s *server) storeError(reqCtx, storeCtx context.Context, op string, err err
 			// A full store still reads; this is a store that failed for some other reason too.
 			break
 		}
-		return httpError{status: http.StatusInsufficientStorage, msg: "Sharing is unavailable: the link store is full. Links made before still open." + keepsView}
+		return httpError{status: http.StatusInsufficientStorage, id: "errors.share.full", args: []any{"KeepsView", keepsView}}
 	case errors.Is(err, ErrLinkStoreReadOnly):
-		return httpError{status: http.StatusServiceUnavailable, retryAfter: "60", msg: what + ": the link store cannot be written; try again later." + keepsView}
+		return httpError{status: http.StatusServiceUnavailable, retryAfter: "60", id: "errors.store.read-only", args: []any{"What", what, "KeepsView", keepsView}}
 	case storeCtx.Err() != nil || errors.Is(err, context.DeadlineExceeded):
-		return httpError{status: http.StatusServiceUnavailable, retryAfter: "30", msg: what + ": the link store did not answer in time; try again later." + keepsView}
+		return httpError{status: http.StatusServiceUnavailable, retryAfter: "30", id: "errors.store.timeout", args: []any{"What", what, "KeepsView", keepsView}}
 	}
-	return httpError{status: http.StatusServiceUnavailable, retryAfter: "30", msg: what + ": the link store does not answer; try again later." + keepsView}
+	return httpError{status: http.StatusServiceUnavailable, retryAfter: "30", id: "errors.store.down", args: []any{"What", what, "KeepsView", keepsView}}
 }
 
 // linkStoreState is the store's state for /readyz?verbose — off, ok, or what is wrong — and
@@ -124,7 +125,7 @@ func (s *server) sharedLink(reqCtx context.Context, id string) (Link, State, err
 	defer cancel()
 	l, err := s.cfg.Links.Get(ctx, id)
 	if errors.Is(err, ErrLinkNotFound) {
-		return Link{}, State{}, httpError{status: http.StatusNotFound, msg: "There is no shared link with this id."}
+		return Link{}, State{}, httpError{status: http.StatusNotFound, id: "errors.share.no-link"}
 	}
 	if err != nil {
 		return Link{}, State{}, s.storeError(reqCtx, ctx, "open", err)
@@ -142,10 +143,10 @@ var kindRE = regexp.MustCompile(`(?m)(^|[{,\s])["']?kind["']?\s*:\s*["']?[A-Za-z
 // Kubernetes object in it at all. States Istio rejects are shareable: they show its error.
 func (s *server) shareable(st State, js []byte) error {
 	if int64(len(js)) > s.cfg.MaxBodyBytes {
-		return httpError{status: http.StatusRequestEntityTooLarge, msg: "This view is too large to share: at most " + byteSize(s.cfg.MaxBodyBytes) + " is stored." + keepsView}
+		return httpError{status: http.StatusRequestEntityTooLarge, id: "errors.share.too-large", args: []any{"Limit", byteCount(s.cfg.MaxBodyBytes), "KeepsView", keepsView}}
 	}
 	if !kindRE.MatchString(st.Manifest) {
-		return httpError{status: http.StatusUnprocessableEntity, msg: "There is nothing to share: the manifest has no Kubernetes object in it (no kind:)."}
+		return httpError{status: http.StatusUnprocessableEntity, id: "errors.share.no-object", args: []any{"Field", "kind:"}}
 	}
 	return nil
 }
@@ -176,7 +177,7 @@ func (s *server) handleShare() http.Handler {
 			return withForm{err: err, form: formOf(v)}
 		}
 		if total > 0 {
-			return render(w, r, http.StatusOK, web.ShareSecretsPage(shareSecretsView(v, findings, total), versionLine()))
+			return render(w, r, http.StatusOK, web.ShareSecretsPage(shareSecretsView(explain.For(r.Context()), v, findings, total), versionLine()))
 		}
 		l, err := s.linkFor(r.Context(), st)
 		if err != nil {
@@ -251,11 +252,11 @@ func (s *server) handleShortLink() http.Handler {
 			p.shortLink = "/s/" + id
 			cur := engine.Version().Istio
 			if l.Istio != "" && l.Istio != cur && tl != nil {
-				same := "the output differs from what it showed then"
+				id := "errors.link.istio-differs"
 				if l.OutputHash != "" && outputHash(tl) == l.OutputHash {
-					same = "the output is the same as it was then"
+					id = "errors.link.istio-same"
 				}
-				p.banner = fmt.Sprintf("This link was made with Istio %s and is shown with Istio %s: %s.", l.Istio, cur, same)
+				p.banner = i18n.FromContext(r.Context()).T(id, "Then", l.Istio, "Now", cur)
 			}
 		})
 	})

@@ -73,7 +73,7 @@ func readSecretsChoice(v string) (secretsChoice, error) {
 	case secretsAsk, secretsRedact, secretsAllow:
 		return c, nil
 	}
-	return "", httpError{status: http.StatusBadRequest, msg: `The form's "secrets" field must be "redact" or "allow".`}
+	return "", httpError{status: http.StatusBadRequest, id: "errors.share.secrets-choice", args: []any{"Field", `"secrets"`, "Redact", `"redact"`, "Allow", `"allow"`}}
 }
 
 // secretsGate is what every share passes before anything is stored: the manifest and the
@@ -100,17 +100,17 @@ func secretsGate(st State, choice secretsChoice) (State, []engine.SecretFinding,
 	return st, findings, total + len(steps), nil
 }
 
-// shareSecretsView is the page that lists the findings and asks.
-func shareSecretsView(v view, findings []engine.SecretFinding, total int) web.ShareSecrets {
+// shareSecretsView is the page that lists the findings and asks, in words' language.
+func shareSecretsView(words explain.Words, v view, findings []engine.SecretFinding, total int) web.ShareSecrets {
 	p := web.ShareSecrets{
-		Headline: explain.English.SecretsFound(total),
-		Choice:   explain.English.SecretsChoice(),
-		More:     explain.English.SecretsMore(len(findings), total),
+		Headline: words.SecretsFound(total),
+		Choice:   words.SecretsChoice(),
+		More:     words.SecretsMore(len(findings), total),
 		Form:     formOf(v),
 		Cancel:   v.permalink(),
 	}
 	for _, f := range findings {
-		p.Rows = append(p.Rows, web.SecretRow{Where: explain.English.SecretWhere(f), Kind: explain.English.SecretKind(f.Kind), Path: f.Path, Excerpt: f.Excerpt})
+		p.Rows = append(p.Rows, web.SecretRow{Where: words.SecretWhere(f), Kind: words.SecretKind(f.Kind), Path: f.Path, Excerpt: f.Excerpt})
 	}
 	return p
 }
@@ -118,10 +118,10 @@ func shareSecretsView(v view, findings []engine.SecretFinding, total int) web.Sh
 // linkSecretsBanner warns on a view whose address carries its state (a long ?s= link) when
 // the manifest holds values that look secret. It does not block: the person already has the
 // link; the warning says what it gives away.
-func (s *server) linkSecretsBanner(v view) func(*pageExtras, *engine.Timeline) {
+func (s *server) linkSecretsBanner(words explain.Words, v view) func(*pageExtras, *engine.Timeline) {
 	return func(p *pageExtras, _ *engine.Timeline) {
 		if total := s.secretTotals.total(v.state.Manifest) + len(engine.ScanSteps(v.state.Steps)); total > 0 {
-			p.banner = explain.English.SecretsInLink(total)
+			p.banner = words.SecretsInLink(total)
 		}
 	}
 }
@@ -177,7 +177,7 @@ func (s *server) handleAPIShare() http.Handler {
 			return err // a link with it would not load: 422, naming the field
 		}
 		if req.Redact && req.AllowSecrets {
-			return httpError{status: http.StatusBadRequest, msg: `Send "redact" or "allowSecrets", not both.`}
+			return httpError{status: http.StatusBadRequest, id: "errors.api.redact-and-allow", args: []any{"Redact", `"redact"`, "Allow", `"allowSecrets"`}}
 		}
 		choice := secretsAsk
 		switch {
@@ -192,9 +192,10 @@ func (s *server) handleAPIShare() http.Handler {
 			return err
 		}
 		if total > 0 {
+			words := explain.For(r.Context())
 			return writeJSON(w, http.StatusUnprocessableEntity, SecretsResponse{
-				Error:   apiErrorBody{Status: http.StatusUnprocessableEntity, Message: explain.English.SecretsFound(total) + " " + explain.English.SecretsAPIChoice()},
-				Secrets: explain.English.SecretFindings(findings),
+				Error:   apiErrorBody{Status: http.StatusUnprocessableEntity, Message: words.SecretsFound(total) + " " + words.SecretsAPIChoice()},
+				Secrets: words.SecretFindings(findings),
 				Total:   total,
 			})
 		}
@@ -228,7 +229,7 @@ func (s *server) handleAPILink() http.Handler {
 // fields.
 func readJSONBody(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-		return httpError{status: http.StatusUnsupportedMediaType, msg: "Send the request as application/json (Content-Type: application/json)."}
+		return httpError{status: http.StatusUnsupportedMediaType, id: "errors.api.content-type", args: []any{"Type", "application/json", "Header", "Content-Type: application/json"}}
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
@@ -236,19 +237,19 @@ func readJSONBody(w http.ResponseWriter, r *http.Request, limit int64, v any) er
 		if errors.As(err, &mbe) {
 			return mbe
 		}
-		return httpError{status: http.StatusBadRequest, msg: "The request body could not be read."}
+		return httpError{status: http.StatusBadRequest, id: "errors.api.body"}
 	}
 	if !utf8.Valid(body) {
-		return httpError{status: http.StatusBadRequest, msg: "The request is not UTF-8 (JSON must be)."}
+		return httpError{status: http.StatusBadRequest, id: "errors.api.utf8"}
 	}
 	dec := json.NewDecoder(strings.NewReader(string(body)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		// The decoder's message may quote the request (an unknown field's name): bounded.
-		return httpError{status: http.StatusBadRequest, msg: "The request is not valid JSON for this endpoint: " + bound(err.Error(), 300)}
+		return httpError{status: http.StatusBadRequest, id: "errors.api.json", args: []any{"Reason", bound(err.Error(), 300)}}
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return httpError{status: http.StatusBadRequest, msg: "The request has more after its JSON object; send one object."}
+		return httpError{status: http.StatusBadRequest, id: "errors.api.trailing"}
 	}
 	return nil
 }

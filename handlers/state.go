@@ -6,12 +6,12 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"strings"
 	"sync"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/i18n"
 )
 
 // StateVersion is the version of the state format written into links. Decoding keeps accepting
@@ -55,14 +55,23 @@ func EncodeState(s State) string {
 	return base64.RawURLEncoding.EncodeToString(buf.Bytes())
 }
 
-// badState is a permalink that cannot be read.
-type badState struct{ msg string }
+// badState is a permalink that cannot be read: why, as a message id (errors.state.…) and its
+// parameters, worded where the answer is written.
+type badState struct {
+	id   string
+	args []any
+}
 
-func (e badState) Error() string { return "this link cannot be read: " + e.msg }
+// Error is the message in English, for logs and the tests.
+func (e badState) Error() string { return e.in(i18n.For(i18n.Default)) }
+
+// in words the message in l's language.
+func (e badState) in(l *i18n.Localizer) string {
+	return l.T("errors.state.unreadable", "Reason", words(l, e.id, e.args))
+}
 
 // errTruncated is a link whose end is missing: chat clients and terminals cut long links.
-var errTruncated = badState{"it looks truncated: its end is missing (chat clients sometimes cut long links). " +
-	"Ask for the short link instead (the Share button makes one, /s/…), or copy the whole link again."}
+var errTruncated = badState{id: "errors.state.truncated"}
 
 // DecodeState reads a permalink's state.
 func DecodeState(text string) (State, error) {
@@ -75,7 +84,7 @@ func DecodeState(text string) (State, error) {
 			// Only the last character is wrong: a length base64 never makes, as a cut one has.
 			return s, errTruncated
 		}
-		return s, badState{"it is not base64url"}
+		return s, badState{id: "errors.state.not-base64"}
 	}
 	zr := flate.NewReader(bytes.NewReader(raw))
 	defer zr.Close()
@@ -85,10 +94,10 @@ func DecodeState(text string) (State, error) {
 		return s, errTruncated
 	}
 	if err != nil {
-		return s, badState{"it is not deflate-compressed"}
+		return s, badState{id: "errors.state.not-deflate"}
 	}
 	if len(js) > maxStateBytes {
-		return s, badState{"it is larger than 4 MiB"}
+		return s, badState{id: "errors.state.too-large", args: []any{"Limit", byteSize(maxStateBytes)}}
 	}
 	return decodeStateJSON(js)
 }
@@ -124,13 +133,13 @@ func decodeStateJSON(js []byte) (State, error) {
 	var s State
 	dec := json.NewDecoder(bytes.NewReader(js))
 	if err := dec.Decode(&s); err != nil {
-		return s, badState{"it is not a sidecarlab state"}
+		return s, badState{id: "errors.state.not-state"}
 	}
 	switch {
 	case s.Version < 1:
-		return s, badState{"it has no version"}
+		return s, badState{id: "errors.state.no-version"}
 	case s.Version > StateVersion:
-		return s, badState{fmt.Sprintf("it was made by a newer sidecarlab (state v%d; this one reads up to v%d)", s.Version, StateVersion)}
+		return s, badState{id: "errors.state.newer", args: []any{"Version", s.Version, "Max", StateVersion}}
 	}
 	// A namespace the API server would refuse (a link made by hand): 422, naming the field.
 	if err := checkNamespace(s.Settings.Namespace); err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/explain"
+	"github.com/sidecarlab/sidecarlab/i18n"
 )
 
 // Item is one finding at its place.
@@ -38,17 +39,18 @@ const (
 // Formats are the formats Write knows, in the order a usage line lists them.
 var Formats = []string{"text", "json", "sarif", "github"}
 
-// Write writes items in format (one of Formats).
-func Write(w io.Writer, format string, items []Item) error {
+// Write writes items in format (one of Formats). The formats a person reads (text, github) are
+// in l's language; JSON and SARIF, which tools read, are always in English.
+func Write(w io.Writer, format string, l *i18n.Localizer, items []Item) error {
 	switch format {
 	case "text":
-		return Text(w, items)
+		return Text(w, explain.In(l), items)
 	case "json":
 		return JSON(w, items)
 	case "sarif":
 		return SARIF(w, items)
 	case "github":
-		return GitHub(w, items)
+		return GitHub(w, l, items)
 	}
 	return fmt.Errorf("unknown format %q", format)
 }
@@ -67,10 +69,10 @@ func reported(items []Item) []Item {
 // Text writes one line per finding, as compilers and linters do, so editors and CI problem
 // matchers pick them up: file:line:col: severity: message [check]. A line break inside a value
 // is written as \n, so each finding stays on its line.
-func Text(w io.Writer, items []Item) error {
+func Text(w io.Writer, words explain.Words, items []Item) error {
 	for _, it := range reported(items) {
 		_, err := fmt.Fprintf(w, "%s:%d:%d: %s: %s [%s]\n", oneLine(it.File), it.Location.Line, it.Location.Column,
-			it.Finding.Severity, oneLine(explain.English.Message(it.Finding)), it.Finding.Check)
+			it.Finding.Severity, oneLine(words.Message(it.Finding)), it.Finding.Check)
 		if err != nil {
 			return err
 		}
@@ -115,13 +117,14 @@ func JSON(w io.Writer, items []Item) error {
 // GitHub writes GitHub Actions workflow commands, which annotate the pull request's files:
 // ::warning file=F,line=L,col=C,title=CHECK::message (an error is ::error, an info ::notice).
 // Values are escaped as GitHub's toolkit escapes them, so nothing a manifest holds can end the
-// line and start a command of its own.
-func GitHub(w io.Writer, items []Item) error {
+// line and start a command of its own. The messages, which people read, are in l's language.
+func GitHub(w io.Writer, l *i18n.Localizer, items []Item) error {
+	words := explain.In(l)
 	for _, it := range reported(items) {
 		f := it.Finding
-		msg := explain.English.Message(f)
-		if fix := explain.English.FixText(f); fix != "" {
-			msg += " Fix: " + fix
+		msg := words.Message(f)
+		if fix := words.FixText(f); fix != "" {
+			msg += l.T("cli.report.fix", "Fix", fix)
 		}
 		_, err := fmt.Fprintf(w, "::%s file=%s,line=%d,col=%d,title=%s::%s\n", githubLevel(f.Severity),
 			escapeProperty(it.File), it.Location.Line, it.Location.Column, escapeProperty(f.Check), escapeData(msg))

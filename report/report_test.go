@@ -15,6 +15,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/explain"
+	"github.com/sidecarlab/sidecarlab/i18n"
 )
 
 func TestMain(m *testing.M) {
@@ -104,7 +105,7 @@ func TestText(t *testing.T) {
 		t.Fatalf("findings: %+v", items)
 	}
 	var b strings.Builder
-	if err := Text(&b, items); err != nil {
+	if err := Text(&b, explain.English, items); err != nil {
 		t.Fatal(err)
 	}
 	want := fmt.Sprintf("jobs/migrate.yaml:9:9: warning: %s [unknown-istio-annotation]\njobs/migrate.yaml:12:7: error: %s [job-classic-sidecar]\n",
@@ -115,7 +116,7 @@ func TestText(t *testing.T) {
 
 	// A line break in a value stays on its finding's line, written as \n.
 	b.Reset()
-	if err := Text(&b, findings(t, "web.yaml", hostile)); err != nil {
+	if err := Text(&b, explain.English, findings(t, "web.yaml", hostile)); err != nil {
 		t.Fatal(err)
 	}
 	if lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n"); len(lines) != 1 || strings.Contains(b.String(), "\r") ||
@@ -162,7 +163,7 @@ func TestGitHub(t *testing.T) {
 		t.Fatalf("findings: %+v", items)
 	}
 	var b strings.Builder
-	if err := GitHub(&b, items); err != nil {
+	if err := GitHub(&b, i18n.For("en"), items); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -206,20 +207,58 @@ func TestWriteFormats(t *testing.T) {
 	items := findings(t, "jobs/migrate.yaml", job)
 	for _, f := range Formats {
 		var a, b bytes.Buffer
-		if err := Write(&a, f, items); err != nil {
+		if err := Write(&a, f, i18n.For("en"), items); err != nil {
 			t.Fatal(err)
 		}
 		direct := map[string]func(*bytes.Buffer, []Item) error{
-			"text":   func(w *bytes.Buffer, it []Item) error { return Text(w, it) },
+			"text":   func(w *bytes.Buffer, it []Item) error { return Text(w, explain.English, it) },
 			"json":   func(w *bytes.Buffer, it []Item) error { return JSON(w, it) },
 			"sarif":  func(w *bytes.Buffer, it []Item) error { return SARIF(w, it) },
-			"github": func(w *bytes.Buffer, it []Item) error { return GitHub(w, it) },
+			"github": func(w *bytes.Buffer, it []Item) error { return GitHub(w, i18n.For("en"), it) },
 		}[f]
 		if err := direct(&b, items); err != nil || a.String() != b.String() {
 			t.Errorf("Write(%s) differs from its writer", f)
 		}
 	}
-	if err := Write(&bytes.Buffer{}, "xml", items); err == nil {
+	if err := Write(&bytes.Buffer{}, "xml", i18n.For("en"), items); err == nil {
 		t.Error("Write accepted an unknown format")
+	}
+}
+
+// TestPeopleFormatsInTheReadersLanguage: text and github are worded in the language given (the
+// fix's label too); JSON and SARIF, which tools read, are the same bytes in every language.
+func TestPeopleFormatsInTheReadersLanguage(t *testing.T) {
+	items := findings(t, "jobs/migrate.yaml", job)
+	ja := i18n.For("ja")
+	var gh strings.Builder
+	if err := GitHub(&gh, ja, items); err != nil {
+		t.Fatal(err)
+	}
+	words := explain.In(ja)
+	want := words.Message(items[0].Finding) + " 修正: " + words.FixText(items[0].Finding)
+	if words.FixText(items[0].Finding) == "" || !strings.Contains(gh.String(), "::"+escapeData(want)+"\n") || strings.Contains(gh.String(), " Fix: ") {
+		t.Errorf("ja github: %q, want the message %q", gh.String(), want)
+	}
+	var text strings.Builder
+	if err := Text(&text, words, items); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), ": "+oneLine(words.Message(items[0].Finding))+" [") {
+		t.Errorf("ja text: %q", text.String())
+	}
+	for _, f := range []string{"json", "sarif"} {
+		var en, other bytes.Buffer
+		if err := Write(&en, f, i18n.For("en"), items); err != nil {
+			t.Fatal(err)
+		}
+		if err := Write(&other, f, ja, items); err != nil {
+			t.Fatal(err)
+		}
+		if en.Len() == 0 || en.String() != other.String() {
+			t.Errorf("%s differs with the language", f)
+		}
+	}
+	if m := i18n.Missing(); len(m) > 0 {
+		t.Errorf("missing messages: %q", m)
 	}
 }

@@ -7,6 +7,8 @@
 # What it brings, in order:
 #   - Debian's `chromium`, for the browser tests (e2e/). When it is missing it is installed with
 #     apt-get if this runs as root; otherwise the script stops and says how to install it.
+#   - Debian's `fonts-noto-cjk`, so that the browser tests' Japanese and Korean screenshots show
+#     their glyphs rather than empty boxes (e2e/lang_test.go); installed like chromium.
 #   - GNU `patch` (Debian's `patch`, priority optional, so not always there), which the engine's
 #     tests apply every unified diff with (engine/patch_test.go); installed like chromium.
 #   - PostgreSQL, for the link store's tests (store/). If SIDECARLAB_TEST_POSTGRES is set, that
@@ -102,6 +104,13 @@ done
 if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then
   apt_install chromium "the browser tests (make e2e)"
   command -v chromium >/dev/null 2>&1 || die "chromium is still not on PATH after installing it"
+fi
+
+# --- CJK fonts, for the browser tests' Japanese and Korean pages (e2e/lang_test.go). Checked by
+# the package (dpkg) or, off Debian, by fonts that fontconfig knows for both languages.
+has_font() { fc-list ":lang=$1" 2>/dev/null | grep -q .; }
+if ! dpkg -s fonts-noto-cjk >/dev/null 2>&1 && ! { has_font ja && has_font ko; }; then
+  apt_install fonts-noto-cjk "the browser tests' Japanese and Korean screenshots (make e2e)"
 fi
 
 # --- GNU patch, to check that the unified diff is a patch (engine/patch_test.go).

@@ -23,32 +23,25 @@ func newAdmitCmd(c *cli) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "admit -f FILENAME --namespace NAME [--namespace-labels K=V,...]",
-		Short: "Say whether each workload's Pod would be injected and admitted, and why",
-		Long: `Follow the Pod each workload's controller creates through the cluster's admission path, offline,
-with the code the cluster runs: the installation's MutatingWebhookConfigurations matched against
-the namespace's and the Pod's labels (apimachinery's selectors, as the API server does), Istio's
-webhook itself (its JSON patch applied), and Pod Security Admission with the namespace's
-pod-security.kubernetes.io labels, at the chosen Kubernetes version (default ` + engine.DefaultKubernetesVersion + `).
-
-Prints, per workload, injected or not and admitted or rejected, with the rules that decided in the
-order the cluster applies them. Exits 1 when a workload would be rejected.`,
+		Short: c.T("cli.admit.short"),
+		Long:  c.T("cli.admit.long", "Version", engine.DefaultKubernetesVersion),
 		Example: examples(c,
-			"# Why was my pod not injected? (a namespace without the label)",
+			"# "+c.T("cli.admit.example.e1"),
 			"{} admit -f deployment.yaml --namespace shop",
 			"",
-			"# Injected, and admitted under the baseline Pod Security level?",
+			"# "+c.T("cli.admit.example.e2"),
 			"{} admit -f deployment.yaml --namespace shop --namespace-labels istio-injection=enabled,pod-security.kubernetes.io/enforce=baseline",
 			"",
-			"# The same with Istio CNI, which replaces istio-init",
+			"# "+c.T("cli.admit.example.e3"),
 			"{} admit -f deployment.yaml --namespace shop --namespace-labels istio-injection=enabled,pod-security.kubernetes.io/enforce=baseline --set components.cni.enabled=true -o json"),
-		Args: noArgs,
+		Args: c.noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkOutput(output, "text", "json"); err != nil {
+			if err := c.checkOutput(output, "text", "json"); err != nil {
 				return err
 			}
 			set, err := labels.ConvertSelectorToLabelsMap(nsLabels)
 			if err != nil {
-				return usageError{fmt.Sprintf("--namespace-labels %q: want KEY=VALUE,… (%v)", nsLabels, err)}
+				return usageError{c.T("cli.error.namespace_labels", "Value", fmt.Sprintf("%q", nsLabels), "Reason", err.Error())}
 			}
 			j, err := start(c, files, settings, steps)
 			if err != nil {
@@ -59,14 +52,14 @@ order the cluster applies them. Exits 1 when a workload would be rejected.`,
 			return admitRun(c, j, output)
 		},
 	}
-	files.register(cmd)
-	settings.register(cmd)
+	files.register(c, cmd)
+	settings.register(c, cmd)
 	// The Cluster view always asks the webhook at the chosen Kubernetes version.
 	_ = cmd.Flags().MarkHidden("native-sidecars")
-	steps.register(cmd)
-	cmd.Flags().StringVarP(&namespace, "namespace", "n", admission.DefaultNamespace, "the namespace the Pods are created in (a workload that names its own namespace keeps it)")
-	cmd.Flags().StringVar(&nsLabels, "namespace-labels", "", "the namespace's labels, KEY=VALUE,… (istio-injection=enabled, istio.io/rev=…, pod-security.kubernetes.io/enforce=…)")
-	outputFlag(cmd, &output, "text", "json")
+	steps.register(c, cmd)
+	cmd.Flags().StringVarP(&namespace, "namespace", "n", admission.DefaultNamespace, c.T("cli.flag.admit.namespace"))
+	cmd.Flags().StringVar(&nsLabels, "namespace-labels", "", c.T("cli.flag.admit.namespace_labels"))
+	c.outputFlag(cmd, &output, "text", "json")
 	return cmd
 }
 
@@ -77,33 +70,37 @@ func admitRun(c *cli, j *session, output string) error {
 	if err != nil {
 		return j.locate(err)
 	}
-	words := explain.English.Admissions(rs)
+	w := c.words()
+	if output == "json" {
+		w = explain.English // JSON is for tools: in English whatever the language
+	}
+	words := w.Admissions(rs)
 	if output == "json" {
 		if err := writeJSON(c.stdout, words); err != nil {
 			return err
 		}
 	} else {
 		for _, a := range words {
-			fmt.Fprintf(c.stdout, "document %d: %s/%s", a.Doc, a.Kind, a.Name)
+			fmt.Fprint(c.stdout, c.T("cli.admit.workload", "Doc", a.Doc, "Kind", a.Kind, "Name", a.Name))
 			if a.Error != "" {
 				fmt.Fprintf(c.stdout, ": %s\n\n", a.Error)
 				continue
 			}
-			fmt.Fprintf(c.stdout, " → Pod %s in namespace %s\n", a.Pod, a.Namespace)
-			verdict := "NOT INJECTED"
+			fmt.Fprintln(c.stdout, c.T("cli.admit.pod", "Pod", a.Pod, "Namespace", a.Namespace))
+			verdict := c.T("cli.admit.not_injected")
 			if a.Injected {
-				verdict = "INJECTED"
+				verdict = c.T("cli.admit.injected")
 			}
-			admitted := "ADMITTED"
+			admitted := c.T("cli.admit.admitted")
 			if !a.Admitted {
-				admitted = "REJECTED"
+				admitted = c.T("cli.admit.rejected")
 			}
-			fmt.Fprintf(c.stdout, "  %s, %s\n", verdict, admitted)
+			fmt.Fprintf(c.stdout, "  %s%s%s\n", verdict, c.T("cli.list_sep"), admitted)
 			for _, t := range a.Trace {
 				fmt.Fprintf(c.stdout, "  - %s\n", t.Text)
 			}
 			for _, w := range a.Warnings {
-				fmt.Fprintf(c.stdout, "  warning: %s\n", w)
+				fmt.Fprintln(c.stdout, "  "+c.T("cli.admit.warning", "Warning", w))
 			}
 			fmt.Fprintln(c.stdout)
 		}
@@ -111,11 +108,11 @@ func admitRun(c *cli, j *session, output string) error {
 	var rejected []string
 	for _, a := range words {
 		if a.Error == "" && !a.Admitted {
-			rejected = append(rejected, fmt.Sprintf("document %d (%s/%s)", a.Doc, a.Kind, a.Name))
+			rejected = append(rejected, c.T("cli.admit.rejected_doc", "Doc", a.Doc, "Kind", a.Kind, "Name", a.Name))
 		}
 	}
 	if len(rejected) > 0 {
-		fmt.Fprintf(c.stderr, "sidecarlab: rejected: %s\n", strings.Join(rejected, ", "))
+		fmt.Fprintln(c.stderr, "sidecarlab:", c.T("cli.admit.rejected_list", "Workloads", strings.Join(rejected, c.T("cli.list_sep"))))
 		return errSilent
 	}
 	return nil

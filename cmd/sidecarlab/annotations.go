@@ -14,18 +14,17 @@ func newAnnotationsCmd(c *cli) *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
 		Use:   "annotations",
-		Short: "List the pod annotations Istio reads, from Istio's own catalog",
-		Long: `List the annotations of istio.io/api/annotation with the value kind sidecarlab checks them
-against, their group, feature status and description.`,
+		Short: c.T("cli.annotations.short"),
+		Long:  c.T("cli.annotations.long"),
 		Example: examples(c,
-			"# The catalog as a table",
+			"# "+c.T("cli.annotations.example.e1"),
 			"{} annotations",
 			"",
-			"# As JSON, e.g. for jq",
+			"# "+c.T("cli.annotations.example.e2"),
 			"{} annotations -o json | jq -r '.[].name'"),
-		Args: noArgs,
+		Args: c.noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkOutput(output, "table", "json"); err != nil {
+			if err := c.checkOutput(output, "table", "json"); err != nil {
 				return err
 			}
 			cat := engine.DefaultCatalog()
@@ -33,14 +32,15 @@ against, their group, feature status and description.`,
 				return writeJSON(c.stdout, cat.All())
 			}
 			tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tKIND\tGROUP\tSTATUS\tDESCRIPTION")
+			fmt.Fprintln(tw, c.T("cli.annotations.header"))
+			deprecated, hidden := c.T("cli.annotations.deprecated"), c.T("cli.annotations.hidden")
 			for _, a := range cat.All() {
 				status := a.FeatureStatus
 				if a.Deprecated {
-					status += ", deprecated"
+					status += deprecated
 				}
 				if a.Hidden {
-					status += ", hidden"
+					status += hidden
 				}
 				desc, _, _ := strings.Cut(a.Description, "\n")
 				if len(desc) > 80 {
@@ -51,6 +51,6 @@ against, their group, feature status and description.`,
 			return tw.Flush()
 		},
 	}
-	outputFlag(cmd, &output, "table", "json")
+	c.outputFlag(cmd, &output, "table", "json")
 	return cmd
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/explain"
+	"github.com/sidecarlab/sidecarlab/i18n"
 )
 
 // batchGCPercent is the batch command's GOGC.
@@ -28,30 +29,28 @@ func newBatchCmd(c *cli) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "batch [-f FILENAME]... [FILE]...",
-		Short: "Inject many workloads and print one row per workload",
-		Long: `Inject every document of the files given (with -f, or as arguments) and print one row per workload:
-what happened to it, where the proxy went, its resources, and the pitfalls found. -o csv, markdown
-and json give the same rows as the playground's batch downloads.`,
+		Short: c.T("cli.batch.short"),
+		Long:  c.T("cli.batch.long"),
 		Example: examples(c,
-			"# The lab's manifests as one table",
+			"# "+c.T("cli.batch.example.e1"),
 			"{} batch -f manifests/",
 			"",
-			"# A directory tree as CSV, with native sidecars",
+			"# "+c.T("cli.batch.example.e2"),
 			"{} batch -f manifests/ -R --native-sidecars true -o csv",
 			"",
-			"# Files as arguments, flags anywhere",
+			"# "+c.T("cli.batch.example.e3"),
 			"{} batch a.yaml b.yaml -o json"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			format := output
 			if format == "md" {
 				format = "markdown"
 			}
-			if err := checkOutput(format, batchFormats...); err != nil {
+			if err := c.checkOutput(format, batchFormats...); err != nil {
 				return err
 			}
 			names := append(files.filenames, args...)
 			if len(names) == 0 {
-				return usageError{"batch needs at least one FILE (or -f FILENAME)\n" + seeHelp(cmd)}
+				return usageError{c.T("cli.error.batch_files") + "\n" + c.seeHelp(cmd)}
 			}
 			j, err := start(c, fileFlags{filenames: names, recursive: files.recursive}, settings, stepFlags{})
 			if err != nil {
@@ -62,12 +61,12 @@ and json give the same rows as the playground's batch downloads.`,
 			// from the workers: a larger heap goal (still bounded: ~100 MB at 2,000 workloads, see
 			// BENCHMARKS.md) cut the batch's time by a fifth.
 			defer debug.SetGCPercent(debug.SetGCPercent(batchGCPercent))
-			return batchRun(c.ctx, j.eng, j.joined, j.settings, format, c.stdout, c.stderr, progressTo(c.stderr))
+			return batchRun(c.ctx, c.loc(), j.eng, j.joined, j.settings, format, c.stdout, c.stderr, progressTo(c.stderr))
 		},
 	}
-	files.register(cmd)
-	settings.register(cmd)
-	outputFlag(cmd, &output, batchFormats...)
+	files.register(c, cmd)
+	settings.register(c, cmd)
+	c.outputFlag(cmd, &output, batchFormats...)
 	return cmd
 }
 
@@ -75,8 +74,10 @@ and json give the same rows as the playground's batch downloads.`,
 // each row as it is ready: CSV, Markdown and JSON row by row; the table, which must know every
 // cell's width, with its total once all rows are in. No injected output is kept, only rows, and
 // those only for the table. A document's error goes to stderr as it comes, placed in its file.
-// progress, when not nil, gets a progress bar (see progressTo).
-func batchRun(ctx context.Context, eng *engine.Engine, j joined, s engine.Settings, format string, stdout, stderr, progress io.Writer) error {
+// progress, when not nil, gets a progress bar (see progressTo). The table's headers and total,
+// and the errors, are in l's language; CSV, Markdown and JSON are data and never change.
+func batchRun(ctx context.Context, l *i18n.Localizer, eng *engine.Engine, j joined, s engine.Settings, format string, stdout, stderr, progress io.Writer) error {
+	words := &cli{lang: l} // the CLI's wording helpers, in l's language
 	var rows []engine.BatchRow
 	write := func(r engine.BatchRow) error {
 		rows = append(rows, r)
@@ -89,7 +90,7 @@ func batchRun(ctx context.Context, eng *engine.Engine, j joined, s engine.Settin
 		write = bw.Write
 	case "table":
 	default:
-		return usageError{fmt.Sprintf("-o %q: want table, csv, markdown or json", format)}
+		return words.checkOutput(format, batchFormats...)
 	}
 	stream, err := eng.NewBatchStream(ctx, j.manifest, nil, s)
 	if err != nil {
@@ -103,7 +104,7 @@ func batchRun(ctx context.Context, eng *engine.Engine, j joined, s engine.Settin
 		bar.clear()
 		if it.Error != nil {
 			failed = true
-			fmt.Fprintln(stderr, "sidecarlab:", j.locate(it.Error))
+			fmt.Fprintln(stderr, "sidecarlab:", words.errText(j.locate(it.Error)))
 		}
 		err := write(it.Row)
 		bar.step()
@@ -116,7 +117,7 @@ func batchRun(ctx context.Context, eng *engine.Engine, j joined, s engine.Settin
 	if bw != nil {
 		err = bw.Close()
 	} else {
-		err = writeBatchTable(stdout, rows)
+		err = writeBatchTable(stdout, l, rows)
 	}
 	if err != nil {
 		return err
@@ -130,7 +131,7 @@ func batchRun(ctx context.Context, eng *engine.Engine, j joined, s engine.Settin
 // writeBatchTable prints the engine's own rows and columns (as the CSV and Markdown downloads
 // have them) aligned for a terminal: headers in capitals, an empty cell as "-", line breaks as
 // spaces.
-func writeBatchTable(w io.Writer, rows []engine.BatchRow) error {
+func writeBatchTable(w io.Writer, l *i18n.Localizer, rows []engine.BatchRow) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	line := func(cells []string) {
 		for i, c := range cells {
@@ -144,7 +145,7 @@ func writeBatchTable(w io.Writer, rows []engine.BatchRow) error {
 	}
 	cols := engine.BatchColumns()
 	for i, c := range cols {
-		cols[i] = strings.ToUpper(c)
+		cols[i] = l.T(columnID(c))
 	}
 	line(cols)
 	for _, r := range rows {
@@ -153,6 +154,18 @@ func writeBatchTable(w io.Writer, rows []engine.BatchRow) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintln(w, "total: "+explain.English.BatchTotal(engine.Total(rows)))
+	_, err := fmt.Fprintln(w, l.T("cli.batch.total", "Total", explain.In(l).BatchTotal(engine.Total(rows))))
 	return err
+}
+
+// columnID is the catalog id of a batch column's header: "proxy first" is
+// cli.batch.column.proxy_first.
+func columnID(col string) string {
+	id := []byte(strings.ToLower(col))
+	for i, b := range id {
+		if (b < 'a' || b > 'z') && (b < '0' || b > '9') {
+			id[i] = '_'
+		}
+	}
+	return "cli.batch.column." + string(id)
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/i18n"
 )
 
 // mixedManifest has an injected Deployment, a Job with a pitfall, a kind Istio passes through
@@ -84,7 +85,7 @@ func TestBatchRunStreams(t *testing.T) {
 			var counts []int
 			stdout := &writeWatcher{onWrite: func() { counts = append(counts, lastCount(&bar)) }}
 			var stderr bytes.Buffer
-			err := batchRun(t.Context(), testEng(t), stdinInput(mixedManifest), engine.Settings{}, c.format, stdout, &stderr, &bar)
+			err := batchRun(t.Context(), i18n.For("en"), testEng(t), stdinInput(mixedManifest), engine.Settings{}, c.format, stdout, &stderr, &bar)
 			if !errors.Is(err, errSilent) {
 				t.Fatalf("err %v, want the documents' errors reported", err)
 			}
@@ -108,7 +109,7 @@ func TestBatchRunStreams(t *testing.T) {
 			}
 		})
 	}
-	if err := batchRun(t.Context(), testEng(t), stdinInput(deployment), engine.Settings{}, "xlsx", &bytes.Buffer{}, &bytes.Buffer{}, nil); exitCodeOf(err) != 2 {
+	if err := batchRun(t.Context(), i18n.For("en"), testEng(t), stdinInput(deployment), engine.Settings{}, "xlsx", &bytes.Buffer{}, &bytes.Buffer{}, nil); exitCodeOf(err) != 2 {
 		t.Fatalf("-o xlsx: %v", err)
 	}
 }
@@ -119,7 +120,7 @@ func TestBatchRunStreams(t *testing.T) {
 func TestBatchProgress(t *testing.T) {
 	quietIstio()
 	var bar, stderr bytes.Buffer
-	if err := batchRun(t.Context(), testEng(t), stdinInput(mixedManifest), engine.Settings{}, "csv", &bytes.Buffer{}, &stderr, &bar); !errors.Is(err, errSilent) {
+	if err := batchRun(t.Context(), i18n.For("en"), testEng(t), stdinInput(mixedManifest), engine.Settings{}, "csv", &bytes.Buffer{}, &stderr, &bar); !errors.Is(err, errSilent) {
 		t.Fatal(err)
 	}
 	for i := range 6 {
@@ -135,7 +136,7 @@ func TestBatchProgress(t *testing.T) {
 	}
 
 	stderr.Reset()
-	if err := batchRun(t.Context(), testEng(t), stdinInput(mixedManifest), engine.Settings{}, "csv", &bytes.Buffer{}, &stderr, nil); !errors.Is(err, errSilent) {
+	if err := batchRun(t.Context(), i18n.For("en"), testEng(t), stdinInput(mixedManifest), engine.Settings{}, "csv", &bytes.Buffer{}, &stderr, nil); !errors.Is(err, errSilent) {
 		t.Fatal(err)
 	}
 	if strings.Contains(stderr.String(), "\r") || strings.Contains(stderr.String(), "/5") || strings.Count(stderr.String(), "sidecarlab: stdin: document") != 2 {

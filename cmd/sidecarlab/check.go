@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sidecarlab/sidecarlab/engine"
-	"github.com/sidecarlab/sidecarlab/explain"
 	"github.com/sidecarlab/sidecarlab/report"
 )
 
@@ -27,56 +26,42 @@ func newCheckCmd(c *cli) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "check -f FILENAME",
-		Short: "Report the pitfalls in manifests, at their file, line and column, for CI",
-		Long: `Inject the manifests as inject does and report every pitfall sidecarlab finds at the file, line
-and column of the offending key — or, for a field injection adds (istio-proxy and what is in
-it), of the nearest field above it that the file has.
-
-Formats: text (file:line:col: severity: message [check], as compilers print), json, sarif
-(SARIF 2.1.0, for code-scanning dashboards) and github (workflow commands that annotate a pull
-request).
-
-Exit status: 1 when a finding of the --fail-on severity or worse is found (default warning, as
-linters fail on the problems they report; info findings say nothing is wrong) or a document
-cannot be read; 2 for a usage error; 0 otherwise.
-
-To accept a finding, leave its check out with --ignore, or annotate the workload (its metadata
-or its pod template) with ` + engine.IgnoreAnnotation + `: "check-id,…": that workload's findings
-of those checks are not reported (in SARIF they are suppressed results).`,
+		Short: c.T("cli.check.short"),
+		Long:  c.T("cli.check.long", "IgnoreAnnotation", engine.IgnoreAnnotation),
 		Example: examples(c,
-			"# Every manifest of a tree; fail on warnings and errors",
+			"# "+c.T("cli.check.example.e1"),
 			"{} check -f manifests/ -R",
 			"",
-			"# Annotate the pull request in a GitHub workflow; fail only on errors",
+			"# "+c.T("cli.check.example.e2"),
 			"{} check -f manifests/ -R -o github --fail-on error",
 			"",
-			"# For code scanning (upload the file with github/codeql-action/upload-sarif)",
+			"# "+c.T("cli.check.example.e3"),
 			"{} check -f manifests/ -R -o sarif --fail-on none > sidecarlab.sarif",
 			"",
-			"# Under the mesh's own install options, leaving one check out",
+			"# "+c.T("cli.check.example.e4"),
 			"{} check -f job.yaml --set values.global.proxy.holdApplicationUntilProxyStarts=true --ignore job-classic-sidecar"),
-		Args: noArgs,
+		Args: c.noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkOutput(output, report.Formats...); err != nil {
+			if err := c.checkOutput(output, report.Formats...); err != nil {
 				return err
 			}
 			if !slices.Contains(failOnLevels, failOn) {
-				return usageError{fmt.Sprintf("--fail-on %q: want %s", failOn, orList(failOnLevels))}
+				return usageError{c.T("cli.error.want", "Flag", "--fail-on", "Value", fmt.Sprintf("%q", failOn), "Choices", c.orList(failOnLevels))}
 			}
-			skip, err := ignoreSet(ignore)
+			skip, err := ignoreSet(c, ignore)
 			if err != nil {
 				return err
 			}
 			return checkRun(c, files, settings, output, failOn, skip)
 		},
 	}
-	files.register(cmd)
-	settings.register(cmd)
-	outputFlag(cmd, &output, report.Formats...)
+	files.register(c, cmd)
+	settings.register(c, cmd)
+	c.outputFlag(cmd, &output, report.Formats...)
 	cmd.Flags().StringVar(&failOn, "fail-on", string(engine.SeverityWarning),
-		"exit 1 when a finding of this severity or worse is found: "+orList(failOnLevels))
+		c.T("cli.flag.check.fail_on", "Levels", c.orList(failOnLevels)))
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions(failOnLevels, cobra.ShellCompDirectiveNoFileComp))
-	cmd.Flags().StringSliceVar(&ignore, "ignore", nil, "checks to leave out, by id (comma-separated or repeated)")
+	cmd.Flags().StringSliceVar(&ignore, "ignore", nil, c.T("cli.flag.check.ignore"))
 	_ = cmd.RegisterFlagCompletionFunc("ignore", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return checkIDs(), cobra.ShellCompDirectiveNoFileComp
 	})
@@ -93,7 +78,7 @@ func checkIDs() []string {
 }
 
 // ignoreSet is --ignore's ids as a set; an id that is no check's is a usage error that lists them.
-func ignoreSet(ids []string) (map[string]bool, error) {
+func ignoreSet(c *cli, ids []string) (map[string]bool, error) {
 	set := map[string]bool{}
 	for _, id := range ids {
 		id = strings.TrimSpace(id)
@@ -101,7 +86,7 @@ func ignoreSet(ids []string) (map[string]bool, error) {
 			continue
 		}
 		if !engine.IsCheck(id) {
-			return nil, usageError{fmt.Sprintf("--ignore %q: not a check; the checks are %s", id, strings.Join(checkIDs(), ", "))}
+			return nil, usageError{c.T("cli.error.not_a_check", "Value", fmt.Sprintf("%q", id), "Checks", strings.Join(checkIDs(), ", "))}
 		}
 		set[id] = true
 	}
@@ -125,10 +110,10 @@ func checkRun(c *cli, files fileFlags, settings settingsFlags, output, failOn st
 		}
 	}
 	byManifest := j.place(r.Documents, r.Ignored, report.IgnoredByManifest)
-	if err := report.Write(c.stdout, output, append(items, byManifest...)); err != nil {
+	if err := report.Write(c.stdout, output, c.loc(), append(items, byManifest...)); err != nil {
 		return err
 	}
-	if note := explain.English.Ignored(len(byManifest)); note != "" {
+	if note := c.words().Ignored(len(byManifest)); note != "" {
 		fmt.Fprintln(c.stderr, "sidecarlab:", note)
 	}
 	if err := reportDocErrors(c, j.joined, r.Errors()); err != nil {
@@ -139,7 +124,7 @@ func checkRun(c *cli, files fileFlags, settings settingsFlags, output, failOn st
 	}
 	for _, it := range items {
 		if it.Ignored == "" && it.Finding.Severity.Rank() >= engine.Severity(failOn).Rank() {
-			fmt.Fprintf(c.stderr, "sidecarlab: pitfalls of severity %s or worse (--fail-on)\n", failOn)
+			fmt.Fprintln(c.stderr, "sidecarlab:", c.T("cli.fail_on", "Severity", failOn))
 			return errSilent
 		}
 	}

@@ -16,26 +16,24 @@ func newDiffCmd(c *cli) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "diff -f FILENAME [--annotate KEY=VALUE]...",
-		Short: "Show, field by field, what injection and each annotation change",
-		Long: `Show the timeline of a manifest: step 0 is the manifest injected as it is, and each --annotate adds
-one step whose changes (added, removed, changed and moved fields) are the ones that annotation
-caused. --unified prints line diffs instead.`,
+		Short: c.T("cli.diff.short"),
+		Long:  c.T("cli.diff.long"),
 		Example: examples(c,
-			"# What injection adds to a Deployment",
+			"# "+c.T("cli.diff.example.e1"),
 			"{} diff -f deployment.yaml",
 			"",
-			"# Then what each of two annotations changes",
+			"# "+c.T("cli.diff.example.e2"),
 			"{} diff -f deployment.yaml --annotate sidecar.istio.io/proxyCPU=200m \\",
 			"    --annotate 'proxy.istio.io/config=holdApplicationUntilProxyStarts: true'",
 			"",
-			"# As line diffs",
+			"# "+c.T("cli.diff.example.e3"),
 			"{} diff -f deployment.yaml --annotate sidecar.istio.io/inject=false --unified"),
-		Args: noArgs,
+		Args: c.noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if output == "yaml" {
 				output = "text"
 			}
-			if err := checkOutput(output, "text", "json"); err != nil {
+			if err := c.checkOutput(output, "text", "json"); err != nil {
 				return err
 			}
 			j, err := start(c, files, settings, steps)
@@ -57,10 +55,10 @@ caused. --unified prints line diffs instead.`,
 			return reportDocErrors(c, j.joined, tl.Steps[len(tl.Steps)-1].Errors())
 		},
 	}
-	files.register(cmd)
-	settings.register(cmd)
-	steps.register(cmd)
-	outputFlag(cmd, &output, "text", "json")
-	cmd.Flags().BoolVar(&unified, "unified", false, "print line diffs instead of field diffs")
+	files.register(c, cmd)
+	settings.register(c, cmd)
+	steps.register(c, cmd)
+	c.outputFlag(cmd, &output, "text", "json")
+	cmd.Flags().BoolVar(&unified, "unified", false, c.T("cli.flag.diff.unified"))
 	return cmd
 }

@@ -16,11 +16,11 @@ type fileFlags struct {
 	recursive bool
 }
 
-func (f *fileFlags) register(cmd *cobra.Command) {
+func (f *fileFlags) register(c *cli, cmd *cobra.Command) {
 	cmd.Flags().StringSliceVarP(&f.filenames, "filename", "f", nil,
-		"manifest file, directory (its *.yaml, *.yml and *.json files), or - for standard input; repeatable")
+		c.T("cli.flag.filename"))
 	cmd.Flags().BoolVarP(&f.recursive, "recursive", "R", false,
-		"read the directories given with -f and every directory under them")
+		c.T("cli.flag.recursive"))
 	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
 }
 
@@ -30,19 +30,19 @@ type settingsFlags struct {
 	set                           []string
 }
 
-func (f *settingsFlags) register(cmd *cobra.Command) {
+func (f *settingsFlags) register(c *cli, cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringArrayVarP(&f.set, "set", "s", nil, "IstioOperator install option PATH=VALUE, e.g. values.global.proxy.holdApplicationUntilProxyStarts=true; repeatable")
-	fl.StringVar(&f.operator, "operator", "", "IstioOperator YAML overlay file")
-	fl.StringVar(&f.native, "native-sidecars", "auto", "auto (what kube-inject or the webhook decides), true or false (ENABLE_NATIVE_SIDECARS)")
-	fl.StringVar(&f.kubeVersion, "kubernetes-version", "", "inject as the in-cluster webhook would on nodes of this Kubernetes version, e.g. 1.34")
+	fl.StringArrayVarP(&f.set, "set", "s", nil, c.T("cli.flag.set"))
+	fl.StringVar(&f.operator, "operator", "", c.T("cli.flag.operator"))
+	fl.StringVar(&f.native, "native-sidecars", "auto", c.T("cli.flag.native_sidecars"))
+	fl.StringVar(&f.kubeVersion, "kubernetes-version", "", c.T("cli.flag.kubernetes_version"))
 	_ = cmd.MarkFlagFilename("operator", "yaml", "yml")
 	_ = cmd.RegisterFlagCompletionFunc("native-sidecars", cobra.FixedCompletions([]string{"auto", "true", "false"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("kubernetes-version", cobra.NoFileCompletions)
 }
 
 // settings turns the flags into the engine's settings.
-func (f *settingsFlags) settings() (engine.Settings, error) {
+func (f *settingsFlags) settings(c *cli) (engine.Settings, error) {
 	var s engine.Settings
 	s.Install.Set = f.set
 	if f.operator != "" {
@@ -63,10 +63,10 @@ func (f *settingsFlags) settings() (engine.Settings, error) {
 			s.Mode, s.KubernetesVersion = engine.ModeWebhook, f.kubeVersion
 		}
 	default:
-		return s, usageError{fmt.Sprintf("--native-sidecars %q: want auto, true or false", f.native)}
+		return s, usageError{c.T("cli.error.want", "Flag", "--native-sidecars", "Value", fmt.Sprintf("%q", f.native), "Choices", c.orList([]string{"auto", "true", "false"}))}
 	}
 	if f.kubeVersion != "" && s.Mode != engine.ModeWebhook {
-		return s, usageError{"--kubernetes-version applies only with --native-sidecars auto (the webhook's own detection)"}
+		return s, usageError{c.T("cli.error.kubernetes_version_auto")}
 	}
 	return s, nil
 }
@@ -74,9 +74,9 @@ func (f *settingsFlags) settings() (engine.Settings, error) {
 // stepFlags are the annotation steps inject and diff apply.
 type stepFlags struct{ annotate []string }
 
-func (f *stepFlags) register(cmd *cobra.Command) {
+func (f *stepFlags) register(c *cli, cmd *cobra.Command) {
 	// An array, not a slice: values carry commas (port lists, CIDRs).
-	cmd.Flags().StringArrayVar(&f.annotate, "annotate", nil, "add a pod annotation KEY=VALUE (or -KEY to remove one); repeat for several steps")
+	cmd.Flags().StringArrayVar(&f.annotate, "annotate", nil, c.T("cli.flag.annotate"))
 	_ = cmd.RegisterFlagCompletionFunc("annotate", cobra.NoFileCompletions)
 }
 

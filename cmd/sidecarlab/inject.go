@@ -21,47 +21,41 @@ func newInjectCmd(c *cli) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "inject -f FILENAME",
-		Short: "Print the manifest injected, as istioctl kube-inject does",
-		Long: `Print the manifest with Istio's sidecar injected: byte for byte what istioctl kube-inject prints
-for the same installation. Istio's warnings, and the pitfalls sidecarlab finds, go to standard
-error.
-
-When a document fails, nothing is printed on standard output and the error names the file, the
-document and the line, so a pipe into kubectl apply never applies half a manifest; --partial
-prints what istioctl prints instead: the documents before the one that failed.`,
+		Short: c.T("cli.inject.short"),
+		Long:  c.T("cli.inject.long"),
 		Example: examples(c,
-			"# Inject a Deployment and apply it",
+			"# "+c.T("cli.inject.example.e1"),
 			"{} inject -f deployment.yaml | kubectl apply -f -",
 			"",
-			"# Every manifest of a directory tree, with native sidecars",
+			"# "+c.T("cli.inject.example.e2"),
 			"{} inject -f manifests/ -R --native-sidecars true",
 			"",
-			"# As the webhook of a Kubernetes 1.34 cluster would, with an annotation added",
+			"# "+c.T("cli.inject.example.e3"),
 			"{} inject -f job.yaml --kubernetes-version 1.34 --annotate sidecar.istio.io/proxyCPU=200m",
 			"",
-			"# Fail (exit 1) when a pitfall of severity error is found",
+			"# "+c.T("cli.inject.example.e4"),
 			"cat pod.yaml | {} inject -f - --fail-on error -o json"),
-		Args: noArgs,
+		Args: c.noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkOutput(output, "yaml", "json"); err != nil {
+			if err := c.checkOutput(output, "yaml", "json"); err != nil {
 				return err
 			}
 			if partial && output != "yaml" {
-				return usageError{"--partial prints what istioctl prints: YAML, not -o " + output}
+				return usageError{c.T("cli.error.partial_yaml", "Output", output)}
 			}
 			if failOn != "" && failOn != string(engine.SeverityWarning) && failOn != string(engine.SeverityError) {
-				return usageError{fmt.Sprintf("--fail-on %q: want warning or error", failOn)}
+				return usageError{c.T("cli.error.want", "Flag", "--fail-on", "Value", fmt.Sprintf("%q", failOn), "Choices", c.orList([]string{"warning", "error"}))}
 			}
 			return injectRun(c, files, settings, steps, output, engine.Severity(failOn), partial)
 		},
 	}
-	files.register(cmd)
-	settings.register(cmd)
-	steps.register(cmd)
-	outputFlag(cmd, &output, "yaml", "json")
-	cmd.Flags().StringVar(&failOn, "fail-on", "", "exit non-zero when a pitfall of this severity or worse is found: warning or error")
+	files.register(c, cmd)
+	settings.register(c, cmd)
+	steps.register(c, cmd)
+	c.outputFlag(cmd, &output, "yaml", "json")
+	cmd.Flags().StringVar(&failOn, "fail-on", "", c.T("cli.flag.inject.fail_on"))
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"warning", "error"}, cobra.ShellCompDirectiveNoFileComp))
-	cmd.Flags().BoolVar(&partial, "partial", false, "when a document fails, print the documents before it (what istioctl kube-inject prints) instead of nothing")
+	cmd.Flags().BoolVar(&partial, "partial", false, c.T("cli.flag.inject.partial"))
 	return cmd
 }
 
@@ -109,16 +103,16 @@ func injectRun(c *cli, files fileFlags, settings settingsFlags, steps stepFlags,
 	failed := false
 	// Each pitfall at its file, line and column, its document counted within that file.
 	for _, it := range j.place(r.Documents, r.Findings, "") {
-		fmt.Fprintf(c.stderr, "pitfall: %s:%d:%d: %s\n", it.File, it.Location.Line, it.Location.Column, explain.English.Line(it.Finding))
+		fmt.Fprintf(c.stderr, "%s: %s:%d:%d: %s\n", c.T("cli.pitfall"), it.File, it.Location.Line, it.Location.Column, c.words().Line(it.Finding))
 		if failOn != "" && it.Finding.Severity.Rank() >= failOn.Rank() {
 			failed = true
 		}
 	}
-	if note := explain.English.Ignored(len(r.Ignored)); note != "" {
+	if note := c.words().Ignored(len(r.Ignored)); note != "" {
 		fmt.Fprintln(c.stderr, "sidecarlab:", note)
 	}
 	if failed {
-		fmt.Fprintf(c.stderr, "sidecarlab: pitfalls of severity %s or worse (--fail-on)\n", failOn)
+		fmt.Fprintln(c.stderr, "sidecarlab:", c.T("cli.fail_on", "Severity", failOn))
 		return errSilent
 	}
 	return nil
@@ -127,9 +121,9 @@ func injectRun(c *cli, files fileFlags, settings settingsFlags, steps stepFlags,
 // request reads the inputs and turns the flags into the engine's inputs.
 func request(c *cli, files fileFlags, settings settingsFlags, steps stepFlags) (joined, []engine.Step, engine.Settings, error) {
 	if len(files.filenames) == 0 {
-		return joined{}, nil, engine.Settings{}, usageError{"-f FILENAME (or -f - for standard input) is required"}
+		return joined{}, nil, engine.Settings{}, usageError{c.T("cli.error.filename_required")}
 	}
-	s, err := settings.settings()
+	s, err := settings.settings(c)
 	if err != nil {
 		return joined{}, nil, s, err
 	}
@@ -188,7 +182,7 @@ func reportDocErrors(c *cli, j joined, errs []*engine.InputError) error {
 		return nil
 	}
 	for _, e := range errs {
-		fmt.Fprintln(c.stderr, "sidecarlab:", j.locate(e))
+		fmt.Fprintln(c.stderr, "sidecarlab:", c.errText(j.locate(e)))
 	}
 	return errSilent
 }

@@ -8,9 +8,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/engine/yamldoc"
+	"github.com/sidecarlab/sidecarlab/i18n"
 )
 
 // input is one manifest file as given: its name as the user wrote it (or found under a
@@ -36,12 +38,12 @@ func readInputs(c *cli, names []string, recursive bool) ([]input, error) {
 	for _, name := range names {
 		if name == "-" {
 			if readStdin {
-				return nil, usageError{"-f - (standard input) is given more than once"}
+				return nil, usageError{c.T("cli.error.stdin_twice")}
 			}
 			readStdin = true
 			b, err := io.ReadAll(c.stdin)
 			if err != nil {
-				return nil, fmt.Errorf("reading standard input: %w", err)
+				return nil, fmt.Errorf("%s: %w", c.T("cli.error.reading_stdin"), err)
 			}
 			out = append(out, input{name: stdinName, data: b})
 			continue
@@ -63,11 +65,11 @@ func readInputs(c *cli, names []string, recursive bool) ([]input, error) {
 			return nil, err
 		}
 		if len(files) == 0 {
-			hint := ""
+			msg := c.T("cli.error.empty_dir", "Dir", name)
 			if !recursive {
-				hint = " (-R reads the directories under it too)"
+				msg += c.T("cli.error.empty_dir_hint")
 			}
-			return nil, fmt.Errorf("%s: no .yaml, .yml or .json files in the directory%s", name, hint)
+			return nil, errors.New(msg)
 		}
 		for _, f := range files {
 			b, err := os.ReadFile(f)
@@ -177,6 +179,56 @@ type fileError struct {
 func (e *fileError) Error() string { return e.file + ": " + e.err.Error() }
 
 func (e *fileError) Unwrap() error { return e.err }
+
+// text is the error in l's language: the file, the document, the line and the field, then the
+// engine's own message (the parser's or Istio's text, which stays as it is). In English it is
+// Error's text.
+func (e *fileError) text(l *i18n.Localizer) string {
+	var where []string
+	if e.err.Doc > 0 {
+		where = append(where, l.T("cli.error.where.doc", "Doc", e.err.Doc))
+	}
+	if e.err.Line > 0 {
+		where = append(where, l.T("cli.error.where.line", "Line", e.err.Line))
+	}
+	if e.err.Field != "" {
+		where = append(where, e.err.Field)
+	}
+	if len(where) == 0 {
+		return e.file + ": " + e.err.Msg
+	}
+	return e.file + ": " + strings.Join(where, l.T("cli.list_sep")) + ": " + e.err.Msg
+}
+
+// localizedError is an error worded in the CLI's language; errors.Is and As still see the
+// error it words.
+type localizedError struct {
+	err  error
+	text string
+}
+
+func (e *localizedError) Error() string { return e.text }
+
+func (e *localizedError) Unwrap() error { return e.err }
+
+// errText is err as the CLI says it: a document's error placed in its file in the CLI's
+// language, anything else as it is.
+func (c *cli) errText(err error) string {
+	// Only the error itself: a wrapped one would lose its wrapper's words.
+	if fe, ok := err.(*fileError); ok {
+		return fe.text(c.loc())
+	}
+	return err.Error()
+}
+
+// localize words the error run returns (main prints it) in the CLI's language; errSilent and
+// usage errors (already worded) come back as they are.
+func (c *cli) localize(err error) error {
+	if _, ok := err.(*fileError); !ok {
+		return err
+	}
+	return &localizedError{err: err, text: c.errText(err)}
+}
 
 // locate places an error about the joined manifest in the input it is about. Errors that are not
 // about a place in the manifest come back as they are.

@@ -13,6 +13,8 @@ import (
 	istiolog "istio.io/istio/pkg/log"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/explain"
+	"github.com/sidecarlab/sidecarlab/i18n"
 )
 
 // cli is what every command runs with: the process's context, environment and streams, passed in
@@ -27,7 +29,24 @@ type cli struct {
 	// name is the command as its user types it: "sidecarlab", or "kubectl sidecarlab" when the
 	// binary runs as a kubectl plugin. Help and examples say it.
 	name string
+	// lang words the messages meant for a person in the CLI's language (cliLang); nil is
+	// English. JSON, SARIF and YAML output use explain.English instead.
+	lang *i18n.Localizer
 }
+
+// loc is the CLI's Localizer.
+func (c *cli) loc() *i18n.Localizer {
+	if c.lang == nil {
+		return i18n.For(i18n.Default)
+	}
+	return c.lang
+}
+
+// T words a message of the CLI's catalog (cli.*) in the CLI's language.
+func (c *cli) T(id string, kv ...any) string { return c.loc().T(id, kv...) }
+
+// words words the engine's findings in the CLI's language.
+func (c *cli) words() explain.Words { return explain.In(c.loc()) }
 
 // errSilent is returned when the command already said what went wrong on stderr.
 var errSilent = errors.New("failed")
@@ -55,10 +74,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 // runAs is run under the name its user typed (see commandName).
 func runAs(ctx context.Context, name string, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	quietIstio()
-	c := &cli{ctx: ctx, getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr, name: name}
+	c := &cli{ctx: ctx, getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr, name: name, lang: i18n.For(cliLang(args, getenv))}
 	root := newRootCmd(c)
 	root.SetArgs(args)
-	return root.ExecuteContext(ctx)
+	return c.localize(root.ExecuteContext(ctx))
 }
 
 // commandName is the command as its user typed it, from the program's argv[0]: installed as
@@ -74,21 +93,19 @@ func commandName(argv0 string) string {
 
 // newRootCmd is the sidecarlab command and every subcommand under it.
 func newRootCmd(c *cli) *cobra.Command {
+	var lang string
 	root := &cobra.Command{
 		Use:   "sidecarlab",
-		Short: "Show what Istio's sidecar injection does to a workload",
-		Long: `sidecarlab shows what Istio's sidecar injection does to a Kubernetes workload: the injected
-manifest (byte for byte what istioctl kube-inject prints), the field-level diff of each pod
-annotation, the pitfalls, a batch of workloads as one table, the annotation catalog — and serves
-the same as a web playground. The injector is Istio's own, of the Istio version "version" prints.`,
+		Short: c.T("cli.root.short"),
+		Long:  c.T("cli.root.long"),
 		Example: examples(c,
-			"# Inject a Deployment, as istioctl kube-inject does",
+			"# "+c.T("cli.root.example.e1"),
 			"{} inject -f deployment.yaml",
 			"",
-			"# What each annotation changes, field by field",
+			"# "+c.T("cli.root.example.e2"),
 			"{} diff -f deployment.yaml --annotate sidecar.istio.io/proxyCPU=200m",
 			"",
-			"# Every manifest of a directory tree as one table",
+			"# "+c.T("cli.root.example.e3"),
 			"{} batch -f manifests/ -R"),
 		// Errors are printed once, by main, and usage only when asked for: a failed injection
 		// is not a reason to print the flags.
@@ -100,18 +117,21 @@ the same as a web playground. The injector is Istio's own, of the Istio version 
 			if len(args) == 0 {
 				return nil
 			}
-			msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.DisplayName())
+			msg := c.T("cli.error.unknown_command", "Command", fmt.Sprintf("%q", args[0]), "Name", fmt.Sprintf("%q", cmd.DisplayName()))
 			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
-				msg += "; did you mean " + strings.Join(s, " or ") + "?"
+				msg += c.T("cli.error.did_you_mean", "Suggestions", c.orList(s))
 			}
-			return usageError{msg + "\n" + seeHelp(cmd)}
+			return usageError{msg + "\n" + c.seeHelp(cmd)}
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cmd.SetOut(c.stderr)
 			_ = cmd.Help()
-			return usageError{"no command"}
+			return usageError{c.T("cli.error.no_command")}
 		},
+		// --lang was read ahead (cliLang); a value that is no language is refused here.
+		PersistentPreRunE: func(*cobra.Command, []string) error { return checkLang(c, lang) },
 	}
+	langFlagRegister(c, root, &lang)
 	if c.name != "sidecarlab" {
 		root.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: c.name}
 	}
@@ -123,9 +143,9 @@ the same as a web playground. The injector is Istio's own, of the Istio version 
 		// A long flag with one dash, as Go's flag package took them ("-annotate"): pflag reads a
 		// shorthand cluster and names only its first letter.
 		if _, word, ok := strings.Cut(msg, "' in -"); ok && cmd.Flags().Lookup(word) != nil {
-			msg += fmt.Sprintf("; did you mean --%s?", word)
+			msg += c.T("cli.error.did_you_mean", "Suggestions", "--"+word)
 		}
-		return usageError{msg + "\n" + seeHelp(cmd)}
+		return usageError{msg + "\n" + c.seeHelp(cmd)}
 	})
 	root.AddCommand(
 		newInjectCmd(c),
@@ -139,12 +159,40 @@ the same as a web playground. The injector is Istio's own, of the Istio version 
 		newShareCmd(c),
 		newWorkerCmd(c),
 	)
+	localizeHelp(c, root)
 	return root
 }
 
+// localizeHelp words cobra's own parts of every command's help in the CLI's language: the
+// headings of its usage template (cobra's default, headings from the catalog) and the -h flag.
+// cobra's help and completion commands keep cobra's English.
+func localizeHelp(c *cli, root *cobra.Command) {
+	headings := strings.NewReplacer(
+		"Usage:", c.T("cli.help.usage"),
+		"Aliases:", c.T("cli.help.aliases"),
+		"Examples:", c.T("cli.help.examples"),
+		"Available Commands:", c.T("cli.help.commands"),
+		"Additional Commands:", c.T("cli.help.additional_commands"),
+		"Global Flags:", c.T("cli.help.global_flags"),
+		"Flags:", c.T("cli.help.flags"),
+		"Additional help topics:", c.T("cli.help.topics"),
+		`Use "{{.CommandPath}} [command] --help" for more information about a command.`, c.T("cli.help.more", "Command", "{{.CommandPath}}"),
+	)
+	root.SetUsageTemplate(headings.Replace(root.UsageTemplate()))
+	var walk func(cmd *cobra.Command)
+	walk = func(cmd *cobra.Command) {
+		cmd.InitDefaultHelpFlag()
+		cmd.Flags().Lookup("help").Usage = c.T("cli.help.flag", "Command", cmd.DisplayName())
+		for _, sub := range cmd.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+}
+
 // seeHelp points at a command's help, as kubectl does after a usage error.
-func seeHelp(cmd *cobra.Command) string {
-	return fmt.Sprintf("See '%s --help' for usage.", cmd.CommandPath())
+func (c *cli) seeHelp(cmd *cobra.Command) string {
+	return c.T("cli.error.see_help", "Command", cmd.CommandPath())
 }
 
 // examples joins example lines into a command's Example, indented as cobra prints it, with "{}"
@@ -159,36 +207,36 @@ func examples(c *cli, lines ...string) string {
 }
 
 // noArgs refuses positional arguments with a usage error (cobra.NoArgs's is a plain error).
-func noArgs(cmd *cobra.Command, args []string) error {
+func (c *cli) noArgs(cmd *cobra.Command, args []string) error {
 	if len(args) > 0 {
-		return usageError{fmt.Sprintf("unexpected argument %q\n%s", args[0], seeHelp(cmd))}
+		return usageError{c.T("cli.error.unexpected_argument", "Argument", fmt.Sprintf("%q", args[0])) + "\n" + c.seeHelp(cmd)}
 	}
 	return nil
 }
 
 // outputFlag registers -o/--output with its allowed formats, the first being the default; the
 // formats complete in the shell.
-func outputFlag(cmd *cobra.Command, p *string, formats ...string) {
-	cmd.Flags().StringVarP(p, "output", "o", formats[0], "output format: "+strings.Join(formats, ", "))
+func (c *cli) outputFlag(cmd *cobra.Command, p *string, formats ...string) {
+	cmd.Flags().StringVarP(p, "output", "o", formats[0], c.T("cli.flag.output", "Formats", strings.Join(formats, ", ")))
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(formats, cobra.ShellCompDirectiveNoFileComp))
 }
 
 // checkOutput is a usage error unless format is one of formats.
-func checkOutput(format string, formats ...string) error {
+func (c *cli) checkOutput(format string, formats ...string) error {
 	for _, f := range formats {
 		if format == f {
 			return nil
 		}
 	}
-	return usageError{fmt.Sprintf("-o %q: want %s", format, orList(formats))}
+	return usageError{c.T("cli.error.want", "Flag", "-o", "Value", fmt.Sprintf("%q", format), "Choices", c.orList(formats))}
 }
 
-// orList is "a", "a or b", "a, b or c".
-func orList(s []string) string {
+// orList is "a", "a or b", "a, b or c" in the CLI's language.
+func (c *cli) orList(s []string) string {
 	if len(s) < 2 {
 		return strings.Join(s, "")
 	}
-	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
+	return c.T("cli.or", "List", strings.Join(s[:len(s)-1], c.T("cli.list_sep")), "Last", s[len(s)-1])
 }
 
 // cliEngineOptions are the engine's options for the commands a user runs on their own machine:

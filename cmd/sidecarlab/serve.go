@@ -27,25 +27,23 @@ func newServeCmd(c *cli) *cobra.Command {
 	var o serveOptions
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Serve the playground and its JSON API",
-		Long: `Serve the web playground and the JSON API under /api/v1. It listens at once: /healthz answers
-immediately, /readyz once the engine is ready. Shared links are kept in SQLite (--db) or
-PostgreSQL (--postgres); without a store, everything but sharing works.`,
+		Short: c.T("cli.serve.short"),
+		Long:  c.T("cli.serve.long"),
 		Example: examples(c,
-			"# On port 8080, links in ./sidecarlab.db",
+			"# "+c.T("cli.serve.example.e1"),
 			"{} serve",
 			"",
-			"# Behind a proxy, links in PostgreSQL",
+			"# "+c.T("cli.serve.example.e2"),
 			"SIDECARLAB_POSTGRES=postgres://... {} serve --addr :9000 --trusted-proxies 10.0.0.0/8",
 			"",
-			"# Accept users' own injection templates, run in isolated workers",
+			"# "+c.T("cli.serve.example.e3"),
 			"{} serve --allow-custom-templates --worker-cpu-seconds 5"),
-		Args: noArgs,
+		Args: c.noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return serveRun(c, o)
 		},
 	}
-	o.register(cmd, c.getenv)
+	o.register(c, cmd)
 	return cmd
 }
 
@@ -60,7 +58,8 @@ type serveOptions struct {
 	iso        isolation
 }
 
-func (o *serveOptions) register(cmd *cobra.Command, getenv func(string) string) {
+func (o *serveOptions) register(c *cli, cmd *cobra.Command) {
+	getenv := c.getenv
 	o.addr = getenv("SIDECARLAB_ADDR")
 	if o.addr == "" {
 		o.addr = ":8080"
@@ -72,23 +71,23 @@ func (o *serveOptions) register(cmd *cobra.Command, getenv func(string) string) 
 	o.postgres = getenv("SIDECARLAB_POSTGRES")
 	o.cfg.PublicURL = getenv("SIDECARLAB_PUBLIC_URL")
 	fs := cmd.Flags()
-	fs.StringVar(&o.addr, "addr", o.addr, "address to listen on (env SIDECARLAB_ADDR)")
-	fs.StringVar(&o.dbPath, "db", o.dbPath, "SQLite file for shared links, created on first use (env SIDECARLAB_DB)")
-	fs.StringVar(&o.postgres, "postgres", o.postgres, "PostgreSQL DSN for shared links, instead of SQLite (env SIDECARLAB_POSTGRES)")
-	fs.Int64Var(&o.cfg.MaxBodyBytes, "max-body", 1<<20, "largest request body in bytes, and largest shared state")
-	fs.IntVar(&o.cfg.MaxConcurrent, "max-concurrent", 0, "injections running at once (0: 2 × GOMAXPROCS); more wait, then get 503")
-	fs.IntVar(&o.cfg.RatePerMinute, "rate-limit", 6000, "requests per minute per client address, shares apart (-1: off)")
-	fs.IntVar(&o.cfg.WriteRatePerMinute, "share-rate-limit", 60, "shares (link-store writes) per minute per client address (-1: off)")
-	fs.DurationVar(&o.cfg.RequestTimeout, "request-timeout", 15*time.Second, "bound on one request's work; shutdown waits this long plus 5 s for requests in flight")
-	fs.StringVar(&o.cfg.PublicURL, "public-url", o.cfg.PublicURL, "the server's public address, e.g. https://sidecarlab.example.com: the share API's links start with it (default: links are paths, /s/<id>; env SIDECARLAB_PUBLIC_URL)")
-	fs.StringVar(&o.trusted, "trusted-proxies", "", "comma-separated CIDRs of proxies whose X-Forwarded-For/Forwarded names the client (default none: headers ignored)")
-	fs.Int64Var(&o.quota, "store-quota", 1<<30, "largest size of the link store in bytes; when full, sharing answers 507 (0: no bound)")
-	fs.BoolVar(&o.iso.allow, "allow-custom-templates", false, "accept install options that bring injection templates (or template text), and run them in isolated worker processes")
+	fs.StringVar(&o.addr, "addr", o.addr, c.T("cli.flag.serve.addr"))
+	fs.StringVar(&o.dbPath, "db", o.dbPath, c.T("cli.flag.serve.db"))
+	fs.StringVar(&o.postgres, "postgres", o.postgres, c.T("cli.flag.serve.postgres"))
+	fs.Int64Var(&o.cfg.MaxBodyBytes, "max-body", 1<<20, c.T("cli.flag.serve.max_body"))
+	fs.IntVar(&o.cfg.MaxConcurrent, "max-concurrent", 0, c.T("cli.flag.serve.max_concurrent"))
+	fs.IntVar(&o.cfg.RatePerMinute, "rate-limit", 6000, c.T("cli.flag.serve.rate_limit"))
+	fs.IntVar(&o.cfg.WriteRatePerMinute, "share-rate-limit", 60, c.T("cli.flag.serve.share_rate_limit"))
+	fs.DurationVar(&o.cfg.RequestTimeout, "request-timeout", 15*time.Second, c.T("cli.flag.serve.request_timeout"))
+	fs.StringVar(&o.cfg.PublicURL, "public-url", o.cfg.PublicURL, c.T("cli.flag.serve.public_url"))
+	fs.StringVar(&o.trusted, "trusted-proxies", "", c.T("cli.flag.serve.trusted_proxies"))
+	fs.Int64Var(&o.quota, "store-quota", 1<<30, c.T("cli.flag.serve.store_quota"))
+	fs.BoolVar(&o.iso.allow, "allow-custom-templates", false, c.T("cli.flag.serve.allow_custom_templates"))
 	o.iso.limits = sandbox.DefaultLimits()
-	fs.IntVar(&o.iso.limits.CPUSeconds, "worker-cpu-seconds", o.iso.limits.CPUSeconds, "CPU time a worker may use (with --allow-custom-templates)")
-	fs.Int64Var(&o.iso.limits.MemoryBytes, "worker-memory", o.iso.limits.MemoryBytes, "memory in bytes a worker may map beyond its start (with --allow-custom-templates)")
-	fs.IntVar(&o.iso.maxWorkers, "max-workers", 0, "workers running at once (0: GOMAXPROCS; with --allow-custom-templates)")
-	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file when the server stops (for go tool pprof)")
+	fs.IntVar(&o.iso.limits.CPUSeconds, "worker-cpu-seconds", o.iso.limits.CPUSeconds, c.T("cli.flag.serve.worker_cpu_seconds"))
+	fs.Int64Var(&o.iso.limits.MemoryBytes, "worker-memory", o.iso.limits.MemoryBytes, c.T("cli.flag.serve.worker_memory"))
+	fs.IntVar(&o.iso.maxWorkers, "max-workers", 0, c.T("cli.flag.serve.max_workers"))
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", c.T("cli.flag.serve.cpuprofile"))
 	_ = fs.MarkHidden("cpuprofile")
 	for _, name := range []string{"addr", "postgres", "max-body", "max-concurrent", "rate-limit", "share-rate-limit", "request-timeout", "public-url", "trusted-proxies", "store-quota", "worker-cpu-seconds", "worker-memory", "max-workers"} {
 		_ = cmd.RegisterFlagCompletionFunc(name, cobra.NoFileCompletions)
@@ -104,10 +103,10 @@ func serveRun(c *cli, o serveOptions) error {
 		return usageError{fmt.Sprintf("--trusted-proxies: %v", err)}
 	}
 	if cfg.RequestTimeout <= 0 {
-		return usageError{"--request-timeout must be positive"}
+		return usageError{c.T("cli.error.request_timeout")}
 	}
 	if cfg.PublicURL, err = publicURL(cfg.PublicURL); err != nil {
-		return usageError{fmt.Sprintf("--public-url: %v", err)}
+		return usageError{c.T("cli.error.public_url", "Value", fmt.Sprintf("%q", cfg.PublicURL))}
 	}
 	logger := slog.New(slog.NewTextHandler(c.stderr, nil))
 	if o.cpuProfile != "" {

@@ -15,7 +15,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sidecarlab/sidecarlab/engine"
-	"github.com/sidecarlab/sidecarlab/explain"
 	"github.com/sidecarlab/sidecarlab/handlers"
 )
 
@@ -39,30 +38,25 @@ func newShareCmd(c *cli) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "share -f FILENAME [--annotate KEY=VALUE]... [--server URL]",
-		Short: "Store a view on a sidecarlab server and print its short link",
-		Long: `Store the view of a manifest — with its --annotate steps and install options — on a sidecarlab
-server and print the short link, for a review comment or a chat. The server looks for values that
-should not be shared first (Secrets, passwords and tokens in env values, private keys, registry
-credentials, random-looking strings): if it finds any, nothing is stored, they are listed on
-standard error (never their values), and the command fails; --redact stores the manifest with each
-replaced by <redacted>, --allow-secrets as it is.`,
+		Short: c.T("cli.share.short"),
+		Long:  c.T("cli.share.long"),
 		Example: examples(c,
-			"# Share a Deployment with one annotation (the server from SIDECARLAB_SERVER)",
+			"# "+c.T("cli.share.example.e1"),
 			"{} share -f deployment.yaml --annotate sidecar.istio.io/proxyCPU=200m",
 			"",
-			"# On a given server, with any secrets replaced by <redacted>",
+			"# "+c.T("cli.share.example.e2"),
 			"{} share -f deployment.yaml --server https://sidecarlab.example.com --redact"),
-		Args: noArgs,
+		Args: c.noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if server == "" {
-				return usageError{"--server URL (or SIDECARLAB_SERVER) is required: the sidecarlab server that stores the link"}
+				return usageError{c.T("cli.error.server_required")}
 			}
 			base, err := url.Parse(server)
 			if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
-				return usageError{fmt.Sprintf("--server %q: want an http:// or https:// URL", server)}
+				return usageError{c.T("cli.error.server_url", "Value", fmt.Sprintf("%q", server))}
 			}
 			if redact && allowSecret {
-				return usageError{"--redact and --allow-secrets: choose one"}
+				return usageError{c.T("cli.error.redact_or_allow")}
 			}
 			j, st, s, err := request(c, files, settings, steps)
 			if err != nil {
@@ -81,13 +75,13 @@ replaced by <redacted>, --allow-secrets as it is.`,
 			return shareRun(c, base, body, j)
 		},
 	}
-	files.register(cmd)
-	settings.register(cmd)
-	steps.register(cmd)
+	files.register(c, cmd)
+	settings.register(c, cmd)
+	steps.register(c, cmd)
 	server = c.getenv("SIDECARLAB_SERVER")
-	cmd.Flags().StringVar(&server, "server", server, "the sidecarlab server (env SIDECARLAB_SERVER)")
-	cmd.Flags().BoolVar(&redact, "redact", false, "store the manifest with each value that looks secret replaced by <redacted>")
-	cmd.Flags().BoolVar(&allowSecret, "allow-secrets", false, "store the manifest as it is, even with values that look secret")
+	cmd.Flags().StringVar(&server, "server", server, c.T("cli.flag.share.server"))
+	cmd.Flags().BoolVar(&redact, "redact", false, c.T("cli.flag.share.redact"))
+	cmd.Flags().BoolVar(&allowSecret, "allow-secrets", false, c.T("cli.flag.share.allow_secrets"))
 	_ = cmd.RegisterFlagCompletionFunc("server", cobra.NoFileCompletions)
 	return cmd
 }
@@ -102,24 +96,26 @@ func shareRun(c *cli, base *url.URL, body []byte, j joined) error {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	// The server words its refusals (secrets found, a bad document) in the CLI's language.
+	req.Header.Set("Accept-Language", c.loc().Lang())
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return fmt.Errorf("sharing on %s: %w", base.Redacted(), err)
+		return fmt.Errorf("%s: %w", c.T("cli.share.sharing_on", "Server", base.Redacted()), err)
 	}
 	defer res.Body.Close()
 	answer, err := io.ReadAll(io.LimitReader(res.Body, maxShareAnswer))
 	if err != nil {
-		return fmt.Errorf("reading %s's answer: %w", base.Redacted(), err)
+		return fmt.Errorf("%s: %w", c.T("cli.share.reading_answer", "Server", base.Redacted()), err)
 	}
 	switch res.StatusCode {
 	case http.StatusCreated:
 		var ok handlers.ShareResponse
 		if err := json.Unmarshal(answer, &ok); err != nil || ok.URL == "" {
-			return fmt.Errorf("%s answered 201 without a link", base.Redacted())
+			return errors.New(c.T("cli.share.no_link", "Server", base.Redacted()))
 		}
 		link, err := url.Parse(ok.URL)
 		if err != nil {
-			return fmt.Errorf("%s answered a link that is not a URL", base.Redacted())
+			return errors.New(c.T("cli.share.bad_link", "Server", base.Redacted()))
 		}
 		// A server without --public-url answers the path alone: it is under --server.
 		_, err = fmt.Fprintln(c.stdout, base.ResolveReference(link).String())
@@ -131,32 +127,32 @@ func shareRun(c *cli, base *url.URL, body []byte, j joined) error {
 			return errSilent
 		}
 	}
-	return apiFailure(base, res.StatusCode, answer, j)
+	return apiFailure(c, base, res.StatusCode, answer, j)
 }
 
 // printSecrets lists a 422's findings on stderr, each placed in its file, and what to do.
 func printSecrets(c *cli, j joined, sec handlers.SecretsResponse) {
-	fmt.Fprintln(c.stderr, "sidecarlab: not shared:", sec.Error.Message)
+	fmt.Fprintln(c.stderr, "sidecarlab:", c.T("cli.share.not_shared", "Reason", sec.Error.Message))
 	for _, f := range sec.Secrets {
 		if f.Step > 0 {
 			// An --annotate value: it is in no file.
-			fmt.Fprintf(c.stderr, "  --annotate: %s\n", explain.English.SecretLine(f.SecretFinding))
+			fmt.Fprintf(c.stderr, "  --annotate: %s\n", c.words().SecretLine(f.SecretFinding))
 			continue
 		}
 		p := j.partOf(f.Line, f.Doc)
 		local := f.SecretFinding
 		local.Doc -= p.docsBefore
 		local.Line = max(1, local.Line-p.line+1)
-		fmt.Fprintf(c.stderr, "  %s: %s\n", p.name, explain.English.SecretLine(local))
+		fmt.Fprintf(c.stderr, "  %s: %s\n", p.name, c.words().SecretLine(local))
 	}
-	if more := explain.English.SecretsMore(len(sec.Secrets), sec.Total); more != "" {
+	if more := c.words().SecretsMore(len(sec.Secrets), sec.Total); more != "" {
 		fmt.Fprintln(c.stderr, "  "+more)
 	}
 }
 
 // apiFailure is the server's error answer as an error: its message, placed in the file it is
 // about when it names a document or a line.
-func apiFailure(base *url.URL, status int, answer []byte, j joined) error {
+func apiFailure(c *cli, base *url.URL, status int, answer []byte, j joined) error {
 	var e struct {
 		Error struct {
 			Message string `json:"message"`
@@ -171,7 +167,7 @@ func apiFailure(base *url.URL, status int, answer []byte, j joined) error {
 		if len(line) > 200 {
 			line = strings.ToValidUTF8(line[:200], "") + "…"
 		}
-		return fmt.Errorf("%s answered %d %s: %s", base.Redacted(), status, http.StatusText(status), line)
+		return errors.New(c.T("cli.share.failed", "Server", base.Redacted(), "Status", fmt.Sprintf("%d %s", status, http.StatusText(status)), "Answer", line))
 	}
 	if e.Error.Doc > 0 || e.Error.Line > 0 {
 		return j.locate(&engine.InputError{Doc: e.Error.Doc, Line: e.Error.Line, Field: e.Error.Field, Msg: e.Error.Message})

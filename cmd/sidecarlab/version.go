@@ -12,23 +12,23 @@ func newVersionCmd(c *cli) *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
 		Use:   "version",
-		Short: "Print the Istio version whose injector sidecarlab embeds",
+		Short: c.T("cli.version.short"),
 		Example: examples(c,
 			"{} version",
 			"{} version -o json"),
-		Args: noArgs,
+		Args: c.noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkOutput(output, "text", "json"); err != nil {
+			if err := c.checkOutput(output, "text", "json"); err != nil {
 				return err
 			}
 			v := engine.Version()
 			if output == "json" {
 				return writeJSON(c.stdout, v)
 			}
-			_, err := fmt.Fprintf(c.stdout, "Istio %s (istio.io/istio %s, commit %s)\n", v.Istio, v.Module, v.Commit)
+			_, err := fmt.Fprintln(c.stdout, c.T("cli.version.text", "Istio", v.Istio, "Module", v.Module, "Commit", v.Commit))
 			return err
 		},
 	}
-	outputFlag(cmd, &output, "text", "json")
+	c.outputFlag(cmd, &output, "text", "json")
 	return cmd
 }

@@ -11,7 +11,7 @@ import (
 func newWorkerCmd(c *cli) *cobra.Command {
 	return &cobra.Command{
 		Use:                "worker",
-		Short:              "The isolated worker serve starts for custom templates (internal)",
+		Short:              c.T("cli.worker.short"),
 		Hidden:             true,
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -1,0 +1,274 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/i18n"
+)
+
+// runEnv is runCLI with an environment: the locale variables a test sets.
+func runEnv(t *testing.T, env map[string]string, stdin string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	err = run(context.Background(), args, func(k string) string { return env[k] }, strings.NewReader(stdin), &out, &errb)
+	return out.String(), errb.String(), err
+}
+
+var (
+	langJa = map[string]string{"LANG": "ja_JP.UTF-8"}
+	langC  = map[string]string{"LANG": "C"}
+)
+
+// noMissing fails the test when a message the CLI asked for is not in a catalog.
+func noMissing(t *testing.T) {
+	t.Helper()
+	if m := i18n.Missing(); len(m) > 0 {
+		t.Errorf("messages missing from the catalogs: %q", m)
+	}
+}
+
+// TestLocaleLang: LC_ALL, then LC_MESSAGES, then LANG decides, by the locale's language; C,
+// POSIX, unset and a language we do not speak are English; --lang overrides the locale.
+func TestLocaleLang(t *testing.T) {
+	cases := []struct {
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{nil, nil, "en"},
+		{map[string]string{"LANG": "ja_JP.UTF-8"}, nil, "ja"},
+		{map[string]string{"LANG": "ko_KR.UTF-8"}, nil, "ko"},
+		{map[string]string{"LANG": "ja"}, nil, "ja"},
+		{map[string]string{"LANG": "ko_KR.eucKR@euro"}, nil, "ko"},
+		{map[string]string{"LANG": "en_US.UTF-8"}, nil, "en"},
+		{map[string]string{"LANG": "C"}, nil, "en"},
+		{map[string]string{"LANG": "C.UTF-8"}, nil, "en"},
+		{map[string]string{"LANG": "POSIX"}, nil, "en"},
+		{map[string]string{"LANG": "de_DE.UTF-8"}, nil, "en"},
+		{map[string]string{"LANG": "not a locale!"}, nil, "en"},
+		{map[string]string{"LANG": "ja_JP.UTF-8", "LC_ALL": "ko_KR.UTF-8"}, nil, "ko"},
+		{map[string]string{"LANG": "ko_KR.UTF-8", "LC_MESSAGES": "ja_JP.UTF-8"}, nil, "ja"},
+		{map[string]string{"LC_MESSAGES": "ja_JP.UTF-8", "LC_ALL": "C"}, nil, "en"},
+		{map[string]string{"LANG": "ja_JP.UTF-8", "LC_ALL": ""}, nil, "ja"},
+		{map[string]string{"LANG": "ja_JP.UTF-8"}, []string{"check", "--lang", "en"}, "en"},
+		{map[string]string{"LANG": "C"}, []string{"--lang=ko", "check"}, "ko"},
+		{map[string]string{"LANG": "ja_JP.UTF-8"}, []string{"check", "--lang", "de"}, "ja"},
+		{nil, []string{"check", "--", "--lang", "ja"}, "en"},
+	}
+	for _, c := range cases {
+		got := cliLang(c.args, func(k string) string { return c.env[k] })
+		if got != c.want {
+			t.Errorf("env %v, args %q: %s, want %s", c.env, c.args, got, c.want)
+		}
+	}
+}
+
+// TestJapaneseErrorsAndPitfalls: under LANG=ja_JP.UTF-8 a document's error names its document
+// and line in Japanese, a pitfall line and the --fail-on line are Japanese; under LANG=C they
+// are the English ones.
+func TestJapaneseErrorsAndPitfalls(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"bad.yaml": podNamed("fine") + "---\n" + badYAML})
+	bad := dir + "/bad.yaml"
+	_, stderr, err := runEnv(t, langJa, "", "inject", "-f", bad)
+	if got := errorLine(t, err, stderr); !strings.Contains(got, bad+": ドキュメント 2、14 行目、manifest: ") {
+		t.Errorf("ja error: %q", got)
+	}
+	_, stderr, err = runEnv(t, langC, "", "inject", "-f", bad)
+	if got := errorLine(t, err, stderr); !strings.Contains(got, bad+": document 2, line 14, manifest: ") {
+		t.Errorf("C error: %q", got)
+	}
+
+	_, stderr, err = runEnv(t, langJa, classicJob, "inject", "-f", "-", "--fail-on", "error")
+	if exitCodeOf(err) != 1 || !strings.Contains(stderr, "落とし穴: stdin:") || !strings.Contains(stderr, "sidecarlab: 重大度 error 以上の落とし穴があります（--fail-on）") {
+		t.Errorf("ja pitfalls: %v, %q", err, stderr)
+	}
+	if strings.Contains(stderr, "pitfall: ") || strings.Contains(stderr, "or worse") {
+		t.Errorf("ja pitfalls in English: %q", stderr)
+	}
+	_, stderr, _ = runEnv(t, langC, classicJob, "inject", "-f", "-", "--fail-on", "error")
+	if !strings.Contains(stderr, "pitfall: stdin:") || !strings.Contains(stderr, "sidecarlab: pitfalls of severity error or worse (--fail-on)") {
+		t.Errorf("C pitfalls: %q", stderr)
+	}
+	noMissing(t)
+}
+
+// TestJapaneseCheck: check -o text keeps its compiler-like lines (a problem matcher reads them)
+// with the words in Japanese, and says why it failed in Japanese; -o github's fix is labelled in
+// Japanese.
+func TestJapaneseCheck(t *testing.T) {
+	enOut, _, _ := runEnv(t, langC, "", "check", "-f", tree, "-R", "-o", "text")
+	out, stderr, err := runEnv(t, langJa, "", "check", "-f", tree, "-R", "-o", "text")
+	if exitCodeOf(err) != 1 || !strings.Contains(stderr, "sidecarlab: 重大度 warning 以上の落とし穴があります（--fail-on）") {
+		t.Errorf("ja check: %v, %q", err, stderr)
+	}
+	if heads, enHeads := lineHeads(out), lineHeads(enOut); len(heads) == 0 || strings.Join(heads, "\n") != strings.Join(enHeads, "\n") {
+		t.Errorf("ja check's lines %q, English %q", heads, enHeads)
+	}
+	gh, _, _ := runEnv(t, langJa, classicJob, "check", "-f", "-", "-o", "github")
+	if !strings.Contains(gh, "::error file=stdin,") || !strings.Contains(gh, " 修正: ") || strings.Contains(gh, " Fix: ") {
+		t.Errorf("ja github: %q", gh)
+	}
+	gh, _, _ = runEnv(t, langC, classicJob, "check", "-f", "-", "-o", "github")
+	if !strings.Contains(gh, " Fix: ") || strings.Contains(gh, "修正") {
+		t.Errorf("C github: %q", gh)
+	}
+	noMissing(t)
+}
+
+// TestLocaleOrder: LC_ALL=ko overrides LANG=ja; --lang en overrides both; a usage error is in
+// the language chosen.
+func TestLocaleOrder(t *testing.T) {
+	cases := []struct {
+		name string
+		env  map[string]string
+		lang []string
+		want string
+	}{
+		{"LANG=ja", langJa, nil, "--fail-on \"sometimes\": info、warning、error または none のいずれかを指定してください"},
+		{"LC_ALL=ko over LANG=ja", map[string]string{"LANG": "ja_JP.UTF-8", "LC_ALL": "ko_KR.UTF-8"}, nil, "--fail-on \"sometimes\": info, warning, error 또는 none 중 하나를 지정해야 합니다"},
+		{"--lang en over LANG=ja", langJa, []string{"--lang", "en"}, "--fail-on \"sometimes\": want info, warning, error or none"},
+		{"--lang=ja over LANG=C", langC, []string{"--lang=ja"}, "--fail-on \"sometimes\": info、warning、error または none のいずれかを指定してください"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			args := append([]string{"check", "-f", "-", "--fail-on", "sometimes"}, c.lang...)
+			_, _, err := runEnv(t, c.env, deployment, args...)
+			if exitCodeOf(err) != 2 || err.Error() != c.want {
+				t.Errorf("got %v, want %q", err, c.want)
+			}
+		})
+	}
+	noMissing(t)
+}
+
+// TestMachineOutputIgnoresLanguage: -o json and -o sarif are the same bytes under LANG=ja and
+// LANG=C (tools read them).
+func TestMachineOutputIgnoresLanguage(t *testing.T) {
+	for _, format := range []string{"json", "sarif"} {
+		ja, _, _ := runEnv(t, langJa, "", "check", "-f", tree, "-R", "-o", format, "--fail-on", "none")
+		c, _, _ := runEnv(t, langC, "", "check", "-f", tree, "-R", "-o", format, "--fail-on", "none")
+		if ja == "" || ja != c {
+			t.Errorf("-o %s differs with the language:\nja: %s\nC:  %s", format, ja, c)
+		}
+	}
+	ja, _, _ := runEnv(t, langJa, classicJob, "inject", "-f", "-", "-o", "json")
+	c, _, _ := runEnv(t, langC, classicJob, "inject", "-f", "-", "-o", "json")
+	if ja == "" || ja != c {
+		t.Errorf("inject -o json differs with the language")
+	}
+}
+
+// TestLangFlag: an unknown --lang is a usage error that names the choices; a known one is not;
+// help (its text, examples and flags) is in the language chosen.
+func TestLangFlag(t *testing.T) {
+	_, _, err := runEnv(t, nil, deployment, "inject", "-f", "-", "--lang", "de")
+	if exitCodeOf(err) != 2 || err.Error() != `--lang "de": want en, ja or ko` {
+		t.Errorf("--lang de: %v", err)
+	}
+	if _, _, err := runEnv(t, nil, deployment, "inject", "-f", "-", "--lang", "ko"); err != nil {
+		t.Errorf("--lang ko: %v", err)
+	}
+	out, _, err := runEnv(t, langJa, "", "check", "--help")
+	if err != nil || !strings.Contains(out, "inject と同じくマニフェストに注入を行い") || strings.Contains(out, "Inject the manifests as inject does") ||
+		!strings.Contains(out, "出力形式: text, json, sarif, github") || !strings.Contains(out, "# ツリーのすべてのマニフェスト。") ||
+		!strings.Contains(out, "\n使い方:\n") || !strings.Contains(out, "check のヘルプ") {
+		t.Errorf("ja help: %v\n%s", err, out)
+	}
+	out, _, _ = runEnv(t, langJa, "", "check", "--help", "--lang", "en")
+	if !strings.Contains(out, "Inject the manifests as inject does") || !strings.Contains(out, "output format: text, json, sarif, github") {
+		t.Errorf("--lang en help:\n%s", out)
+	}
+	noMissing(t)
+}
+
+// TestOtherCommandsInKoreanAndJapanese: batch's table headers and total, admit's text,
+// annotations' header and version's line follow the language; batch -o csv and admit -o json,
+// which are data, do not.
+func TestOtherCommandsInKoreanAndJapanese(t *testing.T) {
+	langKo := map[string]string{"LC_ALL": "ko_KR.UTF-8"}
+	out, _, err := runEnv(t, langKo, deployment, "batch", "-f", "-")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if err != nil || len(lines) != 3 || !strings.HasPrefix(lines[0], "문서") || !strings.Contains(lines[0], "함정") || !strings.HasPrefix(lines[2], "합계: ") {
+		t.Errorf("ko batch table: %v\n%s", err, out)
+	}
+	en, _, _ := runEnv(t, langC, deployment, "batch", "-f", "-")
+	if !strings.HasPrefix(en, "DOC") || !strings.Contains(en, "\ntotal: ") {
+		t.Errorf("C batch table:\n%s", en)
+	}
+	ko, _, _ := runEnv(t, langKo, deployment, "batch", "-f", "-", "-o", "csv")
+	c, _, _ := runEnv(t, langC, deployment, "batch", "-f", "-", "-o", "csv")
+	if ko == "" || ko != c {
+		t.Errorf("batch -o csv differs with the language:\nko: %s\nC:  %s", ko, c)
+	}
+
+	out, stderr, err := runEnv(t, langJa, deployment, "admit", "-f", "-", "-n", "shop", "--namespace-labels", "istio-injection=enabled,pod-security.kubernetes.io/enforce=baseline")
+	if exitCodeOf(err) != 1 || !strings.Contains(out, "ドキュメント 1: Deployment/web → Namespace shop の Pod ") || !strings.Contains(out, "注入あり、拒否") ||
+		!strings.Contains(stderr, "sidecarlab: 拒否: ドキュメント 1（Deployment/web）") {
+		t.Errorf("ja admit: %v\n%s\n%s", err, out, stderr)
+	}
+	ja, _, _ := runEnv(t, langJa, deployment, "admit", "-f", "-", "-n", "shop", "-o", "json")
+	c, _, _ = runEnv(t, langC, deployment, "admit", "-f", "-", "-n", "shop", "-o", "json")
+	if ja == "" || ja != c {
+		t.Errorf("admit -o json differs with the language")
+	}
+
+	out, _, _ = runEnv(t, langJa, "", "annotations")
+	if !strings.HasPrefix(out, "名前 ") || !strings.Contains(out, "説明（Istio）") {
+		t.Errorf("ja annotations: %.200s", out)
+	}
+	out, _, _ = runEnv(t, langKo, "", "version")
+	if !strings.Contains(out, ", 커밋 ") {
+		t.Errorf("ko version: %q", out)
+	}
+	noMissing(t)
+}
+
+// TestBatchColumnsHaveWords: every column the engine gives has a header in every language (a
+// column added to the engine without one fails here).
+func TestBatchColumnsHaveWords(t *testing.T) {
+	for _, code := range i18n.Codes {
+		for _, col := range engine.BatchColumns() {
+			if id, got := columnID(col), i18n.For(code).T(columnID(col)); got == id || got == "" {
+				t.Errorf("%s: no header for column %q (%s)", code, col, id)
+			}
+		}
+	}
+	noMissing(t)
+}
+
+// TestShareAsksInTheCLILanguage: share sends the CLI's language (Accept-Language), so the
+// server's refusals come back in it, and its own messages are in it too.
+func TestShareAsksInTheCLILanguage(t *testing.T) {
+	var asked atomic.Value
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Store(r.Header.Get("Accept-Language"))
+		http.Error(w, "boom", http.StatusInternalServerError)
+	}))
+	defer srv.Close()
+	cases := []struct {
+		env        map[string]string
+		lang, want string
+	}{
+		{langJa, "ja", srv.URL + " の応答は 500 Internal Server Error です: boom"},
+		{map[string]string{"LANG": "ko_KR.UTF-8"}, "ko", srv.URL + "의 응답: 500 Internal Server Error: boom"},
+		{langC, "en", srv.URL + " answered 500 Internal Server Error: boom"},
+	}
+	for _, c := range cases {
+		_, _, err := runEnv(t, c.env, deployment, "share", "-f", "-", "--server", srv.URL)
+		if err == nil || err.Error() != c.want || asked.Load() != c.lang {
+			t.Errorf("LANG %v: %v (Accept-Language %v), want %q", c.env, err, asked.Load(), c.want)
+		}
+	}
+	_, _, err := runEnv(t, langJa, deployment, "share", "-f", "-")
+	if exitCodeOf(err) != 2 || !strings.Contains(err.Error(), "が必要です") {
+		t.Errorf("ja share without --server: %v", err)
+	}
+	noMissing(t)
+}

@@ -401,7 +401,7 @@ func buildResults(l *i18n.Localizer, v view, enc string, tl *engine.Timeline, re
 			for i := range res.Lifecycles {
 				res.Lifecycles[i].Capacity.Recount = true
 			}
-			res.Compare = compareLinks(v.state, sel.Documents)
+			res.Compare = compareLinksIn(l, v.state, sel.Documents)
 		}
 		if want("batch") {
 			res.Batch = batchView(v, enc, res.Selected, rows)

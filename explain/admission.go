@@ -1,73 +1,52 @@
 package explain
 
 import (
-	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/sidecarlab/sidecarlab/admission"
 )
 
-// traceWords word the rules of an admission trace (admission.TraceIDs), with their params.
+// traceWords are the rules of an admission trace (admission.TraceIDs) that sidecarlab words
+// (explain.trace.<id>, with the step's params): the message a step's params choose, "" for the
+// rule's own.
 var traceWords = map[string]func(p map[string]string) string{
 	"namespace": func(p map[string]string) string {
 		if p["labels"] == "" {
-			return fmt.Sprintf("The Pod is created in namespace %s, which has no labels of its own.", p["name"])
+			return "namespace-unlabelled"
 		}
-		return fmt.Sprintf("The Pod is created in namespace %s, labelled %s.", p["name"], p["labels"])
+		return ""
 	},
-	"webhook-namespace-mismatch": func(p map[string]string) string {
-		return fmt.Sprintf("The API server does not call webhook %s: its namespaceSelector requires %s, which the namespace does not meet.", p["webhook"], p["requirement"])
-	},
-	"webhook-object-mismatch": func(p map[string]string) string {
-		return fmt.Sprintf("The API server does not call webhook %s: its objectSelector requires %s, which the Pod's labels do not meet.", p["webhook"], p["requirement"])
-	},
-	"webhook-rules-mismatch": func(p map[string]string) string {
-		return fmt.Sprintf("The API server does not call webhook %s: its rules do not cover creating Pods.", p["webhook"])
-	},
-	"webhook-called": func(p map[string]string) string {
-		return fmt.Sprintf("The API server calls Istio's webhook %s of %s (path %s) with the Pod.", p["webhook"], p["configuration"], p["path"])
-	},
-	"webhook-refused": func(p map[string]string) string {
-		return fmt.Sprintf("Istio's webhook %s refused the Pod (failurePolicy Fail: the Pod is not created): %s", p["webhook"], p["message"])
-	},
-	"policy-host-network": words("Istio skips the Pod: it uses hostNetwork, and its iptables rules would change the node's networking."),
-	"policy-ignored-namespace": func(p map[string]string) string {
-		return fmt.Sprintf("Istio skips the Pod: %s is one of the system namespaces it never injects.", p["namespace"])
-	},
-	"policy-label": func(p map[string]string) string {
-		return fmt.Sprintf("The Pod's label sidecar.istio.io/inject is %q: Istio follows it (the label wins over the annotation).", p["value"])
-	},
-	"policy-annotation": func(p map[string]string) string {
-		return fmt.Sprintf("The Pod's annotation sidecar.istio.io/inject is %q: Istio follows it.", p["value"])
-	},
+	"webhook-namespace-mismatch": nil,
+	"webhook-object-mismatch":    nil,
+	"webhook-rules-mismatch":     nil,
+	"webhook-called":             nil,
+	"webhook-refused":            nil,
+	"policy-host-network":        nil,
+	"policy-ignored-namespace":   nil,
+	"policy-label":               nil,
+	"policy-annotation":          nil,
 	"policy-invalid-value": func(p map[string]string) string {
-		what := "annotation"
 		if p["source"] == "policy-label" {
-			what = "label"
+			return "policy-invalid-value-label"
 		}
-		return fmt.Sprintf("The Pod's %s sidecar.istio.io/inject is %q, which is neither \"true\" nor \"false\": Istio ignores it and falls back to its default policy.", what, p["value"])
+		return ""
 	},
-	"policy-never-selector": func(p map[string]string) string {
-		return fmt.Sprintf("The Pod's labels match the injector's neverInjectSelector %s: Istio does not inject it.", p["selector"])
-	},
-	"policy-always-selector": func(p map[string]string) string {
-		return fmt.Sprintf("The Pod's labels match the injector's alwaysInjectSelector %s: Istio injects it.", p["selector"])
-	},
+	"policy-never-selector":  nil,
+	"policy-always-selector": nil,
 	"policy-default": func(p map[string]string) string {
 		if p["inject"] == "true" {
-			return fmt.Sprintf("Nothing on the Pod decides, so Istio's default policy (%s) does: inject.", p["policy"])
+			return "policy-default-inject"
 		}
-		return fmt.Sprintf("Nothing on the Pod decides, so Istio's default policy (%s) does: do not inject.", p["policy"])
+		return ""
 	},
-	"injected":                  words("Injected: Istio's webhook patched the Pod with the proxy."),
-	"not-injected-no-webhook":   words("Not injected: no webhook selected the Pod, so Istio never saw it. Label the namespace (istio-injection=enabled, or istio.io/rev=<revision>) or the Pod (sidecar.istio.io/inject=true)."),
-	"hint-annotation-not-label": words("The Pod asks for injection with the annotation sidecar.istio.io/inject: \"true\", but the webhooks' selectors read labels, not annotations: Istio reads the annotation only once its webhook is called. Put the label sidecar.istio.io/inject: \"true\" on the pod template instead (or label the namespace)."),
-	"not-injected-policy":       words("Not injected: Istio's webhook saw the Pod and its policy said no."),
-	"admitted":                  words("Admitted: Pod Security Admission lets the Pod in."),
-	"rejected-pod-security": func(p map[string]string) string {
-		return "Rejected by Pod Security Admission: " + p["message"]
-	},
+	"injected":                  nil,
+	"not-injected-no-webhook":   nil,
+	"hint-annotation-not-label": nil,
+	"not-injected-policy":       nil,
+	"admitted":                  nil,
+	"rejected-pod-security":     nil,
 }
 
 // TraceStep is one rule of an admission trace with its words, as the API gives it.
@@ -87,10 +66,21 @@ func (w Words) Trace(steps []admission.Step) []TraceStep {
 
 // TraceText is one rule in a sentence.
 func (w Words) TraceText(s admission.Step) string {
-	if w, ok := traceWords[s.ID]; ok {
-		return w(s.Params)
+	choose, ok := traceWords[s.ID]
+	if !ok {
+		return s.ID
 	}
-	return s.ID
+	id := s.ID
+	if choose != nil {
+		if c := choose(s.Params); c != "" {
+			id = c
+		}
+	}
+	data := s.Params
+	if v, ok := s.Params["value"]; ok {
+		data = with(s.Params, "valueQ", strconv.Quote(v))
+	}
+	return w.tmap("explain.trace."+id, data)
 }
 
 // Admission is one document's admission with its words, as the API and the CLI give it.

@@ -11,23 +11,19 @@ import (
 // line ("7 workloads with a sidecar, 2,010 pods — requests cpu=201200m (201.2 cores) …").
 func (w Words) BatchTotal(t engine.BatchTotal) string {
 	// A workload with a pod per node is said apart, after the sums it is not in.
-	s := count(t.Workloads-t.PerNode, "workload") + " with a sidecar, " + count(t.Pods, "pod")
+	s := w.loc().T("explain.batch.total", "workloads", w.count("explain.batch.workloads", t.Workloads-t.PerNode), "pods", w.count("explain.batch.pods", t.Pods))
 	if t.Pods > 0 {
-		s += " — requests " + orNone(pairText(t.RequestsCPU, t.RequestsMem)) + "; limits " + orNone(pairText(t.LimitsCPU, t.LimitsMem))
+		s += w.loc().T("explain.batch.sums", "requests", w.orNone(w.pairText(t.RequestsCPU, t.RequestsMem)), "limits", w.orNone(w.pairText(t.LimitsCPU, t.LimitsMem)))
 	}
 	if t.PerNode > 0 {
-		s += "; " + thousands(t.PerNode) + " more with a pod per node (not counted)"
+		s += w.loc().T("explain.batch.per-node", "n", thousands(t.PerNode))
 	}
 	return s
 }
 
-// count is n things, in English with thousands separators ("1 pod", "2,003 pods").
-func count(n int, thing string) string {
-	if n == 1 {
-		return "1 " + thing
-	}
-	return thousands(n) + " " + thing + "s"
-}
+// count is n things, by the plural message id, with thousands separators ("1 pod", "2,003
+// pods").
+func (w Words) count(id string, n int) string { return w.loc().N(id, n, "n", thousands(n)) }
 
 func thousands(n int) string {
 	s := strconv.Itoa(n)
@@ -37,10 +33,10 @@ func thousands(n int) string {
 	return s
 }
 
-func pairText(cpu, mem string) string {
+func (w Words) pairText(cpu, mem string) string {
 	var p []string
 	if cpu != "" {
-		p = append(p, "cpu="+cpu+cores(cpu))
+		p = append(p, "cpu="+cpu+w.cores(cpu))
 	}
 	if mem != "" {
 		p = append(p, "memory="+mem)
@@ -48,16 +44,16 @@ func pairText(cpu, mem string) string {
 	return strings.Join(p, " ")
 }
 
-func orNone(s string) string {
+func (w Words) orNone(s string) string {
 	if s == "" {
-		return "none"
+		return w.loc().T("explain.batch.none")
 	}
 	return s
 }
 
 // cores says a CPU sum of millicores in cores, the unit capacity is planned in: "201200m" is
 // " (201.2 cores)". Whole cores ("200") and sums under a core need no gloss.
-func cores(cpu string) string {
+func (w Words) cores(cpu string) string {
 	m, ok := strings.CutSuffix(cpu, "m")
 	if !ok {
 		return ""
@@ -66,5 +62,5 @@ func cores(cpu string) string {
 	if err != nil || n < 1000 {
 		return ""
 	}
-	return " (" + strconv.FormatFloat(float64(n)/1000, 'f', -1, 64) + " cores)"
+	return w.loc().T("explain.batch.cores", "n", strconv.FormatFloat(float64(n)/1000, 'f', -1, 64))
 }

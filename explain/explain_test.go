@@ -106,6 +106,29 @@ func TestFindingWords(t *testing.T) {
 			if !strings.HasPrefix(line, "error ["+c.check+"] document 2 spec.x: ") || !strings.Contains(line, msg) {
 				t.Errorf("line %q", line)
 			}
+			// Every language words it too, with every parameter, in words of its own.
+			f.Fix = &engine.Fix{}
+			if !c.fix {
+				f.Fix = nil
+			}
+			for _, w := range others {
+				m, fix := w.Message(f), w.FixText(f)
+				if m == msg || (fix != "" && fix == English.FixText(f)) || (fix != "") != c.fix {
+					t.Errorf("%s: %q, fix %q: not its own words", w.l.Lang(), m, fix)
+				}
+				noTemplateGap(t, w.l.Lang(), m+" "+fix)
+				for k, v := range c.params {
+					if k != "result" && !strings.Contains(m+" "+fix, v) {
+						t.Errorf("%s: param %s=%q is not in the words: %q", w.l.Lang(), k, v, m)
+					}
+				}
+				if s := w.Gist(f); s == "" || !strings.HasPrefix(m, s) {
+					t.Errorf("%s: gist %q of %q", w.l.Lang(), s, m)
+				}
+				if s := w.Summary(c.check); s == "" || s == English.Summary(c.check) {
+					t.Errorf("%s: summary %q", w.l.Lang(), s)
+				}
+			}
 		})
 	}
 	for _, c := range engine.Checks() {
@@ -118,6 +141,7 @@ func TestFindingWords(t *testing.T) {
 			t.Errorf("words for %s, which is not a check", id)
 		}
 	}
+	noMissing(t)
 	// Without a suggestion, no "Did you mean".
 	for _, id := range []string{"unknown-istio-annotation", "unknown-proxy-config-field"} {
 		if m := English.Message(engine.Finding{Check: id, Params: map[string]string{"key": "a.istio.io/x", "field": "x"}}); strings.Contains(m, "Did you mean") {
@@ -221,6 +245,34 @@ spec:
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Every language words every event and verdict, with its params.
+		for _, w := range others {
+			for _, l := range w.Lifecycles(engine.Lifecycles(r.Documents)) {
+				for _, ev := range append(l.Start, l.Stop...) {
+					noTemplateGap(t, w.l.Lang()+" "+ev.Event, ev.What+" "+ev.Short)
+					if ev.What == "" || ev.Short == "" || ev.What == English.What(ev.LifecycleEvent) {
+						t.Errorf("%s event %s is not worded: %+v", w.l.Lang(), ev.Event, ev)
+					}
+					for k, p := range ev.Params {
+						if p != "" && !strings.Contains(ev.What, p) {
+							t.Errorf("%s event %s: param %s=%q is not in %q", w.l.Lang(), ev.Event, k, p, ev.What)
+						}
+					}
+				}
+				for _, v := range l.Verdicts {
+					en := English.Why(v.Verdict)
+					if v.Question == v.ID || v.Question == English.Question(v.Verdict) || v.Why == "" || v.Why == en {
+						t.Errorf("%s verdict %s/%s is not worded: %+v", w.l.Lang(), v.ID, v.Reason, v)
+					}
+					noTemplateGap(t, w.l.Lang()+" "+v.ID, v.Why)
+					for k, p := range v.Params {
+						if p != "" && !strings.Contains(v.Why, p) {
+							t.Errorf("%s verdict %s/%s: param %s=%q is not in %q", w.l.Lang(), v.ID, v.Reason, k, p, v.Why)
+						}
+					}
+				}
+			}
+		}
 		for _, l := range English.Lifecycles(engine.Lifecycles(r.Documents)) {
 			for _, ev := range append(l.Start, l.Stop...) {
 				seenEvents[ev.Event] = true
@@ -246,6 +298,7 @@ spec:
 			}
 		}
 	}
+	noMissing(t)
 	for id := range events {
 		if !seenEvents[id] {
 			t.Errorf("words for lifecycle event %s, which no case gave", id)

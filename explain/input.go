@@ -1,7 +1,6 @@
 package explain
 
 import (
-	"fmt"
 	"regexp"
 	"strings"
 
@@ -25,17 +24,18 @@ var (
 	jsonType = regexp.MustCompile(`cannot unmarshal (\w+) into Go struct field \w+\.([\w.]+) of type (\S+)`)
 )
 
-// yamlReasons are go-yaml's reasons and what they mean to a person writing YAML.
-var yamlReasons = []struct{ reason, words string }{
-	{"mapping values are not allowed in this context", "a mapping value is not allowed here — check the indentation"},
-	{"did not find expected key", "a key was expected here — check the indentation and the '-' of list items"},
-	{"found character that cannot start any token", "this character cannot start a value — YAML does not allow tabs for indentation"},
-	{"could not find expected ':'", "a key is missing its ':'"},
-	{"did not find expected node content", "a value is missing or unfinished"},
-	{"found unexpected end of stream", "the text ends inside a value — an opening quote or bracket is never closed"},
-	{"did not find expected ',' or ']'", "a [ list is not closed with ]"},
-	{"did not find expected ',' or '}'", "a { map is not closed with }"},
-	{"did not find expected '-' indicator", "a list item is missing its '-' — check the indentation"},
+// yamlReasons are go-yaml's reasons and what they mean to a person writing YAML
+// (explain.input.yaml.<id>).
+var yamlReasons = []struct{ reason, id string }{
+	{"mapping values are not allowed in this context", "mapping-values"},
+	{"did not find expected key", "expected-key"},
+	{"found character that cannot start any token", "cannot-start-token"},
+	{"could not find expected ':'", "expected-colon"},
+	{"did not find expected node content", "expected-node"},
+	{"found unexpected end of stream", "end-of-stream"},
+	{"did not find expected ',' or ']'", "expected-bracket"},
+	{"did not find expected ',' or '}'", "expected-brace"},
+	{"did not find expected '-' indicator", "expected-dash"},
 }
 
 // Input words an input error. Errors that are not about the manifest's text (annotation values,
@@ -43,23 +43,24 @@ var yamlReasons = []struct{ reason, words string }{
 func (w Words) Input(e *engine.InputError) InputError {
 	where := ""
 	if e.Doc > 0 {
-		where = fmt.Sprintf("document %d, ", e.Doc)
+		where = w.loc().T("explain.input.doc", "doc", e.Doc)
 	}
 	if e.Line > 0 {
-		where += fmt.Sprintf("line %d: ", e.Line)
+		where += w.loc().T("explain.input.line", "line", e.Line)
 	}
 	if e.Field != "manifest" {
 		return InputError{Summary: e.Error(), Reason: e.Msg}
 	}
 	msg := e.Msg
 	if m := jsonType.FindStringSubmatch(msg); m != nil {
-		words := fmt.Sprintf("%s must be %s, not a %s", m[2], typeWords(m[3]), m[1])
+		words := w.loc().T("explain.input.type", "field", m[2], "want", w.typeWords(m[3]), "got", m[1])
 		return InputError{Summary: where + words, Details: msg, Reason: words}
 	}
 	reason := yamlPrefix.ReplaceAllString(msg, "")
 	for _, r := range yamlReasons {
 		if reason == r.reason {
-			return InputError{Summary: where + r.words, Details: msg, Reason: r.words}
+			words := w.loc().T("explain.input.yaml." + r.id)
+			return InputError{Summary: where + words, Details: msg, Reason: words}
 		}
 	}
 	if reason != msg {
@@ -69,18 +70,18 @@ func (w Words) Input(e *engine.InputError) InputError {
 }
 
 // typeWords names a Go type the way a manifest's author thinks of it.
-func typeWords(t string) string {
+func (w Words) typeWords(t string) string {
 	switch {
 	case strings.HasPrefix(t, "[]"):
-		return "a list"
+		return w.loc().T("explain.input.kind.list")
 	case strings.HasPrefix(t, "map["), strings.Contains(t, "."):
-		return "a map (fields)"
+		return w.loc().T("explain.input.kind.map")
 	case strings.HasPrefix(t, "int"), strings.HasPrefix(t, "uint"), strings.HasPrefix(t, "float"):
-		return "a number"
+		return w.loc().T("explain.input.kind.number")
 	case t == "bool":
-		return "true or false"
+		return w.loc().T("explain.input.kind.bool")
 	case t == "string":
-		return "a string"
+		return w.loc().T("explain.input.kind.string")
 	}
-	return "a " + t
+	return w.loc().T("explain.input.kind.go", "type", t)
 }

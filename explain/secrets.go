@@ -1,32 +1,35 @@
 package explain
 
 import (
-	"fmt"
-
 	"github.com/sidecarlab/sidecarlab/engine"
 )
 
-// secretKinds say what each kind of engine.SecretFinding is, as a clause after "document N,
-// line L:".
-var secretKinds = map[engine.SecretKind]string{
-	engine.SecretDocument:           "a Secret; its values are listed below it",
-	engine.SecretDataValue:          "a value of a Secret's data or stringData",
-	engine.SecretEnvName:            "an environment variable whose name says it holds a password, token, key or secret",
-	engine.SecretPrivateKey:         "a private key",
-	engine.SecretRegistryCredential: "a container registry credential (a Docker config)",
-	engine.SecretHighEntropy:        "a long random-looking string, such as an API key or token",
+// secretKinds are the kinds of engine.SecretFinding sidecarlab words
+// (explain.secrets.kind.<kind>), as a clause after "document N, line L:".
+var secretKinds = map[engine.SecretKind]bool{
+	engine.SecretDocument:           true,
+	engine.SecretDataValue:          true,
+	engine.SecretEnvName:            true,
+	engine.SecretPrivateKey:         true,
+	engine.SecretRegistryCredential: true,
+	engine.SecretHighEntropy:        true,
 }
 
 // SecretKind says what a kind of secret finding is.
-func (w Words) SecretKind(k engine.SecretKind) string { return secretKinds[k] }
+func (w Words) SecretKind(k engine.SecretKind) string {
+	if !secretKinds[k] {
+		return ""
+	}
+	return w.loc().T("explain.secrets.kind." + string(k))
+}
 
 // SecretWhere says where a finding is: a document and a line of the manifest, or an annotation
 // step.
 func (w Words) SecretWhere(f engine.SecretFinding) string {
 	if f.Step > 0 {
-		return fmt.Sprintf("annotation step %d", f.Step)
+		return w.loc().T("explain.secrets.step", "step", f.Step)
 	}
-	return fmt.Sprintf("document %d, line %d", f.Doc, f.Line)
+	return w.loc().T("explain.secrets.where", "doc", f.Doc, "line", f.Line)
 }
 
 // SecretLine is one finding on one line, for lists and the CLI: where it is and what it is,
@@ -57,23 +60,19 @@ func (w Words) SecretFindings(fs []engine.SecretFinding) []SecretFinding {
 // SecretsFound is the headline over the list, before anything is stored: what was found (in
 // the manifest or the annotation steps) and what a short link would do with it.
 func (w Words) SecretsFound(total int) string {
-	return fmt.Sprintf("This view looks like it holds secrets (%s). A short link stores the manifest and its annotations on this server, and anyone with the link can read it. Nothing has been stored.", count(total, "finding"))
+	return w.loc().N("explain.secrets.found", total, "n", thousands(total))
 }
 
-// w.SecretsChoice() is what the person can do about it, and what redacting keeps.
-func (w Words) SecretsChoice() string {
-	return "Redact and share replaces each of these values with <redacted> and keeps everything else: the injected output is the same except for those values. Share as is stores them as they are."
-}
+// SecretsChoice is what the person can do about it, and what redacting keeps.
+func (w Words) SecretsChoice() string { return w.loc().T("explain.secrets.choice") }
 
-// w.SecretsAPIChoice() is SecretsFound's advice for the API and the CLI.
-func (w Words) SecretsAPIChoice() string {
-	return `Send "redact": true to store the manifest with each of these values replaced by <redacted> (sidecarlab share --redact), or "allowSecrets": true to store it as it is (--allow-secrets).`
-}
+// SecretsAPIChoice is SecretsFound's advice for the API and the CLI.
+func (w Words) SecretsAPIChoice() string { return w.loc().T("explain.secrets.api-choice") }
 
 // SecretsInLink warns on a page whose address carries its state: the long link holds the
 // manifest itself, so whoever it is sent to reads these values.
 func (w Words) SecretsInLink(total int) string {
-	return fmt.Sprintf("This page's address holds the whole manifest and its annotations, which look like they hold secrets (%s): anyone you send this link to can read them, and the address may be kept in browser history and server logs. Share a redacted short link instead.", count(total, "finding"))
+	return w.loc().N("explain.secrets.in-link", total, "n", thousands(total))
 }
 
 // SecretsMore says how many findings a bounded list leaves out.
@@ -81,5 +80,5 @@ func (w Words) SecretsMore(shown, total int) string {
 	if total <= shown {
 		return ""
 	}
-	return fmt.Sprintf("and %s more", thousands(total-shown))
+	return w.loc().T("explain.secrets.more", "n", thousands(total-shown))
 }

@@ -2,18 +2,14 @@ package handlers
 
 import (
 	"cmp"
-	"fmt"
-	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/web"
 )
 
-// Bounds on what a page says about itself: a title a tab and a chat preview can show, and an
-// Open Graph description about as long as chats display. Both come from the user's state, so they
-// are capped here (templ escapes them).
+// Bounds on what a page says about itself (web.Head bounds the worded title and description
+// the same way): the user's values are capped here too (templ escapes them).
 const (
 	maxTitle       = 100
 	maxDescription = 300
@@ -24,71 +20,38 @@ const titleSuffix = " — sidecarlab"
 
 // playgroundHead names a view so that links pasted in a chat can be told apart: the workload,
 // the annotation steps, the tab and step shown, presenter mode. For example
-// "Deployment/checkout · proxyCPU=200m, hold — sidecarlab".
+// "Deployment/checkout · proxyCPU=200m, hold — sidecarlab". The page words it in the reader's
+// language (web.HeadView); the values here are the user's, bounded.
 func playgroundHead(v view, tl *engine.Timeline) web.Head {
-	workload := workloadName(tl)
-	parts := []string{cmp.Or(workload, "Istio sidecar injection playground")}
-	var short []string
-	for _, s := range v.state.Steps {
-		short = append(short, shortStep(s))
+	hv := &web.HeadView{Istio: engine.Version().Istio, Present: v.present, Step: v.step}
+	hv.Workload, hv.More = workloadName(tl)
+	if hv.Workload != "" {
+		hv.Namespace = workloadNamespace(tl)
 	}
-	if len(short) > 0 {
-		parts = append(parts, strings.Join(short, ", "))
+	for _, s := range v.state.Steps {
+		hv.Steps = append(hv.Steps, shortStep(s))
+		hv.StepsLong = append(hv.StepsLong, bound(s.String(), maxDescription))
 	}
 	if v.tab != "" && v.tab != web.DefaultTab {
 		for _, t := range web.Tabs() {
 			if t.ID == v.tab {
-				parts = append(parts, t.Title)
+				hv.Tab = t.Title
 			}
 		}
 	}
-	switch {
-	case v.present:
-		parts = append(parts, "slides, step "+strconv.Itoa(v.step))
-	case v.step >= 0 && v.step < len(v.state.Steps):
-		parts = append(parts, "step "+strconv.Itoa(v.step))
-	}
-	h := web.Head{Title: bound(strings.Join(parts, " · "), maxTitle) + titleSuffix}
-
-	istio := engine.Version().Istio
-	var d strings.Builder
-	if workload == "" {
-		fmt.Fprintf(&d, "What Istio %s's sidecar injection does to a workload, field by field.", istio)
-	} else {
-		fmt.Fprintf(&d, "What Istio %s's sidecar injection does to %s", istio, workload)
-		if ns := workloadNamespace(tl); ns != "" {
-			fmt.Fprintf(&d, " (namespace %s)", ns)
-		}
-		d.WriteString(", field by field.")
-	}
-	if len(v.state.Steps) > 0 {
-		d.WriteString(" Annotation steps:")
-		for i, s := range v.state.Steps {
-			fmt.Fprintf(&d, " %d. %s;", i+1, s.String())
-		}
-	}
-	desc := d.String()
-	if len(v.state.Steps) > 0 {
-		desc = strings.TrimSuffix(desc, ";") + "."
-	}
-	h.Description = bound(desc, maxDescription)
-	return h
+	return web.Head{View: hv}
 }
 
 // compareHead names a comparison by its two sides.
 func compareHead(c *web.ComparePage) web.Head {
-	t := "Compare " + c.A.Label + " vs " + c.B.Label
-	return web.Head{
-		Title:       bound(t, maxTitle) + titleSuffix,
-		Description: bound("Istio's sidecar injection two ways, "+c.A.Label+" and "+c.B.Label+": both lifecycles and what changes between the outputs.", maxDescription),
-	}
+	return web.Head{View: &web.HeadView{Compare: true, A: c.A.Label, B: c.B.Label}}
 }
 
-// workloadName is the first injectable document as kind/name, "+N more" for the others
+// workloadName is the first injectable document as kind/name, and how many others there are
 // ("" when nothing was read).
-func workloadName(tl *engine.Timeline) string {
+func workloadName(tl *engine.Timeline) (string, int) {
 	if tl == nil || len(tl.Steps) == 0 {
-		return ""
+		return "", 0
 	}
 	var names []string
 	for _, d := range tl.Steps[0].Documents {
@@ -98,11 +61,11 @@ func workloadName(tl *engine.Timeline) string {
 	}
 	switch len(names) {
 	case 0:
-		return ""
+		return "", 0
 	case 1:
-		return bound(names[0], 60)
+		return bound(names[0], 60), 0
 	default:
-		return bound(names[0], 50) + " +" + strconv.Itoa(len(names)-1) + " more"
+		return bound(names[0], 50), len(names) - 1
 	}
 }
 
@@ -133,12 +96,5 @@ func shortStep(s engine.Step) string {
 	return name + "=" + bound(value, maxStepValue)
 }
 
-// bound cuts s to at most n runes, ending in "…" when cut, with its whitespace collapsed.
-func bound(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return strings.TrimSpace(string(r[:n-1])) + "…"
-}
+// bound cuts s to at most n runes, ending in "…" when cut (web.Bound).
+func bound(s string, n int) string { return web.Bound(s, n) }

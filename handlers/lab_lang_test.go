@@ -14,25 +14,15 @@ import (
 	"github.com/sidecarlab/sidecarlab/i18n"
 )
 
-// getIn is a GET of target by a reader whose browser asks for the language accept.
-func getIn(t *testing.T, h http.Handler, target, accept string) response {
+// labGet is a GET of target by a reader whose browser asks for the language accept (getIn),
+// which must answer 200.
+func labGet(t *testing.T, h http.Handler, target, accept string) response {
 	t.Helper()
-	req := httptest.NewRequest(http.MethodGet, target, nil)
-	if accept != "" {
-		req.Header.Set("Accept-Language", accept)
-	}
-	r := do(t, h, req)
+	r := getIn(t, h, target, accept)
 	if r.status != http.StatusOK {
 		t.Fatalf("GET %s (%s): %d", target, accept, r.status)
 	}
 	return r
-}
-
-func noMissing(t *testing.T) {
-	t.Helper()
-	if m := i18n.Missing(); len(m) > 0 {
-		t.Fatalf("messages missing from the catalogs: %v", m)
-	}
 }
 
 // TestLabPathInLanguages: the lab's hold step in Japanese and Korean words its chips, what to
@@ -50,7 +40,7 @@ func TestLabPathInLanguages(t *testing.T) {
 		{"", "+ hold", "+ exclude ports", "The kubelet starts the next container only when that hook returns", "Job (a database migration)", []string{"起動待ち", "시작 대기"}},
 	} {
 		t.Run(c.accept, func(t *testing.T) {
-			r := getIn(t, h, lp.steps[3].href, c.accept)
+			r := labGet(t, h, lp.steps[3].href, c.accept)
 			if chip := testid(r, "lab-4").Text(); !strings.Contains(chip, c.chip) {
 				t.Errorf("chip 4 %q, want %q", chip, c.chip)
 			}
@@ -87,7 +77,7 @@ func TestLabPathInLanguages(t *testing.T) {
 func TestPanelInJapanese(t *testing.T) {
 	h := newServer(t)
 	cfg, _ := engine.DefaultCatalog().Lookup("proxy.istio.io/config")
-	ja := getIn(t, h, "/", "ja")
+	ja := labGet(t, h, "/", "ja")
 	sum := testid(ja, "summary-proxy.istio.io/config")
 	if !strings.Contains(sum.Text(), "にマージされます") || sum.Find("code").First().Text() != "PROXY_CONFIG" {
 		t.Errorf("summary %q, want the Japanese with PROXY_CONFIG as code", sum.Text())
@@ -105,7 +95,7 @@ func TestPanelInJapanese(t *testing.T) {
 	if first := testid(ja, "annotations").Find("details.group summary").First().Text(); !strings.HasPrefix(first, "ラボ") {
 		t.Errorf("the first group is %q, want the lab's, in Japanese", first)
 	}
-	en := getIn(t, h, "/", "")
+	en := labGet(t, h, "/", "")
 	if s := testid(en, "summary-proxy.istio.io/config").Text(); !strings.Contains(s, "merged into PROXY_CONFIG") {
 		t.Errorf("English summary %q", s)
 	}
@@ -149,18 +139,18 @@ func TestPanelMemoPerLanguage(t *testing.T) {
 func TestSettingsFixInKorean(t *testing.T) {
 	h := newServer(t)
 	lp := newLabPath()
-	ko := getIn(t, h, lp.steps[8].href, "ko")
+	ko := labGet(t, h, lp.steps[8].href, "ko")
 	if f := strings.TrimSpace(testid(ko, "settings-fix-"+fixLabelInjection).Text()); f != "네임스페이스에 istio-injection=enabled 레이블 붙이기" {
 		t.Errorf("fix %q", f)
 	}
 	if ns := testid(ko, "cluster-namespace").Text(); ns != "bookinfo (레이블 없음)" {
 		t.Errorf("namespace %q", ns)
 	}
-	cni := getIn(t, h, lp.steps[9].href, "ko")
+	cni := labGet(t, h, lp.steps[9].href, "ko")
 	if f := strings.TrimSpace(testid(cni, "settings-fix-"+fixCNI).Text()); f != "Istio CNI 활성화 (components.cni.enabled=true)" {
 		t.Errorf("fix %q", f)
 	}
-	en := getIn(t, h, lp.steps[8].href, "")
+	en := labGet(t, h, lp.steps[8].href, "")
 	if f := strings.TrimSpace(testid(en, "settings-fix-"+fixLabelInjection).Text()); f != "Label the namespace istio-injection=enabled" {
 		t.Errorf("English fix %q", f)
 	}
@@ -186,7 +176,7 @@ func TestReplacesNoticeInLanguages(t *testing.T) {
 		{two, "ko", "이 단계는 proxy.istio.io/config의 값 전체를 대체합니다. concurrency, terminationDrainDuration 필드는 더 이상 설정되지 않습니다."},
 		{one, "", "This step replaces the whole proxy.istio.io/config: concurrency is no longer set."},
 	} {
-		r := getIn(t, h, c.target, c.accept)
+		r := labGet(t, h, c.target, c.accept)
 		if got := strings.TrimSpace(testid(r, "diff-step-2").Find(`[data-testid="replaces"]`).Text()); got != c.want {
 			t.Errorf("%s: notice %q, want %q", c.accept, got, c.want)
 		}

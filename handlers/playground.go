@@ -193,7 +193,8 @@ func (s *server) renderViewWith(w http.ResponseWriter, r *http.Request, v view, 
 	}
 	partial := r.Header.Get(partialHeader) != ""
 	p := buildPage(i18n.FromContext(r.Context()), v, s.statics, tl, ie, !partial)
-	p.EmbedSnippet = embedSnippet(s.origin(r), p.EmbedHref, p.Head.Title)
+	title, _ := p.Head.In(i18n.FromContext(r.Context()))
+	p.EmbedSnippet = embedSnippet(s.origin(r), p.EmbedHref, title)
 	p.Sharing = s.cfg.Links != nil
 	if extra != nil {
 		var x pageExtras

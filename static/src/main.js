@@ -13,6 +13,20 @@ document.documentElement.classList.add("js");
 
 let editor = null;
 
+// The script's words, in the page's language: the server renders them from its catalogs
+// (page.js.*) into a JSON island, <script type="application/json" id="i18n-js">, read once here.
+// A word with a run-time value keeps the catalog's placeholder, {{.Name}}, which t() fills:
+// t("noLink", { Error: why }). A word the island lacks shows its key, never a crash.
+const words = (() => {
+  try { return JSON.parse(document.getElementById("i18n-js")?.textContent || "{}"); } catch { return {}; }
+})();
+
+function t(key, values) {
+  let s = typeof words[key] === "string" ? words[key] : key;
+  for (const [name, value] of Object.entries(values || {})) s = s.split("{{." + name + "}}").join(String(value));
+  return s;
+}
+
 // YAML colours come from the stylesheet's variables, so light and dark themes both read well.
 const yamlColours = HighlightStyle.define([
   { tag: [tags.propertyName, tags.definition(tags.propertyName)], color: "var(--hl-key)" },
@@ -32,8 +46,8 @@ function manifestArea() {
 // indenting; then Esc followed by Tab still leaves the editor. The hint under the editor (its
 // accessible description) and the ? list say so, and say it again when the mode changes.
 const tabKeys = {
-  focus: "Tab moves to the next field. Ctrl+M (⌥⇧M on a Mac) makes Tab indent.",
-  indent: "Tab indents. Esc then Tab leaves the editor; Ctrl+M (⌥⇧M on a Mac) makes Tab move focus again.",
+  focus: t("tabFocus"),
+  indent: t("tabIndent"),
 };
 
 let tabIndents = false;
@@ -44,7 +58,7 @@ function toggleTab(view) {
   const indent = tabIndents;
   const hint = document.getElementById("editor-keys");
   if (hint) hint.textContent = indent ? tabKeys.indent : tabKeys.focus;
-  setStatus(indent ? "Tab now indents in the editor." : "Tab now moves focus.");
+  setStatus(indent ? t("nowIndents") : t("nowFocus"));
   return true;
 }
 
@@ -73,7 +87,7 @@ function enhanceEditor() {
         EditorView.updateListener.of((u) => { if (u.docChanged) ta.value = u.state.doc.toString(); }),
         // tabindex: the content is in the tab order anyway (contenteditable); saying so lets
         // checkers see that the scrolling region around it can be reached by keyboard.
-        EditorView.contentAttributes.of({ "aria-label": "Manifest (YAML)", "aria-describedby": "editor-keys", tabindex: "0" }),
+        EditorView.contentAttributes.of({ "aria-label": t("editorLabel"), "aria-describedby": "editor-keys", tabindex: "0" }),
         // The editor's own styles go in a <style> element; the page's CSP admits it by nonce.
         EditorView.cspNonce.of(document.querySelector('meta[name="csp-nonce"]')?.content || ""),
       ],
@@ -92,7 +106,7 @@ function markError() {
   const diags = [];
   if (n > 0 && n <= doc.lines) {
     const line = doc.line(n);
-    diags.push({ from: line.from, to: line.to, severity: "error", message: ta.dataset.errorMsg || "error" });
+    diags.push({ from: line.from, to: line.to, severity: "error", message: ta.dataset.errorMsg || t("error") });
   }
   diags.push(...findingDiagnostics(ta, doc));
   editor.dispatch(setDiagnostics(editor.state, diags));
@@ -108,7 +122,7 @@ function findingDiagnostics(ta, doc) {
   return marks.filter((m) => m.line > 0 && m.line <= doc.lines).map((m) => {
     const line = doc.line(m.line);
     const severity = ["error", "warning", "info"].includes(m.severity) ? m.severity : "warning";
-    return { from: line.from, to: line.to, severity, source: "pitfall", message: m.message || "pitfall" };
+    return { from: line.from, to: line.to, severity, source: "pitfall", message: m.message || t("pitfall") };
   });
 }
 
@@ -145,7 +159,7 @@ function swapFrom(doc) {
 async function load(url, init, push) {
   const form = document.getElementById("playground");
   document.body.classList.add("busy");
-  setStatus("Injecting…");
+  setStatus(t("injecting"));
   try {
     const res = await fetch(url, { ...init, headers: { "X-Sidecarlab-Partial": "1" } });
     const html = await res.text();
@@ -161,10 +175,10 @@ async function load(url, init, push) {
     // An action is answered in place; its permalink is the new address.
     if (push) window.history.pushState({}, "", doc.getElementById("fragment").dataset.permalink);
     const nsError = doc.getElementById("namespace-error");
-    setStatus(res.ok ? "" : nsError ? "The namespace could not be read — see Settings." : "Istio rejected part of this input — see the marks.");
+    setStatus(res.ok ? "" : nsError ? t("namespaceError") : t("rejected"));
     return true;
   } catch (err) {
-    setStatus("Could not reach sidecarlab: " + err.message);
+    setStatus(t("unreachable", { Error: err.message }));
     return false;
   } finally {
     document.body.classList.remove("busy");
@@ -184,7 +198,7 @@ function showActionError(doc, res) {
     box.setAttribute("role", "alert");
     box.dataset.testid = "action-error";
     const strong = document.createElement("strong");
-    strong.textContent = `${res.status} ${res.statusText || "error"}: nothing was shown, and the address bar keeps the last view that loaded. Your text is still in the editor.`;
+    strong.textContent = t("actionFailed", { Status: `${res.status} ${res.statusText || t("error")}` });
     box.append(strong);
   } else {
     box = document.importNode(box, true);
@@ -195,7 +209,7 @@ function showActionError(doc, res) {
   else document.getElementById("results")?.prepend(box);
   const form = document.getElementById("playground");
   if (form) form.dataset.failed = box.querySelector('[data-testid="error-message"]')?.textContent || box.textContent.trim();
-  setStatus("That did not work — see the error above the results.");
+  setStatus(t("seeError"));
 }
 
 function clearActionError() {
@@ -300,7 +314,7 @@ function init() {
       if (e.submitter && e.submitter.getAttribute("formaction") === "/share") {
         if (form.dataset.failed) {
           e.preventDefault();
-          setStatus("No link: the text in the editor could not be shown (" + form.dataset.failed + ")");
+          setStatus(t("noLink", { Error: form.dataset.failed }));
         }
         return;
       }
@@ -326,7 +340,7 @@ function init() {
       const link = base + deep.getAttribute("href");
       window.history.replaceState({}, "", deep.getAttribute("href"));
       highlightDeepLink();
-      copyText(link).then(() => setStatus("Link to this change copied."));
+      copyText(link).then(() => setStatus(t("changeCopied")));
       return;
     }
     const slide = e.target.closest("#slide-prev, #slide-next");
@@ -336,20 +350,20 @@ function init() {
     if (e.target.closest("#copy-link")) {
       if (form.dataset.failed) {
         // No link for a state the server did not show: it would not load either.
-        setStatus("No link: the text in the editor could not be shown (" + form.dataset.failed + ")");
+        setStatus(t("noLink", { Error: form.dataset.failed }));
         return;
       }
       const short = document.querySelector('[data-testid="short-link"]');
       const link = new URL(short ? short.getAttribute("href") : form.dataset.permalink, location.href).href;
-      copyText(link).then(() => setStatus("Link copied."));
+      copyText(link).then(() => setStatus(t("linkCopied")));
       return;
     }
     if (e.target.closest("#copy-embed")) {
-      copyText(document.getElementById("embed-snippet").value).then(() => setStatus("Embed snippet copied."));
+      copyText(document.getElementById("embed-snippet").value).then(() => setStatus(t("embedCopied")));
       return;
     }
     if (e.target.closest("#copy-yaml")) {
-      copyText(document.getElementById("injected-yaml").textContent).then(() => setStatus("YAML copied."));
+      copyText(document.getElementById("injected-yaml").textContent).then(() => setStatus(t("yamlCopied")));
     }
   });
   document.addEventListener("input", (e) => {

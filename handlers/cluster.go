@@ -30,6 +30,35 @@ const (
 // maxNamespaceLabels bounds a namespace's labels (a real namespace has a handful).
 const maxNamespaceLabels = 64
 
+// nsError is a namespace the API server would refuse. It is an *engine.InputError in English
+// (its Unwrap: what the API, a link's decoding and the logs say) that also keeps its message's
+// id and parameters in the catalogs, so that the settings' form says it in the reader's language
+// (postedNamespaceForm).
+type nsError struct {
+	*engine.InputError
+	field, id string
+	args      []any
+}
+
+func (e *nsError) Unwrap() error { return e.InputError }
+
+// newNSError is the error of the namespace group's field (lab.ns.field.FIELD) at line (0: none)
+// with the message id and its parameters.
+func newNSError(field string, line int, id string, args ...any) *nsError {
+	en := i18n.For(i18n.Default)
+	return &nsError{InputError: &engine.InputError{Field: en.T("lab.ns.field." + field), Line: line, Msg: en.T(id, args...)},
+		field: field, id: id, args: args}
+}
+
+// in is the error in l's language.
+func (e *nsError) in(l *i18n.Localizer) string {
+	field, msg := l.T("lab.ns.field."+e.field), l.T(e.id, e.args...)
+	if e.Line > 0 {
+		return l.T("lab.ns.error-line", "Line", e.Line, "Field", field, "Msg", msg)
+	}
+	return l.T("lab.ns.error", "Field", field, "Msg", msg)
+}
+
 // readNamespace reads the settings' namespace group from a posted form: the name, the labels
 // typed as KEY=VALUE lines, then the toggles' labels. A label typed twice, or typed and set by
 // a toggle to another value, is an error rather than a silent choice.
@@ -40,7 +69,7 @@ func readNamespace(f url.Values) (engine.Namespace, error) {
 			ns.Labels = map[string]string{}
 		}
 		if old, ok := ns.Labels[k]; ok && old != v {
-			return &engine.InputError{Field: field, Line: line, Msg: fmt.Sprintf("the label %s is given twice (%q and %q)", shortName(k), shortName(old), shortName(v))}
+			return newNSError(field, line, "lab.ns.twice", "Key", shortName(k), "Old", fmt.Sprintf("%q", shortName(old)), "New", fmt.Sprintf("%q", shortName(v)))
 		}
 		ns.Labels[k] = v
 		return nil
@@ -52,27 +81,27 @@ func readNamespace(f url.Values) (engine.Namespace, error) {
 		}
 		k, v, ok := strings.Cut(l, "=")
 		if !ok {
-			return ns, &engine.InputError{Field: "namespace labels", Line: i + 1, Msg: "write each label as KEY=VALUE, one per line"}
+			return ns, newNSError("labels", i+1, "lab.ns.key-value")
 		}
-		if err := add(strings.TrimSpace(k), strings.TrimSpace(v), "namespace labels", i+1); err != nil {
+		if err := add(strings.TrimSpace(k), strings.TrimSpace(v), "labels", i+1); err != nil {
 			return ns, err
 		}
 	}
 	if f.Get("nsInjection") != "" {
-		if err := add(labelInjection, "enabled", "namespace labels", 0); err != nil {
+		if err := add(labelInjection, "enabled", "labels", 0); err != nil {
 			return ns, err
 		}
 	}
 	if rev := strings.TrimSpace(f.Get("nsRev")); rev != "" {
-		if err := add(labelRev, rev, "revision label", 0); err != nil {
+		if err := add(labelRev, rev, "revision", 0); err != nil {
 			return ns, err
 		}
 	}
 	if lvl := f.Get("nsEnforce"); lvl != "" {
 		if !slices.Contains(enforceLevels, lvl) {
-			return ns, &engine.InputError{Field: "Pod Security enforce level", Msg: "Pod Security's levels are privileged, baseline and restricted"}
+			return ns, newNSError("enforce", 0, "lab.ns.levels")
 		}
-		if err := add(labelEnforce, lvl, "Pod Security enforce level", 0); err != nil {
+		if err := add(labelEnforce, lvl, "enforce", 0); err != nil {
 			return ns, err
 		}
 	}
@@ -85,23 +114,23 @@ func readNamespace(f url.Values) (engine.Namespace, error) {
 func checkNamespace(ns engine.Namespace) error {
 	if ns.Name != "" {
 		if errs := validation.IsDNS1123Label(ns.Name); len(errs) > 0 {
-			return &engine.InputError{Field: "namespace name", Msg: fmt.Sprintf("%s is not a namespace name: %s", shortName(ns.Name), errs[0])}
+			return newNSError("name", 0, "lab.ns.name", "Name", shortName(ns.Name), "Reason", errs[0])
 		}
 	}
 	if len(ns.Labels) > maxNamespaceLabels {
-		return &engine.InputError{Field: "namespace labels", Msg: fmt.Sprintf("%d labels; a namespace here takes at most %d", len(ns.Labels), maxNamespaceLabels)}
+		return newNSError("labels", 0, "lab.ns.too-many", "Count", len(ns.Labels), "Max", maxNamespaceLabels)
 	}
 	for _, k := range slices.Sorted(maps.Keys(ns.Labels)) {
 		v := ns.Labels[k]
 		if errs := validation.IsQualifiedName(k); len(errs) > 0 {
-			return &engine.InputError{Field: "namespace labels", Msg: fmt.Sprintf("%s is not a label key: %s", shortName(k), errs[0])}
+			return newNSError("labels", 0, "lab.ns.key", "Key", shortName(k), "Reason", errs[0])
 		}
 		if errs := validation.IsValidLabelValue(v); len(errs) > 0 {
-			return &engine.InputError{Field: "namespace labels", Msg: fmt.Sprintf("%s=%s: not a label value: %s", shortName(k), shortName(v), errs[0])}
+			return newNSError("labels", 0, "lab.ns.value", "Label", shortName(k)+"="+shortName(v), "Reason", errs[0])
 		}
 		if strings.HasPrefix(k, "pod-security.kubernetes.io/") && !strings.HasSuffix(k, "-version") {
 			if _, err := psaapi.ParseLevel(v); err != nil {
-				return &engine.InputError{Field: "namespace labels", Msg: fmt.Sprintf("%s=%s: Pod Security's levels are privileged, baseline and restricted", shortName(k), shortName(v))}
+				return newNSError("labels", 0, "lab.ns.label-levels", "Label", shortName(k)+"="+shortName(v))
 			}
 		}
 	}
@@ -142,14 +171,18 @@ func enforceOptions(sel string) []web.Option {
 }
 
 // postedNamespaceForm is the namespace group as it was posted, with what is wrong with it: the
-// form shows the person's text again, beside the error.
-func postedNamespaceForm(f url.Values, err error) *web.NamespaceForm {
+// form shows the person's text again, beside the error, in l's language.
+func postedNamespaceForm(l *i18n.Localizer, f url.Values, err error) *web.NamespaceForm {
 	nf := &web.NamespaceForm{Name: f.Get("nsName"), Injection: f.Get("nsInjection") != "", Rev: f.Get("nsRev"),
 		Enforce: f.Get("nsEnforce"), Labels: strings.ReplaceAll(f.Get("nsLabels"), "\r\n", "\n")}
 	nf.Enforces = enforceOptions(nf.Enforce)
 	nf.Error = err.Error()
+	var ne *nsError
 	var ie *engine.InputError
-	if errors.As(err, &ie) {
+	switch {
+	case errors.As(err, &ne):
+		nf.Error = ne.in(l)
+	case errors.As(err, &ie):
 		nf.Error = ie.Error()
 	}
 	return nf
@@ -174,16 +207,14 @@ const cniOption = "components.cni.enabled=true"
 // RuntimeDefault seccomp profile, which the charts leave empty and restricted requires.
 const seccompOption = "values.global.proxy.seccompProfile.type=RuntimeDefault"
 
-var settingsFixTexts = map[string]string{
-	fixLabelInjection: "Label the namespace istio-injection=enabled",
-	fixCNI:            "Enable Istio CNI (" + cniOption + ")",
-	fixLabel:          "Use the label sidecar.istio.io/inject=true instead of the annotation (edits the manifest)",
-	fixSeccomp:        "Give Istio's containers the RuntimeDefault seccomp profile (" + seccompOption + ")",
-}
+// settingsFixOptions are the install options the fixes set, shown on their buttons (the fixes'
+// words are explain.Words.SettingsFix).
+var settingsFixOptions = map[string]string{fixCNI: cniOption, fixSeccomp: seccompOption}
 
 // settingsFixes are the fixes that change the settings, decided by what the admission found:
 // labelling the namespace when a webhook would take the Pod but for the namespace's labels, and
-// Istio CNI when Pod Security rejects istio-init's capabilities.
+// Istio CNI when Pod Security rejects istio-init's capabilities. Their ids only: the view words
+// them in the reader's language (fixTexts).
 func settingsFixes(rs []admission.Result, set engine.Settings) []web.SettingsFix {
 	var label, cni, seccomp, podLabel bool
 	for _, r := range rs {
@@ -208,18 +239,25 @@ func settingsFixes(rs []admission.Result, set engine.Settings) []web.SettingsFix
 	}
 	var out []web.SettingsFix
 	if podLabel {
-		out = append(out, web.SettingsFix{ID: fixLabel, Text: settingsFixTexts[fixLabel]})
+		out = append(out, web.SettingsFix{ID: fixLabel})
 	}
 	if label && set.Namespace.Labels[labelInjection] != "enabled" {
-		out = append(out, web.SettingsFix{ID: fixLabelInjection, Text: settingsFixTexts[fixLabelInjection]})
+		out = append(out, web.SettingsFix{ID: fixLabelInjection})
 	}
 	if cni && !slices.Contains(set.Install.Set, cniOption) {
-		out = append(out, web.SettingsFix{ID: fixCNI, Text: settingsFixTexts[fixCNI]})
+		out = append(out, web.SettingsFix{ID: fixCNI})
 	}
 	if seccomp && !slices.Contains(set.Install.Set, seccompOption) {
-		out = append(out, web.SettingsFix{ID: fixSeccomp, Text: settingsFixTexts[fixSeccomp]})
+		out = append(out, web.SettingsFix{ID: fixSeccomp})
 	}
 	return out
+}
+
+// fixTexts words the fixes' buttons.
+func fixTexts(w explain.Words, fixes []web.SettingsFix) {
+	for i := range fixes {
+		fixes[i].Text = w.SettingsFix(fixes[i].ID, settingsFixOptions[fixes[i].ID])
+	}
 }
 
 // istioSeccompViolation is Pod Security's seccompProfile violation naming one of Istio's
@@ -284,37 +322,39 @@ func namespaceOf(set engine.Settings) engine.Namespace {
 }
 
 // namespaceText is a namespace and its labels in a line.
-func namespaceText(ns engine.Namespace) string {
+func namespaceText(l *i18n.Localizer, ns engine.Namespace) string {
 	if len(ns.Labels) == 0 {
-		return ns.Name + " (no labels)"
+		return l.T("lab.cluster.no-labels", "Name", ns.Name)
 	}
 	var ls []string
 	for _, k := range slices.Sorted(maps.Keys(ns.Labels)) {
 		ls = append(ls, k+"="+ns.Labels[k])
 	}
-	return ns.Name + " (" + strings.Join(ls, ", ") + ")"
+	return l.T("lab.cluster.labels", "Name", ns.Name, "Labels", strings.Join(ls, ", "))
 }
 
 // clusterView runs the admission of a state and shapes it as the Cluster tab. An input error
 // (the manifest, the settings) is said in the tab; anything else is the request's error.
 func (s *server) clusterView(ctx context.Context, st State) (web.ClusterView, []admission.Result, error) {
-	cv := web.ClusterView{Namespace: namespaceText(namespaceOf(st.Settings)), Version: st.Settings.KubernetesVersion}
+	l := i18n.FromContext(ctx)
+	words := explain.In(l)
+	cv := web.ClusterView{Namespace: namespaceText(l, namespaceOf(st.Settings)), Version: st.Settings.KubernetesVersion}
 	if cv.Version == "" {
 		cv.Version = engine.DefaultKubernetesVersion
 	}
 	rs, err := s.admit(ctx, st)
 	var ie *engine.InputError
 	if errors.As(err, &ie) {
-		cv.Error = explain.English.Input(ie).Summary
+		cv.Error = words.Input(ie).Summary
 		return cv, nil, nil
 	}
 	if err != nil {
 		return cv, nil, err
 	}
-	for i, a := range explain.English.Admissions(rs) {
+	for i, a := range words.Admissions(rs) {
 		r := rs[i]
 		d := web.ClusterDoc{Doc: a.Doc, Kind: a.Kind, Name: a.Name, Injected: a.Injected, Admitted: a.Admitted,
-			Pod: a.Pod, PodNote: podNote(a), Namespace: a.Namespace, Violations: a.Violations, Warnings: a.Warnings, Error: a.Error}
+			Pod: a.Pod, PodNote: podNote(l, a), Namespace: a.Namespace, Violations: a.Violations, Warnings: a.Warnings, Error: a.Error}
 		for _, t := range a.Trace {
 			d.Trace = append(d.Trace, web.TraceLine{ID: t.ID, Text: t.Text})
 		}
@@ -325,60 +365,61 @@ func (s *server) clusterView(ctx context.Context, st State) (web.ClusterView, []
 		}
 		if a.Admitted {
 			// The Lifecycle of the Pod as the cluster admits it (injected or not).
-			if l, ok := engine.PodLifecycle(r.Doc, r.Kind, r.Name, r.Final); ok {
-				lv := lifecycleViews(i18n.FromContext(ctx), []engine.Lifecycle{l}, nil, 0)[0]
-				lv.Title = "The admitted Pod's lifecycle: " + lv.Title
+			if lc, ok := engine.PodLifecycle(r.Doc, r.Kind, r.Name, r.Final); ok {
+				lv := lifecycleViews(l, []engine.Lifecycle{lc}, nil, 0)[0]
+				lv.Title = l.T("lab.cluster.lifecycle", "Title", lv.Title)
 				d.Lifecycle = &lv
 			}
 		}
 		cv.Docs = append(cv.Docs, d)
 	}
 	cv.Fixes = settingsFixes(rs, st.Settings)
+	fixTexts(words, cv.Fixes)
 	return cv, rs, nil
 }
 
 // podNote says which part of a Pod's name the controller or the API server would write.
-func podNote(a explain.Admission) string {
+func podNote(l *i18n.Localizer, a explain.Admission) string {
 	var parts []string
 	if strings.Contains(a.Pod, "<hash>") {
-		parts = append(parts, "<hash> is a placeholder for the ReplicaSet's pod-template-hash")
+		parts = append(parts, l.T("lab.cluster.pod.template-hash"))
 	}
 	if a.Kind == "CronJob" {
-		parts = append(parts, "the number is a placeholder for the Job's scheduled time")
+		parts = append(parts, l.T("lab.cluster.pod.cronjob"))
 	}
 	if strings.HasSuffix(a.Pod, "-") {
-		parts = append(parts, "this is the generateName: the API server appends a random suffix")
+		parts = append(parts, l.T("lab.cluster.pod.generate-name"))
 	}
-	return strings.Join(parts, "; ")
+	return strings.Join(parts, l.T("lab.cluster.pod.separator"))
 }
 
 // admissionCell is a workload's admission in a batch table cell: "injected in shop, admitted",
 // "rejected under baseline".
-func admissionCell(r admission.Result, ns engine.Namespace) web.BatchCell {
+func admissionCell(l *i18n.Localizer, r admission.Result, ns engine.Namespace) web.BatchCell {
 	if r.Error != "" {
-		return web.BatchCell{Text: "no Pod", Note: r.Error}
+		return web.BatchCell{Text: l.T("lab.cluster.cell.no-pod"), Note: r.Error}
 	}
 	where := ns.Name
 	if r.Pod != nil && r.Pod.Namespace != "" {
 		where = r.Pod.Namespace
 	}
-	text := "not injected in " + where
+	id := "lab.cluster.cell.not-injected-"
 	if r.Injected {
-		text = "injected in " + where
+		id = "lab.cluster.cell.injected-"
 	}
 	switch {
 	case r.WebhookError != "":
-		return web.BatchCell{Text: text + ", rejected by Istio's webhook"}
+		return web.BatchCell{Text: l.T(id+"webhook", "Namespace", where)}
 	case !r.Admitted:
-		return web.BatchCell{Text: text + ", rejected under " + ns.Labels[labelEnforce]}
+		return web.BatchCell{Text: l.T(id+"rejected", "Namespace", where, "Level", ns.Labels[labelEnforce])}
 	}
-	return web.BatchCell{Text: text + ", admitted"}
+	return web.BatchCell{Text: l.T(id+"admitted", "Namespace", where)}
 }
 
 // admissionColumn is the batch table's column with each workload's admission. The engine's
 // batch rows know nothing of admission (the engine does not import package admission, which
 // imports it), so the column is added here, to the rows the page shows.
-func admissionColumn(b *web.BatchView, rs []admission.Result, ns engine.Namespace) {
+func admissionColumn(l *i18n.Localizer, b *web.BatchView, rs []admission.Result, ns engine.Namespace) {
 	byDoc := map[int]admission.Result{}
 	for _, r := range rs {
 		byDoc[r.Doc] = r
@@ -387,7 +428,7 @@ func admissionColumn(b *web.BatchView, rs []admission.Result, ns engine.Namespac
 	for i := range b.Rows {
 		cell := web.BatchCell{Text: "—"}
 		if r, ok := byDoc[b.Rows[i].Doc]; ok {
-			cell = admissionCell(r, ns)
+			cell = admissionCell(l, r, ns)
 		}
 		b.Rows[i].Cells = append(b.Rows[i].Cells, cell)
 	}
@@ -431,7 +472,7 @@ func (s *server) addAdmission(ctx context.Context, v view, p *web.Page) error {
 		if err != nil {
 			return err
 		}
-		admissionColumn(&p.Results.Batch, rs, namespaceOf(v.state.Settings))
+		admissionColumn(i18n.FromContext(ctx), &p.Results.Batch, rs, namespaceOf(v.state.Settings))
 	}
 	return nil
 }

@@ -47,7 +47,7 @@ func (s *server) handleCompare() http.Handler {
 			side.Output = row.Output()
 			side.Lifecycles = lifecycleViews(i18n.FromContext(r.Context()), engine.Lifecycles(row.Documents), engine.Batch(row.Documents, tl.Findings), 0)
 		}
-		page.Lab = s.statics.lab().forCompare(states[0], states[1])
+		page.Lab = s.statics.lab().forCompare(i18n.FromContext(r.Context()), states[0], states[1])
 		if last[0] != nil && last[1] != nil {
 			for _, c := range engine.DiffDocuments(last[0], last[1], "") {
 				page.Changes = append(page.Changes, changeView(i18n.FromContext(r.Context()), c, last[1], len(last[1]) > 1))

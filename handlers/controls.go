@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 
@@ -9,12 +8,27 @@ import (
 	"istio.io/api/annotation"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/web"
 )
 
 // labGroup is the panel's first group: the annotations the lab works through (DESIGN, lab
 // workflow 2). They move there from their own groups, so each annotation is in the panel once.
 const labGroup = "lab"
+
+// groupNames are the panel's groups' names in the catalogs, by the group: the lab's and the
+// catalog's (engine.Groups).
+var groupNames = map[string]string{
+	labGroup:                      "lab.panel.group.lab",
+	string(engine.GroupResources): "lab.panel.group.resources",
+	string(engine.GroupProxy):     "lab.panel.group.proxy-config",
+	string(engine.GroupLifecycle): "lab.panel.group.lifecycle",
+	string(engine.GroupTraffic):   "lab.panel.group.traffic",
+	string(engine.GroupInjection): "lab.panel.group.injection",
+	string(engine.GroupLogging):   "lab.panel.group.logging",
+	string(engine.GroupProbes):    "lab.panel.group.probes",
+	string(engine.GroupOther):     "lab.panel.group.everything-else",
+}
 
 // labPanel are the lab group's annotations, in the lab's order. Hold is set through
 // proxy.istio.io/config (its typed editor has holdApplicationUntilProxyStarts).
@@ -25,6 +39,19 @@ var labPanel = []string{
 	annotation.SidecarTrafficExcludeOutboundPorts.Name,
 	annotation.SidecarInject.Name,
 	annotation.SidecarNativeSidecar.Name,
+}
+
+// labSummaries are the ids of the lab's annotations' summaries in the catalogs
+// (lab.panel.summary.ID): ours, in the reader's language, beside Istio's English description.
+var labSummaries = map[string]string{
+	annotation.SidecarProxyCPU.Name:                    "proxyCPU",
+	annotation.SidecarProxyCPULimit.Name:               "proxyCPULimit",
+	annotation.SidecarProxyMemory.Name:                 "proxyMemory",
+	annotation.SidecarProxyMemoryLimit.Name:            "proxyMemoryLimit",
+	annotation.ProxyConfig.Name:                        "config",
+	annotation.SidecarTrafficExcludeOutboundPorts.Name: "excludeOutboundPorts",
+	annotation.SidecarInject.Name:                      "inject",
+	annotation.SidecarNativeSidecar.Name:               "nativeSidecar",
 }
 
 // maxQuery bounds the search words a link or form may carry.
@@ -134,7 +161,8 @@ func configFieldStep(st State, field, value string) (engine.Step, error) {
 // replacesNotice says which proxy.istio.io/config fields a step's value drops from the value
 // before it ("" when the step is another or drops nothing). The value before is read from the
 // step's own change to the annotation, which the diff already made: nothing is parsed again.
-func replacesNotice(s *engine.StepResult) string {
+// It is in l's language.
+func replacesNotice(l *i18n.Localizer, s *engine.StepResult) string {
 	key := annotation.ProxyConfig.Name
 	if s.Step == nil || s.Step.Remove || s.Step.Key != key {
 		return ""
@@ -146,11 +174,8 @@ func replacesNotice(s *engine.StepResult) string {
 			break
 		}
 	}
-	switch len(dropped) {
-	case 0:
+	if len(dropped) == 0 {
 		return ""
-	case 1:
-		return fmt.Sprintf("This step replaces the whole %s: %s is no longer set.", key, dropped[0])
 	}
-	return fmt.Sprintf("This step replaces the whole %s: %s are no longer set.", key, strings.Join(dropped, ", "))
+	return l.N("lab.replaces", len(dropped), "Key", key, "Fields", strings.Join(dropped, ", "))
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/a-h/templ"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/web"
 )
 
@@ -23,7 +24,7 @@ func (s *server) handleEmbed() http.Handler {
 			return err
 		}
 		v.tab = "lifecycle" // the embed shows the diff and the lifecycle verdicts
-		p := buildPage(r.Context(), v, s.statics, tl, ie, false, "diff")
+		p := buildPage(i18n.FromContext(r.Context()), v, s.statics, tl, ie, false, "diff")
 		hv := v
 		hv.tab = "" // named like the view it embeds, not like its lifecycle tab
 		p.Head = playgroundHead(hv, tl)

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/web"
 )
 
@@ -20,20 +21,9 @@ var labAnnotations = []engine.Step{
 	{Key: "sidecar.istio.io/inject", Value: "false"},
 }
 
-// labTexts are the lab path's words: each chip's title and what to look for at that step. They
-// are English, kept here in one place beside the path they describe.
-var labTexts = []struct{ title, look string }{
-	{"Default injection", "Istio adds istio-init to initContainers (it sets up the iptables redirect) and istio-proxy to containers, after the app, with volumes and the sidecar.istio.io/status annotation. Note istio-proxy's default resources (requests cpu 100m, memory 128Mi; limits cpu 2, memory 1Gi): the next step changes them."},
-	{"+ resources", "sidecar.istio.io/proxyCPU sets istio-proxy's (and istio-init's) requests.cpu to 200m — and requests.memory and both limits are removed: with any resource annotation set, Istio's template writes only the annotated resources. Set all four if you set one."},
-	{"+ proxy config", "proxy.istio.io/config is not copied field by field: Istio merges it into istio-proxy's PROXY_CONFIG environment variable as JSON (containers[istio-proxy].env[PROXY_CONFIG].value). A field ProxyConfig does not have is ignored without a word: the Pitfalls tab names it."},
-	{"+ hold", "holdApplicationUntilProxyStarts moves istio-proxy to the first place in containers and gives it a postStart hook, pilot-agent wait. The kubelet starts the next container only when that hook returns, so the app starts after the proxy is ready (see Lifecycle)."},
-	{"+ exclude ports", "traffic.sidecar.istio.io/excludeOutboundPorts only changes istio-init's arguments: -o 3306,6379 tells its iptables rules to let outbound traffic to those ports bypass the proxy. istio-proxy itself does not change."},
-	{"+ inject: false", "sidecar.istio.io/inject: \"false\" removes everything injection added: istio-init, istio-proxy, the volumes, labels and annotations. The earlier annotations stay on the pod but do nothing. Istio prefers the label of the same name; the annotation still works (see Pitfalls)."},
-	{"Job two ways", "Classic: istio-proxy is a regular container that keeps running after the job's container exits, so the pod never completes (Lifecycle: NO). Native: istio-proxy moves to initContainers with restartPolicy: Always; the kubelet stops it once the job's container has exited, and the pod completes."},
-	{"Batch of 8", "Eight workloads in one manifest, one row each: whether Istio injected it or why not, where the proxy sits (classic or native), its resources and its pitfalls. The table downloads as CSV, Markdown or JSON."},
-	{"Not injected?", "The Cluster tab follows the Deployment's Pod through the API server, into its namespace, bookinfo, which has no labels. Neither of Istio's webhooks is called: their namespaceSelectors want istio-injection=enabled or an istio.io/rev label, so Istio never sees the Pod and nothing is injected, without an error or an event. The fix button labels the namespace: the webhook is called and its policy injects."},
-	{"Rejected under baseline", "Namespace bookinfo is labelled istio-injection=enabled and pod-security.kubernetes.io/enforce=baseline. Istio injects the Pod, then Pod Security Admission rejects it: istio-init adds the NET_ADMIN and NET_RAW capabilities to write its iptables rules, which baseline forbids (its words are shown verbatim). The fix enables Istio CNI (components.cni.enabled=true): istio-validation replaces istio-init, and the Pod is admitted."},
-}
+// labTexts are the lab path's words, by step, in the catalogs (lab.step.ID.title: the chip's
+// title; lab.step.ID.look: what to look for at that step), in the path's order.
+var labTexts = []string{"default", "resources", "config", "hold", "exclude", "noinject", "job", "batch", "notinjected", "baseline"}
 
 // clusterLab are the namespaces of the lab's Cluster steps: a namespace without the injection
 // label, and one with it under Pod Security's baseline level. The lab's workload names its
@@ -45,7 +35,8 @@ var clusterLab = []engine.Namespace{
 
 // labStep is one chip of the path: a playground state, or (the Job two ways) a comparison.
 type labStep struct {
-	title, look, href string
+	// text is the step's id in the catalogs (labTexts).
+	text, href string
 	// key recognises the step's state in a view (labKey; for a comparison, both sides').
 	key string
 }
@@ -69,8 +60,7 @@ func newLabPath() *labPath {
 	istio := engine.Version().Istio
 	lp := &labPath{manifest: deploy.Manifest, manifests: map[string]bool{deploy.Manifest: true, job.Manifest: true, batch.Manifest: true}}
 	add := func(href, key string) {
-		t := labTexts[len(lp.steps)]
-		lp.steps = append(lp.steps, labStep{title: t.title, look: t.look, href: href, key: key})
+		lp.steps = append(lp.steps, labStep{text: labTexts[len(lp.steps)], href: href, key: key})
 	}
 	for k := 0; k <= len(labAnnotations); k++ {
 		st := State{Version: StateVersion, Istio: istio, Manifest: deploy.Manifest, Steps: labAnnotations[:k:k]}
@@ -116,19 +106,19 @@ func labCompareKey(a, b State) string {
 	return "compare:" + labKey(a) + "\n" + labKey(b)
 }
 
-// nav is the strip for a view whose key is key (0 steps match an empty key).
-func (lp *labPath) nav(key string, mine bool) web.LabNav {
+// nav is the strip for a view whose key is key (0 steps match an empty key), in l's language.
+func (lp *labPath) nav(l *i18n.Localizer, key string, mine bool) web.LabNav {
 	n := web.LabNav{ApplyToMine: mine}
 	for i, s := range lp.steps {
 		cur := key != "" && key == s.key
-		n.Steps = append(n.Steps, web.LabStep{N: i + 1, Title: s.title, Href: s.href, Current: cur})
+		n.Steps = append(n.Steps, web.LabStep{N: i + 1, Title: l.T("lab.step." + s.text + ".title"), Href: s.href, Current: cur})
 		if cur {
 			n.Current = i + 1
 		}
 	}
 	if n.Current > 0 {
 		s := lp.steps[n.Current-1]
-		n.Look = s.look
+		n.Look = l.T("lab.step." + s.text + ".look")
 		if n.Current > 1 {
 			n.Prev = n.Steps[n.Current-2]
 		}
@@ -141,21 +131,21 @@ func (lp *labPath) nav(key string, mine bool) web.LabNav {
 
 // forState is the strip of a playground view. A learner whose manifest is not the lab's workload
 // is offered the lab's annotation steps on their own manifest.
-func (lp *labPath) forState(st State) web.LabNav {
+func (lp *labPath) forState(l *i18n.Localizer, st State) web.LabNav {
 	mine := strings.TrimSpace(st.Manifest) != "" && strings.TrimSpace(st.Manifest) != strings.TrimSpace(lp.manifest)
 	key := ""
 	if lp.manifests[strings.ReplaceAll(st.Manifest, "\r\n", "\n")] {
 		key = labKey(st)
 	}
-	return lp.nav(key, mine)
+	return lp.nav(l, key, mine)
 }
 
 // forCompare is the strip of a comparison of a and b.
-func (lp *labPath) forCompare(a, b State) web.LabNav {
+func (lp *labPath) forCompare(l *i18n.Localizer, a, b State) web.LabNav {
 	if !lp.manifests[a.Manifest] || !lp.manifests[b.Manifest] {
-		return lp.nav("", false)
+		return lp.nav(l, "", false)
 	}
-	return lp.nav(labCompareKey(a, b), false)
+	return lp.nav(l, labCompareKey(a, b), false)
 }
 
 // labSteps are the steps "apply these steps to my manifest" sets: all of the lab's annotations.

@@ -192,7 +192,7 @@ func (s *server) renderViewWith(w http.ResponseWriter, r *http.Request, v view, 
 		return err
 	}
 	partial := r.Header.Get(partialHeader) != ""
-	p := buildPage(r.Context(), v, s.statics, tl, ie, !partial)
+	p := buildPage(i18n.FromContext(r.Context()), v, s.statics, tl, ie, !partial)
 	title, _ := p.Head.In(i18n.FromContext(r.Context()))
 	p.EmbedSnippet = embedSnippet(s.origin(r), p.EmbedHref, title)
 	p.Sharing = s.cfg.Links != nil
@@ -307,7 +307,7 @@ func (s *server) formView(w http.ResponseWriter, r *http.Request) (view, error) 
 	if nsErr != nil {
 		// Nothing else is done: the person's text comes back with the error, beside its field
 		// (handleForm); a caller that only wants the state (Share) gets the error.
-		v.nsForm = postedNamespaceForm(f, nsErr)
+		v.nsForm = postedNamespaceForm(i18n.FromContext(r.Context()), f, nsErr)
 		if !validTab(v.tab) {
 			v.tab = ""
 		}

@@ -2,13 +2,13 @@ package handlers
 
 import (
 	"encoding/json"
-	"fmt"
 	"strconv"
 	"strings"
 
 	"sigs.k8s.io/yaml"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/web"
 )
 
@@ -26,17 +26,23 @@ const (
 // YAML lines; a string holding a JSON object or list (PROXY_CONFIG, the sidecar.istio.io/status
 // annotation) is decoded and shown the same way, and says so; a string that would read as another
 // type ("true", "8080") is quoted, as YAML quotes it. A value the engine left out of the change
-// (omitted > 0 bytes) is its size.
+// (omitted > 0 bytes) is its size. Its notes are in English; showValueIn words them in a
+// reader's language.
 func showValue(v any, omitted int) web.Value {
+	return showValueIn(i18n.For(i18n.Default), v, omitted)
+}
+
+// showValueIn is showValue with its notes in l's language.
+func showValueIn(l *i18n.Localizer, v any, omitted int) web.Value {
 	if omitted > 0 {
-		return web.Value{Text: fmt.Sprintf("(%s of JSON, too large or too deeply nested to show here: see the YAML)", byteSize(int64(omitted)))}
+		return web.Value{Text: l.T("lab.value.omitted", "Size", byteSize(int64(omitted)))}
 	}
 	var out web.Value
 	var text string
 	switch x := v.(type) {
 	case string:
 		if d, ok := decodeJSONString(x); ok {
-			text, out.Note = yamlText(d), "JSON in a string, shown as YAML"
+			text, out.Note = yamlText(d), l.T("lab.value.json-string")
 			break
 		}
 		text = yamlText(x)
@@ -46,7 +52,7 @@ func showValue(v any, omitted int) web.Value {
 		d, decoded := decodeJSONStrings(x)
 		text = yamlText(d)
 		if decoded {
-			out.Note = "JSON in strings shown as YAML"
+			out.Note = l.T("lab.value.json-strings")
 		}
 	default:
 		text = engine.FormatValue(x)
@@ -55,7 +61,7 @@ func showValue(v any, omitted int) web.Value {
 	lines := strings.Count(text, "\n") + 1
 	if lines == 1 {
 		if r := []rune(text); len(r) > maxValue {
-			text = string(r[:maxValue]) + fmt.Sprintf("… (%d more characters: see the injected YAML)", len(r)-maxValue)
+			text = string(r[:maxValue]) + l.N("lab.value.more-characters", len(r)-maxValue)
 		}
 		out.Text = text
 		return out
@@ -72,7 +78,7 @@ func showValue(v any, omitted int) web.Value {
 		kept++
 	}
 	if kept < len(all) {
-		text = strings.Join(all[:kept], "\n") + fmt.Sprintf("\n… (%d more lines: see the injected YAML)", len(all)-kept)
+		text = strings.Join(all[:kept], "\n") + "\n" + l.N("lab.value.more-lines", len(all)-kept)
 	}
 	out.Text = text
 	return out

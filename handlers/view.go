@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/a-h/templ"
 	"istio.io/api/annotation"
@@ -47,9 +49,8 @@ type pageStatics struct {
 // buildPage shapes a timeline (or the error that prevented one) into the page's view model. A
 // fragment (full false) leaves out what never changes between actions: presets, modes, the panel;
 // its results are the selected tab's, and those of the tabs named in also. The results are worded
-// in ctx's language (i18n.FromContext).
-func buildPage(ctx context.Context, v view, statics pageStatics, tl *engine.Timeline, reqErr *engine.InputError, full bool, also ...string) *web.Page {
-	l := i18n.FromContext(ctx)
+// in l's language.
+func buildPage(l *i18n.Localizer, v view, statics pageStatics, tl *engine.Timeline, reqErr *engine.InputError, full bool, also ...string) *web.Page {
 	w := explain.In(l)
 	st := v.state
 	enc := EncodeState(st)
@@ -71,7 +72,7 @@ func buildPage(ctx context.Context, v view, statics pageStatics, tl *engine.Time
 	}
 	if full {
 		for _, pr := range web.Presets() {
-			p.Presets = append(p.Presets, web.PresetOption{ID: pr.ID, Title: pr.Title})
+			p.Presets = append(p.Presets, web.PresetOption{ID: pr.ID, Title: pr.TitleIn(l)})
 		}
 		p.Panel = statics.panel()
 		p.Search.Query = v.query
@@ -79,7 +80,7 @@ func buildPage(ctx context.Context, v view, statics pageStatics, tl *engine.Time
 			p.Panel, p.Search.NoMatch = searchedPanel(engine.DefaultCatalog(), v.query)
 		}
 	}
-	p.Lab = statics.lab().forState(st) // swapped after each action: the current step moves
+	p.Lab = statics.lab().forState(l, st) // swapped after each action: the current step moves
 	p.Head = playgroundHead(v, tl)
 	p.Active = activeAnnotations(st.Steps)
 	// The tabs whose content costs an admission are made only when shown (see addAdmission).
@@ -175,15 +176,46 @@ func formOf(v view) web.Form {
 	}
 }
 
-// renderPanel renders the catalog part of the annotation panel to HTML once: the server keeps the
-// full panel for the life of the process (the catalog is Istio's, compiled in), and a search
-// renders its filtered groups the same way.
+// renderPanel renders the catalog part of the annotation panel to HTML once per language: the
+// server keeps the full panel for the life of the process (the catalog is Istio's, compiled in),
+// and a search renders its filtered groups the same way.
 func renderPanel(groups []web.AnnotationGroup) templ.Component {
+	return &panelMemo{groups: groups, html: map[string]templ.Component{}}
+}
+
+// panelMemo is the panel rendered to HTML, once per language the pages are read in: at most one
+// render per language sidecarlab speaks (i18n.Codes), so it is bounded.
+type panelMemo struct {
+	groups []web.AnnotationGroup
+	mu     sync.Mutex
+	html   map[string]templ.Component // by language code
+}
+
+// Render writes the panel in the language of ctx, rendering it the first time.
+func (m *panelMemo) Render(ctx context.Context, w io.Writer) error {
+	return m.in(i18n.FromContext(ctx)).Render(ctx, w)
+}
+
+func (m *panelMemo) in(l *i18n.Localizer) templ.Component {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if c, ok := m.html[l.Lang()]; ok {
+		return c
+	}
+	groups := make([]web.AnnotationGroup, len(m.groups))
+	for i, g := range m.groups {
+		if id, ok := groupNames[g.Name]; ok {
+			g.Name = l.T(id)
+		}
+		groups[i] = g
+	}
 	var buf bytes.Buffer
-	if err := web.AnnotationGroups(groups).Render(context.Background(), &buf); err != nil {
+	if err := web.AnnotationGroups(groups).Render(i18n.NewContext(context.Background(), l), &buf); err != nil {
 		return web.AnnotationGroups(groups)
 	}
-	return templ.Raw(buf.String())
+	c := templ.Raw(buf.String())
+	m.html[l.Lang()] = c
+	return c
 }
 
 // activeAnnotations is what the steps leave set, in the order each key was first set.
@@ -214,7 +246,15 @@ func annotationGroups(cat *engine.Catalog) []web.AnnotationGroup {
 	lab := web.AnnotationGroup{Name: labGroup, Open: true}
 	for _, name := range labPanel {
 		if a, ok := cat.Lookup(name); ok && !a.Hidden {
-			lab.Items = append(lab.Items, annotationItem(a))
+			it := annotationItem(a)
+			if s := labSummaries[name]; s != "" {
+				// Ours, shown in the reader's language; the search finds it in any of them.
+				it.Summary = "lab.panel.summary." + s
+				for _, code := range i18n.Codes {
+					it.Search += " " + strings.ToLower(i18n.For(code).T(it.Summary))
+				}
+			}
+			lab.Items = append(lab.Items, it)
 		}
 	}
 	groups := []web.AnnotationGroup{lab}
@@ -290,7 +330,7 @@ func buildResults(l *i18n.Localizer, v view, enc string, tl *engine.Timeline, re
 				sv.Title = l.T("results.step.remove", "Key", s.Step.Key)
 			}
 		}
-		sv.Replaces = replacesNotice(s)
+		sv.Replaces = replacesNotice(l, s)
 		sv.Href = v.linkWith(enc, "diff", s.Index)
 		sv.Selected = s.Index == res.Selected
 		sv.Open = s.Index > 0 || len(tl.Steps) == 1 || !res.All
@@ -455,13 +495,13 @@ func changeView(l *i18n.Localizer, c engine.Change, docs []engine.Document, mult
 		d := docs[c.Doc-1]
 		cv.Doc = l.T("results.diff.doc", "Doc", c.Doc, "Kind", d.Kind, "Name", d.Name)
 	}
-	show := func(v any, omitted int) web.Value { return withSummary(l, showValue(v, omitted)) }
+	show := func(v any, omitted int) web.Value { return withSummary(l, showValueIn(l, v, omitted)) }
 	if c.Flag != "" {
 		// One flag of istio-iptables' command line: shown as written, with what it means.
 		cv.Flag, cv.FlagMeaning = c.Flag, explain.In(l).IptablesFlag(c.FlagName)
 		show = func(v any, omitted int) web.Value {
 			if omitted > 0 {
-				return withSummary(l, showValue(v, omitted))
+				return withSummary(l, showValueIn(l, v, omitted))
 			}
 			return flagValue(c.Flag, v)
 		}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/sidecarlab/sidecarlab/i18n"
 )
 
 //go:embed presets/*.yaml
@@ -15,24 +17,33 @@ var presetFS embed.FS
 type Preset struct {
 	// ID is the file name without its order prefix and extension: "deployment".
 	ID string
-	// Title is what the menu shows.
+	// Title is what the menu shows, in English (TitleIn words it in the reader's language).
 	Title    string
 	Manifest string
 }
 
+// presetTitles are the presets' titles' ids in the catalogs (lab.preset.ID); a preset without
+// one is titled by its id.
 var presetTitles = map[string]string{
-	"deployment":     "Deployment (bookinfo productpage)",
-	"pod":            "Pod (curl)",
-	"job":            "Job (a database migration)",
-	"cronjob":        "CronJob (cleanup every 30 min)",
-	"statefulset":    "StatefulSet (redis)",
-	"multi-document": "Several documents (Service, Deployment, ConfigMap)",
+	"deployment":                "lab.preset.deployment",
+	"pod":                       "lab.preset.pod",
+	"job":                       "lab.preset.job",
+	"cronjob":                   "lab.preset.cronjob",
+	"statefulset":               "lab.preset.statefulset",
+	"multi-document":            "lab.preset.multi-document",
+	"istio-hello":               "lab.preset.istio-hello",
+	"istio-hello-probes":        "lab.preset.istio-hello-probes",
+	"istio-traffic-annotations": "lab.preset.istio-traffic-annotations",
+	"istio-native-sidecar":      "lab.preset.istio-native-sidecar",
+	"lab-batch":                 "lab.preset.lab-batch",
+}
 
-	"istio-hello":               "Istio's golden input: hello (Deployment)",
-	"istio-hello-probes":        "Istio's golden input: hello-probes (probe rewriting)",
-	"istio-traffic-annotations": "Istio's golden input: traffic-annotations",
-	"istio-native-sidecar":      "Istio's golden input: native-sidecar (a Pod with its own sidecar)",
-	"lab-batch":                 "The lab's batch: eight workloads",
+// TitleIn is the preset's title in l's language.
+func (p Preset) TitleIn(l *i18n.Localizer) string {
+	if id := presetTitles[p.ID]; id != "" {
+		return l.T(id)
+	}
+	return p.ID
 }
 
 // Presets lists the presets in menu order (their files are numbered).
@@ -43,11 +54,9 @@ func Presets() []Preset {
 	for _, e := range entries {
 		b, _ := presetFS.ReadFile("presets/" + e.Name())
 		_, id, _ := strings.Cut(strings.TrimSuffix(e.Name(), ".yaml"), "-")
-		title := presetTitles[id]
-		if title == "" {
-			title = id
-		}
-		out = append(out, Preset{ID: id, Title: title, Manifest: string(b)})
+		p := Preset{ID: id, Manifest: string(b)}
+		p.Title = p.TitleIn(i18n.For(i18n.Default))
+		out = append(out, p)
 	}
 	return out
 }

@@ -202,6 +202,9 @@ type AnnotationItem struct {
 	// Deprecated are Istio's catalog entry; Kind is the value's kind ("bool", "quantity"…).
 	Name, Description, FeatureStatus, Kind string
 	Deprecated                             bool
+	// Summary is the id of sidecarlab's own summary of the annotation in the catalogs (the lab's
+	// annotations have one), shown in the reader's language beside Istio's description; "" for none.
+	Summary string
 	// Field is the form field of its value; Input is "select", "textarea" or "text".
 	Field string
 	Input string

@@ -180,6 +180,10 @@ func TestResultsTabsInLanguages(t *testing.T) {
 				if th := r.doc.Find("table.changes th").First().Text(); th != l.T("results.diff.col-change") {
 					t.Errorf("%s: diff table heading %q", lang, th)
 				}
+				// A value's note (the lab's words) comes through the memoised rows in this language.
+				if vn := testid(r, "value-note").First().Text(); vn != l.T("lab.value.json-strings") {
+					t.Errorf("%s: value note %q", lang, vn)
+				}
 			case "warnings":
 				if st := testid(r, "document").Last().Find("strong").Text(); st != l.T("results.status.passed-through") {
 					t.Errorf("%s: document status %q", lang, st)

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"strings"
 
 	"github.com/a-h/templ"
@@ -16,11 +17,11 @@ const (
 // scrollable makes a value that will scroll reachable by keyboard (WCAG 2.1.1; axe's
 // scrollable-region-focusable): in the tab order, named by the field it belongs to. Short values
 // get nothing, so the tab order is not filled with stops that do not scroll.
-func scrollable(value, path string) templ.Attributes {
+func scrollable(ctx context.Context, value, path string) templ.Attributes {
 	if strings.Count(value, "\n") < valueScrollLines-1 && len(value) <= valueScrollChars {
 		return nil
 	}
-	return templ.Attributes{"tabindex": "0", "role": "region", "aria-label": "Value of " + path}
+	return templ.Attributes{"tabindex": "0", "role": "region", "aria-label": T(ctx, "results.a11y.value-of", "Path", path)}
 }
 
 // pathSegments splits a field path where a line may break: after each "." and before each "["

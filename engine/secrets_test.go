@@ -152,7 +152,7 @@ metadata:
 		{
 			// A random token before a private key on the same line is flagged too (the fuzzer's
 			// find: once the key was redacted, the token was found).
-			name: "a token before a private key on a line that does not parse",
+			name:     "a token before a private key on a line that does not parse",
 			manifest: "k: \"" + fakeToken + "-----BEGIN PRIVATE KEY-----\n",
 			want: []SecretFinding{
 				{Doc: 1, Line: 1, Kind: SecretHighEntropy, Excerpt: `k: "<redacted><redacted>`},

@@ -200,7 +200,7 @@ func TestErrorWordsAreLiteral(t *testing.T) {
 	for _, c := range []struct{ lang, want string }{
 		{"", "There is no page at /nowhere."},
 		{"en-US,en;q=0.9", "There is no page at /nowhere."},
-		{"ja", "/nowhere にページはありません。"},
+		{"ja", "/nowhereにページはありません。"},
 		{"ko-KR,ko;q=0.9", "/nowhere에는 페이지가 없습니다."},
 		{"fr", "There is no page at /nowhere."},
 	} {
@@ -247,8 +247,8 @@ func TestInputErrorWhere(t *testing.T) {
 		e    engine.InputError
 		want string
 	}{
-		{engine.InputError{Doc: 2, Line: 13, Field: "manifest", Msg: "yaml: x"}, "ドキュメント 2、13 行目、manifest：yaml: x"},
-		{engine.InputError{Line: 3, Msg: "m"}, "3 行目：m"},
+		{engine.InputError{Doc: 2, Line: 13, Field: "manifest", Msg: "yaml: x"}, "ドキュメント2、13行目、manifest：yaml: x"},
+		{engine.InputError{Line: 3, Msg: "m"}, "3行目：m"},
 		{engine.InputError{Msg: "m"}, "m"},
 	} {
 		if got := inputError(ja, &c.e); got != c.want {
@@ -270,7 +270,7 @@ func TestByteSizeIn(t *testing.T) {
 		want string
 	}{
 		{"en", 1000, "1000 bytes"}, {"en", 1 << 20, "1 MiB"},
-		{"ja", 1000, "1000 バイト"}, {"ja", 1 << 20, "1 MiB"}, {"ja", 3 << 10, "3 KiB"},
+		{"ja", 1000, "1000バイト"}, {"ja", 1 << 20, "1 MiB"}, {"ja", 3 << 10, "3 KiB"},
 		{"ko", 1000, "1000바이트"}, {"ko", 1 << 20, "1 MiB"},
 	} {
 		if got := byteSizeIn(i18n.For(c.lang), c.n); got != c.want {
@@ -389,7 +389,7 @@ func TestCompareLabels(t *testing.T) {
 	h := newServer(t)
 	st := EncodeState(State{Version: StateVersion, Manifest: deploymentYAML})
 	q := url.Values{"a": {st}, "b": {st}, "la": {"classic sidecar"}, "lb": {"classic sidecar, mine"}}
-	for _, c := range []struct{ lang, a string }{{"", "classic sidecar"}, {"ja", "従来型サイドカー"}, {"ko", "기존 사이드카"}} {
+	for _, c := range []struct{ lang, a string }{{"", "classic sidecar"}, {"ja", "従来型サイドカー"}, {"ko", "기존 방식 사이드카"}} {
 		r := do(t, h, langRequest(httptest.NewRequest(http.MethodGet, "/compare?"+q.Encode(), nil), c.lang))
 		a := testid(r, "side-a").Find("h2").First().Text()
 		b := testid(r, "side-b").Find("h2").First().Text()
@@ -411,7 +411,7 @@ func TestCompareLinksIn(t *testing.T) {
 		want []string
 	}{
 		{i18n.For("en"), []string{"Compare classic vs native", "Compare without vs with hold"}},
-		{i18n.For("ja"), []string{"従来型とネイティブを比較", "hold なしとありを比較"}},
+		{i18n.For("ja"), []string{"従来型とネイティブを比較", "holdなしとありを比較"}},
 		{i18n.For("ko"), []string{"기존 방식과 네이티브 비교", "hold 없음과 있음 비교"}},
 	} {
 		var got []string

@@ -35,8 +35,8 @@ func TestLabPathInLanguages(t *testing.T) {
 		accept, chip, next, look, preset string
 		not                              []string
 	}{
-		{"ja", "+ 起動待ち", "+ ポート除外", "kubelet はこのフックが戻ってから次のコンテナを起動するため", "Job（データベースのマイグレーション）", []string{"+ hold", "+ exclude ports"}},
-		{"ko-KR,ko;q=0.9", "+ 시작 대기", "+ 포트 제외", "kubelet은 이 훅이 반환된 뒤에야 다음 컨테이너를 시작하므로", "잡 (데이터베이스 마이그레이션)", []string{"+ hold", "+ exclude ports"}},
+		{"ja", "+ 起動待ち", "+ ポート除外", "kubeletはこのフックが戻ってから次のコンテナを起動するため", "Job（データベースのマイグレーション）", []string{"+ hold", "+ exclude ports"}},
+		{"ko-KR,ko;q=0.9", "+ 시작 대기", "+ 포트 제외", "kubelet은 이 훅이 반환된 뒤에야 다음 컨테이너를 시작하므로", "잡(데이터베이스 마이그레이션)", []string{"+ hold", "+ exclude ports"}},
 		{"", "+ hold", "+ exclude ports", "The kubelet starts the next container only when that hook returns", "Job (a database migration)", []string{"起動待ち", "시작 대기"}},
 	} {
 		t.Run(c.accept, func(t *testing.T) {
@@ -86,7 +86,7 @@ func TestPanelInJapanese(t *testing.T) {
 	if desc.AttrOr("lang", "") != "en" || desc.Text() != cfg.Description || cfg.Description == "" {
 		t.Errorf("Istio's description lang=%q %q, want lang=en %q", desc.AttrOr("lang", ""), desc.Text(), cfg.Description)
 	}
-	if src := desc.Parent().Find(".a-src").Text(); src != "Istio による説明：" {
+	if src := desc.Parent().Find(".a-src").Text(); src != "Istioによる説明：" {
 		t.Errorf("Istio's description is marked %q", src)
 	}
 	if testid(ja, "annotation-sidecar.istio.io/logLevel").Length() != 1 || testid(ja, "summary-sidecar.istio.io/logLevel").Length() != 0 {
@@ -143,11 +143,11 @@ func TestSettingsFixInKorean(t *testing.T) {
 	if f := strings.TrimSpace(testid(ko, "settings-fix-"+fixLabelInjection).Text()); f != "네임스페이스에 istio-injection=enabled 레이블 붙이기" {
 		t.Errorf("fix %q", f)
 	}
-	if ns := testid(ko, "cluster-namespace").Text(); ns != "bookinfo (레이블 없음)" {
+	if ns := testid(ko, "cluster-namespace").Text(); ns != "bookinfo(레이블 없음)" {
 		t.Errorf("namespace %q", ns)
 	}
 	cni := labGet(t, h, lp.steps[9].href, "ko")
-	if f := strings.TrimSpace(testid(cni, "settings-fix-"+fixCNI).Text()); f != "Istio CNI 활성화 (components.cni.enabled=true)" {
+	if f := strings.TrimSpace(testid(cni, "settings-fix-"+fixCNI).Text()); f != "Istio CNI 활성화(components.cni.enabled=true)" {
 		t.Errorf("fix %q", f)
 	}
 	en := labGet(t, h, lp.steps[8].href, "")
@@ -172,7 +172,7 @@ func TestReplacesNoticeInLanguages(t *testing.T) {
 	}
 	two, one := href("concurrency: 2\nterminationDrainDuration: 20s"), href("concurrency: 2")
 	for _, c := range []struct{ target, accept, want string }{
-		{two, "ja", "このステップは proxy.istio.io/config の値全体を置き換えます。concurrency, terminationDrainDuration は設定されなくなります。"},
+		{two, "ja", "このステップはproxy.istio.io/configの値全体を置き換えます。concurrency, terminationDrainDurationは設定されなくなります。"},
 		{two, "ko", "이 단계는 proxy.istio.io/config의 값 전체를 대체합니다. concurrency, terminationDrainDuration 필드는 더 이상 설정되지 않습니다."},
 		{one, "", "This step replaces the whole proxy.istio.io/config: concurrency is no longer set."},
 	} {
@@ -191,13 +191,13 @@ func TestReplacesNoticeInLanguages(t *testing.T) {
 // value too large to show, JSON in a string); a short plain value has none.
 func TestShowValueIn(t *testing.T) {
 	ja, ko := i18n.For("ja"), i18n.For("ko")
-	if got := showValueIn(ja, strings.Repeat("x", 1000), 0).Text; !strings.HasSuffix(got, "…（残り 600 文字。注入後の YAML を参照してください）") {
+	if got := showValueIn(ja, strings.Repeat("x", 1000), 0).Text; !strings.HasSuffix(got, "…（残り600文字。注入後のYAMLを参照してください）") {
 		t.Errorf("ja long value: %q", got[maxValue:])
 	}
 	if got := showValueIn(ko, nil, 2048).Text; got != "(2 KiB 크기의 JSON입니다. 너무 크거나 너무 깊이 중첩되어 여기에 표시할 수 없습니다. YAML을 참조하십시오)" {
 		t.Errorf("ko omitted: %q", got)
 	}
-	if got := showValueIn(ja, `{"a":1}`, 0); got.Note != "文字列内の JSON を YAML で表示しています" || got.Text != "a: 1" {
+	if got := showValueIn(ja, `{"a":1}`, 0); got.Note != "文字列内のJSONをYAMLで表示しています" || got.Text != "a: 1" {
 		t.Errorf("ja JSON in a string: %+v", got)
 	}
 	if got := showValueIn(ja, "200m", 0); got.Note != "" || got.Text != "200m" {
@@ -219,7 +219,7 @@ func TestNamespaceErrorInLanguages(t *testing.T) {
 		return do(t, h, req)
 	}
 	for _, c := range []struct{ labels, accept, want string }{
-		{"team=a\nteam", "ja", "2 行目、Namespace のラベル：ラベルは 1 行に 1 つずつ KEY=VALUE の形で書いてください"},
+		{"team=a\nteam", "ja", "2行目、Namespaceのラベル：ラベルは1行に1つずつKEY=VALUEの形で書いてください"},
 		{"<b>=a", "ko", `네임스페이스 레이블: "<b>"은(는) 레이블 키로 쓸 수 없습니다: `},
 		{"team=a\nteam", "", "line 2, namespace labels: write each label as KEY=VALUE, one per line"},
 	} {

@@ -43,7 +43,7 @@ func TestPageInEachLanguage(t *testing.T) {
 		"en": {"Skip to results", "Apply", "Settings", "Permalink", "Pod annotations",
 			"not set (privileged)", "Link copied.", "No link: the text in the editor could not be shown ({{.Error}})",
 			"Deployment/web · proxyCPU=200m — sidecarlab", "What Istio "},
-		"ja": {"結果へスキップ", "適用", "設定", "パーマリンク", "Pod のアノテーション",
+		"ja": {"結果へスキップ", "適用", "設定", "パーマリンク", "Podのアノテーション",
 			"未設定（privileged）", "リンクをコピーしました。", "リンクはありません：エディターのテキストを表示できませんでした（{{.Error}}）",
 			"Deployment/web · proxyCPU=200m — sidecarlab", "フィールドごとに示します。"},
 		"ko": {"결과로 건너뛰기", "적용", "설정", "고정 링크", "파드 어노테이션",

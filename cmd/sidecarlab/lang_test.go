@@ -77,7 +77,7 @@ func TestJapaneseErrorsAndPitfalls(t *testing.T) {
 	dir := writeFiles(t, map[string]string{"bad.yaml": podNamed("fine") + "---\n" + badYAML})
 	bad := dir + "/bad.yaml"
 	_, stderr, err := runEnv(t, langJa, "", "inject", "-f", bad)
-	if got := errorLine(t, err, stderr); !strings.Contains(got, bad+": ドキュメント 2、14 行目、manifest: ") {
+	if got := errorLine(t, err, stderr); !strings.Contains(got, bad+": ドキュメント2、14行目、manifest: ") {
 		t.Errorf("ja error: %q", got)
 	}
 	_, stderr, err = runEnv(t, langC, "", "inject", "-f", bad)
@@ -86,7 +86,7 @@ func TestJapaneseErrorsAndPitfalls(t *testing.T) {
 	}
 
 	_, stderr, err = runEnv(t, langJa, classicJob, "inject", "-f", "-", "--fail-on", "error")
-	if exitCodeOf(err) != 1 || !strings.Contains(stderr, "落とし穴: stdin:") || !strings.Contains(stderr, "sidecarlab: 重大度 error 以上の落とし穴があります（--fail-on）") {
+	if exitCodeOf(err) != 1 || !strings.Contains(stderr, "落とし穴: stdin:") || !strings.Contains(stderr, "sidecarlab: 重大度error以上の落とし穴があります（--fail-on）") {
 		t.Errorf("ja pitfalls: %v, %q", err, stderr)
 	}
 	if strings.Contains(stderr, "pitfall: ") || strings.Contains(stderr, "or worse") {
@@ -105,7 +105,7 @@ func TestJapaneseErrorsAndPitfalls(t *testing.T) {
 func TestJapaneseCheck(t *testing.T) {
 	enOut, _, _ := runEnv(t, langC, "", "check", "-f", tree, "-R", "-o", "text")
 	out, stderr, err := runEnv(t, langJa, "", "check", "-f", tree, "-R", "-o", "text")
-	if exitCodeOf(err) != 1 || !strings.Contains(stderr, "sidecarlab: 重大度 warning 以上の落とし穴があります（--fail-on）") {
+	if exitCodeOf(err) != 1 || !strings.Contains(stderr, "sidecarlab: 重大度warning以上の落とし穴があります（--fail-on）") {
 		t.Errorf("ja check: %v, %q", err, stderr)
 	}
 	if heads, enHeads := lineHeads(out), lineHeads(enOut); len(heads) == 0 || strings.Join(heads, "\n") != strings.Join(enHeads, "\n") {
@@ -131,10 +131,10 @@ func TestLocaleOrder(t *testing.T) {
 		lang []string
 		want string
 	}{
-		{"LANG=ja", langJa, nil, "--fail-on \"sometimes\": info、warning、error または none のいずれかを指定してください"},
+		{"LANG=ja", langJa, nil, "--fail-on \"sometimes\": info、warning、errorまたはnoneのいずれかを指定してください"},
 		{"LC_ALL=ko over LANG=ja", map[string]string{"LANG": "ja_JP.UTF-8", "LC_ALL": "ko_KR.UTF-8"}, nil, "--fail-on \"sometimes\": info, warning, error 또는 none 중 하나를 지정해야 합니다"},
 		{"--lang en over LANG=ja", langJa, []string{"--lang", "en"}, "--fail-on \"sometimes\": want info, warning, error or none"},
-		{"--lang=ja over LANG=C", langC, []string{"--lang=ja"}, "--fail-on \"sometimes\": info、warning、error または none のいずれかを指定してください"},
+		{"--lang=ja over LANG=C", langC, []string{"--lang=ja"}, "--fail-on \"sometimes\": info、warning、errorまたはnoneのいずれかを指定してください"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -176,9 +176,9 @@ func TestLangFlag(t *testing.T) {
 		t.Errorf("--lang ko: %v", err)
 	}
 	out, _, err := runEnv(t, langJa, "", "check", "--help")
-	if err != nil || !strings.Contains(out, "inject と同じくマニフェストに注入を行い") || strings.Contains(out, "Inject the manifests as inject does") ||
+	if err != nil || !strings.Contains(out, "injectと同じくマニフェストに注入を行い") || strings.Contains(out, "Inject the manifests as inject does") ||
 		!strings.Contains(out, "出力形式: text, json, sarif, github") || !strings.Contains(out, "# ツリーのすべてのマニフェスト。") ||
-		!strings.Contains(out, "\n使い方:\n") || !strings.Contains(out, "check のヘルプ") {
+		!strings.Contains(out, "\n使い方:\n") || !strings.Contains(out, "checkのヘルプ") {
 		t.Errorf("ja help: %v\n%s", err, out)
 	}
 	out, _, _ = runEnv(t, langJa, "", "check", "--help", "--lang", "en")
@@ -209,8 +209,8 @@ func TestOtherCommandsInKoreanAndJapanese(t *testing.T) {
 	}
 
 	out, stderr, err := runEnv(t, langJa, deployment, "admit", "-f", "-", "-n", "shop", "--namespace-labels", "istio-injection=enabled,pod-security.kubernetes.io/enforce=baseline")
-	if exitCodeOf(err) != 1 || !strings.Contains(out, "ドキュメント 1: Deployment/web → Namespace shop の Pod ") || !strings.Contains(out, "注入あり、拒否") ||
-		!strings.Contains(stderr, "sidecarlab: 拒否: ドキュメント 1（Deployment/web）") {
+	if exitCodeOf(err) != 1 || !strings.Contains(out, "ドキュメント1: Deployment/web → Namespace shopのPod ") || !strings.Contains(out, "注入済み、拒否") ||
+		!strings.Contains(stderr, "sidecarlab: 拒否: ドキュメント1（Deployment/web）") {
 		t.Errorf("ja admit: %v\n%s\n%s", err, out, stderr)
 	}
 	ja, _, _ := runEnv(t, langJa, deployment, "admit", "-f", "-", "-n", "shop", "-o", "json")
@@ -256,7 +256,7 @@ func TestShareAsksInTheCLILanguage(t *testing.T) {
 		env        map[string]string
 		lang, want string
 	}{
-		{langJa, "ja", srv.URL + " の応答は 500 Internal Server Error です: boom"},
+		{langJa, "ja", srv.URL + "の応答は500 Internal Server Errorです: boom"},
 		{map[string]string{"LANG": "ko_KR.UTF-8"}, "ko", srv.URL + "의 응답: 500 Internal Server Error: boom"},
 		{langC, "en", srv.URL + " answered 500 Internal Server Error: boom"},
 	}

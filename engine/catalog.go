@@ -210,7 +210,8 @@ func (c *Catalog) ValidateStep(s Step) error {
 	// Kubernetes checks keys lower-cased (apimachinery's ValidateAnnotations), so a capital letter
 	// in a key is no reason to refuse it.
 	if errs := kvalidation.IsQualifiedName(strings.ToLower(s.Key)); len(errs) > 0 {
-		return &InputError{Field: "annotation " + quote(s.Key), Msg: "not a valid annotation key: " + strings.Join(errs, "; ")}
+		return &InputError{Field: "annotation " + quote(s.Key), ID: "annotation-key",
+			Params: errParams("errors", strings.Join(errs, "; ")), Msg: "not a valid annotation key: " + strings.Join(errs, "; ")}
 	}
 	if s.Remove {
 		return nil

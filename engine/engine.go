@@ -12,6 +12,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"unicode/utf8"
@@ -226,20 +227,25 @@ type prepared struct {
 
 func (e *Engine) prepare(ctx context.Context, manifest []byte, steps []Step, s Settings) (*prepared, error) {
 	if len(bytes.TrimSpace(manifest)) == 0 {
-		return nil, &InputError{Field: "manifest", Msg: "the manifest is empty; paste a Pod, Deployment, Job or any workload"}
+		return nil, &InputError{Field: "manifest", ID: "manifest-empty", Msg: "the manifest is empty; paste a Pod, Deployment, Job or any workload"}
 	}
 	if !utf8.Valid(manifest) {
 		line := 1 + bytes.Count(manifest[:invalidUTF8At(manifest)], []byte("\n"))
-		return nil, &InputError{Line: line, Field: "manifest", Msg: "the manifest is not valid UTF-8 text (Kubernetes reads YAML as UTF-8)"}
+		return nil, &InputError{Line: line, Field: "manifest", ID: "not-utf8", Msg: "the manifest is not valid UTF-8 text (Kubernetes reads YAML as UTF-8)"}
 	}
 	if len(steps) > e.opts.MaxSteps {
-		return nil, &InputError{Field: "steps", Msg: fmt.Sprintf("%d annotation steps; at most %d in one timeline", len(steps), e.opts.MaxSteps)}
+		return nil, &InputError{Field: "steps", ID: "too-many-steps",
+			Params: errParams("count", strconv.Itoa(len(steps)), "max", strconv.Itoa(e.opts.MaxSteps)), Msg: fmt.Sprintf("%d annotation steps; at most %d in one timeline", len(steps), e.opts.MaxSteps)}
 	}
 	for i, st := range steps {
 		if err := e.catalog.ValidateStep(st); err != nil {
 			var ie *InputError
 			if errors.As(err, &ie) {
 				ie.Msg = fmt.Sprintf("step %d: %s", i+1, ie.Msg)
+				if ie.Params == nil {
+					ie.Params = map[string]string{}
+				}
+				ie.Params["step"] = strconv.Itoa(i + 1)
 			}
 			return nil, err
 		}
@@ -257,7 +263,8 @@ func (e *Engine) prepare(ctx context.Context, manifest []byte, steps []Step, s S
 		return nil, err
 	}
 	if len(chunks) > e.opts.MaxDocuments {
-		return nil, &InputError{Field: "manifest", Msg: fmt.Sprintf("%d documents; at most %d are injected at once", len(chunks), e.opts.MaxDocuments)}
+		return nil, &InputError{Field: "manifest", ID: "too-many-documents",
+			Params: errParams("count", strconv.Itoa(len(chunks)), "max", strconv.Itoa(e.opts.MaxDocuments)), Msg: fmt.Sprintf("%d documents; at most %d are injected at once", len(chunks), e.opts.MaxDocuments)}
 	}
 	sum := sha256.Sum256(manifest)
 	return &prepared{settings: s, install: install, injector: inj, chunks: chunks, inHash: hex.EncodeToString(sum[:])}, nil

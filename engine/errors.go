@@ -19,6 +19,22 @@ type InputError struct {
 	Field string `json:"field,omitempty"`
 	// Msg is the explanation; where Istio produced the error, it is Istio's own message.
 	Msg string `json:"message"`
+	// ID names sidecarlab's own sentence (the catalogs' input.<ID>), worded with Params; Msg is
+	// then its English, exactly. Empty when Msg is someone else's text (a parser's, Istio's),
+	// which is shown as it is in every language.
+	ID string `json:"-"`
+	// Params are the values the sentence names, as text; a name ending in Q is the value
+	// already quoted ("like this").
+	Params map[string]string `json:"-"`
+}
+
+// errParams builds an InputError's Params from pairs: errParams("count", "3", "max", "2").
+func errParams(kv ...string) map[string]string {
+	m := make(map[string]string, len(kv)/2)
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return m
 }
 
 func (e *InputError) Error() string {

@@ -125,7 +125,7 @@ func renderConfigMaps(o InstallOptions) (ConfigMaps, error) {
 	set := o.normalizedSet()
 	for _, s := range set {
 		if !strings.Contains(s, "=") {
-			return cm, &InputError{Field: "install option " + quote(s), Msg: "want PATH=VALUE, e.g. values.global.proxy.holdApplicationUntilProxyStarts=true"}
+			return cm, &InputError{Field: "install option " + quote(s), ID: "install-option-format", Msg: "want PATH=VALUE, e.g. values.global.proxy.holdApplicationUntilProxyStarts=true"}
 		}
 	}
 	var files []string
@@ -189,7 +189,7 @@ func renderConfigMaps(o InstallOptions) (ConfigMaps, error) {
 		cm.MeshConfigYAML, foundMesh = meshes[meshName]
 	}
 	if !foundInjector || !foundMesh {
-		return cm, &InputError{Field: installField(o, ""), Msg: "this installation has no istiod (istio-sidecar-injector and istio ConfigMaps); enable components.pilot"}
+		return cm, &InputError{Field: installField(o, ""), ID: "no-istiod", Msg: "this installation has no istiod (istio-sidecar-injector and istio ConfigMaps); enable components.pilot"}
 	}
 	cm.Webhooks = strings.Join(webhooks, "---\n")
 	return cm, nil
@@ -202,7 +202,7 @@ func buildInstall(o InstallOptions, cm ConfigMaps, policy InstallPolicy, builtin
 	in := &Install{Options: o, Hash: o.Hash(), InjectorConfig: cm.InjectorConfig, Values: cm.Values, MeshConfigYAML: cm.MeshConfigYAML, Webhooks: cm.Webhooks}
 	cfg, err := inject.UnmarshalConfig([]byte(in.InjectorConfig))
 	if err != nil {
-		return nil, &InputError{Field: installField(o, ""), Msg: "injector config: " + err.Error()}
+		return nil, &InputError{Field: installField(o, ""), ID: "injector-config", Params: errParams("error", err.Error()), Msg: "injector config: " + err.Error()}
 	}
 	if !o.IsDefault() {
 		if err := policy.checkTemplates(o, cfg.RawTemplates, builtin); err != nil {
@@ -213,13 +213,13 @@ func buildInstall(o InstallOptions, cm ConfigMaps, policy InstallPolicy, builtin
 	in.rawTemplates = cfg.RawTemplates
 	in.selection = injectionPolicy{policy: cfg.Policy, never: cfg.NeverInjectSelector, always: cfg.AlwaysInjectSelector}
 	if in.templates, err = inject.ParseTemplates(cfg.RawTemplates); err != nil {
-		return nil, &InputError{Field: installField(o, ""), Msg: "injection templates: " + err.Error()}
+		return nil, &InputError{Field: installField(o, ""), ID: "injection-templates", Params: errParams("error", err.Error()), Msg: "injection templates: " + err.Error()}
 	}
 	if in.values, err = inject.NewValuesConfig(in.Values); err != nil {
-		return nil, &InputError{Field: installField(o, ""), Msg: "injector values: " + err.Error()}
+		return nil, &InputError{Field: installField(o, ""), ID: "injector-values", Params: errParams("error", err.Error()), Msg: "injector values: " + err.Error()}
 	}
 	if in.mesh, err = mesh.ApplyMeshConfig(in.MeshConfigYAML, mesh.DefaultMeshConfig()); err != nil {
-		return nil, &InputError{Field: installField(o, ""), Msg: "mesh config: " + err.Error()}
+		return nil, &InputError{Field: installField(o, ""), ID: "mesh-config", Params: errParams("error", err.Error()), Msg: "mesh config: " + err.Error()}
 	}
 	return in, nil
 }

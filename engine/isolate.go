@@ -175,9 +175,10 @@ func (e *Engine) renderIsolated(ctx context.Context, o InstallOptions, builtin m
 	if in.custom && !e.opts.Isolator.IsolatesNetwork() {
 		for _, name := range sortedKeys(in.rawTemplates) {
 			if builtin[name] != in.rawTemplates[name] && strings.Contains(in.rawTemplates[name], "getHostByName") {
-				return nil, &InputError{Field: installField(o, ""), Msg: fmt.Sprintf("the injection template %q resolves names (getHostByName), "+
-					"and this server cannot cut its templates off the network (that needs a network namespace, which only root may make); "+
-					"it runs every other template of yours.", name)}
+				return nil, &InputError{Field: installField(o, ""), ID: "template-resolves-names", Params: errParams("nameQ", quote(name)),
+					Msg: fmt.Sprintf("the injection template %q resolves names (getHostByName), "+
+						"and this server cannot cut its templates off the network (that needs a network namespace, which only root may make); "+
+						"it runs every other template of yours.", name)}
 			}
 		}
 	}

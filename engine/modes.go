@@ -56,11 +56,13 @@ var kubeVersionRE = regexp.MustCompile(`^v?1\.(\d{1,2})(\.\d{1,3})?$`)
 func parseKubernetesVersion(v string) (int, error) {
 	m := kubeVersionRE.FindStringSubmatch(v)
 	if m == nil {
-		return 0, &InputError{Field: "kubernetes version", Msg: fmt.Sprintf("%q is not a Kubernetes version; want 1.N, e.g. 1.34", v)}
+		return 0, &InputError{Field: "kubernetes version", ID: "kubernetes-version", Params: errParams("versionQ", quote(v)),
+			Msg: fmt.Sprintf("%q is not a Kubernetes version; want 1.N, e.g. 1.34", v)}
 	}
 	minor, _ := strconv.Atoi(m[1])
 	if minor < 16 || minor > 60 {
-		return 0, &InputError{Field: "kubernetes version", Msg: fmt.Sprintf("1.%d is out of range; want 1.16 to 1.60", minor)}
+		return 0, &InputError{Field: "kubernetes version", ID: "kubernetes-version-range", Params: errParams("minor", strconv.Itoa(minor)),
+			Msg: fmt.Sprintf("1.%d is out of range; want 1.16 to 1.60", minor)}
 	}
 	return minor, nil
 }
@@ -152,7 +154,8 @@ func (c *clusters) injectorFor(s Settings, in *Install) (inject.Injector, error)
 		}
 		return &webhookInjector{clusterInjector: c.get(minor), selection: in.selection}, nil
 	default:
-		return nil, &InputError{Field: "mode", Msg: fmt.Sprintf("unknown mode %q; want one of kube-inject, webhook, native, classic", s.Mode)}
+		return nil, &InputError{Field: "mode", ID: "unknown-mode", Params: errParams("modeQ", quote(string(s.Mode))),
+			Msg: fmt.Sprintf("unknown mode %q; want one of kube-inject, webhook, native, classic", s.Mode)}
 	}
 }
 

@@ -145,7 +145,7 @@ func (p InstallPolicy) walk(field, path string, v any) error {
 func (p InstallPolicy) checkKey(field, path, parent, key string) error {
 	switch {
 	case key == "installPackagePath" && !p.AllowServerPaths:
-		return &InputError{Field: field, Msg: "installPackagePath names a directory on the server, from which the render would read Istio's charts and profiles; " +
+		return &InputError{Field: field, ID: "install-package-path", Msg: "installPackagePath names a directory on the server, from which the render would read Istio's charts and profiles; " +
 			"this server renders only the charts compiled into it. Remove the option (the sidecarlab CLI, run on your own machine, accepts it)."}
 	case key == "templates" && parent == "sidecarInjectorWebhook", key == "initContainers", strings.Contains(key, "{{"):
 		return p.templateError(field, path)
@@ -160,10 +160,11 @@ func (p InstallPolicy) templateError(field, path string) error {
 	msg := fmt.Sprintf("%s carries template text (an injection template, or a value Istio's charts run through Helm's tpl). "+
 		"Templates run with the server's rights: they can read its environment, resolve names and loop or allocate without a bound, "+
 		"so this server refuses install options that add or replace one.", path)
+	hint := ""
 	if p.TemplatesHint != "" {
-		msg += " " + p.TemplatesHint
+		hint = " " + p.TemplatesHint
 	}
-	return &InputError{Field: field, Msg: msg}
+	return &InputError{Field: field, ID: "template-text", Params: errParams("path", path, "hint", hint), Msg: msg + hint}
 }
 
 // checkTemplates refuses an installation whose injection templates are not exactly the ones the
@@ -181,10 +182,11 @@ func (p InstallPolicy) checkTemplates(o InstallOptions, got, builtin map[string]
 	}
 	msg := fmt.Sprintf("these options add or change the injection template %q, and templates run with the server's rights: "+
 		"they can read its environment, resolve names and loop or allocate without a bound, so this server refuses install options that add or replace one.", name)
+	hint := ""
 	if p.TemplatesHint != "" {
-		msg += " " + p.TemplatesHint
+		hint = " " + p.TemplatesHint
 	}
-	return &InputError{Field: installField(o, ""), Msg: msg}
+	return &InputError{Field: installField(o, ""), ID: "template-changed", Params: errParams("nameQ", quote(name), "hint", hint), Msg: msg + hint}
 }
 
 // customTemplate names the first template (by name) of got that is not one of builtin, byte for

@@ -132,17 +132,21 @@ func LookupProxyConfigField(name string) (ConfigField, bool) {
 // anew (keys sorted, comments not kept). A field spelt in proto form (concurrency is the same in
 // both; hold_application_until_proxy_starts) is replaced by its JSON form.
 func SetProxyConfigField(current, field, value string) (string, error) {
-	fail := func(format string, args ...any) error {
-		return &InputError{Field: "annotation " + quote(annotation.ProxyConfig.Name) + " field " + quote(field), Msg: fmt.Sprintf(format, args...)}
+	// fail is sidecarlab's sentence id (with its params, pairs) and its English; an empty id
+	// for a library's text.
+	fail := func(id string, kv []string, format string, args ...any) error {
+		return &InputError{Field: "annotation " + quote(annotation.ProxyConfig.Name) + " field " + quote(field),
+			ID: id, Params: errParams(kv...), Msg: fmt.Sprintf(format, args...)}
 	}
 	f, ok := LookupProxyConfigField(field)
 	if !ok {
-		return "", fail("ProxyConfig has no field %s", quote(field))
+		return "", fail("proxyconfig-no-field", []string{"fieldQ", quote(field)}, "ProxyConfig has no field %s", quote(field))
 	}
 	m := map[string]any{}
 	if strings.TrimSpace(current) != "" {
 		if err := yaml.Unmarshal([]byte(current), &m); err != nil {
-			return "", fail("the current value of %s is not a YAML map (%v); edit it in its text box", annotation.ProxyConfig.Name, err)
+			return "", fail("proxyconfig-not-map", []string{"annotation", annotation.ProxyConfig.Name, "error", fmt.Sprint(err)},
+				"the current value of %s is not a YAML map (%v); edit it in its text box", annotation.ProxyConfig.Name, err)
 		}
 		if m == nil {
 			m = map[string]any{}
@@ -153,34 +157,35 @@ func SetProxyConfigField(current, field, value string) (string, error) {
 	switch f.Kind {
 	case KindBool:
 		if value != "true" && value != "false" {
-			return "", fail("%q is not a boolean; use true or false", value)
+			return "", fail("proxyconfig-not-bool", []string{"valueQ", quote(value)}, "%q is not a boolean; use true or false", value)
 		}
 		v = value == "true"
 	case KindInteger:
 		n, err := strconv.ParseInt(value, 10, 64)
 		if err != nil {
-			return "", fail("%q is not a whole number", value)
+			return "", fail("proxyconfig-not-integer", []string{"valueQ", quote(value)}, "%q is not a whole number", value)
 		}
 		v = n
 	case KindNumber:
 		n, err := strconv.ParseFloat(value, 64)
 		if err != nil {
-			return "", fail("%q is not a number", value)
+			return "", fail("proxyconfig-not-number", []string{"valueQ", quote(value)}, "%q is not a number", value)
 		}
 		v = n
 	case KindDuration:
 		if _, err := time.ParseDuration(value); err != nil {
-			return "", fail("%q is not a duration; write it like 30s, 1m or 500ms", value)
+			return "", fail("proxyconfig-not-duration", []string{"valueQ", quote(value)}, "%q is not a duration; write it like 30s, 1m or 500ms", value)
 		}
 		v = value
 	case KindEnum:
 		if !slices.Contains(f.Enum, value) {
-			return "", fail("%q is not one of %s", value, strings.Join(f.Enum, ", "))
+			return "", fail("proxyconfig-not-enum", []string{"valueQ", quote(value), "values", strings.Join(f.Enum, ", ")},
+				"%q is not one of %s", value, strings.Join(f.Enum, ", "))
 		}
 		v = value
 	case KindYAML:
 		if err := yaml.Unmarshal([]byte(value), &v); err != nil {
-			return "", fail("not valid YAML: %v", err)
+			return "", fail("proxyconfig-not-yaml", []string{"error", fmt.Sprint(err)}, "not valid YAML: %v", err)
 		}
 	default:
 		v = value
@@ -192,7 +197,7 @@ func SetProxyConfigField(current, field, value string) (string, error) {
 	m[f.Name] = v
 	b, err := yaml.Marshal(m)
 	if err != nil {
-		return "", fail("%v", err)
+		return "", fail("", nil, "%v", err)
 	}
 	return strings.TrimSuffix(string(b), "\n"), nil
 }

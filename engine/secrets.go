@@ -586,12 +586,13 @@ func redactDoc(d scanDoc, hits []secretHit) ([]edit, error) {
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
 	if err := enc.Encode(d.root); err != nil {
-		return nil, &InputError{Doc: d.index, Line: d.Line, Field: "manifest", Msg: "this document could not be redacted: " + err.Error()}
+		return nil, &InputError{Doc: d.index, Line: d.Line, Field: "manifest", ID: "redact-failed", Params: errParams("error", err.Error()),
+			Msg: "this document could not be redacted: " + err.Error()}
 	}
 	text := buf.String()
 	var got yaml.Node
 	if yaml.Unmarshal([]byte(text), &got) != nil || len(got.Content) == 0 || !sameTree(d.root.Content[0], got.Content[0], replaced) {
-		return nil, &InputError{Doc: d.index, Line: d.Line, Field: "manifest", Msg: "this document could not be redacted: written again, it reads differently"}
+		return nil, &InputError{Doc: d.index, Line: d.Line, Field: "manifest", ID: "redact-differs", Msg: "this document could not be redacted: written again, it reads differently"}
 	}
 	first := 0
 	if strings.HasPrefix(d.lines[0], "---") {

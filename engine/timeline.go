@@ -38,7 +38,8 @@ func ParseStep(s string) (Step, error) {
 	}
 	k, v, ok := strings.Cut(s, "=")
 	if !ok || strings.TrimSpace(k) == "" {
-		return Step{}, &InputError{Field: "annotation", Msg: fmt.Sprintf("%q: want KEY=VALUE (or -KEY to remove)", s)}
+		return Step{}, &InputError{Field: "annotation", ID: "step-format", Params: errParams("stepQ", quote(s)),
+			Msg: fmt.Sprintf("%q: want KEY=VALUE (or -KEY to remove)", s)}
 	}
 	return Step{Key: strings.TrimSpace(k), Value: v}, nil
 }

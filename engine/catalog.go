@@ -223,7 +223,8 @@ func (c *Catalog) ValidateStep(s Step) error {
 // or one beyond the server's bounds; every other value is Istio's to read as it does.
 func (c *Catalog) ValidateValue(key, value string) error {
 	if err := annotationSizeError(key, value); err != nil {
-		return &InputError{Field: "annotation " + quote(key), Msg: err.Error()}
+		err.Field = "annotation " + quote(key)
+		return err
 	}
 	if v, ok := inject.AnnotationValidation[key]; ok {
 		if err := v(value); err != nil {
@@ -286,12 +287,14 @@ const maxQuantityLen = 64
 // annotationSizeError applies the two bounds that protect the server, the only refusals that are
 // not Istio's (README, "Limits"): Kubernetes' own limit on annotations (256 KiB in all), and 64
 // characters for the resource annotations Istio parses as quantities.
-func annotationSizeError(key, value string) error {
+func annotationSizeError(key, value string) *InputError {
 	if len(key)+len(value) > validation.TotalAnnotationSizeLimitB {
-		return fmt.Errorf("the value is %d bytes; Kubernetes allows at most %d for all annotations together", len(value), validation.TotalAnnotationSizeLimitB)
+		return &InputError{ID: "annotation-too-large", Params: errParams("size", strconv.Itoa(len(value)), "max", strconv.Itoa(validation.TotalAnnotationSizeLimitB)),
+			Msg: fmt.Sprintf("the value is %d bytes; Kubernetes allows at most %d for all annotations together", len(value), validation.TotalAnnotationSizeLimitB)}
 	}
 	if slices.Contains(resourceAnnotations, key) && len(value) > maxQuantityLen {
-		return fmt.Errorf("a resource quantity of %d characters; at most %d", len(value), maxQuantityLen)
+		return &InputError{ID: "quantity-too-long", Params: errParams("size", strconv.Itoa(len(value)), "max", strconv.Itoa(maxQuantityLen)),
+			Msg: fmt.Sprintf("a resource quantity of %d characters; at most %d", len(value), maxQuantityLen)}
 	}
 	return nil
 }

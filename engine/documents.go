@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -168,9 +169,11 @@ func prepareChunk(c chunk, index int, ann []annotationChange) (d Document, obj r
 			total += len(k) + len(v)
 			if err := annotationSizeError(k, v); err != nil || total > validation.TotalAnnotationSizeLimitB {
 				if err == nil {
-					err = fmt.Errorf("the annotations add up to more than Kubernetes' %d bytes", validation.TotalAnnotationSizeLimitB)
+					err = &InputError{ID: "annotations-total", Params: errParams("max", strconv.Itoa(validation.TotalAnnotationSizeLimitB)),
+						Msg: fmt.Sprintf("the annotations add up to more than Kubernetes' %d bytes", validation.TotalAnnotationSizeLimitB)}
 				}
-				d.Error = &InputError{Doc: index, Line: c.line, Field: "annotation " + quote(k), Msg: err.Error()}
+				err.Doc, err.Line, err.Field = index, c.line, "annotation "+quote(k)
+				d.Error = err
 				return d, nil
 			}
 		}

@@ -38,8 +38,25 @@ var yamlReasons = []struct{ reason, id string }{
 	{"did not find expected '-' indicator", "expected-dash"},
 }
 
+// InputText is what e says, in w's language: sidecarlab's own sentence (e.ID, the catalogs'
+// input.<ID>) worded with e.Params, or e.Msg as it is where the text is a parser's, a library's or
+// Istio's. In English it is e.Msg, exactly. A step's error (Params "step") names its step.
+func (w Words) InputText(e *engine.InputError) string {
+	step, inStep := e.Params["step"]
+	text := e.Msg
+	if e.ID != "" {
+		text = w.loc().TMap("input."+e.ID, e.Params)
+	} else if inStep {
+		text = strings.TrimPrefix(text, "step "+step+": ")
+	}
+	if inStep {
+		text = w.loc().T("input.in-step", "step", step) + text
+	}
+	return text
+}
+
 // Input words an input error. Errors that are not about the manifest's text (annotation values,
-// install options) are already sentences: they are returned as they are, without details.
+// install options) are sentences: they are returned whole (with where and what), without details.
 func (w Words) Input(e *engine.InputError) InputError {
 	where := ""
 	if e.Doc > 0 {
@@ -49,7 +66,16 @@ func (w Words) Input(e *engine.InputError) InputError {
 		where += w.loc().T("explain.input.line", "line", e.Line)
 	}
 	if e.Field != "manifest" {
-		return InputError{Summary: e.Error(), Reason: e.Msg}
+		said := *e
+		said.Msg = w.InputText(e)
+		return InputError{Summary: said.Error(), Reason: said.Msg}
+	}
+	if e.ID != "" {
+		text := w.InputText(e)
+		if where == "" {
+			return InputError{Summary: text, Reason: text}
+		}
+		return InputError{Summary: trimWhere(where) + ": " + text, Reason: text}
 	}
 	msg := e.Msg
 	if m := jsonType.FindStringSubmatch(msg); m != nil {
@@ -84,4 +110,13 @@ func (w Words) typeWords(t string) string {
 		return w.loc().T("explain.input.kind.string")
 	}
 	return w.loc().T("explain.input.kind.go", "type", t)
+}
+
+// trimWhere drops the separator after where's last part ("document 1, " or "line 3: "), for one
+// of its own.
+func trimWhere(where string) string {
+	for _, sep := range []string{": ", ", ", "、"} {
+		where = strings.TrimSuffix(where, sep)
+	}
+	return where
 }

@@ -1,10 +1,21 @@
 package explain
 
 import (
+	"context"
+	"errors"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/BurntSushi/toml"
+
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/i18n"
 )
 
 // TestInputWords: a YAML or typing error of the manifest is said once, in words, with where it
@@ -39,5 +50,247 @@ func TestInputWords(t *testing.T) {
 	other := engine.InputError{Field: `annotation "sidecar.istio.io/proxyCPU"`, Msg: `invalid value "x"`}
 	if got := English.Input(&other); got.Summary != other.Error() || got.Details != "" {
 		t.Errorf("an annotation error: %+v", got)
+	}
+}
+
+// engineInputIDs collects, with go/ast over the engine's sources, every InputError ID the
+// engine sets: the string ID: of an InputError literal, and the first argument of the fail
+// helpers (proxyconfig's fail(id, …)).
+func engineInputIDs(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	fset := token.NewFileSet()
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]string{}
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		add := func(e ast.Expr) {
+			if lit, ok := e.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+				if s, err := strconv.Unquote(lit.Value); err == nil && s != "" {
+					ids[s] = fset.Position(lit.Pos()).String()
+				}
+			}
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.CompositeLit:
+				if id, ok := n.Type.(*ast.Ident); ok && id.Name == "InputError" {
+					for _, el := range n.Elts {
+						if kv, ok := el.(*ast.KeyValueExpr); ok {
+							if k, ok := kv.Key.(*ast.Ident); ok && k.Name == "ID" {
+								add(kv.Value)
+							}
+						}
+					}
+				}
+			case *ast.CallExpr:
+				if fn, ok := n.Fun.(*ast.Ident); ok && fn.Name == "fail" && len(n.Args) > 0 {
+					add(n.Args[0])
+				}
+			}
+			return true
+		})
+	}
+	return ids
+}
+
+// inputCatalogs are the input catalogs' ids, by language, as the files have them.
+func inputCatalogs(t *testing.T) map[string]map[string]bool {
+	t.Helper()
+	out := map[string]map[string]bool{}
+	for _, lang := range []string{"en", "ja", "ko"} {
+		var f struct{ Input map[string]string }
+		if _, err := toml.DecodeFile("../i18n/locales/input."+lang+".toml", &f); err != nil {
+			t.Fatal(err)
+		}
+		out[lang] = map[string]bool{}
+		for id := range f.Input {
+			out[lang][id] = true
+		}
+	}
+	return out
+}
+
+// missingInputIDs are the ids some language's catalog lacks, as "lang id".
+func missingInputIDs(ids map[string]string, catalogs map[string]map[string]bool) []string {
+	var out []string
+	for id := range ids {
+		for _, lang := range []string{"en", "ja", "ko"} {
+			if !catalogs[lang][id] {
+				out = append(out, lang+" "+id)
+			}
+		}
+	}
+	return out
+}
+
+// TestInputIDsInCatalogs: every ID the engine gives an InputError is in every language's
+// catalog.
+func TestInputIDsInCatalogs(t *testing.T) {
+	ids := engineInputIDs(t, "../engine")
+	for _, want := range []string{"manifest-empty", "not-utf8", "too-many-steps", "unknown-mode", "proxyconfig-not-bool", "annotations-total"} {
+		if _, ok := ids[want]; !ok {
+			t.Errorf("the collector missed %s (found %d ids)", want, len(ids))
+		}
+	}
+	catalogs := inputCatalogs(t)
+	if m := missingInputIDs(ids, catalogs); len(m) > 0 {
+		t.Errorf("not in the catalogs: %v", m)
+	}
+	// The check trips on an id no catalog has, and on one only Japanese lacks.
+	if m := missingInputIDs(map[string]string{"no-such-error": ""}, catalogs); len(m) != 3 {
+		t.Errorf("an unknown id is missing in every language, got %v", m)
+	}
+	delete(catalogs["ja"], "manifest-empty")
+	if m := missingInputIDs(map[string]string{"manifest-empty": ""}, catalogs); len(m) != 1 || m[0] != "ja manifest-empty" {
+		t.Errorf("an id only Japanese lacks: got %v", m)
+	}
+}
+
+// realInputErrors are errors the engine gives, each with what must stay in every language.
+func realInputErrors(t *testing.T, e *engine.Engine) []struct {
+	name string
+	err  *engine.InputError
+	keep []string
+} {
+	t.Helper()
+	ctx := context.Background()
+	pod := []byte("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: app\n    image: nginx\n")
+	inputErr := func(err error) *engine.InputError {
+		t.Helper()
+		var ie *engine.InputError
+		if !errors.As(err, &ie) {
+			t.Fatalf("want an *InputError, got %v", err)
+		}
+		return ie
+	}
+	steps := make([]engine.Step, 101)
+	for i := range steps {
+		steps[i] = engine.Step{Key: "sidecar.istio.io/proxyCPU", Value: "100m"}
+	}
+	_, empty := e.Timeline(ctx, []byte("  \n"), nil, engine.Settings{})
+	_, utf := e.Timeline(ctx, []byte("kind: Pod\n\xff\xfe\n"), nil, engine.Settings{})
+	_, many := e.Timeline(ctx, pod, steps, engine.Settings{})
+	_, version := e.Timeline(ctx, pod, nil, engine.Settings{Mode: "webhook", KubernetesVersion: "2.0"})
+	_, mode := e.Timeline(ctx, pod, nil, engine.Settings{Mode: "sideways"})
+	_, option := e.Install(ctx, engine.InstallOptions{Set: []string{"values.global.proxy.holdApplicationUntilProxyStarts"}})
+	_, key := e.Timeline(ctx, pod, []engine.Step{{Key: "sidecar.istio.io/proxy CPU", Value: "1"}}, engine.Settings{})
+	_, step := engine.ParseStep("sidecar.istio.io/inject")
+	_, proxy := engine.SetProxyConfigField("", "holdApplicationUntilProxyStarts", "yes")
+	return []struct {
+		name string
+		err  *engine.InputError
+		keep []string
+	}{
+		{"empty manifest", inputErr(empty), nil},
+		{"invalid UTF-8", inputErr(utf), []string{"UTF-8", "YAML"}},
+		{"too many steps", inputErr(many), []string{"101", "100"}},
+		{"bad kubernetes version", inputErr(version), []string{`"2.0"`, "1.34"}},
+		{"bad mode", inputErr(mode), []string{`"sideways"`, "kube-inject", "webhook", "native", "classic"}},
+		{"install option without a value", inputErr(option), []string{"PATH=VALUE", "values.global.proxy.holdApplicationUntilProxyStarts=true"}},
+		{"bad annotation key in step 1", inputErr(key), []string{"1"}},
+		{"step without =", inputErr(step), []string{`"sidecar.istio.io/inject"`, "KEY=VALUE", "-KEY"}},
+		{"proxy config bool", inputErr(proxy), []string{`"yes"`, "true", "false"}},
+	}
+}
+
+// TestInputCatalogIsMsg: for real errors of the engine, the English catalog worded with the
+// error's Params is its Msg exactly (they cannot drift); in Japanese and Korean the sentence is
+// another, keeping its numbers, values and keys.
+func TestInputCatalogIsMsg(t *testing.T) {
+	e, err := engine.New(context.Background(), engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	for _, c := range realInputErrors(t, e) {
+		if c.err.ID == "" {
+			t.Errorf("%s: no ID (%q)", c.name, c.err.Msg)
+			continue
+		}
+		if got := English.InputText(c.err); got != c.err.Msg {
+			t.Errorf("%s: the English catalog says\n%q\nthe engine says\n%q", c.name, got, c.err.Msg)
+		}
+		if got := English.Input(c.err).Summary; c.err.Field != "manifest" && got != c.err.Error() {
+			t.Errorf("%s: English summary %q, want the error as it is, %q", c.name, got, c.err.Error())
+		}
+		for _, lang := range []string{"ja", "ko"} {
+			got := In(i18n.For(lang)).InputText(c.err)
+			if got == c.err.Msg || !nonASCII.MatchString(got) {
+				t.Errorf("%s in %s: still English: %q", c.name, lang, got)
+			}
+			for _, k := range c.keep {
+				if !strings.Contains(got, k) {
+					t.Errorf("%s in %s: %q lost %q", c.name, lang, got, k)
+				}
+			}
+		}
+	}
+	if m := i18n.Missing(); len(m) > 0 {
+		t.Errorf("missing: %v", m)
+	}
+}
+
+// nonASCII finds a character of Japanese or Korean text.
+var nonASCII = regexp.MustCompile(`[^\x00-\x7f]`)
+
+// TestInputTextDrift: the comparison of TestInputCatalogIsMsg trips when Msg and the catalog
+// differ, and a step's prefix is worded, also around a foreign text.
+func TestInputTextDrift(t *testing.T) {
+	drifted := &engine.InputError{ID: "unknown-mode", Params: map[string]string{"modeQ": `"x"`}, Msg: `unknown mode "x"; want one of kube-inject, webhook`}
+	if English.InputText(drifted) == drifted.Msg {
+		t.Error("a Msg that differs from the catalog went unnoticed")
+	}
+	ja := In(i18n.For("ja"))
+	foreign := &engine.InputError{Field: `annotation "a"`, Params: map[string]string{"step": "2"}, Msg: "step 2: invalid value 'x' for annotation 'a': bad"}
+	if got := English.InputText(foreign); got != foreign.Msg {
+		t.Errorf("English: %q, want %q", got, foreign.Msg)
+	}
+	if got, want := ja.InputText(foreign), "ステップ2: invalid value 'x' for annotation 'a': bad"; got != want {
+		t.Errorf("ja: %q, want %q", got, want)
+	}
+}
+
+// TestForeignInputVerbatim: a YAML parser's error has no ID and reads the same in every
+// language (its words, if any, come from explain.input.yaml, not from the input catalog).
+func TestForeignInputVerbatim(t *testing.T) {
+	e, err := engine.New(context.Background(), engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	tl, err := e.Timeline(context.Background(), []byte("kind: Pod\nmetadata:\n  name: [p\n"), nil, engine.Settings{})
+	var ie *engine.InputError
+	if err != nil && !errors.As(err, &ie) {
+		t.Fatal(err)
+	}
+	if ie == nil && tl != nil {
+		for _, d := range tl.Steps[0].Documents {
+			if d.Error != nil {
+				ie = d.Error
+			}
+		}
+	}
+	if ie == nil {
+		t.Fatal("no input error for broken YAML")
+	}
+	if ie.ID != "" {
+		t.Fatalf("a YAML parser's error has ID %q", ie.ID)
+	}
+	for _, lang := range []string{"en", "ja", "ko"} {
+		if got := In(i18n.For(lang)).InputText(ie); got != ie.Msg {
+			t.Errorf("%s: %q, want the parser's text %q", lang, got, ie.Msg)
+		}
+		if got := In(i18n.For(lang)).Input(ie).Details; got != ie.Msg {
+			t.Errorf("%s: details %q, want the parser's text %q", lang, got, ie.Msg)
+		}
 	}
 }

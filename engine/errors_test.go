@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -122,5 +123,34 @@ func TestInputErrorMessage(t *testing.T) {
 	var target *InputError
 	if !errors.As(fmt.Errorf("wrapped: %w", cases[1].err), &target) {
 		t.Fatal("InputError does not unwrap")
+	}
+}
+
+// TestInputErrorIDCrossesTheWorker: an InputError's ID and Params, which its own JSON leaves
+// out (the API's JSON is unchanged), reach the engine from an isolated worker's JSON result; a
+// foreign error stays without an ID.
+func TestInputErrorIDCrossesTheWorker(t *testing.T) {
+	own := &InputError{Field: "install", ID: "injector-config", Params: errParams("error", "bad"), Msg: "injector config: bad"}
+	if b, _ := json.Marshal(own); strings.Contains(string(b), "injector-config") || strings.Contains(string(b), "params") {
+		t.Errorf("the InputError's JSON carries its ID: %s", b)
+	}
+	for _, sent := range []*InputError{own, {Field: "install", Msg: "yaml: line 2: bad"}} {
+		r := &JobResult{}
+		r.setErr(fmt.Errorf("wrapped: %w", sent))
+		b, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back JobResult
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatal(err)
+		}
+		var got *InputError
+		if !errors.As(back.err(), &got) {
+			t.Fatalf("not an InputError: %v", back.err())
+		}
+		if got.ID != sent.ID || got.Params["error"] != sent.Params["error"] || got.Msg != sent.Msg {
+			t.Errorf("sent %+v, got %+v", sent, got)
+		}
 	}
 }

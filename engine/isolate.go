@@ -54,7 +54,11 @@ type JobResult struct {
 	ConfigMaps *ConfigMaps `json:"configMaps,omitempty"`
 	Injected   []Injected  `json:"injected,omitempty"`
 	Error      *InputError `json:"error,omitempty"`
-	Fail       string      `json:"fail,omitempty"`
+	// ErrorID and ErrorParams are Error's ID and Params, which its JSON leaves out (the API's
+	// JSON does not change): they cross from the worker here.
+	ErrorID     string            `json:"errorId,omitempty"`
+	ErrorParams map[string]string `json:"errorParams,omitempty"`
+	Fail        string            `json:"fail,omitempty"`
 }
 
 // Injected is Istio's injector's answer for one object: the output as JSON, its warnings, and
@@ -133,7 +137,7 @@ func injectOne(in *Install, injector inject.Injector, raw []byte) Injected {
 func (r *JobResult) setErr(err error) {
 	var ie *InputError
 	if errors.As(err, &ie) {
-		r.Error = ie
+		r.Error, r.ErrorID, r.ErrorParams = ie, ie.ID, ie.Params
 		return
 	}
 	r.Fail = err.Error()
@@ -143,6 +147,9 @@ func (r *JobResult) setErr(err error) {
 func (r *JobResult) err() error {
 	switch {
 	case r.Error != nil:
+		if r.Error.ID == "" {
+			r.Error.ID, r.Error.Params = r.ErrorID, r.ErrorParams
+		}
 		return r.Error
 	case r.Fail != "":
 		return errors.New("isolated job: " + r.Fail)

@@ -13,6 +13,7 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/explain"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/web"
 )
@@ -104,10 +105,11 @@ func inputError(l *i18n.Localizer, e *engine.InputError) string {
 	if e.Field != "" {
 		where = append(where, e.Field)
 	}
+	msg := explain.In(l).InputText(e)
 	if len(where) == 0 {
-		return e.Msg
+		return msg
 	}
-	return l.T("errors.input.at", "Where", strings.Join(where, l.T("errors.input.sep")), "Message", e.Msg)
+	return l.T("errors.input.at", "Where", strings.Join(where, l.T("errors.input.sep")), "Message", msg)
 }
 
 // statusClientClosedRequest is nginx's 499: the client went away before the answer was ready.

@@ -3,6 +3,7 @@ package handlers
 import (
 	"encoding/json"
 	"go/ast"
+	"html"
 	"go/parser"
 	"go/token"
 	"net/http"
@@ -425,4 +426,32 @@ func TestCompareLinksIn(t *testing.T) {
 	if got := compareLinks(State{Manifest: jobYAML}, docs[:0]); len(got) != 0 {
 		t.Errorf("links for no workload: %v", got)
 	}
+}
+
+// TestEngineErrorsInTheReadersLanguage: the engine's own sentence about the input (here an empty
+// manifest, and a Kubernetes version that is not one) is worded in the reader's language on the
+// page, and in English as the engine wrote it.
+func TestEngineErrorsInTheReadersLanguage(t *testing.T) {
+	h := newServer(t)
+	for _, c := range []struct {
+		form url.Values
+		id   string
+	}{
+		{url.Values{"manifest": {"  \n"}}, "input.manifest-empty"},
+		{url.Values{"manifest": {deploymentYAML}, "mode": {"webhook"}, "kubernetesVersion": {"2.0"}}, "input.kubernetes-version"},
+	} {
+		for _, lang := range []string{"en", "ja", "ko"} {
+			req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(c.form.Encode()))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			r := do(t, h, langRequest(req, lang))
+			if r.status == http.StatusSeeOther { // the form's answer is its permalink
+				r = do(t, h, langRequest(httptest.NewRequest(http.MethodGet, r.header.Get("Location"), nil), lang))
+			}
+			want := i18n.For(lang).T(c.id, "versionQ", `"2.0"`)
+			if !strings.Contains(r.body, html.EscapeString(want)) {
+				t.Errorf("%s %s: status %d, the page lacks %q\n%s", lang, c.id, r.status, want, r.doc.Find(".error-box, .error-line, [role=alert]").Text())
+			}
+		}
+	}
+	noMissing(t)
 }

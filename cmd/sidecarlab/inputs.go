@@ -12,6 +12,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/engine/yamldoc"
+	"github.com/sidecarlab/sidecarlab/explain"
 	"github.com/sidecarlab/sidecarlab/i18n"
 )
 
@@ -180,24 +181,28 @@ func (e *fileError) Error() string { return e.file + ": " + e.err.Error() }
 
 func (e *fileError) Unwrap() error { return e.err }
 
-// text is the error in l's language: the file, the document, the line and the field, then the
-// engine's own message (the parser's or Istio's text, which stays as it is). In English it is
-// Error's text.
-func (e *fileError) text(l *i18n.Localizer) string {
+// text is the error in l's language: the file, then inputText. In English it is Error's text.
+func (e *fileError) text(l *i18n.Localizer) string { return e.file + ": " + inputText(l, e.err) }
+
+// inputText is an input error in l's language: the document, the line and the field, then the
+// message — sidecarlab's own in l's language, the parser's or Istio's as it is. In English it is
+// the error's own text.
+func inputText(l *i18n.Localizer, e *engine.InputError) string {
 	var where []string
-	if e.err.Doc > 0 {
-		where = append(where, l.T("cli.error.where.doc", "Doc", e.err.Doc))
+	if e.Doc > 0 {
+		where = append(where, l.T("cli.error.where.doc", "Doc", e.Doc))
 	}
-	if e.err.Line > 0 {
-		where = append(where, l.T("cli.error.where.line", "Line", e.err.Line))
+	if e.Line > 0 {
+		where = append(where, l.T("cli.error.where.line", "Line", e.Line))
 	}
-	if e.err.Field != "" {
-		where = append(where, e.err.Field)
+	if e.Field != "" {
+		where = append(where, e.Field)
 	}
+	msg := explain.In(l).InputText(e)
 	if len(where) == 0 {
-		return e.file + ": " + e.err.Msg
+		return msg
 	}
-	return e.file + ": " + strings.Join(where, l.T("cli.list_sep")) + ": " + e.err.Msg
+	return strings.Join(where, l.T("cli.list_sep")) + ": " + msg
 }
 
 // localizedError is an error worded in the CLI's language; errors.Is and As still see the
@@ -215,8 +220,11 @@ func (e *localizedError) Unwrap() error { return e.err }
 // language, anything else as it is.
 func (c *cli) errText(err error) string {
 	// Only the error itself: a wrapped one would lose its wrapper's words.
-	if fe, ok := err.(*fileError); ok {
-		return fe.text(c.loc())
+	switch e := err.(type) {
+	case *fileError:
+		return e.text(c.loc())
+	case *engine.InputError:
+		return inputText(c.loc(), e)
 	}
 	return err.Error()
 }
@@ -224,10 +232,11 @@ func (c *cli) errText(err error) string {
 // localize words the error run returns (main prints it) in the CLI's language; errSilent and
 // usage errors (already worded) come back as they are.
 func (c *cli) localize(err error) error {
-	if _, ok := err.(*fileError); !ok {
-		return err
+	switch err.(type) {
+	case *fileError, *engine.InputError:
+		return &localizedError{err: err, text: c.errText(err)}
 	}
-	return &localizedError{err: err, text: c.errText(err)}
+	return err
 }
 
 // locate places an error about the joined manifest in the input it is about. Errors that are not

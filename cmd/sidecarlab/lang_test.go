@@ -272,3 +272,23 @@ func TestShareAsksInTheCLILanguage(t *testing.T) {
 	}
 	noMissing(t)
 }
+
+// TestEngineErrorsInTheCLILanguage: the engine's own input errors (an empty manifest, a bad
+// annotation key) are worded in the CLI's language, inside a file or not; the English is the
+// error's own text, unchanged; Istio's or the validator's words stay as they are.
+func TestEngineErrorsInTheCLILanguage(t *testing.T) {
+	ja := i18n.For("ja")
+	_, _, err := runEnv(t, langJa, "", "inject", "-f", "-")
+	if err == nil || !strings.Contains(err.Error(), ja.T("input.manifest-empty")) {
+		t.Errorf("ja, empty manifest: %v", err)
+	}
+	_, _, err = runEnv(t, langC, "", "inject", "-f", "-")
+	if err == nil || err.Error() != "manifest: the manifest is empty; paste a Pod, Deployment, Job or any workload" {
+		t.Errorf("C, empty manifest: %v", err)
+	}
+	_, _, err = runEnv(t, map[string]string{"LANG": "ko_KR.UTF-8"}, "kind: Pod\n", "inject", "-f", "-", "--annotate", "bad key=1")
+	if err == nil || !strings.Contains(err.Error(), "1단계") || !strings.Contains(err.Error(), "name part must consist of") {
+		t.Errorf("ko, bad annotation key: %v", err)
+	}
+	noMissing(t)
+}

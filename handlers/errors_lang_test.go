@@ -3,9 +3,9 @@ package handlers
 import (
 	"encoding/json"
 	"go/ast"
-	"html"
 	"go/parser"
 	"go/token"
+	"html"
 	"net/http"
 	"net/http/httptest"
 	"net/url"

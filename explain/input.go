@@ -68,6 +68,7 @@ func (w Words) Input(e *engine.InputError) InputError {
 	if e.Field != "manifest" {
 		said := *e
 		said.Msg = w.InputText(e)
+		said.Field = w.FieldText(e.Field)
 		return InputError{Summary: said.Error(), Reason: said.Msg}
 	}
 	if e.ID != "" {
@@ -119,4 +120,33 @@ func trimWhere(where string) string {
 		where = strings.TrimSuffix(where, sep)
 	}
 	return where
+}
+
+// fieldWords are the fields InputError.Field names by a fixed word, by catalog id.
+var fieldWords = map[string]string{
+	"manifest": "manifest", "kubernetes version": "kubernetes-version", "install": "install",
+	"install overlay": "install-overlay", "steps": "steps", "mode": "mode",
+	"annotations": "annotations", "annotation": "annotation",
+}
+
+// FieldText is the field an input error is about, in the reader's words: the engine names it in
+// English ("kubernetes version", `annotation "x"`, `install option "a=b"`, `file "f.yaml"`); a
+// field this does not know (a form's own, such as v:KEY) is shown as it is.
+func (w Words) FieldText(f string) string {
+	if id, ok := fieldWords[f]; ok {
+		return w.loc().T("explain.field." + id)
+	}
+	for _, p := range []struct{ prefix, id string }{{"annotation ", "annotation-named"}, {"install option ", "install-option"}, {"file ", "file"}} {
+		rest, ok := strings.CutPrefix(f, p.prefix)
+		if !ok {
+			continue
+		}
+		if p.id == "annotation-named" {
+			if name, field, ok := strings.Cut(rest, " field "); ok {
+				return w.loc().T("explain.field.annotation-field", "name", name, "field", field)
+			}
+		}
+		return w.loc().T("explain.field."+p.id, "name", rest)
+	}
+	return f
 }

@@ -294,3 +294,36 @@ func TestForeignInputVerbatim(t *testing.T) {
 		}
 	}
 }
+
+// TestFieldText: the fields the engine names in English are worded in the reader's language (the
+// names in them kept), the English is the engine's own text, and a field it does not know (a
+// form's) is shown as it is.
+func TestFieldText(t *testing.T) {
+	ja := In(i18n.For("ja"))
+	for _, f := range []string{"manifest", "kubernetes version", "install", "install overlay", "steps", "mode", "annotations", "annotation",
+		`annotation "sidecar.istio.io/inject"`, `annotation "proxy.istio.io/config" field "concurrency"`, `install option "a=b"`, `file "f.yaml"`} {
+		if got := English.FieldText(f); got != f {
+			t.Errorf("English %q = %q", f, got)
+		}
+		got := ja.FieldText(f)
+		if got == f {
+			t.Errorf("ja %q not worded", f)
+		}
+		if _, name, ok := strings.Cut(f, " "); ok && strings.Contains(name, `"`) {
+			for _, q := range strings.Split(name, `"`)[1:] {
+				if q != "" && !strings.Contains(q, " field ") && !strings.Contains(got, q) {
+					t.Errorf("ja %q = %q lost %q", f, got, q)
+				}
+			}
+		}
+	}
+	if got := ja.FieldText("v:sidecar.istio.io/proxyCPU"); got != "v:sidecar.istio.io/proxyCPU" {
+		t.Errorf("a form's field: %q", got)
+	}
+	if got := ja.FieldText(`annotation "x" field "y"`); got != `アノテーション"x"のフィールド"y"` {
+		t.Errorf("ja annotation field: %q", got)
+	}
+	if m := i18n.Missing(); len(m) > 0 {
+		t.Errorf("missing: %q", m)
+	}
+}

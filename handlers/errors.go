@@ -103,7 +103,7 @@ func inputError(l *i18n.Localizer, e *engine.InputError) string {
 		where = append(where, l.T("errors.input.line", "Line", e.Line))
 	}
 	if e.Field != "" {
-		where = append(where, e.Field)
+		where = append(where, explain.In(l).FieldText(e.Field))
 	}
 	msg := explain.In(l).InputText(e)
 	if len(where) == 0 {

@@ -248,7 +248,7 @@ func TestInputErrorWhere(t *testing.T) {
 		e    engine.InputError
 		want string
 	}{
-		{engine.InputError{Doc: 2, Line: 13, Field: "manifest", Msg: "yaml: x"}, "ドキュメント2、13行目、manifest：yaml: x"},
+		{engine.InputError{Doc: 2, Line: 13, Field: "manifest", Msg: "yaml: x"}, "ドキュメント2、13行目、マニフェスト：yaml: x"},
 		{engine.InputError{Line: 3, Msg: "m"}, "3行目：m"},
 		{engine.InputError{Msg: "m"}, "m"},
 	} {

@@ -196,7 +196,7 @@ func inputText(l *i18n.Localizer, e *engine.InputError) string {
 		where = append(where, l.T("cli.error.where.line", "Line", e.Line))
 	}
 	if e.Field != "" {
-		where = append(where, e.Field)
+		where = append(where, explain.In(l).FieldText(e.Field))
 	}
 	msg := explain.In(l).InputText(e)
 	if len(where) == 0 {

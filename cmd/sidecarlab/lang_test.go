@@ -77,7 +77,7 @@ func TestJapaneseErrorsAndPitfalls(t *testing.T) {
 	dir := writeFiles(t, map[string]string{"bad.yaml": podNamed("fine") + "---\n" + badYAML})
 	bad := dir + "/bad.yaml"
 	_, stderr, err := runEnv(t, langJa, "", "inject", "-f", bad)
-	if got := errorLine(t, err, stderr); !strings.Contains(got, bad+": ドキュメント2、14行目、manifest: ") {
+	if got := errorLine(t, err, stderr); !strings.Contains(got, bad+": ドキュメント2、14行目、マニフェスト: ") {
 		t.Errorf("ja error: %q", got)
 	}
 	_, stderr, err = runEnv(t, langC, "", "inject", "-f", bad)

@@ -77,7 +77,7 @@ func TestWebhookPathMatchesKubeInject(t *testing.T) {
 				if d.Error != nil || r.Error != "" || r.Final == nil || !d.Injectable {
 					continue
 				}
-				tmpl, err := templateOf(d.Output)
+				tmpl, err := templateOf(d.Output())
 				if err != nil {
 					t.Fatalf("document %d: %v", d.Index, err)
 				}

@@ -109,13 +109,45 @@ func (c *lru[V]) add(key string, v V) {
 	}
 	c.entries[key] = c.order.PushFront(&lruEntry[V]{key: key, val: v, size: n})
 	c.bytes += n
-	for c.order.Len() > c.max || (c.maxBytes > 0 && c.bytes > c.maxBytes) {
-		last := c.order.Back()
-		e := last.Value.(*lruEntry[V])
-		c.order.Remove(last)
-		delete(c.entries, e.key)
-		c.bytes -= e.size
+	c.trim()
+}
+
+// remeasure counts the value kept for key again (it has grown: something it holds was computed
+// after it was kept) and evicts the least recently used ones beyond the bounds, the value itself
+// when it alone no longer fits.
+func (c *lru[V]) remeasure(key string) {
+	if c.size == nil {
+		return
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.entries[key]
+	if !ok {
+		return
+	}
+	e := el.Value.(*lruEntry[V])
+	n := c.size(e.val)
+	c.bytes += n - e.size
+	e.size = n
+	if c.maxBytes > 0 && n > c.maxBytes {
+		c.evict(el)
+	}
+	c.trim()
+}
+
+// trim evicts the least recently used values beyond the bounds. c.mu is held.
+func (c *lru[V]) trim() {
+	for c.order.Len() > c.max || (c.maxBytes > 0 && c.bytes > c.maxBytes) {
+		c.evict(c.order.Back())
+	}
+}
+
+// evict drops one value. c.mu is held.
+func (c *lru[V]) evict(el *list.Element) {
+	e := el.Value.(*lruEntry[V])
+	c.order.Remove(el)
+	delete(c.entries, e.key)
+	c.bytes -= e.size
 }
 
 func isContextError(err error) bool {

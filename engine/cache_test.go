@@ -113,6 +113,47 @@ func TestLRUBytes(t *testing.T) {
 	}
 }
 
+// TestLRURemeasure: a kept value that grows is counted again; the least recently used go when the
+// bound is passed, and a value that alone outgrows the bound goes itself.
+func TestLRURemeasure(t *testing.T) {
+	type grows struct{ n int64 }
+	c := newLRU(100, 10, func(v *grows) int64 { return v.n })
+	vals := map[string]*grows{}
+	put := func(k string, n int64) {
+		vals[k] = &grows{n}
+		if _, _, err := c.get(k, func() (*grows, error) { return vals[k], nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kept := func(k string) bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		_, ok := c.entries[k]
+		return ok
+	}
+	put("a", 3)
+	put("b", 3)
+	vals["b"].n = 5
+	c.remeasure("b")
+	if c.held() != 8 || !kept("a") || !kept("b") {
+		t.Fatalf("after b grew within the bound: held %d, a %v, b %v", c.held(), kept("a"), kept("b"))
+	}
+	vals["b"].n = 8
+	c.remeasure("b") // 11 bytes: a, the least recently used, goes
+	if c.held() != 8 || kept("a") || !kept("b") {
+		t.Fatalf("after b grew past the bound: held %d, a %v, b %v", c.held(), kept("a"), kept("b"))
+	}
+	vals["b"].n = 12
+	c.remeasure("b") // larger than the whole bound: b goes too
+	if c.held() != 0 || kept("b") {
+		t.Fatalf("after b outgrew the bound: held %d, b %v", c.held(), kept("b"))
+	}
+	c.remeasure("gone") // a key not kept: nothing happens
+	if c.held() != 0 || c.len() != 0 {
+		t.Fatalf("remeasure of a missing key: held %d, len %d", c.held(), c.len())
+	}
+}
+
 // TestLRUWaiterDoesNotInheritCancellation: when the caller computing a value gives up (its
 // context ends), a caller waiting for the same key computes it under its own context instead of
 // failing with the first caller's cancellation.

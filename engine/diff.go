@@ -154,7 +154,7 @@ func DiffDocuments(before, after []Document, cause string) []Change {
 	var out []Change
 	for i := range min(len(before), len(after)) {
 		a, b := before[i], after[i]
-		if a.Error != nil || b.Error != nil || a.Output == b.Output {
+		if a.Error != nil || b.Error != nil || sameOutput(a, b) {
 			continue
 		}
 		av, err := a.tree()
@@ -524,10 +524,10 @@ func stepUnified(manifest string, before, after []Document) string {
 				a.WriteString("\n")
 			}
 		} else {
-			a.WriteString(before[i].Output)
+			a.WriteString(before[i].Output())
 		}
 		a.WriteString("---\n")
-		b.WriteString(d.Output)
+		b.WriteString(d.Output())
 		b.WriteString("---\n")
 	}
 	if before == nil && !anyFailed {

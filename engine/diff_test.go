@@ -111,8 +111,8 @@ func TestUnifiedDiff(t *testing.T) {
 }
 
 func TestDiffDocumentsSkipsErrors(t *testing.T) {
-	a := []Document{{Index: 1, Output: "a: 1\n"}, {Index: 2, Output: "a: 1\n"}}
-	b := []Document{{Index: 1, Error: &InputError{Msg: "x"}}, {Index: 2, Output: "a: 2\n"}}
+	a := []Document{Document{Index: 1}.withOutput("a: 1\n"), Document{Index: 2}.withOutput("a: 1\n")}
+	b := []Document{{Index: 1, Error: &InputError{Msg: "x"}}, Document{Index: 2}.withOutput("a: 2\n")}
 	got := DiffDocuments(a, b, "k=v")
 	if len(got) != 1 || got[0].Doc != 2 || got[0].Cause != "k=v" {
 		t.Fatalf("got %+v", got)

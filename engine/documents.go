@@ -1,12 +1,15 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -37,8 +40,8 @@ type Document struct {
 	SkipReason string `json:"skipReason,omitempty"`
 	// Input is the document as given (before annotation steps).
 	Input string `json:"input"`
-	// Output is the document as `istioctl kube-inject` prints it (without the "---" after it).
-	Output string `json:"output,omitempty"`
+	// output is the document as `istioctl kube-inject` prints it; see Output.
+	output *outputText
 	// Warnings are Istio's warnings for this document.
 	Warnings []string `json:"warnings,omitempty"`
 	// Error is set when Istio (or YAML parsing) rejected the document; Output is then empty.
@@ -51,6 +54,122 @@ type Document struct {
 	// panicked is what Istio's injector panicked with on this document, if it did; the
 	// document then carries an error, and FuzzInject fails on it.
 	panicked any
+}
+
+// Output is the document as `istioctl kube-inject` prints it (without the "---" after it). An
+// injected document's YAML is made from its JSON the first time it is asked for: a toggle on the
+// diff tab, the batch rows and the checks read the JSON and the typed objects, not the YAML.
+func (d Document) Output() string {
+	if d.output == nil {
+		return ""
+	}
+	return d.output.get()
+}
+
+// outputText is a document's output: given, or made from its JSON when first read.
+type outputText struct {
+	once sync.Once
+	j    []byte // the JSON to make it from; nil when given
+	text string
+	size atomic.Int64 // len(text) once it is there
+	// made is called once the text is made, so a memo holding the document counts it. It is set
+	// before the document is shared.
+	made func()
+}
+
+func (o *outputText) get() string {
+	o.once.Do(func() {
+		if o.j == nil {
+			return
+		}
+		b, _ := yaml.JSONToYAML(o.j) // cannot fail: no key is long (longKey)
+		o.text = string(b)
+		o.size.Store(int64(len(o.text)))
+		if o.made != nil {
+			o.made()
+		}
+	})
+	return o.text
+}
+
+// withOutput is d with the output text it is known by.
+func (d Document) withOutput(text string) Document {
+	d.output = &outputText{text: text}
+	d.output.size.Store(int64(len(text)))
+	return d
+}
+
+// withJSON is d with its output's JSON j; the YAML (what yaml.Marshal writes: JSONToYAML of the
+// JSON) is made when it is first read. JSONToYAML fails on a key it cannot write as a YAML simple
+// key; such an output is converted now, so that the document carries the error istioctl reports.
+func (d Document) withJSON(j []byte) Document {
+	if longKey(j) {
+		b, err := yaml.JSONToYAML(j)
+		if err != nil {
+			d.Error = &InputError{Doc: d.Index, Line: d.Line, Msg: err.Error()}
+			return d
+		}
+		d.json = j
+		return d.withOutput(string(b))
+	}
+	d.json = j
+	d.output = &outputText{j: j}
+	return d
+}
+
+// maxSimpleKey is the longest object key (in bytes, with its quotes) that go.yaml.in/yaml/v2 reads
+// back from JSON; a longer one makes JSONToYAML fail (TestWithJSONLongKey).
+const maxSimpleKey = 1000
+
+// longKey says whether JSON text j (as json.Marshal writes it) has an object key longer than
+// maxSimpleKey bytes.
+func longKey(j []byte) bool {
+	for i := 0; i < len(j); i++ {
+		if j[i] != '"' {
+			continue
+		}
+		start := i
+		for i++; i < len(j) && j[i] != '"'; i++ {
+			if j[i] == '\\' {
+				i++
+			}
+		}
+		if i+1 < len(j) && j[i+1] == ':' && i-start+1 > maxSimpleKey {
+			return true
+		}
+	}
+	return false
+}
+
+// sameOutput says whether two documents' outputs are the same, comparing their JSON when both
+// have it (the YAML is made from it; equal JSON, equal YAML) so that no YAML is made for it.
+func sameOutput(a, b Document) bool {
+	if a.json != nil && b.json != nil {
+		return bytes.Equal(a.json, b.json)
+	}
+	return a.Output() == b.Output()
+}
+
+// outputSize is the length of the document's output, or, before its YAML is made, of the JSON it
+// is made from; a memo that holds the document measures it again once the YAML is made
+// (outputText.made).
+func (d Document) outputSize() int {
+	switch {
+	case d.output == nil:
+		return 0
+	case d.output.j != nil && d.output.size.Load() == 0:
+		return len(d.output.j)
+	}
+	return int(d.output.size.Load())
+}
+
+// MarshalJSON writes the document with its output.
+func (d Document) MarshalJSON() ([]byte, error) {
+	type plain Document
+	return json.Marshal(struct {
+		plain
+		Output string `json:"output,omitempty"`
+	}{plain(d), d.Output()})
 }
 
 // Status is what happened to a document.
@@ -88,7 +207,7 @@ func (d *Document) tree() (any, error) {
 		err := json.Unmarshal(d.json, &v)
 		return v, err
 	}
-	err := yaml.Unmarshal([]byte(d.Output), &v)
+	err := yaml.Unmarshal([]byte(d.Output()), &v)
 	return v, err
 }
 
@@ -142,8 +261,7 @@ func prepareChunk(c chunk, index int, ann []annotationChange) (d Document, obj r
 			return d, nil
 		}
 		d.APIVersion, d.Kind, d.Name, d.Namespace = tm.APIVersion, tm.Kind, tm.Metadata.Name, tm.Metadata.Namespace
-		d.Output = c.text
-		return d, nil
+		return d.withOutput(c.text), nil
 	}
 	if err != nil {
 		d.Error = yamlError(err, index, c.line)
@@ -199,20 +317,18 @@ func finishChunk(d Document, obj runtime.Object, out any, j []byte, warnings []s
 		d.Error = &InputError{Doc: d.Index, Line: d.Line, Msg: err.Error()}
 		return d
 	}
-	// yaml.Marshal is json.Marshal then JSONToYAML; doing the two steps here keeps the JSON for
-	// the diff, which decodes it far faster than it would parse the YAML.
+	// yaml.Marshal is json.Marshal then JSONToYAML; doing the two steps apart keeps the JSON for
+	// the diff, which decodes it far faster than it would parse the YAML, and leaves the YAML
+	// until it is read (withJSON).
 	if j == nil {
 		if j, err = json.Marshal(out); err != nil {
 			d.Error = &InputError{Doc: d.Index, Line: d.Line, Msg: err.Error()}
 			return d
 		}
 	}
-	b, err := yaml.JSONToYAML(j)
-	if err != nil {
-		d.Error = &InputError{Doc: d.Index, Line: d.Line, Msg: err.Error()}
+	if d = d.withJSON(j); d.Error != nil {
 		return d
 	}
-	d.Output, d.json = string(b), j
 	d.in = obj
 	d.out, _ = out.(runtime.Object)
 	return d

@@ -173,7 +173,7 @@ func (in *Injection) Output() string {
 		if d.Error != nil {
 			continue
 		}
-		b.WriteString(d.Output)
+		b.WriteString(d.Output())
 		b.WriteString("---\n")
 	}
 	return b.String()

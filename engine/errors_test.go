@@ -70,7 +70,7 @@ func TestBadInput(t *testing.T) {
 			}
 			if c.wantPassThrough {
 				d := r.Documents[0]
-				if d.Injectable || d.Error != nil || d.Output != d.Input || !strings.Contains(c.manifest, d.Input) {
+				if d.Injectable || d.Error != nil || d.Output() != d.Input || !strings.Contains(c.manifest, d.Input) {
 					t.Fatalf("want the document passed through unchanged, got %+v", d)
 				}
 				return

@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"sigs.k8s.io/yaml"
 )
 
 // FuzzInject feeds arbitrary manifests and annotation values to the engine: it must answer with
@@ -42,6 +44,13 @@ func FuzzInject(f *testing.F) {
 			}
 			if d.Error != nil && d.Error.Msg == "" {
 				t.Fatalf("document %d: error without a message", d.Index)
+			}
+			// An output whose YAML is left until it is read must be one JSONToYAML writes:
+			// one it cannot write is converted at once, carrying istioctl's error (withJSON).
+			if d.Error == nil && d.json != nil {
+				if _, err := yaml.JSONToYAML(d.json); err != nil {
+					t.Fatalf("document %d: JSONToYAML fails on its output (%v) but it carries no error", d.Index, err)
+				}
 			}
 		}
 	})

@@ -195,7 +195,7 @@ func TestUnifiedDiffOfAFailedDocument(t *testing.T) {
 		t.Fatalf("row 0 diffs the failed document, or not the injected one:\n%s", row0.Unified())
 	}
 	// What is diffed is still a patch: the injected document's input becomes its output.
-	want := row0.Documents[1].Output + "---\n"
+	want := row0.Documents[1].Output() + "---\n"
 	if got := applyPatch(t, patchBin(t), row0.Documents[1].Input+"---\n", row0.Unified()); got != want {
 		t.Fatalf("(-want +got):\n%s", cmp.Diff(want, got))
 	}

@@ -10,7 +10,6 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime"
-	"sigs.k8s.io/yaml"
 
 	"istio.io/istio/pkg/kube/inject"
 )
@@ -153,7 +152,7 @@ func (r *StepResult) MarshalJSON() ([]byte, error) {
 func (r *StepResult) size() int64 {
 	var n int64
 	for _, d := range r.Documents {
-		n += int64(len(d.Input)+3*len(d.Output)+4*len(d.json)) + 256
+		n += int64(len(d.Input)+3*d.outputSize()+4*len(d.json)) + 256
 		for _, w := range d.Warnings {
 			n += int64(len(w))
 		}
@@ -201,6 +200,12 @@ func (e *Engine) Timeline(ctx context.Context, manifest []byte, steps []Step, s 
 				return nil, err
 			}
 			r := &StepResult{Index: k, Documents: docs}
+			for _, d := range docs {
+				if d.output != nil {
+					// The row is kept measured: its documents' YAML, once made, is counted.
+					d.output.made = func() { e.steps.remeasure(key) }
+				}
+			}
 			r.findings.f = func() checked {
 				found, ignored := e.check(p, docs)
 				return checked{found, ignored}
@@ -210,7 +215,7 @@ func (e *Engine) Timeline(ctx context.Context, manifest []byte, steps []Step, s 
 				r.changes.f = func() []Change {
 					inputs := make([]Document, len(docs))
 					for i, d := range docs {
-						inputs[i] = Document{Index: d.Index, Output: d.Input}
+						inputs[i] = Document{Index: d.Index}.withOutput(d.Input)
 					}
 					changes := DiffDocuments(inputs, docs, "")
 					markSerializer(changes, DiffDocuments(inputs, serialized(p.chunks), ""))
@@ -324,23 +329,20 @@ func (t *Timeline) Text(unified bool) string {
 func serialized(chunks []chunk) []Document {
 	docs := make([]Document, len(chunks))
 	for i, c := range chunks {
-		docs[i] = Document{Index: i + 1, Output: c.text}
+		docs[i] = Document{Index: i + 1, Line: c.line}.withOutput(c.text)
 		obj, err := inject.FromRawToObject(c.raw)
 		if runtime.IsNotRegisteredError(err) {
 			continue
 		}
-		var j, y []byte
+		var j []byte
 		if err == nil {
 			j, err = json.Marshal(obj)
-		}
-		if err == nil {
-			y, err = yaml.JSONToYAML(j)
 		}
 		if err != nil {
 			docs[i].Error = &InputError{Doc: i + 1, Line: c.line, Msg: err.Error()}
 			continue
 		}
-		docs[i].Output, docs[i].json = string(y), j
+		docs[i] = docs[i].withJSON(j)
 	}
 	return docs
 }

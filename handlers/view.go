@@ -379,9 +379,11 @@ func buildResults(l *i18n.Localizer, v view, enc string, tl *engine.Timeline, re
 	}
 	sel := tl.Steps[res.Selected]
 	shown := sel.Documents[:min(lim, len(sel.Documents))]
-	res.Output = sel.Output()
-	if len(shown) < len(sel.Documents) {
-		res.Output = outputOf(shown)
+	if want("yaml") { // the YAML is made from the output's JSON only for the tab that shows it
+		res.Output = sel.Output()
+		if len(shown) < len(sel.Documents) {
+			res.Output = outputOf(shown)
+		}
 	}
 	res.More.Shown, res.More.Total = len(shown), len(sel.Documents)
 	if len(shown) < len(sel.Documents) {
@@ -475,7 +477,7 @@ func outputOf(docs []engine.Document) string {
 		if d.Error != nil {
 			continue
 		}
-		b.WriteString(d.Output)
+		b.WriteString(d.Output())
 		b.WriteString("---\n")
 	}
 	return b.String()

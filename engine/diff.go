@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -488,10 +487,25 @@ func FormatValue(v any) string {
 	}
 }
 
-var plainKeyRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
+// plainKey says whether k can be written after a dot in a path: ^[A-Za-z_][A-Za-z0-9_-]*$.
+func plainKey(k string) bool {
+	if k == "" {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c == '_':
+		case i > 0 && (c >= '0' && c <= '9' || c == '-'):
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 func joinKey(path, k string) string {
-	if !plainKeyRE.MatchString(k) {
+	if !plainKey(k) {
 		return fmt.Sprintf("%s[%q]", path, k)
 	}
 	if path == "" {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -72,20 +73,29 @@ type StepResult struct {
 	unified  lazy[string]
 	findings lazy[checked]
 
-	viewsMu sync.Mutex
-	views   map[string]any
+	viewsMu   sync.Mutex
+	views     map[string]any
+	viewBytes atomic.Int64 // what the views that say their size (Sizer) hold
+	// grew is called when the row holds more than when it was kept (an output's YAML made, a
+	// view kept), so that the memo counts it again; nil for a row not kept.
+	grew func()
 }
+
+// Sizer is a view that says how many bytes it holds; the row counts it (View).
+type Sizer interface{ Size() int64 }
 
 // checked is a row's findings: those reported, and those the manifest opted out of.
 type checked struct{ found, ignored []Finding }
 
-// maxViews bounds the views kept with one row.
-const maxViews = 4
+// maxViews bounds the views kept with one row (the page keeps two a language: the rows of
+// changes and the step's HTML).
+const maxViews = 8
 
 // View is a value an edge derives from the row to show it (the page's rows of changes, their
-// values as YAML), computed once per key and kept with the memoised row, so a row that did not
-// change is not shaped again on the next request. At most maxViews keys are kept; make must not
-// hold the row's lock (it may call the row's other methods).
+// values as YAML, its HTML), computed once per key and kept with the memoised row, so a row that
+// did not change is not shaped again on the next request. At most maxViews keys are kept; a view
+// that says its size (Sizer) is counted with the row. make must not hold the row's lock (it may
+// call the row's other methods).
 func (r *StepResult) View(key string, make func() any) any {
 	r.viewsMu.Lock()
 	v, ok := r.views[key]
@@ -95,15 +105,24 @@ func (r *StepResult) View(key string, make func() any) any {
 	}
 	v = make()
 	r.viewsMu.Lock()
-	defer r.viewsMu.Unlock()
 	if prior, ok := r.views[key]; ok {
+		r.viewsMu.Unlock()
 		return prior
 	}
+	counted := false
 	if len(r.views) < maxViews {
 		if r.views == nil {
 			r.views = map[string]any{}
 		}
 		r.views[key] = v
+		if sz, ok := v.(Sizer); ok {
+			r.viewBytes.Add(sz.Size())
+			counted = true
+		}
+	}
+	r.viewsMu.Unlock()
+	if counted && r.grew != nil {
+		r.grew()
 	}
 	return v
 }
@@ -148,9 +167,9 @@ func (r *StepResult) MarshalJSON() ([]byte, error) {
 // size estimates the memory a memoised row holds: each document's input and output texts, the
 // output's JSON and the typed objects decoded from it (counted as three times the JSON), and, as
 // an allowance for the changes and the unified diff once they are computed (the changes' values
-// are bounded, see DiffDocuments), twice the output again.
+// are bounded, see DiffDocuments), twice the output again; and the views that say their size.
 func (r *StepResult) size() int64 {
-	var n int64
+	n := r.viewBytes.Load()
 	for _, d := range r.Documents {
 		n += int64(len(d.Input)+3*d.outputSize()+4*len(d.json)) + 256
 		for _, w := range d.Warnings {
@@ -200,10 +219,11 @@ func (e *Engine) Timeline(ctx context.Context, manifest []byte, steps []Step, s 
 				return nil, err
 			}
 			r := &StepResult{Index: k, Documents: docs}
+			// The row is kept measured: its documents' YAML and its views, once made, are counted.
+			r.grew = func() { e.steps.remeasure(key) }
 			for _, d := range docs {
 				if d.output != nil {
-					// The row is kept measured: its documents' YAML, once made, is counted.
-					d.output.made = func() { e.steps.remeasure(key) }
+					d.output.made = r.grew
 				}
 			}
 			r.findings.f = func() checked {

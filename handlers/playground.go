@@ -158,6 +158,34 @@ func validTab(t string) bool {
 // partialHeader marks the page script's requests: they get only the regions that change.
 const partialHeader = "X-Sidecarlab-Partial"
 
+// heldHeader carries the keys of the diff tab's steps the page's script already shows (each
+// step's data-key): a fragment sends those steps as placeholders (web.Results.Held).
+const heldHeader = "X-Sidecarlab-Held"
+
+// maxHeld is how many keys of heldHeader are read; a page shows at most one step per annotation
+// change, and a key longer than a hash's is no key.
+const (
+	maxHeld      = 64
+	maxHeldKey   = 13 // a 64-bit hash in base 36
+	maxHeldBytes = maxHeld * (maxHeldKey + 1)
+)
+
+// heldSteps reads heldHeader: at most maxHeld keys, nothing from a header longer than that many
+// keys can take.
+func heldSteps(r *http.Request) map[string]bool {
+	v := r.Header.Get(heldHeader)
+	if v == "" || len(v) > maxHeldBytes {
+		return nil
+	}
+	held := map[string]bool{}
+	for _, k := range strings.Fields(v) {
+		if len(k) <= maxHeldKey && len(held) < maxHeld {
+			held[k] = true
+		}
+	}
+	return held
+}
+
 // handlePlayground renders the page for a permalink. A manifest Istio rejects is shown with its
 // errors and a 422; the link still reproduces exactly that view.
 func (s *server) handlePlayground() http.Handler {
@@ -213,8 +241,9 @@ func (s *server) renderViewWith(w http.ResponseWriter, r *http.Request, v view, 
 	if ie != nil || (tl != nil && len(tl.Steps[len(tl.Steps)-1].Errors()) > 0) || v.nsForm != nil {
 		status = http.StatusUnprocessableEntity
 	}
-	w.Header().Add("Vary", partialHeader)
+	w.Header().Add("Vary", partialHeader+", "+heldHeader)
 	if partial {
+		p.Results.Held = heldSteps(r)
 		return render(w, r, status, web.Fragment(p))
 	}
 	return render(w, r, status, web.PlaygroundPage(p))

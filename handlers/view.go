@@ -374,6 +374,17 @@ func buildResults(l *i18n.Localizer, v view, enc string, tl *engine.Timeline, re
 				sv.Injected++
 			}
 		}
+		if want("diff") {
+			// The step's HTML, kept with the row like its rows of changes: a toggle renders only
+			// its own step, and sends the others as placeholders when the page holds them.
+			sv.Body = s.View(fmt.Sprintf("web.stepbody/%s/%d/%t", l.Lang(), lim, multi), func() any {
+				b, err := web.RenderStepBody(i18n.NewContext(context.Background(), l), sv)
+				if err != nil {
+					return web.StepBody{} // rendered with the tab, which reports the error
+				}
+				return b
+			}).(web.StepBody)
+		}
 		prev = s.Documents
 		res.Steps = append(res.Steps, sv)
 	}

@@ -245,6 +245,10 @@ type Results struct {
 	Tab                 string
 	// OnlySelected renders only the selected tab's content (a fragment).
 	OnlySelected bool
+	// Held are the keys of the diff tab's steps the page already shows (a fragment asked for by
+	// its script): such a step is sent as an empty placeholder the script fills with its own
+	// copy (see diffStep).
+	Held map[string]bool
 	// Selected is the step whose output, warnings and documents are shown; All means the field
 	// and unified diffs show every step.
 	Selected int
@@ -471,6 +475,9 @@ type StepView struct {
 	HiddenChanges, HiddenLines int
 	// ChangeCount is how many changes injection or the step made, shown or not.
 	ChangeCount int
+	// Body is the diff tab's step rendered (RenderStepBody), when the caller keeps it with the
+	// row; empty, the tab renders it.
+	Body StepBody
 }
 
 // More says that a page shows only part of a large result — the first Shown of Total documents,

@@ -131,9 +131,27 @@ function setStatus(text) {
   if (s) s.textContent = text;
 }
 
+// heldSteps are the diff tab's steps the page shows, by their key (a hash of their content):
+// the server sends a step the page holds as an empty placeholder (data-keep) to be filled
+// with the page's own copy.
+function heldSteps() {
+  const held = new Map();
+  for (const el of document.querySelectorAll("details.step[data-key]")) held.set(el.dataset.key, el);
+  return held;
+}
+
 // swapFrom replaces every [data-swap] element by its namesake in the fragment the server sent
-// (the regions that change after an action), and brings the editor in line with it.
+// (the regions that change after an action), and brings the editor in line with it. It answers
+// false, changing nothing, when the fragment keeps a step the page no longer holds.
 function swapFrom(doc) {
+  const held = heldSteps();
+  const keep = doc.querySelectorAll("details.step[data-keep]");
+  for (const ph of keep) if (!held.has(ph.dataset.key)) return false;
+  for (const ph of keep) {
+    // The server's element (its index, whether it is open) with the page's copy of the body.
+    ph.replaceChildren(...held.get(ph.dataset.key).childNodes);
+    ph.removeAttribute("data-keep");
+  }
   for (const el of document.querySelectorAll("[data-swap]")) {
     const fresh = doc.getElementById(el.id);
     if (fresh) el.replaceWith(document.importNode(fresh, true));
@@ -154,6 +172,7 @@ function swapFrom(doc) {
   if (form && root) form.dataset.permalink = root.dataset.permalink;
   markError();
   highlightDeepLink();
+  return true;
 }
 
 async function load(url, init, push) {
@@ -161,17 +180,25 @@ async function load(url, init, push) {
   document.body.classList.add("busy");
   setStatus(t("injecting"));
   try {
-    const res = await fetch(url, { ...init, headers: { "X-Sidecarlab-Partial": "1" } });
-    const html = await res.text();
-    const doc = new DOMParser().parseFromString(html, "text/html");
-    if (!doc.getElementById("fragment")) {
-      // The action failed (too large, too slow, busy): say so beside the editor, which keeps the
-      // text, and leave the address bar at the last view that loaded.
-      showActionError(doc, res);
-      return false;
+    const ask = async (held) => {
+      const headers = { "X-Sidecarlab-Partial": "1" };
+      if (held) headers["X-Sidecarlab-Held"] = held;
+      const r = await fetch(url, { ...init, headers });
+      return [r, new DOMParser().parseFromString(await r.text(), "text/html")];
+    };
+    let [res, doc] = await ask([...heldSteps().keys()].join(" "));
+    for (let again = true; ; again = false) {
+      if (!doc.getElementById("fragment")) {
+        // The action failed (too large, too slow, busy): say so beside the editor, which keeps the
+        // text, and leave the address bar at the last view that loaded.
+        showActionError(doc, res);
+        return false;
+      }
+      if (swapFrom(doc) || !again) break;
+      // A step the page held when it asked is gone (another answer came first): ask for all.
+      [res, doc] = await ask("");
     }
     clearActionError();
-    swapFrom(doc);
     // An action is answered in place; its permalink is the new address.
     if (push) window.history.pushState({}, "", doc.getElementById("fragment").dataset.permalink);
     const nsError = doc.getElementById("namespace-error");

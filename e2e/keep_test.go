@@ -19,16 +19,7 @@ func TestToggleKeepsSteps(t *testing.T) {
 		chromedp.Navigate(baseURL+"/"),
 		chromedp.WaitVisible(chromedp.CSS(`.cm-content`)),
 	)
-	paste := fmt.Sprintf(`(() => {
-		const el = document.querySelector(".cm-content");
-		const dt = new DataTransfer();
-		dt.setData("text/plain", %q);
-		el.dispatchEvent(new ClipboardEvent("paste", {clipboardData: dt, bubbles: true, cancelable: true}));
-		return true;
-	})()`, deployment)
-	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](paste)); err != nil {
-		t.Fatal(err)
-	}
+	pasteJS(ctx, t, jsString(deployment))
 	do(ctx, t,
 		chromedp.Click(chromedp.CSS(addButton("sidecar.istio.io/proxyCPU"))),
 		chromedp.WaitVisible(chromedp.CSS(cpuRow)),

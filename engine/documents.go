@@ -154,13 +154,13 @@ func sameOutput(a, b Document) bool {
 // is made from; a memo that holds the document measures it again once the YAML is made
 // (outputText.made).
 func (d Document) outputSize() int {
-	switch {
-	case d.output == nil:
+	if d.output == nil {
 		return 0
-	case d.output.j != nil && d.output.size.Load() == 0:
-		return len(d.output.j)
 	}
-	return int(d.output.size.Load())
+	if n := d.output.size.Load(); n > 0 || d.output.j == nil {
+		return int(n)
+	}
+	return len(d.output.j)
 }
 
 // MarshalJSON writes the document with its output.

@@ -11,6 +11,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/web"
 )
 
 // heldKeys are the keys of the diff tab's steps in a page, in order, as the page's script sends
@@ -102,7 +103,7 @@ func TestHeldSteps(t *testing.T) {
 		partial bool
 		header  http.Header
 	}{
-		"unknown keys":     {"abc def " + strings.Repeat("z", maxHeldKey+1), true, nil},
+		"unknown keys":     {"abc def " + strings.Repeat("z", web.MaxStepKey+1), true, nil},
 		"too long":         {strings.Repeat(keys[0]+" ", maxHeld+1) + keys[1], true, nil},
 		"a whole page":     {strings.Join(keys, " "), false, nil},
 		"another language": {strings.Join(keys, " "), true, http.Header{"Accept-Language": {"ja"}}},

@@ -162,12 +162,11 @@ const partialHeader = "X-Sidecarlab-Partial"
 // step's data-key): a fragment sends those steps as placeholders (web.Results.Held).
 const heldHeader = "X-Sidecarlab-Held"
 
-// maxHeld is how many keys of heldHeader are read; a page shows at most one step per annotation
-// change, and a key longer than a hash's is no key.
+// maxHeld is how many keys of heldHeader are read (a page shows at most one step per annotation
+// change); a key longer than web.MaxStepKey is no key.
 const (
 	maxHeld      = 64
-	maxHeldKey   = 13 // a 64-bit hash in base 36
-	maxHeldBytes = maxHeld * (maxHeldKey + 1)
+	maxHeldBytes = maxHeld * (web.MaxStepKey + 1)
 )
 
 // heldSteps reads heldHeader: at most maxHeld keys, nothing from a header longer than that many
@@ -179,7 +178,7 @@ func heldSteps(r *http.Request) map[string]bool {
 	}
 	held := map[string]bool{}
 	for _, k := range strings.Fields(v) {
-		if len(k) <= maxHeldKey && len(held) < maxHeld {
+		if len(k) <= web.MaxStepKey && len(held) < maxHeld {
 			held[k] = true
 		}
 	}

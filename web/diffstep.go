@@ -13,6 +13,9 @@ import (
 // StepBody is a diff-tab step's body as HTML, with a key naming its content (a hash of the HTML).
 type StepBody struct{ Key, HTML string }
 
+// MaxStepKey is the longest key a StepBody has: a 64-bit hash in base 36.
+const MaxStepKey = 13
+
 // Size is the bytes the body holds, for a memo that keeps it.
 func (b StepBody) Size() int64 { return int64(len(b.Key) + len(b.HTML)) }
 

@@ -187,16 +187,16 @@ async function load(url, init, push) {
       return [r, new DOMParser().parseFromString(await r.text(), "text/html")];
     };
     let [res, doc] = await ask([...heldSteps().keys()].join(" "));
-    for (let again = true; ; again = false) {
-      if (!doc.getElementById("fragment")) {
-        // The action failed (too large, too slow, busy): say so beside the editor, which keeps the
-        // text, and leave the address bar at the last view that loaded.
-        showActionError(doc, res);
-        return false;
-      }
-      if (swapFrom(doc) || !again) break;
+    if (doc.getElementById("fragment") && !swapFrom(doc)) {
       // A step the page held when it asked is gone (another answer came first): ask for all.
       [res, doc] = await ask("");
+      if (doc.getElementById("fragment")) swapFrom(doc);
+    }
+    if (!doc.getElementById("fragment")) {
+      // The action failed (too large, too slow, busy): say so beside the editor, which keeps the
+      // text, and leave the address bar at the last view that loaded.
+      showActionError(doc, res);
+      return false;
     }
     clearActionError();
     // An action is answered in place; its permalink is the new address.

@@ -38,6 +38,7 @@ race:
 fuzz:
 	$(GO) test ./engine/yamldoc -run '^$$' -fuzz '^FuzzSplit$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./engine -run '^$$' -fuzz '^FuzzInject$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./engine -run '^$$' -fuzz '^FuzzPrunedTrees$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./engine -run '^$$' -fuzz '^FuzzValidateValue$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./engine -run '^$$' -fuzz '^FuzzLocate$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./engine -run '^$$' -fuzz '^FuzzRedact$$' -fuzztime $(FUZZTIME)

@@ -9,10 +9,10 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// TestToggleKeepsSteps: after a toggle the page keeps its own copy of the steps that did not
-// change (the server sent placeholders for them) — the same nodes, with what the reader opened in
-// them — and shows exactly what a fresh load of the link shows. When a step the page held is gone
-// by the time the answer comes, the script asks again for every step.
+// TestToggleKeepsSteps: after a toggle the page keeps its own copy of the steps and the lab strip
+// that did not change (the server sent placeholders for them) — the same nodes, with what the
+// reader opened in them — and shows exactly what a fresh load of the link shows. When a step the
+// page held is gone by the time the answer comes, the script asks again for every step.
 func TestToggleKeepsSteps(t *testing.T) {
 	ctx := browser(t)
 	do(ctx, t,
@@ -30,6 +30,7 @@ func TestToggleKeepsSteps(t *testing.T) {
 		const fold = document.querySelector('[data-testid="diff-step-0"] [data-testid="value-fold"]');
 		fold.open = true;
 		fold.dataset.mark = "opened";
+		document.querySelector('#lab .lab-row').dataset.mark = "kept-lab";
 		window.fetches = 0;
 		const f = window.fetch;
 		window.fetch = (url, init) => { if (init && init.headers && init.headers["X-Sidecarlab-Partial"]) window.fetches++; return f(url, init); };
@@ -46,16 +47,22 @@ func TestToggleKeepsSteps(t *testing.T) {
 	kept := `(() => {
 		const m = (i) => document.querySelector('[data-testid="diff-step-' + i + '"] summary')?.dataset.mark || "";
 		const fold = document.querySelector('[data-testid="diff-step-0"] [data-testid="value-fold"][data-mark="opened"]');
-		return [m(0), m(1), fold && fold.open ? "open" : "closed", String(document.querySelectorAll("[data-keep]").length), String(window.fetches)];
+		const lab = document.querySelector('#lab .lab-row')?.dataset.mark || "";
+		return [m(0), m(1), fold && fold.open ? "open" : "closed", lab, String(document.querySelectorAll("[data-keep]").length), String(window.fetches)];
 	})()`
 	got, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](kept))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"kept-0", "kept-1", "open", "0", "1"}; fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Fatalf("after the toggle: steps' marks, the opened value, placeholders left, requests = %q, want %q", got, want)
+	if want := []string{"kept-0", "kept-1", "open", "kept-lab", "0", "1"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("after the toggle: steps' marks, the opened value, the lab strip's mark, placeholders left, requests = %q, want %q", got, want)
 	}
 	before := resultsText(ctx, t)
+	labText := `document.getElementById("lab").innerText`
+	labBefore, err := chromedp.Run(ctx, chromedp.Evaluate[string](labText))
+	if err != nil || labBefore == "" {
+		t.Fatalf("the lab strip after the toggle: %q (%v)", labBefore, err)
+	}
 	permalink := attr(ctx, t, `#playground`, "data-permalink")
 	checkA11y(ctx, t, "the playground after a toggle that kept two steps")
 
@@ -94,5 +101,8 @@ func TestToggleKeepsSteps(t *testing.T) {
 	checkRows(tab, t)
 	if after := resultsText(tab, t); after != before {
 		t.Fatalf("the page that kept its steps shows a different field diff than its link:\n%s\n---\n%s", before, after)
+	}
+	if after, _ := chromedp.Run(tab, chromedp.Evaluate[string](labText)); after != labBefore {
+		t.Fatalf("the page that kept its lab strip shows another than its link:\n%s\n---\n%s", labBefore, after)
 	}
 }

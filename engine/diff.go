@@ -156,11 +156,7 @@ func DiffDocuments(before, after []Document, cause string) []Change {
 		if a.Error != nil || b.Error != nil || sameOutput(a, b) {
 			continue
 		}
-		av, err := a.tree()
-		if err != nil {
-			continue
-		}
-		bv, err := b.tree()
+		av, bv, err := diffTrees(a, b)
 		if err != nil {
 			continue
 		}
@@ -172,6 +168,20 @@ func DiffDocuments(before, after []Document, cause string) []Change {
 		}
 	}
 	return out
+}
+
+// diffTrees are two documents' outputs decoded for DiffValues: only the parts that differ when
+// both have their JSON (prunedTrees), else whole.
+func diffTrees(a, b Document) (any, any, error) {
+	if a.json != nil && b.json != nil {
+		return prunedTrees(a.json, b.json)
+	}
+	av, err := a.tree()
+	if err != nil {
+		return nil, nil, err
+	}
+	bv, err := b.tree()
+	return av, bv, err
 }
 
 // DiffValues is the semantic diff of two decoded YAML/JSON values: maps by key, lists of named

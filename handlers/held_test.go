@@ -14,20 +14,20 @@ import (
 	"github.com/sidecarlab/sidecarlab/web"
 )
 
-// heldKeys are the keys of the diff tab's steps in a page, in order, as the page's script sends
-// them back.
+// heldKeys are the keys of the kept regions in a page (the lab strip, the diff tab's steps), in
+// order, as the page's script sends them back.
 func heldKeys(body string) []string {
 	doc, err := goquery.NewDocumentFromReader(strings.NewReader(body))
 	if err != nil {
 		return nil
 	}
 	var keys []string
-	doc.Find("details.step[data-key]").Each(func(_ int, s *goquery.Selection) { keys = append(keys, s.AttrOr("data-key", "")) })
+	doc.Find("[data-key]").Each(func(_ int, s *goquery.Selection) { keys = append(keys, s.AttrOr("data-key", "")) })
 	return keys
 }
 
-// TestHeldSteps: a fragment sends the diff tab's steps the page holds (by the keys the page's
-// script sends) as empty placeholders, and every other step whole; a key names a step's content,
+// TestHeldSteps: a fragment sends the kept regions the page holds (by the keys the page's script
+// sends) as empty placeholders, and every other region whole; a key names a region's content,
 // the same in a whole page and in a fragment, so a placeholder stands for exactly what would
 // have been sent.
 func TestHeldSteps(t *testing.T) {
@@ -35,8 +35,8 @@ func TestHeldSteps(t *testing.T) {
 	base := []engine.Step{{Key: "sidecar.istio.io/proxyMemory", Value: "256Mi"}}
 	page := get(t, h, view{state: State{Manifest: deploymentYAML, Steps: base}, step: -1}.permalink())
 	keys := heldKeys(page.body)
-	if len(keys) != 2 || keys[0] == keys[1] || page.doc.Find("[data-keep]").Length() != 0 {
-		t.Fatalf("the page's steps: keys %q, %d placeholders; want two distinct keys and none", keys, page.doc.Find("[data-keep]").Length())
+	if len(keys) != 3 || testid(page, "lab").AttrOr("data-key", "") != keys[0] || keys[1] == keys[2] || page.doc.Find("[data-keep]").Length() != 0 {
+		t.Fatalf("the page's kept regions: keys %q, %d placeholders; want the lab strip's and two distinct steps', and none", keys, page.doc.Find("[data-keep]").Length())
 	}
 	steps, _ := json.Marshal(base)
 	toggle := func(held string, partial bool, header http.Header) response {
@@ -64,7 +64,7 @@ func TestHeldSteps(t *testing.T) {
 		return r
 	}
 	kept := func(r response) (out []string) {
-		r.doc.Find("details.step[data-keep]").Each(func(_ int, s *goquery.Selection) {
+		r.doc.Find("[data-keep]").Each(func(_ int, s *goquery.Selection) {
 			if s.Children().Length() != 0 {
 				t.Errorf("placeholder %s has content", s.AttrOr("data-testid", ""))
 			}
@@ -75,18 +75,18 @@ func TestHeldSteps(t *testing.T) {
 
 	whole := toggle("", true, nil)
 	all := heldKeys(whole.body)
-	if len(all) != 3 || all[0] != keys[0] || all[1] != keys[1] || len(kept(whole)) != 0 {
-		t.Fatalf("the fragment without held steps: keys %q (the page's %q), kept %q", all, keys, kept(whole))
+	if len(all) != 4 || all[0] != keys[0] || all[1] != keys[1] || all[2] != keys[2] || len(kept(whole)) != 0 {
+		t.Fatalf("the fragment without held regions: keys %q (the page's %q), kept %q", all, keys, kept(whole))
 	}
 	if v := strings.Join(whole.header.Values("Vary"), ", "); !strings.Contains(v, heldHeader) {
 		t.Errorf("Vary %q does not name %s", v, heldHeader)
 	}
 
 	r := toggle(strings.Join(keys, " "), true, nil)
-	if got := kept(r); len(got) != 2 || got[0] != "diff-step-0" || got[1] != "diff-step-1" {
-		t.Fatalf("kept %q, want the two steps the page holds", got)
+	if got := kept(r); len(got) != 3 || got[0] != "lab" || got[1] != "diff-step-0" || got[2] != "diff-step-1" {
+		t.Fatalf("kept %q, want the lab strip and the two steps the page holds", got)
 	}
-	if k := heldKeys(r.body); len(k) != 3 || k[2] != all[2] || testid(r, "diff-step-2").Find("[data-testid=change]").Length() == 0 {
+	if k := heldKeys(r.body); len(k) != 4 || k[3] != all[3] || testid(r, "diff-step-2").Find("[data-testid=change]").Length() == 0 {
 		t.Fatalf("the new step is not sent whole: keys %q", k)
 	}
 	if testid(r, "diff-step-0").AttrOr("open", "x") != "x" || testid(r, "diff-step-1").AttrOr("open", "x") == "x" {
@@ -103,13 +103,52 @@ func TestHeldSteps(t *testing.T) {
 		partial bool
 		header  http.Header
 	}{
-		"unknown keys":     {"abc def " + strings.Repeat("z", web.MaxStepKey+1), true, nil},
-		"too long":         {strings.Repeat(keys[0]+" ", maxHeld+1) + keys[1], true, nil},
+		"unknown keys":     {"abc def " + strings.Repeat("z", web.MaxKey+1), true, nil},
+		"too long":         {strings.Repeat(keys[1]+" ", maxHeld+1) + keys[0], true, nil},
 		"a whole page":     {strings.Join(keys, " "), false, nil},
 		"another language": {strings.Join(keys, " "), true, http.Header{"Accept-Language": {"ja"}}},
 	} {
 		if got := kept(toggle(c.held, c.partial, c.header)); len(got) != 0 {
 			t.Errorf("%s: kept %q", name, got)
 		}
+	}
+}
+
+// TestHeldLabStripMoves: the lab strip the page holds is sent again when the state moves along the
+// lab's path (its current step changes), and kept while it does not.
+func TestHeldLabStripMoves(t *testing.T) {
+	h := newServer(t)
+	deploy, _ := web.FindPreset("deployment")
+	first := get(t, h, view{state: State{Manifest: deploy.Manifest}, step: -1}.permalink())
+	lab := testid(first, "lab").AttrOr("data-key", "")
+	if lab == "" || testid(first, "lab-1").AttrOr("aria-current", "") != "step" {
+		t.Fatalf("the lab's first step: lab strip key %q, chip 1 current %q", lab, testid(first, "lab-1").AttrOr("aria-current", ""))
+	}
+	post := func(key, value string) response {
+		form := url.Values{"manifest": {deploy.Manifest}, "steps": {"[]"}, "add": {key}, "v:" + key: {value}}
+		req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set(partialHeader, "1")
+		req.Header.Set(heldHeader, strings.Join(heldKeys(first.body), " "))
+		r := do(t, h, req)
+		if r.status != http.StatusOK {
+			t.Fatalf("status %d", r.status)
+		}
+		return r
+	}
+	// The lab's second step: the current chip moves, so the strip is sent whole.
+	next := post("sidecar.istio.io/proxyCPU", "200m")
+	if l := testid(next, "lab"); l.Is("[data-keep]") || l.AttrOr("data-key", "") == lab || testid(next, "lab-2").AttrOr("aria-current", "") != "step" {
+		t.Errorf("a step along the path: the strip is kept %t, key %q (was %q)", l.Is("[data-keep]"), l.AttrOr("data-key", ""), lab)
+	}
+	// A value off the path: no chip is current there, and the strip (no longer the first step's)
+	// is sent whole too; the same strip twice is kept.
+	off := post("sidecar.istio.io/proxyCPU", "201m")
+	if testid(off, "lab").Is("[data-keep]") || testid(off, "lab").AttrOr("data-key", "") == lab {
+		t.Error("a state off the path is sent the first step's strip as a placeholder")
+	}
+	first = off
+	if again := post("sidecar.istio.io/proxyCPU", "202m"); !testid(again, "lab").Is("[data-keep]") || testid(again, "lab").Children().Length() != 0 {
+		t.Error("the same strip off the path is sent again")
 	}
 }

@@ -158,27 +158,28 @@ func validTab(t string) bool {
 // partialHeader marks the page script's requests: they get only the regions that change.
 const partialHeader = "X-Sidecarlab-Partial"
 
-// heldHeader carries the keys of the diff tab's steps the page's script already shows (each
-// step's data-key): a fragment sends those steps as placeholders (web.Results.Held).
+// heldHeader carries the keys of the kept regions the page's script already shows (the diff
+// tab's steps and the lab strip, each one's data-key): a fragment sends those regions as
+// placeholders (web.Page.Held, web.Kept).
 const heldHeader = "X-Sidecarlab-Held"
 
 // maxHeld is how many keys of heldHeader are read (a page shows at most one step per annotation
-// change); a key longer than web.MaxStepKey is no key.
+// change, and the lab strip); a key longer than web.MaxKey is no key.
 const (
 	maxHeld      = 64
-	maxHeldBytes = maxHeld * (web.MaxStepKey + 1)
+	maxHeldBytes = maxHeld * (web.MaxKey + 1)
 )
 
-// heldSteps reads heldHeader: at most maxHeld keys, nothing from a header longer than that many
+// readHeld reads heldHeader: at most maxHeld keys, nothing from a header longer than that many
 // keys can take.
-func heldSteps(r *http.Request) map[string]bool {
+func readHeld(r *http.Request) map[string]bool {
 	v := r.Header.Get(heldHeader)
 	if v == "" || len(v) > maxHeldBytes {
 		return nil
 	}
 	held := map[string]bool{}
 	for _, k := range strings.Fields(v) {
-		if len(k) <= web.MaxStepKey && len(held) < maxHeld {
+		if len(k) <= web.MaxKey && len(held) < maxHeld {
 			held[k] = true
 		}
 	}
@@ -242,7 +243,7 @@ func (s *server) renderViewWith(w http.ResponseWriter, r *http.Request, v view, 
 	}
 	w.Header().Add("Vary", partialHeader+", "+heldHeader)
 	if partial {
-		p.Results.Held = heldSteps(r)
+		p.Held = readHeld(r)
 		return render(w, r, status, web.Fragment(p))
 	}
 	return render(w, r, status, web.PlaygroundPage(p))

@@ -380,10 +380,10 @@ func buildResults(l *i18n.Localizer, v view, enc string, tl *engine.Timeline, re
 			sv.Body = s.View(fmt.Sprintf("web.stepbody/%s/%d/%t", l.Lang(), lim, multi), func() any {
 				b, err := web.RenderStepBody(i18n.NewContext(context.Background(), l), sv)
 				if err != nil {
-					return web.StepBody{} // rendered with the tab, which reports the error
+					return web.Kept{} // rendered with the tab, which reports the error
 				}
 				return b
-			}).(web.StepBody)
+			}).(web.Kept)
 		}
 		prev = s.Documents
 		res.Steps = append(res.Steps, sv)

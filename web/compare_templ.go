@@ -44,7 +44,7 @@ func ComparePageView(c *ComparePage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = LabStrip(c.Lab).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = LabStrip(nil, c.Lab).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -124,7 +124,7 @@ func EmbedPage(p *Page) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		} else {
-			templ_7745c5c3_Err = fieldDiff(p.Results).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = fieldDiff(nil, p.Results).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -350,7 +350,7 @@ func resultsView(p *Page) templ.Component {
 					}()
 				}
 				ctx = templ.InitializeContext(ctx)
-				templ_7745c5c3_Err = fieldDiff(p.Results).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = fieldDiff(p.Held, p.Results).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -1009,7 +1009,7 @@ func noteRole(n DocNote) string {
 	return "note"
 }
 
-func fieldDiff(r Results) templ.Component {
+func fieldDiff(held map[string]bool, r Results) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -1028,7 +1028,7 @@ func fieldDiff(r Results) templ.Component {
 		ctx = templ.ClearChildren(ctx)
 		for _, s := range r.Steps {
 			if r.All || s.Selected {
-				templ_7745c5c3_Err = diffStep(r.Held, s).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = diffStep(held, s).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

@@ -68,6 +68,10 @@ type Page struct {
 	TabLinks []TabLink
 	// Lab is the lab's guided path, each step a permalink, with this view's place on it.
 	Lab LabNav
+	// Held are the keys of the kept regions (the diff tab's steps, the lab strip) the page
+	// already shows, in a fragment its script asked for: such a region is sent as an empty
+	// placeholder the script fills with its own copy (see Kept).
+	Held map[string]bool
 	// Sharing is on when the server stores links; ShortLink is this view's, when it has one.
 	Sharing   bool
 	ShortLink string
@@ -245,10 +249,6 @@ type Results struct {
 	Tab                 string
 	// OnlySelected renders only the selected tab's content (a fragment).
 	OnlySelected bool
-	// Held are the keys of the diff tab's steps the page already shows (a fragment asked for by
-	// its script): such a step is sent as an empty placeholder the script fills with its own
-	// copy (see diffStep).
-	Held map[string]bool
 	// Selected is the step whose output, warnings and documents are shown; All means the field
 	// and unified diffs show every step.
 	Selected int
@@ -477,7 +477,7 @@ type StepView struct {
 	ChangeCount int
 	// Body is the diff tab's step rendered (RenderStepBody), when the caller keeps it with the
 	// row; empty, the tab renders it.
-	Body StepBody
+	Body Kept
 }
 
 // More says that a page shows only part of a large result — the first Shown of Total documents,

@@ -131,21 +131,21 @@ function setStatus(text) {
   if (s) s.textContent = text;
 }
 
-// heldSteps are the diff tab's steps the page shows, by their key (a hash of their content):
-// the server sends a step the page holds as an empty placeholder (data-keep) to be filled
-// with the page's own copy.
-function heldSteps() {
+// heldRegions are the kept regions the page shows (the diff tab's steps, the lab strip), by the
+// key of their inside (a hash of it): the server sends a region the page holds as an empty
+// placeholder (data-keep) to be filled with the page's own copy.
+function heldRegions() {
   const held = new Map();
-  for (const el of document.querySelectorAll("details.step[data-key]")) held.set(el.dataset.key, el);
+  for (const el of document.querySelectorAll("[data-key]")) held.set(el.dataset.key, el);
   return held;
 }
 
 // swapFrom replaces every [data-swap] element by its namesake in the fragment the server sent
 // (the regions that change after an action), and brings the editor in line with it. It answers
-// false, changing nothing, when the fragment keeps a step the page no longer holds.
+// false, changing nothing, when the fragment keeps a region the page no longer holds.
 function swapFrom(doc) {
-  const held = heldSteps();
-  const keep = doc.querySelectorAll("details.step[data-keep]");
+  const held = heldRegions();
+  const keep = doc.querySelectorAll("[data-keep]");
   for (const ph of keep) if (!held.has(ph.dataset.key)) return false;
   for (const ph of keep) {
     // The server's element (its index, whether it is open) with the page's copy of the body.
@@ -186,9 +186,9 @@ async function load(url, init, push) {
       const r = await fetch(url, { ...init, headers });
       return [r, new DOMParser().parseFromString(await r.text(), "text/html")];
     };
-    let [res, doc] = await ask([...heldSteps().keys()].join(" "));
+    let [res, doc] = await ask([...heldRegions().keys()].join(" "));
     if (doc.getElementById("fragment") && !swapFrom(doc)) {
-      // A step the page held when it asked is gone (another answer came first): ask for all.
+      // A region the page held when it asked is gone (another answer came first): ask for all.
       [res, doc] = await ask("");
       if (doc.getElementById("fragment")) swapFrom(doc);
     }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
+	"github.com/sidecarlab/sidecarlab/web"
 )
 
 // labGet is a GET of target by a reader whose browser asks for the language accept (getIn),
@@ -243,4 +244,45 @@ func TestNamespaceErrorInLanguages(t *testing.T) {
 		t.Errorf("the error as the API says it: %v", err)
 	}
 	noMissing(t)
+}
+
+// TestLabStripMemo: the strip's inside is rendered once for each language, current step and offer
+// of the lab's steps, and what is kept is what rendering that strip afresh gives; the memo holds
+// no more than those.
+func TestLabStripMemo(t *testing.T) {
+	lp := newLabPath()
+	for _, code := range append(append([]string{}, i18n.Codes...), "de") {
+		l := i18n.For(code)
+		for _, mine := range []bool{false, true} {
+			for i := 0; i <= len(lp.steps); i++ {
+				key := ""
+				if i > 0 {
+					key = lp.steps[i-1].key
+				}
+				n := lp.nav(l, key, mine)
+				if n.Current != i || n.Body.Key == "" {
+					t.Fatalf("%s, step %d, mine %t: current %d, key %q", code, i, mine, n.Current, n.Body.Key)
+				}
+				fresh := n
+				fresh.Body = web.Kept{}
+				want, err := web.RenderLabStrip(i18n.NewContext(context.Background(), l), fresh)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n.Body != want {
+					t.Fatalf("%s, step %d, mine %t: the kept strip is not the strip rendered afresh", code, i, mine)
+				}
+				if again := lp.nav(l, key, mine); again.Body != n.Body {
+					t.Fatalf("%s, step %d: a second strip differs", code, i)
+				}
+			}
+		}
+	}
+	if want := len(i18n.Codes) * (len(lp.steps) + 1) * 2; len(lp.bodies) != want {
+		t.Fatalf("the memo holds %d strips, want %d", len(lp.bodies), want)
+	}
+	en, ja := lp.nav(i18n.For("en"), "", true), lp.nav(i18n.For("ja"), "", true)
+	if en.Body.Key == ja.Body.Key || en.Body.Key == lp.nav(i18n.For("en"), "", false).Body.Key {
+		t.Error("strips in two languages, or with and without the offer, share a key")
+	}
 }

@@ -1,8 +1,10 @@
 package handlers
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
+	"sync"
 
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
@@ -51,6 +53,16 @@ type labPath struct {
 	// manifests are those of every step: a state with another one is no step, and its key is
 	// not worth making (it copies the manifest, up to megabytes, on every page).
 	manifests map[string]bool
+	// bodies are the strip's inside rendered, by what it depends on: at most one for each
+	// language, current step and offer of the lab's steps (3 × 11 × 2, ~7 KB each).
+	mu     sync.Mutex
+	bodies map[labBodyKey]web.Kept
+}
+
+type labBodyKey struct {
+	lang        string
+	current     int
+	applyToMine bool
 }
 
 func newLabPath() *labPath {
@@ -58,7 +70,7 @@ func newLabPath() *labPath {
 	job, _ := web.FindPreset("job")
 	batch, _ := web.FindPreset("lab-batch")
 	istio := engine.Version().Istio
-	lp := &labPath{manifest: deploy.Manifest, manifests: map[string]bool{deploy.Manifest: true, job.Manifest: true, batch.Manifest: true}}
+	lp := &labPath{manifest: deploy.Manifest, manifests: map[string]bool{deploy.Manifest: true, job.Manifest: true, batch.Manifest: true}, bodies: map[labBodyKey]web.Kept{}}
 	add := func(href, key string) {
 		lp.steps = append(lp.steps, labStep{text: labTexts[len(lp.steps)], href: href, key: key})
 	}
@@ -126,7 +138,27 @@ func (lp *labPath) nav(l *i18n.Localizer, key string, mine bool) web.LabNav {
 			n.Next = n.Steps[n.Current]
 		}
 	}
+	n.Body = lp.body(l, n)
 	return n
+}
+
+// body is the strip n's inside, rendered the first time it is asked for in l's language.
+func (lp *labPath) body(l *i18n.Localizer, n web.LabNav) web.Kept {
+	k := labBodyKey{l.Lang(), n.Current, n.ApplyToMine}
+	lp.mu.Lock()
+	b, ok := lp.bodies[k]
+	lp.mu.Unlock()
+	if ok {
+		return b
+	}
+	b, err := web.RenderLabStrip(i18n.NewContext(context.Background(), l), n)
+	if err != nil {
+		return web.Kept{} // rendered with the page, which reports the error
+	}
+	lp.mu.Lock()
+	lp.bodies[k] = b
+	lp.mu.Unlock()
+	return b
 }
 
 // forState is the strip of a playground view. A learner whose manifest is not the lab's workload

@@ -56,7 +56,14 @@ func diffStep(held map[string]bool, s StepView) templ.Component {
 	})
 }
 
-// LabStrip is the lab's path (labStrip) with the key of its inside: it is the same for every
+// RenderLabStrip renders the inside of the lab strip l, in the language of ctx: it depends on
+// nothing but the language, the current step and whether the strip offers the lab's steps on the
+// learner's manifest, so a caller may keep it under those (handlers.labPath).
+func RenderLabStrip(ctx context.Context, l LabNav) (Kept, error) {
+	return renderKept(ctx, labStripBody(l))
+}
+
+// LabStrip is the lab's path (labStripBody) with the key of its inside: it is the same for every
 // state of a manifest that is none of the lab's steps, so a page that holds it (held) is sent a
 // placeholder.
 func LabStrip(held map[string]bool, l LabNav) templ.Component {
@@ -64,9 +71,12 @@ func LabStrip(held map[string]bool, l LabNav) templ.Component {
 		if len(l.Steps) == 0 {
 			return noLabStrip().Render(ctx, w)
 		}
-		b, err := renderKept(ctx, labStripBody(l))
-		if err != nil {
-			return err
+		b := l.Body
+		if b.Key == "" {
+			var err error
+			if b, err = RenderLabStrip(ctx, l); err != nil {
+				return err
+			}
 		}
 		return labStripShell(b.Key, held[b.Key], templ.Raw(b.HTML)).Render(ctx, w)
 	})

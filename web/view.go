@@ -112,6 +112,9 @@ type LabNav struct {
 	Prev, Next LabStep // zero when there is none
 	// ApplyToMine offers the lab's annotation steps on the manifest in the editor.
 	ApplyToMine bool
+	// Body is the strip's inside rendered (RenderLabStrip), when the caller keeps it; empty,
+	// LabStrip renders it.
+	Body Kept
 }
 
 // TabLink is a tab with the URL that selects it.

@@ -1,13 +1,18 @@
 package handlers
 
 import (
+	"bytes"
 	"compress/flate"
 	"compress/gzip"
+	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/a-h/templ"
 )
 
 // TestCompressedAnswers: an answer asked for gzip or deflate comes compressed, and the standard
@@ -51,5 +56,44 @@ func TestCompressedAnswers(t *testing.T) {
 		if string(got) != plain || len(body) >= len(plain) {
 			t.Fatalf("%s: %d bytes compressed to %d, read back equal: %v", enc, len(plain), len(body), string(got) == plain)
 		}
+	}
+}
+
+// TestRenderBuffers: a page is rendered into a buffer used again; what one render left in it
+// (a page, a render that failed halfway) never reaches the next answer, and a buffer grown past
+// maxRenderBuffer is not kept.
+func TestRenderBuffers(t *testing.T) {
+	page := func(s string, fail bool) templ.Component {
+		return templ.ComponentFunc(func(_ context.Context, w io.Writer) error {
+			if _, err := io.WriteString(w, s); err != nil {
+				return err
+			}
+			if fail {
+				return errors.New("halfway")
+			}
+			return nil
+		})
+	}
+	answer := func(c templ.Component) (string, error) {
+		rec := httptest.NewRecorder()
+		err := render(rec, httptest.NewRequest(http.MethodGet, "/", nil), http.StatusOK, c)
+		return rec.Body.String(), err
+	}
+	large := strings.Repeat("x", maxRenderBuffer+1)
+	for i, c := range []struct {
+		body string
+		fail bool
+	}{{"first", false}, {"half", true}, {large, false}, {"second", false}, {"third", false}} {
+		got, err := answer(page(c.body, c.fail))
+		switch {
+		case c.fail && (err == nil || got != ""):
+			t.Errorf("render %d: a failed render answered %q (%v)", i, got, err)
+		case !c.fail && (err != nil || got != c.body):
+			t.Errorf("render %d: answered %d bytes (%v), want %d", i, len(got), err, len(c.body))
+		}
+	}
+	b := renderBuffers.Get().(*bytes.Buffer)
+	if b.Cap() > maxRenderBuffer || b.Len() != 0 {
+		t.Errorf("a kept buffer holds %d bytes of %d", b.Len(), b.Cap())
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/a-h/templ"
@@ -532,10 +533,23 @@ func selectedStep(step, n int) int {
 	return step
 }
 
+// renderBuffers are render's buffers, used again: growing a new one to a page's size was most of
+// what rendering allocated. One that grew beyond maxRenderBuffer (a large page) is let go, so
+// the pool holds no more than that a buffer.
+var renderBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+const maxRenderBuffer = 256 << 10
+
 // render writes a component after it rendered completely, so a failure is still a clean error.
 func render(w http.ResponseWriter, r *http.Request, status int, c templ.Component) error {
-	var buf bytes.Buffer
-	if err := c.Render(r.Context(), &buf); err != nil {
+	buf := renderBuffers.Get().(*bytes.Buffer)
+	defer func() {
+		if buf.Cap() <= maxRenderBuffer {
+			buf.Reset()
+			renderBuffers.Put(buf)
+		}
+	}()
+	if err := c.Render(r.Context(), buf); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")

@@ -17,13 +17,19 @@ import (
 // injection adds), or about an annotation a step set (or changed, or removed), has no input
 // line: the banner alone shows it.
 func findingMarks(w explain.Words, fs []engine.Finding, docs []engine.Document, steps []engine.Step) []web.Mark {
-	var out []web.Mark
-	for i, l := range engine.Locate(docs, fs) {
-		f := fs[i]
-		if f.Doc < 1 || f.Doc > len(docs) || !(l.Exact || l.InValue) || slices.ContainsFunc(steps, func(s engine.Step) bool { return setBy(f.Path, s.Key) }) {
-			continue
+	// Only the findings that can have a line are looked for (which parses their documents).
+	var input []engine.Finding
+	for _, f := range fs {
+		if f.Doc >= 1 && f.Doc <= len(docs) && !slices.ContainsFunc(steps, func(s engine.Step) bool { return setBy(f.Path, s.Key) }) {
+			input = append(input, f)
 		}
-		out = append(out, web.Mark{Line: l.Line, Severity: string(f.Severity), Message: w.Message(f)})
+	}
+	var out []web.Mark
+	for i, l := range engine.Locate(docs, input) {
+		if l.Exact || l.InValue {
+			f := input[i]
+			out = append(out, web.Mark{Line: l.Line, Severity: string(f.Severity), Message: w.Message(f)})
+		}
 	}
 	return out
 }

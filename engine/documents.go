@@ -213,9 +213,34 @@ func (d *Document) tree() (any, error) {
 
 const skipPrefix = "===> Skipping injection because "
 
+// isolates says whether p's documents are injected in another process (a custom installation,
+// with an isolator): there, they are read there.
+func (e *Engine) isolates(p *prepared) bool { return p.install.custom && e.opts.Isolator != nil }
+
+// parse reads each of p's documents as Istio's reader does, once, for the rows of a timeline to
+// start from (chunk.parsed): the objects, nil for a document it does not read (an error, a kind
+// Istio does not know), which each row reads again and fails on as before.
+func (p *prepared) parse() []runtime.Object {
+	out := make([]runtime.Object, len(p.chunks))
+	for i, c := range p.chunks {
+		if obj, err := inject.FromRawToObject(c.raw); err == nil {
+			out[i] = obj
+		}
+	}
+	p.useParsed(out)
+	return out
+}
+
+// useParsed gives p's documents the objects row 0 read (parse).
+func (p *prepared) useParsed(objs []runtime.Object) {
+	for i := range min(len(objs), len(p.chunks)) {
+		p.chunks[i].parsed = objs[i]
+	}
+}
+
 func (e *Engine) injectAll(ctx context.Context, p *prepared, ann []annotationChange) ([]Document, error) {
 	e.injections.Add(int64(len(p.chunks)))
-	if p.install.custom && e.opts.Isolator != nil {
+	if e.isolates(p) {
 		return e.injectIsolated(ctx, p, ann)
 	}
 	docs := make([]Document, len(p.chunks))
@@ -246,7 +271,7 @@ func injectChunk(in *Install, injector inject.Injector, c chunk, index int, ann 
 // an error).
 func prepareChunk(c chunk, index int, ann []annotationChange) (d Document, obj runtime.Object) {
 	d = Document{Index: index, Line: c.line, Input: c.text}
-	obj, err := inject.FromRawToObject(c.raw)
+	obj, err := c.object()
 	if runtime.IsNotRegisteredError(err) {
 		// istioctl writes such documents back unchanged.
 		var tm struct {

@@ -69,6 +69,11 @@ type StepResult struct {
 	Step      *Step
 	Documents []Document
 
+	// parsed are row 0's documents as Istio's reader makes them (inject.FromRawToObject), before
+	// any annotation, nil for one it did not make: the later rows start from a copy of them
+	// instead of reading the YAML again (see chunk.parsed).
+	parsed []runtime.Object
+
 	changes  lazy[[]Change]
 	unified  lazy[string]
 	findings lazy[checked]
@@ -167,13 +172,18 @@ func (r *StepResult) MarshalJSON() ([]byte, error) {
 // size estimates the memory a memoised row holds: each document's input and output texts, the
 // output's JSON and the typed objects decoded from it (counted as three times the JSON), and, as
 // an allowance for the changes and the unified diff once they are computed (the changes' values
-// are bounded, see DiffDocuments), twice the output again; and the views that say their size.
+// are bounded, see DiffDocuments), twice the output again; the views that say their size; and
+// row 0's parsed inputs (a typed object: counted as 2 KB, the size of an empty workload's
+// structs, and three times its text).
 func (r *StepResult) size() int64 {
 	n := r.viewBytes.Load()
-	for _, d := range r.Documents {
+	for i, d := range r.Documents {
 		n += int64(len(d.Input)+3*d.outputSize()+4*len(d.json)) + 256
 		for _, w := range d.Warnings {
 			n += int64(len(w))
+		}
+		if i < len(r.parsed) && r.parsed[i] != nil {
+			n += 2048 + 3*int64(len(d.Input))
 		}
 	}
 	return n
@@ -214,11 +224,15 @@ func (e *Engine) Timeline(ctx context.Context, manifest []byte, steps []Step, s 
 		key := hex.EncodeToString(prefix.Sum(nil))
 		before := prev
 		r, hit, err := e.steps.get(key, func() (*StepResult, error) {
+			var parsed []runtime.Object
+			if k == 0 && !e.isolates(p) {
+				parsed = p.parse()
+			}
 			docs, err := e.injectAll(ctx, p, annotationsAt(steps, k))
 			if err != nil {
 				return nil, err
 			}
-			r := &StepResult{Index: k, Documents: docs}
+			r := &StepResult{Index: k, Documents: docs, parsed: parsed}
 			// The row is kept measured: its documents' YAML and its views, once made, are counted.
 			r.grew = func() { e.steps.remeasure(key) }
 			for _, d := range docs {
@@ -260,6 +274,9 @@ func (e *Engine) Timeline(ctx context.Context, manifest []byte, steps []Step, s 
 		}
 		t.Steps = append(t.Steps, r)
 		prev = r
+		if k == 0 {
+			p.useParsed(r.parsed)
+		}
 	}
 	// The row is memoised with everything its findings depend on (installation, mode, input,
 	// steps), so they are computed once per row too.

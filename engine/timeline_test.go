@@ -3,7 +3,9 @@ package engine
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -237,4 +239,72 @@ func TestTimelineDiffsOnDemand(t *testing.T) {
 	if again.Steps[2] != r || again.Steps[2].changes.f != nil {
 		t.Fatal("the memoised row was not reused with its changes")
 	}
+}
+
+// TestTimelineRowsFromParsedInput: the rows after row 0 start from a copy of the documents row 0
+// read (chunk.parsed) instead of reading the YAML again; on every manifest of Istio's golden
+// corpus and ours, a row made so is the manifest injected with the steps up to it, byte for byte
+// and error for error — when row 0 was just made, and when it comes from the memo.
+func TestTimelineRowsFromParsedInput(t *testing.T) {
+	e := testEngine(t)
+	var files []string
+	for _, dir := range []string{istioTestdata(t, ""), "testdata/corpus"} {
+		names, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, names...)
+	}
+	same := func(f string, row *StepResult, steps []Step) {
+		t.Helper()
+		want, err := e.Inject(t.Context(), readFile(t, f), steps, Settings{})
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if row.Output() != want.Output() || errorsText(row.Errors()) != errorsText(want.Errors()) {
+			t.Fatalf("%s: row %d is not the manifest injected with its %d steps:\n%s\n%s", f, row.Index, len(steps), errorsText(row.Errors()), errorsText(want.Errors()))
+		}
+	}
+	reused := 0
+	for _, f := range files {
+		in := readFile(t, f)
+		tl, err := e.Timeline(t.Context(), in, eightSteps, Settings{})
+		if err != nil {
+			continue // refused as istioctl refuses it
+		}
+		for _, p := range tl.Steps[0].parsed {
+			if p != nil {
+				reused++
+			}
+		}
+		same(f, tl.Steps[1], eightSteps[:1])
+		same(f, tl.Steps[8], eightSteps)
+		// Row 0 from the memo, the last row new.
+		retoggled := append(append([]Step(nil), eightSteps[:7]...), Step{Key: "sidecar.istio.io/proxyCPU", Value: "300m"})
+		again, err := e.Timeline(t.Context(), in, retoggled, Settings{})
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		same(f, again.Steps[8], retoggled)
+	}
+	if reused < 100 {
+		t.Fatalf("%d documents read once for their timeline's rows; the corpus has more", reused)
+	}
+}
+
+// errorsText is the errors' words, with the templates Istio lists in a missing template's error
+// ("requested template … not found; have a, b") sorted: Istio lists them in a map's order, which
+// differs from run to run.
+func errorsText(errs []*InputError) string {
+	var out []string
+	for _, e := range errs {
+		msg := e.Error()
+		if i := strings.Index(msg, "; have "); i >= 0 {
+			names := strings.Split(msg[i+len("; have "):], ", ")
+			slices.Sort(names)
+			msg = msg[:i] + "; have " + strings.Join(names, ", ")
+		}
+		out = append(out, msg)
+	}
+	return strings.Join(out, "\n")
 }

@@ -9,8 +9,8 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// TestToggleKeepsSteps: after a toggle the page keeps its own copy of the steps and the lab strip
-// that did not change (the server sent placeholders for them) — the same nodes, with what the
+// TestToggleKeepsSteps: after a toggle the page keeps its own copy of the steps, the lab strip and
+// the settings that did not change (the server sent placeholders for them) — the same nodes, with what the
 // reader opened in them — and shows exactly what a fresh load of the link shows. When a step the
 // page held is gone by the time the answer comes, the script asks again for every step.
 func TestToggleKeepsSteps(t *testing.T) {
@@ -31,6 +31,7 @@ func TestToggleKeepsSteps(t *testing.T) {
 		fold.open = true;
 		fold.dataset.mark = "opened";
 		document.querySelector('#lab .lab-row').dataset.mark = "kept-lab";
+		document.querySelector('#settings-fields .grid2').dataset.mark = "kept-settings";
 		window.fetches = 0;
 		const f = window.fetch;
 		window.fetch = (url, init) => { if (init && init.headers && init.headers["X-Sidecarlab-Partial"]) window.fetches++; return f(url, init); };
@@ -48,14 +49,15 @@ func TestToggleKeepsSteps(t *testing.T) {
 		const m = (i) => document.querySelector('[data-testid="diff-step-' + i + '"] summary')?.dataset.mark || "";
 		const fold = document.querySelector('[data-testid="diff-step-0"] [data-testid="value-fold"][data-mark="opened"]');
 		const lab = document.querySelector('#lab .lab-row')?.dataset.mark || "";
-		return [m(0), m(1), fold && fold.open ? "open" : "closed", lab, String(document.querySelectorAll("[data-keep]").length), String(window.fetches)];
+		const settings = document.querySelector('#settings-fields .grid2')?.dataset.mark || "";
+		return [m(0), m(1), fold && fold.open ? "open" : "closed", lab, settings, String(document.querySelectorAll("[data-keep]").length), String(window.fetches)];
 	})()`
 	got, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](kept))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"kept-0", "kept-1", "open", "kept-lab", "0", "1"}; fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Fatalf("after the toggle: steps' marks, the opened value, the lab strip's mark, placeholders left, requests = %q, want %q", got, want)
+	if want := []string{"kept-0", "kept-1", "open", "kept-lab", "kept-settings", "0", "1"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("after the toggle: steps' marks, the opened value, the lab strip's and the settings' marks, placeholders left, requests = %q, want %q", got, want)
 	}
 	before := resultsText(ctx, t)
 	labText := `document.getElementById("lab").innerText`

@@ -73,12 +73,12 @@ func BenchmarkToggleRoundTrip(b *testing.B) {
 	base := []engine.Step{{Key: "sidecar.istio.io/proxyMemory", Value: "256Mi"}}
 	steps, _ := json.Marshal(base)
 	client := srv.Client()
-	// The page before the click: its kept regions (the lab strip, the diff tab's steps), whose
-	// keys the script sends.
+	// The page before the click: its kept regions (the lab strip, the settings, the diff tab's
+	// steps), whose keys the script sends.
 	before := get(&testing.T{}, h, view{state: State{Manifest: deploymentYAML, Steps: base}, step: -1}.permalink())
 	held := heldKeys(before.body)
-	if len(held) != 3 {
-		b.Fatalf("the page before the click holds %d regions, want 3", len(held))
+	if len(held) != 4 {
+		b.Fatalf("the page before the click holds %d regions, want 4", len(held))
 	}
 	var roundTrip, one time.Duration
 	var bytes int64

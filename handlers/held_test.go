@@ -14,8 +14,8 @@ import (
 	"github.com/sidecarlab/sidecarlab/web"
 )
 
-// heldKeys are the keys of the kept regions in a page (the lab strip, the diff tab's steps), in
-// order, as the page's script sends them back.
+// heldKeys are the keys of the kept regions in a page (the lab strip, the settings, the diff
+// tab's steps), in order, as the page's script sends them back.
 func heldKeys(body string) []string {
 	doc, err := goquery.NewDocumentFromReader(strings.NewReader(body))
 	if err != nil {
@@ -35,8 +35,9 @@ func TestHeldSteps(t *testing.T) {
 	base := []engine.Step{{Key: "sidecar.istio.io/proxyMemory", Value: "256Mi"}}
 	page := get(t, h, view{state: State{Manifest: deploymentYAML, Steps: base}, step: -1}.permalink())
 	keys := heldKeys(page.body)
-	if len(keys) != 3 || testid(page, "lab").AttrOr("data-key", "") != keys[0] || keys[1] == keys[2] || page.doc.Find("[data-keep]").Length() != 0 {
-		t.Fatalf("the page's kept regions: keys %q, %d placeholders; want the lab strip's and two distinct steps', and none", keys, page.doc.Find("[data-keep]").Length())
+	if len(keys) != 4 || testid(page, "lab").AttrOr("data-key", "") != keys[0] || page.doc.Find("#settings-fields").AttrOr("data-key", "") != keys[1] ||
+		keys[2] == keys[3] || page.doc.Find("[data-keep]").Length() != 0 {
+		t.Fatalf("the page's kept regions: keys %q, %d placeholders; want the lab strip's, the settings' and two distinct steps', and none", keys, page.doc.Find("[data-keep]").Length())
 	}
 	steps, _ := json.Marshal(base)
 	toggle := func(held string, partial bool, header http.Header) response {
@@ -68,14 +69,14 @@ func TestHeldSteps(t *testing.T) {
 			if s.Children().Length() != 0 {
 				t.Errorf("placeholder %s has content", s.AttrOr("data-testid", ""))
 			}
-			out = append(out, s.AttrOr("data-testid", ""))
+			out = append(out, s.AttrOr("data-testid", s.AttrOr("id", "")))
 		})
 		return out
 	}
 
 	whole := toggle("", true, nil)
 	all := heldKeys(whole.body)
-	if len(all) != 4 || all[0] != keys[0] || all[1] != keys[1] || all[2] != keys[2] || len(kept(whole)) != 0 {
+	if len(all) != 5 || all[0] != keys[0] || all[1] != keys[1] || all[2] != keys[2] || all[3] != keys[3] || len(kept(whole)) != 0 {
 		t.Fatalf("the fragment without held regions: keys %q (the page's %q), kept %q", all, keys, kept(whole))
 	}
 	if v := strings.Join(whole.header.Values("Vary"), ", "); !strings.Contains(v, heldHeader) {
@@ -83,10 +84,10 @@ func TestHeldSteps(t *testing.T) {
 	}
 
 	r := toggle(strings.Join(keys, " "), true, nil)
-	if got := kept(r); len(got) != 3 || got[0] != "lab" || got[1] != "diff-step-0" || got[2] != "diff-step-1" {
-		t.Fatalf("kept %q, want the lab strip and the two steps the page holds", got)
+	if got := kept(r); strings.Join(got, " ") != "lab settings-fields diff-step-0 diff-step-1" {
+		t.Fatalf("kept %q, want the lab strip, the settings and the two steps the page holds", got)
 	}
-	if k := heldKeys(r.body); len(k) != 4 || k[3] != all[3] || testid(r, "diff-step-2").Find("[data-testid=change]").Length() == 0 {
+	if k := heldKeys(r.body); len(k) != 5 || k[4] != all[4] || testid(r, "diff-step-2").Find("[data-testid=change]").Length() == 0 {
 		t.Fatalf("the new step is not sent whole: keys %q", k)
 	}
 	if testid(r, "diff-step-0").AttrOr("open", "x") != "x" || testid(r, "diff-step-1").AttrOr("open", "x") == "x" {
@@ -104,7 +105,7 @@ func TestHeldSteps(t *testing.T) {
 		header  http.Header
 	}{
 		"unknown keys":     {"abc def " + strings.Repeat("z", web.MaxKey+1), true, nil},
-		"too long":         {strings.Repeat(keys[1]+" ", maxHeld+1) + keys[0], true, nil},
+		"too long":         {strings.Repeat(keys[2]+" ", maxHeld+1) + keys[0], true, nil},
 		"a whole page":     {strings.Join(keys, " "), false, nil},
 		"another language": {strings.Join(keys, " "), true, http.Header{"Accept-Language": {"ja"}}},
 	} {
@@ -150,5 +151,35 @@ func TestHeldLabStripMoves(t *testing.T) {
 	first = off
 	if again := post("sidecar.istio.io/proxyCPU", "202m"); !testid(again, "lab").Is("[data-keep]") || testid(again, "lab").Children().Length() != 0 {
 		t.Error("the same strip off the path is sent again")
+	}
+}
+
+// TestHeldSettingsChange: the settings the page holds are sent whole when the action changes them
+// (here the Kubernetes version it posts), with what was posted, and kept when it does not.
+func TestHeldSettingsChange(t *testing.T) {
+	h := newServer(t)
+	page := get(t, h, view{state: State{Manifest: deploymentYAML}, step: -1}.permalink())
+	held := strings.Join(heldKeys(page.body), " ")
+	post := func(version string) response {
+		form := url.Values{"manifest": {deploymentYAML}, "steps": {"[]"}, "kubernetesVersion": {version},
+			"add": {"sidecar.istio.io/proxyCPU"}, "v:sidecar.istio.io/proxyCPU": {"150m"}}
+		req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set(partialHeader, "1")
+		req.Header.Set(heldHeader, held)
+		r := do(t, h, req)
+		if r.status != http.StatusOK {
+			t.Fatalf("status %d", r.status)
+		}
+		return r
+	}
+	same := post(page.doc.Find(`[data-testid="kubernetes-version"]`).AttrOr("value", ""))
+	if f := same.doc.Find("#settings-fields"); !f.Is("[data-keep]") || f.Children().Length() != 0 {
+		t.Error("settings the action left as they were are sent again")
+	}
+	other := post("1.30")
+	f := other.doc.Find("#settings-fields")
+	if f.Is("[data-keep]") || f.Find(`[data-testid="kubernetes-version"]`).AttrOr("value", "") != "1.30" || !testid(other, "lab").Is("[data-keep]") {
+		t.Errorf("changed settings: kept %t, version %q; the lab strip kept %t", f.Is("[data-keep]"), f.Find(`[data-testid="kubernetes-version"]`).AttrOr("value", ""), testid(other, "lab").Is("[data-keep]"))
 	}
 }

@@ -81,3 +81,16 @@ func LabStrip(held map[string]bool, l LabNav) templ.Component {
 		return labStripShell(b.Key, held[b.Key], templ.Raw(b.HTML)).Render(ctx, w)
 	})
 }
+
+// settingsFields are the settings' inputs (settingsFieldsBody) with the key of their inside: an
+// action that leaves the settings as they were is sent a placeholder, and the page keeps its own
+// inputs, which hold what the action posted.
+func settingsFields(p *Page) templ.Component {
+	return templ.ComponentFunc(func(ctx context.Context, w io.Writer) error {
+		b, err := renderKept(ctx, settingsFieldsBody(p))
+		if err != nil {
+			return err
+		}
+		return settingsFieldsShell(b.Key, p.Held[b.Key], templ.Raw(b.HTML)).Render(ctx, w)
+	})
+}

@@ -160,12 +160,12 @@ func validTab(t string) bool {
 const partialHeader = "X-Sidecarlab-Partial"
 
 // heldHeader carries the keys of the kept regions the page's script already shows (the diff
-// tab's steps and the lab strip, each one's data-key): a fragment sends those regions as
+// tab's steps, the lab strip and the settings, each one's data-key): a fragment sends those regions as
 // placeholders (web.Page.Held, web.Kept).
 const heldHeader = "X-Sidecarlab-Held"
 
 // maxHeld is how many keys of heldHeader are read (a page shows at most one step per annotation
-// change, and the lab strip); a key longer than web.MaxKey is no key.
+// change, the lab strip and the settings); a key longer than web.MaxKey is no key.
 const (
 	maxHeld      = 64
 	maxHeldBytes = maxHeld * (web.MaxKey + 1)

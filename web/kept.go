@@ -11,7 +11,7 @@ import (
 )
 
 // Kept is the inside of a region a page keeps across its script's requests (a diff-tab step, the
-// lab strip) as HTML, with a key naming its content (a hash of the HTML). A fragment sends a
+// lab strip, the settings' inputs) as HTML, with a key naming its content (a hash of the HTML). A fragment sends a
 // region whose key the page holds as an empty placeholder (data-keep) that the script fills with
 // its own copy: only identical content has the same key.
 type Kept struct{ Key, HTML string }

@@ -131,9 +131,9 @@ function setStatus(text) {
   if (s) s.textContent = text;
 }
 
-// heldRegions are the kept regions the page shows (the diff tab's steps, the lab strip), by the
-// key of their inside (a hash of it): the server sends a region the page holds as an empty
-// placeholder (data-keep) to be filled with the page's own copy.
+// heldRegions are the kept regions the page shows (the diff tab's steps, the lab strip, the
+// settings), by the key of their inside (a hash of it): the server sends a region the page holds
+// as an empty placeholder (data-keep) to be filled with the page's own copy.
 function heldRegions() {
   const held = new Map();
   for (const el of document.querySelectorAll("[data-key]")) held.set(el.dataset.key, el);

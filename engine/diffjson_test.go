@@ -2,7 +2,6 @@ package engine
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"reflect"
 	"testing"
 )
@@ -37,19 +36,8 @@ func prunedDiff(t testing.TB, a, b []byte) []Change {
 // between the first and the last.
 func TestPrunedTreesDiffTheSame(t *testing.T) {
 	e := testEngine(t)
-	var files []string
-	for _, dir := range []string{istioTestdata(t, ""), "testdata/corpus"} {
-		names, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		files = append(files, names...)
-	}
-	if len(files) < 100 {
-		t.Fatalf("%d manifests found, want Istio's corpus and ours", len(files))
-	}
 	pairs, changes := 0, 0
-	for _, f := range files {
+	for _, f := range corpusManifests(t) {
 		tl, err := e.Timeline(t.Context(), readFile(t, f), eightSteps, Settings{})
 		if err != nil {
 			continue // refused as istioctl refuses it: nothing to diff

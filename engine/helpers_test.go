@@ -56,6 +56,23 @@ func istioTestdata(t testing.TB, name string) string {
 	return filepath.Join(istioModuleDir(t), "pkg/kube/inject/testdata/inject", name)
 }
 
+// corpusManifests are the inputs of Istio's golden corpus and of ours.
+func corpusManifests(t testing.TB) []string {
+	t.Helper()
+	var files []string
+	for _, dir := range []string{istioTestdata(t, ""), "testdata/corpus"} {
+		names, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, names...)
+	}
+	if len(files) < 100 {
+		t.Fatalf("%d manifests found, want Istio's corpus and ours", len(files))
+	}
+	return files
+}
+
 func readFile(t testing.TB, path string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(path)

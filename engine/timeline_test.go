@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -247,14 +246,6 @@ func TestTimelineDiffsOnDemand(t *testing.T) {
 // and error for error — when row 0 was just made, and when it comes from the memo.
 func TestTimelineRowsFromParsedInput(t *testing.T) {
 	e := testEngine(t)
-	var files []string
-	for _, dir := range []string{istioTestdata(t, ""), "testdata/corpus"} {
-		names, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		files = append(files, names...)
-	}
 	same := func(f string, row *StepResult, steps []Step) {
 		t.Helper()
 		want, err := e.Inject(t.Context(), readFile(t, f), steps, Settings{})
@@ -266,7 +257,7 @@ func TestTimelineRowsFromParsedInput(t *testing.T) {
 		}
 	}
 	reused := 0
-	for _, f := range files {
+	for _, f := range corpusManifests(t) {
 		in := readFile(t, f)
 		tl, err := e.Timeline(t.Context(), in, eightSteps, Settings{})
 		if err != nil {

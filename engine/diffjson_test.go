@@ -175,3 +175,40 @@ func FuzzPrunedTrees(f *testing.F) {
 		}
 	})
 }
+
+// TestPrunedTreesDepth: below maxPruneDepth a value is decoded whole (equal members kept), so a
+// deeply nested value costs no more than decoding it; the diff is the same either way.
+func TestPrunedTreesDepth(t *testing.T) {
+	nest := func(depth int, leaf string) []byte {
+		s := `{"same":1,"leaf":"` + leaf + `"}`
+		for range depth {
+			s = `{"same":1,"in":` + s + `}`
+		}
+		return []byte(s)
+	}
+	// "same" is left out down to the bound, and kept from there on.
+	kept := func(v any) (pruned, whole int) {
+		for m, ok := v.(map[string]any); ok; m, ok = m["in"].(map[string]any) {
+			if _, has := m["same"]; has {
+				whole++
+			} else {
+				pruned++
+			}
+		}
+		return
+	}
+	for _, depth := range []int{3, maxPruneDepth + 10} {
+		a, b := nest(depth, "x"), nest(depth, "y")
+		av, _, err := prunedTrees(a, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pruned, whole := kept(av)
+		if wantPruned := min(depth+1, maxPruneDepth); pruned != wantPruned || pruned+whole != depth+1 {
+			t.Errorf("depth %d: %d levels pruned, %d whole; want %d pruned", depth, pruned, whole, wantPruned)
+		}
+		if got, want := prunedDiff(t, a, b), wholeDiff(t, a, b); !reflect.DeepEqual(got, want) || len(want) != 1 {
+			t.Errorf("depth %d: pruned diff %v, whole %v", depth, got, want)
+		}
+	}
+}

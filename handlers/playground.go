@@ -160,8 +160,8 @@ func validTab(t string) bool {
 const partialHeader = "X-Sidecarlab-Partial"
 
 // heldHeader carries the keys of the kept regions the page's script already shows (the diff
-// tab's steps, the lab strip and the settings, each one's data-key): a fragment sends those regions as
-// placeholders (web.Page.Held, web.Kept).
+// tab's steps, the lab strip and the settings, each one's data-key): a fragment sends those
+// regions as placeholders (web.Page.Held, web.Kept).
 const heldHeader = "X-Sidecarlab-Held"
 
 // maxHeld is how many keys of heldHeader are read (a page shows at most one step per annotation

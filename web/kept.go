@@ -11,9 +11,9 @@ import (
 )
 
 // Kept is the inside of a region a page keeps across its script's requests (a diff-tab step, the
-// lab strip, the settings' inputs) as HTML, with a key naming its content (a hash of the HTML). A fragment sends a
-// region whose key the page holds as an empty placeholder (data-keep) that the script fills with
-// its own copy: only identical content has the same key.
+// lab strip, the settings' inputs) as HTML, with a key naming its content (a hash of the HTML). A
+// fragment sends a region whose key the page holds as an empty placeholder (data-keep) that the
+// script fills with its own copy: only identical content has the same key.
 type Kept struct{ Key, HTML string }
 
 // MaxKey is the longest key a Kept has: a 64-bit hash in base 36.
@@ -33,6 +33,21 @@ func renderKept(ctx context.Context, c templ.Component) (Kept, error) {
 	return Kept{Key: strconv.FormatUint(h.Sum64(), 36), HTML: body.String()}, nil
 }
 
+// keptRegion renders a kept region: shell around its inside b, or, when the page holds b's key,
+// around nothing (a placeholder). An empty b (the caller kept none) is rendered from inside.
+func keptRegion(held map[string]bool, b Kept, inside templ.Component, shell func(key string, keep bool, body templ.Component) templ.Component) templ.Component {
+	return templ.ComponentFunc(func(ctx context.Context, w io.Writer) error {
+		k := b
+		if k.Key == "" {
+			var err error
+			if k, err = renderKept(ctx, inside); err != nil {
+				return err
+			}
+		}
+		return shell(k.Key, held[k.Key], templ.Raw(k.HTML)).Render(ctx, w)
+	})
+}
+
 // RenderStepBody renders the body of s's step on the diff tab, in the language of ctx: what the
 // step shows depends on its row, the language and how many documents the page shows, so a
 // caller may keep it with the row under those (handlers.buildResults).
@@ -44,15 +59,8 @@ func RenderStepBody(ctx context.Context, s StepView) (Kept, error) {
 // body with that key (held) is sent an empty placeholder instead of the same HTML again: a toggle
 // changes only its own step, and the page keeps the steps before it.
 func diffStep(held map[string]bool, s StepView) templ.Component {
-	return templ.ComponentFunc(func(ctx context.Context, w io.Writer) error {
-		b := s.Body
-		if b.Key == "" {
-			var err error
-			if b, err = RenderStepBody(ctx, s); err != nil {
-				return err
-			}
-		}
-		return diffStepShell(s, b.Key, held[b.Key], templ.Raw(b.HTML)).Render(ctx, w)
+	return keptRegion(held, s.Body, diffStepBody(s), func(key string, keep bool, body templ.Component) templ.Component {
+		return diffStepShell(s, key, keep, body)
 	})
 }
 
@@ -67,30 +75,15 @@ func RenderLabStrip(ctx context.Context, l LabNav) (Kept, error) {
 // state of a manifest that is none of the lab's steps, so a page that holds it (held) is sent a
 // placeholder.
 func LabStrip(held map[string]bool, l LabNav) templ.Component {
-	return templ.ComponentFunc(func(ctx context.Context, w io.Writer) error {
-		if len(l.Steps) == 0 {
-			return noLabStrip().Render(ctx, w)
-		}
-		b := l.Body
-		if b.Key == "" {
-			var err error
-			if b, err = RenderLabStrip(ctx, l); err != nil {
-				return err
-			}
-		}
-		return labStripShell(b.Key, held[b.Key], templ.Raw(b.HTML)).Render(ctx, w)
-	})
+	if len(l.Steps) == 0 {
+		return noLabStrip()
+	}
+	return keptRegion(held, l.Body, labStripBody(l), labStripShell)
 }
 
 // settingsFields are the settings' inputs (settingsFieldsBody) with the key of their inside: an
 // action that leaves the settings as they were is sent a placeholder, and the page keeps its own
 // inputs, which hold what the action posted.
 func settingsFields(p *Page) templ.Component {
-	return templ.ComponentFunc(func(ctx context.Context, w io.Writer) error {
-		b, err := renderKept(ctx, settingsFieldsBody(p))
-		if err != nil {
-			return err
-		}
-		return settingsFieldsShell(b.Key, p.Held[b.Key], templ.Raw(b.HTML)).Render(ctx, w)
-	})
+	return keptRegion(p.Held, Kept{}, settingsFieldsBody(p), settingsFieldsShell)
 }

@@ -68,8 +68,8 @@ type Page struct {
 	TabLinks []TabLink
 	// Lab is the lab's guided path, each step a permalink, with this view's place on it.
 	Lab LabNav
-	// Held are the keys of the kept regions (the diff tab's steps, the lab strip) the page
-	// already shows, in a fragment its script asked for: such a region is sent as an empty
+	// Held are the keys of the kept regions (the diff tab's steps, the lab strip, the settings)
+	// the page already shows, in a fragment its script asked for: such a region is sent as an empty
 	// placeholder the script fills with its own copy (see Kept).
 	Held map[string]bool
 	// Sharing is on when the server stores links; ShortLink is this view's, when it has one.

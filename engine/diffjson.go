@@ -150,75 +150,66 @@ func jsonNames(elems [][]byte) ([]string, []map[string][]byte, bool) {
 // later member of the same name wins, as when decoding. It answers false for anything but an
 // object, and for anything it cannot split (then the caller decodes, which reports it).
 func jsonMembers(b []byte) (map[string][]byte, bool) {
-	i := skipSpace(b, 0)
-	if i >= len(b) || b[i] != '{' {
-		return nil, false
-	}
 	out := map[string][]byte{}
-	i = skipSpace(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		return out, skipSpace(b, i+1) == len(b)
-	}
-	for i < len(b) {
-		end := jsonValueEnd(b, i)
-		if end < 0 || b[i] != '"' {
-			return nil, false
-		}
-		name, ok := jsonKey(b[i:end])
-		if !ok {
-			return nil, false
-		}
-		if i = skipSpace(b, end); i >= len(b) || b[i] != ':' {
-			return nil, false
-		}
-		i = skipSpace(b, i+1)
-		if end = jsonValueEnd(b, i); end < 0 {
-			return nil, false
-		}
-		out[name] = b[i:end]
-		if i = skipSpace(b, end); i >= len(b) {
-			return nil, false
-		}
-		if b[i] == '}' {
-			return out, skipSpace(b, i+1) == len(b)
-		}
-		if b[i] != ',' {
-			return nil, false
-		}
-		i = skipSpace(b, i+1)
-	}
-	return nil, false
+	ok := jsonSplit(b, '{', func(name string, v []byte) { out[name] = v })
+	return out, ok
 }
 
 // jsonElements splits a JSON array into its elements, without decoding them.
 func jsonElements(b []byte) ([][]byte, bool) {
-	i := skipSpace(b, 0)
-	if i >= len(b) || b[i] != '[' {
-		return nil, false
-	}
 	out := [][]byte{}
-	i = skipSpace(b, i+1)
-	if i < len(b) && b[i] == ']' {
-		return out, skipSpace(b, i+1) == len(b)
+	ok := jsonSplit(b, '[', func(_ string, v []byte) { out = append(out, v) })
+	return out, ok
+}
+
+// jsonSplit calls each with every part of the JSON object (open '{': each member's name and
+// value) or array (open '[': each element, with no name) in b, and says whether b was one it
+// could split.
+func jsonSplit(b []byte, open byte, each func(name string, v []byte)) bool {
+	end := byte('}')
+	if open == '[' {
+		end = ']'
+	}
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != open {
+		return false
+	}
+	if i = skipSpace(b, i+1); i < len(b) && b[i] == end {
+		return skipSpace(b, i+1) == len(b)
 	}
 	for i < len(b) {
-		end := jsonValueEnd(b, i)
-		if end < 0 {
-			return nil, false
+		var name string
+		if open == '{' {
+			k := jsonValueEnd(b, i)
+			if k < 0 || b[i] != '"' {
+				return false
+			}
+			var ok bool
+			if name, ok = jsonKey(b[i:k]); !ok {
+				return false
+			}
+			if i = skipSpace(b, k); i >= len(b) || b[i] != ':' {
+				return false
+			}
+			i = skipSpace(b, i+1)
 		}
-		out = append(out, b[i:end])
-		if i = skipSpace(b, end); i >= len(b) {
-			return nil, false
+		v := jsonValueEnd(b, i)
+		if v < 0 {
+			return false
 		}
-		if b[i] == ']' {
-			return out, skipSpace(b, i+1) == len(b)
+		each(name, b[i:v])
+		if i = skipSpace(b, v); i >= len(b) {
+			return false
+		}
+		if b[i] == end {
+			return skipSpace(b, i+1) == len(b)
 		}
 		if b[i] != ',' {
-			return nil, false
+			return false
 		}
 		i = skipSpace(b, i+1)
 	}
-	return nil, false
+	return false
 }
 
 // jsonKey is a quoted string's text: as written when it has no escapes and is valid UTF-8, else

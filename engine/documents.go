@@ -128,15 +128,14 @@ func longKey(j []byte) bool {
 		if j[i] != '"' {
 			continue
 		}
-		start := i
-		for i++; i < len(j) && j[i] != '"'; i++ {
-			if j[i] == '\\' {
-				i++
-			}
+		end := jsonStringEnd(j, i)
+		if end < 0 {
+			return false
 		}
-		if i+1 < len(j) && j[i+1] == ':' && i-start+1 > maxSimpleKey {
+		if end < len(j) && j[end] == ':' && end-i > maxSimpleKey {
 			return true
 		}
+		i = end - 1
 	}
 	return false
 }

@@ -11,8 +11,6 @@ import (
 	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/runtime"
-
-	"istio.io/istio/pkg/kube/inject"
 )
 
 // Step is one annotation change the user makes: set Key to Value, or remove Key.
@@ -359,15 +357,15 @@ func (t *Timeline) Text(unified bool) string {
 }
 
 // serialized is every document passed through kube-inject's decode and encode without injecting:
-// Istio's FromRawToObject, then the JSON and YAML marshalling finishChunk applies to an injected
-// output. What it changes in the input, injection did not decide. Kinds Istio does not inject are
+// Istio's FromRawToObject (a copy of what row 0 read, chunk.object), then the JSON and YAML
+// marshalling finishChunk applies to an injected output. What it changes in the input, injection did not decide. Kinds Istio does not inject are
 // written back as given (so nothing to mark); documents it cannot read carry an error and are
 // not compared.
 func serialized(chunks []chunk) []Document {
 	docs := make([]Document, len(chunks))
 	for i, c := range chunks {
 		docs[i] = Document{Index: i + 1, Line: c.line}.withOutput(c.text)
-		obj, err := inject.FromRawToObject(c.raw)
+		obj, err := c.object()
 		if runtime.IsNotRegisteredError(err) {
 			continue
 		}

@@ -80,9 +80,7 @@ func get(t *testing.T, h http.Handler, target string) response {
 
 func postForm(t *testing.T, h http.Handler, form url.Values) response {
 	t.Helper()
-	req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(form.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	return do(t, h, req)
+	return do(t, h, formRequest(form))
 }
 
 func testid(r response, id string) *goquery.Selection {

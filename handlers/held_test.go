@@ -26,6 +26,20 @@ func heldKeys(body string) []string {
 	return keys
 }
 
+// postHeld is the page script's POST of form, holding the regions of the keys held; it must
+// answer 200.
+func postHeld(t *testing.T, h http.Handler, form url.Values, held string) response {
+	t.Helper()
+	req := formRequest(form)
+	req.Header.Set(partialHeader, "1")
+	req.Header.Set(heldHeader, held)
+	r := do(t, h, req)
+	if r.status != http.StatusOK {
+		t.Fatalf("status %d", r.status)
+	}
+	return r
+}
+
 // TestHeldSteps: a fragment sends the kept regions the page holds (by the keys the page's script
 // sends) as empty placeholders, and every other region whole; a key names a region's content,
 // the same in a whole page and in a fragment, so a placeholder stands for exactly what would
@@ -43,11 +57,8 @@ func TestHeldSteps(t *testing.T) {
 	toggle := func(held string, partial bool, header http.Header) response {
 		form := url.Values{"manifest": {deploymentYAML}, "steps": {string(steps)}, "add": {"sidecar.istio.io/proxyCPU"},
 			"v:sidecar.istio.io/proxyCPU": {"150m"}}
-		req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(form.Encode()))
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		if partial {
-			req.Header.Set(partialHeader, "1")
-		}
+		req := formRequest(form)
+		req.Header.Set(partialHeader, "1")
 		if !partial { // a whole page: the link the form redirects to
 			next := append(append([]engine.Step{}, base...), engine.Step{Key: "sidecar.istio.io/proxyCPU", Value: "150m"})
 			req = httptest.NewRequest(http.MethodGet, view{state: State{Manifest: deploymentYAML, Steps: next}, step: -1}.permalink(), nil)
@@ -127,15 +138,7 @@ func TestHeldLabStripMoves(t *testing.T) {
 	}
 	post := func(key, value string) response {
 		form := url.Values{"manifest": {deploy.Manifest}, "steps": {"[]"}, "add": {key}, "v:" + key: {value}}
-		req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(form.Encode()))
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		req.Header.Set(partialHeader, "1")
-		req.Header.Set(heldHeader, strings.Join(heldKeys(first.body), " "))
-		r := do(t, h, req)
-		if r.status != http.StatusOK {
-			t.Fatalf("status %d", r.status)
-		}
-		return r
+		return postHeld(t, h, form, strings.Join(heldKeys(first.body), " "))
 	}
 	// The lab's second step: the current chip moves, so the strip is sent whole.
 	next := post("sidecar.istio.io/proxyCPU", "200m")
@@ -163,15 +166,7 @@ func TestHeldSettingsChange(t *testing.T) {
 	post := func(version string) response {
 		form := url.Values{"manifest": {deploymentYAML}, "steps": {"[]"}, "kubernetesVersion": {version},
 			"add": {"sidecar.istio.io/proxyCPU"}, "v:sidecar.istio.io/proxyCPU": {"150m"}}
-		req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(form.Encode()))
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		req.Header.Set(partialHeader, "1")
-		req.Header.Set(heldHeader, held)
-		r := do(t, h, req)
-		if r.status != http.StatusOK {
-			t.Fatalf("status %d", r.status)
-		}
-		return r
+		return postHeld(t, h, form, held)
 	}
 	same := post(page.doc.Find(`[data-testid="kubernetes-version"]`).AttrOr("value", ""))
 	if f := same.doc.Find("#settings-fields"); !f.Is("[data-keep]") || f.Children().Length() != 0 {

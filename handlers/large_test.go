@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -38,8 +37,7 @@ func newSlowServer(t *testing.T, cfg Config) http.Handler {
 
 func postPartial(t *testing.T, h http.Handler, form url.Values, partial bool) response {
 	t.Helper()
-	req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(form.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req := formRequest(form)
 	if partial {
 		req.Header.Set(partialHeader, "1")
 	}

@@ -155,6 +155,14 @@ func isContextError(err error) bool {
 }
 
 // len reports how many values are cached.
+// has says whether key is kept, without making it more recent.
+func (c *lru[V]) has(key string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.entries[key]
+	return ok
+}
+
 func (c *lru[V]) len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()

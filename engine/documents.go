@@ -219,15 +219,18 @@ func (e *Engine) isolates(p *prepared) bool { return p.install.custom && e.opts.
 // parse reads each of p's documents as Istio's reader does, once, for the rows of a timeline to
 // start from (chunk.parsed): the objects, nil for a document it does not read (an error, a kind
 // Istio does not know), which each row reads again and fails on as before.
-func (p *prepared) parse() []runtime.Object {
+func (p *prepared) parse(ctx context.Context) ([]runtime.Object, error) {
 	out := make([]runtime.Object, len(p.chunks))
 	for i, c := range p.chunks {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		if obj, err := inject.FromRawToObject(c.raw); err == nil {
 			out[i] = obj
 		}
 	}
 	p.useParsed(out)
-	return out
+	return out, nil
 }
 
 // useParsed gives p's documents the objects row 0 read (parse).
@@ -237,18 +240,20 @@ func (p *prepared) useParsed(objs []runtime.Object) {
 	}
 }
 
+// injectAll injects each of p's documents. The deadline is checked before each one: neither
+// Istio's reader nor its injector takes a context, so one document is what runs past it (and
+// a server bounds what one document may cost before it starts: Estimate, Limits).
 func (e *Engine) injectAll(ctx context.Context, p *prepared, ann []annotationChange) ([]Document, error) {
-	e.injections.Add(int64(len(p.chunks)))
 	if e.isolates(p) {
+		e.injections.Add(int64(len(p.chunks)))
 		return e.injectIsolated(ctx, p, ann)
 	}
 	docs := make([]Document, len(p.chunks))
 	for i, c := range p.chunks {
-		if i%64 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
+		if err := ctx.Err(); err != nil {
+			return nil, err
 		}
+		e.injections.Add(1)
 		docs[i] = injectChunk(p.install, p.injector, c, i+1, ann)
 	}
 	return docs, nil

@@ -51,6 +51,8 @@ type Engine struct {
 	opts     Options
 	installs *lru[*Install]
 	steps    *lru[*StepResult]
+	// shapes keeps what Estimate read of the manifests it saw.
+	shapes   *lru[*manifestShape]
 	clusters *clusters
 	def      *Install
 	catalog  *Catalog
@@ -108,6 +110,7 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 		opts:     opts,
 		installs: newLRU(opts.InstallCacheSize, opts.InstallCacheBytes, (*Install).size),
 		steps:    newLRU(opts.StepCacheSize, opts.StepCacheBytes, (*StepResult).size),
+		shapes:   newLRU(1024, 1<<20, (*manifestShape).size),
 		clusters: newClusters(),
 		catalog:  DefaultCatalog(),
 	}

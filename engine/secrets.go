@@ -187,7 +187,11 @@ func (w *secretWalker) node(n *yaml.Node, path, key string) {
 		w.mapping(n, path)
 	case yaml.SequenceNode:
 		for i, c := range n.Content {
-			w.node(c, path+itemKey(c, i), "")
+			p := path
+			if len(path) <= maxEcho {
+				p += itemKey(c, i)
+			}
+			w.node(c, p, "")
 		}
 		if key == "env" {
 			w.env(n, path)
@@ -200,6 +204,16 @@ func (w *secretWalker) node(n *yaml.Node, path, key string) {
 			w.add(n, path, key, kind)
 		}
 	}
+}
+
+// pathKey is path with key k after it, as the diff writes it, until the path is longer than a
+// finding shows it (clip): from there on it stays as it is, so a value nested n levels deep
+// costs n to walk, not n².
+func pathKey(path, k string) string {
+	if len(path) > maxEcho {
+		return path
+	}
+	return joinKey(path, k)
 }
 
 // itemKey names a list item as the diff does: by its name when it has one, else by position.
@@ -225,7 +239,7 @@ func (w *secretWalker) mapping(n *yaml.Node, path string) {
 	at := len(w.hits)
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
-		p := joinKey(path, k.Value)
+		p := pathKey(path, k.Value)
 		if isSecret && (k.Value == "data" || k.Value == "stringData") && v.Kind == yaml.MappingNode {
 			w.secretData(v, p, registry)
 			continue
@@ -249,7 +263,7 @@ func (w *secretWalker) mapping(n *yaml.Node, path string) {
 func (w *secretWalker) secretData(n *yaml.Node, path string, registry bool) {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
-		p := joinKey(path, k.Value)
+		p := pathKey(path, k.Value)
 		if v.Kind != yaml.ScalarNode {
 			w.node(v, p, k.Value)
 			continue
@@ -277,7 +291,7 @@ func (w *secretWalker) annotations(n *yaml.Node, path string) {
 		if strings.HasPrefix(k.Value, "checksum/") && v.Kind == yaml.ScalarNode && !isPrivateKey(v.Value) && !isRegistryCredential(v.Value) {
 			continue
 		}
-		w.node(v, joinKey(path, k.Value), k.Value)
+		w.node(v, pathKey(path, k.Value), k.Value)
 	}
 }
 

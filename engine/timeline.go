@@ -2,8 +2,6 @@ package engine
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -212,19 +210,16 @@ func (e *Engine) Timeline(ctx context.Context, manifest []byte, steps []Step, s 
 		return nil, err
 	}
 	t := &Timeline{Settings: s, Steps: make([]*StepResult, 0, len(steps)+1)}
-	prefix := sha256.New()
-	fmt.Fprintf(prefix, "%s\x00%s\x00", s.key(), p.inHash)
 	var prev *StepResult
-	for k := 0; k <= len(steps); k++ {
-		if k > 0 {
-			fmt.Fprintf(prefix, "%d\x00%s\x00%s\x00", boolInt(steps[k-1].Remove), steps[k-1].Key, steps[k-1].Value)
-		}
-		key := hex.EncodeToString(prefix.Sum(nil))
+	for k, key := range rowKeys(s, p.inHash, steps) {
 		before := prev
 		r, hit, err := e.steps.get(key, func() (*StepResult, error) {
 			var parsed []runtime.Object
 			if k == 0 && !e.isolates(p) {
-				parsed = p.parse()
+				var err error
+				if parsed, err = p.parse(ctx); err != nil {
+					return nil, err
+				}
 			}
 			docs, err := e.injectAll(ctx, p, annotationsAt(steps, k))
 			if err != nil {

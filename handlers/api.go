@@ -92,13 +92,9 @@ func (s *server) handleAPIInject() http.Handler {
 		if err != nil {
 			return err
 		}
-		// The slot is held until the answer is written: encoding a large timeline is work too.
-		release, err := s.acquire(r.Context())
-		if err != nil {
-			return err
-		}
-		defer release()
-		tl, err := s.timelineHeld(r.Context(), State{Manifest: req.Manifest, Steps: req.Steps, Settings: req.Settings})
+		// The slot is held until the answer is written (holdSlots): encoding a large timeline is
+		// work too.
+		tl, err := s.timeline(r.Context(), State{Manifest: req.Manifest, Steps: req.Steps, Settings: req.Settings})
 		if err != nil {
 			return err
 		}

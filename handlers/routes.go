@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -29,6 +30,7 @@ import (
 // Engine is what the handlers need of the engine.
 type Engine interface {
 	Timeline(ctx context.Context, manifest []byte, steps []engine.Step, s engine.Settings) (*engine.Timeline, error)
+	Estimate(ctx context.Context, manifest []byte, steps []engine.Step, s engine.Settings) (engine.Cost, error)
 	Install(ctx context.Context, o engine.InstallOptions) (*engine.Install, error)
 	admission.Workloads
 }
@@ -41,6 +43,16 @@ type Config struct {
 	// up to QueueWait for a slot (default 5 s), then gets 503 with Retry-After.
 	MaxConcurrent int
 	QueueWait     time.Duration
+	// Work bounds one request's work, estimated before it starts (engine.Estimate): deeper or
+	// costlier input is refused with a 422 that says which limit and how to split it (defaults:
+	// 100 levels, 4,000 units — about 2,000 small documents, or 10 through 100 steps, twice).
+	Work engine.Limits
+	// HeavyUnits is the estimate above which a request is heavy (default 200 units, about half
+	// a second of work): heavy requests run HeavySlots at a time (default 1), apart from the
+	// MaxConcurrent slots of the others, so light requests never wait behind heavy ones. Sharing
+	// by cost rather than by address keeps a workshop behind one NAT as fast as one person.
+	HeavyUnits int64
+	HeavySlots int
 	// RequestTimeout bounds one request's work (default 15 s).
 	RequestTimeout time.Duration
 	// RatePerMinute limits requests per client address (default 6000, a workshop behind one
@@ -87,7 +99,20 @@ func New(logger *slog.Logger, eng func() Engine, cfg Config) http.Handler {
 	if cfg.StoreTimeout == 0 {
 		cfg.StoreTimeout = 3 * time.Second
 	}
-	s := &server{log: logger, eng: eng, cfg: cfg, slots: make(chan struct{}, cfg.MaxConcurrent), metrics: newMetrics(eng, cfg.Links),
+	if cfg.Work.MaxDepth == 0 {
+		cfg.Work.MaxDepth = 100
+	}
+	if cfg.Work.MaxUnits == 0 {
+		cfg.Work.MaxUnits = 4000
+	}
+	if cfg.HeavyUnits == 0 {
+		cfg.HeavyUnits = 200
+	}
+	if cfg.HeavySlots == 0 {
+		cfg.HeavySlots = 1
+	}
+	s := &server{log: logger, eng: eng, cfg: cfg, metrics: newMetrics(eng, cfg.Links),
+		slots: make(chan struct{}, cfg.MaxConcurrent), heavy: make(chan struct{}, cfg.HeavySlots),
 		statics: pageStatics{panel: sync.OnceValue(func() templ.Component { return renderPanel(annotationGroups(engine.DefaultCatalog())) }), lab: sync.OnceValue(newLabPath)}}
 	r := chi.NewRouter()
 	r.Use(s.metrics.observe)
@@ -107,16 +132,17 @@ func New(logger *slog.Logger, eng func() Engine, cfg Config) http.Handler {
 	// against theirs, every other request against the read limit.
 	reads := s.rateLimit(cfg.RatePerMinute, "errors.rate.requests")
 	writes := s.rateLimit(cfg.WriteRatePerMinute, "errors.rate.links")
-	r.With(writes, s.refuseCrossSite, s.requireEngine(htmlErrors)).Post("/share", s.handleShare().ServeHTTP)
-	r.With(writes, s.refuseCrossSite, s.requireEngine(jsonErrors)).Post("/api/v1/share", s.handleAPIShare().ServeHTTP)
+	r.With(writes, s.refuseCrossSite, s.requireEngine(htmlErrors), s.holdSlots).Post("/share", s.handleShare().ServeHTTP)
+	r.With(writes, s.refuseCrossSite, s.requireEngine(jsonErrors), s.holdSlots).Post("/api/v1/share", s.handleAPIShare().ServeHTTP)
 	r.Group(func(r chi.Router) {
 		r.Use(reads, s.refuseCrossSite)
 		r.Handle("/static/*", http.StripPrefix("/static/", static.Handler()))
 		r.Post("/lang", s.handleLanguage().ServeHTTP)
 
-		// Everything made from a state needs the engine: 503 pages until it is ready.
+		// Everything made from a state needs the engine: 503 pages until it is ready; its work
+		// holds a work slot until its answer is written (holdSlots).
 		r.Group(func(r chi.Router) {
-			r.Use(s.requireEngine(htmlErrors))
+			r.Use(s.requireEngine(htmlErrors), s.holdSlots)
 			r.Get("/", s.handlePlayground().ServeHTTP)
 			r.Post("/", s.handleForm().ServeHTTP)
 			r.Get("/download", s.handleDownload().ServeHTTP)
@@ -138,7 +164,7 @@ func New(logger *slog.Logger, eng func() Engine, cfg Config) http.Handler {
 		})
 
 		r.Route("/api/v1", func(r chi.Router) {
-			r.With(s.requireEngine(jsonErrors)).Post("/inject", s.handleAPIInject().ServeHTTP)
+			r.With(s.requireEngine(jsonErrors), s.holdSlots).Post("/inject", s.handleAPIInject().ServeHTTP)
 			// The catalog and the version are compiled in: they answer before the engine is ready.
 			r.Get("/annotations", s.handleAPIAnnotations().ServeHTTP)
 			r.Get("/version", s.handleAPIVersion().ServeHTTP)
@@ -157,10 +183,10 @@ type server struct {
 	// behind requireEngine, so handlers call it without checking.
 	eng func() Engine
 	cfg Config
-	// slots bounds concurrent injections.
-	slots   chan struct{}
-	metrics *metrics
-	statics pageStatics
+	// slots bounds concurrent light requests' work, heavy concurrent heavy ones' (see hold).
+	slots, heavy chan struct{}
+	metrics      *metrics
+	statics      pageStatics
 	// secretTotals memoises the secret scan of long links' manifests.
 	secretTotals secretTotals
 	// admitter runs the Cluster view's admissions on the engine, made on first use.
@@ -168,9 +194,12 @@ type server struct {
 	admitter  *admission.Admitter
 }
 
-// admit runs the cluster's admission path for a state (see package admission), for a caller
-// holding a slot.
+// admit runs the cluster's admission path for a state (see package admission), inside the
+// request's hold on the work slots (see work).
 func (s *server) admit(ctx context.Context, st State) ([]admission.Result, error) {
+	if err := s.work(ctx, st); err != nil {
+		return nil, err
+	}
 	s.admitOnce.Do(func() { s.admitter = admission.New(s.eng()) })
 	return s.admitter.Admit(ctx, []byte(st.Manifest), st.Steps, st.Settings)
 }
@@ -193,40 +222,97 @@ func compressor() *middleware.Compressor {
 
 var errBusy = httpError{status: http.StatusServiceUnavailable, id: "errors.busy"}
 
-// timeline runs the engine within the bound on concurrent injections (see acquire).
+// timeline runs the engine on a state, inside the request's hold on the work slots (see work).
 func (s *server) timeline(ctx context.Context, st State) (*engine.Timeline, error) {
-	release, err := s.acquire(ctx)
-	if err != nil {
+	if err := s.work(ctx, st); err != nil {
 		return nil, err
 	}
-	defer release()
-	return s.timelineHeld(ctx, st)
+	return s.eng().Timeline(ctx, []byte(st.Manifest), st.Steps, st.Settings)
 }
 
-// acquire takes one of the injection slots, waiting up to QueueWait, then answers 503
-// (appHandler adds Retry-After). A caller that also encodes a large answer holds the slot until
-// it is written, so that the encoding is inside the bound too.
-func (s *server) acquire(ctx context.Context) (release func(), err error) {
+// work checks what a state will cost before any of it is done, and holds a work slot for the
+// rest of the request in the lane that cost chooses. A state holds no more than a POST may carry
+// (--max-body), however it came: a link's state inflates up to 4 MiB otherwise (413). Then the
+// estimate: deeper or costlier than Config.Work allows is a 422 that says which limit; over
+// HeavyUnits, the request is heavy (see hold).
+func (s *server) work(ctx context.Context, st State) error {
+	if n := st.size(); n > s.cfg.MaxBodyBytes {
+		return httpError{status: http.StatusRequestEntityTooLarge, id: "errors.state-too-large",
+			args: []any{"Size", byteCount(n), "Limit", byteCount(s.cfg.MaxBodyBytes), "Flag", "--max-body"}}
+	}
+	cost, err := s.eng().Estimate(ctx, []byte(st.Manifest), st.Steps, st.Settings)
+	if err != nil {
+		return err
+	}
+	if err := s.cfg.Work.Check(cost); err != nil {
+		return err
+	}
+	return s.hold(ctx, cost.Units > s.cfg.HeavyUnits)
+}
+
+// holdKey is the context key of a request's hold on the work slots.
+type holdKey struct{}
+
+// slotHold is what a request holds of the work slots: a light slot, a heavy one, or none yet.
+// It is taken by the request's first piece of engine work (hold) and given back when its answer
+// has been written (holdSlots), so rendering and encoding a large answer count as work too.
+type slotHold struct {
+	mu           sync.Mutex
+	light, heavy bool
+}
+
+// holdSlots gives each request a hold on the work slots, released once the answer is written.
+func (s *server) holdSlots(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := &slotHold{}
+		defer func() {
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			if h.light {
+				<-s.slots
+			}
+			if h.heavy {
+				<-s.heavy
+			}
+		}()
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), holdKey{}, h)))
+	})
+}
+
+// hold takes a work slot for the request, in the heavy lane when heavy is set, waiting up to
+// QueueWait, then answers 503 (appHandler adds Retry-After). A request holds at most one slot of
+// each lane: a heavy slot covers light work, and a light one is upgraded when later work of the
+// same request is heavy (a compare of a light and a heavy state). A heavy holder never waits for
+// a light slot, so two requests never wait for each other.
+func (s *server) hold(ctx context.Context, heavy bool) error {
+	h, _ := ctx.Value(holdKey{}).(*slotHold)
+	if h == nil {
+		return errors.New("handlers: engine work outside holdSlots")
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.heavy || (h.light && !heavy) {
+		return nil
+	}
+	lane := s.slots
+	if heavy {
+		lane = s.heavy
+	}
 	wait := time.NewTimer(s.cfg.QueueWait)
 	defer wait.Stop()
 	select {
-	case s.slots <- struct{}{}:
-		return func() { <-s.slots }, nil
+	case lane <- struct{}{}:
 	case <-wait.C:
-		return nil, errBusy
+		return errBusy
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return ctx.Err()
 	}
-}
-
-// timelineHeld runs the engine for a caller holding a slot. A state holds no more than a POST
-// may carry (--max-body), however it came: a link's state inflates up to 4 MiB otherwise.
-func (s *server) timelineHeld(ctx context.Context, st State) (*engine.Timeline, error) {
-	if n := st.size(); n > s.cfg.MaxBodyBytes {
-		return nil, httpError{status: http.StatusRequestEntityTooLarge, id: "errors.state-too-large",
-			args: []any{"Size", byteCount(n), "Limit", byteCount(s.cfg.MaxBodyBytes), "Flag", "--max-body"}}
+	if heavy {
+		h.heavy = true
+	} else {
+		h.light = true
 	}
-	return s.eng().Timeline(ctx, []byte(st.Manifest), st.Steps, st.Settings)
+	return nil
 }
 
 // handleNotFound answers a path no route has, as a page.

@@ -1,0 +1,186 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// deepPods are n Pods, each with a top-level value nested depth lists deep: a few KB of brackets
+// that every layer walking a value pays for per level (issue 21's four-link attack).
+func deepPods(n, depth int) string {
+	docs := make([]string, n)
+	for i := range docs {
+		docs[i] = fmt.Sprintf("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p%d\nspec:\n  containers:\n  - name: app\n    image: nginx\nextra: %s%s\n",
+			i, strings.Repeat("[", depth), strings.Repeat("]", depth))
+	}
+	return strings.Join(docs, "---\n")
+}
+
+// smallPods are n Pods of one container each.
+func smallPods(n int) string {
+	docs := make([]string, n)
+	for i := range docs {
+		docs[i] = fmt.Sprintf("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p%d\nspec:\n  containers:\n  - name: app\n    image: nginx\n", i)
+	}
+	return strings.Join(docs, "---\n")
+}
+
+// cpuSteps are n steps that each set the proxy's CPU request to another value.
+func cpuSteps(n int) []Step {
+	steps := make([]Step, n)
+	for i := range steps {
+		steps[i] = Step{Key: "sidecar.istio.io/proxyCPU", Value: fmt.Sprintf("%dm", 100+i)}
+	}
+	return steps
+}
+
+// TestEstimateDepth: the nesting is measured as the parser reads it — block and flow
+// collections, aliases followed — and Limits.Check refuses only what is deeper than its bound,
+// naming the document and its line.
+func TestEstimateDepth(t *testing.T) {
+	e := testEngine(t)
+	// An alias chain: each anchor holds the one before inside 30 lists, so the text nests 30
+	// deep and the value, as a reader builds it, 2 + 4 × 30.
+	var chain strings.Builder
+	chain.WriteString("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  a0: &a0 x\n")
+	for i := 1; i <= 4; i++ {
+		fmt.Fprintf(&chain, "  a%d: &a%d %s*a%d%s\n", i, i, strings.Repeat("[", 30), i-1, strings.Repeat("]", 30))
+	}
+	// A block-style value 60 maps deep, as a large CRD's schema is.
+	var crd strings.Builder
+	crd.WriteString("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: crd\ndata:\n")
+	for i := range 58 {
+		fmt.Fprintf(&crd, "%sk%d:\n", strings.Repeat("  ", i+1), i)
+	}
+	fmt.Fprintf(&crd, "%sleaf: x\n", strings.Repeat("  ", 59))
+	limits := Limits{MaxDepth: 100}
+	for _, c := range []struct {
+		name      string
+		manifest  string
+		depth     int
+		refused   bool
+		doc, line int
+	}{
+		{"a Deployment", readFileString(t, "testdata/corpus/deployment.yaml"), 0, false, 0, 0},
+		{"a CRD-like 60 levels", crd.String(), 60, false, 1, 1},
+		{"at the bound", deepPods(1, 99), 100, false, 1, 1},
+		{"one past it", deepPods(1, 100), 101, true, 1, 1},
+		{"the attack's 9,000", smallPods(1) + "\n---\n" + deepPods(2, 9000), 9001, true, 2, 11},
+		{"aliases followed", chain.String(), 122, true, 1, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cost, err := e.Estimate(context.Background(), []byte(c.manifest), nil, Settings{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.depth > 0 && cost.Depth != c.depth {
+				t.Errorf("depth %d, want %d", cost.Depth, c.depth)
+			}
+			if c.depth == 0 && (cost.Depth < 5 || cost.Depth > 20) {
+				t.Errorf("a Deployment nests %d deep, want about 15", cost.Depth)
+			}
+			err = limits.Check(cost)
+			var ie *InputError
+			if got := errors.As(err, &ie); got != c.refused {
+				t.Fatalf("refused: %v, want %v (%v)", got, c.refused, err)
+			}
+			if c.refused && (ie.ID != "too-deep" || ie.Doc != c.doc || ie.Line != c.line || !strings.Contains(ie.Msg, fmt.Sprintf("nest %d levels", c.depth))) {
+				t.Errorf("the refusal: %+v, want too-deep at document %d, line %d", ie, c.doc, c.line)
+			}
+		})
+	}
+}
+
+func readFileString(t *testing.T, path string) string { return string(readFile(t, path)) }
+
+// TestEstimateRows: only the rows not memoised cost work; a document costs a unit per 4 KiB
+// begun, per row.
+func TestEstimateRows(t *testing.T) {
+	e := testEngine(t)
+	m := []byte(smallPods(3) + "\n# estimate rows\n")
+	cost, err := e.Estimate(context.Background(), m, cpuSteps(4), Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cost.Documents != 3 || cost.Rows != 5 || cost.Units != 15 {
+		t.Fatalf("before any row is made: %+v, want 3 documents, 5 rows, 15 units", cost)
+	}
+	if _, err := e.Timeline(context.Background(), m, cpuSteps(3), Settings{}); err != nil {
+		t.Fatal(err)
+	}
+	if cost, _ = e.Estimate(context.Background(), m, cpuSteps(4), Settings{}); cost.Rows != 1 || cost.Units != 3 {
+		t.Fatalf("with rows 0-3 memoised: %+v, want 1 row, 3 units", cost)
+	}
+	big := []byte(smallPods(1) + "\n# " + strings.Repeat("x", 9000) + "\n")
+	if cost, _ = e.Estimate(context.Background(), big, nil, Settings{}); cost.Units != 3 {
+		t.Fatalf("a 9 KB document: %d units, want 3", cost.Units)
+	}
+}
+
+// TestLimitsCostly: past MaxUnits the refusal says the numbers and how many documents fit.
+func TestLimitsCostly(t *testing.T) {
+	l := Limits{MaxUnits: 4000}
+	if err := l.Check(Cost{Documents: 10, Rows: 101, Units: 1010}); err != nil {
+		t.Fatalf("under the bound: %v", err)
+	}
+	err := l.Check(Cost{Documents: 2000, Rows: 3, Units: 6000})
+	var ie *InputError
+	if !errors.As(err, &ie) || ie.ID != "too-costly" || ie.Params["fit"] != "1333" || !strings.Contains(ie.Msg, "parts of about 1333 documents") {
+		t.Fatalf("over the bound: %#v", err)
+	}
+}
+
+// expiring is a context whose deadline passes once the engine has injected `after` more
+// documents: a deadline in units of work, not of the machine's time.
+type expiring struct {
+	context.Context
+	e            *Engine
+	start, after int64
+	once         sync.Once
+	done         chan struct{}
+}
+
+func newExpiring(e *Engine, after int64) *expiring {
+	return &expiring{Context: context.Background(), e: e, start: e.Stats().Injections, after: after, done: make(chan struct{})}
+}
+
+func (c *expiring) Err() error {
+	if c.e.Stats().Injections-c.start >= c.after {
+		c.once.Do(func() { close(c.done) })
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+func (c *expiring) Done() <-chan struct{} { _ = c.Err(); return c.done }
+
+// TestDeadlineBetweenDocuments: once the deadline has passed, the engine injects no further
+// document — the one document running when it passed is all that outlives it (neither Istio's
+// reader nor its injector takes a context). Held on issue 21's inputs: 2,000 Pods in one row,
+// and 10 Pods through 100 steps.
+func TestDeadlineBetweenDocuments(t *testing.T) {
+	e := testEngine(t)
+	for _, c := range []struct {
+		name     string
+		manifest string
+		steps    []Step
+	}{
+		{"2,000 Pods", smallPods(2000) + "\n# deadline\n", nil},
+		{"10 Pods through 100 steps", smallPods(10) + "\n# deadline\n", cpuSteps(100)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := newExpiring(e, 25)
+			_, err := e.Timeline(ctx, []byte(c.manifest), c.steps, Settings{})
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("want the deadline's error, got %v", err)
+			}
+			if n := e.Stats().Injections - ctx.start; n != 25 {
+				t.Fatalf("%d documents injected; the deadline passed at the 25th", n)
+			}
+		})
+	}
+}

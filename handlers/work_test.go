@@ -1,0 +1,120 @@
+package handlers
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sidecarlab/sidecarlab/engine"
+)
+
+// workPods are n Pods of one container each; with depth > 0 each also carries a top-level value
+// nested depth lists deep (issue 21: 45 of them, 9,000 deep, in a 2 KB link, cost 12.6 CPU-seconds).
+func workPods(n, depth int) string {
+	docs := make([]string, n)
+	for i := range docs {
+		docs[i] = fmt.Sprintf("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p%d\nspec:\n  containers:\n  - name: app\n    image: nginx\n", i)
+		if depth > 0 {
+			docs[i] += "extra: " + strings.Repeat("[", depth) + strings.Repeat("]", depth) + "\n"
+		}
+	}
+	return strings.Join(docs, "---\n")
+}
+
+// cpuSteps are n steps that each set the proxy's CPU request to another value.
+func cpuSteps(n int) []engine.Step {
+	steps := make([]engine.Step, n)
+	for i := range steps {
+		steps[i] = engine.Step{Key: "sidecar.istio.io/proxyCPU", Value: fmt.Sprintf("%dm", 100+i)}
+	}
+	return steps
+}
+
+// holdingEngine is the real engine, except that a manifest holding "# hold" waits in Timeline
+// until released, as a long injection does.
+type holdingEngine struct {
+	Engine
+	started, release chan struct{}
+}
+
+func (h holdingEngine) Timeline(ctx context.Context, m []byte, st []engine.Step, s engine.Settings) (*engine.Timeline, error) {
+	if bytes.Contains(m, []byte("# hold")) {
+		h.started <- struct{}{}
+		<-h.release
+	}
+	return h.Engine.Timeline(ctx, m, st, s)
+}
+
+// TestHeavyLane: a request whose estimate is heavy runs in its own lane, so light requests are
+// answered while it runs; a second heavy one waits for the heavy lane, not for the light slots;
+// what cannot run at all (too deep, too costly) is refused at once with a 422, busy or not.
+func TestHeavyLane(t *testing.T) {
+	newServer(t)
+	he := holdingEngine{Engine: eng, started: make(chan struct{}, 1), release: make(chan struct{})}
+	h := New(testLogger(), func() Engine { return he }, Config{MaxConcurrent: 1, QueueWait: 50 * time.Millisecond})
+	done := make(chan response)
+	go func() { done <- get(t, h, stateLink(t, State{Manifest: workPods(300, 0) + "\n# hold\n"})) }()
+	<-he.started // the heavy lane's one slot is taken
+
+	if r := get(t, h, stateLink(t, State{Manifest: deploymentYAML})); r.status != http.StatusOK {
+		t.Fatalf("a light request beside a heavy one: %d, want 200", r.status)
+	}
+	// 10 Pods through 100 steps (a 6.4 KB POST in the issue) is heavy: it waits for the heavy
+	// lane and gets 503 with Retry-After.
+	if status, body, _ := postAPI(t, h, "", InjectRequest{Manifest: workPods(10, 0), Steps: cpuSteps(100)}); status != http.StatusServiceUnavailable {
+		t.Fatalf("a second heavy request: %d, want 503: %.300s", status, body)
+	}
+	// 2,000 Pods (a 7.5 KB link in the issue) too.
+	if r := get(t, h, stateLink(t, State{Manifest: workPods(2000, 0)})); r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" {
+		t.Fatalf("2,000 Pods beside a heavy request: %d %v, want 503 with Retry-After", r.status, r.header)
+	}
+	close(he.release)
+	if first := <-done; first.status != http.StatusOK {
+		t.Fatalf("the heavy request: %d", first.status)
+	}
+	if r := get(t, h, stateLink(t, State{Manifest: workPods(200, 0) + "\n# another\n"})); r.status != http.StatusOK {
+		t.Fatalf("a heavy request with the lane free: %d", r.status)
+	}
+}
+
+// TestWorkLimits: what is deeper or costlier than the server's bounds is refused before any of
+// it runs, with a 422 that names the limit (and, for a deep value, the document and line) on
+// the page and in the API; what is within them runs.
+func TestWorkLimits(t *testing.T) {
+	h := newServer(t)
+	deep := workPods(45, 9000)
+	for _, c := range []struct {
+		name   string
+		state  State
+		status int
+		words  string
+	}{
+		{"45 Pods nested 9,000 deep", State{Manifest: deep}, http.StatusUnprocessableEntity, "nest 9001 levels deep; at most 100"},
+		{"one Pod nested 100 deep", State{Manifest: workPods(1, 99)}, http.StatusOK, ""},
+		{"2,000 Pods through 2 steps", State{Manifest: workPods(2000, 0), Steps: cpuSteps(2)}, http.StatusUnprocessableEntity, "6000 units of work; at most 4000 fit in one request: split the manifest into parts of about 1333 documents"},
+		{"10 Pods through 100 steps", State{Manifest: workPods(10, 0), Steps: cpuSteps(100)}, http.StatusOK, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := get(t, h, stateLink(t, c.state))
+			if r.status != c.status {
+				t.Fatalf("page: %d, want %d: %.300s", r.status, c.status, r.body)
+			}
+			if c.words != "" && !strings.Contains(r.doc.Text(), c.words) {
+				t.Fatalf("the page does not say %q: %.500s", c.words, r.doc.Find(`[data-testid="error-message"]`).Text())
+			}
+			status, body, _ := postAPI(t, h, "?include=changes", InjectRequest{Manifest: c.state.Manifest, Steps: c.state.Steps})
+			if status != c.status || (c.words != "" && !strings.Contains(body, c.words)) {
+				t.Fatalf("API: %d, want %d saying %q: %.300s", status, c.status, c.words, body)
+			}
+		})
+	}
+	// The deep document is named with its line.
+	if status, body, _ := postAPI(t, h, "", InjectRequest{Manifest: workPods(2, 0) + "\n---\n" + deep}); status != http.StatusUnprocessableEntity ||
+		!strings.Contains(body, `"doc": 3,`) || !strings.Contains(body, `"line": 20,`) {
+		t.Fatalf("the deep document's place: %d %.400s", status, body)
+	}
+}

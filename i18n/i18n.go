@@ -2,7 +2,8 @@
 // catalogs (locales/AREA.LANG.toml, read by go-i18n, with CLDR's plural rules); this package
 // chooses the language (a ?lang= parameter, the remembered choice, the Accept-Language header,
 // negotiated with x/text's matcher) and hands the edges — the pages, the API's human text, the
-// CLI — a Localizer. The engine never sees a language: it reports ids and parameters.
+// CLI — a Localizer. The engine never sees a language: it reports ids and parameters. Nothing is
+// parsed at start: a catalog is read when one of its messages is first worded.
 package i18n
 
 import (
@@ -11,6 +12,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -36,42 +38,66 @@ var Names = map[string]string{"en": "English", "ja": "日本語", "ko": "한국�
 // Default is the language used when nothing else decides.
 const Default = "en"
 
-var (
-	bundle  *goi18n.Bundle
-	matcher = language.NewMatcher(Languages)
-	locs    = map[string]*Localizer{}
-)
+// matcher matches a reader's languages to the ones sidecarlab speaks; made when first used.
+var matcher = sync.OnceValue(func() language.Matcher { return language.NewMatcher(Languages) })
 
-func init() {
-	b, err := load(catalogs)
-	if err != nil {
-		panic(err) // the catalogs are embedded: a broken one fails every test
+// Match is the language sidecarlab speaks that best fits tags (x/text's matcher), English when
+// none fits.
+func Match(tags ...language.Tag) string {
+	_, i, conf := matcher().Match(tags...)
+	if conf == language.No {
+		return Default
 	}
-	bundle = b
-	for _, code := range Codes {
-		locs[code] = newLocalizer(b, code)
-	}
+	return Codes[i]
 }
 
-func newLocalizer(b *goi18n.Bundle, code string) *Localizer {
-	return &Localizer{code: code, l: goi18n.NewLocalizer(b, code)}
+// locs are the Localizers of Codes, in that order. Making them reads no catalog: a catalog is
+// parsed when one of its messages is first asked for, so a run of the CLI parses one language's
+// CLI messages, not every catalog (that was ~30 ms and 6 MB at every start).
+var locs = sync.OnceValue(func() []*Localizer {
+	out := make([]*Localizer, len(Codes))
+	for i, code := range Codes {
+		var fallback *Localizer
+		if i > 0 {
+			fallback = out[0] // English
+		}
+		out[i] = newLocalizer(catalogs, code, fallback)
+	}
+	return out
+})
+
+// newLocalizer is the Localizer of code over the catalogs in fsys (locales/AREA.LANG.toml). A
+// message its catalogs lack is worded by fallback's (English's), when there is one.
+func newLocalizer(fsys fs.FS, code string, fallback *Localizer) *Localizer {
+	l := &Localizer{code: code, fallback: fallback, areas: map[string]func() (*goi18n.Localizer, error){}}
+	names, _ := fs.Glob(fsys, "locales/*."+code+".toml") // the pattern is well-formed: no error
+	for _, name := range names {
+		area := strings.TrimSuffix(path.Base(name), "."+code+".toml")
+		l.areas[area] = sync.OnceValues(func() (*goi18n.Localizer, error) {
+			b, err := load(fsys, code, name)
+			if err != nil {
+				return nil, err
+			}
+			return goi18n.NewLocalizer(b, code), nil
+		})
+	}
+	return l
 }
 
-func load(fsys fs.FS) (*goi18n.Bundle, error) {
-	b := goi18n.NewBundle(language.English)
-	b.RegisterUnmarshalFunc("toml", tomlUnmarshal)
-	names, err := fs.Glob(fsys, "locales/*.toml")
+// load parses one catalog file into a bundle of its own language.
+func load(fsys fs.FS, code, name string) (*goi18n.Bundle, error) {
+	tag, err := language.Parse(code)
 	if err != nil {
 		return nil, err
 	}
-	for _, name := range names {
-		data, err := fs.ReadFile(fsys, name)
-		if err != nil {
-			return nil, err
-		}
-		if _, err := b.ParseMessageFileBytes(data, path.Base(name)); err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
+	b := goi18n.NewBundle(tag)
+	b.RegisterUnmarshalFunc("toml", tomlUnmarshal)
+	data, err := fs.ReadFile(fsys, name)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := b.ParseMessageFileBytes(data, path.Base(name)); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return b, nil
 }
@@ -80,17 +106,24 @@ func load(fsys fs.FS) (*goi18n.Bundle, error) {
 // per language, shared.
 type Localizer struct {
 	code string
-	l    *goi18n.Localizer
+	// areas are the language's catalogs by area, each parsed when first used: a message's id
+	// starts with its area (cli.version.short is in cli.LANG.toml; TestCatalogs checks).
+	areas map[string]func() (*goi18n.Localizer, error)
+	// fallback is the Localizer that words what this one's catalogs lack; nil for English.
+	fallback *Localizer
 	// plain are the messages without parameters, worded once.
 	plain sync.Map // id → string
 }
 
 // For is the Localizer of a language code (en, ja, ko); any other code gets English.
 func For(code string) *Localizer {
-	if l, ok := locs[code]; ok {
-		return l
+	all := locs()
+	for i, c := range Codes {
+		if c == code {
+			return all[i]
+		}
 	}
-	return locs[Default]
+	return all[0]
 }
 
 // Lang is the language's code: en, ja or ko.
@@ -131,14 +164,33 @@ func (l *Localizer) N(id string, count int, kv ...any) string {
 }
 
 func (l *Localizer) localize(c *goi18n.LocalizeConfig) string {
-	s, err := l.l.Localize(c)
+	area, _, _ := strings.Cut(c.MessageID, ".")
+	load, ok := l.areas[area]
+	if !ok {
+		return l.missing(c, fmt.Errorf("no catalog %s.%s.toml", area, l.code))
+	}
+	gl, err := load()
 	if err != nil {
-		recordMissing(l.code, c.MessageID, err)
+		return l.missing(c, err)
+	}
+	s, err := gl.Localize(c)
+	if err != nil {
 		if s == "" {
-			return c.MessageID
+			return l.missing(c, err)
 		}
+		recordMissing(l.code, c.MessageID, err)
 	}
 	return s
+}
+
+// missing records a message this language could not word, and words it in English instead
+// (its id when English cannot either).
+func (l *Localizer) missing(c *goi18n.LocalizeConfig, err error) string {
+	recordMissing(l.code, c.MessageID, err)
+	if l.fallback != nil {
+		return l.fallback.localize(c)
+	}
+	return c.MessageID
 }
 
 func pairs(kv []any) map[string]any {
@@ -187,7 +239,7 @@ func Missing() []string {
 // header by x/text's matcher; English when none of them names a language we speak.
 func Negotiate(query, cookie, acceptLanguage string) string {
 	for _, c := range []string{query, cookie} {
-		if _, ok := locs[c]; ok {
+		if slices.Contains(Codes, c) {
 			return c
 		}
 	}
@@ -204,11 +256,7 @@ func Negotiate(query, cookie, acceptLanguage string) string {
 	if err != nil || len(tags) == 0 {
 		return Default
 	}
-	_, i, conf := matcher.Match(tags...)
-	if conf == language.No {
-		return Default
-	}
-	return Codes[i]
+	return Match(tags...)
 }
 
 // maxAcceptLanguage bounds the header read: a browser sends well under 200 bytes.
@@ -226,7 +274,7 @@ func FromContext(ctx context.Context) *Localizer {
 	if l, ok := ctx.Value(ctxKey{}).(*Localizer); ok {
 		return l
 	}
-	return locs[Default]
+	return For(Default)
 }
 
 func tomlUnmarshal(data []byte, v any) error { return toml.Unmarshal(data, v) }

@@ -2,11 +2,13 @@ package i18n
 
 import (
 	"io/fs"
+	"maps"
 	"path"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"testing/fstest"
 
@@ -38,19 +40,20 @@ func readCatalogs(t *testing.T, fsys fs.FS) (map[string]catalog, []string) {
 			continue
 		}
 		data, _ := fs.ReadFile(fsys, name)
-		b := goi18n.NewBundle(language.English)
 		mf, err := goi18n.ParseMessageFileBytes(data, base, map[string]goi18n.UnmarshalFunc{"toml": tomlUnmarshal})
 		if err != nil {
 			problems = append(problems, base+": "+err.Error())
 			continue
 		}
-		_ = b
 		c := cats[parts[1]]
 		if c == nil {
 			c = catalog{}
 			cats[parts[1]] = c
 		}
 		for _, m := range mf.Messages {
+			if !strings.HasPrefix(m.ID, parts[0]+".") {
+				problems = append(problems, base+": "+m.ID+" does not start with the file's area, "+parts[0]+".")
+			}
 			if prev, ok := c[m.ID]; ok {
 				problems = append(problems, base+": "+m.ID+" is already defined in "+prev.file)
 			}
@@ -197,25 +200,26 @@ func TestCatalogs(t *testing.T) {
 // TestCatalogsCheck: the check trips on each kind of mistake, and passes a good set.
 func TestCatalogsCheck(t *testing.T) {
 	good := fstest.MapFS{
-		"locales/a.en.toml": {Data: []byte("x = \"Set `a` to {{.V}}\"\n[n]\none = \"{{.Count}} pod\"\nother = \"{{.Count}} pods\"\n")},
-		"locales/a.ja.toml": {Data: []byte("x = \"`a` を {{.V}} に\"\n[n]\nother = \"Pod {{.Count}} 個\"\n")},
-		"locales/a.ko.toml": {Data: []byte("x = \"`a`를 {{.V}}(으)로\"\n[n]\nother = \"파드 {{.Count}}개\"\n")},
+		"locales/a.en.toml": {Data: []byte("[a]\nx = \"Set `a` to {{.V}}\"\n[a.n]\none = \"{{.Count}} pod\"\nother = \"{{.Count}} pods\"\n")},
+		"locales/a.ja.toml": {Data: []byte("[a]\nx = \"`a` を {{.V}} に\"\n[a.n]\nother = \"Pod {{.Count}} 個\"\n")},
+		"locales/a.ko.toml": {Data: []byte("[a]\nx = \"`a`를 {{.V}}(으)로\"\n[a.n]\nother = \"파드 {{.Count}}개\"\n")},
 	}
 	if p := checkCatalogs(t, good); len(p) != 0 {
 		t.Fatalf("a good set has problems: %q", p)
 	}
 	for name, c := range map[string]struct{ file, data, want string }{
-		"missing":         {"locales/a.ko.toml", "[n]\nother = \"파드 {{.Count}}개\"\n", "ko x: missing"},
-		"extra":           {"locales/a.ja.toml", "x = \"`a` を {{.V}} に\"\ny = \"余分\"\n[n]\nother = \"{{.Count}}\"\n", "ja y: not in the English catalog"},
-		"placeholder":     {"locales/a.ja.toml", "x = \"`a` を {{.W}} に\"\n[n]\nother = \"{{.Count}}\"\n", "ja x: placeholders W, English has V"},
-		"unused":          {"locales/a.ja.toml", "x = \"`a` を変更\"\n[n]\nother = \"{{.Count}}\"\n", "ja x: placeholders , English has V"},
-		"code translated": {"locales/a.ja.toml", "x = \"`エー` を {{.V}} に\"\n[n]\nother = \"{{.Count}}\"\n", "ja x: quoted code"},
-		"not plain":       {"locales/a.ja.toml", "x = \"`a` を {{.V | printf \\\"%q\\\"}} に\"\n[n]\nother = \"{{.Count}}\"\n", "is not a plain"},
-		"plural form":     {"locales/a.ja.toml", "x = \"`a` を {{.V}} に\"\n[n]\none = \"{{.Count}}\"\nother = \"{{.Count}}\"\n", "ja n: plural form one is not ja's"},
-		"plural missing":  {"locales/a.en.toml", "x = \"Set `a` to {{.V}}\"\n[n]\nzero = \"{{.Count}} pods\"\nother = \"{{.Count}} pods\"\n", "en n: plural form one missing"},
-		"duplicate":       {"locales/b.en.toml", "x = \"Set `a` to {{.V}}\"\n", "b.en.toml: x is already defined in a.en.toml"},
-		"bad name":        {"locales/b.de.toml", "x = \"y\"\n", "b.de.toml: not AREA.LANG.toml"},
-		"unclosed code":   {"locales/a.ja.toml", "x = \"`a を {{.V}} に\"\n[n]\nother = \"{{.Count}}\"\n", "ja x: an unclosed `"},
+		"missing":         {"locales/a.ko.toml", "[a.n]\nother = \"파드 {{.Count}}개\"\n", "ko a.x: missing"},
+		"extra":           {"locales/a.ja.toml", "[a]\nx = \"`a` を {{.V}} に\"\ny = \"余分\"\n[a.n]\nother = \"{{.Count}}\"\n", "ja a.y: not in the English catalog"},
+		"placeholder":     {"locales/a.ja.toml", "[a]\nx = \"`a` を {{.W}} に\"\n[a.n]\nother = \"{{.Count}}\"\n", "ja a.x: placeholders W, English has V"},
+		"unused":          {"locales/a.ja.toml", "[a]\nx = \"`a` を変更\"\n[a.n]\nother = \"{{.Count}}\"\n", "ja a.x: placeholders , English has V"},
+		"code translated": {"locales/a.ja.toml", "[a]\nx = \"`エー` を {{.V}} に\"\n[a.n]\nother = \"{{.Count}}\"\n", "ja a.x: quoted code"},
+		"not plain":       {"locales/a.ja.toml", "[a]\nx = \"`a` を {{.V | printf \\\"%q\\\"}} に\"\n[a.n]\nother = \"{{.Count}}\"\n", "is not a plain"},
+		"plural form":     {"locales/a.ja.toml", "[a]\nx = \"`a` を {{.V}} に\"\n[a.n]\none = \"{{.Count}}\"\nother = \"{{.Count}}\"\n", "ja a.n: plural form one is not ja's"},
+		"plural missing":  {"locales/a.en.toml", "[a]\nx = \"Set `a` to {{.V}}\"\n[a.n]\nzero = \"{{.Count}} pods\"\nother = \"{{.Count}} pods\"\n", "en a.n: plural form one missing"},
+		"duplicate":       {"locales/b.en.toml", "[a]\nx = \"Set `a` to {{.V}}\"\n", "b.en.toml: a.x is already defined in a.en.toml"},
+		"bad name":        {"locales/b.de.toml", "[b]\nx = \"y\"\n", "b.de.toml: not AREA.LANG.toml"},
+		"unclosed code":   {"locales/a.ja.toml", "[a]\nx = \"`a を {{.V}} に\"\n[a.n]\nother = \"{{.Count}}\"\n", "ja a.x: an unclosed `"},
+		"not its area":    {"locales/b.en.toml", "[c]\nx = \"y\"\n", "b.en.toml: c.x does not start with the file's area, b."},
 	} {
 		t.Run(name, func(t *testing.T) {
 			fsys := fstest.MapFS{}
@@ -252,38 +256,98 @@ func TestNegotiate(t *testing.T) {
 }
 
 func TestLocalizer(t *testing.T) {
-	b, err := load(fstest.MapFS{
-		"locales/t.en.toml": {Data: []byte("hi = \"Hello\"\necho = \"value: {{.V}}\"\n[pitfalls]\none = \"{{.Count}} pitfall\"\nother = \"{{.Count}} pitfalls\"\n")},
-		"locales/t.ko.toml": {Data: []byte("hi = \"안녕하세요\"\necho = \"값: {{.V}}\"\n[pitfalls]\nother = \"함정 {{.Count}}개\"\n")},
-		"locales/t.ja.toml": {Data: []byte("echo = \"値: {{.V}}\"\n")},
-	})
-	if err != nil {
-		t.Fatal(err)
+	fsys := fstest.MapFS{
+		"locales/t.en.toml": {Data: []byte("[t]\nhi = \"Hello\"\necho = \"value: {{.V}}\"\n[t.pitfalls]\none = \"{{.Count}} pitfall\"\nother = \"{{.Count}} pitfalls\"\n")},
+		"locales/t.ko.toml": {Data: []byte("[t]\nhi = \"안녕하세요\"\necho = \"값: {{.V}}\"\n[t.pitfalls]\nother = \"함정 {{.Count}}개\"\n")},
+		"locales/t.ja.toml": {Data: []byte("[t]\necho = \"値: {{.V}}\"\n")},
+		"locales/u.en.toml": {Data: []byte("[u]\nbye = \"Bye\"\n")},
 	}
-	en, ko, ja := newLocalizer(b, "en"), newLocalizer(b, "ko"), newLocalizer(b, "ja")
+	en := newLocalizer(fsys, "en", nil)
+	ko, ja := newLocalizer(fsys, "ko", en), newLocalizer(fsys, "ja", en)
 	for _, c := range []struct{ got, want string }{
-		{ko.T("hi"), "안녕하세요"},
-		{ko.T("hi"), "안녕하세요"}, // from the memo
-		{en.N("pitfalls", 1), "1 pitfall"},
-		{en.N("pitfalls", 3), "3 pitfalls"},
-		{ko.N("pitfalls", 1), "함정 1개"},
-		{ja.T("hi"), "Hello"}, // missing in ja: English, and recorded
-		{en.T("no.such.message"), "no.such.message"},
+		{ko.T("t.hi"), "안녕하세요"},
+		{ko.T("t.hi"), "안녕하세요"}, // from the memo
+		{en.N("t.pitfalls", 1), "1 pitfall"},
+		{en.N("t.pitfalls", 3), "3 pitfalls"},
+		{ko.N("t.pitfalls", 1), "함정 1개"},
+		{ja.T("t.hi"), "Hello"}, // missing in ja: English, and recorded
+		{ja.T("u.bye"), "Bye"},  // ja has no catalog u: English, and recorded
+		{ja.N("t.pitfalls", 2), "2 pitfalls"},
+		{en.T("t.no.such.message"), "t.no.such.message"},
+		{en.T("nowhere"), "nowhere"},
 		// A parameter's value is data, never a template: the reader's text cannot run.
-		{ja.TMap("echo", map[string]string{"V": "{{.V}} {{printf \"%d\" 1}}"}), "値: {{.V}} {{printf \"%d\" 1}}"},
-		{en.T("echo", "V", 7), "value: 7"},
+		{ja.TMap("t.echo", map[string]string{"V": "{{.V}} {{printf \"%d\" 1}}"}), "値: {{.V}} {{printf \"%d\" 1}}"},
+		{en.T("t.echo", "V", 7), "value: 7"},
 	} {
 		if c.got != c.want {
 			t.Errorf("%q, want %q", c.got, c.want)
 		}
 	}
 	m := Missing()
-	for _, want := range []string{"ja hi", "en no.such.message"} {
+	for _, want := range []string{"ja t.hi", "ja u.bye", "en t.no.such.message", "en nowhere"} {
 		if !slices.ContainsFunc(m, func(s string) bool { return strings.HasPrefix(s, want+":") }) {
 			t.Errorf("Missing() = %q lacks %q", m, want)
 		}
 	}
 	if For("nope").Lang() != "en" || For("ko").Lang() != "ko" {
 		t.Error("For: an unknown code is English")
+	}
+}
+
+// readCounter is an fs.FS that counts the files read from it.
+type readCounter struct {
+	fstest.MapFS
+	mu    sync.Mutex
+	reads map[string]int
+}
+
+func (r *readCounter) ReadFile(name string) ([]byte, error) {
+	r.mu.Lock()
+	r.reads[name]++
+	r.mu.Unlock()
+	return r.MapFS.ReadFile(name)
+}
+
+// TestLocalizerReadsOneCatalog: a Localizer reads no catalog until a message is worded, then only
+// the catalog of the message's area and language, once — a CLI run does not parse every
+// language's every catalog.
+func TestLocalizerReadsOneCatalog(t *testing.T) {
+	fsys := &readCounter{MapFS: fstest.MapFS{}, reads: map[string]int{}}
+	for _, name := range []string{"a.en", "a.ja", "b.en", "b.ja"} {
+		area, _, _ := strings.Cut(name, ".")
+		fsys.MapFS["locales/"+name+".toml"] = &fstest.MapFile{Data: []byte("[" + area + "]\nx = \"" + name + "\"\n")}
+	}
+	en := newLocalizer(fsys, "en", nil)
+	ja := newLocalizer(fsys, "ja", en)
+	if len(fsys.reads) != 0 {
+		t.Fatalf("made Localizers read %v", fsys.reads)
+	}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			if got := ja.T("b.x", "N", 1); got != "b.ja" {
+				t.Errorf("ja b.x = %q", got)
+			}
+		})
+	}
+	wg.Wait()
+	if want := map[string]int{"locales/b.ja.toml": 1}; !maps.Equal(fsys.reads, want) {
+		t.Errorf("read %v, want %v", fsys.reads, want)
+	}
+}
+
+// TestFor: For is each language's Localizer, over that language's embedded catalogs.
+func TestFor(t *testing.T) {
+	for _, code := range Codes {
+		l := For(code)
+		if l.Lang() != code {
+			t.Errorf("For(%q).Lang() = %q", code, l.Lang())
+		}
+		if len(l.areas) == 0 {
+			t.Errorf("%s: no catalogs found", code)
+		}
+	}
+	if got := For("ja").T("lang.label"); got != "言語" {
+		t.Errorf("ja lang.label = %q", got)
 	}
 }

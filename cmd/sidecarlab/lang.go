@@ -10,9 +10,6 @@ import (
 	"github.com/sidecarlab/sidecarlab/i18n"
 )
 
-// langMatcher matches a locale's language to one sidecarlab speaks.
-var langMatcher = language.NewMatcher(i18n.Languages)
-
 // localeLang is the language of the POSIX locale: the first of LC_ALL, LC_MESSAGES and LANG
 // that is set decides (ja_JP.UTF-8 is ja, ko_KR.UTF-8 is ko); C, POSIX, an unset locale or a
 // language sidecarlab does not speak is English.
@@ -37,11 +34,7 @@ func matchLocale(locale string) string {
 	if err != nil {
 		return i18n.Default
 	}
-	_, i, conf := langMatcher.Match(tag)
-	if conf == language.No {
-		return i18n.Default
-	}
-	return i18n.Codes[i]
+	return i18n.Match(tag)
 }
 
 // langFlag is the value --lang gives in args, "" when it is not given. The commands' help is

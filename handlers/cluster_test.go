@@ -281,7 +281,7 @@ func TestClusterVersion(t *testing.T) {
 func TestClusterIsLazy(t *testing.T) {
 	newServer(t)
 	ce := &countingEngine{Engine: eng}
-	h := New(slog.New(slog.NewTextHandler(io.Discard, nil)), func() Engine { return ce }, Config{})
+	h := New(slog.New(slog.NewTextHandler(io.Discard, nil)), func() Engine { return ce }, testConfig(Config{}))
 	for _, tab := range []string{"", "diff", "lifecycle", "pitfalls", "batch"} {
 		st := withNamespace(shop)
 		if tab == "batch" {

@@ -48,8 +48,8 @@ func apiErrorFields(t *testing.T, r response) map[string]any {
 // its English, which it must not be.
 func TestErrorsInTheReadersLanguage(t *testing.T) {
 	h := newServer(t)
-	limited := New(testLogger(), func() Engine { return eng }, Config{RatePerMinute: 1})
-	small := New(testLogger(), func() Engine { return eng }, Config{MaxBodyBytes: 1000})
+	limited := New(testLogger(), func() Engine { return eng }, testConfig(Config{RatePerMinute: 1}))
+	small := New(testLogger(), func() Engine { return eng }, testConfig(Config{MaxBodyBytes: 1000}))
 	bigManifest := deploymentYAML + strings.Repeat("# padding\n", 200)
 	type answer struct {
 		status int

@@ -48,7 +48,7 @@ func newServer(t *testing.T) http.Handler {
 	if engErr != nil {
 		t.Fatal(engErr)
 	}
-	return New(slog.New(slog.NewTextHandler(io.Discard, nil)), func() Engine { return eng }, Config{})
+	return New(slog.New(slog.NewTextHandler(io.Discard, nil)), func() Engine { return eng }, testConfig(Config{}))
 }
 
 type response struct {
@@ -62,6 +62,12 @@ func do(t *testing.T, h http.Handler, req *http.Request) response {
 	t.Helper()
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
+	return recorded(t, rec)
+}
+
+// recorded is the response rec holds, its HTML parsed.
+func recorded(t *testing.T, rec *httptest.ResponseRecorder) response {
+	t.Helper()
 	r := response{status: rec.Code, header: rec.Header(), body: rec.Body.String()}
 	if strings.HasPrefix(r.header.Get("Content-Type"), "text/html") {
 		doc, err := goquery.NewDocumentFromReader(strings.NewReader(r.body))
@@ -570,7 +576,7 @@ func TestReadiness(t *testing.T) {
 			return nil
 		}
 		return ready
-	}, Config{})
+	}, testConfig(Config{}))
 	if r := get(t, h, "/readyz"); r.status != http.StatusServiceUnavailable {
 		t.Fatalf("readyz before the engine: %d", r.status)
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -17,7 +18,8 @@ import (
 )
 
 // slowEngine is the real engine, except that a manifest holding "# slow" takes until the
-// request's deadline, as a very large one does.
+// request's deadline, as a very large one does. Whatever the deadline and the machine's speed, the
+// answer is the deadline's: nothing races it.
 type slowEngine struct{ Engine }
 
 func (e slowEngine) Timeline(ctx context.Context, manifest []byte, steps []engine.Step, s engine.Settings) (*engine.Timeline, error) {
@@ -28,18 +30,29 @@ func (e slowEngine) Timeline(ctx context.Context, manifest []byte, steps []engin
 	return e.Engine.Timeline(ctx, manifest, steps, s)
 }
 
+// newSlowServer is the real router over slowEngine. Its own deadlines are far away
+// (testConfig), so that the requests that do real work are not raced against one; a request
+// for a slow state carries a short deadline of its own (slowDeadline), which only slowEngine
+// waits for.
 func newSlowServer(t *testing.T, cfg Config) http.Handler {
 	t.Helper()
 	newServer(t) // the shared engine
-	cfg.RequestTimeout = 300 * time.Millisecond
-	return New(slog.New(slog.NewTextHandler(io.Discard, nil)), func() Engine { return slowEngine{eng} }, cfg)
+	return New(slog.New(slog.NewTextHandler(io.Discard, nil)), func() Engine { return slowEngine{eng} }, testConfig(cfg))
 }
 
+// slowDeadline is the request timeout of a slow state's request (withDeadline).
+const slowDeadline = 100 * time.Millisecond
+
+// postPartial posts form, as the page's script (partial) or a plain form; a form whose manifest
+// is slow carries slowDeadline.
 func postPartial(t *testing.T, h http.Handler, form url.Values, partial bool) response {
 	t.Helper()
 	req := formRequest(form)
 	if partial {
 		req.Header.Set(partialHeader, "1")
+	}
+	if strings.Contains(form.Get("manifest"), "# slow") {
+		req = withDeadline(t, req, slowDeadline)
 	}
 	return do(t, h, req)
 }
@@ -103,7 +116,7 @@ func TestFailedPostKeepsTheText(t *testing.T) {
 		t.Fatalf("the error page's form carries steps %q, want %q", got, steps)
 	}
 	// The same state reached by a link: the error page keeps it too.
-	r = get(t, h, stateLink(t, State{Manifest: slow}))
+	r = do(t, h, withDeadline(t, httptest.NewRequest(http.MethodGet, stateLink(t, State{Manifest: slow}), nil), slowDeadline))
 	if r.status != http.StatusServiceUnavailable || testid(r, "error-form").Find(`[data-testid="manifest"]`).Text() != slow {
 		t.Fatalf("a link to a slow state: status %d, want 503 with the manifest in an editor: %.300s", r.status, r.body)
 	}

@@ -44,7 +44,7 @@ stringData:
 func serverConfig(t *testing.T, cfg Config) http.Handler {
 	t.Helper()
 	newServer(t)
-	return New(slog.New(slog.NewTextHandler(io.Discard, nil)), func() Engine { return eng }, cfg)
+	return New(slog.New(slog.NewTextHandler(io.Discard, nil)), func() Engine { return eng }, testConfig(cfg))
 }
 
 func postShareAPI(t *testing.T, h http.Handler, body any, header http.Header) response {

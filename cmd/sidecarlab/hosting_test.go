@@ -31,36 +31,38 @@ type served struct {
 	err  error
 }
 
-// startServe runs serve with args on a free port and waits until it is ready.
+// startServe runs serve with args on a free port and waits until it is ready. Its request
+// timeout is farAway unless args set one (a later flag wins).
 func startServe(t *testing.T, args ...string) *served {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &served{logs: &syncBuffer{}, stop: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
-		s.err = run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...), func(string) string { return "" }, strings.NewReader(""), io.Discard, s.logs)
+		s.err = run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0", "--request-timeout", farAway.String()}, args...), func(string) string { return "" }, strings.NewReader(""), io.Discard, s.logs)
 	}()
 	t.Cleanup(func() {
 		cancel()
 		select {
 		case <-s.done:
-		case <-time.After(30 * time.Second):
+		case <-time.After(patience):
 		}
 	})
 	addrRE := regexp.MustCompile(`msg=listening addr=(\S+)`)
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	waitFor(t, "serve ready", func() bool {
 		select {
 		case <-s.done:
 			t.Fatalf("serve returned %v:\n%s", s.err, s.logs.String())
 		default:
 		}
-		if m := addrRE.FindStringSubmatch(s.logs.String()); m != nil && strings.Contains(s.logs.String(), "msg=ready") {
-			s.base = "http://" + m[1]
-			return s
+		m := addrRE.FindStringSubmatch(s.logs.String())
+		if m == nil || !strings.Contains(s.logs.String(), "msg=ready") {
+			return false
 		}
-	}
-	t.Fatalf("the server did not become ready:\n%s", s.logs.String())
-	return nil
+		s.base = "http://" + m[1]
+		return true
+	})
+	return s
 }
 
 func (s *served) get(t *testing.T, path string) (int, http.Header, string) {
@@ -74,10 +76,18 @@ func (s *served) get(t *testing.T, path string) (int, http.Header, string) {
 	return resp.StatusCode, resp.Header, string(b)
 }
 
+// storeOK is whether /readyz?verbose says the link store answers: what a wait polls before it
+// shares, since /readyz is never rate-limited and shares are.
+func (s *served) storeOK(t *testing.T) bool {
+	t.Helper()
+	_, _, body := s.get(t, "/readyz?verbose")
+	return strings.Contains(body, "link store: ok")
+}
+
 // share posts the form's share as the page does, without following the redirect.
 func (s *served) share(t *testing.T, manifest string) (int, http.Header, string) {
 	t.Helper()
-	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	c := &http.Client{Timeout: patience, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := c.PostForm(s.base+"/share", url.Values{"manifest": {manifest}})
 	if err != nil {
 		t.Fatal(err)
@@ -122,16 +132,15 @@ func TestServeWithoutStore(t *testing.T) {
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		code, h, _ = s.share(t, deployment)
-		if code == http.StatusSeeOther || time.Now().After(deadline) {
-			break
+	waitFor(t, "sharing after the store came back", func() bool {
+		if !s.storeOK(t) {
+			return false
 		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	if code != http.StatusSeeOther || !strings.HasPrefix(h.Get("Location"), "/s/") {
-		t.Fatalf("share after the store came back: %d", code)
+		code, h, _ = s.share(t, deployment)
+		return code == http.StatusSeeOther
+	})
+	if !strings.HasPrefix(h.Get("Location"), "/s/") {
+		t.Fatalf("share after the store came back: %d %v", code, h)
 	}
 	if code, _, _ := s.get(t, h.Get("Location")); code != http.StatusOK {
 		t.Fatalf("the new short link: %d", code)
@@ -144,50 +153,39 @@ func TestServeWithoutStore(t *testing.T) {
 	}
 }
 
-// TestShutdownWaitsForRequests: a request still in flight 11 s after SIGTERM (its client sends
-// its body slowly) gets its answer, and serve returns nil (exit 0): the grace covers the request
-// timeout. With a grace of 10 s the request was cut and serve failed.
+// TestShutdownWaitsForRequests: the shutdown's grace covers the request timeout (a request that
+// started just before SIGTERM may take all of it), and a request in flight at SIGTERM, whose
+// client sends its body only after the shutdown began, gets its answer; serve returns nil (exit
+// 0). With a grace of 10 s under a 15 s timeout, a slow request was cut and serve failed.
+//
+// The grace is read from serve's log: waiting it out would make the test as slow as the timeout
+// and its outcome a race against the machine's speed.
 func TestShutdownWaitsForRequests(t *testing.T) {
-	if testing.Short() {
-		t.Skip("takes 12 s")
-	}
-	s := startServe(t, "--db", filepath.Join(t.TempDir(), "links.db"))
-	body := `{"manifest":"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: a, image: nginx}]}\n"}`
-	pr, pw := io.Pipe()
-	type result struct {
-		status int
-		err    error
-	}
-	res := make(chan result, 1)
-	go func() {
-		req, _ := http.NewRequest(http.MethodPost, s.base+"/api/v1/inject", pr)
-		req.Header.Set("Content-Type", "application/json")
-		req.ContentLength = int64(len(body))
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			res <- result{err: err}
-			return
+	const timeout = 37 * time.Minute // not the default, to see that the grace follows the flag
+	s := startServe(t, "--db", filepath.Join(t.TempDir(), "links.db"), "--request-timeout", timeout.String())
+	req := holdRequest(t, s.base+"/api/v1/inject", []byte(`{"manifest":"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: a, image: nginx}]}\n"}`))
+	s.stop() // SIGTERM, as main's signal context does
+	graceRE := regexp.MustCompile(`msg="shutting down" grace=(\S+)`)
+	var grace time.Duration
+	waitFor(t, "serve shutting down", func() bool {
+		m := graceRE.FindStringSubmatch(s.logs.String())
+		if m != nil {
+			grace, _ = time.ParseDuration(m[1])
 		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		res <- result{status: resp.StatusCode}
-	}()
-	_, _ = pw.Write([]byte(body[:10]))
-	time.Sleep(200 * time.Millisecond) // the request is in flight
-	s.stop()                           // SIGTERM, as main's signal context does
-	time.Sleep(11 * time.Second)
-	_, _ = pw.Write([]byte(body[10:]))
-	_ = pw.Close()
-	r := <-res
-	if r.err != nil || r.status != http.StatusOK {
-		t.Fatalf("the request 11 s into the shutdown: %d %v\n%s", r.status, r.err, s.logs.String())
+		return m != nil
+	})
+	if grace < timeout {
+		t.Errorf("the shutdown's grace is %v, shorter than the request timeout %v: a request that started before SIGTERM can be cut", grace, timeout)
+	}
+	if r := req.send(t); r.err != nil || r.status != http.StatusOK {
+		t.Fatalf("the request in flight through the shutdown: %d %v\n%s", r.status, r.err, s.logs.String())
 	}
 	select {
 	case <-s.done:
 		if s.err != nil {
 			t.Fatalf("serve returned %v after a clean SIGTERM", s.err)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(patience):
 		t.Fatal("the server did not stop")
 	}
 }
@@ -263,10 +261,7 @@ func TestReconnectingLinks(t *testing.T) {
 	mu.Lock()
 	openErr = nil
 	mu.Unlock()
-	deadline := time.Now().Add(5 * time.Second)
-	for l.Health() != nil && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitFor(t, "the store opened in the background", func() bool { return l.Health() == nil })
 	id, err := l.Put(ctx, handlers.Link{State: []byte("x")})
 	if err != nil || l.Health() != nil {
 		t.Fatalf("after the store opened: %v, health %v", err, l.Health())
@@ -304,7 +299,7 @@ func TestPostgresStoppedOrHung(t *testing.T) {
 	}
 	p := newPGProxy(t, u.Host)
 	u.Host = p.addr
-	s := startServe(t, "--postgres", u.String())
+	s := startServe(t, "--postgres", u.String()) // the request timeout is farAway: only the store's own cuts the hung one off
 	manifest := func(n string) string {
 		return strings.Replace(deployment, "name: web", "name: "+n+"-"+filepath.Base(t.TempDir()), 1)
 	}
@@ -313,27 +308,20 @@ func TestPostgresStoppedOrHung(t *testing.T) {
 	}
 	for mode, says := range map[string]string{"stopped": "does not answer", "hung": "did not answer in time"} {
 		p.set(mode)
-		start := time.Now()
+		// The request's own timeout is farAway: a hung store is answered only because the store's
+		// timeout cuts it off (share's client gives up after patience, failing the test).
 		code, h, body := s.share(t, manifest(mode))
-		took := time.Since(start)
 		if code != http.StatusServiceUnavailable || h.Get("Retry-After") == "" || !strings.Contains(body, "Sharing is unavailable: the link store "+says) || strings.Contains(body, "smaller input") {
 			t.Fatalf("%s: %d %v %.500s", mode, code, h, body)
 		}
-		if took > 10*time.Second { // the store's own 3 s, not the request's 15 s
-			t.Fatalf("%s: took %v", mode, took)
-		}
 		p.set("up")
-		deadline := time.Now().Add(15 * time.Second)
-		for {
-			code, _, body = s.share(t, manifest(mode+"-back"))
-			if code == http.StatusSeeOther || time.Now().After(deadline) {
-				break
+		waitFor(t, "sharing after PostgreSQL came back from "+mode, func() bool {
+			if !s.storeOK(t) {
+				return false
 			}
-			time.Sleep(200 * time.Millisecond)
-		}
-		if code != http.StatusSeeOther {
-			t.Fatalf("after PostgreSQL came back from %s: %d %.300s", mode, code, body)
-		}
+			code, _, body = s.share(t, manifest(mode+"-back"))
+			return code == http.StatusSeeOther
+		})
 	}
 }
 

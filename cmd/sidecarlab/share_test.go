@@ -52,6 +52,13 @@ func shareServer(t *testing.T, cfg handlers.Config) (*httptest.Server, *countedL
 	t.Cleanup(func() { _ = db.Close() })
 	links := &countedLinks{sqlLinks: sqlLinks{db: db}}
 	cfg.Links = links
+	// Deadlines only a hang reaches: a share does an injection, which a busy machine slows.
+	if cfg.RequestTimeout == 0 {
+		cfg.RequestTimeout = farAway
+	}
+	if cfg.QueueWait == 0 {
+		cfg.QueueWait = farAway
+	}
 	srv := httptest.NewServer(handlers.New(slog.New(slog.NewTextHandler(io.Discard, nil)), func() handlers.Engine { return shareEng }, cfg))
 	t.Cleanup(srv.Close)
 	return srv, links

@@ -45,9 +45,10 @@ func axeScript(t *testing.T) string {
 // axeRun runs axe-core's WCAG 2.0/2.1 A and AA rules on the page as it is now and returns the
 // serious and critical violations, one readable line per rule and element.
 const axeRun = `(async () => {
-	// Let an answer land and its fade (.busy) finish, or axe measures half-transparent text.
-	for (let i = 0; i < 50 && document.body.classList.contains("busy"); i++) await new Promise((r) => setTimeout(r, 100));
-	await new Promise((r) => setTimeout(r, 300));
+	// Let an answer land and its fade (.busy) finish, or axe measures half-transparent text: wait
+	// (checkA11y's deadline bounds it) until nothing is busy and no transition runs.
+	const frame = () => new Promise((r) => requestAnimationFrame(() => r()));
+	while (document.body.classList.contains("busy") || document.getAnimations().some((a) => a instanceof CSSTransition && a.playState === "running")) await frame();
 	const r = await axe.run(document, {
 		runOnly: {type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]},
 		resultTypes: ["violations"],
@@ -86,7 +87,9 @@ func checkA11y(ctx context.Context, t *testing.T, state string) {
 	}
 	for _, theme := range []string{"light", "dark"} {
 		setTheme(ctx, t, theme)
-		found, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](axeRun, chromedp.EvalAwaitPromise))
+		actx, cancel := context.WithTimeout(ctx, patience)
+		found, err := chromedp.Run(actx, chromedp.Evaluate[[]string](axeRun, chromedp.EvalAwaitPromise))
+		cancel()
 		if err != nil {
 			t.Fatalf("axe on %s (%s): %v", state, theme, err)
 		}
@@ -104,29 +107,29 @@ func TestAccessibility(t *testing.T) {
 	ctx := browser(t)
 	do(ctx, t,
 		chromedp.Navigate(baseURL+"/"),
-		chromedp.WaitVisible(chromedp.CSS(`.cm-content`)),
+		shown(`.cm-content`),
 	)
 	checkA11y(ctx, t, "the playground (empty)")
 	do(ctx, t,
-		chromedp.Click(chromedp.CSS(addButton("sidecar.istio.io/proxyCPU"))),
-		chromedp.WaitVisible(chromedp.CSS(cpuRow)),
-		chromedp.Click(chromedp.CSS(addButton("proxy.istio.io/config"))),
-		chromedp.WaitVisible(chromedp.CSS(moveRow)),
+		clickOn(addButton("sidecar.istio.io/proxyCPU")),
+		shown(cpuRow),
+		clickOn(addButton("proxy.istio.io/config")),
+		shown(moveRow),
 	)
 	permalink := attr(ctx, t, `#playground`, "data-permalink")
 	tabs := []string{"diff", "unified", "yaml", "timeline", "pitfalls", "lifecycle", "batch", "warnings", "cluster"}
 	for _, tab := range tabs {
 		do(ctx, t,
-			chromedp.Click(chromedp.CSS(`[data-testid="tab-`+tab+`"]`)),
-			chromedp.WaitVisible(chromedp.CSS(`[data-testid="panel-`+tab+`"]`)),
+			clickOn(`[data-testid="tab-`+tab+`"]`),
+			shown(`[data-testid="panel-`+tab+`"]`),
 		)
-		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`!document.querySelector('[data-testid="panel-`+tab+`"]').dataset.empty`)); err != nil {
+		if _, err := chromedp.Run(ctx, until(`!document.querySelector('[data-testid="panel-`+tab+`"]').dataset.empty`)); err != nil {
 			t.Fatal(err)
 		}
 		checkA11y(ctx, t, "the playground, tab "+tab)
 	}
 	// The shortcuts dialog, open.
-	do(ctx, t, chromedp.Click(chromedp.CSS(`#shortcuts-open`)), chromedp.WaitVisible(chromedp.CSS(`#shortcuts`)))
+	do(ctx, t, clickOn(`#shortcuts-open`), shown(`#shortcuts`))
 	checkA11y(ctx, t, "the shortcuts dialog")
 
 	present := attr(ctx, t, `[data-testid="present"]`, "href")
@@ -139,30 +142,25 @@ func TestAccessibility(t *testing.T) {
 		{"an unreadable link (400)", "/?s=not-a-state", `body`},
 	}
 	for _, p := range pages {
-		do(ctx, t, chromedp.Navigate(baseURL+p.url), chromedp.WaitVisible(chromedp.CSS(p.wait)))
+		do(ctx, t, chromedp.Navigate(baseURL+p.url), shown(p.wait))
 		checkA11y(ctx, t, p.name+" ("+p.url+")")
 	}
 
 	// Compare: the Job classic vs native, from the lifecycle tab's link.
 	do(ctx, t,
 		chromedp.Navigate(baseURL+"/"),
-		chromedp.WaitVisible(chromedp.CSS(`.cm-content`)),
-		chromedp.SetValue(chromedp.CSS(`#preset`), "job"),
+		shown(`.cm-content`),
+		setTo(`#preset`, "job"), // its change event submits the form (the page's script)
+		void(until(settledJS+` && document.querySelector(".cm-content").textContent.includes("kind: Job")`)),
 	)
-	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById("preset").dispatchEvent(new Event("change", {bubbles: true}))`)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector(".cm-content").textContent.includes("kind: Job")`)); err != nil {
-		t.Fatal(err)
-	}
 	do(ctx, t,
-		chromedp.Click(chromedp.CSS(`[data-testid="tab-lifecycle"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="lifecycle-svg"]`)),
+		clickOn(`[data-testid="tab-lifecycle"]`),
+		shown(`[data-testid="lifecycle-svg"]`),
 	)
 	checkA11y(ctx, t, "the Job's lifecycle tab")
 	do(ctx, t,
-		chromedp.Click(chromedp.CSS(`[data-testid="compare-link"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="compare"]`)),
+		clickOn(`[data-testid="compare-link"]`),
+		shown(`[data-testid="compare"]`),
 	)
 	checkA11y(ctx, t, "compare")
 
@@ -171,7 +169,7 @@ func TestAccessibility(t *testing.T) {
 	defer cancel()
 	do(nojs, t, chromedp.Navigate("about:blank"))
 	noJS(nojs, t)
-	do(nojs, t, chromedp.Navigate(baseURL+permalink), chromedp.WaitVisible(chromedp.CSS(moveRow)))
+	do(nojs, t, chromedp.Navigate(baseURL+permalink), shown(moveRow))
 	// Scripts back on for axe alone (DevTools cannot evaluate while they are off); the page's own
 	// script does not run again, so the page stays as it is without JavaScript.
 	if _, err := chromedp.Call(nojs, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: false}); err != nil {
@@ -190,14 +188,11 @@ func TestEditorTabLeaves(t *testing.T) {
 	ctx := browser(t)
 	do(ctx, t,
 		chromedp.Navigate(baseURL+"/"),
-		chromedp.WaitVisible(chromedp.CSS(`.cm-content`)),
+		shown(`.cm-content`),
 	)
-	before, err := chromedp.Run(ctx, chromedp.Value(chromedp.CSS(`#manifest`)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	before := value(ctx, t, `#manifest`)
 	inEditor := `!!document.activeElement && document.activeElement.classList.contains("cm-content")`
-	do(ctx, t, chromedp.Focus(chromedp.CSS(`.cm-content`)))
+	do(ctx, t, focusOn(`.cm-content`))
 	if in, _ := chromedp.Run(ctx, chromedp.Evaluate[bool](inEditor)); !in {
 		t.Fatal("the editor did not take focus")
 	}
@@ -213,7 +208,7 @@ func TestEditorTabLeaves(t *testing.T) {
 	for range 7 {
 		do(ctx, t, chromedp.KeyEvent(kb.Tab))
 	}
-	after, _ := chromedp.Run(ctx, chromedp.Value(chromedp.CSS(`#manifest`)))
+	after := value(ctx, t, `#manifest`)
 	if after != before {
 		t.Fatalf("Tab changed the manifest:\n%s", after)
 	}
@@ -222,12 +217,12 @@ func TestEditorTabLeaves(t *testing.T) {
 	}
 
 	// Opt in: Ctrl+M, then Tab indents; Esc then Tab leaves.
-	do(ctx, t, chromedp.Focus(chromedp.CSS(`.cm-content`)), chromedp.KeyEvent("m", chromedp.KeyModifiers(chromedp.ModifierCtrl)))
+	do(ctx, t, focusOn(`.cm-content`), chromedp.KeyEvent("m", chromedp.KeyModifiers(chromedp.ModifierCtrl)))
 	if got := text(ctx, t, `#editor-keys`); !strings.HasPrefix(got, "Tab indents") {
 		t.Fatalf("after Ctrl+M the hint says %q", got)
 	}
 	do(ctx, t, chromedp.KeyEvent(kb.Tab))
-	indented, _ := chromedp.Run(ctx, chromedp.Value(chromedp.CSS(`#manifest`)))
+	indented := value(ctx, t, `#manifest`)
 	if indented == before {
 		t.Fatal("after Ctrl+M, Tab did not indent")
 	}
@@ -238,7 +233,7 @@ func TestEditorTabLeaves(t *testing.T) {
 	if in, _ := chromedp.Run(ctx, chromedp.Evaluate[bool](inEditor)); in {
 		t.Fatal("Esc then Tab did not leave the editor")
 	}
-	if last, _ := chromedp.Run(ctx, chromedp.Value(chromedp.CSS(`#manifest`))); last != indented {
+	if last := value(ctx, t, `#manifest`); last != indented {
 		t.Fatal("Esc then Tab changed the manifest")
 	}
 }
@@ -297,28 +292,28 @@ func TestPresenterReadable(t *testing.T) {
 	do(ctx, t,
 		chromedp.EmulateViewport(1920, 1080),
 		chromedp.Navigate(baseURL+"/"),
-		chromedp.WaitVisible(chromedp.CSS(`.cm-content`)),
-		chromedp.Click(chromedp.CSS(addButton("sidecar.istio.io/proxyCPU"))),
-		chromedp.WaitVisible(chromedp.CSS(cpuRow)),
-		chromedp.Click(chromedp.CSS(addButton("proxy.istio.io/config"))),
-		chromedp.WaitVisible(chromedp.CSS(moveRow)),
+		shown(`.cm-content`),
+		clickOn(addButton("sidecar.istio.io/proxyCPU")),
+		shown(cpuRow),
+		clickOn(addButton("proxy.istio.io/config")),
+		shown(moveRow),
 	)
 	do(ctx, t,
 		chromedp.Navigate(baseURL+attr(ctx, t, `[data-testid="present"]`, "href")),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="slide-n"]`)),
+		shown(`[data-testid="slide-n"]`),
 	)
 	if got := text(ctx, t, `[data-testid="slide-n"]`); got != "step 1 of 2" {
 		t.Fatalf("presenter mode opens at %q, want step 1 of 2", got)
 	}
 	checkSizes(ctx, t, "step 1", presenterSizes, 24)
 	sh.take(ctx, "step-1")
-	do(ctx, t, chromedp.Click(chromedp.CSS(`#slide-next`)))
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector('[data-testid="slide-n"]').textContent === "step 2 of 2"`)); err != nil {
+	do(ctx, t, clickOn(`#slide-next`))
+	if _, err := chromedp.Run(ctx, until(`document.querySelector('[data-testid="slide-n"]').textContent === "step 2 of 2"`)); err != nil {
 		t.Fatal(err)
 	}
 	checkSizes(ctx, t, "step 2", presenterSizes, 24)
-	do(ctx, t, chromedp.Click(chromedp.CSS(`#slide-next`)))
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector('[data-testid="slide-n"]').textContent === "lifecycle after step 2"`)); err != nil {
+	do(ctx, t, clickOn(`#slide-next`))
+	if _, err := chromedp.Run(ctx, until(`document.querySelector('[data-testid="slide-n"]').textContent === "lifecycle after step 2"`)); err != nil {
 		t.Fatal(err)
 	}
 	checkSizes(ctx, t, "the lifecycle", lifecycleSizes, 24)
@@ -331,14 +326,11 @@ func TestEmbedFromLocalFile(t *testing.T) {
 	ctx := browser(t)
 	do(ctx, t,
 		chromedp.Navigate(baseURL+"/"),
-		chromedp.WaitVisible(chromedp.CSS(`.cm-content`)),
-		chromedp.Click(chromedp.CSS(addButton("sidecar.istio.io/proxyCPU"))),
-		chromedp.WaitVisible(chromedp.CSS(cpuRow)),
+		shown(`.cm-content`),
+		clickOn(addButton("sidecar.istio.io/proxyCPU")),
+		shown(cpuRow),
 	)
-	snippet, err := chromedp.Run(ctx, chromedp.Value(chromedp.CSS(`[data-testid="embed-snippet"]`)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	snippet := value(ctx, t, `[data-testid="embed-snippet"]`)
 	if !strings.HasPrefix(snippet, `<iframe src="`+baseURL+`/embed?s=`) {
 		t.Fatalf("embed snippet %q", snippet)
 	}
@@ -347,12 +339,15 @@ func TestEmbedFromLocalFile(t *testing.T) {
 	if err := os.WriteFile(slide, []byte(html), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	do(ctx, t, chromedp.Navigate("file://"+slide), chromedp.WaitVisible(chromedp.CSS(`iframe`)))
+	do(ctx, t, chromedp.Navigate("file://"+slide), shown(`iframe`))
 	// The frame's document, through DevTools (a file: page may not read it): the embed's rows.
 	// The frame is another site's (a file: page framing http:), so Chromium runs it as its own
 	// target: find it, and read the embed's rows in it.
 	var frame target.ID
-	for i := 0; i < 50 && frame == ""; i++ {
+	for deadline := time.Now().Add(patience); frame == ""; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no embed frame in the file: page after %v: its frame-ancestors refused it", patience)
+		}
 		infos, err := chromedp.Targets(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -362,14 +357,10 @@ func TestEmbedFromLocalFile(t *testing.T) {
 				frame = ti.TargetID
 			}
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if frame == "" {
-		t.Fatal("no embed frame in the file: page: its frame-ancestors refused it")
 	}
 	fctx, cancel := chromedp.NewContext(ctx, chromedp.WithTargetID(frame))
 	defer cancel()
-	ok, err := chromedp.Run(fctx, chromedp.Poll[bool](`document.querySelector('[data-testid="embed-page"] [data-testid="change"]') !== null`, chromedp.WithPollingTimeout(10*time.Second)))
+	ok, err := chromedp.Run(fctx, until(`document.querySelector('[data-testid="embed-page"] [data-testid="change"]') !== null`))
 	if err != nil || !ok {
 		where, _ := chromedp.Run(fctx, chromedp.Evaluate[string](`location.href + " | " + document.body.innerText.slice(0, 200)`))
 		t.Fatalf("the embed did not show in a file: page (%v): the frame holds %q", err, where)
@@ -384,11 +375,11 @@ func TestSmallScreens(t *testing.T) {
 	sh := newShots(t)
 	do(ctx, t,
 		chromedp.Navigate(baseURL+"/"),
-		chromedp.WaitVisible(chromedp.CSS(`.cm-content`)),
-		chromedp.Click(chromedp.CSS(addButton("sidecar.istio.io/proxyCPU"))),
-		chromedp.WaitVisible(chromedp.CSS(cpuRow)),
-		chromedp.Click(chromedp.CSS(addButton("proxy.istio.io/config"))),
-		chromedp.WaitVisible(chromedp.CSS(moveRow)),
+		shown(`.cm-content`),
+		clickOn(addButton("sidecar.istio.io/proxyCPU")),
+		shown(cpuRow),
+		clickOn(addButton("proxy.istio.io/config")),
+		shown(moveRow),
 	)
 	permalink := attr(ctx, t, `#playground`, "data-permalink")
 	present := attr(ctx, t, `[data-testid="present"]`, "href")
@@ -432,7 +423,7 @@ func TestSmallScreens(t *testing.T) {
 		}
 		do(ctx, t, chromedp.EmulateViewport(s.width, s.height, opts...))
 		for _, p := range pages {
-			do(ctx, t, chromedp.Navigate(baseURL+p.url), chromedp.WaitVisible(chromedp.CSS(p.wait)))
+			do(ctx, t, chromedp.Navigate(baseURL+p.url), shown(p.wait))
 			for _, theme := range []string{"light", "dark"} {
 				setTheme(ctx, t, theme)
 				over, err := chromedp.Run(ctx, chromedp.Evaluate[string](sideways))
@@ -479,11 +470,11 @@ const nonTextContrast = `(() => {
 // focus ring 2.0, input borders 1.3).
 func TestNonTextContrast(t *testing.T) {
 	ctx := browser(t)
-	do(ctx, t, chromedp.Navigate(baseURL+"/"), chromedp.WaitVisible(chromedp.CSS(`.cm-content`)))
+	do(ctx, t, chromedp.Navigate(baseURL+"/"), shown(`.cm-content`))
 	for _, theme := range []string{"light", "dark"} {
 		setTheme(ctx, t, theme)
 		// A field focused by the keyboard (Tab out of the editor), so its ring is :focus-visible.
-		do(ctx, t, chromedp.Focus(chromedp.CSS(`.cm-content`)), chromedp.KeyEvent(kb.Tab))
+		do(ctx, t, focusOn(`.cm-content`), chromedp.KeyEvent(kb.Tab))
 		if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.keyboardFocused = document.activeElement; true`)); err != nil {
 			t.Fatal(err)
 		}

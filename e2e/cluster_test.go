@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
@@ -18,12 +17,10 @@ import (
 	"github.com/sidecarlab/sidecarlab/handlers"
 )
 
-// waitFor waits up to 20 s for an element to be visible.
+// waitFor waits for an element to be shown in the settled page (shown).
 func waitFor(ctx context.Context, t *testing.T, sel, what string) {
 	t.Helper()
-	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-	defer cancel()
-	if err := chromedp.Do(wctx, chromedp.WaitVisible(chromedp.CSS(sel))); err != nil {
+	if err := chromedp.Do(ctx, shown(sel)); err != nil {
 		t.Fatalf("%s: %s is not shown (%v)", what, sel, err)
 	}
 }
@@ -45,18 +42,18 @@ func checked(ctx context.Context, t *testing.T, sel string) bool {
 func TestClusterTab(t *testing.T) {
 	ctx := browser(t)
 	sh := newShots(t)
-	do(ctx, t, chromedp.EmulateViewport(1440, 900), chromedp.Navigate(baseURL+"/"), chromedp.WaitVisible(chromedp.CSS(chip(9))))
+	do(ctx, t, chromedp.EmulateViewport(1440, 900), chromedp.Navigate(baseURL+"/"), shown(chip(9)))
 	notInjected, baseline := labHref(ctx, t, 9), labHref(ctx, t, 10)
 
 	// Not injected: the label fix, answered in place.
-	do(ctx, t, chromedp.Click(chromedp.CSS(chip(9))))
+	do(ctx, t, clickOn(chip(9)))
 	waitFor(ctx, t, `[data-testid="verdict-not-injected"]`, "chip 9")
 	if trace := text(ctx, t, `[data-testid="cluster-trace"]`); !strings.Contains(trace, "Not injected: no webhook selected the Pod") {
 		t.Errorf("trace: %q", trace)
 	}
 	checkA11y(ctx, t, "the Cluster tab (not injected)")
 	sh.take(ctx, "not-injected")
-	do(ctx, t, chromedp.Click(chromedp.CSS(`[data-testid="settings-fix-label-injection"]`)))
+	do(ctx, t, clickOn(`[data-testid="settings-fix-label-injection"]`))
 	waitFor(ctx, t, `[data-testid="verdict-injected"]`, "after the label fix")
 	if !checked(ctx, t, `[data-testid="ns-injection"]`) {
 		t.Error("after the label fix, the settings' istio-injection toggle is off")
@@ -79,14 +76,14 @@ func TestClusterTab(t *testing.T) {
 	checkA11y(ctx, t, "the Cluster tab (rejected under baseline)")
 	do(ctx, t, chromedp.EmulateViewport(1440, 900), chromedp.Navigate(baseURL+baseline))
 	waitFor(ctx, t, `[data-testid="settings-fix-cni"]`, "chip 10's CNI fix")
-	do(ctx, t, chromedp.Click(chromedp.CSS(`[data-testid="settings-fix-cni"]`)))
+	do(ctx, t, clickOn(`[data-testid="settings-fix-cni"]`))
 	waitFor(ctx, t, `[data-testid="verdict-admitted"]`, "after the CNI fix")
-	set, _ := chromedp.Run(ctx, chromedp.Value(chromedp.CSS(`[data-testid="install-set"]`)))
+	set := value(ctx, t, `[data-testid="install-set"]`)
 	if !strings.Contains(set, "components.cni.enabled=true") {
 		t.Errorf("install options after the CNI fix: %q", set)
 	}
 	// The admitted Pod's lifecycle, opened: its diagram and verdicts, with istio-proxy.
-	do(ctx, t, chromedp.Click(chromedp.CSS(`[data-testid="cluster-lifecycle"] summary`)))
+	do(ctx, t, clickOn(`[data-testid="cluster-lifecycle"] summary`))
 	waitFor(ctx, t, `[data-testid="cluster-lifecycle"] [data-testid="lifecycle"]`, "the admitted Pod's lifecycle")
 	if got := text(ctx, t, `[data-testid="cluster-lifecycle"]`); !strings.Contains(got, "istio-proxy") {
 		t.Errorf("the admitted Pod's lifecycle: %q", got)
@@ -95,17 +92,17 @@ func TestClusterTab(t *testing.T) {
 	sh.take(ctx, "admitted-lifecycle")
 
 	// The namespace typed in the settings, then the Cluster tab chosen (fetched when chosen).
-	do(ctx, t, chromedp.Navigate(baseURL+"/"), chromedp.WaitVisible(chromedp.CSS(`.cm-content`)),
-		chromedp.Click(chromedp.CSS(`[data-testid="settings"] summary`)),
-		chromedp.SendKeys(chromedp.CSS(`[data-testid="ns-name"]`), "shop"),
-		chromedp.Click(chromedp.CSS(`[data-testid="ns-injection"]`)),
-		chromedp.SetValue(chromedp.CSS(`[data-testid="ns-enforce"]`), "restricted"),
+	do(ctx, t, chromedp.Navigate(baseURL+"/"), shown(`.cm-content`),
+		clickOn(`[data-testid="settings"] summary`),
+		keysTo(`[data-testid="ns-name"]`, "shop"),
+		clickOn(`[data-testid="ns-injection"]`),
+		setTo(`[data-testid="ns-enforce"]`, "restricted"),
 	)
 	sh.take(ctx, "namespace-settings")
 	checkA11y(ctx, t, "the settings with the namespace group open")
-	do(ctx, t, chromedp.Click(chromedp.CSS(`[data-testid="apply"]`)))
+	do(ctx, t, clickOn(`[data-testid="apply"]`))
 	waitFor(ctx, t, `[data-testid="panel-diff"] [data-testid="diff-step-0"]`, "after apply")
-	do(ctx, t, chromedp.Click(chromedp.CSS(`[data-testid="tab-cluster"]`)))
+	do(ctx, t, clickOn(`[data-testid="tab-cluster"]`))
 	waitFor(ctx, t, `[data-testid="verdict-rejected"]`, "the Cluster tab of the typed namespace")
 	if ns := text(ctx, t, `[data-testid="cluster-namespace"]`); !strings.Contains(ns, "shop") || !strings.Contains(ns, "pod-security.kubernetes.io/enforce=restricted") {
 		t.Errorf("namespace shown as %q", ns)
@@ -113,7 +110,7 @@ func TestClusterTab(t *testing.T) {
 	checkA11y(ctx, t, "the Cluster tab (restricted)")
 
 	// A label the API server would refuse: the error beside the field, the text kept.
-	do(ctx, t, chromedp.SetValue(chromedp.CSS(`[data-testid="ns-labels"]`), "team"), chromedp.Click(chromedp.CSS(`[data-testid="apply"]`)))
+	do(ctx, t, setTo(`[data-testid="ns-labels"]`, "team"), clickOn(`[data-testid="apply"]`))
 	waitFor(ctx, t, `[data-testid="namespace-error"]`, "a bad label")
 	if e := text(ctx, t, `[data-testid="namespace-error"]`); !strings.Contains(e, "namespace labels") || !strings.Contains(e, "KEY=VALUE") {
 		t.Errorf("the error says %q", e)
@@ -121,7 +118,7 @@ func TestClusterTab(t *testing.T) {
 	if st := text(ctx, t, `#status`); !strings.Contains(st, "namespace") {
 		t.Errorf("the status line says %q", st)
 	}
-	labels, _ := chromedp.Run(ctx, chromedp.Value(chromedp.CSS(`[data-testid="ns-labels"]`)))
+	labels := value(ctx, t, `[data-testid="ns-labels"]`)
 	if labels != "team" {
 		t.Errorf("the labels field holds %q after the error", labels)
 	}
@@ -135,7 +132,7 @@ func TestClusterTab(t *testing.T) {
 func TestClusterTabScreens(t *testing.T) {
 	ctx := browser(t)
 	sh := newShots(t)
-	do(ctx, t, chromedp.Navigate(baseURL+"/"), chromedp.WaitVisible(chromedp.CSS(chip(10))))
+	do(ctx, t, chromedp.Navigate(baseURL+"/"), shown(chip(10)))
 	baseline := labHref(ctx, t, 10)
 	screens := []struct {
 		name          string
@@ -181,18 +178,18 @@ func TestClusterTabScreens(t *testing.T) {
 // (POST, 303, the new state's link).
 func TestClusterTabWithoutJavaScript(t *testing.T) {
 	ctx := browser(t)
-	do(ctx, t, chromedp.Navigate(baseURL+"/"), chromedp.WaitVisible(chromedp.CSS(chip(9))))
+	do(ctx, t, chromedp.Navigate(baseURL+"/"), shown(chip(9)))
 	notInjected := labHref(ctx, t, 9)
 	nctx, cancel := chromedp.NewContext(ctx)
 	defer cancel()
 	do(nctx, t, chromedp.Navigate("about:blank"))
 	noJS(nctx, t)
 	do(nctx, t, chromedp.Navigate(baseURL+"/"))
-	do(nctx, t, chromedp.Click(chromedp.CSS(`[data-testid="tab-cluster"]`)))
+	do(nctx, t, clickOn(`[data-testid="tab-cluster"]`))
 	waitFor(nctx, t, `[data-testid="cluster"]`, "the Cluster tab's link without JavaScript")
 	do(nctx, t, chromedp.Navigate(baseURL+notInjected))
 	waitFor(nctx, t, `[data-testid="settings-fix-label-injection"]`, "chip 9 without JavaScript")
-	do(nctx, t, chromedp.Click(chromedp.CSS(`[data-testid="settings-fix-label-injection"]`)))
+	do(nctx, t, clickOn(`[data-testid="settings-fix-label-injection"]`))
 	waitFor(nctx, t, `[data-testid="verdict-injected"]`, "the label fix without JavaScript")
 	loc, err := chromedp.Run(nctx, chromedp.Location())
 	if err != nil {
@@ -226,7 +223,7 @@ func TestClusterLabelFix(t *testing.T) {
 		t.Fatalf("the trace does not say why: %q", got)
 	}
 	checkA11y(ctx, t, "the Cluster tab (annotation instead of label)")
-	do(ctx, t, chromedp.Click(chromedp.CSS(`[data-testid="settings-fix-label-not-annotation"]`)))
+	do(ctx, t, clickOn(`[data-testid="settings-fix-label-not-annotation"]`))
 	waitFor(ctx, t, `[data-testid="verdict-injected"]`, "after the label fix")
 	editor := text(ctx, t, `.cm-content`)
 	if !strings.Contains(editor, `sidecar.istio.io/inject: "true"`) || strings.Contains(editor, "annotations") {

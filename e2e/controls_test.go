@@ -22,12 +22,12 @@ func TestPanelSearchAndProxyConfigEditor(t *testing.T) {
 	)
 	do(ctx, t,
 		chromedp.Navigate(baseURL+"/"),
-		chromedp.WaitVisible(chromedp.CSS(`.cm-content`)),
-		chromedp.SetValue(chromedp.CSS(`#manifest`), deployment),
-		chromedp.WaitVisible(chromedp.CSS(cpu)),
-		chromedp.SendKeys(chromedp.CSS(`#annotation-search`), "outbound"),
-		chromedp.WaitNotVisible(chromedp.CSS(cpu)),
-		chromedp.WaitVisible(chromedp.CSS(exclude)),
+		shown(`.cm-content`),
+		setTo(`#manifest`, deployment),
+		shown(cpu),
+		keysTo(`#annotation-search`, "outbound"),
+		hidden(cpu),
+		shown(exclude),
 	)
 	sh.take(ctx, "search-outbound")
 	// "drain" is in no key and no description: proxy.istio.io/config matches by its fields.
@@ -35,24 +35,24 @@ func TestPanelSearchAndProxyConfigEditor(t *testing.T) {
 		t.Fatal(err)
 	}
 	do(ctx, t,
-		chromedp.SendKeys(chromedp.CSS(`#annotation-search`), "drain"),
-		chromedp.WaitNotVisible(chromedp.CSS(exclude)),
-		chromedp.WaitVisible(chromedp.CSS(config)),
-		chromedp.Click(chromedp.CSS(`[data-testid="pc-editor"] > summary`)),
-		chromedp.WaitVisible(chromedp.CSS(`#pc\:concurrency`)),
-		chromedp.SendKeys(chromedp.CSS(`#pc\:concurrency`), "2"),
-		chromedp.Click(chromedp.CSS(`[data-testid="pcset-concurrency"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="diff-step-1"]`)),
-		chromedp.Click(chromedp.CSS(`[data-testid="pcset-holdApplicationUntilProxyStarts"]`)),
-		chromedp.WaitVisible(chromedp.CSS(moveRow)),
+		keysTo(`#annotation-search`, "drain"),
+		hidden(exclude),
+		shown(config),
+		clickOn(`[data-testid="pc-editor"] > summary`),
+		shown(`#pc\:concurrency`),
+		keysTo(`#pc\:concurrency`, "2"),
+		clickOn(`[data-testid="pcset-concurrency"]`),
+		shown(`[data-testid="diff-step-1"]`),
+		clickOn(`[data-testid="pcset-holdApplicationUntilProxyStarts"]`),
+		shown(moveRow),
 	)
 	sh.take(ctx, "concurrency-then-hold")
 	if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('[data-testid="replaces"]').length`)); err != nil || n != 0 {
 		t.Fatalf("%d replacement notices (%v) after a merge", n, err)
 	}
 	do(ctx, t,
-		chromedp.Click(chromedp.CSS(`[data-testid="tab-timeline"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="timeline-2"]`)),
+		clickOn(`[data-testid="tab-timeline"]`),
+		shown(`[data-testid="timeline-2"]`),
 	)
 	step2 := text(ctx, t, `[data-testid="timeline-2"]`)
 	if !strings.Contains(step2, "concurrency: 2") || !strings.Contains(step2, "holdApplicationUntilProxyStarts: true") {

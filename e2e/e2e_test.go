@@ -14,12 +14,15 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 )
+
+// The browser tests' server answers however long its work takes on a busy machine: they are
+// about what the page shows, not how fast (the handlers' own tests hold the deadlines).
+func init() { serveArgs = append(serveArgs, "--request-timeout", "1h") }
 
 // browser starts a headless Chromium for one test; extra options are added to the defaults
 // (e.g. chromedp.Flag("hide-scrollbars", false)).
@@ -41,7 +44,7 @@ func browser(t *testing.T, extra ...chromedp.ExecAllocatorOption) context.Contex
 	t.Cleanup(cancel)
 	ctx, cancel2 := chromedp.NewContext(actx)
 	t.Cleanup(cancel2)
-	ctx, cancel3 := context.WithTimeout(ctx, 90*time.Second)
+	ctx, cancel3 := context.WithTimeout(ctx, testCap)
 	t.Cleanup(cancel3)
 	return ctx
 }
@@ -118,29 +121,7 @@ func addButton(key string) string { return `button[data-testid="add-` + key + `"
 // resultsText is the text of the field diff, to compare two views of the same link.
 func resultsText(ctx context.Context, t *testing.T) string {
 	t.Helper()
-	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-testid="panel-diff"]`)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
-func text(ctx context.Context, t *testing.T, sel string) string {
-	t.Helper()
-	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
-	if err != nil {
-		t.Fatalf("text of %s: %v", sel, err)
-	}
-	return s
-}
-
-func attr(ctx context.Context, t *testing.T, sel, name string) string {
-	t.Helper()
-	a, err := chromedp.Run(ctx, chromedp.AttributeValue(chromedp.CSS(sel), name))
-	if err != nil {
-		t.Fatalf("%s of %s: %v", name, sel, err)
-	}
-	return a.Value
+	return text(ctx, t, `[data-testid="panel-diff"]`)
 }
 
 func do(ctx context.Context, t *testing.T, steps ...chromedp.Action[chromedp.Void]) {
@@ -160,9 +141,7 @@ func noJS(ctx context.Context, t *testing.T) {
 
 func checkRows(ctx context.Context, t *testing.T) {
 	t.Helper()
-	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(moveRow))); err != nil {
-		t.Fatal(err)
-	}
+	waitShown(ctx, t, moveRow)
 	cpu := text(ctx, t, cpuRow+" td.val")
 	postStart := text(ctx, t, startRow+" td.val")
 	if !strings.Contains(cpu, "100m") || !strings.Contains(cpu, "200m") {
@@ -180,7 +159,7 @@ func TestPlaygroundWithJavaScript(t *testing.T) {
 	sh := newShots(t)
 	do(ctx, t,
 		chromedp.Navigate(baseURL+"/"),
-		chromedp.WaitVisible(chromedp.CSS(`.cm-content`)),
+		shown(`.cm-content`),
 	)
 	// The editor's stylesheet got through the Content-Security-Policy (by its nonce): CodeMirror's
 	// base theme lays the editor out as a flex box.
@@ -189,7 +168,7 @@ func TestPlaygroundWithJavaScript(t *testing.T) {
 	}
 	// Select all in the editor with the keyboard, then paste the Deployment over it.
 	do(ctx, t,
-		chromedp.Click(chromedp.CSS(`.cm-content`)),
+		clickOn(`.cm-content`),
 		chromedp.KeyEvent("a", chromedp.KeyModifiers(chromedp.ModifierCtrl)),
 	)
 	paste := fmt.Sprintf(`(() => {
@@ -202,25 +181,21 @@ func TestPlaygroundWithJavaScript(t *testing.T) {
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](paste)); err != nil {
 		t.Fatal(err)
 	}
-	manifest, err := chromedp.Run(ctx, chromedp.Value(chromedp.CSS(`#manifest`)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if manifest != deployment {
+	if manifest := value(ctx, t, `#manifest`); manifest != deployment {
 		t.Fatalf("after the paste the form holds:\n%s", manifest)
 	}
 	sh.take(ctx, "pasted")
 	do(ctx, t,
-		chromedp.Click(chromedp.CSS(addButton("sidecar.istio.io/proxyCPU"))),
-		chromedp.WaitVisible(chromedp.CSS(cpuRow)),
-		chromedp.Click(chromedp.CSS(addButton("proxy.istio.io/config"))),
-		chromedp.WaitVisible(chromedp.CSS(moveRow)),
+		clickOn(addButton("sidecar.istio.io/proxyCPU")),
+		shown(cpuRow),
+		clickOn(addButton("proxy.istio.io/config")),
+		shown(moveRow),
 	)
 	checkRows(ctx, t)
 	sh.take(ctx, "proxycpu-then-hold")
 
-	do(ctx, t, chromedp.Click(chromedp.CSS(`[data-testid="copy-link"]`)))
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.getElementById("status").textContent === "Link copied."`)); err != nil {
+	do(ctx, t, clickOn(`[data-testid="copy-link"]`))
+	if _, err := chromedp.Run(ctx, until(`document.getElementById("status").textContent === "Link copied."`)); err != nil {
 		t.Fatal(err)
 	}
 	permalink := attr(ctx, t, `#playground`, "data-permalink")
@@ -245,8 +220,8 @@ func TestPlaygroundWithJavaScript(t *testing.T) {
 
 	// Tabs switch in place; the injected YAML has the hold's postStart.
 	do(tab, t,
-		chromedp.Click(chromedp.CSS(`[data-testid="tab-yaml"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="injected-yaml"]`)),
+		clickOn(`[data-testid="tab-yaml"]`),
+		shown(`[data-testid="injected-yaml"]`),
 	)
 	if !strings.Contains(text(tab, t, `[data-testid="injected-yaml"]`), "- wait") {
 		t.Fatal("injected YAML lacks the postStart wait")
@@ -262,12 +237,12 @@ func TestPlaygroundWithoutJavaScript(t *testing.T) {
 	noJS(ctx, t)
 	do(ctx, t,
 		chromedp.Navigate(baseURL+"/"),
-		chromedp.WaitVisible(chromedp.CSS(`#manifest`)),
-		chromedp.SetValue(chromedp.CSS(`#manifest`), deployment),
-		chromedp.Click(chromedp.CSS(addButton("sidecar.istio.io/proxyCPU"))),
-		chromedp.WaitVisible(chromedp.CSS(cpuRow)),
-		chromedp.Click(chromedp.CSS(addButton("proxy.istio.io/config"))),
-		chromedp.WaitVisible(chromedp.CSS(moveRow)),
+		shown(`#manifest`),
+		setTo(`#manifest`, deployment),
+		clickOn(addButton("sidecar.istio.io/proxyCPU")),
+		shown(cpuRow),
+		clickOn(addButton("proxy.istio.io/config")),
+		shown(moveRow),
 	)
 	if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll(".cm-content").length`)); err != nil || n != 0 {
 		t.Fatalf("the editor was built (%d, %v): JavaScript is not off", n, err)
@@ -288,8 +263,8 @@ func TestPlaygroundWithoutJavaScript(t *testing.T) {
 	}
 	// Without JavaScript, tabs are links.
 	do(tab, t,
-		chromedp.Click(chromedp.CSS(`[data-testid="tab-yaml"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="injected-yaml"]`)),
+		clickOn(`[data-testid="tab-yaml"]`),
+		shown(`[data-testid="injected-yaml"]`),
 	)
 	if !strings.Contains(text(tab, t, `[data-testid="injected-yaml"]`), "- wait") {
 		t.Fatal("injected YAML lacks the postStart wait")
@@ -304,19 +279,17 @@ func TestJobClassicVersusNative(t *testing.T) {
 	sh := newShots(t)
 	do(ctx, t,
 		chromedp.Navigate(baseURL+"/"),
-		chromedp.WaitVisible(chromedp.CSS(`.cm-content`)),
-		chromedp.SetValue(chromedp.CSS(`#preset`), "job"),
+		shown(`.cm-content`),
+		// Choosing a preset (its change event, which setTo fires once) submits the form (the
+		// page's script); wait for the Job's editor text and the answer to have landed. A second
+		// change event here once sent a second request, whose answer replaced the page under
+		// the next steps ("No node with given id found").
+		setTo(`#preset`, "job"),
+		void(until(settledJS+` && document.querySelector(".cm-content").textContent.includes("kind: Job")`)),
 	)
-	// Choosing a preset submits the form (the page's script); wait for the Job's editor text.
-	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById("preset").dispatchEvent(new Event("change", {bubbles: true}))`)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector(".cm-content").textContent.includes("kind: Job")`)); err != nil {
-		t.Fatal(err)
-	}
 	do(ctx, t,
-		chromedp.Click(chromedp.CSS(`[data-testid="tab-lifecycle"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="lifecycle-svg"]`)),
+		clickOn(`[data-testid="tab-lifecycle"]`),
+		shown(`[data-testid="lifecycle-svg"]`),
 	)
 	if got := attr(ctx, t, `[data-testid="verdict-job-completes"]`, "data-answer"); got != "no" {
 		t.Fatalf("classic Job completes: %q", got)
@@ -328,8 +301,8 @@ func TestJobClassicVersusNative(t *testing.T) {
 	}
 	sh.take(ctx, "job-lifecycle")
 	do(ctx, t,
-		chromedp.Click(chromedp.CSS(`[data-testid="compare-link"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="compare"]`)),
+		clickOn(`[data-testid="compare-link"]`),
+		shown(`[data-testid="compare"]`),
 	)
 	a := attr(ctx, t, `[data-testid="side-a"] [data-testid="verdict-job-completes"]`, "data-answer")
 	b := attr(ctx, t, `[data-testid="side-b"] [data-testid="verdict-job-completes"]`, "data-answer")
@@ -353,16 +326,16 @@ func TestShareLinkPresenterAndDeepLink(t *testing.T) {
 	sh := newShots(t)
 	do(ctx, t,
 		chromedp.Navigate(baseURL+"/"),
-		chromedp.WaitVisible(chromedp.CSS(`.cm-content`)),
-		chromedp.Click(chromedp.CSS(addButton("sidecar.istio.io/proxyCPU"))),
-		chromedp.WaitVisible(chromedp.CSS(cpuRow)),
-		chromedp.Click(chromedp.CSS(addButton("proxy.istio.io/config"))),
-		chromedp.WaitVisible(chromedp.CSS(moveRow)),
+		shown(`.cm-content`),
+		clickOn(addButton("sidecar.istio.io/proxyCPU")),
+		shown(cpuRow),
+		clickOn(addButton("proxy.istio.io/config")),
+		shown(moveRow),
 	)
 	before := resultsText(ctx, t)
 	do(ctx, t,
-		chromedp.Click(chromedp.CSS(`[data-testid="share"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="short-link"]`)),
+		clickOn(`[data-testid="share"]`),
+		shown(`[data-testid="short-link"]`),
 	)
 	short := attr(ctx, t, `[data-testid="short-link"]`, "href")
 	if !regexp.MustCompile(`^/s/[0-9a-hjkmnp-tv-z]{16}$`).MatchString(short) {
@@ -380,24 +353,24 @@ func TestShareLinkPresenterAndDeepLink(t *testing.T) {
 
 	// Presenter mode: the arrow keys step through the timeline.
 	do(other, t,
-		chromedp.Click(chromedp.CSS(`[data-testid="present"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="slide-n"]`)),
+		clickOn(`[data-testid="present"]`),
+		shown(`[data-testid="slide-n"]`),
 	)
 	if got := text(other, t, `[data-testid="slide-n"]`); got != "step 1 of 2" {
 		t.Fatalf("first slide %q", got)
 	}
 	do(other, t, chromedp.KeyEvent(kb.ArrowRight))
-	if _, err := chromedp.Run(other, chromedp.Poll[bool](`document.querySelector('[data-testid="slide-n"]').textContent === "step 2 of 2" && !!document.querySelector('[data-testid="diff-step-2"]')`)); err != nil {
+	if _, err := chromedp.Run(other, until(`document.querySelector('[data-testid="slide-n"]').textContent === "step 2 of 2" && !!document.querySelector('[data-testid="diff-step-2"]')`)); err != nil {
 		t.Fatal("→ did not move to step 2")
 	}
 	sh.take(other, "presenter-step-2")
 	do(other, t, chromedp.KeyEvent(kb.ArrowRight))
-	if _, err := chromedp.Run(other, chromedp.Poll[bool](`document.querySelector('[data-testid="slide-n"]').textContent === "lifecycle after step 2" && !!document.querySelector('[data-testid="panel-lifecycle"]:not([hidden]) [data-testid="lifecycle-svg"]')`)); err != nil {
+	if _, err := chromedp.Run(other, until(`document.querySelector('[data-testid="slide-n"]').textContent === "lifecycle after step 2" && !!document.querySelector('[data-testid="panel-lifecycle"]:not([hidden]) [data-testid="lifecycle-svg"]')`)); err != nil {
 		t.Fatal("→ did not move to the lifecycle slide")
 	}
 	sh.take(other, "presenter-lifecycle")
 	do(other, t, chromedp.KeyEvent(kb.ArrowLeft))
-	if _, err := chromedp.Run(other, chromedp.Poll[bool](`document.querySelector('[data-testid="slide-n"]').textContent === "step 2 of 2"`)); err != nil {
+	if _, err := chromedp.Run(other, until(`document.querySelector('[data-testid="slide-n"]').textContent === "step 2 of 2"`)); err != nil {
 		t.Fatal("← did not move back to step 2")
 	}
 
@@ -406,7 +379,7 @@ func TestShareLinkPresenterAndDeepLink(t *testing.T) {
 	deep := baseURL + short + "#path=" + url.PathEscape(path)
 	third := browser(t)
 	do(third, t, chromedp.Navigate(deep))
-	ok, err := chromedp.Run(third, chromedp.Poll[bool](`(() => { const r = document.querySelector('tr.highlight'); return !!r && r.dataset.path === `+fmt.Sprintf("%q", path)+`; })()`))
+	ok, err := chromedp.Run(third, until(`(() => { const r = document.querySelector('tr.highlight'); return !!r && r.dataset.path === `+fmt.Sprintf("%q", path)+`; })()`))
 	if err != nil || !ok {
 		t.Fatalf("the deep link did not highlight its row: %v", err)
 	}

@@ -17,12 +17,12 @@ func TestToggleKeepsSteps(t *testing.T) {
 	ctx := browser(t)
 	do(ctx, t,
 		chromedp.Navigate(baseURL+"/"),
-		chromedp.WaitVisible(chromedp.CSS(`.cm-content`)),
+		shown(`.cm-content`),
 	)
 	pasteJS(ctx, t, jsString(deployment))
 	do(ctx, t,
-		chromedp.Click(chromedp.CSS(addButton("sidecar.istio.io/proxyCPU"))),
-		chromedp.WaitVisible(chromedp.CSS(cpuRow)),
+		clickOn(addButton("sidecar.istio.io/proxyCPU")),
+		shown(cpuRow),
 	)
 	// Mark the two steps' nodes, and open a value in row 0 as a reader would.
 	mark := `(() => {
@@ -41,8 +41,8 @@ func TestToggleKeepsSteps(t *testing.T) {
 		t.Fatal(err)
 	}
 	do(ctx, t,
-		chromedp.Click(chromedp.CSS(addButton("proxy.istio.io/config"))),
-		chromedp.WaitVisible(chromedp.CSS(moveRow)),
+		clickOn(addButton("proxy.istio.io/config")),
+		shown(moveRow),
 	)
 	checkRows(ctx, t)
 	kept := `(() => {
@@ -84,8 +84,8 @@ func TestToggleKeepsSteps(t *testing.T) {
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](drop)); err != nil {
 		t.Fatal(err)
 	}
-	do(ctx, t, chromedp.Click(chromedp.CSS(`[data-testid="unset-proxy.istio.io/config"]`)))
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`!!document.querySelector('[data-testid="diff-step-3"]') && !document.body.classList.contains("busy")`)); err != nil {
+	do(ctx, t, clickOn(`[data-testid="unset-proxy.istio.io/config"]`))
+	if _, err := chromedp.Run(ctx, until(`!!document.querySelector('[data-testid="diff-step-3"]') && !document.body.classList.contains("busy")`)); err != nil {
 		t.Fatalf("the toggle did not load: %v", err)
 	}
 	if asks, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`window.asks`)); err != nil || fmt.Sprint(asks) != "[held all]" {
@@ -94,7 +94,7 @@ func TestToggleKeepsSteps(t *testing.T) {
 	if n, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("[data-keep]").length + document.querySelectorAll('details.step[data-key="gone"]').length`)); n != 0 {
 		t.Fatalf("%d placeholders or stale steps left after asking again", n)
 	}
-	do(ctx, t, chromedp.WaitVisible(chromedp.CSS(cpuRow)))
+	do(ctx, t, shown(cpuRow))
 
 	// The kept page shows what a fresh load of its link shows.
 	tab, cancel := chromedp.NewContext(ctx)

@@ -12,10 +12,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
@@ -43,23 +44,15 @@ func pageLang(ctx context.Context, t *testing.T) string {
 	return l
 }
 
-// waitLang waits until the page (after a navigation or the switcher's reload) is in lang. It
-// asks again when the page it asked went away mid-question (the reload), for up to 15 s.
+// waitLang waits until the page (after a navigation or the switcher's reload) is in lang,
+// asking again when the page it asked went away mid-question (the reload).
 func waitLang(ctx context.Context, t *testing.T, lang, why string) {
 	t.Helper()
-	js := `document.readyState === "complete" && document.documentElement.lang === ` + jsString(lang)
-	var err error
-	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		var ok bool
-		if ok, err = chromedp.Run(ctx, chromedp.Evaluate[bool](js)); err == nil && ok {
-			return
-		}
+	if _, err := chromedp.Run(ctx, until(`document.readyState === "complete" && document.documentElement.lang === `+jsString(lang))); err != nil {
+		got, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.documentElement.lang`))
+		t.Fatalf("%s: the page's lang is %q, want %q (%v)", why, got, lang, err)
 	}
-	got, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.documentElement.lang`))
-	t.Fatalf("%s: the page's lang is %q, want %q (%v)", why, got, lang, err)
 }
-
-func jsString(s string) string { b, _ := json.Marshal(s); return string(b) }
 
 // checkSwitcher: the header's switcher is labelled in lang (the catalog's lang.label) and shows
 // lang as chosen.
@@ -151,10 +144,10 @@ func checkWordsWhole(ctx context.Context, t *testing.T, where string) {
 func addSteps(ctx context.Context, t *testing.T) {
 	t.Helper()
 	do(ctx, t,
-		chromedp.Click(chromedp.CSS(addButton("sidecar.istio.io/proxyCPU"))),
-		chromedp.WaitVisible(chromedp.CSS(cpuRow)),
-		chromedp.Click(chromedp.CSS(addButton("proxy.istio.io/config"))),
-		chromedp.WaitVisible(chromedp.CSS(moveRow)),
+		clickOn(addButton("sidecar.istio.io/proxyCPU")),
+		shown(cpuRow),
+		clickOn(addButton("proxy.istio.io/config")),
+		shown(moveRow),
 	)
 }
 
@@ -171,7 +164,7 @@ func TestLangFromBrowser(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.want+"_from_"+strings.SplitN(c.accept, ",", 2)[0], func(t *testing.T) {
 			ctx := browserIn(t, c.accept)
-			do(ctx, t, chromedp.EmulateViewport(1440, 900), chromedp.Navigate(baseURL+"/"), chromedp.WaitVisible(chromedp.CSS(`.cm-content`)))
+			do(ctx, t, chromedp.EmulateViewport(1440, 900), chromedp.Navigate(baseURL+"/"), shown(`.cm-content`))
 			if got := pageLang(ctx, t); got != c.want {
 				t.Fatalf("Accept-Language %q: <html lang=%q>, want %q", c.accept, got, c.want)
 			}
@@ -190,7 +183,7 @@ func TestLangFromBrowser(t *testing.T) {
 			do(ctx, t,
 				chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(3), chromedp.EmulateMobile),
 				chromedp.Navigate(baseURL+permalink),
-				chromedp.WaitVisible(chromedp.CSS(moveRow)),
+				shown(moveRow),
 			)
 			waitLang(ctx, t, c.want, "the permalink at 390 px")
 			checkWordsWhole(ctx, t, "the playground with two steps at 390×844")
@@ -227,10 +220,10 @@ func firstScreen(ctx context.Context, sh *shots, name string) {
 // over the browser's English; ?lang=en shows one page in English and leaves the choice as it was.
 func TestLangSwitcher(t *testing.T) {
 	ctx := browserIn(t, "en-US,en")
-	do(ctx, t, chromedp.Navigate(baseURL+"/"), chromedp.WaitVisible(chromedp.CSS(`.cm-content`)))
+	do(ctx, t, chromedp.Navigate(baseURL+"/"), shown(`.cm-content`))
 	addSteps(ctx, t)
 	permalink := attr(ctx, t, `#playground`, "data-permalink")
-	do(ctx, t, chromedp.Navigate(baseURL+permalink), chromedp.WaitVisible(chromedp.CSS(moveRow)))
+	do(ctx, t, chromedp.Navigate(baseURL+permalink), shown(moveRow))
 	if got := pageLang(ctx, t); got != "en" {
 		t.Fatalf("an English browser got <html lang=%q>", got)
 	}
@@ -246,7 +239,7 @@ func TestLangSwitcher(t *testing.T) {
 	if len(names) == 0 || names[len(names)-1] != "ko="+i18n.Names["ko"] {
 		t.Fatalf("the switcher's entries are %q; want 한국어 (ko) last", names)
 	}
-	do(ctx, t, chromedp.Focus(chromedp.CSS(`#lang-select`)), chromedp.KeyEvent(kb.End))
+	do(ctx, t, focusOn(`#lang-select`), chromedp.KeyEvent(kb.End))
 	waitLang(ctx, t, "ko", "after choosing 한국어")
 	loc, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.pathname + location.search`))
 	if err != nil {
@@ -255,24 +248,24 @@ func TestLangSwitcher(t *testing.T) {
 	if loc != permalink {
 		t.Errorf("the switcher returned to %q, want the page it was used on, %q", loc, permalink)
 	}
-	do(ctx, t, chromedp.WaitVisible(chromedp.CSS(moveRow)))
+	do(ctx, t, shown(moveRow))
 	checkSwitcher(ctx, t, "ko")
 	if c := langCookie(ctx, t); c != "ko" {
 		t.Fatalf("the lang cookie is %q after choosing 한국어, want ko", c)
 	}
 
 	// The next visit (the browser still asks for English): Korean, from the cookie.
-	do(ctx, t, chromedp.Navigate(baseURL+"/"), chromedp.WaitVisible(chromedp.CSS(`.cm-content`)))
+	do(ctx, t, chromedp.Navigate(baseURL+"/"), shown(`.cm-content`))
 	waitLang(ctx, t, "ko", "the next visit")
 
 	// ?lang=en: this page in English, the switcher shows English, and the choice stays Korean.
-	do(ctx, t, chromedp.Navigate(baseURL+"/?lang=en"), chromedp.WaitVisible(chromedp.CSS(`.cm-content`)))
+	do(ctx, t, chromedp.Navigate(baseURL+"/?lang=en"), shown(`.cm-content`))
 	waitLang(ctx, t, "en", "?lang=en")
 	checkSwitcher(ctx, t, "en")
 	if c := langCookie(ctx, t); c != "ko" {
 		t.Fatalf("?lang=en changed the remembered choice to %q", c)
 	}
-	do(ctx, t, chromedp.Navigate(baseURL+"/"), chromedp.WaitVisible(chromedp.CSS(`.cm-content`)))
+	do(ctx, t, chromedp.Navigate(baseURL+"/"), shown(`.cm-content`))
 	waitLang(ctx, t, "ko", "the visit after ?lang=en")
 }
 
@@ -282,27 +275,32 @@ func TestLangSwitcherWithoutJavaScript(t *testing.T) {
 	ctx := browserIn(t, "en-US,en")
 	do(ctx, t, chromedp.Navigate("about:blank"))
 	noJS(ctx, t)
-	do(ctx, t, chromedp.Navigate(baseURL+"/"), chromedp.WaitVisible(chromedp.CSS(`#manifest`)))
+	do(ctx, t, chromedp.Navigate(baseURL+"/"), shown(`#manifest`))
 	if got := attr(ctx, t, "html", "lang"); got != "en" {
 		t.Fatalf("an English browser got <html lang=%q>", got)
 	}
-	do(ctx, t, chromedp.Focus(chromedp.CSS(`#lang-select`)), chromedp.KeyEvent(kb.End))
-	// Without the script nothing is submitted yet: the page is still English, no cookie.
-	time.Sleep(500 * time.Millisecond)
-	if got := attr(ctx, t, "html", "lang"); got != "en" || langCookie(ctx, t) != "" {
-		t.Fatalf("choosing alone changed the page (lang %q) or the cookie without the script", got)
+	// Every navigation the page asks for (a form it submits), seen as DevTools reports it.
+	var navigations atomic.Int32
+	lctx, stop := context.WithCancel(ctx)
+	defer stop()
+	if err := chromedp.Listen(lctx, func(ev any) {
+		if _, ok := ev.(*page.EventFrameRequestedNavigation); ok {
+			navigations.Add(1)
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	do(ctx, t, focusOn(`#lang-select`), chromedp.KeyEvent(kb.End))
+	// Without the script nothing is submitted: no navigation was asked for while the page handled
+	// the key (Listen sees an event that came before a command's answer), the page is still
+	// English, no cookie. (A fixed wait here once gave a submission time to show.)
+	if got := attr(ctx, t, "html", "lang"); got != "en" || langCookie(ctx, t) != "" || navigations.Load() != 0 {
+		t.Fatalf("choosing alone changed the page (lang %q, %d navigations) or the cookie without the script", got, navigations.Load())
 	}
 	do(ctx, t, chromedp.KeyEvent(kb.Tab), chromedp.KeyEvent(kb.Enter))
-	var got string
-	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		if a, err := chromedp.Run(ctx, chromedp.AttributeValue(chromedp.CSS("html"), "lang")); err == nil {
-			if got = a.Value; got == "ko" {
-				break
-			}
-		}
-	}
-	if got != "ko" {
-		t.Fatalf("after Tab, Enter on the switcher's button the page's lang is %q, want ko", got)
+	waitLang(ctx, t, "ko", "after Tab, Enter on the switcher's button")
+	if navigations.Load() == 0 {
+		t.Fatal("the switcher's button navigated without DevTools reporting it: the check of choosing alone proves nothing")
 	}
 	if c := langCookie(ctx, t); c != "ko" {
 		t.Fatalf("the lang cookie is %q, want ko", c)
@@ -330,22 +328,22 @@ func langCookie(ctx context.Context, t *testing.T) string {
 // reader's language either.
 func TestLangSharedLink(t *testing.T) {
 	ja := browserIn(t, "ja")
-	do(ja, t, chromedp.Navigate(baseURL+"/"), chromedp.WaitVisible(chromedp.CSS(`.cm-content`)))
+	do(ja, t, chromedp.Navigate(baseURL+"/"), shown(`.cm-content`))
 	waitLang(ja, t, "ja", "the Japanese browser")
 	do(ja, t,
-		chromedp.Click(chromedp.CSS(addButton("sidecar.istio.io/proxyCPU"))),
-		chromedp.WaitVisible(chromedp.CSS(cpuRow)),
+		clickOn(addButton("sidecar.istio.io/proxyCPU")),
+		shown(cpuRow),
 	)
 	oneStep := attr(ja, t, `#playground`, "data-permalink")
 	do(ja, t,
-		chromedp.Click(chromedp.CSS(addButton("proxy.istio.io/config"))),
-		chromedp.WaitVisible(chromedp.CSS(moveRow)),
+		clickOn(addButton("proxy.istio.io/config")),
+		shown(moveRow),
 	)
 	permalink := attr(ja, t, `#playground`, "data-permalink")
 	jaRows := diffPaths(ja, t)
 	do(ja, t,
-		chromedp.Click(chromedp.CSS(`[data-testid="share"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="short-link"]`)),
+		clickOn(`[data-testid="share"]`),
+		shown(`[data-testid="short-link"]`),
 	)
 	waitLang(ja, t, "ja", "the shared page")
 	short := attr(ja, t, `[data-testid="short-link"]`, "href")
@@ -374,7 +372,7 @@ func TestLangSharedLink(t *testing.T) {
 
 	for _, link := range []string{short, permalink} {
 		ko := browserIn(t, "ko")
-		do(ko, t, chromedp.Navigate(baseURL+link), chromedp.WaitVisible(chromedp.CSS(moveRow)))
+		do(ko, t, chromedp.Navigate(baseURL+link), shown(moveRow))
 		waitLang(ko, t, "ko", link+" in a Korean browser")
 		checkSwitcher(ko, t, "ko")
 		if rows := diffPaths(ko, t); !slices.Equal(rows, jaRows) {

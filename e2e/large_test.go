@@ -44,7 +44,7 @@ func TestLargePasteKeepsTheText(t *testing.T) {
 	sh := newShots(t)
 	do(ctx, t,
 		chromedp.Navigate(baseURL+"/"),
-		chromedp.WaitVisible(chromedp.CSS(`.cm-content`)),
+		shown(`.cm-content`),
 	)
 	before, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.href`))
 	if err != nil {
@@ -56,8 +56,8 @@ func TestLargePasteKeepsTheText(t *testing.T) {
 		t.Fatalf("the paste is %d bytes, want over 1 MiB", n)
 	}
 	do(ctx, t,
-		chromedp.Click(chromedp.CSS(`[data-testid="apply"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="action-error"]`)),
+		clickOn(`[data-testid="apply"]`),
+		shown(`[data-testid="action-error"]`),
 	)
 	sh.take(ctx, "over-the-limit")
 	if msg := text(ctx, t, `[data-testid="action-error"]`); !strings.Contains(msg, "413") || !strings.Contains(msg, "at most 1 MiB") {
@@ -75,8 +75,8 @@ func TestLargePasteKeepsTheText(t *testing.T) {
 	if after, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`location.href`)); after != before {
 		t.Fatalf("the address bar changed to %.200q after a failed action", after)
 	}
-	do(ctx, t, chromedp.Click(chromedp.CSS(`[data-testid="copy-link"]`)))
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.getElementById("status").textContent.startsWith("No link")`)); err != nil {
+	do(ctx, t, clickOn(`[data-testid="copy-link"]`))
+	if _, err := chromedp.Run(ctx, until(`document.getElementById("status").textContent.startsWith("No link")`)); err != nil {
 		t.Fatalf("Copy link offered a link for text that was not shown: %v", err)
 	}
 	checkA11y(ctx, t, "the playground with an inline 413")
@@ -84,10 +84,10 @@ func TestLargePasteKeepsTheText(t *testing.T) {
 	// A manifest that fits: the error goes, and the address bar's new link loads.
 	pasteJS(ctx, t, fmt.Sprintf("%q", deployment))
 	do(ctx, t,
-		chromedp.Click(chromedp.CSS(`[data-testid="apply"]`)),
-		chromedp.WaitNotPresent(chromedp.CSS(`[data-testid="action-error"]`)),
+		clickOn(`[data-testid="apply"]`),
+		gone(`[data-testid="action-error"]`),
 	)
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`location.href !== `+fmt.Sprintf("%q", before))); err != nil {
+	if _, err := chromedp.Run(ctx, until(`location.href !== `+fmt.Sprintf("%q", before))); err != nil {
 		t.Fatal(err)
 	}
 	after, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`location.href`))
@@ -99,8 +99,8 @@ func TestLargePasteKeepsTheText(t *testing.T) {
 	if res.StatusCode != http.StatusOK || !strings.Contains(after, "/?s=") {
 		t.Fatalf("the address bar's link %.200q answers %d", after, res.StatusCode)
 	}
-	do(ctx, t, chromedp.Click(chromedp.CSS(`[data-testid="copy-link"]`)))
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.getElementById("status").textContent === "Link copied."`)); err != nil {
+	do(ctx, t, clickOn(`[data-testid="copy-link"]`))
+	if _, err := chromedp.Run(ctx, until(`document.getElementById("status").textContent === "Link copied."`)); err != nil {
 		t.Fatal(err)
 	}
 	sh.take(ctx, "applied")

@@ -41,7 +41,7 @@ func TestWrongPlaceMarker(t *testing.T) {
 	ctx := browser(t)
 	do(ctx, t,
 		chromedp.Navigate(link(onDeployment)),
-		chromedp.WaitVisible(chromedp.CSS(`.cm-gutter-lint .cm-lint-marker-warning`)),
+		shown(`.cm-gutter-lint .cm-lint-marker-warning`),
 	)
 	lines, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](markedLines))
 	if err != nil {
@@ -58,8 +58,8 @@ func TestWrongPlaceMarker(t *testing.T) {
 		"    metadata:\n      labels:", "    metadata:\n      annotations:\n        sidecar.istio.io/logLevel: debug\n      labels:", 1)
 	do(ctx, t,
 		chromedp.Navigate(link(onTemplate)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="results"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`.cm-content`)),
+		shown(`[data-testid="results"]`),
+		shown(`.cm-content`),
 	)
 	n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll(".cm-lint-marker, [data-testid='pitfall-banner']").length`))
 	if err != nil || n != 0 {
@@ -72,19 +72,19 @@ func TestWrongPlaceMarker(t *testing.T) {
 func TestTruncatedLinkAndTitles(t *testing.T) {
 	ctx := browser(t)
 	full := link(onDeployment)
-	do(ctx, t, chromedp.Navigate(full[:len(full)-12]), chromedp.WaitVisible(chromedp.CSS(`[data-testid="error"]`)))
+	do(ctx, t, chromedp.Navigate(full[:len(full)-12]), shown(`[data-testid="error"]`))
 	if msg := text(ctx, t, `[data-testid="error"]`); !strings.Contains(msg, "truncated") || !strings.Contains(msg, "short link") {
 		t.Fatalf("a cut link says %q", msg)
 	}
 	checkA11y(ctx, t, "a truncated link's error page")
-	do(ctx, t, chromedp.Navigate(full), chromedp.WaitVisible(chromedp.CSS(`[data-testid="results"]`)))
+	do(ctx, t, chromedp.Navigate(full), shown(`[data-testid="results"]`))
 	first, err := chromedp.Run(ctx, chromedp.Title())
 	if err != nil {
 		t.Fatal(err)
 	}
 	withStep := baseURL + "/?s=" + url.QueryEscape(handlers.EncodeState(handlers.State{Manifest: onDeployment,
 		Steps: []engine.Step{{Key: "sidecar.istio.io/proxyMemory", Value: "256Mi"}}}))
-	do(ctx, t, chromedp.Navigate(withStep), chromedp.WaitVisible(chromedp.CSS(`[data-testid="results"]`)))
+	do(ctx, t, chromedp.Navigate(withStep), shown(`[data-testid="results"]`))
 	second, err := chromedp.Run(ctx, chromedp.Title())
 	if err != nil {
 		t.Fatal(err)

@@ -50,7 +50,7 @@ func TestPitfallMarkerAndBanner(t *testing.T) {
 	sh := newShots(t)
 	do(ctx, t,
 		chromedp.Navigate(link(typoDeployment)),
-		chromedp.WaitVisible(chromedp.CSS(`.cm-gutter-lint .cm-lint-marker-warning`)),
+		shown(`.cm-gutter-lint .cm-lint-marker-warning`),
 	)
 	lines, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](markedLines))
 	if err != nil {
@@ -74,8 +74,8 @@ func TestPitfallMarkerAndBanner(t *testing.T) {
 	}
 	sh.take(ctx, "typo-marked")
 	do(ctx, t,
-		chromedp.Click(chromedp.CSS(`[data-testid="pitfall-banner"] a`)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="finding-unknown-proxy-config-field"]`)),
+		clickOn(`[data-testid="pitfall-banner"] a`),
+		shown(`[data-testid="finding-unknown-proxy-config-field"]`),
 	)
 	if got := attr(ctx, t, `[data-testid="tab-pitfalls"]`, "aria-selected"); got != "true" {
 		t.Fatalf("after the banner, the Pitfalls tab is aria-selected=%q", got)
@@ -90,8 +90,8 @@ func TestPitfallMarkerAndBanner(t *testing.T) {
 	clean := strings.Replace(typoDeployment, "ProxyStart: true", "ProxyStarts: true", 1)
 	do(ctx, t,
 		chromedp.Navigate(link(clean)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="results"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`.cm-content`)),
+		shown(`[data-testid="results"]`),
+		shown(`.cm-content`),
 	)
 	n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll(".cm-lint-marker, [data-testid='pitfall-banner']").length`))
 	if err != nil || n != 0 {

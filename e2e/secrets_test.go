@@ -40,9 +40,9 @@ func TestShareWithSecrets(t *testing.T) {
 	ctx := browser(t)
 	do(ctx, t,
 		chromedp.Navigate(link(withPassword)),
-		chromedp.WaitVisible(chromedp.CSS(`.cm-content`)),
-		chromedp.Click(chromedp.CSS(`[data-testid="share"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="share-secrets"]`)),
+		shown(`.cm-content`),
+		clickOn(`[data-testid="share"]`),
+		shown(`[data-testid="share-secrets"]`),
 	)
 	found := text(ctx, t, `[data-testid="share-secrets-list"]`)
 	if !strings.Contains(found, "DB_PASSWORD") || strings.Contains(found, "hunter2") {
@@ -51,8 +51,8 @@ func TestShareWithSecrets(t *testing.T) {
 	checkA11y(ctx, t, "the share confirmation with secrets")
 	newShots(t).take(ctx, "share-secrets")
 	do(ctx, t,
-		chromedp.Click(chromedp.CSS(`[data-testid="share-redact"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="short-link"]`)),
+		clickOn(`[data-testid="share-redact"]`),
+		shown(`[data-testid="short-link"]`),
 	)
 	short := attr(ctx, t, `[data-testid="short-link"]`, "href")
 	if !regexp.MustCompile(`^/s/[0-9a-hjkmnp-tv-z]{16}$`).MatchString(short) {

@@ -21,6 +21,9 @@ var (
 	serverPID int
 )
 
+// serveArgs are flags the server starts with, before SIDECARLAB_SERVE_ARGS.
+var serveArgs []string
+
 func TestMain(m *testing.M) {
 	os.Exit(func() int {
 		dir, err := os.MkdirTemp("", "sidecarlab-e2e")
@@ -52,7 +55,7 @@ var listenRE = regexp.MustCompile(`msg=listening addr=(\S+)`)
 // serve starts the binary on a free loopback port and waits for /readyz. SIDECARLAB_SERVE_ARGS
 // adds flags; SIDECARLAB_SERVER_CPUS pins it to cores (taskset -c).
 func serve(bin, db string) (stop func(), url string, pid int, err error) {
-	args := []string{"serve", "--addr", "127.0.0.1:0", "--db", db}
+	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--db", db}, serveArgs...)
 	if v := os.Getenv("SIDECARLAB_SERVE_ARGS"); v != "" {
 		args = append(args, regexp.MustCompile(`\s+`).Split(v, -1)...)
 	}
@@ -83,11 +86,11 @@ func serve(bin, db string) (stop func(), url string, pid int, err error) {
 	select {
 	case a := <-addr:
 		url = "http://" + a
-	case <-time.After(30 * time.Second):
+	case <-time.After(2 * time.Minute): // far above any machine's time: only a hang gets here
 		stop()
 		return nil, "", 0, fmt.Errorf("the server did not say where it listens")
 	}
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute)
 	for time.Now().Before(deadline) {
 		if res, err := http.Get(url + "/readyz"); err == nil {
 			res.Body.Close()
@@ -98,7 +101,7 @@ func serve(bin, db string) (stop func(), url string, pid int, err error) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	stop()
-	return nil, "", 0, fmt.Errorf("not ready in 30s")
+	return nil, "", 0, fmt.Errorf("not ready in 2 minutes")
 }
 
 // peakRSS samples the server's resident set every 20 ms until the returned function is called,

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -53,9 +52,9 @@ func browserWithScrollbars(t *testing.T) context.Context {
 func TestBatchTableFits(t *testing.T) {
 	ctx := browserWithScrollbars(t)
 	sh := newShots(t)
-	do(ctx, t, chromedp.EmulateViewport(1440, 900), chromedp.Navigate(baseURL+"/"), chromedp.WaitVisible(chromedp.CSS(chip(8))))
+	do(ctx, t, chromedp.EmulateViewport(1440, 900), chromedp.Navigate(baseURL+"/"), shown(chip(8)))
 	batch := labHref(ctx, t, 8)
-	do(ctx, t, chromedp.Navigate(baseURL+batch), chromedp.WaitVisible(chromedp.CSS(`[data-testid="batch"]`)))
+	do(ctx, t, chromedp.Navigate(baseURL+batch), shown(`[data-testid="batch"]`))
 	out, err := chromedp.Run(ctx, chromedp.Evaluate[string](inBox+`(["requests", "limits", "pitfalls", "total requests"])`))
 	if err != nil {
 		t.Fatal(err)
@@ -73,13 +72,13 @@ func TestBatchTableFits(t *testing.T) {
 	checkA11y(ctx, t, "the batch tab (lab batch, default columns)")
 
 	// Every column, through the chooser: the table is wider than its box and scrolls in it.
-	do(ctx, t, chromedp.Click(chromedp.CSS(`[data-testid="batch-cols"] summary`)))
+	do(ctx, t, clickOn(`[data-testid="batch-cols"] summary`))
 	for _, id := range []string{"doc", "namespace", "proxy-first", "poststart", "prestop", "istio-init", "proxy-config", "total-limits"} {
-		do(ctx, t, chromedp.Click(chromedp.CSS(`[data-testid="col-`+id+`"]`)))
+		do(ctx, t, clickOn(`[data-testid="col-`+id+`"]`))
 	}
 	do(ctx, t,
-		chromedp.Click(chromedp.CSS(`[data-testid="batch-cols-apply"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="batch"] th[data-col="PROXY_CONFIG"]`)),
+		clickOn(`[data-testid="batch-cols-apply"]`),
+		shown(`[data-testid="batch"] th[data-col="PROXY_CONFIG"]`),
 	)
 	if loc, _ := chromedp.Run(ctx, chromedp.Location()); !strings.Contains(loc, "cols=") {
 		t.Errorf("the address %q does not keep the columns", loc)
@@ -108,12 +107,12 @@ func TestBatchTableFits(t *testing.T) {
 	do(ctx, t,
 		chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(3), chromedp.EmulateMobile),
 		chromedp.Navigate(baseURL+batch),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="batch"]`)),
+		shown(`[data-testid="batch"]`),
 	)
 	if out, err := chromedp.Run(ctx, chromedp.Evaluate[string](inBox+`([])`)); err != nil || out != "" {
 		t.Errorf("at 390 px: %q %v", out, err)
 	}
-	do(ctx, t, chromedp.ScrollIntoView(chromedp.CSS(`[data-testid="batch-scroll"]`)))
+	do(ctx, t, onNode(`[data-testid="batch-scroll"]`, chromedp.ScrollIntoView(chromedp.CSS(`[data-testid="batch-scroll"]`))))
 	sh.take(ctx, "390")
 }
 
@@ -124,21 +123,18 @@ func TestBatchTableFits(t *testing.T) {
 func TestLabPathInBrowser(t *testing.T) {
 	ctx := browser(t)
 	sh := newShots(t)
-	do(ctx, t, chromedp.Navigate(baseURL+"/"), chromedp.WaitVisible(chromedp.CSS(chip(8))))
+	do(ctx, t, chromedp.Navigate(baseURL+"/"), shown(chip(8)))
 	for n := 1; n <= 8; n++ {
 		if n == 8 {
 			// From step 7's page, by its "next".
 			if next, eight := attr(ctx, t, `[data-testid="lab-next"]`, "href"), labHref(ctx, t, 8); next != eight {
 				t.Fatalf("step 7's next is %q, chip 8 is %q", next, eight)
 			}
-			do(ctx, t, chromedp.Click(chromedp.CSS(`[data-testid="lab-next"]`)))
+			do(ctx, t, clickOn(`[data-testid="lab-next"]`))
 		} else {
-			do(ctx, t, chromedp.Click(chromedp.CSS(chip(n))))
+			do(ctx, t, clickOn(chip(n)))
 		}
-		wctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-		err := chromedp.Do(wctx, chromedp.WaitVisible(chromedp.CSS(chip(n)+`[aria-current="step"]`)))
-		cancel()
-		if err != nil {
+		if err := chromedp.Do(ctx, shown(chip(n)+`[aria-current="step"]`)); err != nil {
 			t.Fatalf("after clicking chip %d, it is not marked aria-current=\"step\" (%v)", n, err)
 		}
 		marked, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('[data-testid="lab"] [aria-current]')].map((e) => e.dataset.testid + "=" + e.getAttribute("aria-current"))`))
@@ -163,9 +159,9 @@ func TestLabPathInBrowser(t *testing.T) {
 				t.Errorf("chip %d: the timeline has %d rows, want the injection and %d steps", n, rows, n-1)
 			}
 		case n == 7:
-			do(ctx, t, chromedp.WaitVisible(chromedp.CSS(`[data-testid="compare"]`)))
+			do(ctx, t, shown(`[data-testid="compare"]`))
 		case n == 8:
-			do(ctx, t, chromedp.WaitVisible(chromedp.CSS(`[data-testid="batch"]`)))
+			do(ctx, t, shown(`[data-testid="batch"]`))
 			rows, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('[data-testid="batch-row"]').length`))
 			if err != nil || rows != 8 {
 				t.Errorf("chip 8: %d batch rows (%v), want 8", rows, err)

@@ -44,7 +44,8 @@ func (s *server) handleCompare() http.Handler {
 			}
 			row := tl.Steps[len(tl.Steps)-1]
 			last[i] = row.Documents
-			side.Output = row.Output()
+			// A long value's lines are cut, as in the YAML tab: the side's link has everything.
+			side.Output, _ = cutLines(l, row.Output(), maxShownLine)
 			side.Lifecycles = lifecycleViews(i18n.FromContext(r.Context()), engine.Lifecycles(row.Documents), engine.Batch(row.Documents, tl.Findings), 0)
 		}
 		page.Lab = s.statics.lab().forCompare(i18n.FromContext(r.Context()), states[0], states[1])

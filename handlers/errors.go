@@ -186,10 +186,18 @@ func (h appHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	} else {
 		var wf withForm
 		var form *web.Form
-		if errors.As(err, &wf) {
+		if errors.As(err, &wf) && status != http.StatusRequestEntityTooLarge {
 			form = &wf.form
 		}
-		back := form == nil && status == http.StatusRequestEntityTooLarge && r.Method == http.MethodPost
+		// A state refused for its size is never echoed (a 5 KB link inflates to 4 MiB): a form
+		// posted says the Back button still has its text, a link that its address still holds it.
+		back := ""
+		if form == nil && status == http.StatusRequestEntityTooLarge {
+			back = "page.error.noteBack"
+			if r.Method != http.MethodPost {
+				back = "page.error.noteLink"
+			}
+		}
 		page = web.ErrorPageWith(status, statusTitle(l, status), msg, form, back, versionLine())
 	}
 	if rerr := render(w, rr, status, page); rerr != nil {

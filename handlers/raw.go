@@ -42,6 +42,11 @@ func (s *server) handleShortRaw(name string) http.Handler {
 
 func (s *server) writeRaw(w http.ResponseWriter, r *http.Request, name string, v view) error {
 	if name == "state.json" {
+		// The one raw output that does not run the engine refuses what the engine would: a state
+		// over --max-body is never echoed (a small link inflates to 4 MiB).
+		if err := s.stateTooLarge(v.state); err != nil {
+			return err
+		}
 		w.Header().Set("Content-Type", "application/json")
 		b, _ := json.MarshalIndent(v.state, "", "  ")
 		_, err := w.Write(append(b, '\n'))
@@ -73,6 +78,16 @@ func (s *server) writeRaw(w http.ResponseWriter, r *http.Request, name string, v
 		err = fmt.Errorf("no raw output %q", name)
 	}
 	return err
+}
+
+// stateTooLarge is timelineHeld's refusal of a state that holds more than a POST may carry
+// (--max-body), for the answers that show a state without running the engine.
+func (s *server) stateTooLarge(st State) error {
+	if n := st.size(); n > s.cfg.MaxBodyBytes {
+		return httpError{status: http.StatusRequestEntityTooLarge, id: "errors.state-too-large",
+			args: []any{"Size", byteCount(n), "Limit", byteCount(s.cfg.MaxBodyBytes), "Flag", "--max-body"}}
+	}
+	return nil
 }
 
 // rejected is the error of a state whose documents Istio rejects, at the selected step (the last

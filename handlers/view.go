@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/a-h/templ"
 	"istio.io/api/annotation"
@@ -83,6 +84,10 @@ func buildPage(l *i18n.Localizer, v view, statics pageStatics, tl *engine.Timeli
 	p.Lab = statics.lab().forState(l, st) // swapped after each action: the current step moves
 	p.Head = playgroundHead(v, tl)
 	p.Active = activeAnnotations(st.Steps)
+	for i := range p.Active {
+		// The whole value is in the timeline; the list shows a preview.
+		p.Active[i].Value, _ = cutText(l, p.Active[i].Value, maxTitleValue)
+	}
 	// The tabs whose content costs an admission are made only when shown (see addAdmission).
 	lazy := lazyTabs(st)
 	p.Results = buildResults(l, v, enc, tl, reqErr, func(tab string) bool {
@@ -324,11 +329,7 @@ func buildResults(l *i18n.Localizer, v view, enc string, tl *engine.Timeline, re
 	for _, s := range tl.Steps {
 		sv := web.StepView{Index: s.Index, Title: l.T("results.step.injection"), Cause: l.T("results.step.cause-injection"), RemoveStep: s.Index}
 		if s.Step != nil {
-			sv.Cause = s.Step.String()
-			sv.Title = sv.Cause
-			if s.Step.Remove {
-				sv.Title = l.T("results.step.remove", "Key", s.Step.Key)
-			}
+			stepTitle(l, &sv, *s.Step)
 		}
 		sv.Replaces = replacesNotice(l, s)
 		sv.Href = v.linkWith(enc, "diff", s.Index)
@@ -362,9 +363,15 @@ func buildResults(l *i18n.Localizer, v view, enc string, tl *engine.Timeline, re
 				sv.HiddenLines = len(sv.Unified) - maxLines
 				sv.Unified = sv.Unified[:maxLines]
 			}
+			for i, dl := range sv.Unified {
+				var cut bool
+				if sv.Unified[i].Text, cut = cutText(l, dl.Text, maxShownLine); cut {
+					res.More.CutLines++
+				}
+			}
 		}
 		if sv.HiddenChanges > 0 || sv.HiddenLines > 0 {
-			res.More.Truncated = true
+			res.More.Truncated, res.More.Partial = true, true
 		}
 		for _, d := range s.Documents {
 			if d.Error != nil {
@@ -395,16 +402,22 @@ func buildResults(l *i18n.Localizer, v view, enc string, tl *engine.Timeline, re
 		if len(shown) < len(sel.Documents) {
 			res.Output = outputOf(shown)
 		}
+		var cut int
+		res.Output, cut = cutLines(l, res.Output, maxShownLine)
+		res.More.CutLines += cut
 	}
 	res.More.Shown, res.More.Total = len(shown), len(sel.Documents)
 	if len(shown) < len(sel.Documents) {
+		res.More.Truncated, res.More.Partial = true, true
+	}
+	if res.More.CutLines > 0 {
 		res.More.Truncated = true
 	}
 	if res.More.Truncated {
 		mv := v
 		mv.limit = lim + defaultLimit
 		res.More.Href, res.More.Step = mv.linkWith(enc, v.tab, v.step), defaultLimit
-		res.More.MaxChanges, res.More.MaxLines = maxChanges, maxLines
+		res.More.MaxChanges, res.More.MaxLines, res.More.MaxLine = maxChanges, maxLines, maxShownLine
 		res.More.InjectedHref = "/injected.yaml" + strings.TrimPrefix(v.linkWith(enc, "", res.Selected), "/")
 		res.More.DiffHref = "/diff.txt?s=" + url.QueryEscape(enc)
 	}
@@ -451,6 +464,76 @@ func buildResults(l *i18n.Localizer, v view, enc string, tl *engine.Timeline, re
 		res.Documents = append(res.Documents, dv)
 	}
 	return res
+}
+
+// Bounds on what a page shows of one value: the values a person typed are shown in full once
+// (a step's in the timeline) and by a preview elsewhere; a line of output or diff is cut past
+// maxShownLine bytes (no line of a normal output is near it). The raw outputs have everything.
+// So a page is at most about twice its state and its fixed parts, whatever the state holds.
+const (
+	maxTitleValue = 120
+	maxShownLine  = 4096
+)
+
+// stepTitle sets a step's title and what its changes say caused them: "key=value", or "remove
+// key". A value over maxTitleValue bytes is a preview in the title, and the whole of it is the
+// step's Value, which the timeline shows; its changes name the step instead of repeating it.
+func stepTitle(l *i18n.Localizer, sv *web.StepView, st engine.Step) {
+	if st.Remove {
+		sv.Cause, sv.Title = st.String(), l.T("results.step.remove", "Key", st.Key)
+		return
+	}
+	preview, cut := cutText(l, st.Value, maxTitleValue)
+	sv.Title, sv.Cause = st.Key+"="+preview, st.Key+"="+preview
+	if cut {
+		sv.Cause, sv.Value = l.T("results.step.cause-ref", "Key", st.Key, "Step", sv.Index), st.Value
+	}
+}
+
+// cutText is s whole when it has at most max bytes, else its first max bytes (at a character's
+// start) and how many it has in all; cut says which.
+func cutText(l *i18n.Localizer, s string, max int) (text string, cut bool) {
+	if len(s) <= max {
+		return s, false
+	}
+	n := max
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + l.N("results.cut", len(s)), true
+}
+
+// cutLines is text with every line over max bytes cut (cutText), and how many were.
+func cutLines(l *i18n.Localizer, text string, max int) (string, int) {
+	long := func(line string) bool { return len(strings.TrimSuffix(line, "\n")) > max }
+	if len(text) <= max {
+		return text, 0
+	}
+	found := false
+	for line := range strings.Lines(text) {
+		if found = long(line); found {
+			break
+		}
+	}
+	if !found {
+		return text, 0
+	}
+	var b strings.Builder
+	n := 0
+	for line := range strings.Lines(text) {
+		if !long(line) {
+			b.WriteString(line)
+			continue
+		}
+		body, nl := strings.CutSuffix(line, "\n")
+		c, _ := cutText(l, body, max)
+		b.WriteString(c)
+		if nl {
+			b.WriteByte('\n')
+		}
+		n++
+	}
+	return b.String(), n
 }
 
 // changeSet is a step's changes as the diff tab shows them: injection's own and the

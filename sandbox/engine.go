@@ -28,6 +28,10 @@ func (i isolator) Run(ctx context.Context, job engine.Job) (*engine.JobResult, e
 			return nil, &engine.InputError{Field: "install options", Msg: fmt.Sprintf("the templates of these install options went over the %s this server gives them "+
 				"(%d CPU seconds, %d MiB) and were stopped", le.What, le.Limits.CPUSeconds, le.Limits.MemoryBytes>>20)}
 		}
+		var oe *OutputError
+		if errors.As(err, &oe) {
+			return nil, outputTooLarge(oe.Max)
+		}
 		return nil, err
 	}
 	return &res, nil
@@ -43,4 +47,18 @@ func EngineWorker(ctx context.Context, args []string, stdin io.Reader) error {
 		}
 		return engine.RunJob(ctx, job), nil
 	})
+}
+
+// outputTooLarge is the 422 of templates that wrote more than a worker may answer: what they
+// wrote would be shown in pages and raw outputs, so it is bounded like a manifest (--max-body).
+func outputTooLarge(max int64) *engine.InputError {
+	limit := fmt.Sprintf("%d bytes", max)
+	switch {
+	case max >= 1<<20 && max%(1<<20) == 0:
+		limit = fmt.Sprintf("%d MiB", max>>20)
+	case max >= 1<<10 && max%(1<<10) == 0:
+		limit = fmt.Sprintf("%d KiB", max>>10)
+	}
+	return &engine.InputError{Field: "install options", ID: "template-output-too-large", Params: map[string]string{"limit": limit},
+		Msg: "the templates of these install options wrote more than " + limit + ", the most this server takes from them (as much as a manifest may be: --max-body); nothing they wrote is shown."}
 }

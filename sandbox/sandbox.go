@@ -38,6 +38,11 @@ type Limits struct {
 	MemoryBytes int64
 }
 
+// DefaultMaxOutput is the most a worker may answer when Config sets no bound: as much as a
+// manifest may be by default (serve's --max-body). A render's answer, Istio's ConfigMaps, is
+// ~120 KB; an injection's is the injected output.
+const DefaultMaxOutput = 1 << 20
+
 // DefaultLimits fit a render of Istio's charts (it needs ~192 MiB) with room to spare.
 func DefaultLimits() Limits { return Limits{CPUSeconds: 10, MemoryBytes: 384 << 20} }
 
@@ -49,7 +54,9 @@ type Config struct {
 	Limits  Limits
 	// MaxWorkers bounds workers running at once (default GOMAXPROCS); more wait for a turn.
 	MaxWorkers int
-	// MaxOutput bounds a worker's answer (default 64 MiB).
+	// MaxOutput bounds a worker's answer (default DefaultMaxOutput): past it the answer is not
+	// read and Run returns an *OutputError. What a template writes ends up in pages and raw
+	// outputs, so it is bounded like a manifest (serve passes its --max-body).
 	MaxOutput int64
 	// NoNetworkNamespace keeps the worker in the server's network namespace even where a new one
 	// could be made (for tests of the refusal that applies then).
@@ -76,7 +83,7 @@ func New(ctx context.Context, cfg Config) (*Sandbox, error) {
 		cfg.MaxWorkers = runtime.GOMAXPROCS(0)
 	}
 	if cfg.MaxOutput <= 0 {
-		cfg.MaxOutput = 64 << 20
+		cfg.MaxOutput = DefaultMaxOutput
 	}
 	if !limitsSupported {
 		return nil, fmt.Errorf("sandbox: isolated workers need Linux (rlimits, network namespaces); this is %s", runtime.GOOS)
@@ -121,6 +128,15 @@ type LimitError struct {
 
 func (e *LimitError) Error() string {
 	return fmt.Sprintf("the worker went over its %s limit (%d CPU seconds, %d MiB) and was stopped", e.What, e.Limits.CPUSeconds, e.Limits.MemoryBytes>>20)
+}
+
+// OutputError says a worker answered more than Config.MaxOutput bytes: the answer was not read.
+type OutputError struct {
+	Max int64
+}
+
+func (e *OutputError) Error() string {
+	return fmt.Sprintf("the worker answered more than %d bytes (its bound) and was not read", e.Max)
 }
 
 // Run does one job in a new worker: job goes to its stdin as JSON, its answer is decoded from its
@@ -193,7 +209,7 @@ func (s *Sandbox) run(ctx context.Context, extra []string, job, result any) erro
 		return fmt.Errorf("worker: %v: %s", runErr, lastLine(output.String()))
 	}
 	if int64(len(out)) > s.cfg.MaxOutput {
-		return fmt.Errorf("worker: its answer is over %d bytes", s.cfg.MaxOutput)
+		return &OutputError{Max: s.cfg.MaxOutput}
 	}
 	if err := json.Unmarshal(out, result); err != nil {
 		return fmt.Errorf("worker: its answer is not JSON: %v", err)

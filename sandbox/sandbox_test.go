@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sidecarlab/sidecarlab/explain"
 )
 
 // The test binary is its own worker: started as "worker", it serves testJob instead of testing.
@@ -58,6 +60,8 @@ func do(j job) answer {
 			sink[i] = 1
 		}
 		return answer{fmt.Sprint(len(sink))}
+	case "write":
+		return answer{strings.Repeat("a", j.Bytes)}
 	case "dial":
 		c, err := net.DialTimeout("tcp", j.Name, time.Second)
 		if err != nil {
@@ -187,5 +191,25 @@ func TestWorkerThatDoesNotStart(t *testing.T) {
 	_, err := New(t.Context(), Config{Command: []string{"/nonexistent/sidecarlab", "worker"}})
 	if err == nil || !strings.Contains(err.Error(), "does not start") {
 		t.Fatalf("err %v", err)
+	}
+}
+
+// TestOutputBound: a worker that answers more than MaxOutput is not read (an *OutputError, which
+// the engine's isolator makes a 422 worded in the catalogs); one just under it is read whole.
+func TestOutputBound(t *testing.T) {
+	const max = 64 << 10
+	s := newSandbox(t, Config{MaxOutput: max})
+	var a answer
+	err := s.Run(t.Context(), job{Op: "write", Bytes: max}, &a)
+	var oe *OutputError
+	if !errors.As(err, &oe) || oe.Max != max {
+		t.Fatalf("an answer over the bound: %v", err)
+	}
+	if err := s.Run(t.Context(), job{Op: "write", Bytes: max - 100}, &a); err != nil || len(a.Value) != max-100 {
+		t.Fatalf("an answer under the bound: %v, %d bytes", err, len(a.Value))
+	}
+	ie := outputTooLarge(1 << 20)
+	if got := explain.English.InputText(ie); got != ie.Msg || !strings.Contains(got, "1 MiB") {
+		t.Fatalf("the English catalog says\n%q\nthe isolator says\n%q", got, ie.Msg)
 	}
 }

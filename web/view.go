@@ -453,8 +453,12 @@ type StepView struct {
 	// Title is "Injection (the manifest as pasted)" for row 0, else the step ("key=value" or
 	// "remove key").
 	Title string
-	// Cause names what the changes are attributed to.
+	// Cause names what the changes are attributed to: the step, or, when its value is long, the
+	// step's key and number (the value is not repeated on every change).
 	Cause string
+	// Value is the step's whole value when the title shows only a preview of it: the timeline
+	// shows it, the one place it is shown in full.
+	Value string
 	// Replaces says which proxy.istio.io/config fields this step's value no longer sets: a step
 	// replaces the annotation's whole value (empty when nothing is dropped).
 	Replaces string
@@ -487,8 +491,10 @@ type StepView struct {
 // and at most a number of changes and diff lines per step — with the link that shows more and
 // the raw outputs, which always have everything.
 type More struct {
-	Truncated    bool
-	Shown, Total int
+	// Truncated says the page shows part of the result: Partial, some of its documents, changes
+	// or diff lines, or CutLines, some lines cut short.
+	Truncated, Partial bool
+	Shown, Total       int
 	// MaxChanges and MaxLines are the most changes and unified diff lines a step shows.
 	MaxChanges, MaxLines int
 	// Href is this view showing more documents; Step is how many more.
@@ -496,6 +502,8 @@ type More struct {
 	Step int
 	// InjectedHref and DiffHref are the raw injected YAML and the diff of the whole timeline.
 	InjectedHref, DiffHref string
+	// CutLines counts the lines of output or diff cut for being over MaxLine bytes (a long value).
+	CutLines, MaxLine int
 }
 
 // ChangeView is one field change.

@@ -147,6 +147,7 @@ func serveRun(c *cli, o serveOptions) error {
 	engDone := make(chan struct{})
 	go func() {
 		defer close(engDone)
+		o.iso.maxOutput = o.cfg.MaxBodyBytes
 		opts, err := o.iso.engineOptions(ctx, logger)
 		if err != nil {
 			engErr <- err
@@ -228,6 +229,8 @@ type isolation struct {
 	allow      bool
 	limits     sandbox.Limits
 	maxWorkers int
+	// maxOutput bounds a worker's answer: --max-body, what a manifest may be.
+	maxOutput int64
 }
 
 // serveEngineOptions are the engine's options for a server shared by people who do not trust each
@@ -251,7 +254,7 @@ func (i isolation) engineOptions(ctx context.Context, logger *slog.Logger) (engi
 	if err != nil {
 		return engine.Options{}, fmt.Errorf("--allow-custom-templates: locating this binary for its workers: %w", err)
 	}
-	sb, err := sandbox.New(ctx, sandbox.Config{Command: []string{exe, "worker"}, Limits: i.limits, MaxWorkers: i.maxWorkers})
+	sb, err := sandbox.New(ctx, sandbox.Config{Command: []string{exe, "worker"}, Limits: i.limits, MaxWorkers: i.maxWorkers, MaxOutput: i.maxOutput})
 	if err != nil {
 		return engine.Options{}, fmt.Errorf("--allow-custom-templates: %w", err)
 	}

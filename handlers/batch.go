@@ -147,6 +147,9 @@ func batchView(l *i18n.Localizer, v view, enc string, step int, rows []engine.Ba
 					cell.Text = l.T("results.batch.per-node")
 				}
 			}
+			// A cell that carries a long value (PROXY_CONFIG) is a preview: the value is shown whole
+			// in the timeline, and the downloads have every cell whole.
+			cell.Text, _ = cutText(l, cell.Text, maxShownLine)
 			row.Cells = append(row.Cells, cell)
 		}
 		bv.Rows = append(bv.Rows, row)

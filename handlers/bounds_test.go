@@ -92,6 +92,7 @@ func boundRoutes() []boundRoute {
 			return r
 		}},
 		{"GET / presenter", false, q("/?present=1&")},
+		{"GET / batch tab, every column", false, q("/?tab=batch&cols=" + url.QueryEscape(strings.Join(allBatchColumns(), ",")) + "&")},
 		{"POST /", false, func(st State, _ string) *http.Request { return boundForm(st, false) }},
 		{"POST / (the script's fragment)", false, func(st State, _ string) *http.Request { return boundForm(st, true) }},
 		{"GET /compare", false, func(st State, _ string) *http.Request {
@@ -190,7 +191,9 @@ func TestAnswersBounded(t *testing.T) {
 					n := rec.Body.Len()
 					bound := answerBound(stateBytes, c.refused, 0)
 					if rt.raw {
-						bound = answerBound(stateBytes, c.refused, out)
+						// The engine's output, bounded like a manifest (--max-body): a raw output
+						// of 10 MB is over even when the engine made it.
+						bound = answerBound(stateBytes, c.refused, min(out, 1<<20))
 					}
 					t.Logf("%d: %s (bound %s)", rec.Code, sizeText(n), sizeText(bound))
 					if why, ok := c.known[rt.name]; ok {
@@ -235,6 +238,15 @@ func boundsIsolated(t *testing.T) *engine.Engine {
 		t.Fatal(boundsIsoErr)
 	}
 	return boundsIsoEng
+}
+
+// allBatchColumns are the ids of every column the batch table can show.
+func allBatchColumns() []string {
+	var ids []string
+	for _, c := range batchColumns {
+		ids = append(ids, c.id)
+	}
+	return ids
 }
 
 func sizeText(n int) string { return fmt.Sprintf("%.2f MB", float64(n)/1e6) }

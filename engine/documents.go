@@ -14,7 +14,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/validation"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 
@@ -275,20 +274,9 @@ func injectChunk(in *Install, injector inject.Injector, c chunk, index int, ann 
 // an error).
 func prepareChunk(c chunk, index int, ann []annotationChange) (d Document, obj runtime.Object) {
 	d = Document{Index: index, Line: c.line, Input: c.text}
-	obj, err := c.object()
+	obj, tm, err := c.objectMeta()
 	if runtime.IsNotRegisteredError(err) {
 		// istioctl writes such documents back unchanged.
-		var tm struct {
-			metav1.TypeMeta `json:",inline"`
-			Metadata        struct {
-				Name      string `json:"name"`
-				Namespace string `json:"namespace"`
-			} `json:"metadata"`
-		}
-		if err := yaml.Unmarshal(c.raw, &tm); err != nil {
-			d.Error = yamlError(err, index, c.line)
-			return d, nil
-		}
 		d.APIVersion, d.Kind, d.Name, d.Namespace = tm.APIVersion, tm.Kind, tm.Metadata.Name, tm.Metadata.Namespace
 		return d.withOutput(c.text), nil
 	}

@@ -439,16 +439,17 @@ func podOf(w engine.Workload, namespace string) (*corev1.Pod, error) {
 // functions, of the Kubernetes version in go.mod): the API server applies them to a Pod it is
 // asked to create before the mutating webhooks see it, and again to the object a webhook's patch
 // made, so Pod Security judges a defaulted Pod (a volume with no source is an emptyDir by then).
-var apiDefaults = func() *runtime.Scheme {
+// Made when first used: a process that never simulates admission does not build it.
+var apiDefaults = sync.OnceValue(func() *runtime.Scheme {
 	s := runtime.NewScheme()
 	if err := k8sdefaults.AddToScheme(s); err != nil {
 		panic(err)
 	}
 	return s
-}()
+})
 
 func defaulted(p *corev1.Pod) *corev1.Pod {
-	apiDefaults.Default(p)
+	apiDefaults().Default(p)
 	return p
 }
 

@@ -48,14 +48,15 @@ func TestMemoryUnderAttack(t *testing.T) {
 	}
 
 	for round := range 3 {
-		// 1. Eight concurrent nesting requests.
+		// 1. Eight concurrent nesting requests: refused before any work (deeper than a server
+		// reads, engine.Limits), so they cost a parse each.
 		body, _ := json.Marshal(map[string]string{"manifest": pod("nest") + "extra: " + strings.Repeat("[", 9000) + strings.Repeat("]", 9000) + "\n"})
 		var wg sync.WaitGroup
 		for range 8 {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if s := status(client.Post(baseURL+"/api/v1/inject", "application/json", bytes.NewReader(body))); s != http.StatusOK {
+				if s := status(client.Post(baseURL+"/api/v1/inject", "application/json", bytes.NewReader(body))); s != http.StatusUnprocessableEntity {
 					t.Errorf("nesting request: %d", s)
 				}
 			}()

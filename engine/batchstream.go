@@ -58,7 +58,10 @@ func (b *BatchStream) Run(ctx context.Context, emit func(BatchItem) error) error
 		if err != nil {
 			return err
 		}
-		found, _ := e.check(p, docs)
+		found, _, err := e.check(ctx, p, docs)
+		if err != nil {
+			return err
+		}
 		for _, r := range Batch(docs, found) {
 			if err := emit(BatchItem{Row: r, Error: docs[r.Doc-1].Error}); err != nil {
 				return err
@@ -148,6 +151,6 @@ func (b *BatchStream) Run(ctx context.Context, emit func(BatchItem) error) error
 // one injects one document and keeps only its row and error: the output is dropped here.
 func (b *BatchStream) one(index int, c chunk) BatchItem {
 	docs := []Document{injectChunk(b.p.install, b.p.injector, c, index, b.ann)}
-	found, _ := b.e.check(b.p, docs)
+	found, _, _ := b.e.check(context.Background(), b.p, docs) // one document: nothing to stop between
 	return BatchItem{Row: Batch(docs, found)[0], Error: docs[0].Error}
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -171,8 +172,11 @@ type docContext struct {
 // check runs every check on a row of a request. The findings a workload opts out of with
 // IgnoreAnnotation are returned apart, as ignored, so every edge honours the opt-out and can
 // still say how many it hid.
-func (e *Engine) check(p *prepared, docs []Document) (found, ignored []Finding) {
+func (e *Engine) check(ctx context.Context, p *prepared, docs []Document) (found, ignored []Finding, err error) {
 	for _, d := range docs {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
 		c, ok := newDocContext(p, e.catalog, d)
 		if !ok {
 			continue
@@ -194,7 +198,7 @@ func (e *Engine) check(p *prepared, docs []Document) (found, ignored []Finding) 
 			}
 		}
 	}
-	return found, ignored
+	return found, ignored, nil
 }
 
 // IgnoreAnnotation opts a workload out of some of sidecarlab's checks: a comma-separated list of

@@ -67,7 +67,7 @@ func (l Limits) Check(c Cost) error {
 func (e *Engine) Estimate(ctx context.Context, manifest []byte, steps []Step, s Settings) (Cost, error) {
 	sum := sha256.Sum256(manifest)
 	inHash := hex.EncodeToString(sum[:])
-	shape, _, err := e.shapes.get(inHash, func() (*manifestShape, error) { return measure(ctx, manifest) })
+	shape, _, err := e.shapes.get(inHash, func() (*manifestShape, error) { return e.measure(ctx, manifest) })
 	if err != nil {
 		return Cost{}, err
 	}
@@ -93,14 +93,14 @@ func (m *manifestShape) size() int64 { return 64 }
 
 // measure reads a manifest's shape: its documents as istioctl cuts them, and each one's
 // nesting, parsed (go.yaml.in/yaml/v3, aliases followed). A document that does not parse is
-// measured as far as the parser read it; the injection reports its error.
-func measure(ctx context.Context, manifest []byte) (*manifestShape, error) {
-	chunks, err := splitDocuments(manifest)
-	if err != nil {
-		// The request fails on the same error when it runs; its shape is what was read.
-		if len(chunks) == 0 {
-			return &manifestShape{}, nil
-		}
+// measured as far as the parser read it; the injection reports its error. More documents than
+// the engine injects at once are refused here, as Timeline refuses them, before any is parsed.
+func (e *Engine) measure(ctx context.Context, manifest []byte) (*manifestShape, error) {
+	// A manifest that cannot be cut fails on the same error when it runs; its shape is what
+	// was read.
+	chunks, _ := splitDocuments(manifest)
+	if err := e.documentsAllowed(len(chunks)); err != nil {
+		return nil, err
 	}
 	m := &manifestShape{documents: len(chunks)}
 	for i, c := range chunks {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -33,7 +34,7 @@ func smallPods(n int) string {
 func cpuSteps(n int) []Step {
 	steps := make([]Step, n)
 	for i := range steps {
-		steps[i] = Step{Key: "sidecar.istio.io/proxyCPU", Value: fmt.Sprintf("%dm", 100+i)}
+		steps[i] = Step{Key: "sidecar.istio.io/proxyCPU", Value: fmt.Sprintf("%dm", 150+i)}
 	}
 	return steps
 }
@@ -182,5 +183,85 @@ func TestDeadlineBetweenDocuments(t *testing.T) {
 				t.Fatalf("%d documents injected; the deadline passed at the 25th", n)
 			}
 		})
+	}
+}
+
+// TestRowViewsPastDeadline: a row's changes, unified diff and findings are made within the
+// caller's deadline, document by document; cut short, they are not kept, and the next caller
+// (with time left) gets them whole, as a row made without a deadline has them.
+func TestRowViewsPastDeadline(t *testing.T) {
+	e := testEngine(t)
+	m := []byte(smallPods(40) + "\n# row views past the deadline\n")
+	tl, err := e.Timeline(context.Background(), m, cpuSteps(1), Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, row := range tl.Steps {
+		if _, err := row.Changes(gone); !errors.Is(err, context.Canceled) {
+			t.Fatalf("row %d's changes past the deadline: %v", row.Index, err)
+		}
+		if _, err := row.Unified(gone, 0); !errors.Is(err, context.Canceled) {
+			t.Fatalf("row %d's unified diff past the deadline: %v", row.Index, err)
+		}
+		if _, err := row.Unified(gone, 3); !errors.Is(err, context.Canceled) {
+			t.Fatalf("row %d's first documents' diff past the deadline: %v", row.Index, err)
+		}
+	}
+	if _, err := tl.Text(gone, false); !errors.Is(err, context.Canceled) {
+		t.Fatalf("the text past the deadline: %v", err)
+	}
+	// A fresh engine makes the same rows with no deadline at all: what the first one keeps after
+	// the cut-short calls must be the same.
+	fresh, err := New(context.Background(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	want, err := fresh.Timeline(context.Background(), m, cpuSteps(1), Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, row := range tl.Steps {
+		if got, want := changesOf(t, row), changesOf(t, want.Steps[k]); len(got) == 0 || !reflect.DeepEqual(got, want) {
+			t.Fatalf("row %d: %d changes after a cut-short call, want the %d of a fresh engine", k, len(got), len(want))
+		}
+		if got, want := unifiedOf(t, row), unifiedOf(t, want.Steps[k]); got == "" || got != want {
+			t.Fatalf("row %d: the unified diff after a cut-short call differs from a fresh engine's", k)
+		}
+	}
+	// A timeline whose findings' deadline passes fails with the deadline's error.
+	if _, err := e.Timeline(gone, []byte(smallPods(2)+"\n# findings past the deadline\n"), nil, Settings{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a timeline past its deadline: %v", err)
+	}
+}
+
+// TestUnifiedHead: the unified diff of a row's first documents (what a page shows of a large
+// manifest) holds those documents' changes and no later document's; asked for at least all of
+// them, it is the whole diff.
+func TestUnifiedHead(t *testing.T) {
+	e := testEngine(t)
+	tl, err := e.Timeline(context.Background(), []byte(smallPods(6)), cpuSteps(1), Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range tl.Steps {
+		head, err := row.Unified(context.Background(), 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole := unifiedOf(t, row)
+		if row.Index == 0 && (!strings.Contains(head, "name: p1\n") || strings.Contains(head, "name: p2\n") || !strings.Contains(whole, "name: p5\n")) {
+			t.Fatalf("row 0's head names the wrong Pods:\n%s", head)
+		}
+		if row.Index == 1 && (strings.Count(head, "+        cpu: 150m") != 4 || strings.Count(whole, "+        cpu: 150m") != 12) {
+			// Two per Pod: istio-proxy's and istio-init's requests.
+			t.Fatalf("row 1: the head has %d of the CPU changes (want 4), the whole diff %d (want 12)",
+				strings.Count(head, "+        cpu: 150m"), strings.Count(whole, "+        cpu: 150m"))
+		}
+		if all, _ := row.Unified(context.Background(), 6); all != whole {
+			t.Fatalf("row %d: the head of all six documents is not the whole diff", row.Index)
+		}
 	}
 }

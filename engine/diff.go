@@ -1,9 +1,11 @@
 package engine
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -150,8 +152,17 @@ func omitted(n int) string {
 // every change to cause. Documents that failed on either side are not compared (their errors are
 // reported on the documents). Values beyond the bounds are left out of the changes (Change.bound).
 func DiffDocuments(before, after []Document, cause string) []Change {
+	out, _ := diffDocuments(context.Background(), before, after, cause)
+	return out
+}
+
+// diffDocuments is DiffDocuments with ctx's deadline checked before each document.
+func diffDocuments(ctx context.Context, before, after []Document, cause string) ([]Change, error) {
 	var out []Change
 	for i := range min(len(before), len(after)) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		a, b := before[i], after[i]
 		if a.Error != nil || b.Error != nil || sameOutput(a, b) {
 			continue
@@ -167,7 +178,7 @@ func DiffDocuments(before, after []Document, cause string) []Change {
 			out = append(out, c)
 		}
 	}
-	return out
+	return out, nil
 }
 
 // diffTrees are two documents' outputs decoded for DiffValues: only the parts that differ when
@@ -529,7 +540,12 @@ func joinKey(path, k string) string {
 // left out of both sides: it has no output, and diffing its absence would read as all its lines
 // deleted (or added) when Istio in fact rejected it; the row's Documents say it failed. Without a
 // failure the sides are the rows' Output (row 0: the manifest), so patch turns one into the other.
-func stepUnified(manifest string, before, after []Document) string {
+//
+// The sides are diffed document by document (the line operations of each pair, written as one
+// patch): a diff of two whole large outputs costs far more than the sum of its documents', and
+// the deadline is checked between documents. Only the first docs documents are diffed when
+// docs > 0 (what a page shows of a large manifest).
+func stepUnified(ctx context.Context, manifest string, before, after []Document, docs int) (string, error) {
 	failed := func(i int) bool {
 		return after[i].Error != nil || (before != nil && i < len(before) && before[i].Error != nil)
 	}
@@ -537,27 +553,67 @@ func stepUnified(manifest string, before, after []Document) string {
 	for i := range after {
 		anyFailed = anyFailed || failed(i)
 	}
-	var a, b strings.Builder
-	for i, d := range after {
+	n := len(after)
+	if docs > 0 {
+		n = min(n, docs)
+	}
+	// The manifest's own text, cut where each document starts, when row 0 is diffed against it.
+	var cuts []string
+	if before == nil && !anyFailed && len(after) > 0 {
+		starts := make([]int, len(after))
+		for i, d := range after {
+			starts[i] = d.Line
+		}
+		cuts = cutLines(manifest, starts)
+	}
+	var all []lineOp
+	for i, d := range after[:n] {
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
 		if failed(i) {
 			continue
 		}
-		if before == nil {
-			a.WriteString(d.Input)
-			if !strings.HasSuffix(d.Input, "\n") {
-				a.WriteString("\n")
+		var a string
+		switch {
+		case cuts != nil:
+			a = cuts[i]
+		case before == nil:
+			a = d.Input
+			if !strings.HasSuffix(a, "\n") {
+				a += "\n"
 			}
-		} else {
-			a.WriteString(before[i].Output())
+			a += "---\n"
+		default:
+			a = before[i].Output() + "---\n"
 		}
-		a.WriteString("---\n")
-		b.WriteString(d.Output())
-		b.WriteString("---\n")
+		all = append(all, lineOps(a, d.Output()+"---\n")...)
 	}
-	if before == nil && !anyFailed {
-		return UnifiedDiff(manifest, b.String())
+	return unified(all), nil
+}
+
+// cutLines cuts text before each of the 1-based lines in starts (in order), one piece for
+// each: from its line to the next one's (the first from the text's start, the last to its end).
+// The pieces, joined, are text.
+func cutLines(text string, starts []int) []string {
+	out := make([]string, 0, len(starts))
+	line, from, cut := 1, 0, 0
+	for i, start := range starts {
+		for line < start && from < len(text) {
+			nl := strings.IndexByte(text[from:], '\n')
+			if nl < 0 {
+				from = len(text)
+				break
+			}
+			from += nl + 1
+			line++
+		}
+		if i > 0 {
+			out = append(out, text[cut:from])
+			cut = from
+		}
 	}
-	return UnifiedDiff(a.String(), b.String())
+	return append(out, text[cut:])
 }
 
 // UnifiedDiff is a line diff of two texts in unified format with three lines of context, computed
@@ -566,27 +622,44 @@ func stepUnified(manifest string, before, after []Document) string {
 // is written without its length ("@@ -3 +3 @@"), and an empty range by the line before it
 // ("@@ -0,0 +1,2 @@"). It is empty when the texts are equal.
 func UnifiedDiff(a, b string) string {
-	if a == b {
-		return ""
-	}
-	dmp := diffmatchpatch.New()
-	ca, cb, lines := dmp.DiffLinesToChars(a, b)
-	diffs := dmp.DiffCharsToLines(dmp.DiffMain(ca, cb, false), lines)
+	return unified(lineOps(a, b))
+}
 
-	type line struct {
-		op   diffmatchpatch.Operation
-		text string
-		// eol is false for a text's last line when the text does not end in a newline.
-		eol bool
+// lineOp is one line of a line diff: kept, deleted or inserted.
+type lineOp struct {
+	op   diffmatchpatch.Operation
+	text string
+	// eol is false for a text's last line when the text does not end in a newline.
+	eol bool
+}
+
+// lineOps is the line diff of a and b (equal texts: all their lines kept).
+func lineOps(a, b string) []lineOp {
+	var diffs []diffmatchpatch.Diff
+	if a == b {
+		diffs = []diffmatchpatch.Diff{{Type: diffmatchpatch.DiffEqual, Text: a}}
+	} else {
+		dmp := diffmatchpatch.New()
+		ca, cb, lines := dmp.DiffLinesToChars(a, b)
+		diffs = dmp.DiffCharsToLines(dmp.DiffMain(ca, cb, false), lines)
 	}
-	var all []line
+	var all []lineOp
 	for _, d := range diffs {
 		for _, l := range strings.SplitAfter(d.Text, "\n") {
 			if l != "" {
 				text, eol := strings.CutSuffix(l, "\n")
-				all = append(all, line{d.Type, text, eol})
+				all = append(all, lineOp{d.Type, text, eol})
 			}
 		}
+	}
+	return all
+}
+
+// unified writes line operations as GNU diff -u does (see UnifiedDiff); nothing when every line
+// is kept.
+func unified(all []lineOp) string {
+	if !slices.ContainsFunc(all, func(l lineOp) bool { return l.op != diffmatchpatch.DiffEqual }) {
+		return ""
 	}
 	// rng is a hunk's range as GNU diff writes it: the length only when it is not 1, and for an
 	// empty range the line before it.
@@ -602,6 +675,8 @@ func UnifiedDiff(a, b string) string {
 	const ctx = 3
 	var sb strings.Builder
 	sb.WriteString("--- before\n+++ after\n")
+	// aLine and bLine are the line numbers, on each side, of all[at].
+	aLine, bLine, at := 1, 1, 0
 	for i := 0; i < len(all); {
 		if all[i].op == diffmatchpatch.DiffEqual {
 			i++
@@ -625,15 +700,15 @@ func UnifiedDiff(a, b string) string {
 			}
 			end = run
 		}
-		aStart, bStart := 1, 1
-		for _, l := range all[:start] {
+		for _, l := range all[at:start] {
 			if l.op != diffmatchpatch.DiffInsert {
-				aStart++
+				aLine++
 			}
 			if l.op != diffmatchpatch.DiffDelete {
-				bStart++
+				bLine++
 			}
 		}
+		at = start
 		var aLen, bLen int
 		for _, l := range all[start:end] {
 			if l.op != diffmatchpatch.DiffInsert {
@@ -643,7 +718,7 @@ func UnifiedDiff(a, b string) string {
 				bLen++
 			}
 		}
-		fmt.Fprintf(&sb, "@@ -%s +%s @@\n", rng(aStart, aLen), rng(bStart, bLen))
+		fmt.Fprintf(&sb, "@@ -%s +%s @@\n", rng(aLine, aLen), rng(bLine, bLen))
 		for _, l := range all[start:end] {
 			switch l.op {
 			case diffmatchpatch.DiffEqual:

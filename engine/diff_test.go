@@ -142,13 +142,13 @@ func TestChangeBounds(t *testing.T) {
 				t.Fatal(err)
 			}
 			var x *Change
-			for i, ch := range tl.Steps[0].Changes() {
+			for i, ch := range changesOf(t, tl.Steps[0]) {
 				if ch.Path == "x" {
-					x = &tl.Steps[0].Changes()[i]
+					x = &changesOf(t, tl.Steps[0])[i]
 				}
 			}
 			if x == nil || x.Kind != Removed {
-				t.Fatalf("no removal of x among %d changes", len(tl.Steps[0].Changes()))
+				t.Fatalf("no removal of x among %d changes", len(changesOf(t, tl.Steps[0])))
 			}
 			if c.kept {
 				if x.Old == nil || x.OldBytes != 0 {

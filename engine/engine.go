@@ -215,7 +215,10 @@ func (e *Engine) Inject(ctx context.Context, manifest []byte, steps []Step, s Se
 	if err != nil {
 		return nil, err
 	}
-	found, ignored := e.check(p, docs)
+	found, ignored, err := e.check(ctx, p, docs)
+	if err != nil {
+		return nil, err
+	}
 	return &Injection{Documents: docs, Findings: found, Ignored: ignored}, nil
 }
 
@@ -265,12 +268,20 @@ func (e *Engine) prepare(ctx context.Context, manifest []byte, steps []Step, s S
 	if err != nil {
 		return nil, err
 	}
-	if len(chunks) > e.opts.MaxDocuments {
-		return nil, &InputError{Field: "manifest", ID: "too-many-documents",
-			Params: errParams("count", strconv.Itoa(len(chunks)), "max", strconv.Itoa(e.opts.MaxDocuments)), Msg: fmt.Sprintf("%d documents; at most %d are injected at once", len(chunks), e.opts.MaxDocuments)}
+	if err := e.documentsAllowed(len(chunks)); err != nil {
+		return nil, err
 	}
 	sum := sha256.Sum256(manifest)
 	return &prepared{settings: s, install: install, injector: inj, chunks: chunks, inHash: hex.EncodeToString(sum[:])}, nil
+}
+
+// documentsAllowed refuses more documents than Options.MaxDocuments.
+func (e *Engine) documentsAllowed(n int) error {
+	if n > e.opts.MaxDocuments {
+		return &InputError{Field: "manifest", ID: "too-many-documents",
+			Params: errParams("count", strconv.Itoa(n), "max", strconv.Itoa(e.opts.MaxDocuments)), Msg: fmt.Sprintf("%d documents; at most %d are injected at once", n, e.opts.MaxDocuments)}
+	}
+	return nil
 }
 
 func invalidUTF8At(b []byte) int {

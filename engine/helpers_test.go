@@ -122,3 +122,32 @@ func TestMain(m *testing.M) {
 	_ = istiolog.Configure(o)
 	os.Exit(m.Run())
 }
+
+// changesOf, unifiedOf and textOf are a row's changes, its unified diff and a timeline's text,
+// computed without a deadline.
+func changesOf(t testing.TB, r *StepResult) []Change {
+	t.Helper()
+	c, err := r.Changes(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func unifiedOf(t testing.TB, r *StepResult) string {
+	t.Helper()
+	u, err := r.Unified(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+func textOf(t testing.TB, tl *Timeline, unified bool) string {
+	t.Helper()
+	text, err := tl.Text(context.Background(), unified)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return text
+}

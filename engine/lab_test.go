@@ -112,7 +112,7 @@ func TestLabTable(t *testing.T) {
 				t.Errorf("step output differs from the hand-annotated manifest:\n%s", UnifiedDiff(want, got))
 			}
 			var lines []string
-			for _, c := range last.Changes() {
+			for _, c := range changesOf(t, last) {
 				if c.Cause != row.step.String() {
 					t.Errorf("change %s attributed to %q, want %q", c.Path, c.Cause, row.step)
 				}
@@ -125,7 +125,7 @@ func TestLabTable(t *testing.T) {
 				}
 			}
 			for _, p := range row.absent {
-				for _, c := range last.Changes() {
+				for _, c := range changesOf(t, last) {
 					if strings.HasPrefix(c.Path, p) {
 						t.Errorf("unexpected change %s", c)
 					}

@@ -73,7 +73,7 @@ func TestOutputMadeWhenRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	last := tl.Steps[len(tl.Steps)-1]
-	if len(last.Changes()) == 0 || len(tl.Steps[0].Changes()) == 0 {
+	if len(changesOf(t, last)) == 0 || len(changesOf(t, tl.Steps[0])) == 0 {
 		t.Fatal("no changes")
 	}
 	d := last.Documents[0]

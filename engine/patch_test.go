@@ -64,8 +64,14 @@ func TestUnifiedDiffIsAPatch(t *testing.T) {
 		cases = append(cases, timeline{"lab/" + row.name, base, []Step{row.step}})
 		all = append(all, row.step)
 	}
+	// Documents are diffed one by one and written as one patch: comments and separators between
+	// them, and a Service Istio passes through, must land where they are.
+	multi := "# a comment before the first document\n---\n" + strings.ReplaceAll(smallPods(3), "---\n", "--- # the next Pod\n\n") +
+		"---\napiVersion: v1\nkind: Service\nmetadata:\n  name: s\n---\n" + base
 	cases = append(cases, timeline{"lab/all rows in one timeline", base, all},
-		timeline{"lab/without a final newline", strings.TrimSuffix(base, "\n"), all[:3]})
+		timeline{"lab/without a final newline", strings.TrimSuffix(base, "\n"), all[:3]},
+		timeline{"multi-document", multi, all[:3]},
+		timeline{"multi-document without a final newline", strings.TrimSuffix(multi, "\n"), all[:2]})
 	inputs, _ := filepath.Glob("testdata/corpus/*.yaml")
 	for _, p := range inputs {
 		m := string(readFile(t, p))
@@ -86,14 +92,14 @@ func TestUnifiedDiffIsAPatch(t *testing.T) {
 					t.Skipf("step %d: %v", st.Index, errs[0])
 				}
 				after := st.Output()
-				if st.Unified() == "" {
+				if unifiedOf(t, st) == "" {
 					if before != after {
 						t.Fatalf("step %d: no diff, but the texts differ", st.Index)
 					}
-				} else if got := applyPatch(t, bin, before, st.Unified()); got != after {
+				} else if got := applyPatch(t, bin, before, unifiedOf(t, st)); got != after {
 					t.Fatalf("step %d: the patched text is not the row's output (-want +got):\n%s", st.Index, cmp.Diff(after, got))
 				}
-				if strings.Contains(st.Unified(), "\n\\ No newline at end of file\n") {
+				if strings.Contains(unifiedOf(t, st), "\n\\ No newline at end of file\n") {
 					noNewline++
 				}
 				before = after
@@ -166,15 +172,15 @@ func TestUnifiedDiffOfAFailedDocument(t *testing.T) {
 	if st.Documents[0].Error == nil || st.Documents[1].Error != nil {
 		t.Fatalf("want the Deployment failed and the Service not: %+v", st.Documents)
 	}
-	if st.Unified() != "" {
-		t.Fatalf("the failed Deployment is diffed:\n%s", st.Unified())
+	if unifiedOf(t, st) != "" {
+		t.Fatalf("the failed Deployment is diffed:\n%s", unifiedOf(t, st))
 	}
-	if !strings.Contains(tl.Steps[1].Unified(), "+            cpu: 200m") {
-		t.Fatalf("the step before, which did not fail, is not diffed:\n%s", tl.Steps[1].Unified())
+	if !strings.Contains(unifiedOf(t, tl.Steps[1]), "+            cpu: 200m") {
+		t.Fatalf("the step before, which did not fail, is not diffed:\n%s", unifiedOf(t, tl.Steps[1]))
 	}
 	// The CLI's text (sidecarlab diff) says the row failed, not "(no change)".
 	for _, unified := range []bool{true, false} {
-		_, row2, _ := strings.Cut(tl.Text(unified), "# step 2:")
+		_, row2, _ := strings.Cut(textOf(t, tl, unified), "# step 2:")
 		if !strings.Contains(row2, "injection failed: document 1, line 1: ") || strings.Contains(row2, "(no change)") {
 			t.Fatalf("row 2 (unified %v):\n%s", unified, row2)
 		}
@@ -191,12 +197,12 @@ func TestUnifiedDiffOfAFailedDocument(t *testing.T) {
 	if row0.Documents[0].Error == nil || row0.Documents[1].Error != nil {
 		t.Fatalf("want document 1 failed and 2 injected: %+v", row0.Documents)
 	}
-	if strings.Contains(row0.Unified(), "-  name: broken") || !strings.Contains(row0.Unified(), "name: istio-proxy\n") {
-		t.Fatalf("row 0 diffs the failed document, or not the injected one:\n%s", row0.Unified())
+	if strings.Contains(unifiedOf(t, row0), "-  name: broken") || !strings.Contains(unifiedOf(t, row0), "name: istio-proxy\n") {
+		t.Fatalf("row 0 diffs the failed document, or not the injected one:\n%s", unifiedOf(t, row0))
 	}
 	// What is diffed is still a patch: the injected document's input becomes its output.
 	want := row0.Documents[1].Output() + "---\n"
-	if got := applyPatch(t, patchBin(t), row0.Documents[1].Input+"---\n", row0.Unified()); got != want {
+	if got := applyPatch(t, patchBin(t), row0.Documents[1].Input+"---\n", unifiedOf(t, row0)); got != want {
 		t.Fatalf("(-want +got):\n%s", cmp.Diff(want, got))
 	}
 }

@@ -73,6 +73,13 @@ type StepResult struct {
 	changes  lazy[[]Change]
 	unified  lazy[string]
 	findings lazy[checked]
+	// head makes the unified diff of the first documents (Unified with docs > 0); headDocs and
+	// headText are the last one made.
+	head      func(ctx context.Context, docs int) (string, error)
+	headMu    sync.Mutex
+	headDocs  int
+	headText  string
+	headBytes atomic.Int64 // len(headText), for size
 
 	viewsMu   sync.Mutex
 	views     map[string]any
@@ -128,41 +135,84 @@ func (r *StepResult) View(key string, make func() any) any {
 	return v
 }
 
-// lazy is a value computed once, by the first caller, from a function that is then dropped (it
-// holds the row before, or the input, which the row no longer needs once it is computed).
+// lazy is a value computed by the first caller whose computation finishes, from a function that
+// is then dropped (it holds the row before, or the input, which the row no longer needs once it
+// is computed). A computation cut short by its caller's deadline is not kept: the next caller
+// computes it again, under its own deadline. Callers wait for one another (one computes at a
+// time), as they would for its result.
 type lazy[T any] struct {
-	once sync.Once
-	f    func() T
+	mu   sync.Mutex
+	done bool
+	f    func(context.Context) (T, error)
 	v    T
 }
 
-func (l *lazy[T]) get() T {
-	l.once.Do(func() {
-		if l.f != nil {
-			l.v, l.f = l.f(), nil
-		}
-	})
-	return l.v
+func (l *lazy[T]) get(ctx context.Context) (T, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.done || l.f == nil {
+		return l.v, nil
+	}
+	v, err := l.f(ctx)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	l.v, l.f, l.done = v, nil, true
+	return v, nil
 }
 
 // Changes are the field-level differences against the previous row, each one caused by Step;
-// for row 0, against the input: what injection itself changed.
-func (r *StepResult) Changes() []Change { return r.changes.get() }
+// for row 0, against the input: what injection itself changed. The error is ctx's, when its
+// deadline passes first (the documents are compared one by one, the deadline checked between).
+func (r *StepResult) Changes(ctx context.Context) ([]Change, error) { return r.changes.get(ctx) }
 
 // Unified is a line diff of the whole output against the previous row (row 0: the input), a
 // patch that turns the one into the other; documents that failed in either row are left out of
-// both sides (see stepUnified).
-func (r *StepResult) Unified() string { return r.unified.get() }
+// both sides (see stepUnified). With docs > 0, of the first docs documents only (what a page
+// shows of a large manifest; the last such diff is kept with the row). The error is ctx's.
+func (r *StepResult) Unified(ctx context.Context, docs int) (string, error) {
+	if docs <= 0 || docs >= len(r.Documents) || r.head == nil {
+		return r.unified.get(ctx)
+	}
+	r.headMu.Lock()
+	if r.headDocs == docs {
+		defer r.headMu.Unlock()
+		return r.headText, nil
+	}
+	text, err := r.head(ctx, docs)
+	if err == nil {
+		r.headDocs, r.headText = docs, text
+		r.headBytes.Store(int64(len(text)))
+	}
+	r.headMu.Unlock()
+	if err != nil {
+		return "", err
+	}
+	if r.grew != nil {
+		r.grew()
+	}
+	return text, nil
+}
 
-// MarshalJSON writes the row with its changes and unified diff (computing them).
+// MarshalJSON writes the row with its changes and unified diff, computing them without a
+// deadline: a server computes them first, under its request's (Changes, Unified).
 func (r *StepResult) MarshalJSON() ([]byte, error) {
+	changes, err := r.Changes(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	unified, err := r.Unified(context.Background(), 0)
+	if err != nil {
+		return nil, err
+	}
 	return json.Marshal(struct {
 		Index     int        `json:"index"`
 		Step      *Step      `json:"step,omitempty"`
 		Documents []Document `json:"documents"`
 		Changes   []Change   `json:"changes"`
 		Unified   string     `json:"unified,omitempty"`
-	}{r.Index, r.Step, r.Documents, r.Changes(), r.Unified()})
+	}{r.Index, r.Step, r.Documents, changes, unified})
 }
 
 // size estimates the memory a memoised row holds: each document's input and output texts, the
@@ -172,7 +222,7 @@ func (r *StepResult) MarshalJSON() ([]byte, error) {
 // row 0's parsed inputs (a typed object: counted as 2 KB, the size of an empty workload's
 // structs, and three times its text).
 func (r *StepResult) size() int64 {
-	n := r.viewBytes.Load()
+	n := r.viewBytes.Load() + r.headBytes.Load()
 	for i, d := range r.Documents {
 		n += int64(len(d.Input)+3*d.outputSize()+4*len(d.json)) + 256
 		for _, w := range d.Warnings {
@@ -233,27 +283,43 @@ func (e *Engine) Timeline(ctx context.Context, manifest []byte, steps []Step, s 
 					d.output.made = r.grew
 				}
 			}
-			r.findings.f = func() checked {
-				found, ignored := e.check(p, docs)
-				return checked{found, ignored}
+			r.findings.f = func(ctx context.Context) (checked, error) {
+				found, ignored, err := e.check(ctx, p, docs)
+				return checked{found, ignored}, err
 			}
 			if k == 0 {
 				// Row 0's changes are what injection itself did to the input.
-				r.changes.f = func() []Change {
+				r.changes.f = func(ctx context.Context) ([]Change, error) {
 					inputs := make([]Document, len(docs))
 					for i, d := range docs {
 						inputs[i] = Document{Index: d.Index}.withOutput(d.Input)
 					}
-					changes := DiffDocuments(inputs, docs, "")
-					markSerializer(changes, DiffDocuments(inputs, serialized(p.chunks), ""))
-					return changes
+					changes, err := diffDocuments(ctx, inputs, docs, "")
+					if err != nil {
+						return nil, err
+					}
+					ser, err := serialized(ctx, p.chunks)
+					if err != nil {
+						return nil, err
+					}
+					by, err := diffDocuments(ctx, inputs, ser, "")
+					markSerializer(changes, by)
+					return changes, err
 				}
-				r.unified.f = func() string { return stepUnified(string(manifest), nil, docs) }
+				r.unified.f = func(ctx context.Context) (string, error) { return stepUnified(ctx, string(manifest), nil, docs, 0) }
+				r.head = func(ctx context.Context, n int) (string, error) {
+					return stepUnified(ctx, string(manifest), nil, docs, n)
+				}
 			} else {
 				st := steps[k-1]
 				r.Step = &st
-				r.changes.f = func() []Change { return DiffDocuments(before.Documents, docs, st.String()) }
-				r.unified.f = func() string { return stepUnified("", before.Documents, docs) }
+				r.changes.f = func(ctx context.Context) ([]Change, error) {
+					return diffDocuments(ctx, before.Documents, docs, st.String())
+				}
+				r.unified.f = func(ctx context.Context) (string, error) { return stepUnified(ctx, "", before.Documents, docs, 0) }
+				r.head = func(ctx context.Context, n int) (string, error) {
+					return stepUnified(ctx, "", before.Documents, docs, n)
+				}
 			}
 			return r, nil
 		})
@@ -273,7 +339,10 @@ func (e *Engine) Timeline(ctx context.Context, manifest []byte, steps []Step, s 
 	}
 	// The row is memoised with everything its findings depend on (installation, mode, input,
 	// steps), so they are computed once per row too.
-	c := prev.findings.get()
+	c, err := prev.findings.get(ctx)
+	if err != nil {
+		return nil, err
+	}
 	t.Findings, t.Ignored = c.found, c.ignored
 	return t, nil
 }
@@ -286,8 +355,8 @@ func boolInt(b bool) int {
 }
 
 // Text renders the timeline as `sidecarlab diff` prints it: a block per row, the field changes
-// grouped by document (or, with unified, the line diff).
-func (t *Timeline) Text(unified bool) string {
+// grouped by document (or, with unified, the line diff). The error is ctx's (see Changes).
+func (t *Timeline) Text(ctx context.Context, unified bool) (string, error) {
 	var w strings.Builder
 	for _, st := range t.Steps {
 		if st.Step == nil {
@@ -305,7 +374,10 @@ func (t *Timeline) Text(unified bool) string {
 			}
 		}
 		if unified {
-			u := st.Unified()
+			u, err := st.Unified(ctx, 0)
+			if err != nil {
+				return "", err
+			}
 			if u == "" && !failed {
 				w.WriteString("(no change)\n")
 			}
@@ -313,7 +385,10 @@ func (t *Timeline) Text(unified bool) string {
 			w.WriteString("\n")
 			continue
 		}
-		changes := st.Changes()
+		changes, err := st.Changes(ctx)
+		if err != nil {
+			return "", err
+		}
 		if len(changes) == 0 && !failed {
 			w.WriteString("(no change)\n")
 		}
@@ -348,7 +423,7 @@ func (t *Timeline) Text(unified bool) string {
 		}
 		w.WriteString("\n")
 	}
-	return w.String()
+	return w.String(), nil
 }
 
 // serialized is every document passed through kube-inject's decode and encode without injecting:
@@ -356,9 +431,12 @@ func (t *Timeline) Text(unified bool) string {
 // marshalling finishChunk applies to an injected output. What it changes in the input, injection did not decide. Kinds Istio does not inject are
 // written back as given (so nothing to mark); documents it cannot read carry an error and are
 // not compared.
-func serialized(chunks []chunk) []Document {
+func serialized(ctx context.Context, chunks []chunk) ([]Document, error) {
 	docs := make([]Document, len(chunks))
 	for i, c := range chunks {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		docs[i] = Document{Index: i + 1, Line: c.line}.withOutput(c.text)
 		obj, err := c.object()
 		if runtime.IsNotRegisteredError(err) {
@@ -374,7 +452,7 @@ func serialized(chunks []chunk) []Document {
 		}
 		docs[i] = docs[i].withJSON(j)
 	}
-	return docs
+	return docs, nil
 }
 
 // markSerializer marks the changes of row 0 that the serializer alone makes (the same document,

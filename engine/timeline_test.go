@@ -41,18 +41,18 @@ func TestTimeline(t *testing.T) {
 		}
 	}
 	// Row 0's changes are injection's own.
-	if !strings.Contains(changeText(tl.Steps[0]), "+ spec.template.spec.containers[istio-proxy]: ") {
+	if !strings.Contains(changeText(t, tl.Steps[0]), "+ spec.template.spec.containers[istio-proxy]: ") {
 		t.Fatal("row 0 does not show istio-proxy added")
 	}
 	// Removing proxyCPU (row 6) brings the request back to the default.
-	if !strings.Contains(changeText(tl.Steps[6]), "- spec.template.metadata.annotations[\"sidecar.istio.io/proxyCPU\"]: 200m") {
-		t.Fatalf("row 6:\n%s", changeText(tl.Steps[6]))
+	if !strings.Contains(changeText(t, tl.Steps[6]), "- spec.template.metadata.annotations[\"sidecar.istio.io/proxyCPU\"]: 200m") {
+		t.Fatalf("row 6:\n%s", changeText(t, tl.Steps[6]))
 	}
 }
 
-func changeText(r *StepResult) string {
+func changeText(t testing.TB, r *StepResult) string {
 	var b strings.Builder
-	for _, c := range r.Changes() {
+	for _, c := range changesOf(t, r) {
 		b.WriteString(c.String())
 		b.WriteByte('\n')
 	}
@@ -156,7 +156,7 @@ func TestSerializerChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	marked := map[string]bool{}
-	for _, c := range tl.Steps[0].Changes() {
+	for _, c := range changesOf(t, tl.Steps[0]) {
 		marked[fmt.Sprintf("%d %s", c.Doc, c.Path)] = c.Serializer
 	}
 	want := map[string]bool{
@@ -181,13 +181,13 @@ func TestSerializerChanges(t *testing.T) {
 			t.Errorf("the Service changed: %s", p)
 		}
 	}
-	for _, c := range tl.Steps[1].Changes() {
+	for _, c := range changesOf(t, tl.Steps[1]) {
 		if c.Serializer {
 			t.Errorf("step 1 change %s marked as the serializer's", c.Path)
 		}
 	}
 	// The CLI's text lists them last, under their own heading, in row 0 only.
-	text := tl.Text(false)
+	text := textOf(t, tl, false)
 	head := "  # written by kube-inject's serializer (empty defaults), not by injection:\n"
 	row0, row1, _ := strings.Cut(text, "# step 1:")
 	if h := strings.Index(row0, head); h < 0 || !strings.Contains(row0[h:], "+ spec.strategy: {}") || strings.Contains(row0[h:], "istio-proxy") {
@@ -217,7 +217,7 @@ func TestTimelineDiffsOnDemand(t *testing.T) {
 		}
 	}
 	r := tl.Steps[2]
-	changes := r.Changes()
+	changes := changesOf(t, r)
 	if len(changes) == 0 || r.changes.f != nil {
 		t.Fatalf("row 2: %d changes, function kept: %v", len(changes), r.changes.f != nil)
 	}
@@ -227,7 +227,7 @@ func TestTimelineDiffsOnDemand(t *testing.T) {
 	if got := DiffDocuments(tl.Steps[1].Documents, r.Documents, eightSteps[1].String()); !reflect.DeepEqual(got, changes) {
 		t.Fatal("the changes on demand differ from DiffDocuments of the two rows")
 	}
-	if got, want := r.Unified(), UnifiedDiff(tl.Steps[1].Output(), r.Output()); got != want {
+	if got, want := unifiedOf(t, r), UnifiedDiff(tl.Steps[1].Output(), r.Output()); got != want {
 		t.Fatal("the unified diff on demand differs from UnifiedDiff of the two rows")
 	}
 	// The memoised row is the same row: what was computed stays computed.

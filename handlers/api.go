@@ -109,13 +109,30 @@ func (s *server) handleAPIInject() http.Handler {
 			resp.Output = last.Output()
 		}
 		if want["timeline"] {
+			// Every row's changes and unified diff are made now, within the deadline, not while
+			// the answer is encoded (StepResult.MarshalJSON has no deadline).
+			for _, row := range tl.Steps {
+				if _, err := row.Changes(r.Context()); err != nil {
+					return err
+				}
+				if _, err := row.Unified(r.Context(), 0); err != nil {
+					return err
+				}
+			}
 			resp.Timeline = tl
 		}
 		if want["changes"] {
-			resp.Changes = append([]engine.Change{}, last.Changes()...)
+			changes, err := last.Changes(r.Context())
+			if err != nil {
+				return err
+			}
+			resp.Changes = append([]engine.Change{}, changes...)
 		}
 		if want["unified"] {
-			u := last.Unified()
+			u, err := last.Unified(r.Context(), 0)
+			if err != nil {
+				return err
+			}
 			resp.Unified = &u
 		}
 		words := explain.For(r.Context()) // the API's human text is in the request's language

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"slices"
 	"strings"
 
@@ -161,21 +162,25 @@ func configFieldStep(st State, field, value string) (engine.Step, error) {
 // replacesNotice says which proxy.istio.io/config fields a step's value drops from the value
 // before it ("" when the step is another or drops nothing). The value before is read from the
 // step's own change to the annotation, which the diff already made: nothing is parsed again.
-// It is in l's language.
-func replacesNotice(l *i18n.Localizer, s *engine.StepResult) string {
+// It is in l's language; the error is ctx's, when the changes are made now (see Changes).
+func replacesNotice(ctx context.Context, l *i18n.Localizer, s *engine.StepResult) (string, error) {
 	key := annotation.ProxyConfig.Name
 	if s.Step == nil || s.Step.Remove || s.Step.Key != key {
-		return ""
+		return "", nil
+	}
+	changes, err := s.Changes(ctx)
+	if err != nil {
+		return "", err
 	}
 	var dropped []string
-	for _, c := range s.Changes() {
+	for _, c := range changes {
 		if old, ok := c.Old.(string); ok && c.Kind == engine.Changed && strings.HasSuffix(c.Path, `annotations["`+key+`"]`) {
 			dropped = engine.DroppedProxyConfigFields(old, s.Step.Value)
 			break
 		}
 	}
 	if len(dropped) == 0 {
-		return ""
+		return "", nil
 	}
-	return l.N("lab.replaces", len(dropped), "Key", key, "Fields", strings.Join(dropped, ", "))
+	return l.N("lab.replaces", len(dropped), "Key", key, "Fields", strings.Join(dropped, ", ")), nil
 }

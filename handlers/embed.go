@@ -24,7 +24,10 @@ func (s *server) handleEmbed() http.Handler {
 			return err
 		}
 		v.tab = "lifecycle" // the embed shows the diff and the lifecycle verdicts
-		p := buildPage(i18n.FromContext(r.Context()), v, s.statics, tl, ie, false, "diff")
+		p, err := buildPage(r.Context(), i18n.FromContext(r.Context()), v, s.statics, tl, ie, false, "diff")
+		if err != nil {
+			return err
+		}
 		hv := v
 		hv.tab = "" // named like the view it embeds, not like its lifecycle tab
 		p.Head = playgroundHead(hv, tl)

@@ -8,14 +8,17 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/sidecarlab/sidecarlab/engine"
 )
 
 // TestNestingIsNotEchoed: an 18 KB API request (a Pod with an extra top-level field nesting
 // 9,000 lists) got a 162 MB answer: the removed value was copied into the timeline's changes and
 // indented. Now the change carries only its size, and the answer stays small, also for eight at
-// once.
+// once. (A server refuses such nesting by default, TestWorkLimits; this one is told to read it.)
 func TestNestingIsNotEchoed(t *testing.T) {
-	h := newServer(t)
+	newServer(t)
+	h := New(testLogger(), func() Engine { return eng }, Config{Work: engine.Limits{MaxDepth: 10000}})
 	pod := "apiVersion: v1\nkind: Pod\nmetadata:\n  name: nest\nspec:\n  containers:\n  - name: a\n    image: nginx\n"
 	manifest := pod + "extra: " + strings.Repeat("[", 9000) + strings.Repeat("]", 9000) + "\n"
 	body, _ := json.Marshal(InjectRequest{Manifest: manifest})

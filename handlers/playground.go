@@ -221,7 +221,10 @@ func (s *server) renderViewWith(w http.ResponseWriter, r *http.Request, v view, 
 		return err
 	}
 	partial := r.Header.Get(partialHeader) != ""
-	p := buildPage(i18n.FromContext(r.Context()), v, s.statics, tl, ie, !partial)
+	p, err := buildPage(r.Context(), i18n.FromContext(r.Context()), v, s.statics, tl, ie, !partial)
+	if err != nil {
+		return err
+	}
 	title, _ := p.Head.In(i18n.FromContext(r.Context()))
 	p.EmbedSnippet = embedSnippet(s.origin(r), p.EmbedHref, title)
 	p.Sharing = s.cfg.Links != nil

@@ -65,7 +65,10 @@ func (s *server) writeRaw(w http.ResponseWriter, r *http.Request, name string, v
 		_, err = w.Write([]byte(tl.Steps[selectedStep(v.step, len(tl.Steps))].Output()))
 	case "diff.txt":
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		_, err = w.Write([]byte(tl.Text(r.URL.Query().Get("unified") != "")))
+		var text string
+		if text, err = tl.Text(r.Context(), r.URL.Query().Get("unified") != ""); err == nil {
+			_, err = w.Write([]byte(text))
+		}
 	case "repro.tar.gz":
 		var b []byte
 		b, err = s.reproBundle(r, v.state, tl)

@@ -51,7 +51,10 @@ type pageStatics struct {
 // fragment (full false) leaves out what never changes between actions: presets, modes, the panel;
 // its results are the selected tab's, and those of the tabs named in also. The results are worded
 // in l's language.
-func buildPage(l *i18n.Localizer, v view, statics pageStatics, tl *engine.Timeline, reqErr *engine.InputError, full bool, also ...string) *web.Page {
+//
+// The rows' changes and unified diffs are computed here when a row has not made them yet, within
+// ctx's deadline: its error is the page's.
+func buildPage(ctx context.Context, l *i18n.Localizer, v view, statics pageStatics, tl *engine.Timeline, reqErr *engine.InputError, full bool, also ...string) (*web.Page, error) {
 	w := explain.In(l)
 	st := v.state
 	enc := EncodeState(st)
@@ -90,9 +93,13 @@ func buildPage(l *i18n.Localizer, v view, statics pageStatics, tl *engine.Timeli
 	}
 	// The tabs whose content costs an admission are made only when shown (see addAdmission).
 	lazy := lazyTabs(st)
-	p.Results = buildResults(l, v, enc, tl, reqErr, func(tab string) bool {
+	var err error
+	p.Results, err = buildResults(ctx, l, v, enc, tl, reqErr, func(tab string) bool {
 		return tab == v.tab || slices.Contains(also, tab) || full && !slices.Contains(lazy, tab)
 	})
+	if err != nil {
+		return nil, err
+	}
 	p.Results.OnlySelected = !full
 	p.Results.Lazy = lazy
 	p.Present = v.present
@@ -153,7 +160,7 @@ func buildPage(l *i18n.Localizer, v view, statics pageStatics, tl *engine.Timeli
 		}
 		p.TabLinks = append(p.TabLinks, link)
 	}
-	return p
+	return p, nil
 }
 
 // formOf is the view's state as the form shows it.
@@ -308,7 +315,7 @@ func annotationItem(a engine.Annotation) web.AnnotationItem {
 
 // buildResults shapes the results in l's language. want says whether a tab's content will be
 // rendered: the batch rows, lifecycles and compare links are made only for a page that shows them.
-func buildResults(l *i18n.Localizer, v view, enc string, tl *engine.Timeline, reqErr *engine.InputError, want func(tab string) bool) web.Results {
+func buildResults(ctx context.Context, l *i18n.Localizer, v view, enc string, tl *engine.Timeline, reqErr *engine.InputError, want func(tab string) bool) (web.Results, error) {
 	w := explain.In(l)
 	res := web.Results{Tab: v.tab}
 	if reqErr != nil {
@@ -316,7 +323,7 @@ func buildResults(l *i18n.Localizer, v view, enc string, tl *engine.Timeline, re
 		res.Error, res.ErrorDetails = words.Summary, words.Details
 	}
 	if tl == nil {
-		return res
+		return res, nil
 	}
 	res.Selected = selectedStep(v.step, len(tl.Steps))
 	res.All = v.step < 0
@@ -331,7 +338,10 @@ func buildResults(l *i18n.Localizer, v view, enc string, tl *engine.Timeline, re
 		if s.Step != nil {
 			stepTitle(l, &sv, *s.Step)
 		}
-		sv.Replaces = replacesNotice(l, s)
+		var err error
+		if sv.Replaces, err = replacesNotice(ctx, l, s); err != nil {
+			return res, err
+		}
 		sv.Href = v.linkWith(enc, "diff", s.Index)
 		sv.Selected = s.Index == res.Selected
 		sv.Open = s.Index > 0 || len(tl.Steps) == 1 || !res.All
@@ -339,7 +349,10 @@ func buildResults(l *i18n.Localizer, v view, enc string, tl *engine.Timeline, re
 		// rows (their values into YAML) only for the one that shows them; the unified diff only
 		// for its own tab.
 		if want("diff") || want("timeline") {
-			changes := s.Changes()
+			changes, err := s.Changes(ctx)
+			if err != nil {
+				return res, err
+			}
 			if want("diff") {
 				// Shaped once per row, limit and language, and kept with the memoised row: the rows
 				// before the one a toggle adds are not shaped again. The rows hold words (a moved
@@ -358,7 +371,12 @@ func buildResults(l *i18n.Localizer, v view, enc string, tl *engine.Timeline, re
 			}
 		}
 		if want("unified") {
-			sv.Unified = unifiedLines(s.Unified())
+			// Of the documents shown only: the raw diff.txt has them all.
+			u, err := s.Unified(ctx, lim)
+			if err != nil {
+				return res, err
+			}
+			sv.Unified = unifiedLines(u)
 			if len(sv.Unified) > maxLines {
 				sv.HiddenLines = len(sv.Unified) - maxLines
 				sv.Unified = sv.Unified[:maxLines]
@@ -463,7 +481,7 @@ func buildResults(l *i18n.Localizer, v view, enc string, tl *engine.Timeline, re
 			StatusText: l.T(statusWords[status])}
 		res.Documents = append(res.Documents, dv)
 	}
-	return res
+	return res, nil
 }
 
 // Bounds on what a page shows of one value: the values a person typed are shown in full once

@@ -19,11 +19,11 @@ func TestYAMLOnlyForItsTab(t *testing.T) {
 	v := view{state: st, step: -1}
 	only := func(tab string) func(string) bool { return func(t string) bool { return t == tab } }
 	for _, tab := range []string{"diff", "unified", "pitfalls", "lifecycle", "batch"} {
-		if r := buildResults(i18n.For("en"), v, "", tl, nil, only(tab)); r.Output != "" {
-			t.Errorf("the %s tab's results carry the YAML", tab)
+		if r, err := buildResults(t.Context(), i18n.For("en"), v, "", tl, nil, only(tab)); err != nil || r.Output != "" {
+			t.Errorf("the %s tab's results carry the YAML (%v)", tab, err)
 		}
 	}
-	if r := buildResults(i18n.For("en"), v, "", tl, nil, only("yaml")); r.Output != tl.Steps[1].Output() || r.Output == "" {
-		t.Errorf("the yaml tab's results carry %q, want the last row's output", r.Output)
+	if r, err := buildResults(t.Context(), i18n.For("en"), v, "", tl, nil, only("yaml")); err != nil || r.Output != tl.Steps[1].Output() || r.Output == "" {
+		t.Errorf("the yaml tab's results carry %q (%v), want the last row's output", r.Output, err)
 	}
 }

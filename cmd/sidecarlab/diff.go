@@ -49,8 +49,14 @@ func newDiffCmd(c *cli) *cobra.Command {
 				if err := writeJSON(c.stdout, tl); err != nil {
 					return err
 				}
-			} else if _, err := io.WriteString(c.stdout, tl.Text(unified)); err != nil {
-				return err
+			} else {
+				text, err := tl.Text(c.ctx, unified)
+				if err != nil {
+					return err
+				}
+				if _, err := io.WriteString(c.stdout, text); err != nil {
+					return err
+				}
 			}
 			return reportDocErrors(c, j.joined, tl.Steps[len(tl.Steps)-1].Errors())
 		},

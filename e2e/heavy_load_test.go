@@ -38,7 +38,7 @@ func heavyPods(n, depth int) string {
 // nothing is memoised, while LOAD_CLIENTS clients (default 30) toggle annotations for
 // LOAD_SECONDS (default 60). The toggles must all be answered (p99 reported; the goal is
 // under 1 s), and no attacking request may outlive the request timeout by more than a second.
-// Run: make load-heavy (the server on one core, this generator on the other).
+// Run: make load (the server on one core, this generator on the other), or with -run TestLoadHeavy.
 func TestLoadHeavy(t *testing.T) {
 	clients := envInt("LOAD_CLIENTS", 30)
 	limit := time.Duration(envInt("LOAD_SECONDS", 60)) * time.Second

@@ -83,8 +83,9 @@ func (s *server) writeRaw(w http.ResponseWriter, r *http.Request, name string, v
 	return err
 }
 
-// stateTooLarge is timelineHeld's refusal of a state that holds more than a POST may carry
-// (--max-body), for the answers that show a state without running the engine.
+// stateTooLarge refuses a state that holds more than a POST may carry (--max-body): what the
+// engine's work starts with (work), and what the answers that show a state without running the
+// engine check.
 func (s *server) stateTooLarge(st State) error {
 	if n := st.size(); n > s.cfg.MaxBodyBytes {
 		return httpError{status: http.StatusRequestEntityTooLarge, id: "errors.state-too-large",

@@ -236,9 +236,8 @@ func (s *server) timeline(ctx context.Context, st State) (*engine.Timeline, erro
 // estimate: deeper or costlier than Config.Work allows is a 422 that says which limit; over
 // HeavyUnits, the request is heavy (see hold).
 func (s *server) work(ctx context.Context, st State) error {
-	if n := st.size(); n > s.cfg.MaxBodyBytes {
-		return httpError{status: http.StatusRequestEntityTooLarge, id: "errors.state-too-large",
-			args: []any{"Size", byteCount(n), "Limit", byteCount(s.cfg.MaxBodyBytes), "Flag", "--max-body"}}
+	if err := s.stateTooLarge(st); err != nil {
+		return err
 	}
 	cost, err := s.eng().Estimate(ctx, []byte(st.Manifest), st.Steps, st.Settings)
 	if err != nil {

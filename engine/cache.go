@@ -157,10 +157,20 @@ func isContextError(err error) bool {
 // len reports how many values are cached.
 // has says whether key is kept, without making it more recent.
 func (c *lru[V]) has(key string) bool {
+	_, ok := c.peek(key)
+	return ok
+}
+
+// peek is the value kept for key, if it is, without making it more recent.
+func (c *lru[V]) peek(key string) (V, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	_, ok := c.entries[key]
-	return ok
+	el, ok := c.entries[key]
+	if !ok {
+		var zero V
+		return zero, false
+	}
+	return el.Value.(*lruEntry[V]).val, true
 }
 
 func (c *lru[V]) len() int {

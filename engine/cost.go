@@ -24,6 +24,11 @@ type Cost struct {
 	// Depth is how deeply the deepest document's values nest (collections within collections,
 	// aliases followed), and DeepDoc and DeepLine where that document is.
 	Depth, DeepDoc, DeepLine int
+	// Render is set when the install options' installation must be rendered first (about half a
+	// second, then kept), Worker when the injections run templates of the user's in a worker
+	// process (Options.Isolator), whose cost is not known before they run: both are heavy
+	// whatever the units.
+	Render, Worker bool
 }
 
 // unitBytes is the size of a document that costs one unit of work per row.
@@ -72,6 +77,11 @@ func (e *Engine) Estimate(ctx context.Context, manifest []byte, steps []Step, s 
 		return Cost{}, err
 	}
 	c := Cost{Documents: shape.documents, Depth: shape.depth, DeepDoc: shape.deepDoc, DeepLine: shape.deepLine}
+	if !s.Install.IsDefault() {
+		in, ok := e.installs.peek(s.Install.Hash())
+		c.Render = !ok
+		c.Worker = ok && in.custom && e.opts.Isolator != nil
+	}
 	for _, key := range rowKeys(s, inHash, steps) {
 		if !e.steps.has(key) {
 			c.Rows++

@@ -265,3 +265,24 @@ func TestUnifiedHead(t *testing.T) {
 		}
 	}
 }
+
+// TestEstimateRender: install options whose installation is not rendered yet cost a render
+// (heavy, whatever the units); once it is kept, they cost what the default does. Without an
+// isolator nothing runs in a worker.
+func TestEstimateRender(t *testing.T) {
+	e := testEngine(t)
+	m := []byte(smallPods(1))
+	o := InstallOptions{Set: []string{"values.global.proxy.holdApplicationUntilProxyStarts=true", "meshConfig.defaultConfig.concurrency=3"}}
+	if c, _ := e.Estimate(context.Background(), m, nil, Settings{}); c.Render || c.Worker {
+		t.Fatalf("the default installation: %+v", c)
+	}
+	if c, _ := e.Estimate(context.Background(), m, nil, Settings{Install: o}); !c.Render || c.Worker {
+		t.Fatalf("options not rendered yet: %+v, want Render", c)
+	}
+	if _, err := e.Install(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := e.Estimate(context.Background(), m, nil, Settings{Install: o}); c.Render || c.Worker {
+		t.Fatalf("options rendered and kept: %+v, want neither", c)
+	}
+}

@@ -21,6 +21,7 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 	kflate "github.com/klauspost/compress/flate"
 	kgzip "github.com/klauspost/compress/gzip"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sidecarlab/sidecarlab/admission"
 	"github.com/sidecarlab/sidecarlab/engine"
@@ -48,9 +49,11 @@ type Config struct {
 	// 100 levels, 4,000 units — about 2,000 small documents, or 10 through 100 steps, twice).
 	Work engine.Limits
 	// HeavyUnits is the estimate above which a request is heavy (default 200 units, about half
-	// a second of work): heavy requests run HeavySlots at a time (default 1), apart from the
-	// MaxConcurrent slots of the others, so light requests never wait behind heavy ones. Sharing
-	// by cost rather than by address keeps a workshop behind one NAT as fast as one person.
+	// a second of work); so is one whose install options must be rendered first, and one whose
+	// own templates run in a worker (their cost is not known before they run). Heavy requests
+	// run HeavySlots at a time (default 1), apart from the MaxConcurrent slots of the others, so
+	// light requests never wait behind heavy ones. Sharing by cost rather than by address keeps
+	// a workshop behind one NAT as fast as one person.
 	HeavyUnits int64
 	HeavySlots int
 	// RequestTimeout bounds one request's work (default 15 s).
@@ -114,6 +117,11 @@ func New(logger *slog.Logger, eng func() Engine, cfg Config) http.Handler {
 	s := &server{log: logger, eng: eng, cfg: cfg, metrics: newMetrics(eng, cfg.Links),
 		slots: make(chan struct{}, cfg.MaxConcurrent), heavy: make(chan struct{}, cfg.HeavySlots),
 		statics: pageStatics{panel: sync.OnceValue(func() templ.Component { return renderPanel(annotationGroups(engine.DefaultCatalog())) }), lab: sync.OnceValue(newLabPath)}}
+	for lane, ch := range map[string]chan struct{}{"light": s.slots, "heavy": s.heavy} {
+		s.metrics.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "sidecarlab_work_slots_busy",
+			Help: "Work slots held by requests, by lane (see Config.HeavyUnits).", ConstLabels: prometheus.Labels{"lane": lane}},
+			func() float64 { return float64(len(ch)) }))
+	}
 	r := chi.NewRouter()
 	r.Use(s.metrics.observe)
 	r.Use(middleware.RequestID, s.logRequests, s.recoverPanics, securityHeaders, compressor().Handler)
@@ -246,7 +254,7 @@ func (s *server) work(ctx context.Context, st State) error {
 	if err := s.cfg.Work.Check(cost); err != nil {
 		return err
 	}
-	return s.hold(ctx, cost.Units > s.cfg.HeavyUnits)
+	return s.hold(ctx, cost.Units > s.cfg.HeavyUnits || cost.Render || cost.Worker)
 }
 
 // holdKey is the context key of a request's hold on the work slots.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -116,5 +117,49 @@ func TestWorkLimits(t *testing.T) {
 	if status, body, _ := postAPI(t, h, "", InjectRequest{Manifest: workPods(2, 0) + "\n---\n" + deep}); status != http.StatusUnprocessableEntity ||
 		!strings.Contains(body, `"doc": 3,`) || !strings.Contains(body, `"line": 20,`) {
 		t.Fatalf("the deep document's place: %d %.400s", status, body)
+	}
+}
+
+// TestTemplatesRunHeavy: a request whose own templates run in a worker is heavy whatever its
+// size (their cost is not known before they run): issue 21's looping templates, several at
+// once, wait for the heavy lane while light requests are answered beside them.
+func TestTemplatesRunHeavy(t *testing.T) {
+	isolatedServer(t) // the shared engine with its sandbox
+	h := New(testLogger(), func() Engine { return isoEng }, testConfig(Config{MaxConcurrent: 1, QueueWait: 50 * time.Millisecond}))
+	const loop = `{{ range until 100000 }}{{ range until 100000 }}{{ end }}{{ end }}`
+	o := engine.InstallOptions{Overlay: withTemplate(loop)}
+	// The installation is rendered first (a request that does not select the template).
+	if r := get(t, h, "/injected.yaml?s="+EncodeState(State{Manifest: deploymentYAML, Settings: engine.Settings{Install: o}})); r.status != http.StatusOK {
+		t.Fatalf("rendering the installation: %d %.500s", r.status, r.body)
+	}
+	loopers := make(chan response, 3)
+	for range 3 {
+		go func() {
+			st := State{Manifest: deploymentYAML, Steps: selectMine, Settings: engine.Settings{Install: o}}
+			loopers <- do(t, h, withDeadline(t, httptest.NewRequest(http.MethodGet, "/injected.yaml?s="+EncodeState(st), nil), 20*time.Second))
+		}()
+	}
+	waitFor(t, "a looping template holding a work slot", func() bool {
+		m := get(t, h, "/metrics").body
+		return strings.Contains(m, `sidecarlab_work_slots_busy{lane="heavy"} 1`) || strings.Contains(m, `sidecarlab_work_slots_busy{lane="light"} 1`)
+	})
+	if r := get(t, h, stateLink(t, State{Manifest: deploymentYAML})); r.status != http.StatusOK {
+		t.Fatalf("a light request beside looping templates: %d, want 200", r.status)
+	}
+	for range 3 {
+		if r := <-loopers; r.status != http.StatusServiceUnavailable && r.status != http.StatusUnprocessableEntity {
+			t.Errorf("a looping template: %d, want 503 or 422 (the heavy lane busy, the deadline, or the worker's CPU limit)", r.status)
+		}
+	}
+}
+
+// waitFor polls cond until it holds; past two minutes (only a hang takes that long) the test
+// fails saying what it waited for.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(2 * time.Minute); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not after two minutes", what)
+		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -66,6 +67,9 @@ func serve(bin, db string) (stop func(), url string, pid int, err error) {
 		name, args = "taskset", append([]string{"-c", cpus, bin}, args...)
 	}
 	cmd := exec.Command(name, args...)
+	// Killed with the test binary even when go test's timeout ends it with a panic, which runs no
+	// deferred stop: a server left running once outlived a timed-out suite by an hour.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return nil, "", 0, err

@@ -8,6 +8,8 @@ import (
 	"strconv"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/sidecarlab/sidecarlab/engine/yamldoc"
 )
 
 // Cost is what a timeline will take, estimated before any of it is done from what a cheap first
@@ -21,8 +23,9 @@ type Cost struct {
 	// Units is the estimated work: for each row to compute, each document's units, one for
 	// every 4 KiB begun. One unit is about one injection of a small workload.
 	Units int64
-	// Depth is how deeply the deepest document's values nest (collections within collections,
-	// aliases followed), and DeepDoc and DeepLine where that document is.
+	// Depth bounds how deeply the deepest document's values nest (collections within
+	// collections, aliases followed; from the text, so it may be a few levels over), and
+	// DeepDoc and DeepLine say where that document is.
 	Depth, DeepDoc, DeepLine int
 	// Render is set when the install options' installation must be rendered first (about half a
 	// second, then kept), Worker when the injections run templates of the user's in a worker
@@ -51,7 +54,7 @@ func (l Limits) Check(c Cost) error {
 	if l.MaxDepth > 0 && c.Depth > l.MaxDepth {
 		return &InputError{Doc: c.DeepDoc, Line: c.DeepLine, Field: "manifest", ID: "too-deep",
 			Params: errParams("depth", strconv.Itoa(c.Depth), "max", strconv.Itoa(l.MaxDepth)),
-			Msg:    fmt.Sprintf("its values nest %d levels deep; at most %d are read here (a workload nests about 15): flatten or remove the deep value", c.Depth, l.MaxDepth)}
+			Msg:    fmt.Sprintf("its values nest up to %d levels deep; at most %d are read here (a workload nests about 15): flatten or remove the deep value", c.Depth, l.MaxDepth)}
 	}
 	if l.MaxUnits > 0 && c.Units > l.MaxUnits {
 		// How many documents would fit with these rows, to say how to split.
@@ -101,10 +104,14 @@ type manifestShape struct {
 
 func (m *manifestShape) size() int64 { return 64 }
 
-// measure reads a manifest's shape: its documents as istioctl cuts them, and each one's
-// nesting, parsed (go.yaml.in/yaml/v3, aliases followed). A document that does not parse is
-// measured as far as the parser read it; the injection reports its error. More documents than
-// the engine injects at once are refused here, as Timeline refuses them, before any is parsed.
+// followDepth is the deepest text whose aliases Estimate follows (by parsing it): past it, the
+// text alone is over any sensible Limits.MaxDepth.
+const followDepth = 1000
+
+// measure reads a manifest's shape: its documents as istioctl cuts them, and a bound on each
+// one's nesting read from its bytes (yamldoc.DepthBound: parsing deep nesting is itself the
+// cost to avoid), with aliases followed by a parse where there are some. More documents than
+// the engine injects at once are refused here, as Timeline refuses them, before any is read.
 func (e *Engine) measure(ctx context.Context, manifest []byte) (*manifestShape, error) {
 	// A manifest that cannot be cut fails on the same error when it runs; its shape is what
 	// was read.
@@ -118,9 +125,15 @@ func (e *Engine) measure(ctx context.Context, manifest []byte) (*manifestShape, 
 			return nil, err
 		}
 		m.units += int64(1 + len(c.raw)/unitBytes)
-		var n yaml.Node
-		_ = yaml.Unmarshal(c.raw, &n)
-		if d := nodeDepth(&n, map[*yaml.Node]int{}); d > m.depth {
+		d, aliases := yamldoc.DepthBound(c.raw)
+		if aliases && d <= followDepth {
+			// An alias nests the anchored node wherever it stands: parsed, which costs little
+			// at this depth, and followed.
+			var n yaml.Node
+			_ = yaml.Unmarshal(c.raw, &n)
+			d = max(d, nodeDepth(&n, map[*yaml.Node]int{}))
+		}
+		if d > m.depth {
 			m.depth, m.deepDoc, m.deepLine = d, i+1, c.line
 		}
 	}

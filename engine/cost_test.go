@@ -39,9 +39,10 @@ func cpuSteps(n int) []Step {
 	return steps
 }
 
-// TestEstimateDepth: the nesting is measured as the parser reads it — block and flow
-// collections, aliases followed — and Limits.Check refuses only what is deeper than its bound,
-// naming the document and its line.
+// TestEstimateDepth: the nesting is bounded from the text as the parser reads it — block and
+// flow collections, one level over at most for these (the pod's own node) — with aliases
+// followed, and Limits.Check refuses only what is deeper than its bound, naming the document and
+// its line.
 func TestEstimateDepth(t *testing.T) {
 	e := testEngine(t)
 	// An alias chain: each anchor holds the one before inside 30 lists, so the text nests 30
@@ -67,10 +68,10 @@ func TestEstimateDepth(t *testing.T) {
 		doc, line int
 	}{
 		{"a Deployment", readFileString(t, "testdata/corpus/deployment.yaml"), 0, false, 0, 0},
-		{"a CRD-like 60 levels", crd.String(), 60, false, 1, 1},
-		{"at the bound", deepPods(1, 99), 100, false, 1, 1},
-		{"one past it", deepPods(1, 100), 101, true, 1, 1},
-		{"the attack's 9,000", smallPods(1) + "\n---\n" + deepPods(2, 9000), 9001, true, 2, 11},
+		{"a CRD-like 60 levels", crd.String(), 61, false, 1, 1},
+		{"at the bound", deepPods(1, 98), 100, false, 1, 1},
+		{"one past it", deepPods(1, 99), 101, true, 1, 1},
+		{"the attack's 9,000", smallPods(1) + "\n---\n" + deepPods(2, 9000), 9002, true, 2, 11},
 		{"aliases followed", chain.String(), 122, true, 1, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -89,7 +90,7 @@ func TestEstimateDepth(t *testing.T) {
 			if got := errors.As(err, &ie); got != c.refused {
 				t.Fatalf("refused: %v, want %v (%v)", got, c.refused, err)
 			}
-			if c.refused && (ie.ID != "too-deep" || ie.Doc != c.doc || ie.Line != c.line || !strings.Contains(ie.Msg, fmt.Sprintf("nest %d levels", c.depth))) {
+			if c.refused && (ie.ID != "too-deep" || ie.Doc != c.doc || ie.Line != c.line || !strings.Contains(ie.Msg, fmt.Sprintf("nest up to %d levels", c.depth))) {
 				t.Errorf("the refusal: %+v, want too-deep at document %d, line %d", ie, c.doc, c.line)
 			}
 		})

@@ -94,8 +94,8 @@ func TestWorkLimits(t *testing.T) {
 		status int
 		words  string
 	}{
-		{"45 Pods nested 9,000 deep", State{Manifest: deep}, http.StatusUnprocessableEntity, "nest 9001 levels deep; at most 100"},
-		{"one Pod nested 100 deep", State{Manifest: workPods(1, 99)}, http.StatusOK, ""},
+		{"45 Pods nested 9,000 deep", State{Manifest: deep}, http.StatusUnprocessableEntity, "nest up to 9002 levels deep; at most 100"},
+		{"one Pod nested 100 deep", State{Manifest: workPods(1, 98)}, http.StatusOK, ""},
 		{"2,000 Pods through 2 steps", State{Manifest: workPods(2000, 0), Steps: cpuSteps(2)}, http.StatusUnprocessableEntity, "6000 units of work; at most 4000 fit in one request: split the manifest into parts of about 1333 documents"},
 		{"10 Pods through 100 steps", State{Manifest: workPods(10, 0), Steps: cpuSteps(100)}, http.StatusOK, ""},
 	} {

@@ -1,0 +1,105 @@
+package yamldoc
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// nodeDepth is how many collections nest in n as go.yaml.in/yaml/v3 parses it (aliases not
+// followed: DepthBound is a bound of the text).
+func nodeDepth(n *yaml.Node) int {
+	d := 0
+	for _, c := range n.Content {
+		d = max(d, nodeDepth(c))
+	}
+	if n.Kind == yaml.MappingNode || n.Kind == yaml.SequenceNode {
+		d++
+	}
+	return d
+}
+
+// checkBound fails when DepthBound is below the depth the parser finds in a document it parses.
+func checkBound(t *testing.T, doc string) {
+	t.Helper()
+	var n yaml.Node
+	if yaml.Unmarshal([]byte(doc), &n) != nil {
+		return
+	}
+	if b, _ := DepthBound([]byte(doc)); b < nodeDepth(&n) {
+		t.Fatalf("bound %d, but the parser nests %d deep (%q)", b, nodeDepth(&n), doc)
+	}
+}
+
+// TestDepthBound: the bound is never below the parsed depth, on the corpora's manifests and on
+// the texts that could fool a scanner (brackets in quotes, plain scalars, comments and block
+// scalars, which are not structure; "- " entries and keys after them, which are); it is close
+// for ordinary manifests, and it finds issue 21's 9,000 brackets.
+func TestDepthBound(t *testing.T) {
+	cases := []struct {
+		doc     string
+		max     int // the bound may be at most this (0: not checked)
+		aliases bool
+	}{
+		{"a: 1\n", 3, false},
+		{"a:\n  b:\n    c: [1, {d: [2]}]\n", 10, false},
+		{"extra: " + strings.Repeat("[", 9000) + strings.Repeat("]", 9000) + "\n", 0, false},
+		{"a: \"[[[[[[[[[[\"\nb: '[[[[[[[[[['\nc: x[[[[[[[[[[\n# [[[[[[[[[[\nd: |\n  [[[[[[[[[[\ne: 1\n", 6, false},
+		{"- name: app\n  image: nginx\n  ports:\n  - containerPort: 80\n    env:\n    - name: A\n      valueFrom:\n        secretKeyRef: {name: x, key: y}\n", 0, false},
+		{"- script: |\n    [[[[\n  next:\n    deeper:\n      deepest: [[1]]\n", 0, false},
+		{"key: text\n  [\nnext:\n  a:\n    b:\n      c: [[1]]\n", 0, false},
+		{"a: &x [[1]]\nb: *x\n", 0, true},
+		{"[foo \"bar, [[[[1]]]]]\n", 0, false},
+		{"a: !!seq [[1]]\nb: &c {d: [1]}\n", 0, false},
+		{"- - - - [1]\n", 0, false},
+		{"? [a, [b]]\n: [c]\n", 0, false},
+		{"{\"a\":{\"b\":[{\"c\":[1]}]}}\n", 0, false},
+	}
+	for _, c := range cases {
+		checkBound(t, c.doc)
+		b, aliases := DepthBound([]byte(c.doc))
+		if c.max > 0 && b > c.max {
+			t.Errorf("bound %d for %q, want at most %d", b, c.doc, c.max)
+		}
+		if aliases != c.aliases {
+			t.Errorf("aliases %v for %q", aliases, c.doc)
+		}
+	}
+	if b, _ := DepthBound([]byte(cases[2].doc)); b < 9000 {
+		t.Fatalf("9,000 brackets: bound %d", b)
+	}
+	files, _ := filepath.Glob("../testdata/corpus/*.yaml")
+	if len(files) < 10 {
+		t.Fatalf("%d corpus files", len(files))
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs, _ := Split(b)
+		for _, d := range docs {
+			checkBound(t, string(d.Raw))
+			if bound, _ := DepthBound(d.Raw); bound > 40 {
+				t.Errorf("%s: bound %d for an ordinary manifest", f, bound)
+			}
+		}
+	}
+}
+
+// FuzzDepthBound: on any document go.yaml.in/yaml/v3 parses, DepthBound is at least the depth
+// it finds (a bound below it would let deep nesting past the server's limit unparsed).
+func FuzzDepthBound(f *testing.F) {
+	for _, s := range []string{"a: [1, {b: c}]\n", "- a\n- - b\n", "a: |\n  [[\nb: 1\n", "k: 'x''[' \nl: \"\\\"[\"\n", "? a\n: [b]\n", "a: &x [1]\nb: *x\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, doc string) {
+		if len(doc) > 4096 {
+			return
+		}
+		checkBound(t, doc)
+	})
+}

@@ -20,12 +20,9 @@ func DepthBound(doc []byte) (bound int, aliases bool) {
 		scalarCol = -1
 	)
 	for start := 0; start < len(doc); {
-		end := start
-		for end < len(doc) && doc[end] != '\n' {
-			end++
-		}
+		end, next := lineEnd(doc, start)
 		line := doc[start:end]
-		start = end + 1
+		start = next
 
 		col := 0
 		for col < len(line) && line[col] == ' ' {
@@ -168,6 +165,27 @@ func DepthBound(doc []byte) (bound int, aliases bool) {
 		bound = max(bound, depth+flow)
 	}
 	return bound, aliases
+}
+
+// lineEnd is where the line starting at start ends, and where the next one starts: a line
+// breaks where the parser's scanner breaks it, at "\r\n", "\r", "\n", NEL, LS or PS.
+func lineEnd(doc []byte, start int) (end, next int) {
+	for end = start; end < len(doc); end++ {
+		switch c := doc[end]; {
+		case c == '\n':
+			return end, end + 1
+		case c == '\r':
+			if end+1 < len(doc) && doc[end+1] == '\n' {
+				return end, end + 2
+			}
+			return end, end + 1
+		case c == 0xC2 && end+1 < len(doc) && doc[end+1] == 0x85:
+			return end, end + 2
+		case c == 0xE2 && end+2 < len(doc) && doc[end+1] == 0x80 && (doc[end+2] == 0xA8 || doc[end+2] == 0xA9):
+			return end, end + 3
+		}
+	}
+	return end, end
 }
 
 // level is one open block level: its column, and whether keys or "- " entries stand there.

@@ -115,26 +115,26 @@ const followDepth = 1000
 func (e *Engine) measure(ctx context.Context, manifest []byte) (*manifestShape, error) {
 	// A manifest that cannot be cut fails on the same error when it runs; its shape is what
 	// was read.
-	chunks, _ := splitDocuments(manifest)
-	if err := e.documentsAllowed(len(chunks)); err != nil {
+	docs, _ := yamldoc.Split(manifest) // the documents only: Timeline cuts them again into its chunks
+	if err := e.documentsAllowed(len(docs)); err != nil {
 		return nil, err
 	}
-	m := &manifestShape{documents: len(chunks)}
-	for i, c := range chunks {
+	m := &manifestShape{documents: len(docs)}
+	for i, c := range docs {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		m.units += int64(1 + len(c.raw)/unitBytes)
-		d, aliases := yamldoc.DepthBound(c.raw)
+		m.units += int64(1 + len(c.Raw)/unitBytes)
+		d, aliases := yamldoc.DepthBound(c.Raw)
 		if aliases && d <= followDepth {
 			// An alias nests the anchored node wherever it stands: parsed, which costs little
 			// at this depth, and followed.
 			var n yaml.Node
-			_ = yaml.Unmarshal(c.raw, &n)
+			_ = yaml.Unmarshal(c.Raw, &n)
 			d = max(d, nodeDepth(&n, map[*yaml.Node]int{}))
 		}
 		if d > m.depth {
-			m.depth, m.deepDoc, m.deepLine = d, i+1, c.line
+			m.depth, m.deepDoc, m.deepLine = d, i+1, c.Line
 		}
 	}
 	return m, nil

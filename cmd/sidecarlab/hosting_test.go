@@ -33,6 +33,20 @@ type served struct {
 
 // startServe runs serve with args on a free port and waits until it is ready. Its request
 // timeout is farAway unless args set one (a later flag wins).
+// waitStopped waits for serve to return after it was told to stop, and fails unless it
+// returned cleanly.
+func (s *served) waitStopped(t *testing.T) {
+	t.Helper()
+	select {
+	case <-s.done:
+		if s.err != nil {
+			t.Fatalf("serve returned %v after it was told to stop", s.err)
+		}
+	case <-time.After(patience):
+		t.Fatal("the server did not stop")
+	}
+}
+
 func startServe(t *testing.T, args ...string) *served {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -180,14 +194,7 @@ func TestShutdownWaitsForRequests(t *testing.T) {
 	if r := req.send(t); r.err != nil || r.status != http.StatusOK {
 		t.Fatalf("the request in flight through the shutdown: %d %v\n%s", r.status, r.err, s.logs.String())
 	}
-	select {
-	case <-s.done:
-		if s.err != nil {
-			t.Fatalf("serve returned %v after a clean SIGTERM", s.err)
-		}
-	case <-time.After(patience):
-		t.Fatal("the server did not stop")
-	}
+	s.waitStopped(t)
 }
 
 // TestServeFlags: the hosting flags are read and checked.

@@ -110,14 +110,7 @@ func TestGracefulShutdown(t *testing.T) {
 	if r.err != nil || r.status != http.StatusOK || r.n < 100000 {
 		t.Fatalf("the in-flight request: status %d, %d bytes, %v", r.status, r.n, r.err)
 	}
-	select {
-	case <-srv.done:
-		if srv.err != nil {
-			t.Fatalf("serve returned %v", srv.err)
-		}
-	case <-time.After(patience):
-		t.Fatal("the server did not stop")
-	}
+	srv.waitStopped(t)
 	if _, err := http.Get(base + "/healthz"); err == nil {
 		t.Fatal("the server still answers after shutdown")
 	}

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestShutdownUnderLoad: issue 21's heavy requests in flight when the server is told to stop —
@@ -61,12 +60,5 @@ func TestShutdownUnderLoad(t *testing.T) {
 			t.Errorf("a request in flight at shutdown: status %d", r.status)
 		}
 	}
-	select {
-	case <-srv.done:
-		if srv.err != nil {
-			t.Fatalf("serve returned %v", srv.err)
-		}
-	case <-time.After(patience):
-		t.Fatal("the server did not stop")
-	}
+	srv.waitStopped(t)
 }

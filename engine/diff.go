@@ -41,7 +41,8 @@ type Change struct {
 	// OldPath is set when an element moved to another list, e.g. istio-proxy from
 	// containers to initContainers when it becomes a native sidecar; Path is where it is now.
 	OldPath string `json:"oldPath,omitempty"`
-	// Cause is the annotation step that made this change ("key=value" or "-key").
+	// Cause is the annotation step that made this change ("key=value" or "-key"), with a value
+	// over 120 bytes cut and ended by "…" (the whole value is the row's step).
 	Cause string `json:"cause,omitempty"`
 	// OldBytes and NewBytes are set, and Old and New left out, when a value is too large or too
 	// deeply nested to carry (see maxChangeValueBytes): its size in bytes of compact JSON.

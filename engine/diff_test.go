@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"encoding/json"
 	"regexp"
 	"strings"
@@ -188,6 +189,38 @@ func TestPlainKey(t *testing.T) {
 	for _, k := range keys {
 		if got, want := plainKey(k), re.MatchString(k); got != want {
 			t.Errorf("plainKey(%q) = %v, the expression says %v", k, got, want)
+		}
+	}
+}
+
+// TestChangeCauseBounded: a change names its step with at most maxCauseValue bytes of the value
+// (the whole of it is the row's Step); a short value is named whole. Before, a 250,000-byte
+// proxyMetadata value was copied into the cause of each of the five fields it set.
+func TestChangeCauseBounded(t *testing.T) {
+	e := testEngine(t)
+	long := "proxyMetadata: {X: " + strings.Repeat("é", 1000) + "}"
+	for _, c := range []struct {
+		value string
+		want  string
+	}{
+		{"proxyMetadata: {X: z}", "proxy.istio.io/config=proxyMetadata: {X: z}"},
+		{long, "proxy.istio.io/config=" + long[:maxCauseValue-1] + "…"}, // é is two bytes: cut at a character's start
+	} {
+		tl, err := e.Timeline(context.Background(), []byte(labDeployment), []Step{{Key: "proxy.istio.io/config", Value: c.value}}, Settings{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		changes, err := tl.Steps[1].Changes(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(changes) == 0 {
+			t.Fatal("the step changed nothing")
+		}
+		for _, ch := range changes {
+			if ch.Cause != c.want {
+				t.Errorf("%s: cause %.80q…, want %.80q…", ch.Path, ch.Cause, c.want)
+			}
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -24,6 +25,24 @@ func (s Step) String() string {
 		return "-" + s.Key
 	}
 	return s.Key + "=" + s.Value
+}
+
+// maxCauseValue is the most of a step's value a change's Cause repeats: the whole value is the
+// row's Step, once, and a change names it instead of copying it (a 250,000-byte value set five
+// fields, and every one of them carried it again).
+const maxCauseValue = 120
+
+// cause is what a change made by the step says caused it: String, with a value over
+// maxCauseValue bytes cut at a character's start and ended by "…".
+func (s Step) cause() string {
+	if s.Remove || len(s.Value) <= maxCauseValue {
+		return s.String()
+	}
+	n := maxCauseValue
+	for n > 0 && !utf8.RuneStart(s.Value[n]) {
+		n--
+	}
+	return s.Key + "=" + s.Value[:n] + "…"
 }
 
 // ParseStep reads "key=value" (set) or "-key" (remove).
@@ -314,7 +333,7 @@ func (e *Engine) Timeline(ctx context.Context, manifest []byte, steps []Step, s 
 				st := steps[k-1]
 				r.Step = &st
 				r.changes.f = func(ctx context.Context) ([]Change, error) {
-					return diffDocuments(ctx, before.Documents, docs, st.String())
+					return diffDocuments(ctx, before.Documents, docs, st.cause())
 				}
 				r.unified.f = func(ctx context.Context) (string, error) { return stepUnified(ctx, "", before.Documents, docs, 0) }
 				r.head = func(ctx context.Context, n int) (string, error) {

@@ -1,12 +1,15 @@
 package handlers
 
 import (
+	"context"
+	"encoding/json"
 	"net/http"
 	"slices"
 	"strings"
 
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/explain"
+	"github.com/sidecarlab/sidecarlab/i18n"
 )
 
 // InjectRequest is the body of POST /api/v1/inject.
@@ -23,7 +26,7 @@ type InjectResponse struct {
 	Istio     engine.VersionInfo `json:"istio"`
 	Permalink string             `json:"permalink"`
 	Output    string             `json:"output,omitempty"`
-	Timeline  *engine.Timeline   `json:"timeline,omitempty"`
+	Timeline  *apiTimeline       `json:"timeline,omitempty"`
 	// Changes and Unified are the last row's: what its step changed (row 0's: what injection
 	// changed), field by field and as a line diff.
 	Changes []engine.Change `json:"changes,omitzero"`
@@ -111,15 +114,9 @@ func (s *server) handleAPIInject() http.Handler {
 		if want["timeline"] {
 			// Every row's changes and unified diff are made now, within the deadline, not while
 			// the answer is encoded (StepResult.MarshalJSON has no deadline).
-			for _, row := range tl.Steps {
-				if _, err := row.Changes(r.Context()); err != nil {
-					return err
-				}
-				if _, err := row.Unified(r.Context(), 0); err != nil {
-					return err
-				}
+			if resp.Timeline, err = newAPITimeline(r.Context(), tl); err != nil {
+				return err
 			}
-			resp.Timeline = tl
 		}
 		if want["changes"] {
 			changes, err := last.Changes(r.Context())
@@ -133,6 +130,7 @@ func (s *server) handleAPIInject() http.Handler {
 			if err != nil {
 				return err
 			}
+			u, _ = cutLines(i18n.FromContext(r.Context()), u, maxShownLine)
 			resp.Unified = &u
 		}
 		words := explain.For(r.Context()) // the API's human text is in the request's language
@@ -155,6 +153,65 @@ func (s *server) handleAPIInject() http.Handler {
 		}
 		return writeJSON(w, http.StatusOK, resp)
 	})
+}
+
+// apiTimeline is engine.Timeline as the API writes it. A line over maxShownLine bytes is whole
+// once in an answer, in `output`: in the rows' outputs and unified diffs it is cut as the page
+// cuts it (cutLines), saying how many bytes it had. Without it one 250,000-byte annotation value
+// came back in a 4.55 MB answer: in the output, and again in the last row's output and its
+// unified diff. No line of a normal manifest is near 4 KiB.
+type apiTimeline struct {
+	Settings engine.Settings  `json:"settings"`
+	Steps    []apiRow         `json:"steps"`
+	Findings []engine.Finding `json:"findings"`
+	Ignored  []engine.Finding `json:"ignored,omitempty"`
+}
+
+// apiRow is an engine.StepResult with its changes and unified diff, made within the request's
+// deadline (StepResult.MarshalJSON has none).
+type apiRow struct {
+	Index     int             `json:"index"`
+	Step      *engine.Step    `json:"step,omitempty"`
+	Documents []apiDocument   `json:"documents"`
+	Changes   []engine.Change `json:"changes"`
+	Unified   string          `json:"unified,omitempty"`
+}
+
+// apiDocument is an engine.Document whose output has its long lines cut.
+type apiDocument struct {
+	engine.Document
+	output string
+}
+
+func (d apiDocument) MarshalJSON() ([]byte, error) {
+	type plain engine.Document // its fields without its MarshalJSON
+	return json.Marshal(struct {
+		plain
+		Output string `json:"output,omitempty"`
+	}{plain(d.Document), d.output})
+}
+
+func newAPITimeline(ctx context.Context, tl *engine.Timeline) (*apiTimeline, error) {
+	l := i18n.FromContext(ctx)
+	out := &apiTimeline{Settings: tl.Settings, Findings: tl.Findings, Ignored: tl.Ignored, Steps: make([]apiRow, 0, len(tl.Steps))}
+	for _, row := range tl.Steps {
+		changes, err := row.Changes(ctx)
+		if err != nil {
+			return nil, err
+		}
+		unified, err := row.Unified(ctx, 0)
+		if err != nil {
+			return nil, err
+		}
+		unified, _ = cutLines(l, unified, maxShownLine)
+		docs := make([]apiDocument, len(row.Documents))
+		for i, d := range row.Documents {
+			docs[i].Document = d
+			docs[i].output, _ = cutLines(l, d.Output(), maxShownLine)
+		}
+		out.Steps = append(out.Steps, apiRow{Index: row.Index, Step: row.Step, Documents: docs, Changes: changes, Unified: unified})
+	}
+	return out, nil
 }
 
 // handleAPIAnnotations is GET /api/v1/annotations: Istio's pod annotations, typed.

@@ -346,3 +346,15 @@ func peakHeap(f func()) (peak, base uint64) {
 	<-done
 	return max(peak, read()), base
 }
+
+// BenchmarkNew is the engine's start: what `serve` does between listening and /readyz, and
+// every CLI command before its first injection.
+func BenchmarkNew(b *testing.B) {
+	for b.Loop() {
+		e, err := New(context.Background(), Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		e.Close()
+	}
+}

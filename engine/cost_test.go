@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
@@ -285,5 +287,55 @@ func TestEstimateRender(t *testing.T) {
 	}
 	if c, _ := e.Estimate(context.Background(), m, nil, Settings{Install: o}); c.Render || c.Worker {
 		t.Fatalf("options rendered and kept: %+v, want neither", c)
+	}
+}
+
+// TestWorkersInjectAlike: an engine that injects a request's documents on several workers (the
+// CLI's) gives the documents, in order, that one worker gives — outputs, warnings, errors,
+// findings — in every mode; and it still stops at the deadline. The race detector (make test's
+// race pass) watches the shared installation and injector.
+func TestWorkersInjectAlike(t *testing.T) {
+	files, err := filepath.Glob("testdata/corpus/*.yaml")
+	if err != nil || len(files) < 10 {
+		t.Fatalf("corpus: %v, %d files", err, len(files))
+	}
+	var manifest []byte
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		manifest = append(append(manifest, b...), "\n---\n"...)
+	}
+	manifest = append(manifest, "kind: Pod\nmetadata: {name: broken\nspec: [\n"...) // a document Istio's reader rejects
+	one := testEngine(t)
+	many, err := New(context.Background(), Options{InstallPolicy: TrustedInstalls(), Workers: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer many.Close()
+	steps := []Step{{Key: "sidecar.istio.io/proxyCPU", Value: "250m"}}
+	for _, mode := range []Mode{ModeKubeInject, ModeNative, ModeWebhook} {
+		s := Settings{Mode: mode}
+		a, err := one.Inject(context.Background(), manifest, steps, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := many.Inject(context.Background(), manifest, steps, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(a.Errors()) == 0 {
+			t.Fatal("the broken document was not rejected: the case proves nothing about errors")
+		}
+		if a.Output() != b.Output() || !reflect.DeepEqual(a.Warnings(), b.Warnings()) ||
+			!reflect.DeepEqual(a.Errors(), b.Errors()) || !reflect.DeepEqual(a.Findings, b.Findings) {
+			t.Errorf("%s: three workers inject differently from one", mode)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := many.Inject(ctx, manifest, nil, Settings{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("past the deadline: %v", err)
 	}
 }

@@ -248,12 +248,27 @@ func (e *Engine) injectAll(ctx context.Context, p *prepared, ann []annotationCha
 		return e.injectIsolated(ctx, p, ann)
 	}
 	docs := make([]Document, len(p.chunks))
-	for i, c := range p.chunks {
-		if err := ctx.Err(); err != nil {
-			return nil, err
+	// Each worker takes the next document not taken yet (Istio's injector is used concurrently
+	// as BatchStream uses it); with one, the documents are injected in order on this goroutine.
+	var next atomic.Int64
+	work := func() {
+		for ctx.Err() == nil {
+			i := int(next.Add(1)) - 1
+			if i >= len(p.chunks) {
+				return
+			}
+			e.injections.Add(1)
+			docs[i] = injectChunk(p.install, p.injector, p.chunks[i], i+1, ann)
 		}
-		e.injections.Add(1)
-		docs[i] = injectChunk(p.install, p.injector, c, i+1, ann)
+	}
+	var wg sync.WaitGroup
+	for range min(e.opts.Workers, len(p.chunks)) - 1 {
+		wg.Go(work)
+	}
+	work()
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	return docs, nil
 }

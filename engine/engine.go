@@ -43,6 +43,10 @@ type Options struct {
 	MaxDocuments int
 	// MaxSteps bounds the annotation steps of one request (default 100).
 	MaxSteps int
+	// Workers is how many of one request's documents are injected at once (default 1). The CLI
+	// uses every core for one large file; a server leaves it at 1, since its requests share
+	// the cores by their slots (a request must not take more than its share).
+	Workers int
 }
 
 // Engine injects manifests. It is safe for concurrent use; each request chooses its own mode and

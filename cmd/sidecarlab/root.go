@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -243,7 +244,7 @@ func (c *cli) orList(s []string) string {
 // every install option Istio accepts is accepted (their own templates, their own chart
 // directory), since it runs with their own rights. serve is stricter.
 func cliEngineOptions() engine.Options {
-	return engine.Options{InstallPolicy: engine.TrustedInstalls()}
+	return engine.Options{InstallPolicy: engine.TrustedInstalls(), Workers: runtime.GOMAXPROCS(0)}
 }
 
 // quietIstio turns off the Istio library's own logging (its fake-cluster chatter and the

@@ -254,6 +254,7 @@ func TestReconnectingLinks(t *testing.T) {
 		return store.OpenSQLite(ctx, path)
 	}
 	l := newReconnectingLinks(open, testLogger(), 20*time.Millisecond)
+	l.Begin()
 	defer l.Close()
 	ctx := context.Background()
 	if _, err := l.Put(ctx, handlers.Link{State: []byte("x")}); !errors.Is(err, handlers.ErrLinkStoreUnavailable) {
@@ -283,6 +284,50 @@ func TestReconnectingLinks(t *testing.T) {
 	}
 	if !errors.Is(l.Health(), handlers.ErrLinkStoreUnavailable) {
 		t.Fatalf("Health after a failed call: %v", l.Health())
+	}
+}
+
+// TestLinksOpenAfterBegin: the store is not opened before Begin (serve calls it once the engine
+// is ready); a share sent before waits for the first attempt instead of answering 503, and one
+// whose request ends first gets its context's error; a store never begun closes.
+func TestLinksOpenAfterBegin(t *testing.T) {
+	opens := make(chan struct{}, 10)
+	path := filepath.Join(t.TempDir(), "links.db")
+	open := func(ctx context.Context) (*store.SQL, error) {
+		opens <- struct{}{}
+		return store.OpenSQLite(ctx, path)
+	}
+	never := newReconnectingLinks(open, testLogger(), time.Hour)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := never.Put(ctx, handlers.Link{State: []byte("x")}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Put whose request ended before the first attempt: %v", err)
+	}
+	if err := never.Close(); err != nil || len(opens) != 0 {
+		t.Fatalf("a store never begun: Close %v, opened %d times", err, len(opens))
+	}
+
+	l := newReconnectingLinks(open, testLogger(), time.Hour)
+	defer l.Close()
+	put := make(chan error, 1)
+	go func() {
+		_, err := l.Put(context.Background(), handlers.Link{State: []byte("x")})
+		put <- err
+	}()
+	select {
+	case err := <-put:
+		t.Fatalf("Put answered (%v) before the store was begun", err)
+	case <-opens:
+		t.Fatal("opened before Begin")
+	default:
+	}
+	l.Begin()
+	l.Begin() // once
+	if err := <-put; err != nil {
+		t.Fatalf("Put sent before Begin: %v", err)
+	}
+	if len(opens) != 1 {
+		t.Fatalf("opened %d times, want 1", len(opens))
 	}
 }
 

@@ -51,9 +51,11 @@ func storeError(err error) error {
 
 // reconnectingLinks is the link store as serve runs it: the playground does not need it, so a
 // database that cannot be opened at start (an unwritable directory, PostgreSQL down) or that
-// stops answering later does not stop the server. Until it is open every call is
-// handlers.ErrLinkStoreUnavailable (sharing answers 503) while a goroutine opens it again every
-// retry; once open, it is pinged as often, and Health says what the last call or ping found.
+// stops answering later does not stop the server. It is first opened when Begin is called (serve
+// calls it once the engine is ready, so that opening SQLite does not share the cores with the
+// engine's start); a call before that attempt has ended waits for it. Until it is open every
+// call is handlers.ErrLinkStoreUnavailable (sharing answers 503) while a goroutine opens it again
+// every retry; once open, it is pinged as often, and Health says what the last call or ping found.
 type reconnectingLinks struct {
 	open  func(context.Context) (*store.SQL, error)
 	log   *slog.Logger
@@ -64,22 +66,33 @@ type reconnectingLinks struct {
 	health error
 	cause  error // the database's own error behind health, for the log
 
-	stop chan struct{}
-	done chan struct{}
+	begin sync.Once
+	first chan struct{} // closed when the first attempt to open the store has ended
+	stop  chan struct{}
+	done  chan struct{}
 }
 
 // openTimeout bounds one attempt to open or ping the database.
 const openTimeout = 5 * time.Second
 
-// newReconnectingLinks opens the store once (bounded by openTimeout), logs why if it could not,
-// and keeps trying in the background until Close.
+// newReconnectingLinks is the store, not opened yet: see Begin.
 func newReconnectingLinks(open func(context.Context) (*store.SQL, error), logger *slog.Logger, retry time.Duration) *reconnectingLinks {
-	l := &reconnectingLinks{open: open, log: logger, retry: retry, stop: make(chan struct{}), done: make(chan struct{})}
-	if !l.connect() {
-		logger.Error("link store: sharing is unavailable until it can be opened; retrying", "err", l.lastErr(), "every", retry)
-	}
-	go l.keep()
-	return l
+	return &reconnectingLinks{open: open, log: logger, retry: retry,
+		first: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
+}
+
+// Begin opens the store in the background (bounded by openTimeout), logs why if it could not,
+// and keeps trying until Close. Calls after the first do nothing.
+func (l *reconnectingLinks) Begin() {
+	l.begin.Do(func() {
+		go func() {
+			if !l.connect() {
+				l.log.Error("link store: sharing is unavailable until it can be opened; retrying", "err", l.lastErr(), "every", l.retry)
+			}
+			close(l.first)
+			l.keep()
+		}()
+	})
 }
 
 // lastErr is the database's error behind health, for the log.
@@ -168,8 +181,22 @@ func (l *reconnectingLinks) current() *store.SQL {
 	return l.db
 }
 
+// opened is the store once the first attempt to open it has ended: nil if it is not open, and
+// ctx's error if ctx ends first.
+func (l *reconnectingLinks) opened(ctx context.Context) (*store.SQL, error) {
+	select {
+	case <-l.first:
+		return l.current(), nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
 func (l *reconnectingLinks) Put(ctx context.Context, link handlers.Link) (string, error) {
-	db := l.current()
+	db, err := l.opened(ctx)
+	if err != nil {
+		return "", err
+	}
 	if db == nil {
 		return "", handlers.ErrLinkStoreUnavailable
 	}
@@ -179,7 +206,10 @@ func (l *reconnectingLinks) Put(ctx context.Context, link handlers.Link) (string
 }
 
 func (l *reconnectingLinks) Get(ctx context.Context, id string) (handlers.Link, error) {
-	db := l.current()
+	db, err := l.opened(ctx)
+	if err != nil {
+		return handlers.Link{}, err
+	}
 	if db == nil {
 		return handlers.Link{}, handlers.ErrLinkStoreUnavailable
 	}
@@ -191,7 +221,8 @@ func (l *reconnectingLinks) Get(ctx context.Context, id string) (handlers.Link, 
 	return link, err
 }
 
-// Health is the last state a call, an attempt to open or a ping found (handlers.LinkStoreHealth).
+// Health is the last state a call, an attempt to open or a ping found (handlers.LinkStoreHealth);
+// nil before the first attempt has ended, since calls wait for it.
 func (l *reconnectingLinks) Health() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -200,6 +231,7 @@ func (l *reconnectingLinks) Health() error {
 
 // Close stops reconnecting and closes the store.
 func (l *reconnectingLinks) Close() error {
+	l.begin.Do(func() { close(l.done) }) // never begun: nothing runs
 	close(l.stop)
 	<-l.done
 	if db := l.current(); db != nil {

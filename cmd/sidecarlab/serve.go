@@ -147,6 +147,9 @@ func serveRun(c *cli, o serveOptions) error {
 	engDone := make(chan struct{})
 	go func() {
 		defer close(engDone)
+		// The link store opens once the engine is ready (or could not start): opening SQLite
+		// takes the cores for tens of milliseconds, which the engine's start needs more.
+		defer links.Begin()
 		o.iso.maxOutput = o.cfg.MaxBodyBytes
 		opts, err := o.iso.engineOptions(ctx, logger)
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -274,19 +275,29 @@ func TestBatchStreamWindow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var emitted, ahead atomic.Int64
+	var emitted, ahead, highest atomic.Int64
 	s.workers, s.window = 3, window
 	s.started = func(index int) {
 		// Slot index entered the window once the row index-window-1 was emitted.
 		if lead := int64(index) - emitted.Load(); lead > ahead.Load() {
 			ahead.Store(lead)
 		}
+		for h := highest.Load(); int64(index) > h && !highest.CompareAndSwap(h, int64(index)); h = highest.Load() {
+		}
 	}
 	err = s.Run(t.Context(), func(it BatchItem) error {
 		if want := emitted.Load() + 1; int64(it.Row.Doc) != want {
 			t.Errorf("row %d emitted in place of %d", it.Row.Doc, want)
 		}
-		time.Sleep(2 * time.Millisecond)
+		// The slowest reader: each row is taken only once the workers have started every
+		// document the window lets them (row+window), so they run as far ahead as they can.
+		k := int64(it.Row.Doc)
+		for deadline := time.Now().Add(time.Minute); highest.Load() < min(k+window, 60); {
+			if time.Now().After(deadline) {
+				t.Fatalf("row %d: the workers stopped at document %d, short of the window", k, highest.Load())
+			}
+			runtime.Gosched()
+		}
 		emitted.Add(1)
 		return nil
 	})

@@ -5,8 +5,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/go-chi/httprate"
 )
 
 // farAway is the request timeout and queue wait of the test servers: a deadline only a hang
@@ -23,7 +26,33 @@ func testConfig(cfg Config) Config {
 	if cfg.QueueWait == 0 {
 		cfg.QueueWait = farAway
 	}
+	if cfg.rateCounter == nil {
+		cfg.rateCounter = func() httprate.LimitCounter { return &endlessWindow{counts: map[string]int{}} }
+	}
 	return cfg
+}
+
+// endlessWindow is a rate limit's counter whose window never ends: it counts each key's
+// requests whatever the clock says. httprate's own counter refills at each minute's boundary
+// (and weighs the minute before), so three requests that happen to straddle one could all pass
+// a limit of three; the tests hold our limits' wiring, not the clock.
+type endlessWindow struct {
+	mu     sync.Mutex
+	counts map[string]int
+}
+
+func (c *endlessWindow) Config(int, time.Duration)                 {}
+func (c *endlessWindow) Increment(key string, now time.Time) error { return c.IncrementBy(key, now, 1) }
+func (c *endlessWindow) IncrementBy(key string, _ time.Time, n int) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.counts[key] += n
+	return nil
+}
+func (c *endlessWindow) Get(key string, _, _ time.Time) (int, int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.counts[key], 0, nil
 }
 
 // withDeadline is req with a deadline of its own, d from now, ahead of the server's farAway:

@@ -47,11 +47,15 @@ func (s *server) rateLimit(perMinute int, id string) func(http.Handler) http.Han
 		return func(next http.Handler) http.Handler { return next }
 	}
 	key := func(r *http.Request) (string, error) { return s.clientKey(r), nil }
-	return httprate.NewRateLimiter(perMinute, time.Minute, httprate.WithKeyFuncs(key),
+	opts := []httprate.Option{httprate.WithKeyFuncs(key),
 		httprate.WithLimitHandler(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Retry-After", "60")
 			http.Error(w, i18n.FromContext(r.Context()).T(id), http.StatusTooManyRequests)
-		})).Handler
+		})}
+	if s.cfg.rateCounter != nil {
+		opts = append(opts, httprate.WithLimitCounter(s.cfg.rateCounter()))
+	}
+	return httprate.NewRateLimiter(perMinute, time.Minute, opts...).Handler
 }
 
 // clientKey is the rate limits' key for the client: its address, an IPv6 one cut to its /64

@@ -19,6 +19,7 @@ import (
 	"github.com/a-h/templ"
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
+	"github.com/go-chi/httprate"
 	kflate "github.com/klauspost/compress/flate"
 	kgzip "github.com/klauspost/compress/gzip"
 	"github.com/prometheus/client_golang/prometheus"
@@ -63,6 +64,9 @@ type Config struct {
 	// value turns a limit off. The probes and /metrics are never limited.
 	RatePerMinute      int
 	WriteRatePerMinute int
+	// rateCounter, when set, makes each limit's counter (tests: one that counts without the
+	// clock, so that a minute's boundary between two requests does not refill it).
+	rateCounter func() httprate.LimitCounter
 	// TrustedProxies are the proxies (an ingress, a load balancer) whose X-Forwarded-For or
 	// Forwarded header names the client; from any other peer those headers are ignored.
 	TrustedProxies []netip.Prefix

@@ -84,10 +84,12 @@ func (s *server) handleLanguage() http.Handler {
 }
 
 // localPath is back if it is a path on this site, else the playground: never another host (an
-// open redirect).
+// open redirect). A backslash anywhere is refused: browsers read it as a slash, and
+// http.Redirect cleans "/./\evil.example" into "/\evil.example", which they follow to
+// //evil.example.
 func localPath(back string) string {
-	if len(back) > maxBack || !strings.HasPrefix(back, "/") || strings.HasPrefix(back, "//") || strings.HasPrefix(back, "/\\") ||
-		strings.ContainsAny(back, "\r\n\t") {
+	if len(back) > maxBack || !strings.HasPrefix(back, "/") || strings.HasPrefix(back, "//") ||
+		strings.ContainsAny(back, "\\\r\n\t") {
 		return "/"
 	}
 	u, err := url.Parse(back)

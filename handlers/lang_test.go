@@ -78,7 +78,7 @@ func TestLanguageSwitcher(t *testing.T) {
 			t.Errorf("Set-Cookie %q lacks %s", cookie, want)
 		}
 	}
-	for _, back := range []string{"//evil.example/", "https://evil.example/", "/\\evil.example", "javascript:alert(1)", "", "/x\r\nSet-Cookie: a=b", strings.Repeat("/a", maxBack)} {
+	for _, back := range []string{"//evil.example/", "https://evil.example/", "/\\evil.example", "/./\\evil.example", "/a/../\\evil.example", "/x\\y", "javascript:alert(1)", "", "/x\r\nSet-Cookie: a=b", strings.Repeat("/a", maxBack)} {
 		r := post(url.Values{"lang": {"ko"}, "back": {back}})
 		if r.status != http.StatusSeeOther || r.header.Get("Location") != "/" {
 			t.Errorf("back %.40q: status %d, Location %q, want /", back, r.status, r.header.Get("Location"))

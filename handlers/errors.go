@@ -135,6 +135,21 @@ type appHandler struct {
 	fn     func(http.ResponseWriter, *http.Request) error
 }
 
+// formatFor is how an error of r is shown where no handler chose (the middleware's, a path no
+// route has): the API's paths answer JSON, every other path a page.
+func formatFor(r *http.Request) errorFormat {
+	if strings.HasPrefix(r.URL.Path, "/api/") {
+		return jsonErrors
+	}
+	return htmlErrors
+}
+
+// refuse answers r with err the way formatFor says: for middleware that refuses a request
+// before any handler runs.
+func (s *server) refuse(w http.ResponseWriter, r *http.Request, err error) {
+	appHandler{s: s, format: formatFor(r), fn: func(http.ResponseWriter, *http.Request) error { return err }}.ServeHTTP(w, r)
+}
+
 // pageHandler makes an appHandler whose errors are pages; apiHandler one whose errors are JSON.
 func (s *server) pageHandler(fn func(http.ResponseWriter, *http.Request) error) appHandler {
 	return appHandler{s: s, format: htmlErrors, fn: fn}
@@ -155,11 +170,14 @@ func (h appHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if status == statusClientClosedRequest {
 		return
 	}
+	retry := ""
 	if status == http.StatusServiceUnavailable {
-		retry := "1"
-		if he := (httpError{}); errors.As(err, &he) && he.retryAfter != "" {
-			retry = he.retryAfter
-		}
+		retry = "1"
+	}
+	if he := (httpError{}); errors.As(err, &he) && he.retryAfter != "" {
+		retry = he.retryAfter
+	}
+	if retry != "" {
 		w.Header().Set("Retry-After", retry)
 	}
 	if h.format == jsonErrors {
@@ -211,6 +229,8 @@ var statusTitles = map[int]string{
 	http.StatusBadRequest:            "errors.status.bad-request",
 	http.StatusForbidden:             "errors.status.forbidden",
 	http.StatusNotFound:              "errors.status.not-found",
+	http.StatusMethodNotAllowed:      "errors.status.method",
+	http.StatusTooManyRequests:       "errors.status.too-many",
 	http.StatusRequestEntityTooLarge: "errors.status.too-large",
 	http.StatusUnsupportedMediaType:  "errors.status.media-type",
 	http.StatusUnprocessableEntity:   "errors.status.unprocessable",

@@ -128,7 +128,7 @@ func TestErrorsInTheReadersLanguage(t *testing.T) {
 			func(lang string) answer {
 				do(t, limited, langRequest(httptest.NewRequest(http.MethodGet, "/api/v1/version", nil), lang))
 				r := do(t, limited, langRequest(httptest.NewRequest(http.MethodGet, "/api/v1/version", nil), lang))
-				return answer{r.status, strings.TrimSuffix(r.body, "\n")}
+				return answer{r.status, apiMessage(t, r)}
 			},
 			func(l *i18n.Localizer) answer {
 				return answer{http.StatusTooManyRequests, l.T("errors.rate.requests")}

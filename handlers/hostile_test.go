@@ -137,7 +137,8 @@ func TestBusy(t *testing.T) {
 
 func testLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
-// TestRateLimit: past the per-address limit, 429 with Retry-After.
+// TestRateLimit: past the per-address limit, 429 with Retry-After: the API's JSON error on the
+// API (it was plain text), the error page elsewhere.
 func TestRateLimit(t *testing.T) {
 	newServer(t)
 	h := New(testLogger(), func() Engine { return eng }, testConfig(Config{RatePerMinute: 3}))
@@ -146,8 +147,46 @@ func TestRateLimit(t *testing.T) {
 			t.Fatalf("request %d: %d", i, r.status)
 		}
 	}
-	if r := get(t, h, "/api/v1/version"); r.status != http.StatusTooManyRequests || r.header.Get("Retry-After") == "" {
-		t.Fatalf("over the limit: %d", r.status)
+	r := get(t, h, "/api/v1/version")
+	if r.status != http.StatusTooManyRequests || r.header.Get("Retry-After") != "60" {
+		t.Fatalf("over the limit: %d, Retry-After %q", r.status, r.header.Get("Retry-After"))
+	}
+	checkAPIError(t, r, http.StatusTooManyRequests, "Too many requests")
+	if r := get(t, h, "/"); r.status != http.StatusTooManyRequests || !strings.HasPrefix(r.header.Get("Content-Type"), "text/html") ||
+		r.doc.Find("h1").Length() == 0 || r.header.Get("Retry-After") != "60" {
+		t.Fatalf("a page over the limit: %d %q", r.status, r.header.Get("Content-Type"))
+	}
+}
+
+// checkAPIError: r is the API's JSON error body with the status and a message that contains want.
+func checkAPIError(t *testing.T, r response, status int, want string) {
+	t.Helper()
+	var body apiError
+	if !strings.HasPrefix(r.header.Get("Content-Type"), "application/json") || json.Unmarshal([]byte(r.body), &body) != nil ||
+		body.Error.Status != status || !strings.Contains(body.Error.Message, want) {
+		t.Fatalf("want the API's JSON error %d %q, got %d %q: %.200s", status, want, r.status, r.header.Get("Content-Type"), r.body)
+	}
+}
+
+// TestAPIErrorsAreJSON: under /api/ a path no route has and a method a route does not take
+// answer the API's JSON error (they were a page and chi's plain text); elsewhere, pages.
+func TestAPIErrorsAreJSON(t *testing.T) {
+	h := newServer(t)
+	r := get(t, h, "/api/v1/nothing")
+	if r.status != http.StatusNotFound {
+		t.Fatalf("/api/v1/nothing: %d", r.status)
+	}
+	checkAPIError(t, r, http.StatusNotFound, "/api/v1/nothing")
+	r = do(t, h, httptest.NewRequest(http.MethodDelete, "/api/v1/version", nil))
+	if r.status != http.StatusMethodNotAllowed || r.header.Get("Allow") == "" {
+		t.Fatalf("DELETE /api/v1/version: %d, Allow %q", r.status, r.header.Get("Allow"))
+	}
+	checkAPIError(t, r, http.StatusMethodNotAllowed, "DELETE")
+	for _, req := range []*http.Request{httptest.NewRequest(http.MethodGet, "/nothing", nil), httptest.NewRequest(http.MethodDelete, "/compare", nil)} {
+		r := do(t, h, req)
+		if r.status/100 != 4 || !strings.HasPrefix(r.header.Get("Content-Type"), "text/html") || r.doc.Find("h1").Length() == 0 {
+			t.Errorf("%s %s: %d %q, want the error page", req.Method, req.URL.Path, r.status, r.header.Get("Content-Type"))
+		}
 	}
 }
 

@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/go-chi/httprate"
-
-	"github.com/sidecarlab/sidecarlab/i18n"
 )
 
 // This file holds what makes the server safe to host for strangers: no cross-site writes, rate
@@ -28,11 +26,7 @@ func (s *server) refuseCrossSite(next http.Handler) http.Handler {
 	cop := http.NewCrossOriginProtection()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := cop.Check(r); err != nil {
-			format := htmlErrors
-			if strings.HasPrefix(r.URL.Path, "/api/") {
-				format = jsonErrors
-			}
-			appHandler{s: s, format: format, fn: func(http.ResponseWriter, *http.Request) error { return errCrossSite }}.ServeHTTP(w, r)
+			s.refuse(w, r, errCrossSite)
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -40,8 +34,9 @@ func (s *server) refuseCrossSite(next http.Handler) http.Handler {
 }
 
 // rateLimit limits requests per client (clientAddr's) to perMinute, with a 429 that says what
-// was limited (the message id, errors.rate.…) in the request's language; a negative perMinute is
-// no limit. One limiter serves every route it wraps.
+// was limited (the message id, errors.rate.…) in the request's language, as a page or, on the
+// API, as its JSON error (refuse); a negative perMinute is no limit. One limiter serves every
+// route it wraps.
 func (s *server) rateLimit(perMinute int, id string) func(http.Handler) http.Handler {
 	if perMinute < 0 {
 		return func(next http.Handler) http.Handler { return next }
@@ -49,8 +44,7 @@ func (s *server) rateLimit(perMinute int, id string) func(http.Handler) http.Han
 	key := func(r *http.Request) (string, error) { return s.clientKey(r), nil }
 	opts := []httprate.Option{httprate.WithKeyFuncs(key),
 		httprate.WithLimitHandler(func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Retry-After", "60")
-			http.Error(w, i18n.FromContext(r.Context()).T(id), http.StatusTooManyRequests)
+			s.refuse(w, r, httpError{status: http.StatusTooManyRequests, id: id, retryAfter: "60"})
 		})}
 	if s.cfg.rateCounter != nil {
 		opts = append(opts, httprate.WithLimitCounter(s.cfg.rateCounter()))

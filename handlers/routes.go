@@ -185,6 +185,7 @@ func New(logger *slog.Logger, eng func() Engine, cfg Config) http.Handler {
 		})
 	})
 	r.NotFound(reads(s.handleNotFound()).ServeHTTP)
+	r.MethodNotAllowed(reads(s.handleMethodNotAllowed(r)).ServeHTTP)
 	return r
 }
 
@@ -326,10 +327,26 @@ func (s *server) hold(ctx context.Context, heavy bool) error {
 	return nil
 }
 
-// handleNotFound answers a path no route has, as a page.
+// handleNotFound answers a path no route has: a page, or under /api/ the API's JSON error.
 func (s *server) handleNotFound() http.Handler {
-	return s.pageHandler(func(w http.ResponseWriter, r *http.Request) error {
-		return httpError{status: http.StatusNotFound, id: "errors.not-found", args: []any{"Path", bound(r.URL.Path, 256)}}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.refuse(w, r, httpError{status: http.StatusNotFound, id: "errors.not-found", args: []any{"Path", bound(r.URL.Path, 256)}})
+	})
+}
+
+// handleMethodNotAllowed answers a method a route of mux does not take, as handleNotFound
+// answers, with the Allow header chi's own answer has (the methods mux matches at the path).
+func (s *server) handleMethodNotAllowed(mux *chi.Mux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var allow []string
+		for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions} {
+			if mux.Match(chi.NewRouteContext(), m, r.URL.Path) {
+				allow = append(allow, m)
+			}
+		}
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		s.refuse(w, r, httpError{status: http.StatusMethodNotAllowed, id: "errors.method-not-allowed",
+			args: []any{"Path", bound(r.URL.Path, 256), "Method", bound(r.Method, 16)}})
 	})
 }
 

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -297,15 +298,30 @@ func joinNonEmpty(parts ...string) string {
 	return strings.Join(out, " ")
 }
 
-// formulaStart are the first characters that make a spreadsheet read a cell as a formula.
-const formulaStart = "=+-@\t\r"
+// formulaStart are the characters that make a spreadsheet read a cell as a formula when they
+// come first, after any spaces: = + - @ and their full-width forms (＝ ＋ － ＠, which Excel
+// reads as the ASCII ones in an East Asian locale), tab, CR and LF.
+const formulaStart = "=+-@\t\r\n＝＋－＠"
 
-// spreadsheetSafe escapes a cell a spreadsheet would run as a formula, as OWASP recommends for
-// CSV injection: a leading single quote, which spreadsheets show as text. ("-i * -b *", istio-init's
-// arguments, becomes "'-i * -b *".)
+// formulaLike says a spreadsheet may run c as a formula.
+func formulaLike(c string) bool {
+	c = strings.TrimLeft(c, " \u3000")
+	r, _ := utf8.DecodeRuneInString(c)
+	return c != "" && strings.ContainsRune(formulaStart, r)
+}
+
+// needsQuote says c is written with a leading single quote: it starts like a formula, or it is
+// itself a quote before such a cell (so that unescapeCell gives back exactly what was written).
+func needsQuote(c string) bool {
+	return formulaLike(c) || (strings.HasPrefix(c, "'") && needsQuote(c[1:]))
+}
+
+// spreadsheetSafe escapes a CSV cell a spreadsheet would run as a formula, as OWASP recommends
+// for CSV injection: a leading single quote, which spreadsheets show as text. ("-i * -b *",
+// istio-init's arguments, becomes "'-i * -b *".)
 func spreadsheetSafe(cells []string) []string {
 	for i, c := range cells {
-		if c != "" && strings.ContainsRune(formulaStart, rune(c[0])) {
+		if needsQuote(c) {
 			cells[i] = "'" + c
 		}
 	}
@@ -314,11 +330,17 @@ func spreadsheetSafe(cells []string) []string {
 
 // unescapeCell undoes spreadsheetSafe.
 func unescapeCell(c string) string {
-	if len(c) >= 2 && c[0] == '\'' && strings.ContainsRune(formulaStart, rune(c[1])) {
+	if strings.HasPrefix(c, "'") && needsQuote(c[1:]) {
 		return c[1:]
 	}
 	return c
 }
+
+// markdownCell escapes a Markdown table's cell: what Markdown would read as markup (a pipe ends
+// the cell; backslashes, backticks, emphasis, links and HTML) is backslash-escaped, and a line
+// break becomes a space. Markdown is not a spreadsheet: no quote is added.
+var markdownCell = strings.NewReplacer("\\", `\\`, "|", `\|`, "`", "\\`", "*", `\*`, "_", `\_`, "[", `\[`, "]", `\]`,
+	"<", `\<`, ">", `\>`, "~", `\~`, "\r\n", " ", "\n", " ", "\r", " ")
 
 // BatchFormat is how batch rows are written: the downloads' formats.
 type BatchFormat string
@@ -372,8 +394,8 @@ func (bw *BatchWriter) start() error {
 	return nil
 }
 
-// Write writes one row; CSV's cells that start like a formula are escaped (spreadsheetSafe), and
-// Markdown's the same way (tables are pasted into spreadsheets too).
+// Write writes one row, each cell escaped for its format: CSV's that start like a formula
+// (spreadsheetSafe), Markdown's markup (markdownCell).
 func (bw *BatchWriter) Write(r BatchRow) error {
 	if err := bw.start(); err != nil {
 		return err
@@ -385,9 +407,9 @@ func (bw *BatchWriter) Write(r BatchRow) error {
 		bw.csv.Flush()
 		return bw.csv.Error()
 	case BatchFormatMarkdown:
-		cs := spreadsheetSafe(r.cells())
+		cs := r.cells()
 		for i := range cs {
-			cs[i] = strings.NewReplacer("|", `\|`, "\n", " ").Replace(cs[i])
+			cs[i] = markdownCell.Replace(cs[i])
 		}
 		_, err := io.WriteString(bw.w, "| "+strings.Join(cs, " | ")+" |\n")
 		return err
@@ -441,8 +463,7 @@ func batchBytes(rows []BatchRow, format BatchFormat) []byte {
 // (spreadsheetSafe).
 func BatchCSV(rows []BatchRow) []byte { return batchBytes(rows, BatchFormatCSV) }
 
-// BatchMarkdown writes the rows as a Markdown table, its cells escaped as BatchCSV's (tables are
-// pasted into spreadsheets too).
+// BatchMarkdown writes the rows as a Markdown table, its cells' markup escaped (markdownCell).
 func BatchMarkdown(rows []BatchRow) []byte { return batchBytes(rows, BatchFormatMarkdown) }
 
 // BatchJSON writes the rows as an indented JSON array ("[]" when there are none).

@@ -117,35 +117,44 @@ func TestCapacityFor(t *testing.T) {
 	}
 }
 
-// TestBatchSpreadsheetSafe: a cell that starts like a formula (=, +, -, @, tab, CR) is written
-// with a leading quote in CSV and Markdown, as OWASP recommends against CSV injection, and reads
-// back as it was; other cells are written as they are.
+// TestBatchSpreadsheetSafe: a CSV cell that starts like a formula (=, +, -, @, their full-width
+// forms, tab, CR, LF, after any spaces) is written with a leading quote, as OWASP recommends
+// against CSV injection, and reads back as it was; so does a cell that is a quote before one.
+// Markdown escapes its own markup instead and adds no quote. Other cells are written as they are.
+// Before: a leading space and ＝ passed, and the Markdown kept the CSV's quote.
 func TestBatchSpreadsheetSafe(t *testing.T) {
 	rows := []BatchRow{
 		{Doc: 1, Kind: "Pod", Name: "a", Result: "error", Reason: `=HYPERLINK("http://evil","x")`, Exclusions: "-i *", ProxyConfig: "+1", PostStart: "@SUM(A1)"},
-		{Doc: 2, Kind: "Pod", Name: "b", Result: "injected", Reason: "plain", PreStop: "sleep 5"},
+		{Doc: 2, Kind: "Pod", Name: "b", Result: "injected", Reason: "plain", PreStop: "sleep 5", Requests: " =1+1", Limits: "＝1+1", ProxyConfig: "'=1"},
+		{Doc: 3, Kind: "Pod", Name: "c|d", Result: "injected", Reason: "a\nb `x` *y* <b>", Requests: "＋1", Limits: "\u3000-1", ProxyConfig: "'plain"},
 	}
 	csvOut := string(BatchCSV(rows))
 	md := string(BatchMarkdown(rows))
-	for _, want := range []string{`"'=HYPERLINK(""http://evil"",""x"")"`, "'-i *", "'+1", "'@SUM(A1)"} {
+	for _, want := range []string{`"'=HYPERLINK(""http://evil"",""x"")"`, "'-i *", "'+1", "'@SUM(A1)", "' =1+1", "'＝1+1", "''=1", "'＋1", "'\u3000-1", ",'plain,", ",plain,"} {
 		if !strings.Contains(csvOut, want) {
 			t.Errorf("CSV lacks %s:\n%s", want, csvOut)
 		}
 	}
-	for _, want := range []string{`'=HYPERLINK("http://evil","x")`, "'-i *", "'@SUM(A1)"} {
-		if !strings.Contains(md, want) {
-			t.Errorf("Markdown lacks %s:\n%s", want, md)
-		}
-	}
-	if strings.Contains(csvOut, "'plain") || strings.Contains(csvOut, "'sleep") {
+	if strings.Contains(csvOut, "'sleep") || strings.Contains(csvOut, "''plain") {
 		t.Errorf("an ordinary cell was escaped:\n%s", csvOut)
 	}
 	back, err := ParseBatchCSV([]byte(csvOut))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if back[0].Reason != rows[0].Reason || back[0].Exclusions != "-i *" || back[0].ProxyConfig != "+1" || back[0].PostStart != "@SUM(A1)" {
-		t.Fatalf("read back %+v", back[0])
+	for i := range rows {
+		if back[i].Reason != rows[i].Reason || back[i].Exclusions != rows[i].Exclusions || back[i].ProxyConfig != rows[i].ProxyConfig ||
+			back[i].PostStart != rows[i].PostStart || back[i].Requests != rows[i].Requests || back[i].Limits != rows[i].Limits {
+			t.Errorf("row %d read back %+v, want %+v", i+1, back[i], rows[i])
+		}
+	}
+	for _, want := range []string{`| =HYPERLINK("http://evil","x") |`, "| -i \\* |", "| +1 |", "| c\\|d |", "| a b \\`x\\` \\*y\\* \\<b\\> |", "| ＝1+1 |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("Markdown lacks %s:\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "'") && !strings.Contains(md, "| 'plain |") {
+		t.Errorf("the Markdown has a spreadsheet's quote:\n%s", md)
 	}
 }
 

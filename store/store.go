@@ -5,9 +5,12 @@ package store
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"database/sql"
 	"encoding/base32"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"regexp"
@@ -76,15 +79,21 @@ type Link struct {
 // idEncoding is Crockford's base32 alphabet in lower case (no i, l, o or u to misread), unpadded.
 var idEncoding = base32.NewEncoding("0123456789abcdefghjkmnpqrstvwxyz").WithPadding(base32.NoPadding)
 
-// IDLength is 16 characters: 80 bits of a SHA-256, far beyond any chance of a collision here.
+// IDLength is 16 characters: 80 bits of an HMAC-SHA-256, far beyond any chance of a collision
+// here.
 const IDLength = 16
 
 var idRE = regexp.MustCompile(`^[0-9a-hjkmnp-tv-z]{16}$`)
 
-// ID derives a link's id from its content: the same state always gets the same id.
-func ID(state []byte) string {
-	sum := sha256.Sum256(state)
-	return idEncoding.EncodeToString(sum[:])[:IDLength]
+// ID derives a link's id from its content, keyed with the store's secret (HMAC-SHA-256): the same
+// state always gets the same id from every replica on one database, and nobody without the
+// secret can compute it, so an id says nothing about whether a guessable state (a known manifest
+// with a known password) was shared. (Links made before the key, plain SHA-256, still open: an
+// id is only ever looked up.)
+func (s *SQL) ID(state []byte) string {
+	mac := hmac.New(sha256.New, s.key)
+	mac.Write(state)
+	return idEncoding.EncodeToString(mac.Sum(nil))[:IDLength]
 }
 
 // ValidID reports whether s could be an id (anything else is not looked up at all).
@@ -94,6 +103,8 @@ func ValidID(s string) bool { return idRE.MatchString(s) }
 type SQL struct {
 	db      *sql.DB
 	dialect string
+	// key is the secret ID is keyed with, made once per database and kept in it (linkKey).
+	key []byte
 	// Quota bounds the database's size in bytes (0: no bound): Put refuses a new link with
 	// ErrFull once the size plus the new state would pass it. Set it before the first Put. The
 	// size is the database's own (Size), so the bound holds for what is on disk; concurrent Puts
@@ -137,7 +148,52 @@ func open(ctx context.Context, db *sql.DB, dialect string) (*SQL, error) {
 		db.Close()
 		return nil, fmt.Errorf("create the links table: %w", classify(err))
 	}
-	return &SQL{db: db, dialect: dialect}, nil
+	s := &SQL{db: db, dialect: dialect}
+	if s.key, err = s.linkKey(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("the link key: %w", classify(err))
+	}
+	return s, nil
+}
+
+// linkKey is the database's secret for ids: 32 random bytes, made by the first process that
+// opens the database and read by every later one (replicas that open it at once agree: the
+// first insert wins and all read it back). A read-only database that has none yet opens
+// without one: it can be read, and Put fails there anyway (ErrReadOnly).
+func (s *SQL) linkKey(ctx context.Context) ([]byte, error) {
+	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS secrets (
+		name  TEXT PRIMARY KEY,
+		value TEXT NOT NULL
+	)`); err != nil {
+		return nil, err
+	}
+	read := func() (string, error) {
+		var v string
+		err := s.db.QueryRowContext(ctx, `SELECT value FROM secrets WHERE name = 'link-key'`).Scan(&v)
+		return v, err
+	}
+	v, err := read()
+	if errors.Is(err, sql.ErrNoRows) {
+		fresh := make([]byte, 32)
+		_, _ = rand.Read(fresh) // crypto/rand never fails (Go 1.24+)
+		_, err = s.db.ExecContext(ctx, s.q(`INSERT INTO secrets (name, value) VALUES ('link-key', ?) ON CONFLICT (name) DO NOTHING`),
+			hex.EncodeToString(fresh))
+		if errors.Is(classify(err), ErrReadOnly) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		v, err = read()
+	}
+	if err != nil {
+		return nil, err
+	}
+	key, err := hex.DecodeString(v)
+	if err != nil || len(key) < 32 {
+		return nil, fmt.Errorf("the stored link key is not 32 bytes of hex")
+	}
+	return key, nil
 }
 
 // Size is the database's size in bytes as the database counts it: SQLite's pages (the file, WAL

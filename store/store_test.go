@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
+	"database/sql"
 	"errors"
 	"fmt"
 	"net"
@@ -26,9 +28,25 @@ func postgresDSN(t *testing.T) string {
 	return dsn
 }
 
+// TestID: a store's ids are its state's HMAC under the database's key: the same state the same
+// id from every connection to one database (a restart, another replica, replicas opening a new
+// database at once), another database another id, and never the state's plain SHA-256, which
+// anyone could compute.
 func TestID(t *testing.T) {
-	a, b := ID([]byte(`{"v":1,"manifest":"a"}`)), ID([]byte(`{"v":1,"manifest":"b"}`))
-	if a != ID([]byte(`{"v":1,"manifest":"a"}`)) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	openAt := func(name string) *SQL {
+		s, err := OpenSQLite(ctx, filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	state := []byte(`{"v":1,"manifest":"a"}`)
+	s := openAt("one.db")
+	a, b := s.ID(state), s.ID([]byte(`{"v":1,"manifest":"b"}`))
+	if a != s.ID(state) {
 		t.Fatal("same state, different ids")
 	}
 	if a == b {
@@ -37,6 +55,45 @@ func TestID(t *testing.T) {
 	if len(a) != IDLength || !ValidID(a) || strings.ContainsAny(a, "ilou") {
 		t.Fatalf("id %q", a)
 	}
+	sum := sha256.Sum256(state)
+	if a == idEncoding.EncodeToString(sum[:])[:IDLength] {
+		t.Fatal("the id is the state's plain SHA-256: not keyed")
+	}
+	if openAt("one.db").ID(state) != a {
+		t.Fatal("another connection to the same database gives another id")
+	}
+	if openAt("two.db").ID(state) == a {
+		t.Fatal("another database gives the same id: the key is not the database's own")
+	}
+	// Processes that open a new database at once agree on its key. (The file is made first, in
+	// WAL mode, as the first open makes it: SQLite does not wait for a lock to change the journal
+	// mode, and that race is not the key's.)
+	path := filepath.Join(dir, "race.db")
+	if db, err := sql.Open("sqlite", "file:"+path); err != nil {
+		t.Fatal(err)
+	} else if _, err := db.Exec("PRAGMA journal_mode=WAL"); err != nil {
+		t.Fatal(err)
+	} else {
+		db.Close()
+	}
+	ids := make(chan string, 4)
+	for range 4 {
+		go func() {
+			r, err := OpenSQLite(ctx, path)
+			if err != nil {
+				ids <- err.Error()
+				return
+			}
+			defer r.Close()
+			ids <- r.ID(state)
+		}()
+	}
+	first := <-ids
+	for range 3 {
+		if id := <-ids; id != first {
+			t.Fatalf("replicas opening one new database at once: ids %q and %q", first, id)
+		}
+	}
 	for _, bad := range []string{"", "../../etc/passwd", "1' OR '1'='1", strings.Repeat("a", 10240), "ABCDEFGHJKMNPQRS", "iiiiiiiiiiiiiiii"} {
 		if ValidID(bad) {
 			t.Errorf("%q passes as an id", bad[:min(20, len(bad))])
@@ -44,10 +101,28 @@ func TestID(t *testing.T) {
 	}
 }
 
+// TestPostgresReplicasAgree: two connections to one PostgreSQL (two replicas) give one id for
+// one state.
+func TestPostgresReplicasAgree(t *testing.T) {
+	dsn := postgresDSN(t)
+	var ids []string
+	for range 2 {
+		s, err := OpenPostgres(context.Background(), dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		ids = append(ids, s.ID([]byte(`{"v":1}`)))
+	}
+	if ids[0] != ids[1] {
+		t.Fatalf("two replicas on one PostgreSQL: ids %q and %q", ids[0], ids[1])
+	}
+}
+
 // testStore runs the same checks on any store; reopen returns a second connection to the same data.
 func testStore(t *testing.T, s *SQL, reopen func() *SQL) {
 	ctx := context.Background()
-	l := Link{ID: ID([]byte("state-1")), State: []byte(`{"v":1}`), Istio: "1.31", OutputHash: "abc"}
+	l := Link{ID: s.ID([]byte("state-1")), State: []byte(`{"v":1}`), Istio: "1.31", OutputHash: "abc"}
 	if err := s.Put(ctx, l); err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +137,7 @@ func testStore(t *testing.T, s *SQL, reopen func() *SQL) {
 	if string(got.State) != `{"v":1}` || got.Istio != "1.31" || got.OutputHash != "abc" || got.Created.IsZero() {
 		t.Fatalf("got %+v", got)
 	}
-	if _, err := s.Get(ctx, ID([]byte("never stored"))); err != ErrNotFound {
+	if _, err := s.Get(ctx, s.ID([]byte("never stored"))); err != ErrNotFound {
 		t.Fatalf("missing id: %v", err)
 	}
 	for _, hostile := range []string{"1' OR '1'='1", "../../etc/passwd", strings.Repeat("x", 10240)} {
@@ -169,11 +244,11 @@ func TestQuota(t *testing.T) {
 			var full error
 			for i := range 200 {
 				st := state(i)
-				if err := s.Put(ctx, Link{ID: ID(st), State: st}); err != nil {
+				if err := s.Put(ctx, Link{ID: s.ID(st), State: st}); err != nil {
 					full = err
 					break
 				}
-				stored = append(stored, ID(st))
+				stored = append(stored, s.ID(st))
 			}
 			if !errors.Is(full, ErrFull) {
 				t.Fatalf("after %d links: %v, want ErrFull", len(stored), full)
@@ -193,7 +268,7 @@ func TestQuota(t *testing.T) {
 			}
 			// Without a quota the same store takes it.
 			s.Quota = 0
-			if st := state(999); s.Put(ctx, Link{ID: ID(st), State: st}) != nil {
+			if st := state(999); s.Put(ctx, Link{ID: s.ID(st), State: st}) != nil {
 				t.Fatal("no quota, still refused")
 			}
 		})
@@ -211,7 +286,7 @@ func TestWriteFailures(t *testing.T) {
 		if _, err := s.db.Exec("PRAGMA max_page_count = 4"); err != nil {
 			t.Fatal(err)
 		}
-		err := s.Put(ctx, Link{ID: ID(st), State: st})
+		err := s.Put(ctx, Link{ID: s.ID(st), State: st})
 		if !errors.Is(err, ErrFull) || errors.Is(err, ErrReadOnly) {
 			t.Fatalf("%v, want ErrFull", err)
 		}
@@ -222,7 +297,7 @@ func TestWriteFailures(t *testing.T) {
 		if _, err := s.db.Exec("PRAGMA query_only = 1"); err != nil {
 			t.Fatal(err)
 		}
-		err := s.Put(ctx, Link{ID: ID(st), State: st})
+		err := s.Put(ctx, Link{ID: s.ID(st), State: st})
 		if !errors.Is(err, ErrReadOnly) || errors.Is(err, ErrFull) {
 			t.Fatalf("%v, want ErrReadOnly", err)
 		}
@@ -233,7 +308,7 @@ func TestWriteFailures(t *testing.T) {
 		if _, err := s.db.Exec("SET default_transaction_read_only = on"); err != nil {
 			t.Fatal(err)
 		}
-		err := s.Put(ctx, Link{ID: ID(st), State: st})
+		err := s.Put(ctx, Link{ID: s.ID(st), State: st})
 		if !errors.Is(err, ErrReadOnly) || errors.Is(err, ErrFull) {
 			t.Fatalf("%v, want ErrReadOnly", err)
 		}
@@ -241,7 +316,7 @@ func TestWriteFailures(t *testing.T) {
 	t.Run("a closed database", func(t *testing.T) {
 		s := backends(t)["sqlite"](t)
 		s.Close()
-		if err := s.Put(ctx, Link{ID: ID(st), State: st}); err == nil || errors.Is(err, ErrFull) || errors.Is(err, ErrReadOnly) {
+		if err := s.Put(ctx, Link{ID: s.ID(st), State: st}); err == nil || errors.Is(err, ErrFull) || errors.Is(err, ErrReadOnly) {
 			t.Fatalf("%v, want another error", err)
 		}
 	})

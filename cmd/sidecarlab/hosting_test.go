@@ -260,7 +260,7 @@ func TestReconnectingLinks(t *testing.T) {
 	if _, err := l.Put(ctx, handlers.Link{State: []byte("x")}); !errors.Is(err, handlers.ErrLinkStoreUnavailable) {
 		t.Fatalf("Put before the store opened: %v", err)
 	}
-	if _, err := l.Get(ctx, store.ID([]byte("x"))); !errors.Is(err, handlers.ErrLinkStoreUnavailable) {
+	if _, err := l.Get(ctx, "0123456789abcdef"); !errors.Is(err, handlers.ErrLinkStoreUnavailable) {
 		t.Fatalf("Get before the store opened: %v", err)
 	}
 	if !errors.Is(l.Health(), handlers.ErrLinkStoreUnavailable) {

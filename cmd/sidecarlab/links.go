@@ -13,14 +13,14 @@ import (
 )
 
 // sqlLinks is the link store of the handlers (handlers.LinkStore) on package store's SQLite or
-// PostgreSQL: the id of a link is store.ID of its state, and store.ErrNotFound, which the store
+// PostgreSQL: the id of a link is the store's ID of its state (keyed with its secret), and store.ErrNotFound, which the store
 // also answers for an id it could never have made, is handlers.ErrLinkNotFound. The store's
 // ErrFull and ErrReadOnly become the handlers' ErrLinkStoreFull and ErrLinkStoreReadOnly; any
 // other failure the handlers take as "the link store does not answer".
 type sqlLinks struct{ db *store.SQL }
 
 func (s sqlLinks) Put(ctx context.Context, l handlers.Link) (string, error) {
-	id := store.ID(l.State)
+	id := s.db.ID(l.State)
 	if err := s.db.Put(ctx, store.Link{ID: id, State: l.State, Istio: l.Istio, OutputHash: l.OutputHash}); err != nil {
 		return "", storeError(err)
 	}

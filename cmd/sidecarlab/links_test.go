@@ -56,8 +56,8 @@ func TestSQLLinks(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if id != store.ID(state) || !store.ValidID(id) {
-				t.Fatalf("id %q, want store.ID of the state, %q", id, store.ID(state))
+			if id != one.db.ID(state) || !store.ValidID(id) {
+				t.Fatalf("id %q, want the store's ID of the state, %q", id, one.db.ID(state))
 			}
 			again, err := one.Put(ctx, handlers.Link{State: state, Istio: "9.9", OutputHash: "zzz"})
 			if err != nil || again != id {
@@ -68,6 +68,9 @@ func TestSQLLinks(t *testing.T) {
 				t.Fatalf("another state: id %q, %v", other, err)
 			}
 			two := sqlLinks{open()}
+			if two.db.ID(state) != id {
+				t.Fatalf("a second connection (another replica) gives the state id %q, not %q", two.db.ID(state), id)
+			}
 			got, err := two.Get(ctx, id)
 			if err != nil {
 				t.Fatal(err)
@@ -75,7 +78,7 @@ func TestSQLLinks(t *testing.T) {
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Fatalf("from a second connection (-want +got):\n%s", diff)
 			}
-			for _, bad := range []string{store.ID([]byte("nobody stored this")), "", "../../etc/passwd", "1' OR '1'='1", strings.Repeat("a", 10240)} {
+			for _, bad := range []string{two.db.ID([]byte("nobody stored this")), "", "../../etc/passwd", "1' OR '1'='1", strings.Repeat("a", 10240)} {
 				if _, err := two.Get(ctx, bad); !errors.Is(err, handlers.ErrLinkNotFound) {
 					t.Errorf("Get(%.20q): %v, want ErrLinkNotFound", bad, err)
 				}

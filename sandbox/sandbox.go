@@ -173,7 +173,7 @@ func (s *Sandbox) run(ctx context.Context, extra []string, job, result any) erro
 	}
 	defer pr.Close()
 	cmd.ExtraFiles = []*os.File{pw}
-	output := &tail{max: 16 << 10}
+	output := &capture{max: 8 << 10}
 	cmd.Stdout, cmd.Stderr = output, output
 	cmd.SysProcAttr = sysProcAttr(s.netns)
 	cmd.WaitDelay = 2 * time.Second
@@ -206,7 +206,7 @@ func (s *Sandbox) run(ctx context.Context, extra []string, job, result any) erro
 				return &LimitError{What: "memory", Limits: s.cfg.Limits}
 			}
 		}
-		return fmt.Errorf("worker: %v: %s", runErr, lastLine(output.String()))
+		return fmt.Errorf("worker: %v: %s", runErr, why(output.String()))
 	}
 	if int64(len(out)) > s.cfg.MaxOutput {
 		return &OutputError{Max: s.cfg.MaxOutput}
@@ -259,22 +259,37 @@ func Serve(ctx context.Context, args []string, stdin io.Reader, do func(ctx cont
 }
 
 // tail keeps the last max bytes written to it.
-type tail struct {
-	max int
-	b   []byte
+// capture keeps the first and the last bytes a worker writes on stdout and stderr, for
+// diagnosis: a Go program that dies says why first ("fatal error: out of memory", "panic: …")
+// and then dumps its goroutines, which may be much longer than what is kept of the end.
+type capture struct {
+	max        int // of the head, and of the tail
+	head, tail []byte
 }
 
-func (t *tail) Write(p []byte) (int, error) {
-	t.b = append(t.b, p...)
-	if len(t.b) > t.max {
-		t.b = t.b[len(t.b)-t.max:]
+func (c *capture) Write(p []byte) (int, error) {
+	n := len(p)
+	if room := c.max - len(c.head); room > 0 {
+		k := min(room, len(p))
+		c.head, p = append(c.head, p[:k]...), p[k:]
 	}
-	return len(p), nil
+	c.tail = append(c.tail, p...)
+	if len(c.tail) > c.max {
+		c.tail = c.tail[len(c.tail)-c.max:]
+	}
+	return n, nil
 }
 
-func (t *tail) String() string { return string(t.b) }
+func (c *capture) String() string { return string(c.head) + string(c.tail) }
 
-func lastLine(s string) string {
+// why is the line that says why the worker died: Go's "fatal error:" or "panic:" line, else its
+// last line.
+func why(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
+	for _, l := range lines {
+		if strings.HasPrefix(l, "fatal error:") || strings.HasPrefix(l, "panic:") {
+			return l
+		}
+	}
 	return lines[len(lines)-1]
 }

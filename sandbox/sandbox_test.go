@@ -61,6 +61,19 @@ func do(j job) answer {
 			sink[i] = 1
 		}
 		return answer{fmt.Sprint(len(sink))}
+	case "crowd-alloc":
+		// Many goroutines, so that the runtime's dump when it dies is far longer than what is
+		// kept of the output's end: the "out of memory" line comes first.
+		block := make(chan struct{})
+		for range 2000 {
+			go func() { <-block }()
+		}
+		sink = make([]byte, j.Bytes)
+		for i := range sink {
+			sink[i] = 1
+		}
+		close(block)
+		return answer{fmt.Sprint(len(sink))}
 	case "write":
 		return answer{strings.Repeat("a", j.Bytes)}
 	case "dial":
@@ -157,6 +170,12 @@ func TestMemoryLimit(t *testing.T) {
 	}
 	if got, err := run(t, s, t.Context(), job{Op: "alloc", Bytes: 32 << 20}); err != nil || got != fmt.Sprint(32<<20) {
 		t.Fatalf("32 MiB: %q %v", got, err)
+	}
+	// A worker whose death dumps thousands of goroutines is still seen to die of memory (its
+	// output's end is the dump, not the reason). Before: an internal error (a 500) naming the
+	// dump's last frame.
+	if _, err := run(t, s, t.Context(), job{Op: "crowd-alloc", Bytes: 1 << 30}); !errors.As(err, &le) || le.What != "memory" {
+		t.Fatalf("many goroutines: err %v, want the memory limit", err)
 	}
 }
 

@@ -177,6 +177,9 @@ func (s *Sandbox) run(ctx context.Context, extra []string, job, result any) erro
 	cmd.Stdout, cmd.Stderr = output, output
 	cmd.SysProcAttr = sysProcAttr(s.netns)
 	cmd.WaitDelay = 2 * time.Second
+	// Go opens its own descriptors close-on-exec, but one the server inherited without it (from
+	// make, a shell, a supervisor) would pass on to every worker: none may.
+	closeOnExec()
 	if err := cmd.Start(); err != nil {
 		pw.Close()
 		return fmt.Errorf("worker: %w", err)
@@ -258,7 +261,6 @@ func Serve(ctx context.Context, args []string, stdin io.Reader, do func(ctx cont
 	return enc.Encode(res)
 }
 
-// tail keeps the last max bytes written to it.
 // capture keeps the first and the last bytes a worker writes on stdout and stderr, for
 // diagnosis: a Go program that dies says why first ("fatal error: out of memory", "panic: …")
 // and then dumps its goroutines, which may be much longer than what is kept of the end.

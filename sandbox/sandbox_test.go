@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -74,6 +76,15 @@ func do(j job) answer {
 		}
 		close(block)
 		return answer{fmt.Sprint(len(sink))}
+	case "fds":
+		// Every descriptor open in the worker, and what it is.
+		entries, _ := os.ReadDir("/proc/self/fd")
+		var out []string
+		for _, e := range entries {
+			target, _ := os.Readlink("/proc/self/fd/" + e.Name())
+			out = append(out, e.Name()+"="+target)
+		}
+		return answer{strings.Join(out, " ")}
 	case "write":
 		return answer{strings.Repeat("a", j.Bytes)}
 	case "dial":
@@ -176,6 +187,34 @@ func TestMemoryLimit(t *testing.T) {
 	// dump's last frame.
 	if _, err := run(t, s, t.Context(), job{Op: "crowd-alloc", Bytes: 1 << 30}); !errors.As(err, &le) || le.What != "memory" {
 		t.Fatalf("many goroutines: err %v, want the memory limit", err)
+	}
+}
+
+// TestNoInheritedDescriptors: a descriptor the server holds open without close-on-exec (as one
+// inherited from make or a shell is) does not reach the worker, which has stdin, stdout,
+// stderr, the answer pipe and the runtime's own (its poller, the cgroup files it reads its CPU
+// limit from, the listing's own). Before: the canary, and make's jobserver pipe (fd 251).
+func TestNoInheritedDescriptors(t *testing.T) {
+	canary := filepath.Join(t.TempDir(), "leak-canary")
+	fd, err := syscall.Open(canary, syscall.O_CREAT|syscall.O_RDWR, 0o600) // no O_CLOEXEC
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(fd)
+	s := newSandbox(t, Config{})
+	got, err := run(t, s, t.Context(), job{Op: "fds"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got, "3=pipe:") {
+		t.Fatalf("the worker's descriptors %q lack the answer pipe: the listing proves nothing", got)
+	}
+	for _, f := range strings.Fields(got) {
+		n, target, _ := strings.Cut(f, "=")
+		own := target == "" || strings.HasPrefix(target, "anon_inode:") || strings.HasPrefix(target, "/proc/") || strings.HasPrefix(target, "/sys/fs/cgroup/")
+		if i, _ := strconv.Atoi(n); i > 3 && !own {
+			t.Errorf("the worker has descriptor %s open: %s (the server's fd %d is %s)", n, target, fd, canary)
+		}
 	}
 }
 

@@ -21,6 +21,23 @@ func sysProcAttr(netns bool) *syscall.SysProcAttr {
 	return a
 }
 
+// closeOnExec marks every descriptor of this process above stderr close-on-exec, so that a
+// worker gets only what Run gives it (stdin, stdout, stderr and the answer pipe). Go's own are
+// already; this catches those the process inherited open.
+func closeOnExec() {
+	d, err := os.Open("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	defer d.Close()
+	names, _ := d.Readdirnames(-1)
+	for _, n := range names {
+		if fd, err := strconv.Atoi(n); err == nil && fd > 2 {
+			syscall.CloseOnExec(fd)
+		}
+	}
+}
+
 // setLimits sets the worker's own limits, once it runs:
 //   - CPU time: the kernel kills the worker at the hard limit (Go ignores SIGXCPU, so soft and
 //     hard are the same).

@@ -12,3 +12,5 @@ const limitsSupported = false
 func sysProcAttr(bool) *syscall.SysProcAttr { return nil }
 
 func setLimits(Limits) error { return errors.New("not supported on this system") }
+
+func closeOnExec() {}

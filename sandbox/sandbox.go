@@ -1,8 +1,10 @@
 // Package sandbox runs work that executes untrusted template text in a worker process that has
 // none of the server's rights worth having: a new process (the same binary, in its worker mode)
 // started with an empty environment, given its job as JSON on stdin and answering JSON on
-// stdout, under a CPU-time and memory limit it sets on itself before reading the job, in a
-// network namespace of its own where one can be made (as root on Linux), and killed at the
+// stdout, under a CPU-time and memory limit it sets on itself before reading the job, with no
+// privileges (started as root, it becomes an unprivileged user; no_new_privs always), in
+// namespaces of its own where they can be made (as root on Linux: network, mount with an empty
+// /etc and its own /proc, PID, IPC, UTS), with no descriptor but its own, and killed at the
 // caller's deadline. One worker does one job and exits, so nothing of one job reaches the next.
 //
 // The package knows nothing of what the job is (Run and Serve move JSON); engine.go adapts it
@@ -65,9 +67,10 @@ type Config struct {
 
 // Sandbox starts workers. It is safe for concurrent use.
 type Sandbox struct {
-	cfg   Config
-	netns bool
-	turns chan struct{}
+	cfg Config
+	// namespaces: workers start in namespaces of their own (sysProcAttr, harden).
+	namespaces bool
+	turns      chan struct{}
 }
 
 // New checks that a worker starts and answers, in a network namespace of its own when this
@@ -90,12 +93,12 @@ func New(ctx context.Context, cfg Config) (*Sandbox, error) {
 	}
 	s := &Sandbox{cfg: cfg, turns: make(chan struct{}, cfg.MaxWorkers)}
 	if !cfg.NoNetworkNamespace && os.Geteuid() == 0 {
-		s.netns = true
+		s.namespaces = true
 		if err := s.probe(ctx); err == nil {
 			return s, nil
 		}
-		// Root, but not allowed to make a namespace (a container without CAP_SYS_ADMIN).
-		s.netns = false
+		// Root, but not allowed to make namespaces (a container without CAP_SYS_ADMIN).
+		s.namespaces = false
 	}
 	if err := s.probe(ctx); err != nil {
 		return nil, fmt.Errorf("sandbox: the worker does not start: %w", err)
@@ -105,7 +108,7 @@ func New(ctx context.Context, cfg Config) (*Sandbox, error) {
 
 // IsolatesNetwork reports whether workers run in a network namespace of their own (nothing but
 // a loopback that is down: no name resolves over the network, nothing connects).
-func (s *Sandbox) IsolatesNetwork() bool { return s.netns }
+func (s *Sandbox) IsolatesNetwork() bool { return s.namespaces }
 
 // probe starts a worker that sets its limits and answers at once.
 func (s *Sandbox) probe(ctx context.Context) error {
@@ -160,6 +163,9 @@ func (s *Sandbox) run(ctx context.Context, extra []string, job, result any) erro
 
 	args := append([]string{}, s.cfg.Command[1:]...)
 	args = append(args, fmt.Sprintf("--cpu-seconds=%d", s.cfg.Limits.CPUSeconds), fmt.Sprintf("--memory-bytes=%d", s.cfg.Limits.MemoryBytes))
+	if s.namespaces {
+		args = append(args, "--own-namespaces")
+	}
 	args = append(args, extra...)
 	cmd := exec.CommandContext(ctx, s.cfg.Command[0], args...)
 	cmd.Env = []string{} // empty, not nil: nil would pass the server's environment on
@@ -175,7 +181,7 @@ func (s *Sandbox) run(ctx context.Context, extra []string, job, result any) erro
 	cmd.ExtraFiles = []*os.File{pw}
 	output := &capture{max: 8 << 10}
 	cmd.Stdout, cmd.Stderr = output, output
-	cmd.SysProcAttr = sysProcAttr(s.netns)
+	cmd.SysProcAttr = sysProcAttr(s.namespaces)
 	cmd.WaitDelay = 2 * time.Second
 	// Go opens its own descriptors close-on-exec, but one the server inherited without it (from
 	// make, a shell, a supervisor) would pass on to every worker: none may.
@@ -229,13 +235,18 @@ func Serve(ctx context.Context, args []string, stdin io.Reader, do func(ctx cont
 	var probe bool
 	fs.IntVar(&l.CPUSeconds, "cpu-seconds", 0, "CPU time limit")
 	fs.Int64Var(&l.MemoryBytes, "memory-bytes", 0, "memory limit")
+	var ownNS bool
 	fs.BoolVar(&probe, "probe", false, "set the limits and answer at once")
+	fs.BoolVar(&ownNS, "own-namespaces", false, "started in namespaces of its own (hide /etc, mount /proc)")
 	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if l.CPUSeconds <= 0 || l.MemoryBytes <= 0 {
 		return errors.New("worker: --cpu-seconds and --memory-bytes are required")
+	}
+	if err := harden(ownNS); err != nil {
+		return fmt.Errorf("worker: %w", err)
 	}
 	if err := setLimits(l); err != nil {
 		return fmt.Errorf("worker: limits: %w", err)

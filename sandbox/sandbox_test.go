@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -19,6 +20,22 @@ import (
 
 // The test binary is its own worker: started as "worker", it serves testJob instead of testing.
 func TestMain(m *testing.M) {
+	if len(os.Args) > 2 && os.Args[1] == "report-as" {
+		// A server started as another user (TestWorkerPrivileges): it makes a sandbox of this
+		// binary and prints what its worker reports.
+		s, err := New(context.Background(), Config{Command: []string{os.Args[0], "worker"}})
+		if err != nil {
+			fmt.Println("error:", err)
+			os.Exit(0)
+		}
+		var a answer
+		if err := s.Run(context.Background(), job{Op: "report", Name: os.Args[2]}, &a); err != nil {
+			fmt.Println("error:", err)
+			os.Exit(0)
+		}
+		fmt.Println(a.Value)
+		os.Exit(0)
+	}
 	if len(os.Args) > 1 && os.Args[1] == "worker" {
 		if err := Serve(context.Background(), os.Args[2:], os.Stdin, testJob); err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -76,6 +93,28 @@ func do(j job) answer {
 		}
 		close(block)
 		return answer{fmt.Sprint(len(sink))}
+	case "report":
+		// What the worker holds: its ids, capabilities, no_new_privs, namespaces, /etc, whether
+		// it resolves j.Name (a name of the server's /etc/hosts), its descriptors.
+		r := map[string]string{"uid": fmt.Sprint(os.Getuid()), "gid": fmt.Sprint(os.Getgid())}
+		groups, _ := os.Getgroups()
+		r["groups"] = fmt.Sprint(groups)
+		st, _ := procStatus()
+		for _, k := range []string{"CapEff", "CapPrm", "CapAmb", "NoNewPrivs"} {
+			r[k] = st[k]
+		}
+		for _, ns := range []string{"mnt", "pid", "net", "ipc", "uts"} {
+			r["ns-"+ns], _ = os.Readlink("/proc/self/ns/" + ns)
+		}
+		etc, err := os.ReadDir("/etc")
+		r["etc"] = fmt.Sprint(len(etc), err)
+		r["pid"] = fmt.Sprint(os.Getpid())
+		if j.Name != "" {
+			_, err := net.LookupHost(j.Name)
+			r["resolves"] = fmt.Sprint(err == nil)
+		}
+		b, _ := json.Marshal(r)
+		return answer{string(b)}
 	case "fds":
 		// Every descriptor open in the worker, and what it is.
 		entries, _ := os.ReadDir("/proc/self/fd")
@@ -216,6 +255,99 @@ func TestNoInheritedDescriptors(t *testing.T) {
 			t.Errorf("the worker has descriptor %s open: %s (the server's fd %d is %s)", n, target, fd, canary)
 		}
 	}
+}
+
+// TestWorkerPrivileges: the worker holds nothing worth having, whether the server runs as root
+// (here: it becomes uid and gid 65532 with no groups, in namespaces of its own, with an empty
+// /etc and its own /proc, so a name of the server's /etc/hosts does not resolve) or as the
+// chart's unprivileged user 65532 (no namespaces can be made: the same user, no capabilities);
+// no_new_privs in both. Before: uid 0 with every capability, in the server's mount and PID
+// namespaces, resolving /etc/hosts.
+func TestWorkerPrivileges(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the test starts a server as another user: it needs root")
+	}
+	hostsName := ""
+	if b, err := os.ReadFile("/etc/hosts"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(line); len(f) >= 2 && !strings.HasPrefix(f[0], "#") && f[1] != "localhost" {
+				hostsName = f[1]
+				break
+			}
+		}
+	}
+	parent := map[string]string{}
+	for _, ns := range []string{"mnt", "pid", "net", "ipc", "uts"} {
+		parent["ns-"+ns], _ = os.Readlink("/proc/self/ns/" + ns)
+	}
+	if hostsName != "" {
+		if _, err := net.LookupHost(hostsName); err != nil {
+			t.Fatalf("%s, of /etc/hosts, does not resolve here either: %v", hostsName, err)
+		}
+	}
+	check := func(t *testing.T, got string, root bool) {
+		var r map[string]string
+		if err := json.Unmarshal([]byte(got), &r); err != nil {
+			t.Fatalf("the worker's report: %s", got)
+		}
+		t.Logf("%v", r)
+		for k, want := range map[string]string{"uid": "65532", "gid": "65532", "groups": "[]", "CapEff": "0000000000000000",
+			"CapPrm": "0000000000000000", "CapAmb": "0000000000000000", "NoNewPrivs": "1"} {
+			if r[k] != want {
+				t.Errorf("%s: %q, want %q", k, r[k], want)
+			}
+		}
+		if !root {
+			return
+		}
+		for _, ns := range []string{"mnt", "pid", "net", "ipc", "uts"} {
+			if r["ns-"+ns] == "" || r["ns-"+ns] == parent["ns-"+ns] {
+				t.Errorf("the worker shares the server's %s namespace (%s)", ns, r["ns-"+ns])
+			}
+		}
+		if r["etc"] != "0 <nil>" || r["pid"] != "1" {
+			t.Errorf("/etc: %s entries, pid %s: want an empty /etc and pid 1 of its own /proc", r["etc"], r["pid"])
+		}
+		if hostsName != "" && r["resolves"] != "false" {
+			t.Errorf("the worker resolves %s from the server's /etc/hosts", hostsName)
+		}
+	}
+	t.Run("root", func(t *testing.T) {
+		s := newSandbox(t, Config{})
+		if !s.IsolatesNetwork() {
+			t.Fatal("as root, the worker got no namespaces")
+		}
+		got, err := run(t, s, t.Context(), job{Op: "report", Name: hostsName})
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(t, got, true)
+	})
+	t.Run("uid 65532", func(t *testing.T) {
+		// The test binary, where that user can run it; it starts a server as 65532, which
+		// starts the worker.
+		dir, err := os.MkdirTemp("", "sandbox-as-user")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer os.RemoveAll(dir)
+		bin := filepath.Join(dir, "sandbox.test")
+		b, err := os.ReadFile(os.Args[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(bin, b, 0o755); err != nil || os.Chmod(dir, 0o755) != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.CommandContext(t.Context(), bin, "report-as", hostsName)
+		cmd.Dir = dir
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65532, Gid: 65532, Groups: []uint32{}}}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		check(t, strings.TrimSpace(string(out)), false)
+	})
 }
 
 // TestNoNetwork: as root, the worker has a network namespace of its own and reaches nothing,

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -11,14 +12,90 @@ import (
 
 const limitsSupported = true
 
-// sysProcAttr starts the worker in a network namespace of its own when netns is set, and has it
-// killed if the server dies first.
-func sysProcAttr(netns bool) *syscall.SysProcAttr {
+// sysProcAttr has the worker killed if the server dies first and, with namespaces, starts it in
+// namespaces of its own: network (it reaches nothing, not even the server's loopback), mount
+// (harden hides /etc and mounts a /proc of its own), PID (it sees no other process), IPC, UTS.
+func sysProcAttr(namespaces bool) *syscall.SysProcAttr {
 	a := &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if netns {
-		a.Cloneflags = syscall.CLONE_NEWNET
+	if namespaces {
+		a.Cloneflags = syscall.CLONE_NEWNET | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS
 	}
 	return a
+}
+
+// workerID is the user and group a worker started as root becomes: the chart's (65532,
+// distroless's "nonroot"), which owns nothing on the server.
+const workerID = 65532
+
+const (
+	prSetPdeathsig  = 1
+	prSetNoNewPrivs = 38
+)
+
+// harden sheds what the worker was started with, before it reads its job:
+//   - in namespaces of its own (ownNS), its mounts are made private, an empty read-only tmpfs
+//     covers /etc (a template's getHostByName must not read the server's /etc/hosts) and a
+//     /proc of its PID namespace covers the server's;
+//   - started as root, it becomes workerID with no supplementary groups, which leaves it no
+//     capabilities (and the parent-death signal, which the kernel clears then, is set again);
+//   - no_new_privs, so nothing it could exec gains any.
+//
+// It fails, and the worker with it, when any capability is left: a sandbox that keeps
+// privileges it cannot drop refuses to run templates (sandbox.New says why).
+func harden(ownNS bool) error {
+	if ownNS {
+		if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
+			return fmt.Errorf("make the mounts private: %w", err)
+		}
+		if err := syscall.Mount("tmpfs", "/etc", "tmpfs", syscall.MS_RDONLY|syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, "size=4k,mode=0555"); err != nil {
+			return fmt.Errorf("hide /etc: %w", err)
+		}
+		if err := syscall.Mount("proc", "/proc", "proc", syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, ""); err != nil {
+			return fmt.Errorf("mount /proc: %w", err)
+		}
+	}
+	if os.Geteuid() == 0 || os.Getegid() == 0 {
+		if err := syscall.Setgroups(nil); err != nil {
+			return fmt.Errorf("drop the groups: %w", err)
+		}
+		if err := syscall.Setgid(workerID); err != nil {
+			return fmt.Errorf("drop root's group: %w", err)
+		}
+		if err := syscall.Setuid(workerID); err != nil {
+			return fmt.Errorf("drop root: %w", err)
+		}
+		if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, prSetPdeathsig, uintptr(syscall.SIGKILL), 0); e != 0 {
+			return fmt.Errorf("parent-death signal: %w", e)
+		}
+	}
+	if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, prSetNoNewPrivs, 1, 0); e != 0 {
+		return fmt.Errorf("no_new_privs: %w", e)
+	}
+	st, err := procStatus()
+	if err != nil {
+		return err
+	}
+	for _, f := range []string{"CapEff", "CapPrm", "CapAmb"} {
+		if v := strings.TrimLeft(st[f], "0"); v != "" {
+			return fmt.Errorf("the worker keeps privileges it cannot drop (%s %s): custom templates are refused here; run the server as root or as an unprivileged user without capabilities", f, st[f])
+		}
+	}
+	return nil
+}
+
+// procStatus is /proc/self/status as fields: "CapEff" → "0000000000000000".
+func procStatus() (map[string]string, error) {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]string{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok {
+			m[k] = strings.TrimSpace(v)
+		}
+	}
+	return m, nil
 }
 
 // closeOnExec marks every descriptor of this process above stderr close-on-exec, so that a

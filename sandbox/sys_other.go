@@ -14,3 +14,5 @@ func sysProcAttr(bool) *syscall.SysProcAttr { return nil }
 func setLimits(Limits) error { return errors.New("not supported on this system") }
 
 func closeOnExec() {}
+
+func harden(bool) error { return errors.New("not supported on this system") }

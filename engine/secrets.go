@@ -34,10 +34,19 @@ const (
 	// SecretRegistryCredential: a Docker config (a dockerconfigjson Secret's value, or any value
 	// with "auths" in it).
 	SecretRegistryCredential SecretKind = "registry-credential"
+	// SecretURLCredential: a URL with a password in it (postgres://admin:hunter2@db:5432/x).
+	SecretURLCredential SecretKind = "url-credential"
+	// SecretFlagValue: the value of a command-line flag whose name says password, token, key,
+	// secret, … (--password=hunter2, or the argument after --password).
+	SecretFlagValue SecretKind = "flag-value"
+	// SecretSameValue: a value equal to one flagged elsewhere in the manifest (a password that
+	// is also a ConfigMap's value): redacted with it.
+	SecretSameValue SecretKind = "same-value"
 )
 
 // SecretKinds lists every kind ScanSecrets reports, in the order a person reads them.
-var SecretKinds = []SecretKind{SecretDocument, SecretDataValue, SecretEnvName, SecretPrivateKey, SecretRegistryCredential, SecretHighEntropy}
+var SecretKinds = []SecretKind{SecretDocument, SecretDataValue, SecretEnvName, SecretFlagValue, SecretURLCredential, SecretPrivateKey,
+	SecretRegistryCredential, SecretHighEntropy, SecretSameValue}
 
 // Redacted is what Redact writes in place of a flagged value.
 const Redacted = "<redacted>"
@@ -89,9 +98,34 @@ func ScanSteps(steps []Step) []SecretFinding {
 		}
 		if kind, ok := valueKind(st.Value); ok {
 			out = append(out, SecretFinding{Step: i + 1, Kind: kind, Excerpt: excerpt(st.Key)})
+			continue
+		}
+		if name, ok := secretProxyMetadata(st.Value); ok {
+			out = append(out, SecretFinding{Step: i + 1, Path: "proxyMetadata." + clip(name), Kind: SecretEnvName, Excerpt: excerpt(st.Key)})
 		}
 	}
 	return out
+}
+
+// secretProxyMetadata reads a step's value as a ProxyConfig (proxy.istio.io/config's YAML) and
+// names the first of its proxyMetadata, environment variables of the proxy, whose name says it
+// is secret (DB_PASSWORD: hunter2), as env does for a container's.
+func secretProxyMetadata(v string) (string, bool) {
+	var root yaml.Node
+	if !strings.Contains(v, "proxyMetadata") || yaml.Unmarshal([]byte(v), &root) != nil || len(root.Content) == 0 {
+		return "", false
+	}
+	md := entry(root.Content[0], "proxyMetadata")
+	if md == nil || md.Kind != yaml.MappingNode {
+		return "", false
+	}
+	for i := 0; i+1 < len(md.Content); i += 2 {
+		k, val := md.Content[i], deref(md.Content[i+1])
+		if val.Kind == yaml.ScalarNode && val.Value != "" && val.Value != Redacted && secretName(k.Value) && !filePath(val.Value) {
+			return k.Value, true
+		}
+	}
+	return "", false
 }
 
 // RedactSteps is steps with the value of each step ScanSteps flags replaced by Redacted. A
@@ -143,16 +177,61 @@ func splitScanDocs(in []byte) []scanDoc {
 
 func scanSecrets(docs []scanDoc) []secretHit {
 	var hits []secretHit
+	var walkers []*secretWalker
 	for _, d := range docs {
 		if d.root == nil {
 			hits = append(hits, scanLines(d)...)
 			continue
 		}
-		w := secretWalker{doc: d}
+		w := &secretWalker{doc: d}
 		w.node(d.root.Content[0], "", "")
+		walkers = append(walkers, w)
 		hits = append(hits, w.hits...)
 	}
+	// A flagged value is a secret wherever else it is: the same text as a whole scalar of any
+	// document is flagged too, so that redacting the one does not leave the other.
+	values := map[string]bool{}
+	for _, h := range hits {
+		if h.node != nil && len(h.node.Value) >= minSameValue {
+			values[h.node.Value] = true
+		}
+	}
+	if len(values) > 0 {
+		for _, w := range walkers {
+			at := len(w.hits)
+			w.same(w.doc.root.Content[0], "", "", values)
+			hits = append(hits, w.hits[at:]...)
+		}
+	}
 	return hits
+}
+
+// minSameValue is the shortest flagged value looked for elsewhere: shorter ones ("true", a
+// port) are too common to be the same secret.
+const minSameValue = 5
+
+// same flags every scalar not flagged yet whose value is one of values.
+func (w *secretWalker) same(n *yaml.Node, path, key string, values map[string]bool) {
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			w.same(n.Content[i+1], pathKey(path, n.Content[i].Value), n.Content[i].Value, values)
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			p := path
+			if len(path) <= maxEcho {
+				p += itemKey(c, i)
+			}
+			w.same(c, p, "", values)
+		}
+	case yaml.ScalarNode:
+		// checksum/* annotations are hashes by convention (annotations): one equal to a value
+		// flagged as random-looking is the same hash, not a secret's copy.
+		if values[n.Value] && !w.flagged[n] && !strings.HasPrefix(key, "checksum/") {
+			w.add(n, path, key, SecretSameValue)
+		}
+	}
 }
 
 // secretWalker walks one parsed document.
@@ -192,9 +271,22 @@ func (w *secretWalker) node(n *yaml.Node, path, key string) {
 				p += itemKey(c, i)
 			}
 			w.node(c, p, "")
+			// The argument after a flag that names a secret on its own (--password, hunter2).
+			if f := deref(c); i > 0 && f.Kind == yaml.ScalarNode && !w.flagged[f] {
+				if prev := deref(n.Content[i-1]); prev.Kind == yaml.ScalarNode && secretFlag(prev.Value) && f.Value != "" && f.Value != Redacted && !filePath(f.Value) {
+					w.add(f, p, prev.Value, SecretFlagValue)
+				}
+			}
 		}
 		if key == "env" {
 			w.env(n, path)
+		}
+	case yaml.AliasNode:
+		// A value written once with an anchor and used here by alias is scanned where it is
+		// used (its key says what it is); the anchored scalar is what is redacted. Aliases of
+		// collections were walked where they are defined.
+		if t := n.Alias; t != nil && t.Kind == yaml.ScalarNode && !w.flagged[t] {
+			w.node(t, path, key)
 		}
 	case yaml.ScalarNode:
 		if n.Value == "" || n.Value == Redacted || (n.Tag != "!!str" && n.Tag != "!!binary" && n.Tag != "") {
@@ -204,6 +296,30 @@ func (w *secretWalker) node(n *yaml.Node, path, key string) {
 			w.add(n, path, key, kind)
 		}
 	}
+}
+
+// entry is mappingEntry's value of name in n, looked for in the mappings n merges (<<: *base,
+// <<: [*a, *b]) when n has none of its own, with an alias resolved.
+func entry(n *yaml.Node, name string) *yaml.Node {
+	n = deref(n)
+	if _, v := mappingEntry(n, name); v != nil {
+		return deref(v)
+	}
+	_, merge := mappingEntry(n, "<<")
+	if merge == nil {
+		return nil
+	}
+	merge = deref(merge)
+	bases := []*yaml.Node{merge}
+	if merge.Kind == yaml.SequenceNode {
+		bases = merge.Content
+	}
+	for _, b := range bases {
+		if _, v := mappingEntry(deref(b), name); v != nil {
+			return deref(v)
+		}
+	}
+	return nil
 }
 
 // pathKey is path with key k after it, as the diff writes it, until the path is longer than a
@@ -229,7 +345,9 @@ var registrySecretTypes = []string{"kubernetes.io/dockerconfigjson", "kubernetes
 
 func (w *secretWalker) mapping(n *yaml.Node, path string) {
 	kindKey, kind := mappingEntry(n, "kind")
-	isSecret := kind != nil && kind.Kind == yaml.ScalarNode && kind.Value == "Secret"
+	// Kubernetes's kinds are case-sensitive, but a "secret" written in lower case holds secrets all
+	// the same.
+	isSecret := kind != nil && kind.Kind == yaml.ScalarNode && strings.EqualFold(kind.Value, "Secret")
 	registry := false
 	if isSecret {
 		if _, t := mappingEntry(n, "type"); t != nil && slices.Contains(registrySecretTypes, t.Value) {
@@ -242,6 +360,11 @@ func (w *secretWalker) mapping(n *yaml.Node, path string) {
 		p := pathKey(path, k.Value)
 		if isSecret && (k.Value == "data" || k.Value == "stringData") && v.Kind == yaml.MappingNode {
 			w.secretData(v, p, registry)
+			continue
+		}
+		if k.Value == "binaryData" && v.Kind == yaml.MappingNode {
+			// A ConfigMap's binary values: keystores and certificates travel there.
+			w.secretData(v, p, false)
 			continue
 		}
 		if k.Value == "annotations" && v.Kind == yaml.MappingNode {
@@ -299,8 +422,7 @@ func (w *secretWalker) annotations(n *yaml.Node, path string) {
 // flagged already (a private key in DB_PASSWORD is a private key).
 func (w *secretWalker) env(n *yaml.Node, path string) {
 	for i, item := range n.Content {
-		_, name := mappingEntry(item, "name")
-		_, value := mappingEntry(item, "value")
+		name, value := entry(item, "name"), entry(item, "value")
 		if name == nil || value == nil || value.Kind != yaml.ScalarNode || value.Value == "" || value.Value == Redacted || !secretName(name.Value) || filePath(value.Value) {
 			continue
 		}
@@ -368,10 +490,54 @@ func valueKind(v string) (SecretKind, bool) {
 		return SecretPrivateKey, true
 	case isRegistryCredential(v):
 		return SecretRegistryCredential, true
+	case urlCredential(v):
+		return SecretURLCredential, true
+	case flagWithValue(v):
+		return SecretFlagValue, true
 	case highEntropy(v):
 		return SecretHighEntropy, true
 	}
 	return "", false
+}
+
+// urlCredentialRE finds a URL's user information with a password: scheme://user:password@.
+var urlCredentialRE = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:([^/\s@]+)@`)
+
+// urlCredential says whether v holds a URL with a password that is not a placeholder
+// (${DB_PASSWORD}, {{ .password }}, <password>, ****).
+func urlCredential(v string) bool {
+	for _, m := range urlCredentialRE.FindAllStringSubmatch(v, -1) {
+		if !placeholder(m[1]) {
+			return true
+		}
+	}
+	return false
+}
+
+func placeholder(s string) bool {
+	return strings.HasPrefix(s, "$") || strings.HasPrefix(s, "{") || strings.HasPrefix(s, "<") || strings.Trim(s, "*x") == ""
+}
+
+// flagRE finds command-line flags with a value in the same word: --name=value, -name=value.
+var flagRE = regexp.MustCompile(`(?:^|\s)--?([A-Za-z][A-Za-z0-9_.-]*)=(\S+)`)
+
+// flagWithValue says whether v holds a flag whose name says its value is secret
+// (--password=hunter2, --db-token=…), with a value that is not a file path or a placeholder.
+func flagWithValue(v string) bool {
+	for _, m := range flagRE.FindAllStringSubmatch(v, -1) {
+		if secretName(m[1]) && !filePath(m[2]) && !placeholder(m[2]) {
+			return true
+		}
+	}
+	return false
+}
+
+// secretFlag says whether an argument is a flag alone (its value the next argument) whose name
+// says its value is secret: --password, -token.
+func secretFlag(arg string) bool {
+	name, ok := strings.CutPrefix(arg, "-")
+	name = strings.TrimPrefix(name, "-")
+	return ok && name != "" && !strings.ContainsAny(name, "= ") && secretName(name)
 }
 
 var privateKeyRE = regexp.MustCompile(`-----BEGIN ([A-Z0-9]+ )*PRIVATE KEY( BLOCK)?-----`)

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"slices"
 	"strings"
 	"testing"
 
@@ -499,6 +500,7 @@ func FuzzRedact(f *testing.F) {
 	f.Add([]byte(redactInput))
 	f.Add([]byte("kind: Secret\nstringData:\n  a: |2\n     x\n  b: &x y\n  c: *x\n  d: !!str z\n"))
 	f.Add([]byte("env:\n- {name: TOKEN, value: 'a''b'}\n- name: KEY\n  value: \"q\\\"\n  r\"\n"))
+	f.Add([]byte("a: {b: &pw hunter2}\nenv:\n- {name: DB_PASSWORD, value: *pw}\n- <<: {name: API_TOKEN, value: hunter3}\nargs: [--password, hunter4, --token=hunter5, 'postgres://u:hunter6@db/x']\nc: hunter2\n"))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		ScanSecrets(in)
 		out, err := Redact(in)
@@ -604,5 +606,78 @@ func TestScanSteps(t *testing.T) {
 	}
 	if got := ScanSteps(RedactSteps(steps)); len(got) != 0 {
 		t.Errorf("left after RedactSteps: %+v", got)
+	}
+}
+
+// TestSecretCorpus: issue 22's variants that reached a permanent link unflagged, each found and,
+// for a manifest, redacted wherever the secret is (no "hunter2" left, the result still a
+// manifest with nothing left to find); and near misses that are not secrets, not flagged.
+func TestSecretCorpus(t *testing.T) {
+	pod := func(spec string) string {
+		return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: app\n    image: app\n" + spec
+	}
+	found := []struct {
+		name     string
+		manifest string
+		steps    []Step
+		kind     SecretKind
+	}{
+		{"an env value through an anchor and alias", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations: {a: &pw hunter2}\nspec:\n  containers:\n  - name: app\n    image: app\n    env:\n    - name: DB_PASSWORD\n      value: *pw\n", nil, SecretEnvName},
+		{"an env entry built with a merge key", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  labels: &base {name: DB_PASSWORD, value: hunter2}\nspec:\n  containers:\n  - name: app\n    image: app\n    env:\n    - <<: *base\n", nil, SecretEnvName},
+		{"credentials in a URL", pod("    env:\n    - name: DATABASE_URL\n      value: postgres://admin:hunter2@db:5432/x\n"), nil, SecretURLCredential},
+		{"--password=… in args", pod("    args: [\"--verbose\", \"--password=hunter2\"]\n"), nil, SecretFlagValue},
+		{"--password then its value in args", pod("    args: [\"--password\", \"hunter2\"]\n"), nil, SecretFlagValue},
+		{"kind: secret in lower case", "apiVersion: v1\nkind: secret\nmetadata:\n  name: s\nstringData:\n  password: hunter2\n", nil, SecretDataValue},
+		{"a ConfigMap's binaryData", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\nbinaryData:\n  keystore.jks: aHVudGVyMg==\n", nil, SecretDataValue},
+		{"DB_PASSWORD in a proxy.istio.io/config step's proxyMetadata", pod(""), []Step{{Key: "proxy.istio.io/config", Value: "proxyMetadata:\n  DB_PASSWORD: hunter2\n"}}, SecretEnvName},
+		{"a URL with credentials in a step", pod(""), []Step{{Key: "example.com/db", Value: "postgres://admin:hunter2@db:5432/x"}}, SecretURLCredential},
+		{"the same value in a ConfigMap", pod("    env:\n    - name: DB_PASSWORD\n      value: hunter2\n") + "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  copy: hunter2\n", nil, SecretSameValue},
+	}
+	for _, c := range found {
+		t.Run(c.name, func(t *testing.T) {
+			var all []SecretFinding
+			fs, _ := ScanSecrets([]byte(c.manifest))
+			all = append(all, fs...)
+			all = append(all, ScanSteps(c.steps)...)
+			if !slices.ContainsFunc(all, func(f SecretFinding) bool { return f.Kind == c.kind }) {
+				t.Fatalf("no %s finding: %+v", c.kind, all)
+			}
+			for _, f := range all {
+				if strings.Contains(f.Excerpt+f.Path, "hunter2") {
+					t.Errorf("a finding shows the secret: %+v", f)
+				}
+			}
+			if c.steps != nil {
+				for _, st := range RedactSteps(c.steps) {
+					if strings.Contains(st.Value, "hunter2") {
+						t.Errorf("redacted steps keep it: %q", st.Value)
+					}
+				}
+				return
+			}
+			red, err := Redact([]byte(c.manifest))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(red, "hunter2") || strings.Contains(red, "aHVudGVyMg") {
+				t.Errorf("redacted, the secret is still there:\n%s", red)
+			}
+			if fs, n := ScanSecrets([]byte(red)); n != 0 {
+				t.Errorf("redacted, %d findings are left: %+v\n%s", n, fs, red)
+			}
+		})
+	}
+	clean := map[string]string{
+		"a file path, a placeholder, a flag naming a file": pod("    args: [\"--password-file=/etc/pw\", \"--token=${TOKEN}\", \"--config=/etc/app.yaml\", \"--password\", \"/run/secrets/pw\"]\n"),
+		"a URL with a user and no password, and one with a placeholder": pod("    env:\n    - name: UPSTREAM\n      value: https://user@example.com/x\n    - name: DB\n      value: postgres://admin:${DB_PASSWORD}@db/x\n"),
+		"a ConfigMap's data": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  level: debug\n",
+	}
+	for name, m := range clean {
+		if fs, n := ScanSecrets([]byte(m)); n != 0 {
+			t.Errorf("%s: flagged %+v", name, fs)
+		}
+	}
+	if fs := ScanSteps([]Step{{Key: "proxy.istio.io/config", Value: "proxyMetadata:\n  ISTIO_META_DNS_CAPTURE: \"true\"\n  TLS_KEY_FILE: /etc/key.pem\n"}}); len(fs) != 0 {
+		t.Errorf("ordinary proxyMetadata flagged: %+v", fs)
 	}
 }

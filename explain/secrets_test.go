@@ -28,8 +28,13 @@ spec:
   containers:
   - name: app
     image: app
+    args: ["--password=letmein"]
     env:
     - name: DB_PASSWORD
+      value: hunter2
+    - name: DB_URL
+      value: postgres://admin:s3cret@db/x
+    - name: COPY
       value: hunter2
     - name: TLS
       value: "-----BEGIN PRIVATE KEY-----\nx\n-----END PRIVATE KEY-----"

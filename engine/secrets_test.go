@@ -6,8 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -668,7 +668,7 @@ func TestSecretCorpus(t *testing.T) {
 		})
 	}
 	clean := map[string]string{
-		"a file path, a placeholder, a flag naming a file": pod("    args: [\"--password-file=/etc/pw\", \"--token=${TOKEN}\", \"--config=/etc/app.yaml\", \"--password\", \"/run/secrets/pw\"]\n"),
+		"a file path, a placeholder, a flag naming a file":              pod("    args: [\"--password-file=/etc/pw\", \"--token=${TOKEN}\", \"--config=/etc/app.yaml\", \"--password\", \"/run/secrets/pw\"]\n"),
 		"a URL with a user and no password, and one with a placeholder": pod("    env:\n    - name: UPSTREAM\n      value: https://user@example.com/x\n    - name: DB\n      value: postgres://admin:${DB_PASSWORD}@db/x\n"),
 		"a ConfigMap's data": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  level: debug\n",
 	}

@@ -42,11 +42,14 @@ const (
 	// SecretSameValue: a value equal to one flagged elsewhere in the manifest (a password that
 	// is also a ConfigMap's value): redacted with it.
 	SecretSameValue SecretKind = "same-value"
+	// SecretComment: a comment that holds one (# password: hunter2, a URL with a password, a
+	// password flag, a random-looking token).
+	SecretComment SecretKind = "comment"
 )
 
 // SecretKinds lists every kind ScanSecrets reports, in the order a person reads them.
 var SecretKinds = []SecretKind{SecretDocument, SecretDataValue, SecretEnvName, SecretFlagValue, SecretURLCredential, SecretPrivateKey,
-	SecretRegistryCredential, SecretHighEntropy, SecretSameValue}
+	SecretRegistryCredential, SecretHighEntropy, SecretSameValue, SecretComment}
 
 // Redacted is what Redact writes in place of a flagged value.
 const Redacted = "<redacted>"
@@ -146,6 +149,9 @@ type secretHit struct {
 	SecretFinding
 	node  *yaml.Node
 	token span
+	// comment is the node whose comment holds secret, a part of one of its comments' text.
+	comment *yaml.Node
+	secret  string
 }
 
 // span is [from, to) bytes of one input line (1-based, the whole input's).
@@ -185,6 +191,7 @@ func scanSecrets(docs []scanDoc) []secretHit {
 		}
 		w := &secretWalker{doc: d}
 		w.node(d.root.Content[0], "", "")
+		w.comments(d.root)
 		walkers = append(walkers, w)
 		hits = append(hits, w.hits...)
 	}
@@ -204,6 +211,54 @@ func scanSecrets(docs []scanDoc) []secretHit {
 		}
 	}
 	return hits
+}
+
+// comments flags what its comments hold (commentSecrets), in n and every node under it.
+func (w *secretWalker) comments(n *yaml.Node) {
+	for _, c := range []string{n.HeadComment, n.LineComment, n.FootComment} {
+		for _, line := range strings.Split(c, "\n") {
+			for _, s := range commentSecrets(line) {
+				ex := strings.ReplaceAll(strings.TrimSpace(line), s, Redacted)
+				w.hits = append(w.hits, secretHit{SecretFinding: SecretFinding{
+					Doc: w.doc.index, Line: w.doc.Line + max(n.Line, 1) - 1, Kind: SecretComment, Excerpt: clip(ex),
+				}, comment: n, secret: s})
+			}
+		}
+	}
+	for _, c := range n.Content {
+		w.comments(c)
+	}
+}
+
+// commentKeyRE finds "name: value" and "name=value" in a comment's text.
+var commentKeyRE = regexp.MustCompile(`([A-Za-z_][A-Za-z0-9_.-]*)\s*[:=]\s*(\S+)`)
+
+// commentSecrets are the parts of a comment's text that are secrets: the value of a name that
+// says it is one (password: hunter2, DB_TOKEN=…), a URL's password, a password flag's value, a
+// random-looking token.
+func commentSecrets(text string) []string {
+	var out []string
+	for _, m := range commentKeyRE.FindAllStringSubmatch(text, -1) {
+		if v := strings.Trim(m[2], `"',;`); v != "" && secretName(m[1]) && !filePath(v) && !placeholder(v) && v != Redacted {
+			out = append(out, v)
+		}
+	}
+	for _, m := range urlCredentialRE.FindAllStringSubmatch(text, -1) {
+		if !placeholder(m[1]) {
+			out = append(out, m[1])
+		}
+	}
+	for _, m := range flagRE.FindAllStringSubmatch(text, -1) {
+		if secretName(m[1]) && !filePath(m[2]) && !placeholder(m[2]) {
+			out = append(out, m[2])
+		}
+	}
+	for _, t := range tokenRE.FindAllString(digestRE.ReplaceAllString(text, " "), -1) {
+		if randomToken(t) {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // minSameValue is the shortest flagged value looked for elsewhere: shorter ones ("true", a
@@ -702,7 +757,7 @@ func Redact(manifest []byte) (string, error) {
 	lines := inputLines(manifest)
 	byDoc := make(map[int][]secretHit)
 	for _, h := range hits {
-		if h.node != nil || h.token.line > 0 {
+		if h.node != nil || h.token.line > 0 || h.comment != nil {
 			byDoc[h.Doc] = append(byDoc[h.Doc], h)
 		}
 	}
@@ -737,7 +792,14 @@ func redactDoc(d scanDoc, hits []secretHit) ([]edit, error) {
 	}
 	replaced := make(map[*yaml.Node]bool)
 	exact := true
+	var scrub []secretHit
 	for _, h := range hits {
+		if h.comment != nil {
+			// A comment is not a node's value: the document is written again with the secret
+			// taken out of the comment's text.
+			scrub, exact = append(scrub, h), false
+			continue
+		}
 		if replaced[h.node] {
 			continue
 		}
@@ -756,6 +818,12 @@ func redactDoc(d scanDoc, hits []secretHit) ([]edit, error) {
 		}
 	}
 	// Write the document again from its tree.
+	for _, h := range scrub {
+		n := h.comment
+		n.HeadComment = strings.ReplaceAll(n.HeadComment, h.secret, Redacted)
+		n.LineComment = strings.ReplaceAll(n.LineComment, h.secret, Redacted)
+		n.FootComment = strings.ReplaceAll(n.FootComment, h.secret, Redacted)
+	}
 	for n := range replaced {
 		n.Value, n.Tag = Redacted, "!!str"
 		if n.Style == yaml.LiteralStyle || n.Style == yaml.FoldedStyle {

@@ -500,6 +500,7 @@ func FuzzRedact(f *testing.F) {
 	f.Add([]byte(redactInput))
 	f.Add([]byte("kind: Secret\nstringData:\n  a: |2\n     x\n  b: &x y\n  c: *x\n  d: !!str z\n"))
 	f.Add([]byte("env:\n- {name: TOKEN, value: 'a''b'}\n- name: KEY\n  value: \"q\\\"\n  r\"\n"))
+	f.Add([]byte("# password: hunter2\na: b # token=Zq8vR2mXk4TbW9yLp3NcA7hJ\nc:\n  # postgres://u:hunter6@db/x\n  d: |\n    # password: not-a-comment\n"))
 	f.Add([]byte("a: {b: &pw hunter2}\nenv:\n- {name: DB_PASSWORD, value: *pw}\n- <<: {name: API_TOKEN, value: hunter3}\nargs: [--password, hunter4, --token=hunter5, 'postgres://u:hunter6@db/x']\nc: hunter2\n"))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		ScanSecrets(in)
@@ -631,6 +632,8 @@ func TestSecretCorpus(t *testing.T) {
 		{"a ConfigMap's binaryData", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\nbinaryData:\n  keystore.jks: aHVudGVyMg==\n", nil, SecretDataValue},
 		{"DB_PASSWORD in a proxy.istio.io/config step's proxyMetadata", pod(""), []Step{{Key: "proxy.istio.io/config", Value: "proxyMetadata:\n  DB_PASSWORD: hunter2\n"}}, SecretEnvName},
 		{"a URL with credentials in a step", pod(""), []Step{{Key: "example.com/db", Value: "postgres://admin:hunter2@db:5432/x"}}, SecretURLCredential},
+		{"a secret in a YAML comment", "# admin password: hunter2\n" + pod("    env:\n    - name: A\n      value: b # DB_TOKEN=hunter2\n"), nil, SecretComment},
+		{"a URL with credentials in a comment", pod("    # was postgres://admin:hunter2@db:5432/x\n    env: []\n"), nil, SecretComment},
 		{"the same value in a ConfigMap", pod("    env:\n    - name: DB_PASSWORD\n      value: hunter2\n") + "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  copy: hunter2\n", nil, SecretSameValue},
 	}
 	for _, c := range found {
@@ -670,7 +673,8 @@ func TestSecretCorpus(t *testing.T) {
 	clean := map[string]string{
 		"a file path, a placeholder, a flag naming a file":              pod("    args: [\"--password-file=/etc/pw\", \"--token=${TOKEN}\", \"--config=/etc/app.yaml\", \"--password\", \"/run/secrets/pw\"]\n"),
 		"a URL with a user and no password, and one with a placeholder": pod("    env:\n    - name: UPSTREAM\n      value: https://user@example.com/x\n    - name: DB\n      value: postgres://admin:${DB_PASSWORD}@db/x\n"),
-		"a ConfigMap's data": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  level: debug\n",
+		"a ConfigMap's data":                             "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  level: debug\n",
+		"comments that name secrets without holding one": "# the password is in the vault\n# token file: /etc/token\n# DB_PASSWORD: ${DB_PASSWORD}\n" + pod(""),
 	}
 	for name, m := range clean {
 		if fs, n := ScanSecrets([]byte(m)); n != 0 {

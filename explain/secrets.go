@@ -13,6 +13,7 @@ var secretKinds = map[engine.SecretKind]bool{
 	engine.SecretFlagValue:          true,
 	engine.SecretURLCredential:      true,
 	engine.SecretSameValue:          true,
+	engine.SecretComment:            true,
 	engine.SecretPrivateKey:         true,
 	engine.SecretRegistryCredential: true,
 	engine.SecretHighEntropy:        true,

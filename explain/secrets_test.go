@@ -28,7 +28,7 @@ spec:
   containers:
   - name: app
     image: app
-    args: ["--password=letmein"]
+    args: ["--password=letmein"] # api_key: Zq8vR2mXk4TbW9yLp3NcA7hJ
     env:
     - name: DB_PASSWORD
       value: hunter2

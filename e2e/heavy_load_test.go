@@ -18,19 +18,8 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/handlers"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
-
-// heavyPods are n Pods; with depth > 0 each carries a top-level value nested depth lists deep.
-func heavyPods(n, depth int) string {
-	docs := make([]string, n)
-	for i := range docs {
-		docs[i] = fmt.Sprintf("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p%d\nspec:\n  containers:\n  - name: app\n    image: nginx\n", i)
-		if depth > 0 {
-			docs[i] += "extra: " + strings.Repeat("[", depth) + strings.Repeat("]", depth) + "\n"
-		}
-	}
-	return strings.Join(docs, "---\n")
-}
 
 // TestLoadHeavy is issue 21's attack beside a workshop: four clients send, again and again, the
 // requests that used to stop the service (45 Pods nested 9,000 deep in a small link; 2,000 Pods
@@ -54,7 +43,7 @@ func TestLoadHeavy(t *testing.T) {
 		salt := fmt.Sprintf("\n# attack %d\n", n)
 		switch k {
 		case 0:
-			st := handlers.State{Istio: engine.Version().Istio, Manifest: heavyPods(45, 9000) + salt}
+			st := handlers.State{Istio: engine.Version().Istio, Manifest: testkit.Pods(45, 9000) + salt}
 			req, _ := http.NewRequest(http.MethodGet, baseURL+"/?s="+handlers.EncodeState(st), nil)
 			return req
 		case 2:
@@ -63,13 +52,13 @@ func TestLoadHeavy(t *testing.T) {
 				sts = append(sts, engine.Step{Key: "sidecar.istio.io/proxyCPU", Value: fmt.Sprintf("%dm", 150+i)})
 			}
 			js, _ := json.Marshal(sts)
-			form := url.Values{"manifest": {heavyPods(10, 0) + salt}, "steps": {string(js)}, "action": {"apply"}}
+			form := url.Values{"manifest": {testkit.Pods(10, 0) + salt}, "steps": {string(js)}, "action": {"apply"}}
 			req, _ := http.NewRequest(http.MethodPost, baseURL+"/", strings.NewReader(form.Encode()))
 			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 			req.Header.Set("X-Sidecarlab-Partial", "1")
 			return req
 		default:
-			st := handlers.State{Istio: engine.Version().Istio, Manifest: heavyPods(2000, 0) + salt}
+			st := handlers.State{Istio: engine.Version().Istio, Manifest: testkit.Pods(2000, 0) + salt}
 			req, _ := http.NewRequest(http.MethodGet, baseURL+"/?s="+handlers.EncodeState(st), nil)
 			return req
 		}

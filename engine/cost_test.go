@@ -10,27 +10,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
-
-// deepPods are n Pods, each with a top-level value nested depth lists deep: a few KB of brackets
-// that every layer walking a value pays for per level (issue 21's four-link attack).
-func deepPods(n, depth int) string {
-	docs := make([]string, n)
-	for i := range docs {
-		docs[i] = fmt.Sprintf("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p%d\nspec:\n  containers:\n  - name: app\n    image: nginx\nextra: %s%s\n",
-			i, strings.Repeat("[", depth), strings.Repeat("]", depth))
-	}
-	return strings.Join(docs, "---\n")
-}
-
-// smallPods are n Pods of one container each.
-func smallPods(n int) string {
-	docs := make([]string, n)
-	for i := range docs {
-		docs[i] = fmt.Sprintf("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p%d\nspec:\n  containers:\n  - name: app\n    image: nginx\n", i)
-	}
-	return strings.Join(docs, "---\n")
-}
 
 // cpuSteps are n steps that each set the proxy's CPU request to another value.
 func cpuSteps(n int) []Step {
@@ -71,9 +53,9 @@ func TestEstimateDepth(t *testing.T) {
 	}{
 		{"a Deployment", readFileString(t, "testdata/corpus/deployment.yaml"), 0, false, 0, 0},
 		{"a CRD-like 60 levels", crd.String(), 61, false, 1, 1},
-		{"at the bound", deepPods(1, 98), 100, false, 1, 1},
-		{"one past it", deepPods(1, 99), 101, true, 1, 1},
-		{"the attack's 9,000", smallPods(1) + "\n---\n" + deepPods(2, 9000), 9002, true, 2, 11},
+		{"at the bound", testkit.Pods(1, 98), 100, false, 1, 1},
+		{"one past it", testkit.Pods(1, 99), 101, true, 1, 1},
+		{"the attack's 9,000", testkit.Pods(1, 0) + "\n---\n" + testkit.Pods(2, 9000), 9002, true, 2, 11},
 		{"aliases followed", chain.String(), 122, true, 1, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -105,7 +87,7 @@ func readFileString(t *testing.T, path string) string { return string(readFile(t
 // begun, per row.
 func TestEstimateRows(t *testing.T) {
 	e := testEngine(t)
-	m := []byte(smallPods(3) + "\n# estimate rows\n")
+	m := []byte(testkit.Pods(3, 0) + "\n# estimate rows\n")
 	cost, err := e.Estimate(context.Background(), m, cpuSteps(4), Settings{})
 	if err != nil {
 		t.Fatal(err)
@@ -119,7 +101,7 @@ func TestEstimateRows(t *testing.T) {
 	if cost, _ = e.Estimate(context.Background(), m, cpuSteps(4), Settings{}); cost.Rows != 1 || cost.Units != 3 {
 		t.Fatalf("with rows 0-3 memoised: %+v, want 1 row, 3 units", cost)
 	}
-	big := []byte(smallPods(1) + "\n# " + strings.Repeat("x", 9000) + "\n")
+	big := []byte(testkit.Pods(1, 0) + "\n# " + strings.Repeat("x", 9000) + "\n")
 	if cost, _ = e.Estimate(context.Background(), big, nil, Settings{}); cost.Units != 3 {
 		t.Fatalf("a 9 KB document: %d units, want 3", cost.Units)
 	}
@@ -173,8 +155,8 @@ func TestDeadlineBetweenDocuments(t *testing.T) {
 		manifest string
 		steps    []Step
 	}{
-		{"2,000 Pods", smallPods(2000) + "\n# deadline\n", nil},
-		{"10 Pods through 100 steps", smallPods(10) + "\n# deadline\n", cpuSteps(100)},
+		{"2,000 Pods", testkit.Pods(2000, 0) + "\n# deadline\n", nil},
+		{"10 Pods through 100 steps", testkit.Pods(10, 0) + "\n# deadline\n", cpuSteps(100)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ctx := newExpiring(e, 25)
@@ -194,7 +176,7 @@ func TestDeadlineBetweenDocuments(t *testing.T) {
 // (with time left) gets them whole, as a row made without a deadline has them.
 func TestRowViewsPastDeadline(t *testing.T) {
 	e := testEngine(t)
-	m := []byte(smallPods(40) + "\n# row views past the deadline\n")
+	m := []byte(testkit.Pods(40, 0) + "\n# row views past the deadline\n")
 	tl, err := e.Timeline(context.Background(), m, cpuSteps(1), Settings{})
 	if err != nil {
 		t.Fatal(err)
@@ -235,7 +217,7 @@ func TestRowViewsPastDeadline(t *testing.T) {
 		}
 	}
 	// A timeline whose findings' deadline passes fails with the deadline's error.
-	if _, err := e.Timeline(gone, []byte(smallPods(2)+"\n# findings past the deadline\n"), nil, Settings{}); !errors.Is(err, context.Canceled) {
+	if _, err := e.Timeline(gone, []byte(testkit.Pods(2, 0)+"\n# findings past the deadline\n"), nil, Settings{}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("a timeline past its deadline: %v", err)
 	}
 }
@@ -245,7 +227,7 @@ func TestRowViewsPastDeadline(t *testing.T) {
 // them, it is the whole diff.
 func TestUnifiedHead(t *testing.T) {
 	e := testEngine(t)
-	tl, err := e.Timeline(context.Background(), []byte(smallPods(6)), cpuSteps(1), Settings{})
+	tl, err := e.Timeline(context.Background(), []byte(testkit.Pods(6, 0)), cpuSteps(1), Settings{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +256,7 @@ func TestUnifiedHead(t *testing.T) {
 // isolator nothing runs in a worker.
 func TestEstimateRender(t *testing.T) {
 	e := testEngine(t)
-	m := []byte(smallPods(1))
+	m := []byte(testkit.Pods(1, 0))
 	o := InstallOptions{Set: []string{"values.global.proxy.holdApplicationUntilProxyStarts=true", "meshConfig.defaultConfig.concurrency=3"}}
 	if c, _ := e.Estimate(context.Background(), m, nil, Settings{}); c.Render || c.Worker {
 		t.Fatalf("the default installation: %+v", c)

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
 // patchBin is GNU patch (Debian's patch, which scripts/testenv.sh installs when missing). The
@@ -66,7 +68,7 @@ func TestUnifiedDiffIsAPatch(t *testing.T) {
 	}
 	// Documents are diffed one by one and written as one patch: comments and separators between
 	// them, and a Service Istio passes through, must land where they are.
-	multi := "# a comment before the first document\n---\n" + strings.ReplaceAll(smallPods(3), "---\n", "--- # the next Pod\n\n") +
+	multi := "# a comment before the first document\n---\n" + strings.ReplaceAll(testkit.Pods(3, 0), "---\n", "--- # the next Pod\n\n") +
 		"---\napiVersion: v1\nkind: Service\nmetadata:\n  name: s\n---\n" + base
 	cases = append(cases, timeline{"lab/all rows in one timeline", base, all},
 		timeline{"lab/without a final newline", strings.TrimSuffix(base, "\n"), all[:3]},

@@ -11,20 +11,8 @@ import (
 	"time"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
-
-// workPods are n Pods of one container each; with depth > 0 each also carries a top-level value
-// nested depth lists deep (issue 21: 45 of them, 9,000 deep, in a 2 KB link, cost 12.6 CPU-seconds).
-func workPods(n, depth int) string {
-	docs := make([]string, n)
-	for i := range docs {
-		docs[i] = fmt.Sprintf("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p%d\nspec:\n  containers:\n  - name: app\n    image: nginx\n", i)
-		if depth > 0 {
-			docs[i] += "extra: " + strings.Repeat("[", depth) + strings.Repeat("]", depth) + "\n"
-		}
-	}
-	return strings.Join(docs, "---\n")
-}
 
 // cpuSteps are n steps that each set the proxy's CPU request to another value.
 func cpuSteps(n int) []engine.Step {
@@ -58,7 +46,7 @@ func TestHeavyLane(t *testing.T) {
 	he := holdingEngine{Engine: eng, started: make(chan struct{}, 1), release: make(chan struct{})}
 	h := New(testLogger(), func() Engine { return he }, Config{MaxConcurrent: 1, QueueWait: 50 * time.Millisecond})
 	done := make(chan response)
-	go func() { done <- get(t, h, stateLink(t, State{Manifest: workPods(300, 0) + "\n# hold\n"})) }()
+	go func() { done <- get(t, h, stateLink(t, State{Manifest: testkit.Pods(300, 0) + "\n# hold\n"})) }()
 	<-he.started // the heavy lane's one slot is taken
 
 	if r := get(t, h, stateLink(t, State{Manifest: deploymentYAML})); r.status != http.StatusOK {
@@ -66,18 +54,18 @@ func TestHeavyLane(t *testing.T) {
 	}
 	// 10 Pods through 100 steps (a 6.4 KB POST in the issue) is heavy: it waits for the heavy
 	// lane and gets 503 with Retry-After.
-	if status, body, _ := postAPI(t, h, "", InjectRequest{Manifest: workPods(10, 0), Steps: cpuSteps(100)}); status != http.StatusServiceUnavailable {
+	if status, body, _ := postAPI(t, h, "", InjectRequest{Manifest: testkit.Pods(10, 0), Steps: cpuSteps(100)}); status != http.StatusServiceUnavailable {
 		t.Fatalf("a second heavy request: %d, want 503: %.300s", status, body)
 	}
 	// 2,000 Pods (a 7.5 KB link in the issue) too.
-	if r := get(t, h, stateLink(t, State{Manifest: workPods(2000, 0)})); r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" {
+	if r := get(t, h, stateLink(t, State{Manifest: testkit.Pods(2000, 0)})); r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" {
 		t.Fatalf("2,000 Pods beside a heavy request: %d %v, want 503 with Retry-After", r.status, r.header)
 	}
 	close(he.release)
 	if first := <-done; first.status != http.StatusOK {
 		t.Fatalf("the heavy request: %d", first.status)
 	}
-	if r := get(t, h, stateLink(t, State{Manifest: workPods(200, 0) + "\n# another\n"})); r.status != http.StatusOK {
+	if r := get(t, h, stateLink(t, State{Manifest: testkit.Pods(200, 0) + "\n# another\n"})); r.status != http.StatusOK {
 		t.Fatalf("a heavy request with the lane free: %d", r.status)
 	}
 }
@@ -87,7 +75,7 @@ func TestHeavyLane(t *testing.T) {
 // the page and in the API; what is within them runs.
 func TestWorkLimits(t *testing.T) {
 	h := newServer(t)
-	deep := workPods(45, 9000)
+	deep := testkit.Pods(45, 9000)
 	for _, c := range []struct {
 		name   string
 		state  State
@@ -95,9 +83,9 @@ func TestWorkLimits(t *testing.T) {
 		words  string
 	}{
 		{"45 Pods nested 9,000 deep", State{Manifest: deep}, http.StatusUnprocessableEntity, "nest up to 9002 levels deep; at most 100"},
-		{"one Pod nested 100 deep", State{Manifest: workPods(1, 98)}, http.StatusOK, ""},
-		{"2,000 Pods through 2 steps", State{Manifest: workPods(2000, 0), Steps: cpuSteps(2)}, http.StatusUnprocessableEntity, "6000 units of work; at most 4000 fit in one request: split the manifest into parts of about 1333 documents"},
-		{"10 Pods through 100 steps", State{Manifest: workPods(10, 0), Steps: cpuSteps(100)}, http.StatusOK, ""},
+		{"one Pod nested 100 deep", State{Manifest: testkit.Pods(1, 98)}, http.StatusOK, ""},
+		{"2,000 Pods through 2 steps", State{Manifest: testkit.Pods(2000, 0), Steps: cpuSteps(2)}, http.StatusUnprocessableEntity, "6000 units of work; at most 4000 fit in one request: split the manifest into parts of about 1333 documents"},
+		{"10 Pods through 100 steps", State{Manifest: testkit.Pods(10, 0), Steps: cpuSteps(100)}, http.StatusOK, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := get(t, h, stateLink(t, c.state))
@@ -114,7 +102,7 @@ func TestWorkLimits(t *testing.T) {
 		})
 	}
 	// The deep document is named with its line.
-	if status, body, _ := postAPI(t, h, "", InjectRequest{Manifest: workPods(2, 0) + "\n---\n" + deep}); status != http.StatusUnprocessableEntity ||
+	if status, body, _ := postAPI(t, h, "", InjectRequest{Manifest: testkit.Pods(2, 0) + "\n---\n" + deep}); status != http.StatusUnprocessableEntity ||
 		!strings.Contains(body, `"doc": 3,`) || !strings.Contains(body, `"line": 20,`) {
 		t.Fatalf("the deep document's place: %d %.400s", status, body)
 	}
@@ -139,7 +127,7 @@ func TestTemplatesRunHeavy(t *testing.T) {
 			loopers <- do(t, h, withDeadline(t, httptest.NewRequest(http.MethodGet, "/injected.yaml?s="+EncodeState(st), nil), 20*time.Second))
 		}()
 	}
-	waitFor(t, "a looping template holding a work slot", func() bool {
+	testkit.WaitFor(t, "a looping template holding a work slot", func() bool {
 		m := get(t, h, "/metrics").body
 		return strings.Contains(m, `sidecarlab_work_slots_busy{lane="heavy"} 1`) || strings.Contains(m, `sidecarlab_work_slots_busy{lane="light"} 1`)
 	})
@@ -149,17 +137,6 @@ func TestTemplatesRunHeavy(t *testing.T) {
 	for range 3 {
 		if r := <-loopers; r.status != http.StatusServiceUnavailable && r.status != http.StatusUnprocessableEntity {
 			t.Errorf("a looping template: %d, want 503 or 422 (the heavy lane busy, the deadline, or the worker's CPU limit)", r.status)
-		}
-	}
-}
-
-// waitFor polls cond until it holds; past two minutes (only a hang takes that long) the test
-// fails saying what it waited for.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(2 * time.Minute); !cond(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not after two minutes", what)
 		}
 	}
 }

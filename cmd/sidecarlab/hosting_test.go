@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/sidecarlab/sidecarlab/handlers"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 	"github.com/sidecarlab/sidecarlab/store"
 )
 
@@ -42,7 +43,7 @@ func (s *served) waitStopped(t *testing.T) {
 		if s.err != nil {
 			t.Fatalf("serve returned %v after it was told to stop", s.err)
 		}
-	case <-time.After(patience):
+	case <-time.After(testkit.Patience):
 		t.Fatal("the server did not stop")
 	}
 }
@@ -59,11 +60,11 @@ func startServe(t *testing.T, args ...string) *served {
 		cancel()
 		select {
 		case <-s.done:
-		case <-time.After(patience):
+		case <-time.After(testkit.Patience):
 		}
 	})
 	addrRE := regexp.MustCompile(`msg=listening addr=(\S+)`)
-	waitFor(t, "serve ready", func() bool {
+	testkit.WaitFor(t, "serve ready", func() bool {
 		select {
 		case <-s.done:
 			t.Fatalf("serve returned %v:\n%s", s.err, s.logs.String())
@@ -101,7 +102,7 @@ func (s *served) storeOK(t *testing.T) bool {
 // share posts the form's share as the page does, without following the redirect.
 func (s *served) share(t *testing.T, manifest string) (int, http.Header, string) {
 	t.Helper()
-	c := &http.Client{Timeout: patience, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	c := &http.Client{Timeout: testkit.Patience, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := c.PostForm(s.base+"/share", url.Values{"manifest": {manifest}})
 	if err != nil {
 		t.Fatal(err)
@@ -146,7 +147,7 @@ func TestServeWithoutStore(t *testing.T) {
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "sharing after the store came back", func() bool {
+	testkit.WaitFor(t, "sharing after the store came back", func() bool {
 		if !s.storeOK(t) {
 			return false
 		}
@@ -181,7 +182,7 @@ func TestShutdownWaitsForRequests(t *testing.T) {
 	s.stop() // SIGTERM, as main's signal context does
 	graceRE := regexp.MustCompile(`msg="shutting down" grace=(\S+)`)
 	var grace time.Duration
-	waitFor(t, "serve shutting down", func() bool {
+	testkit.WaitFor(t, "serve shutting down", func() bool {
 		m := graceRE.FindStringSubmatch(s.logs.String())
 		if m != nil {
 			grace, _ = time.ParseDuration(m[1])
@@ -269,7 +270,7 @@ func TestReconnectingLinks(t *testing.T) {
 	mu.Lock()
 	openErr = nil
 	mu.Unlock()
-	waitFor(t, "the store opened in the background", func() bool { return l.Health() == nil })
+	testkit.WaitFor(t, "the store opened in the background", func() bool { return l.Health() == nil })
 	id, err := l.Put(ctx, handlers.Link{State: []byte("x")})
 	if err != nil || l.Health() != nil {
 		t.Fatalf("after the store opened: %v, health %v", err, l.Health())
@@ -361,13 +362,13 @@ func TestPostgresStoppedOrHung(t *testing.T) {
 	for mode, says := range map[string]string{"stopped": "does not answer", "hung": "did not answer in time"} {
 		p.set(mode)
 		// The request's own timeout is farAway: a hung store is answered only because the store's
-		// timeout cuts it off (share's client gives up after patience, failing the test).
+		// timeout cuts it off (share's client gives up after testkit.Patience, failing the test).
 		code, h, body := s.share(t, manifest(mode))
 		if code != http.StatusServiceUnavailable || h.Get("Retry-After") == "" || !strings.Contains(body, "Sharing is unavailable: the link store "+says) || strings.Contains(body, "smaller input") {
 			t.Fatalf("%s: %d %v %.500s", mode, code, h, body)
 		}
 		p.set("up")
-		waitFor(t, "sharing after PostgreSQL came back from "+mode, func() bool {
+		testkit.WaitFor(t, "sharing after PostgreSQL came back from "+mode, func() bool {
 			if !s.storeOK(t) {
 				return false
 			}

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
 // syncBuffer is a bytes.Buffer safe to read while the server writes its log into it.
@@ -61,7 +63,7 @@ func holdRequest(t *testing.T, url string, body []byte) *heldRequest {
 	req.Header.Set("Expect", "100-continue")
 	req.ContentLength = int64(len(body))
 	// The client waits for the server's 100 Continue before it reads the body from the pipe.
-	client := &http.Client{Timeout: patience, Transport: &http.Transport{ExpectContinueTimeout: patience}}
+	client := &http.Client{Timeout: testkit.Patience, Transport: &http.Transport{ExpectContinueTimeout: testkit.Patience}}
 	go func() {
 		resp, err := client.Do(req)
 		if err != nil {
@@ -76,8 +78,8 @@ func holdRequest(t *testing.T, url string, body []byte) *heldRequest {
 	case <-asked:
 	case r := <-h.result:
 		t.Fatalf("the server answered before it asked for the body: %d %v", r.status, r.err)
-	case <-time.After(patience):
-		t.Fatalf("the server did not ask for the body of %s in %v", url, patience)
+	case <-time.After(testkit.Patience):
+		t.Fatalf("the server did not ask for the body of %s in %v", url, testkit.Patience)
 	}
 	return h
 }
@@ -105,7 +107,7 @@ func TestGracefulShutdown(t *testing.T) {
 	body, _ := json.Marshal(map[string]string{"manifest": manifest.String()})
 	req := holdRequest(t, base+"/api/v1/inject", body)
 	srv.stop() // SIGTERM, as main's signal context does
-	waitFor(t, "serve shutting down", func() bool { return strings.Contains(srv.logs.String(), "shutting down") })
+	testkit.WaitFor(t, "serve shutting down", func() bool { return strings.Contains(srv.logs.String(), "shutting down") })
 	r := req.send(t)
 	if r.err != nil || r.status != http.StatusOK || r.n < 100000 {
 		t.Fatalf("the in-flight request: status %d, %d bytes, %v", r.status, r.n, r.err)

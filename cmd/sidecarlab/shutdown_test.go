@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
 // TestShutdownUnderLoad: issue 21's heavy requests in flight when the server is told to stop —
@@ -43,7 +45,7 @@ func TestShutdownUnderLoad(t *testing.T) {
 		held = append(held, holdRequest(t, srv.base+"/api/v1/inject", js))
 	}
 	srv.stop() // SIGTERM, as main's signal context does
-	waitFor(t, "serve shutting down", func() bool { return strings.Contains(srv.logs.String(), "shutting down") })
+	testkit.WaitFor(t, "serve shutting down", func() bool { return strings.Contains(srv.logs.String(), "shutting down") })
 	results := make(chan heldResult, len(held))
 	for _, h := range held {
 		go func() { results <- h.send(t) }()

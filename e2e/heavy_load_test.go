@@ -5,12 +5,10 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -52,11 +50,7 @@ func TestLoadHeavy(t *testing.T) {
 				sts = append(sts, engine.Step{Key: "sidecar.istio.io/proxyCPU", Value: fmt.Sprintf("%dm", 150+i)})
 			}
 			js, _ := json.Marshal(sts)
-			form := url.Values{"manifest": {testkit.Pods(10, 0) + salt}, "steps": {string(js)}, "action": {"apply"}}
-			req, _ := http.NewRequest(http.MethodPost, baseURL+"/", strings.NewReader(form.Encode()))
-			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-			req.Header.Set("X-Sidecarlab-Partial", "1")
-			return req
+			return partialPost(url.Values{"manifest": {testkit.Pods(10, 0) + salt}, "steps": {string(js)}, "action": {"apply"}})
 		default:
 			st := handlers.State{Istio: engine.Version().Istio, Manifest: testkit.Pods(2000, 0) + salt}
 			req, _ := http.NewRequest(http.MethodGet, baseURL+"/?s="+handlers.EncodeState(st), nil)
@@ -72,16 +66,9 @@ func TestLoadHeavy(t *testing.T) {
 	var mu sync.Mutex
 	var samples []sample
 	do := func(kind string, req *http.Request) {
-		start := time.Now()
-		resp, err := client.Do(req)
-		status := 0
-		if err == nil {
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			status = resp.StatusCode
-		}
+		status, d := timed(client, req)
 		mu.Lock()
-		samples = append(samples, sample{kind, status, time.Since(start)})
+		samples = append(samples, sample{kind, status, d})
 		mu.Unlock()
 	}
 	deadline := time.Now().Add(limit)
@@ -102,12 +89,8 @@ func TestLoadHeavy(t *testing.T) {
 			defer wg.Done()
 			for time.Now().Before(deadline) {
 				n := seq.Add(1)
-				form := url.Values{"manifest": {deployment}, "steps": {steps}, "add": {"sidecar.istio.io/proxyCPU"},
-					"v:sidecar.istio.io/proxyCPU": {strconv.FormatInt(100+n, 10) + "m"}}
-				req, _ := http.NewRequest(http.MethodPost, baseURL+"/", strings.NewReader(form.Encode()))
-				req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-				req.Header.Set("X-Sidecarlab-Partial", "1")
-				do("toggle", req)
+				do("toggle", partialPost(url.Values{"manifest": {deployment}, "steps": {steps}, "add": {"sidecar.istio.io/proxyCPU"},
+					"v:sidecar.istio.io/proxyCPU": {strconv.FormatInt(100+n, 10) + "m"}}))
 			}
 		}()
 	}

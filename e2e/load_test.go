@@ -49,16 +49,8 @@ func TestLoad(t *testing.T) {
 	var mu sync.Mutex
 	var samples []sample
 	do := func(kind string, req *http.Request) {
-		start := time.Now()
-		resp, err := client.Do(req)
-		ok := err == nil
-		if err == nil {
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			ok = resp.StatusCode < 400
-		}
-		d := time.Since(start)
-		if !ok {
+		status, d := timed(client, req)
+		if status == 0 || status >= 400 {
 			errs.Add(1)
 		}
 		mu.Lock()
@@ -84,12 +76,8 @@ func TestLoad(t *testing.T) {
 					req, _ := http.NewRequest(http.MethodGet, page, nil)
 					do("page", req)
 				case 4, 5, 6, 7:
-					form := url.Values{"manifest": {deployment}, "steps": {steps}, "add": {"sidecar.istio.io/proxyCPU"},
-						"v:sidecar.istio.io/proxyCPU": {strconv.FormatInt(100+n, 10) + "m"}}
-					req, _ := http.NewRequest(http.MethodPost, baseURL+"/", strings.NewReader(form.Encode()))
-					req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-					req.Header.Set("X-Sidecarlab-Partial", "1")
-					do("toggle", req)
+					do("toggle", partialPost(url.Values{"manifest": {deployment}, "steps": {steps}, "add": {"sidecar.istio.io/proxyCPU"},
+						"v:sidecar.istio.io/proxyCPU": {strconv.FormatInt(100+n, 10) + "m"}}))
 				case 8:
 					req, _ := http.NewRequest(http.MethodGet, batch, nil)
 					do("batch", req)
@@ -134,4 +122,25 @@ func envInt(name string, def int) int {
 		return v
 	}
 	return def
+}
+
+// timed sends req, reads its answer and says its status (0 when the request failed) and how long
+// it took.
+func timed(client *http.Client, req *http.Request) (status int, d time.Duration) {
+	start := time.Now()
+	resp, err := client.Do(req)
+	if err == nil {
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		status = resp.StatusCode
+	}
+	return status, time.Since(start)
+}
+
+// partialPost is the page script's request for form: a POST of / asking for the results alone.
+func partialPost(form url.Values) *http.Request {
+	req, _ := http.NewRequest(http.MethodPost, baseURL+"/", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("X-Sidecarlab-Partial", "1")
+	return req
 }

@@ -91,6 +91,10 @@ func New(ctx context.Context, cfg Config) (*Sandbox, error) {
 	if !limitsSupported {
 		return nil, fmt.Errorf("sandbox: isolated workers need Linux (rlimits, network namespaces); this is %s", runtime.GOOS)
 	}
+	// Go opens its own descriptors close-on-exec, but one the server inherited without it (from
+	// make, a shell, a supervisor) would pass on to every worker: none may. They are all there
+	// from the start, so once is enough (not per worker: a busy server holds many sockets).
+	closeOnExec()
 	s := &Sandbox{cfg: cfg, turns: make(chan struct{}, cfg.MaxWorkers)}
 	if !cfg.NoNetworkNamespace && os.Geteuid() == 0 {
 		s.namespaces = true
@@ -183,9 +187,6 @@ func (s *Sandbox) run(ctx context.Context, extra []string, job, result any) erro
 	cmd.Stdout, cmd.Stderr = output, output
 	cmd.SysProcAttr = sysProcAttr(s.namespaces)
 	cmd.WaitDelay = 2 * time.Second
-	// Go opens its own descriptors close-on-exec, but one the server inherited without it (from
-	// make, a shell, a supervisor) would pass on to every worker: none may.
-	closeOnExec()
 	if err := cmd.Start(); err != nil {
 		pw.Close()
 		return fmt.Errorf("worker: %w", err)

@@ -243,16 +243,8 @@ func commentSecrets(text string) []string {
 			out = append(out, v)
 		}
 	}
-	for _, m := range urlCredentialRE.FindAllStringSubmatch(text, -1) {
-		if !placeholder(m[1]) {
-			out = append(out, m[1])
-		}
-	}
-	for _, m := range flagRE.FindAllStringSubmatch(text, -1) {
-		if secretName(m[1]) && !filePath(m[2]) && !placeholder(m[2]) {
-			out = append(out, m[2])
-		}
-	}
+	out = append(out, urlPasswords(text)...)
+	out = append(out, flagValues(text)...)
 	for _, t := range tokenRE.FindAllString(digestRE.ReplaceAllString(text, " "), -1) {
 		if randomToken(t) {
 			out = append(out, t)
@@ -545,9 +537,9 @@ func valueKind(v string) (SecretKind, bool) {
 		return SecretPrivateKey, true
 	case isRegistryCredential(v):
 		return SecretRegistryCredential, true
-	case urlCredential(v):
+	case len(urlPasswords(v)) > 0:
 		return SecretURLCredential, true
-	case flagWithValue(v):
+	case len(flagValues(v)) > 0:
 		return SecretFlagValue, true
 	case highEntropy(v):
 		return SecretHighEntropy, true
@@ -558,15 +550,16 @@ func valueKind(v string) (SecretKind, bool) {
 // urlCredentialRE finds a URL's user information with a password: scheme://user:password@.
 var urlCredentialRE = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:([^/\s@]+)@`)
 
-// urlCredential says whether v holds a URL with a password that is not a placeholder
-// (${DB_PASSWORD}, {{ .password }}, <password>, ****).
-func urlCredential(v string) bool {
+// urlPasswords are the passwords of the URLs in v that are not placeholders (${DB_PASSWORD},
+// {{ .password }}, <password>, ****).
+func urlPasswords(v string) []string {
+	var out []string
 	for _, m := range urlCredentialRE.FindAllStringSubmatch(v, -1) {
 		if !placeholder(m[1]) {
-			return true
+			out = append(out, m[1])
 		}
 	}
-	return false
+	return out
 }
 
 func placeholder(s string) bool {
@@ -576,15 +569,16 @@ func placeholder(s string) bool {
 // flagRE finds command-line flags with a value in the same word: --name=value, -name=value.
 var flagRE = regexp.MustCompile(`(?:^|\s)--?([A-Za-z][A-Za-z0-9_.-]*)=(\S+)`)
 
-// flagWithValue says whether v holds a flag whose name says its value is secret
-// (--password=hunter2, --db-token=…), with a value that is not a file path or a placeholder.
-func flagWithValue(v string) bool {
+// flagValues are the values in v of flags whose names say they are secret (--password=hunter2,
+// --db-token=…) that are not file paths or placeholders.
+func flagValues(v string) []string {
+	var out []string
 	for _, m := range flagRE.FindAllStringSubmatch(v, -1) {
 		if secretName(m[1]) && !filePath(m[2]) && !placeholder(m[2]) {
-			return true
+			out = append(out, m[2])
 		}
 	}
-	return false
+	return out
 }
 
 // secretFlag says whether an argument is a flag alone (its value the next argument) whose name

@@ -1,7 +1,11 @@
 # sidecarlab — two commands: `make run` serves the playground, `make test` runs every test.
 GO ?= go
 ADDR ?= :8080
-FUZZTIME ?= 15s
+# Fuzzing's budget is a number of inputs per target (about 10 s each on a quiet 2-core machine), not
+# a time: a -fuzztime duration races Go's fuzzing coordinator at its deadline and fails a busy
+# run with a bare "context deadline exceeded" and no failing input (go.dev/issue/75804, fixed in
+# Go 1.27). FUZZTIME=30s (or 5000x) overrides every target's budget.
+FUZZTIME ?=
 # go test's own cap on one package's tests, far above their time on a busy machine (the browser
 # tests took over 10 min, go test's default, on 2 cores shared with other builds): it only turns
 # a hang into a failure. The tests' own waits are on conditions, never on the machine's speed.
@@ -40,14 +44,14 @@ race:
 	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) -run 'Concurrent|LRU' ./engine
 
 fuzz:
-	$(GO) test ./engine/yamldoc -run '^$$' -fuzz '^FuzzSplit$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./engine/yamldoc -run '^$$' -fuzz '^FuzzDepthBound$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./engine -run '^$$' -fuzz '^FuzzInject$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./engine -run '^$$' -fuzz '^FuzzPrunedTrees$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./engine -run '^$$' -fuzz '^FuzzValidateValue$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./engine -run '^$$' -fuzz '^FuzzLocate$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./engine -run '^$$' -fuzz '^FuzzRedact$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./handlers -run '^$$' -fuzz '^FuzzDecodeState$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./engine/yamldoc -run '^$$' -fuzz '^FuzzSplit$$' -fuzztime $(or $(FUZZTIME),200000x)
+	$(GO) test ./engine/yamldoc -run '^$$' -fuzz '^FuzzDepthBound$$' -fuzztime $(or $(FUZZTIME),100000x)
+	$(GO) test ./engine -run '^$$' -fuzz '^FuzzInject$$' -fuzztime $(or $(FUZZTIME),2000x)
+	$(GO) test ./engine -run '^$$' -fuzz '^FuzzPrunedTrees$$' -fuzztime $(or $(FUZZTIME),1000x)
+	$(GO) test ./engine -run '^$$' -fuzz '^FuzzValidateValue$$' -fuzztime $(or $(FUZZTIME),600x)
+	$(GO) test ./engine -run '^$$' -fuzz '^FuzzLocate$$' -fuzztime $(or $(FUZZTIME),5000x)
+	$(GO) test ./engine -run '^$$' -fuzz '^FuzzRedact$$' -fuzztime $(or $(FUZZTIME),6000x)
+	$(GO) test ./handlers -run '^$$' -fuzz '^FuzzDecodeState$$' -fuzztime $(or $(FUZZTIME),10000x)
 
 e2e:
 	$(GO) test -tags e2e -count=1 -timeout $(TEST_TIMEOUT) ./e2e

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
@@ -43,13 +44,17 @@ const (
 	// is also a ConfigMap's value): redacted with it.
 	SecretSameValue SecretKind = "same-value"
 	// SecretComment: a comment that holds one (# password: hunter2, a URL with a password, a
-	// password flag, a random-looking token).
+	// password flag, a random-looking token, a credential of a known format).
 	SecretComment SecretKind = "comment"
+	// SecretKnownFormat: a credential of a format one of gitleaks' rules knows (an AWS access
+	// key id, a Slack webhook URL, a GitHub token, …), anywhere: a value, a mapping's key, a
+	// step, a setting. Rule names the rule.
+	SecretKnownFormat SecretKind = "known-format"
 )
 
 // SecretKinds lists every kind ScanSecrets reports, in the order a person reads them.
 var SecretKinds = []SecretKind{SecretDocument, SecretDataValue, SecretEnvName, SecretFlagValue, SecretURLCredential, SecretPrivateKey,
-	SecretRegistryCredential, SecretHighEntropy, SecretSameValue, SecretComment}
+	SecretRegistryCredential, SecretKnownFormat, SecretHighEntropy, SecretSameValue, SecretComment}
 
 // Redacted is what Redact writes in place of a flagged value.
 const Redacted = "<redacted>"
@@ -65,10 +70,23 @@ type SecretFinding struct {
 	// Path names the value the way the diff names fields
 	// (spec.template.spec.containers[app].env[DB_PASSWORD].value); empty in a document that
 	// does not parse.
-	Path    string     `json:"path,omitempty"`
-	Kind    SecretKind `json:"kind"`
-	Excerpt string     `json:"excerpt"`
+	Path string     `json:"path,omitempty"`
+	Kind SecretKind `json:"kind"`
+	// Rule is the gitleaks rule of a known-format finding (aws-access-token).
+	Rule    string `json:"rule,omitempty"`
+	Excerpt string `json:"excerpt"`
+	// Setting names the setting of a finding in the settings (ScanSettings): SettingInstallSet
+	// (Line is the --set option's 1-based number, Path its path), SettingInstallOverlay (Line
+	// is the overlay's line) or SettingNamespaceLabel (Path is the label's key).
+	Setting string `json:"setting,omitempty"`
 }
+
+// The settings ScanSettings looks at.
+const (
+	SettingInstallSet     = "install.set"
+	SettingInstallOverlay = "install.overlay"
+	SettingNamespaceLabel = "namespace.labels"
+)
 
 // MaxSecretFindings bounds the findings ScanSecrets returns (the total is counted beyond it):
 // every echoed list is bounded.
@@ -105,9 +123,120 @@ func ScanSteps(steps []Step) []SecretFinding {
 		}
 		if name, ok := secretProxyMetadata(st.Value); ok {
 			out = append(out, SecretFinding{Step: i + 1, Path: "proxyMetadata." + clip(name), Kind: SecretEnvName, Excerpt: excerpt(st.Key)})
+			continue
+		}
+		if ls := leaks(st.Value); len(ls) > 0 {
+			out = append(out, SecretFinding{Step: i + 1, Kind: SecretKnownFormat, Rule: ls[0].Rule, Excerpt: excerpt(st.Key)})
 		}
 	}
 	return out
+}
+
+// ScanSettings looks at what a state holds beside its manifest and steps: each install option
+// (--set path=value: its value as a manifest's value, and by its path's last name, as an env
+// variable's), the install overlay (an IstioOperator document, as a manifest), and the labels of
+// the Cluster view's namespace (values and keys, for credentials of known formats and
+// random-looking values). It returns at most MaxSecretFindings findings.
+func ScanSettings(s Settings) []SecretFinding {
+	var out []SecretFinding
+	for i, set := range s.Install.Set {
+		if f, ok := setFinding(set); ok {
+			f.Line = i + 1
+			out = append(out, f)
+		}
+	}
+	if strings.TrimSpace(s.Install.Overlay) != "" {
+		fs, _ := ScanSecrets([]byte(s.Install.Overlay))
+		for _, f := range fs {
+			f.Doc, f.Setting = 0, SettingInstallOverlay
+			out = append(out, f)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.Namespace.Labels)) {
+		if f, ok := labelFinding(k, s.Namespace.Labels[k]); ok {
+			out = append(out, f)
+		}
+	}
+	return out[:min(len(out), MaxSecretFindings)]
+}
+
+// setFinding is the finding of one --set option, if it holds a secret.
+func setFinding(set string) (SecretFinding, bool) {
+	path, v, ok := strings.Cut(strings.TrimSpace(set), "=")
+	if !ok || v == "" || v == Redacted {
+		return SecretFinding{}, false
+	}
+	f := SecretFinding{Setting: SettingInstallSet, Path: clip(path), Excerpt: clip(path) + "=" + Redacted}
+	last := path[strings.LastIndexByte(path, '.')+1:]
+	if kind, ok := valueKind(v); ok {
+		f.Kind = kind
+	} else if secretName(last) && !filePath(v) && !placeholder(v) {
+		f.Kind = SecretEnvName
+	} else if ls := leaks(v); len(ls) > 0 {
+		f.Kind, f.Rule = SecretKnownFormat, ls[0].Rule
+	} else {
+		return SecretFinding{}, false
+	}
+	return f, true
+}
+
+// labelFinding is the finding of one namespace label, if its value or key holds a secret. A
+// label's value is at most 63 letters, digits, "-", "_" and ".": no URL or flag fits.
+func labelFinding(k, v string) (SecretFinding, bool) {
+	f := SecretFinding{Setting: SettingNamespaceLabel, Path: clip(k), Excerpt: clip(k) + ": " + Redacted}
+	if ls := leaks(k + ": " + v); len(ls) > 0 {
+		f.Kind, f.Rule = SecretKnownFormat, ls[0].Rule
+		if strings.Contains(k, ls[0].Secret) {
+			f.Path, f.Excerpt = "", Redacted+": …"
+		}
+		return f, true
+	}
+	if highEntropy(v) {
+		f.Kind = SecretHighEntropy
+		return f, true
+	}
+	return SecretFinding{}, false
+}
+
+// RedactSettings is s with every value ScanSettings flags replaced: a --set option's value by
+// Redacted, the overlay as Redact redacts a manifest, a label's value by "redacted" (a label's
+// value cannot hold Redacted's "<" and ">") and a label whose key holds a credential renamed
+// "redacted-N".
+func RedactSettings(s Settings) (Settings, error) {
+	set := slices.Clone(s.Install.Set)
+	for i, o := range set {
+		if _, ok := setFinding(o); ok {
+			path, _, _ := strings.Cut(strings.TrimSpace(o), "=")
+			set[i] = path + "=" + Redacted
+		}
+	}
+	s.Install.Set = set
+	if strings.TrimSpace(s.Install.Overlay) != "" {
+		red, err := Redact([]byte(s.Install.Overlay))
+		if err != nil {
+			return s, err
+		}
+		s.Install.Overlay = red
+	}
+	if len(s.Namespace.Labels) > 0 {
+		labels := make(map[string]string, len(s.Namespace.Labels))
+		n := 0
+		for _, k := range slices.Sorted(maps.Keys(s.Namespace.Labels)) {
+			v := s.Namespace.Labels[k]
+			f, ok := labelFinding(k, v)
+			switch {
+			case !ok:
+				labels[k] = v
+			case f.Path == "":
+				n++
+				labels[fmt.Sprintf("redacted-%d", n)] = "redacted"
+			default:
+				labels[k] = "redacted"
+			}
+		}
+		s.Namespace.Labels = labels
+	}
+	return s, nil
 }
 
 // secretProxyMetadata reads a step's value as a ProxyConfig (proxy.istio.io/config's YAML) and
@@ -184,33 +313,120 @@ func splitScanDocs(in []byte) []scanDoc {
 func scanSecrets(docs []scanDoc) []secretHit {
 	var hits []secretHit
 	var walkers []*secretWalker
+	// known are the credentials gitleaks' rules found, in any document.
+	known := map[string]bool{}
 	for _, d := range docs {
+		ls := leaks(string(d.Raw))
+		for _, l := range ls {
+			if len(l.Secret) >= minSameValue {
+				known[l.Secret] = true
+			}
+		}
 		if d.root == nil {
-			hits = append(hits, scanLines(d)...)
+			hits = append(hits, scanLines(d, ls)...)
 			continue
 		}
 		w := &secretWalker{doc: d}
 		w.node(d.root.Content[0], "", "")
 		w.comments(d.root)
+		w.leaks(ls)
 		walkers = append(walkers, w)
 		hits = append(hits, w.hits...)
 	}
 	// A flagged value is a secret wherever else it is: the same text as a whole scalar of any
-	// document is flagged too, so that redacting the one does not leave the other.
+	// document is flagged too, and so is every scalar that holds a credential gitleaks found, so
+	// that redacting the one does not leave the other.
 	values := map[string]bool{}
 	for _, h := range hits {
 		if h.node != nil && len(h.node.Value) >= minSameValue {
 			values[h.node.Value] = true
 		}
 	}
-	if len(values) > 0 {
+	if len(values) > 0 || len(known) > 0 {
 		for _, w := range walkers {
 			at := len(w.hits)
-			w.same(w.doc.root.Content[0], "", "", values)
+			w.same(w.doc.root.Content[0], "", "", values, known)
 			hits = append(hits, w.hits[at:]...)
 		}
 	}
 	return hits
+}
+
+// leaks flags what gitleaks' rules found in the document's text: every scalar, value or
+// mapping key, that holds the credential (it is found in the text where it is written: an
+// alias's value is its anchor's scalar), or else the comment that holds it. A credential the
+// rules match across lines (a private key's PEM block, with its indentation) is in a scalar our
+// own rules flag already.
+func (w *secretWalker) leaks(ls []leak) {
+	for _, l := range ls {
+		found := false
+		each(w.doc.root.Content[0], "", "", func(n *yaml.Node, path, key string, isKey bool) {
+			if !strings.Contains(n.Value, l.Secret) {
+				return
+			}
+			found = true
+			if !w.flagged[n] {
+				w.addKnown(n, path, key, isKey, l.Rule)
+			}
+		})
+		if !found {
+			w.commentLeak(w.doc.root, l)
+		}
+	}
+}
+
+// addKnown flags n for gitleaks' rule; a mapping key is shown as the key it is.
+func (w *secretWalker) addKnown(n *yaml.Node, path, key string, isKey bool, rule string) {
+	w.add(n, path, key, SecretKnownFormat)
+	h := &w.hits[len(w.hits)-1]
+	h.Rule = rule
+	if isKey {
+		h.Excerpt = Redacted + ":"
+	}
+}
+
+// commentLeak flags the comments, of n or of a node under it, that hold the credential l.
+func (w *secretWalker) commentLeak(n *yaml.Node, l leak) {
+	for _, c := range []string{n.HeadComment, n.LineComment, n.FootComment} {
+		for _, line := range strings.Split(c, "\n") {
+			if !strings.Contains(line, l.Secret) || slices.ContainsFunc(w.hits, func(h secretHit) bool { return h.comment == n && strings.Contains(h.secret, l.Secret) }) {
+				continue
+			}
+			ex := strings.ReplaceAll(strings.TrimSpace(line), l.Secret, Redacted)
+			w.hits = append(w.hits, secretHit{SecretFinding: SecretFinding{
+				Doc: w.doc.index, Line: w.doc.Line + max(n.Line, 1) - 1, Kind: SecretComment, Rule: l.Rule, Excerpt: clip(ex),
+			}, comment: n, secret: l.Secret})
+		}
+	}
+	for _, c := range n.Content {
+		w.commentLeak(c, l)
+	}
+}
+
+// each calls fn with every scalar under n, mapping keys (isKey) and values, with its path and
+// its key as node names them. Aliases are not followed: their scalars are where they are
+// defined.
+func each(n *yaml.Node, path, key string, fn func(n *yaml.Node, path, key string, isKey bool)) {
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if k.Kind == yaml.ScalarNode {
+				fn(k, path, "", true)
+			}
+			each(n.Content[i+1], pathKey(path, k.Value), k.Value, fn)
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			p := path
+			if len(path) <= maxEcho {
+				p += itemKey(c, i)
+			}
+			each(c, p, "", fn)
+		}
+	case yaml.ScalarNode:
+		fn(n, path, key, false)
+	}
 }
 
 // comments flags what its comments hold (commentSecrets), in n and every node under it.
@@ -257,28 +473,38 @@ func commentSecrets(text string) []string {
 // port) are too common to be the same secret.
 const minSameValue = 5
 
-// same flags every scalar not flagged yet whose value is one of values.
-func (w *secretWalker) same(n *yaml.Node, path, key string, values map[string]bool) {
-	switch n.Kind {
-	case yaml.MappingNode:
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			w.same(n.Content[i+1], pathKey(path, n.Content[i].Value), n.Content[i].Value, values)
-		}
-	case yaml.SequenceNode:
-		for i, c := range n.Content {
-			p := path
-			if len(path) <= maxEcho {
-				p += itemKey(c, i)
-			}
-			w.same(c, p, "", values)
-		}
-	case yaml.ScalarNode:
+// same flags every scalar not flagged yet whose value is one of values, or holds one of known
+// (mapping keys too), and the comments that hold one of known.
+func (w *secretWalker) same(n *yaml.Node, path, key string, values, known map[string]bool) {
+	each(n, path, key, func(n *yaml.Node, path, key string, isKey bool) {
 		// checksum/* annotations are hashes by convention (annotations): one equal to a value
 		// flagged as random-looking is the same hash, not a secret's copy.
-		if values[n.Value] && !w.flagged[n] && !strings.HasPrefix(key, "checksum/") {
+		if w.flagged[n] || strings.HasPrefix(key, "checksum/") {
+			return
+		}
+		if (!isKey && values[n.Value]) || holdsAny(n.Value, known) {
 			w.add(n, path, key, SecretSameValue)
+			if isKey {
+				w.hits[len(w.hits)-1].Excerpt = Redacted + ":"
+			}
+		}
+	})
+	for s := range known {
+		w.commentLeak(w.doc.root, leak{Secret: s})
+	}
+}
+
+// holdsAny says whether v holds one of known.
+func holdsAny(v string, known map[string]bool) bool {
+	if len(v) < minSameValue {
+		return false
+	}
+	for s := range known {
+		if strings.Contains(v, s) {
+			return true
 		}
 	}
+	return false
 }
 
 // secretWalker walks one parsed document.
@@ -418,6 +644,10 @@ func (w *secretWalker) mapping(n *yaml.Node, path string) {
 			w.annotations(v, p)
 			continue
 		}
+		if k.Value == "proxyMetadata" && v.Kind == yaml.MappingNode {
+			w.proxyMetadata(v, p)
+			continue
+		}
 		w.node(v, p, k.Value)
 	}
 	if isSecret && len(w.hits) > at {
@@ -462,6 +692,20 @@ func (w *secretWalker) annotations(n *yaml.Node, path string) {
 			continue
 		}
 		w.node(v, pathKey(path, k.Value), k.Value)
+	}
+}
+
+// proxyMetadata flags the values of a ProxyConfig's proxyMetadata (the proxy's environment
+// variables, as in an install overlay's meshConfig.defaultConfig) whose names say they are
+// secret, as env does for a container's.
+func (w *secretWalker) proxyMetadata(n *yaml.Node, path string) {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], deref(n.Content[i+1])
+		p := pathKey(path, k.Value)
+		w.node(v, p, k.Value)
+		if v.Kind == yaml.ScalarNode && !w.flagged[v] && v.Value != "" && v.Value != Redacted && secretName(k.Value) && !filePath(v.Value) && !placeholder(v.Value) {
+			w.add(v, p, k.Value, SecretEnvName)
+		}
 	}
 }
 
@@ -682,12 +926,14 @@ func shannon(s string) float64 {
 }
 
 // scanLines scans a document that does not parse, line by line: a private key's first line, a
-// registry credential's, and random-looking tokens, each a token on its line.
-func scanLines(d scanDoc) []secretHit {
+// registry credential's, random-looking tokens and the credentials gitleaks' rules found (ls),
+// each a token on its line.
+func scanLines(d scanDoc, ls []leak) []secretHit {
 	var hits []secretHit
 	for i, l := range d.lines {
 		var spans [][2]int
 		var kinds []SecretKind
+		var rules []string
 		// A private key or a registry credential is flagged to the line's end; random-looking
 		// tokens before it are flagged too, or they would be found once the rest is redacted.
 		end, endKind := len(l), SecretKind("")
@@ -704,15 +950,28 @@ func scanLines(d scanDoc) []secretHit {
 		clean := digestRE.ReplaceAllStringFunc(l[:end], func(s string) string { return strings.Repeat(" ", len(s)) })
 		for _, loc := range tokenRE.FindAllStringIndex(clean, -1) {
 			if randomToken(l[loc[0]:loc[1]]) {
-				spans, kinds = append(spans, [2]int{loc[0], loc[1]}), append(kinds, SecretHighEntropy)
+				spans, kinds, rules = append(spans, [2]int{loc[0], loc[1]}), append(kinds, SecretHighEntropy), append(rules, "")
+			}
+		}
+		for _, lk := range ls {
+			// Each place the credential is on this line (the rule found it here, or on another).
+			for from := 0; ; {
+				j := strings.Index(l[from:], lk.Secret)
+				if j < 0 {
+					break
+				}
+				sp := [2]int{from + j, from + j + len(lk.Secret)}
+				spans, kinds, rules = append(spans, sp), append(kinds, SecretKnownFormat), append(rules, lk.Rule)
+				from = sp[1]
 			}
 		}
 		if endKind != "" {
-			spans, kinds = append(spans, [2]int{end, len(l)}), append(kinds, endKind)
+			spans, kinds, rules = append(spans, [2]int{end, len(l)}), append(kinds, endKind), append(rules, "")
 		}
 		if len(spans) == 0 {
 			continue
 		}
+		spans, kinds, rules = mergeSpans(spans, kinds, rules)
 		// The excerpt is the line with every flagged token replaced.
 		var ex strings.Builder
 		prev := 0
@@ -725,11 +984,32 @@ func scanLines(d scanDoc) []secretHit {
 		excerpt := clip(strings.TrimSpace(ex.String()))
 		for j, sp := range spans {
 			hits = append(hits, secretHit{SecretFinding: SecretFinding{
-				Doc: d.index, Line: d.Line + i, Kind: kinds[j], Excerpt: excerpt,
+				Doc: d.index, Line: d.Line + i, Kind: kinds[j], Rule: rules[j], Excerpt: excerpt,
 			}, token: span{line: d.Line + i, from: sp[0], to: sp[1]}})
 		}
 	}
 	return hits
+}
+
+// mergeSpans sorts the spans of one line and makes overlapping ones one (the first one's kind
+// and rule), so that each byte is redacted once.
+func mergeSpans(spans [][2]int, kinds []SecretKind, rules []string) ([][2]int, []SecretKind, []string) {
+	idx := make([]int, len(spans))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return spans[a][0] - spans[b][0] })
+	var s [][2]int
+	var k []SecretKind
+	var r []string
+	for _, i := range idx {
+		if n := len(s); n > 0 && spans[i][0] < s[n-1][1] {
+			s[n-1][1] = max(s[n-1][1], spans[i][1])
+			continue
+		}
+		s, k, r = append(s, spans[i]), append(k, kinds[i]), append(r, rules[i])
+	}
+	return s, k, r
 }
 
 // Redact replaces every value ScanSecrets flags with Redacted and leaves every other byte of the

@@ -502,6 +502,8 @@ func FuzzRedact(f *testing.F) {
 	f.Add([]byte("env:\n- {name: TOKEN, value: 'a''b'}\n- name: KEY\n  value: \"q\\\"\n  r\"\n"))
 	f.Add([]byte("# password: hunter2\na: b # token=Zq8vR2mXk4TbW9yLp3NcA7hJ\nc:\n  # postgres://u:hunter6@db/x\n  d: |\n    # password: not-a-comment\n"))
 	f.Add([]byte("a: {b: &pw hunter2}\nenv:\n- {name: DB_PASSWORD, value: *pw}\n- <<: {name: API_TOKEN, value: hunter3}\nargs: [--password, hunter4, --token=hunter5, 'postgres://u:hunter6@db/x']\nc: hunter2\n"))
+	f.Add([]byte("a:\n  " + awsKeyID + ": x # " + slackWebhook + "\nb: [\"key " + awsKeyID + "\", &u '" + slackWebhook + "']\nc: *u\n---\nd: " + awsKeyID + "x\n"))
+	f.Add([]byte("a: [\n# " + awsKeyID + " " + slackWebhook + " Zq8vR2mXk4TbW9yLp3NcA7hJ\n"))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		ScanSecrets(in)
 		out, err := Redact(in)
@@ -613,6 +615,14 @@ func TestScanSteps(t *testing.T) {
 // TestSecretCorpus: issue 22's variants that reached a permanent link unflagged, each found and,
 // for a manifest, redacted wherever the secret is (no "hunter2" left, the result still a
 // manifest with nothing left to find); and near misses that are not secrets, not flagged.
+// Credentials of known formats, made up: an AWS access key id (not AWS's documented example,
+// which gitleaks allows) and a Slack webhook URL whose last part is slackToken.
+const (
+	awsKeyID     = "AKIAZ52HGXYRN4WBTEST"
+	slackToken   = "abcdefghijklmnopqrstuvwx"
+	slackWebhook = "https://hooks.slack.com/services/T0AAAAAAA/B0AAAAAAA/" + slackToken
+)
+
 func TestSecretCorpus(t *testing.T) {
 	pod := func(spec string) string {
 		return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: app\n    image: app\n" + spec
@@ -635,6 +645,16 @@ func TestSecretCorpus(t *testing.T) {
 		{"a secret in a YAML comment", "# admin password: hunter2\n" + pod("    env:\n    - name: A\n      value: b # DB_TOKEN=hunter2\n"), nil, SecretComment},
 		{"a URL with credentials in a comment", pod("    # was postgres://admin:hunter2@db:5432/x\n    env: []\n"), nil, SecretComment},
 		{"the same value in a ConfigMap", pod("    env:\n    - name: DB_PASSWORD\n      value: hunter2\n") + "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  copy: hunter2\n", nil, SecretSameValue},
+		// Credentials of known formats, by gitleaks' rules.
+		{"an AWS access key id in an annotation", strings.Replace(pod(""), "  name: p\n", "  name: p\n  annotations:\n    example.com/aws: "+awsKeyID+"\n", 1), nil, SecretKnownFormat},
+		{"an AWS access key id in a label", strings.Replace(pod(""), "  name: p\n", "  name: p\n  labels:\n    aws: "+awsKeyID+"\n", 1), nil, SecretKnownFormat},
+		{"an AWS access key id in args", pod("    args: [\"--region=eu-west-1\", \"--key-id " + awsKeyID + "\"]\n"), nil, SecretKnownFormat},
+		{"an AWS access key id as a map key", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  " + awsKeyID + ": owner\n", nil, SecretKnownFormat},
+		{"an AWS access key id in a step", pod(""), []Step{{Key: "example.com/aws", Value: awsKeyID}}, SecretKnownFormat},
+		{"a Slack webhook URL", pod("    env:\n    - name: ALERTS\n      value: " + slackWebhook + "\n"), nil, SecretKnownFormat},
+		{"a Slack webhook URL in a comment", pod("    env: [] # alerts go to " + slackWebhook + "\n"), nil, SecretComment},
+		{"a Slack webhook URL in a document that does not parse", pod("    env: [\n    # " + slackWebhook + "\n"), nil, SecretKnownFormat},
+		{"an AWS access key id through an alias, in a ConfigMap too", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations: {a: &k " + awsKeyID + "}\nspec:\n  containers:\n  - name: app\n    image: app\n    env:\n    - name: KEY\n      value: *k\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  note: \"the key is " + awsKeyID + "\"\n", nil, SecretKnownFormat},
 	}
 	for _, c := range found {
 		t.Run(c.name, func(t *testing.T) {
@@ -646,13 +666,13 @@ func TestSecretCorpus(t *testing.T) {
 				t.Fatalf("no %s finding: %+v", c.kind, all)
 			}
 			for _, f := range all {
-				if strings.Contains(f.Excerpt+f.Path, "hunter2") {
+				if strings.Contains(f.Excerpt+f.Path, "hunter2") || strings.Contains(f.Excerpt+f.Path, awsKeyID) || strings.Contains(f.Excerpt+f.Path, slackToken) {
 					t.Errorf("a finding shows the secret: %+v", f)
 				}
 			}
 			if c.steps != nil {
 				for _, st := range RedactSteps(c.steps) {
-					if strings.Contains(st.Value, "hunter2") {
+					if strings.Contains(st.Value, "hunter2") || strings.Contains(st.Value, awsKeyID) {
 						t.Errorf("redacted steps keep it: %q", st.Value)
 					}
 				}
@@ -662,7 +682,7 @@ func TestSecretCorpus(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if strings.Contains(red, "hunter2") || strings.Contains(red, "aHVudGVyMg") {
+			if strings.Contains(red, "hunter2") || strings.Contains(red, "aHVudGVyMg") || strings.Contains(red, awsKeyID) || strings.Contains(red, slackToken) {
 				t.Errorf("redacted, the secret is still there:\n%s", red)
 			}
 			if fs, n := ScanSecrets([]byte(red)); n != 0 {

@@ -176,7 +176,7 @@ func TestEverythingInEveryLanguage(t *testing.T) {
 		}
 		fs, _ := engine.ScanSecrets([]byte(allSecretKinds))
 		for _, f := range fs {
-			if k := w.SecretKind(f.Kind); k == "" || k == English.SecretKind(f.Kind) || !strings.Contains(w.SecretLine(f), k) {
+			if k := w.SecretKind(f); k == "" || k == English.SecretKind(f) || !strings.Contains(w.SecretLine(f), k) {
 				t.Errorf("%s secret %s: %q", lang, f.Kind, w.SecretLine(f))
 			}
 		}
@@ -185,6 +185,14 @@ func TestEverythingInEveryLanguage(t *testing.T) {
 		}
 		if got := w.SecretWhere(engine.SecretFinding{Step: 3}); got == English.SecretWhere(engine.SecretFinding{Step: 3}) || !strings.Contains(got, "3") {
 			t.Errorf("%s: SecretWhere %q", lang, got)
+		}
+		for _, f := range []engine.SecretFinding{{Setting: engine.SettingInstallSet, Line: 7}, {Setting: engine.SettingInstallOverlay, Line: 7}, {Setting: engine.SettingNamespaceLabel}} {
+			if got := w.SecretWhere(f); got == English.SecretWhere(f) || (f.Line > 0 && !strings.Contains(got, "7")) {
+				t.Errorf("%s: SecretWhere %+v: %q", lang, f, got)
+			}
+		}
+		if got := w.SecretKind(engine.SecretFinding{Kind: engine.SecretKnownFormat, Rule: "slack-webhook-url"}); !strings.Contains(got, "slack-webhook-url") {
+			t.Errorf("%s: the known-format kind does not name its rule: %q", lang, got)
 		}
 		for _, s := range []string{w.SecretsFound(1200), w.SecretsInLink(1200)} {
 			if !strings.Contains(s, "1,200") || strings.Contains(s, "finding") {

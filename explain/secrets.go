@@ -17,20 +17,28 @@ var secretKinds = map[engine.SecretKind]bool{
 	engine.SecretPrivateKey:         true,
 	engine.SecretRegistryCredential: true,
 	engine.SecretHighEntropy:        true,
+	engine.SecretKnownFormat:        true,
 }
 
-// SecretKind says what a kind of secret finding is.
-func (w Words) SecretKind(k engine.SecretKind) string {
-	if !secretKinds[k] {
+// SecretKind says what kind of secret a finding is (with gitleaks' rule for a known format).
+func (w Words) SecretKind(f engine.SecretFinding) string {
+	if !secretKinds[f.Kind] {
 		return ""
 	}
-	return w.loc().T("explain.secrets.kind." + string(k))
+	return w.loc().T("explain.secrets.kind."+string(f.Kind), "rule", f.Rule)
 }
 
-// SecretWhere says where a finding is: a document and a line of the manifest, or an annotation
-// step.
+// SecretWhere says where a finding is: a document and a line of the manifest, an annotation
+// step, an install option, a line of the install overlay, or a label of the namespace.
 func (w Words) SecretWhere(f engine.SecretFinding) string {
-	if f.Step > 0 {
+	switch {
+	case f.Setting == engine.SettingInstallSet:
+		return w.loc().T("explain.secrets.install-set", "n", f.Line)
+	case f.Setting == engine.SettingInstallOverlay:
+		return w.loc().T("explain.secrets.install-overlay", "line", f.Line)
+	case f.Setting == engine.SettingNamespaceLabel:
+		return w.loc().T("explain.secrets.namespace-label")
+	case f.Step > 0:
 		return w.loc().T("explain.secrets.step", "step", f.Step)
 	}
 	return w.loc().T("explain.secrets.where", "doc", f.Doc, "line", f.Line)
@@ -43,7 +51,7 @@ func (w Words) SecretLine(f engine.SecretFinding) string {
 	if f.Path != "" {
 		s += ", " + f.Path
 	}
-	return s + ": " + w.SecretKind(f.Kind) + " (" + f.Excerpt + ")"
+	return s + ": " + w.SecretKind(f) + " (" + f.Excerpt + ")"
 }
 
 // SecretFinding is a finding with its words, as the JSON API gives it.
@@ -56,7 +64,7 @@ type SecretFinding struct {
 func (w Words) SecretFindings(fs []engine.SecretFinding) []SecretFinding {
 	out := make([]SecretFinding, 0, len(fs))
 	for _, f := range fs {
-		out = append(out, SecretFinding{SecretFinding: f, Message: w.SecretKind(f.Kind)})
+		out = append(out, SecretFinding{SecretFinding: f, Message: w.SecretKind(f)})
 	}
 	return out
 }

@@ -24,6 +24,7 @@ metadata:
   name: p
   annotations:
     example.com/token: Zq8vR2mXk4TbW9yLp3NcA7hJ
+    example.com/aws: AKIAZ52HGXYRN4WBTEST
 spec:
   containers:
   - name: app
@@ -53,7 +54,7 @@ func TestSecretWords(t *testing.T) {
 	emitted := map[engine.SecretKind]bool{}
 	for _, f := range fs {
 		emitted[f.Kind] = true
-		if line := English.SecretLine(f); !strings.Contains(line, English.SecretKind(f.Kind)) || English.SecretKind(f.Kind) == "" || strings.Contains(line, "hunter2") {
+		if line := English.SecretLine(f); !strings.Contains(line, English.SecretKind(f)) || English.SecretKind(f) == "" || strings.Contains(line, "hunter2") {
 			t.Errorf("%+v: line %q", f, line)
 		}
 	}
@@ -63,7 +64,7 @@ func TestSecretWords(t *testing.T) {
 	if got, want := slices.Sorted(maps.Keys(secretKinds)), slices.Sorted(slices.Values(engine.SecretKinds)); !slices.Equal(got, want) {
 		t.Errorf("words for %v, the engine emits %v", got, want)
 	}
-	if js := English.SecretFindings(fs); len(js) != len(fs) || js[0].Message != English.SecretKind(fs[0].Kind) {
+	if js := English.SecretFindings(fs); len(js) != len(fs) || js[0].Message != English.SecretKind(fs[0]) {
 		t.Errorf("SecretFindings: %+v", js)
 	}
 }
@@ -77,6 +78,10 @@ func TestSecretsCounts(t *testing.T) {
 		{English.SecretsInLink(3), "hold secrets (3 findings)"},
 		{English.SecretWhere(engine.SecretFinding{Doc: 2, Line: 9}), "document 2, line 9"},
 		{English.SecretWhere(engine.SecretFinding{Step: 3}), "annotation step 3"},
+		{English.SecretWhere(engine.SecretFinding{Setting: engine.SettingInstallSet, Line: 2}), "install option 2 (--set)"},
+		{English.SecretWhere(engine.SecretFinding{Setting: engine.SettingInstallOverlay, Line: 4}), "install overlay, line 4"},
+		{English.SecretWhere(engine.SecretFinding{Setting: engine.SettingNamespaceLabel, Path: "team"}), "a label of the namespace"},
+		{English.SecretKind(engine.SecretFinding{Kind: engine.SecretKnownFormat, Rule: "aws-access-token"}), "(its rule aws-access-token)"},
 		{English.SecretsMore(100, 100), ""},
 		{English.SecretsMore(100, 103), "and 3 more"},
 	} {

@@ -76,11 +76,11 @@ func readSecretsChoice(v string) (secretsChoice, error) {
 	return "", httpError{status: http.StatusBadRequest, id: "errors.share.secrets-choice", args: []any{"Field", `"secrets"`, "Redact", `"redact"`, "Allow", `"allow"`}}
 }
 
-// secretsGate is what every share passes before anything is stored: the manifest and the
-// annotation steps are scanned (engine.ScanSecrets, engine.ScanSteps); with findings and no
-// choice, they are returned (at most engine.MaxSecretFindings; total > 0) and nothing may be
-// stored; with secretsRedact, the state comes back with its manifest and steps redacted; with
-// secretsAllow, as it is.
+// secretsGate is what every share passes before anything is stored: the manifest, the
+// annotation steps and the settings (install options, namespace labels) are scanned
+// (engine.ScanSecrets, engine.ScanSteps, engine.ScanSettings); with findings and no choice, they
+// are returned (at most engine.MaxSecretFindings; total > 0) and nothing may be stored; with
+// secretsRedact, the state comes back with all three redacted; with secretsAllow, as it is.
 func secretsGate(st State, choice secretsChoice) (State, []engine.SecretFinding, int, error) {
 	switch choice {
 	case secretsAllow:
@@ -92,12 +92,17 @@ func secretsGate(st State, choice secretsChoice) (State, []engine.SecretFinding,
 		}
 		st.Manifest = red
 		st.Steps = engine.RedactSteps(st.Steps)
+		if st.Settings, err = engine.RedactSettings(st.Settings); err != nil {
+			return st, nil, 0, err
+		}
 		return st, nil, 0, nil
 	}
 	findings, total := engine.ScanSecrets([]byte(st.Manifest))
-	steps := engine.ScanSteps(st.Steps)
-	findings = append(findings, steps[:min(len(steps), engine.MaxSecretFindings-len(findings))]...)
-	return st, findings, total + len(steps), nil
+	for _, more := range [][]engine.SecretFinding{engine.ScanSteps(st.Steps), engine.ScanSettings(st.Settings)} {
+		findings = append(findings, more[:min(len(more), max(engine.MaxSecretFindings-len(findings), 0))]...)
+		total += len(more)
+	}
+	return st, findings, total, nil
 }
 
 // shareSecretsView is the page that lists the findings and asks, in words' language.
@@ -110,7 +115,7 @@ func shareSecretsView(words explain.Words, v view, findings []engine.SecretFindi
 		Cancel:   v.permalink(),
 	}
 	for _, f := range findings {
-		p.Rows = append(p.Rows, web.SecretRow{Where: words.SecretWhere(f), Kind: words.SecretKind(f.Kind), Path: f.Path, Excerpt: f.Excerpt})
+		p.Rows = append(p.Rows, web.SecretRow{Where: words.SecretWhere(f), Kind: words.SecretKind(f), Path: f.Path, Excerpt: f.Excerpt})
 	}
 	return p
 }
@@ -120,7 +125,7 @@ func shareSecretsView(words explain.Words, v view, findings []engine.SecretFindi
 // link; the warning says what it gives away.
 func (s *server) linkSecretsBanner(words explain.Words, v view) func(*pageExtras, *engine.Timeline) {
 	return func(p *pageExtras, _ *engine.Timeline) {
-		if total := s.secretTotals.total(v.state.Manifest) + len(engine.ScanSteps(v.state.Steps)); total > 0 {
+		if total := s.secretTotals.total(v.state.Manifest) + len(engine.ScanSteps(v.state.Steps)) + len(engine.ScanSettings(v.state.Settings)); total > 0 {
 			p.banner = words.SecretsInLink(total)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -414,5 +415,69 @@ func TestShareStepSecrets(t *testing.T) {
 	link := get(t, h, stateLink(t, State{Istio: engine.Version().Istio, Manifest: deploymentYAML, Steps: steps}))
 	if !strings.Contains(testid(link, "banner").Text(), "(1 finding)") {
 		t.Fatalf("long link: %q", testid(link, "banner").Text())
+	}
+}
+
+// TestShareSettingsSecrets: the settings a state carries are scanned too — an install option's
+// value, the install overlay, the namespace's labels — by the API, the form and the long link's
+// warning, and redacted with the manifest; a state without any is not held up.
+func TestShareSettingsSecrets(t *testing.T) {
+	const awsKeyID = "AKIAZ52HGXYRN4WBTEST" // made up
+	links := &countingLinks{memLinks: newMemLinks()}
+	h := serverConfig(t, Config{Links: links})
+	settings := engine.Settings{
+		Install: engine.InstallOptions{
+			Set:     []string{"values.global.proxy.holdApplicationUntilProxyStarts=true", "meshConfig.defaultConfig.proxyMetadata.AWS_ACCESS_KEY_ID=" + awsKeyID},
+			Overlay: "apiVersion: install.istio.io/v1alpha1\nkind: IstioOperator\nspec:\n  meshConfig:\n    defaultConfig:\n      proxyMetadata:\n        DB_PASSWORD: hunter2\n",
+		},
+		Namespace: engine.Namespace{Name: "shop", Labels: map[string]string{"istio-injection": "enabled", "aws": awsKeyID}},
+	}
+	req := ShareRequest{InjectRequest: InjectRequest{Manifest: deploymentYAML, Settings: settings}}
+	if r := get(t, h, stateLink(t, State{Istio: engine.Version().Istio, Manifest: deploymentYAML, Settings: settings})); r.status != http.StatusOK {
+		t.Fatalf("the settings do not load: %d", r.status)
+	}
+
+	r := postShareAPI(t, h, req, nil)
+	var sec SecretsResponse
+	if r.status != http.StatusUnprocessableEntity || json.Unmarshal([]byte(r.body), &sec) != nil || sec.Total != 3 ||
+		strings.Contains(r.body, awsKeyID) || strings.Contains(r.body, "hunter2") || links.puts.Load() != 0 {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	var where []string
+	for _, f := range sec.Secrets {
+		where = append(where, f.Setting+"/"+f.Path)
+	}
+	if want := []string{"install.set/meshConfig.defaultConfig.proxyMetadata.AWS_ACCESS_KEY_ID", "install.overlay/spec.meshConfig.defaultConfig.proxyMetadata.DB_PASSWORD", "namespace.labels/aws"}; !slices.Equal(where, want) {
+		t.Fatalf("findings at %q, want %q", where, want)
+	}
+
+	req.Redact = true
+	r = postShareAPI(t, h, req, nil)
+	var ok ShareResponse
+	if r.status != http.StatusCreated || json.Unmarshal([]byte(r.body), &ok) != nil {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	st := storedState(t, h, ok.ID)
+	js, _ := json.Marshal(st)
+	if strings.Contains(string(js), awsKeyID) || strings.Contains(string(js), "hunter2") || st.Settings.Install.Set[0] != settings.Install.Set[0] ||
+		st.Settings.Namespace.Labels["istio-injection"] != "enabled" || st.Settings.Namespace.Labels["aws"] != "redacted" {
+		t.Fatalf("stored: %s", js)
+	}
+	if page := get(t, h, "/s/"+ok.ID); page.status != http.StatusOK {
+		t.Fatalf("the redacted link: %d %s", page.status, testid(page, "error").Text())
+	}
+
+	page := do(t, h, shareRequest(url.Values{"manifest": {deploymentYAML}, "set": {strings.Join(settings.Install.Set, "\n")}}))
+	if page.status != http.StatusOK || testid(page, "share-secret-where").Text() != "install option 2 (--set)" || strings.Contains(testid(page, "share-secrets-list").Text(), awsKeyID) {
+		t.Fatalf("%d %q", page.status, testid(page, "share-secret-where").Text())
+	}
+	link := get(t, h, stateLink(t, State{Istio: engine.Version().Istio, Manifest: deploymentYAML, Settings: settings}))
+	if !strings.Contains(testid(link, "banner").Text(), "(3 findings)") {
+		t.Fatalf("long link: %q", testid(link, "banner").Text())
+	}
+	settings.Install.Set, settings.Install.Overlay, settings.Namespace.Labels = settings.Install.Set[:1], "", map[string]string{"istio-injection": "enabled"}
+	req = ShareRequest{InjectRequest: InjectRequest{Manifest: deploymentYAML, Settings: settings}}
+	if r := postShareAPI(t, h, req, nil); r.status != http.StatusCreated {
+		t.Fatalf("settings without a secret: %d %s", r.status, r.body)
 	}
 }

@@ -132,7 +132,7 @@ func TestShareCommand(t *testing.T) {
 	if err != errSilent || exitCode(err) != 1 || out != "" {
 		t.Fatalf("secrets: %v %q", err, out)
 	}
-	want := secret + ": document 1, line 19, spec.template.spec.containers[web].env[DB_PASSWORD].value: an environment variable whose name says"
+	want := secret + ": document 1, line 19, spec.template.spec.containers[web].env[DB_PASSWORD].value: a value whose name says it is a password"
 	if !strings.Contains(stderr, want) || !strings.Contains(stderr, "--redact") || strings.Contains(stderr, "hunter2") {
 		t.Fatalf("stderr:\n%s\nwant %q", stderr, want)
 	}

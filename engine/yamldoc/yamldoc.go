@@ -48,14 +48,10 @@ func Split(in []byte) ([]Doc, error) {
 		if err != nil && err != io.EOF {
 			return nil, err
 		}
-		if err == io.EOF {
-			if buf.Len() != 0 {
-				out = append(out, Doc{Raw: bytes.Clone(buf.Bytes()), Line: start})
-			}
-			return out, nil
-		}
 		line++
 		if bytes.HasPrefix(l, []byte("---")) {
+			// At the end of the input too: a last line that fills bufio's buffer exactly comes
+			// with io.EOF, and YAMLReader checks it as a separator before it drops it.
 			trimmed := strings.TrimSpace(string(l[3:]))
 			if len(trimmed) > 0 && trimmed[0] != '#' {
 				// It would end the open document, if one is, and open the next.
@@ -65,12 +61,18 @@ func Split(in []byte) ([]Doc, error) {
 				}
 				return out, &SeparatorError{Doc: doc, Line: line, Text: trimmed}
 			}
-			if buf.Len() != 0 {
+			if buf.Len() != 0 && err == nil {
 				out = append(out, Doc{Raw: bytes.Clone(buf.Bytes()), Line: start})
 				buf.Reset()
 				continue
 			}
 			// A separator that opens a document stays in it, as in YAMLReader.
+		}
+		if err == io.EOF {
+			if buf.Len() != 0 {
+				out = append(out, Doc{Raw: bytes.Clone(buf.Bytes()), Line: start})
+			}
+			return out, nil
 		}
 		if buf.Len() == 0 {
 			start = line
@@ -80,9 +82,10 @@ func Split(in []byte) ([]Doc, error) {
 }
 
 // readLine mirrors yaml.LineReader.Read: one whole line with a "\n" appended, appended to dst (a
-// line is not a new buffer: a 3 MB manifest has ~70,000 of them). At the end of the input it
-// returns io.EOF with no line, which is the only case in which YAMLReader drops the line it was
-// given.
+// line is not a new buffer: a 3 MB manifest has ~70,000 of them), and the reader's error. At the
+// end of the input the line is "\n" with io.EOF, or, when the last line fills bufio's buffer
+// exactly and has no "\n", that line with io.EOF: the only case in which YAMLReader drops the
+// line it was given.
 func readLine(r *bufio.Reader, dst []byte) ([]byte, error) {
 	isPrefix := true
 	var err error
@@ -91,8 +94,5 @@ func readLine(r *bufio.Reader, dst []byte) ([]byte, error) {
 		l, isPrefix, err = r.ReadLine()
 		dst = append(dst, l...)
 	}
-	if err != nil {
-		return nil, err
-	}
-	return append(dst, '\n'), nil
+	return append(dst, '\n'), err
 }

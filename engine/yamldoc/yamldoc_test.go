@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"io"
+	"strings"
 	"testing"
 
 	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -62,6 +63,13 @@ func TestSplit(t *testing.T) {
 		"dashes inside":          "a: |\n  ---x\n---\nb: 2\n",
 		"long line":              "a: " + string(bytes.Repeat([]byte("x"), 10000)) + "\n---\nb: 1\n",
 		"blank document":         "---\n\n---\n",
+		// A last line with no "\n" that fills bufio's 4,096-byte buffer exactly comes with io.EOF:
+		// YAMLReader still checks it as a separator, and drops it otherwise (found by FuzzSplit).
+		"a bad separator filling the buffer":  "---" + strings.Repeat("x", 4093),
+		"a bad separator after a document":    "a: 1\n---" + strings.Repeat("x", 4093),
+		"a good separator filling the buffer": "a: 1\n---" + strings.Repeat(" ", 4093),
+		"a last line filling the buffer":      "a: 1\n" + strings.Repeat("y", 4096),
+		"a last line longer than the buffer":  "a: 1\n" + strings.Repeat("y", 5000),
 	}
 	for name, in := range cases {
 		t.Run(name, func(t *testing.T) { checkSplit(t, []byte(in)) })

@@ -1,0 +1,75 @@
+package engine
+
+import (
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/rs/zerolog"
+	"github.com/spf13/viper"
+	"github.com/zricethezav/gitleaks/v8/config"
+	"github.com/zricethezav/gitleaks/v8/detect"
+	"github.com/zricethezav/gitleaks/v8/logging"
+)
+
+// leak is a credential of a known format that gitleaks' rules found in a text: Secret is the
+// credential itself (the rule's secret group), Rule the rule's id (aws-access-token,
+// slack-webhook-url, …) and Line its 0-based line in the text.
+type leak struct {
+	Rule, Secret string
+	Line         int
+}
+
+// maxDecodeDepth is gitleaks' own default (its --max-decode-depth): a credential base64-, hex-
+// or percent-encoded up to 5 times is found too.
+const maxDecodeDepth = 5
+
+// leakDetector is gitleaks' detector with gitleaks' default rules (github.com/zricethezav/
+// gitleaks/v8, its config/gitleaks.toml: AWS, GCP, Slack, GitHub, Stripe, … keys and tokens),
+// loaded the first time a scan needs it, never at process start: reading and compiling the
+// rules takes ~120 ms. It is loaded as gitleaks' NewDetectorDefaultConfig loads it, with a viper
+// of its own rather than viper's global. gitleaks logs through a global zerolog logger to
+// stderr; its scans of a string log nothing a reader of sidecarlab needs, so it is turned off.
+// A detector is safe for concurrent scans of strings (DetectString keeps its findings local).
+var leakDetector = sync.OnceValue(func() *detect.Detector {
+	leakLoads.Add(1)
+	logging.Logger = logging.Logger.Level(zerolog.Disabled)
+	v := viper.New()
+	v.SetConfigType("toml")
+	var vc config.ViperConfig
+	if err := v.ReadConfig(strings.NewReader(config.DefaultConfig)); err != nil {
+		panic("gitleaks' default rules do not read: " + err.Error())
+	}
+	if err := v.Unmarshal(&vc); err != nil {
+		panic("gitleaks' default rules do not read: " + err.Error())
+	}
+	cfg, err := vc.Translate()
+	if err != nil {
+		panic("gitleaks' default rules do not load: " + err.Error())
+	}
+	d := detect.NewDetector(cfg)
+	d.MaxDecodeDepth = maxDecodeDepth
+	return d
+})
+
+// leakLoads counts the loads of gitleaks' rules: one at most, and none until a scan needs them.
+var leakLoads atomic.Int32
+
+// leaks are the credentials of known formats in text, by gitleaks' default rules; each secret
+// once per line.
+func leaks(text string) []leak {
+	if strings.TrimSpace(text) == "" {
+		return nil
+	}
+	var out []leak
+	seen := map[leak]bool{}
+	for _, f := range leakDetector().DetectString(text) {
+		l := leak{Rule: f.RuleID, Secret: f.Secret, Line: f.StartLine}
+		if l.Secret == "" || strings.Contains(l.Secret, Redacted) || seen[l] {
+			continue
+		}
+		seen[l] = true
+		out = append(out, l)
+	}
+	return out
+}

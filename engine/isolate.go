@@ -21,8 +21,9 @@ type Isolator interface {
 	// Run does the job elsewhere and returns its result. An error is the isolation's own (the
 	// deadline, a limit, a worker that could not start); the job's errors are in the result.
 	Run(ctx context.Context, job Job) (*JobResult, error)
-	// IsolatesNetwork reports whether the job runs without any network, so that a template that
-	// resolves names (getHostByName) reaches nothing. When it does not, such templates are refused.
+	// IsolatesNetwork reports whether a template that resolves names (getHostByName) finds
+	// nothing where the job runs: no network, and none of the server's own names (its
+	// /etc/hosts). When it does not, such templates are refused.
 	IsolatesNetwork() bool
 }
 
@@ -184,7 +185,7 @@ func (e *Engine) renderIsolated(ctx context.Context, o InstallOptions, builtin m
 			if builtin[name] != in.rawTemplates[name] && strings.Contains(in.rawTemplates[name], "getHostByName") {
 				return nil, &InputError{Field: installField(o, ""), ID: "template-resolves-names", Params: errParams("nameQ", quote(name)),
 					Msg: fmt.Sprintf("the injection template %q resolves names (getHostByName), "+
-						"and this server cannot cut its templates off the network (that needs a network namespace, which only root may make); "+
+						"and this server cannot hide its own /etc/hosts from its templates (that needs a mount namespace, which only root may make); "+
 						"it runs every other template of yours.", name)}
 			}
 		}

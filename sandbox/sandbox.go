@@ -110,8 +110,10 @@ func New(ctx context.Context, cfg Config) (*Sandbox, error) {
 	return s, nil
 }
 
-// IsolatesNetwork reports whether workers run in a network namespace of their own (nothing but
-// a loopback that is down: no name resolves over the network, nothing connects).
+// IsolatesNetwork reports whether workers run in namespaces of their own: a network namespace
+// (nothing but a loopback that is down) and a mount namespace that hides the server's /etc, so
+// no name resolves. Without them a worker still makes no socket (its seccomp filter refuses
+// every one) but reads the server's /etc/hosts.
 func (s *Sandbox) IsolatesNetwork() bool { return s.namespaces }
 
 // probe starts a worker that sets its limits and answers at once.
@@ -251,6 +253,10 @@ func Serve(ctx context.Context, args []string, stdin io.Reader, do func(ctx cont
 	}
 	if err := setLimits(l); err != nil {
 		return fmt.Errorf("worker: limits: %w", err)
+	}
+	// Last, once nothing but the job is left to do: the system calls it may make.
+	if err := lockDown(); err != nil {
+		return fmt.Errorf("worker: %w", err)
 	}
 	debug.SetMemoryLimit(l.MemoryBytes / 4 * 3)
 	answer := os.NewFile(3, "answer")

@@ -100,8 +100,25 @@ func do(j job) answer {
 		groups, _ := os.Getgroups()
 		r["groups"] = fmt.Sprint(groups)
 		st, _ := procStatus()
-		for _, k := range []string{"CapEff", "CapPrm", "CapAmb", "NoNewPrivs"} {
+		for _, k := range []string{"CapEff", "CapPrm", "CapAmb", "NoNewPrivs", "Seccomp", "Seccomp_filters"} {
 			r[k] = st[k]
+		}
+		// What the seccomp filter refuses: a socket, a program, a process.
+		if fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0); err != nil {
+			r["socket"] = err.Error()
+		} else {
+			syscall.Close(fd)
+			r["socket"] = "made"
+		}
+		if err := exec.Command("/bin/true").Run(); err != nil {
+			r["exec"] = err.Error()
+		} else {
+			r["exec"] = "ran"
+		}
+		if _, _, e := syscall.RawSyscall(syscall.SYS_FORK, 0, 0, 0); e != 0 {
+			r["fork"] = e.Error()
+		} else {
+			r["fork"] = "forked"
 		}
 		for _, ns := range []string{"mnt", "pid", "net", "ipc", "uts"} {
 			r["ns-"+ns], _ = os.Readlink("/proc/self/ns/" + ns)
@@ -129,7 +146,7 @@ func do(j job) answer {
 	case "dial":
 		c, err := net.DialTimeout("tcp", j.Name, time.Second)
 		if err != nil {
-			return answer{"error"}
+			return answer{"error: " + err.Error()}
 		}
 		c.Close()
 		return answer{"connected"}
@@ -292,10 +309,15 @@ func TestWorkerPrivileges(t *testing.T) {
 		}
 		t.Logf("%v", r)
 		for k, want := range map[string]string{"uid": "65532", "gid": "65532", "groups": "[]", "CapEff": "0000000000000000",
-			"CapPrm": "0000000000000000", "CapAmb": "0000000000000000", "NoNewPrivs": "1"} {
+			"CapPrm": "0000000000000000", "CapAmb": "0000000000000000", "NoNewPrivs": "1", "Seccomp": "2",
+			"socket": "operation not permitted", "exec": "fork/exec /bin/true: operation not permitted", "fork": "operation not permitted"} {
 			if r[k] != want {
 				t.Errorf("%s: %q, want %q", k, r[k], want)
 			}
+		}
+		// The chart's RuntimeDefault profile may be there already; ours is one more.
+		if n, err := strconv.Atoi(r["Seccomp_filters"]); err != nil || n < 1 {
+			t.Errorf("Seccomp_filters: %q", r["Seccomp_filters"])
 		}
 		if !root {
 			return
@@ -378,15 +400,22 @@ func TestNoNetwork(t *testing.T) {
 	if !isolated.IsolatesNetwork() {
 		t.Fatal("root, yet no network namespace")
 	}
-	if got, err := run(t, isolated, t.Context(), job{Op: "dial", Name: ln.Addr().String()}); err != nil || got != "error" {
+	if got, err := run(t, isolated, t.Context(), job{Op: "dial", Name: ln.Addr().String()}); err != nil || !strings.HasPrefix(got, "error") {
 		t.Fatalf("isolated worker: %q %v", got, err)
 	}
+	// In the server's network namespace, the seccomp filter still refuses the socket.
 	shared := newSandbox(t, Config{NoNetworkNamespace: true})
 	if shared.IsolatesNetwork() {
 		t.Fatal("NoNetworkNamespace, yet the sandbox says it isolates the network")
 	}
-	if got, err := run(t, shared, t.Context(), job{Op: "dial", Name: ln.Addr().String()}); err != nil || got != "connected" {
+	if got, err := run(t, shared, t.Context(), job{Op: "dial", Name: ln.Addr().String()}); err != nil || !strings.Contains(got, "operation not permitted") {
 		t.Fatalf("worker in the server's namespace: %q %v", got, err)
+	}
+	// The same dial from here connects: the listener is there.
+	if c, err := net.DialTimeout("tcp", ln.Addr().String(), 10*time.Second); err != nil {
+		t.Fatal(err)
+	} else {
+		c.Close()
 	}
 }
 

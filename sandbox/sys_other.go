@@ -16,3 +16,5 @@ func setLimits(Limits) error { return errors.New("not supported on this system")
 func closeOnExec() {}
 
 func harden(bool) error { return errors.New("not supported on this system") }
+
+func lockDown() error { return errors.New("not supported on this system") }

@@ -264,7 +264,7 @@ func (i isolation) engineOptions(ctx context.Context, logger *slog.Logger) (engi
 	logger.Info("custom templates allowed; they run in isolated workers",
 		"cpu_seconds", i.limits.CPUSeconds, "memory_bytes", i.limits.MemoryBytes, "network_namespace", sb.IsolatesNetwork())
 	if !sb.IsolatesNetwork() {
-		logger.Warn("workers cannot have a network namespace of their own (that needs root); templates that resolve names (getHostByName) are refused")
+		logger.Warn("workers cannot have namespaces of their own (that needs root): their seccomp filter still refuses every socket, but they read the server's /etc/hosts, so templates that resolve names (getHostByName) are refused")
 	}
 	return engine.Options{InstallPolicy: engine.InstallPolicy{AllowCustomTemplates: true}, Isolator: sandbox.Isolator(sb)}, nil
 }

@@ -2,10 +2,14 @@ package engine
 
 import (
 	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"maps"
 	"math/rand"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -703,5 +707,82 @@ func TestSecretCorpus(t *testing.T) {
 	}
 	if fs := ScanSteps([]Step{{Key: "proxy.istio.io/config", Value: "proxyMetadata:\n  ISTIO_META_DNS_CAPTURE: \"true\"\n  TLS_KEY_FILE: /etc/key.pem\n"}}); len(fs) != 0 {
 		t.Errorf("ordinary proxyMetadata flagged: %+v", fs)
+	}
+}
+
+// TestScanSettings: the settings are scanned like a manifest — an install option's value (by
+// its value, and by its path's last name), the overlay (a proxyMetadata map too), a namespace
+// label's value and key — and RedactSettings takes out exactly what was found, keeping labels
+// valid; ordinary settings are not flagged.
+func TestScanSettings(t *testing.T) {
+	s := Settings{
+		Install: InstallOptions{
+			Set: []string{
+				"values.global.proxy.holdApplicationUntilProxyStarts=true",
+				"meshConfig.defaultConfig.proxyMetadata.DB_PASSWORD=hunter2",
+				"values.global.remotePilotAddress=postgres://admin:hunter2@db:5432/x",
+				"values.global.meshID=" + awsKeyID,
+				"meshConfig.defaultConfig.proxyMetadata.TLS_KEY_FILE=/etc/key.pem",
+			},
+			Overlay: "spec:\n  meshConfig:\n    defaultConfig:\n      proxyMetadata:\n        API_TOKEN: hunter3\n        ISTIO_META_DNS_CAPTURE: \"true\"\n  components:\n    ingressGateways:\n    - name: g\n      k8s:\n        env:\n        - {name: DB_PASSWORD, value: hunter4} # hook " + slackWebhook + "\n",
+		},
+		Namespace: Namespace{Name: "shop", Labels: map[string]string{
+			"istio-injection": "enabled", "istio.io/rev": "canary", "pod-security.kubernetes.io/enforce": "baseline",
+			"owner": awsKeyID, awsKeyID: "yes",
+		}},
+	}
+	got := ScanSettings(s)
+	var where []string
+	for _, f := range got {
+		where = append(where, fmt.Sprintf("%s:%d:%s:%s", f.Setting, f.Line, f.Path, f.Kind))
+		for _, secret := range []string{"hunter", awsKeyID, slackToken} {
+			if strings.Contains(f.Excerpt+f.Path, secret) {
+				t.Errorf("a finding shows the secret: %+v", f)
+			}
+		}
+	}
+	want := []string{
+		"install.set:2:meshConfig.defaultConfig.proxyMetadata.DB_PASSWORD:env-name",
+		"install.set:3:values.global.remotePilotAddress:url-credential",
+		"install.set:4:values.global.meshID:known-format",
+		"install.overlay:5:spec.meshConfig.defaultConfig.proxyMetadata.API_TOKEN:env-name",
+		"install.overlay:12:spec.components.ingressGateways[g].k8s.env[DB_PASSWORD].value:env-name",
+		"install.overlay:12::comment",
+		"namespace.labels:0::known-format",
+		"namespace.labels:0:owner:known-format",
+	}
+	if !slices.Equal(where, want) {
+		t.Errorf("found\n%s\nwant\n%s", strings.Join(where, "\n"), strings.Join(want, "\n"))
+	}
+	red, err := RedactSettings(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, _ := json.Marshal(red)
+	for _, secret := range []string{"hunter", awsKeyID, slackToken} {
+		if strings.Contains(string(js), secret) {
+			t.Errorf("redacted, %s is left: %s", secret, js)
+		}
+	}
+	if left := ScanSettings(red); len(left) != 0 {
+		t.Errorf("redacted, findings are left: %+v", left)
+	}
+	if red.Install.Set[0] != s.Install.Set[0] || red.Install.Set[4] != s.Install.Set[4] || red.Install.Set[1] != "meshConfig.defaultConfig.proxyMetadata.DB_PASSWORD=<redacted>" {
+		t.Errorf("--set: %q", red.Install.Set)
+	}
+	wantLabels := map[string]string{"istio-injection": "enabled", "istio.io/rev": "canary", "pod-security.kubernetes.io/enforce": "baseline", "owner": "redacted", "redacted-1": "redacted"}
+	if !maps.Equal(red.Namespace.Labels, wantLabels) {
+		t.Errorf("labels: %v", red.Namespace.Labels)
+	}
+	if !strings.Contains(red.Install.Overlay, "ISTIO_META_DNS_CAPTURE: \"true\"") {
+		t.Errorf("the overlay lost what was not secret:\n%s", red.Install.Overlay)
+	}
+	clean := Settings{Install: InstallOptions{Set: s.Install.Set[:1], Overlay: "spec:\n  meshConfig:\n    defaultConfig:\n      proxyMetadata:\n        ISTIO_META_DNS_CAPTURE: \"true\"\n"},
+		Namespace: Namespace{Labels: map[string]string{"istio-injection": "enabled", "istio.io/rev": "1-31-0", "team": "payments"}}}
+	if fs := ScanSettings(clean); len(fs) != 0 {
+		t.Errorf("ordinary settings flagged: %+v", fs)
+	}
+	if r, err := RedactSettings(clean); err != nil || !reflect.DeepEqual(r, clean) {
+		t.Errorf("ordinary settings redacted: %+v %v", r, err)
 	}
 }

@@ -78,7 +78,7 @@ func TestSecretsCounts(t *testing.T) {
 		{English.SecretsInLink(3), "hold secrets (3 findings)"},
 		{English.SecretWhere(engine.SecretFinding{Doc: 2, Line: 9}), "document 2, line 9"},
 		{English.SecretWhere(engine.SecretFinding{Step: 3}), "annotation step 3"},
-		{English.SecretWhere(engine.SecretFinding{Setting: engine.SettingInstallSet, Line: 2}), "install option 2 (--set)"},
+		{English.SecretWhere(engine.SecretFinding{Setting: engine.SettingInstallSet, Line: 2}), "install option 2"},
 		{English.SecretWhere(engine.SecretFinding{Setting: engine.SettingInstallOverlay, Line: 4}), "install overlay, line 4"},
 		{English.SecretWhere(engine.SecretFinding{Setting: engine.SettingNamespaceLabel, Path: "team"}), "a label of the namespace"},
 		{English.SecretKind(engine.SecretFinding{Kind: engine.SecretKnownFormat, Rule: "aws-access-token"}), "(its rule aws-access-token)"},

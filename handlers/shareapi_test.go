@@ -468,7 +468,7 @@ func TestShareSettingsSecrets(t *testing.T) {
 	}
 
 	page := do(t, h, shareRequest(url.Values{"manifest": {deploymentYAML}, "set": {strings.Join(settings.Install.Set, "\n")}}))
-	if page.status != http.StatusOK || testid(page, "share-secret-where").Text() != "install option 2 (--set)" || strings.Contains(testid(page, "share-secrets-list").Text(), awsKeyID) {
+	if page.status != http.StatusOK || testid(page, "share-secret-where").Text() != "install option 2" || strings.Contains(testid(page, "share-secrets-list").Text(), awsKeyID) {
 		t.Fatalf("%d %q", page.status, testid(page, "share-secret-where").Text())
 	}
 	link := get(t, h, stateLink(t, State{Istio: engine.Version().Istio, Manifest: deploymentYAML, Settings: settings}))

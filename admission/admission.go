@@ -20,6 +20,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -195,6 +196,11 @@ func (a *Admitter) cluster(in *engine.Install, s engine.Settings) (*cluster, err
 
 // Admit follows each workload of the manifest (steps applied) through admission in the
 // settings' namespace, with their installation and nodes of their Kubernetes version.
+//
+// As `kubectl create -f` would: the items of a List are workloads of their own; a Namespace
+// document of the manifest gives its namespace its labels (over the settings' ones); and a
+// document whose namespace differs from the one the settings name (when they name one) is
+// refused with kubectl's message.
 func (a *Admitter) Admit(ctx context.Context, manifest []byte, steps []engine.Step, s engine.Settings) ([]Result, error) {
 	ns := s.Namespace
 	if ns.Name == "" {
@@ -208,6 +214,8 @@ func (a *Admitter) Admit(ctx context.Context, manifest []byte, steps []engine.St
 	if err != nil {
 		return nil, err
 	}
+	workloads = listItems(workloads)
+	docLabels := namespaceDocuments(workloads)
 	out := make([]Result, 0, len(workloads))
 	for _, w := range workloads {
 		if err := ctx.Err(); err != nil {
@@ -216,6 +224,11 @@ func (a *Admitter) Admit(ctx context.Context, manifest []byte, steps []engine.St
 		r := Result{Doc: w.Doc, Kind: w.Kind, Name: w.Name}
 		if w.Error != nil {
 			r.Error = w.Error.Error()
+			out = append(out, r)
+			continue
+		}
+		if s.Namespace.Name != "" && w.Namespace != "" && w.Namespace != s.Namespace.Name {
+			r.Error = fmt.Sprintf("the namespace from the provided object %q does not match the namespace %q. You must pass '--namespace=%s' to perform this operation.", w.Namespace, s.Namespace.Name, w.Namespace)
 			out = append(out, r)
 			continue
 		}
@@ -229,12 +242,60 @@ func (a *Admitter) Admit(ctx context.Context, manifest []byte, steps []engine.St
 		if !a.undefaulted {
 			r.Pod = defaulted(pod)
 		}
-		if err := r.admit(ctx, c.configs, c.wh, c.psa, !a.undefaulted, engine.Namespace{Name: pod.Namespace, Labels: ns.Labels}); err != nil {
+		labels := ns.Labels
+		if l, ok := docLabels[pod.Namespace]; ok {
+			labels = maps.Clone(labels)
+			if labels == nil {
+				labels = map[string]string{}
+			}
+			maps.Copy(labels, l)
+		}
+		if err := r.admit(ctx, c.configs, c.wh, c.psa, !a.undefaulted, engine.Namespace{Name: pod.Namespace, Labels: labels}); err != nil {
 			return nil, err
 		}
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// listItems is workloads with each List (v1) replaced by its items, read as Istio's injector
+// reads them (it injects a List's items): an item of a kind it does not know is kept, with no
+// object, by its type and name.
+func listItems(workloads []engine.Workload) []engine.Workload {
+	var out []engine.Workload
+	for _, w := range workloads {
+		list, ok := w.Object.(*corev1.List)
+		if !ok {
+			out = append(out, w)
+			continue
+		}
+		for _, item := range list.Items {
+			iw := engine.Workload{Doc: w.Doc, Line: w.Line}
+			var tm struct {
+				metav1.TypeMeta   `json:",inline"`
+				metav1.ObjectMeta `json:"metadata"`
+			}
+			if err := json.Unmarshal(item.Raw, &tm); err == nil {
+				iw.APIVersion, iw.Kind, iw.Name, iw.Namespace, iw.Labels = tm.APIVersion, tm.Kind, tm.Name, tm.Namespace, tm.Labels
+			}
+			if obj, err := inject.FromRawToObject(item.Raw); err == nil {
+				iw.Object = obj
+			}
+			out = append(out, iw)
+		}
+	}
+	return out
+}
+
+// namespaceDocuments are the labels of the manifest's Namespace documents, by name.
+func namespaceDocuments(workloads []engine.Workload) map[string]map[string]string {
+	out := map[string]map[string]string{}
+	for _, w := range workloads {
+		if w.APIVersion == "v1" && w.Kind == "Namespace" && w.Name != "" && w.Error == nil {
+			out[w.Name] = w.Labels
+		}
+	}
+	return out
 }
 
 func (r *Result) admit(ctx context.Context, configs []admissionregistrationv1.MutatingWebhookConfiguration, wh *webhook, psa *podSecurity, withDefaults bool, ns engine.Namespace) error {
@@ -373,6 +434,15 @@ func podOf(w engine.Workload, namespace string) (*corev1.Pod, error) {
 	if w.Object == nil {
 		return nil, fmt.Errorf("%s is not a kind that makes Pods", w.Kind)
 	}
+	// Istio's reader takes any "kind: Job" for a batch/v1 Job (kube-inject keeps that); the API
+	// server serves each kind at its group's version and hands a kind of another group (a
+	// Volcano Job) to that group's controller.
+	if want, ok := servedVersions[w.Kind]; ok && w.APIVersion != want {
+		if g, _, _ := strings.Cut(w.APIVersion, "/"); !strings.Contains(w.APIVersion, "/") || g == "apps" || g == "batch" || g == "extensions" {
+			return nil, fmt.Errorf("no matches for kind %q in version %q", w.Kind, w.APIVersion)
+		}
+		return nil, fmt.Errorf("%s %s: sidecarlab does not know how its controller makes Pods", w.APIVersion, w.Kind)
+	}
 	ns := namespace
 	owner := func(apiVersion, kind, name string) []metav1.OwnerReference {
 		t := true
@@ -451,6 +521,13 @@ var apiDefaults = sync.OnceValue(func() *runtime.Scheme {
 func defaulted(p *corev1.Pod) *corev1.Pod {
 	apiDefaults().Default(p)
 	return p
+}
+
+// servedVersions are the group versions Kubernetes serves the kinds podOf knows at.
+var servedVersions = map[string]string{
+	"Pod": "v1", "ReplicationController": "v1",
+	"Deployment": "apps/v1", "ReplicaSet": "apps/v1", "StatefulSet": "apps/v1", "DaemonSet": "apps/v1",
+	"Job": "batch/v1", "CronJob": "batch/v1",
 }
 
 // The placeholders where a controller puts a hash or a time in a name.

@@ -398,3 +398,69 @@ func TestRestrictedIstioContainers(t *testing.T) {
 		t.Errorf("with RuntimeDefault for Istio's containers: %q", got)
 	}
 }
+
+// TestAsKubectlReadsTheFile: what `kubectl create -f` does with a file before any admission step —
+// the cases `admit` got wrong: a kind of another group is not read as Kubernetes' own (a Volcano
+// Job made "INJECTED, ADMITTED" of a pod with no containers), a List's items are workloads, a
+// Namespace document labels its namespace, and a namespace given must match the documents'.
+func TestAsKubectlReadsTheFile(t *testing.T) {
+	admit := func(t *testing.T, manifest string, ns engine.Namespace) []Result {
+		t.Helper()
+		rs, err := adm.Admit(t.Context(), []byte(manifest), nil, engine.Settings{Namespace: ns})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rs
+	}
+	t.Run("a Volcano Job", func(t *testing.T) {
+		volcano := "apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata:\n  name: vc\nspec:\n  tasks:\n  - name: w\n    template:\n      spec:\n        containers:\n        - {name: c, image: busybox}\n"
+		rs := admit(t, volcano, engine.Namespace{})
+		if len(rs) != 1 || rs[0].Pod != nil || rs[0].Error != "batch.volcano.sh/v1alpha1 Job: sidecarlab does not know how its controller makes Pods" {
+			t.Fatalf("%+v", rs)
+		}
+		old := strings.Replace(deployment, "apps/v1", "extensions/v1beta1", 1)
+		if rs := admit(t, old, engine.Namespace{}); rs[0].Pod != nil || rs[0].Error != `no matches for kind "Deployment" in version "extensions/v1beta1"` {
+			t.Fatalf("an unserved version: %+v", rs)
+		}
+		job := "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n      - {name: c, image: busybox}\n"
+		if rs := admit(t, job, engine.Namespace{}); rs[0].Error != "" || rs[0].Pod == nil {
+			t.Fatalf("a batch/v1 Job: %+v", rs)
+		}
+	})
+	t.Run("a List", func(t *testing.T) {
+		list := "apiVersion: v1\nkind: List\nitems:\n- " + strings.ReplaceAll(strings.TrimSuffix(deployment, "\n"), "\n", "\n  ") + "\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: c}}\n"
+		rs := admit(t, list, engine.Namespace{Labels: map[string]string{"istio-injection": "enabled"}})
+		if len(rs) != 2 || rs[0].Kind != "Deployment" || rs[0].Name != "web" || rs[0].Error != "" || !rs[0].Injected || rs[1].Kind != "ConfigMap" || rs[1].Pod != nil {
+			t.Fatalf("%+v", rs)
+		}
+	})
+	nsDoc := "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop\n  labels:\n    istio-injection: enabled\n    pod-security.kubernetes.io/enforce: baseline\n---\n"
+	pod := "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  namespace: shop\nspec:\n  containers:\n  - {name: c, image: busybox}\n"
+	t.Run("a Namespace document", func(t *testing.T) {
+		rs := admit(t, nsDoc+pod, engine.Namespace{})
+		if len(rs) != 2 || !rs[1].Injected || rs[1].Admitted || len(rs[1].Violations) == 0 {
+			t.Fatalf("the Pod in the file's namespace: %+v", rs[1])
+		}
+		// Without the document, the same Pod in a namespace with no labels.
+		if rs := admit(t, pod, engine.Namespace{}); rs[0].Injected || !rs[0].Admitted {
+			t.Fatalf("without the Namespace document: %+v", rs[0])
+		}
+		// The document's labels win over the settings' for its namespace.
+		if rs := admit(t, nsDoc+pod, engine.Namespace{Labels: map[string]string{"istio-injection": "disabled"}}); !rs[1].Injected {
+			t.Fatalf("the settings' label over the document's: %+v", rs[1])
+		}
+	})
+	t.Run("a namespace that does not match", func(t *testing.T) {
+		rs := admit(t, pod, engine.Namespace{Name: "other"})
+		want := `the namespace from the provided object "shop" does not match the namespace "other". You must pass '--namespace=shop' to perform this operation.`
+		if rs[0].Error != want || rs[0].Pod != nil {
+			t.Fatalf("%+v", rs[0])
+		}
+		if rs := admit(t, pod, engine.Namespace{Name: "shop"}); rs[0].Error != "" || rs[0].Pod.Namespace != "shop" {
+			t.Fatalf("the same namespace: %+v", rs[0])
+		}
+		if rs := admit(t, deployment, engine.Namespace{Name: "other"}); rs[0].Error != "" || rs[0].Pod.Namespace != "other" {
+			t.Fatalf("a document with no namespace: %+v", rs[0])
+		}
+	})
+}

@@ -53,6 +53,8 @@ type Document struct {
 	// panicked is what Istio's injector panicked with on this document, if it did; the
 	// document then carries an error, and FuzzInject fails on it.
 	panicked any
+	// labels are the document's metadata.labels (Workloads gives them to the Cluster view).
+	labels map[string]string
 }
 
 // Output is the document as `istioctl kube-inject` prints it (without the "---" after it). An
@@ -293,6 +295,7 @@ func prepareChunk(c chunk, index int, ann []annotationChange) (d Document, obj r
 	if runtime.IsNotRegisteredError(err) {
 		// istioctl writes such documents back unchanged.
 		d.APIVersion, d.Kind, d.Name, d.Namespace = tm.APIVersion, tm.Kind, tm.Metadata.Name, tm.Metadata.Namespace
+		d.labels = tm.Metadata.Labels
 		return d.withOutput(c.text), nil
 	}
 	if err != nil {
@@ -300,7 +303,7 @@ func prepareChunk(c chunk, index int, ann []annotationChange) (d Document, obj r
 		return d, nil
 	}
 	if m, err := meta.Accessor(obj); err == nil {
-		d.Name, d.Namespace = m.GetName(), m.GetNamespace()
+		d.Name, d.Namespace, d.labels = m.GetName(), m.GetNamespace(), m.GetLabels()
 	}
 	gvk := obj.GetObjectKind().GroupVersionKind()
 	d.APIVersion, d.Kind = gvk.GroupVersion().String(), gvk.Kind
@@ -440,8 +443,13 @@ func annotate(obj runtime.Object, ann []annotationChange) error {
 // Workload is one document of a manifest read as Istio reads it, with the annotation steps
 // written where Istio reads them: what a controller makes its Pods from.
 type Workload struct {
-	Doc, Line             int
-	Kind, Name, Namespace string
+	Doc, Line int
+	// APIVersion is the document's, as written (batch.volcano.sh/v1alpha1 for a Volcano Job,
+	// which Istio reads as a batch/v1 Job all the same).
+	APIVersion, Kind, Name, Namespace string
+	// Labels are the document's own (metadata.labels): a Namespace document's are the
+	// namespace's.
+	Labels map[string]string
 	// Object is nil for a kind Istio does not inject and for a document that failed (Error).
 	Object runtime.Object
 	Error  *InputError
@@ -458,7 +466,7 @@ func (e *Engine) Workloads(ctx context.Context, manifest []byte, steps []Step, s
 	out := make([]Workload, len(p.chunks))
 	for i, c := range p.chunks {
 		d, obj := prepareChunk(c, i+1, ann)
-		out[i] = Workload{Doc: d.Index, Line: d.Line, Kind: d.Kind, Name: d.Name, Namespace: d.Namespace, Object: obj, Error: d.Error}
+		out[i] = Workload{Doc: d.Index, Line: d.Line, APIVersion: d.APIVersion, Kind: d.Kind, Name: d.Name, Namespace: d.Namespace, Labels: d.labels, Object: obj, Error: d.Error}
 	}
 	return p.install, out, nil
 }

@@ -10,12 +10,14 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// typeAndName is what a document is listed by: its apiVersion, kind, name and namespace.
+// typeAndName is what a document is listed by: its apiVersion, kind, name and namespace (and
+// its labels, which a Namespace document gives the Cluster view).
 type typeAndName struct {
 	metav1.TypeMeta `json:",inline"`
 	Metadata        struct {
-		Name      string `json:"name"`
-		Namespace string `json:"namespace"`
+		Name      string            `json:"name"`
+		Namespace string            `json:"namespace"`
+		Labels    map[string]string `json:"labels"`
 	} `json:"metadata"`
 }
 

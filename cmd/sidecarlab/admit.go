@@ -48,6 +48,11 @@ func newAdmitCmd(c *cli) *cobra.Command {
 				return err
 			}
 			defer j.Close()
+			if !cmd.Flags().Changed("namespace") {
+				// As kubectl: the documents' own namespaces, the default one for the others; a
+				// namespace given must be every document's that names one.
+				namespace = ""
+			}
 			j.settings.Namespace = engine.Namespace{Name: namespace, Labels: set}
 			return admitRun(c, j, output)
 		},

@@ -118,6 +118,12 @@ type Result struct {
 // version, at most maxWebhooks), since building one (parsing the injector config and templates,
 // starting its fake cluster) costs more than an admission.
 type Admitter struct {
+	// NamespaceGiven says the settings' namespace was given as kubectl's --namespace is: a
+	// document that names another one is refused with kubectl's message (`sidecarlab admit
+	// --namespace`). Otherwise a document's own namespace is used, with the settings' labels
+	// (the page's Cluster view, whose namespace settings describe the namespace the workload is
+	// meant for).
+	NamespaceGiven bool
 	// undefaulted leaves the Pod as its controller wrote it (no API-server defaults), as Istio's
 	// own webhook test runs the webhook: only the golden comparison sets it.
 	undefaulted bool
@@ -199,8 +205,8 @@ func (a *Admitter) cluster(in *engine.Install, s engine.Settings) (*cluster, err
 //
 // As `kubectl create -f` would: the items of a List are workloads of their own; a Namespace
 // document of the manifest gives its namespace its labels (over the settings' ones); and a
-// document whose namespace differs from the one the settings name (when they name one) is
-// refused with kubectl's message.
+// document whose namespace differs from the one the settings name is refused with kubectl's
+// message when the namespace was given as kubectl's --namespace is (NamespaceGiven).
 func (a *Admitter) Admit(ctx context.Context, manifest []byte, steps []engine.Step, s engine.Settings) ([]Result, error) {
 	ns := s.Namespace
 	if ns.Name == "" {
@@ -227,7 +233,7 @@ func (a *Admitter) Admit(ctx context.Context, manifest []byte, steps []engine.St
 			out = append(out, r)
 			continue
 		}
-		if s.Namespace.Name != "" && w.Namespace != "" && w.Namespace != s.Namespace.Name {
+		if a.NamespaceGiven && s.Namespace.Name != "" && w.Namespace != "" && w.Namespace != s.Namespace.Name {
 			r.Error = fmt.Sprintf("the namespace from the provided object %q does not match the namespace %q. You must pass '--namespace=%s' to perform this operation.", w.Namespace, s.Namespace.Name, w.Namespace)
 			out = append(out, r)
 			continue

@@ -451,6 +451,8 @@ func TestAsKubectlReadsTheFile(t *testing.T) {
 		}
 	})
 	t.Run("a namespace that does not match", func(t *testing.T) {
+		adm.NamespaceGiven = true
+		defer func() { adm.NamespaceGiven = false }()
 		rs := admit(t, pod, engine.Namespace{Name: "other"})
 		want := `the namespace from the provided object "shop" does not match the namespace "other". You must pass '--namespace=shop' to perform this operation.`
 		if rs[0].Error != want || rs[0].Pod != nil {
@@ -461,6 +463,11 @@ func TestAsKubectlReadsTheFile(t *testing.T) {
 		}
 		if rs := admit(t, deployment, engine.Namespace{Name: "other"}); rs[0].Error != "" || rs[0].Pod.Namespace != "other" {
 			t.Fatalf("a document with no namespace: %+v", rs[0])
+		}
+		// The page's namespace settings are not kubectl's --namespace: the document's own is used.
+		adm.NamespaceGiven = false
+		if rs := admit(t, pod, engine.Namespace{Name: "other"}); rs[0].Error != "" || rs[0].Pod.Namespace != "shop" {
+			t.Fatalf("not given as --namespace: %+v", rs[0])
 		}
 	})
 }

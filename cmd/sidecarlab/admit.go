@@ -48,13 +48,14 @@ func newAdmitCmd(c *cli) *cobra.Command {
 				return err
 			}
 			defer j.Close()
-			if !cmd.Flags().Changed("namespace") {
+			given := cmd.Flags().Changed("namespace")
+			if !given {
 				// As kubectl: the documents' own namespaces, the default one for the others; a
 				// namespace given must be every document's that names one.
 				namespace = ""
 			}
 			j.settings.Namespace = engine.Namespace{Name: namespace, Labels: set}
-			return admitRun(c, j, output)
+			return admitRun(c, j, output, given)
 		},
 	}
 	files.register(c, cmd)
@@ -68,8 +69,9 @@ func newAdmitCmd(c *cli) *cobra.Command {
 	return cmd
 }
 
-func admitRun(c *cli, j *session, output string) error {
+func admitRun(c *cli, j *session, output string, namespaceGiven bool) error {
 	adm := admission.New(j.eng)
+	adm.NamespaceGiven = namespaceGiven
 	defer adm.Close()
 	rs, err := adm.Admit(c.ctx, j.manifest, j.steps, j.settings)
 	if err != nil {

@@ -72,7 +72,8 @@ bench:
 # their data, certificates and logs in a temporary directory; it prints the kubeconfig's path and
 # runs until Ctrl-C, which stops both and deletes the directory. Its programs (controlplane/, a
 # module of its own) are built into CONTROLPLANE_BIN with Kubernetes' version stamped in (the first
-# time ~12 minutes on 2 cores, then seconds); kubectl is there too.
+# time ~12 minutes on 2 cores, then seconds); kubectl is there too, and istiod (pilot-discovery,
+# controlplane/istiod, at the engine's Istio version), not started yet.
 CONTROLPLANE_BIN ?= $(HOME)/.cache/sidecarlab/controlplane-1.36.1
 K8S_VERSION_LDFLAGS := $(foreach p,k8s.io/component-base/version k8s.io/client-go/pkg/version,-X $(p).gitVersion=v1.36.1 -X $(p).gitMajor=1 -X $(p).gitMinor=36)
 controlplane: controlplane-bin
@@ -81,6 +82,7 @@ controlplane: controlplane-bin
 controlplane-bin:
 	cd controlplane && $(GO) build -ldflags '$(K8S_VERSION_LDFLAGS)' -o $(CONTROLPLANE_BIN)/ \
 		k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kubectl ./etcd ./cmd/controlplane
+	cd controlplane/istiod && $(GO) build -o $(CONTROLPLANE_BIN)/ istio.io/istio/pilot/cmd/pilot-discovery
 
 # Generated files are committed; this rebuilds them (templ components, the editor bundle).
 generate:

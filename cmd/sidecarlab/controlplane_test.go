@@ -1,0 +1,52 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"golang.org/x/mod/modfile"
+)
+
+// TestControlPlaneVersions: the test control plane's programs (controlplane/, modules of their
+// own) are the versions sidecarlab answers for: istiod is built from the Istio the engine embeds,
+// and Kubernetes' staging modules are replaced by the k8s.io/api version the engine uses, every
+// one of them.
+func TestControlPlaneVersions(t *testing.T) {
+	read := func(path string) *modfile.File {
+		t.Helper()
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := modfile.Parse(path, b, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	version := func(f *modfile.File, mod string) string {
+		for _, r := range f.Require {
+			if r.Mod.Path == mod {
+				return r.Mod.Version
+			}
+		}
+		return ""
+	}
+	root := filepath.Join("..", "..")
+	main := read(filepath.Join(root, "go.mod"))
+	istiod := read(filepath.Join(root, "controlplane", "istiod", "go.mod"))
+	if got, want := version(istiod, "istio.io/istio"), version(main, "istio.io/istio"); got == "" || got != want {
+		t.Errorf("controlplane/istiod builds istio.io/istio %q, the engine embeds %q", got, want)
+	}
+	kube := read(filepath.Join(root, "controlplane", "go.mod"))
+	api := version(main, "k8s.io/api")
+	if len(kube.Replace) < 30 {
+		t.Fatalf("controlplane/go.mod replaces %d modules; Kubernetes 1.36 has 33 staging modules", len(kube.Replace))
+	}
+	for _, r := range kube.Replace {
+		if r.New.Path != r.Old.Path || r.New.Version != api {
+			t.Errorf("controlplane/go.mod replaces %s with %s %s, want the same module at %s (k8s.io/api's version)", r.Old.Path, r.New.Path, r.New.Version, api)
+		}
+	}
+}

@@ -68,9 +68,10 @@ load:
 bench:
 	$(GO) test ./engine ./handlers -run '^$$' -bench . -benchmem -count 5
 
-# A Kubernetes control plane on 127.0.0.1 to poke with kubectl: etcd and kube-apiserver (1.36.1),
-# their data, certificates and logs in a temporary directory; it prints the kubeconfig's path and
-# runs until Ctrl-C, which stops both and deletes the directory. Its programs (controlplane/, a
+# A Kubernetes control plane on 127.0.0.1 to poke with kubectl: etcd, kube-apiserver and
+# kube-controller-manager (1.36.1), their data, certificates and logs in a temporary directory; it
+# prints the kubeconfig's path and runs until Ctrl-C, which stops them all and deletes the
+# directory. Its programs (controlplane/, a
 # module of its own) are built into CONTROLPLANE_BIN with Kubernetes' version stamped in (the first
 # time ~12 minutes on 2 cores, then seconds); kubectl is there too, and istiod (pilot-discovery,
 # controlplane/istiod, at the engine's Istio version), not started yet.

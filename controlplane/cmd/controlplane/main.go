@@ -1,6 +1,8 @@
 // Command controlplane starts a Kubernetes control plane for sidecarlab's tests and for people
-// who want to poke one: etcd and kube-apiserver (built by this module, next to this binary), on
-// free ports of 127.0.0.1, in a directory of its own. It writes a kubeconfig there, prints its
+// who want to poke one: etcd, kube-apiserver and kube-controller-manager (built by this module,
+// next to this binary), on free ports of 127.0.0.1, in a directory of its own. The controller
+// manager makes what a cluster's controllers make: a namespace's default ServiceAccount (which a
+// Pod needs to be admitted), a Deployment's ReplicaSet and Pods, a Job's Pods. It writes a kubeconfig there, prints its
 // path and waits; on SIGINT or SIGTERM (or when a process it started dies) it stops them all and
 // deletes the directory.
 //
@@ -117,6 +119,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := cp.waitReady(ctx, died); err != nil {
 		return err
 	}
+	kcm, err := start("kube-controller-manager", cp.controllerManagerArgs()...)
+	if err != nil {
+		return err
+	}
+	procs = append(procs, kcm)
 	if *readyFile != "" {
 		if err := os.WriteFile(*readyFile, []byte(cp.kubeconfig+"\n"), 0o600); err != nil {
 			return err
@@ -134,15 +141,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 // controlPlane is what the processes are started with.
 type controlPlane struct {
-	dir                                  string
-	etcdClient, etcdPeer, apiAddr, token string
-	kubeconfig                           string
+	dir                                           string
+	etcdClient, etcdPeer, apiAddr, kcmAddr, token string
+	kubeconfig                                    string
 }
 
 // prepare picks free ports and writes the certificates, the token file and the kubeconfig.
 func prepare(dir string) (*controlPlane, error) {
 	cp := &controlPlane{dir: dir}
-	for _, p := range []*string{&cp.etcdClient, &cp.etcdPeer, &cp.apiAddr} {
+	for _, p := range []*string{&cp.etcdClient, &cp.etcdPeer, &cp.apiAddr, &cp.kcmAddr} {
 		a, err := freeAddr()
 		if err != nil {
 			return nil, err
@@ -235,6 +242,18 @@ func (cp *controlPlane) apiserverArgs() []string {
 		"--service-account-signing-key-file", filepath.Join(cp.dir, "sa.key"),
 		"--service-cluster-ip-range", "10.96.0.0/16",
 		"--cert-dir", filepath.Join(cp.dir, "certs"),
+	}
+}
+
+func (cp *controlPlane) controllerManagerArgs() []string {
+	host, port, _ := net.SplitHostPort(cp.kcmAddr)
+	return []string{
+		"--kubeconfig", cp.kubeconfig, "--authentication-kubeconfig", cp.kubeconfig, "--authorization-kubeconfig", cp.kubeconfig,
+		"--bind-address", host, "--secure-port", port, "--cert-dir", filepath.Join(cp.dir, "kcm-certs"),
+		"--leader-elect=false",
+		"--service-account-private-key-file", filepath.Join(cp.dir, "sa.key"),
+		"--root-ca-file", filepath.Join(cp.dir, "ca.crt"),
+		"--use-service-account-credentials=false",
 	}
 }
 

@@ -171,11 +171,11 @@ func prepare(dir string) (*controlPlane, error) {
 	if err := writeKey(filepath.Join(dir, "ca.key"), caKey); err != nil {
 		return nil, err
 	}
-	servingKey, servingDER, err := newServing(caKey, caCert)
+	servingKey, serving, err := newServing(caKey, caCert)
 	if err != nil {
 		return nil, err
 	}
-	if err := writePEM(filepath.Join(dir, "apiserver.crt"), "CERTIFICATE", servingDER); err != nil {
+	if err := writePEM(filepath.Join(dir, "apiserver.crt"), "CERTIFICATE", serving.Raw); err != nil {
 		return nil, err
 	}
 	if err := writeKey(filepath.Join(dir, "apiserver.key"), servingKey); err != nil {
@@ -298,17 +298,18 @@ func freeAddr() (string, error) {
 	return "127.0.0.1:" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port), nil
 }
 
-func newCA() (*ecdsa.PrivateKey, *x509.Certificate, error) {
+// certificate makes a key and a certificate of tmpl for it, valid from an hour ago for a day,
+// signed by parent's key (nil parent: self-signed, a CA).
+func certificate(tmpl *x509.Certificate, parent *x509.Certificate, parentKey *ecdsa.PrivateKey) (*ecdsa.PrivateKey, *x509.Certificate, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, nil, err
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "sidecarlab test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+	tmpl.NotBefore, tmpl.NotAfter = time.Now().Add(-time.Hour), time.Now().Add(24*time.Hour)
+	if parent == nil {
+		parent, parentKey = tmpl, key
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, parentKey)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -316,20 +317,20 @@ func newCA() (*ecdsa.PrivateKey, *x509.Certificate, error) {
 	return key, cert, err
 }
 
-func newServing(caKey *ecdsa.PrivateKey, ca *x509.Certificate) (*ecdsa.PrivateKey, []byte, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, nil, err
-	}
-	tmpl := &x509.Certificate{
+func newCA() (*ecdsa.PrivateKey, *x509.Certificate, error) {
+	return certificate(&x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "sidecarlab test CA"},
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+	}, nil, nil)
+}
+
+func newServing(caKey *ecdsa.PrivateKey, ca *x509.Certificate) (*ecdsa.PrivateKey, *x509.Certificate, error) {
+	return certificate(&x509.Certificate{
 		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "kube-apiserver"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
 		DNSNames:    []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"},
 		IPAddresses: []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("10.96.0.1")},
 		KeyUsage:    x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-	return key, der, err
+	}, ca, caKey)
 }
 
 func writePEM(path, typ string, der []byte) error {

@@ -25,7 +25,9 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	stopCluster()
+	os.Exit(code)
 }
 
 // userTemplate is an overlay adding the injection template "mine", which reads the environment.

@@ -536,11 +536,24 @@ var servedVersions = map[string]string{
 	"Job": "batch/v1", "CronJob": "batch/v1",
 }
 
-// The placeholders where a controller puts a hash or a time in a name.
+// The placeholders where a controller puts a hash or a time in a name, and where the API server
+// puts generateName's random suffix.
 const (
 	hashPlaceholder      = "<hash>"
 	scheduledPlaceholder = "29000000"
+	randomPlaceholder    = "<random>"
 )
+
+// createdName is the Pod's name as the admission steps see it: the API server makes a name from
+// generateName (five random characters) before admission runs, so the webhook's request and Pod
+// Security's message name it (`pods "web-5855f49cd4-zpmx6" is forbidden: …`, checked against a
+// real cluster in cmd/sidecarlab's conformance tests).
+func createdName(pod *corev1.Pod) string {
+	if pod.Name == "" && pod.GenerateName != "" {
+		return pod.GenerateName + randomPlaceholder
+	}
+	return pod.Name
+}
 
 func setLabel(pod *corev1.Pod, k, v string) {
 	if pod.Labels == nil {
@@ -629,7 +642,7 @@ func (w *webhook) call(pod *corev1.Pod, namespace, path string, withDefaults boo
 			UID:       types.UID("sidecarlab"),
 			Kind:      metav1.GroupVersionKind{Version: "v1", Kind: "Pod"},
 			Resource:  metav1.GroupVersionResource{Version: "v1", Resource: "pods"},
-			Name:      pod.Name,
+			Name:      createdName(pod),
 			Namespace: namespace,
 			Operation: admissionv1.Create,
 			Object:    runtime.RawExtension{Raw: raw},
@@ -708,7 +721,7 @@ func (p *podSecurity) evaluate(ctx context.Context, ns engine.Namespace, pod *co
 	}
 	nsPolicy, errs := api.PolicyToEvaluate(ns.Labels, defaults)
 	attrs := &api.AttributesRecord{
-		Name: pod.Name, Namespace: ns.Name, Kind: schema.GroupVersionKind{Version: "v1", Kind: "Pod"},
+		Name: createdName(pod), Namespace: ns.Name, Kind: schema.GroupVersionKind{Version: "v1", Kind: "Pod"},
 		Resource: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Operation: admissionv1.Create, Object: pod,
 	}
 	resp := p.adm.EvaluatePod(ctx, nsPolicy, errs.ToAggregate(), &pod.ObjectMeta, &pod.Spec, attrs, true)

@@ -5,7 +5,10 @@ package main
 // question and wants the same answer; where they disagree the cluster is right.
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -108,12 +113,20 @@ func manifestOf(t *testing.T, objs ...any) string {
 	return strings.Join(docs, "---\n")
 }
 
+// runID makes this process's namespaces its own, so that the tests can run again against the
+// same cluster (make controlplane's, say) without meeting their earlier objects.
+var runID = sync.OnceValue(func() string {
+	b := make([]byte, 3)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+})
+
 // namespace makes the cell's namespace (kube-system is the cluster's own) and waits for its
 // default ServiceAccount, which the controller manager makes and a Pod needs.
 func (c *testCluster) namespace(t *testing.T, ns nsCell) string {
 	t.Helper()
 	ctx := context.Background()
-	name := "c-" + ns.name
+	name := "c-" + ns.name + "-" + runID()
 	if ns.name == "kube-system" {
 		name = "kube-system"
 	} else {
@@ -269,7 +282,7 @@ func TestConformancePods(t *testing.T) {
 					if a.Injected != injected(server) {
 						t.Errorf("%s: injected: server %v, sidecarlab %v", cell, injected(server), a.Injected)
 					}
-					if diffs := comparePods(finals[i+1], server); len(diffs) > 0 {
+					if diffs := comparePods(finals[i+1], server, serverOnlyPodFields); len(diffs) > 0 {
 						t.Errorf("%s: admission's final Pod and the server's differ:\n  %s", cell, strings.Join(diffs, "\n  "))
 					}
 				}
@@ -286,10 +299,8 @@ func TestConformancePods(t *testing.T) {
 		t.Errorf("the matrix hardly varies: %+v", counts)
 	}
 	if !t.Failed() {
-		for i, f := range serverOnlyPodFields {
-			if serverOnlyUsed[i] == 0 {
-				t.Errorf("serverOnlyPodFields: %q matched no field of any Pod; remove it", f.path)
-			}
+		for _, path := range serverOnlyPodFields.unused() {
+			t.Errorf("serverOnlyPodFields: %q matched no field of any Pod; remove it", path)
 		}
 	}
 }
@@ -301,9 +312,49 @@ func first(s []string) string {
 	return s[0]
 }
 
-// serverOnlyPodFields are the fields of a created Pod that only the API server writes, each with
-// why; a path matches with * standing for any text. Everything else must be equal.
-var serverOnlyPodFields = []struct{ path, why string }{
+// serverFields are fields of a created Pod that only the API server (or a controller) writes,
+// each with why. A path matches with * standing for any text; every other field must be equal.
+// Each list counts what it excused: an entry that excused nothing is stale (see unused).
+type serverFields struct {
+	fields []struct{ path, why string }
+	mu     sync.Mutex
+	res    []*regexp.Regexp
+	used   []int
+}
+
+func excuses(fields ...struct{ path, why string }) *serverFields {
+	f := &serverFields{fields: fields, used: make([]int, len(fields))}
+	for _, e := range fields {
+		f.res = append(f.res, regexp.MustCompile(`^`+strings.ReplaceAll(regexp.QuoteMeta(e.path), `\*`, `.*`)+`$`))
+	}
+	return f
+}
+
+func (f *serverFields) excused(path string) bool {
+	for i, re := range f.res {
+		if re.MatchString(path) {
+			f.mu.Lock()
+			f.used[i]++
+			f.mu.Unlock()
+			return true
+		}
+	}
+	return false
+}
+
+// unused are the entries that excused no field.
+func (f *serverFields) unused() []string {
+	var out []string
+	for i, e := range f.fields {
+		if f.used[i] == 0 {
+			out = append(out, e.path)
+		}
+	}
+	return out
+}
+
+// serverOnlyPodFields are what the API server adds to every Pod it creates.
+var serverOnlyPodFields = excuses([]struct{ path, why string }{
 	{"metadata.uid", "the server names the object"},
 	{"metadata.creationTimestamp", "the server's clock"},
 	{"metadata.generation", "the server counts spec changes from 1"},
@@ -317,13 +368,21 @@ var serverOnlyPodFields = []struct{ path, why string }{
 	{"spec.tolerations[*", "the DefaultTolerationSeconds admission plugin (not-ready and unreachable, 300 s)"},
 	{"spec.priority", "the Priority admission plugin: the default priority class's value, 0"},
 	{"spec.preemptionPolicy", "the Priority admission plugin: PreemptLowerPriority"},
-}
+}...)
 
-// comparePods lists the fields where sidecarlab's Pod and the server's differ, but for
-// serverOnlyPodFields.
-func comparePods(ours, server *corev1.Pod) []string {
+// comparePods lists the fields where sidecarlab's Pod and the server's differ, but for the
+// excused ones.
+func comparePods(ours, server *corev1.Pod, ex ...*serverFields) []string {
 	server = server.DeepCopy()
 	server.TypeMeta = ours.TypeMeta // a typed client drops the kind
+	excused := func(path string) bool {
+		for _, e := range ex {
+			if e.excused(path) {
+				return true
+			}
+		}
+		return false
+	}
 	a, b := flatten(ours), flatten(server)
 	var out []string
 	for k, v := range a {
@@ -331,43 +390,17 @@ func comparePods(ours, server *corev1.Pod) []string {
 		switch {
 		case !ok:
 			out = append(out, "only sidecarlab's: "+k+" = "+v)
-		case sv != v && !serverOnly(k):
+		case sv != v && !excused(k):
 			out = append(out, "differs: "+k+": sidecarlab "+v+", server "+sv)
 		}
 	}
 	for k, v := range b {
-		if _, ok := a[k]; !ok && !serverOnly(k) {
+		if _, ok := a[k]; !ok && !excused(k) {
 			out = append(out, "only the server's: "+k+" = "+v)
 		}
 	}
 	sort.Strings(out)
 	return out
-}
-
-var (
-	serverOnlyREs = sync.OnceValue(func() []*regexp.Regexp {
-		var out []*regexp.Regexp
-		for _, f := range serverOnlyPodFields {
-			out = append(out, regexp.MustCompile(`^`+strings.ReplaceAll(regexp.QuoteMeta(f.path), `\*`, `.*`)+`$`))
-		}
-		return out
-	})
-	// serverOnlyUsed counts the paths each entry of serverOnlyPodFields matched: an entry that
-	// matches nothing is a stale excuse (TestConformancePods fails on it).
-	serverOnlyUsed = make([]int, len(serverOnlyPodFields))
-	serverOnlyMu   sync.Mutex
-)
-
-func serverOnly(path string) bool {
-	for i, re := range serverOnlyREs() {
-		if re.MatchString(path) {
-			serverOnlyMu.Lock()
-			serverOnlyUsed[i]++
-			serverOnlyMu.Unlock()
-			return true
-		}
-	}
-	return false
 }
 
 // flatten is the object's leaves by path; list elements with a name are keyed by it
@@ -405,4 +438,198 @@ func flatten(obj any) map[string]string {
 	}
 	walk("", v)
 	return out
+}
+
+// workloadNamespaces are the namespaces the controllers' Pods are tried in: not injected,
+// injected, injected by the CNI revision, and refused by Pod Security.
+var workloadNamespaces = []nsCell{
+	{name: "plain", rev: revDefault},
+	{name: "injection-enabled", labels: map[string]string{"istio-injection": "enabled"}, rev: revDefault},
+	{name: "rev-cni", labels: map[string]string{"istio.io/rev": "cni"}, rev: revCNI},
+	{name: "baseline", labels: map[string]string{"istio-injection": "enabled", "pod-security.kubernetes.io/enforce": "baseline"}, rev: revDefault},
+}
+
+// workloads are a Deployment, a Job and a CronJob (every minute) in the namespace.
+func workloads(namespace string) []any {
+	template := func(name string, restart corev1.RestartPolicy) corev1.PodTemplateSpec {
+		return corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": name}},
+			Spec: corev1.PodSpec{RestartPolicy: restart, Containers: []corev1.Container{{
+				Name: "app", Image: "nginx", Ports: []corev1.ContainerPort{{ContainerPort: 8080}},
+			}}},
+		}
+	}
+	meta := func(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Name: name, Namespace: namespace} }
+	one, none := int32(1), int32(0)
+	return []any{
+		&appsv1.Deployment{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"}, ObjectMeta: meta("web"),
+			Spec: appsv1.DeploymentSpec{Replicas: &one, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}, Template: template("web", corev1.RestartPolicyAlways)}},
+		&batchv1.Job{TypeMeta: metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"}, ObjectMeta: meta("task"),
+			Spec: batchv1.JobSpec{BackoffLimit: &none, Template: template("task", corev1.RestartPolicyNever)}},
+		&batchv1.CronJob{TypeMeta: metav1.TypeMeta{APIVersion: "batch/v1", Kind: "CronJob"}, ObjectMeta: meta("nightly"),
+			Spec: batchv1.CronJobSpec{Schedule: "* * * * *", JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{BackoffLimit: &none, Template: template("nightly", corev1.RestartPolicyNever)}}}},
+	}
+}
+
+// workloadPodFields are what the controllers write into the Pods they make that sidecarlab
+// cannot know: names with random parts and the owners' uids.
+var workloadPodFields = excuses([]struct{ path, why string }{
+	{"metadata.name", "the API server's name from generateName (random suffix)"},
+	{"metadata.resourceVersion", "the stored object's version (these Pods are created, not dry-run)"},
+	{"metadata.ownerReferences[*].uid", "the owner's uid"},
+	{"metadata.labels.batch.kubernetes.io/controller-uid", "the Job's uid"},
+	{"metadata.labels.controller-uid", "the Job's uid (the older label)"},
+	{"metadata.finalizers[0]", "the Job controller's batch.kubernetes.io/job-tracking finalizer"},
+}...)
+
+// TestConformanceWorkloads: the Pods the controllers make from a Deployment (through its
+// ReplicaSet), a Job and a CronJob (at its first scheduled minute) are the Pods sidecarlab
+// predicts, admitted or refused as it says: a refusal is the ReplicaSet's or Job's FailedCreate
+// event, with Pod Security's message. These are created for real (a dry run makes no children).
+func TestConformanceWorkloads(t *testing.T) {
+	c := needCluster(t)
+	eng, err := engine.New(context.Background(), engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	type cell struct {
+		ns        nsCell
+		namespace string
+		admission explain.Admission
+		final     *corev1.Pod
+		kind      string
+		app       string
+	}
+	var cells []cell
+	ctx := context.Background()
+	for _, ns := range workloadNamespaces {
+		ns.name = "w-" + ns.name
+		name := c.namespace(t, ns)
+		objs := workloads(name)
+		manifest := manifestOf(t, objs...)
+		got := admitJSON(t, manifest, name, ns)
+		finals := finalPods(t, eng, manifest, name, ns)
+		for i, o := range objs {
+			if _, err := c.createObject(ctx, o); err != nil {
+				t.Fatal(err)
+			}
+			app := o.(metav1.Object).GetName()
+			cells = append(cells, cell{ns: ns, namespace: name, admission: got[i], final: finals[i+1], kind: got[i].Kind, app: app})
+		}
+	}
+	for _, cl := range cells {
+		cellName := cl.ns.name + "/" + cl.kind
+		pod, event, owner, err := c.waitPodOrRefusal(ctx, cl.namespace, cl.app)
+		if err != nil {
+			t.Errorf("%s: %v", cellName, err)
+			continue
+		}
+		a := cl.admission
+		if a.Error != "" {
+			t.Errorf("%s: sidecarlab: %s", cellName, a.Error)
+			continue
+		}
+		if event != "" {
+			if a.Admitted {
+				t.Errorf("%s: the controller could not create the Pod (%s); sidecarlab admitted it", cellName, event)
+				continue
+			}
+			// The event names the Pod the controller tried to create, OWNER-xxxxx; sidecarlab
+			// names it with placeholders for the template hash or scheduled minute and the
+			// random suffix.
+			got := regexp.MustCompile(`pods "`+regexp.QuoteMeta(owner)+`-[a-z0-9]{5}"`).ReplaceAllString(event, `pods "`+owner+`-<random>"`)
+			want := "Error creating: " + first(a.Violations)
+			if _, suffix, ok := strings.Cut(owner, "-"); ok {
+				want = strings.NewReplacer("<hash>", suffix, "29000000", suffix).Replace(want)
+			}
+			if got != want {
+				t.Errorf("%s: FailedCreate:\n controller: %s\n sidecarlab: %s", cellName, got, want)
+			}
+			continue
+		}
+		if !a.Admitted {
+			t.Errorf("%s: the controller created %s; sidecarlab rejected it: %q", cellName, pod.Name, a.Violations)
+			continue
+		}
+		if a.Injected != injected(pod) {
+			t.Errorf("%s: injected: cluster %v, sidecarlab %v", cellName, injected(pod), a.Injected)
+		}
+		ours, err := withControllerNames(cl.final, pod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diffs := comparePods(ours, pod, serverOnlyPodFields, workloadPodFields); len(diffs) > 0 {
+			t.Errorf("%s: admission's final Pod and %s differ:\n  %s", cellName, pod.Name, strings.Join(diffs, "\n  "))
+		}
+	}
+	if !t.Failed() {
+		for _, path := range workloadPodFields.unused() {
+			t.Errorf("workloadPodFields: %q matched no field of any Pod; remove it", path)
+		}
+	}
+}
+
+// withControllerNames is sidecarlab's Pod with its placeholders for what a controller puts in a
+// name (the ReplicaSet's template hash, a CronJob's scheduled minute) replaced by the values the
+// controller used, read from the cluster's Pod.
+func withControllerNames(ours, server *corev1.Pod) (*corev1.Pod, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(ours); err != nil {
+		return nil, err
+	}
+	s := buf.String()
+	if h, ok := server.Labels["pod-template-hash"]; ok {
+		s = strings.ReplaceAll(s, "<hash>", h)
+	}
+	if job := server.Labels["job-name"]; job != "" {
+		if i := strings.LastIndexByte(job, '-'); i >= 0 {
+			s = strings.ReplaceAll(s, "29000000", job[i+1:])
+		}
+	}
+	out := &corev1.Pod{}
+	return out, json.Unmarshal([]byte(s), out)
+}
+
+// createObject creates a Deployment, Job or CronJob.
+func (c *testCluster) createObject(ctx context.Context, o any) (metav1.Object, error) {
+	switch o := o.(type) {
+	case *appsv1.Deployment:
+		return c.client.AppsV1().Deployments(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+	case *batchv1.Job:
+		return c.client.BatchV1().Jobs(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+	case *batchv1.CronJob:
+		return c.client.BatchV1().CronJobs(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+	}
+	return nil, fmt.Errorf("createObject: %T", o)
+}
+
+// waitPodOrRefusal waits for the Pod labelled app=APP in the namespace, or for a controller's
+// FailedCreate event for it (a ReplicaSet or Job named after APP: its message and that owner's
+// name), for up to 3 minutes (a CronJob's first run is up to a minute away).
+func (c *testCluster) waitPodOrRefusal(ctx context.Context, namespace, app string) (pod *corev1.Pod, event, owner string, err error) {
+	err = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		pods, err := c.client.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: "app=" + app})
+		if err != nil {
+			return false, err
+		}
+		if len(pods.Items) > 0 {
+			pod = &pods.Items[0]
+			return true, nil
+		}
+		events, err := c.client.CoreV1().Events(namespace).List(ctx, metav1.ListOptions{FieldSelector: "reason=FailedCreate"})
+		if err != nil {
+			return false, err
+		}
+		for _, e := range events.Items {
+			if strings.HasPrefix(e.InvolvedObject.Name, app+"-") || e.InvolvedObject.Name == app {
+				event, owner = e.Message, e.InvolvedObject.Name
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	return pod, event, owner, err
 }

@@ -37,7 +37,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	k8sdefaults "k8s.io/kubernetes/pkg/apis/core/v1"
 	psadmission "k8s.io/pod-security-admission/admission"
 	psaapi "k8s.io/pod-security-admission/admission/api"
 	"k8s.io/pod-security-admission/api"
@@ -511,21 +510,12 @@ func podOf(w engine.Workload, namespace string) (*corev1.Pod, error) {
 	return pod, nil
 }
 
-// apiDefaults are the API server's defaults for a v1 Pod (k8s.io/kubernetes's own defaulting
-// functions, of the Kubernetes version in go.mod): the API server applies them to a Pod it is
-// asked to create before the mutating webhooks see it, and again to the object a webhook's patch
-// made, so Pod Security judges a defaulted Pod (a volume with no source is an emptyDir by then).
-// Made when first used: a process that never simulates admission does not build it.
-var apiDefaults = sync.OnceValue(func() *runtime.Scheme {
-	s := runtime.NewScheme()
-	if err := k8sdefaults.AddToScheme(s); err != nil {
-		panic(err)
-	}
-	return s
-})
-
+// defaulted is the Pod with the API server's defaults (engine.APIDefault): the API server applies
+// them to a Pod it is asked to create before the mutating webhooks see it, and again to the
+// object a webhook's patch made, so Pod Security judges a defaulted Pod (a volume with no source
+// is an emptyDir by then).
 func defaulted(p *corev1.Pod) *corev1.Pod {
-	apiDefaults().Default(p)
+	engine.APIDefault(p)
 	return p
 }
 

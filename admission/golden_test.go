@@ -27,12 +27,13 @@ var differsLegitimately = map[string]string{
 }
 
 // TestWebhookPathMatchesKubeInject: for every input of Istio's injection golden corpus, the Pod
-// the webhook path makes (the controller's Pod, Istio's webhook, its JSON patch) carries the same
-// labels, annotations and spec as the pod template istioctl kube-inject writes for it, with the
-// same installation and nodes, in namespace default (what kube-inject assumes), (the same normalisation as Istio's own test: the status annotation
-// and fieldRef apiVersions aside) — with the webhook given the template as written, as Istio's
-// test gives it, not the API server's defaulted Pod (TestAPIServerDefaults is about those).
-// Istio's TestInjection asserts the same of its two paths.
+// the webhook path makes (the controller's Pod with the API server's defaults, Istio's webhook,
+// its JSON patch) carries the same labels, annotations and spec as the pod template the engine's
+// webhook mode writes for it (which injects the defaulted object and leaves out the defaults Istio
+// did not touch), defaulted again, with the same installation and nodes, in namespace default
+// (what kube-inject assumes), with the same normalisation as Istio's own test (the status
+// annotation and fieldRef apiVersions aside). Istio's TestInjection asserts the same of its two
+// paths; cmd/sidecarlab's conformance tests hold both to a real API server.
 func TestWebhookPathMatchesKubeInject(t *testing.T) {
 	dir := filepath.Join(istioModuleDir(t), "pkg/kube/inject/testdata/inject")
 	entries, err := os.ReadDir(dir)
@@ -45,7 +46,6 @@ func TestWebhookPathMatchesKubeInject(t *testing.T) {
 	}
 	defer e.Close()
 	raw := New(e)
-	raw.undefaulted = true
 	defer raw.Close()
 	s := engine.Settings{Mode: engine.ModeWebhook, Namespace: engine.Namespace{Name: "default", Labels: map[string]string{"istio-injection": "enabled"}}}
 	compared := 0
@@ -85,6 +85,7 @@ func TestWebhookPathMatchesKubeInject(t *testing.T) {
 					continue
 				}
 				n++
+				engine.APIDefault(tmpl)
 				got, want := normalise(r.Final), normalise(tmpl)
 				if got != want {
 					diffs = append(diffs, diffText(t, want, got))

@@ -379,10 +379,28 @@ func intoObject(in *Install, injector inject.Injector, obj runtime.Object) (out 
 		}
 	}()
 	warn := func(w string) { warnings = append(warnings, w) }
-	if w, ok := injector.(*webhookInjector); ok {
+	input := obj
+	w, webhook := injector.(*webhookInjector)
+	if webhook {
 		injector = w.reporting(warn)
 	}
-	out, err = inject.IntoObject(injector, in.templates, in.values, "", in.mesh, obj, warn)
+	defaults := webhook && !w.asWritten
+	if defaults {
+		// As in a cluster, the webhook sees the object with the API server's defaults
+		// (apidefaults.go).
+		input = obj.DeepCopyObject()
+		APIDefault(input)
+	}
+	// The webhook is the installation's istiod, which knows its revision (its REVISION); offline
+	// kube-inject is given none (istioctl's --revision).
+	revision := ""
+	if defaults {
+		revision = in.values.Struct().GetRevision()
+	}
+	out, err = inject.IntoObject(injector, in.templates, in.values, revision, in.mesh, input, warn)
+	if defaults && err == nil {
+		out = withoutUntouchedDefaults(out, obj, input)
+	}
 	if _, list := obj.(*corev1.List); err != nil && !list && slices.Contains(warnings, webhookSkip) {
 		// The webhook lets the pod through before it reads anything else of it (IntoObject goes
 		// on to parse its proxy config, and may fail on it): as it is.

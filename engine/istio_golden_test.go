@@ -172,8 +172,17 @@ func runIstioCase(t *testing.T, e *Engine, c istioCase, s Settings) string {
 // reproduce byte for byte: those with the default configuration, and those with install options
 // (--set flags, IstioOperator files), which run through our install options. Cases that need Go
 // code (mesh mutators, feature flags flipped in setup) cannot be expressed and are counted.
+//
+// Istio's test gives its injector the manifests as written, where a cluster's webhook sees them
+// with the API server's defaults (apidefaults.go); so this engine's webhook mode injects them as
+// written (clusters.asWritten), as Istio's test does.
 func TestIstioGoldenCorpus(t *testing.T) {
-	e := testEngine(t)
+	e, err := New(t.Context(), Options{InstallPolicy: TrustedInstalls()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	e.clusters.asWritten = true
 	suites := []struct {
 		fn       string
 		settings Settings

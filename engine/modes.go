@@ -101,9 +101,13 @@ func (s Settings) Node() (*corev1.Node, error) {
 // informer is registered before the client starts: registered afterwards, the node list would be
 // empty and every version would "support" native sidecars.
 type clusters struct {
-	mu   sync.Mutex
-	stop chan struct{}
-	byV  map[int]*clusterInjector
+	// asWritten makes webhook mode inject objects as written, without the API server's
+	// defaults, as Istio's own TestInjection runs its injector: only the test that reproduces
+	// Istio's golden corpus sets it.
+	asWritten bool
+	mu        sync.Mutex
+	stop      chan struct{}
+	byV       map[int]*clusterInjector
 }
 
 func newClusters() *clusters {
@@ -152,7 +156,7 @@ func (c *clusters) injectorFor(s Settings, in *Install) (inject.Injector, error)
 		if err != nil {
 			return nil, err
 		}
-		return &webhookInjector{clusterInjector: c.get(minor), selection: in.selection}, nil
+		return &webhookInjector{clusterInjector: c.get(minor), selection: in.selection, asWritten: c.asWritten}, nil
 	default:
 		return nil, &InputError{Field: "mode", ID: "unknown-mode", Params: errParams("modeQ", quote(string(s.Mode))),
 			Msg: fmt.Sprintf("unknown mode %q; want one of kube-inject, webhook, native, classic", s.Mode)}
@@ -282,6 +286,7 @@ type webhookInjector struct {
 	*clusterInjector
 	selection injectionPolicy
 	report    func(string)
+	asWritten bool
 }
 
 func (w *webhookInjector) Inject(pod *corev1.Pod, _ string) ([]byte, error) {

@@ -25,6 +25,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -38,7 +39,7 @@ import (
 // nsCell is a namespace of the matrix: its labels, and the revision whose install options
 // sidecarlab is given. The cluster runs two revisions, sidecarlab models one installation; each
 // cell names the one whose webhooks can select its namespace (the other's select none of its
-// Pods: TestConformanceOtherRevisionSelectsNothing holds that).
+// Pods: TestConformancePods holds that too, with sidecarlab's own selectors).
 type nsCell struct {
 	name   string
 	labels map[string]string
@@ -67,6 +68,9 @@ type podCell struct {
 	labels      map[string]string
 	annotations map[string]string
 	hostNetwork bool
+	// probe gives the container an HTTP readiness probe, which Istio rewrites (and reads with
+	// the API server's defaults: ISTIO_KUBE_APP_PROBERS).
+	probe bool
 }
 
 var conformancePods = []podCell{
@@ -81,6 +85,7 @@ var conformancePods = []podCell{
 	{name: "native-on", annotations: map[string]string{"sidecar.istio.io/nativeSidecar": "true"}},
 	{name: "native-off", annotations: map[string]string{"sidecar.istio.io/nativeSidecar": "false"}},
 	{name: "hold", annotations: map[string]string{"proxy.istio.io/config": "holdApplicationUntilProxyStarts: true"}},
+	{name: "probe", probe: true},
 	{name: "resources", annotations: map[string]string{"sidecar.istio.io/proxyCPU": "200m", "sidecar.istio.io/proxyMemory": "256Mi", "sidecar.istio.io/proxyCPULimit": "1", "sidecar.istio.io/proxyMemoryLimit": "1Gi"}},
 }
 
@@ -89,7 +94,7 @@ func (p podCell) pod(namespace string) *corev1.Pod {
 	for k, v := range p.labels {
 		labels[k] = v
 	}
-	return &corev1.Pod{
+	pod := &corev1.Pod{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 		ObjectMeta: metav1.ObjectMeta{Name: p.name, Namespace: namespace, Labels: labels, Annotations: p.annotations},
 		Spec: corev1.PodSpec{HostNetwork: p.hostNetwork, Containers: []corev1.Container{{
@@ -97,6 +102,12 @@ func (p podCell) pod(namespace string) *corev1.Pod {
 			Ports: []corev1.ContainerPort{{ContainerPort: 8080}},
 		}}},
 	}
+	if p.probe {
+		pod.Spec.Containers[0].ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{
+			HTTPGet: &corev1.HTTPGetAction{Path: "/ready", Port: intstr.FromInt32(8080)},
+		}}
+	}
+	return pod
 }
 
 // manifestOf is the objects as one multi-document YAML file.
@@ -247,9 +258,24 @@ func TestConformancePods(t *testing.T) {
 			manifest := manifestOf(t, objs...)
 			got := admitJSON(t, manifest, name, ns)
 			finals := finalPods(t, eng, manifest, name, ns)
+			// The cluster runs both revisions; sidecarlab is given one. The other's webhooks
+			// must call nothing here, or the cell would be modelled with half the cluster.
+			other := ns
+			other.rev = revCNI
+			if ns.rev.name == revCNI.name {
+				other.rev = revDefault
+			}
+			for _, a := range admitJSON(t, manifest, name, other) {
+				for _, w := range a.Webhooks {
+					if w.Called {
+						t.Errorf("%s/%s: revision %s's webhook %s selects the Pod too", ns.name, a.Name, other.rev.name, w.Name)
+					}
+				}
+			}
 			if len(got) != len(conformancePods) {
 				t.Fatalf("admit answered for %d documents, want %d", len(got), len(conformancePods))
 			}
+			webhookMode := webhookModePods(t, manifest, ns)
 			for i, p := range conformancePods {
 				a := got[i]
 				server, refused, warns := c.dryRunCreate(t, p.pod(name))
@@ -285,6 +311,11 @@ func TestConformancePods(t *testing.T) {
 					if diffs := comparePods(finals[i+1], server, serverOnlyPodFields); len(diffs) > 0 {
 						t.Errorf("%s: admission's final Pod and the server's differ:\n  %s", cell, strings.Join(diffs, "\n  "))
 					}
+					if injected(server) {
+						if diffs := compareWebhookMode(webhookMode[i], finals[i+1], server); len(diffs) > 0 {
+							t.Errorf("%s: sidecarlab inject --kubernetes-version %s and the server's Pod differ:\n  %s", cell, clusterKubernetes, strings.Join(diffs, "\n  "))
+						}
+					}
 				}
 				if !slices.Equal(warns, a.Warnings) {
 					t.Errorf("%s: warnings:\n server:     %q\n sidecarlab: %q", cell, warns, a.Warnings)
@@ -303,6 +334,57 @@ func TestConformancePods(t *testing.T) {
 			t.Errorf("serverOnlyPodFields: %q matched no field of any Pod; remove it", path)
 		}
 	}
+}
+
+// webhookModePods are `sidecarlab inject --kubernetes-version` of the manifest (Istio's webhook,
+// without the API server's defaults), by document.
+func webhookModePods(t *testing.T, manifest string, ns nsCell) []*corev1.Pod {
+	t.Helper()
+	args := append([]string{"inject", "-f", "-", "--kubernetes-version", clusterKubernetes}, ns.rev.setFlags()...)
+	out, stderr, err := runCLI(t, manifest, args...)
+	if err != nil {
+		t.Fatalf("sidecarlab %s: %v\n%s", strings.Join(args, " "), err, stderr)
+	}
+	var pods []*corev1.Pod
+	for _, doc := range strings.Split(out, "\n---\n") {
+		if strings.TrimSpace(doc) == "" {
+			continue
+		}
+		p := &corev1.Pod{}
+		if err := yaml.Unmarshal([]byte(doc), p); err != nil {
+			t.Fatal(err)
+		}
+		pods = append(pods, p)
+	}
+	return pods
+}
+
+// compareWebhookMode holds the webhook-mode Pod to the server's: each of its fields is the
+// server's, and each field only the server has is one of the API server's defaults (admission's
+// final Pod has it, with that value) or one of serverOnlyPodFields.
+func compareWebhookMode(webhook, final, server *corev1.Pod) []string {
+	server = server.DeepCopy()
+	server.TypeMeta = webhook.TypeMeta
+	w, f, s := flatten(webhook), flatten(final), flatten(server)
+	var out []string
+	for k, v := range w {
+		switch sv, ok := s[k]; {
+		case !ok:
+			out = append(out, "only sidecarlab's: "+k+" = "+v)
+		case sv != v:
+			out = append(out, "differs: "+k+": sidecarlab "+v+", server "+sv)
+		}
+	}
+	for k, v := range s {
+		if _, ok := w[k]; ok || serverOnlyPodFields.excused(k) {
+			continue
+		}
+		if fv, ok := f[k]; !ok || fv != v {
+			out = append(out, "only the server's, and not a default: "+k+" = "+v)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 func first(s []string) string {

@@ -380,3 +380,33 @@ func BenchmarkScanSecrets(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkWebhookModeDefaults is one Deployment through Istio's injector in webhook mode, as
+// written (as Istio's own test runs it) and as a cluster's webhook sees it (the API server's
+// defaults applied first, and the untouched ones taken out of the result): the cost of the
+// second, per document.
+func BenchmarkWebhookModeDefaults(b *testing.B) {
+	e := testEngine(b)
+	obj, err := inject.FromRawToObject(readFile(b, "testdata/corpus/deployment.yaml"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	inj, err := e.clusters.injectorFor(Settings{Mode: ModeWebhook, KubernetesVersion: "1.34"}, e.def)
+	if err != nil {
+		b.Fatal(err)
+	}
+	written := *inj.(*webhookInjector)
+	written.asWritten = true
+	for _, c := range []struct {
+		name string
+		inj  inject.Injector
+	}{{"as-written", &written}, {"defaulted", inj}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, _, _, err := intoObject(e.def, c.inj, obj.DeepCopyObject()); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -12,6 +12,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
@@ -247,7 +249,7 @@ func TestConformancePods(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer eng.Close()
-	var counts struct{ injected, notInjected, rejected int }
+	var counts struct{ injected, notInjected, rejected, audited int }
 	for _, ns := range conformanceNamespaces {
 		t.Run(ns.name, func(t *testing.T) {
 			name := c.namespace(t, ns)
@@ -321,12 +323,28 @@ func TestConformancePods(t *testing.T) {
 					t.Errorf("%s: warnings:\n server:     %q\n sidecarlab: %q", cell, warns, a.Warnings)
 				}
 			}
+			// Pod Security's audit level: the API server writes its verdict in the audit log.
+			audits := c.auditViolations(t, name)
+			for i, p := range conformancePods {
+				var ours string
+				for _, v := range got[i].Violations {
+					if strings.HasPrefix(v, "would violate PodSecurity") {
+						ours = v
+					}
+				}
+				if audits[p.name] != ours {
+					t.Errorf("%s/%s: audit-level violations:\n server:     %q\n sidecarlab: %q", ns.name, p.name, audits[p.name], ours)
+				}
+				if ours != "" {
+					counts.audited++
+				}
+			}
 		})
 	}
 	// The matrix is not vacuous: the cluster injected some Pods, left some alone and refused
 	// some; and every excuse for a field only the server writes was needed.
-	t.Logf("%d cells: %d injected, %d not injected, %d refused", len(conformanceNamespaces)*len(conformancePods), counts.injected, counts.notInjected, counts.rejected)
-	if counts.injected < 20 || counts.notInjected < 20 || counts.rejected < 20 {
+	t.Logf("%d cells: %d injected, %d not injected, %d refused; %d with audit-level violations", len(conformanceNamespaces)*len(conformancePods), counts.injected, counts.notInjected, counts.rejected, counts.audited)
+	if counts.injected < 20 || counts.notInjected < 20 || counts.rejected < 20 || counts.audited < 5 {
 		t.Errorf("the matrix hardly varies: %+v", counts)
 	}
 	if !t.Failed() {
@@ -384,6 +402,37 @@ func compareWebhookMode(webhook, final, server *corev1.Pod) []string {
 		}
 	}
 	sort.Strings(out)
+	return out
+}
+
+// auditViolations are Pod Security's audit-level verdicts on the Pods created (dry runs) in the
+// namespace, by Pod name, from the API server's audit log (audit.log beside the kubeconfig; the
+// control plane's launcher writes one).
+func (c *testCluster) auditViolations(t *testing.T, namespace string) map[string]string {
+	t.Helper()
+	path := filepath.Join(filepath.Dir(c.kubeconfig), "audit.log")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("the API server's audit log (Pod Security's audit level is only written there): %v", err)
+	}
+	out := map[string]string{}
+	for _, line := range strings.Split(string(b), "\n") {
+		var ev struct {
+			Stage     string `json:"stage"`
+			Verb      string `json:"verb"`
+			ObjectRef struct {
+				Namespace string `json:"namespace"`
+				Name      string `json:"name"`
+			} `json:"objectRef"`
+			Annotations map[string]string `json:"annotations"`
+		}
+		if json.Unmarshal([]byte(line), &ev) != nil || ev.Stage != "ResponseComplete" || ev.Verb != "create" || ev.ObjectRef.Namespace != namespace {
+			continue
+		}
+		if v := ev.Annotations["pod-security.kubernetes.io/audit-violations"]; v != "" {
+			out[ev.ObjectRef.Name] = v
+		}
+	}
 	return out
 }
 

@@ -2,9 +2,10 @@
 // who want to poke one: etcd, kube-apiserver and kube-controller-manager (built by this module,
 // next to this binary), on free ports of 127.0.0.1, in a directory of its own. The controller
 // manager makes what a cluster's controllers make: a namespace's default ServiceAccount (which a
-// Pod needs to be admitted), a Deployment's ReplicaSet and Pods, a Job's Pods. It writes a kubeconfig there, prints its
-// path and waits; on SIGINT or SIGTERM (or when a process it started dies) it stops them all and
-// deletes the directory.
+// Pod needs to be admitted), a Deployment's ReplicaSet and Pods, a Job's Pods. It writes a
+// kubeconfig there (and the API server an audit log of Pod creations, audit.log, beside it),
+// prints its path and waits; on SIGINT or SIGTERM (or when a process it started dies) it stops
+// them all and deletes the directory.
 //
 //	controlplane [-dir DIR] [-ready-file FILE]
 //
@@ -198,6 +199,9 @@ func prepare(dir string) (*controlPlane, error) {
 	if err := os.WriteFile(filepath.Join(dir, "tokens.csv"), []byte(cp.token+",admin,admin,system:masters\n"), 0o600); err != nil {
 		return nil, err
 	}
+	if err := os.WriteFile(filepath.Join(dir, "audit-policy.yaml"), []byte(auditPolicy), 0o600); err != nil {
+		return nil, err
+	}
 	cp.kubeconfig = filepath.Join(dir, "kubeconfig")
 	kc := fmt.Sprintf(`apiVersion: v1
 kind: Config
@@ -217,6 +221,20 @@ current-context: sidecarlab
 `, cp.apiAddr, filepath.Join(dir, "ca.crt"), cp.token)
 	return cp, os.WriteFile(cp.kubeconfig, []byte(kc), 0o600)
 }
+
+// auditPolicy records every Pod creation (dry runs too) at the Metadata level, which carries the
+// admission steps' annotations: Pod Security's audit-level verdict
+// (pod-security.kubernetes.io/audit-violations) is only to be read there. The log is audit.log,
+// next to the kubeconfig.
+const auditPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+- level: Metadata
+  verbs: [create]
+  resources: [{group: "", resources: [pods]}]
+- level: None
+`
 
 func (cp *controlPlane) etcdArgs() []string {
 	return []string{
@@ -242,6 +260,8 @@ func (cp *controlPlane) apiserverArgs() []string {
 		"--service-account-signing-key-file", filepath.Join(cp.dir, "sa.key"),
 		"--service-cluster-ip-range", "10.96.0.0/16",
 		"--cert-dir", filepath.Join(cp.dir, "certs"),
+		"--audit-policy-file", filepath.Join(cp.dir, "audit-policy.yaml"),
+		"--audit-log-path", filepath.Join(cp.dir, "audit.log"),
 	}
 }
 

@@ -68,17 +68,18 @@ load:
 bench:
 	$(GO) test ./engine ./handlers -run '^$$' -bench . -benchmem -count 5
 
-# A Kubernetes control plane on 127.0.0.1 to poke with kubectl: etcd, kube-apiserver and
-# kube-controller-manager (1.36.1), their data, certificates and logs in a temporary directory; it
-# prints the kubeconfig's path and runs until Ctrl-C, which stops them all and deletes the
-# directory. Its programs (controlplane/, a
-# module of its own) are built into CONTROLPLANE_BIN with Kubernetes' version stamped in (the first
-# time ~12 minutes on 2 cores, then seconds); kubectl is there too, and istiod (pilot-discovery,
-# controlplane/istiod, at the engine's Istio version), not started yet.
+# A Kubernetes cluster on 127.0.0.1 to poke with kubectl, the one the conformance tests ask: etcd,
+# kube-apiserver and kube-controller-manager 1.36.1 with Istio installed as the engine renders it
+# (two revisions, istiod run locally: internal/testcluster). It prints the kubeconfig and runs until
+# Ctrl-C, which stops them all and deletes their directories. The control plane's programs
+# (controlplane/ and controlplane/istiod/, modules of their own) are built into CONTROLPLANE_BIN with
+# Kubernetes' version stamped in (the first time ~12 minutes on 2 cores, then seconds); kubectl is
+# there too.
 CONTROLPLANE_BIN ?= $(HOME)/.cache/sidecarlab/controlplane-1.36.1
 K8S_VERSION_LDFLAGS := $(foreach p,k8s.io/component-base/version k8s.io/client-go/pkg/version,-X $(p).gitVersion=v1.36.1 -X $(p).gitMajor=1 -X $(p).gitMinor=36)
 controlplane: controlplane-bin
-	$(CONTROLPLANE_BIN)/controlplane
+	$(GO) build -o bin/meshup ./internal/testcluster/meshup
+	./bin/meshup -bin $(CONTROLPLANE_BIN)
 
 controlplane-bin:
 	cd controlplane && $(GO) build -ldflags '$(K8S_VERSION_LDFLAGS)' -o $(CONTROLPLANE_BIN)/ \

@@ -24,15 +24,16 @@
 #     served). When it is missing, `npm ci` runs in static/ (it needs Node.js and npm).
 #   - SIDECARLAB_REQUIRE_POSTGRES=1, which makes the PostgreSQL tests fail rather than skip when
 #     there is no SIDECARLAB_TEST_POSTGRES.
-#   - A Kubernetes control plane, for the conformance tests (cmd/sidecarlab/conformance_test.go):
-#     `make controlplane-bin` builds its programs (etcd, kube-apiserver, kube-controller-manager,
-#     kubectl 1.36.1 and istiod at the engine's Istio version; the first time ~12 minutes on 2
-#     cores, then seconds) into CONTROLPLANE_BIN, and controlplane/'s launcher starts one on free
-#     127.0.0.1 ports. SIDECARLAB_TEST_KUBECONFIG and SIDECARLAB_TEST_CONTROLPLANE_BIN are exported
-#     for it, and it is stopped (its directory deleted) when COMMAND ends, also on failure, Ctrl-C or
-#     TERM. If SIDECARLAB_TEST_KUBECONFIG is already set, that cluster is used (the programs are
-#     still built: the tests run kubectl and istiod). SIDECARLAB_REQUIRE_CONTROLPLANE=1 makes the
-#     conformance tests fail rather than skip without one.
+#   - A Kubernetes cluster with Istio, for the conformance tests (cmd/sidecarlab/conformance_test.go):
+#     `make controlplane-bin` builds the control plane's programs (etcd, kube-apiserver,
+#     kube-controller-manager, kubectl 1.36.1 and istiod at the engine's Istio version; the first
+#     time ~12 minutes on 2 cores, then seconds) into CONTROLPLANE_BIN, and meshup
+#     (internal/testcluster/meshup) starts them on free 127.0.0.1 ports, installs Istio as the
+#     engine renders it and runs its istiods. SIDECARLAB_TEST_KUBECONFIG is exported for it, and
+#     it is stopped (its directories deleted) when COMMAND ends, also on failure, Ctrl-C or TERM.
+#     If SIDECARLAB_TEST_KUBECONFIG is already set, that cluster is used (one `make controlplane`
+#     started). SIDECARLAB_REQUIRE_CONTROLPLANE=1 makes the conformance tests fail rather than skip
+#     without one.
 #
 # Future test dependencies go here too, so that `make test` keeps bringing all it needs.
 #
@@ -83,7 +84,7 @@ cleanup() {
   set +e
   cd / # somewhere the postgres user may be
   if [[ -n $cp_pid ]]; then
-    # The launcher stops its programs and deletes its directory on TERM.
+    # meshup stops its programs and deletes its directories on TERM.
     kill -TERM "$cp_pid" 2>/dev/null
     wait "$cp_pid" 2>/dev/null
   fi
@@ -232,31 +233,33 @@ else
   say "PostgreSQL ${pg_version##*/} on 127.0.0.1:$port (data in $pg_dir, removed on exit)"
 fi
 
-# --- The Kubernetes control plane, for the conformance tests.
+# --- A Kubernetes cluster with Istio, for the conformance tests.
 root_dir=$(cd "$(dirname "$0")/.." && pwd)
-export SIDECARLAB_TEST_CONTROLPLANE_BIN=${CONTROLPLANE_BIN:-$HOME/.cache/sidecarlab/controlplane-1.36.1}
-say "building the test control plane's programs into $SIDECARLAB_TEST_CONTROLPLANE_BIN (the first time ~12 minutes)"
-make -s -C "$root_dir" controlplane-bin CONTROLPLANE_BIN="$SIDECARLAB_TEST_CONTROLPLANE_BIN" >&2 ||
-  die "building the control plane's programs failed (make controlplane-bin)"
 export SIDECARLAB_REQUIRE_CONTROLPLANE=1
 if [[ -n ${SIDECARLAB_TEST_KUBECONFIG:-} ]]; then
   say "using the cluster of SIDECARLAB_TEST_KUBECONFIG"
 else
+  cp_bin=${CONTROLPLANE_BIN:-$HOME/.cache/sidecarlab/controlplane-1.36.1}
+  say "building the test control plane's programs into $cp_bin (the first time ~12 minutes)"
+  make -s -C "$root_dir" controlplane-bin CONTROLPLANE_BIN="$cp_bin" >&2 ||
+    die "building the control plane's programs failed (make controlplane-bin)"
   cp_dir=$(mktemp -d /tmp/sidecarlab-cp.XXXXXX)
-  "$SIDECARLAB_TEST_CONTROLPLANE_BIN/controlplane" -ready-file "$cp_dir/kubeconfig-path" >"$cp_dir/controlplane.log" 2>&1 &
+  (cd "$root_dir" && go build -o "$cp_dir/meshup" ./internal/testcluster/meshup) || die "building meshup failed"
+  "$cp_dir/meshup" -bin "$cp_bin" -ready-file "$cp_dir/kubeconfig-path" >"$cp_dir/meshup.log" 2>&1 &
   cp_pid=$!
-  # It writes the file once the API server is ready (within its own 2-minute limit) or exits.
+  # It writes the file once Istio is ready (within its own limits: 2 minutes for the API server,
+  # 5 for Istio), or exits.
   while [[ ! -s $cp_dir/kubeconfig-path ]]; do
     if ! kill -0 "$cp_pid" 2>/dev/null; then
       cp_pid=
-      cat "$cp_dir/controlplane.log" >&2
-      die "the test control plane did not start"
+      cat "$cp_dir/meshup.log" >&2
+      die "the test cluster did not start"
     fi
     sleep 0.2
   done
   SIDECARLAB_TEST_KUBECONFIG=$(<"$cp_dir/kubeconfig-path")
   export SIDECARLAB_TEST_KUBECONFIG
-  say "Kubernetes control plane ready (kubeconfig $SIDECARLAB_TEST_KUBECONFIG, stopped on exit)"
+  say "Kubernetes with Istio ready (kubeconfig $SIDECARLAB_TEST_KUBECONFIG, stopped on exit)"
 fi
 
 # --- Run COMMAND. In the background, so that a TERM sent to this script is passed on at once

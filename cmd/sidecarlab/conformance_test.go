@@ -36,6 +36,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/admission"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/explain"
+	"github.com/sidecarlab/sidecarlab/internal/testcluster"
 )
 
 // nsCell is a namespace of the matrix: its labels, and the revision whose install options
@@ -45,23 +46,23 @@ import (
 type nsCell struct {
 	name   string
 	labels map[string]string
-	rev    meshRevision
+	rev    testcluster.Revision
 }
 
 var conformanceNamespaces = []nsCell{
-	{name: "plain", rev: revDefault},
-	{name: "injection-enabled", labels: map[string]string{"istio-injection": "enabled"}, rev: revDefault},
-	{name: "injection-disabled", labels: map[string]string{"istio-injection": "disabled"}, rev: revDefault},
-	{name: "rev-default", labels: map[string]string{"istio.io/rev": "default"}, rev: revDefault},
-	{name: "rev-missing", labels: map[string]string{"istio.io/rev": "nope"}, rev: revDefault},
-	{name: "rev-tag", labels: map[string]string{"istio.io/rev": "prod"}, rev: revDefault},
-	{name: "both-labels", labels: map[string]string{"istio-injection": "enabled", "istio.io/rev": "cni"}, rev: revDefault},
-	{name: "kube-system", rev: revDefault},
-	{name: "rev-cni", labels: map[string]string{"istio.io/rev": "cni"}, rev: revCNI},
-	{name: "baseline", labels: map[string]string{"istio-injection": "enabled", "pod-security.kubernetes.io/enforce": "baseline"}, rev: revDefault},
-	{name: "restricted", labels: map[string]string{"istio-injection": "enabled", "pod-security.kubernetes.io/enforce": "restricted"}, rev: revDefault},
-	{name: "warn-audit", labels: map[string]string{"istio-injection": "enabled", "pod-security.kubernetes.io/warn": "restricted", "pod-security.kubernetes.io/audit": "baseline"}, rev: revDefault},
-	{name: "cni-baseline", labels: map[string]string{"istio.io/rev": "cni", "pod-security.kubernetes.io/enforce": "baseline", "pod-security.kubernetes.io/warn": "restricted"}, rev: revCNI},
+	{name: "plain", rev: testcluster.Default},
+	{name: "injection-enabled", labels: map[string]string{"istio-injection": "enabled"}, rev: testcluster.Default},
+	{name: "injection-disabled", labels: map[string]string{"istio-injection": "disabled"}, rev: testcluster.Default},
+	{name: "rev-default", labels: map[string]string{"istio.io/rev": "default"}, rev: testcluster.Default},
+	{name: "rev-missing", labels: map[string]string{"istio.io/rev": "nope"}, rev: testcluster.Default},
+	{name: "rev-tag", labels: map[string]string{"istio.io/rev": "prod"}, rev: testcluster.Default},
+	{name: "both-labels", labels: map[string]string{"istio-injection": "enabled", "istio.io/rev": "cni"}, rev: testcluster.Default},
+	{name: "kube-system", rev: testcluster.Default},
+	{name: "rev-cni", labels: map[string]string{"istio.io/rev": "cni"}, rev: testcluster.CNI},
+	{name: "baseline", labels: map[string]string{"istio-injection": "enabled", "pod-security.kubernetes.io/enforce": "baseline"}, rev: testcluster.Default},
+	{name: "restricted", labels: map[string]string{"istio-injection": "enabled", "pod-security.kubernetes.io/enforce": "restricted"}, rev: testcluster.Default},
+	{name: "warn-audit", labels: map[string]string{"istio-injection": "enabled", "pod-security.kubernetes.io/warn": "restricted", "pod-security.kubernetes.io/audit": "baseline"}, rev: testcluster.Default},
+	{name: "cni-baseline", labels: map[string]string{"istio.io/rev": "cni", "pod-security.kubernetes.io/enforce": "baseline", "pod-security.kubernetes.io/warn": "restricted"}, rev: testcluster.CNI},
 }
 
 // podCell is a Pod of the matrix.
@@ -188,7 +189,7 @@ func (c *testCluster) dryRunCreate(t *testing.T, pod *corev1.Pod) (*corev1.Pod, 
 // admitJSON is `sidecarlab admit -o json` of the manifest in the namespace, as the cell gives it.
 func admitJSON(t *testing.T, manifest, namespace string, ns nsCell) []explain.Admission {
 	t.Helper()
-	args := []string{"admit", "-f", "-", "-n", namespace, "--kubernetes-version", clusterKubernetes, "-o", "json"}
+	args := []string{"admit", "-f", "-", "-n", namespace, "--kubernetes-version", testcluster.KubernetesVersion, "-o", "json"}
 	if len(ns.labels) > 0 {
 		var kv []string
 		for k, v := range ns.labels {
@@ -197,7 +198,7 @@ func admitJSON(t *testing.T, manifest, namespace string, ns nsCell) []explain.Ad
 		sort.Strings(kv)
 		args = append(args, "--namespace-labels", strings.Join(kv, ","))
 	}
-	args = append(args, ns.rev.setFlags()...)
+	args = append(args, setFlags(ns.rev)...)
 	out, stderr, err := runCLI(t, manifest, args...)
 	if err != nil && !errors.Is(err, errSilent) {
 		t.Fatalf("sidecarlab %s: %v\n%s", strings.Join(args, " "), err, stderr)
@@ -216,7 +217,7 @@ func finalPods(t *testing.T, eng *engine.Engine, manifest, namespace string, ns 
 	defer adm.Close()
 	adm.NamespaceGiven = true
 	rs, err := adm.Admit(context.Background(), []byte(manifest), nil, engine.Settings{
-		KubernetesVersion: clusterKubernetes, Install: engine.InstallOptions{Set: ns.rev.set},
+		KubernetesVersion: testcluster.KubernetesVersion, Install: engine.InstallOptions{Set: ns.rev.Set},
 		Namespace: engine.Namespace{Name: namespace, Labels: ns.labels},
 	})
 	if err != nil {
@@ -263,14 +264,14 @@ func TestConformancePods(t *testing.T) {
 			// The cluster runs both revisions; sidecarlab is given one. The other's webhooks
 			// must call nothing here, or the cell would be modelled with half the cluster.
 			other := ns
-			other.rev = revCNI
-			if ns.rev.name == revCNI.name {
-				other.rev = revDefault
+			other.rev = testcluster.CNI
+			if ns.rev.Name == testcluster.CNI.Name {
+				other.rev = testcluster.Default
 			}
 			for _, a := range admitJSON(t, manifest, name, other) {
 				for _, w := range a.Webhooks {
 					if w.Called {
-						t.Errorf("%s/%s: revision %s's webhook %s selects the Pod too", ns.name, a.Name, other.rev.name, w.Name)
+						t.Errorf("%s/%s: revision %s's webhook %s selects the Pod too", ns.name, a.Name, other.rev.Name, w.Name)
 					}
 				}
 			}
@@ -315,7 +316,7 @@ func TestConformancePods(t *testing.T) {
 					}
 					if injected(server) {
 						if diffs := compareWebhookMode(webhookMode[i], finals[i+1], server); len(diffs) > 0 {
-							t.Errorf("%s: sidecarlab inject --kubernetes-version %s and the server's Pod differ:\n  %s", cell, clusterKubernetes, strings.Join(diffs, "\n  "))
+							t.Errorf("%s: sidecarlab inject --kubernetes-version %s and the server's Pod differ:\n  %s", cell, testcluster.KubernetesVersion, strings.Join(diffs, "\n  "))
 						}
 					}
 				}
@@ -358,7 +359,7 @@ func TestConformancePods(t *testing.T) {
 // without the API server's defaults), by document.
 func webhookModePods(t *testing.T, manifest string, ns nsCell) []*corev1.Pod {
 	t.Helper()
-	args := append([]string{"inject", "-f", "-", "--kubernetes-version", clusterKubernetes}, ns.rev.setFlags()...)
+	args := append([]string{"inject", "-f", "-", "--kubernetes-version", testcluster.KubernetesVersion}, setFlags(ns.rev)...)
 	out, stderr, err := runCLI(t, manifest, args...)
 	if err != nil {
 		t.Fatalf("sidecarlab %s: %v\n%s", strings.Join(args, " "), err, stderr)
@@ -574,10 +575,10 @@ func flatten(obj any) map[string]string {
 // workloadNamespaces are the namespaces the controllers' Pods are tried in: not injected,
 // injected, injected by the CNI revision, and refused by Pod Security.
 var workloadNamespaces = []nsCell{
-	{name: "plain", rev: revDefault},
-	{name: "injection-enabled", labels: map[string]string{"istio-injection": "enabled"}, rev: revDefault},
-	{name: "rev-cni", labels: map[string]string{"istio.io/rev": "cni"}, rev: revCNI},
-	{name: "baseline", labels: map[string]string{"istio-injection": "enabled", "pod-security.kubernetes.io/enforce": "baseline"}, rev: revDefault},
+	{name: "plain", rev: testcluster.Default},
+	{name: "injection-enabled", labels: map[string]string{"istio-injection": "enabled"}, rev: testcluster.Default},
+	{name: "rev-cni", labels: map[string]string{"istio.io/rev": "cni"}, rev: testcluster.CNI},
+	{name: "baseline", labels: map[string]string{"istio-injection": "enabled", "pod-security.kubernetes.io/enforce": "baseline"}, rev: testcluster.Default},
 }
 
 // workloads are a Deployment, a Job and a CronJob (every minute) in the namespace.

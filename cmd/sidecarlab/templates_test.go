@@ -25,9 +25,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	code := m.Run()
-	stopCluster()
-	os.Exit(code)
+	os.Exit(m.Run())
 }
 
 // userTemplate is an overlay adding the injection template "mine", which reads the environment.

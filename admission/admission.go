@@ -60,6 +60,12 @@ import (
 // DefaultNamespace is the namespace of a workload that names none, when the settings name none.
 const DefaultNamespace = "default"
 
+// CheckedKubernetes is the Kubernetes version of the real cluster this package's answers are held
+// to in sidecarlab's tests (cmd/sidecarlab's conformance tests, against the control plane
+// controlplane/ builds; TestControlPlaneVersions keeps the two equal), with the Istio the engine
+// embeds as its istiod.
+const CheckedKubernetes = "1.36"
+
 // nsLabels are the namespace's labels as the API server keeps them: with
 // kubernetes.io/metadata.name, which it sets on every namespace.
 func nsLabels(n engine.Namespace) labels.Set {

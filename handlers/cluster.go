@@ -338,7 +338,8 @@ func namespaceText(l *i18n.Localizer, ns engine.Namespace) string {
 func (s *server) clusterView(ctx context.Context, st State) (web.ClusterView, []admission.Result, error) {
 	l := i18n.FromContext(ctx)
 	words := explain.In(l)
-	cv := web.ClusterView{Namespace: namespaceText(l, namespaceOf(st.Settings)), Version: st.Settings.KubernetesVersion}
+	cv := web.ClusterView{Namespace: namespaceText(l, namespaceOf(st.Settings)), Version: st.Settings.KubernetesVersion,
+		CheckedKubernetes: admission.CheckedKubernetes, CheckedIstio: engine.Version().Istio}
 	if cv.Version == "" {
 		cv.Version = engine.DefaultKubernetesVersion
 	}

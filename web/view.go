@@ -296,6 +296,9 @@ type ClusterView struct {
 	MoreHref string
 	// Error is why there is no admission (the manifest failed; the settings are wrong).
 	Error string
+	// CheckedKubernetes and CheckedIstio are the versions of the real cluster these answers are
+	// held to in sidecarlab's tests.
+	CheckedKubernetes, CheckedIstio string
 }
 
 // ClusterDoc is one document's admission.

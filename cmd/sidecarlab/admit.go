@@ -24,7 +24,8 @@ func newAdmitCmd(c *cli) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "admit -f FILENAME --namespace NAME [--namespace-labels K=V,...]",
 		Short: c.T("cli.admit.short"),
-		Long:  c.T("cli.admit.long", "Version", engine.DefaultKubernetesVersion),
+		Long: c.T("cli.admit.long", "Version", engine.DefaultKubernetesVersion,
+			"Kubernetes", admission.CheckedKubernetes, "Istio", engine.Version().Istio),
 		Example: examples(c,
 			"# "+c.T("cli.admit.example.e1"),
 			"{} admit -f deployment.yaml --namespace shop",

@@ -3,9 +3,12 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"golang.org/x/mod/modfile"
+
+	"github.com/sidecarlab/sidecarlab/admission"
 )
 
 // TestControlPlaneVersions: the test control plane's programs (controlplane/, modules of their
@@ -43,6 +46,9 @@ func TestControlPlaneVersions(t *testing.T) {
 	api := version(main, "k8s.io/api")
 	if len(kube.Replace) < 30 {
 		t.Fatalf("controlplane/go.mod replaces %d modules; Kubernetes 1.36 has 33 staging modules", len(kube.Replace))
+	}
+	if want := "v0." + strings.TrimPrefix(admission.CheckedKubernetes, "1.") + "."; !strings.HasPrefix(api, want) {
+		t.Errorf("admission.CheckedKubernetes is %s, but the control plane is built at %s (k8s.io/api's version)", admission.CheckedKubernetes, api)
 	}
 	for _, r := range kube.Replace {
 		if r.New.Path != r.Old.Path || r.New.Version != api {

@@ -52,12 +52,13 @@ import (
 
 	"istio.io/istio/operator/pkg/render"
 
+	"github.com/sidecarlab/sidecarlab/admission"
 	"github.com/sidecarlab/sidecarlab/engine"
 )
 
 // KubernetesVersion is the version of the control plane's programs (controlplane/go.mod), and of
 // the cluster's Node.
-const KubernetesVersion = "1.36"
+const KubernetesVersion = admission.CheckedKubernetes
 
 // Revision is one Istio control plane revision of the cluster, and the install options sidecarlab
 // is given for it.

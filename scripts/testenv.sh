@@ -29,7 +29,8 @@
 #     kube-controller-manager, kubectl 1.36.1 and istiod at the engine's Istio version; the first
 #     time ~12 minutes on 2 cores, then seconds) into CONTROLPLANE_BIN, and meshup
 #     (internal/testcluster/meshup) starts them on free 127.0.0.1 ports, installs Istio as the
-#     engine renders it and runs its istiods. SIDECARLAB_TEST_KUBECONFIG is exported for it, and
+#     engine renders it and runs its istiods. SIDECARLAB_TEST_KUBECONFIG (and
+#     SIDECARLAB_TEST_KUBECTL, the kubectl built with it) is exported for it, and
 #     it is stopped (its directories deleted) when COMMAND ends, also on failure, Ctrl-C or TERM.
 #     If SIDECARLAB_TEST_KUBECONFIG is already set, that cluster is used (one `make controlplane`
 #     started). SIDECARLAB_REQUIRE_CONTROLPLANE=1 makes the conformance tests fail rather than skip
@@ -258,7 +259,7 @@ else
     sleep 0.2
   done
   SIDECARLAB_TEST_KUBECONFIG=$(<"$cp_dir/kubeconfig-path")
-  export SIDECARLAB_TEST_KUBECONFIG
+  export SIDECARLAB_TEST_KUBECONFIG SIDECARLAB_TEST_KUBECTL=$cp_bin/kubectl
   say "Kubernetes with Istio ready (kubeconfig $SIDECARLAB_TEST_KUBECONFIG, stopped on exit)"
 fi
 

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -764,4 +765,105 @@ func (c *testCluster) waitPodOrRefusal(ctx context.Context, namespace, app strin
 		return false, nil
 	})
 	return pod, event, owner, err
+}
+
+// kubectl runs the kubectl built with the control plane (SIDECARLAB_TEST_KUBECTL, or where `make
+// controlplane-bin` puts it) against the test cluster; it returns stdout and stderr.
+func (c *testCluster) kubectl(t *testing.T, stdin string, args ...string) (string, string, error) {
+	t.Helper()
+	exe := os.Getenv("SIDECARLAB_TEST_KUBECTL")
+	if exe == "" {
+		home, _ := os.UserHomeDir()
+		exe = filepath.Join(home, ".cache", "sidecarlab", "controlplane-1.36.1", "kubectl")
+	}
+	if _, err := os.Stat(exe); err != nil {
+		t.Fatalf("kubectl (SIDECARLAB_TEST_KUBECTL): %v", err)
+	}
+	cmd := exec.Command(exe, append([]string{"--kubeconfig", c.kubeconfig}, args...)...)
+	var out, errb bytes.Buffer
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(stdin), &out, &errb
+	err := cmd.Run()
+	return out.String(), errb.String(), err
+}
+
+// TestConformanceKubectlReadsTheFile: what `kubectl create -f` makes of a file before any
+// admission step, where admit once answered otherwise — a namespace given that a document
+// contradicts, a List's items, a Namespace document's labels — asked of the real kubectl and API
+// server. (A Volcano Job, the fourth such case, needs Volcano's CRD and controller, which this
+// cluster has not; TestAsKubectlReadsTheFile in package admission holds admit's answer.)
+func TestConformanceKubectlReadsTheFile(t *testing.T) {
+	c := needCluster(t)
+	enabled := c.namespace(t, nsCell{name: "kubectl", labels: map[string]string{"istio-injection": "enabled"}})
+	pod := func(namespace string) string {
+		return manifestOf(t, (podCell{name: "web"}).pod(namespace))
+	}
+
+	t.Run("a namespace given that the document contradicts", func(t *testing.T) {
+		_, stderr, err := c.kubectl(t, pod("elsewhere"), "create", "--dry-run=server", "-n", enabled, "-f", "-")
+		if err == nil {
+			t.Fatal("kubectl created it")
+		}
+		got := admitJSON(t, pod("elsewhere"), enabled, nsCell{labels: map[string]string{"istio-injection": "enabled"}, rev: testcluster.Default})
+		if want := strings.TrimSpace(strings.TrimPrefix(stderr, "error: ")); len(got) != 1 || got[0].Error != want {
+			t.Errorf("kubectl: %s\nsidecarlab: %+v", want, got)
+		}
+	})
+
+	t.Run("a List", func(t *testing.T) {
+		list := "apiVersion: v1\nkind: List\nitems:\n" + indentItem(pod(enabled))
+		out, stderr, err := c.kubectl(t, list, "create", "--dry-run=server", "-o", "json", "-f", "-")
+		if err != nil {
+			t.Fatalf("kubectl: %v\n%s", err, stderr)
+		}
+		var created corev1.Pod
+		if err := json.Unmarshal([]byte(out), &created); err != nil {
+			// kubectl prints a List when it created several objects, the object when one.
+			t.Fatalf("kubectl's output: %v\n%s", err, out)
+		}
+		got := admitJSON(t, list, enabled, nsCell{labels: map[string]string{"istio-injection": "enabled"}, rev: testcluster.Default})
+		if len(got) != 1 || got[0].Error != "" || got[0].Injected != injected(&created) || !injected(&created) {
+			t.Errorf("kubectl injected %v; sidecarlab: %+v", injected(&created), got)
+		}
+	})
+
+	t.Run("a Namespace document", func(t *testing.T) {
+		name := "c-nsdoc-" + runID()
+		ns := &corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"istio-injection": "enabled"}}}
+		// A Deployment, not a Pod: its controller waits for the namespace's default
+		// ServiceAccount, which a Pod created right after its namespace may not find yet.
+		file := manifestOf(t, ns, workloads(name)[0])
+		if _, stderr, err := c.kubectl(t, file, "create", "-f", "-"); err != nil {
+			t.Fatalf("kubectl: %v\n%s", err, stderr)
+		}
+		created, event, _, err := c.waitPodOrRefusal(context.Background(), name, "web")
+		if err != nil || event != "" {
+			t.Fatalf("the Deployment's Pod: %v %s", err, event)
+		}
+		// No --namespace-labels: the labels come from the file's Namespace document.
+		out, stderr, err := runCLI(t, file, "admit", "-f", "-", "--kubernetes-version", testcluster.KubernetesVersion, "-o", "json")
+		if err != nil {
+			t.Fatalf("%v: %s", err, stderr)
+		}
+		var got []explain.Admission
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 2 || got[1].Injected != injected(created) || !injected(created) {
+			t.Errorf("the cluster injected %v; sidecarlab: %+v", injected(created), got)
+		}
+	})
+}
+
+// indentItem is one YAML document as an item of a List's items.
+func indentItem(doc string) string {
+	lines := strings.Split(strings.TrimRight(doc, "\n"), "\n")
+	for i, l := range lines {
+		if i == 0 {
+			lines[i] = "- " + l
+		} else {
+			lines[i] = "  " + l
+		}
+	}
+	return strings.Join(lines, "\n") + "\n"
 }

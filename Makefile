@@ -72,9 +72,9 @@ bench:
 # kube-apiserver and kube-controller-manager 1.36.1 with Istio installed as the engine renders it
 # (two revisions, istiod run locally: internal/testcluster). It prints the kubeconfig and runs until
 # Ctrl-C, which stops them all and deletes their directories. The control plane's programs
-# (controlplane/ and controlplane/istiod/, modules of their own) are built into CONTROLPLANE_BIN with
-# Kubernetes' version stamped in (the first time ~12 minutes on 2 cores, then seconds); kubectl is
-# there too.
+# (controlplane/, a module of its own, with Kubernetes' version stamped in; and istiod, a tool of
+# this module, so at the engine's Istio and sharing its compiled packages) are built into
+# CONTROLPLANE_BIN (the first time ~12 minutes on 2 cores, then seconds); kubectl is there too.
 CONTROLPLANE_BIN ?= $(HOME)/.cache/sidecarlab/controlplane-1.36.1
 K8S_VERSION_LDFLAGS := $(foreach p,k8s.io/component-base/version k8s.io/client-go/pkg/version,-X $(p).gitVersion=v1.36.1 -X $(p).gitMajor=1 -X $(p).gitMinor=36)
 controlplane: controlplane-bin
@@ -84,7 +84,7 @@ controlplane: controlplane-bin
 controlplane-bin:
 	cd controlplane && $(GO) build -ldflags '$(K8S_VERSION_LDFLAGS)' -o $(CONTROLPLANE_BIN)/ \
 		k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kubectl ./etcd ./cmd/controlplane
-	cd controlplane/istiod && $(GO) build -o $(CONTROLPLANE_BIN)/ istio.io/istio/pilot/cmd/pilot-discovery
+	$(GO) build -o $(CONTROLPLANE_BIN)/ istio.io/istio/pilot/cmd/pilot-discovery
 
 # Generated files are committed; this rebuilds them (templ components, the editor bundle).
 generate:

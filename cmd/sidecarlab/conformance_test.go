@@ -187,10 +187,14 @@ func (c *testCluster) dryRunCreate(t *testing.T, pod *corev1.Pod) (*corev1.Pod, 
 	return got, err, w.list
 }
 
-// admitJSON is `sidecarlab admit -o json` of the manifest in the namespace, as the cell gives it.
+// admitJSON is `sidecarlab admit -o json` of the manifest in the namespace (none: the documents'
+// own), with the cell's labels and install options.
 func admitJSON(t *testing.T, manifest, namespace string, ns nsCell) []explain.Admission {
 	t.Helper()
-	args := []string{"admit", "-f", "-", "-n", namespace, "--kubernetes-version", testcluster.KubernetesVersion, "-o", "json"}
+	args := []string{"admit", "-f", "-", "--kubernetes-version", testcluster.KubernetesVersion, "-o", "json"}
+	if namespace != "" {
+		args = append(args, "-n", namespace)
+	}
 	if len(ns.labels) > 0 {
 		var kv []string
 		for k, v := range ns.labels {
@@ -840,15 +844,9 @@ func TestConformanceKubectlReadsTheFile(t *testing.T) {
 		if err != nil || event != "" {
 			t.Fatalf("the Deployment's Pod: %v %s", err, event)
 		}
-		// No --namespace-labels: the labels come from the file's Namespace document.
-		out, stderr, err := runCLI(t, file, "admit", "-f", "-", "--kubernetes-version", testcluster.KubernetesVersion, "-o", "json")
-		if err != nil {
-			t.Fatalf("%v: %s", err, stderr)
-		}
-		var got []explain.Admission
-		if err := json.Unmarshal([]byte(out), &got); err != nil {
-			t.Fatal(err)
-		}
+		// No --namespace nor --namespace-labels: the labels come from the file's Namespace
+		// document.
+		got := admitJSON(t, file, "", nsCell{rev: testcluster.Default})
 		if len(got) != 2 || got[1].Injected != injected(created) || !injected(created) {
 			t.Errorf("the cluster injected %v; sidecarlab: %+v", injected(created), got)
 		}

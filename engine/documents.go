@@ -392,8 +392,8 @@ func intoObject(in *Install, injector inject.Injector, obj runtime.Object) (out 
 		APIDefault(input)
 	}
 	// The webhook is the installation's istiod, which knows its revision (its REVISION); offline
-	// kube-inject is given none (istioctl's --revision).
-	revision := ""
+	// kube-inject is given istioctl's --revision.
+	revision := revisionOf(in.Options.Revision)
 	if defaults {
 		revision = in.values.Struct().GetRevision()
 	}

@@ -155,6 +155,9 @@ func (e *Engine) Install(ctx context.Context, o InstallOptions) (*Install, error
 		builtin = e.def.rawTemplates
 	}
 	in, _, err := e.installs.get(o.Hash(), func() (*Install, error) {
+		if !o.Mesh.IsZero() || revisionOf(o.Revision) != "" {
+			return e.ownInstall(ctx, o, builtin)
+		}
 		if e.opts.Isolator != nil && !o.IsDefault() {
 			return e.renderIsolated(ctx, o, builtin)
 		}
@@ -262,6 +265,9 @@ func (e *Engine) prepare(ctx context.Context, manifest []byte, steps []Step, s S
 	}
 	install, err := e.Install(ctx, s.Install)
 	if err != nil {
+		return nil, err
+	}
+	if err := install.webhookRevision(s); err != nil {
 		return nil, err
 	}
 	inj, err := e.clusters.injectorFor(s, install)

@@ -25,11 +25,19 @@ type InstallOptions struct {
 	Set []string `json:"set,omitempty"`
 	// Overlay is an IstioOperator YAML document applied before the Set paths.
 	Overlay string `json:"overlay,omitempty"`
+	// Mesh is a mesh's own configuration (its ConfigMaps' texts), in place of the parts the
+	// options above render.
+	Mesh OwnMesh `json:"mesh,omitzero"`
+	// Revision is the revision the installation injects as, istioctl kube-inject's --revision:
+	// Istio's templates write it (istio.io/rev) and name things after it. "" and "default" are
+	// the default revision. The webhook (webhook mode) is istiod, which injects as the revision
+	// its values name; Revision must then be that one or empty.
+	Revision string `json:"revision,omitempty"`
 }
 
 // IsDefault reports whether these options select the default installation.
 func (o InstallOptions) IsDefault() bool {
-	return len(o.normalizedSet()) == 0 && strings.TrimSpace(o.Overlay) == ""
+	return len(o.normalizedSet()) == 0 && strings.TrimSpace(o.Overlay) == "" && o.Mesh.IsZero() && revisionOf(o.Revision) == ""
 }
 
 func (o InstallOptions) normalizedSet() []string {
@@ -51,6 +59,14 @@ func (o InstallOptions) Hash() string {
 	}
 	if ov := strings.TrimSpace(o.Overlay); ov != "" {
 		fmt.Fprintf(h, "overlay\x00%s\x00", ov)
+	}
+	for _, part := range []struct{ name, text string }{{"injector", o.Mesh.InjectorConfig}, {"values", o.Mesh.Values}, {"mesh", o.Mesh.MeshConfig}} {
+		if part.text != "" {
+			fmt.Fprintf(h, "%s\x00%d\x00%s", part.name, len(part.text), part.text)
+		}
+	}
+	if rev := revisionOf(o.Revision); rev != "" {
+		fmt.Fprintf(h, "revision\x00%s\x00", rev)
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
@@ -200,9 +216,11 @@ func renderConfigMaps(o InstallOptions) (ConfigMaps, error) {
 // other than builtin are refused (for options that are not the default).
 func buildInstall(o InstallOptions, cm ConfigMaps, policy InstallPolicy, builtin map[string]string) (*Install, error) {
 	in := &Install{Options: o, Hash: o.Hash(), InjectorConfig: cm.InjectorConfig, Values: cm.Values, MeshConfigYAML: cm.MeshConfigYAML, Webhooks: cm.Webhooks}
-	cfg, err := inject.UnmarshalConfig([]byte(in.InjectorConfig))
+	// Read as istioctl kube-inject reads --injectConfigFile: a rendered config is always the
+	// ConfigMap's, a mesh's own may be one bare template.
+	cfg, err := injectorTemplates(in.InjectorConfig)
 	if err != nil {
-		return nil, &InputError{Field: installField(o, ""), ID: "injector-config", Params: errParams("error", err.Error()), Msg: "injector config: " + err.Error()}
+		return nil, &InputError{Field: o.partField(o.Mesh.InjectorConfig), ID: "injector-config", Params: errParams("error", err.Error()), Msg: "injector config: " + err.Error()}
 	}
 	if !o.IsDefault() {
 		if err := policy.checkTemplates(o, cfg.RawTemplates, builtin); err != nil {
@@ -213,15 +231,24 @@ func buildInstall(o InstallOptions, cm ConfigMaps, policy InstallPolicy, builtin
 	in.rawTemplates = cfg.RawTemplates
 	in.selection = injectionPolicy{policy: cfg.Policy, never: cfg.NeverInjectSelector, always: cfg.AlwaysInjectSelector}
 	if in.templates, err = inject.ParseTemplates(cfg.RawTemplates); err != nil {
-		return nil, &InputError{Field: installField(o, ""), ID: "injection-templates", Params: errParams("error", err.Error()), Msg: "injection templates: " + err.Error()}
+		return nil, &InputError{Field: o.partField(o.Mesh.InjectorConfig), ID: "injection-templates", Params: errParams("error", err.Error()), Msg: "injection templates: " + err.Error()}
 	}
 	if in.values, err = inject.NewValuesConfig(in.Values); err != nil {
-		return nil, &InputError{Field: installField(o, ""), ID: "injector-values", Params: errParams("error", err.Error()), Msg: "injector values: " + err.Error()}
+		return nil, &InputError{Field: o.partField(o.Mesh.Values), ID: "injector-values", Params: errParams("error", err.Error()), Msg: "injector values: " + err.Error()}
 	}
 	if in.mesh, err = mesh.ApplyMeshConfig(in.MeshConfigYAML, mesh.DefaultMeshConfig()); err != nil {
-		return nil, &InputError{Field: installField(o, ""), ID: "mesh-config", Params: errParams("error", err.Error()), Msg: "mesh config: " + err.Error()}
+		return nil, &InputError{Field: o.partField(o.Mesh.MeshConfig), ID: "mesh-config", Params: errParams("error", err.Error()), Msg: "mesh config: " + err.Error()}
 	}
 	return in, nil
+}
+
+// partField names what an error in one part of the ConfigMaps is about: the mesh's own
+// configuration when the mesh gave that part, else the options that rendered it.
+func (o InstallOptions) partField(own string) string {
+	if own != "" {
+		return "your mesh"
+	}
+	return installField(o, "")
 }
 
 // configMaps are the installation's ConfigMaps, as a worker is given them.

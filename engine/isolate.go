@@ -176,11 +176,18 @@ func (e *Engine) renderIsolated(ctx context.Context, o InstallOptions, builtin m
 	if res.ConfigMaps == nil {
 		return nil, errors.New("isolated render: no ConfigMaps")
 	}
-	in, err := buildInstall(o, *res.ConfigMaps, p, builtin)
+	return e.finishInstall(o, *res.ConfigMaps, builtin)
+}
+
+// finishInstall builds the installation of ConfigMaps under the engine's policy. Where the
+// templates will run in a worker that cannot hide this machine's names, a custom template that
+// resolves names is refused.
+func (e *Engine) finishInstall(o InstallOptions, cm ConfigMaps, builtin map[string]string) (*Install, error) {
+	in, err := buildInstall(o, cm, e.opts.InstallPolicy, builtin)
 	if err != nil {
 		return nil, err
 	}
-	if in.custom && !e.opts.Isolator.IsolatesNetwork() {
+	if in.custom && e.opts.Isolator != nil && !e.opts.Isolator.IsolatesNetwork() {
 		for _, name := range sortedKeys(in.rawTemplates) {
 			if builtin[name] != in.rawTemplates[name] && strings.Contains(in.rawTemplates[name], "getHostByName") {
 				return nil, &InputError{Field: installField(o, ""), ID: "template-resolves-names", Params: errParams("nameQ", quote(name)),

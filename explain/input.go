@@ -127,6 +127,7 @@ var fieldWords = map[string]string{
 	"manifest": "manifest", "kubernetes version": "kubernetes-version", "install": "install",
 	"install overlay": "install-overlay", "steps": "steps", "mode": "mode",
 	"annotations": "annotations", "annotation": "annotation",
+	"your mesh": "own-mesh", "revision": "revision",
 }
 
 // FieldText is the field an input error is about, in the reader's words: the engine names it in

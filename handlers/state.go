@@ -111,7 +111,9 @@ func DecodeState(text string) (State, error) {
 // size is what the state carries that a person typed: the manifest, the steps and the install
 // options — what a POST of it would carry.
 func (s State) size() int64 {
-	n := len(s.Manifest) + len(s.Settings.Install.Overlay) + len(s.Settings.KubernetesVersion) + len(s.Settings.Mode)
+	in := s.Settings.Install
+	n := len(s.Manifest) + len(in.Overlay) + len(s.Settings.KubernetesVersion) + len(s.Settings.Mode) +
+		len(in.Mesh.InjectorConfig) + len(in.Mesh.Values) + len(in.Mesh.MeshConfig) + len(in.Revision)
 	for _, v := range s.Settings.Install.Set {
 		n += len(v)
 	}

@@ -3,6 +3,9 @@ package main
 // Conformance: sidecarlab's cluster view held against a real kube-apiserver with Istio's webhook
 // and Pod Security Admission (the test cluster, cluster_test.go). Every cell asks both the same
 // question and wants the same answer; where they disagree the cluster is right.
+//
+// The tests run in parallel with each other (each in namespaces of its own): the workloads' test
+// waits up to a minute for its CronJob's first run, and the Pod matrix is asked meanwhile.
 
 import (
 	"bytes"
@@ -249,6 +252,7 @@ func injected(p *corev1.Pod) bool {
 // the server would store is admission's final Pod, field by field, but for the fields only the
 // server adds, listed by name in serverOnlyPodFields.
 func TestConformancePods(t *testing.T) {
+	t.Parallel()
 	c := needCluster(t)
 	eng, err := engine.New(context.Background(), engine.Options{})
 	if err != nil {
@@ -481,6 +485,8 @@ func (f *serverFields) excused(path string) bool {
 
 // unused are the entries that excused no field.
 func (f *serverFields) unused() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	var out []string
 	for i, e := range f.fields {
 		if f.used[i] == 0 {
@@ -624,6 +630,7 @@ var workloadPodFields = excuses([]struct{ path, why string }{
 // predicts, admitted or refused as it says: a refusal is the ReplicaSet's or Job's FailedCreate
 // event, with Pod Security's message. These are created for real (a dry run makes no children).
 func TestConformanceWorkloads(t *testing.T) {
+	t.Parallel()
 	c := needCluster(t)
 	eng, err := engine.New(context.Background(), engine.Options{})
 	if err != nil {
@@ -796,6 +803,7 @@ func (c *testCluster) kubectl(t *testing.T, stdin string, args ...string) (strin
 // server. (A Volcano Job, the fourth such case, needs Volcano's CRD and controller, which this
 // cluster has not; TestAsKubectlReadsTheFile in package admission holds admit's answer.)
 func TestConformanceKubectlReadsTheFile(t *testing.T) {
+	t.Parallel()
 	c := needCluster(t)
 	enabled := c.namespace(t, nsCell{name: "kubectl", labels: map[string]string{"istio-injection": "enabled"}})
 	pod := func(namespace string) string {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -25,9 +26,14 @@ func (f *fileFlags) register(c *cli, cmd *cobra.Command) {
 }
 
 // settingsFlags are the install options and the injection mode inject, diff and batch share.
+// Besides sidecarlab's --set and --operator, a mesh's own configuration: --mesh-from (its
+// ConfigMaps as kubectl prints them) or istioctl kube-inject's own three files, and --revision.
 type settingsFlags struct {
 	operator, native, kubeVersion string
 	set                           []string
+	meshFrom                      string
+	injectConfig, meshConfig      string
+	values, revision              string
 }
 
 func (f *settingsFlags) register(c *cli, cmd *cobra.Command) {
@@ -36,7 +42,18 @@ func (f *settingsFlags) register(c *cli, cmd *cobra.Command) {
 	fl.StringVar(&f.operator, "operator", "", c.T("cli.flag.operator"))
 	fl.StringVar(&f.native, "native-sidecars", "auto", c.T("cli.flag.native_sidecars"))
 	fl.StringVar(&f.kubeVersion, "kubernetes-version", "", c.T("cli.flag.kubernetes_version"))
+	fl.StringVar(&f.meshFrom, "mesh-from", "", c.T("cli.flag.mesh_from"))
+	// istioctl kube-inject's names and meanings, so that its command lines work as they are.
+	fl.StringVar(&f.injectConfig, "injectConfigFile", "", c.T("cli.flag.inject_config_file"))
+	fl.StringVar(&f.meshConfig, "meshConfigFile", "", c.T("cli.flag.mesh_config_file"))
+	fl.StringVar(&f.values, "valuesFile", "", c.T("cli.flag.values_file"))
+	fl.StringVarP(&f.revision, "revision", "r", "", c.T("cli.flag.revision"))
 	_ = cmd.MarkFlagFilename("operator", "yaml", "yml")
+	_ = cmd.MarkFlagFilename("mesh-from", "yaml", "yml", "json")
+	_ = cmd.MarkFlagFilename("injectConfigFile")
+	_ = cmd.MarkFlagFilename("meshConfigFile", "yaml", "yml")
+	_ = cmd.MarkFlagFilename("valuesFile", "json", "yaml", "yml")
+	_ = cmd.RegisterFlagCompletionFunc("revision", cobra.NoFileCompletions)
 	_ = cmd.RegisterFlagCompletionFunc("native-sidecars", cobra.FixedCompletions([]string{"auto", "true", "false"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("kubernetes-version", cobra.NoFileCompletions)
 }
@@ -51,6 +68,9 @@ func (f *settingsFlags) settings(c *cli) (engine.Settings, error) {
 			return s, err
 		}
 		s.Install.Overlay = string(b)
+	}
+	if err := f.ownMesh(c, &s.Install); err != nil {
+		return s, err
 	}
 	switch f.native {
 	case "true":
@@ -69,6 +89,51 @@ func (f *settingsFlags) settings(c *cli) (engine.Settings, error) {
 		return s, usageError{c.T("cli.error.kubernetes_version_auto")}
 	}
 	return s, nil
+}
+
+// ownMesh reads the mesh's own configuration the flags name into the install options: the
+// ConfigMaps of --mesh-from (and their revision, unless --revision names one), or each of
+// istioctl's three files.
+func (f *settingsFlags) ownMesh(c *cli, o *engine.InstallOptions) error {
+	o.Revision = f.revision
+	if f.meshFrom != "" {
+		for _, fl := range []struct{ name, value string }{{"--injectConfigFile", f.injectConfig}, {"--meshConfigFile", f.meshConfig}, {"--valuesFile", f.values}} {
+			if fl.value != "" {
+				return usageError{c.T("cli.error.mesh_from_and", "Flag", fl.name)}
+			}
+		}
+		b, err := os.ReadFile(f.meshFrom)
+		if err != nil {
+			return err
+		}
+		read, err := engine.ParseMeshConfigMaps(b)
+		var ie *engine.InputError
+		if errors.As(err, &ie) {
+			return &fileError{file: f.meshFrom, err: ie}
+		}
+		if err != nil {
+			return err
+		}
+		o.Mesh = read.Mesh
+		if o.Revision == "" {
+			o.Revision = read.Revision
+		}
+		return nil
+	}
+	for _, part := range []struct {
+		file string
+		into *string
+	}{{f.injectConfig, &o.Mesh.InjectorConfig}, {f.meshConfig, &o.Mesh.MeshConfig}, {f.values, &o.Mesh.Values}} {
+		if part.file == "" {
+			continue
+		}
+		b, err := os.ReadFile(part.file)
+		if err != nil {
+			return err
+		}
+		*part.into = string(b)
+	}
+	return nil
 }
 
 // stepFlags are the annotation steps inject and diff apply.

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"bytes"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+)
+
+// canaryMesh renders a revisioned install with custom values and mesh defaultConfig with the
+// pinned istioctl: its whole `manifest generate` output, and the three data texts of its
+// istio-sidecar-injector-canary and istio-canary ConfigMaps.
+func canaryMesh(t *testing.T, bin string) (manifest, injectorConfig, values, mesh string) {
+	t.Helper()
+	out, err := exec.Command(bin, "manifest", "generate", "--set", "revision=canary",
+		"--set", "values.global.proxy.resources.requests.cpu=50m",
+		"--set", "meshConfig.defaultConfig.holdApplicationUntilProxyStarts=true").Output()
+	if err != nil {
+		t.Fatalf("istioctl manifest generate: %v", err)
+	}
+	for _, doc := range strings.Split(string(out), "\n---\n") {
+		var cm struct {
+			Kind     string
+			Metadata struct{ Name string }
+			Data     map[string]string
+		}
+		if yaml.Unmarshal([]byte(doc), &cm) != nil || cm.Kind != "ConfigMap" {
+			continue
+		}
+		switch cm.Metadata.Name {
+		case "istio-sidecar-injector-canary":
+			injectorConfig, values = cm.Data["config"], cm.Data["values"]
+		case "istio-canary":
+			mesh = cm.Data["mesh"]
+		}
+	}
+	if injectorConfig == "" || values == "" || mesh == "" {
+		t.Fatal("istioctl manifest generate printed no istio-sidecar-injector-canary or istio-canary ConfigMap")
+	}
+	return string(out), injectorConfig, values, mesh
+}
+
+// TestInjectWithOwnMesh: a team's istioctl kube-inject command line, with its cluster's three
+// files and --revision, works with sidecarlab inject as it is, byte for byte; and --mesh-from
+// the ConfigMaps (here the whole rendered install, ConfigMaps among the rest) reads the same
+// configuration and its revision. istioctl's bare-template form of --injectConfigFile (one sidecar
+// template, a custom one here) reads as istioctl reads it.
+func TestInjectWithOwnMesh(t *testing.T) {
+	bin, _ := istioctlWithDefaults(t)
+	manifest, injectorConfig, values, mesh := canaryMesh(t, bin)
+	var cfg struct{ Templates map[string]string }
+	if err := yaml.Unmarshal([]byte(injectorConfig), &cfg); err != nil || cfg.Templates["sidecar"] == "" {
+		t.Fatalf("no sidecar template in the injector config (%v)", err)
+	}
+	const teamLabel = "    team.example.com/injected-by: custom\n"
+	custom := strings.Replace(cfg.Templates["sidecar"], "metadata:\n  labels:\n", "metadata:\n  labels:\n"+teamLabel, 1)
+	if custom == cfg.Templates["sidecar"] {
+		t.Fatal("the sidecar template has no metadata.labels to add to")
+	}
+	dir := writeFiles(t, map[string]string{"install.yaml": manifest, "inject-config.yaml": injectorConfig, "sidecar.tmpl": custom,
+		"values.json": values, "mesh.yaml": mesh})
+	files := func(injector string) []string {
+		return []string{"--injectConfigFile", filepath.Join(dir, injector), "--valuesFile", filepath.Join(dir, "values.json"),
+			"--meshConfigFile", filepath.Join(dir, "mesh.yaml"), "--revision", "canary"}
+	}
+	for _, in := range []string{"deployment.yaml", "job.yaml", "pod.yaml"} {
+		path := filepath.Join("..", "..", "engine", "testdata", "corpus", in)
+		for _, c := range []struct {
+			name, injector string
+			ours           []string
+		}{
+			{"istioctl's files", "inject-config.yaml", files("inject-config.yaml")},
+			{"--mesh-from", "inject-config.yaml", []string{"--mesh-from", filepath.Join(dir, "install.yaml")}},
+			{"a bare custom template", "sidecar.tmpl", files("sidecar.tmpl")},
+		} {
+			t.Run(in+"/"+c.name, func(t *testing.T) {
+				cmd := exec.Command(bin, append([]string{"kube-inject", "-f", path}, files(c.injector)...)...)
+				var want, ctlErr bytes.Buffer
+				cmd.Stdout, cmd.Stderr = &want, &ctlErr
+				if err := cmd.Run(); err != nil {
+					t.Fatalf("istioctl kube-inject: %v: %s", err, ctlErr.String())
+				}
+				got, stderr, err := runCLI(t, "", append([]string{"inject", "-f", path}, c.ours...)...)
+				if err != nil {
+					t.Fatalf("%v: %s", err, stderr)
+				}
+				if got != want.String() {
+					t.Fatalf("sidecarlab inject %s differs from istioctl kube-inject %s:\n--- istioctl\n%s\n--- sidecarlab\n%s",
+						strings.Join(c.ours, " "), strings.Join(files(c.injector), " "), want.String(), got)
+				}
+				// The configuration was the canary's (and the template the custom one).
+				for _, s := range []string{"istio.io/rev: canary", "cpu: 50m", "holdApplicationUntilProxyStarts"} {
+					if !strings.Contains(got, s) {
+						t.Errorf("no %q in the output", s)
+					}
+				}
+				if hasLabel := strings.Contains(got, strings.TrimSpace(teamLabel)); hasLabel != (c.injector == "sidecar.tmpl") {
+					t.Errorf("the custom template's label in the output: %v", hasLabel)
+				}
+			})
+		}
+	}
+}
+
+// TestMeshFromErrors: --mesh-from with one of istioctl's files is a usage error; a file that is
+// not a mesh's ConfigMaps says so, placed in that file.
+func TestMeshFromErrors(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"mesh.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: istio\ndata:\n  mesh: '{}'\n",
+		"pod.yaml":  "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: c\n    image: i\n",
+	})
+	pod := filepath.Join(dir, "pod.yaml")
+	_, _, err := runCLI(t, "", "inject", "-f", pod, "--mesh-from", filepath.Join(dir, "mesh.yaml"), "--valuesFile", filepath.Join(dir, "mesh.yaml"))
+	if err == nil || !strings.Contains(err.Error(), "--mesh-from and --valuesFile") {
+		t.Fatalf("got %v", err)
+	}
+	_, _, err = runCLI(t, "", "inject", "-f", pod, "--mesh-from", filepath.Join(dir, "mesh.yaml"))
+	if err == nil || !strings.HasPrefix(err.Error(), filepath.Join(dir, "mesh.yaml")+": your mesh: no istio-sidecar-injector ConfigMap") {
+		t.Fatalf("got %v", err)
+	}
+}

@@ -1,0 +1,320 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"istio.io/api/label"
+	"istio.io/istio/pkg/kube/inject"
+	"sigs.k8s.io/yaml"
+)
+
+// OwnMesh is a mesh's own injection configuration: the three texts Istio's injector reads, as a
+// cluster holds them. InjectorConfig is the istio-sidecar-injector ConfigMap's `config` (the
+// injection templates), Values its `values`, MeshConfig the istio ConfigMap's `mesh`: what
+// `istioctl kube-inject` reads from --injectConfigFile, --valuesFile and --meshConfigFile, in the
+// same formats. A part left empty is the rendered installation's (the default one's when there
+// are no other install options).
+type OwnMesh struct {
+	InjectorConfig string `json:"injectorConfig,omitempty"`
+	Values         string `json:"values,omitempty"`
+	MeshConfig     string `json:"meshConfig,omitempty"`
+}
+
+// IsZero reports whether no part is given.
+func (m OwnMesh) IsZero() bool {
+	return m.InjectorConfig == "" && m.Values == "" && m.MeshConfig == ""
+}
+
+// over is the ConfigMaps with the parts the mesh gives in place of the rendered ones.
+func (m OwnMesh) over(cm ConfigMaps) ConfigMaps {
+	if m.InjectorConfig != "" {
+		cm.InjectorConfig = m.InjectorConfig
+	}
+	if m.Values != "" {
+		cm.Values = m.Values
+	}
+	if m.MeshConfig != "" {
+		cm.MeshConfigYAML = m.MeshConfig
+	}
+	return cm
+}
+
+// injectorTemplates are the injection templates of an injector config as istioctl kube-inject
+// reads --injectConfigFile (readInjectConfigFile in istioctl/pkg/kubeinject): the ConfigMap's
+// `config` (its templates), or, when the text is not such a config, one bare template, the
+// sidecar template. The bare form has no policy or selectors; the config's others are Istio's.
+func injectorTemplates(text string) (*inject.Config, error) {
+	var probe inject.Config
+	if err := yaml.Unmarshal([]byte(text), &probe); err != nil || len(probe.RawTemplates) == 0 {
+		return &inject.Config{RawTemplates: inject.RawTemplates{inject.SidecarTemplateName: text}}, nil
+	}
+	cfg, err := inject.UnmarshalConfig([]byte(text))
+	if err != nil {
+		return nil, err
+	}
+	return &cfg, nil
+}
+
+// ownInstall is the installation of options that carry a mesh's own configuration: the one the
+// other options render (the default installation when there are none), with the mesh's parts in
+// place of the rendered ones. The render is cached under its own options; only the parse is
+// repeated.
+func (e *Engine) ownInstall(ctx context.Context, o InstallOptions, builtin map[string]string) (*Install, error) {
+	base := o
+	base.Mesh, base.Revision = OwnMesh{}, ""
+	rendered, err := e.Install(ctx, base)
+	if err != nil {
+		return nil, err
+	}
+	return e.finishInstall(o, o.Mesh.over(rendered.configMaps()), builtin)
+}
+
+// ConfigMap names and keys as Istio's charts write them and istioctl reads them; a revision's
+// are named with "-<revision>" after them.
+const (
+	injectorConfigMap = "istio-sidecar-injector"
+	meshConfigMap     = "istio"
+)
+
+// MeshConfigMaps is a mesh's configuration as ParseMeshConfigMaps reads it from its ConfigMaps.
+type MeshConfigMaps struct {
+	Mesh OwnMesh
+	// Revision is the revision the ConfigMaps are of ("" for the default one).
+	Revision string
+	// Istio is the Istio version that installed them, as their labels say
+	// (app.kubernetes.io/version, else helm.sh/chart's "istiod-<version>"), else the values'
+	// image tag; "" when none says.
+	Istio string
+}
+
+// ParseMeshConfigMaps reads a mesh's configuration from what
+//
+//	kubectl get configmap -n istio-system istio-sidecar-injector istio -o yaml
+//
+// prints (a List, or the ConfigMaps as documents; a revision's, istio-sidecar-injector-<rev> and
+// istio-<rev>, too). The revision is read from the ConfigMaps' istio.io/rev label or else their
+// names. ConfigMaps that are neither are skipped; more than one revision's is an error naming
+// them.
+func ParseMeshConfigMaps(text []byte) (MeshConfigMaps, error) {
+	const field = "your mesh"
+	docs, err := splitDocuments(text)
+	if err != nil {
+		var ie *InputError
+		if errors.As(err, &ie) {
+			ie.Field = field
+		}
+		return MeshConfigMaps{}, err
+	}
+	type found struct {
+		mesh     OwnMesh
+		istio    string
+		injector bool
+		meshCM   bool
+		doc      int
+		line     int
+	}
+	byRev := map[string]*found{}
+	var order []string
+	take := func(doc int, line int, cm configMapDoc) {
+		rev, ok := cm.revision()
+		if !ok {
+			return
+		}
+		f := byRev[rev]
+		if f == nil {
+			f = &found{doc: doc, line: line}
+			byRev[rev] = f
+			order = append(order, rev)
+		}
+		if cm.isInjector() {
+			f.mesh.InjectorConfig, f.mesh.Values, f.injector = cm.Data["config"], cm.Data["values"], true
+			f.istio = cm.istioVersion()
+		} else {
+			f.mesh.MeshConfig, f.meshCM = cm.Data["mesh"], true
+		}
+	}
+	for i, d := range docs {
+		var obj configMapDoc
+		if err := yaml.Unmarshal(d.raw, &obj); err != nil {
+			ie := yamlError(err, i+1, d.line)
+			ie.Field = field
+			return MeshConfigMaps{}, ie
+		}
+		if strings.HasSuffix(obj.Kind, "List") {
+			for _, raw := range obj.Items {
+				var item configMapDoc
+				if err := json.Unmarshal(raw, &item); err != nil {
+					return MeshConfigMaps{}, &InputError{Doc: i + 1, Line: d.line, Field: field, Msg: err.Error()}
+				}
+				if item.Kind == "ConfigMap" {
+					take(i+1, d.line, item)
+				}
+			}
+			continue
+		}
+		if obj.Kind == "ConfigMap" {
+			take(i+1, d.line, obj)
+		}
+	}
+	var revs []string
+	for _, rev := range order {
+		if byRev[rev].injector {
+			revs = append(revs, revisionName(rev))
+		}
+	}
+	switch {
+	case len(revs) == 0:
+		return MeshConfigMaps{}, &InputError{Field: field, ID: "mesh-no-injector",
+			Msg: "no istio-sidecar-injector ConfigMap (with its config and values); paste what `kubectl get configmap -n istio-system istio-sidecar-injector istio -o yaml` prints"}
+	case len(revs) > 1:
+		return MeshConfigMaps{}, &InputError{Field: field, ID: "mesh-revisions", Params: errParams("revisions", strings.Join(revs, ", ")),
+			Msg: fmt.Sprintf("the ConfigMaps of more than one revision (%s); paste one revision's istio-sidecar-injector and istio ConfigMaps", strings.Join(revs, ", "))}
+	}
+	var rev string
+	for _, r := range order {
+		if byRev[r].injector {
+			rev = r
+		}
+	}
+	f := byRev[rev]
+	if !f.meshCM {
+		name := meshConfigMap
+		if rev != "" {
+			name += "-" + rev
+		}
+		return MeshConfigMaps{}, &InputError{Doc: f.doc, Line: f.line, Field: field, ID: "mesh-no-mesh", Params: errParams("nameQ", quote(name)),
+			Msg: fmt.Sprintf("no %s ConfigMap (the mesh config) beside the injector's; paste both, as `kubectl get configmap -n istio-system istio-sidecar-injector istio -o yaml` prints them", quote(name))}
+	}
+	missing := func(key, cm string) error {
+		return &InputError{Doc: f.doc, Line: f.line, Field: field, ID: "mesh-no-key", Params: errParams("keyQ", quote(key), "configMap", cm),
+			Msg: fmt.Sprintf("the %s ConfigMap has no %s key", cm, quote(key))}
+	}
+	switch {
+	case f.mesh.InjectorConfig == "":
+		return MeshConfigMaps{}, missing("config", injectorConfigMap)
+	case f.mesh.Values == "":
+		return MeshConfigMaps{}, missing("values", injectorConfigMap)
+	case f.mesh.MeshConfig == "":
+		return MeshConfigMaps{}, missing("mesh", meshConfigMap)
+	}
+	if f.istio == "" {
+		f.istio = valuesTag(f.mesh.Values)
+	}
+	return MeshConfigMaps{Mesh: f.mesh, Revision: rev, Istio: f.istio}, nil
+}
+
+// istioVersion is the Istio version a chart's labels name: app.kubernetes.io/version (the chart's
+// appVersion), else helm.sh/chart ("istiod-1.27.3"). The charts compiled into Istio's module
+// carry neither (istioctl renders them without a release), and a release's 1.0.0 chart version
+// is not one.
+func (c configMapDoc) istioVersion() string {
+	if v := c.Metadata.Labels["app.kubernetes.io/version"]; v != "" {
+		return v
+	}
+	if v, ok := strings.CutPrefix(c.Metadata.Labels["helm.sh/chart"], "istiod-"); ok && v != "1.0.0" {
+		return v
+	}
+	return ""
+}
+
+// valuesTag is the proxy image tag of injector values (global.tag), when it names a version.
+func valuesTag(values string) string {
+	var v struct {
+		Global struct {
+			Tag any `json:"tag"`
+		} `json:"global"`
+	}
+	if json.Unmarshal([]byte(values), &v) != nil {
+		return ""
+	}
+	tag, _ := v.Global.Tag.(string)
+	if tag == "" || tag == "latest" {
+		return ""
+	}
+	return tag
+}
+
+// SameIstio reports whether the mesh was installed by the embedded Istio's release line (as far
+// as its ConfigMaps say: an unknown version is not another one).
+func (m MeshConfigMaps) SameIstio() bool {
+	if m.Istio == "" {
+		return true
+	}
+	v := strings.TrimPrefix(m.Istio, "v")
+	return v == Version().Istio || strings.HasPrefix(v, Version().Istio+".") || strings.HasPrefix(v, Version().Istio+"-")
+}
+
+// configMapDoc is what ParseMeshConfigMaps reads of a document: a ConfigMap, or a List of them.
+type configMapDoc struct {
+	Kind     string `json:"kind"`
+	Metadata struct {
+		Name   string            `json:"name"`
+		Labels map[string]string `json:"labels"`
+	} `json:"metadata"`
+	Data  map[string]string `json:"data"`
+	Items []json.RawMessage `json:"items"`
+}
+
+func (c configMapDoc) isInjector() bool {
+	return c.Metadata.Name == injectorConfigMap || strings.HasPrefix(c.Metadata.Name, injectorConfigMap+"-")
+}
+
+// revision is the revision a ConfigMap belongs to ("" for the default one), and whether it is one
+// injection reads: istio-sidecar-injector[-rev] with a config, istio[-rev] with a mesh. The
+// charts label both with istio.io/rev ("default" for the default revision); without the label the
+// name says.
+func (c configMapDoc) revision() (string, bool) {
+	var prefix string
+	switch {
+	case c.isInjector():
+		if _, ok := c.Data["config"]; !ok {
+			return "", false
+		}
+		prefix = injectorConfigMap
+	case c.Metadata.Name == meshConfigMap || strings.HasPrefix(c.Metadata.Name, meshConfigMap+"-"):
+		if _, ok := c.Data["mesh"]; !ok {
+			return "", false
+		}
+		prefix = meshConfigMap
+	default:
+		return "", false
+	}
+	if rev, ok := c.Metadata.Labels[label.IoIstioRev.Name]; ok {
+		return revisionOf(rev), true
+	}
+	return strings.TrimPrefix(strings.TrimPrefix(c.Metadata.Name, prefix), "-"), true
+}
+
+// revisionOf is the revision Istio's templates are given for a revision name: "" for "default",
+// as istioctl kube-inject does with --revision default.
+func revisionOf(rev string) string {
+	if rev == "default" {
+		return ""
+	}
+	return rev
+}
+
+// revisionName is how a revision is named to people: "default" for "".
+func revisionName(rev string) string {
+	if rev == "" {
+		return "default"
+	}
+	return rev
+}
+
+// webhookRevision refuses, in webhook mode, a revision other than the one the installation's
+// values name: the webhook is that revision's istiod, which injects as its own revision.
+func (in *Install) webhookRevision(s Settings) error {
+	want := revisionOf(in.values.Struct().GetRevision())
+	got := revisionOf(s.Install.Revision)
+	if s.mode() != ModeWebhook || got == "" || got == want {
+		return nil
+	}
+	return &InputError{Field: "revision", ID: "webhook-revision", Params: errParams("revisionQ", quote(got), "valuesQ", quote(revisionName(want))),
+		Msg: fmt.Sprintf("revision %s, but the installation's values name revision %s: in webhook mode the injector is that revision's istiod, which injects as its own revision; set values.revision, or leave the revision out",
+			quote(got), quote(revisionName(want)))}
+}

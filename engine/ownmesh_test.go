@@ -1,0 +1,378 @@
+package engine
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+)
+
+// meshCase is a mesh's own configuration as a cluster holds it: `istioctl manifest generate`
+// with args renders it, edit (if any) changes its injector config, revision is its revision.
+type meshCase struct {
+	name     string
+	args     []string
+	revision string
+	edit     func(t *testing.T, injectorConfig string) string
+}
+
+// withTeamLabel adds a label to the sidecar template: a custom template, as a team may run.
+func withTeamLabel(t *testing.T, config string) string {
+	t.Helper()
+	const anchor = "security.istio.io/tlsMode: {{"
+	i := strings.Index(config, anchor)
+	if i < 0 {
+		t.Fatalf("no %q in the injector config", anchor)
+	}
+	lineStart := strings.LastIndexByte(config[:i], '\n') + 1
+	indent := config[lineStart:i]
+	return config[:lineStart] + indent + `team.example.com/injected-by: "custom-{{ .Revision | default "none" }}"` + "\n" + config[lineStart:]
+}
+
+// ownMeshCases are the meshes of TestOwnMeshMatchesIstioctl: the default installation, a revision
+// with custom values and mesh defaultConfig, and a custom sidecar template.
+var ownMeshCases = []meshCase{
+	{name: "default"},
+	{name: "canary", revision: "canary", args: []string{
+		"--set", "revision=canary",
+		"--set", "values.global.proxy.resources.requests.cpu=50m",
+		"--set", "values.global.logging.level=default:debug",
+		"--set", "meshConfig.defaultConfig.holdApplicationUntilProxyStarts=true",
+		"--set", "meshConfig.defaultConfig.proxyMetadata.TEAM=payments",
+	}},
+	{name: "custom-template", revision: "custom", args: []string{"--set", "revision=custom"}, edit: withTeamLabel},
+}
+
+// meshConfigMaps renders the case with istioctl and returns its ConfigMaps as
+// `kubectl get configmap -o yaml` prints them (a List), and the three data texts.
+func meshConfigMaps(t *testing.T, bin string, c meshCase) (list string, mesh OwnMesh) {
+	t.Helper()
+	out, err := exec.Command(bin, append([]string{"manifest", "generate"}, c.args...)...).Output()
+	if err != nil {
+		t.Fatalf("istioctl manifest generate %v: %v", c.args, err)
+	}
+	docs, err := splitDocuments(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	suffix := ""
+	if c.revision != "" {
+		suffix = "-" + c.revision
+	}
+	var items []map[string]any
+	for _, d := range docs {
+		var cm map[string]any
+		if yaml.Unmarshal(d.raw, &cm) != nil || cm["kind"] != "ConfigMap" {
+			continue
+		}
+		md, _ := cm["metadata"].(map[string]any)
+		data, _ := cm["data"].(map[string]any)
+		switch md["name"] {
+		case "istio-sidecar-injector" + suffix:
+			mesh.InjectorConfig, _ = data["config"].(string)
+			if c.edit != nil {
+				mesh.InjectorConfig = c.edit(t, mesh.InjectorConfig)
+				data["config"] = mesh.InjectorConfig
+			}
+			mesh.Values, _ = data["values"].(string)
+		case "istio" + suffix:
+			mesh.MeshConfig, _ = data["mesh"].(string)
+		default:
+			continue
+		}
+		// What the API server adds, as kubectl prints it.
+		md["resourceVersion"], md["uid"], md["creationTimestamp"] = "4242", "0b7e4d9c-5a1e-4c3f-9d0e-2f6b8a7c1e55", "2026-11-30T09:00:00Z"
+		items = append(items, cm)
+	}
+	if mesh.InjectorConfig == "" || mesh.Values == "" || mesh.MeshConfig == "" {
+		t.Fatalf("istioctl manifest generate %v: no istio-sidecar-injector%s and istio%s ConfigMaps", c.args, suffix, suffix)
+	}
+	b, err := yaml.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "items": items, "metadata": map[string]any{"resourceVersion": ""}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b), mesh
+}
+
+// kubeInjectFiles runs `istioctl kube-inject` offline on in with the mesh's three files and
+// --revision, as a team runs it with its cluster's configuration.
+func kubeInjectFiles(t *testing.T, bin string, mesh OwnMesh, revision, in string) (stdout string, err error) {
+	t.Helper()
+	dir := t.TempDir()
+	files := map[string]string{"inject-config.yaml": mesh.InjectorConfig, "values.json": mesh.Values, "mesh.yaml": mesh.MeshConfig}
+	for name, s := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if revision == "" {
+		revision = "default"
+	}
+	cmd := exec.Command(bin, "kube-inject", "-f", in, "--revision", revision,
+		"--injectConfigFile", filepath.Join(dir, "inject-config.yaml"),
+		"--valuesFile", filepath.Join(dir, "values.json"),
+		"--meshConfigFile", filepath.Join(dir, "mesh.yaml"))
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("%v: %s", err, errb.String())
+	}
+	return out.String(), nil
+}
+
+// TestOwnMeshMatchesIstioctl: given a mesh's own ConfigMaps (read with ParseMeshConfigMaps from
+// kubectl's List, revision and all), the engine injects byte for byte as `istioctl kube-inject
+// --injectConfigFile --valuesFile --meshConfigFile --revision` does with the same texts, over
+// our corpus: for the default installation, a revision with custom values and mesh config, and
+// a custom template.
+func TestOwnMeshMatchesIstioctl(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds istioctl; run without -short")
+	}
+	bin := istioctl(t)
+	e := testEngine(t)
+	inputs, _ := filepath.Glob("testdata/corpus/*.yaml")
+	if len(inputs) < 20 {
+		t.Fatalf("corpus too small: %d", len(inputs))
+	}
+	for _, c := range ownMeshCases {
+		t.Run(c.name, func(t *testing.T) {
+			list, want := meshConfigMaps(t, bin, c)
+			read, err := ParseMeshConfigMaps([]byte(list))
+			if err != nil {
+				t.Fatal(err)
+			}
+			mesh, rev := read.Mesh, read.Revision
+			if mesh != want || rev != c.revision {
+				t.Fatalf("ParseMeshConfigMaps read revision %q (want %q) and texts equal to the ConfigMaps': %v", rev, c.revision, mesh == want)
+			}
+			o := InstallOptions{Mesh: mesh, Revision: rev}
+			var mu sync.Mutex
+			injectedByTemplate := 0
+			for _, in := range inputs {
+				t.Run(filepath.Base(in), func(t *testing.T) {
+					t.Parallel()
+					want, ctlErr := kubeInjectFiles(t, bin, mesh, rev, in)
+					r, err := e.Inject(t.Context(), readFile(t, in), nil, Settings{Install: o})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if ctlErr != nil {
+						if len(r.Errors()) == 0 {
+							t.Fatalf("istioctl failed (%v) but the engine did not", ctlErr)
+						}
+						return
+					}
+					if errs := r.Errors(); len(errs) > 0 {
+						t.Fatalf("engine: %v; istioctl succeeded", errs[0])
+					}
+					if got := r.Output(); got != want {
+						t.Fatalf("output differs from istioctl:\n%s", UnifiedDiff(want, got))
+					}
+					if strings.Contains(want, `team.example.com/injected-by: custom-`+c.revision) {
+						mu.Lock()
+						injectedByTemplate++
+						mu.Unlock()
+					}
+				})
+			}
+			t.Cleanup(func() {
+				// The custom template ran (its label, with the revision) on some input; the
+				// others never have its label.
+				if (c.edit != nil) != (injectedByTemplate > 0) {
+					t.Errorf("%d outputs carry the custom template's label", injectedByTemplate)
+				}
+			})
+		})
+	}
+}
+
+// configMap is a ConfigMap document as kubectl prints one, with data keys in order.
+func configMap(name string, labels map[string]string, data ...string) string {
+	var b strings.Builder
+	b.WriteString("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + name + "\n  namespace: istio-system\n")
+	if len(labels) > 0 {
+		b.WriteString("  labels:\n")
+		for _, k := range sortedKeys(labels) {
+			fmt.Fprintf(&b, "    %s: %q\n", k, labels[k])
+		}
+	}
+	b.WriteString("data:\n")
+	for i := 0; i+1 < len(data); i += 2 {
+		fmt.Fprintf(&b, "  %s: %q\n", data[i], data[i+1])
+	}
+	return b.String()
+}
+
+func TestParseMeshConfigMaps(t *testing.T) {
+	injector := func(name string, labels map[string]string) string {
+		return configMap(name, labels, "config", "templates:\n  sidecar: x\n", "values", `{"revision":"r"}`)
+	}
+	mesh := func(name string) string { return configMap(name, nil, "mesh", "defaultConfig: {}\n") }
+	caCert := configMap("istio-ca-root-cert", nil, "root-cert.pem", "-----BEGIN CERTIFICATE-----")
+	list := func(docs ...string) string {
+		var b strings.Builder
+		b.WriteString("apiVersion: v1\nkind: List\nitems:\n")
+		for _, d := range docs {
+			var m map[string]any
+			if err := yaml.Unmarshal([]byte(d), &m); err != nil {
+				t.Fatal(err)
+			}
+			j, _ := yaml.Marshal([]any{m})
+			b.Write(j)
+		}
+		return b.String()
+	}
+	for _, c := range []struct {
+		name, in  string
+		rev       string
+		wantErrID string
+		wantLine  int
+	}{
+		{name: "documents", in: injector("istio-sidecar-injector", nil) + "---\n" + mesh("istio")},
+		{name: "a List, with another ConfigMap", in: list(caCert, mesh("istio"), injector("istio-sidecar-injector", nil))},
+		{name: "a revision, by name", in: injector("istio-sidecar-injector-canary", nil) + "---\n" + mesh("istio-canary"), rev: "canary"},
+		{name: "the label says", in: injector("istio-sidecar-injector-x", map[string]string{"istio.io/rev": "blue"}) + "---\n" +
+			configMap("istio-x", map[string]string{"istio.io/rev": "blue"}, "mesh", "{}"), rev: "blue"},
+		{name: "the default revision's label", in: injector("istio-sidecar-injector", map[string]string{"istio.io/rev": "default"}) + "---\n" + mesh("istio")},
+		{name: "no injector", in: mesh("istio") + "---\n" + caCert, wantErrID: "mesh-no-injector"},
+		{name: "two revisions", in: list(injector("istio-sidecar-injector", nil), mesh("istio"), injector("istio-sidecar-injector-canary", nil), mesh("istio-canary")), wantErrID: "mesh-revisions"},
+		{name: "no mesh ConfigMap of that revision", in: injector("istio-sidecar-injector-canary", nil) + "---\n" + mesh("istio"), wantErrID: "mesh-no-mesh", wantLine: 1},
+		{name: "no values", in: configMap("istio-sidecar-injector", nil, "config", "templates: {}\n") + "---\n" + mesh("istio"), wantErrID: "mesh-no-key", wantLine: 1},
+		{name: "not YAML", in: mesh("istio") + "---\nkind: ConfigMap\nmetadata: [\n", wantLine: 10},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			read, err := ParseMeshConfigMaps([]byte(c.in))
+			got, rev := read.Mesh, read.Revision
+			if c.wantErrID == "" && c.wantLine == 0 {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if rev != c.rev || got.InjectorConfig != "templates:\n  sidecar: x\n" || got.Values != `{"revision":"r"}` || got.MeshConfig == "" {
+					t.Fatalf("revision %q, mesh %+v", rev, got)
+				}
+				return
+			}
+			ie := asInputError(t, err)
+			if ie.ID != c.wantErrID || ie.Line != c.wantLine || ie.Field != "your mesh" {
+				t.Fatalf("got %+v (ID %q), want ID %q at line %d", ie, ie.ID, c.wantErrID, c.wantLine)
+			}
+		})
+	}
+}
+
+// TestOwnMeshPolicy: a server that refuses custom templates accepts a mesh whose templates are
+// the embedded Istio's (values and mesh config its own) and refuses one with a changed
+// template, naming it.
+func TestOwnMeshPolicy(t *testing.T) {
+	e, err := New(t.Context(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	def, err := e.Install(t.Context(), InstallOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := OwnMesh{InjectorConfig: def.InjectorConfig, Values: strings.Replace(def.Values, `"revision": ""`, `"revision": "blue"`, 1),
+		MeshConfig: strings.Replace(def.MeshConfigYAML, "defaultConfig:\n", "defaultConfig:\n  holdApplicationUntilProxyStarts: true\n", 1)}
+	if own.Values == def.Values || own.MeshConfig == def.MeshConfigYAML {
+		t.Fatal(`the default values have no "revision": "", or the mesh config no defaultConfig`)
+	}
+	r, err := e.Inject(t.Context(), readFile(t, "testdata/corpus/deployment.yaml"), nil, Settings{Install: InstallOptions{Mesh: own, Revision: "blue"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := r.Output()
+	if !strings.Contains(out, "istio.io/rev: blue") || !strings.Contains(out, "holdApplicationUntilProxyStarts") {
+		t.Fatalf("the mesh's revision and defaultConfig are not in the output:\n%s", out)
+	}
+	own.InjectorConfig = withTeamLabel(t, def.InjectorConfig)
+	_, err = e.Inject(t.Context(), readFile(t, "testdata/corpus/deployment.yaml"), nil, Settings{Install: InstallOptions{Mesh: own}})
+	if ie := asInputError(t, err); ie.ID != "template-changed" || !strings.Contains(ie.Msg, `"sidecar"`) {
+		t.Fatalf("got %v", err)
+	}
+}
+
+// TestWebhookRevision: in webhook mode the injector is the installation's istiod, so a revision
+// other than its values' is refused, and its own (or none) is not.
+func TestWebhookRevision(t *testing.T) {
+	e := testEngine(t)
+	manifest := readFile(t, "testdata/corpus/pod.yaml")
+	webhook := func(o InstallOptions) error {
+		_, err := e.Inject(t.Context(), manifest, nil, Settings{Mode: ModeWebhook, Install: o})
+		return err
+	}
+	if ie := asInputError(t, webhook(InstallOptions{Revision: "canary"})); ie.ID != "webhook-revision" {
+		t.Fatalf("got %v", ie)
+	}
+	for _, o := range []InstallOptions{{Revision: "default"}, {Set: []string{"revision=canary"}, Revision: "canary"}, {Set: []string{"revision=canary"}}} {
+		if err := webhook(o); err != nil {
+			t.Errorf("%+v: %v", o, err)
+		}
+	}
+	// kube-inject mode writes the revision it is given.
+	r, err := e.Inject(t.Context(), manifest, nil, Settings{Install: InstallOptions{Revision: "canary"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(r.Output(), "istio.io/rev: canary") {
+		t.Fatalf("no istio.io/rev: canary in\n%s", r.Output())
+	}
+}
+
+// TestInstallHashOfOwnMesh: each part of a mesh and the revision change the hash; the revision's
+// two names for the default do not.
+func TestInstallHashOfOwnMesh(t *testing.T) {
+	base := InstallOptions{Mesh: OwnMesh{InjectorConfig: "a", Values: "b", MeshConfig: "c"}}
+	seen := map[string]string{base.Hash(): "base"}
+	for name, o := range map[string]InstallOptions{
+		"injector": {Mesh: OwnMesh{InjectorConfig: "a2", Values: "b", MeshConfig: "c"}},
+		"values":   {Mesh: OwnMesh{InjectorConfig: "a", Values: "b2", MeshConfig: "c"}},
+		"mesh":     {Mesh: OwnMesh{InjectorConfig: "a", Values: "b", MeshConfig: "c2"}},
+		"moved":    {Mesh: OwnMesh{InjectorConfig: "a", Values: "", MeshConfig: "bc"}},
+		"revision": {Mesh: base.Mesh, Revision: "canary"},
+		"default":  {},
+	} {
+		if other, ok := seen[o.Hash()]; ok {
+			t.Errorf("%s hashes as %s", name, other)
+		}
+		seen[o.Hash()] = name
+	}
+	if (InstallOptions{Revision: "default"}).Hash() != (InstallOptions{}).Hash() || !(InstallOptions{Revision: "default"}).IsDefault() {
+		t.Error(`revision "default" is not the default installation`)
+	}
+}
+
+// TestMeshIstioVersion: the Istio that installed a mesh is read from its injector ConfigMap's
+// labels, else its values' image tag; an unknown version is not another Istio.
+func TestMeshIstioVersion(t *testing.T) {
+	mesh := configMap("istio", nil, "mesh", "{}")
+	this := Version().Istio
+	for _, c := range []struct {
+		labels map[string]string
+		values string
+		want   string
+		same   bool
+	}{
+		{labels: map[string]string{"app.kubernetes.io/version": "1.27.3", "helm.sh/chart": "istiod-1.27.3"}, values: "{}", want: "1.27.3"},
+		{labels: map[string]string{"helm.sh/chart": "istiod-" + this + ".2"}, values: "{}", want: this + ".2", same: true},
+		{labels: map[string]string{"helm.sh/chart": "istiod-1.0.0"}, values: `{"global":{"tag":"1.29.0-distroless"}}`, want: "1.29.0-distroless"},
+		{values: `{"global":{"tag":"latest"}}`, same: true},
+		{values: `{"global":{"tag":"` + this + `.0"}}`, want: this + ".0", same: true},
+	} {
+		read, err := ParseMeshConfigMaps([]byte(configMap("istio-sidecar-injector", c.labels, "config", "templates: {}\n", "values", c.values) + "---\n" + mesh))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if read.Istio != c.want || read.SameIstio() != c.same {
+			t.Errorf("%v %s: Istio %q (same %v), want %q (same %v)", c.labels, c.values, read.Istio, read.SameIstio(), c.want, c.same)
+		}
+	}
+}

@@ -60,7 +60,7 @@ func (o InstallOptions) Hash() string {
 	if ov := strings.TrimSpace(o.Overlay); ov != "" {
 		fmt.Fprintf(h, "overlay\x00%s\x00", ov)
 	}
-	for _, part := range []struct{ name, text string }{{"injector", o.Mesh.InjectorConfig}, {"values", o.Mesh.Values}, {"mesh", o.Mesh.MeshConfig}} {
+	for _, part := range []struct{ name, text string }{{"injector", o.Mesh.InjectorConfig}, {"values", o.Mesh.Values}, {"mesh", o.Mesh.MeshConfig}, {"webhooks", o.Mesh.Webhooks}} {
 		if part.text != "" {
 			fmt.Fprintf(h, "%s\x00%d\x00%s", part.name, len(part.text), part.text)
 		}

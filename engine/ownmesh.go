@@ -22,11 +22,14 @@ type OwnMesh struct {
 	InjectorConfig string `json:"injectorConfig,omitempty"`
 	Values         string `json:"values,omitempty"`
 	MeshConfig     string `json:"meshConfig,omitempty"`
+	// Webhooks are the mesh's MutatingWebhookConfigurations (YAML documents separated by "---"
+	// lines), which decide which Pods the API server sends to the injector.
+	Webhooks string `json:"webhooks,omitempty"`
 }
 
 // IsZero reports whether no part is given.
 func (m OwnMesh) IsZero() bool {
-	return m.InjectorConfig == "" && m.Values == "" && m.MeshConfig == ""
+	return m.InjectorConfig == "" && m.Values == "" && m.MeshConfig == "" && m.Webhooks == ""
 }
 
 // over is the ConfigMaps with the parts the mesh gives in place of the rendered ones.
@@ -39,6 +42,9 @@ func (m OwnMesh) over(cm ConfigMaps) ConfigMaps {
 	}
 	if m.MeshConfig != "" {
 		cm.MeshConfigYAML = m.MeshConfig
+	}
+	if m.Webhooks != "" {
+		cm.Webhooks = m.Webhooks
 	}
 	return cm
 }

@@ -338,6 +338,7 @@ func TestInstallHashOfOwnMesh(t *testing.T) {
 		"mesh":     {Mesh: OwnMesh{InjectorConfig: "a", Values: "b", MeshConfig: "c2"}},
 		"moved":    {Mesh: OwnMesh{InjectorConfig: "a", Values: "", MeshConfig: "bc"}},
 		"revision": {Mesh: base.Mesh, Revision: "canary"},
+		"webhooks": {Mesh: OwnMesh{InjectorConfig: "a", Values: "b", MeshConfig: "c", Webhooks: "d"}},
 		"default":  {},
 	} {
 		if other, ok := seen[o.Hash()]; ok {

@@ -10,7 +10,7 @@ import (
 )
 
 // TestStateSizeCountsOwnMesh: a link's state is bounded by --max-body with its mesh's own
-// configuration counted (each of its three texts), as a POST carrying it would be.
+// configuration counted (each of its texts), as a POST carrying it would be.
 func TestStateSizeCountsOwnMesh(t *testing.T) {
 	small := New(testLogger(), func() Engine { return eng }, testConfig(Config{MaxBodyBytes: 1000}))
 	big := strings.Repeat("# padding\n", 100)
@@ -18,6 +18,7 @@ func TestStateSizeCountsOwnMesh(t *testing.T) {
 		"injector config": {InjectorConfig: big},
 		"values":          {Values: big},
 		"mesh config":     {MeshConfig: big},
+		"webhooks":        {Webhooks: big},
 	} {
 		st := State{Manifest: deploymentYAML, Settings: engine.Settings{Install: engine.InstallOptions{Mesh: mesh}}}
 		if r := do(t, small, httptest.NewRequest(http.MethodGet, stateLink(t, st), nil)); r.status != http.StatusRequestEntityTooLarge {

@@ -113,7 +113,7 @@ func DecodeState(text string) (State, error) {
 func (s State) size() int64 {
 	in := s.Settings.Install
 	n := len(s.Manifest) + len(in.Overlay) + len(s.Settings.KubernetesVersion) + len(s.Settings.Mode) +
-		len(in.Mesh.InjectorConfig) + len(in.Mesh.Values) + len(in.Mesh.MeshConfig) + len(in.Revision)
+		len(in.Mesh.InjectorConfig) + len(in.Mesh.Values) + len(in.Mesh.MeshConfig) + len(in.Mesh.Webhooks) + len(in.Revision)
 	for _, v := range s.Settings.Install.Set {
 		n += len(v)
 	}

@@ -44,18 +44,30 @@ func newAdmitCmd(c *cli) *cobra.Command {
 			if err != nil {
 				return usageError{c.T("cli.error.namespace_labels", "Value", fmt.Sprintf("%q", nsLabels), "Reason", err.Error())}
 			}
+			given := cmd.Flags().Changed("namespace")
+			if settings.cluster.given() {
+				// The namespace's labels are the cluster's: read them for the namespace named.
+				if !given {
+					return usageError{c.T("cli.error.cluster_namespace")}
+				}
+				if nsLabels != "" {
+					return usageError{c.T("cli.error.cluster_and", "Flag", "--namespace-labels")}
+				}
+				settings.namespace = namespace
+			}
 			j, err := start(c, files, settings, steps)
 			if err != nil {
 				return err
 			}
 			defer j.Close()
-			given := cmd.Flags().Changed("namespace")
 			if !given {
 				// As kubectl: the documents' own namespaces, the default one for the others; a
 				// namespace given must be every document's that names one.
 				namespace = ""
 			}
-			j.settings.Namespace = engine.Namespace{Name: namespace, Labels: set}
+			if !settings.cluster.given() {
+				j.settings.Namespace = engine.Namespace{Name: namespace, Labels: set}
+			}
 			return admitRun(c, j, output, given)
 		},
 	}

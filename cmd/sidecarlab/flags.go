@@ -34,6 +34,10 @@ type settingsFlags struct {
 	meshFrom                      string
 	injectConfig, meshConfig      string
 	values, revision              string
+	cluster                       clusterFlags
+	// namespace is the namespace whose mesh a cluster is read for (admit's -n); "" reads the
+	// revision that --revision names, or that istio-injection=enabled selects.
+	namespace string
 }
 
 func (f *settingsFlags) register(c *cli, cmd *cobra.Command) {
@@ -48,6 +52,7 @@ func (f *settingsFlags) register(c *cli, cmd *cobra.Command) {
 	fl.StringVar(&f.meshConfig, "meshConfigFile", "", c.T("cli.flag.mesh_config_file"))
 	fl.StringVar(&f.values, "valuesFile", "", c.T("cli.flag.values_file"))
 	fl.StringVarP(&f.revision, "revision", "r", "", c.T("cli.flag.revision"))
+	f.cluster.register(c, cmd)
 	_ = cmd.MarkFlagFilename("operator", "yaml", "yml")
 	_ = cmd.MarkFlagFilename("mesh-from", "yaml", "yml", "json")
 	_ = cmd.MarkFlagFilename("injectConfigFile")
@@ -69,9 +74,6 @@ func (f *settingsFlags) settings(c *cli) (engine.Settings, error) {
 		}
 		s.Install.Overlay = string(b)
 	}
-	if err := f.ownMesh(c, &s.Install); err != nil {
-		return s, err
-	}
 	switch f.native {
 	case "true":
 		s.Mode = engine.ModeNative
@@ -88,14 +90,41 @@ func (f *settingsFlags) settings(c *cli) (engine.Settings, error) {
 	if f.kubeVersion != "" && s.Mode != engine.ModeWebhook {
 		return s, usageError{c.T("cli.error.kubernetes_version_auto")}
 	}
+	if err := f.ownMesh(c, &s); err != nil {
+		return s, err
+	}
 	return s, nil
 }
 
 // ownMesh reads the mesh's own configuration the flags name into the install options: the
 // ConfigMaps of --mesh-from (and their revision, unless --revision names one), or each of
 // istioctl's three files.
-func (f *settingsFlags) ownMesh(c *cli, o *engine.InstallOptions) error {
+func (f *settingsFlags) ownMesh(c *cli, s *engine.Settings) error {
+	o := &s.Install
 	o.Revision = f.revision
+	if f.cluster.given() {
+		for _, fl := range []struct{ name, value string }{{"--mesh-from", f.meshFrom}, {"--injectConfigFile", f.injectConfig},
+			{"--meshConfigFile", f.meshConfig}, {"--valuesFile", f.values}, {"--operator", f.operator}} {
+			if fl.value != "" {
+				return usageError{c.T("cli.error.cluster_and", "Flag", fl.name)}
+			}
+		}
+		if len(f.set) > 0 {
+			return usageError{c.T("cli.error.cluster_and", "Flag", "--set")}
+		}
+		m, err := f.cluster.read(c, f.namespace, f.revision)
+		if err != nil {
+			return err
+		}
+		o.Mesh, o.Revision = m.Own, m.Revision
+		if f.namespace != "" {
+			s.Namespace = engine.Namespace{Name: f.namespace, Labels: m.NamespaceLabels}
+			if f.kubeVersion == "" {
+				s.KubernetesVersion = m.KubernetesVersion
+			}
+		}
+		return nil
+	}
 	if f.meshFrom != "" {
 		for _, fl := range []struct{ name, value string }{{"--injectConfigFile", f.injectConfig}, {"--meshConfigFile", f.meshConfig}, {"--valuesFile", f.values}} {
 			if fl.value != "" {

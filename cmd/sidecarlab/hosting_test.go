@@ -468,3 +468,25 @@ func (p *pgProxy) set(mode string) {
 		p.conns = nil
 	}
 }
+
+// TestLinksHealthBeforeTheFirstAttempt: while the first attempt to open the store has not ended
+// (a slow disk, a busy machine), the store is unavailable, never ok; once it opens, it is ok.
+func TestLinksHealthBeforeTheFirstAttempt(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "links.db")
+	release := make(chan struct{})
+	open := func(ctx context.Context) (*store.SQL, error) {
+		<-release
+		return store.OpenSQLite(ctx, path)
+	}
+	l := newReconnectingLinks(open, testLogger(), time.Hour)
+	defer l.Close()
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	defer free() // before Close, which waits for the attempt
+	l.Begin()
+	if !errors.Is(l.Health(), handlers.ErrLinkStoreUnavailable) {
+		t.Fatalf("Health while the first attempt runs: %v", l.Health())
+	}
+	free()
+	testkit.WaitFor(t, "the first attempt opened the store", func() bool { return l.Health() == nil })
+}

@@ -72,12 +72,17 @@ type reconnectingLinks struct {
 	done  chan struct{}
 }
 
+// errNotOpenedYet is the store's health before the first attempt to open it has ended.
+var errNotOpenedYet = fmt.Errorf("%w: not opened yet", handlers.ErrLinkStoreUnavailable)
+
 // openTimeout bounds one attempt to open or ping the database.
 const openTimeout = 5 * time.Second
 
 // newReconnectingLinks is the store, not opened yet: see Begin.
 func newReconnectingLinks(open func(context.Context) (*store.SQL, error), logger *slog.Logger, retry time.Duration) *reconnectingLinks {
-	return &reconnectingLinks{open: open, log: logger, retry: retry,
+	// Until the first attempt ends the store is not open: /readyz?verbose and /metrics say
+	// unavailable, never ok (on a busy machine the server is ready before the attempt ends).
+	return &reconnectingLinks{open: open, log: logger, retry: retry, health: errNotOpenedYet,
 		first: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
 }
 

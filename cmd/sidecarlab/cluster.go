@@ -1,0 +1,68 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/sidecarlab/sidecarlab/clustermesh"
+	"github.com/sidecarlab/sidecarlab/engine"
+)
+
+// clusterFlags name a live cluster to read the mesh from, as kubectl names one: --context and
+// --kubeconfig (else KUBECONFIG, else ~/.kube/config), and where Istio's ConfigMaps are.
+type clusterFlags struct {
+	context, kubeconfig, istioNamespace string
+}
+
+func (f *clusterFlags) register(c *cli, cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.context, "context", "", c.T("cli.flag.context"))
+	fl.StringVar(&f.kubeconfig, "kubeconfig", "", c.T("cli.flag.kubeconfig"))
+	fl.StringVarP(&f.istioNamespace, "istio-namespace", "i", clustermesh.DefaultIstioNamespace, c.T("cli.flag.istio_namespace"))
+	_ = cmd.MarkFlagFilename("kubeconfig")
+	_ = cmd.RegisterFlagCompletionFunc("context", cobra.NoFileCompletions)
+}
+
+// given reports whether a cluster is named.
+func (f *clusterFlags) given() bool { return f.context != "" || f.kubeconfig != "" }
+
+// read reads the mesh that injects Pods in namespace (see clustermesh.Reader.Read) and says on
+// stderr which revision it read, and why.
+func (f *clusterFlags) read(c *cli, namespace, revision string) (*clustermesh.Mesh, error) {
+	rules := &clientcmd.ClientConfigLoadingRules{ExplicitPath: f.kubeconfig}
+	if env := c.getenv(clientcmd.RecommendedConfigPathEnvVar); env != "" {
+		rules.Precedence = filepath.SplitList(env)
+	} else {
+		rules.Precedence = []string{clientcmd.RecommendedHomeFile}
+	}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: f.context}).ClientConfig()
+	if err != nil {
+		return nil, err
+	}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	m, err := clustermesh.Reader{Client: client, IstioNamespace: f.istioNamespace}.Read(c.ctx, namespace, revision)
+	if err != nil {
+		return nil, err
+	}
+	istio := m.Istio
+	if istio == "" {
+		istio = "?"
+	}
+	fmt.Fprintln(c.stderr, "sidecarlab:", c.T("cli.cluster.read", "Revision", revisionName(m.Revision), "Via", m.Via,
+		"Istio", istio, "Kubernetes", m.KubernetesVersion, "Embedded", engine.Version().Istio))
+	return m, nil
+}
+
+func revisionName(rev string) string {
+	if rev == "" {
+		return "default"
+	}
+	return rev
+}

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"os"
 	"regexp"
 	"slices"
@@ -64,6 +65,9 @@ func (o InstallOptions) Hash() string {
 		if part.text != "" {
 			fmt.Fprintf(h, "%s\x00%d\x00%s", part.name, len(part.text), part.text)
 		}
+	}
+	if o.Mesh.IstioTemplates {
+		fmt.Fprintf(h, "istio-templates\x00")
 	}
 	if rev := revisionOf(o.Revision); rev != "" {
 		fmt.Fprintf(h, "revision\x00%s\x00", rev)
@@ -219,6 +223,15 @@ func buildInstall(o InstallOptions, cm ConfigMaps, policy InstallPolicy, builtin
 	// Read as istioctl kube-inject reads --injectConfigFile: a rendered config is always the
 	// ConfigMap's, a mesh's own may be one bare template.
 	cfg, err := injectorTemplates(in.InjectorConfig)
+	if o.Mesh.IstioTemplates {
+		// A compacted mesh (CompactMesh): the config without its templates, which are the
+		// embedded Istio's.
+		var rest inject.Config
+		if rest, err = inject.UnmarshalConfig([]byte(in.InjectorConfig)); err == nil {
+			rest.RawTemplates = maps.Clone(builtinTemplates())
+			cfg = &rest
+		}
+	}
 	if err != nil {
 		return nil, &InputError{Field: o.partField(o.Mesh.InjectorConfig), ID: "injector-config", Params: errParams("error", err.Error()), Msg: "injector config: " + err.Error()}
 	}

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
+	"sync"
 
 	"istio.io/api/label"
 	"istio.io/istio/pkg/kube/inject"
@@ -25,11 +27,55 @@ type OwnMesh struct {
 	// Webhooks are the mesh's MutatingWebhookConfigurations (YAML documents separated by "---"
 	// lines), which decide which Pods the API server sends to the injector.
 	Webhooks string `json:"webhooks,omitempty"`
+	// IstioTemplates says InjectorConfig was given without its templates because they were
+	// exactly the embedded Istio's (CompactMesh): they are those again.
+	IstioTemplates bool `json:"istioTemplates,omitempty"`
 }
 
 // IsZero reports whether no part is given.
 func (m OwnMesh) IsZero() bool {
-	return m.InjectorConfig == "" && m.Values == "" && m.MeshConfig == "" && m.Webhooks == ""
+	return m.InjectorConfig == "" && m.Values == "" && m.MeshConfig == "" && m.Webhooks == "" && !m.IstioTemplates
+}
+
+// builtinTemplates are the embedded Istio's injection templates, as its default installation's
+// injector config has them (nil if this build has no build-time render).
+var builtinTemplates = sync.OnceValue(func() map[string]string {
+	cm, ok := embeddedDefault()
+	if !ok {
+		return nil
+	}
+	cfg, err := inject.UnmarshalConfig([]byte(cm.InjectorConfig))
+	if err != nil {
+		return nil
+	}
+	return cfg.RawTemplates
+})
+
+// CompactMesh is the mesh with its injector config's templates left out when they are exactly
+// the embedded Istio's, same names and same text (IstioTemplates then says so): what a link
+// keeps of a pasted mesh, its values, mesh config and the rest of its injector config (~6 KB
+// instead of ~110 KB). Injection is the same: the templates are put back when it is built. A
+// mesh with templates of its own, or another Istio's, is returned as it is.
+func CompactMesh(m OwnMesh) OwnMesh {
+	builtin := builtinTemplates()
+	if m.InjectorConfig == "" || m.IstioTemplates || builtin == nil {
+		return m
+	}
+	cfg, err := injectorTemplates(m.InjectorConfig)
+	if err != nil || !maps.Equal(cfg.RawTemplates, builtin) {
+		return m
+	}
+	var whole map[string]any
+	if yaml.Unmarshal([]byte(m.InjectorConfig), &whole) != nil {
+		return m
+	}
+	delete(whole, "templates")
+	rest, err := yaml.Marshal(whole)
+	if err != nil {
+		return m
+	}
+	m.InjectorConfig, m.IstioTemplates = string(rest), true
+	return m
 }
 
 // over is the ConfigMaps with the parts the mesh gives in place of the rendered ones.

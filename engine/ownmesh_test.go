@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -153,6 +154,11 @@ func TestOwnMeshMatchesIstioctl(t *testing.T) {
 				t.Fatalf("ParseMeshConfigMaps read revision %q (want %q) and texts equal to the ConfigMaps': %v", rev, c.revision, mesh == want)
 			}
 			o := InstallOptions{Mesh: mesh, Revision: rev}
+			// A link keeps the mesh compacted: the templates left out when they are Istio's.
+			compact := InstallOptions{Mesh: CompactMesh(mesh), Revision: rev}
+			if compact.Mesh.IstioTemplates != (c.edit == nil) || (c.edit == nil && len(compact.Mesh.InjectorConfig)*5 > len(mesh.InjectorConfig)) {
+				t.Fatalf("compacted: %v, %d of %d bytes of injector config kept", compact.Mesh.IstioTemplates, len(compact.Mesh.InjectorConfig), len(mesh.InjectorConfig))
+			}
 			var mu sync.Mutex
 			injectedByTemplate := 0
 			for _, in := range inputs {
@@ -174,6 +180,13 @@ func TestOwnMeshMatchesIstioctl(t *testing.T) {
 					}
 					if got := r.Output(); got != want {
 						t.Fatalf("output differs from istioctl:\n%s", UnifiedDiff(want, got))
+					}
+					rc, err := e.Inject(t.Context(), readFile(t, in), nil, Settings{Install: compact})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got := rc.Output(); got != want {
+						t.Fatalf("compacted, the output differs from istioctl:\n%s", UnifiedDiff(want, got))
 					}
 					if strings.Contains(want, `team.example.com/injected-by: custom-`+c.revision) {
 						mu.Lock()
@@ -295,8 +308,16 @@ func TestOwnMeshPolicy(t *testing.T) {
 	}
 	own.InjectorConfig = withTeamLabel(t, def.InjectorConfig)
 	_, err = e.Inject(t.Context(), readFile(t, "testdata/corpus/deployment.yaml"), nil, Settings{Install: InstallOptions{Mesh: own}})
-	if ie := asInputError(t, err); ie.ID != "template-changed" || !strings.Contains(ie.Msg, `"sidecar"`) {
+	ie := asInputError(t, err)
+	if ie.ID != "mesh-templates-changed" || !strings.Contains(ie.Msg, `templates "sidecar" are not`) ||
+		!strings.Contains(ie.Msg, "\n+++ sidecar (yours)\n") || !strings.Contains(ie.Msg, "\n+"+`    team.example.com/injected-by: "custom-{{ .Revision | default "none" }}"`) {
 		t.Fatalf("got %v", err)
+	}
+	// A template of the mesh's own, besides Istio's, is named too; the diff is bounded.
+	own.InjectorConfig = strings.Replace(def.InjectorConfig, "templates:\n", "templates:\n  mine: |\n"+strings.Repeat("    x: y\n", 2000), 1)
+	_, err = e.Inject(t.Context(), readFile(t, "testdata/corpus/deployment.yaml"), nil, Settings{Install: InstallOptions{Mesh: own}})
+	if ie := asInputError(t, err); !strings.Contains(ie.Msg, `templates "mine" are not`) || len(ie.Msg) > maxTemplateDiff+1000 || !strings.HasSuffix(ie.Msg, " more lines\n") {
+		t.Fatalf("got %d bytes: %.300s…%s", len(ie.Msg), ie.Msg, ie.Msg[max(0, len(ie.Msg)-200):])
 	}
 }
 
@@ -375,5 +396,41 @@ func TestMeshIstioVersion(t *testing.T) {
 		if read.Istio != c.want || read.SameIstio() != c.same {
 			t.Errorf("%v %s: Istio %q (same %v), want %q (same %v)", c.labels, c.values, read.Istio, read.SameIstio(), c.want, c.same)
 		}
+	}
+}
+
+// TestScanAndRedactOwnMesh: a shared mesh's texts are scanned for secrets like the rest of the
+// state (a proxyMetadata secret in the mesh config, a known-format key in the values), named by
+// part and line, and redacted; a mesh without any has no finding and is kept byte for byte.
+func TestScanAndRedactOwnMesh(t *testing.T) {
+	const awsKey = "AKIAZ52HGXYRN4WBTEST"
+	clean := OwnMesh{InjectorConfig: "policy: enabled\n", Values: `{"global":{"meshID":"mesh1"}}`, MeshConfig: "defaultConfig:\n  holdApplicationUntilProxyStarts: true\n"}
+	if got := ScanSettings(Settings{Install: InstallOptions{Mesh: clean}}); len(got) != 0 {
+		t.Fatalf("a clean mesh: %+v", got)
+	}
+	dirty := clean
+	dirty.Values = `{"global":{"meshID":"` + awsKey + `"}}`
+	dirty.MeshConfig = "defaultConfig:\n  proxyMetadata:\n    DB_PASSWORD: hunter2\n"
+	s := Settings{Install: InstallOptions{Mesh: dirty}}
+	var where []string
+	for _, f := range ScanSettings(s) {
+		if strings.Contains(f.Excerpt+f.Path, "hunter2") || strings.Contains(f.Excerpt+f.Path, awsKey) {
+			t.Errorf("a finding shows the secret: %+v", f)
+		}
+		where = append(where, fmt.Sprintf("%s:%d:%s", f.Setting, f.Line, strings.SplitN(f.Path, ":", 2)[0]))
+	}
+	if want := []string{"install.mesh:1:values", "install.mesh:3:meshConfig"}; !slices.Equal(where, want) {
+		t.Fatalf("findings %v, want %v", where, want)
+	}
+	red, err := RedactSettings(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := red.Install.Mesh
+	if strings.Contains(m.Values+m.MeshConfig, "hunter2") || strings.Contains(m.Values, awsKey) || m.InjectorConfig != clean.InjectorConfig {
+		t.Fatalf("redacted: %+v", m)
+	}
+	if got := ScanSettings(red); len(got) != 0 {
+		t.Fatalf("after redaction: %+v", got)
 	}
 }

@@ -180,6 +180,9 @@ func (p InstallPolicy) checkTemplates(o InstallOptions, got, builtin map[string]
 	if name == "" {
 		return nil
 	}
+	if o.Mesh.InjectorConfig != "" {
+		return p.meshTemplates(got, builtin)
+	}
 	msg := fmt.Sprintf("these options add or change the injection template %q, and templates run with the server's rights: "+
 		"they can read its environment, resolve names and loop or allocate without a bound, so this server refuses install options that add or replace one.", name)
 	hint := ""
@@ -198,4 +201,49 @@ func customTemplate(got, builtin map[string]string) string {
 		}
 	}
 	return ""
+}
+
+// maxTemplateDiff bounds the diff a refusal of a mesh's templates shows: the templates are tens
+// of kilobytes, and a refusal echoes what it was sent.
+const maxTemplateDiff = 4 << 10
+
+// meshTemplates refuses a mesh's own injector config whose templates are not the embedded
+// Istio's: it names every template that differs (or is new, or missing) and shows the line diff
+// against the embedded ones, up to maxTemplateDiff bytes.
+func (p InstallPolicy) meshTemplates(got, builtin map[string]string) error {
+	var names []string
+	var diff strings.Builder
+	for _, name := range sortedKeys(mergedKeys(got, builtin)) {
+		if got[name] == builtin[name] {
+			continue
+		}
+		names = append(names, quote(name))
+		fmt.Fprintf(&diff, "--- %s (Istio %s)\n+++ %s (yours)\n%s", name, Version().Istio, name, UnifiedDiff(builtin[name], got[name]))
+	}
+	d := diff.String()
+	if len(d) > maxTemplateDiff {
+		cut := strings.LastIndexByte(d[:maxTemplateDiff], '\n') + 1
+		d = d[:cut] + fmt.Sprintf("… %d more lines\n", strings.Count(d[cut:], "\n"))
+	}
+	list := strings.Join(names, ", ")
+	hint := ""
+	if p.TemplatesHint != "" {
+		hint = " " + p.TemplatesHint
+	}
+	msg := fmt.Sprintf("your mesh's injection templates %s are not the ones Istio %s has, and templates run with the server's rights: "+
+		"they can read its environment, resolve names and loop or allocate without a bound, so this server injects only with Istio's own templates "+
+		"(your values and mesh config are used as they are).%s\n%s", list, Version().Istio, hint, d)
+	return &InputError{Field: "your mesh", ID: "mesh-templates-changed", Params: errParams("names", list, "istio", Version().Istio, "hint", hint, "diff", d), Msg: msg}
+}
+
+// mergedKeys is the set of both maps' keys.
+func mergedKeys(a, b map[string]string) map[string]bool {
+	out := make(map[string]bool, len(a)+len(b))
+	for k := range a {
+		out[k] = true
+	}
+	for k := range b {
+		out[k] = true
+	}
+	return out
 }

@@ -86,7 +86,21 @@ const (
 	SettingInstallSet     = "install.set"
 	SettingInstallOverlay = "install.overlay"
 	SettingNamespaceLabel = "namespace.labels"
+	// SettingMesh is a mesh's own configuration (InstallOptions.Mesh); Path names the part
+	// (meshParts) and Line is that part's line.
+	SettingMesh = "install.mesh"
 )
+
+// meshParts are the texts of a mesh's own configuration, by the names its JSON gives them.
+func meshParts(m *OwnMesh) []struct {
+	name string
+	text *string
+} {
+	return []struct {
+		name string
+		text *string
+	}{{"injectorConfig", &m.InjectorConfig}, {"values", &m.Values}, {"meshConfig", &m.MeshConfig}, {"webhooks", &m.Webhooks}}
+}
 
 // MaxSecretFindings bounds the findings ScanSecrets returns (the total is counted beyond it):
 // every echoed list is bounded.
@@ -149,6 +163,22 @@ func ScanSettings(s Settings) []SecretFinding {
 		fs, _ := ScanSecrets([]byte(s.Install.Overlay))
 		for _, f := range fs {
 			f.Doc, f.Setting = 0, SettingInstallOverlay
+			out = append(out, f)
+		}
+	}
+	for _, part := range meshParts(&s.Install.Mesh) {
+		if strings.TrimSpace(*part.text) == "" {
+			continue
+		}
+		// Values are JSON, the rest YAML: both read as a manifest's text.
+		fs, _ := ScanSecrets([]byte(*part.text))
+		for _, f := range fs {
+			f.Doc, f.Setting = 0, SettingMesh
+			if f.Path == "" {
+				f.Path = part.name
+			} else {
+				f.Path = part.name + ": " + f.Path
+			}
 			out = append(out, f)
 		}
 	}
@@ -217,6 +247,16 @@ func RedactSettings(s Settings) (Settings, error) {
 			return s, err
 		}
 		s.Install.Overlay = red
+	}
+	for _, part := range meshParts(&s.Install.Mesh) {
+		if fs, _ := ScanSecrets([]byte(*part.text)); len(fs) == 0 {
+			continue
+		}
+		red, err := Redact([]byte(*part.text))
+		if err != nil {
+			return s, err
+		}
+		*part.text = red
 	}
 	if len(s.Namespace.Labels) > 0 {
 		labels := make(map[string]string, len(s.Namespace.Labels))

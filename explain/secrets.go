@@ -38,6 +38,8 @@ func (w Words) SecretWhere(f engine.SecretFinding) string {
 		return w.loc().T("explain.secrets.install-overlay", "line", f.Line)
 	case f.Setting == engine.SettingNamespaceLabel:
 		return w.loc().T("explain.secrets.namespace-label")
+	case f.Setting == engine.SettingMesh:
+		return w.loc().T("explain.secrets.mesh", "line", f.Line)
 	case f.Step > 0:
 		return w.loc().T("explain.secrets.step", "step", f.Step)
 	}

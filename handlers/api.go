@@ -17,6 +17,32 @@ type InjectRequest struct {
 	Manifest string          `json:"manifest"`
 	Steps    []engine.Step   `json:"steps,omitempty"`
 	Settings engine.Settings `json:"settings,omitzero"`
+	// MeshConfigMaps is a mesh's own configuration as `kubectl get configmap -n istio-system
+	// istio-sidecar-injector istio -o yaml` prints it: read into settings.install.mesh and,
+	// unless it names one, settings.install.revision.
+	MeshConfigMaps string `json:"meshConfigMaps,omitempty"`
+}
+
+// ownMesh reads the request's MeshConfigMaps into its settings, and keeps the mesh compacted
+// (engine.CompactMesh: the templates left out when they are Istio's), as its link will.
+func (req *InjectRequest) ownMesh() error {
+	in := &req.Settings.Install
+	if req.MeshConfigMaps != "" {
+		if !in.Mesh.IsZero() {
+			return httpError{status: http.StatusBadRequest, id: "errors.api.mesh-twice", args: []any{"ConfigMaps", `"meshConfigMaps"`, "Mesh", `"settings.install.mesh"`}}
+		}
+		read, err := engine.ParseMeshConfigMaps([]byte(req.MeshConfigMaps))
+		if err != nil {
+			return err
+		}
+		in.Mesh = read.Mesh
+		if in.Revision == "" {
+			in.Revision = read.Revision
+		}
+		req.MeshConfigMaps = ""
+	}
+	in.Mesh = engine.CompactMesh(in.Mesh)
+	return nil
 }
 
 // InjectResponse is its answer: the timeline (row 0 is the manifest injected as is, row k adds
@@ -86,6 +112,9 @@ func (s *server) handleAPIInject() http.Handler {
 	return s.apiHandler(func(w http.ResponseWriter, r *http.Request) error {
 		var req InjectRequest
 		if err := readJSONBody(w, r, s.cfg.MaxBodyBytes, &req); err != nil {
+			return err
+		}
+		if err := req.ownMesh(); err != nil {
 			return err
 		}
 		if err := checkNamespace(req.Settings.Namespace); err != nil {

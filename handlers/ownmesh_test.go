@@ -1,10 +1,13 @@
 package handlers
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"sigs.k8s.io/yaml"
 
 	"github.com/sidecarlab/sidecarlab/engine"
 )
@@ -28,5 +31,111 @@ func TestStateSizeCountsOwnMesh(t *testing.T) {
 	// Without it, the same link is small enough.
 	if r := do(t, small, httptest.NewRequest(http.MethodGet, stateLink(t, State{Manifest: deploymentYAML}), nil)); r.status == http.StatusRequestEntityTooLarge {
 		t.Errorf("the manifest alone: %d", r.status)
+	}
+}
+
+// canaryConfigMaps is a revisioned mesh's ConfigMaps as kubectl prints them (a List), rendered
+// by the engine with custom values and mesh config.
+func canaryConfigMaps(t *testing.T, edit func(string) string) string {
+	t.Helper()
+	in, err := eng.Install(t.Context(), engine.InstallOptions{Set: []string{"revision=canary", "values.global.proxy.resources.requests.cpu=50m",
+		"meshConfig.defaultConfig.holdApplicationUntilProxyStarts=true"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	config := in.InjectorConfig
+	if edit != nil {
+		config = edit(config)
+	}
+	items := []any{
+		map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "istio-sidecar-injector-canary", "namespace": "istio-system"},
+			"data": map[string]string{"config": config, "values": in.Values}},
+		map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "istio-canary", "namespace": "istio-system"},
+			"data": map[string]string{"mesh": in.MeshConfigYAML}},
+	}
+	b, err := yaml.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "items": items})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestAPIOwnMesh: the API takes a mesh as kubectl prints its ConfigMaps and injects with it (its
+// revision, values and mesh config); the permalink keeps only what is not Istio's own templates
+// (a link of a few kilobytes, not the ~100 KB paste) and shows the same output. A mesh whose
+// templates differ is refused by a server that does not run custom templates, naming them.
+func TestAPIOwnMesh(t *testing.T) {
+	h := newServer(t)
+	cms := canaryConfigMaps(t, nil)
+	status, body, top := postAPI(t, h, "?include=output", InjectRequest{Manifest: deploymentYAML, MeshConfigMaps: cms})
+	if status != http.StatusOK {
+		t.Fatalf("status %d: %s", status, body)
+	}
+	var out, link string
+	_ = json.Unmarshal(top["output"], &out)
+	_ = json.Unmarshal(top["permalink"], &link)
+	for _, s := range []string{"istio.io/rev: canary", "cpu: 50m", "holdApplicationUntilProxyStarts"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("no %q in the output", s)
+		}
+	}
+	if len(link) > 8<<10 || len(cms) < 50<<10 {
+		t.Errorf("a permalink of %d bytes for %d bytes of ConfigMaps", len(link), len(cms))
+	}
+	st, err := DecodeState(link[strings.Index(link, "s=")+2:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.Settings.Install.Mesh.IstioTemplates || st.Settings.Install.Revision != "canary" {
+		t.Fatalf("the link's mesh: templates left out %v, revision %q", st.Settings.Install.Mesh.IstioTemplates, st.Settings.Install.Revision)
+	}
+	status, body, top = postAPI(t, h, "?include=output", InjectRequest{Manifest: st.Manifest, Settings: st.Settings})
+	var again string
+	_ = json.Unmarshal(top["output"], &again)
+	if status != http.StatusOK || again != out {
+		t.Fatalf("the link's state injects differently (%d):\n%s", status, body)
+	}
+
+	custom := canaryConfigMaps(t, func(c string) string {
+		return strings.Replace(c, "security.istio.io/tlsMode: {{", `team: "x"`+"\n        security.istio.io/tlsMode: {{", 1)
+	})
+	status, body, _ = postAPI(t, h, "", InjectRequest{Manifest: deploymentYAML, MeshConfigMaps: custom})
+	if status != http.StatusUnprocessableEntity || !strings.Contains(body, `templates \"sidecar\" are not`) || !strings.Contains(body, "+++ sidecar (yours)") {
+		t.Fatalf("a changed template: %d %.600s", status, body)
+	}
+	status, _, _ = postAPI(t, h, "", InjectRequest{Manifest: deploymentYAML, MeshConfigMaps: cms, Settings: engine.Settings{Install: engine.InstallOptions{Mesh: engine.OwnMesh{Values: "{}"}}}})
+	if status != http.StatusBadRequest {
+		t.Fatalf("a mesh sent twice: %d", status)
+	}
+	status, body, _ = postAPI(t, h, "", InjectRequest{Manifest: deploymentYAML, MeshConfigMaps: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: istio}\ndata: {mesh: '{}'}\n"})
+	if status != http.StatusUnprocessableEntity || !strings.Contains(body, "no istio-sidecar-injector ConfigMap") {
+		t.Fatalf("no injector ConfigMap: %d %s", status, body)
+	}
+}
+
+// TestShareOwnMeshSecrets: a share whose mesh holds a secret is refused, naming where (never the
+// value), and stored redacted when asked.
+func TestShareOwnMeshSecrets(t *testing.T) {
+	links := newMemLinks()
+	h := serverWith(t, links)
+	mesh := engine.OwnMesh{MeshConfig: "defaultConfig:\n  proxyMetadata:\n    DB_PASSWORD: hunter2\n"}
+	req := ShareRequest{InjectRequest: InjectRequest{Manifest: deploymentYAML, Settings: engine.Settings{Install: engine.InstallOptions{Mesh: mesh}}}}
+	r := postShareAPI(t, h, req, nil)
+	if r.status != http.StatusUnprocessableEntity || !strings.Contains(r.body, `"setting": "install.mesh"`) || strings.Contains(r.body, "hunter2") {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	req.Redact = true
+	if r = postShareAPI(t, h, req, nil); r.status != http.StatusCreated {
+		t.Fatalf("redacted: %d %s", r.status, r.body)
+	}
+	links.mu.Lock()
+	defer links.mu.Unlock()
+	if len(links.links) != 1 {
+		t.Fatalf("%d links stored", len(links.links))
+	}
+	for _, l := range links.links {
+		if strings.Contains(string(l.State), "hunter2") || !strings.Contains(string(l.State), "DB_PASSWORD") {
+			t.Fatalf("stored: %s", l.State)
+		}
 	}
 }

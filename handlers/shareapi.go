@@ -178,6 +178,9 @@ func (s *server) handleAPIShare() http.Handler {
 		if err := readJSONBody(w, r, s.cfg.MaxBodyBytes, &req); err != nil {
 			return err
 		}
+		if err := req.ownMesh(); err != nil {
+			return err
+		}
 		if err := checkNamespace(req.Settings.Namespace); err != nil {
 			return err // a link with it would not load: 422, naming the field
 		}

@@ -147,6 +147,9 @@ func (f *settingsFlags) ownMesh(c *cli, s *engine.Settings) error {
 		if o.Revision == "" {
 			o.Revision = read.Revision
 		}
+		if !read.SameIstio() {
+			fmt.Fprintln(c.stderr, "sidecarlab:", c.T("cli.mesh_other_istio", "Istio", read.Istio, "Embedded", engine.Version().Istio))
+		}
 		return nil
 	}
 	for _, part := range []struct {

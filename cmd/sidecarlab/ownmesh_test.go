@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/sidecarlab/sidecarlab/engine"
 )
 
 // canaryMesh renders a revisioned install with custom values and mesh defaultConfig with the
@@ -120,5 +122,28 @@ func TestMeshFromErrors(t *testing.T) {
 	_, _, err = runCLI(t, "", "inject", "-f", pod, "--mesh-from", filepath.Join(dir, "mesh.yaml"))
 	if err == nil || !strings.HasPrefix(err.Error(), filepath.Join(dir, "mesh.yaml")+": your mesh: no istio-sidecar-injector ConfigMap") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// TestMeshFromOtherIstio: a mesh whose ConfigMaps another Istio installed is injected (its own
+// templates) and stderr says which Istio's code runs them; the embedded Istio's says nothing.
+func TestMeshFromOtherIstio(t *testing.T) {
+	mesh := func(version string) string {
+		return "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: istio-sidecar-injector\n  labels: {app.kubernetes.io/version: \"" + version + "\"}\n" +
+			"data:\n  config: |\n    templates:\n      sidecar: |\n        metadata:\n          labels: {old: \"yes\"}\n  values: '{}'\n" +
+			"---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: istio}\ndata: {mesh: '{}'}\n"
+	}
+	for _, c := range []struct {
+		version string
+		note    bool
+	}{{"1.27.3", true}, {engine.Version().Istio + ".1", false}} {
+		dir := writeFiles(t, map[string]string{"mesh.yaml": mesh(c.version)})
+		out, stderr, err := runCLI(t, deployment, "inject", "-f", "-", "--mesh-from", filepath.Join(dir, "mesh.yaml"))
+		if err != nil || !strings.Contains(out, "old: \"yes\"") {
+			t.Fatalf("%s: %v: %s\n%s", c.version, err, stderr, out)
+		}
+		if want := "templates are Istio " + c.version + "'s, injected by Istio " + engine.Version().Istio + "'s injector code"; strings.Contains(stderr, want) != c.note {
+			t.Errorf("%s: stderr %q", c.version, stderr)
+		}
 	}
 }

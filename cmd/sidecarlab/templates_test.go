@@ -105,3 +105,35 @@ func TestServeAllowCustomTemplates(t *testing.T) {
 		t.Fatal("the worker read the server's environment")
 	}
 }
+
+// TestServeAllowCustomTemplatesOwnMesh: a pasted mesh with a template of its own runs, with
+// --allow-custom-templates, in the worker too, with none of the server's environment.
+func TestServeAllowCustomTemplatesOwnMesh(t *testing.T) {
+	t.Setenv("SIDECARLAB_TEST_MINE", "canary-7f1a")
+	e, err := engine.New(context.Background(), engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	def, err := e.Install(t.Context(), engine.InstallOptions{})
+	e.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const mine = "templates:\n  mine: |\n    metadata:\n      annotations:\n        mine: '{{ env \"SIDECARLAB_TEST_MINE\" \"unset\" }}'\n"
+	config := strings.Replace(def.InjectorConfig, "templates:\n", mine, 1)
+	if config == def.InjectorConfig {
+		t.Fatal("the injector config has no templates: key")
+	}
+	srv := startServe(t, "--db", filepath.Join(t.TempDir(), "links.db"), "--allow-custom-templates")
+	body, _ := json.Marshal(map[string]any{"manifest": deployment, "steps": []map[string]string{{"key": "inject.istio.io/templates", "value": "sidecar,mine"}},
+		"settings": map[string]any{"install": map[string]any{"mesh": engine.OwnMesh{InjectorConfig: config, Values: def.Values, MeshConfig: def.MeshConfigYAML}}}})
+	resp, err := http.Post(srv.base+"/api/v1/inject", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), "mine: unset") || strings.Contains(string(b), "canary-7f1a") {
+		t.Fatalf("status %d; want the template run in the worker, with an empty environment:\n%.2000s", resp.StatusCode, b)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -137,5 +138,42 @@ func TestShareOwnMeshSecrets(t *testing.T) {
 		if strings.Contains(string(l.State), "hunter2") || !strings.Contains(string(l.State), "DB_PASSWORD") {
 			t.Fatalf("stored: %s", l.State)
 		}
+	}
+}
+
+// TestFormOwnMesh: the settings take a mesh as kubectl prints its ConfigMaps; the link keeps it
+// compacted with its revision, the page says which mesh injects and injects with it, and the form
+// carries it on (its box unticked, it is dropped). A paste that is not a mesh's ConfigMaps is a
+// 422 naming it.
+func TestFormOwnMesh(t *testing.T) {
+	h := newServer(t)
+	r := postForm(t, h, url.Values{"manifest": {deploymentYAML}, "meshConfigMaps": {canaryConfigMaps(t, nil)}})
+	st := decodeLocation(t, r)
+	if loc := r.header.Get("Location"); len(loc) > 8<<10 || !st.Settings.Install.Mesh.IstioTemplates || st.Settings.Install.Revision != "canary" {
+		t.Fatalf("a link of %d bytes; mesh compacted %v, revision %q", len(loc), st.Settings.Install.Mesh.IstioTemplates, st.Settings.Install.Revision)
+	}
+	page := do(t, h, httptest.NewRequest(http.MethodGet, r.header.Get("Location"), nil))
+	used := strings.Join(strings.Fields(testid(page, "install-mesh-used").Text()), " ")
+	if page.status != http.StatusOK || !strings.Contains(used, "revision canary, Istio "+engine.Version().Istio+"'s own templates") {
+		t.Fatalf("%d; the page says %q", page.status, used)
+	}
+	if !strings.Contains(page.body, "istio.io/rev: canary") || !strings.Contains(page.body, "cpu: 50m") {
+		t.Fatal("the page does not inject with the mesh")
+	}
+	field, ok := page.doc.Find(`input[name="mesh"]`).Attr("value")
+	if !ok || field == "" {
+		t.Fatal("the form does not carry the mesh")
+	}
+	kept := decodeLocation(t, postForm(t, h, url.Values{"manifest": {deploymentYAML}, "mesh": {field}, "meshKeep": {"1"}}))
+	if kept.Settings.Install.Mesh != st.Settings.Install.Mesh || kept.Settings.Install.Revision != "canary" {
+		t.Fatal("the form's mesh is not the link's")
+	}
+	dropped := decodeLocation(t, postForm(t, h, url.Values{"manifest": {deploymentYAML}, "mesh": {field}}))
+	if !dropped.Settings.Install.Mesh.IsZero() || dropped.Settings.Install.Revision != "" {
+		t.Fatalf("unticked, the mesh stays: %+v", dropped.Settings.Install)
+	}
+	bad := postForm(t, h, url.Values{"manifest": {deploymentYAML}, "meshConfigMaps": {"kind: ConfigMap\nmetadata: {name: istio}\ndata: {mesh: '{}'}\n"}})
+	if bad.status != http.StatusUnprocessableEntity || !strings.Contains(bad.body, "no istio-sidecar-injector ConfigMap") {
+		t.Fatalf("%d: %.400s", bad.status, bad.body)
 	}
 }

@@ -323,6 +323,9 @@ func (s *server) formView(w http.ResponseWriter, r *http.Request) (view, error) 
 			},
 		},
 	}
+	if err := readMesh(f, &st.Settings.Install); err != nil {
+		return view{}, err
+	}
 	st = st.canonical()
 	ns, nsErr := readNamespace(f)
 	if nsErr == nil {

@@ -174,17 +174,21 @@ func formOf(v view) web.Form {
 	if len(st.Steps) == 0 {
 		stepsJSON = []byte("[]")
 	}
+	mesh, meshRev, meshIstio := meshForm(st.Settings.Install)
 	return web.Form{
-		Manifest:          st.Manifest,
-		StepsJSON:         string(stepsJSON),
-		Mode:              string(st.Settings.Mode),
-		KubernetesVersion: st.Settings.KubernetesVersion,
-		Set:               strings.Join(st.Settings.Install.Set, "\n"),
-		Overlay:           st.Settings.Install.Overlay,
-		Tab:               v.tab,
-		Step:              v.step,
-		Cols:              v.cols,
-		Namespace:         nsForm,
+		Mesh:               mesh,
+		MeshRevision:       meshRev,
+		MeshIstioTemplates: meshIstio,
+		Manifest:           st.Manifest,
+		StepsJSON:          string(stepsJSON),
+		Mode:               string(st.Settings.Mode),
+		KubernetesVersion:  st.Settings.KubernetesVersion,
+		Set:                strings.Join(st.Settings.Install.Set, "\n"),
+		Overlay:            st.Settings.Install.Overlay,
+		Tab:                v.tab,
+		Step:               v.step,
+		Cols:               v.cols,
+		Namespace:          nsForm,
 	}
 }
 

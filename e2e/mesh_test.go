@@ -1,0 +1,95 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"sigs.k8s.io/yaml"
+
+	"github.com/sidecarlab/sidecarlab/engine"
+)
+
+// canaryMesh is a revisioned mesh's ConfigMaps as kubectl prints them (a List), rendered by the
+// engine with a custom proxy CPU request.
+func canaryMesh(t *testing.T) string {
+	t.Helper()
+	e, err := engine.New(context.Background(), engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	in, err := e.Install(context.Background(), engine.InstallOptions{Set: []string{"revision=canary", "values.global.proxy.resources.requests.cpu=50m"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	items := []any{
+		map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "istio-sidecar-injector-canary", "namespace": "istio-system"},
+			"data": map[string]string{"config": in.InjectorConfig, "values": in.Values}},
+		map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "istio-canary", "namespace": "istio-system"},
+			"data": map[string]string{"mesh": in.MeshConfigYAML}},
+	}
+	b, err := yaml.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "items": items})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestOwnMesh: a learner pastes their mesh's ConfigMaps into the settings and applies: the
+// output is their mesh's (its revision, its values), the settings say which mesh injects, and
+// the page passes axe at 1440×900, 1920×1080, 390×844 and 150 % zoom, light and dark, without
+// sideways scrolling.
+func TestOwnMesh(t *testing.T) {
+	ctx := browser(t)
+	sh := newShots(t)
+	do(ctx, t, chromedp.EmulateViewport(1440, 900), chromedp.Navigate(baseURL+"/"), shown(`.cm-content`),
+		clickOn(`[data-testid="settings"] summary`),
+		setTo(`[data-testid="install-mesh"]`, canaryMesh(t)),
+		clickOn(`[data-testid="apply"]`))
+	waitFor(ctx, t, `[data-testid="install-mesh-used"]`, "the settings after apply")
+	if used := strings.Join(strings.Fields(text(ctx, t, `[data-testid="install-mesh-used"]`)), " "); !strings.Contains(used, "revision canary") {
+		t.Errorf("the settings say %q", used)
+	}
+	page, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("main").textContent`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(page, "istio.io/rev: canary") || !strings.Contains(page, "cpu: 50m") {
+		t.Error("the results are not the pasted mesh's (no canary revision, no 50m CPU request)")
+	}
+	screens := []struct {
+		name          string
+		width, height int64
+		scale         float64
+		mobile        bool
+	}{
+		{"1440", 1440, 900, 1, false},
+		{"1920", 1920, 1080, 1, false},
+		{"390", 390, 844, 3, true},
+		{"zoom150", 960, 600, 1.5, false},
+	}
+	for _, s := range screens {
+		opts := []chromedp.EmulateViewportOption{chromedp.EmulateScale(s.scale)}
+		if s.mobile {
+			opts = append(opts, chromedp.EmulateMobile)
+		}
+		do(ctx, t, chromedp.EmulateViewport(s.width, s.height, opts...), onNode(`[data-testid="install-mesh-used"]`, chromedp.ScrollIntoView(chromedp.CSS(`[data-testid="install-mesh-used"]`))))
+		for _, theme := range []string{"light", "dark"} {
+			setTheme(ctx, t, theme)
+			over, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth - document.documentElement.clientWidth`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if over > 0 {
+				t.Errorf("the settings with a mesh at %s, %s: the page scrolls sideways by %d px", s.name, theme, over)
+			}
+			checkA11y(ctx, t, "the settings with a mesh at "+s.name+", "+theme)
+			sh.take(ctx, "mesh-"+s.name+"-"+theme)
+		}
+		setTheme(ctx, t, "light")
+	}
+}

@@ -1,0 +1,56 @@
+package handlers
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/sidecarlab/sidecarlab/engine"
+)
+
+// meshField is the hidden field that carries a state's own mesh through the form: its
+// compacted texts (engine.CompactMesh) and its revision.
+type meshField struct {
+	Mesh     engine.OwnMesh `json:"mesh"`
+	Revision string         `json:"revision,omitempty"`
+}
+
+// readMesh reads the form's mesh into the install options: a new paste of its ConfigMaps
+// (meshConfigMaps), else the one the form carried (mesh), unless its box was unticked.
+func readMesh(f url.Values, in *engine.InstallOptions) error {
+	if paste := f.Get("meshConfigMaps"); strings.TrimSpace(paste) != "" {
+		read, err := engine.ParseMeshConfigMaps([]byte(paste))
+		if err != nil {
+			return err
+		}
+		in.Mesh, in.Revision = engine.CompactMesh(read.Mesh), read.Revision
+		return nil
+	}
+	if js := f.Get("mesh"); js != "" && f.Get("meshKeep") != "" {
+		var m meshField
+		if err := json.Unmarshal([]byte(js), &m); err != nil {
+			return httpError{status: http.StatusBadRequest, id: "errors.form.mesh"}
+		}
+		in.Mesh, in.Revision = engine.CompactMesh(m.Mesh), m.Revision
+	}
+	return nil
+}
+
+// meshForm is the install options' own mesh as the form carries and shows it: the hidden
+// field's JSON ("" for none), the revision, and the embedded Istio's release when the mesh's
+// templates are that Istio's.
+func meshForm(in engine.InstallOptions) (field, revision, istioTemplates string) {
+	if in.Mesh.IsZero() {
+		return "", "", ""
+	}
+	b, _ := json.Marshal(meshField{Mesh: in.Mesh, Revision: in.Revision})
+	revision = in.Revision
+	if revision == "" {
+		revision = "default"
+	}
+	if in.Mesh.IstioTemplates {
+		istioTemplates = engine.Version().Istio
+	}
+	return string(b), revision, istioTemplates
+}

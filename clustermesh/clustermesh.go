@@ -42,10 +42,8 @@ type Mesh struct {
 	// Own is the revision's ConfigMaps' data and its webhook configurations, as the engine
 	// takes them.
 	Own engine.OwnMesh
-	// Revision is the revision ("" for the default one); Istio the version its ConfigMaps' labels
-	// name (see engine.MeshConfigMaps).
+	// Revision is the revision ("" for the default one).
 	Revision string
-	Istio    string
 	// Via says how the revision was chosen: the webhook whose namespace selector took the
 	// namespace's labels, the tag named, or the default.
 	Via string
@@ -157,8 +155,7 @@ func (r Reader) Read(ctx context.Context, namespace, revision string) (*Mesh, er
 	if err != nil {
 		return nil, fmt.Errorf("reading the cluster: the ConfigMaps of revision %q: %w", revisionName(rev), err)
 	}
-	m.Own.InjectorConfig, m.Own.Values, m.Own.MeshConfig = read.Mesh.InjectorConfig, read.Mesh.Values, read.Mesh.MeshConfig
-	m.Istio = read.Istio
+	m.Own.InjectorConfig, m.Own.Values, m.Own.MeshConfig, m.Own.Istio = read.Mesh.InjectorConfig, read.Mesh.Values, read.Mesh.MeshConfig, read.Mesh.Istio
 	return m, nil
 }
 

@@ -30,6 +30,9 @@ type OwnMesh struct {
 	// IstioTemplates says InjectorConfig was given without its templates because they were
 	// exactly the embedded Istio's (CompactMesh): they are those again.
 	IstioTemplates bool `json:"istioTemplates,omitempty"`
+	// Istio is the Istio version that installed the mesh, as its ConfigMaps say (see
+	// ParseMeshConfigMaps; "" when they do not). It is only said, never used to inject.
+	Istio string `json:"istio,omitempty"`
 }
 
 // IsZero reports whether no part is given.
@@ -137,10 +140,6 @@ type MeshConfigMaps struct {
 	Mesh OwnMesh
 	// Revision is the revision the ConfigMaps are of ("" for the default one).
 	Revision string
-	// Istio is the Istio version that installed them, as their labels say
-	// (app.kubernetes.io/version, else helm.sh/chart's "istiod-<version>"), else the values'
-	// image tag; "" when none says.
-	Istio string
 }
 
 // ParseMeshConfigMaps reads a mesh's configuration from what
@@ -256,18 +255,22 @@ func ParseMeshConfigMaps(text []byte) (MeshConfigMaps, error) {
 	if f.istio == "" {
 		f.istio = valuesTag(f.mesh.Values)
 	}
-	return MeshConfigMaps{Mesh: f.mesh, Revision: rev, Istio: f.istio}, nil
+	// The Istio that installed them: as their labels say (app.kubernetes.io/version, else
+	// helm.sh/chart's "istiod-<version>"), else the values' image tag.
+	f.mesh.Istio = f.istio
+	return MeshConfigMaps{Mesh: f.mesh, Revision: rev}, nil
 }
 
 // istioVersion is the Istio version a chart's labels name: app.kubernetes.io/version (the chart's
-// appVersion), else helm.sh/chart ("istiod-1.27.3"). The charts compiled into Istio's module
-// carry neither (istioctl renders them without a release), and a release's 1.0.0 chart version
-// is not one.
+// appVersion), else helm.sh/chart ("istiod-1.27.3"). The charts in Istio's source, which a
+// development build and istioctl of one render, say 1.0.0 (the release tooling writes the real
+// version): that is no version.
 func (c configMapDoc) istioVersion() string {
-	if v := c.Metadata.Labels["app.kubernetes.io/version"]; v != "" {
+	const placeholder = "1.0.0"
+	if v := c.Metadata.Labels["app.kubernetes.io/version"]; v != "" && v != placeholder {
 		return v
 	}
-	if v, ok := strings.CutPrefix(c.Metadata.Labels["helm.sh/chart"], "istiod-"); ok && v != "1.0.0" {
+	if v, ok := strings.CutPrefix(c.Metadata.Labels["helm.sh/chart"], "istiod-"); ok && v != placeholder {
 		return v
 	}
 	return ""
@@ -292,7 +295,7 @@ func valuesTag(values string) string {
 
 // SameIstio reports whether the mesh was installed by the embedded Istio's release line (as far
 // as its ConfigMaps say: an unknown version is not another one).
-func (m MeshConfigMaps) SameIstio() bool {
+func (m OwnMesh) SameIstio() bool {
 	if m.Istio == "" {
 		return true
 	}

@@ -385,7 +385,7 @@ func TestMeshIstioVersion(t *testing.T) {
 	}{
 		{labels: map[string]string{"app.kubernetes.io/version": "1.27.3", "helm.sh/chart": "istiod-1.27.3"}, values: "{}", want: "1.27.3"},
 		{labels: map[string]string{"helm.sh/chart": "istiod-" + this + ".2"}, values: "{}", want: this + ".2", same: true},
-		{labels: map[string]string{"helm.sh/chart": "istiod-1.0.0"}, values: `{"global":{"tag":"1.29.0-distroless"}}`, want: "1.29.0-distroless"},
+		{labels: map[string]string{"app.kubernetes.io/version": "1.0.0", "helm.sh/chart": "istiod-1.0.0"}, values: `{"global":{"tag":"1.29.0-distroless"}}`, want: "1.29.0-distroless"},
 		{values: `{"global":{"tag":"latest"}}`, same: true},
 		{values: `{"global":{"tag":"` + this + `.0"}}`, want: this + ".0", same: true},
 	} {
@@ -393,8 +393,8 @@ func TestMeshIstioVersion(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if read.Istio != c.want || read.SameIstio() != c.same {
-			t.Errorf("%v %s: Istio %q (same %v), want %q (same %v)", c.labels, c.values, read.Istio, read.SameIstio(), c.want, c.same)
+		if read.Mesh.Istio != c.want || read.Mesh.SameIstio() != c.same {
+			t.Errorf("%v %s: Istio %q (same %v), want %q (same %v)", c.labels, c.values, read.Mesh.Istio, read.Mesh.SameIstio(), c.want, c.same)
 		}
 	}
 }

@@ -38,11 +38,14 @@ func readMesh(f url.Values, in *engine.InstallOptions) error {
 }
 
 // meshForm is the install options' own mesh as the form carries and shows it: the hidden
-// field's JSON ("" for none), the revision, and the embedded Istio's release when the mesh's
-// templates are that Istio's.
-func meshForm(in engine.InstallOptions) (field, revision, istioTemplates string) {
+// field's JSON ("" for none), the revision, the embedded Istio's release when the mesh's
+// templates are that Istio's, and the Istio that installed the mesh when it is another.
+func meshForm(in engine.InstallOptions) (field, revision, istioTemplates, otherIstio string) {
 	if in.Mesh.IsZero() {
-		return "", "", ""
+		return "", "", "", ""
+	}
+	if !in.Mesh.SameIstio() {
+		otherIstio = in.Mesh.Istio
 	}
 	b, _ := json.Marshal(meshField{Mesh: in.Mesh, Revision: in.Revision})
 	revision = in.Revision
@@ -52,5 +55,5 @@ func meshForm(in engine.InstallOptions) (field, revision, istioTemplates string)
 	if in.Mesh.IstioTemplates {
 		istioTemplates = engine.Version().Istio
 	}
-	return string(b), revision, istioTemplates
+	return string(b), revision, istioTemplates, otherIstio
 }

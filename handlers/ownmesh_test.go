@@ -37,7 +37,7 @@ func TestStateSizeCountsOwnMesh(t *testing.T) {
 
 // canaryConfigMaps is a revisioned mesh's ConfigMaps as kubectl prints them (a List), rendered
 // by the engine with custom values and mesh config.
-func canaryConfigMaps(t *testing.T, edit func(string) string) string {
+func canaryConfigMaps(t *testing.T, edit func(string) string, labels ...string) string {
 	t.Helper()
 	in, err := eng.Install(t.Context(), engine.InstallOptions{Set: []string{"revision=canary", "values.global.proxy.resources.requests.cpu=50m",
 		"meshConfig.defaultConfig.holdApplicationUntilProxyStarts=true"}})
@@ -49,7 +49,7 @@ func canaryConfigMaps(t *testing.T, edit func(string) string) string {
 		config = edit(config)
 	}
 	items := []any{
-		map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "istio-sidecar-injector-canary", "namespace": "istio-system"},
+		map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "istio-sidecar-injector-canary", "namespace": "istio-system", "labels": pairs(labels)},
 			"data": map[string]string{"config": config, "values": in.Values}},
 		map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "istio-canary", "namespace": "istio-system"},
 			"data": map[string]string{"mesh": in.MeshConfigYAML}},
@@ -59,6 +59,15 @@ func canaryConfigMaps(t *testing.T, edit func(string) string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// pairs is a map of key, value, key, value….
+func pairs(kv []string) map[string]string {
+	m := map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return m
 }
 
 // TestAPIOwnMesh: the API takes a mesh as kubectl prints its ConfigMaps and injects with it (its
@@ -175,5 +184,23 @@ func TestFormOwnMesh(t *testing.T) {
 	bad := postForm(t, h, url.Values{"manifest": {deploymentYAML}, "meshConfigMaps": {"kind: ConfigMap\nmetadata: {name: istio}\ndata: {mesh: '{}'}\n"}})
 	if bad.status != http.StatusUnprocessableEntity || !strings.Contains(bad.body, "no istio-sidecar-injector ConfigMap") {
 		t.Fatalf("%d: %.400s", bad.status, bad.body)
+	}
+}
+
+// TestFormOwnMeshOtherIstio: the settings say when the pasted mesh was installed by another
+// Istio than the one whose injector code runs it, and say nothing of the kind for the same one.
+func TestFormOwnMeshOtherIstio(t *testing.T) {
+	h := newServer(t)
+	for _, c := range []struct {
+		version string
+		said    bool
+	}{{"1.27.3", true}, {engine.Version().Istio + ".2", false}} {
+		r := postForm(t, h, url.Values{"manifest": {deploymentYAML}, "meshConfigMaps": {canaryConfigMaps(t, nil, "app.kubernetes.io/version", c.version)}})
+		page := do(t, h, httptest.NewRequest(http.MethodGet, r.header.Get("Location"), nil))
+		used := strings.Join(strings.Fields(testid(page, "install-mesh-used").Text()), " ")
+		want := "installed by Istio " + c.version + ", injected here by Istio " + engine.Version().Istio + "'s injector code"
+		if strings.Contains(used, want) != c.said || !strings.Contains(used, "revision canary") {
+			t.Errorf("%s: the settings say %q", c.version, used)
+		}
 	}
 }

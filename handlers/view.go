@@ -174,11 +174,12 @@ func formOf(v view) web.Form {
 	if len(st.Steps) == 0 {
 		stepsJSON = []byte("[]")
 	}
-	mesh, meshRev, meshIstio := meshForm(st.Settings.Install)
+	mesh, meshRev, meshIstio, meshOther := meshForm(st.Settings.Install)
 	return web.Form{
 		Mesh:               mesh,
 		MeshRevision:       meshRev,
 		MeshIstioTemplates: meshIstio,
+		MeshOtherIstio:     meshOther,
 		Manifest:           st.Manifest,
 		StepsJSON:          string(stepsJSON),
 		Mode:               string(st.Settings.Mode),

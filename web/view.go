@@ -136,10 +136,11 @@ type Form struct {
 	// Mesh is the mesh of the user's own the state injects with (its compacted texts and
 	// revision, as JSON, carried in a hidden field; "" for none): its revision, and the embedded
 	// Istio's release when its templates are that Istio's ("" when they are its own).
-	// MeshConfigMaps is a paste not yet read.
-	Mesh, MeshRevision, MeshIstioTemplates, MeshConfigMaps string
-	Tab                                                    string
-	Step                                                   int
+	// MeshConfigMaps is a paste not yet read. MeshOtherIstio is the Istio that installed the
+	// mesh when it is not the embedded one's release line ("" when the same, or unknown).
+	Mesh, MeshRevision, MeshIstioTemplates, MeshOtherIstio, MeshConfigMaps string
+	Tab                                                                    string
+	Step                                                                   int
 	// ErrorLine and ErrorMsg mark the manifest editor (0: no mark).
 	ErrorLine int
 	ErrorMsg  string

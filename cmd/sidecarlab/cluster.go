@@ -51,7 +51,7 @@ func (f *clusterFlags) read(c *cli, namespace, revision string) (*clustermesh.Me
 	if err != nil {
 		return nil, err
 	}
-	istio := m.Istio
+	istio := m.Own.Istio
 	if istio == "" {
 		istio = "?"
 	}

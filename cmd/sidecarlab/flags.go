@@ -147,8 +147,8 @@ func (f *settingsFlags) ownMesh(c *cli, s *engine.Settings) error {
 		if o.Revision == "" {
 			o.Revision = read.Revision
 		}
-		if !read.SameIstio() {
-			fmt.Fprintln(c.stderr, "sidecarlab:", c.T("cli.mesh_other_istio", "Istio", read.Istio, "Embedded", engine.Version().Istio))
+		if !read.Mesh.SameIstio() {
+			fmt.Fprintln(c.stderr, "sidecarlab:", c.T("cli.mesh_other_istio", "Istio", read.Mesh.Istio, "Embedded", engine.Version().Istio))
 		}
 		return nil
 	}

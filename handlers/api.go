@@ -23,6 +23,31 @@ type InjectRequest struct {
 	MeshConfigMaps string `json:"meshConfigMaps,omitempty"`
 }
 
+// apiMesh says which mesh of the user's own injected: its revision, the Istio that installed
+// it (as its ConfigMaps' labels say; absent when they do not), whose templates ran ("istio" when
+// they are the embedded Istio's own, else "own"), and the Istio whose injector code ran them.
+type apiMesh struct {
+	Revision   string `json:"revision"`
+	Istio      string `json:"istio,omitempty"`
+	Templates  string `json:"templates"`
+	InjectedBy string `json:"injectedBy"`
+}
+
+// meshOf is the answer's word on the settings' own mesh, nil when there is none.
+func meshOf(in engine.InstallOptions) *apiMesh {
+	if in.Mesh.IsZero() {
+		return nil
+	}
+	m := &apiMesh{Revision: in.Revision, Istio: in.Mesh.Istio, Templates: "own", InjectedBy: engine.Version().Istio}
+	if m.Revision == "" {
+		m.Revision = "default"
+	}
+	if in.Mesh.IstioTemplates {
+		m.Templates = "istio"
+	}
+	return m
+}
+
 // ownMesh reads the request's MeshConfigMaps into its settings, and keeps the mesh compacted
 // (engine.CompactMesh: the templates left out when they are Istio's), as its link will.
 func (req *InjectRequest) ownMesh() error {
@@ -51,6 +76,8 @@ func (req *InjectRequest) ownMesh() error {
 type InjectResponse struct {
 	Istio     engine.VersionInfo `json:"istio"`
 	Permalink string             `json:"permalink"`
+	// Mesh says which mesh of the user's own injected, when the request gave one.
+	Mesh *apiMesh `json:"mesh,omitempty"`
 	Output    string             `json:"output,omitempty"`
 	Timeline  *apiTimeline       `json:"timeline,omitempty"`
 	// Changes and Unified are the last row's: what its step changed (row 0's: what injection
@@ -136,7 +163,7 @@ func (s *server) handleAPIInject() http.Handler {
 		}
 		st := State{Version: StateVersion, Istio: engine.Version().Istio, Manifest: req.Manifest, Steps: req.Steps, Settings: req.Settings}
 		last := tl.Steps[len(tl.Steps)-1]
-		resp := InjectResponse{Istio: engine.Version(), Permalink: view{state: st, step: -1}.permalink()}
+		resp := InjectResponse{Istio: engine.Version(), Permalink: view{state: st, step: -1}.permalink(), Mesh: meshOf(st.Settings.Install)}
 		if want["output"] {
 			resp.Output = last.Output()
 		}

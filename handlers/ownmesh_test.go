@@ -89,6 +89,10 @@ func TestAPIOwnMesh(t *testing.T) {
 			t.Errorf("no %q in the output", s)
 		}
 	}
+	var said apiMesh
+	if err := json.Unmarshal(top["mesh"], &said); err != nil || said != (apiMesh{Revision: "canary", Templates: "istio", InjectedBy: engine.Version().Istio}) {
+		t.Errorf("the answer's mesh: %s (%v)", top["mesh"], err)
+	}
 	if len(link) > 8<<10 || len(cms) < 50<<10 {
 		t.Errorf("a permalink of %d bytes for %d bytes of ConfigMaps", len(link), len(cms))
 	}
@@ -112,6 +116,9 @@ func TestAPIOwnMesh(t *testing.T) {
 	status, body, _ = postAPI(t, h, "", InjectRequest{Manifest: deploymentYAML, MeshConfigMaps: custom})
 	if status != http.StatusUnprocessableEntity || !strings.Contains(body, `templates \"sidecar\" are not`) || !strings.Contains(body, "+++ sidecar (yours)") {
 		t.Fatalf("a changed template: %d %.600s", status, body)
+	}
+	if _, _, plain := postAPI(t, h, "?include=output", InjectRequest{Manifest: deploymentYAML}); plain["mesh"] != nil {
+		t.Errorf("an answer without a mesh of one's own says %s", plain["mesh"])
 	}
 	status, _, _ = postAPI(t, h, "", InjectRequest{Manifest: deploymentYAML, MeshConfigMaps: cms, Settings: engine.Settings{Install: engine.InstallOptions{Mesh: engine.OwnMesh{Values: "{}"}}}})
 	if status != http.StatusBadRequest {

@@ -77,9 +77,9 @@ type InjectResponse struct {
 	Istio     engine.VersionInfo `json:"istio"`
 	Permalink string             `json:"permalink"`
 	// Mesh says which mesh of the user's own injected, when the request gave one.
-	Mesh *apiMesh `json:"mesh,omitempty"`
-	Output    string             `json:"output,omitempty"`
-	Timeline  *apiTimeline       `json:"timeline,omitempty"`
+	Mesh     *apiMesh     `json:"mesh,omitempty"`
+	Output   string       `json:"output,omitempty"`
+	Timeline *apiTimeline `json:"timeline,omitempty"`
 	// Changes and Unified are the last row's: what its step changed (row 0's: what injection
 	// changed), field by field and as a line diff.
 	Changes []engine.Change `json:"changes,omitzero"`

@@ -410,3 +410,28 @@ func BenchmarkWebhookModeDefaults(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkOwnMesh is the first request with a pasted mesh (a revision's ConfigMaps as kubectl
+// prints them, ~110 KB): reading them, compacting them as a link keeps them, and building the
+// installation from the compacted mesh (parsing its config, values and mesh config; the
+// templates are Istio's, put back). Later requests with the same mesh find it in the cache.
+func BenchmarkOwnMesh(b *testing.B) {
+	e := testEngine(b)
+	in, err := e.Install(b.Context(), InstallOptions{Set: []string{"revision=canary"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	paste := configMap("istio-sidecar-injector-canary", nil, "config", in.InjectorConfig, "values", in.Values) + "---\n" +
+		configMap("istio-canary", nil, "mesh", in.MeshConfigYAML)
+	b.ReportMetric(float64(len(paste)), "paste-bytes")
+	for b.Loop() {
+		read, err := ParseMeshConfigMaps([]byte(paste))
+		if err != nil {
+			b.Fatal(err)
+		}
+		o := InstallOptions{Mesh: CompactMesh(read.Mesh), Revision: read.Revision}
+		if _, err := e.finishInstall(o, o.Mesh.over(e.def.configMaps()), e.def.rawTemplates); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -105,7 +105,14 @@ type Install struct {
 // size estimates the memory an installation holds: its ConfigMap texts and, parsed from them, the
 // templates, values and mesh config (counted as three times the text).
 func (in *Install) size() int64 {
-	return 4*int64(len(in.InjectorConfig)+len(in.Values)+len(in.MeshConfigYAML)) + int64(len(in.Webhooks))
+	text := len(in.InjectorConfig) + len(in.Values) + len(in.MeshConfigYAML)
+	if in.Options.Mesh.IstioTemplates {
+		// A compacted mesh's config has no templates; the installation parsed Istio's again.
+		for _, t := range in.rawTemplates {
+			text += len(t)
+		}
+	}
+	return 4*int64(text) + int64(len(in.Webhooks))
 }
 
 // ConfigMaps are the data of the two ConfigMaps injection reads, byte for byte: the

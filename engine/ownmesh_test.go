@@ -434,3 +434,29 @@ func TestScanAndRedactOwnMesh(t *testing.T) {
 		t.Fatalf("after redaction: %+v", got)
 	}
 }
+
+// TestCompactMeshSize: an installation built from a compacted mesh weighs in the cache what it
+// holds, Istio's templates parsed again included, as the uncompacted one does.
+func TestCompactMeshSize(t *testing.T) {
+	e := testEngine(t)
+	def, err := e.Install(t.Context(), InstallOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole := OwnMesh{InjectorConfig: def.InjectorConfig, Values: def.Values, MeshConfig: def.MeshConfigYAML}
+	compact := CompactMesh(whole)
+	if !compact.IstioTemplates {
+		t.Fatal("the default installation's mesh did not compact")
+	}
+	a, err := e.Install(t.Context(), InstallOptions{Mesh: whole})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := e.Install(t.Context(), InstallOptions{Mesh: compact})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.size() < a.size()*9/10 {
+		t.Fatalf("the compacted mesh's installation is counted as %d bytes, the whole one's %d", b.size(), a.size())
+	}
+}

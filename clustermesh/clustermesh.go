@@ -118,7 +118,7 @@ func (r Reader) Read(ctx context.Context, namespace, revision string) (*Mesh, er
 	m.Revision, m.Via = rev, via
 	var webhooks []string
 	for _, c := range configs {
-		if c.Labels[revLabel] != revisionName(rev) {
+		if c.Labels[revLabel] != engine.RevisionName(rev) {
 			continue
 		}
 		c.ManagedFields = nil
@@ -129,7 +129,7 @@ func (r Reader) Read(ctx context.Context, namespace, revision string) (*Mesh, er
 		webhooks = append(webhooks, string(b))
 	}
 	if len(webhooks) == 0 {
-		return nil, fmt.Errorf("reading the cluster: no MutatingWebhookConfiguration of revision %q (labelled %s=%s)", revisionName(rev), revLabel, revisionName(rev))
+		return nil, fmt.Errorf("reading the cluster: no MutatingWebhookConfiguration of revision %q (labelled %s=%s)", engine.RevisionName(rev), revLabel, engine.RevisionName(rev))
 	}
 	m.Own.Webhooks = strings.Join(webhooks, "---\n")
 	suffix := ""
@@ -153,7 +153,7 @@ func (r Reader) Read(ctx context.Context, namespace, revision string) (*Mesh, er
 	}
 	read, err := engine.ParseMeshConfigMaps([]byte(cms.String()))
 	if err != nil {
-		return nil, fmt.Errorf("reading the cluster: the ConfigMaps of revision %q: %w", revisionName(rev), err)
+		return nil, fmt.Errorf("reading the cluster: the ConfigMaps of revision %q: %w", engine.RevisionName(rev), err)
 	}
 	m.Own.InjectorConfig, m.Own.Values, m.Own.MeshConfig, m.Own.Istio = read.Mesh.InjectorConfig, read.Mesh.Values, read.Mesh.MeshConfig, read.Mesh.Istio
 	return m, nil
@@ -172,11 +172,11 @@ func chooseRevision(configs []admissionregistrationv1.MutatingWebhookConfigurati
 	if named != "" {
 		for _, c := range configs {
 			if c.Labels[tagLabel] == named {
-				return revisionOf(c.Labels[revLabel]), fmt.Sprintf("revision tag %s (webhook configuration %s)", named, c.Name), nil
+				return engine.RevisionOf(c.Labels[revLabel]), fmt.Sprintf("revision tag %s (webhook configuration %s)", named, c.Name), nil
 			}
 		}
 		if revisions[named] || (named == "default" && revisions[""]) {
-			return revisionOf(named), "revision " + named, nil
+			return engine.RevisionOf(named), "revision " + named, nil
 		}
 		return "", "", fmt.Errorf("reading the cluster: no revision or revision tag %q; the cluster's Istio webhooks are of revisions %s", named, strings.Join(known, ", "))
 	}
@@ -189,7 +189,7 @@ func chooseRevision(configs []admissionregistrationv1.MutatingWebhookConfigurati
 			if namespace == "" {
 				what = "a namespace labelled istio-injection=enabled"
 			}
-			return revisionOf(c.Labels[revLabel]), fmt.Sprintf("%s, selected by webhook %s of %s", what, w.Name, c.Name), nil
+			return engine.RevisionOf(c.Labels[revLabel]), fmt.Sprintf("%s, selected by webhook %s of %s", what, w.Name, c.Name), nil
 		}
 	}
 	if revisions["default"] {
@@ -209,18 +209,4 @@ func selects(sel *metav1.LabelSelector, set map[string]string) bool {
 		return false
 	}
 	return s.Matches(labels.Set(set))
-}
-
-func revisionOf(rev string) string {
-	if rev == "default" {
-		return ""
-	}
-	return rev
-}
-
-func revisionName(rev string) string {
-	if rev == "" {
-		return "default"
-	}
-	return rev
 }

@@ -104,7 +104,7 @@ func TestRead(t *testing.T) {
 			if err := yaml.Unmarshal([]byte(doc), &wc); err != nil {
 				t.Fatal(err)
 			}
-			if got := revisionOf(wc.Labels["istio.io/rev"]); got != m.Revision {
+			if got := engine.RevisionOf(wc.Labels["istio.io/rev"]); got != m.Revision {
 				t.Errorf("%s/%s: webhook configuration %s of revision %q", c.namespace, c.revision, wc.Name, got)
 			}
 		}

@@ -73,6 +73,43 @@ func setTheme(ctx context.Context, t *testing.T, theme string) {
 	}
 }
 
+// screen is a window the UI is checked at: its size, the device's scale (150 % zoom is a
+// scale of 1.5 on a window of two thirds the size) and whether it is a phone.
+type screen struct {
+	name          string
+	width, height int64
+	scale         float64
+	mobile        bool
+}
+
+// checkedScreens are the windows every UI change is looked at in: 1440×900, 1920×1080, a
+// 390×844 phone and 150 % zoom.
+var checkedScreens = []screen{
+	{"1440", 1440, 900, 1, false},
+	{"1920", 1920, 1080, 1, false},
+	{"390", 390, 844, 3, true},
+	{"zoom150", 960, 600, 1.5, false},
+}
+
+// emulate sets the window to the screen.
+func (s screen) emulate() chromedp.Action[chromedp.Void] {
+	opts := []chromedp.EmulateViewportOption{chromedp.EmulateScale(s.scale)}
+	if s.mobile {
+		opts = append(opts, chromedp.EmulateMobile)
+	}
+	return chromedp.EmulateViewport(s.width, s.height, opts...)
+}
+
+// sidewaysBy is how far the page is wider than its window (0: no sideways scrolling).
+func sidewaysBy(ctx context.Context, t *testing.T) int {
+	t.Helper()
+	over, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth - document.documentElement.clientWidth`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return over
+}
+
 // checkA11y injects axe-core into the page and fails the test on any serious or critical
 // violation, in the light and then the dark theme. The page is left in the light theme.
 func checkA11y(ctx context.Context, t *testing.T, state string) {
@@ -391,15 +428,7 @@ func TestSmallScreens(t *testing.T) {
 		{"embed", embed, `[data-testid="embed-page"]`},
 		{"error", "/no-such-page", `[data-testid="error"]`},
 	}
-	screens := []struct {
-		name          string
-		width, height int64
-		scale         float64
-		mobile        bool
-	}{
-		{"390", 390, 844, 3, true},
-		{"zoom150", 960, 600, 1.5, false},
-	}
+	screens := checkedScreens[2:] // the phone and 150 %
 	// sideways: how far the page is wider than the window, and the widest thing sticking out.
 	const sideways = `(() => {
 		const over = document.documentElement.scrollWidth - document.documentElement.clientWidth;
@@ -417,11 +446,7 @@ func TestSmallScreens(t *testing.T) {
 		return over > 0 ? over + " px; sticking out: " + out.slice(0, 6).join(", ") : "";
 	})()`
 	for _, s := range screens {
-		opts := []chromedp.EmulateViewportOption{chromedp.EmulateScale(s.scale)}
-		if s.mobile {
-			opts = append(opts, chromedp.EmulateMobile)
-		}
-		do(ctx, t, chromedp.EmulateViewport(s.width, s.height, opts...))
+		do(ctx, t, s.emulate())
 		for _, p := range pages {
 			do(ctx, t, chromedp.Navigate(baseURL+p.url), shown(p.wait))
 			for _, theme := range []string{"light", "dark"} {

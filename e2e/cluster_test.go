@@ -134,31 +134,12 @@ func TestClusterTabScreens(t *testing.T) {
 	sh := newShots(t)
 	do(ctx, t, chromedp.Navigate(baseURL+"/"), shown(chip(10)))
 	baseline := labHref(ctx, t, 10)
-	screens := []struct {
-		name          string
-		width, height int64
-		scale         float64
-		mobile        bool
-	}{
-		{"1440", 1440, 900, 1, false},
-		{"1920", 1920, 1080, 1, false},
-		{"390", 390, 844, 3, true},
-		{"zoom150", 960, 600, 1.5, false},
-	}
-	for _, s := range screens {
-		opts := []chromedp.EmulateViewportOption{chromedp.EmulateScale(s.scale)}
-		if s.mobile {
-			opts = append(opts, chromedp.EmulateMobile)
-		}
-		do(ctx, t, chromedp.EmulateViewport(s.width, s.height, opts...), chromedp.Navigate(baseURL+baseline))
+	for _, s := range checkedScreens {
+		do(ctx, t, s.emulate(), chromedp.Navigate(baseURL+baseline))
 		waitFor(ctx, t, `[data-testid="verdict-rejected"]`, "chip 10 at "+s.name)
 		for _, theme := range []string{"light", "dark"} {
 			setTheme(ctx, t, theme)
-			over, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth - document.documentElement.clientWidth`))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if over > 0 {
+			if over := sidewaysBy(ctx, t); over > 0 {
 				t.Errorf("the Cluster tab at %s, %s: the page scrolls sideways by %d px", s.name, theme, over)
 			}
 			sh.take(ctx, "baseline-"+s.name+"-"+theme)

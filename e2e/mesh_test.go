@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
-	"sigs.k8s.io/yaml"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
 // canaryMesh is a revisioned mesh's ConfigMaps as kubectl prints them (a List), rendered by the
@@ -26,17 +26,7 @@ func canaryMesh(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	items := []any{
-		map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "istio-sidecar-injector-canary", "namespace": "istio-system"},
-			"data": map[string]string{"config": in.InjectorConfig, "values": in.Values}},
-		map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "istio-canary", "namespace": "istio-system"},
-			"data": map[string]string{"mesh": in.MeshConfigYAML}},
-	}
-	b, err := yaml.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "items": items})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
+	return testkit.MeshList(t, "canary", in.InjectorConfig, in.Values, in.MeshConfigYAML, nil)
 }
 
 // TestOwnMesh: a learner pastes their mesh's ConfigMaps into the settings and applies: the
@@ -61,30 +51,11 @@ func TestOwnMesh(t *testing.T) {
 	if !strings.Contains(page, "istio.io/rev: canary") || !strings.Contains(page, "cpu: 50m") {
 		t.Error("the results are not the pasted mesh's (no canary revision, no 50m CPU request)")
 	}
-	screens := []struct {
-		name          string
-		width, height int64
-		scale         float64
-		mobile        bool
-	}{
-		{"1440", 1440, 900, 1, false},
-		{"1920", 1920, 1080, 1, false},
-		{"390", 390, 844, 3, true},
-		{"zoom150", 960, 600, 1.5, false},
-	}
-	for _, s := range screens {
-		opts := []chromedp.EmulateViewportOption{chromedp.EmulateScale(s.scale)}
-		if s.mobile {
-			opts = append(opts, chromedp.EmulateMobile)
-		}
-		do(ctx, t, chromedp.EmulateViewport(s.width, s.height, opts...), onNode(`[data-testid="install-mesh-used"]`, chromedp.ScrollIntoView(chromedp.CSS(`[data-testid="install-mesh-used"]`))))
+	for _, s := range checkedScreens {
+		do(ctx, t, s.emulate(), onNode(`[data-testid="install-mesh-used"]`, chromedp.ScrollIntoView(chromedp.CSS(`[data-testid="install-mesh-used"]`))))
 		for _, theme := range []string{"light", "dark"} {
 			setTheme(ctx, t, theme)
-			over, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth - document.documentElement.clientWidth`))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if over > 0 {
+			if over := sidewaysBy(ctx, t); over > 0 {
 				t.Errorf("the settings with a mesh at %s, %s: the page scrolls sideways by %d px", s.name, theme, over)
 			}
 			checkA11y(ctx, t, "the settings with a mesh at "+s.name+", "+theme)

@@ -393,7 +393,7 @@ func intoObject(in *Install, injector inject.Injector, obj runtime.Object) (out 
 	}
 	// The webhook is the installation's istiod, which knows its revision (its REVISION); offline
 	// kube-inject is given istioctl's --revision.
-	revision := revisionOf(in.Options.Revision)
+	revision := RevisionOf(in.Options.Revision)
 	if defaults {
 		revision = in.values.Struct().GetRevision()
 	}

@@ -155,7 +155,7 @@ func (e *Engine) Install(ctx context.Context, o InstallOptions) (*Install, error
 		builtin = e.def.rawTemplates
 	}
 	in, _, err := e.installs.get(o.Hash(), func() (*Install, error) {
-		if !o.Mesh.IsZero() || revisionOf(o.Revision) != "" {
+		if !o.Mesh.IsZero() || RevisionOf(o.Revision) != "" {
 			return e.ownInstall(ctx, o, builtin)
 		}
 		if e.opts.Isolator != nil && !o.IsDefault() {

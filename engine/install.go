@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"maps"
 	"os"
 	"regexp"
 	"slices"
@@ -38,7 +37,7 @@ type InstallOptions struct {
 
 // IsDefault reports whether these options select the default installation.
 func (o InstallOptions) IsDefault() bool {
-	return len(o.normalizedSet()) == 0 && strings.TrimSpace(o.Overlay) == "" && o.Mesh.IsZero() && revisionOf(o.Revision) == ""
+	return len(o.normalizedSet()) == 0 && strings.TrimSpace(o.Overlay) == "" && o.Mesh.IsZero() && RevisionOf(o.Revision) == ""
 }
 
 func (o InstallOptions) normalizedSet() []string {
@@ -69,7 +68,7 @@ func (o InstallOptions) Hash() string {
 	if o.Mesh.IstioTemplates {
 		fmt.Fprintf(h, "istio-templates\x00")
 	}
-	if rev := revisionOf(o.Revision); rev != "" {
+	if rev := RevisionOf(o.Revision); rev != "" {
 		fmt.Fprintf(h, "revision\x00%s\x00", rev)
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
@@ -229,16 +228,13 @@ func buildInstall(o InstallOptions, cm ConfigMaps, policy InstallPolicy, builtin
 	in := &Install{Options: o, Hash: o.Hash(), InjectorConfig: cm.InjectorConfig, Values: cm.Values, MeshConfigYAML: cm.MeshConfigYAML, Webhooks: cm.Webhooks}
 	// Read as istioctl kube-inject reads --injectConfigFile: a rendered config is always the
 	// ConfigMap's, a mesh's own may be one bare template.
-	cfg, err := injectorTemplates(in.InjectorConfig)
+	read := injectorTemplates
 	if o.Mesh.IstioTemplates {
 		// A compacted mesh (CompactMesh): the config without its templates, which are the
 		// embedded Istio's.
-		var rest inject.Config
-		if rest, err = inject.UnmarshalConfig([]byte(in.InjectorConfig)); err == nil {
-			rest.RawTemplates = maps.Clone(builtinTemplates())
-			cfg = &rest
-		}
+		read = compactedConfig
 	}
+	cfg, err := read(in.InjectorConfig)
 	if err != nil {
 		return nil, &InputError{Field: o.partField(o.Mesh.InjectorConfig), ID: "injector-config", Params: errParams("error", err.Error()), Msg: "injector config: " + err.Error()}
 	}

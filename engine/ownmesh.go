@@ -114,6 +114,17 @@ func injectorTemplates(text string) (*inject.Config, error) {
 	return &cfg, nil
 }
 
+// compactedConfig is a compacted mesh's injector config (CompactMesh) with the embedded Istio's
+// templates put back.
+func compactedConfig(text string) (*inject.Config, error) {
+	cfg, err := inject.UnmarshalConfig([]byte(text))
+	if err != nil {
+		return nil, err
+	}
+	cfg.RawTemplates = maps.Clone(builtinTemplates())
+	return &cfg, nil
+}
+
 // ownInstall is the installation of options that carry a mesh's own configuration: the one the
 // other options render (the default installation when there are none), with the mesh's parts in
 // place of the rendered ones. The render is cached under its own options; only the parse is
@@ -211,10 +222,10 @@ func ParseMeshConfigMaps(text []byte) (MeshConfigMaps, error) {
 			take(i+1, d.line, obj)
 		}
 	}
-	var revs []string
+	var revs, names []string
 	for _, rev := range order {
 		if byRev[rev].injector {
-			revs = append(revs, revisionName(rev))
+			revs, names = append(revs, rev), append(names, RevisionName(rev))
 		}
 	}
 	switch {
@@ -222,15 +233,10 @@ func ParseMeshConfigMaps(text []byte) (MeshConfigMaps, error) {
 		return MeshConfigMaps{}, &InputError{Field: field, ID: "mesh-no-injector",
 			Msg: "no istio-sidecar-injector ConfigMap (with its config and values); paste what `kubectl get configmap -n istio-system istio-sidecar-injector istio -o yaml` prints"}
 	case len(revs) > 1:
-		return MeshConfigMaps{}, &InputError{Field: field, ID: "mesh-revisions", Params: errParams("revisions", strings.Join(revs, ", ")),
-			Msg: fmt.Sprintf("the ConfigMaps of more than one revision (%s); paste one revision's istio-sidecar-injector and istio ConfigMaps", strings.Join(revs, ", "))}
+		return MeshConfigMaps{}, &InputError{Field: field, ID: "mesh-revisions", Params: errParams("revisions", strings.Join(names, ", ")),
+			Msg: fmt.Sprintf("the ConfigMaps of more than one revision (%s); paste one revision's istio-sidecar-injector and istio ConfigMaps", strings.Join(names, ", "))}
 	}
-	var rev string
-	for _, r := range order {
-		if byRev[r].injector {
-			rev = r
-		}
-	}
+	rev := revs[0]
 	f := byRev[rev]
 	if !f.meshCM {
 		name := meshConfigMap
@@ -339,22 +345,22 @@ func (c configMapDoc) revision() (string, bool) {
 		return "", false
 	}
 	if rev, ok := c.Metadata.Labels[label.IoIstioRev.Name]; ok {
-		return revisionOf(rev), true
+		return RevisionOf(rev), true
 	}
 	return strings.TrimPrefix(strings.TrimPrefix(c.Metadata.Name, prefix), "-"), true
 }
 
-// revisionOf is the revision Istio's templates are given for a revision name: "" for "default",
+// RevisionOf is the revision Istio's templates are given for a revision name: "" for "default",
 // as istioctl kube-inject does with --revision default.
-func revisionOf(rev string) string {
+func RevisionOf(rev string) string {
 	if rev == "default" {
 		return ""
 	}
 	return rev
 }
 
-// revisionName is how a revision is named to people: "default" for "".
-func revisionName(rev string) string {
+// RevisionName is how a revision is named to people and labels: "default" for "".
+func RevisionName(rev string) string {
 	if rev == "" {
 		return "default"
 	}
@@ -364,12 +370,12 @@ func revisionName(rev string) string {
 // webhookRevision refuses, in webhook mode, a revision other than the one the installation's
 // values name: the webhook is that revision's istiod, which injects as its own revision.
 func (in *Install) webhookRevision(s Settings) error {
-	want := revisionOf(in.values.Struct().GetRevision())
-	got := revisionOf(s.Install.Revision)
+	want := RevisionOf(in.values.Struct().GetRevision())
+	got := RevisionOf(s.Install.Revision)
 	if s.mode() != ModeWebhook || got == "" || got == want {
 		return nil
 	}
-	return &InputError{Field: "revision", ID: "webhook-revision", Params: errParams("revisionQ", quote(got), "valuesQ", quote(revisionName(want))),
+	return &InputError{Field: "revision", ID: "webhook-revision", Params: errParams("revisionQ", quote(got), "valuesQ", quote(RevisionName(want))),
 		Msg: fmt.Sprintf("revision %s, but the installation's values name revision %s: in webhook mode the injector is that revision's istiod, which injects as its own revision; set values.revision, or leave the revision out",
-			quote(got), quote(revisionName(want)))}
+			quote(got), quote(RevisionName(want)))}
 }

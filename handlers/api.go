@@ -38,10 +38,7 @@ func meshOf(in engine.InstallOptions) *apiMesh {
 	if in.Mesh.IsZero() {
 		return nil
 	}
-	m := &apiMesh{Revision: in.Revision, Istio: in.Mesh.Istio, Templates: "own", InjectedBy: engine.Version().Istio}
-	if m.Revision == "" {
-		m.Revision = "default"
-	}
+	m := &apiMesh{Revision: engine.RevisionName(in.Revision), Istio: in.Mesh.Istio, Templates: "own", InjectedBy: engine.Version().Istio}
 	if in.Mesh.IstioTemplates {
 		m.Templates = "istio"
 	}
@@ -56,15 +53,11 @@ func (req *InjectRequest) ownMesh() error {
 		if !in.Mesh.IsZero() {
 			return httpError{status: http.StatusBadRequest, id: "errors.api.mesh-twice", args: []any{"ConfigMaps", `"meshConfigMaps"`, "Mesh", `"settings.install.mesh"`}}
 		}
-		read, err := engine.ParseMeshConfigMaps([]byte(req.MeshConfigMaps))
-		if err != nil {
+		if err := pastedMesh(req.MeshConfigMaps, in); err != nil {
 			return err
 		}
-		in.Mesh = read.Mesh
-		if in.Revision == "" {
-			in.Revision = read.Revision
-		}
 		req.MeshConfigMaps = ""
+		return nil
 	}
 	in.Mesh = engine.CompactMesh(in.Mesh)
 	return nil

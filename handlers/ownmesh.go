@@ -20,12 +20,7 @@ type meshField struct {
 // (meshConfigMaps), else the one the form carried (mesh), unless its box was unticked.
 func readMesh(f url.Values, in *engine.InstallOptions) error {
 	if paste := f.Get("meshConfigMaps"); strings.TrimSpace(paste) != "" {
-		read, err := engine.ParseMeshConfigMaps([]byte(paste))
-		if err != nil {
-			return err
-		}
-		in.Mesh, in.Revision = engine.CompactMesh(read.Mesh), read.Revision
-		return nil
+		return pastedMesh(paste, in)
 	}
 	if js := f.Get("mesh"); js != "" && f.Get("meshKeep") != "" {
 		var m meshField
@@ -33,6 +28,21 @@ func readMesh(f url.Values, in *engine.InstallOptions) error {
 			return httpError{status: http.StatusBadRequest, id: "errors.form.mesh"}
 		}
 		in.Mesh, in.Revision = engine.CompactMesh(m.Mesh), m.Revision
+	}
+	return nil
+}
+
+// pastedMesh reads a mesh's ConfigMaps, as kubectl prints them, into the install options,
+// compacted as a link keeps them (engine.CompactMesh), with their revision unless the options
+// name one.
+func pastedMesh(paste string, in *engine.InstallOptions) error {
+	read, err := engine.ParseMeshConfigMaps([]byte(paste))
+	if err != nil {
+		return err
+	}
+	in.Mesh = engine.CompactMesh(read.Mesh)
+	if in.Revision == "" {
+		in.Revision = read.Revision
 	}
 	return nil
 }
@@ -48,10 +58,7 @@ func meshForm(in engine.InstallOptions) (field, revision, istioTemplates, otherI
 		otherIstio = in.Mesh.Istio
 	}
 	b, _ := json.Marshal(meshField{Mesh: in.Mesh, Revision: in.Revision})
-	revision = in.Revision
-	if revision == "" {
-		revision = "default"
-	}
+	revision = engine.RevisionName(in.Revision)
 	if in.Mesh.IstioTemplates {
 		istioTemplates = engine.Version().Istio
 	}

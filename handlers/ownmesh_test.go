@@ -8,9 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
 // TestStateSizeCountsOwnMesh: a link's state is bounded by --max-body with its mesh's own
@@ -48,17 +47,7 @@ func canaryConfigMaps(t *testing.T, edit func(string) string, labels ...string) 
 	if edit != nil {
 		config = edit(config)
 	}
-	items := []any{
-		map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "istio-sidecar-injector-canary", "namespace": "istio-system", "labels": pairs(labels)},
-			"data": map[string]string{"config": config, "values": in.Values}},
-		map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "istio-canary", "namespace": "istio-system"},
-			"data": map[string]string{"mesh": in.MeshConfigYAML}},
-	}
-	b, err := yaml.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "items": items})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
+	return testkit.MeshList(t, "canary", config, in.Values, in.MeshConfigYAML, pairs(labels))
 }
 
 // pairs is a map of key, value, key, value….

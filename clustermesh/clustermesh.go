@@ -11,6 +11,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -69,13 +71,16 @@ func (e *Refused) Error() string {
 		what += " in namespace " + e.Namespace
 	}
 	why := "was refused"
-	if apierrors.IsNotFound(e.Err) {
+	if e.NotFound() {
 		why = "found nothing"
 	}
 	return fmt.Sprintf("reading the cluster: %s %s: %v", what, why, e.Err)
 }
 
 func (e *Refused) Unwrap() error { return e.Err }
+
+// NotFound reports whether the object was not there (rather than the read refused).
+func (e *Refused) NotFound() bool { return apierrors.IsNotFound(e.Err) }
 
 // Read reads the mesh that injects Pods in namespace ("" for none: the revision is then the
 // one named, or the one a namespace labelled istio-injection=enabled gets). revision, when not
@@ -209,4 +214,107 @@ func selects(sel *metav1.LabelSelector, set map[string]string) bool {
 		return false
 	}
 	return s.Matches(labels.Set(set))
+}
+
+// MaxNamespaces bounds the namespaces a Catalog lists (a page shows them all as choices).
+const MaxNamespaces = 300
+
+// Catalog is what a cluster offers to read: its Istio revisions, each with the revision tags
+// that point at it, and its namespaces with their labels.
+type Catalog struct {
+	Revisions  []Revision
+	Namespaces []Namespace
+	// More says the cluster has more namespaces than MaxNamespaces; the first ones, in the API
+	// server's order, are listed.
+	More bool
+}
+
+// Revision is an Istio revision ("default" for the one without a name) and its tags.
+type Revision struct {
+	Name string
+	Tags []string
+}
+
+// Namespace is a namespace's name and labels.
+type Namespace struct {
+	Name   string
+	Labels map[string]string
+}
+
+// Catalog lists the cluster's Istio revisions (from the MutatingWebhookConfigurations labelled
+// istio.io/rev; a tag's webhooks name their revision) and its namespaces (list only).
+func (r Reader) Catalog(ctx context.Context) (*Catalog, error) {
+	list, err := r.Client.AdmissionregistrationV1().MutatingWebhookConfigurations().List(ctx, metav1.ListOptions{LabelSelector: revLabel})
+	if err != nil {
+		return nil, &Refused{Verb: "list", Resource: "mutatingwebhookconfigurations", Err: err}
+	}
+	tags := map[string][]string{}
+	for _, c := range list.Items {
+		rev := c.Labels[revLabel]
+		if tag := c.Labels[tagLabel]; tag != "" && !slices.Contains(tags[rev], tag) {
+			tags[rev] = append(tags[rev], tag)
+		} else if tags[rev] == nil {
+			tags[rev] = []string{}
+		}
+	}
+	cat := &Catalog{}
+	for _, rev := range slices.Sorted(maps.Keys(tags)) {
+		slices.Sort(tags[rev])
+		cat.Revisions = append(cat.Revisions, Revision{Name: rev, Tags: tags[rev]})
+	}
+	nss, err := r.Client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{Limit: MaxNamespaces})
+	if err != nil {
+		return nil, &Refused{Verb: "list", Resource: "namespaces", Err: err}
+	}
+	for _, ns := range nss.Items {
+		cat.Namespaces = append(cat.Namespaces, Namespace{Name: ns.Name, Labels: ns.Labels})
+	}
+	if len(cat.Namespaces) > MaxNamespaces {
+		cat.Namespaces = cat.Namespaces[:MaxNamespaces]
+		cat.More = true
+	}
+	cat.More = cat.More || nss.Continue != ""
+	return cat, nil
+}
+
+// Namespace is the labels of the namespace name (get only).
+func (r Reader) Namespace(ctx context.Context, name string) (map[string]string, error) {
+	ns, err := r.Client.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, &Refused{Verb: "get", Resource: "namespaces", Name: name, Err: err}
+	}
+	return ns.Labels, nil
+}
+
+// Cached is a Reader whose Catalog is kept for TTL, so that a page served to many readers asks
+// the API server once in a while, not once a request. Now is the clock (time.Now when nil).
+type Cached struct {
+	Reader
+	TTL time.Duration
+	Now func() time.Time
+
+	mu  sync.Mutex
+	at  time.Time
+	cat *Catalog
+	err error
+}
+
+// Catalog is the Reader's, read again when the one kept is older than TTL. A refusal is kept
+// as long: a cluster that refuses is not asked again on every request.
+func (c *Cached) Catalog(ctx context.Context) (*Catalog, error) {
+	now := time.Now
+	if c.Now != nil {
+		now = c.Now
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if (c.cat != nil || c.err != nil) && now().Sub(c.at) < c.TTL {
+		return c.cat, c.err
+	}
+	cat, err := c.Reader.Catalog(ctx)
+	if err != nil && ctx.Err() != nil {
+		return nil, err // this request ended; the next one asks again
+	}
+	c.cat, c.err, c.at = cat, err, now()
+	return cat, err
 }

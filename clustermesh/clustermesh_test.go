@@ -2,60 +2,41 @@ package clustermesh
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/google/go-cmp/cmp"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 	"sigs.k8s.io/yaml"
 
+	"github.com/sidecarlab/sidecarlab/clustermesh/clustermeshtest"
 	"github.com/sidecarlab/sidecarlab/engine"
 )
 
-// installed renders two revisions as the test cluster installs them (the default one with a
-// tag prod, and canary) and returns their objects as a cluster holds them: the webhook
-// configurations and the ConfigMaps.
-func installed(t *testing.T) []runtime.Object {
+// mustEngine is an engine that renders the install options the objects are made of.
+func mustEngine(t *testing.T) *engine.Engine {
 	t.Helper()
 	e, err := engine.New(context.Background(), engine.Options{InstallPolicy: engine.TrustedInstalls()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer e.Close()
-	var objs []runtime.Object
-	for _, rev := range []struct {
-		suffix string
-		set    []string
-	}{{"", []string{"values.revisionTags[0]=prod"}}, {"-canary", []string{"revision=canary"}}} {
-		in, err := e.Install(context.Background(), engine.InstallOptions{Set: rev.set})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, doc := range strings.Split(in.Webhooks, "\n---\n") {
-			var c admissionregistrationv1.MutatingWebhookConfiguration
-			if err := yaml.Unmarshal([]byte(doc), &c); err != nil {
-				t.Fatal(err)
-			}
-			objs = append(objs, &c)
-		}
-		meta := metav1.ObjectMeta{Namespace: "istio-system", Labels: map[string]string{"istio.io/rev": "default"}}
-		if rev.suffix != "" {
-			meta.Labels["istio.io/rev"] = rev.suffix[1:]
-		}
-		injector, mesh := meta, meta
-		injector.Name, mesh.Name = "istio-sidecar-injector"+rev.suffix, "istio"+rev.suffix
-		objs = append(objs,
-			&corev1.ConfigMap{ObjectMeta: injector, Data: map[string]string{"config": in.InjectorConfig, "values": in.Values}},
-			&corev1.ConfigMap{ObjectMeta: mesh, Data: map[string]string{"mesh": in.MeshConfigYAML}})
-	}
-	return objs
+	t.Cleanup(e.Close)
+	return e
 }
 
 func TestRead(t *testing.T) {
-	objs := installed(t)
+	objs := clustermeshtest.Installed(t, mustEngine(t))
 	for _, ns := range []struct {
 		name   string
 		labels map[string]string
@@ -111,5 +92,73 @@ func TestRead(t *testing.T) {
 		if !strings.Contains(m.Own.Values, `"revision": "`+m.Revision+`"`) || m.Own.InjectorConfig == "" || m.Own.MeshConfig == "" {
 			t.Errorf("%s/%s: not revision %q's ConfigMaps", c.namespace, c.revision, m.Revision)
 		}
+	}
+}
+
+// TestCatalog: the revisions (each with its tags) and the namespaces with their labels, the
+// first MaxNamespaces of a cluster with more.
+func TestCatalog(t *testing.T) {
+	objs := clustermeshtest.Installed(t, mustEngine(t))
+	objs = append(objs, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop", Labels: map[string]string{"istio.io/rev": "canary"}}})
+	cat, err := Reader{Client: fake.NewClientset(objs...)}.Catalog(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Revision{{Name: "canary", Tags: []string{}}, {Name: "default", Tags: []string{"prod"}}}
+	if diff := cmp.Diff(want, cat.Revisions); diff != "" || cat.More {
+		t.Fatalf("revisions (-want +got):\n%s; more %v", diff, cat.More)
+	}
+	if len(cat.Namespaces) != 1 || cat.Namespaces[0].Name != "shop" || cat.Namespaces[0].Labels["istio.io/rev"] != "canary" {
+		t.Fatalf("namespaces %+v", cat.Namespaces)
+	}
+	for i := range MaxNamespaces {
+		objs = append(objs, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("team-%03d", i)}})
+	}
+	cat, err = Reader{Client: fake.NewClientset(objs...)}.Catalog(context.Background())
+	if err != nil || len(cat.Namespaces) != MaxNamespaces || !cat.More {
+		t.Fatalf("%d namespaces listed of %d, more %v: %v", len(cat.Namespaces), MaxNamespaces+1, cat.More, err)
+	}
+	// Without the permission to list webhooks, the error names the request.
+	client := fake.NewClientset(objs...)
+	client.PrependReactor("list", "mutatingwebhookconfigurations", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "admissionregistration.k8s.io", Resource: "mutatingwebhookconfigurations"}, "", errors.New("no"))
+	})
+	if _, err := (Reader{Client: client}).Catalog(context.Background()); err == nil || !strings.Contains(err.Error(), "list mutatingwebhookconfigurations was refused") {
+		t.Fatalf("refused: %v", err)
+	}
+}
+
+// TestCached: the catalog is read once per TTL, however many ask, and again after it; a
+// refusal too is kept that long.
+func TestCached(t *testing.T) {
+	client := fake.NewClientset(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop"}})
+	var lists atomic.Int32
+	refuse := false
+	client.PrependReactor("list", "namespaces", func(k8stesting.Action) (bool, runtime.Object, error) {
+		lists.Add(1)
+		if refuse {
+			return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "namespaces"}, "", errors.New("no"))
+		}
+		return false, nil, nil
+	})
+	now := time.Unix(1e9, 0)
+	c := &Cached{Reader: Reader{Client: client}, TTL: 30 * time.Second, Now: func() time.Time { return now }}
+	for range 5 {
+		if cat, err := c.Catalog(context.Background()); err != nil || len(cat.Namespaces) != 1 {
+			t.Fatalf("%+v, %v", cat, err)
+		}
+	}
+	if n := lists.Load(); n != 1 {
+		t.Fatalf("%d lists within the TTL, want 1", n)
+	}
+	now = now.Add(30 * time.Second)
+	refuse = true
+	for range 3 {
+		if _, err := c.Catalog(context.Background()); err == nil {
+			t.Fatal("the refusal after the TTL was not read")
+		}
+	}
+	if n := lists.Load(); n != 2 {
+		t.Fatalf("%d lists, want 2 (one after the TTL, the refusal kept)", n)
 	}
 }

@@ -1,4 +1,3 @@
-// Package deploy holds the Helm chart; its test renders and lints the chart with Helm's own library.
 package deploy
 
 import (
@@ -6,29 +5,16 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"helm.sh/helm/v4/pkg/chart/common"
-	commonutil "helm.sh/helm/v4/pkg/chart/common/util"
 	"helm.sh/helm/v4/pkg/chart/v2/lint"
 	"helm.sh/helm/v4/pkg/chart/v2/lint/support"
-	loader "helm.sh/helm/v4/pkg/chart/v2/loader"
-	"helm.sh/helm/v4/pkg/engine"
 	appsv1 "k8s.io/api/apps/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/yaml"
 )
 
-const chartDir = "chart/sidecarlab"
-
 func render(t *testing.T, vals map[string]any) (map[string]string, error) {
 	t.Helper()
-	ch, err := loader.Load(chartDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rv, err := commonutil.ToRenderValues(ch, vals, common.ReleaseOptions{Name: "sidecarlab", Namespace: "tools"}, common.DefaultCapabilities)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return engine.Render(ch, rv)
+	return Render("tools", vals)
 }
 
 func deployment(t *testing.T, files map[string]string) appsv1.Deployment {
@@ -114,8 +100,65 @@ func TestChartRenders(t *testing.T) {
 	}
 }
 
+// TestChartClusterRead: by default the pod has no token of the API server's and no RBAC; with
+// cluster.read it reads with exactly get/list namespaces, list webhooks and get ConfigMaps in
+// Istio's namespace (what clustermesh.Reader asks; the control plane's tests apply these
+// objects to a real API server and take each rule away), bound to its ServiceAccount.
+func TestChartClusterRead(t *testing.T) {
+	files, err := render(t, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := deployment(t, files)
+	if a := d.Spec.Template.Spec.AutomountServiceAccountToken; a == nil || *a {
+		t.Fatalf("automountServiceAccountToken %v by default, want false", a)
+	}
+	if strings.TrimSpace(files[Release+"/templates/rbac.yaml"]) != "" || strings.Contains(strings.Join(d.Spec.Template.Spec.Containers[0].Args, " "), "--cluster-read") {
+		t.Fatalf("RBAC or --cluster-read without cluster.read:\n%s", files[Release+"/templates/rbac.yaml"])
+	}
+	files, err = render(t, map[string]any{"cluster": map[string]any{"read": true, "istioNamespace": "istio-canary"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d = deployment(t, files)
+	if a := d.Spec.Template.Spec.AutomountServiceAccountToken; a == nil || !*a || d.Spec.Template.Spec.ServiceAccountName != Release {
+		t.Fatalf("cluster.read: automount %v, ServiceAccount %q", a, d.Spec.Template.Spec.ServiceAccountName)
+	}
+	args := strings.Join(d.Spec.Template.Spec.Containers[0].Args, " ")
+	if !strings.Contains(args, "--cluster-read --istio-namespace=istio-canary") {
+		t.Fatalf("cluster.read: args %q", args)
+	}
+	cr, err := RenderClusterRead("tools", "istio-canary")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type rule struct{ group, resource, verbs, namespace string }
+	var got []rule
+	for _, r := range cr.ClusterRole.Rules {
+		got = append(got, rule{strings.Join(r.APIGroups, ","), strings.Join(r.Resources, ","), strings.Join(r.Verbs, ","), ""})
+	}
+	for _, r := range cr.Role.Rules {
+		got = append(got, rule{strings.Join(r.APIGroups, ","), strings.Join(r.Resources, ","), strings.Join(r.Verbs, ","), cr.Role.Namespace})
+	}
+	want := []rule{{"", "namespaces", "get,list", ""}, {"admissionregistration.k8s.io", "mutatingwebhookconfigurations", "list", ""}, {"", "configmaps", "get", "istio-canary"}}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(rule{})); diff != "" {
+		t.Fatalf("rules (-want +got):\n%s", diff)
+	}
+	for _, b := range []struct {
+		role, want string
+		subjects   []rbacv1.Subject
+	}{{cr.ClusterRoleBinding.RoleRef.Name, cr.ClusterRole.Name, cr.ClusterRoleBinding.Subjects}, {cr.RoleBinding.RoleRef.Name, cr.Role.Name, cr.RoleBinding.Subjects}} {
+		if b.role != b.want || len(b.subjects) != 1 || b.subjects[0].Name != cr.ServiceAccount.Name || b.subjects[0].Namespace != "tools" {
+			t.Errorf("binding of %q to %+v, want the ServiceAccount %s in tools", b.role, b.subjects, cr.ServiceAccount.Name)
+		}
+	}
+	if cr.RoleBinding.Namespace != "istio-canary" {
+		t.Errorf("RoleBinding in %q, want Istio's namespace", cr.RoleBinding.Namespace)
+	}
+}
+
 func TestChartLints(t *testing.T) {
-	l := lint.RunAll(chartDir, nil, "tools")
+	l := lint.RunAll(ChartDir(), nil, "tools")
 	for _, m := range l.Messages {
 		t.Log(m)
 	}

@@ -105,12 +105,6 @@ type Install struct {
 // templates, values and mesh config (counted as three times the text).
 func (in *Install) size() int64 {
 	text := len(in.InjectorConfig) + len(in.Values) + len(in.MeshConfigYAML)
-	if in.Options.Mesh.IstioTemplates {
-		// A compacted mesh's config has no templates; the installation parsed Istio's again.
-		for _, t := range in.rawTemplates {
-			text += len(t)
-		}
-	}
 	return 4*int64(text) + int64(len(in.Webhooks))
 }
 
@@ -226,15 +220,18 @@ func renderConfigMaps(o InstallOptions) (ConfigMaps, error) {
 // other than builtin are refused (for options that are not the default).
 func buildInstall(o InstallOptions, cm ConfigMaps, policy InstallPolicy, builtin map[string]string) (*Install, error) {
 	in := &Install{Options: o, Hash: o.Hash(), InjectorConfig: cm.InjectorConfig, Values: cm.Values, MeshConfigYAML: cm.MeshConfigYAML, Webhooks: cm.Webhooks}
+	if o.Mesh.IstioTemplates {
+		// A compacted mesh (CompactMesh): its config again with its templates, the embedded
+		// Istio's, as the cluster holds it — for the injector, the admission webhook and a
+		// reproduction's inject-config.yaml alike.
+		var err error
+		if in.InjectorConfig, err = restoredConfig(in.InjectorConfig); err != nil {
+			return nil, &InputError{Field: o.partField(o.Mesh.InjectorConfig), ID: "injector-config", Params: errParams("error", err.Error()), Msg: "injector config: " + err.Error()}
+		}
+	}
 	// Read as istioctl kube-inject reads --injectConfigFile: a rendered config is always the
 	// ConfigMap's, a mesh's own may be one bare template.
-	read := injectorTemplates
-	if o.Mesh.IstioTemplates {
-		// A compacted mesh (CompactMesh): the config without its templates, which are the
-		// embedded Istio's.
-		read = compactedConfig
-	}
-	cfg, err := read(in.InjectorConfig)
+	cfg, err := injectorTemplates(in.InjectorConfig)
 	if err != nil {
 		return nil, &InputError{Field: o.partField(o.Mesh.InjectorConfig), ID: "injector-config", Params: errParams("error", err.Error()), Msg: "injector config: " + err.Error()}
 	}

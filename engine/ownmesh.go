@@ -114,15 +114,19 @@ func injectorTemplates(text string) (*inject.Config, error) {
 	return &cfg, nil
 }
 
-// compactedConfig is a compacted mesh's injector config (CompactMesh) with the embedded Istio's
+// restoredConfig is a compacted mesh's injector config (CompactMesh) with the embedded Istio's
 // templates put back.
-func compactedConfig(text string) (*inject.Config, error) {
-	cfg, err := inject.UnmarshalConfig([]byte(text))
-	if err != nil {
-		return nil, err
+func restoredConfig(text string) (string, error) {
+	var whole map[string]any
+	if err := yaml.Unmarshal([]byte(text), &whole); err != nil {
+		return "", err
 	}
-	cfg.RawTemplates = maps.Clone(builtinTemplates())
-	return &cfg, nil
+	if whole == nil {
+		whole = map[string]any{}
+	}
+	whole["templates"] = builtinTemplates()
+	b, err := yaml.Marshal(whole)
+	return string(b), err
 }
 
 // ownInstall is the installation of options that carry a mesh's own configuration: the one the

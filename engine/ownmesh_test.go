@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"istio.io/istio/pkg/kube/inject"
 	"sigs.k8s.io/yaml"
 )
 
@@ -458,5 +460,13 @@ func TestCompactMeshSize(t *testing.T) {
 	}
 	if b.size() < a.size()*9/10 {
 		t.Fatalf("the compacted mesh's installation is counted as %d bytes, the whole one's %d", b.size(), a.size())
+	}
+	// Its ConfigMap text has its templates again, as the cluster's has: what the admission
+	// webhook and a reproduction's inject-config.yaml read.
+	for name, in := range map[string]*Install{"whole": a, "compacted": b} {
+		cfg, err := inject.UnmarshalConfig([]byte(in.InjectorConfig))
+		if err != nil || !maps.Equal(cfg.RawTemplates, builtinTemplates()) {
+			t.Errorf("%s: the installation's injector config has templates %v (%v), want Istio's", name, slices.Collect(maps.Keys(cfg.RawTemplates)), err)
+		}
 	}
 }

@@ -21,6 +21,12 @@ type InjectRequest struct {
 	// istio-sidecar-injector istio -o yaml` prints it: read into settings.install.mesh and,
 	// unless it names one, settings.install.revision.
 	MeshConfigMaps string `json:"meshConfigMaps,omitempty"`
+	// ClusterMesh is a revision (or revision tag) of the server's own cluster (serve
+	// --cluster-read): its mesh is read into settings.install.mesh and settings.install.revision.
+	// ClusterNamespace is a namespace of that cluster: its name and labels are read into
+	// settings.namespace.
+	ClusterMesh      string `json:"clusterMesh,omitempty"`
+	ClusterNamespace string `json:"clusterNamespace,omitempty"`
 }
 
 // apiMesh says which mesh of the user's own injected: its revision, the Istio that installed
@@ -45,21 +51,44 @@ func meshOf(in engine.InstallOptions) *apiMesh {
 	return m
 }
 
-// ownMesh reads the request's MeshConfigMaps into its settings, and keeps the mesh compacted
-// (engine.CompactMesh: the templates left out when they are Istio's), as its link will.
-func (req *InjectRequest) ownMesh() error {
+// ownMesh reads the request's MeshConfigMaps, or its cluster's mesh and namespace, into its
+// settings, and keeps the mesh compacted (engine.CompactMesh: the templates left out when they
+// are Istio's), as its link will.
+func (s *server) ownMesh(ctx context.Context, req *InjectRequest) error {
 	in := &req.Settings.Install
-	if req.MeshConfigMaps != "" {
-		if !in.Mesh.IsZero() {
-			return httpError{status: http.StatusBadRequest, id: "errors.api.mesh-twice", args: []any{"ConfigMaps", `"meshConfigMaps"`, "Mesh", `"settings.install.mesh"`}}
+	given := 0
+	for _, g := range []bool{req.MeshConfigMaps != "", req.ClusterMesh != "", !in.Mesh.IsZero()} {
+		if g {
+			given++
 		}
+	}
+	if given > 1 {
+		return httpError{status: http.StatusBadRequest, id: "errors.api.mesh-twice", args: []any{"ConfigMaps", `"meshConfigMaps", "clusterMesh"`, "Mesh", `"settings.install.mesh"`}}
+	}
+	if req.ClusterNamespace != "" {
+		if ns := req.Settings.Namespace; ns.Name != "" || len(ns.Labels) > 0 {
+			return httpError{status: http.StatusBadRequest, id: "errors.api.namespace-twice", args: []any{"Cluster", `"clusterNamespace"`, "Namespace", `"settings.namespace"`}}
+		}
+		ns, err := s.clusterNamespace(ctx, req.ClusterNamespace)
+		if err != nil {
+			return err
+		}
+		req.Settings.Namespace, req.ClusterNamespace = ns, ""
+	}
+	switch {
+	case req.MeshConfigMaps != "":
 		if err := pastedMesh(req.MeshConfigMaps, in); err != nil {
 			return err
 		}
 		req.MeshConfigMaps = ""
-		return nil
+	case req.ClusterMesh != "":
+		if err := s.clusterMesh(ctx, req.ClusterMesh, in); err != nil {
+			return err
+		}
+		req.ClusterMesh = ""
+	default:
+		in.Mesh = engine.CompactMesh(in.Mesh)
 	}
-	in.Mesh = engine.CompactMesh(in.Mesh)
 	return nil
 }
 
@@ -134,7 +163,7 @@ func (s *server) handleAPIInject() http.Handler {
 		if err := readJSONBody(w, r, s.cfg.MaxBodyBytes, &req); err != nil {
 			return err
 		}
-		if err := req.ownMesh(); err != nil {
+		if err := s.ownMesh(r.Context(), &req); err != nil {
 			return err
 		}
 		if err := checkNamespace(req.Settings.Namespace); err != nil {

@@ -225,6 +225,7 @@ func (s *server) renderViewWith(w http.ResponseWriter, r *http.Request, v view, 
 	if err != nil {
 		return err
 	}
+	p.Cluster = s.clusterChoices(r.Context(), i18n.FromContext(r.Context()))
 	title, _ := p.Head.In(i18n.FromContext(r.Context()))
 	p.EmbedSnippet = embedSnippet(s.origin(r), p.EmbedHref, title)
 	p.Sharing = s.cfg.Links != nil
@@ -326,8 +327,19 @@ func (s *server) formView(w http.ResponseWriter, r *http.Request) (view, error) 
 	if err := readMesh(f, &st.Settings.Install); err != nil {
 		return view{}, err
 	}
+	// This cluster's mesh, chosen in the settings, replaces the one the form carried.
+	if err := s.clusterMesh(r.Context(), f.Get("clusterMesh"), &st.Settings.Install); err != nil {
+		return view{}, err
+	}
 	st = st.canonical()
 	ns, nsErr := readNamespace(f)
+	if name := f.Get("clusterNamespace"); name != "" {
+		// A namespace of this cluster replaces what the group's fields held.
+		ns, nsErr = s.clusterNamespace(r.Context(), name)
+		if he := (httpError{}); errors.As(nsErr, &he) {
+			return view{}, nsErr
+		}
+	}
 	if nsErr == nil {
 		st.Settings.Namespace = ns
 	}

@@ -72,6 +72,9 @@ type Config struct {
 	TrustedProxies []netip.Prefix
 	// Links stores shared links; nil turns sharing off.
 	Links LinkStore
+	// Cluster is the cluster whose mesh and namespaces the page offers (serve --cluster-read);
+	// nil offers none.
+	Cluster Cluster
 	// StoreTimeout bounds one call to the link store (default 3 s), so that a hung database
 	// answers "sharing is unavailable" instead of holding the request.
 	StoreTimeout time.Duration
@@ -180,6 +183,8 @@ func New(logger *slog.Logger, eng func() Engine, cfg Config) http.Handler {
 			// The catalog and the version are compiled in: they answer before the engine is ready.
 			r.Get("/annotations", s.handleAPIAnnotations().ServeHTTP)
 			r.Get("/version", s.handleAPIVersion().ServeHTTP)
+			// The server's own cluster, read-only (serve --cluster-read): its revisions and namespaces.
+			r.Get("/cluster", s.handleAPICluster().ServeHTTP)
 			// A stored state is read from the store alone: it answers before the engine is ready.
 			r.Get("/links/{id}", s.handleAPILink().ServeHTTP)
 		})

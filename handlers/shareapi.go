@@ -178,7 +178,7 @@ func (s *server) handleAPIShare() http.Handler {
 		if err := readJSONBody(w, r, s.cfg.MaxBodyBytes, &req); err != nil {
 			return err
 		}
-		if err := req.ownMesh(); err != nil {
+		if err := s.ownMesh(r.Context(), &req.InjectRequest); err != nil {
 			return err
 		}
 		if err := checkNamespace(req.Settings.Namespace); err != nil {

@@ -57,6 +57,8 @@ type Page struct {
 	Form    Form
 	Presets []PresetOption
 	Modes   []Option
+	// Cluster is what the server's own cluster offers (serve --cluster-read), nil for none.
+	Cluster *ClusterChoices
 	// Panel is the annotation panel's catalog part, rendered once (see AnnotationGroups).
 	Panel templ.Component
 	// Search is the annotation panel's search box; with a query, Panel holds only the matches.
@@ -167,6 +169,17 @@ type NamespaceForm struct {
 	// Enforces are the enforce level's choices (the first, empty, is "not set").
 	Enforces []Option
 	// Error is what is wrong with what was typed, naming the field (empty when nothing is).
+	Error string
+}
+
+// ClusterChoices are the server's cluster's Istio revisions (a setting: inject with that
+// revision's mesh, read when the form is applied) and its namespaces (the Cluster tab's
+// namespace, its labels read when applied), or why they could not be listed.
+type ClusterChoices struct {
+	Revisions, Namespaces []Option
+	// More says the cluster has more namespaces than the Count listed.
+	More  bool
+	Count int
 	Error string
 }
 

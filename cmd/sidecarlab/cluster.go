@@ -30,9 +30,9 @@ func (f *clusterFlags) register(c *cli, cmd *cobra.Command) {
 // given reports whether a cluster is named.
 func (f *clusterFlags) given() bool { return f.context != "" || f.kubeconfig != "" }
 
-// read reads the mesh that injects Pods in namespace (see clustermesh.Reader.Read) and says on
-// stderr which revision it read, and why.
-func (f *clusterFlags) read(c *cli, namespace, revision string) (*clustermesh.Mesh, error) {
+// reader is a clustermesh.Reader of the cluster the flags name, as kubectl finds it: with no
+// kubeconfig at all, in a pod, the pod's own ServiceAccount (serve --cluster-read in the chart).
+func (f *clusterFlags) reader(c *cli) (clustermesh.Reader, error) {
 	rules := &clientcmd.ClientConfigLoadingRules{ExplicitPath: f.kubeconfig}
 	if env := c.getenv(clientcmd.RecommendedConfigPathEnvVar); env != "" {
 		rules.Precedence = filepath.SplitList(env)
@@ -41,13 +41,23 @@ func (f *clusterFlags) read(c *cli, namespace, revision string) (*clustermesh.Me
 	}
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: f.context}).ClientConfig()
 	if err != nil {
-		return nil, err
+		return clustermesh.Reader{}, err
 	}
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
+		return clustermesh.Reader{}, err
+	}
+	return clustermesh.Reader{Client: client, IstioNamespace: f.istioNamespace}, nil
+}
+
+// read reads the mesh that injects Pods in namespace (see clustermesh.Reader.Read) and says on
+// stderr which revision it read, and why.
+func (f *clusterFlags) read(c *cli, namespace, revision string) (*clustermesh.Mesh, error) {
+	r, err := f.reader(c)
+	if err != nil {
 		return nil, err
 	}
-	m, err := clustermesh.Reader{Client: client, IstioNamespace: f.istioNamespace}.Read(c.ctx, namespace, revision)
+	m, err := r.Read(c.ctx, namespace, revision)
 	if err != nil {
 		return nil, err
 	}

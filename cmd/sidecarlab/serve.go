@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sidecarlab/sidecarlab/clustermesh"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/handlers"
 	"github.com/sidecarlab/sidecarlab/sandbox"
@@ -56,6 +57,10 @@ type serveOptions struct {
 	quota      int64
 	cfg        handlers.Config
 	iso        isolation
+	// clusterRead reads the cluster the server runs in (or the one cluster names) for the
+	// page's "this cluster's mesh" and namespaces.
+	clusterRead bool
+	cluster     clusterFlags
 }
 
 func (o *serveOptions) register(c *cli, cmd *cobra.Command) {
@@ -87,12 +92,18 @@ func (o *serveOptions) register(c *cli, cmd *cobra.Command) {
 	fs.IntVar(&o.iso.limits.CPUSeconds, "worker-cpu-seconds", o.iso.limits.CPUSeconds, c.T("cli.flag.serve.worker_cpu_seconds"))
 	fs.Int64Var(&o.iso.limits.MemoryBytes, "worker-memory", o.iso.limits.MemoryBytes, c.T("cli.flag.serve.worker_memory"))
 	fs.IntVar(&o.iso.maxWorkers, "max-workers", 0, c.T("cli.flag.serve.max_workers"))
+	fs.BoolVar(&o.clusterRead, "cluster-read", false, c.T("cli.flag.serve.cluster_read"))
+	o.cluster.register(c, cmd)
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", c.T("cli.flag.serve.cpuprofile"))
 	_ = fs.MarkHidden("cpuprofile")
 	for _, name := range []string{"addr", "postgres", "max-body", "max-concurrent", "rate-limit", "share-rate-limit", "request-timeout", "public-url", "trusted-proxies", "store-quota", "worker-cpu-seconds", "worker-memory", "max-workers"} {
 		_ = cmd.RegisterFlagCompletionFunc(name, cobra.NoFileCompletions)
 	}
 }
+
+// clusterCatalogTTL is how long the page's list of the cluster's revisions and namespaces is
+// kept: a page served to a room asks the API server once in a while, not once a request.
+const clusterCatalogTTL = 30 * time.Second
 
 // serveRun serves the playground until ctx ends. It listens at once and renders the default
 // installation in the background: /healthz answers immediately, /readyz once the engine is ready.
@@ -107,6 +118,16 @@ func serveRun(c *cli, o serveOptions) error {
 	}
 	if cfg.PublicURL, err = publicURL(cfg.PublicURL); err != nil {
 		return usageError{c.T("cli.error.public_url", "Value", fmt.Sprintf("%q", cfg.PublicURL))}
+	}
+	if o.cluster.given() && !o.clusterRead {
+		return usageError{c.T("cli.error.cluster_read")}
+	}
+	if o.clusterRead {
+		r, err := o.cluster.reader(c)
+		if err != nil {
+			return err
+		}
+		cfg.Cluster = &clustermesh.Cached{Reader: r, TTL: clusterCatalogTTL}
 	}
 	logger := slog.New(slog.NewTextHandler(c.stderr, nil))
 	if o.cpuProfile != "" {

@@ -1,0 +1,167 @@
+package handlers
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/sidecarlab/sidecarlab/clustermesh"
+	"github.com/sidecarlab/sidecarlab/clustermesh/clustermeshtest"
+	"github.com/sidecarlab/sidecarlab/engine"
+)
+
+// shopLabels are the labels of namespace shop in clusterServer's cluster: it selects revision
+// canary, and Pod Security enforces baseline.
+var shopLabels = map[string]string{"istio.io/rev": "canary", "pod-security.kubernetes.io/enforce": "baseline"}
+
+// clusterServer is a server that reads a cluster (serve --cluster-read) holding two revisions
+// (clustermeshtest.Installed) and namespace shop; forbid, when set, refuses the client's
+// requests of that verb and resource.
+func clusterServer(t *testing.T, forbid ...string) http.Handler {
+	t.Helper()
+	newServer(t)
+	objs := append(clustermeshtest.Installed(t, eng), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop", Labels: shopLabels}})
+	client := fake.NewClientset(objs...)
+	for i := 0; i+1 < len(forbid); i += 2 {
+		resource := forbid[i+1]
+		client.PrependReactor(forbid[i], resource, func(k8stesting.Action) (bool, runtime.Object, error) {
+			return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: resource}, "", errors.New("RBAC says no"))
+		})
+	}
+	cluster := &clustermesh.Cached{Reader: clustermesh.Reader{Client: client}, TTL: time.Minute}
+	return New(testLogger(), func() Engine { return eng }, testConfig(Config{Cluster: cluster}))
+}
+
+// options are a select's options' values and texts.
+func options(r response, testID string) (values, texts []string) {
+	testid(r, testID).Find("option").Each(func(_ int, o *goquery.Selection) {
+		values = append(values, o.AttrOr("value", ""))
+		texts = append(texts, o.Text())
+	})
+	return values, texts
+}
+
+// TestFormClusterMesh: a server that reads its cluster offers the cluster's revisions (with
+// their tags) and namespaces (with their labels) in the settings; choosing a revision injects
+// with its mesh, read into the link (compacted: its values, mesh config and webhooks), and
+// choosing a namespace sets the Cluster tab's namespace to its name and labels. A server that
+// reads none offers nothing and refuses both.
+func TestFormClusterMesh(t *testing.T) {
+	h := clusterServer(t)
+	page := get(t, h, "/")
+	revs, revTexts := options(page, "cluster-mesh")
+	nss, nsTexts := options(page, "cluster-namespace")
+	if strings.Join(revs, ",") != ",canary,default" || revTexts[2] != "default (tags: prod)" {
+		t.Fatalf("revisions %q %q", revs, revTexts)
+	}
+	if strings.Join(nss, ",") != ",shop" || !strings.Contains(nsTexts[1], "shop (istio.io/rev=canary, pod-security.kubernetes.io/enforce=baseline)") {
+		t.Fatalf("namespaces %q %q", nss, nsTexts)
+	}
+	if testid(get(t, newServer(t), "/"), "cluster-mesh").Length() != 0 {
+		t.Fatal("a server that reads no cluster offers its mesh")
+	}
+
+	st := decodeLocation(t, postForm(t, h, url.Values{"manifest": {deploymentYAML}, "clusterMesh": {"canary"}, "clusterNamespace": {"shop"}}))
+	in := st.Settings.Install
+	if in.Revision != "canary" || !in.Mesh.IstioTemplates || !strings.Contains(in.Mesh.Webhooks, "istio-sidecar-injector-canary") || strings.Contains(in.Mesh.Webhooks, "name: istio-sidecar-injector\n") {
+		t.Fatalf("revision %q, compacted %v, webhooks:\n%.300s", in.Revision, in.Mesh.IstioTemplates, in.Mesh.Webhooks)
+	}
+	if st.Settings.Namespace.Name != "shop" || st.Settings.Namespace.Labels["istio.io/rev"] != "canary" || st.Settings.Namespace.Labels["pod-security.kubernetes.io/enforce"] != "baseline" {
+		t.Fatalf("namespace %+v", st.Settings.Namespace)
+	}
+	linked := get(t, h, stateLink(t, st))
+	if !strings.Contains(linked.body, "cpu: "+clustermeshtest.CanaryCPU) || !strings.Contains(strings.Join(strings.Fields(testid(linked, "install-mesh-used").Text()), " "), "revision canary") {
+		t.Fatal("the link does not inject with revision canary's mesh")
+	}
+	// A tag is its revision's mesh.
+	if st := decodeLocation(t, postForm(t, h, url.Values{"manifest": {deploymentYAML}, "clusterMesh": {"prod"}})); st.Settings.Install.Revision != "" || st.Settings.Install.Mesh.IsZero() {
+		t.Fatalf("tag prod: %+v", st.Settings.Install)
+	}
+	for _, c := range []struct {
+		h      http.Handler
+		field  string
+		status int
+		want   string
+	}{
+		{h, "clusterMesh=nope", http.StatusUnprocessableEntity, `no revision or revision tag &#34;nope&#34;`},
+		{h, "clusterNamespace=gone", http.StatusUnprocessableEntity, "get namespaces gone found nothing"},
+		{newServer(t), "clusterMesh=canary", http.StatusNotFound, "This server does not read its cluster"},
+		{newServer(t), "clusterNamespace=shop", http.StatusNotFound, "This server does not read its cluster"},
+		{clusterServer(t, "get", "configmaps"), "clusterMesh=canary", http.StatusBadGateway, "get configmaps istio-sidecar-injector-canary in namespace istio-system was refused"},
+	} {
+		k, v, _ := strings.Cut(c.field, "=")
+		r := postForm(t, c.h, url.Values{"manifest": {deploymentYAML}, k: {v}})
+		if r.status != c.status || !strings.Contains(r.body, c.want) {
+			t.Errorf("%s: %d, want %d with %q", c.field, r.status, c.status, c.want)
+		}
+	}
+	// A cluster that cannot be listed is said where the choices would be; the page still works.
+	r := get(t, clusterServer(t, "list", "namespaces"), "/")
+	if r.status != http.StatusOK || !strings.Contains(testid(r, "cluster-error").Text(), "list namespaces was refused") || testid(r, "cluster-mesh").Length() != 0 {
+		t.Fatalf("%d: %q", r.status, testid(r, "cluster-error").Text())
+	}
+}
+
+// TestAPIClusterMesh: GET /api/v1/cluster lists what clusterMesh and clusterNamespace may name;
+// an injection with them injects with that revision's mesh and admits into that namespace
+// through that revision's webhooks. Each is refused with its twin, and by a server that reads
+// no cluster.
+func TestAPIClusterMesh(t *testing.T) {
+	h := clusterServer(t)
+	r := get(t, h, "/api/v1/cluster")
+	var cat apiCluster
+	if err := json.Unmarshal([]byte(r.body), &cat); err != nil || r.status != http.StatusOK {
+		t.Fatalf("%d %s: %v", r.status, r.body, err)
+	}
+	if len(cat.Revisions) != 2 || cat.Revisions[1].Name != "default" || strings.Join(cat.Revisions[1].Tags, ",") != "prod" || len(cat.Namespaces) != 1 || cat.Namespaces[0].Labels["istio.io/rev"] != "canary" {
+		t.Fatalf("%+v", cat)
+	}
+	status, body, top := postAPI(t, h, "?include=output,admission", InjectRequest{Manifest: deploymentYAML, ClusterMesh: "canary", ClusterNamespace: "shop"})
+	if status != http.StatusOK {
+		t.Fatalf("%d: %s", status, body)
+	}
+	var out string
+	var mesh apiMesh
+	var adm []struct{ Injected, Admitted bool }
+	_ = json.Unmarshal(top["output"], &out)
+	_ = json.Unmarshal(top["mesh"], &mesh)
+	_ = json.Unmarshal(top["admission"], &adm)
+	if !strings.Contains(out, "cpu: "+clustermeshtest.CanaryCPU) || mesh.Revision != "canary" || mesh.Templates != "istio" {
+		t.Fatalf("mesh %+v; output:\n%.400s", mesh, out)
+	}
+	if len(adm) != 1 || !adm[0].Injected {
+		t.Fatalf("admission into shop through canary's webhooks: %+v", adm)
+	}
+	for _, c := range []struct {
+		h      http.Handler
+		req    InjectRequest
+		status int
+		want   string
+	}{
+		{h, InjectRequest{Manifest: deploymentYAML, ClusterMesh: "canary", MeshConfigMaps: canaryConfigMaps(t, nil)}, http.StatusBadRequest, "not both"},
+		{h, InjectRequest{Manifest: deploymentYAML, ClusterNamespace: "shop", Settings: engine.Settings{Namespace: engine.Namespace{Name: "shop"}}}, http.StatusBadRequest, "not both"},
+		{newServer(t), InjectRequest{Manifest: deploymentYAML, ClusterMesh: "canary"}, http.StatusNotFound, "serve --cluster-read"},
+		{clusterServer(t, "list", "mutatingwebhookconfigurations"), InjectRequest{Manifest: deploymentYAML, ClusterMesh: "canary"}, http.StatusBadGateway, "list mutatingwebhookconfigurations was refused"},
+	} {
+		if status, body, _ := postAPI(t, c.h, "", c.req); status != c.status || !strings.Contains(body, c.want) {
+			t.Errorf("%+v: %d %s, want %d with %q", c.req, status, body, c.status, c.want)
+		}
+	}
+	if r := get(t, newServer(t), "/api/v1/cluster"); r.status != http.StatusNotFound {
+		t.Fatalf("no cluster: %d %s", r.status, r.body)
+	}
+}

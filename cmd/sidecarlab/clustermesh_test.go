@@ -1,25 +1,29 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
-	corev1 "k8s.io/api/core/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/sidecarlab/sidecarlab/deploy"
 	"github.com/sidecarlab/sidecarlab/explain"
 	"github.com/sidecarlab/sidecarlab/internal/testcluster"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
 // admitFromCluster is `sidecarlab admit -o json --kubeconfig K -n NAMESPACE`: the namespace's
@@ -131,61 +135,178 @@ func TestClusterMeshInject(t *testing.T) {
 	}
 }
 
-// readerRules are the least a ServiceAccount needs to read the mesh: what the Helm chart's
-// cluster.read role grants.
-var readerRules = []rbacv1.PolicyRule{
-	{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: []string{"get"}},
-	{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get"}},
-	{APIGroups: []string{"admissionregistration.k8s.io"}, Resources: []string{"mutatingwebhookconfigurations"}, Verbs: []string{"list"}},
-}
-
-// TestClusterMeshPermissions: a ServiceAccount with readerRules reads the mesh; without any one
-// of them the error names the request the cluster refused.
+// TestClusterMeshPermissions: the Helm chart's cluster.read objects (deploy.RenderClusterRead),
+// applied as they are, let its ServiceAccount read the mesh for `admit --kubeconfig` and for
+// `serve --cluster-read` (the cluster's revisions and namespaces, an injection with this
+// cluster's mesh and namespace, as `inject --revision` gives). Without any one verb of its
+// rules, what needs it fails naming the request the cluster refused.
 func TestClusterMeshPermissions(t *testing.T) {
 	t.Parallel()
 	c := needCluster(t)
 	ns := c.namespace(t, nsCell{name: "reader", labels: map[string]string{"istio-injection": "enabled"}})
 	pod := manifestOf(t, (podCell{name: "web"}).pod(ns))
-	for i := -1; i < len(readerRules); i++ {
-		rules := slices.Clone(readerRules)
-		var want string
+	chart, err := deploy.RenderClusterRead(ns, "istio-system")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _, err := runCLI(t, pod, append([]string{"inject", "-f", "-", "--revision", "cni"}, setFlags(testcluster.CNI)...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	grants := chartGrants(*chart)
+	for i := -1; i < len(grants); i++ {
+		cr := *chart
+		name := "reader"
 		if i >= 0 {
-			rules = slices.Delete(rules, i, i+1)
-			want = fmt.Sprintf("%s %s", readerRules[i].Verbs[0], readerRules[i].Resources[0])
+			cr = grants[i].without(*chart)
+			name = fmt.Sprintf("reader-no-%s-%s", grants[i].verb, grants[i].resource)
 		}
-		kubeconfig := c.serviceAccountKubeconfig(t, fmt.Sprintf("reader-%d", i+1), rules)
-		_, stderr, err := runCLI(t, pod, "admit", "-f", "-", "--kubeconfig", kubeconfig, "-n", ns)
-		switch {
-		case i < 0 && err != nil:
-			t.Errorf("with every rule: %v\n%s", err, stderr)
-		case i >= 0 && (err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "was refused")):
-			t.Errorf("without %s: %v", want, err)
+		kubeconfig := c.applyClusterRead(t, name, cr)
+		failed := useClusterRead(t, kubeconfig, ns, pod, want)
+		if i < 0 {
+			if failed != "" {
+				t.Errorf("with the chart's rules:\n%s", failed)
+			}
+			continue
+		}
+		t.Logf("without %s %s:\n%s", grants[i].verb, grants[i].resource, failed)
+		refused := fmt.Sprintf("%s %s", grants[i].verb, grants[i].resource)
+		if !strings.Contains(failed, refused) || !strings.Contains(failed, "was refused") {
+			t.Errorf("without %s: %q", refused, failed)
 		}
 	}
 }
 
-// serviceAccountKubeconfig makes a ServiceAccount with the rules (cluster-wide) and writes a
-// kubeconfig with a token of it.
-func (c *testCluster) serviceAccountKubeconfig(t *testing.T, name string, rules []rbacv1.PolicyRule) string {
+// grant is one verb on one resource of the chart's ClusterRole or Role.
+type grant struct {
+	namespaced     bool // the Role's (in Istio's namespace), else the ClusterRole's
+	rule           int
+	verb, resource string
+	group          string
+}
+
+// chartGrants are every verb of every rule of cluster.read's roles.
+func chartGrants(cr deploy.ClusterRead) []grant {
+	var out []grant
+	for _, role := range []struct {
+		namespaced bool
+		rules      []rbacv1.PolicyRule
+	}{{false, cr.ClusterRole.Rules}, {true, cr.Role.Rules}} {
+		for i, r := range role.rules {
+			for _, v := range r.Verbs {
+				out = append(out, grant{namespaced: role.namespaced, rule: i, verb: v, resource: r.Resources[0], group: r.APIGroups[0]})
+			}
+		}
+	}
+	return out
+}
+
+// without is cr with g's verb taken from its rule.
+func (g grant) without(cr deploy.ClusterRead) deploy.ClusterRead {
+	rules := &cr.ClusterRole.Rules
+	if g.namespaced {
+		rules = &cr.Role.Rules
+	}
+	*rules = slices.Clone(*rules)
+	r := (*rules)[g.rule]
+	r.Verbs = slices.DeleteFunc(slices.Clone(r.Verbs), func(v string) bool { return v == g.verb })
+	(*rules)[g.rule] = r
+	if len(r.Verbs) == 0 {
+		*rules = slices.Delete(*rules, g.rule, g.rule+1) // a rule needs a verb
+	}
+	return cr
+}
+
+// useClusterRead reads the cluster with kubeconfig as `admit --kubeconfig -n namespace` and as
+// `serve --cluster-read` does (the catalog, the page's choices, an injection with revision cni's
+// mesh into namespace, whose output must be want), and says what failed ("" for nothing).
+func useClusterRead(t *testing.T, kubeconfig, namespace, pod, want string) string {
+	t.Helper()
+	var failed []string
+	if _, stderr, err := runCLI(t, pod, "admit", "-f", "-", "--kubeconfig", kubeconfig, "-n", namespace); err != nil {
+		failed = append(failed, fmt.Sprintf("admit: %v %s", err, stderr))
+	}
+	s := startServe(t, "--cluster-read", "--kubeconfig", kubeconfig)
+	defer func() { s.stop(); s.waitStopped(t) }()
+	status, _, body := s.get(t, "/api/v1/cluster")
+	var cat struct {
+		Revisions, Namespaces []struct{ Name string }
+		Error                 struct{ Message string }
+	}
+	_ = json.Unmarshal([]byte(body), &cat)
+	has := func(list []struct{ Name string }, name string) bool {
+		return slices.ContainsFunc(list, func(x struct{ Name string }) bool { return x.Name == name })
+	}
+	if status != http.StatusOK || !has(cat.Revisions, "cni") || !has(cat.Namespaces, namespace) {
+		failed = append(failed, fmt.Sprintf("GET /api/v1/cluster: %d %s", status, cat.Error.Message))
+	}
+	if _, _, page := s.get(t, "/"); !strings.Contains(page, `<option value="cni">`) || !strings.Contains(page, `<option value="`+namespace+`">`) {
+		failed = append(failed, "the page offers no revision cni or namespace "+namespace)
+	}
+	req, _ := json.Marshal(map[string]string{"manifest": pod, "clusterMesh": "cni", "clusterNamespace": namespace})
+	resp, err := http.Post(s.base+"/api/v1/inject?include=output", "application/json", bytes.NewReader(req))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Output string
+		Error  struct{ Message string }
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK || out.Output != want {
+		failed = append(failed, fmt.Sprintf("POST /api/v1/inject: %d %s", resp.StatusCode, out.Error.Message))
+	}
+	return strings.Join(failed, "\n")
+}
+
+// applyClusterRead creates the chart's cluster.read objects, each named name-<run>, waits until
+// the API server authorizes what their rules grant, and writes a kubeconfig with a token of
+// their ServiceAccount.
+func (c *testCluster) applyClusterRead(t *testing.T, name string, cr deploy.ClusterRead) string {
 	t.Helper()
 	ctx := context.Background()
-	const ns = "default"
 	name += "-" + runID()
-	create := func(err error) {
+	create := func(_ any, err error) {
 		t.Helper()
 		if err != nil && !apierrors.IsAlreadyExists(err) {
 			t.Fatal(err)
 		}
 	}
-	_, err := c.client.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
-	create(err)
-	_, err = c.client.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: rules}, metav1.CreateOptions{})
-	create(err)
-	_, err = c.client.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name},
-		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: name},
-		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: name, Namespace: ns}}}, metav1.CreateOptions{})
-	create(err)
-	tok, err := c.client.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	// The ServiceAccount goes where Helm installs the release: the namespace its bindings name.
+	sa := cr.ServiceAccount
+	sa.Name, sa.Namespace = name, cr.ClusterRoleBinding.Subjects[0].Namespace
+	subjects := []rbacv1.Subject{{Kind: "ServiceAccount", Name: name, Namespace: sa.Namespace}}
+	cr.ClusterRole.Name, cr.ClusterRoleBinding.Name, cr.Role.Name, cr.RoleBinding.Name = name, name, name, name
+	cr.ClusterRoleBinding.RoleRef.Name, cr.RoleBinding.RoleRef.Name = name, name
+	cr.ClusterRoleBinding.Subjects, cr.RoleBinding.Subjects = subjects, subjects
+	create(c.client.CoreV1().ServiceAccounts(sa.Namespace).Create(ctx, &sa, metav1.CreateOptions{}))
+	create(c.client.RbacV1().ClusterRoles().Create(ctx, &cr.ClusterRole, metav1.CreateOptions{}))
+	create(c.client.RbacV1().ClusterRoleBindings().Create(ctx, &cr.ClusterRoleBinding, metav1.CreateOptions{}))
+	create(c.client.RbacV1().Roles(cr.Role.Namespace).Create(ctx, &cr.Role, metav1.CreateOptions{}))
+	create(c.client.RbacV1().RoleBindings(cr.RoleBinding.Namespace).Create(ctx, &cr.RoleBinding, metav1.CreateOptions{}))
+	// RBAC is authorized from the API server's informers: wait until it grants what was made.
+	user := "system:serviceaccount:" + sa.Namespace + ":" + name
+	for _, g := range chartGrants(cr) {
+		attrs := &authorizationv1.ResourceAttributes{Verb: g.verb, Group: g.group, Resource: g.resource}
+		if g.namespaced {
+			attrs.Namespace = cr.Role.Namespace
+		}
+		testkit.WaitFor(t, user+" may "+g.verb+" "+g.resource, func() bool {
+			r, err := c.client.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+				User: user, Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + sa.Namespace, "system:authenticated"}, ResourceAttributes: attrs}}, metav1.CreateOptions{})
+			return err == nil && r.Status.Allowed
+		})
+	}
+	return c.tokenKubeconfig(t, sa.Namespace, name)
+}
+
+// tokenKubeconfig writes a kubeconfig of the cluster with a token of the ServiceAccount.
+func (c *testCluster) tokenKubeconfig(t *testing.T, namespace, name string) string {
+	t.Helper()
+	tok, err := c.client.CoreV1().ServiceAccounts(namespace).CreateToken(context.Background(), name, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -126,7 +126,13 @@ func (r Reader) Read(ctx context.Context, namespace, revision string) (*Mesh, er
 		if c.Labels[revLabel] != engine.RevisionName(rev) {
 			continue
 		}
-		c.ManagedFields = nil
+		// What decides which Pods reach the injector, without what only the cluster needs: the
+		// object's bookkeeping, and the CA bundle istiod patches in (a long base64 text that a
+		// link need not carry and that reads as a secret to the link's scan).
+		c.ObjectMeta = metav1.ObjectMeta{Name: c.Name, Labels: c.Labels}
+		for i := range c.Webhooks {
+			c.Webhooks[i].ClientConfig.CABundle = nil
+		}
 		b, err := yaml.Marshal(c)
 		if err != nil {
 			return nil, err

@@ -89,6 +89,12 @@ func TestRead(t *testing.T) {
 				t.Errorf("%s/%s: webhook configuration %s of revision %q", c.namespace, c.revision, wc.Name, got)
 			}
 		}
+		// Without the cluster's bookkeeping and CA bundle.
+		for _, noise := range []string{"caBundle", "resourceVersion", "uid:", "creationTimestamp"} {
+			if strings.Contains(m.Own.Webhooks, noise) {
+				t.Errorf("%s/%s: the webhooks keep %s", c.namespace, c.revision, noise)
+			}
+		}
 		if !strings.Contains(m.Own.Values, `"revision": "`+m.Revision+`"`) || m.Own.InjectorConfig == "" || m.Own.MeshConfig == "" {
 			t.Errorf("%s/%s: not revision %q's ConfigMaps", c.namespace, c.revision, m.Revision)
 		}

@@ -16,10 +16,12 @@ import (
 	"time"
 )
 
-// baseURL is the server the tests drive; serverPID its process, for RSS.
+// baseURL is the server the tests drive; serverPID its process, for RSS; serverBin the binary,
+// for a test that starts one of its own.
 var (
 	baseURL   string
 	serverPID int
+	serverBin string
 )
 
 // serveArgs are flags the server starts with, before SIDECARLAB_SERVE_ARGS.
@@ -40,6 +42,7 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, "build:", err)
 			return 1
 		}
+		serverBin = bin
 		stop, url, pid, err := serve(bin, filepath.Join(dir, "links.db"))
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "serve:", err)
@@ -53,10 +56,10 @@ func TestMain(m *testing.M) {
 
 var listenRE = regexp.MustCompile(`msg=listening addr=(\S+)`)
 
-// serve starts the binary on a free loopback port and waits for /readyz. SIDECARLAB_SERVE_ARGS
-// adds flags; SIDECARLAB_SERVER_CPUS pins it to cores (taskset -c).
-func serve(bin, db string) (stop func(), url string, pid int, err error) {
-	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--db", db}, serveArgs...)
+// serve starts the binary on a free loopback port, with extra flags, and waits for /readyz.
+// SIDECARLAB_SERVE_ARGS adds flags; SIDECARLAB_SERVER_CPUS pins it to cores (taskset -c).
+func serve(bin, db string, extra ...string) (stop func(), url string, pid int, err error) {
+	args := append(append([]string{"serve", "--addr", "127.0.0.1:0", "--db", db}, serveArgs...), extra...)
 	if v := os.Getenv("SIDECARLAB_SERVE_ARGS"); v != "" {
 		args = append(args, regexp.MustCompile(`\s+`).Split(v, -1)...)
 	}

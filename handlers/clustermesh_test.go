@@ -83,6 +83,10 @@ func TestFormClusterMesh(t *testing.T) {
 	if st.Settings.Namespace.Name != "shop" || st.Settings.Namespace.Labels["istio.io/rev"] != "canary" || st.Settings.Namespace.Labels["pod-security.kubernetes.io/enforce"] != "baseline" {
 		t.Fatalf("namespace %+v", st.Settings.Namespace)
 	}
+	// Nothing of it reads as a secret (the cluster's CA bundle is left out): the link warns of none.
+	if found := engine.ScanSettings(st.Settings); len(found) > 0 {
+		t.Fatalf("the cluster's mesh reads as secrets: %+v", found)
+	}
 	linked := get(t, h, stateLink(t, st))
 	if !strings.Contains(linked.body, "cpu: "+clustermeshtest.CanaryCPU) || !strings.Contains(strings.Join(strings.Fields(testid(linked, "install-mesh-used").Text()), " "), "revision canary") {
 		t.Fatal("the link does not inject with revision canary's mesh")

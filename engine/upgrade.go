@@ -1,0 +1,254 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+
+	"google.golang.org/protobuf/reflect/protoreflect"
+	meshconfig "istio.io/api/mesh/v1alpha1"
+	"istio.io/istio/operator/pkg/apis"
+	"sigs.k8s.io/yaml"
+)
+
+// An upgrade preview has two sides: the old one injects with a mesh's own configuration (its
+// templates, values and mesh config: InstallOptions.Mesh), the new one with the embedded Istio
+// rendered with that mesh's settings carried over (Upgrade.New). The mesh's `values` is the old
+// chart's values already merged with its defaults, so feeding it back whole would pin the old
+// defaults, the old proxy image among them: only the keys that differ from the embedded chart's
+// defaults are carried, each one listed, and the reader may leave any out.
+
+// ValueKey is one key of a mesh's injector values that differs from the embedded chart's
+// defaults.
+type ValueKey struct {
+	// Path is the key's place in the values, e.g. global.proxy.resources.requests.cpu (a
+	// segment with a dot in it is quoted).
+	Path string `json:"path"`
+	// Yours is the mesh's value; Default the embedded chart's (absent when it has none).
+	Yours   any `json:"yours"`
+	Default any `json:"default,omitempty"`
+	// Unknown says the embedded Istio's values have no such key: it cannot be carried.
+	Unknown bool `json:"unknown,omitempty"`
+	// Carried says the new side sets it.
+	Carried bool `json:"carried"`
+}
+
+// Upgrade is how a mesh's settings are carried to the embedded Istio.
+type Upgrade struct {
+	// Keys are the values' keys that differ from the embedded chart's defaults.
+	Keys []ValueKey `json:"keys"`
+	// MeshUnknown are the mesh config's fields the embedded Istio does not know: left out.
+	MeshUnknown []string `json:"meshUnknown,omitempty"`
+	// New is the new side's install options: an IstioOperator overlay with the carried values,
+	// the mesh config and the revision.
+	New InstallOptions `json:"new"`
+}
+
+// NotCarriedByDefault are the keys an upgrade preview leaves to the new release unless the
+// reader carries them: the proxy image's registry and version, which the release sets.
+var NotCarriedByDefault = []string{"global.hub", "global.tag"}
+
+// PlanUpgrade compares the mesh of old (its values and mesh config) with the embedded Istio's
+// defaults and makes the new side's install options: every differing key that carry says to
+// carry (nil: all but NotCarriedByDefault), and the mesh config without its unknown fields.
+func (e *Engine) PlanUpgrade(ctx context.Context, old InstallOptions, carry func(path string) bool) (*Upgrade, error) {
+	if old.Mesh.IsZero() {
+		return nil, &InputError{Field: "your mesh", ID: "upgrade-no-mesh", Msg: "an upgrade preview needs your mesh's configuration (its ConfigMaps)"}
+	}
+	if carry == nil {
+		carry = func(path string) bool { return !slices.Contains(NotCarriedByDefault, path) }
+	}
+	def, err := e.Install(ctx, InstallOptions{})
+	if err != nil {
+		return nil, err
+	}
+	var yours, defaults map[string]any
+	if old.Mesh.Values != "" {
+		if err := json.Unmarshal([]byte(old.Mesh.Values), &yours); err != nil {
+			return nil, &InputError{Field: "your mesh", ID: "injector-values", Params: errParams("error", err.Error()), Msg: "injector values: " + err.Error()}
+		}
+	}
+	if err := json.Unmarshal([]byte(def.Values), &defaults); err != nil {
+		return nil, err
+	}
+	up := &Upgrade{}
+	schema := (&apis.Values{}).ProtoReflect().Descriptor()
+	carried := map[string]any{}
+	for _, k := range differingKeys(yours, defaults, nil) {
+		if k.path[0] == "revision" {
+			continue // the new side's revision is the old one's, as the install's
+		}
+		vk := ValueKey{Path: pathText(k.path), Yours: k.yours, Default: k.def, Unknown: !knownPath(schema, k.path)}
+		vk.Carried = !vk.Unknown && carry(vk.Path)
+		if vk.Carried {
+			setPath(carried, k.path, k.yours)
+		}
+		up.Keys = append(up.Keys, vk)
+	}
+	spec := map[string]any{}
+	if len(carried) > 0 {
+		spec["values"] = carried
+	}
+	rev := RevisionOf(old.Revision)
+	if rev == "" {
+		if r, ok := yours["revision"].(string); ok {
+			rev = RevisionOf(r)
+		}
+	}
+	if rev != "" {
+		spec["revision"] = rev
+	}
+	if strings.TrimSpace(old.Mesh.MeshConfig) != "" {
+		var m map[string]any
+		if err := yaml.Unmarshal([]byte(old.Mesh.MeshConfig), &m); err != nil {
+			return nil, &InputError{Field: "your mesh", ID: "mesh-config", Params: errParams("error", err.Error()), Msg: "mesh config: " + err.Error()}
+		}
+		meshSchema := (&meshconfig.MeshConfig{}).ProtoReflect().Descriptor()
+		for _, p := range unknownPaths(meshSchema, m, nil) {
+			up.MeshUnknown = append(up.MeshUnknown, pathText(p))
+			deletePath(m, p)
+		}
+		if len(m) > 0 {
+			spec["meshConfig"] = m
+		}
+	}
+	if len(spec) > 0 {
+		b, err := yaml.Marshal(map[string]any{"apiVersion": "install.istio.io/v1alpha1", "kind": "IstioOperator", "spec": spec})
+		if err != nil {
+			return nil, err
+		}
+		up.New.Overlay = string(b)
+	}
+	up.New.Revision = rev
+	return up, nil
+}
+
+// valueLeaf is a key of the mesh's values whose value differs from the defaults'.
+type valueLeaf struct {
+	path       []string
+	yours, def any
+}
+
+// differingKeys are the keys of yours whose values differ from defaults', deepest first where
+// both are maps with keys of their own (a map the defaults leave empty, such as podAnnotations,
+// is one key: its keys are the user's).
+func differingKeys(yours, defaults map[string]any, path []string) []valueLeaf {
+	var out []valueLeaf
+	for _, k := range slices.Sorted(maps.Keys(yours)) {
+		p := append(slices.Clip(path), k)
+		y := yours[k]
+		d, ok := defaults[k]
+		ym, yMap := y.(map[string]any)
+		dm, dMap := d.(map[string]any)
+		switch {
+		case yMap && dMap && len(dm) > 0:
+			out = append(out, differingKeys(ym, dm, p)...)
+		case !ok:
+			if yMap && len(ym) == 0 {
+				continue // nothing set
+			}
+			out = append(out, valueLeaf{path: p, yours: y})
+		case !reflect.DeepEqual(y, d):
+			out = append(out, valueLeaf{path: p, yours: y, def: d})
+		}
+	}
+	return out
+}
+
+// knownPath reports whether the message desc has a field at path (by its JSON or proto name):
+// below a map or a Struct any key is known.
+func knownPath(desc protoreflect.MessageDescriptor, path []string) bool {
+	for i, seg := range path {
+		f := desc.Fields().ByJSONName(seg)
+		if f == nil {
+			f = desc.Fields().ByName(protoreflect.Name(seg))
+		}
+		if f == nil {
+			return false
+		}
+		if i == len(path)-1 || f.IsMap() {
+			return true
+		}
+		if f.Message() == nil {
+			return false // a scalar has no keys
+		}
+		switch f.Message().FullName() {
+		case "google.protobuf.Struct", "google.protobuf.Value", "google.protobuf.Any":
+			return true
+		}
+		if f.IsList() {
+			return true // a list's items are checked by the render
+		}
+		desc = f.Message()
+	}
+	return true
+}
+
+// unknownPaths are the keys of m, a message desc as YAML, that desc does not have.
+func unknownPaths(desc protoreflect.MessageDescriptor, m map[string]any, path []string) [][]string {
+	var out [][]string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		p := append(slices.Clip(path), k)
+		if !knownPath(desc, p[len(path):]) {
+			out = append(out, p)
+			continue
+		}
+		f := desc.Fields().ByJSONName(k)
+		if f == nil {
+			f = desc.Fields().ByName(protoreflect.Name(k))
+		}
+		if sub, ok := m[k].(map[string]any); ok && f.Message() != nil && !f.IsMap() && !f.IsList() {
+			switch f.Message().FullName() {
+			case "google.protobuf.Struct", "google.protobuf.Value", "google.protobuf.Any":
+				continue
+			}
+			out = append(out, unknownPaths(f.Message(), sub, p)...)
+		}
+	}
+	return out
+}
+
+// setPath sets m's value at path, making the maps on the way.
+func setPath(m map[string]any, path []string, v any) {
+	for _, seg := range path[:len(path)-1] {
+		next, ok := m[seg].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			m[seg] = next
+		}
+		m = next
+	}
+	m[path[len(path)-1]] = v
+}
+
+// deletePath deletes m's key at path.
+func deletePath(m map[string]any, path []string) {
+	for _, seg := range path[:len(path)-1] {
+		next, ok := m[seg].(map[string]any)
+		if !ok {
+			return
+		}
+		m = next
+	}
+	delete(m, path[len(path)-1])
+}
+
+// pathText is a path as the preview shows it: segments joined by dots, one with a dot quoted.
+func pathText(path []string) string {
+	var b strings.Builder
+	for i, seg := range path {
+		if i > 0 {
+			b.WriteByte('.')
+		}
+		if strings.ContainsAny(seg, ".\"") {
+			seg, _ := json.Marshal(seg)
+			b.Write(seg)
+			continue
+		}
+		b.WriteString(seg)
+	}
+	return b.String()
+}

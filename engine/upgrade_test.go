@@ -1,0 +1,222 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+)
+
+// olderIstio is a real older Istio the module proxy serves: a 1.31 development snapshot of April
+// 2026. Its istioctl cannot be built here (its own dependency graph is not fully served), but its
+// chart's injection templates are files in the module: read from the module cache, as the golden
+// corpus is.
+const olderIstio = "istio.io/istio@v0.0.0-20260423205519-b01690e6db7d"
+
+// olderIstioCharts is the older Istio's istio-discovery chart folder, downloaded into the module
+// cache when it is not there.
+func olderIstioCharts(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("go", "mod", "download", "-json", olderIstio).Output()
+	if err != nil {
+		t.Fatalf("go mod download %s: %v", olderIstio, err)
+	}
+	var mod struct{ Dir string }
+	if err := json.Unmarshal(out, &mod); err != nil || mod.Dir == "" {
+		t.Fatalf("go mod download %s: %v %s", olderIstio, err, out)
+	}
+	return filepath.Join(mod.Dir, "manifests/charts/istio-control/istio-discovery")
+}
+
+// chartTemplateFiles are the injector config's templates and the chart files they are made of
+// (istiod-injector-configmap.yaml: each inserted trimmed, verbatim).
+var chartTemplateFiles = map[string]string{
+	"sidecar": "injection-template.yaml", "gateway": "gateway-injection-template.yaml", "grpc-simple": "grpc-simple.yaml",
+	"grpc-agent": "grpc-agent.yaml", "waypoint": "waypoint.yaml", "kube-gateway": "kube-gateway.yaml",
+	"agentgateway": "agentgateway.yaml", "agentgateway-waypoint": "agentgateway-waypoint.yaml",
+}
+
+// olderMesh is an "old" revisioned installation's ConfigMaps: today's render with non-default
+// values (a proxy CPU request, a registry and tag of its own, hold in the mesh's defaultConfig)
+// and the older Istio's template files in place of today's (a template the older chart does not
+// have is left out, as its render would).
+func olderMesh(t *testing.T, e *Engine) InstallOptions {
+	t.Helper()
+	in, err := e.Install(t.Context(), InstallOptions{Set: []string{"revision=canary", "values.global.proxy.resources.requests.cpu=300m",
+		"values.global.hub=registry.example.com/istio", "values.global.tag=1.31.0-alpha.1",
+		"meshConfig.defaultConfig.holdApplicationUntilProxyStarts=true"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string]any
+	if err := yaml.Unmarshal([]byte(in.InjectorConfig), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	templates := cfg["templates"].(map[string]any)
+	charts := olderIstioCharts(t)
+	for _, name := range slices.Sorted(maps.Keys(templates)) {
+		file, ok := chartTemplateFiles[name]
+		if !ok {
+			t.Fatalf("template %s: which chart file is it?", name)
+		}
+		b, err := os.ReadFile(filepath.Join(charts, "files", file))
+		switch {
+		case os.IsNotExist(err):
+			delete(templates, name)
+		case err != nil:
+			t.Fatal(err)
+		default:
+			templates[name] = strings.TrimSpace(string(b)) + "\n"
+		}
+	}
+	b, err := yaml.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return InstallOptions{Mesh: OwnMesh{InjectorConfig: string(b), Values: in.Values, MeshConfig: in.MeshConfigYAML}, Revision: "canary"}
+}
+
+// upgradeDeployment is a Deployment whose app label is app.
+func upgradeDeployment(app string) string {
+	return fmt.Sprintf(`apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  selector:
+    matchLabels:
+      app: %[1]q
+  template:
+    metadata:
+      labels:
+        app: %[1]q
+    spec:
+      containers:
+      - name: web
+        image: nginx
+`, app)
+}
+
+// TestUpgradePreview: an older Istio's mesh (real templates of April 2026's 1.31 snapshot, with
+// a CPU request, an image of its own and hold) carried to the embedded Istio: the plan lists the
+// CPU as carried and the registry and tag as not, and the two sides differ exactly where the
+// templates do — the canonical-name label of an app whose name ends in "_" (trimSuffix "-" then,
+// trimAll "-_." now) — and in the proxy image the new release sets; the CPU and the hold are the
+// same on both sides.
+func TestUpgradePreview(t *testing.T) {
+	e := testEngine(t)
+	old := olderMesh(t, e)
+	up, err := e.PlanUpgrade(t.Context(), old, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, k := range up.Keys {
+		keys = append(keys, fmt.Sprintf("%s=%v carried=%v", k.Path, k.Yours, k.Carried))
+	}
+	want := []string{"global.hub=registry.example.com/istio carried=false", "global.proxy.resources.requests.cpu=300m carried=true", "global.tag=1.31.0-alpha.1 carried=false"}
+	if !slices.Equal(keys, want) || len(up.MeshUnknown) > 0 {
+		t.Fatalf("keys %q, want %q; mesh unknown %v", keys, want, up.MeshUnknown)
+	}
+	if up.New.Revision != "canary" {
+		t.Fatalf("new side's revision %q", up.New.Revision)
+	}
+	for _, c := range []struct {
+		app  string
+		want []string
+	}{
+		{"web_", []string{
+			`spec.template.metadata.labels["service.istio.io/canonical-name"]`,
+			"spec.template.spec.containers[istio-proxy].image",
+			"spec.template.spec.initContainers[istio-init].image",
+		}},
+		{"web", []string{
+			"spec.template.spec.containers[istio-proxy].image",
+			"spec.template.spec.initContainers[istio-init].image",
+		}},
+	} {
+		manifest := []byte(upgradeDeployment(c.app))
+		before, err := e.Inject(t.Context(), manifest, nil, Settings{Install: old})
+		if err != nil {
+			t.Fatal(err)
+		}
+		after, err := e.Inject(t.Context(), manifest, nil, Settings{Install: up.New})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, ch := range DiffDocuments(before.Documents, after.Documents, "") {
+			got = append(got, ch.Path)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("app %q: the upgrade changes %q, want %q\nold:\n%s\nnew:\n%s", c.app, got, c.want, before.Output(), after.Output())
+		}
+		for _, s := range []string{"cpu: 300m", "postStart:", "istio.io/rev: canary"} { // postStart: the hold
+			if !strings.Contains(before.Output(), s) || !strings.Contains(after.Output(), s) {
+				t.Errorf("app %q: %q is not on both sides", c.app, s)
+			}
+		}
+	}
+}
+
+// TestPlanUpgradeKeys: what is carried — every differing key the reader keeps, unknown keys and
+// mesh fields listed and left out, a free-form map as one key — on a mesh of today's Istio.
+func TestPlanUpgradeKeys(t *testing.T) {
+	e := testEngine(t)
+	in, err := e.Install(t.Context(), InstallOptions{Set: []string{"values.global.proxy.resources.requests.cpu=50m",
+		"values.global.podDNSSearchNamespaces[0]=shop.svc", "values.sidecarInjectorWebhook.injectedAnnotations.team/owner=shop"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var values map[string]any
+	if err := json.Unmarshal([]byte(in.Values), &values); err != nil {
+		t.Fatal(err)
+	}
+	values["global"].(map[string]any)["retiredKnob"] = true
+	v, _ := json.Marshal(values)
+	old := InstallOptions{Mesh: OwnMesh{Values: string(v), MeshConfig: "defaultConfig:\n  holdApplicationUntilProxyStarts: true\n  retiredProxyField: 1\nretiredMeshField: x\n"}}
+	up, err := e.PlanUpgrade(t.Context(), old, func(path string) bool { return path != "global.podDNSSearchNamespaces" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, k := range up.Keys {
+		keys = append(keys, fmt.Sprintf("%s carried=%v unknown=%v", k.Path, k.Carried, k.Unknown))
+	}
+	want := []string{
+		"global.podDNSSearchNamespaces carried=false unknown=false",
+		"global.proxy.resources.requests.cpu carried=true unknown=false",
+		"global.retiredKnob carried=false unknown=true",
+		"sidecarInjectorWebhook.injectedAnnotations carried=true unknown=false",
+	}
+	if !slices.Equal(keys, want) {
+		t.Fatalf("keys:\n%s\nwant:\n%s", strings.Join(keys, "\n"), strings.Join(want, "\n"))
+	}
+	if !slices.Equal(up.MeshUnknown, []string{"defaultConfig.retiredProxyField", "retiredMeshField"}) {
+		t.Fatalf("mesh unknown %q", up.MeshUnknown)
+	}
+	// The new side renders: the carried keys and the known mesh config, nothing unknown.
+	newIn, err := e.Install(t.Context(), up.New)
+	if err != nil {
+		t.Fatalf("the new side: %v\n%s", err, up.New.Overlay)
+	}
+	for _, s := range []string{`"cpu": "50m"`, `"team/owner": "shop"`} {
+		if !strings.Contains(newIn.Values, s) {
+			t.Errorf("the new side's values lack %s", s)
+		}
+	}
+	if strings.Contains(newIn.Values, "shop.svc") || !strings.Contains(newIn.MeshConfigYAML, "holdApplicationUntilProxyStarts: true") {
+		t.Errorf("the new side: an unticked key carried, or the mesh config lost:\n%s", newIn.MeshConfigYAML)
+	}
+	if _, err := e.PlanUpgrade(t.Context(), InstallOptions{}, nil); err == nil {
+		t.Error("a plan without a mesh")
+	}
+}

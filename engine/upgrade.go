@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"reflect"
 	"slices"
@@ -251,4 +252,108 @@ func pathText(path []string) string {
 		b.WriteString(seg)
 	}
 	return b.String()
+}
+
+// UpgradePreview is a manifest (its steps applied) injected by both sides of an upgrade.
+type UpgradePreview struct {
+	Plan *Upgrade `json:"plan"`
+	// Documents are what the upgrade changes in each document.
+	Documents []UpgradeDocument `json:"documents"`
+	// Old and New are the two sides' injections.
+	Old, New *Injection `json:"-"`
+}
+
+// UpgradeDocument is one document of an upgrade preview: what the new side changes in the old
+// side's output, or the error of a side that could not inject it.
+type UpgradeDocument struct {
+	Doc       int      `json:"doc"`
+	Kind      string   `json:"kind,omitempty"`
+	Name      string   `json:"name,omitempty"`
+	Namespace string   `json:"namespace,omitempty"`
+	Changed   bool     `json:"changed"`
+	Changes   []Change `json:"changes"`
+	// OldError and NewError are a side's error on the document (the old side's when its templates
+	// call what the embedded injector code does not have).
+	OldError string `json:"oldError,omitempty"`
+	NewError string `json:"newError,omitempty"`
+}
+
+// PreviewUpgrade injects the manifest with s (whose install options carry the old mesh) and with
+// the plan's new side (PlanUpgrade, carry as there), and compares them document by document.
+func (e *Engine) PreviewUpgrade(ctx context.Context, manifest []byte, steps []Step, s Settings, carry func(path string) bool) (*UpgradePreview, error) {
+	plan, err := e.PlanUpgrade(ctx, s.Install, carry)
+	if err != nil {
+		return nil, err
+	}
+	old, err := e.Inject(ctx, manifest, steps, s)
+	if err != nil {
+		return nil, err
+	}
+	ns := s
+	ns.Install = plan.New
+	next, err := e.Inject(ctx, manifest, steps, ns)
+	if err != nil {
+		return nil, err
+	}
+	p := &UpgradePreview{Plan: plan, Old: old, New: next}
+	changes, err := diffDocuments(ctx, old.Documents, next.Documents, "")
+	if err != nil {
+		return nil, err
+	}
+	for i, d := range old.Documents {
+		ud := UpgradeDocument{Doc: d.Index, Kind: d.Kind, Name: d.Name, Namespace: d.Namespace, Changes: []Change{}}
+		if d.Error != nil {
+			ud.OldError = d.Error.Error()
+		}
+		if n := next.Documents[i]; n.Error != nil {
+			ud.NewError = n.Error.Error()
+		}
+		for _, c := range changes {
+			if c.Doc == d.Index {
+				ud.Changes = append(ud.Changes, c)
+			}
+		}
+		ud.Changed = len(ud.Changes) > 0 || ud.OldError != ud.NewError
+		p.Documents = append(p.Documents, ud)
+	}
+	return p, nil
+}
+
+// Text renders the preview as `sidecarlab diff --upgrade` prints it: what was carried and what
+// not, then each document's changes from the old side to the new.
+func (p *UpgradePreview) Text() string {
+	var w strings.Builder
+	istio := Version().Istio
+	fmt.Fprintf(&w, "# upgrade: your mesh (revision %s) → Istio %s's charts with your settings\n", RevisionName(p.Plan.New.Revision), istio)
+	for _, k := range p.Plan.Keys {
+		yours, _ := json.Marshal(k.Yours)
+		switch {
+		case k.Unknown:
+			fmt.Fprintf(&w, "# not carried (Istio %s has no such value): %s: %s\n", istio, k.Path, yours)
+		case k.Carried:
+			fmt.Fprintf(&w, "# carried: %s: %s\n", k.Path, yours)
+		default:
+			def, _ := json.Marshal(k.Default)
+			fmt.Fprintf(&w, "# not carried: %s: %s (Istio %s's: %s)\n", k.Path, yours, istio, def)
+		}
+	}
+	for _, f := range p.Plan.MeshUnknown {
+		fmt.Fprintf(&w, "# mesh config, not carried (Istio %s has no such field): %s\n", istio, f)
+	}
+	for _, d := range p.Documents {
+		fmt.Fprintf(&w, "document %d: %s\n", d.Doc, strings.TrimPrefix(d.Kind+"/"+strings.TrimPrefix(d.Namespace+"/"+d.Name, "/"), "/"))
+		if d.OldError != "" {
+			fmt.Fprintf(&w, "  your mesh: injection failed: %s\n", d.OldError)
+		}
+		if d.NewError != "" {
+			fmt.Fprintf(&w, "  Istio %s: injection failed: %s\n", istio, d.NewError)
+		}
+		if !d.Changed {
+			w.WriteString("  (no change)\n")
+		}
+		for _, c := range d.Changes {
+			fmt.Fprintf(&w, "  %s\n", c)
+		}
+	}
+	return w.String()
 }

@@ -3,45 +3,12 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"sigs.k8s.io/yaml"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
-
-// olderIstio is a real older Istio the module proxy serves: a 1.31 development snapshot of April
-// 2026. Its istioctl cannot be built here (its own dependency graph is not fully served), but its
-// chart's injection templates are files in the module: read from the module cache, as the golden
-// corpus is.
-const olderIstio = "istio.io/istio@v0.0.0-20260423205519-b01690e6db7d"
-
-// olderIstioCharts is the older Istio's istio-discovery chart folder, downloaded into the module
-// cache when it is not there.
-func olderIstioCharts(t *testing.T) string {
-	t.Helper()
-	out, err := exec.Command("go", "mod", "download", "-json", olderIstio).Output()
-	if err != nil {
-		t.Fatalf("go mod download %s: %v", olderIstio, err)
-	}
-	var mod struct{ Dir string }
-	if err := json.Unmarshal(out, &mod); err != nil || mod.Dir == "" {
-		t.Fatalf("go mod download %s: %v %s", olderIstio, err, out)
-	}
-	return filepath.Join(mod.Dir, "manifests/charts/istio-control/istio-discovery")
-}
-
-// chartTemplateFiles are the injector config's templates and the chart files they are made of
-// (istiod-injector-configmap.yaml: each inserted trimmed, verbatim).
-var chartTemplateFiles = map[string]string{
-	"sidecar": "injection-template.yaml", "gateway": "gateway-injection-template.yaml", "grpc-simple": "grpc-simple.yaml",
-	"grpc-agent": "grpc-agent.yaml", "waypoint": "waypoint.yaml", "kube-gateway": "kube-gateway.yaml",
-	"agentgateway": "agentgateway.yaml", "agentgateway-waypoint": "agentgateway-waypoint.yaml",
-}
 
 // olderMesh is an "old" revisioned installation's ConfigMaps: today's render with non-default
 // values (a proxy CPU request, a registry and tag of its own, hold in the mesh's defaultConfig)
@@ -55,32 +22,7 @@ func olderMesh(t *testing.T, e *Engine) InstallOptions {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cfg map[string]any
-	if err := yaml.Unmarshal([]byte(in.InjectorConfig), &cfg); err != nil {
-		t.Fatal(err)
-	}
-	templates := cfg["templates"].(map[string]any)
-	charts := olderIstioCharts(t)
-	for _, name := range slices.Sorted(maps.Keys(templates)) {
-		file, ok := chartTemplateFiles[name]
-		if !ok {
-			t.Fatalf("template %s: which chart file is it?", name)
-		}
-		b, err := os.ReadFile(filepath.Join(charts, "files", file))
-		switch {
-		case os.IsNotExist(err):
-			delete(templates, name)
-		case err != nil:
-			t.Fatal(err)
-		default:
-			templates[name] = strings.TrimSpace(string(b)) + "\n"
-		}
-	}
-	b, err := yaml.Marshal(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return InstallOptions{Mesh: OwnMesh{InjectorConfig: string(b), Values: in.Values, MeshConfig: in.MeshConfigYAML}, Revision: "canary"}
+	return InstallOptions{Mesh: OwnMesh{InjectorConfig: testkit.WithOlderTemplates(t, in.InjectorConfig), Values: in.Values, MeshConfig: in.MeshConfigYAML}, Revision: "canary"}
 }
 
 // upgradeDeployment is a Deployment whose app label is app.
@@ -104,7 +46,7 @@ spec:
 `, app)
 }
 
-// TestUpgradePreview: an older Istio's mesh (real templates of April 2026's 1.31 snapshot, with
+// TestUpgradePreview: an older Istio's mesh (testkit.OlderIstio's real templates of April 2026's 1.31 snapshot, with
 // a CPU request, an image of its own and hold) carried to the embedded Istio: the plan lists the
 // CPU as carried and the registry and tag as not, and the two sides differ exactly where the
 // templates do — the canonical-name label of an app whose name ends in "_" (trimSuffix "-" then,

@@ -2,8 +2,11 @@ package main
 
 import (
 	"io"
+	"slices"
 
 	"github.com/spf13/cobra"
+
+	"github.com/sidecarlab/sidecarlab/engine"
 )
 
 func newDiffCmd(c *cli) *cobra.Command {
@@ -13,6 +16,7 @@ func newDiffCmd(c *cli) *cobra.Command {
 		steps    stepFlags
 		output   string
 		unified  bool
+		upgrade  upgradeFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "diff -f FILENAME [--annotate KEY=VALUE]...",
@@ -27,7 +31,10 @@ func newDiffCmd(c *cli) *cobra.Command {
 			"    --annotate 'proxy.istio.io/config=holdApplicationUntilProxyStarts: true'",
 			"",
 			"# "+c.T("cli.diff.example.e3"),
-			"{} diff -f deployment.yaml --annotate sidecar.istio.io/inject=false --unified"),
+			"{} diff -f deployment.yaml --annotate sidecar.istio.io/inject=false --unified",
+			"",
+			"# "+c.T("cli.diff.example.e4"),
+			"{} diff --upgrade --mesh-from mesh.yaml -f deployment.yaml"),
 		Args: c.noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if output == "yaml" {
@@ -36,11 +43,17 @@ func newDiffCmd(c *cli) *cobra.Command {
 			if err := c.checkOutput(output, "text", "json"); err != nil {
 				return err
 			}
+			if err := upgrade.check(c, unified); err != nil {
+				return err
+			}
 			j, err := start(c, files, settings, steps)
 			if err != nil {
 				return err
 			}
 			defer j.Close()
+			if upgrade.on {
+				return upgrade.run(c, j, output)
+			}
 			tl, err := j.eng.Timeline(c.ctx, j.manifest, j.steps, j.settings)
 			if err != nil {
 				return j.locate(err)
@@ -66,5 +79,66 @@ func newDiffCmd(c *cli) *cobra.Command {
 	steps.register(c, cmd)
 	c.outputFlag(cmd, &output, "text", "json")
 	cmd.Flags().BoolVar(&unified, "unified", false, c.T("cli.flag.diff.unified"))
+	upgrade.register(c, cmd)
 	return cmd
+}
+
+// upgradeFlags are diff's upgrade preview: the manifest injected with the mesh the settings
+// name (--mesh-from, istioctl's files or --context), then by the embedded Istio with that mesh's
+// settings carried over (engine.PlanUpgrade), and what changes between them.
+type upgradeFlags struct {
+	on             bool
+	carry, noCarry []string
+}
+
+func (f *upgradeFlags) register(c *cli, cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.BoolVar(&f.on, "upgrade", false, c.T("cli.flag.diff.upgrade"))
+	fl.StringArrayVar(&f.carry, "carry", nil, c.T("cli.flag.diff.carry"))
+	fl.StringArrayVar(&f.noCarry, "no-carry", nil, c.T("cli.flag.diff.no_carry"))
+}
+
+// check refuses the upgrade's flags without --upgrade, and --unified with it.
+func (f *upgradeFlags) check(c *cli, unified bool) error {
+	if !f.on && len(f.carry)+len(f.noCarry) > 0 {
+		return usageError{c.T("cli.error.carry_without_upgrade")}
+	}
+	if f.on && unified {
+		return usageError{c.T("cli.error.upgrade_unified")}
+	}
+	return nil
+}
+
+// carries is the plan's choice of keys: the default's, with --carry added and --no-carry taken.
+func (f *upgradeFlags) carries(path string) bool {
+	switch {
+	case slices.Contains(f.noCarry, path):
+		return false
+	case slices.Contains(f.carry, path):
+		return true
+	}
+	return !slices.Contains(engine.NotCarriedByDefault, path)
+}
+
+// run prints the preview of the session's manifest.
+func (f *upgradeFlags) run(c *cli, j *session, output string) error {
+	p, err := j.eng.PreviewUpgrade(c.ctx, j.manifest, j.steps, j.settings, f.carries)
+	if err != nil {
+		return j.locate(err)
+	}
+	if output == "json" {
+		err = writeJSON(c.stdout, p)
+	} else {
+		_, err = io.WriteString(c.stdout, p.Text())
+	}
+	if err != nil {
+		return err
+	}
+	// A side that could not inject a document (its message is in the output) fails the command.
+	for _, d := range p.Documents {
+		if d.OldError != "" || d.NewError != "" {
+			return errSilent
+		}
+	}
+	return nil
 }

@@ -12,14 +12,19 @@ import (
 	"github.com/sidecarlab/sidecarlab/engine"
 )
 
-// canaryMesh renders a revisioned install with custom values and mesh defaultConfig with the
-// pinned istioctl: its whole `manifest generate` output, and the three data texts of its
-// istio-sidecar-injector-canary and istio-canary ConfigMaps.
-func canaryMesh(t *testing.T, bin string) (manifest, injectorConfig, values, mesh string) {
+// canaryMesh renders a revisioned install with custom values (a proxy CPU request of cpu) and
+// mesh defaultConfig (hold) with the pinned istioctl, and more --set options: its whole
+// `manifest generate` output, and the three data texts of its istio-sidecar-injector-canary and
+// istio-canary ConfigMaps.
+func canaryMesh(t *testing.T, bin, cpu string, set ...string) (manifest, injectorConfig, values, mesh string) {
 	t.Helper()
-	out, err := exec.Command(bin, "manifest", "generate", "--set", "revision=canary",
-		"--set", "values.global.proxy.resources.requests.cpu=50m",
-		"--set", "meshConfig.defaultConfig.holdApplicationUntilProxyStarts=true").Output()
+	args := []string{"manifest", "generate", "--set", "revision=canary",
+		"--set", "values.global.proxy.resources.requests.cpu=" + cpu,
+		"--set", "meshConfig.defaultConfig.holdApplicationUntilProxyStarts=true"}
+	for _, s := range set {
+		args = append(args, "--set", s)
+	}
+	out, err := exec.Command(bin, args...).Output()
 	if err != nil {
 		t.Fatalf("istioctl manifest generate: %v", err)
 	}
@@ -52,7 +57,7 @@ func canaryMesh(t *testing.T, bin string) (manifest, injectorConfig, values, mes
 // template, a custom one here) reads as istioctl reads it.
 func TestInjectWithOwnMesh(t *testing.T) {
 	bin, _ := istioctlWithDefaults(t)
-	manifest, injectorConfig, values, mesh := canaryMesh(t, bin)
+	manifest, injectorConfig, values, mesh := canaryMesh(t, bin, "50m")
 	var cfg struct{ Templates map[string]string }
 	if err := yaml.Unmarshal([]byte(injectorConfig), &cfg); err != nil || cfg.Templates["sidecar"] == "" {
 		t.Fatalf("no sidecar template in the injector config (%v)", err)

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
+)
+
+// olderMeshFile writes an older Istio's revisioned ConfigMaps, as kubectl prints them, to a file:
+// rendered by the pinned istioctl with a proxy CPU request, a registry and tag of its own and hold,
+// and testkit.OlderIstio's template files in place of today's.
+func olderMeshFile(t *testing.T) string {
+	t.Helper()
+	bin, _ := istioctlWithDefaults(t)
+	_, injectorConfig, values, mesh := canaryMesh(t, bin, "300m", "values.global.hub=registry.example.com/istio", "values.global.tag=1.31.0-alpha.1")
+	list := testkit.MeshList(t, "canary", testkit.WithOlderTemplates(t, injectorConfig), values, mesh, map[string]string{"app.kubernetes.io/version": "1.31.0-alpha.1"})
+	path := filepath.Join(t.TempDir(), "old-mesh.yaml")
+	if err := os.WriteFile(path, []byte(list), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// twoApps are two Deployments, one whose app label ends in "_" (the older templates keep it in
+// the canonical-name label, today's trim it) and one whose does not.
+var twoApps = upgradeApp("web_") + "---\n" + upgradeApp("api")
+
+func upgradeApp(app string) string {
+	return `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: ` + strings.Trim(app, "_") + `
+spec:
+  selector:
+    matchLabels: {app: "` + app + `"}
+  template:
+    metadata:
+      labels: {app: "` + app + `"}
+    spec:
+      containers:
+      - name: app
+        image: nginx
+`
+}
+
+const canonicalName = `spec.template.metadata.labels["service.istio.io/canonical-name"]`
+
+// TestDiffUpgrade: `diff --upgrade --mesh-from` an older Istio's ConfigMaps says what it carries
+// (the CPU) and what not (the registry and tag, which the release sets), and per document what
+// changes: the canonical-name label only where the app ends in "_", and the images; -o json says
+// the same. Carrying the registry and tag too leaves the second workload unchanged.
+func TestDiffUpgrade(t *testing.T) {
+	meshFile := olderMeshFile(t)
+	out, stderr, err := runCLI(t, twoApps, "diff", "--upgrade", "--mesh-from", meshFile, "-f", "-")
+	if err != nil {
+		t.Fatalf("%v: %s", err, stderr)
+	}
+	docs := strings.Split(out, "\ndocument ")
+	if len(docs) != 3 {
+		t.Fatalf("want a head and two documents:\n%s", out)
+	}
+	for _, want := range []string{`# carried: global.proxy.resources.requests.cpu: "300m"`, `# not carried: global.hub: "registry.example.com/istio"`, `# not carried: global.tag: "1.31.0-alpha.1"`} {
+		if !strings.Contains(docs[0], want) {
+			t.Errorf("the head lacks %q:\n%s", want, docs[0])
+		}
+	}
+	if !strings.Contains(docs[1], canonicalName) || strings.Contains(docs[2], canonicalName) || !strings.Contains(docs[2], "containers[istio-proxy].image") {
+		t.Errorf("the documents' changes:\n%s", out)
+	}
+	js, _, err := runCLI(t, twoApps, "diff", "--upgrade", "--mesh-from", meshFile, "-f", "-", "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p engine.UpgradePreview
+	if err := json.Unmarshal([]byte(js), &p); err != nil {
+		t.Fatal(err)
+	}
+	paths := func(d engine.UpgradeDocument) []string {
+		var out []string
+		for _, c := range d.Changes {
+			out = append(out, c.Path)
+		}
+		return out
+	}
+	if len(p.Documents) != 2 || !slices.Contains(paths(p.Documents[0]), canonicalName) || slices.Contains(paths(p.Documents[1]), canonicalName) || len(p.Plan.Keys) != 3 {
+		t.Fatalf("-o json: %s", js)
+	}
+	out, _, err = runCLI(t, twoApps, "diff", "--upgrade", "--mesh-from", meshFile, "-f", "-", "--carry", "global.hub", "--carry", "global.tag")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "# carried: global.tag") || !strings.HasSuffix(out, "document 2: Deployment/api\n  (no change)\n") {
+		t.Fatalf("carrying the image too:\n%s", out)
+	}
+	for _, args := range [][]string{{"--carry", "global.tag"}, {"--upgrade", "--unified", "--mesh-from", meshFile}} {
+		if _, _, err := runCLI(t, twoApps, append([]string{"diff", "-f", "-"}, args...)...); exitCode(err) != 2 {
+			t.Errorf("%v: %v, want a usage error", args, err)
+		}
+	}
+	if _, _, err := runCLI(t, twoApps, "diff", "--upgrade", "-f", "-"); err == nil || !strings.Contains(err.Error(), "needs your mesh") {
+		t.Errorf("--upgrade without a mesh: %v", err)
+	}
+}

@@ -2,10 +2,14 @@ package handlers
 
 import (
 	"errors"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
+	"strings"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/explain"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/web"
 )
@@ -14,49 +18,78 @@ import (
 func (s *server) handleCompare() http.Handler {
 	return s.pageHandler(func(w http.ResponseWriter, r *http.Request) error {
 		q := r.URL.Query()
-		l := i18n.FromContext(r.Context())
-		page := &web.ComparePage{Version: versionLine()}
-		var last [2][]engine.Document
 		var states [2]State
-		for i, side := range []*web.CompareSide{&page.A, &page.B} {
-			key, label := "a", q.Get("la")
-			if i == 1 {
-				key, label = "b", q.Get("lb")
-			}
-			if label == "" {
-				label = map[int]string{0: "A", 1: "B"}[i]
-			}
+		var labels [2]string
+		for i, key := range []string{"a", "b"} {
 			st, err := DecodeState(q.Get(key))
 			if err != nil {
 				return err
 			}
-			states[i] = st
-			side.Label = compareLabel(l, label)
-			side.Permalink = view{state: st, step: -1}.permalink()
-			tl, err := s.timeline(r.Context(), st)
-			var ie *engine.InputError
-			if errors.As(err, &ie) {
-				side.Error = inputError(l, ie)
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			row := tl.Steps[len(tl.Steps)-1]
-			last[i] = row.Documents
-			// A long value's lines are cut, as in the YAML tab: the side's link has everything.
-			side.Output, _ = cutLines(l, row.Output(), maxShownLine)
-			side.Lifecycles = lifecycleViews(i18n.FromContext(r.Context()), engine.Lifecycles(row.Documents), engine.Batch(row.Documents, tl.Findings), 0)
-		}
-		page.Lab = s.statics.lab().forCompare(i18n.FromContext(r.Context()), states[0], states[1])
-		if last[0] != nil && last[1] != nil {
-			for _, c := range engine.DiffDocuments(last[0], last[1], "") {
-				page.Changes = append(page.Changes, changeView(i18n.FromContext(r.Context()), c, last[1], len(last[1]) > 1))
+			states[i], labels[i] = st, q.Get("l"+key)
+			if labels[i] == "" {
+				labels[i] = strings.ToUpper(key)
 			}
 		}
-		page.Head = compareHead(page)
+		page, err := s.comparePage(r, states, labels)
+		if err != nil {
+			return err
+		}
 		return render(w, r, http.StatusOK, web.ComparePageView(page))
 	})
+}
+
+// comparePage is two states side by side: each one's lifecycles, output and pitfalls, and the
+// field diff from the first's output to the second's. A side Istio rejects shows its error.
+func (s *server) comparePage(r *http.Request, states [2]State, labels [2]string) (*web.ComparePage, error) {
+	l := i18n.FromContext(r.Context())
+	page := &web.ComparePage{Version: versionLine()}
+	var last [2][]engine.Document
+	var found [2][]engine.Finding
+	for i, side := range []*web.CompareSide{&page.A, &page.B} {
+		st := states[i]
+		side.Label = compareLabel(l, labels[i])
+		side.Permalink = view{state: st, step: -1}.permalink()
+		tl, err := s.timeline(r.Context(), st)
+		var ie *engine.InputError
+		if errors.As(err, &ie) {
+			side.Error = inputError(l, ie)
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		row := tl.Steps[len(tl.Steps)-1]
+		last[i] = row.Documents
+		// A long value's lines are cut, as in the YAML tab: the side's link has everything.
+		side.Output, _ = cutLines(l, row.Output(), maxShownLine)
+		side.Lifecycles = lifecycleViews(l, engine.Lifecycles(row.Documents), engine.Batch(row.Documents, tl.Findings), 0)
+		found[i] = tl.Findings
+	}
+	page.Lab = s.statics.lab().forCompare(l, states[0], states[1])
+	if last[0] != nil && last[1] != nil {
+		for _, c := range engine.DiffDocuments(last[0], last[1], "") {
+			page.Changes = append(page.Changes, changeView(l, c, last[1], len(last[1]) > 1))
+		}
+		// The pitfalls one side has and the other has not.
+		w := explain.In(l)
+		page.A.OnlyHere, page.B.OnlyHere = onlyIn(w, found[0], found[1]), onlyIn(w, found[1], found[0])
+	}
+	page.Head = compareHead(page)
+	return page, nil
+}
+
+// onlyIn are the findings of a that b does not have (the same check on the same document, with
+// the same facts), worded by w.
+func onlyIn(w explain.Words, a, b []engine.Finding) []string {
+	var out []string
+	for _, f := range a {
+		if !slices.ContainsFunc(b, func(g engine.Finding) bool {
+			return g.Check == f.Check && g.Doc == f.Doc && g.Path == f.Path && maps.Equal(g.Params, f.Params)
+		}) {
+			out = append(out, w.Message(f))
+		}
+	}
+	return out
 }
 
 // compareLinks are compareLinksIn English, for a caller that has no request's language yet.
@@ -79,6 +112,9 @@ func compareLinksIn(l *i18n.Localizer, st State, docs []engine.Document) []web.C
 		a.Settings.Mode, b.Settings.Mode = engine.ModeClassic, engine.ModeNative
 		a.Settings.KubernetesVersion, b.Settings.KubernetesVersion = "", ""
 		out = append(out, web.CompareLink{Label: l.T("errors.compare.link-modes"), Href: compareHref(a, b, "classic sidecar", "native sidecar")})
+	}
+	if !st.Settings.Install.Mesh.IsZero() {
+		out = append(out, web.CompareLink{Label: l.T("errors.compare.link-upgrade", "Istio", engine.Version().Istio), Href: upgradeHref(st)})
 	}
 	if hasWorkload {
 		b := st

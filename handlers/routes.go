@@ -34,6 +34,8 @@ type Engine interface {
 	Timeline(ctx context.Context, manifest []byte, steps []engine.Step, s engine.Settings) (*engine.Timeline, error)
 	Estimate(ctx context.Context, manifest []byte, steps []engine.Step, s engine.Settings) (engine.Cost, error)
 	Install(ctx context.Context, o engine.InstallOptions) (*engine.Install, error)
+	PlanUpgrade(ctx context.Context, old engine.InstallOptions, carry func(path string) bool) (*engine.Upgrade, error)
+	PreviewUpgrade(ctx context.Context, manifest []byte, steps []engine.Step, s engine.Settings, carry func(path string) bool) (*engine.UpgradePreview, error)
 	admission.Workloads
 }
 
@@ -162,6 +164,7 @@ func New(logger *slog.Logger, eng func() Engine, cfg Config) http.Handler {
 			r.Post("/", s.handleForm().ServeHTTP)
 			r.Get("/download", s.handleDownload().ServeHTTP)
 			r.Get("/compare", s.handleCompare().ServeHTTP)
+			r.Get("/upgrade", s.handleUpgrade().ServeHTTP)
 			r.Get("/embed", s.handleEmbed().ServeHTTP)
 			r.Get("/s/{id}", s.handleShortLink().ServeHTTP)
 			// The raw outputs of a state: a permalink's (?s=…) and a shared link's.
@@ -180,6 +183,7 @@ func New(logger *slog.Logger, eng func() Engine, cfg Config) http.Handler {
 
 		r.Route("/api/v1", func(r chi.Router) {
 			r.With(s.requireEngine(jsonErrors), s.holdSlots).Post("/inject", s.handleAPIInject().ServeHTTP)
+			r.With(s.requireEngine(jsonErrors), s.holdSlots).Post("/upgrade", s.handleAPIUpgrade().ServeHTTP)
 			// The catalog and the version are compiled in: they answer before the engine is ready.
 			r.Get("/annotations", s.handleAPIAnnotations().ServeHTTP)
 			r.Get("/version", s.handleAPIVersion().ServeHTTP)

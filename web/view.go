@@ -602,6 +602,26 @@ type ComparePage struct {
 	A, B CompareSide
 	// Changes is the field diff from A's output to B's.
 	Changes []ChangeView
+	// Upgrade is the plan of an upgrade preview (A: the user's mesh, B: the embedded Istio with
+	// its settings carried), nil for any other comparison.
+	Upgrade *UpgradePlanView
+}
+
+// UpgradePlanView is how an upgrade preview carried the mesh's settings, as a form that previews
+// again with other keys: the old state (encoded), each values key that differs from the embedded
+// chart's defaults, and the mesh config's fields the embedded Istio does not know.
+type UpgradePlanView struct {
+	State       string
+	Embedded    string
+	Keys        []UpgradeKeyView
+	MeshUnknown []string
+}
+
+// UpgradeKeyView is one values key of an upgrade preview: the mesh's value and the embedded
+// chart's default, as JSON.
+type UpgradeKeyView struct {
+	Path, Yours, Default string
+	Carried, Unknown     bool
 }
 
 // CompareSide is one of the two states.
@@ -611,4 +631,6 @@ type CompareSide struct {
 	Error      string
 	Lifecycles []LifecycleView
 	Output     string
+	// OnlyHere are the pitfalls this side has and the other has not.
+	OnlyHere []string
 }

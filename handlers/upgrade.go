@@ -1,0 +1,123 @@
+package handlers
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"slices"
+
+	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/i18n"
+	"github.com/sidecarlab/sidecarlab/web"
+)
+
+// An upgrade preview compares a state whose install options carry the user's mesh (the old side)
+// with the same state injected by the embedded Istio, that mesh's settings carried over
+// (engine.PlanUpgrade): the compare view, with the plan as a form that previews again with the
+// keys the reader ticks.
+
+// carryFrom is the plan's choice of keys: with chosen, exactly the keys named carry (a form whose
+// boxes were ticked); else the default (nil).
+func carryFrom(chosen bool, carry []string) func(string) bool {
+	if !chosen {
+		return nil
+	}
+	return func(path string) bool { return slices.Contains(carry, path) }
+}
+
+// upgradeStates plans st's upgrade: the plan, and the new side's state.
+func (s *server) upgradeStates(r *http.Request, st State, carry func(string) bool) (*engine.Upgrade, State, error) {
+	plan, err := s.eng().PlanUpgrade(r.Context(), st.Settings.Install, carry)
+	if err != nil {
+		return nil, State{}, err
+	}
+	next := st
+	next.Settings.Install = plan.New
+	return plan, next, nil
+}
+
+// upgradeHref is the upgrade preview of a state.
+func upgradeHref(st State) string {
+	return "/upgrade?" + url.Values{"s": {EncodeState(st)}}.Encode()
+}
+
+// upgradeLabels are the two sides' labels, in l's language.
+func upgradeLabels(l *i18n.Localizer, st State) [2]string {
+	return [2]string{l.T("page.upgrade.old", "Revision", engine.RevisionName(st.Settings.Install.Revision)), l.T("page.upgrade.new", "Istio", engine.Version().Istio)}
+}
+
+// handleUpgrade is GET /upgrade?s=STATE[&chosen=1&carry=KEY…]: the upgrade preview of STATE.
+func (s *server) handleUpgrade() http.Handler {
+	return s.pageHandler(func(w http.ResponseWriter, r *http.Request) error {
+		q := r.URL.Query()
+		st, err := DecodeState(q.Get("s"))
+		if err != nil {
+			return err
+		}
+		plan, next, err := s.upgradeStates(r, st, carryFrom(q.Get("chosen") != "", q["carry"]))
+		if err != nil {
+			return err
+		}
+		page, err := s.comparePage(r, [2]State{st, next}, upgradeLabels(i18n.FromContext(r.Context()), st))
+		if err != nil {
+			return err
+		}
+		u := &web.UpgradePlanView{State: q.Get("s"), Embedded: engine.Version().Istio, MeshUnknown: plan.MeshUnknown}
+		for _, k := range plan.Keys {
+			yours, _ := json.Marshal(k.Yours)
+			def, _ := json.Marshal(k.Default)
+			u.Keys = append(u.Keys, web.UpgradeKeyView{Path: k.Path, Yours: string(yours), Default: string(def), Carried: k.Carried, Unknown: k.Unknown})
+		}
+		page.Upgrade = u
+		return render(w, r, http.StatusOK, web.ComparePageView(page))
+	})
+}
+
+// UpgradeRequest is the body of POST /api/v1/upgrade: a state whose mesh is the old side (as
+// POST /api/v1/inject takes it: meshConfigMaps, settings.install.mesh or clusterMesh), and, when
+// given, exactly the values keys to carry (absent: all that differ but global.hub and global.tag).
+type UpgradeRequest struct {
+	InjectRequest
+	Carry *[]string `json:"carry,omitempty"`
+}
+
+// UpgradeResponse is its answer: the plan, each document's changes from the old side to the new,
+// and the preview in the playground.
+type UpgradeResponse struct {
+	engine.UpgradePreview
+	Preview string `json:"preview"`
+}
+
+// handleAPIUpgrade is POST /api/v1/upgrade.
+func (s *server) handleAPIUpgrade() http.Handler {
+	return s.apiHandler(func(w http.ResponseWriter, r *http.Request) error {
+		var req UpgradeRequest
+		if err := readJSONBody(w, r, s.cfg.MaxBodyBytes, &req); err != nil {
+			return err
+		}
+		if err := s.ownMesh(r.Context(), &req.InjectRequest); err != nil {
+			return err
+		}
+		if err := checkNamespace(req.Settings.Namespace); err != nil {
+			return err
+		}
+		st := State{Version: StateVersion, Istio: engine.Version().Istio, Manifest: req.Manifest, Steps: req.Steps, Settings: req.Settings}
+		if err := s.work(r.Context(), st); err != nil {
+			return err
+		}
+		var carry func(string) bool
+		if req.Carry != nil {
+			carry = carryFrom(true, *req.Carry)
+		}
+		p, err := s.eng().PreviewUpgrade(r.Context(), []byte(req.Manifest), req.Steps, req.Settings, carry)
+		if err != nil {
+			return err
+		}
+		href := upgradeHref(st)
+		if req.Carry != nil {
+			q := url.Values{"s": {EncodeState(st)}, "chosen": {"1"}, "carry": *req.Carry}
+			href = "/upgrade?" + q.Encode()
+		}
+		return writeJSON(w, http.StatusOK, UpgradeResponse{UpgradePreview: *p, Preview: href})
+	})
+}

@@ -1,0 +1,101 @@
+package handlers
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/PuerkitoBio/goquery"
+
+	"github.com/sidecarlab/sidecarlab/engine"
+)
+
+// TestUpgradePage: a state with a mesh of today's Istio (revision canary, a CPU request, hold)
+// offers the upgrade preview; the preview lists the CPU as carried, and with it carried the new
+// side (the embedded chart rendered with it) injects exactly as the mesh does. Unticked, the CPU
+// is what changes.
+func TestUpgradePage(t *testing.T) {
+	h := newServer(t)
+	st := decodeLocation(t, postForm(t, h, url.Values{"manifest": {deploymentYAML}, "meshConfigMaps": {canaryConfigMaps(t, nil)}}))
+	page := get(t, h, stateLink(t, st))
+	href, ok := page.doc.Find(`a[href^="/upgrade?"]`).Attr("href")
+	if !ok {
+		t.Fatal("the playground offers no upgrade preview for a state with a mesh")
+	}
+	if _, ok := get(t, h, stateLink(t, State{Manifest: deploymentYAML})).doc.Find(`a[href^="/upgrade?"]`).Attr("href"); ok {
+		t.Fatal("an upgrade preview offered without a mesh")
+	}
+	up := get(t, h, href)
+	if up.status != http.StatusOK {
+		t.Fatalf("%d: %.500s", up.status, up.body)
+	}
+	var keys []string
+	testid(up, "upgrade-key").Each(func(_ int, s *goquery.Selection) {
+		keys = append(keys, s.AttrOr("data-path", "")+"="+s.AttrOr("data-carried", ""))
+	})
+	if !slices.Equal(keys, []string{"global.proxy.resources.requests.cpu=true"}) {
+		t.Fatalf("keys %q", keys)
+	}
+	if n := testid(up, "compare-changes").Find(`[data-testid="change"]`).Length(); n != 0 || testid(up, "compare-same").Length() != 1 {
+		t.Fatalf("carried, the new side differs in %d fields", n)
+	}
+	// Unticked: the form sends chosen without carry.
+	u, _ := url.Parse(href)
+	again := get(t, h, "/upgrade?"+url.Values{"s": {u.Query().Get("s")}, "chosen": {"1"}}.Encode())
+	var paths []string
+	testid(again, "change").Each(func(_ int, s *goquery.Selection) { paths = append(paths, s.AttrOr("data-path", "")) })
+	if !slices.Contains(paths, "spec.template.spec.containers[istio-proxy].resources.requests.cpu") || testid(again, "upgrade-key").AttrOr("data-carried", "") != "false" {
+		t.Fatalf("the CPU left out: changes %q", paths)
+	}
+	// A mesh whose templates this server does not run: its side says why, and nothing claims the
+	// outputs are the same.
+	read, err := engine.ParseMeshConfigMaps([]byte(canaryConfigMaps(t, func(c string) string {
+		return strings.Replace(c, "security.istio.io/tlsMode: {{", `team: "x"`+"\n        security.istio.io/tlsMode: {{", 1)
+	})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	custom := State{Manifest: deploymentYAML, Settings: engine.Settings{Install: engine.InstallOptions{Mesh: engine.CompactMesh(read.Mesh), Revision: read.Revision}}}
+	r := get(t, h, upgradeHref(custom))
+	if !strings.Contains(testid(r, "side-a").Find(".error-box").Text(), "are not the ones Istio") || testid(r, "side-b").Find(".error-box").Length() != 0 || testid(r, "compare-same").Length() != 0 {
+		t.Fatalf("custom templates on a server that runs none: %d\n%.800s", r.status, testid(r, "side-a").Text())
+	}
+	if r := get(t, h, "/upgrade?"+url.Values{"s": {EncodeState(State{Manifest: deploymentYAML})}}.Encode()); r.status != http.StatusUnprocessableEntity || !strings.Contains(r.body, "needs your mesh") {
+		t.Fatalf("a preview without a mesh: %d", r.status)
+	}
+}
+
+// TestAPIUpgrade: POST /api/v1/upgrade answers the plan and each document's changes, and the
+// preview's address; "carry" chooses the keys exactly.
+func TestAPIUpgrade(t *testing.T) {
+	h := newServer(t)
+	post := func(req UpgradeRequest) (int, UpgradeResponse, string) {
+		b, _ := json.Marshal(req)
+		req2 := httptest.NewRequest(http.MethodPost, "/api/v1/upgrade", strings.NewReader(string(b)))
+		req2.Header.Set("Content-Type", "application/json")
+		r := do(t, h, req2)
+		var out UpgradeResponse
+		if r.status == http.StatusOK {
+			if err := json.Unmarshal([]byte(r.body), &out); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return r.status, out, r.body
+	}
+	status, out, body := post(UpgradeRequest{InjectRequest: InjectRequest{Manifest: deploymentYAML, MeshConfigMaps: canaryConfigMaps(t, nil)}})
+	if status != http.StatusOK || len(out.Plan.Keys) != 1 || !out.Plan.Keys[0].Carried || len(out.Documents) != 1 || out.Documents[0].Changed || !strings.HasPrefix(out.Preview, "/upgrade?") {
+		t.Fatalf("%d %s", status, body)
+	}
+	none := []string{}
+	status, out, body = post(UpgradeRequest{InjectRequest: InjectRequest{Manifest: deploymentYAML, MeshConfigMaps: canaryConfigMaps(t, nil)}, Carry: &none})
+	if status != http.StatusOK || out.Plan.Keys[0].Carried || !out.Documents[0].Changed || !strings.Contains(out.Preview, "chosen=1") {
+		t.Fatalf("carry nothing: %d %s", status, body)
+	}
+	if status, _, body := post(UpgradeRequest{InjectRequest: InjectRequest{Manifest: deploymentYAML}}); status != http.StatusUnprocessableEntity || !strings.Contains(body, "needs your mesh") {
+		t.Fatalf("without a mesh: %d %s", status, body)
+	}
+}

@@ -1,0 +1,51 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// TestUpgradePreview: with a mesh pasted (today's Istio, revision canary, a CPU request), the
+// results offer the upgrade preview; it lists the CPU as carried and finds the outputs the same;
+// unticked and previewed again, the CPU is what changes. The page passes axe at every checked
+// size and theme, without sideways scrolling.
+func TestUpgradePreview(t *testing.T) {
+	ctx := browser(t)
+	sh := newShots(t)
+	do(ctx, t, chromedp.EmulateViewport(1440, 900), chromedp.Navigate(baseURL+"/"), shown(`.cm-content`),
+		clickOn(`[data-testid="settings"] summary`),
+		setTo(`[data-testid="install-mesh"]`, canaryMesh(t)),
+		clickOn(`[data-testid="apply"]`))
+	waitFor(ctx, t, `[data-testid="install-mesh-used"]`, "the settings after apply")
+	do(ctx, t, clickOn(`[data-testid="tab-lifecycle"]`), clickOn(`a[href^="/upgrade?"]`))
+	waitFor(ctx, t, `[data-testid="upgrade-plan"]`, "the upgrade preview")
+	if row := text(ctx, t, `[data-testid="upgrade-key"]`); !strings.Contains(row, "global.proxy.resources.requests.cpu") {
+		t.Fatalf("the plan's first key: %q", row)
+	}
+	waitFor(ctx, t, `[data-testid="compare-same"]`, "the outputs, the CPU carried")
+	for _, s := range checkedScreens {
+		do(ctx, t, s.emulate())
+		for _, theme := range []string{"light", "dark"} {
+			setTheme(ctx, t, theme)
+			if over := sidewaysBy(ctx, t); over > 0 {
+				t.Errorf("the upgrade preview at %s, %s: the page scrolls sideways by %d px", s.name, theme, over)
+			}
+			checkA11y(ctx, t, "the upgrade preview at "+s.name+", "+theme)
+			sh.take(ctx, "upgrade-"+s.name+"-"+theme)
+		}
+		setTheme(ctx, t, "light")
+	}
+	// The keyboard: focus the CPU's box, untick it with Space, and preview again.
+	do(ctx, t, chromedp.EmulateViewport(1440, 900), focusOn(`[data-testid="upgrade-key"] input[type="checkbox"]`), chromedp.KeyEvent(" "),
+		clickOn(`[data-testid="upgrade-again"]`))
+	waitFor(ctx, t, `[data-testid="compare-changes"]`, "the changes, the CPU left out")
+	if changes := text(ctx, t, `[data-testid="compare-changes"]`); !strings.Contains(changes, "resources.requests.cpu") {
+		t.Errorf("the CPU left out, the changes: %q", changes)
+	}
+	checkA11y(ctx, t, "the upgrade preview, the CPU left out")
+	sh.take(ctx, "upgrade-cpu-left-out")
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 
@@ -136,6 +137,12 @@ func restoredConfig(text string) (string, error) {
 func (e *Engine) ownInstall(ctx context.Context, o InstallOptions, builtin map[string]string) (*Install, error) {
 	base := o
 	base.Mesh, base.Revision = OwnMesh{}, ""
+	if rev := RevisionOf(o.Revision); rev != "" && o.Mesh.Webhooks == "" {
+		// A revision's mesh without its webhooks (its ConfigMaps alone): the webhooks the charts
+		// render for that revision, which select its namespaces (istio.io/rev=REV), not the
+		// default revision's.
+		base.Set = append(slices.Clone(base.Set), "revision="+rev)
+	}
 	rendered, err := e.Install(ctx, base)
 	if err != nil {
 		return nil, err

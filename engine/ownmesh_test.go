@@ -470,3 +470,30 @@ func TestCompactMeshSize(t *testing.T) {
 		}
 	}
 }
+
+// TestOwnMeshWebhooksOfItsRevision: a revision's ConfigMaps alone, without its webhooks, are
+// sent Pods by the webhooks the charts render for that revision (they select istio.io/rev=canary
+// namespaces), not by the default revision's.
+func TestOwnMeshWebhooksOfItsRevision(t *testing.T) {
+	e := testEngine(t)
+	canary, err := e.Install(t.Context(), InstallOptions{Set: []string{"revision=canary"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, err := e.Install(t.Context(), InstallOptions{Mesh: OwnMesh{InjectorConfig: canary.InjectorConfig, Values: canary.Values, MeshConfig: canary.MeshConfigYAML}, Revision: "canary"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if own.Webhooks != canary.Webhooks {
+		t.Fatalf("the mesh's webhooks are not revision canary's:\n%.600s", own.Webhooks)
+	}
+	// Without a revision, the default revision's, as before.
+	def, err := e.Install(t.Context(), InstallOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := e.Install(t.Context(), InstallOptions{Mesh: OwnMesh{Values: def.Values}})
+	if err != nil || plain.Webhooks != def.Webhooks {
+		t.Fatalf("a mesh without a revision: %v", err)
+	}
+}

@@ -46,6 +46,11 @@ type Upgrade struct {
 	// New is the new side's install options: an IstioOperator overlay with the carried values,
 	// the mesh config and the revision.
 	New InstallOptions `json:"new"`
+	// OwnTemplates says the old side's templates are not the embedded Istio's (another release's,
+	// or the user's): they run with the embedded Istio's injector code, since the older code is
+	// not available here; OldIstio is the Istio that installed the mesh, as its labels say.
+	OwnTemplates bool   `json:"ownTemplates,omitempty"`
+	OldIstio     string `json:"oldIstio,omitempty"`
 }
 
 // NotCarriedByDefault are the keys an upgrade preview leaves to the new release unless the
@@ -75,7 +80,7 @@ func (e *Engine) PlanUpgrade(ctx context.Context, old InstallOptions, carry func
 	if err := json.Unmarshal([]byte(def.Values), &defaults); err != nil {
 		return nil, err
 	}
-	up := &Upgrade{}
+	up := &Upgrade{OldIstio: old.Mesh.Istio, OwnTemplates: old.Mesh.InjectorConfig != "" && !CompactMesh(old.Mesh).IstioTemplates}
 	schema := (&apis.Values{}).ProtoReflect().Descriptor()
 	carried := map[string]any{}
 	for _, k := range differingKeys(yours, defaults, nil) {
@@ -325,6 +330,13 @@ func (p *UpgradePreview) Text() string {
 	var w strings.Builder
 	istio := Version().Istio
 	fmt.Fprintf(&w, "# upgrade: your mesh (revision %s) → Istio %s's charts with your settings\n", RevisionName(p.Plan.New.Revision), istio)
+	if p.Plan.OwnTemplates {
+		installed := ""
+		if p.Plan.OldIstio != "" {
+			installed = " (installed by Istio " + p.Plan.OldIstio + ")"
+		}
+		fmt.Fprintf(&w, "# your mesh's templates%s run here with Istio %s's injector code (the older code is not available): where the two differ, the old side may not be what your cluster does\n", installed, istio)
+	}
 	for _, k := range p.Plan.Keys {
 		yours, _ := json.Marshal(k.Yours)
 		switch {

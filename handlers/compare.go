@@ -64,6 +64,9 @@ func (s *server) comparePage(r *http.Request, states [2]State, labels [2]string)
 		side.Output, _ = cutLines(l, row.Output(), maxShownLine)
 		side.Lifecycles = lifecycleViews(l, engine.Lifecycles(row.Documents), engine.Batch(row.Documents, tl.Findings), 0)
 		found[i] = tl.Findings
+		if err := s.compareAdmission(r, st, side); err != nil {
+			return nil, err
+		}
 	}
 	page.Lab = s.statics.lab().forCompare(l, states[0], states[1])
 	if last[0] != nil && last[1] != nil {
@@ -76,6 +79,32 @@ func (s *server) comparePage(r *http.Request, states [2]State, labels [2]string)
 	}
 	page.Head = compareHead(page)
 	return page, nil
+}
+
+// compareAdmission is each document's verdict when its Pod is created in the state's namespace:
+// a side's Pod Security verdict (its words when it rejects), which an upgrade can change (an init
+// container that needs NET_ADMIN under baseline).
+func (s *server) compareAdmission(r *http.Request, st State, side *web.CompareSide) error {
+	rs, err := s.admit(r.Context(), st)
+	var ie *engine.InputError
+	if errors.As(err, &ie) {
+		return nil // the side's output says why; no verdicts to compare
+	}
+	if err != nil {
+		return err
+	}
+	side.Namespace = namespaceText(i18n.FromContext(r.Context()), namespaceOf(st.Settings))
+	for _, res := range rs {
+		if res.Error != "" {
+			continue // not a workload that makes Pods
+		}
+		v := web.CompareVerdict{Doc: res.Kind + "/" + res.Name, Admitted: res.Admitted, Why: res.Violations}
+		if res.WebhookError != "" {
+			v.Why = append(v.Why, res.WebhookError)
+		}
+		side.Admission = append(side.Admission, v)
+	}
+	return nil
 }
 
 // onlyIn are the findings of a that b does not have (the same check on the same document, with

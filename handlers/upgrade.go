@@ -63,6 +63,12 @@ func (s *server) handleUpgrade() http.Handler {
 			return err
 		}
 		u := &web.UpgradePlanView{State: q.Get("s"), Embedded: engine.Version().Istio, MeshUnknown: plan.MeshUnknown}
+		if plan.OwnTemplates {
+			u.OldIstio = plan.OldIstio
+			if u.OldIstio == "" {
+				u.OldIstio = "?"
+			}
+		}
 		for _, k := range plan.Keys {
 			yours, _ := json.Marshal(k.Yours)
 			def, _ := json.Marshal(k.Default)

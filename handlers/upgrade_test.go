@@ -51,6 +51,18 @@ func TestUpgradePage(t *testing.T) {
 	if !slices.Contains(paths, "spec.template.spec.containers[istio-proxy].resources.requests.cpu") || testid(again, "upgrade-key").AttrOr("data-carried", "") != "false" {
 		t.Fatalf("the CPU left out: changes %q", paths)
 	}
+	// In a namespace of revision canary that enforces baseline, each side says its Pod's verdict with Pod Security's
+	// words: istio-init's NET_ADMIN.
+	st.Settings.Namespace = engine.Namespace{Name: "shop", Labels: map[string]string{"istio.io/rev": "canary", "pod-security.kubernetes.io/enforce": "baseline"}}
+	r := get(t, h, upgradeHref(st))
+	for _, side := range []string{"admission-a", "admission-b"} {
+		if v := testid(r, side).Find("li"); v.Length() != 1 || v.AttrOr("data-admitted", "") != "false" || !strings.Contains(v.Text(), "NET_ADMIN") {
+			t.Errorf("%s: %q", side, v.Text())
+		}
+	}
+	if v := testid(up, "admission-a").Find("li"); v.AttrOr("data-admitted", "") != "true" {
+		t.Errorf("in the default namespace: %q", v.Text())
+	}
 	// A mesh whose templates this server does not run: its side says why, and nothing claims the
 	// outputs are the same.
 	read, err := engine.ParseMeshConfigMaps([]byte(canaryConfigMaps(t, func(c string) string {
@@ -60,7 +72,10 @@ func TestUpgradePage(t *testing.T) {
 		t.Fatal(err)
 	}
 	custom := State{Manifest: deploymentYAML, Settings: engine.Settings{Install: engine.InstallOptions{Mesh: engine.CompactMesh(read.Mesh), Revision: read.Revision}}}
-	r := get(t, h, upgradeHref(custom))
+	r = get(t, h, upgradeHref(custom))
+	if testid(up, "upgrade-old-code").Length() != 0 || testid(r, "upgrade-old-code").Length() != 1 {
+		t.Errorf("the note on the older code: Istio's templates %d, others %d", testid(up, "upgrade-old-code").Length(), testid(r, "upgrade-old-code").Length())
+	}
 	if !strings.Contains(testid(r, "side-a").Find(".error-box").Text(), "are not the ones Istio") || testid(r, "side-b").Find(".error-box").Length() != 0 || testid(r, "compare-same").Length() != 0 {
 		t.Fatalf("custom templates on a server that runs none: %d\n%.800s", r.status, testid(r, "side-a").Text())
 	}

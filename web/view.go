@@ -611,8 +611,11 @@ type ComparePage struct {
 // again with other keys: the old state (encoded), each values key that differs from the embedded
 // chart's defaults, and the mesh config's fields the embedded Istio does not know.
 type UpgradePlanView struct {
-	State       string
-	Embedded    string
+	State    string
+	Embedded string
+	// OldIstio is set when the old side's templates are not the embedded Istio's: the Istio that
+	// installed them ("?" when their labels do not say).
+	OldIstio    string
 	Keys        []UpgradeKeyView
 	MeshUnknown []string
 }
@@ -633,4 +636,16 @@ type CompareSide struct {
 	Output     string
 	// OnlyHere are the pitfalls this side has and the other has not.
 	OnlyHere []string
+	// Namespace is the namespace the Pods are created in, with its labels; Admission each
+	// document's verdict there (Istio's webhooks, then Pod Security Admission).
+	Namespace string
+	Admission []CompareVerdict
+}
+
+// CompareVerdict is a document's Pod as the API server admits it: the document, admitted or
+// not, and Pod Security's (or the webhook's) words when not.
+type CompareVerdict struct {
+	Doc      string
+	Admitted bool
+	Why      []string
 }

@@ -65,7 +65,7 @@ func TestDiffUpgrade(t *testing.T) {
 	if len(docs) != 3 {
 		t.Fatalf("want a head and two documents:\n%s", out)
 	}
-	for _, want := range []string{`# carried: global.proxy.resources.requests.cpu: "300m"`, `# not carried: global.hub: "registry.example.com/istio"`, `# not carried: global.tag: "1.31.0-alpha.1"`} {
+	for _, want := range []string{"# your mesh's templates (installed by Istio 1.31.0-alpha.1) run here with Istio " + engine.Version().Istio + "'s injector code", `# carried: global.proxy.resources.requests.cpu: "300m"`, `# not carried: global.hub: "registry.example.com/istio"`, `# not carried: global.tag: "1.31.0-alpha.1"`} {
 		if !strings.Contains(docs[0], want) {
 			t.Errorf("the head lacks %q:\n%s", want, docs[0])
 		}

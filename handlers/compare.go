@@ -70,8 +70,21 @@ func (s *server) comparePage(r *http.Request, states [2]State, labels [2]string)
 	}
 	page.Lab = s.statics.lab().forCompare(l, states[0], states[1])
 	if last[0] != nil && last[1] != nil {
-		for _, c := range engine.DiffDocuments(last[0], last[1], "") {
+		changes := engine.DiffDocuments(last[0], last[1], "")
+		for _, c := range changes {
 			page.Changes = append(page.Changes, changeView(l, c, last[1], len(last[1]) > 1))
+		}
+		if len(last[1]) > 1 {
+			// A batch: each document, changed or not.
+			for _, d := range last[1] {
+				n := 0
+				for _, c := range changes {
+					if c.Doc == d.Index {
+						n++
+					}
+				}
+				page.Documents = append(page.Documents, web.CompareDoc{Doc: l.T("results.cluster.doc", "Doc", d.Index, "Kind", d.Kind, "Name", d.Name), Changes: n})
+			}
 		}
 		// The pitfalls one side has and the other has not.
 		w := explain.In(l)

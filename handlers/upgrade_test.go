@@ -51,6 +51,16 @@ func TestUpgradePage(t *testing.T) {
 	if !slices.Contains(paths, "spec.template.spec.containers[istio-proxy].resources.requests.cpu") || testid(again, "upgrade-key").AttrOr("data-carried", "") != "false" {
 		t.Fatalf("the CPU left out: changes %q", paths)
 	}
+	// A batch: each document, changed or not.
+	batch := st
+	batch.Manifest += "---\napiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec: {ports: [{port: 80}]}\n"
+	var docs []string
+	testid(get(t, h, "/upgrade?"+url.Values{"s": {EncodeState(batch)}, "chosen": {"1"}}.Encode()), "compare-docs").Find("li").Each(func(_ int, s *goquery.Selection) {
+		docs = append(docs, strings.Join(strings.Fields(s.Text()), " ")+" ("+s.AttrOr("data-changes", "")+")")
+	})
+	if len(docs) != 2 || docs[0] != "Document 1: Deployment web: 2 fields change (2)" || docs[1] != "Document 2: Service web: no change (0)" {
+		t.Errorf("the batch's documents: %q", docs)
+	}
 	// In a namespace of revision canary that enforces baseline, each side says its Pod's verdict with Pod Security's
 	// words: istio-init's NET_ADMIN.
 	st.Settings.Namespace = engine.Namespace{Name: "shop", Labels: map[string]string{"istio.io/rev": "canary", "pod-security.kubernetes.io/enforce": "baseline"}}

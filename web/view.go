@@ -602,9 +602,17 @@ type ComparePage struct {
 	A, B CompareSide
 	// Changes is the field diff from A's output to B's.
 	Changes []ChangeView
+	// Documents say, for a manifest of several documents, which changed and how much.
+	Documents []CompareDoc
 	// Upgrade is the plan of an upgrade preview (A: the user's mesh, B: the embedded Istio with
 	// its settings carried), nil for any other comparison.
 	Upgrade *UpgradePlanView
+}
+
+// CompareDoc is one document of a comparison and how many of its fields changed.
+type CompareDoc struct {
+	Doc     string
+	Changes int
 }
 
 // UpgradePlanView is how an upgrade preview carried the mesh's settings, as a form that previews

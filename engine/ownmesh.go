@@ -137,10 +137,11 @@ func restoredConfig(text string) (string, error) {
 func (e *Engine) ownInstall(ctx context.Context, o InstallOptions, builtin map[string]string) (*Install, error) {
 	base := o
 	base.Mesh, base.Revision = OwnMesh{}, ""
-	if rev := RevisionOf(o.Revision); rev != "" && o.Mesh.Webhooks == "" {
-		// A revision's mesh without its webhooks (its ConfigMaps alone): the webhooks the charts
-		// render for that revision, which select its namespaces (istio.io/rev=REV), not the
-		// default revision's.
+	if rev := RevisionOf(o.Revision); rev != "" && o.Mesh.Webhooks == "" && o.Mesh.InjectorConfig != "" && o.Mesh.Values != "" {
+		// A revision's ConfigMaps without its webhooks: the webhooks the charts render for that
+		// revision, which select its namespaces (istio.io/rev=REV), not the default revision's.
+		// Only the webhooks (and a mesh config the mesh does not give) come from this render;
+		// istioctl's --revision alone, or with part of the files, is left as istioctl has it.
 		base.Set = append(slices.Clone(base.Set), "revision="+rev)
 	}
 	rendered, err := e.Install(ctx, base)

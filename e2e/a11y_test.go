@@ -91,6 +91,30 @@ var checkedScreens = []screen{
 	{"zoom150", 960, 600, 1.5, false},
 }
 
+// everyScreen looks at the page as every UI change is looked at: at each checked screen
+// (after at, if any, which brings what is checked into view), light and dark, it must not scroll
+// sideways and must pass axe; each is a screenshot named NAME-SCREEN-THEME. what names the page
+// in the errors.
+func everyScreen(ctx context.Context, t *testing.T, sh *shots, what, name string, at chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	for _, s := range checkedScreens {
+		steps := []chromedp.Action[chromedp.Void]{s.emulate()}
+		if at != nil {
+			steps = append(steps, at)
+		}
+		do(ctx, t, steps...)
+		for _, theme := range []string{"light", "dark"} {
+			setTheme(ctx, t, theme)
+			if over := sidewaysBy(ctx, t); over > 0 {
+				t.Errorf("%s at %s, %s: the page scrolls sideways by %d px", what, s.name, theme, over)
+			}
+			checkA11y(ctx, t, what+" at "+s.name+", "+theme)
+			sh.take(ctx, name+"-"+s.name+"-"+theme)
+		}
+		setTheme(ctx, t, "light")
+	}
+}
+
 // emulate sets the window to the screen.
 func (s screen) emulate() chromedp.Action[chromedp.Void] {
 	opts := []chromedp.EmulateViewportOption{chromedp.EmulateScale(s.scale)}

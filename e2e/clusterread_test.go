@@ -48,16 +48,5 @@ func TestClusterRead(t *testing.T) {
 	if name := value(ctx, t, `[data-testid="ns-name"]`); name != "default" {
 		t.Errorf("the namespace's name is %q, want default", name)
 	}
-	for _, s := range checkedScreens {
-		do(ctx, t, s.emulate(), onNode(`[data-testid="cluster-namespace"]`, chromedp.ScrollIntoView(chromedp.CSS(`[data-testid="cluster-namespace"]`))))
-		for _, theme := range []string{"light", "dark"} {
-			setTheme(ctx, t, theme)
-			if over := sidewaysBy(ctx, t); over > 0 {
-				t.Errorf("the cluster's choices at %s, %s: the page scrolls sideways by %d px", s.name, theme, over)
-			}
-			checkA11y(ctx, t, "the cluster's choices at "+s.name+", "+theme)
-			sh.take(ctx, "cluster-read-"+s.name+"-"+theme)
-		}
-		setTheme(ctx, t, "light")
-	}
+	everyScreen(ctx, t, sh, "the cluster's choices", "cluster-read", onNode(`[data-testid="cluster-namespace"]`, chromedp.ScrollIntoView(chromedp.CSS(`[data-testid="cluster-namespace"]`))))
 }

@@ -51,16 +51,5 @@ func TestOwnMesh(t *testing.T) {
 	if !strings.Contains(page, "istio.io/rev: canary") || !strings.Contains(page, "cpu: 50m") {
 		t.Error("the results are not the pasted mesh's (no canary revision, no 50m CPU request)")
 	}
-	for _, s := range checkedScreens {
-		do(ctx, t, s.emulate(), onNode(`[data-testid="install-mesh-used"]`, chromedp.ScrollIntoView(chromedp.CSS(`[data-testid="install-mesh-used"]`))))
-		for _, theme := range []string{"light", "dark"} {
-			setTheme(ctx, t, theme)
-			if over := sidewaysBy(ctx, t); over > 0 {
-				t.Errorf("the settings with a mesh at %s, %s: the page scrolls sideways by %d px", s.name, theme, over)
-			}
-			checkA11y(ctx, t, "the settings with a mesh at "+s.name+", "+theme)
-			sh.take(ctx, "mesh-"+s.name+"-"+theme)
-		}
-		setTheme(ctx, t, "light")
-	}
+	everyScreen(ctx, t, sh, "the settings with a mesh", "mesh", onNode(`[data-testid="install-mesh-used"]`, chromedp.ScrollIntoView(chromedp.CSS(`[data-testid="install-mesh-used"]`))))
 }

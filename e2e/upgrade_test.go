@@ -27,18 +27,7 @@ func TestUpgradePreview(t *testing.T) {
 		t.Fatalf("the plan's first key: %q", row)
 	}
 	waitFor(ctx, t, `[data-testid="compare-same"]`, "the outputs, the CPU carried")
-	for _, s := range checkedScreens {
-		do(ctx, t, s.emulate())
-		for _, theme := range []string{"light", "dark"} {
-			setTheme(ctx, t, theme)
-			if over := sidewaysBy(ctx, t); over > 0 {
-				t.Errorf("the upgrade preview at %s, %s: the page scrolls sideways by %d px", s.name, theme, over)
-			}
-			checkA11y(ctx, t, "the upgrade preview at "+s.name+", "+theme)
-			sh.take(ctx, "upgrade-"+s.name+"-"+theme)
-		}
-		setTheme(ctx, t, "light")
-	}
+	everyScreen(ctx, t, sh, "the upgrade preview", "upgrade", nil)
 	// The keyboard: focus the CPU's box, untick it with Space, and preview again.
 	do(ctx, t, chromedp.EmulateViewport(1440, 900), focusOn(`[data-testid="upgrade-key"] input[type="checkbox"]`), chromedp.KeyEvent(" "),
 		clickOn(`[data-testid="upgrade-again"]`))

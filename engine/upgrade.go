@@ -164,29 +164,41 @@ func differingKeys(yours, defaults map[string]any, path []string) []valueLeaf {
 	return out
 }
 
-// knownPath reports whether the message desc has a field at path (by its JSON or proto name):
-// below a map or a Struct any key is known.
+// fieldOf is desc's field named seg, by its JSON or its proto name (nil for none).
+func fieldOf(desc protoreflect.MessageDescriptor, seg string) protoreflect.FieldDescriptor {
+	if f := desc.Fields().ByJSONName(seg); f != nil {
+		return f
+	}
+	return desc.Fields().ByName(protoreflect.Name(seg))
+}
+
+// freeForm reports whether any key is valid below f: a map, a list (its items are checked by the
+// render), or a Struct, Value or Any.
+func freeForm(f protoreflect.FieldDescriptor) bool {
+	if f.IsMap() || f.IsList() {
+		return true
+	}
+	switch f.Message().FullName() {
+	case "google.protobuf.Struct", "google.protobuf.Value", "google.protobuf.Any":
+		return true
+	}
+	return false
+}
+
+// knownPath reports whether the message desc has a field at path: below a free-form field any
+// key is known.
 func knownPath(desc protoreflect.MessageDescriptor, path []string) bool {
 	for i, seg := range path {
-		f := desc.Fields().ByJSONName(seg)
-		if f == nil {
-			f = desc.Fields().ByName(protoreflect.Name(seg))
-		}
-		if f == nil {
+		f := fieldOf(desc, seg)
+		switch {
+		case f == nil:
 			return false
-		}
-		if i == len(path)-1 || f.IsMap() {
+		case i == len(path)-1 || f.IsMap():
 			return true
-		}
-		if f.Message() == nil {
+		case f.Message() == nil:
 			return false // a scalar has no keys
-		}
-		switch f.Message().FullName() {
-		case "google.protobuf.Struct", "google.protobuf.Value", "google.protobuf.Any":
+		case freeForm(f):
 			return true
-		}
-		if f.IsList() {
-			return true // a list's items are checked by the render
 		}
 		desc = f.Message()
 	}
@@ -198,19 +210,12 @@ func unknownPaths(desc protoreflect.MessageDescriptor, m map[string]any, path []
 	var out [][]string
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		p := append(slices.Clip(path), k)
-		if !knownPath(desc, p[len(path):]) {
+		f := fieldOf(desc, k)
+		if f == nil {
 			out = append(out, p)
 			continue
 		}
-		f := desc.Fields().ByJSONName(k)
-		if f == nil {
-			f = desc.Fields().ByName(protoreflect.Name(k))
-		}
-		if sub, ok := m[k].(map[string]any); ok && f.Message() != nil && !f.IsMap() && !f.IsList() {
-			switch f.Message().FullName() {
-			case "google.protobuf.Struct", "google.protobuf.Value", "google.protobuf.Any":
-				continue
-			}
+		if sub, ok := m[k].(map[string]any); ok && f.Message() != nil && !freeForm(f) {
 			out = append(out, unknownPaths(f.Message(), sub, p)...)
 		}
 	}

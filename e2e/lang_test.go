@@ -391,3 +391,37 @@ func jsonEqual(a, b map[string]any) bool {
 	y, _ := json.Marshal(b)
 	return string(x) == string(y)
 }
+
+// TestLangByAddress: a page opened with ?lang=ja in an English browser stays Japanese through a
+// lab chip (a link), an annotation added with the script (an answer in place, whose address the
+// script puts in the address bar) and a reload; the permalink it offers for sharing stays
+// language-free, so it opens in its reader's language.
+func TestLangByAddress(t *testing.T) {
+	ctx := browserIn(t, "en-US,en")
+	ja := i18n.For("ja")
+	do(ctx, t, chromedp.Navigate(baseURL+"/?lang=ja"), shown(`.cm-content`))
+	waitLang(ctx, t, "ja", "?lang=ja")
+	do(ctx, t, clickOn(chip(4)), shown(`[data-testid="lab-look"]`))
+	waitLang(ctx, t, "ja", "the lab's step 4 chip")
+	if got, want := text(ctx, t, chip(4)), ja.T("lab.step.hold.title"); !strings.Contains(got, want) {
+		t.Fatalf("after the chip: chip 4 reads %q, want %q", got, want)
+	}
+	before := pageValue[string](ctx, t, "the address", `return {ok: true, v: location.href};`)
+	do(ctx, t, clickOn(addButton("sidecar.istio.io/proxyMemory")))
+	waitJS(ctx, t, "the address after adding an annotation", settledJS+` && location.href !== `+jsString(before))
+	if got, want := text(ctx, t, `[data-testid="tab-diff"]`), ja.T("results.tab.diff"); !strings.Contains(got, want) {
+		t.Errorf("the answer in place: the field diff's tab reads %q, want %q", got, want)
+	}
+	addr := pageValue[string](ctx, t, "the address", `return {ok: true, v: location.href};`)
+	if !strings.Contains(addr, "lang=ja") {
+		t.Errorf("the address bar lost the language: %s", addr)
+	}
+	if p := attr(ctx, t, `[data-testid="permalink"]`, "href"); strings.Contains(p, "lang=") || !strings.HasPrefix(p, "/?s=") {
+		t.Errorf("the permalink %q: want a language-free link to the state", p)
+	}
+	do(ctx, t, chromedp.Reload(), shown(`.cm-content`))
+	waitLang(ctx, t, "ja", "the reload")
+	if c := langCookie(ctx, t); c != "" {
+		t.Errorf("?lang= set the remembered choice to %q", c)
+	}
+}

@@ -18,7 +18,8 @@ const langCookie = "lang"
 const maxBack = 16 << 10
 
 // negotiateLanguage chooses each request's language (i18n.Negotiate: ?lang=, then the cookie,
-// then Accept-Language) and hands its Localizer to everything below in the context. Every answer
+// then Accept-Language) and hands its Localizer to everything below in the context, with the
+// language the address chose, if any (web.WithURLLang). Every answer
 // but a static file's depends on it, and says so, so that no cache serves one reader's language
 // to another.
 func negotiateLanguage(next http.Handler) http.Handler {
@@ -30,6 +31,10 @@ func negotiateLanguage(next http.Handler) http.Handler {
 		w.Header().Add("Vary", "Accept-Language, Cookie")
 		l := requestLocalizer(r)
 		ctx := i18n.NewContext(r.Context(), l)
+		if code := queryLang(r); code != "" && l.Lang() == code {
+			// A language chosen by the address stays for the page's links and forms.
+			ctx = web.WithURLLang(ctx, code)
+		}
 		if r.Method == http.MethodGet || r.Method == http.MethodHead {
 			ctx = web.WithBack(ctx, backTo(r.URL))
 		}
@@ -43,11 +48,15 @@ func requestLocalizer(r *http.Request) *i18n.Localizer {
 	if c, err := r.Cookie(langCookie); err == nil {
 		cookie = c.Value
 	}
-	var query string
-	if strings.Contains(r.URL.RawQuery, "lang=") {
-		query = r.URL.Query().Get("lang")
+	return i18n.For(i18n.Negotiate(queryLang(r), cookie, r.Header.Get("Accept-Language")))
+}
+
+// queryLang is the request's ?lang=, or "" (the query parsed only when it may hold one).
+func queryLang(r *http.Request) string {
+	if !strings.Contains(r.URL.RawQuery, "lang=") {
+		return ""
 	}
-	return i18n.For(i18n.Negotiate(query, cookie, r.Header.Get("Accept-Language")))
+	return r.URL.Query().Get("lang")
 }
 
 // backTo is the address the language switcher returns to: this page's, without a ?lang= (which

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/PuerkitoBio/goquery"
+
+	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
 )
 
@@ -89,5 +92,101 @@ func TestLanguageSwitcher(t *testing.T) {
 	}
 	if missing := i18n.Missing(); len(missing) != 0 {
 		t.Errorf("messages missing from the catalogs: %q", missing)
+	}
+}
+
+// TestLanguageByAddressCarries: a language chosen by the address (?lang=ja) stays with the page:
+// every link and form of this site on it carries the ?lang= (a GET form as a field), and so does
+// the redirect after a form's POST; the permalink, which is for sharing, stays language-free. A
+// page reached without ?lang=, or with a code sidecarlab does not speak, carries nothing.
+func TestLanguageByAddressCarries(t *testing.T) {
+	h := newServer(t)
+	st := State{Manifest: deploymentYAML, Steps: []engine.Step{
+		{Key: "sidecar.istio.io/proxyCPU", Value: "200m"},
+		{Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStarts: true"},
+	}}
+	link := stateLink(t, st)
+
+	// carried lists the page's addresses on this site (links, forms' actions, buttons'
+	// formactions) that must carry the page's language, and says which carry lang=want.
+	carried := func(r response, want string) (with, without []string) {
+		r.doc.Find("[href], [action], [formaction]").Each(func(_ int, s *goquery.Selection) {
+			for _, attr := range []string{"href", "action", "formaction"} {
+				u, ok := s.Attr(attr)
+				if !ok || !strings.HasPrefix(u, "/") || strings.HasPrefix(u, "/static/") || u == "/lang" {
+					continue
+				}
+				if id := s.AttrOr("data-testid", ""); id == "permalink" || id == "short-link" {
+					continue
+				}
+				if attr == "action" && s.AttrOr("method", "") == "get" {
+					// A GET form's action loses its query: the form carries the language as a field.
+					if s.Find(`input[name="lang"]`).AttrOr("value", "") == want && want != "" {
+						with = append(with, u)
+					} else {
+						without = append(without, u)
+					}
+					continue
+				}
+				p, err := url.Parse(u)
+				if err != nil {
+					t.Fatalf("%s=%q: %v", attr, u, err)
+				}
+				if want != "" && p.Query().Get("lang") == want {
+					with = append(with, u)
+				} else if p.Query().Has("lang") {
+					t.Errorf("%s=%q carries a language; want %q", attr, u, want)
+				} else {
+					without = append(without, u)
+				}
+			}
+		})
+		return with, without
+	}
+
+	r := get(t, h, link+"&lang=ja")
+	if got := r.doc.Find("html").AttrOr("lang", ""); got != "ja" {
+		t.Fatalf("<html lang=%q>, want ja", got)
+	}
+	with, without := carried(r, "ja")
+	if len(without) > 0 {
+		t.Errorf("?lang=ja: %d of the page's addresses lose the language: %q", len(without), without)
+	}
+	if len(with) < 10 { // tabs, steps, lab, present, compare, downloads, the forms
+		t.Errorf("?lang=ja: only %d addresses carry it: %q", len(with), with)
+	}
+	for what, u := range map[string]string{
+		"the permalink":      testid(r, "permalink").AttrOr("href", ""),
+		"the form's address": r.doc.Find("#playground").AttrOr("data-permalink", ""),
+	} {
+		if p, err := url.Parse(u); err != nil || p.Query().Has("lang") || !strings.HasPrefix(u, "/?s=") {
+			t.Errorf("%s %q: want a language-free link to the state", what, u)
+		}
+	}
+
+	// The form's POST, as a browser without the script sends it (to the action it was given).
+	action := r.doc.Find("#playground").AttrOr("action", "")
+	form := url.Values{"manifest": {deploymentYAML}, "mode": {"kube-inject"}, "add": {"sidecar.istio.io/proxyMemory"}, "v:sidecar.istio.io/proxyMemory": {"256Mi"}}
+	req := httptest.NewRequest(http.MethodPost, action, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	p := do(t, h, req)
+	loc := p.header.Get("Location")
+	if p.status != http.StatusSeeOther || !strings.HasPrefix(loc, "/?s=") || !strings.HasSuffix(loc, "&lang=ja") {
+		t.Fatalf("POST %s answered %d to %q, want 303 to a permalink with &lang=ja", action, p.status, loc)
+	}
+	if got := get(t, h, loc).doc.Find("html").AttrOr("lang", ""); got != "ja" {
+		t.Errorf("after the POST the page is in %q, want ja", got)
+	}
+
+	// Without a language in the address, or with one sidecarlab does not speak, nothing carries one.
+	for _, target := range []string{link, link + "&lang=xx"} {
+		r := get(t, h, target)
+		with, without := carried(r, "")
+		if len(with) > 0 || len(without) < 10 {
+			t.Errorf("%s: %d addresses carry a language, %d do not", target, len(with), len(without))
+		}
+		if n := r.doc.Find(`input[name="lang"]`).Length(); n != 0 {
+			t.Errorf("%s: %d forms carry a language", target, n)
+		}
 	}
 }

@@ -280,7 +280,7 @@ func (s *server) handleForm() http.Handler {
 		if _, err := s.timeline(r.Context(), v.state); err != nil && !errors.As(err, &ie) {
 			return withForm{err: err, form: formOf(v)}
 		}
-		http.Redirect(w, r, v.permalink(), http.StatusSeeOther)
+		http.Redirect(w, r, web.CarryLang(r.Context(), v.permalink()), http.StatusSeeOther)
 		return nil
 	})
 }

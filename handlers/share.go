@@ -195,7 +195,7 @@ func (s *server) handleShare() http.Handler {
 		if len(q) > 0 {
 			target += "?" + q.Encode()
 		}
-		http.Redirect(w, r, target, http.StatusSeeOther)
+		http.Redirect(w, r, web.CarryLang(r.Context(), target), http.StatusSeeOther)
 		return nil
 	})
 }

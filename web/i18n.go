@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 
+	"github.com/a-h/templ"
+
 	"github.com/sidecarlab/sidecarlab/i18n"
 )
 
@@ -32,6 +34,43 @@ func languages(ctx context.Context) []Language {
 		out[i] = Language{Code: c, Name: i18n.Names[c], Current: c == cur}
 	}
 	return out
+}
+
+type urlLangKey struct{}
+
+// WithURLLang is the language the page's own address chose (?lang=, a known code): the page's
+// links, forms and redirects carry it, so that the page stays in it after a click.
+func WithURLLang(ctx context.Context, code string) context.Context {
+	return context.WithValue(ctx, urlLangKey{}, code)
+}
+
+// CarryLang is u, an address on this site, with the page's ?lang= when its address chose one
+// (WithURLLang). Links meant to be shared (the permalink, a short link) do not go through it, so
+// they open in their reader's language.
+func CarryLang(ctx context.Context, u string) string {
+	code, _ := ctx.Value(urlLangKey{}).(string)
+	if code == "" || !strings.HasPrefix(u, "/") || strings.HasPrefix(u, "//") {
+		return u
+	}
+	path, frag, hasFrag := strings.Cut(u, "#")
+	sep := "?"
+	if strings.Contains(path, "?") {
+		sep = "&"
+	}
+	out := path + sep + "lang=" + code
+	if hasFrag {
+		out += "#" + frag
+	}
+	return out
+}
+
+// Href is CarryLang for a template's href or action.
+func Href(ctx context.Context, u string) templ.SafeURL { return templ.SafeURL(CarryLang(ctx, u)) }
+
+// urlLang is the language the page's address chose, or "".
+func urlLang(ctx context.Context) string {
+	code, _ := ctx.Value(urlLangKey{}).(string)
+	return code
 }
 
 type backKey struct{}

@@ -34,11 +34,13 @@ func renderKept(ctx context.Context, c templ.Component) (Kept, error) {
 }
 
 // keptRegion renders a kept region: shell around its inside b, or, when the page holds b's key,
-// around nothing (a placeholder). An empty b (the caller kept none) is rendered from inside.
+// around nothing (a placeholder). An empty b (the caller kept none) is rendered from inside, and
+// so is every region of a page whose address chose its language: the kept ones are rendered for
+// a language, not for the links that carry it (CarryLang).
 func keptRegion(held map[string]bool, b Kept, inside templ.Component, shell func(key string, keep bool, body templ.Component) templ.Component) templ.Component {
 	return templ.ComponentFunc(func(ctx context.Context, w io.Writer) error {
 		k := b
-		if k.Key == "" {
+		if k.Key == "" || urlLang(ctx) != "" {
 			var err error
 			if k, err = renderKept(ctx, inside); err != nil {
 				return err

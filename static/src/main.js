@@ -200,7 +200,7 @@ async function load(url, init, push) {
     }
     clearActionError();
     // An action is answered in place; its permalink is the new address.
-    if (push) window.history.pushState({}, "", doc.getElementById("fragment").dataset.permalink);
+    if (push) window.history.pushState({}, "", address(doc.getElementById("fragment").dataset.permalink));
     const nsError = doc.getElementById("namespace-error");
     setStatus(res.ok ? "" : nsError ? t("namespaceError") : t("rejected"));
     return true;
@@ -211,6 +211,17 @@ async function load(url, init, push) {
     document.body.classList.remove("busy");
     if (form) form.setAttribute("aria-busy", "false");
   }
+}
+
+// address is u as this page's address: with the page's ?lang= when its address chose a language
+// (the server carries it in every link and form it renders; the permalink, which is for sharing,
+// stays language-free, and so does what Copy link copies).
+function address(u) {
+  const lang = new URL(location.href).searchParams.get("lang");
+  if (!lang) return u;
+  const url = new URL(u, location.href);
+  url.searchParams.set("lang", lang);
+  return url.pathname + url.search + url.hash;
 }
 
 // showActionError places the server's error (its #action-error, or a line made from the status
@@ -308,7 +319,7 @@ function filterPanel(input, commit) {
     if (!commit) return;
     const url = new URL(document.getElementById("playground").dataset.permalink, location.href);
     if (input.value.trim()) url.searchParams.set("q", input.value.trim()); else url.searchParams.delete("q");
-    location.assign(url.href);
+    location.assign(address(url.href));
     return;
   }
   const terms = input.value.toLowerCase().split(/\s+/).filter(Boolean);
@@ -338,7 +349,7 @@ function init() {
   if (form) {
     form.addEventListener("submit", (e) => {
       // Sharing leaves the page for the short link: let the browser post it.
-      if (e.submitter && e.submitter.getAttribute("formaction") === "/share") {
+      if (e.submitter && (e.submitter.getAttribute("formaction") || "").startsWith("/share")) {
         if (form.dataset.failed) {
           e.preventDefault();
           setStatus(t("noLink", { Error: form.dataset.failed }));

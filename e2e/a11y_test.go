@@ -299,54 +299,92 @@ func TestEditorTabLeaves(t *testing.T) {
 	}
 }
 
-// presenterSizes are the computed font sizes (px) of what a room must read on a slide, keyed by
-// what it is; a missing element is reported as 0.
-const presenterSizes = `(() => {
-	const px = (sel) => { const el = document.querySelector(sel); return el ? parseFloat(getComputedStyle(el).fontSize) : 0; };
-	const step = '[data-testid="panel-diff"]:not([hidden]) details.step[open]';
-	return {
-		"slide number": px('[data-testid="slide-n"]'),
-		"step title": px(step + ' .step-t'),
-		"change count": px(step + ' .step-c'),
-		"change kind": px(step + ' td.kind'),
-		"path": px(step + ' td.path code'),
-		"value": px(step + ' td.val code'),
-		"caused by": px(step + ' .cause'),
-		"caused by (annotation)": px(step + ' .cause code'),
-	};
+// slideText is every text a room reads on the slide shown: each visible run of text in the
+// presenter's main, with its size on screen (an SVG text's font size times the drawing's scale).
+// Text for screen readers only (.sr-only) is not on the slide.
+const slideText = `(() => {
+	const main = document.querySelector("main.present");
+	if (!main) return [];
+	const out = [];
+	const walk = document.createTreeWalker(main, NodeFilter.SHOW_TEXT);
+	for (let n; (n = walk.nextNode());) {
+		const text = n.textContent.trim();
+		const el = n.parentElement;
+		if (!text || el.closest(".sr-only") || !el.checkVisibility({visibilityProperty: true, opacityProperty: true})) continue;
+		const r = document.createRange();
+		r.selectNodeContents(n);
+		const box = r.getBoundingClientRect();
+		if (!box.width || !box.height) continue;
+		let px = parseFloat(getComputedStyle(el).fontSize);
+		const svg = el.closest("svg");
+		if (svg && svg.viewBox && svg.viewBox.baseVal && svg.viewBox.baseVal.width) px *= svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+		out.push({text: text.slice(0, 60), px, where: el.tagName.toLowerCase() + (typeof el.className === "string" && el.className ? "." + el.className.split(" ").join(".") : "")});
+	}
+	return out;
 })()`
 
-const lifecycleSizes = `(() => {
-	const px = (sel) => { const el = document.querySelector(sel); return el ? parseFloat(getComputedStyle(el).fontSize) : 0; };
-	const svg = document.querySelector('[data-testid="panel-lifecycle"]:not([hidden]) [data-testid="lifecycle-svg"]');
-	const label = svg && svg.querySelector(".ev-label");
-	// SVG text is scaled with the drawing: its size on screen is its font size times the scale.
-	const scale = svg ? svg.getBoundingClientRect().width / svg.viewBox.baseVal.width : 0;
-	return {
-		"slide number": px('[data-testid="slide-n"]'),
-		"lifecycle title": px('[data-testid="lifecycle"] .step-t'),
-		"verdict question": px('[data-testid="lifecycle"] .verdict .q'),
-		"verdict answer": px('[data-testid="lifecycle"] .verdict .a'),
-		"verdict reason": px('[data-testid="lifecycle"] .verdict .why'),
-		"diagram label (on screen)": label ? parseFloat(getComputedStyle(label).fontSize) * scale : 0,
-	};
-})()`
+// slideRun is one run of text on a slide (slideText).
+type slideRun struct {
+	Text  string  `json:"text"`
+	PX    float64 `json:"px"`
+	Where string  `json:"where"`
+}
 
-func checkSizes(ctx context.Context, t *testing.T, slide, js string, min float64) {
+// checkSlide fails for every text on the slide shown below min px, and answers the slide's text
+// (to check that what the slide is about was among what was measured).
+func checkSlide(ctx context.Context, t *testing.T, slide string, min float64) string {
 	t.Helper()
-	sizes, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]float64](js))
+	runs, err := chromedp.Run(ctx, chromedp.Evaluate[[]slideRun](slideText))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for what, px := range sizes {
-		if px < min {
-			t.Errorf("presenter mode, %s: the %s is %.1f px, want ≥ %.0f px", slide, what, px, min)
+	var all strings.Builder
+	small := 0
+	for _, r := range runs {
+		all.WriteString(r.Text + "\n")
+		if r.PX < min-0.01 {
+			if small++; small <= 12 {
+				t.Errorf("presenter mode, %s: %q (%s) is %.1f px, want ≥ %.0f px", slide, r.Text, r.Where, r.PX, min)
+			}
 		}
+	}
+	if small > 12 {
+		t.Errorf("presenter mode, %s: %d more texts below %.0f px", slide, small-12, min)
+	}
+	if len(runs) < 10 {
+		t.Errorf("presenter mode, %s: only %d texts on the slide: %q", slide, len(runs), all.String())
+	}
+	return all.String()
+}
+
+// labelsInBoxes fails for every event label of the lifecycle diagrams shown that is drawn
+// outside its box (in the drawing's own units: its bounding box against its box's).
+func labelsInBoxes(ctx context.Context, t *testing.T, where string) {
+	t.Helper()
+	out := pageValue[[]string](ctx, t, "the diagram's labels", `const out = []; let n = 0;
+		for (const svg of document.querySelectorAll('[data-testid="lifecycle-svg"]')) {
+			if (!svg.checkVisibility()) continue;
+			let box = null;
+			for (const el of svg.children) {
+				if (el.tagName === "rect") { box = el.getBBox(); continue; }
+				if (!el.classList.contains("ev-label") || !box) continue;
+				n++;
+				const b = el.getBBox();
+				if (b.x < box.x - 0.5 || b.x + b.width > box.x + box.width + 0.5 || b.y < box.y - 0.5 || b.y + b.height > box.y + box.height + 0.5)
+					out.push(el.textContent + " (" + Math.round(b.width) + " wide in a box of " + Math.round(box.width) + ")");
+			}
+		}
+		if (n === 0) return {ok: false};
+		return {ok: true, v: out};`)
+	for _, o := range out {
+		t.Errorf("%s: the label %s is drawn outside its box", where, o)
 	}
 }
 
-// TestPresenterReadable: at 1920×1080 everything a room must read on a slide is ≥ 24 px, the
-// presentation opens at step 1, and the lifecycle is the last slide.
+// TestPresenterReadable: at 1920×1080 every text on every slide of the lab's step 4 (three
+// steps and the lifecycle) is ≥ 24 px — the values and collapsed summaries, not only headings —
+// the presentation opens at step 1, and the lifecycle is the last slide. A state with no steps
+// says there is nothing to present.
 func TestPresenterReadable(t *testing.T) {
 	ctx := browser(t)
 	sh := newShots(t)
@@ -354,31 +392,50 @@ func TestPresenterReadable(t *testing.T) {
 		chromedp.EmulateViewport(1920, 1080),
 		chromedp.Navigate(baseURL+"/"),
 		shown(`.cm-content`),
-		clickOn(addButton("sidecar.istio.io/proxyCPU")),
-		shown(cpuRow),
-		clickOn(addButton("proxy.istio.io/config")),
-		shown(moveRow),
+		clickOn(chip(4)),
+		shown(`[data-testid="lab-look"]`),
 	)
 	do(ctx, t,
 		chromedp.Navigate(baseURL+attr(ctx, t, `[data-testid="present"]`, "href")),
 		shown(`[data-testid="slide-n"]`),
 	)
-	if got := text(ctx, t, `[data-testid="slide-n"]`); got != "step 1 of 2" {
-		t.Fatalf("presenter mode opens at %q, want step 1 of 2", got)
+	if got := text(ctx, t, `[data-testid="slide-n"]`); got != "step 1 of 3" {
+		t.Fatalf("presenter mode opens at %q, want step 1 of 3", got)
 	}
-	checkSizes(ctx, t, "step 1", presenterSizes, 24)
-	sh.take(ctx, "step-1")
+	// What each slide is about, which must be among the text measured on it.
+	about := []string{"200m", "PROXY_CONFIG", "pilot-agent"}
+	for i, want := range about {
+		slide := fmt.Sprintf("step %d of 3", i+1)
+		if i > 0 {
+			do(ctx, t, clickOn(`#slide-next`))
+			waitJS(ctx, t, slide, settledJS+` && document.querySelector('[data-testid="slide-n"]').textContent === `+jsString(slide))
+		}
+		if got := checkSlide(ctx, t, slide, 24); !strings.Contains(got, want) {
+			t.Errorf("presenter mode, %s: %q is not among the texts measured:\n%s", slide, want, got)
+		}
+		sh.take(ctx, fmt.Sprintf("step-%d", i+1))
+	}
 	do(ctx, t, clickOn(`#slide-next`))
-	if _, err := chromedp.Run(ctx, until(`document.querySelector('[data-testid="slide-n"]').textContent === "step 2 of 2"`)); err != nil {
-		t.Fatal(err)
+	waitJS(ctx, t, "the lifecycle slide", settledJS+` && document.querySelector('[data-testid="slide-n"]').textContent === "lifecycle after step 3"`)
+	if got := checkSlide(ctx, t, "the lifecycle", 24); !strings.Contains(got, "postStart") {
+		t.Errorf("presenter mode, the lifecycle: its labels are not among the texts measured:\n%s", got)
 	}
-	checkSizes(ctx, t, "step 2", presenterSizes, 24)
-	do(ctx, t, clickOn(`#slide-next`))
-	if _, err := chromedp.Run(ctx, until(`document.querySelector('[data-testid="slide-n"]').textContent === "lifecycle after step 2"`)); err != nil {
-		t.Fatal(err)
-	}
-	checkSizes(ctx, t, "the lifecycle", lifecycleSizes, 24)
 	sh.take(ctx, "lifecycle")
+	labelsInBoxes(ctx, t, "the lifecycle slide")
+	// The same slide in Japanese and Korean, whose labels are longer.
+	slide := pageValue[string](ctx, t, "the address", `return {ok: true, v: location.pathname + location.search};`)
+	for _, lang := range []string{"ja", "ko"} {
+		do(ctx, t, chromedp.Navigate(baseURL+slide+"&lang="+lang), shown(`[data-testid="lifecycle-svg"]`))
+		labelsInBoxes(ctx, t, "the lifecycle slide in "+lang)
+		checkSlide(ctx, t, "the lifecycle in "+lang, 24)
+		sh.take(ctx, "lifecycle-"+lang)
+	}
+
+	// No steps: nothing to present, and no way on.
+	do(ctx, t, chromedp.Navigate(baseURL+"/?present=1"), shown(`[data-testid="slides-none"]`))
+	if n := pageValue[int](ctx, t, "the slide links", `return {ok: true, v: document.querySelectorAll("#slide-next, #slide-prev, [data-testid=slide-n]").length};`); n != 0 {
+		t.Errorf("presenter mode with no steps shows %d slide numbers or links", n)
+	}
 }
 
 // TestEmbedFromLocalFile: slides are often opened as local files. A file: page frames /embed

@@ -6,7 +6,10 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
+
+	"sigs.k8s.io/yaml"
 
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/explain"
@@ -141,7 +144,8 @@ func compareLinks(st State, docs []engine.Document) []web.CompareLink {
 
 // compareLinksIn are the one-click comparisons that make sense for a state, labelled in l's
 // language: a Job classic vs native; any workload without vs with
-// holdApplicationUntilProxyStarts.
+// holdApplicationUntilProxyStarts — the state itself on the side it is on (with hold when Istio
+// held every proxy of it, whatever asked: a step, the pod's annotation, the mesh's default).
 func compareLinksIn(l *i18n.Localizer, st State, docs []engine.Document) []web.CompareLink {
 	var hasJob, hasWorkload bool
 	for _, d := range docs {
@@ -159,11 +163,53 @@ func compareLinksIn(l *i18n.Localizer, st State, docs []engine.Document) []web.C
 		out = append(out, web.CompareLink{Label: l.T("errors.compare.link-upgrade", "Istio", engine.Version().Istio), Href: upgradeHref(st)})
 	}
 	if hasWorkload {
-		b := st
-		b.Steps = append(append([]engine.Step(nil), st.Steps...), engine.Step{Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStarts: true"})
-		out = append(out, web.CompareLink{Label: l.T("errors.compare.link-hold"), Href: compareHref(st, b, "as is", "with holdApplicationUntilProxyStarts")})
+		if held(docs) {
+			out = append(out, web.CompareLink{Label: l.T("errors.compare.link-hold"), Href: compareHref(withHold(st, false), st, "without holdApplicationUntilProxyStarts", "as is")})
+		} else {
+			out = append(out, web.CompareLink{Label: l.T("errors.compare.link-hold"), Href: compareHref(st, withHold(st, true), "as is", "with holdApplicationUntilProxyStarts")})
+		}
 	}
 	return out
+}
+
+// held says Istio held the app until the proxy started in every injected pod of docs (the
+// lifecycle's answer: the proxy first, with its postStart wait).
+func held(docs []engine.Document) bool {
+	n := 0
+	for _, lc := range engine.Lifecycles(docs) {
+		for _, v := range lc.Verdicts {
+			if v.ID != "app-before-proxy" || v.Reason == "no-proxy" {
+				continue
+			}
+			if v.Reason != "first-with-wait" {
+				return false
+			}
+			n++
+		}
+	}
+	return n > 0
+}
+
+// withHold is st with one more step that sets holdApplicationUntilProxyStarts to on in the pods'
+// proxy.istio.io/config, keeping what the state's last such step set beside it (a step replaces
+// the annotation whole).
+func withHold(st State, on bool) State {
+	cfg := map[string]any{}
+	for _, s := range st.Steps {
+		if s.Key == "proxy.istio.io/config" {
+			cfg = map[string]any{}
+			if yaml.Unmarshal([]byte(s.Value), &cfg) != nil || cfg == nil {
+				cfg = map[string]any{}
+			}
+		}
+	}
+	cfg["holdApplicationUntilProxyStarts"] = on
+	value, err := yaml.Marshal(cfg)
+	if err != nil { // a value sigs.k8s.io/yaml read is one it writes
+		value = []byte("holdApplicationUntilProxyStarts: " + strconv.FormatBool(on))
+	}
+	st.Steps = append(append([]engine.Step(nil), st.Steps...), engine.Step{Key: "proxy.istio.io/config", Value: strings.TrimSuffix(string(value), "\n")})
+	return st
 }
 
 func compareHref(a, b State, la, lb string) string {
@@ -176,8 +222,9 @@ func compareHref(a, b State, la, lb string) string {
 var compareLabels = map[string]string{
 	"classic sidecar":                      "errors.compare.classic",
 	"native sidecar":                       "errors.compare.native",
-	"as is":                                "errors.compare.as-is",
-	"with holdApplicationUntilProxyStarts": "errors.compare.with-hold",
+	"as is":                                   "errors.compare.as-is",
+	"with holdApplicationUntilProxyStarts":    "errors.compare.with-hold",
+	"without holdApplicationUntilProxyStarts": "errors.compare.without-hold",
 }
 
 // compareLabel is a side's label as the reader reads it: one of compareLinks' in their language,

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"strings"
+	"unicode"
 
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/explain"
@@ -15,7 +16,8 @@ import (
 const (
 	laneX0 = 64  // where the first lane starts, right of the gutter
 	laneW  = 180 // one container's lane
-	rowH   = 32  // from one event row to the next: the 24-high box and a gap of 8
+	rowGap = 8   // from one event's box to the next's
+	boxH   = 24  // an event's box with a label of one line
 
 	firstRowY   = 46 // the first event row's top, below the lane headings (name, then role)
 	boxInset    = 6  // the room between an event's box and the edges of its lanes, on each side
@@ -23,6 +25,11 @@ const (
 	stopGap     = 32 // the same to the first stop event: room for the "stop ↓" label
 	rightMargin = 8  // after the last lane
 	bottomGap   = 12 // from the row after the last stop event to the bottom
+
+	labelSize     = 11 // an event label's font size (.diagram .ev-label in static/app.css)
+	labelPad      = 5  // the room between a label and its box's sides
+	labelBaseline = 16 // a label's first baseline below its box's top
+	labelLineH    = 13 // from one line of a label to the next
 )
 
 // lifecycleViews lays out each workload's sequence as a diagram, with its verdicts and capacity,
@@ -88,7 +95,7 @@ func layout(w explain.Words, l engine.Lifecycle) web.Diagram {
 		if c.Proxy {
 			role = "proxy"
 		}
-		d.Lanes = append(d.Lanes, web.DiagramLane{X: laneX0 + i*laneW, Name: c.Name, Role: role})
+		d.Lanes = append(d.Lanes, web.DiagramLane{X: laneX0 + i*laneW, Mid: laneX0 + i*laneW + laneW/2, Name: c.Name, Role: role})
 		lane[c.Name] = i
 	}
 	y := firstRowY
@@ -105,8 +112,17 @@ func layout(w explain.Words, l engine.Lifecycle) web.Diagram {
 		}
 		row := web.DiagramRow{X: laneX0 + first*laneW + boxInset, Y: y, W: (last-first+1)*laneW - 2*boxInset, Label: w.Short(e), Blocks: e.Blocks, Span: len(names) > 1}
 		row.Role = d.Lanes[first].Role
+		room := float64(row.W - 2*labelPad)
+		for i, ln := range labelLines(row.Label, room) {
+			dl := web.DiagramLine{Text: ln, Y: y + labelBaseline + i*labelLineH}
+			if labelWidth(ln) > room {
+				dl.Squeeze = int(room)
+			}
+			row.Lines = append(row.Lines, dl)
+		}
+		row.H = boxH + (len(row.Lines)-1)*labelLineH
 		d.Rows = append(d.Rows, row)
-		y += rowH
+		y += row.H + rowGap
 	}
 	for _, e := range l.Start {
 		place(e)
@@ -118,4 +134,69 @@ func layout(w explain.Words, l engine.Lifecycle) web.Diagram {
 	}
 	d.Height = y + bottomGap
 	return d
+}
+
+// labelWidth estimates how wide s is drawn at labelSize in a sans-serif face: a wide script's
+// character (CJK, Hangul, full-width forms) a whole em, narrow punctuation and spaces a third,
+// capitals 0.7 and the rest 0.58 of an em — a little over what the faces the page asks for
+// draw, so that a label estimated to fit does.
+func labelWidth(s string) float64 {
+	em := 0.0
+	for _, r := range s {
+		switch {
+		case unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul) || (r >= 0xFF01 && r <= 0xFF60) || (r >= 0x3000 && r <= 0x303F):
+			em += 1
+		case strings.ContainsRune(" .,:;·|!'ilIjft()[]", r):
+			em += 0.34
+		case unicode.IsUpper(r) || strings.ContainsRune("mwMW", r):
+			em += 0.72
+		default:
+			em += 0.58
+		}
+	}
+	return em * labelSize
+}
+
+// labelLines breaks label into lines no wider than room (labelWidth): at spaces, and between
+// the characters of a wide script, which a line may break anywhere. A word wider than room on
+// its own keeps its line (the drawing squeezes it).
+func labelLines(label string, room float64) []string {
+	if labelWidth(label) <= room {
+		return []string{label}
+	}
+	var lines []string
+	var cur strings.Builder
+	add := func(word, sep string) {
+		if cur.Len() > 0 && labelWidth(cur.String()+sep+word) > room {
+			lines = append(lines, cur.String())
+			cur.Reset()
+			sep = ""
+		}
+		if cur.Len() > 0 {
+			cur.WriteString(sep)
+		}
+		cur.WriteString(word)
+	}
+	for _, word := range strings.Fields(label) {
+		if labelWidth(word) <= room || !wideScript(word) {
+			add(word, " ")
+			continue
+		}
+		for i, r := range word { // a wide script's run: a break may come between any two characters
+			sep := ""
+			if i == 0 {
+				sep = " "
+			}
+			add(string(r), sep)
+		}
+	}
+	if cur.Len() > 0 {
+		lines = append(lines, cur.String())
+	}
+	return lines
+}
+
+// wideScript says s holds a character of a script that breaks between characters (CJK, Hangul).
+func wideScript(s string) bool {
+	return strings.IndexFunc(s, func(r rune) bool { return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul) }) >= 0
 }

@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/BurntSushi/toml"
+	"github.com/PuerkitoBio/goquery"
 
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
@@ -454,4 +455,53 @@ func TestEngineErrorsInTheReadersLanguage(t *testing.T) {
 		}
 	}
 	noMissing(t)
+}
+
+// TestCompareHoldSides: "Compare without vs with hold" puts the state itself on the side it is
+// on. Without hold, the state is the left side and the right adds hold to the pods' proxy config
+// (keeping what that config already set); with hold — by a step or by the mesh's own default —
+// the state is the right side and the left turns hold off. No side equals the other.
+func TestCompareHoldSides(t *testing.T) {
+	h := newServer(t)
+	cfg := func(v string) []engine.Step { return []engine.Step{{Key: "proxy.istio.io/config", Value: v}} }
+	meshHold := State{Manifest: deploymentYAML, Settings: engine.Settings{Install: engine.InstallOptions{Set: []string{"meshConfig.defaultConfig.holdApplicationUntilProxyStarts=true"}}}}
+	for _, c := range []struct {
+		name       string
+		st         State
+		stateSide  string // "a" or "b": where the state itself is
+		otherLast  string // the other side's last step's value
+		otherLabel string
+	}{
+		{"no hold", State{Manifest: deploymentYAML, Steps: cfg("concurrency: 2")}, "a", "concurrency: 2\nholdApplicationUntilProxyStarts: true", "with holdApplicationUntilProxyStarts"},
+		{"hold by a step", State{Manifest: deploymentYAML, Steps: cfg("concurrency: 2\nholdApplicationUntilProxyStarts: true")}, "b", "concurrency: 2\nholdApplicationUntilProxyStarts: false", "without holdApplicationUntilProxyStarts"},
+		{"hold by the mesh", meshHold, "b", "holdApplicationUntilProxyStarts: false", "without holdApplicationUntilProxyStarts"},
+	} {
+		r := get(t, h, stateLink(t, c.st)+"&tab=lifecycle")
+		var href string
+		testid(r, "compare-link").Each(func(_ int, s *goquery.Selection) {
+			if strings.Contains(s.Text(), "hold") {
+				href = s.AttrOr("href", "")
+			}
+		})
+		u, err := url.Parse(href)
+		if err != nil || href == "" {
+			t.Fatalf("%s: no hold comparison (%q, %v)", c.name, href, err)
+		}
+		q := u.Query()
+		other := map[string]string{"a": "b", "b": "a"}[c.stateSide]
+		self, err1 := DecodeState(q.Get(c.stateSide))
+		o, err2 := DecodeState(q.Get(other))
+		if err1 != nil || err2 != nil {
+			t.Fatalf("%s: %v %v", c.name, err1, err2)
+		}
+		if EncodeState(self) != EncodeState(c.st) {
+			t.Errorf("%s: side %s is not the state itself: %+v", c.name, c.stateSide, self.Steps)
+		}
+		if len(o.Steps) != len(c.st.Steps)+1 || o.Steps[len(o.Steps)-1].Value != c.otherLast {
+			t.Errorf("%s: side %s's steps %+v, want the state's and one more with %q", c.name, other, o.Steps, c.otherLast)
+		}
+		if got := q.Get("l" + other); got != c.otherLabel {
+			t.Errorf("%s: side %s is labelled %q, want %q", c.name, other, got, c.otherLabel)
+		}
+	}
 }

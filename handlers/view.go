@@ -111,8 +111,9 @@ func buildPage(ctx context.Context, l *i18n.Localizer, v view, statics pageStati
 		n := len(tl.Steps)
 		cur := selectedStep(v.step, n)
 		// The slides: each step's diff, then the lifecycle of the last step (the lifecycle tab).
-		p.Slides = web.Slides{Current: cur, Count: n, Lifecycle: v.tab == "lifecycle"}
+		p.Slides = web.Slides{Current: cur, Count: n, Lifecycle: v.tab == "lifecycle", None: n <= 1}
 		switch {
+		case p.Slides.None:
 		case p.Slides.Lifecycle:
 			p.Slides.PrevHref = v.linkWith(enc, "diff", n-1)
 		case cur < n-1:

@@ -91,7 +91,9 @@ type Slides struct {
 	Current, Count int
 	// Lifecycle is the last slide: the lifecycle view of the last step, after the steps' diffs.
 	Lifecycle bool
-	PrevHref  string
+	// None: the state has no step, so there is nothing to step through.
+	None     bool
+	PrevHref string
 	NextHref  string
 	ExitHref  string
 }
@@ -416,18 +418,28 @@ type Diagram struct {
 
 // DiagramLane is a container's column.
 type DiagramLane struct {
-	X          int
+	// X is where the lane starts; Mid its middle, where its heading and lifeline are drawn.
+	X, Mid     int
 	Name, Role string
 }
 
 // DiagramRow is one event drawn in its lane.
 type DiagramRow struct {
-	X, Y, W int
-	Label   string
-	Role    string
+	X, Y, W, H int
+	Label      string
+	// Lines is the label broken to fit the box, each with its baseline.
+	Lines  []DiagramLine
+	Role   string
 	Blocks  bool
 	// Span is true for an event about several containers (drawn across their lanes).
 	Span bool
+}
+
+// DiagramLine is one line of an event's label: its baseline, and, for a word wider than the
+// box on its own, the length the drawing squeezes it to (SVG textLength; 0 when it fits).
+type DiagramLine struct {
+	Text       string
+	Y, Squeeze int
 }
 
 // BatchView is the batch table: the chosen columns after the workload's, a row per workload, the

@@ -220,8 +220,8 @@ func compareHref(a, b State, la, lb string) string {
 // compareLabels are the labels compareLinks puts into a comparison's address, which stays
 // language-free, and the messages that say them in the reader's language.
 var compareLabels = map[string]string{
-	"classic sidecar":                      "errors.compare.classic",
-	"native sidecar":                       "errors.compare.native",
+	"classic sidecar":                         "errors.compare.classic",
+	"native sidecar":                          "errors.compare.native",
 	"as is":                                   "errors.compare.as-is",
 	"with holdApplicationUntilProxyStarts":    "errors.compare.with-hold",
 	"without holdApplicationUntilProxyStarts": "errors.compare.without-hold",

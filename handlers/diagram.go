@@ -198,5 +198,7 @@ func labelLines(label string, room float64) []string {
 
 // wideScript says s holds a character of a script that breaks between characters (CJK, Hangul).
 func wideScript(s string) bool {
-	return strings.IndexFunc(s, func(r rune) bool { return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul) }) >= 0
+	return strings.IndexFunc(s, func(r rune) bool {
+		return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
+	}) >= 0
 }

@@ -94,8 +94,8 @@ type Slides struct {
 	// None: the state has no step, so there is nothing to step through.
 	None     bool
 	PrevHref string
-	NextHref  string
-	ExitHref  string
+	NextHref string
+	ExitHref string
 }
 
 // LabStep is one step of the lab's path.
@@ -430,7 +430,7 @@ type DiagramRow struct {
 	// Lines is the label broken to fit the box, each with its baseline.
 	Lines  []DiagramLine
 	Role   string
-	Blocks  bool
+	Blocks bool
 	// Span is true for an event about several containers (drawn across their lanes).
 	Span bool
 }

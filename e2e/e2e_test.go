@@ -184,13 +184,23 @@ func TestPlaygroundWithJavaScript(t *testing.T) {
 	if manifest := value(ctx, t, `#manifest`); manifest != deployment {
 		t.Fatalf("after the paste the form holds:\n%s", manifest)
 	}
+	// The results on the page are the default manifest's: marked out of date until applied.
+	do(ctx, t, shown(`[data-testid="stale"]`))
+	if got := text(ctx, t, `[data-testid="stale"]`); !strings.Contains(got, "Ctrl/⌘+Enter") {
+		t.Errorf("the out-of-date note says %q", got)
+	}
+	waitJS(ctx, t, "the results marked out of date", `document.getElementById("results-body").classList.contains("stale")`)
 	sh.take(ctx, "pasted")
 	do(ctx, t,
 		clickOn(addButton("sidecar.istio.io/proxyCPU")),
 		shown(cpuRow),
+		gone(`[data-testid="stale"]`),
 		clickOn(addButton("proxy.istio.io/config")),
 		shown(moveRow),
 	)
+	if stale := pageValue[bool](ctx, t, "the results' mark", `return {ok: true, v: document.getElementById("results-body").classList.contains("stale")};`); stale {
+		t.Error("the results of the pasted manifest are still marked out of date")
+	}
 	checkRows(ctx, t)
 	sh.take(ctx, "proxycpu-then-hold")
 

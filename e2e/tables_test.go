@@ -170,3 +170,49 @@ func TestLabPathInBrowser(t *testing.T) {
 		sh.take(ctx, fmt.Sprintf("chip-%d", n))
 	}
 }
+
+// TestLabOnPhone: on a phone (390×844) no step of the lab scrolls sideways — step 7 is the
+// compare page, whose two outputs stack — in English, Japanese and Korean; screenshots of steps
+// 1, 4, 7 and 8 at 390×844 and 1440×900.
+func TestLabOnPhone(t *testing.T) {
+	ctx := browser(t)
+	sh := newShots(t)
+	phone := checkedScreens[2]
+	if phone.width != 390 {
+		t.Fatalf("checkedScreens[2] is %s, want the phone", phone.name)
+	}
+	do(ctx, t, phone.emulate(), chromedp.Navigate(baseURL+"/"), shown(`.cm-content`))
+	hrefs := pageValue[[]string](ctx, t, "the lab's chips", `const a = [...document.querySelectorAll('.chip[data-testid^="lab-"]')].map((c) => c.getAttribute("href")); return {ok: a.length > 0, v: a};`)
+	if len(hrefs) < 8 {
+		t.Fatalf("the lab has %d steps, want at least 8", len(hrefs))
+	}
+	for _, lang := range []string{"en", "ja", "ko"} {
+		for n, href := range hrefs {
+			i := n + 1
+			do(ctx, t, phone.emulate(), chromedp.Navigate(baseURL+href+"&lang="+lang), shown(chip(i)))
+			if over := sidewaysBy(ctx, t); over > 0 {
+				t.Errorf("lab step %d (%s) at 390 px scrolls sideways by %d px: %s", i, lang, over, strings.Join(widest(ctx, t), "; "))
+			}
+			if i == 1 || i == 4 || i == 7 || i == 8 {
+				sh.take(ctx, fmt.Sprintf("step-%d-%s-390", i, lang))
+				do(ctx, t, checkedScreens[0].emulate())
+				sh.take(ctx, fmt.Sprintf("step-%d-%s-1440", i, lang))
+			}
+		}
+	}
+}
+
+// widest names the elements that reach past the window's right edge and hold no element that
+// does (where a sideways scroll comes from), at most five.
+func widest(ctx context.Context, t *testing.T) []string {
+	t.Helper()
+	return pageValue[[]string](ctx, t, "what is too wide", `const w = document.documentElement.clientWidth;
+		const past = (el) => el.getBoundingClientRect().right > w + 0.5;
+		const out = [];
+		for (const el of document.querySelectorAll("body *")) {
+			if (!past(el) || [...el.children].some(past)) continue;
+			out.push(el.tagName.toLowerCase() + (el.className && typeof el.className === "string" ? "." + el.className.trim().split(/\s+/).join(".") : "") + " right=" + Math.round(el.getBoundingClientRect().right) + " «" + el.textContent.trim().slice(0, 40) + "»");
+			if (out.length === 5) break;
+		}
+		return {ok: true, v: out};`)
+}

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -71,6 +72,12 @@ func showValueIn(l *i18n.Localizer, v any, omitted int) web.Value {
 	if m, ok := v.(map[string]any); ok {
 		out.Name, _ = m["name"].(string)
 	}
+	if m, ok := v.(map[string]any); ok && (lines > maxBlockLines || len(text) > maxBlock) {
+		// A whole container or volume: its largest fields give way, so that the short ones
+		// (resources, lifecycle, image) stay in view.
+		d, _ := decodeJSONStrings(m)
+		text = abridged(l, d.(map[string]any))
+	}
 	all := strings.Split(text, "\n")
 	kept, n := 0, 0
 	for kept < len(all) && kept < maxBlockLines && n+len(all[kept]) <= maxBlock {
@@ -82,6 +89,47 @@ func showValueIn(l *i18n.Localizer, v any, omitted int) web.Value {
 	}
 	out.Text = text
 	return out
+}
+
+// abridged is m as YAML lines within maxBlockLines and maxBlock: while it is longer, the field
+// with the most lines is cut to its first line and one that says how many more it has. The
+// fields stay in YAML's order (by key), each either whole or cut.
+func abridged(l *i18n.Localizer, m map[string]any) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	parts := make([][]string, len(keys))
+	for i, k := range keys {
+		parts[i] = strings.Split(strings.TrimSuffix(yamlText(map[string]any{k: m[k]}), "\n"), "\n")
+	}
+	size := func() (lines, bytes int) {
+		for _, p := range parts {
+			lines += len(p)
+			for _, ln := range p {
+				bytes += len(ln) + 1
+			}
+		}
+		return lines, bytes
+	}
+	for lines, bytes := size(); lines > maxBlockLines || bytes > maxBlock; lines, bytes = size() {
+		big := 0
+		for i, p := range parts {
+			if len(p) > len(parts[big]) {
+				big = i
+			}
+		}
+		if len(parts[big]) <= 2 {
+			break // what is left is a line or two per field; the caller cuts the rest
+		}
+		parts[big] = []string{parts[big][0], "  " + l.N("lab.value.more-lines", len(parts[big])-1)}
+	}
+	var out []string
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return strings.Join(out, "\n")
 }
 
 // decodeJSONString decodes a string that holds a JSON object or list.

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -58,6 +59,27 @@ func TestShowValue(t *testing.T) {
 	}
 	if got := showValue(many, 0).Text; strings.Count(got, "\n") != maxBlockLines || !strings.HasSuffix(got, "… (420 more lines: see the injected YAML)") {
 		t.Errorf("long block ends %q", got[len(got)-60:])
+	}
+	// A long map (a whole container): its largest fields give way, not the ones after them.
+	env := make([]any, 60)
+	for i := range env {
+		env[i] = map[string]any{"name": fmt.Sprintf("E%d", i), "value": "v"}
+	}
+	container := map[string]any{"args": []any{"proxy", "sidecar"}, "env": env, "image": "proxyv2", "name": "istio-proxy",
+		"resources": map[string]any{"requests": map[string]any{"cpu": "100m"}}, "volumeMounts": env[:30]}
+	got := showValue(container, 0).Text
+	for _, want := range []string{"args:\n- proxy\n- sidecar\n", "env:\n  … (120 more lines: see the injected YAML)\n", "image: proxyv2\n", "resources:\n  requests:\n    cpu: 100m\n", "volumeMounts:\n- name: E0"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("a long container: %q is not shown whole in\n%s", want, got)
+		}
+	}
+	if n := strings.Count(got, "\n") + 1; n > maxBlockLines {
+		t.Errorf("a long container is shown in %d lines, more than %d", n, maxBlockLines)
+	}
+	// One that fits is shown whole.
+	container["env"] = env[:3]
+	if got := showValue(container, 0).Text; strings.Contains(got, "more lines") || !strings.Contains(got, "name: E2") {
+		t.Errorf("a container that fits is cut:\n%s", got)
 	}
 }
 

@@ -15,7 +15,7 @@ var jsMessages = map[string][]string{
 	"tabFocus": nil, "tabIndent": nil, "nowIndents": nil, "nowFocus": nil, "editorLabel": nil,
 	"error": nil, "pitfall": nil, "injecting": nil, "namespaceError": nil, "rejected": nil,
 	"unreachable": {"Error"}, "actionFailed": {"Status"}, "seeError": nil, "noLink": {"Error"},
-	"changeCopied": nil, "linkCopied": nil, "embedCopied": nil, "yamlCopied": nil,
+	"changeCopied": nil, "linkCopied": nil, "embedCopied": nil, "yamlCopied": nil, "stale": nil,
 }
 
 // JSWords are the script's words in l's language, keyed without the page.js. prefix. A

@@ -84,7 +84,7 @@ function enhanceEditor() {
         syntaxHighlighting(yamlColours), bracketMatching(), highlightActiveLine(),
         yaml(), lintGutter(),
         keymap.of([{ key: "Ctrl-m", mac: "Shift-Alt-m", run: toggleTab }, ...defaultKeymap, ...historyKeymap, indentWithTab]),
-        EditorView.updateListener.of((u) => { if (u.docChanged) ta.value = u.state.doc.toString(); }),
+        EditorView.updateListener.of((u) => { if (u.docChanged) { ta.value = u.state.doc.toString(); markStale(); } }),
         // tabindex: the content is in the tab order anyway (contenteditable); saying so lets
         // checkers see that the scrolling region around it can be reached by keyboard.
         EditorView.contentAttributes.of({ "aria-label": t("editorLabel"), "aria-describedby": "editor-keys", tabindex: "0" }),
@@ -124,6 +124,30 @@ function findingDiagnostics(ta, doc) {
     const severity = ["error", "warning", "info"].includes(m.severity) ? m.severity : "warning";
     return { from: line.from, to: line.to, severity, source: "pitfall", message: m.message || t("pitfall") };
   });
+}
+
+// applied is the manifest the results on the page were made from (the server's, as the last
+// answer carried it); markStale says so above the results when the editor holds another.
+let applied = manifestArea()?.value ?? "";
+
+function markStale() {
+  const ta = manifestArea();
+  const results = document.getElementById("results-body");
+  if (!ta || !results) return;
+  const stale = ta.value !== applied;
+  results.classList.toggle("stale", stale);
+  let note = document.getElementById("stale-note");
+  if (stale && !note) {
+    note = document.createElement("p");
+    note.id = "stale-note";
+    note.className = "stale-note";
+    note.dataset.testid = "stale";
+    note.setAttribute("role", "status");
+    note.textContent = t("stale");
+    results.before(note);
+  } else if (!stale && note) {
+    note.remove();
+  }
 }
 
 function setStatus(text) {
@@ -170,6 +194,8 @@ function swapFrom(doc) {
   const form = document.getElementById("playground");
   const root = doc.getElementById("fragment") || doc.getElementById("playground");
   if (form && root) form.dataset.permalink = root.dataset.permalink;
+  if (freshTA) applied = freshTA.value;
+  markStale();
   markError();
   highlightDeepLink();
   return true;

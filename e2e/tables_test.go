@@ -46,7 +46,7 @@ func browserWithScrollbars(t *testing.T) context.Context {
 }
 
 // TestBatchTableFits: at 1440×900 the lab's batch shows requests, limits and pitfalls without
-// scrolling anything sideways, ends with the totals, and passes axe; the chooser adds columns,
+// scrolling anything sideways, ends with the totals (in the rows' units), and passes axe; the chooser adds columns,
 // and then the table scrolls in its box with the workload column stuck to its left edge. At
 // 390 px the page itself does not scroll sideways.
 func TestBatchTableFits(t *testing.T) {
@@ -62,7 +62,7 @@ func TestBatchTableFits(t *testing.T) {
 	if out != "" {
 		t.Errorf("at 1440×900: %s", out)
 	}
-	if total := text(ctx, t, `[data-testid="batch-total"]`); !strings.Contains(total, "2,010 pods") || !strings.Contains(total, "201.2 cores") {
+	if total := text(ctx, t, `[data-testid="batch-total"]`); !strings.Contains(total, "2,010 pods") || !strings.Contains(total, "cpu=201.2 memory=251.5Gi") {
 		t.Errorf("totals row %q", total)
 	}
 	if attr(ctx, t, `[data-testid="batch-scroll"]`, "tabindex") != "0" || attr(ctx, t, `[data-testid="batch-scroll"]`, "aria-label") == "" {

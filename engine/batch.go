@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/bits"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -13,7 +14,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -192,16 +192,57 @@ func Total(rows []BatchRow) BatchTotal {
 	return t
 }
 
-// cpuText is millicores as a person writes CPU: whole cores ("200"), or millicores ("250m").
+// cpuText and memText write every quantity sidecarlab computes — a row's pods × the sidecar's
+// requests or limits, the batch's totals, the lifecycle view's capacity — so that the table's
+// cells and its totals read alike: exactly, in the largest unit the value is a whole number of
+// thousandths of, as a person writes it and as resource.ParseQuantity reads it. A sum of rows
+// written in cores and Gi is in cores and Gi too ("201.2", "251.5Gi"), where Quantity.String
+// falls back to the largest unit it is a whole number of ("201200m", "257536Mi").
+
+// cpuText is millicores as a person writes CPU: cores from one core up ("200", "201.2",
+// "1.25"), millicores below ("250m").
 func cpuText(milli int64) string {
-	if milli%1000 == 0 {
-		return strconv.FormatInt(milli/1000, 10)
+	if milli < 0 {
+		return "-" + cpuText(-milli)
 	}
-	return strconv.FormatInt(milli, 10) + "m"
+	if milli < 1000 {
+		return strconv.FormatInt(milli, 10) + "m"
+	}
+	return decimalText(uint64(milli/1000), uint64(milli%1000))
 }
 
-// memText is bytes as a binary quantity ("384Mi").
-func memText(b int64) string { return resource.NewQuantity(b, resource.BinarySI).String() }
+// binaryUnits are memory's units, a power of 1024 apart.
+var binaryUnits = []string{"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"}
+
+// memText is bytes in the largest binary unit they reach and are a whole number of thousandths
+// of ("384Mi", "2000Gi", "251.5Gi", "2Ti"), or in bytes when no unit has them exactly.
+func memText(b int64) string {
+	if b < 0 {
+		return "-" + memText(-b)
+	}
+	for u := len(binaryUnits) - 1; u > 0; u-- {
+		size := uint64(1) << (10 * u)
+		if uint64(b) < size {
+			continue
+		}
+		whole, rest := uint64(b)/size, uint64(b)%size
+		// Thousandths of the unit: rest×1000 may not fit in 64 bits (Ei), so in 128.
+		hi, lo := bits.Mul64(rest, 1000)
+		if milli, rem := bits.Div64(hi, lo, size); rem == 0 {
+			return decimalText(whole, milli) + binaryUnits[u]
+		}
+	}
+	return strconv.FormatInt(b, 10)
+}
+
+// decimalText is whole and thousandths as a decimal without trailing zeros: "201.2", "3".
+func decimalText(whole, milli uint64) string {
+	s := strconv.FormatUint(whole, 10)
+	if milli == 0 {
+		return s
+	}
+	return s + "." + strings.TrimRight(fmt.Sprintf("%03d", milli), "0")
+}
 
 // PerPod is istio-proxy's own requests and limits.
 func (c Capacity) PerPod() corev1.ResourceRequirements { return c.perPod }

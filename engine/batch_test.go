@@ -171,12 +171,73 @@ func TestBatchTotal(t *testing.T) {
 		"---\napiVersion: v1\nkind: Service\nmetadata:\n  name: svc\nspec:\n  ports: [{port: 80}]\n"
 	r := mustInject(t, e, []byte(manifest), nil, Settings{})
 	got := Total(Batch(r.Documents, r.Findings))
-	want := BatchTotal{Workloads: 3, Pods: 2003, PerNode: 1, RequestsCPU: "200750m", RequestsMem: "256384Mi"}
+	// 200.75 cores and 250.375Gi, in the units of the fleet's own row (cpu=200 memory=250Gi),
+	// where Quantity.String would say 200750m and 256384Mi.
+	want := BatchTotal{Workloads: 3, Pods: 2003, PerNode: 1, RequestsCPU: "200.75", RequestsMem: "250.375Gi"}
 	if got != want {
 		t.Fatalf("total %+v, want %+v", got, want)
 	}
 	if z := Total(nil); z != (BatchTotal{}) {
 		t.Fatalf("an empty batch: %+v", z)
+	}
+}
+
+// TestQuantityText: the computed quantities (a row's pods × the sidecar's, the totals) are
+// written in the largest unit they reach and are exact in to three decimals, so that a sum
+// crossing a unit boundary reads like the rows it sums; each reads back as the Kubernetes
+// quantity it was.
+func TestQuantityText(t *testing.T) {
+	const (
+		ki = int64(1) << 10
+		mi = int64(1) << 20
+		gi = int64(1) << 30
+		ti = int64(1) << 40
+	)
+	for _, c := range []struct {
+		name string
+		cpu  bool
+		n    int64
+		want string
+	}{
+		{"millicores", true, 300, "300m"},
+		{"cores", true, 200_000, "200"},
+		{"millicores summed past a core", true, 3*300 + 300, "1.2"},
+		{"the lab's batch: 200 cores and 1.2", true, 201_200, "201.2"},
+		{"a thousandth of a core", true, 1_001, "1.001"},
+		{"no CPU", true, 0, "0m"},
+		{"bytes", false, 512, "512"},
+		{"mebibytes", false, 384 * mi, "384Mi"},
+		{"gibibytes", false, 250 * gi, "250Gi"},
+		{"mebibytes summed past a gibibyte", false, 3 * 512 * mi, "1.5Gi"},
+		{"the lab's batch: 250Gi and 1.5Gi", false, 257_536 * mi, "251.5Gi"},
+		{"a gibibyte and an eighth", false, gi + 128*mi, "1.125Gi"},
+		{"gibibytes past a tebibyte, not exact in it", false, 2000 * gi, "2000Gi"},
+		{"gibibytes summed to tebibytes", false, 1536 * gi, "1.5Ti"},
+		{"not exact in three decimals of a gibibyte", false, gi + 100*mi, "1124Mi"},
+		{"a kibibyte and one byte", false, ki + 1, "1025"},
+		{"a tebibyte less a byte", false, ti - 1, "1099511627775"},
+		{"exbibytes", false, 3 << 60, "3Ei"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := memText(c.n)
+			if c.cpu {
+				got = cpuText(c.n)
+			}
+			if got != c.want {
+				t.Fatalf("got %q, want %q", got, c.want)
+			}
+			q, err := resource.ParseQuantity(got)
+			if err != nil {
+				t.Fatalf("%q is not a quantity: %v", got, err)
+			}
+			v := q.Value()
+			if c.cpu {
+				v = q.MilliValue()
+			}
+			if v != c.n {
+				t.Errorf("%q reads back as %d, want %d", got, v, c.n)
+			}
+		})
 	}
 }
 

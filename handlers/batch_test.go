@@ -71,7 +71,9 @@ func TestBatchTable(t *testing.T) {
 		t.Errorf("the skipped row's result does not say why: %q", res)
 	}
 	total := strings.TrimSpace(testid(r, "batch-total").Text())
-	wantTotal := "total: 7 workloads with a sidecar, 2,010 pods — requests cpu=201200m (201.2 cores) memory=257536Mi; limits cpu=4016 memory=2008Gi"
+	// In the rows' units: the fleet's row says cpu=200 memory=250Gi, and its sum with the others'
+	// millicores and mebibytes crosses into cores and gibibytes (not 201200m, 257536Mi).
+	wantTotal := "total: 7 workloads with a sidecar, 2,010 pods — requests cpu=201.2 memory=251.5Gi; limits cpu=4016 memory=2008Gi"
 	if total != wantTotal {
 		t.Errorf("totals row\n got %q\nwant %q", total, wantTotal)
 	}

@@ -57,15 +57,16 @@ type batchColumn struct {
 }
 
 // batchColumns are the table's optional columns, in the table's order. The defaults are what
-// the lab's batch is about — did it inject, where the proxy sits, what one sidecar asks for, what
-// fired, and what the pods add up to — so that at 1440 px they fit beside the editor; the
-// downloads always have every column.
+// the lab's batch is about — did it inject, where the proxy sits and whether it starts first
+// (the hold, the lab's point: without the column a held workload reads like the others), what
+// one sidecar asks for, what fired, and what the pods add up to — so that at 1440 px they fit
+// beside the editor; the downloads always have every column.
 var batchColumns = []batchColumn{
 	{id: "doc", engine: "doc"},
 	{id: "namespace", engine: "namespace"},
 	{id: "result", engine: "result", def: true},
 	{id: "proxy", engine: "proxy", def: true},
-	{id: "proxy-first", engine: "proxy first"},
+	{id: "proxy-first", engine: "proxy first", def: true},
 	{id: "poststart", engine: "postStart"},
 	{id: "prestop", engine: "preStop"},
 	{id: "requests", engine: "requests", def: true},

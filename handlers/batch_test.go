@@ -3,6 +3,7 @@ package handlers
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -50,7 +51,7 @@ func TestBatchTable(t *testing.T) {
 	if r.status != http.StatusOK {
 		t.Fatalf("lab batch: %d", r.status)
 	}
-	want := []string{"workload", "result", "proxy", "requests", "limits", "pitfalls", "replicas", "total requests"}
+	want := []string{"workload", "result", "proxy", "proxy first", "requests", "limits", "pitfalls", "replicas", "total requests"}
 	if d := cmp.Diff(want, batchHeads(r)); d != "" {
 		t.Errorf("default columns (-want +got)\n%s", d)
 	}
@@ -124,8 +125,8 @@ func TestBatchColumnChooser(t *testing.T) {
 			checked++
 		}
 	})
-	if checked != 7 || testid(r, "col-doc").Length() != 1 {
-		t.Errorf("%d boxes ticked, want the 7 default columns", checked)
+	if checked != 8 || testid(r, "col-doc").Length() != 1 {
+		t.Errorf("%d boxes ticked, want the 8 default columns", checked)
 	}
 	q.Add("cols", "doc")
 	q.Add("cols", "namespace")
@@ -158,11 +159,40 @@ func TestBatchColumnChooser(t *testing.T) {
 		t.Errorf("no column chosen (-want +got)\n%s", d)
 	}
 	// The default set, chosen: the same table, no cols= in the links.
-	d := get(t, h, link+"&tab=batch&cols=result,proxy,requests,limits,pitfalls,replicas,total-requests")
-	if len(batchHeads(d)) != 8 || strings.Contains(testid(d, "tab-diff").AttrOr("href", ""), "cols=") {
+	d := get(t, h, link+"&tab=batch&cols=result,proxy,proxy-first,requests,limits,pitfalls,replicas,total-requests")
+	if len(batchHeads(d)) != 9 || strings.Contains(testid(d, "tab-diff").AttrOr("href", ""), "cols=") {
 		t.Errorf("the default set: %v, %s", batchHeads(d), testid(d, "tab-diff").AttrOr("href", ""))
 	}
 	if href := testid(c, "batch-cols-default").AttrOr("href", ""); strings.Contains(href, "cols=") || !strings.Contains(href, "tab=batch") {
 		t.Errorf("default columns link %q", href)
+	}
+}
+
+// TestBatchProxyFirstByDefault: the default columns tell a workload whose proxy starts first
+// (holdApplicationUntilProxyStarts) from the same workload without the hold — by the proxy first
+// column, the only default cell where the two differ.
+func TestBatchProxyFirstByDefault(t *testing.T) {
+	h := newServer(t)
+	held := strings.Replace(strings.Replace(deploymentYAML, "  name: web\nspec", "  name: held\nspec", 1),
+		"    metadata:\n      labels:", "    metadata:\n      annotations:\n        proxy.istio.io/config: \"holdApplicationUntilProxyStarts: true\"\n      labels:", 1)
+	r := get(t, h, stateLink(t, State{Manifest: deploymentYAML + "---\n" + held})+"&tab=batch")
+	heads := batchHeads(r)
+	first := slices.Index(heads, "proxy first") - 1 // the row's cells come after its header
+	if first < 0 {
+		t.Fatalf("no proxy first column by default: %v", heads)
+	}
+	var cells [2][]string
+	testid(r, "batch-row").Each(func(i int, s *goquery.Selection) {
+		s.Find("td").Each(func(_ int, td *goquery.Selection) {
+			cells[i] = append(cells[i], strings.TrimSpace(td.Text()))
+		})
+	})
+	if cells[0][first] != "no" || cells[1][first] != "yes" {
+		t.Fatalf("proxy first: web %q, held %q", cells[0][first], cells[1][first])
+	}
+	for i := range cells[0] {
+		if i != first && cells[0][i] != cells[1][i] {
+			t.Errorf("the rows differ under %q too (%q, %q): pick workloads alike but for the hold", heads[i+1], cells[0][i], cells[1][i])
+		}
 	}
 }

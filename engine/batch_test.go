@@ -241,6 +241,64 @@ func TestQuantityText(t *testing.T) {
 	}
 }
 
+// TestBatchColumns: CSV and Markdown written in chosen columns have those columns, in the order
+// given, and the CSV reads back into those fields alone; no columns is every column; JSON, unknown
+// and repeated columns are refused.
+func TestBatchColumns(t *testing.T) {
+	rows := []BatchRow{
+		{Doc: 1, Kind: "Deployment", Name: "held", Namespace: "lab", Result: "injected", Proxy: "containers", ProxyFirst: true, Requests: "cpu=100m"},
+		{Doc: 2, Kind: "Pod", Name: "no-mesh", Result: "skipped", Reason: "off"},
+	}
+	cols := []string{"kind", "name", "proxy first", "result", "reason"}
+	csvOut, err := BatchFile(rows, BatchFormatCSV, cols...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "kind,name,proxy first,result,reason\nDeployment,held,yes,injected,\nPod,no-mesh,,skipped,off\n"; string(csvOut) != want {
+		t.Errorf("CSV in chosen columns:\n%s\nwant\n%s", csvOut, want)
+	}
+	back, err := ParseBatchCSV(csvOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []BatchRow{
+		{Kind: "Deployment", Name: "held", Result: "injected", ProxyFirst: true},
+		{Kind: "Pod", Name: "no-mesh", Result: "skipped", Reason: "off"},
+	}
+	if d := cmp.Diff(want, back, cmpopts.IgnoreUnexported(Capacity{})); d != "" {
+		t.Errorf("read back (-want +got)\n%s", d)
+	}
+	md, err := BatchFile(rows, BatchFormatMarkdown, cols...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "| kind | name | proxy first | result | reason |\n|---|---|---|---|---|\n| Deployment | held | yes | injected |  |\n| Pod | no-mesh |  | skipped | off |\n"; string(md) != want {
+		t.Errorf("Markdown in chosen columns:\n%s\nwant\n%s", md, want)
+	}
+	for _, f := range []BatchFormat{BatchFormatCSV, BatchFormatMarkdown, BatchFormatJSON} {
+		all, err := BatchFile(rows, f)
+		if err != nil || string(all) != string(batchBytes(rows, f)) {
+			t.Errorf("%s with no columns is not every column: %v", f, err)
+		}
+	}
+	for _, c := range []struct {
+		name   string
+		format BatchFormat
+		cols   []string
+	}{
+		{"JSON in columns", BatchFormatJSON, []string{"name"}},
+		{"an unknown column", BatchFormatCSV, []string{"name", "colour"}},
+		{"a column twice", BatchFormatMarkdown, []string{"name", "name"}},
+	} {
+		if _, err := BatchFile(rows, c.format, c.cols...); err == nil {
+			t.Errorf("%s was accepted", c.name)
+		}
+	}
+	if _, err := ParseBatchCSV([]byte("name,name\nx,y\n")); err == nil {
+		t.Error("a CSV with a column twice was read")
+	}
+}
+
 // mixedBatch is a manifest of every kind of document a batch meets: our whole corpus (Lists,
 // multi-document files, kinds Istio does not inject, workloads Istio skips), the lab's batch, and
 // documents that fail — in Istio's template, in a proxy.istio.io/config Istio cannot parse, and

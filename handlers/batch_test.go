@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"slices"
@@ -81,7 +82,7 @@ func TestBatchTable(t *testing.T) {
 	if tf := testid(r, "batch").Find("tfoot [data-testid=batch-total]").Length(); tf != 1 {
 		t.Error("the totals row is not the table's footer")
 	}
-	// The downloads keep every column and no totals row.
+	// With no columns chosen the downloads keep every column, and no totals row.
 	csv := get(t, h, testid(r, "batch-csv").AttrOr("href", ""))
 	if back, err := engine.ParseBatchCSV([]byte(csv.body)); err != nil || len(back) != 8 {
 		t.Errorf("csv: %v, %d rows", err, len(back))
@@ -141,7 +142,7 @@ func TestBatchColumnChooser(t *testing.T) {
 	if _, ok := testid(c, "col-result").Attr("checked"); ok {
 		t.Error("a column not chosen is ticked")
 	}
-	for _, id := range []string{"tab-diff", "batch-csv"} {
+	for _, id := range []string{"tab-diff", "batch-csv", "batch-md"} {
 		if href := testid(c, id).AttrOr("href", ""); !strings.Contains(href, "cols=doc%2Cnamespace") {
 			t.Errorf("%s does not keep the columns: %s", id, href)
 		}
@@ -165,6 +166,53 @@ func TestBatchColumnChooser(t *testing.T) {
 	}
 	if href := testid(c, "batch-cols-default").AttrOr("href", ""); strings.Contains(href, "cols=") || !strings.Contains(href, "tab=batch") {
 		t.Errorf("default columns link %q", href)
+	}
+}
+
+// TestBatchDownloadColumns: the CSV and Markdown downloads have the columns the reader chose —
+// the workload (kind, name) first, the reason with the result, in the table's order — and the
+// page says so; the JSON has every field, and its link no cols=. With no choice (the default
+// columns) every download has every column, as before there was a choice, and no note.
+func TestBatchDownloadColumns(t *testing.T) {
+	h := newServer(t)
+	link := stateLink(t, State{Manifest: deploymentYAML + "---\napiVersion: v1\nkind: Service\nmetadata:\n  name: s\n"}) + "&tab=batch"
+	all := engine.BatchColumns()
+	for _, c := range []struct {
+		name, query string
+		cols        []string
+		note        bool
+	}{
+		{"default", "", all, false},
+		{"chosen", "&cols=proxy-first,result,total-limits", []string{"kind", "name", "result", "reason", "proxy first", "total limits"}, true},
+		{"none chosen", "&cols=", []string{"kind", "name"}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := get(t, h, link+c.query)
+			if got := testid(r, "batch-files-note").Length() == 1; got != c.note {
+				t.Errorf("note shown: %v, want %v", got, c.note)
+			}
+			csv := get(t, h, testid(r, "batch-csv").AttrOr("href", ""))
+			head, _, _ := strings.Cut(csv.body, "\n")
+			if d := cmp.Diff(strings.Join(c.cols, ","), head); d != "" {
+				t.Errorf("CSV header (-want +got)\n%s", d)
+			}
+			back, err := engine.ParseBatchCSV([]byte(csv.body))
+			if err != nil || len(back) != 2 || back[0].Name != "web" || back[1].Kind != "Service" {
+				t.Errorf("CSV: %v %+v", err, back)
+			}
+			md := get(t, h, testid(r, "batch-md").AttrOr("href", ""))
+			if want := "| " + strings.Join(c.cols, " | ") + " |\n"; !strings.HasPrefix(md.body, want) || strings.Count(md.body, "\n") != 4 {
+				t.Errorf("Markdown does not start with %q:\n%s", want, md.body)
+			}
+			href := testid(r, "batch-json").AttrOr("href", "")
+			if strings.Contains(href, "cols=") {
+				t.Errorf("the JSON link carries columns it does not follow: %s", href)
+			}
+			var rows []engine.BatchRow
+			if err := json.Unmarshal([]byte(get(t, h, href).body), &rows); err != nil || len(rows) != 2 || rows[0].Requests == "" || rows[0].Capacity.LimitsMem == "" {
+				t.Errorf("JSON without every field: %v %+v", err, rows)
+			}
+		})
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -13,7 +15,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -192,16 +193,57 @@ func Total(rows []BatchRow) BatchTotal {
 	return t
 }
 
-// cpuText is millicores as a person writes CPU: whole cores ("200"), or millicores ("250m").
+// cpuText and memText write every quantity sidecarlab computes — a row's pods × the sidecar's
+// requests or limits, the batch's totals, the lifecycle view's capacity — so that the table's
+// cells and its totals read alike: exactly, in the largest unit the value is a whole number of
+// thousandths of, as a person writes it and as resource.ParseQuantity reads it. A sum of rows
+// written in cores and Gi is in cores and Gi too ("201.2", "251.5Gi"), where Quantity.String
+// falls back to the largest unit it is a whole number of ("201200m", "257536Mi").
+
+// cpuText is millicores as a person writes CPU: cores from one core up ("200", "201.2",
+// "1.25"), millicores below ("250m").
 func cpuText(milli int64) string {
-	if milli%1000 == 0 {
-		return strconv.FormatInt(milli/1000, 10)
+	if milli < 0 {
+		return "-" + cpuText(-milli)
 	}
-	return strconv.FormatInt(milli, 10) + "m"
+	if milli < 1000 {
+		return strconv.FormatInt(milli, 10) + "m"
+	}
+	return decimalText(uint64(milli/1000), uint64(milli%1000))
 }
 
-// memText is bytes as a binary quantity ("384Mi").
-func memText(b int64) string { return resource.NewQuantity(b, resource.BinarySI).String() }
+// binaryUnits are memory's units, a power of 1024 apart.
+var binaryUnits = []string{"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"}
+
+// memText is bytes in the largest binary unit they reach and are a whole number of thousandths
+// of ("384Mi", "2000Gi", "251.5Gi", "2Ti"), or in bytes when no unit has them exactly.
+func memText(b int64) string {
+	if b < 0 {
+		return "-" + memText(-b)
+	}
+	for u := len(binaryUnits) - 1; u > 0; u-- {
+		size := uint64(1) << (10 * u)
+		if uint64(b) < size {
+			continue
+		}
+		whole, rest := uint64(b)/size, uint64(b)%size
+		// Thousandths of the unit: rest×1000 may not fit in 64 bits (Ei), so in 128.
+		hi, lo := bits.Mul64(rest, 1000)
+		if milli, rem := bits.Div64(hi, lo, size); rem == 0 {
+			return decimalText(whole, milli) + binaryUnits[u]
+		}
+	}
+	return strconv.FormatInt(b, 10)
+}
+
+// decimalText is whole and thousandths as a decimal without trailing zeros: "201.2", "3".
+func decimalText(whole, milli uint64) string {
+	s := strconv.FormatUint(whole, 10)
+	if milli == 0 {
+		return s
+	}
+	return s + "." + strings.TrimRight(fmt.Sprintf("%03d", milli), "0")
+}
 
 // PerPod is istio-proxy's own requests and limits.
 func (c Capacity) PerPod() corev1.ResourceRequirements { return c.perPod }
@@ -359,22 +401,51 @@ type BatchWriter struct {
 	w      io.Writer
 	format BatchFormat
 	csv    *csv.Writer
+	// cols are the header and cells CSV and Markdown write: indexes in BatchColumns, in order.
+	cols []int
 	// rows counts the rows written; started says the header (or the JSON array's "[") is out.
 	rows    int
 	started bool
 }
 
-// NewBatchWriter writes rows to w in format.
-func NewBatchWriter(w io.Writer, format BatchFormat) (*BatchWriter, error) {
+// NewBatchWriter writes rows to w in format. CSV and Markdown write the columns named (names
+// of BatchColumns, in the order given), or every column when none is. JSON writes every field of
+// every row: it is the rows as data, the shape the API gives, whatever a table shows, so naming
+// columns for it is an error rather than a choice silently ignored.
+func NewBatchWriter(w io.Writer, format BatchFormat, cols ...string) (*BatchWriter, error) {
 	bw := &BatchWriter{w: w, format: format}
 	switch format {
 	case BatchFormatCSV:
 		bw.csv = csv.NewWriter(w)
-	case BatchFormatMarkdown, BatchFormatJSON:
+	case BatchFormatMarkdown:
+	case BatchFormatJSON:
+		if len(cols) > 0 {
+			return nil, fmt.Errorf("batch JSON has every field: columns are for CSV and Markdown")
+		}
 	default:
 		return nil, fmt.Errorf("unknown batch format %q", format)
 	}
+	all := BatchColumns()
+	if len(cols) == 0 {
+		cols = all
+	}
+	for _, c := range cols {
+		i := slices.Index(all, c)
+		if i < 0 || slices.Contains(bw.cols, i) {
+			return nil, fmt.Errorf("batch column %q is not one of %q, or comes twice", c, all)
+		}
+		bw.cols = append(bw.cols, i)
+	}
 	return bw, nil
+}
+
+// pick is the writer's columns of all, in the writer's order.
+func (bw *BatchWriter) pick(all []string) []string {
+	out := make([]string, len(bw.cols))
+	for i, c := range bw.cols {
+		out[i] = all[c]
+	}
+	return out
 }
 
 // start writes what comes before the first row: CSV's and Markdown's header.
@@ -383,11 +454,11 @@ func (bw *BatchWriter) start() error {
 		return nil
 	}
 	bw.started = true
+	cols := bw.pick(BatchColumns())
 	switch bw.format {
 	case BatchFormatCSV:
-		_ = bw.csv.Write(BatchColumns())
+		_ = bw.csv.Write(cols)
 	case BatchFormatMarkdown:
-		cols := BatchColumns()
 		_, err := io.WriteString(bw.w, "| "+strings.Join(cols, " | ")+" |\n|"+strings.Repeat("---|", len(cols))+"\n")
 		return err
 	}
@@ -403,11 +474,11 @@ func (bw *BatchWriter) Write(r BatchRow) error {
 	bw.rows++
 	switch bw.format {
 	case BatchFormatCSV:
-		_ = bw.csv.Write(spreadsheetSafe(r.cells()))
+		_ = bw.csv.Write(spreadsheetSafe(bw.pick(r.cells())))
 		bw.csv.Flush()
 		return bw.csv.Error()
 	case BatchFormatMarkdown:
-		cs := r.cells()
+		cs := bw.pick(r.cells())
 		for i := range cs {
 			cs[i] = markdownCell.Replace(cs[i])
 		}
@@ -448,15 +519,29 @@ func (bw *BatchWriter) Close() error {
 	return nil
 }
 
-// batchBytes writes all the rows in format.
-func batchBytes(rows []BatchRow, format BatchFormat) []byte {
+// BatchFile writes all the rows in format, CSV and Markdown in the columns named (every column
+// when none is; see NewBatchWriter): the playground's downloads.
+func BatchFile(rows []BatchRow, format BatchFormat, cols ...string) ([]byte, error) {
 	var buf bytes.Buffer
-	bw, _ := NewBatchWriter(&buf, format)
-	for _, r := range rows {
-		_ = bw.Write(r)
+	bw, err := NewBatchWriter(&buf, format, cols...)
+	if err != nil {
+		return nil, err
 	}
-	_ = bw.Close()
-	return buf.Bytes()
+	for _, r := range rows {
+		if err := bw.Write(r); err != nil {
+			return nil, err
+		}
+	}
+	if err := bw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// batchBytes writes all the rows in format, every column.
+func batchBytes(rows []BatchRow, format BatchFormat) []byte {
+	b, _ := BatchFile(rows, format)
+	return b
 }
 
 // BatchCSV writes the rows as CSV with a header; cells that start like a formula are escaped
@@ -469,42 +554,66 @@ func BatchMarkdown(rows []BatchRow) []byte { return batchBytes(rows, BatchFormat
 // BatchJSON writes the rows as an indented JSON array ("[]" when there are none).
 func BatchJSON(rows []BatchRow) []byte { return batchBytes(rows, BatchFormatJSON) }
 
-// ParseBatchCSV reads rows written by BatchCSV back (the columns it writes; capacity totals as text).
+// readCell sets a row's field from its cell under a column of BatchColumns, as cells wrote it.
+var readCell = map[string]func(r *BatchRow, v string){
+	"doc":          func(r *BatchRow, v string) { r.Doc, _ = strconv.Atoi(v) },
+	"kind":         func(r *BatchRow, v string) { r.Kind = v },
+	"name":         func(r *BatchRow, v string) { r.Name = v },
+	"namespace":    func(r *BatchRow, v string) { r.Namespace = v },
+	"result":       func(r *BatchRow, v string) { r.Result = v },
+	"reason":       func(r *BatchRow, v string) { r.Reason = v },
+	"proxy":        func(r *BatchRow, v string) { r.Proxy = v },
+	"proxy first":  func(r *BatchRow, v string) { r.ProxyFirst = v == "yes" },
+	"postStart":    func(r *BatchRow, v string) { r.PostStart = v },
+	"preStop":      func(r *BatchRow, v string) { r.PreStop = v },
+	"requests":     func(r *BatchRow, v string) { r.Requests = v },
+	"limits":       func(r *BatchRow, v string) { r.Limits = v },
+	"istio-init":   func(r *BatchRow, v string) { r.Exclusions = v },
+	"PROXY_CONFIG": func(r *BatchRow, v string) { r.ProxyConfig = v },
+	"pitfalls": func(r *BatchRow, v string) {
+		if v != "" {
+			r.Pitfalls = strings.Split(v, " ")
+		}
+	},
+	"replicas":       func(r *BatchRow, v string) { r.Capacity.Replicas, _ = strconv.Atoi(v) },
+	"total requests": func(r *BatchRow, v string) { readPair(v, &r.Capacity.RequestsCPU, &r.Capacity.RequestsMem) },
+	"total limits":   func(r *BatchRow, v string) { readPair(v, &r.Capacity.LimitsCPU, &r.Capacity.LimitsMem) },
+}
+
+// readPair reads "cpu=… memory=…" (either may be missing) into cpu and mem.
+func readPair(v string, cpu, mem *string) {
+	for _, kv := range strings.Fields(v) {
+		k, q, _ := strings.Cut(kv, "=")
+		if k == "cpu" {
+			*cpu = q
+		} else {
+			*mem = q
+		}
+	}
+}
+
+// ParseBatchCSV reads rows written by BatchCSV or BatchFile back: the columns its header names
+// (every one of BatchColumns, once at most, in any order); fields of columns it does not have
+// stay empty, capacity totals are read as text.
 func ParseBatchCSV(data []byte) ([]BatchRow, error) {
 	recs, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
 	if err != nil {
 		return nil, err
 	}
-	if len(recs) == 0 || strings.Join(recs[0], ",") != strings.Join(BatchColumns(), ",") {
-		return nil, fmt.Errorf("not a sidecarlab batch CSV (unexpected header)")
+	if len(recs) == 0 {
+		return nil, fmt.Errorf("not a sidecarlab batch CSV (no header)")
+	}
+	head := recs[0]
+	for i, c := range head {
+		if readCell[c] == nil || slices.Contains(head[:i], c) {
+			return nil, fmt.Errorf("not a sidecarlab batch CSV (unexpected header %q)", c)
+		}
 	}
 	var out []BatchRow
 	for _, rec := range recs[1:] {
-		for i := range rec {
-			rec[i] = unescapeCell(rec[i])
-		}
-		doc, _ := strconv.Atoi(rec[0])
-		r := BatchRow{Doc: doc, Kind: rec[1], Name: rec[2], Namespace: rec[3], Result: rec[4], Reason: rec[5], Proxy: rec[6], ProxyFirst: rec[7] == "yes",
-			PostStart: rec[8], PreStop: rec[9], Requests: rec[10], Limits: rec[11], Exclusions: rec[12], ProxyConfig: rec[13]}
-		if rec[14] != "" {
-			r.Pitfalls = strings.Split(rec[14], " ")
-		}
-		r.Capacity.Replicas, _ = strconv.Atoi(rec[15])
-		for _, kv := range strings.Fields(rec[16]) {
-			k, v, _ := strings.Cut(kv, "=")
-			if k == "cpu" {
-				r.Capacity.RequestsCPU = v
-			} else {
-				r.Capacity.RequestsMem = v
-			}
-		}
-		for _, kv := range strings.Fields(rec[17]) {
-			k, v, _ := strings.Cut(kv, "=")
-			if k == "cpu" {
-				r.Capacity.LimitsCPU = v
-			} else {
-				r.Capacity.LimitsMem = v
-			}
+		var r BatchRow
+		for i, c := range rec {
+			readCell[head[i]](&r, unescapeCell(c))
 		}
 		out = append(out, r)
 	}

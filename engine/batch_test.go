@@ -171,12 +171,131 @@ func TestBatchTotal(t *testing.T) {
 		"---\napiVersion: v1\nkind: Service\nmetadata:\n  name: svc\nspec:\n  ports: [{port: 80}]\n"
 	r := mustInject(t, e, []byte(manifest), nil, Settings{})
 	got := Total(Batch(r.Documents, r.Findings))
-	want := BatchTotal{Workloads: 3, Pods: 2003, PerNode: 1, RequestsCPU: "200750m", RequestsMem: "256384Mi"}
+	// 200.75 cores and 250.375Gi, in the units of the fleet's own row (cpu=200 memory=250Gi),
+	// where Quantity.String would say 200750m and 256384Mi.
+	want := BatchTotal{Workloads: 3, Pods: 2003, PerNode: 1, RequestsCPU: "200.75", RequestsMem: "250.375Gi"}
 	if got != want {
 		t.Fatalf("total %+v, want %+v", got, want)
 	}
 	if z := Total(nil); z != (BatchTotal{}) {
 		t.Fatalf("an empty batch: %+v", z)
+	}
+}
+
+// TestQuantityText: the computed quantities (a row's pods × the sidecar's, the totals) are
+// written in the largest unit they reach and are exact in to three decimals, so that a sum
+// crossing a unit boundary reads like the rows it sums; each reads back as the Kubernetes
+// quantity it was.
+func TestQuantityText(t *testing.T) {
+	const (
+		ki = int64(1) << 10
+		mi = int64(1) << 20
+		gi = int64(1) << 30
+		ti = int64(1) << 40
+	)
+	for _, c := range []struct {
+		name string
+		cpu  bool
+		n    int64
+		want string
+	}{
+		{"millicores", true, 300, "300m"},
+		{"cores", true, 200_000, "200"},
+		{"millicores summed past a core", true, 3*300 + 300, "1.2"},
+		{"the lab's batch: 200 cores and 1.2", true, 201_200, "201.2"},
+		{"a thousandth of a core", true, 1_001, "1.001"},
+		{"no CPU", true, 0, "0m"},
+		{"bytes", false, 512, "512"},
+		{"mebibytes", false, 384 * mi, "384Mi"},
+		{"gibibytes", false, 250 * gi, "250Gi"},
+		{"mebibytes summed past a gibibyte", false, 3 * 512 * mi, "1.5Gi"},
+		{"the lab's batch: 250Gi and 1.5Gi", false, 257_536 * mi, "251.5Gi"},
+		{"a gibibyte and an eighth", false, gi + 128*mi, "1.125Gi"},
+		{"gibibytes past a tebibyte, not exact in it", false, 2000 * gi, "2000Gi"},
+		{"gibibytes summed to tebibytes", false, 1536 * gi, "1.5Ti"},
+		{"not exact in three decimals of a gibibyte", false, gi + 100*mi, "1124Mi"},
+		{"a kibibyte and one byte", false, ki + 1, "1025"},
+		{"a tebibyte less a byte", false, ti - 1, "1099511627775"},
+		{"exbibytes", false, 3 << 60, "3Ei"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := memText(c.n)
+			if c.cpu {
+				got = cpuText(c.n)
+			}
+			if got != c.want {
+				t.Fatalf("got %q, want %q", got, c.want)
+			}
+			q, err := resource.ParseQuantity(got)
+			if err != nil {
+				t.Fatalf("%q is not a quantity: %v", got, err)
+			}
+			v := q.Value()
+			if c.cpu {
+				v = q.MilliValue()
+			}
+			if v != c.n {
+				t.Errorf("%q reads back as %d, want %d", got, v, c.n)
+			}
+		})
+	}
+}
+
+// TestBatchColumns: CSV and Markdown written in chosen columns have those columns, in the order
+// given, and the CSV reads back into those fields alone; no columns is every column; JSON, unknown
+// and repeated columns are refused.
+func TestBatchColumns(t *testing.T) {
+	rows := []BatchRow{
+		{Doc: 1, Kind: "Deployment", Name: "held", Namespace: "lab", Result: "injected", Proxy: "containers", ProxyFirst: true, Requests: "cpu=100m"},
+		{Doc: 2, Kind: "Pod", Name: "no-mesh", Result: "skipped", Reason: "off"},
+	}
+	cols := []string{"kind", "name", "proxy first", "result", "reason"}
+	csvOut, err := BatchFile(rows, BatchFormatCSV, cols...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "kind,name,proxy first,result,reason\nDeployment,held,yes,injected,\nPod,no-mesh,,skipped,off\n"; string(csvOut) != want {
+		t.Errorf("CSV in chosen columns:\n%s\nwant\n%s", csvOut, want)
+	}
+	back, err := ParseBatchCSV(csvOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []BatchRow{
+		{Kind: "Deployment", Name: "held", Result: "injected", ProxyFirst: true},
+		{Kind: "Pod", Name: "no-mesh", Result: "skipped", Reason: "off"},
+	}
+	if d := cmp.Diff(want, back, cmpopts.IgnoreUnexported(Capacity{})); d != "" {
+		t.Errorf("read back (-want +got)\n%s", d)
+	}
+	md, err := BatchFile(rows, BatchFormatMarkdown, cols...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "| kind | name | proxy first | result | reason |\n|---|---|---|---|---|\n| Deployment | held | yes | injected |  |\n| Pod | no-mesh |  | skipped | off |\n"; string(md) != want {
+		t.Errorf("Markdown in chosen columns:\n%s\nwant\n%s", md, want)
+	}
+	for _, f := range []BatchFormat{BatchFormatCSV, BatchFormatMarkdown, BatchFormatJSON} {
+		all, err := BatchFile(rows, f)
+		if err != nil || string(all) != string(batchBytes(rows, f)) {
+			t.Errorf("%s with no columns is not every column: %v", f, err)
+		}
+	}
+	for _, c := range []struct {
+		name   string
+		format BatchFormat
+		cols   []string
+	}{
+		{"JSON in columns", BatchFormatJSON, []string{"name"}},
+		{"an unknown column", BatchFormatCSV, []string{"name", "colour"}},
+		{"a column twice", BatchFormatMarkdown, []string{"name", "name"}},
+	} {
+		if _, err := BatchFile(rows, c.format, c.cols...); err == nil {
+			t.Errorf("%s was accepted", c.name)
+		}
+	}
+	if _, err := ParseBatchCSV([]byte("name,name\nx,y\n")); err == nil {
+		t.Error("a CSV with a column twice was read")
 	}
 }
 

@@ -8,7 +8,9 @@ import (
 )
 
 // BatchTotal says what a batch's sidecars ask for in all: the table's last row, the CLI's last
-// line ("7 workloads with a sidecar, 2,010 pods — requests cpu=201200m (201.2 cores) …").
+// line ("7 workloads with a sidecar, 2,010 pods — requests cpu=201.2 memory=251.5Gi …"). The
+// sums are the engine's quantities, written as the rows' are: no gloss is needed for units the
+// rows do not have.
 func (w Words) BatchTotal(t engine.BatchTotal) string {
 	// A workload with a pod per node is said apart, after the sums it is not in.
 	s := w.loc().T("explain.batch.total", "workloads", w.count("explain.batch.workloads", t.Workloads-t.PerNode), "pods", w.count("explain.batch.pods", t.Pods))
@@ -36,7 +38,7 @@ func thousands(n int) string {
 func (w Words) pairText(cpu, mem string) string {
 	var p []string
 	if cpu != "" {
-		p = append(p, "cpu="+cpu+w.cores(cpu))
+		p = append(p, "cpu="+cpu)
 	}
 	if mem != "" {
 		p = append(p, "memory="+mem)
@@ -49,18 +51,4 @@ func (w Words) orNone(s string) string {
 		return w.loc().T("explain.batch.none")
 	}
 	return s
-}
-
-// cores says a CPU sum of millicores in cores, the unit capacity is planned in: "201200m" is
-// " (201.2 cores)". Whole cores ("200") and sums under a core need no gloss.
-func (w Words) cores(cpu string) string {
-	m, ok := strings.CutSuffix(cpu, "m")
-	if !ok {
-		return ""
-	}
-	n, err := strconv.ParseInt(m, 10, 64)
-	if err != nil || n < 1000 {
-		return ""
-	}
-	return w.loc().T("explain.batch.cores", "n", strconv.FormatFloat(float64(n)/1000, 'f', -1, 64))
 }

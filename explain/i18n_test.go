@@ -231,9 +231,9 @@ func TestEverythingInEveryLanguage(t *testing.T) {
 				t.Errorf("%s type %s: %+v", lang, typ, got)
 			}
 		}
-		total := engine.BatchTotal{Workloads: 8, PerNode: 1, Pods: 2010, RequestsCPU: "201200m", RequestsMem: "25728Mi"}
-		if got := w.BatchTotal(total); !strings.Contains(got, "2,010") || !strings.Contains(got, "cpu=201200m") || !strings.Contains(got, "201.2") ||
-			!strings.Contains(got, "memory=25728Mi") || strings.Contains(got, "workload") || strings.Contains(got, "none") {
+		total := engine.BatchTotal{Workloads: 8, PerNode: 1, Pods: 2010, RequestsCPU: "201.2", RequestsMem: "251.5Gi"}
+		if got := w.BatchTotal(total); !strings.Contains(got, "2,010") || !strings.Contains(got, "cpu=201.2 memory=251.5Gi") ||
+			strings.Contains(got, "workload") || strings.Contains(got, "none") {
 			t.Errorf("%s batch: %q", lang, got)
 		}
 		if got := w.Ignored(2); got == "" || got == English.Ignored(2) || !strings.Contains(got, "2") || w.Ignored(0) != "" {

@@ -15,7 +15,9 @@ import (
 
 // handleBatchFile serves the batch table of a view's step as CSV, Markdown or JSON. The files
 // keep the engine's English column names and values whatever the page's language: they are data,
-// read by programs and diffed between runs.
+// read by programs and diffed between runs. CSV and Markdown have the columns the link chose
+// (fileColumns), every column when it chose none; JSON has every field of every row, the shape
+// the API gives, whatever the table shows.
 func (s *server) handleBatchFile(format string) http.Handler {
 	return s.pageHandler(func(w http.ResponseWriter, r *http.Request) error {
 		v, tl, err := s.viewTimeline(r)
@@ -32,18 +34,40 @@ func (s *server) handleBatchFile(format string) http.Handler {
 		switch format {
 		case "csv":
 			w.Header().Set("Content-Type", "text/csv; charset=utf-8")
-			body = engine.BatchCSV(rows)
+			body, err = engine.BatchFile(rows, engine.BatchFormatCSV, fileColumns(v.cols)...)
 		case "md":
 			w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
-			body = engine.BatchMarkdown(rows)
+			body, err = engine.BatchFile(rows, engine.BatchFormatMarkdown, fileColumns(v.cols)...)
 		default:
 			w.Header().Set("Content-Type", "application/json")
 			body = engine.BatchJSON(rows)
+		}
+		if err != nil {
+			return err
 		}
 		w.Header().Set("Content-Disposition", `attachment; filename="sidecarlab-batch.`+format+`"`)
 		_, err = w.Write(body)
 		return err
 	})
+}
+
+// fileColumns are the engine's columns a download has for a link's chosen columns (readCols;
+// nil: every column, as before there was a choice): the table's, as the page shows them — the
+// workload first (kind and name), and the reason with the result, which the page shows under it.
+func fileColumns(cols []string) []string {
+	if cols == nil {
+		return nil
+	}
+	out := []string{"kind", "name"}
+	for _, c := range batchColumns {
+		if slices.Contains(cols, c.id) {
+			out = append(out, c.engine)
+			if c.id == "result" {
+				out = append(out, "reason")
+			}
+		}
+	}
+	return out
 }
 
 // batchColumn is a column the page's batch table can show: its id in a link's cols=, and the
@@ -57,15 +81,17 @@ type batchColumn struct {
 }
 
 // batchColumns are the table's optional columns, in the table's order. The defaults are what
-// the lab's batch is about — did it inject, where the proxy sits, what one sidecar asks for, what
-// fired, and what the pods add up to — so that at 1440 px they fit beside the editor; the
-// downloads always have every column.
+// the lab's batch is about — did it inject, where the proxy sits and whether it starts first
+// (the hold, the lab's point: without the column a held workload reads like the others), what
+// one sidecar asks for, what fired, and what the pods add up to — so that at 1440 px they fit
+// beside the editor. The CSV and Markdown downloads have the chosen columns (fileColumns), every
+// column when none were chosen.
 var batchColumns = []batchColumn{
 	{id: "doc", engine: "doc"},
 	{id: "namespace", engine: "namespace"},
 	{id: "result", engine: "result", def: true},
 	{id: "proxy", engine: "proxy", def: true},
-	{id: "proxy-first", engine: "proxy first"},
+	{id: "proxy-first", engine: "proxy first", def: true},
 	{id: "poststart", engine: "postStart"},
 	{id: "prestop", engine: "preStop"},
 	{id: "requests", engine: "requests", def: true},
@@ -114,7 +140,7 @@ func batchView(l *i18n.Localizer, v view, enc string, step int, rows []engine.Ba
 	for _, id := range v.cols {
 		chosen[id] = true
 	}
-	var bv web.BatchView
+	bv := web.BatchView{Chosen: v.cols != nil}
 	var cols []batchColumn
 	for _, c := range batchColumns {
 		on := c.def
@@ -155,8 +181,12 @@ func batchView(l *i18n.Localizer, v view, enc string, step int, rows []engine.Ba
 		bv.Rows = append(bv.Rows, row)
 	}
 	bv.Total = explain.In(l).BatchTotal(engine.Total(rows))
+	// CSV and Markdown carry the chosen columns; JSON has every field, so its link does not.
 	q := strings.TrimPrefix(v.linkWith(enc, "", step), "/")
-	bv.CSVHref, bv.MarkdownHref, bv.JSONHref = "/batch.csv"+q, "/batch.md"+q, "/batch.json"+q
+	jv := v
+	jv.cols = nil
+	bv.CSVHref, bv.MarkdownHref = "/batch.csv"+q, "/batch.md"+q
+	bv.JSONHref = "/batch.json" + strings.TrimPrefix(jv.linkWith(enc, "", step), "/")
 	// The chooser's form is a GET of this view on the batch tab: its query as hidden fields,
 	// the columns as checkboxes.
 	cv := v

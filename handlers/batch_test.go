@@ -1,8 +1,10 @@
 package handlers
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -50,7 +52,7 @@ func TestBatchTable(t *testing.T) {
 	if r.status != http.StatusOK {
 		t.Fatalf("lab batch: %d", r.status)
 	}
-	want := []string{"workload", "result", "proxy", "requests", "limits", "pitfalls", "replicas", "total requests"}
+	want := []string{"workload", "result", "proxy", "proxy first", "requests", "limits", "pitfalls", "replicas", "total requests"}
 	if d := cmp.Diff(want, batchHeads(r)); d != "" {
 		t.Errorf("default columns (-want +got)\n%s", d)
 	}
@@ -71,14 +73,16 @@ func TestBatchTable(t *testing.T) {
 		t.Errorf("the skipped row's result does not say why: %q", res)
 	}
 	total := strings.TrimSpace(testid(r, "batch-total").Text())
-	wantTotal := "total: 7 workloads with a sidecar, 2,010 pods — requests cpu=201200m (201.2 cores) memory=257536Mi; limits cpu=4016 memory=2008Gi"
+	// In the rows' units: the fleet's row says cpu=200 memory=250Gi, and its sum with the others'
+	// millicores and mebibytes crosses into cores and gibibytes (not 201200m, 257536Mi).
+	wantTotal := "total: 7 workloads with a sidecar, 2,010 pods — requests cpu=201.2 memory=251.5Gi; limits cpu=4016 memory=2008Gi"
 	if total != wantTotal {
 		t.Errorf("totals row\n got %q\nwant %q", total, wantTotal)
 	}
 	if tf := testid(r, "batch").Find("tfoot [data-testid=batch-total]").Length(); tf != 1 {
 		t.Error("the totals row is not the table's footer")
 	}
-	// The downloads keep every column and no totals row.
+	// With no columns chosen the downloads keep every column, and no totals row.
 	csv := get(t, h, testid(r, "batch-csv").AttrOr("href", ""))
 	if back, err := engine.ParseBatchCSV([]byte(csv.body)); err != nil || len(back) != 8 {
 		t.Errorf("csv: %v, %d rows", err, len(back))
@@ -122,8 +126,8 @@ func TestBatchColumnChooser(t *testing.T) {
 			checked++
 		}
 	})
-	if checked != 7 || testid(r, "col-doc").Length() != 1 {
-		t.Errorf("%d boxes ticked, want the 7 default columns", checked)
+	if checked != 8 || testid(r, "col-doc").Length() != 1 {
+		t.Errorf("%d boxes ticked, want the 8 default columns", checked)
 	}
 	q.Add("cols", "doc")
 	q.Add("cols", "namespace")
@@ -138,7 +142,7 @@ func TestBatchColumnChooser(t *testing.T) {
 	if _, ok := testid(c, "col-result").Attr("checked"); ok {
 		t.Error("a column not chosen is ticked")
 	}
-	for _, id := range []string{"tab-diff", "batch-csv"} {
+	for _, id := range []string{"tab-diff", "batch-csv", "batch-md"} {
 		if href := testid(c, id).AttrOr("href", ""); !strings.Contains(href, "cols=doc%2Cnamespace") {
 			t.Errorf("%s does not keep the columns: %s", id, href)
 		}
@@ -156,11 +160,87 @@ func TestBatchColumnChooser(t *testing.T) {
 		t.Errorf("no column chosen (-want +got)\n%s", d)
 	}
 	// The default set, chosen: the same table, no cols= in the links.
-	d := get(t, h, link+"&tab=batch&cols=result,proxy,requests,limits,pitfalls,replicas,total-requests")
-	if len(batchHeads(d)) != 8 || strings.Contains(testid(d, "tab-diff").AttrOr("href", ""), "cols=") {
+	d := get(t, h, link+"&tab=batch&cols=result,proxy,proxy-first,requests,limits,pitfalls,replicas,total-requests")
+	if len(batchHeads(d)) != 9 || strings.Contains(testid(d, "tab-diff").AttrOr("href", ""), "cols=") {
 		t.Errorf("the default set: %v, %s", batchHeads(d), testid(d, "tab-diff").AttrOr("href", ""))
 	}
 	if href := testid(c, "batch-cols-default").AttrOr("href", ""); strings.Contains(href, "cols=") || !strings.Contains(href, "tab=batch") {
 		t.Errorf("default columns link %q", href)
+	}
+}
+
+// TestBatchDownloadColumns: the CSV and Markdown downloads have the columns the reader chose —
+// the workload (kind, name) first, the reason with the result, in the table's order — and the
+// page says so; the JSON has every field, and its link no cols=. With no choice (the default
+// columns) every download has every column, as before there was a choice, and no note.
+func TestBatchDownloadColumns(t *testing.T) {
+	h := newServer(t)
+	link := stateLink(t, State{Manifest: deploymentYAML + "---\napiVersion: v1\nkind: Service\nmetadata:\n  name: s\n"}) + "&tab=batch"
+	all := engine.BatchColumns()
+	for _, c := range []struct {
+		name, query string
+		cols        []string
+		note        bool
+	}{
+		{"default", "", all, false},
+		{"chosen", "&cols=proxy-first,result,total-limits", []string{"kind", "name", "result", "reason", "proxy first", "total limits"}, true},
+		{"none chosen", "&cols=", []string{"kind", "name"}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := get(t, h, link+c.query)
+			if got := testid(r, "batch-files-note").Length() == 1; got != c.note {
+				t.Errorf("note shown: %v, want %v", got, c.note)
+			}
+			csv := get(t, h, testid(r, "batch-csv").AttrOr("href", ""))
+			head, _, _ := strings.Cut(csv.body, "\n")
+			if d := cmp.Diff(strings.Join(c.cols, ","), head); d != "" {
+				t.Errorf("CSV header (-want +got)\n%s", d)
+			}
+			back, err := engine.ParseBatchCSV([]byte(csv.body))
+			if err != nil || len(back) != 2 || back[0].Name != "web" || back[1].Kind != "Service" {
+				t.Errorf("CSV: %v %+v", err, back)
+			}
+			md := get(t, h, testid(r, "batch-md").AttrOr("href", ""))
+			if want := "| " + strings.Join(c.cols, " | ") + " |\n"; !strings.HasPrefix(md.body, want) || strings.Count(md.body, "\n") != 4 {
+				t.Errorf("Markdown does not start with %q:\n%s", want, md.body)
+			}
+			href := testid(r, "batch-json").AttrOr("href", "")
+			if strings.Contains(href, "cols=") {
+				t.Errorf("the JSON link carries columns it does not follow: %s", href)
+			}
+			var rows []engine.BatchRow
+			if err := json.Unmarshal([]byte(get(t, h, href).body), &rows); err != nil || len(rows) != 2 || rows[0].Requests == "" || rows[0].Capacity.LimitsMem == "" {
+				t.Errorf("JSON without every field: %v %+v", err, rows)
+			}
+		})
+	}
+}
+
+// TestBatchProxyFirstByDefault: the default columns tell a workload whose proxy starts first
+// (holdApplicationUntilProxyStarts) from the same workload without the hold — by the proxy first
+// column, the only default cell where the two differ.
+func TestBatchProxyFirstByDefault(t *testing.T) {
+	h := newServer(t)
+	held := strings.Replace(strings.Replace(deploymentYAML, "  name: web\nspec", "  name: held\nspec", 1),
+		"    metadata:\n      labels:", "    metadata:\n      annotations:\n        proxy.istio.io/config: \"holdApplicationUntilProxyStarts: true\"\n      labels:", 1)
+	r := get(t, h, stateLink(t, State{Manifest: deploymentYAML + "---\n" + held})+"&tab=batch")
+	heads := batchHeads(r)
+	first := slices.Index(heads, "proxy first") - 1 // the row's cells come after its header
+	if first < 0 {
+		t.Fatalf("no proxy first column by default: %v", heads)
+	}
+	var cells [2][]string
+	testid(r, "batch-row").Each(func(i int, s *goquery.Selection) {
+		s.Find("td").Each(func(_ int, td *goquery.Selection) {
+			cells[i] = append(cells[i], strings.TrimSpace(td.Text()))
+		})
+	})
+	if cells[0][first] != "no" || cells[1][first] != "yes" {
+		t.Fatalf("proxy first: web %q, held %q", cells[0][first], cells[1][first])
+	}
+	for i := range cells[0] {
+		if i != first && cells[0][i] != cells[1][i] {
+			t.Errorf("the rows differ under %q too (%q, %q): pick workloads alike but for the hold", heads[i+1], cells[0][i], cells[1][i])
+		}
 	}
 }

@@ -449,6 +449,9 @@ type BatchView struct {
 	Rows                            []BatchRowView
 	Total                           string
 	CSVHref, MarkdownHref, JSONHref string
+	// Chosen says the link chose the columns: the CSV and Markdown downloads have those (with no
+	// choice they have every column), the JSON every field.
+	Chosen bool
 	// Choices are every optional column, Shown or not. The chooser is a GET form of this view:
 	// Keep are its query as hidden fields; DefaultHref is the view with the default columns.
 	Choices     []BatchChoice

@@ -178,3 +178,33 @@ func testEng(t *testing.T) *engine.Engine {
 	t.Cleanup(e.Close)
 	return e
 }
+
+// TestBatchTableTotalInRowUnits: the table's total line writes its sums as the rows write
+// theirs. A fleet's row says cpu=200 memory=250Gi; with a small workload's millicores and
+// mebibytes the sums cross into cores and gibibytes with decimals — not 200300m and 256384Mi,
+// Quantity.String's smallest exact unit — and a sum that stays under a core stays in millicores.
+func TestBatchTableTotalInRowUnits(t *testing.T) {
+	replicas := func(name string, n int) string {
+		return strings.Replace(strings.Replace(deployment, "spec:\n  selector", "spec:\n  replicas: "+strconv.Itoa(n)+"\n  selector", 1), "name: web\n", "name: "+name+"\n", 1)
+	}
+	for _, c := range []struct{ name, manifest, row, total string }{
+		{"crossing into cores and Gi", replicas("fleet", 2000) + "---\n" + replicas("small", 3), "cpu=200 memory=250Gi",
+			"total: 2 workloads with a sidecar, 2,003 pods — requests cpu=200.3 memory=250.375Gi; limits cpu=4006 memory=2003Gi"},
+		{"under a core", replicas("small", 3), "cpu=300m memory=384Mi",
+			"total: 1 workload with a sidecar, 3 pods — requests cpu=300m memory=384Mi; limits cpu=6 memory=3Gi"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var out bytes.Buffer
+			if err := batchRun(t.Context(), i18n.For("en"), testEng(t), stdinInput(c.manifest), engine.Settings{}, "table", &out, &bytes.Buffer{}, nil); err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+			if !strings.Contains(lines[1], c.row) {
+				t.Errorf("the first row lacks %q: %s", c.row, lines[1])
+			}
+			if got := lines[len(lines)-1]; got != c.total {
+				t.Errorf("total line\n got %q\nwant %q", got, c.total)
+			}
+		})
+	}
+}

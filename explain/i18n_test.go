@@ -40,7 +40,7 @@ func TestFindingInJapaneseAndKorean(t *testing.T) {
 		message, fix, value string
 	}{
 		{In(i18n.For("ja")), "効果はありません", "Podテンプレートに移してください。", "受け付けるのは\"true\"と\"false\"だけなので、\"no\"は無視され"},
-		{In(i18n.For("ko")), "아무 효과가 없습니다", "파드 템플릿으로 옮기십시오.", "\"no\"을(를) 무시하고"},
+		{In(i18n.For("ko")), "아무 효과가 없습니다", "파드 템플릿으로 옮기십시오.", "\"no\"를 무시하고"},
 	} {
 		msg := c.w.Message(f)
 		for _, want := range []string{"sidecar.istio.io/proxyCPU", "Deployment", "spec.template.metadata.annotations", c.message} {

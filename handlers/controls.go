@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"strings"
 
@@ -53,6 +54,86 @@ var labSummaries = map[string]string{
 	annotation.SidecarTrafficExcludeOutboundPorts.Name: "excludeOutboundPorts",
 	annotation.SidecarInject.Name:                      "inject",
 	annotation.SidecarNativeSidecar.Name:               "nativeSidecar",
+}
+
+// searchTopics are what a learner looks for in the panel besides a key or a description: each
+// topic's words are in the catalogs, one list per language (lab.panel.words.TOPIC), and a topic
+// finds the annotations listed here. So "startup", 起動 and 시작 all find hold (set in
+// proxy.istio.io/config) and the native sidecar, and ポート or 포트 the port lists.
+var searchTopics = map[string][]string{
+	"startup":  {annotation.ProxyConfig.Name, annotation.SidecarNativeSidecar.Name},
+	"hold":     {annotation.ProxyConfig.Name},
+	"shutdown": {annotation.ProxyConfig.Name, annotation.SidecarNativeSidecar.Name},
+	"job":      {annotation.SidecarNativeSidecar.Name},
+	"ports": {
+		annotation.SidecarTrafficExcludeInboundPorts.Name, annotation.SidecarTrafficExcludeOutboundPorts.Name,
+		annotation.SidecarTrafficIncludeInboundPorts.Name, annotation.SidecarTrafficIncludeOutboundPorts.Name,
+		annotation.SidecarStatusReadinessApplicationPorts.Name, annotation.SidecarStatusPort.Name,
+	},
+	"bypass": {
+		annotation.SidecarTrafficExcludeInboundPorts.Name, annotation.SidecarTrafficExcludeOutboundPorts.Name,
+		annotation.SidecarTrafficExcludeOutboundIPRanges.Name, annotation.SidecarTrafficExcludeInterfaces.Name,
+	},
+	"capture": {
+		annotation.SidecarTrafficIncludeInboundPorts.Name, annotation.SidecarTrafficIncludeOutboundPorts.Name,
+		annotation.SidecarTrafficIncludeOutboundIPRanges.Name, annotation.SidecarInterceptionMode.Name,
+	},
+	"ip-ranges": {annotation.SidecarTrafficExcludeOutboundIPRanges.Name, annotation.SidecarTrafficIncludeOutboundIPRanges.Name},
+	"resources": {
+		annotation.SidecarProxyCPU.Name, annotation.SidecarProxyCPULimit.Name,
+		annotation.SidecarProxyMemory.Name, annotation.SidecarProxyMemoryLimit.Name,
+	},
+	"cpu":       {annotation.SidecarProxyCPU.Name, annotation.SidecarProxyCPULimit.Name},
+	"memory":    {annotation.SidecarProxyMemory.Name, annotation.SidecarProxyMemoryLimit.Name},
+	"disable":   {annotation.SidecarInject.Name},
+	"injection": {annotation.SidecarInject.Name, annotation.IoIstioRev.Name, annotation.InjectTemplates.Name},
+	"revision":  {annotation.IoIstioRev.Name},
+	"logging":   {annotation.SidecarAgentLogLevel.Name, annotation.SidecarComponentLogLevel.Name, annotation.SidecarLogLevel.Name},
+	"image":     {annotation.SidecarProxyImage.Name, annotation.SidecarProxyImageType.Name},
+	"probes": {
+		annotation.SidecarStatusReadinessApplicationPorts.Name, annotation.SidecarStatusReadinessFailureThreshold.Name,
+		annotation.SidecarStatusReadinessInitialDelaySeconds.Name, annotation.SidecarStatusReadinessPeriodSeconds.Name,
+		annotation.SidecarRewriteAppHTTPProbers.Name, annotation.SidecarStatusPort.Name,
+	},
+	"metrics": {
+		annotation.PrometheusMergeMetrics.Name, annotation.SidecarExtraStatTags.Name,
+		annotation.SidecarStatsCompression.Name, annotation.SidecarStatsEvictionInterval.Name,
+		annotation.SidecarStatsFlushInterval.Name, annotation.SidecarStatsHistogramBins.Name,
+		annotation.SidecarStatsHistogramBuckets.Name, annotation.SidecarStatsInclusionPrefixes.Name,
+		annotation.SidecarStatsInclusionRegexps.Name, annotation.SidecarStatsInclusionSuffixes.Name,
+	},
+	"volumes": {annotation.SidecarUserVolume.Name, annotation.SidecarUserVolumeMount.Name},
+}
+
+// searchText is what the panel's search matches for an annotation, lower case: its key, Istio's
+// description, the config editor's field names, and — in every language sidecarlab speaks, so
+// that a word finds it whichever language the page is in — its group's name, our summary and
+// the words of its topics. The page's script filters on the same text (data-search), so the
+// search with and without JavaScript agree.
+func searchText(a engine.Annotation, it web.AnnotationItem) string {
+	parts := []string{a.Name, a.Description}
+	for _, f := range it.ConfigFields {
+		parts = append(parts, f.Name)
+	}
+	var ids []string
+	if id, ok := groupNames[string(a.Group)]; ok {
+		ids = append(ids, id)
+	}
+	if s := labSummaries[a.Name]; s != "" {
+		ids = append(ids, "lab.panel.summary."+s)
+	}
+	for _, topic := range slices.Sorted(maps.Keys(searchTopics)) {
+		if slices.Contains(searchTopics[topic], a.Name) {
+			ids = append(ids, "lab.panel.words."+topic)
+		}
+	}
+	for _, code := range i18n.Codes {
+		l := i18n.For(code)
+		for _, id := range ids {
+			parts = append(parts, l.T(id))
+		}
+	}
+	return strings.ToLower(strings.Join(parts, " "))
 }
 
 // maxQuery bounds the search words a link or form may carry.

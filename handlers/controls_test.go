@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/PuerkitoBio/goquery"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/i18n"
 )
 
 // panelNames are the annotation keys the panel shows, in order.
@@ -97,6 +99,116 @@ func TestPanelSearch(t *testing.T) {
 	if n := len(panelNames(get(t, h, "/"))); n < 40 {
 		t.Errorf("unfiltered panel has %d annotations", n)
 	}
+}
+
+// clientFilter is what the page's script (filterPanel in static/src/main.js) keeps of an
+// unfiltered panel for a query: the annotations whose data-search holds every word typed, lower
+// case.
+func clientFilter(r response, q string) []string {
+	terms := strings.Fields(strings.ToLower(q))
+	var out []string
+	testid(r, "annotations").Find(`.annotation[data-search]`).Each(func(_ int, s *goquery.Selection) {
+		search := s.AttrOr("data-search", "")
+		for _, t := range terms {
+			if !strings.Contains(search, t) {
+				return
+			}
+		}
+		out = append(out, strings.TrimPrefix(s.AttrOr("data-testid", ""), "annotation-"))
+	})
+	return out
+}
+
+// TestPanelSearchInLanguages: the search finds an annotation by our summaries and by each
+// language's search words (startup, 起動 and 시작 find hold; ポート and 포트 the port lists;
+// memory, メモリ and 메모리 the memory annotations), whatever the page's language, and a word of
+// each language that leads nowhere finds nothing. Without JavaScript (?q=) the server keeps
+// exactly what the script keeps of the full panel from the same data-search text.
+func TestPanelSearchInLanguages(t *testing.T) {
+	h := newServer(t)
+	const (
+		config  = "proxy.istio.io/config"
+		native  = "sidecar.istio.io/nativeSidecar"
+		cpu     = "sidecar.istio.io/proxyCPU"
+		memory  = "sidecar.istio.io/proxyMemory"
+		exclOut = "traffic.sidecar.istio.io/excludeOutboundPorts"
+		inclIn  = "traffic.sidecar.istio.io/includeInboundPorts"
+	)
+	full := map[string]response{}
+	for _, c := range []struct {
+		q, accept    string
+		want, unwant []string
+	}{
+		{"startup", "", []string{config, native}, []string{cpu, exclOut}},
+		{"起動", "ja", []string{config, native}, []string{cpu, exclOut}},
+		{"시작", "ko", []string{config, native}, []string{cpu, exclOut}},
+		{"起動", "", []string{config, native}, []string{cpu}}, // any language's words, on any page
+		{"hold", "", []string{config}, []string{cpu}},
+		{"起動待ち", "ja", []string{config}, []string{native, cpu}}, // the lab's chip
+		{"시작 대기", "ko", []string{config}, []string{native, cpu}},
+		{"ports", "", []string{exclOut, inclIn}, []string{cpu, config}},
+		{"ポート", "ja", []string{exclOut, inclIn}, []string{cpu, config}},
+		{"포트", "ko", []string{exclOut, inclIn}, []string{cpu, config}},
+		{"memory", "", []string{memory}, []string{cpu}},
+		{"メモリ", "ja", []string{memory}, []string{cpu}},
+		{"메모리", "ko", []string{memory}, []string{cpu}},
+		{"resources", "", []string{cpu, memory}, []string{config}},
+		{"nosuchthingatall", "", nil, []string{config, cpu}},
+		{"存在しない語", "ja", nil, []string{config, cpu}},
+		{"없는단어", "ko", nil, []string{config, cpu}},
+	} {
+		t.Run(c.q+"/"+c.accept, func(t *testing.T) {
+			r := getIn(t, h, "/?q="+url.QueryEscape(c.q), c.accept)
+			if r.status != http.StatusOK {
+				t.Fatalf("status %d", r.status)
+			}
+			names := panelNames(r)
+			for _, w := range c.want {
+				if !contains(names, w) {
+					t.Errorf("%s missing from %v", w, names)
+				}
+			}
+			for _, u := range c.unwant {
+				if contains(names, u) {
+					t.Errorf("%s shown for %q", u, c.q)
+				}
+			}
+			if _, hidden := testid(r, "annotation-no-match").Attr("hidden"); hidden != (len(c.want) > 0) {
+				t.Errorf("no-match note hidden=%v with %d matches", hidden, len(names))
+			}
+			if _, ok := full[c.accept]; !ok {
+				full[c.accept] = getIn(t, h, "/", c.accept)
+			}
+			if js := clientFilter(full[c.accept], c.q); !slices.Equal(js, names) {
+				t.Errorf("the script keeps %v, the server %v", js, names)
+			}
+		})
+	}
+	noMissing(t)
+}
+
+// TestSearchTopics: every annotation a topic names is one the panel shows, and every topic has
+// words in every language.
+func TestSearchTopics(t *testing.T) {
+	shown := map[string]bool{}
+	for _, g := range annotationGroups(engine.DefaultCatalog()) {
+		for _, it := range g.Items {
+			shown[it.Name] = true
+		}
+	}
+	for topic, names := range searchTopics {
+		for _, n := range names {
+			if !shown[n] {
+				t.Errorf("topic %s: %s is not in the panel", topic, n)
+			}
+		}
+		for _, code := range i18n.Codes {
+			if w := i18n.For(code).T("lab.panel.words." + topic); w == "" || strings.HasPrefix(w, "lab.") {
+				t.Errorf("topic %s has no %s words", topic, code)
+			}
+		}
+	}
+	noMissing(t)
 }
 
 // TestProxyConfigEditorFromSchema: the editor's fields and their inputs come from ProxyConfig's

@@ -221,7 +221,7 @@ func TestNamespaceErrorInLanguages(t *testing.T) {
 	}
 	for _, c := range []struct{ labels, accept, want string }{
 		{"team=a\nteam", "ja", "2行目、Namespaceのラベル：ラベルは1行に1つずつKEY=VALUEの形で書いてください"},
-		{"<b>=a", "ko", `네임스페이스 레이블: "<b>"은(는) 레이블 키로 쓸 수 없습니다: `},
+		{"<b>=a", "ko", `네임스페이스 레이블: "<b>"는 레이블 키로 쓸 수 없습니다: `},
 		{"team=a\nteam", "", "line 2, namespace labels: write each label as KEY=VALUE, one per line"},
 	} {
 		r := post(c.labels, c.accept)
@@ -285,4 +285,27 @@ func TestLabStripMemo(t *testing.T) {
 	if en.Body.Key == ja.Body.Key || en.Body.Key == lp.nav(i18n.For("en"), "", false).Body.Key {
 		t.Error("strips in two languages, or with and without the offer, share a key")
 	}
+}
+
+// TestCapacityInLanguages: the capacity line is one sentence in each language — the count, where
+// it came from and the totals in the language's order and punctuation (Japanese: full-width
+// parentheses and colon, no spaces around them) — for a count from the spec and a typed one.
+func TestCapacityInLanguages(t *testing.T) {
+	h := newServer(t)
+	fleet := view{state: State{Manifest: strings.Replace(deploymentYAML, "spec:\n  selector", "spec:\n  replicas: 2000\n  selector", 1)}, step: -1}.permalink()
+	p := postForm(t, h, url.Values{"manifest": {deploymentYAML}, "action": {"capacity"}, "replicas": {"3"}})
+	typed := p.header.Get("Location")
+	for _, c := range []struct{ target, accept, want string }{
+		{fleet, "ja", "2000個のPod（specのレプリカ数）の合計：requests cpu=200 memory=250Gi、limits cpu=4000 memory=2000Gi"},
+		{fleet, "ko", "파드 2000개(spec의 레플리카 수)의 합계: requests cpu=200 memory=250Gi, limits cpu=4000 memory=2000Gi"},
+		{fleet, "", "× 2000 pods (replicas from the spec) = requests cpu=200 memory=250Gi, limits cpu=4000 memory=2000Gi"},
+		{typed, "ja", "3個のPodの合計：requests cpu=300m memory=384Mi、limits cpu=6 memory=3Gi"},
+		{typed, "", "× 3 pods = requests cpu=300m memory=384Mi, limits cpu=6 memory=3Gi"},
+	} {
+		r := labGet(t, h, c.target+"&tab=lifecycle", c.accept)
+		if got := testid(r, "capacity-total").Text(); got != c.want {
+			t.Errorf("%s: %q, want %q", c.accept, got, c.want)
+		}
+	}
+	noMissing(t)
 }

@@ -259,18 +259,14 @@ func activeAnnotations(steps []engine.Step) []web.ActiveAnnotation {
 // (the API lists them).
 //
 // The lab's annotations come first, in a group of their own (labPanel); proxy.istio.io/config
-// gets its typed editor, and its search text includes its fields' names.
+// gets its typed editor. What the search matches is searchText.
 func annotationGroups(cat *engine.Catalog) []web.AnnotationGroup {
 	lab := web.AnnotationGroup{Name: labGroup, Open: true}
 	for _, name := range labPanel {
 		if a, ok := cat.Lookup(name); ok && !a.Hidden {
 			it := annotationItem(a)
 			if s := labSummaries[name]; s != "" {
-				// Ours, shown in the reader's language; the search finds it in any of them.
-				it.Summary = "lab.panel.summary." + s
-				for _, code := range i18n.Codes {
-					it.Search += " " + strings.ToLower(i18n.For(code).T(it.Summary))
-				}
+				it.Summary = "lab.panel.summary." + s // ours, shown in the reader's language
 			}
 			lab.Items = append(lab.Items, it)
 		}
@@ -295,13 +291,11 @@ func annotationGroups(cat *engine.Catalog) []web.AnnotationGroup {
 func annotationItem(a engine.Annotation) web.AnnotationItem {
 	val := a.Example
 	it := web.AnnotationItem{Name: a.Name, Description: a.Description, FeatureStatus: a.FeatureStatus, Kind: string(a.Kind), Deprecated: a.Deprecated,
-		Field: "v:" + a.Name, Value: val, Input: "text", Search: strings.ToLower(a.Name + " " + a.Description)}
+		Field: "v:" + a.Name, Value: val, Input: "text"}
 	if a.Name == annotation.ProxyConfig.Name {
 		it.ConfigFields = configFields()
-		for _, f := range it.ConfigFields {
-			it.Search += " " + strings.ToLower(f.Name)
-		}
 	}
+	it.Search = searchText(a, it)
 	switch a.Kind {
 	case engine.KindBool:
 		it.Input = "select"

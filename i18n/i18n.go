@@ -180,6 +180,9 @@ func (l *Localizer) localize(c *goi18n.LocalizeConfig) string {
 		}
 		recordMissing(l.code, c.MessageID, err)
 	}
+	if l.code == "ko" {
+		s = particles(s) // 이(가) after a placeholder: the form its word takes
+	}
 	return s
 }
 

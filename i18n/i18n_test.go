@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 	"testing/fstest"
+	"unicode/utf8"
 
 	goi18n "github.com/nicksnyder/go-i18n/v2/i18n"
 	"golang.org/x/text/feature/plural"
@@ -122,6 +123,25 @@ func shape(m *goi18n.Message) (names, codes []string) {
 	return names, codes
 }
 
+// afterPlaceholder is a placeholder, maybe closed by a quote or backtick, and the particle
+// written after it.
+var afterPlaceholder = regexp.MustCompile("}}[\"'`]?(으로|로|이|가|을|를|은|는|와|과)")
+
+// fixedParticles are the particles written in one form after a placeholder: the form depends on
+// the word the placeholder brings (particles), so the catalog writes both — {{.Key}}이(가),
+// {{.To}}(으)로. A particle that starts a longer word (이며, 로그) is not one.
+func fixedParticles(s string) []string {
+	var out []string
+	for _, m := range afterPlaceholder.FindAllStringSubmatchIndex(s, -1) {
+		next, _ := utf8.DecodeRuneInString(s[m[1]:])
+		if next == '(' || next >= 0xAC00 && next <= 0xD7A3 && next != '의' && next != '서' {
+			continue
+		}
+		out = append(out, "the particle "+s[m[2]:m[3]]+" after a placeholder depends on its value: write the pair, as 이(가), 을(를), 은(는), 와(과), (으)로")
+	}
+	return out
+}
+
 // checkCatalogs is every problem of a set of catalogs: an id missing in a language or defined in
 // one language only, another language's placeholders or quoted code, a template action that is
 // not a plain {{.Name}}, plural forms that are not the language's (CLDR), a file name that does
@@ -144,6 +164,11 @@ func checkCatalogs(t *testing.T, fsys fs.FS) []string {
 				}
 				if strings.Count(s, "`")%2 != 0 {
 					problems = append(problems, code+" "+id+": an unclosed ` in "+f)
+				}
+				if code == "ko" {
+					for _, p := range fixedParticles(s) {
+						problems = append(problems, code+" "+id+": "+p)
+					}
 				}
 			}
 			if code != Default {
@@ -202,7 +227,8 @@ func TestCatalogsCheck(t *testing.T) {
 	good := fstest.MapFS{
 		"locales/a.en.toml": {Data: []byte("[a]\nx = \"Set `a` to {{.V}}\"\n[a.n]\none = \"{{.Count}} pod\"\nother = \"{{.Count}} pods\"\n")},
 		"locales/a.ja.toml": {Data: []byte("[a]\nx = \"`a` を {{.V}} に\"\n[a.n]\nother = \"Pod {{.Count}} 個\"\n")},
-		"locales/a.ko.toml": {Data: []byte("[a]\nx = \"`a`를 {{.V}}(으)로\"\n[a.n]\nother = \"파드 {{.Count}}개\"\n")},
+		// The pair after a placeholder; 이며 and 로그 start words, not particles.
+		"locales/a.ko.toml": {Data: []byte("[a]\nx = \"`a`를 {{.V}}(으)로, {{.V}}이며 {{.V}}로그\"\n[a.n]\nother = \"파드 {{.Count}}개\"\n")},
 	}
 	if p := checkCatalogs(t, good); len(p) != 0 {
 		t.Fatalf("a good set has problems: %q", p)
@@ -220,6 +246,8 @@ func TestCatalogsCheck(t *testing.T) {
 		"bad name":        {"locales/b.de.toml", "[b]\nx = \"y\"\n", "b.de.toml: not AREA.LANG.toml"},
 		"unclosed code":   {"locales/a.ja.toml", "[a]\nx = \"`a を {{.V}} に\"\n[a.n]\nother = \"{{.Count}}\"\n", "ja a.x: an unclosed `"},
 		"not its area":    {"locales/b.en.toml", "[c]\nx = \"y\"\n", "b.en.toml: c.x does not start with the file's area, b."},
+		"fixed particle":  {"locales/a.ko.toml", "[a]\nx = \"`a`를 {{.V}}로\"\n[a.n]\nother = \"파드 {{.Count}}개\"\n", "ko a.x: the particle 로 after a placeholder"},
+		"quoted particle": {"locales/a.ko.toml", "[a]\nx = \"`a`를 `{{.V}}`가 바꿈\"\n[a.n]\nother = \"파드 {{.Count}}개\"\n", "ko a.x: the particle 가 after a placeholder"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			fsys := fstest.MapFS{}

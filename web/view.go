@@ -239,7 +239,9 @@ type AnnotationItem struct {
 	// Options for a select (bool and enum kinds).
 	Options []Option
 	Value   string
-	// Search is what the panel's search box matches: the key and the description, lower case.
+	// Search is what the panel's search box matches, lower case: the key, the description and
+	// the words of every language that lead to it (handlers' searchText). The page's script
+	// matches the same text (data-search), and so does the server for ?q=.
 	Search string
 	// ConfigFields is the typed editor of proxy.istio.io/config: one row per field of Istio's
 	// ProxyConfig schema (empty for every other annotation).

@@ -334,9 +334,11 @@ function highlightDeepLink() {
   row.scrollIntoView({ block: "center" });
 }
 
-// filterPanel narrows the annotation panel to the entries whose key or description (data-search,
-// lower case) holds every word typed, and opens the groups that keep any. Without JavaScript the
-// Filter button asks the server for the same (?q=). A panel the server already filtered holds
+// filterPanel narrows the annotation panel to the entries whose data-search holds every word
+// typed, and opens the groups that keep any. data-search is the server's search text (lower case:
+// key, description, and the group names, summaries and search words of every language), and the
+// words are split and lower-cased as the server does, so that without JavaScript the Filter
+// button (?q=) finds the same. A panel the server already filtered holds
 // only its matches: a new search there goes back to the server (on Enter or leaving the box).
 function filterPanel(input, commit) {
   const groups = document.getElementById("annotation-groups");

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -594,5 +595,48 @@ func TestNonTextContrast(t *testing.T) {
 			}
 		}
 		t.Logf("%s theme: %v", theme, got)
+	}
+}
+
+// TestResultTabsKeyboard: the result tabs follow ARIA's tabs pattern — → and ← move to the
+// next and previous tab around the ends, Home and End to the first and last, each showing its
+// panel and keeping the focus on the tab — and at 1440×900, in every language, with counts on
+// them, all nine tabs are in view (they wrap rather than scroll).
+func TestResultTabsKeyboard(t *testing.T) {
+	ctx := browser(t)
+	do(ctx, t, chromedp.EmulateViewport(1440, 900), chromedp.Navigate(baseURL+"/"), shown(chip(8)))
+	batch := labHref(ctx, t, 8) // the lab's batch: pitfalls and warnings on the tabs
+	for _, lang := range []string{"en", "ja", "ko"} {
+		do(ctx, t, chromedp.Navigate(baseURL+batch+"&lang="+lang), shown(`[data-testid="batch"]`))
+		cut := pageValue[[]string](ctx, t, "the tabs in view", `const nav = document.querySelector('[role="tablist"]').getBoundingClientRect(); const out = [];
+			for (const a of document.querySelectorAll('[role="tab"]')) { const r = a.getBoundingClientRect(); if (r.left < nav.left - 0.5 || r.right > nav.right + 0.5 || r.width === 0) out.push(a.dataset.tab); }
+			return {ok: document.querySelectorAll('[role="tab"]').length === 9, v: out};`)
+		if len(cut) > 0 {
+			t.Errorf("%s at 1440×900: the tabs %q are not all in view", lang, cut)
+		}
+	}
+	selected := func() string {
+		return pageValue[string](ctx, t, "the selected tab", `const s = document.querySelector('[role="tab"][aria-selected="true"]'); const f = document.activeElement;
+			const p = s && document.getElementById(s.getAttribute("aria-controls"));
+			if (!s || !p || p.hidden || p.dataset.empty || f !== s) return {ok: false}; return {ok: true, v: s.dataset.tab};`)
+	}
+	do(ctx, t, chromedp.Navigate(baseURL+batch), shown(`[data-testid="batch"]`), focusOn(`[data-testid="tab-batch"]`))
+	tabs := pageValue[[]string](ctx, t, "the tabs", `return {ok: true, v: [...document.querySelectorAll('[role="tab"]')].map((a) => a.dataset.tab)};`)
+	for _, c := range []struct {
+		key  string
+		want string
+	}{
+		{kb.ArrowRight, tabs[slices.Index(tabs, "batch")+1]},
+		{kb.ArrowLeft, "batch"},
+		{kb.Home, tabs[0]},
+		{kb.ArrowLeft, tabs[len(tabs)-1]}, // around the start
+		{kb.ArrowRight, tabs[0]},          // around the end
+		{kb.End, tabs[len(tabs)-1]},
+		{kb.ArrowLeft, tabs[len(tabs)-2]},
+	} {
+		do(ctx, t, chromedp.KeyEvent(c.key))
+		if got := selected(); got != c.want {
+			t.Fatalf("after %q: the tab %q is selected and focused, want %q", c.key, got, c.want)
+		}
 	}
 }

@@ -83,7 +83,8 @@ type batchColumn struct {
 // batchColumns are the table's optional columns, in the table's order. The defaults are what
 // the lab's batch is about — did it inject, where the proxy sits and whether it starts first
 // (the hold, the lab's point: without the column a held workload reads like the others), what
-// one sidecar asks for, what fired, and what the pods add up to — so that at 1440 px they fit
+// one sidecar asks for, what fired, and what the pods add up to (the replicas are in the totals
+// row; their own column would not fit) — so that at 1440 px they fit
 // beside the editor. The CSV and Markdown downloads have the chosen columns (fileColumns), every
 // column when none were chosen.
 var batchColumns = []batchColumn{
@@ -99,7 +100,7 @@ var batchColumns = []batchColumn{
 	{id: "istio-init", engine: "istio-init"},
 	{id: "proxy-config", engine: "PROXY_CONFIG"},
 	{id: "pitfalls", engine: "pitfalls", def: true},
-	{id: "replicas", engine: "replicas", def: true},
+	{id: "replicas", engine: "replicas"},
 	{id: "total-requests", engine: "total requests", def: true},
 	{id: "total-limits", engine: "total limits"},
 }

@@ -52,7 +52,7 @@ func TestBatchTable(t *testing.T) {
 	if r.status != http.StatusOK {
 		t.Fatalf("lab batch: %d", r.status)
 	}
-	want := []string{"workload", "result", "proxy", "proxy first", "requests", "limits", "pitfalls", "replicas", "total requests"}
+	want := []string{"workload", "result", "proxy", "proxy first", "requests", "limits", "pitfalls", "total requests"}
 	if d := cmp.Diff(want, batchHeads(r)); d != "" {
 		t.Errorf("default columns (-want +got)\n%s", d)
 	}
@@ -126,8 +126,8 @@ func TestBatchColumnChooser(t *testing.T) {
 			checked++
 		}
 	})
-	if checked != 8 || testid(r, "col-doc").Length() != 1 {
-		t.Errorf("%d boxes ticked, want the 8 default columns", checked)
+	if checked != 7 || testid(r, "col-doc").Length() != 1 {
+		t.Errorf("%d boxes ticked, want the 7 default columns", checked)
 	}
 	q.Add("cols", "doc")
 	q.Add("cols", "namespace")
@@ -160,8 +160,8 @@ func TestBatchColumnChooser(t *testing.T) {
 		t.Errorf("no column chosen (-want +got)\n%s", d)
 	}
 	// The default set, chosen: the same table, no cols= in the links.
-	d := get(t, h, link+"&tab=batch&cols=result,proxy,proxy-first,requests,limits,pitfalls,replicas,total-requests")
-	if len(batchHeads(d)) != 9 || strings.Contains(testid(d, "tab-diff").AttrOr("href", ""), "cols=") {
+	d := get(t, h, link+"&tab=batch&cols=result,proxy,proxy-first,requests,limits,pitfalls,total-requests")
+	if len(batchHeads(d)) != 8 || strings.Contains(testid(d, "tab-diff").AttrOr("href", ""), "cols=") {
 		t.Errorf("the default set: %v, %s", batchHeads(d), testid(d, "tab-diff").AttrOr("href", ""))
 	}
 	if href := testid(c, "batch-cols-default").AttrOr("href", ""); strings.Contains(href, "cols=") || !strings.Contains(href, "tab=batch") {

@@ -288,8 +288,7 @@ function selectTab(id, updateURL) {
   if (panel && panel.dataset.empty && link) {
     // The last answer carried only the tab that was shown; fetch this one.
     // The address bar follows only when the tab loaded.
-    load(link.getAttribute("href"), {}, false).then((ok) => { if (ok) window.history.replaceState({}, "", link.getAttribute("href")); });
-    return;
+    return load(link.getAttribute("href"), {}, false).then((ok) => { if (ok) window.history.replaceState({}, "", link.getAttribute("href")); });
   }
   const tabs = document.querySelectorAll("[data-tab]");
   let href = null;
@@ -463,6 +462,19 @@ function init() {
       return;
     }
     if (inField(e.target) || e.ctrlKey || e.metaKey || e.altKey) return;
+    // The result tabs, as ARIA's tabs pattern has them: ←/→ to the previous/next tab (around the
+    // ends), Home/End to the first/last; the tab reached is shown.
+    if (e.target.matches('[role="tab"]') && ["ArrowLeft", "ArrowRight", "Home", "End"].includes(e.key)) {
+      const tabs = [...document.querySelectorAll('[role="tab"][data-tab]')];
+      const i = tabs.indexOf(e.target);
+      const j = { ArrowLeft: i - 1 + tabs.length, ArrowRight: i + 1, Home: 0, End: tabs.length - 1 }[e.key] % tabs.length;
+      e.preventDefault();
+      const id = tabs[j].dataset.tab;
+      tabs[j].focus();
+      // A tab the last answer did not carry is fetched, and the tabs come back new: focus the new one.
+      Promise.resolve(selectTab(id, true)).then(() => document.getElementById("tab-" + id)?.focus());
+      return;
+    }
     if (e.key === "ArrowRight" || e.key === "ArrowLeft") {
       const a = document.getElementById(e.key === "ArrowRight" ? "slide-next" : "slide-prev");
       if (a) { e.preventDefault(); load(a.href, {}, true); }

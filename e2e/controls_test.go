@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 )
 
 // TestPanelSearchAndProxyConfigEditor: the search box narrows the annotation panel as one types;
@@ -59,4 +60,36 @@ func TestPanelSearchAndProxyConfigEditor(t *testing.T) {
 		t.Fatalf("timeline step 2 reads %q, want both fields", step2)
 	}
 	sh.take(ctx, "timeline")
+}
+
+// TestEmbedOfferCloses: the Embed offer (a popover over the results) closes on Esc, giving the
+// focus back to its button, and on a click anywhere else; a click inside it leaves it open.
+func TestEmbedOfferCloses(t *testing.T) {
+	ctx := browser(t)
+	const offer, pop = `[data-testid="embed-offer"]`, `[data-testid="embed-snippet"]`
+	isOpen := func() bool {
+		return pageValue[bool](ctx, t, "the Embed offer", `const d = document.querySelector('[data-testid="embed-offer"]'); return {ok: !!d, v: d.open};`)
+	}
+	sh := newShots(t)
+	do(ctx, t, chromedp.Navigate(baseURL+"/"), shown(`.cm-content`), clickOn(offer+" summary"), shown(pop))
+	for _, s := range []screen{checkedScreens[0], checkedScreens[2]} {
+		do(ctx, t, s.emulate())
+		if over := sidewaysBy(ctx, t); over > 0 {
+			t.Errorf("the open Embed offer at %s scrolls the page sideways by %d px", s.name, over)
+		}
+		sh.take(ctx, "open-"+s.name)
+	}
+	do(ctx, t, checkedScreens[0].emulate(), clickOn(pop))
+	if !isOpen() {
+		t.Fatal("a click inside the Embed offer closed it")
+	}
+	// (A closed <details>'s content keeps its boxes in Chromium: ask the element, not the layout.)
+	const closed = `!document.querySelector('[data-testid="embed-offer"]').open`
+	do(ctx, t, chromedp.KeyEvent(kb.Escape))
+	waitJS(ctx, t, "the Embed offer closed by Esc", settledJS+" && "+closed)
+	if f := pageValue[bool](ctx, t, "the focus", `return {ok: true, v: document.activeElement === document.querySelector('[data-testid="embed-offer"] summary')};`); !f {
+		t.Error("after Esc the focus is not on the Embed button")
+	}
+	do(ctx, t, clickOn(offer+" summary"), shown(pop), clickOn(`[data-testid="tab-unified"]`))
+	waitJS(ctx, t, "the Embed offer closed by a click on the tabs", settledJS+" && "+closed)
 }

@@ -13,9 +13,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/emulation"
+	cdplog "github.com/chromedp/cdproto/log"
+	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 )
@@ -46,7 +50,82 @@ func browser(t *testing.T, extra ...chromedp.ExecAllocatorOption) context.Contex
 	t.Cleanup(cancel2)
 	ctx, cancel3 := context.WithTimeout(ctx, testCap)
 	t.Cleanup(cancel3)
-	return ctx
+	return watchConsole(ctx, t)
+}
+
+// watchConsole fails the test, when it ends, for every error the pages it visited wrote to the
+// console (takeConsole drains them first): an exception, console.error, and what the browser
+// itself reports as an error (a stylesheet or script the Content-Security-Policy blocked, an
+// asset that did not load). A request the test made fail on purpose (an action answered 4xx or
+// 5xx) is the page's business, not an error of it: of the network's reports, only those of
+// /static/ assets count.
+func watchConsole(ctx context.Context, t *testing.T) context.Context {
+	t.Helper()
+	c := &console{}
+	if err := chromedp.Listen(ctx, func(ev any) {
+		switch ev := ev.(type) {
+		case *cdplog.EventEntryAdded:
+			e := ev.Entry
+			if e.Level != cdplog.EntryLevelError || (e.Source == cdplog.EntrySourceNetwork && !strings.Contains(e.URL, "/static/")) {
+				return
+			}
+			c.add(fmt.Sprintf("%s: %s (%s)", e.Source, e.Text, e.URL))
+		case *cdpruntime.EventExceptionThrown:
+			d := ev.ExceptionDetails
+			msg := d.Text
+			if d.Exception != nil && d.Exception.Description != "" {
+				msg = d.Exception.Description
+			}
+			c.add(fmt.Sprintf("exception: %s (%s:%d)", msg, d.URL, d.LineNumber))
+		case *cdpruntime.EventConsoleAPICalled:
+			if ev.Type != cdpruntime.ConsoleAPICalledTypeError {
+				return
+			}
+			var parts []string
+			for _, a := range ev.Args {
+				parts = append(parts, string(a.Value)+a.Description)
+			}
+			c.add("console.error: " + strings.Join(parts, " "))
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, e := range c.take() {
+			t.Errorf("the browser's console: %s", e)
+		}
+	})
+	return context.WithValue(ctx, consoleKey{}, c)
+}
+
+// console holds the errors watchConsole saw (the first 20).
+type console struct {
+	mu   sync.Mutex
+	errs []string
+}
+
+type consoleKey struct{}
+
+func (c *console) add(s string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.errs) < 20 {
+		c.errs = append(c.errs, s)
+	}
+}
+
+func (c *console) take() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := c.errs
+	c.errs = nil
+	return out
+}
+
+// takeConsole is what the browser of ctx wrote to its console as errors so far, which then no
+// longer fail the test: for a test that makes one on purpose.
+func takeConsole(ctx context.Context) []string {
+	return ctx.Value(consoleKey{}).(*console).take()
 }
 
 func chromiumPath(t *testing.T) string {
@@ -394,4 +473,39 @@ func TestShareLinkPresenterAndDeepLink(t *testing.T) {
 		t.Fatalf("the deep link did not highlight its row: %v", err)
 	}
 	sh.take(third, "deep-link")
+}
+
+// TestConsoleWatched: the console watch every browser test has sees what it must — a style the
+// page's Content-Security-Policy blocks, an exception, console.error — and nothing on the
+// playground as it loads.
+func TestConsoleWatched(t *testing.T) {
+	ctx := browser(t)
+	do(ctx, t, chromedp.Navigate(baseURL+"/"), shown(`.cm-content`))
+	if errs := takeConsole(ctx); len(errs) != 0 {
+		t.Fatalf("the playground wrote errors as it loaded: %q", errs)
+	}
+	// Apply, answered in place: the new regions bring no inline style the policy blocks.
+	before := pageValue[string](ctx, t, "the address", `return {ok: true, v: location.href};`)
+	do(ctx, t, clickOn(addButton("sidecar.istio.io/proxyCPU")), shown(cpuRow), clickOn(`[data-testid="apply"]`))
+	waitJS(ctx, t, "the answer to Apply", settledJS+` && location.href !== `+jsString(before))
+	do(ctx, t, clickOn(`[data-testid="tab-lifecycle"]`), shown(`[data-testid="lifecycle-svg"]`))
+	if errs := takeConsole(ctx); len(errs) != 0 {
+		t.Fatalf("the playground wrote errors after Apply: %q", errs)
+	}
+	for what, js := range map[string]string{
+		"a blocked inline style": `document.head.insertAdjacentHTML("beforeend", "<style>body { color: red }</style>"); true`,
+		"an exception":           `setTimeout(() => { throw new Error("on purpose") }, 0); true`,
+		"console.error":          `console.error("on purpose"); true`,
+	} {
+		if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](js)); err != nil {
+			t.Fatal(err)
+		}
+		var errs []string
+		for deadline := time.Now().Add(patience); len(errs) == 0 && time.Now().Before(deadline); time.Sleep(25 * time.Millisecond) {
+			errs = takeConsole(ctx)
+		}
+		if len(errs) == 0 {
+			t.Errorf("%s: the console watch saw nothing", what)
+		}
+	}
 }

@@ -393,6 +393,9 @@ function init() {
     });
   }
   document.addEventListener("click", (e) => {
+    // The Embed offer is a popover: a click anywhere else closes it.
+    const offer = document.querySelector("details.embed-offer[open]");
+    if (offer && !offer.contains(e.target)) offer.open = false;
     const tab = e.target.closest("[data-tab]");
     if (tab) { e.preventDefault(); selectTab(tab.dataset.tab, true); return; }
     const opens = e.target.closest("[data-open-tab]"); // the pitfalls banner
@@ -441,6 +444,14 @@ function init() {
     }
   });
   document.addEventListener("keydown", (e) => {
+    const offer = document.querySelector("details.embed-offer[open]");
+    if (e.key === "Escape" && offer) {
+      // Esc closes the Embed offer and gives the focus back to its button.
+      e.preventDefault();
+      offer.open = false;
+      offer.querySelector("summary").focus();
+      return;
+    }
     if ((e.ctrlKey || e.metaKey) && e.key === "Enter") {
       e.preventDefault();
       form.requestSubmit(form.querySelector('button[value="apply"]'));

@@ -65,7 +65,7 @@ func TestLabPathInLanguages(t *testing.T) {
 	// Every step's words are in every catalog (Missing records any asked for and not found).
 	for _, code := range i18n.Codes {
 		for i := range lp.steps {
-			lp.nav(i18n.For(code), lp.steps[i].key, false)
+			lp.nav(i18n.For(code), lp.steps[i].key, 0, false)
 		}
 	}
 	noMissing(t)
@@ -259,7 +259,7 @@ func TestLabStripMemo(t *testing.T) {
 				if i > 0 {
 					key = lp.steps[i-1].key
 				}
-				n := lp.nav(l, key, mine)
+				n := lp.nav(l, key, 0, mine)
 				if n.Current != i || n.Body.Key == "" {
 					t.Fatalf("%s, step %d, mine %t: current %d, key %q", code, i, mine, n.Current, n.Body.Key)
 				}
@@ -272,7 +272,7 @@ func TestLabStripMemo(t *testing.T) {
 				if n.Body != want {
 					t.Fatalf("%s, step %d, mine %t: the kept strip is not the strip rendered afresh", code, i, mine)
 				}
-				if again := lp.nav(l, key, mine); again.Body != n.Body {
+				if again := lp.nav(l, key, 0, mine); again.Body != n.Body {
 					t.Fatalf("%s, step %d: a second strip differs", code, i)
 				}
 			}
@@ -281,8 +281,8 @@ func TestLabStripMemo(t *testing.T) {
 	if want := len(i18n.Codes) * (len(lp.steps) + 1) * 2; len(lp.bodies) != want {
 		t.Fatalf("the memo holds %d strips, want %d", len(lp.bodies), want)
 	}
-	en, ja := lp.nav(i18n.For("en"), "", true), lp.nav(i18n.For("ja"), "", true)
-	if en.Body.Key == ja.Body.Key || en.Body.Key == lp.nav(i18n.For("en"), "", false).Body.Key {
+	en, ja := lp.nav(i18n.For("en"), "", 0, true), lp.nav(i18n.For("ja"), "", 0, true)
+	if en.Body.Key == ja.Body.Key || en.Body.Key == lp.nav(i18n.For("en"), "", 0, false).Body.Key {
 		t.Error("strips in two languages, or with and without the offer, share a key")
 	}
 }

@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync"
 
@@ -41,6 +42,9 @@ type labStep struct {
 	text, href string
 	// key recognises the step's state in a view (labKey; for a comparison, both sides').
 	key string
+	// state is the step's state (nil for a comparison): a view that adds steps of its own to it
+	// went on from this step.
+	state *State
 }
 
 // labPath is the lab's guided path, made once: the lab's workload with each annotation added to
@@ -54,15 +58,16 @@ type labPath struct {
 	// not worth making (it copies the manifest, up to megabytes, on every page).
 	manifests map[string]bool
 	// bodies are the strip's inside rendered, by what it depends on: at most one for each
-	// language, current step and offer of the lab's steps (3 × 11 × 2, ~7 KB each).
+	// language, current step or step gone on from, and offer of the lab's steps (3 × 21 × 2,
+	// ~7 KB each).
 	mu     sync.Mutex
 	bodies map[labBodyKey]web.Kept
 }
 
 type labBodyKey struct {
-	lang        string
-	current     int
-	applyToMine bool
+	lang          string
+	current, left int
+	applyToMine   bool
 }
 
 func newLabPath() *labPath {
@@ -71,8 +76,8 @@ func newLabPath() *labPath {
 	batch, _ := web.FindPreset("lab-batch")
 	istio := engine.Version().Istio
 	lp := &labPath{manifest: deploy.Manifest, manifests: map[string]bool{deploy.Manifest: true, job.Manifest: true, batch.Manifest: true}, bodies: map[labBodyKey]web.Kept{}}
-	add := func(href, key string) {
-		lp.steps = append(lp.steps, labStep{text: labTexts[len(lp.steps)], href: href, key: key})
+	add := func(href, key string, st *State) {
+		lp.steps = append(lp.steps, labStep{text: labTexts[len(lp.steps)], href: href, key: key, state: st})
 	}
 	for k := 0; k <= len(labAnnotations); k++ {
 		st := State{Version: StateVersion, Istio: istio, Manifest: deploy.Manifest, Steps: labAnnotations[:k:k]}
@@ -81,17 +86,17 @@ func newLabPath() *labPath {
 		if k == 0 {
 			step = -1
 		}
-		add(view{state: st, step: step}.permalink(), labKey(st))
+		add(view{state: st, step: step}.permalink(), labKey(st), &st)
 	}
 	jobState := State{Version: StateVersion, Istio: istio, Manifest: job.Manifest}
 	classic, native := jobState, jobState
 	classic.Settings.Mode, native.Settings.Mode = engine.ModeClassic, engine.ModeNative
-	add(compareHref(classic, native, "classic sidecar", "native sidecar"), labCompareKey(classic, native))
+	add(compareHref(classic, native, "classic sidecar", "native sidecar"), labCompareKey(classic, native), nil)
 	batchState := State{Version: StateVersion, Istio: istio, Manifest: batch.Manifest}
-	add(view{state: batchState, tab: "batch", step: -1}.permalink(), labKey(batchState))
+	add(view{state: batchState, tab: "batch", step: -1}.permalink(), labKey(batchState), &batchState)
 	for _, ns := range clusterLab {
 		st := State{Version: StateVersion, Istio: istio, Manifest: deploy.Manifest, Settings: engine.Settings{Namespace: ns}}
-		add(view{state: st, tab: web.ClusterTab, step: -1}.permalink(), labKey(st))
+		add(view{state: st, tab: web.ClusterTab, step: -1}.permalink(), labKey(st), &st)
 	}
 	return lp
 }
@@ -118,8 +123,9 @@ func labCompareKey(a, b State) string {
 	return "compare:" + labKey(a) + "\n" + labKey(b)
 }
 
-// nav is the strip for a view whose key is key (0 steps match an empty key), in l's language.
-func (lp *labPath) nav(l *i18n.Localizer, key string, mine bool) web.LabNav {
+// nav is the strip for a view whose key is key (0 steps match an empty key), or that went on
+// from step left (1-based; 0 for none), in l's language.
+func (lp *labPath) nav(l *i18n.Localizer, key string, left int, mine bool) web.LabNav {
 	n := web.LabNav{ApplyToMine: mine}
 	for i, s := range lp.steps {
 		cur := key != "" && key == s.key
@@ -137,6 +143,12 @@ func (lp *labPath) nav(l *i18n.Localizer, key string, mine bool) web.LabNav {
 		if n.Current < len(n.Steps) {
 			n.Next = n.Steps[n.Current]
 		}
+	} else if left > 0 {
+		n.Left = left
+		n.Look = l.T("lab.step." + lp.steps[left-1].text + ".look")
+		if left < len(n.Steps) {
+			n.Next = n.Steps[left]
+		}
 	}
 	n.Body = lp.body(l, n)
 	return n
@@ -144,7 +156,7 @@ func (lp *labPath) nav(l *i18n.Localizer, key string, mine bool) web.LabNav {
 
 // body is the strip n's inside, rendered the first time it is asked for in l's language.
 func (lp *labPath) body(l *i18n.Localizer, n web.LabNav) web.Kept {
-	k := labBodyKey{l.Lang(), n.Current, n.ApplyToMine}
+	k := labBodyKey{l.Lang(), n.Current, n.Left, n.ApplyToMine}
 	lp.mu.Lock()
 	b, ok := lp.bodies[k]
 	lp.mu.Unlock()
@@ -165,19 +177,37 @@ func (lp *labPath) body(l *i18n.Localizer, n web.LabNav) web.Kept {
 // is offered the lab's annotation steps on their own manifest.
 func (lp *labPath) forState(l *i18n.Localizer, st State) web.LabNav {
 	mine := strings.TrimSpace(st.Manifest) != "" && strings.TrimSpace(st.Manifest) != strings.TrimSpace(lp.manifest)
-	key := ""
+	key, left := "", 0
 	if lp.manifests[strings.ReplaceAll(st.Manifest, "\r\n", "\n")] {
 		key = labKey(st)
+		left = lp.wentOnFrom(st)
 	}
-	return lp.nav(l, key, mine)
+	return lp.nav(l, key, left, mine)
+}
+
+// wentOnFrom is the lab step (1-based) st went on from with annotations of its own — the step
+// whose state is st's but for steps st adds after it, the latest such step — or 0.
+func (lp *labPath) wentOnFrom(st State) int {
+	settings := labKey(State{Settings: st.Settings})
+	best, bestLen := 0, -1
+	for i, s := range lp.steps {
+		ls := s.state
+		if ls == nil || len(st.Steps) <= len(ls.Steps) || len(ls.Steps) <= bestLen ||
+			strings.ReplaceAll(st.Manifest, "\r\n", "\n") != ls.Manifest || labKey(State{Settings: ls.Settings}) != settings ||
+			!slices.Equal(st.Steps[:len(ls.Steps)], ls.Steps) {
+			continue
+		}
+		best, bestLen = i+1, len(ls.Steps)
+	}
+	return best
 }
 
 // forCompare is the strip of a comparison of a and b.
 func (lp *labPath) forCompare(l *i18n.Localizer, a, b State) web.LabNav {
 	if !lp.manifests[a.Manifest] || !lp.manifests[b.Manifest] {
-		return lp.nav(l, "", false)
+		return lp.nav(l, "", 0, false)
 	}
-	return lp.nav(l, labCompareKey(a, b), false)
+	return lp.nav(l, labCompareKey(a, b), 0, false)
 }
 
 // labSteps are the steps "apply these steps to my manifest" sets: all of the lab's annotations.

@@ -136,14 +136,39 @@ func TestLabPath(t *testing.T) {
 		t.Errorf("the fragment of step 2 marks chip %d", cur)
 	}
 
-	// A view that is no step of the lab marks none, and has no look, previous or next.
-	other := get(t, h, view{state: State{Manifest: labManifest(), Steps: []engine.Step{{Key: "sidecar.istio.io/proxyMemory", Value: "64Mi"}}}, step: -1}.permalink())
-	if _, cur := labChips(t, other); cur != 0 {
-		t.Errorf("a view off the path marks chip %d", cur)
+	// A view that went on from a step with an annotation of the learner's own marks no chip,
+	// and keeps that step's context: what to look for there, the way back to it, the next step.
+	mine := engine.Step{Key: "sidecar.istio.io/proxyMemory", Value: "64Mi"}
+	for _, c := range []struct {
+		steps []engine.Step
+		from  int
+	}{
+		{[]engine.Step{mine}, 1},
+		{append(labAnnotations[:3:3], mine), 4},
+		{append(labAnnotations[:5:5], mine, mine), 6},
+	} {
+		other := get(t, h, view{state: State{Manifest: labManifest(), Steps: c.steps}, step: -1}.permalink())
+		if _, cur := labChips(t, other); cur != 0 {
+			t.Errorf("a view off the path marks chip %d", cur)
+		}
+		from := get(t, h, hrefs[c.from-1])
+		if got, want := testid(other, "lab-back").AttrOr("href", ""), hrefs[c.from-1]; got != want {
+			t.Errorf("%d steps, went on from step %d: the way back is %q, want %q", len(c.steps), c.from, got, want)
+		}
+		if left := testid(other, "lab-left").Text(); !strings.Contains(left, "after step "+strconv.Itoa(c.from)) {
+			t.Errorf("went on from step %d: %q", c.from, left)
+		}
+		if got, want := testid(other, "lab-look").Find("p").Last().Text(), testid(from, "lab-look").Find("p").Last().Text(); got != want || want == "" {
+			t.Errorf("went on from step %d: looks for %q, want step %d's %q", c.from, got, c.from, want)
+		}
+		if got, want := testid(other, "lab-next").AttrOr("href", ""), hrefs[c.from]; got != want {
+			t.Errorf("went on from step %d: next is %q, want step %d's", c.from, got, c.from+1)
+		}
 	}
-	for _, id := range []string{"lab-look", "lab-prev", "lab-next", "lab-apply"} {
-		if testid(other, id).Length() != 0 {
-			t.Errorf("a view off the path (on the lab's workload) has %s", id)
+	// A step itself has no "you left"; nor has a view of another manifest.
+	for _, r := range []response{get(t, h, hrefs[3]), get(t, h, view{state: State{Manifest: deploymentYAML, Steps: []engine.Step{mine}}, step: -1}.permalink())} {
+		if testid(r, "lab-left").Length() != 0 {
+			t.Errorf("a step, or another manifest, says the view left the path: %q", testid(r, "lab-left").Text())
 		}
 	}
 	// Another comparison keeps the strip but is no step of it.

@@ -111,6 +111,9 @@ type LabStep struct {
 type LabNav struct {
 	Steps   []LabStep
 	Current int
+	// Left is the step the view went on from with annotations of the learner's own (0: none,
+	// or the view is a step): the strip keeps that step's context and links back to it.
+	Left int
 	// Look is what to look for at the current step, in two or three sentences.
 	Look       string
 	Prev, Next LabStep // zero when there is none

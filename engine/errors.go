@@ -60,10 +60,17 @@ func (e *InputError) Error() string {
 	return s + ": " + e.Msg
 }
 
-// yamlLineRE finds the line number that go-yaml puts into its messages ("yaml: line 3: …").
-var yamlLineRE = regexp.MustCompile(`line (\d+)`)
+// yamlLineRE finds the line number that go-yaml puts into its messages ("yaml: line 3: …") and
+// what follows it.
+var yamlLineRE = regexp.MustCompile(`line (\d+)(: (.*))?`)
 
-// yamlErrorLine returns the document-relative line a YAML error names, or 0.
+// yamlParserProblems are the problems go-yaml's parser (not its scanner) reports: every problem
+// string of go.yaml.in/yaml/v2's parserc.go, which sigs.k8s.io/yaml, and so Istio's reader, parses
+// with. Its fail() puts the 0-based line of the token it stopped at into such a message — one less
+// than the line a person counts — and the 1-based line into a scanner's (TestYAMLErrorLine).
+var yamlParserProblems = regexp.MustCompile(`^(did not find expected (key|node content|'-' indicator|',' or '\]'|',' or '\}'|<document start>|<stream-start>)|found (duplicate %TAG directive|duplicate %YAML directive|incompatible YAML document|undefined tag handle))`)
+
+// yamlErrorLine returns the document-relative line, counted from 1, a YAML error names, or 0.
 func yamlErrorLine(msg string) int {
 	m := yamlLineRE.FindStringSubmatch(msg)
 	if m == nil {
@@ -72,6 +79,9 @@ func yamlErrorLine(msg string) int {
 	n, err := strconv.Atoi(m[1])
 	if err != nil {
 		return 0
+	}
+	if yamlParserProblems.MatchString(m[3]) {
+		n++
 	}
 	return n
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -153,4 +154,81 @@ func TestInputErrorIDCrossesTheWorker(t *testing.T) {
 			t.Errorf("sent %+v, got %+v", sent, got)
 		}
 	}
+}
+
+// TestYAMLErrorLine: a document that does not parse is marked on the line a person counts, the
+// one go-yaml stopped at, whichever part of it failed: its parser (whose messages name the line
+// before, counted from 0) or its scanner (whose messages name the line itself); in the second
+// document as in the first, and in an install overlay. Each bad line is marked "# bad" in the
+// text, so the want is read from the document, not counted by hand.
+func TestYAMLErrorLine(t *testing.T) {
+	e := testEngine(t)
+	deploy := func(spec string) string {
+		return "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  selector:\n    matchLabels:\n      app: web\n" +
+			"  template:\n    metadata:\n      labels:\n        app: web\n    spec:\n" + spec
+	}
+	cases := []struct {
+		name, doc string
+		// parser says whether the message is the parser's, whose line go-yaml names one early.
+		parser bool
+	}{
+		{"a key indented less than the one before it", deploy("      containers:\n      - name: app\n        image: nginx\n       ports: [] # bad\n"), true},
+		{"a list item's key indented less than its first", deploy("      containers:\n        - name: app\n       image: nginx # bad\n"), true},
+		{"a label indented less than the one before it, on line 14", "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  selector:\n    matchLabels:\n      app: web\n" +
+			"  template:\n    metadata:\n      labels:\n        app: web\n        tier: web\n       team: shop # bad\n    spec:\n      containers:\n      - name: app\n        image: nginx\n", true},
+		{"a flow mapping closed by a bracket", deploy("      containers: [{name: app, image: nginx] # bad\n      restartPolicy: Always\n"), true},
+		{"a key indented more than the one before it", deploy("      containers:\n      - name: app\n        image: nginx\n          ports: [] # bad\n"), false},
+		{"a tab where an indent should be", deploy("      containers:\n      - name: app\n\timage: nginx # bad\n"), false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			want := badLine(t, c.doc)
+			for _, tc := range []struct {
+				name     string
+				manifest string
+				doc      int
+				offset   int
+			}{{"first document", c.doc, 1, 0}, {"second document", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n---\n" + c.doc, 2, 5}} {
+				r, err := e.Inject(t.Context(), []byte(tc.manifest), nil, Settings{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				errs := r.Errors()
+				if len(errs) != 1 || errs[0].Doc != tc.doc {
+					t.Fatalf("%s: want one error on document %d, got %v", tc.name, tc.doc, errs)
+				}
+				// The check trips: the message's own line is the bad one's for the scanner, the
+				// one before for the parser.
+				named := yamlLineRE.FindStringSubmatch(errs[0].Msg)
+				if named == nil {
+					t.Fatalf("%s: the message names no line: %s", tc.name, errs[0].Msg)
+				}
+				if n, _ := strconv.Atoi(named[1]); (n != want-1) != !c.parser || (n != want) != c.parser {
+					t.Fatalf("%s: %q names line %d, the bad line is %d: not a case of the parser=%v kind", tc.name, errs[0].Msg, n, want, c.parser)
+				}
+				if errs[0].Line != want+tc.offset {
+					t.Fatalf("%s: %q marked on line %d, want %d", tc.name, errs[0].Msg, errs[0].Line, want+tc.offset)
+				}
+			}
+			// The same text as an install overlay: parsed before Istio's installer reads it.
+			overlay := strings.Replace(c.doc, "apiVersion: apps/v1\nkind: Deployment\n", "apiVersion: install.istio.io/v1alpha1\nkind: IstioOperator\n", 1)
+			_, err := e.Install(t.Context(), InstallOptions{Overlay: overlay})
+			ie := asInputError(t, err)
+			if wantOverlay := badLine(t, overlay); ie.Line != wantOverlay {
+				t.Fatalf("overlay: %q marked on line %d, want %d", ie.Msg, ie.Line, wantOverlay)
+			}
+		})
+	}
+}
+
+// badLine is the line of text marked "# bad", counted from 1.
+func badLine(t *testing.T, text string) int {
+	t.Helper()
+	for i, l := range strings.Split(text, "\n") {
+		if strings.HasSuffix(l, "# bad") {
+			return i + 1
+		}
+	}
+	t.Fatalf("no line is marked # bad:\n%s", text)
+	return 0
 }

@@ -287,6 +287,14 @@ func TestBadManifestIsShownAtItsLine(t *testing.T) {
 	if d := testid(r, "parser-text").Text(); !strings.Contains(d, "mapping values are not allowed") {
 		t.Fatalf("the parser's text is not behind details: %q", d)
 	}
+	// A key indented less than the one before it stops go-yaml's parser, whose message names the
+	// line before (engine.TestYAMLErrorLine): the mark is on the bad line itself.
+	under := "apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\nspec:\n  containers:\n  - name: app\n    image: nginx\n   ports: []\n"
+	r = get(t, h, stateLink(t, State{Manifest: deploymentYAML + "---\n" + under}))
+	wantLine = strings.Count(deploymentYAML, "\n") + 1 + 9
+	if got := testid(r, "manifest").AttrOr("data-error-line", ""); r.status != http.StatusUnprocessableEntity || got != itoa(int64(wantLine)) {
+		t.Fatalf("status %d, error mark on line %s, want %d (%s)", r.status, got, wantLine, testid(r, "parser-text").Text())
+	}
 	// A request-level error (an invalid annotation value) names the step.
 	r = get(t, h, stateLink(t, State{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "lots"}}}))
 	if r.status != http.StatusUnprocessableEntity || !strings.Contains(testid(r, "error").Text(), "step 1") {

@@ -167,10 +167,13 @@ func TestSeveralFilesInjectAsEachAlone(t *testing.T) {
 	}
 }
 
-// badDoc is a Pod Istio cannot read (containers must be a list); badYAML does not parse.
+// badDoc is a Pod Istio cannot read (containers must be a list); badYAML does not parse, and
+// neither does badIndent, whose ninth line (ports) is indented less than the key before it: go-yaml's
+// parser names the line before it (engine.TestYAMLErrorLine).
 const (
-	badDoc  = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: broken\nspec:\n  containers: nope\n"
-	badYAML = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: bad\n   x: : y\n"
+	badDoc    = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: broken\nspec:\n  containers: nope\n"
+	badYAML   = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: bad\n   x: : y\n"
+	badIndent = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: indent\nspec:\n  containers:\n  - name: app\n    image: nginx\n   ports: []\n"
 )
 
 // TestErrorsNameTheFile: an error in one of several files names that file, and the document and
@@ -182,6 +185,7 @@ func TestErrorsNameTheFile(t *testing.T) {
 		"leading.yaml":  "---\n" + podNamed("leading"),
 		"baddoc.yaml":   podNamed("fine") + "---\n" + badDoc,
 		"badyaml.yaml":  "# a comment\n---\n" + podNamed("fine") + "---\n" + badYAML,
+		"indent.yaml":   "# a comment\n---\n" + podNamed("fine") + "---\n" + badIndent,
 		"badsep.yaml":   podNamed("fine") + "--- not a separator\n" + podNamed("never"),
 	}
 	dir := writeFiles(t, files)
@@ -191,6 +195,8 @@ func TestErrorsNameTheFile(t *testing.T) {
 	}{
 		{"baddoc.yaml", "document 2, line 10, manifest: error unmarshaling JSON"},
 		{"badyaml.yaml", "document 3, line 16, manifest: error converting YAML to JSON: yaml: line 5:"},
+		// The file's line 20 is badIndent's ninth.
+		{"indent.yaml", "document 3, line 20, manifest: error converting YAML to JSON: yaml: line 8: did not find expected key"},
 		{"badsep.yaml", "document 2, line 9, manifest: invalid Yaml document separator: not a separator"},
 	}
 	for _, c := range cases {

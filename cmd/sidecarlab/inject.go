@@ -61,7 +61,12 @@ func newInjectCmd(c *cli) *cobra.Command {
 }
 
 func injectRun(c *cli, files fileFlags, settings settingsFlags, steps stepFlags, output string, failOn engine.Severity, partial bool) error {
-	j, err := start(c, files, settings, steps)
+	// --annotate is the annotation written into each workload of the files: a value Istio refuses
+	// fails each document as it would in the file, with Istio's message, and --partial prints what
+	// istioctl prints for such a file.
+	opts := cliEngineOptions()
+	opts.StepsAsWritten = true
+	j, err := startWith(c, files, settings, steps, opts)
 	if err != nil {
 		return err
 	}
@@ -171,11 +176,16 @@ type session struct {
 // start reads the flags and the inputs (request), then starts the engine: the one way a command
 // sets up. Close stops the engine.
 func start(c *cli, files fileFlags, settings settingsFlags, steps stepFlags) (*session, error) {
+	return startWith(c, files, settings, steps, cliEngineOptions())
+}
+
+// startWith is start with an engine of those options.
+func startWith(c *cli, files fileFlags, settings settingsFlags, steps stepFlags, opts engine.Options) (*session, error) {
 	j, st, s, err := request(c, files, settings, steps)
 	if err != nil {
 		return nil, err
 	}
-	eng, err := engine.New(c.ctx, cliEngineOptions())
+	eng, err := engine.New(c.ctx, opts)
 	if err != nil {
 		return nil, err
 	}

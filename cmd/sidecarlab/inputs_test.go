@@ -297,6 +297,67 @@ func TestInjectIsAllOrNothing(t *testing.T) {
 	}
 }
 
+// TestInjectAnnotateAsWritten: --annotate is the annotation written into each workload of the
+// file. Given a value Istio refuses, inject --partial prints what istioctl kube-inject prints for
+// the file with the annotation written in (engine.AnnotatedInput): the documents before the first
+// workload, here a Service, and fails with Istio's message for that workload — its validator's
+// for a CIDR, its proxy config reader's own "could not parse proxy config" for a value that is
+// not YAML. A value Istio accepts prints what istioctl prints and succeeds.
+func TestInjectAnnotateAsWritten(t *testing.T) {
+	service := "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\nspec:\n  ports:\n  - port: 80\n"
+	manifest := service + "---\n" + deployment + "---\n" + podNamed("second")
+	file := filepath.Join(writeFiles(t, map[string]string{"m.yaml": manifest}), "m.yaml")
+	bin, cfg := istioctlWithDefaults(t)
+	for _, c := range []struct {
+		key, value string
+		refused    bool
+	}{
+		{"traffic.sidecar.istio.io/includeOutboundIPRanges", "10.0.0.0", true},
+		{"proxy.istio.io/config", "{bad", true},
+		{"traffic.sidecar.istio.io/includeOutboundIPRanges", "10.0.0.0/8", false},
+		{"proxy.istio.io/config", "{concurrency: 2}", false},
+	} {
+		t.Run(c.key+"="+c.value, func(t *testing.T) {
+			annotated, err := engine.AnnotatedInput([]byte(manifest), []engine.Step{{Key: c.key, Value: c.value}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			in := filepath.Join(t.TempDir(), "annotated.yaml")
+			if err := os.WriteFile(in, []byte(annotated), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(bin, append([]string{"kube-inject", "-f", in}, cfg...)...)
+			var ctlOut, ctlErr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &ctlOut, &ctlErr
+			ctlFailed := cmd.Run() != nil
+			if ctlFailed != c.refused {
+				t.Fatalf("istioctl kube-inject failed: %v, want %v: %s", ctlFailed, c.refused, ctlErr.String())
+			}
+
+			out, stderr, err := runCLI(t, "", "inject", "--partial", "-f", file, "--annotate", c.key+"="+c.value)
+			if out != ctlOut.String() {
+				t.Fatalf("stdout differs from istioctl kube-inject's:\n%s", engine.UnifiedDiff(ctlOut.String(), out))
+			}
+			if !c.refused {
+				if err != nil || !strings.Contains(out, "name: istio-proxy") {
+					t.Fatalf("%v: %s", err, stderr)
+				}
+				return
+			}
+			if exitCodeOf(err) != 1 || !strings.HasPrefix(out, service) || strings.Contains(out, "istio-proxy") {
+				t.Fatalf("exit %d, stdout:\n%s", exitCodeOf(err), out)
+			}
+			// The first error is the Deployment's (document 2, line 9), in Istio's words, which are
+			// istioctl's.
+			_, ctlMsg, _ := strings.Cut(ctlErr.String(), "Error: ")
+			want := "sidecarlab: " + file + ": document 2, line 9: " + strings.TrimSpace(ctlMsg)
+			if !strings.HasPrefix(stderr, want) {
+				t.Fatalf("stderr:\n%s\nwant it to start with:\n%s", stderr, want)
+			}
+		})
+	}
+}
+
 // istioctlWithDefaults is the pinned istioctl and the kube-inject flags that give it the engine's
 // default installation, offline.
 func istioctlWithDefaults(t *testing.T) (bin string, flags []string) {

@@ -232,3 +232,33 @@ func badLine(t *testing.T, text string) int {
 	t.Fatalf("no line is marked # bad:\n%s", text)
 	return 0
 }
+
+// TestStepsAsWritten: with Options.StepsAsWritten, a step's value Istio refuses fails each
+// document it is written into, with Istio's message, and the documents before it are injected
+// (passed through) as usual; without it, the request fails naming the step. A key Kubernetes
+// refuses and a value beyond the bounds fail the request either way.
+func TestStepsAsWritten(t *testing.T) {
+	written, err := New(t.Context(), Options{StepsAsWritten: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer written.Close()
+	manifest := []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n---\n" + string(readFile(t, "testdata/corpus/deployment.yaml")))
+	refused := []Step{{Key: "proxy.istio.io/config", Value: "{bad"}}
+
+	r, err := written.Inject(t.Context(), manifest, refused, Settings{})
+	if err != nil {
+		t.Fatalf("the request failed: %v", err)
+	}
+	if errs := r.Errors(); len(errs) != 1 || errs[0].Doc != 2 || !strings.HasPrefix(errs[0].Msg, "could not parse proxy config: ") || r.Documents[0].Error != nil {
+		t.Fatalf("want document 2 to fail with Istio's message, got %v", errs)
+	}
+	if _, err := testEngine(t).Inject(t.Context(), manifest, refused, Settings{}); !strings.Contains(fmt.Sprint(err), "step 1: could not parse proxy config") {
+		t.Fatalf("without StepsAsWritten: %v, want the step refused", err)
+	}
+	for _, st := range []Step{{Key: "not a key!", Value: "x"}, {Key: "sidecar.istio.io/proxyCPU", Value: strings.Repeat("9", 65)}} {
+		if _, err := written.Inject(t.Context(), manifest, []Step{st}, Settings{}); !strings.Contains(fmt.Sprint(err), "step 1: ") {
+			t.Errorf("%s=%.10s…: %v, want the request refused", st.Key, st.Value, err)
+		}
+	}
+}

@@ -71,7 +71,10 @@ func injectRun(c *cli, files fileFlags, settings settingsFlags, steps stepFlags,
 		return err
 	}
 	defer j.Close()
-	r, err := j.eng.Inject(c.ctx, j.manifest, j.steps, j.settings)
+	r, lines, err := injectLogged(c, j, opts)
+	// What Istio's logger wrote first, as istioctl prints it while it injects: before its
+	// warnings and its error.
+	printIstioLines(c.stderr, lines)
 	if err != nil {
 		return j.locate(err)
 	}
@@ -122,6 +125,36 @@ func injectRun(c *cli, files fileFlags, settings settingsFlags, steps stepFlags,
 		return errSilent
 	}
 	return nil
+}
+
+// injectLogged injects the session's manifest with Istio's logger captured (captureIstio). The
+// engine's workers inject several documents at once, so the entries of different documents may
+// come in any order: when there are two entries or more and several documents, the manifest is
+// injected again by an engine of opts with one worker — one document after another, as istioctl
+// injects them — for the entries in istioctl's order. That costs a second injection (and, for an
+// installation other than the default, a second render), only then.
+func injectLogged(c *cli, j *session, opts engine.Options) (*engine.Injection, *istioLines, error) {
+	lines, release, err := captureIstio()
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := j.eng.Inject(c.ctx, j.manifest, j.steps, j.settings)
+	release()
+	if err != nil || lines.entries < 2 || len(r.Documents) < 2 || opts.Workers <= 1 {
+		return r, lines, err
+	}
+	opts.Workers = 1
+	inOrder, err := engine.New(c.ctx, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer inOrder.Close()
+	if lines, release, err = captureIstio(); err != nil {
+		return nil, nil, err
+	}
+	defer release()
+	r, err = inOrder.Inject(c.ctx, j.manifest, j.steps, j.settings)
+	return r, lines, err
 }
 
 // writeOutput writes Injection.Output's text (every document that did not fail, each followed by

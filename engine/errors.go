@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -70,8 +71,10 @@ var yamlLineRE = regexp.MustCompile(`line (\d+)(: (.*))?`)
 // than the line a person counts — and the 1-based line into a scanner's (TestYAMLErrorLine).
 var yamlParserProblems = regexp.MustCompile(`^(did not find expected (key|node content|'-' indicator|',' or '\]'|',' or '\}'|<document start>|<stream-start>)|found (duplicate %TAG directive|duplicate %YAML directive|incompatible YAML document|undefined tag handle))`)
 
-// yamlErrorLine returns the document-relative line, counted from 1, a YAML error names, or 0.
-func yamlErrorLine(msg string) int {
+// yamlErrorLine returns the line of text, counted from 1, that a YAML error about text names, or
+// 0. An error at the end of the text (an unclosed bracket) names the line after its last: it is
+// marked on the last.
+func yamlErrorLine(msg string, text []byte) int {
 	m := yamlLineRE.FindStringSubmatch(msg)
 	if m == nil {
 		return 0
@@ -83,5 +86,5 @@ func yamlErrorLine(msg string) int {
 	if yamlParserProblems.MatchString(m[3]) {
 		n++
 	}
-	return n
+	return min(n, max(1, bytes.Count(bytes.TrimRight(text, "\n"), []byte("\n"))+1))
 }

@@ -158,9 +158,10 @@ func TestInputErrorIDCrossesTheWorker(t *testing.T) {
 
 // TestYAMLErrorLine: a document that does not parse is marked on the line a person counts, the
 // one go-yaml stopped at, whichever part of it failed: its parser (whose messages name the line
-// before, counted from 0) or its scanner (whose messages name the line itself); in the second
-// document as in the first, and in an install overlay. Each bad line is marked "# bad" in the
-// text, so the want is read from the document, not counted by hand.
+// before, counted from 0) or its scanner (whose messages name the line itself); at the end of the
+// text (the parser names the line after the last), on the last line; in the second document as
+// in the first, and in an install overlay. Each bad line is marked "# bad" in the text, so the
+// want is read from the document, not counted by hand.
 func TestYAMLErrorLine(t *testing.T) {
 	e := testEngine(t)
 	deploy := func(spec string) string {
@@ -169,16 +170,18 @@ func TestYAMLErrorLine(t *testing.T) {
 	}
 	cases := []struct {
 		name, doc string
-		// parser says whether the message is the parser's, whose line go-yaml names one early.
-		parser bool
+		// names is the line go-yaml's message names, less the bad line's: -1 for its parser's
+		// (0-based), 0 for its scanner's and for the parser's at the end of the text.
+		names int
 	}{
-		{"a key indented less than the one before it", deploy("      containers:\n      - name: app\n        image: nginx\n       ports: [] # bad\n"), true},
-		{"a list item's key indented less than its first", deploy("      containers:\n        - name: app\n       image: nginx # bad\n"), true},
+		{"a key indented less than the one before it", deploy("      containers:\n      - name: app\n        image: nginx\n       ports: [] # bad\n"), -1},
+		{"a list item's key indented less than its first", deploy("      containers:\n        - name: app\n       image: nginx # bad\n"), -1},
 		{"a label indented less than the one before it, on line 14", "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  selector:\n    matchLabels:\n      app: web\n" +
-			"  template:\n    metadata:\n      labels:\n        app: web\n        tier: web\n       team: shop # bad\n    spec:\n      containers:\n      - name: app\n        image: nginx\n", true},
-		{"a flow mapping closed by a bracket", deploy("      containers: [{name: app, image: nginx] # bad\n      restartPolicy: Always\n"), true},
-		{"a key indented more than the one before it", deploy("      containers:\n      - name: app\n        image: nginx\n          ports: [] # bad\n"), false},
-		{"a tab where an indent should be", deploy("      containers:\n      - name: app\n\timage: nginx # bad\n"), false},
+			"  template:\n    metadata:\n      labels:\n        app: web\n        tier: web\n       team: shop # bad\n    spec:\n      containers:\n      - name: app\n        image: nginx\n", -1},
+		{"a flow mapping closed by a bracket", deploy("      containers: [{name: app, image: nginx] # bad\n      restartPolicy: Always\n"), -1},
+		{"a flow sequence left open at the end", deploy("      containers: [ # bad\n"), 0},
+		{"a key indented more than the one before it", deploy("      containers:\n      - name: app\n        image: nginx\n          ports: [] # bad\n"), 0},
+		{"a tab where an indent should be", deploy("      containers:\n      - name: app\n\timage: nginx # bad\n"), 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -197,14 +200,13 @@ func TestYAMLErrorLine(t *testing.T) {
 				if len(errs) != 1 || errs[0].Doc != tc.doc {
 					t.Fatalf("%s: want one error on document %d, got %v", tc.name, tc.doc, errs)
 				}
-				// The check trips: the message's own line is the bad one's for the scanner, the
-				// one before for the parser.
+				// The case is what it says: the message names the line it says.
 				named := yamlLineRE.FindStringSubmatch(errs[0].Msg)
 				if named == nil {
 					t.Fatalf("%s: the message names no line: %s", tc.name, errs[0].Msg)
 				}
-				if n, _ := strconv.Atoi(named[1]); (n != want-1) != !c.parser || (n != want) != c.parser {
-					t.Fatalf("%s: %q names line %d, the bad line is %d: not a case of the parser=%v kind", tc.name, errs[0].Msg, n, want, c.parser)
+				if n, _ := strconv.Atoi(named[1]); n != want+c.names {
+					t.Fatalf("%s: %q names line %d, the bad line is %d: not a case of names=%d", tc.name, errs[0].Msg, n, want, c.names)
 				}
 				if errs[0].Line != want+tc.offset {
 					t.Fatalf("%s: %q marked on line %d, want %d", tc.name, errs[0].Msg, errs[0].Line, want+tc.offset)
@@ -212,10 +214,13 @@ func TestYAMLErrorLine(t *testing.T) {
 			}
 			// The same text as an install overlay: parsed before Istio's installer reads it.
 			overlay := strings.Replace(c.doc, "apiVersion: apps/v1\nkind: Deployment\n", "apiVersion: install.istio.io/v1alpha1\nkind: IstioOperator\n", 1)
-			_, err := e.Install(t.Context(), InstallOptions{Overlay: overlay})
-			ie := asInputError(t, err)
-			if wantOverlay := badLine(t, overlay); ie.Line != wantOverlay {
-				t.Fatalf("overlay: %q marked on line %d, want %d", ie.Msg, ie.Line, wantOverlay)
+			// With blank lines before it too: the line is the overlay's as given.
+			for _, overlay := range []string{overlay, "\n  \n" + overlay} {
+				_, err := e.Install(t.Context(), InstallOptions{Overlay: overlay})
+				ie := asInputError(t, err)
+				if wantOverlay := badLine(t, overlay); ie.Line != wantOverlay {
+					t.Fatalf("overlay: %q marked on line %d, want %d", ie.Msg, ie.Line, wantOverlay)
+				}
 			}
 		})
 	}

@@ -14,6 +14,7 @@ import (
 	kvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 
+	"istio.io/istio/pkg/config/mesh"
 	"istio.io/istio/pkg/kube/inject"
 )
 
@@ -207,6 +208,16 @@ func (c *Catalog) Lookup(name string) (Annotation, bool) {
 // the server (see annotationSizeError). A value Istio takes leniently ("no", "TRUE", port 0)
 // runs, and the lenient-* checks say what Istio made of it: never refuse what Istio accepts.
 func (c *Catalog) ValidateStep(s Step) error {
+	if err := c.stepBounds(s); err != nil || s.Remove {
+		return err
+	}
+	return istioRefusal(s.Key, s.Value)
+}
+
+// stepBounds refuses what no manifest could carry — a key Kubernetes refuses, a value beyond the
+// bounds (annotationSizeError) — and nothing Istio is to judge: what Options.StepsAsWritten
+// checks before the injection.
+func (c *Catalog) stepBounds(s Step) error {
 	// Kubernetes checks keys lower-cased (apimachinery's ValidateAnnotations), so a capital letter
 	// in a key is no reason to refuse it.
 	if errs := kvalidation.IsQualifiedName(strings.ToLower(s.Key)); len(errs) > 0 {
@@ -216,7 +227,11 @@ func (c *Catalog) ValidateStep(s Step) error {
 	if s.Remove {
 		return nil
 	}
-	return c.ValidateValue(s.Key, s.Value)
+	if err := annotationSizeError(s.Key, s.Value); err != nil {
+		err.Field = "annotation " + quote(s.Key)
+		return err
+	}
+	return nil
 }
 
 // ValidateValue refuses a value Istio refuses (with the message Istio's injector gives for it)
@@ -225,6 +240,19 @@ func (c *Catalog) ValidateValue(key, value string) error {
 	if err := annotationSizeError(key, value); err != nil {
 		err.Field = "annotation " + quote(key)
 		return err
+	}
+	return istioRefusal(key, value)
+}
+
+// istioRefusal is the error Istio's injector fails a pod with for the annotation's value, or nil.
+func istioRefusal(key, value string) error {
+	if key == annotation.ProxyConfig.Name {
+		// The injector reads the proxy config (mesh.ApplyProxyConfig) before it validates the
+		// annotations, so a value that does not parse fails with the reader's message, not the
+		// validator's ("failed to convert to apply proxy config: …").
+		if _, err := mesh.MergeProxyConfig(value, mesh.DefaultProxyConfig()); err != nil {
+			return &InputError{Field: "annotation " + quote(key), Msg: clip(err.Error())}
+		}
 	}
 	if v, ok := inject.AnnotationValidation[key]; ok {
 		if err := v(value); err != nil {

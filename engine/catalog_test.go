@@ -58,8 +58,12 @@ func TestValidateValue(t *testing.T) {
 		{"traffic.sidecar.istio.io/excludeOutboundPorts", "0", "3306,,x", "excludeOutboundPorts invalid"},
 		{"traffic.sidecar.istio.io/includeOutboundIPRanges", "10.0.0.0/8,172.16.0.0/12", "10.0.0.0", "includeIPRanges invalid: failed parsing cidr '10.0.0.0'"},
 		{"traffic.sidecar.istio.io/excludeOutboundIPRanges", "169.254.169.254/32", "*", "invalid value '*' for annotation"},
-		{"proxy.istio.io/config", "holdApplicationUntilProxyStarts: true", "concurrency: [", "invalid value"},
-		{"proxy.istio.io/config", "concurrency: 2", "- a list", "invalid value"},
+		// Istio's injector reads the proxy config before it validates the annotations: a value that
+		// does not parse fails with the reader's message (TestLenientMatchesIstioctl), one that
+		// parses with the validator's.
+		{"proxy.istio.io/config", "holdApplicationUntilProxyStarts: true", "concurrency: [", "could not parse proxy config: yaml: line 1:"},
+		{"proxy.istio.io/config", "concurrency: 2", "- a list", "could not parse proxy config: json: cannot unmarshal array"},
+		{"proxy.istio.io/config", "discoveryAddress: istiod.istio-system.svc:15012", "discoveryAddress: nohostport", "invalid value 'discoveryAddress: nohostport' for annotation 'proxy.istio.io/config': 1 error occurred"},
 		// The server's bounds: not Istio's, documented as limits.
 		{"sidecar.istio.io/proxyCPU", "1", strings.Repeat("9", 65), "at most 64"},
 		{"example.com/blob", "x", strings.Repeat("x", 300<<10), "at most 262144"},

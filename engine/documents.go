@@ -299,7 +299,7 @@ func prepareChunk(c chunk, index int, ann []annotationChange) (d Document, obj r
 		return d.withOutput(c.text), nil
 	}
 	if err != nil {
-		d.Error = yamlError(err, index, c.line)
+		d.Error = yamlError(err, index, c.line, c.raw)
 		return d, nil
 	}
 	if m, err := meta.Accessor(obj); err == nil {
@@ -409,10 +409,12 @@ func intoObject(in *Install, injector inject.Injector, obj runtime.Object) (out 
 	return out, warnings, nil, err
 }
 
-func yamlError(err error, index, start int) *InputError {
+// yamlError is the error of document index, which starts on line start and is text, that YAML
+// could not read: at the line the error names.
+func yamlError(err error, index, start int, text []byte) *InputError {
 	msg := err.Error()
 	line := start
-	if n := yamlErrorLine(msg); n > 0 {
+	if n := yamlErrorLine(msg, text); n > 0 {
 		line = start + n - 1
 	}
 	return &InputError{Doc: index, Line: line, Field: "manifest", Msg: msg}

@@ -43,6 +43,13 @@ type Options struct {
 	MaxDocuments int
 	// MaxSteps bounds the annotation steps of one request (default 100).
 	MaxSteps int
+	// StepsAsWritten leaves an annotation step's value to Istio: the step is written into every
+	// document as it is, and a value Istio refuses fails each document it is written into, with
+	// Istio's message — as a manifest that carries the annotation does (istioctl kube-inject
+	// prints the documents before the first). Without it, such a value fails the request before
+	// any document is injected, naming the step (the playground's form, the API). A key Kubernetes
+	// refuses and the bounds (annotationSizeError) fail the request either way.
+	StepsAsWritten bool
 	// Workers is how many of one request's documents are injected at once (default 1). The CLI
 	// uses every core for one large file; a server leaves it at 1, since its requests share
 	// the cores by their slots (a request must not take more than its share).
@@ -250,8 +257,12 @@ func (e *Engine) prepare(ctx context.Context, manifest []byte, steps []Step, s S
 		return nil, &InputError{Field: "steps", ID: "too-many-steps",
 			Params: errParams("count", strconv.Itoa(len(steps)), "max", strconv.Itoa(e.opts.MaxSteps)), Msg: fmt.Sprintf("%d annotation steps; at most %d in one timeline", len(steps), e.opts.MaxSteps)}
 	}
+	validate := e.catalog.ValidateStep
+	if e.opts.StepsAsWritten {
+		validate = e.catalog.stepBounds
+	}
 	for i, st := range steps {
-		if err := e.catalog.ValidateStep(st); err != nil {
+		if err := validate(st); err != nil {
 			var ie *InputError
 			if errors.As(err, &ie) {
 				ie.Msg = fmt.Sprintf("step %d: %s", i+1, ie.Msg)

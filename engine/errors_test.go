@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -151,6 +152,118 @@ func TestInputErrorIDCrossesTheWorker(t *testing.T) {
 		}
 		if got.ID != sent.ID || got.Params["error"] != sent.Params["error"] || got.Msg != sent.Msg {
 			t.Errorf("sent %+v, got %+v", sent, got)
+		}
+	}
+}
+
+// TestYAMLErrorLine: a document that does not parse is marked on the line a person counts, the
+// one go-yaml stopped at, whichever part of it failed: its parser (whose messages name the line
+// before, counted from 0) or its scanner (whose messages name the line itself); at the end of the
+// text (the parser names the line after the last), on the last line; in the second document as
+// in the first, and in an install overlay. Each bad line is marked "# bad" in the text, so the
+// want is read from the document, not counted by hand.
+func TestYAMLErrorLine(t *testing.T) {
+	e := testEngine(t)
+	deploy := func(spec string) string {
+		return "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  selector:\n    matchLabels:\n      app: web\n" +
+			"  template:\n    metadata:\n      labels:\n        app: web\n    spec:\n" + spec
+	}
+	cases := []struct {
+		name, doc string
+		// names is the line go-yaml's message names, less the bad line's: -1 for its parser's
+		// (0-based), 0 for its scanner's and for the parser's at the end of the text.
+		names int
+	}{
+		{"a key indented less than the one before it", deploy("      containers:\n      - name: app\n        image: nginx\n       ports: [] # bad\n"), -1},
+		{"a list item's key indented less than its first", deploy("      containers:\n        - name: app\n       image: nginx # bad\n"), -1},
+		{"a label indented less than the one before it, on line 14", "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  selector:\n    matchLabels:\n      app: web\n" +
+			"  template:\n    metadata:\n      labels:\n        app: web\n        tier: web\n       team: shop # bad\n    spec:\n      containers:\n      - name: app\n        image: nginx\n", -1},
+		{"a flow mapping closed by a bracket", deploy("      containers: [{name: app, image: nginx] # bad\n      restartPolicy: Always\n"), -1},
+		{"a flow sequence left open at the end", deploy("      containers: [ # bad\n"), 0},
+		{"a key indented more than the one before it", deploy("      containers:\n      - name: app\n        image: nginx\n          ports: [] # bad\n"), 0},
+		{"a tab where an indent should be", deploy("      containers:\n      - name: app\n\timage: nginx # bad\n"), 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			want := badLine(t, c.doc)
+			for _, tc := range []struct {
+				name     string
+				manifest string
+				doc      int
+				offset   int
+			}{{"first document", c.doc, 1, 0}, {"second document", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n---\n" + c.doc, 2, 5}} {
+				r, err := e.Inject(t.Context(), []byte(tc.manifest), nil, Settings{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				errs := r.Errors()
+				if len(errs) != 1 || errs[0].Doc != tc.doc {
+					t.Fatalf("%s: want one error on document %d, got %v", tc.name, tc.doc, errs)
+				}
+				// The case is what it says: the message names the line it says.
+				named := yamlLineRE.FindStringSubmatch(errs[0].Msg)
+				if named == nil {
+					t.Fatalf("%s: the message names no line: %s", tc.name, errs[0].Msg)
+				}
+				if n, _ := strconv.Atoi(named[1]); n != want+c.names {
+					t.Fatalf("%s: %q names line %d, the bad line is %d: not a case of names=%d", tc.name, errs[0].Msg, n, want, c.names)
+				}
+				if errs[0].Line != want+tc.offset {
+					t.Fatalf("%s: %q marked on line %d, want %d", tc.name, errs[0].Msg, errs[0].Line, want+tc.offset)
+				}
+			}
+			// The same text as an install overlay: parsed before Istio's installer reads it.
+			overlay := strings.Replace(c.doc, "apiVersion: apps/v1\nkind: Deployment\n", "apiVersion: install.istio.io/v1alpha1\nkind: IstioOperator\n", 1)
+			// With blank lines before it too: the line is the overlay's as given.
+			for _, overlay := range []string{overlay, "\n  \n" + overlay} {
+				_, err := e.Install(t.Context(), InstallOptions{Overlay: overlay})
+				ie := asInputError(t, err)
+				if wantOverlay := badLine(t, overlay); ie.Line != wantOverlay {
+					t.Fatalf("overlay: %q marked on line %d, want %d", ie.Msg, ie.Line, wantOverlay)
+				}
+			}
+		})
+	}
+}
+
+// badLine is the line of text marked "# bad", counted from 1.
+func badLine(t *testing.T, text string) int {
+	t.Helper()
+	for i, l := range strings.Split(text, "\n") {
+		if strings.HasSuffix(l, "# bad") {
+			return i + 1
+		}
+	}
+	t.Fatalf("no line is marked # bad:\n%s", text)
+	return 0
+}
+
+// TestStepsAsWritten: with Options.StepsAsWritten, a step's value Istio refuses fails each
+// document it is written into, with Istio's message, and the documents before it are injected
+// (passed through) as usual; without it, the request fails naming the step. A key Kubernetes
+// refuses and a value beyond the bounds fail the request either way.
+func TestStepsAsWritten(t *testing.T) {
+	written, err := New(t.Context(), Options{StepsAsWritten: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer written.Close()
+	manifest := []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n---\n" + string(readFile(t, "testdata/corpus/deployment.yaml")))
+	refused := []Step{{Key: "proxy.istio.io/config", Value: "{bad"}}
+
+	r, err := written.Inject(t.Context(), manifest, refused, Settings{})
+	if err != nil {
+		t.Fatalf("the request failed: %v", err)
+	}
+	if errs := r.Errors(); len(errs) != 1 || errs[0].Doc != 2 || !strings.HasPrefix(errs[0].Msg, "could not parse proxy config: ") || r.Documents[0].Error != nil {
+		t.Fatalf("want document 2 to fail with Istio's message, got %v", errs)
+	}
+	if _, err := testEngine(t).Inject(t.Context(), manifest, refused, Settings{}); !strings.Contains(fmt.Sprint(err), "step 1: could not parse proxy config") {
+		t.Fatalf("without StepsAsWritten: %v, want the step refused", err)
+	}
+	for _, st := range []Step{{Key: "not a key!", Value: "x"}, {Key: "sidecar.istio.io/proxyCPU", Value: strings.Repeat("9", 65)}} {
+		if _, err := written.Inject(t.Context(), manifest, []Step{st}, Settings{}); !strings.Contains(fmt.Sprint(err), "step 1: ") {
+			t.Errorf("%s=%.10s…: %v, want the request refused", st.Key, st.Value, err)
 		}
 	}
 }

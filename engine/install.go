@@ -153,7 +153,12 @@ func renderConfigMaps(o InstallOptions) (ConfigMaps, error) {
 		// Check it is YAML first so the error names the overlay and line, not a temp file.
 		var probe map[string]any
 		if err := yaml.Unmarshal([]byte(ov), &probe); err != nil {
-			return cm, &InputError{Field: "install overlay", Line: yamlErrorLine(err.Error()), Msg: err.Error()}
+			line := yamlErrorLine(err.Error(), []byte(ov))
+			if line > 0 {
+				// At its line in the overlay as given, blank lines before it and all.
+				line += strings.Count(o.Overlay[:strings.Index(o.Overlay, ov)], "\n")
+			}
+			return cm, &InputError{Field: "install overlay", Line: line, Msg: err.Error()}
 		}
 		// GenerateManifest reads overlays from files only.
 		f, err := os.CreateTemp("", "sidecarlab-iop-*.yaml")

@@ -106,6 +106,11 @@ func TestLenientMatchesIstioctl(t *testing.T) {
 		{"traffic.sidecar.istio.io/includeOutboundIPRanges", "10.0.0.0"},
 		{"prometheus.istio.io/merge-metrics", "nope"},
 		{"traffic.sidecar.istio.io/excludeOutboundPorts", "70000"},
+		// Read before the annotations are validated: its reader's message, not the validator's.
+		{"proxy.istio.io/config", "{bad"},
+		{"proxy.istio.io/config", "concurrency: [2"},
+		// Read, then refused by the validator.
+		{"proxy.istio.io/config", "discoveryAddress: nohostport"},
 	} {
 		t.Run("refused "+kv[0]+"="+kv[1], func(t *testing.T) {
 			steps := []Step{{Key: kv[0], Value: kv[1]}}
@@ -115,9 +120,10 @@ func TestLenientMatchesIstioctl(t *testing.T) {
 			if err == nil {
 				t.Fatal("istioctl accepted it")
 			}
-			// The engine says which step; the rest is Istio's message.
+			// The engine says which step; the rest is Istio's message: one of the annotations'
+			// errors, or the error itself.
 			msg, ok := strings.CutPrefix(ie.Msg, "step 1: ")
-			if !ok || !strings.Contains(stderr, "* "+msg+"\n") {
+			if !ok || !strings.Contains(stderr, "* "+msg+"\n") && !strings.Contains(stderr, "Error: "+msg+"\n") {
 				t.Fatalf("our message %q is not istioctl's:\n%s", ie.Msg, stderr)
 			}
 		})

@@ -214,7 +214,7 @@ func ParseMeshConfigMaps(text []byte) (MeshConfigMaps, error) {
 	for i, d := range docs {
 		var obj configMapDoc
 		if err := yaml.Unmarshal(d.raw, &obj); err != nil {
-			ie := yamlError(err, i+1, d.line)
+			ie := yamlError(err, i+1, d.line, d.raw)
 			ie.Field = field
 			return MeshConfigMaps{}, ie
 		}

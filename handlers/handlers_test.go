@@ -22,6 +22,8 @@ import (
 	istiolog "istio.io/istio/pkg/log"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/i18n"
+	"github.com/sidecarlab/sidecarlab/web"
 )
 
 var (
@@ -287,6 +289,14 @@ func TestBadManifestIsShownAtItsLine(t *testing.T) {
 	if d := testid(r, "parser-text").Text(); !strings.Contains(d, "mapping values are not allowed") {
 		t.Fatalf("the parser's text is not behind details: %q", d)
 	}
+	// A key indented less than the one before it stops go-yaml's parser, whose message names the
+	// line before (engine.TestYAMLErrorLine): the mark is on the bad line itself.
+	under := "apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\nspec:\n  containers:\n  - name: app\n    image: nginx\n   ports: []\n"
+	r = get(t, h, stateLink(t, State{Manifest: deploymentYAML + "---\n" + under}))
+	wantLine = strings.Count(deploymentYAML, "\n") + 1 + 9
+	if got := testid(r, "manifest").AttrOr("data-error-line", ""); r.status != http.StatusUnprocessableEntity || got != itoa(int64(wantLine)) {
+		t.Fatalf("status %d, error mark on line %s, want %d (%s)", r.status, got, wantLine, testid(r, "parser-text").Text())
+	}
 	// A request-level error (an invalid annotation value) names the step.
 	r = get(t, h, stateLink(t, State{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "lots"}}}))
 	if r.status != http.StatusUnprocessableEntity || !strings.Contains(testid(r, "error").Text(), "step 1") {
@@ -295,6 +305,56 @@ func TestBadManifestIsShownAtItsLine(t *testing.T) {
 	// And the server is still fine.
 	if get(t, h, "/healthz").status != http.StatusOK {
 		t.Fatal("unhealthy after bad input")
+	}
+}
+
+// TestFragmentOutcome: an answer the page script gets that is not OK says which it is
+// (data-outcome, the script's words for its status line): an empty manifest asks for one — not
+// "Istio rejected part of this input — see the marks", which has no marks to point at — a request
+// refused as a whole points at its error, documents Istio rejected at their marks. A manifest of
+// comments only is Istio's to pass through, as istioctl does: OK, with a note saying it names no
+// kind and what to paste.
+func TestFragmentOutcome(t *testing.T) {
+	h := newServer(t)
+	badDoc := "apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\nspec:\n  containers: nope\n"
+	cases := []struct {
+		name    string
+		state   State
+		status  int
+		outcome string
+		// say is what the results say.
+		say string
+	}{
+		{"empty", State{Manifest: ""}, http.StatusUnprocessableEntity, web.OutcomeEmpty, "the manifest is empty; paste a Pod"},
+		{"blank lines", State{Manifest: "  \n\t\n\n"}, http.StatusUnprocessableEntity, web.OutcomeEmpty, "the manifest is empty; paste a Pod"},
+		{"a refused annotation value", State{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "lots"}}},
+			http.StatusUnprocessableEntity, web.OutcomeRefused, "invalid value 'lots'"},
+		{"a document Istio rejects", State{Manifest: deploymentYAML + "---\n" + badDoc}, http.StatusUnprocessableEntity, web.OutcomeRejected, "document 2"},
+		{"comments only", State{Manifest: "# nothing yet\n"}, http.StatusOK, "", "Document 1 names no kind"},
+		{"a workload", State{Manifest: deploymentYAML}, http.StatusOK, "", "istio-proxy"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			req := httptest.NewRequest(http.MethodGet, stateLink(t, c.state), nil)
+			req.Header.Set(partialHeader, "1")
+			r := do(t, h, req)
+			frag := r.doc.Find("#fragment")
+			if r.status != c.status || frag.Length() != 1 || frag.AttrOr("data-outcome", "?") != c.outcome {
+				t.Fatalf("status %d, outcome %q; want %d, %q", r.status, frag.AttrOr("data-outcome", "?"), c.status, c.outcome)
+			}
+			if got := frag.Find("#results-body").Text(); !strings.Contains(got, c.say) {
+				t.Fatalf("the results do not say %q:\n%s", c.say, got)
+			}
+		})
+	}
+	// Each outcome is one of the script's words, in every language.
+	for _, code := range i18n.Codes {
+		words := web.JSWords(i18n.For(code))
+		for _, o := range []string{web.OutcomeRejected, web.OutcomeEmpty, web.OutcomeRefused, web.OutcomeNamespace} {
+			if w := words[o]; w == "" || w == "page.js."+o {
+				t.Errorf("%s: no words for the outcome %q", code, o)
+			}
+		}
 	}
 }
 

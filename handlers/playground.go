@@ -243,7 +243,7 @@ func (s *server) renderViewWith(w http.ResponseWriter, r *http.Request, v view, 
 		}
 	}
 	status := http.StatusOK
-	if ie != nil || (tl != nil && len(tl.Steps[len(tl.Steps)-1].Errors()) > 0) || v.nsForm != nil {
+	if p.Outcome = outcome(v, tl, ie); p.Outcome != "" {
 		status = http.StatusUnprocessableEntity
 	}
 	w.Header().Add("Vary", partialHeader+", "+heldHeader)
@@ -252,6 +252,23 @@ func (s *server) renderViewWith(w http.ResponseWriter, r *http.Request, v view, 
 		return render(w, r, status, web.Fragment(p))
 	}
 	return render(w, r, status, web.PlaygroundPage(p))
+}
+
+// outcome is what a view that is not OK says in the page script's status line (web.Page.Outcome),
+// "" for one that is: a namespace that could not be read, a manifest with nothing in it (the
+// engine's manifest-empty: only blanks), a request refused as a whole, documents Istio rejected.
+func outcome(v view, tl *engine.Timeline, ie *engine.InputError) string {
+	switch {
+	case v.nsForm != nil:
+		return web.OutcomeNamespace
+	case ie != nil && ie.ID == "manifest-empty":
+		return web.OutcomeEmpty
+	case ie != nil:
+		return web.OutcomeRefused
+	case tl != nil && len(tl.Steps[len(tl.Steps)-1].Errors()) > 0:
+		return web.OutcomeRejected
+	}
+	return ""
 }
 
 // handleForm applies what the person did (add an annotation, remove a step, load a preset,

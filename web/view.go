@@ -84,7 +84,24 @@ type Page struct {
 	PresentHref, EmbedHref string
 	// EmbedSnippet is the <iframe> element (as text) that embeds this view in another page.
 	EmbedSnippet string
+	// Outcome says, for an answer that is not OK, what the page script's status line says (its
+	// words page.js.<Outcome>): OutcomeRejected, OutcomeEmpty, OutcomeRefused or
+	// OutcomeNamespace. Empty for an answer that is OK.
+	Outcome string
 }
+
+// The outcomes of a view that is not OK (Page.Outcome).
+const (
+	// OutcomeRejected: Istio (or its YAML reader) rejected documents, marked in the editor.
+	OutcomeRejected = "rejected"
+	// OutcomeEmpty: the manifest is empty, or only blank: nothing to inject, and what to paste.
+	OutcomeEmpty = "empty"
+	// OutcomeRefused: the request was refused as a whole (an annotation value, an install
+	// option, a limit); its error is in the results.
+	OutcomeRefused = "refused"
+	// OutcomeNamespace: the namespace in the settings could not be read.
+	OutcomeNamespace = "namespaceError"
+)
 
 // Slides is the presenter's navigation through the timeline.
 type Slides struct {

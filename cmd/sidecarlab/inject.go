@@ -61,12 +61,20 @@ func newInjectCmd(c *cli) *cobra.Command {
 }
 
 func injectRun(c *cli, files fileFlags, settings settingsFlags, steps stepFlags, output string, failOn engine.Severity, partial bool) error {
-	j, err := start(c, files, settings, steps)
+	// --annotate is the annotation written into each workload of the files: a value Istio refuses
+	// fails each document as it would in the file, with Istio's message, and --partial prints what
+	// istioctl prints for such a file.
+	opts := cliEngineOptions()
+	opts.StepsAsWritten = true
+	j, err := startWith(c, files, settings, steps, opts)
 	if err != nil {
 		return err
 	}
 	defer j.Close()
-	r, err := j.eng.Inject(c.ctx, j.manifest, j.steps, j.settings)
+	r, lines, err := injectLogged(c, j, opts)
+	// What Istio's logger wrote first, as istioctl prints it while it injects: before its
+	// warnings and its error.
+	printIstioLines(c.stderr, lines)
 	if err != nil {
 		return j.locate(err)
 	}
@@ -117,6 +125,36 @@ func injectRun(c *cli, files fileFlags, settings settingsFlags, steps stepFlags,
 		return errSilent
 	}
 	return nil
+}
+
+// injectLogged injects the session's manifest with Istio's logger captured (captureIstio). The
+// engine's workers inject several documents at once, so the entries of different documents may
+// come in any order: when there are two entries or more and several documents, the manifest is
+// injected again by an engine of opts with one worker — one document after another, as istioctl
+// injects them — for the entries in istioctl's order. That costs a second injection (and, for an
+// installation other than the default, a second render), only then.
+func injectLogged(c *cli, j *session, opts engine.Options) (*engine.Injection, *istioLines, error) {
+	lines, release, err := captureIstio()
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := j.eng.Inject(c.ctx, j.manifest, j.steps, j.settings)
+	release()
+	if err != nil || lines.entries < 2 || len(r.Documents) < 2 || opts.Workers <= 1 {
+		return r, lines, err
+	}
+	opts.Workers = 1
+	inOrder, err := engine.New(c.ctx, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer inOrder.Close()
+	if lines, release, err = captureIstio(); err != nil {
+		return nil, nil, err
+	}
+	defer release()
+	r, err = inOrder.Inject(c.ctx, j.manifest, j.steps, j.settings)
+	return r, lines, err
 }
 
 // writeOutput writes Injection.Output's text (every document that did not fail, each followed by
@@ -171,11 +209,16 @@ type session struct {
 // start reads the flags and the inputs (request), then starts the engine: the one way a command
 // sets up. Close stops the engine.
 func start(c *cli, files fileFlags, settings settingsFlags, steps stepFlags) (*session, error) {
+	return startWith(c, files, settings, steps, cliEngineOptions())
+}
+
+// startWith is start with an engine of those options.
+func startWith(c *cli, files fileFlags, settings settingsFlags, steps stepFlags, opts engine.Options) (*session, error) {
 	j, st, s, err := request(c, files, settings, steps)
 	if err != nil {
 		return nil, err
 	}
-	eng, err := engine.New(c.ctx, cliEngineOptions())
+	eng, err := engine.New(c.ctx, opts)
 	if err != nil {
 		return nil, err
 	}

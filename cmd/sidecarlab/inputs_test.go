@@ -167,10 +167,13 @@ func TestSeveralFilesInjectAsEachAlone(t *testing.T) {
 	}
 }
 
-// badDoc is a Pod Istio cannot read (containers must be a list); badYAML does not parse.
+// badDoc is a Pod Istio cannot read (containers must be a list); badYAML does not parse, and
+// neither does badIndent, whose ninth line (ports) is indented less than the key before it: go-yaml's
+// parser names the line before it (engine.TestYAMLErrorLine).
 const (
-	badDoc  = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: broken\nspec:\n  containers: nope\n"
-	badYAML = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: bad\n   x: : y\n"
+	badDoc    = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: broken\nspec:\n  containers: nope\n"
+	badYAML   = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: bad\n   x: : y\n"
+	badIndent = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: indent\nspec:\n  containers:\n  - name: app\n    image: nginx\n   ports: []\n"
 )
 
 // TestErrorsNameTheFile: an error in one of several files names that file, and the document and
@@ -182,6 +185,7 @@ func TestErrorsNameTheFile(t *testing.T) {
 		"leading.yaml":  "---\n" + podNamed("leading"),
 		"baddoc.yaml":   podNamed("fine") + "---\n" + badDoc,
 		"badyaml.yaml":  "# a comment\n---\n" + podNamed("fine") + "---\n" + badYAML,
+		"indent.yaml":   "# a comment\n---\n" + podNamed("fine") + "---\n" + badIndent,
 		"badsep.yaml":   podNamed("fine") + "--- not a separator\n" + podNamed("never"),
 	}
 	dir := writeFiles(t, files)
@@ -191,6 +195,8 @@ func TestErrorsNameTheFile(t *testing.T) {
 	}{
 		{"baddoc.yaml", "document 2, line 10, manifest: error unmarshaling JSON"},
 		{"badyaml.yaml", "document 3, line 16, manifest: error converting YAML to JSON: yaml: line 5:"},
+		// The file's line 20 is badIndent's ninth.
+		{"indent.yaml", "document 3, line 20, manifest: error converting YAML to JSON: yaml: line 8: did not find expected key"},
 		{"badsep.yaml", "document 2, line 9, manifest: invalid Yaml document separator: not a separator"},
 	}
 	for _, c := range cases {
@@ -288,6 +294,72 @@ func TestInjectIsAllOrNothing(t *testing.T) {
 	ourWarnings, _, _ := strings.Cut(partialErr, "sidecarlab: ")
 	if !strings.Contains(ctlWarnings, "host networking") || strings.TrimSpace(ourWarnings) != strings.TrimSpace(ctlWarnings) {
 		t.Fatalf("warnings: ours %q, istioctl's %q", ourWarnings, ctlWarnings)
+	}
+}
+
+// TestInjectAnnotateAsWritten: --annotate is the annotation written into each workload of the
+// file. Given a value Istio refuses, inject --partial prints what istioctl kube-inject prints for
+// the file with the annotation written in (engine.AnnotatedInput): the documents before the first
+// workload, here a Service, and fails with Istio's message for that workload — its validator's
+// for a CIDR, its proxy config reader's own "could not parse proxy config" for a value that is
+// not YAML. A value Istio accepts prints what istioctl prints and succeeds.
+func TestInjectAnnotateAsWritten(t *testing.T) {
+	service := "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\nspec:\n  ports:\n  - port: 80\n"
+	manifest := service + "---\n" + deployment + "---\n" + podNamed("second")
+	file := filepath.Join(writeFiles(t, map[string]string{"m.yaml": manifest}), "m.yaml")
+	bin, cfg := istioctlWithDefaults(t)
+	for _, c := range []struct {
+		key, value string
+		refused    bool
+	}{
+		{"traffic.sidecar.istio.io/includeOutboundIPRanges", "10.0.0.0", true},
+		{"proxy.istio.io/config", "{bad", true},
+		{"traffic.sidecar.istio.io/includeOutboundIPRanges", "10.0.0.0/8", false},
+		{"proxy.istio.io/config", "{concurrency: 2}", false},
+	} {
+		t.Run(c.key+"="+c.value, func(t *testing.T) {
+			annotated, err := engine.AnnotatedInput([]byte(manifest), []engine.Step{{Key: c.key, Value: c.value}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			in := filepath.Join(t.TempDir(), "annotated.yaml")
+			if err := os.WriteFile(in, []byte(annotated), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(bin, append([]string{"kube-inject", "-f", in}, cfg...)...)
+			var ctlOut, ctlErr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &ctlOut, &ctlErr
+			ctlFailed := cmd.Run() != nil
+			if ctlFailed != c.refused {
+				t.Fatalf("istioctl kube-inject failed: %v, want %v: %s", ctlFailed, c.refused, ctlErr.String())
+			}
+
+			out, stderr, err := runCLI(t, "", "inject", "--partial", "-f", file, "--annotate", c.key+"="+c.value)
+			if out != ctlOut.String() {
+				t.Fatalf("stdout differs from istioctl kube-inject's:\n%s", engine.UnifiedDiff(ctlOut.String(), out))
+			}
+			if !c.refused {
+				if err != nil || !strings.Contains(out, "name: istio-proxy") {
+					t.Fatalf("%v: %s", err, stderr)
+				}
+				return
+			}
+			if exitCodeOf(err) != 1 || !strings.HasPrefix(out, service) || strings.Contains(out, "istio-proxy") {
+				t.Fatalf("exit %d, stdout:\n%s", exitCodeOf(err), out)
+			}
+			// Istio's log first, as istioctl prints it (istioctl stops at the Deployment, sidecarlab
+			// goes on to the Pod: its entries, if any, come after).
+			if ours, theirs := istioEntries(stderr), istioEntries(ctlErr.String()); !strings.HasPrefix(ours, theirs) {
+				t.Fatalf("Istio's entries:\n%s\nistioctl's:\n%s", ours, theirs)
+			}
+			// Then the first error, the Deployment's (document 2, line 9), in Istio's words, which
+			// are istioctl's.
+			_, ctlMsg, _ := strings.Cut(ctlErr.String(), "Error: ")
+			want := "sidecarlab: " + file + ": document 2, line 9: " + strings.TrimSpace(ctlMsg)
+			if _, ours, _ := strings.Cut(stderr, "sidecarlab: "); !strings.HasPrefix("sidecarlab: "+ours, want) {
+				t.Fatalf("stderr:\n%s\nwant its first error to be:\n%s", stderr, want)
+			}
+		})
 	}
 }
 

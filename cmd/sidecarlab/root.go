@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	istiolog "istio.io/istio/pkg/log"
 
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/explain"
@@ -245,14 +244,6 @@ func (c *cli) orList(s []string) string {
 // directory), since it runs with their own rights. serve is stricter.
 func cliEngineOptions() engine.Options {
 	return engine.Options{InstallPolicy: engine.TrustedInstalls(), Workers: runtime.GOMAXPROCS(0)}
-}
-
-// quietIstio turns off the Istio library's own logging (its fake-cluster chatter and the
-// injector's error lines, which the engine reports as results instead).
-func quietIstio() {
-	o := istiolog.DefaultOptions()
-	o.SetDefaultOutputLevel(istiolog.OverrideScopeName, istiolog.NoneLevel)
-	_ = istiolog.Configure(o)
 }
 
 func writeJSON(w io.Writer, v any) error {

@@ -201,6 +201,19 @@ function swapFrom(doc) {
   return true;
 }
 
+// outcomeStatus is the status line for an answer that is not OK, by what the server says it is
+// (the fragment's data-outcome): Istio rejected documents (marked in the editor), the manifest is
+// empty, the request was refused as a whole (its error in the results), the namespace could not
+// be read.
+function outcomeStatus(outcome) {
+  switch (outcome) {
+    case "empty": return t("empty");
+    case "refused": return t("refused");
+    case "namespaceError": return t("namespaceError");
+    default: return t("rejected");
+  }
+}
+
 async function load(url, init, push) {
   const form = document.getElementById("playground");
   document.body.classList.add("busy");
@@ -227,8 +240,7 @@ async function load(url, init, push) {
     clearActionError();
     // An action is answered in place; its permalink is the new address.
     if (push) window.history.pushState({}, "", address(doc.getElementById("fragment").dataset.permalink));
-    const nsError = doc.getElementById("namespace-error");
-    setStatus(res.ok ? "" : nsError ? t("namespaceError") : t("rejected"));
+    setStatus(res.ok ? "" : outcomeStatus(doc.getElementById("fragment").dataset.outcome));
     return true;
   } catch (err) {
     setStatus(t("unreachable", { Error: err.message }));

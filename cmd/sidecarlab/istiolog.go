@@ -1,0 +1,107 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"net/url"
+	"sync"
+
+	"go.uber.org/zap"
+	"istio.io/istio/istioctl/pkg/root"
+	istiolog "istio.io/istio/pkg/log"
+)
+
+// Istio's library logs through its own logger (istio.io/istio/pkg/log), which is the process's:
+// the injector's log.Warnf for an inject value it does not read ("Invalid value for
+// sidecar.istio.io/inject: …"), its log.Errorf before it fails a pod for its annotations, the fake
+// clusters' chatter. Every command runs with it off (quietIstio); inject turns it on at istioctl's
+// levels while Istio injects (captureIstio) and prints what it wrote on stderr, where istioctl
+// kube-inject prints it. serve never does: its log is its own.
+
+// quietIstio turns off the Istio library's own logging.
+func quietIstio() {
+	o := istiolog.DefaultOptions()
+	o.SetDefaultOutputLevel(istiolog.OverrideScopeName, istiolog.NoneLevel)
+	_ = istiolog.Configure(o)
+}
+
+// istioLogScheme is the zap sink Istio's logger writes to while a command captures it: Istio's
+// options name their outputs by path or URL only, and zap opens a URL of a scheme registered
+// with it.
+const istioLogScheme = "sidecarlab-istio"
+
+// istioSink forwards what Istio's logger writes to the capture of the moment. It is
+// package-level because the logger it serves is: zap's sink registry and Istio's logger are
+// the process's, and the scheme can be registered once only.
+var istioSink = &forwardSink{}
+
+// registerIstioSink registers istioLogScheme with zap, once.
+var registerIstioSink = sync.OnceValue(func() error {
+	return zap.RegisterSink(istioLogScheme, func(*url.URL) (zap.Sink, error) { return istioSink, nil })
+})
+
+// forwardSink is a zap.Sink that writes to to, or nowhere when to is nil.
+type forwardSink struct {
+	mu sync.Mutex
+	to *istioLines
+}
+
+func (s *forwardSink) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.to == nil {
+		return len(p), nil
+	}
+	return s.to.write(p)
+}
+
+func (s *forwardSink) Sync() error  { return nil }
+func (s *forwardSink) Close() error { return nil }
+
+// istioLines is what Istio's logger wrote during one capture, in the format istioctl prints it
+// (its console encoder: time, level, message, fields), and how many entries: zap writes each
+// entry in one write.
+type istioLines struct {
+	b       bytes.Buffer
+	entries int
+}
+
+func (l *istioLines) write(p []byte) (int, error) {
+	l.entries++
+	return l.b.Write(p)
+}
+
+// captureIstio turns Istio's logger on, at the levels istioctl sets (istioctl's own
+// LoggingOptions: warnings and errors, the noisiest scopes errors only), writing into the
+// istioLines it returns; release turns it off again, after which the lines may be read.
+func captureIstio() (lines *istioLines, release func(), err error) {
+	if err := registerIstioSink(); err != nil {
+		return nil, nil, err
+	}
+	o := *root.LoggingOptions
+	o.OutputPaths = []string{istioLogScheme + ":"}
+	lines = &istioLines{}
+	istioSink.mu.Lock()
+	istioSink.to = lines
+	istioSink.mu.Unlock()
+	release = func() {
+		quietIstio()
+		istioSink.mu.Lock()
+		if istioSink.to == lines {
+			istioSink.to = nil
+		}
+		istioSink.mu.Unlock()
+	}
+	if err := istiolog.Configure(&o); err != nil {
+		release()
+		return nil, nil, err
+	}
+	return lines, release, nil
+}
+
+// printIstioLines writes what Istio's logger wrote, as istioctl prints it.
+func printIstioLines(w io.Writer, lines *istioLines) {
+	if lines != nil {
+		_, _ = w.Write(lines.b.Bytes())
+	}
+}

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// istioTime is the time at the start of each entry of Istio's logger; it is all two runs'
+// entries may differ in.
+var istioTime = regexp.MustCompile(`(?m)^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z\t`)
+
+// istioEntries are the entries of Istio's logger in stderr, without their time, and the warnings
+// after them: what comes before istioctl's "Error: " or sidecarlab's first line of its own.
+func istioEntries(stderr string) string {
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(stderr, "\n") {
+		if strings.HasPrefix(l, "Error: ") || strings.HasPrefix(l, "sidecarlab: ") || strings.HasPrefix(l, "pitfall: ") {
+			break
+		}
+		b.WriteString(l)
+	}
+	return istioTime.ReplaceAllString(b.String(), "")
+}
+
+// injectFalse is the deployment with sidecar.istio.io/inject "False", for which Istio's injector
+// logs a warning (log.Warnf, not its warning handler) and injects all the same.
+var injectFalse = strings.Replace(deployment, "      labels:\n", "      annotations:\n        sidecar.istio.io/inject: \"False\"\n      labels:\n", 1)
+
+// TestInjectPrintsIstioLog: what Istio's logger writes while inject runs is printed on stderr
+// as istioctl kube-inject prints it for the same file (the same entries, in the same order, but
+// for their time); a clean file gets none. Several documents that each log come in istioctl's
+// order, whichever worker injected them.
+func TestInjectPrintsIstioLog(t *testing.T) {
+	var many []string
+	for i, v := range []string{"False", "no", "TRUE", "maybe", "x", "False", "0", "yes"} {
+		many = append(many, fmt.Sprintf("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p%d\n  namespace: ns%d\n  annotations:\n    sidecar.istio.io/inject: %q\n"+
+			"spec:\n  containers:\n  - name: app\n    image: nginx\n", i, i, v))
+	}
+	dir := writeFiles(t, map[string]string{"false.yaml": injectFalse, "clean.yaml": deployment, "many.yaml": strings.Join(many, "---\n")})
+	bin, cfg := istioctlWithDefaults(t)
+	for _, c := range []struct {
+		file string
+		want string // an entry stderr must hold, "" for none at all
+	}{
+		{"false.yaml", "warn\tInvalid value for sidecar.istio.io/inject: \"False\". Only 'true' and 'false' are accepted. Falling back to default injection policy.\tpod=/\n"},
+		{"clean.yaml", ""},
+		{"many.yaml", "pod=ns7/p7\n"},
+	} {
+		t.Run(c.file, func(t *testing.T) {
+			file := filepath.Join(dir, c.file)
+			cmd := exec.Command(bin, append([]string{"kube-inject", "-f", file}, cfg...)...)
+			var ctlOut, ctlErr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &ctlOut, &ctlErr
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("istioctl kube-inject: %v: %s", err, ctlErr.String())
+			}
+			out, stderr, err := runCLI(t, "", "inject", "-f", file)
+			if err != nil || out != ctlOut.String() {
+				t.Fatalf("%v: %s", err, stderr)
+			}
+			ours, theirs := istioEntries(stderr), istioEntries(ctlErr.String())
+			if ours != theirs {
+				t.Fatalf("Istio's entries:\n%s\nistioctl's:\n%s", ours, theirs)
+			}
+			if c.want == "" && ours != "" || !strings.Contains(ours, c.want) {
+				t.Fatalf("Istio's entries:\n%s\nwant %q", ours, c.want)
+			}
+		})
+	}
+}
+
+// TestServeKeepsIstioLogOut: the server injects the same deployment — Istio reads its inject
+// value, the pitfall says so — and neither its log nor the process's standard output or error
+// (Istio's logger writes to standard output by default) carries what Istio's logger would say of
+// it (TestInjectPrintsIstioLog: the CLI prints it).
+func TestServeKeepsIstioLogOut(t *testing.T) {
+	stdout, stderr := os.Stdout, os.Stderr
+	restore := func() { os.Stdout, os.Stderr = stdout, stderr }
+	t.Cleanup(restore)
+	var files []*os.File
+	for _, std := range []**os.File{&os.Stdout, &os.Stderr} {
+		f, err := os.CreateTemp(t.TempDir(), "std")
+		if err != nil {
+			t.Fatal(err)
+		}
+		*std = f
+		files = append(files, f)
+	}
+
+	srv := startServe(t, "--db", filepath.Join(t.TempDir(), "links.db"))
+	body, _ := json.Marshal(map[string]string{"manifest": injectFalse})
+	res, err := http.Post(srv.base+"/api/v1/inject", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	srv.stop()
+	<-srv.done
+	restore()
+	if res.StatusCode != http.StatusOK || !strings.Contains(string(answer), `"inject-value"`) {
+		t.Fatalf("status %d, no inject-value finding: %.500s", res.StatusCode, answer)
+	}
+	const line = "Invalid value for sidecar.istio.io/inject"
+	if strings.Contains(srv.logs.String(), line) {
+		t.Fatalf("Istio's log line is in the server's log:\n%s", srv.logs.String())
+	}
+	for _, f := range files {
+		if b, err := os.ReadFile(f.Name()); err != nil || strings.Contains(string(b), line) {
+			t.Fatalf("Istio's log line reached the process's %s (%v):\n%s", filepath.Base(f.Name()), err, b)
+		}
+	}
+}

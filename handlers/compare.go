@@ -227,11 +227,18 @@ var compareLabels = map[string]string{
 	"without holdApplicationUntilProxyStarts": "errors.compare.without-hold",
 }
 
+// webhookLabel starts the label of a side injected as Istio's webhook on nodes of a Kubernetes
+// version (the lab's Job step compares two).
+const webhookLabel = "webhook, Kubernetes "
+
 // compareLabel is a side's label as the reader reads it: one of compareLinks' in their language,
 // any other (a person's own ?la=) as it is.
 func compareLabel(l *i18n.Localizer, label string) string {
 	if id, ok := compareLabels[label]; ok {
 		return l.T(id, "Option", "holdApplicationUntilProxyStarts")
+	}
+	if v, ok := strings.CutPrefix(label, webhookLabel); ok && len(v) <= 8 {
+		return l.T("errors.compare.webhook", "Version", v)
 	}
 	return label
 }

@@ -45,6 +45,8 @@ type labStep struct {
 	// state is the step's state (nil for a comparison): a view that adds steps of its own to it
 	// went on from this step.
 	state *State
+	// switchHref shows what the step's "why" explains (lab.step.ID.why, lab.step.ID.switch).
+	switchHref string
 }
 
 // labPath is the lab's guided path, made once: the lab's workload with each annotation added to
@@ -92,6 +94,12 @@ func newLabPath() *labPath {
 	classic, native := jobState, jobState
 	classic.Settings.Mode, native.Settings.Mode = engine.ModeClassic, engine.ModeNative
 	add(compareHref(classic, native, "classic sidecar", "native sidecar"), labCompareKey(classic, native), nil)
+	// Why classic by default: the webhook's own detection, on nodes just under and at the
+	// Kubernetes version it asks for.
+	below, at := jobState, jobState
+	below.Settings = engine.Settings{Mode: engine.ModeWebhook, KubernetesVersion: "1.32"}
+	at.Settings = engine.Settings{Mode: engine.ModeWebhook, KubernetesVersion: "1.33"}
+	lp.steps[len(lp.steps)-1].switchHref = compareHref(below, at, webhookLabel+"1.32", webhookLabel+"1.33")
 	batchState := State{Version: StateVersion, Istio: istio, Manifest: batch.Manifest}
 	add(view{state: batchState, tab: "batch", step: -1}.permalink(), labKey(batchState), &batchState)
 	for _, ns := range clusterLab {
@@ -142,6 +150,10 @@ func (lp *labPath) nav(l *i18n.Localizer, key string, left int, mine bool) web.L
 		}
 		if n.Current < len(n.Steps) {
 			n.Next = n.Steps[n.Current]
+		}
+		if s.switchHref != "" {
+			n.Why = l.T("lab.step." + s.text + ".why")
+			n.Switch = web.LabStep{Title: l.T("lab.step." + s.text + ".switch"), Href: s.switchHref}
 		}
 	} else if left > 0 {
 		n.Left = left

@@ -238,3 +238,36 @@ func mustJSON(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+// TestLabJobWhy: the Job step says why the playground shows a classic sidecar by default, and
+// its one click compares Istio's webhook on nodes just under and at the version its detection
+// asks for: classic on Kubernetes 1.32 (the Job never completes), native on 1.33 (it does), each
+// side labelled in the reader's language.
+func TestLabJobWhy(t *testing.T) {
+	h := newServer(t)
+	hrefs, _ := labChips(t, get(t, h, "/"))
+	job := get(t, h, hrefs[6])
+	if why := testid(job, "lab-why").Text(); !strings.Contains(why, "kube-inject") || !strings.Contains(why, "1.33") {
+		t.Errorf("the Job step's why: %q", why)
+	}
+	if testid(get(t, h, hrefs[3]), "lab-why").Length() != 0 {
+		t.Error("the hold step has the Job step's why")
+	}
+	req := httptest.NewRequest(http.MethodGet, testid(job, "lab-switch").AttrOr("href", ""), nil)
+	req.Header.Set("Accept-Language", "ja")
+	c := do(t, h, req)
+	if c.status != http.StatusOK {
+		t.Fatalf("the switch answered %d", c.status)
+	}
+	for side, want := range map[string]struct{ label, completes string }{
+		"side-a": {"Kubernetes 1.32のWebhook", "no"},
+		"side-b": {"Kubernetes 1.33のWebhook", "yes"},
+	} {
+		if got := testid(c, side).Find("h2").First().Text(); got != want.label {
+			t.Errorf("%s is labelled %q, want %q", side, got, want.label)
+		}
+		if got := c.doc.Find(`[data-testid="` + side + `"] [data-testid="verdict-job-completes"]`).AttrOr("data-answer", ""); got != want.completes {
+			t.Errorf("%s: the Job completes: %q, want %q", side, got, want.completes)
+		}
+	}
+}

@@ -132,7 +132,11 @@ type LabNav struct {
 	// or the view is a step): the strip keeps that step's context and links back to it.
 	Left int
 	// Look is what to look for at the current step, in two or three sentences.
-	Look       string
+	Look string
+	// Why explains more at a step that needs it (the Job's: why classic here), with a link that
+	// shows it (Switch; zero when none).
+	Why        string
+	Switch     LabStep
 	Prev, Next LabStep // zero when there is none
 	// ApplyToMine offers the lab's annotation steps on the manifest in the editor.
 	ApplyToMine bool

@@ -790,7 +790,7 @@ func stepHeading(s StepView) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		if s.Errors > 0 && len(s.Changes) == 0 {
+		if s.Failed {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 50, "<span class=\"step-c failed\" data-testid=\"step-failed\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
@@ -827,13 +827,13 @@ func stepHeading(s StepView) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		if len(s.Serializer) > 0 {
+		if s.SerializerCount > 0 {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 54, "<span class=\"step-c muted\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var44 string
-			templ_7745c5c3_Var44, templ_7745c5c3_Err = templ.JoinStringErrs(N(ctx, "results.step.serializer", len(s.Serializer)))
+			templ_7745c5c3_Var44, templ_7745c5c3_Err = templ.JoinStringErrs(N(ctx, "results.step.serializer", s.SerializerCount))
 			if templ_7745c5c3_Err != nil {
 				return templ.Error{Err: templ_7745c5c3_Err, FileName: `results.templ`, Line: 104, Col: 84}
 			}

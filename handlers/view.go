@@ -362,7 +362,7 @@ func buildResults(ctx context.Context, l *i18n.Localizer, v view, enc string, tl
 				// before the one a toggle adds are not shaped again. The rows hold words (a moved
 				// entry, a flag's meaning), so each language has its own (three at most).
 				cs = s.View(fmt.Sprintf("web.changes/%s/%d/%t", l.Lang(), lim, multi), func() any {
-					return stepChanges(l, changes, s.Documents, lim, maxChanges, multi)
+					return stepChanges(l, changes, s.Documents, lim, maxChanges, multi, s.Index)
 				}).(changeSet)
 			} else {
 				cs = countChanges(changes, lim, maxChanges)
@@ -566,13 +566,13 @@ type changeSet struct {
 	changes, serializer                   []web.ChangeView
 }
 
-// stepChanges is the changeSet of a step, its rows made (changeView) in l's language.
-func stepChanges(l *i18n.Localizer, changes []engine.Change, docs []engine.Document, lim, maxChanges int, multi bool) changeSet {
+// stepChanges is the changeSet of row step, its rows made (changeView) in l's language.
+func stepChanges(l *i18n.Localizer, changes []engine.Change, docs []engine.Document, lim, maxChanges int, multi bool, step int) changeSet {
 	return selectChanges(changes, lim, maxChanges, func(cs *changeSet, c engine.Change) {
 		if c.Serializer {
-			cs.serializer = append(cs.serializer, changeView(l, c, docs, multi))
+			cs.serializer = append(cs.serializer, changeView(l, c, docs, multi, step))
 		} else {
-			cs.changes = append(cs.changes, changeView(l, c, docs, multi))
+			cs.changes = append(cs.changes, changeView(l, c, docs, multi, step))
 		}
 	})
 }
@@ -624,10 +624,11 @@ var changeKinds = map[engine.ChangeKind]string{
 	engine.Changed: "results.diff.kind.changed", engine.Moved: "results.diff.kind.moved",
 }
 
-// changeView is one change as the diff shows it, worded in l's language.
-func changeView(l *i18n.Localizer, c engine.Change, docs []engine.Document, multi bool) web.ChangeView {
-	cv := web.ChangeView{Kind: string(c.Kind), KindText: l.T(changeKinds[c.Kind]), Path: c.Path, Anchor: "path=" + url.PathEscape(c.Path),
-		LinkLabel: l.T("results.diff.link-label", "Path", c.Path)}
+// changeView is one change as the diff shows it, worded in l's language: a change of row step
+// of the timeline, or, when step is negative, of the one diff of the compare page.
+func changeView(l *i18n.Localizer, c engine.Change, docs []engine.Document, multi bool, step int) web.ChangeView {
+	cv := web.ChangeView{Kind: string(c.Kind), KindText: l.T(changeKinds[c.Kind]), Path: c.Path, DocIndex: c.Doc}
+	cv.Anchor, cv.LinkLabel = deepLink(l, c, multi, step)
 	if multi && c.Doc >= 1 && c.Doc <= len(docs) {
 		d := docs[c.Doc-1]
 		cv.Doc = l.T("results.diff.doc", "Doc", c.Doc, "Kind", d.Kind, "Name", d.Name)
@@ -659,6 +660,34 @@ func changeView(l *i18n.Localizer, c engine.Change, docs []engine.Document, mult
 		}
 	}
 	return cv
+}
+
+// deepLink is a change's deep link fragment and the words that name it for a screen reader. The
+// fragment reads like a query: "step=N&" names the change's row of the timeline (the same path
+// changes in several steps), "doc=D&" its document on a page of several (the same path changes in
+// each), and "path=" its path, escaped, last so that a path may hold any character. A link made
+// before steps were named, "path=…" alone, still opens the first row with that path (the page's
+// script, highlightDeepLink).
+func deepLink(l *i18n.Localizer, c engine.Change, multi bool, step int) (anchor, label string) {
+	var b strings.Builder
+	if step >= 0 {
+		fmt.Fprintf(&b, "step=%d&", step)
+	}
+	if multi {
+		fmt.Fprintf(&b, "doc=%d&", c.Doc)
+	}
+	b.WriteString("path=" + url.PathEscape(c.Path))
+	switch {
+	case step >= 0 && multi:
+		label = l.T("results.diff.link-label-step-doc", "Path", c.Path, "Step", step, "Doc", c.Doc)
+	case step >= 0:
+		label = l.T("results.diff.link-label-step", "Path", c.Path, "Step", step)
+	case multi:
+		label = l.T("results.diff.link-label-doc", "Path", c.Path, "Doc", c.Doc)
+	default:
+		label = l.T("results.diff.link-label", "Path", c.Path)
+	}
+	return b.String(), label
 }
 
 // withSummary is v with the words its fold shows (its name, if it has one, and its length),

@@ -553,9 +553,11 @@ type More struct {
 
 // ChangeView is one field change.
 type ChangeView struct {
-	// Anchor is the change's deep link fragment, "path=…"; LinkLabel names it for a screen
-	// reader.
+	// Anchor is the change's deep link fragment, "step=N&doc=D&path=…" (handlers' deepLink says
+	// which parts a page's links have); LinkLabel names it for a screen reader.
 	Anchor, LinkLabel string
+	// DocIndex is the change's document, from 1: its row's data-doc, which a deep link's doc= names.
+	DocIndex int
 	// Kind is "added", "removed", "changed" or "moved"; KindText says it in words. The words
 	// are made with the row, which is memoised per language, not on every render.
 	Kind, KindText string

@@ -75,7 +75,7 @@ func (s *server) comparePage(r *http.Request, states [2]State, labels [2]string)
 	if last[0] != nil && last[1] != nil {
 		changes := engine.DiffDocuments(last[0], last[1], "")
 		for _, c := range changes {
-			page.Changes = append(page.Changes, changeView(l, c, last[1], len(last[1]) > 1))
+			page.Changes = append(page.Changes, changeView(l, c, last[1], len(last[1]) > 1, -1))
 		}
 		if len(last[1]) > 1 {
 			// A batch: each document, changed or not.

@@ -266,7 +266,7 @@ func TestLabJobWhy(t *testing.T) {
 		if got := testid(c, side).Find("h2").First().Text(); got != want.label {
 			t.Errorf("%s is labelled %q, want %q", side, got, want.label)
 		}
-		if got := c.doc.Find(`[data-testid="` + side + `"] [data-testid="verdict-job-completes"]`).AttrOr("data-answer", ""); got != want.completes {
+		if got := c.doc.Find(`[data-testid="`+side+`"] [data-testid="verdict-job-completes"]`).AttrOr("data-answer", ""); got != want.completes {
 			t.Errorf("%s: the Job completes: %q, want %q", side, got, want.completes)
 		}
 	}

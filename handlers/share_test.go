@@ -193,12 +193,13 @@ func TestPresenterEmbedAndDeepLinks(t *testing.T) {
 	if testid(noSteps, "slides-none").Length() != 1 || testid(noSteps, "slide-n").Length() != 0 || testid(noSteps, "slide-next").Length() != 0 {
 		t.Fatalf("presenter mode without steps: %q, want only that there is nothing to present", testid(noSteps, "slides").Text())
 	}
-	// Deep links: one per change row, naming its path.
+	// Deep links: one per change row, naming its step and its path.
 	var found bool
 	testid(page, "change").Each(func(_ int, s *goquery.Selection) {
 		a := s.Find(`[data-testid="deep-link"]`).AttrOr("href", "")
-		if a != "#path="+url.PathEscape(s.AttrOr("data-path", "")) {
-			t.Errorf("row %s links %q", s.AttrOr("data-path", ""), a)
+		step := strings.TrimPrefix(s.ParentsFiltered("details.step").AttrOr("data-testid", ""), "diff-step-")
+		if a != "#step="+step+"&path="+url.PathEscape(s.AttrOr("data-path", "")) {
+			t.Errorf("row %s of step %s links %q", s.AttrOr("data-path", ""), step, a)
 		}
 		found = true
 	})

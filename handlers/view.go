@@ -339,36 +339,37 @@ func buildResults(ctx context.Context, l *i18n.Localizer, v view, enc string, tl
 			stepTitle(l, &sv, *s.Step)
 		}
 		var err error
+		shownChanges := 0 // of injection's, on the page
 		if sv.Replaces, err = replacesNotice(ctx, l, s); err != nil {
 			return res, err
 		}
 		sv.Href = v.linkWith(enc, "diff", s.Index)
 		sv.Selected = s.Index == res.Selected
 		sv.Open = s.Index > 0 || len(tl.Steps) == 1 || !res.All
-		// The field changes are computed for the tabs that count or show them, and turned into
-		// rows (their values into YAML) only for the one that shows them; the unified diff only
-		// for its own tab.
-		if want("diff") || want("timeline") {
+		// The field changes are computed for the tabs that count or show them (the diff and the
+		// unified diff head each step with its counts and notes, the timeline counts), and turned
+		// into rows (their values into YAML) only for the one that shows them; the unified diff
+		// only for its own tab. A fragment carries one tab: what that tab shows must not depend on
+		// which other tabs the answer renders.
+		if want("diff") || want("timeline") || want("unified") {
 			changes, err := s.Changes(ctx)
 			if err != nil {
 				return res, err
 			}
+			var cs changeSet
 			if want("diff") {
 				// Shaped once per row, limit and language, and kept with the memoised row: the rows
 				// before the one a toggle adds are not shaped again. The rows hold words (a moved
 				// entry, a flag's meaning), so each language has its own (three at most).
-				cs := s.View(fmt.Sprintf("web.changes/%s/%d/%t", l.Lang(), lim, multi), func() any {
-					return stepChanges(l, changes, s.Documents, lim, maxChanges, multi)
+				cs = s.View(fmt.Sprintf("web.changes/%s/%d/%t", l.Lang(), lim, multi), func() any {
+					return stepChanges(l, changes, s.Documents, lim, maxChanges, multi, s.Index)
 				}).(changeSet)
-				sv.ChangeCount, sv.Changes, sv.Serializer, sv.HiddenChanges = cs.count, cs.changes, cs.serializer, cs.hidden
-				sv.Notes = docNotes(l, s.Documents[:min(lim, len(s.Documents))], prev, len(changes) == 0)
 			} else {
-				for _, c := range changes {
-					if !c.Serializer {
-						sv.ChangeCount++
-					}
-				}
+				cs = countChanges(changes, lim, maxChanges)
 			}
+			sv.ChangeCount, sv.Changes, sv.Serializer, sv.HiddenChanges = cs.count, cs.changes, cs.serializer, cs.hidden
+			sv.SerializerCount, shownChanges = cs.shownSerializer, cs.shown
+			sv.Notes = docNotes(l, s.Documents[:min(lim, len(s.Documents))], prev, len(changes) == 0)
 		}
 		if want("unified") {
 			// Of the documents shown only: the raw diff.txt has them all.
@@ -399,6 +400,7 @@ func buildResults(ctx context.Context, l *i18n.Localizer, v view, enc string, tl
 				sv.Injected++
 			}
 		}
+		sv.Failed = sv.Errors > 0 && shownChanges == 0
 		if want("diff") {
 			// The step's HTML, kept with the row like its rows of changes: a toggle renders only
 			// its own step, and sends the others as placeholders when the page holds them.
@@ -558,25 +560,46 @@ func cutLines(l *i18n.Localizer, text string, max int) (string, int) {
 // serializer's, at most maxChanges of them from the first lim documents, and how many are not
 // shown. Shared between requests: never modified once made.
 type changeSet struct {
-	count, hidden       int
-	changes, serializer []web.ChangeView
+	// count is injection's changes, shown or not; hidden those not shown (of either); shown and
+	// shownSerializer those shown, of injection's and of the serializer's.
+	count, hidden, shown, shownSerializer int
+	changes, serializer                   []web.ChangeView
 }
 
-func stepChanges(l *i18n.Localizer, changes []engine.Change, docs []engine.Document, lim, maxChanges int, multi bool) changeSet {
+// stepChanges is the changeSet of row step, its rows made (changeView) in l's language.
+func stepChanges(l *i18n.Localizer, changes []engine.Change, docs []engine.Document, lim, maxChanges int, multi bool, step int) changeSet {
+	return selectChanges(changes, lim, maxChanges, func(cs *changeSet, c engine.Change) {
+		if c.Serializer {
+			cs.serializer = append(cs.serializer, changeView(l, c, docs, multi, step))
+		} else {
+			cs.changes = append(cs.changes, changeView(l, c, docs, multi, step))
+		}
+	})
+}
+
+// countChanges is the changeSet's counts alone, without its rows: what a step's heading says on
+// a tab that does not list the changes.
+func countChanges(changes []engine.Change, lim, maxChanges int) changeSet {
+	return selectChanges(changes, lim, maxChanges, func(*changeSet, engine.Change) {})
+}
+
+// selectChanges counts changes as the diff tab shows them and calls shown for each it shows.
+func selectChanges(changes []engine.Change, lim, maxChanges int, shown func(*changeSet, engine.Change)) changeSet {
 	var cs changeSet
 	for _, c := range changes {
 		if !c.Serializer {
 			cs.count++
 		}
-		if c.Doc > lim || len(cs.changes)+len(cs.serializer) >= maxChanges {
+		if c.Doc > lim || cs.shown+cs.shownSerializer >= maxChanges {
 			cs.hidden++
 			continue
 		}
 		if c.Serializer {
-			cs.serializer = append(cs.serializer, changeView(l, c, docs, multi))
-			continue
+			cs.shownSerializer++
+		} else {
+			cs.shown++
 		}
-		cs.changes = append(cs.changes, changeView(l, c, docs, multi))
+		shown(&cs, c)
 	}
 	return cs
 }
@@ -601,10 +624,11 @@ var changeKinds = map[engine.ChangeKind]string{
 	engine.Changed: "results.diff.kind.changed", engine.Moved: "results.diff.kind.moved",
 }
 
-// changeView is one change as the diff shows it, worded in l's language.
-func changeView(l *i18n.Localizer, c engine.Change, docs []engine.Document, multi bool) web.ChangeView {
-	cv := web.ChangeView{Kind: string(c.Kind), KindText: l.T(changeKinds[c.Kind]), Path: c.Path, Anchor: "path=" + url.PathEscape(c.Path),
-		LinkLabel: l.T("results.diff.link-label", "Path", c.Path)}
+// changeView is one change as the diff shows it, worded in l's language: a change of row step
+// of the timeline, or, when step is negative, of the one diff of the compare page.
+func changeView(l *i18n.Localizer, c engine.Change, docs []engine.Document, multi bool, step int) web.ChangeView {
+	cv := web.ChangeView{Kind: string(c.Kind), KindText: l.T(changeKinds[c.Kind]), Path: c.Path, DocIndex: c.Doc}
+	cv.Anchor, cv.LinkLabel = deepLink(l, c, multi, step)
 	if multi && c.Doc >= 1 && c.Doc <= len(docs) {
 		d := docs[c.Doc-1]
 		cv.Doc = l.T("results.diff.doc", "Doc", c.Doc, "Kind", d.Kind, "Name", d.Name)
@@ -636,6 +660,34 @@ func changeView(l *i18n.Localizer, c engine.Change, docs []engine.Document, mult
 		}
 	}
 	return cv
+}
+
+// deepLink is a change's deep link fragment and the words that name it for a screen reader. The
+// fragment reads like a query: "step=N&" names the change's row of the timeline (the same path
+// changes in several steps), "doc=D&" its document on a page of several (the same path changes in
+// each), and "path=" its path, escaped, last so that a path may hold any character. A link made
+// before steps were named, "path=…" alone, still opens the first row with that path (the page's
+// script, highlightDeepLink).
+func deepLink(l *i18n.Localizer, c engine.Change, multi bool, step int) (anchor, label string) {
+	var b strings.Builder
+	if step >= 0 {
+		fmt.Fprintf(&b, "step=%d&", step)
+	}
+	if multi {
+		fmt.Fprintf(&b, "doc=%d&", c.Doc)
+	}
+	b.WriteString("path=" + url.PathEscape(c.Path))
+	switch {
+	case step >= 0 && multi:
+		label = l.T("results.diff.link-label-step-doc", "Path", c.Path, "Step", step, "Doc", c.Doc)
+	case step >= 0:
+		label = l.T("results.diff.link-label-step", "Path", c.Path, "Step", step)
+	case multi:
+		label = l.T("results.diff.link-label-doc", "Path", c.Path, "Doc", c.Doc)
+	default:
+		label = l.T("results.diff.link-label", "Path", c.Path)
+	}
+	return b.String(), label
 }
 
 // withSummary is v with the words its fold shows (its name, if it has one, and its length),

@@ -543,8 +543,14 @@ type StepView struct {
 	// HiddenChanges and HiddenLines count the changes (of Changes and Serializer) and unified
 	// diff lines this step has beyond what the page shows (see More).
 	HiddenChanges, HiddenLines int
-	// ChangeCount is how many changes injection or the step made, shown or not.
-	ChangeCount int
+	// ChangeCount is how many changes injection or the step made, shown or not; SerializerCount
+	// how many of the serializer's the page shows. The headings of the field and unified diffs
+	// say both, so both are set for either tab, whether or not its rows are made (Changes and
+	// Serializer are only for the field diff).
+	ChangeCount, SerializerCount int
+	// Failed says a document failed and the page shows none of injection's changes: the heading
+	// says the step failed instead of counting.
+	Failed bool
 	// Body is the diff tab's step rendered (RenderStepBody), when the caller keeps it with the
 	// row; empty, the tab renders it.
 	Body Kept
@@ -571,9 +577,11 @@ type More struct {
 
 // ChangeView is one field change.
 type ChangeView struct {
-	// Anchor is the change's deep link fragment, "path=…"; LinkLabel names it for a screen
-	// reader.
+	// Anchor is the change's deep link fragment, "step=N&doc=D&path=…" (handlers' deepLink says
+	// which parts a page's links have); LinkLabel names it for a screen reader.
 	Anchor, LinkLabel string
+	// DocIndex is the change's document, from 1: its row's data-doc, which a deep link's doc= names.
+	DocIndex int
 	// Kind is "added", "removed", "changed" or "moved"; KindText says it in words. The words
 	// are made with the row, which is memoised per language, not on every render.
 	Kind, KindText string

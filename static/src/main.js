@@ -329,16 +329,38 @@ async function copyText(text) {
   }
 }
 
-// highlightDeepLink marks the change a #path=… link points to and scrolls it into view.
+// readDeepLink reads a change's deep link, "#step=N&doc=D&path=P" (the server's deepLink: step=
+// names the row of the timeline, doc= the document on a page of several, the path comes last),
+// or null when hash is none. An older link, "#path=P" alone, names no step: it opens the first
+// row with that path, as it always did.
+function readDeepLink(hash) {
+  const m = hash.match(/^#(?:step=(\d+)&)?(?:doc=(\d+)&)?path=(.+)$/);
+  if (!m) return null;
+  try {
+    return { step: m[1], doc: m[2], path: decodeURIComponent(m[3]) };
+  } catch {
+    return null; // not an escape a link of ours has
+  }
+}
+
+// deepRow is the change row a deep link names, or null when the page does not show it (a step
+// the page does not list, say).
+function deepRow(link) {
+  const within = link.step === undefined ? document : document.querySelector(`[data-testid="diff-step-${link.step}"]`);
+  if (!within) return null;
+  return [...within.querySelectorAll('[data-testid="change"]')]
+    .find((r) => r.dataset.path === link.path && (link.doc === undefined || r.dataset.doc === link.doc)) || null;
+}
+
+// highlightDeepLink marks the change the address's deep link names, opens what folds it (its
+// step, a fold of the serializer's changes), shows its tab and scrolls it into view.
 function highlightDeepLink() {
-  const m = location.hash.match(/^#path=(.+)$/);
-  if (!m) return;
-  const path = decodeURIComponent(m[1]);
+  const link = readDeepLink(location.hash);
+  if (!link) return;
   for (const old of document.querySelectorAll("tr.highlight")) old.classList.remove("highlight");
-  const row = [...document.querySelectorAll('[data-testid="change"]')].find((r) => r.dataset.path === path);
+  const row = deepRow(link);
   if (!row) return;
-  const details = row.closest("details");
-  if (details) details.open = true;
+  for (let d = row.closest("details"); d; d = d.parentElement.closest("details")) d.open = true;
   const panel = row.closest("[data-panel]");
   if (panel && panel.hidden) selectTab(panel.dataset.panel, false);
   row.classList.add("highlight");

@@ -213,7 +213,7 @@ func (s *Sandbox) run(ctx context.Context, extra []string, job, result any) erro
 			switch {
 			case ws.Signaled() && (ws.Signal() == syscall.SIGKILL || ws.Signal() == syscall.SIGXCPU) && cpu >= time.Duration(s.cfg.Limits.CPUSeconds)*time.Second-100*time.Millisecond:
 				return &LimitError{What: "CPU time", Limits: s.cfg.Limits}
-			case strings.Contains(output.String(), "out of memory"), ws.Signaled() && ws.Signal() == syscall.SIGKILL:
+			case outOfMemory(output.String()), ws.Signaled() && ws.Signal() == syscall.SIGKILL:
 				// The runtime's own message, or the kernel's OOM killer.
 				return &LimitError{What: "memory", Limits: s.cfg.Limits}
 			}
@@ -227,6 +227,15 @@ func (s *Sandbox) run(ctx context.Context, extra []string, job, result any) erro
 		return fmt.Errorf("worker: its answer is not JSON: %v", err)
 	}
 	return nil
+}
+
+// outOfMemory says a worker's last words are the Go runtime dying for want of memory: "runtime:
+// out of memory" when the heap could not grow, "runtime: cannot allocate memory" when a mapping
+// (an arena, a stack) could not be made — under RLIMIT_AS either can come first, depending on
+// what the program was doing when it reached the limit (the second failed TestIsolatedTemplates
+// as an internal error on a busy machine).
+func outOfMemory(output string) bool {
+	return strings.Contains(output, "out of memory") || strings.Contains(output, "cannot allocate memory")
 }
 
 // Serve is the worker's side. Before anything else it sets the limits its flags give on itself;

@@ -472,3 +472,18 @@ func TestOutputBound(t *testing.T) {
 		t.Fatalf("the English catalog says\n%q\nthe isolator says\n%q", got, ie.Msg)
 	}
 }
+
+// TestOutOfMemory: both ways the Go runtime dies at the memory limit read as the limit; another
+// death (a panic, a nil dereference) does not.
+func TestOutOfMemory(t *testing.T) {
+	for out, want := range map[string]bool{
+		"fatal error: runtime: out of memory\n\ngoroutine 1 [running]:":                            true,
+		"runtime: cannot allocate memory\nfatal error: runtime: cannot allocate memory\n":          true,
+		"panic: runtime error: invalid memory address or nil pointer dereference\n[signal SIGSEGV": false,
+		"panic: boom\n\ngoroutine 1 [running]:":                                                    false,
+	} {
+		if got := outOfMemory(out); got != want {
+			t.Errorf("outOfMemory(%q) = %t, want %t", out, got, want)
+		}
+	}
+}

@@ -93,3 +93,62 @@ func TestEmbedOfferCloses(t *testing.T) {
 	do(ctx, t, clickOn(offer+" summary"), shown(pop), clickOn(`[data-testid="tab-unified"]`))
 	waitJS(ctx, t, "the Embed offer closed by a click on the tabs", settledJS+" && "+closed)
 }
+
+// TestProxyConfigDocs: the proxy.istio.io/config editor shows each field's doc from proxy.proto
+// as it reads: links to Istio's docs are links, the stats matcher's example a code block, no
+// Markdown left as text, and a long doc's rest opens from its "more" — with JavaScript off too,
+// since it is a <details>. Looked at in the checked screens (axe, nothing sideways).
+func TestProxyConfigDocs(t *testing.T) {
+	ctx := browser(t)
+	sh := newShots(t)
+	const (
+		matcher = `[data-testid="pc-doc-proxyStatsMatcher"]`
+		more    = `[data-testid="pc-more-proxyStatsMatcher"]`
+	)
+	// (The contents of a closed <details> still have boxes in Chromium: open is what says it is shut.)
+	closed := void(until(settledJS + ` && !!` + query(more) + ` && !` + query(more) + `.open`))
+	open := void(until(settledJS + ` && (() => { const m = ` + query(more) + `; if (!m) return false; m.closest(".annotations").scrollTop = 0;
+		m.scrollIntoView({block: "center"}); return m.open && m.querySelector("pre").offsetHeight > 0; })()`))
+	do(ctx, t,
+		chromedp.Navigate(baseURL+"/?q=stats"),
+		shown(`[data-testid="pc-editor"] > summary`),
+		clickOn(`[data-testid="pc-editor"] > summary`),
+		shown(matcher),
+		closed,
+		clickOn(more+` > summary`),
+		open,
+	)
+	raw := pageValue[[]string](ctx, t, "Markdown left in the docs", `const out = [];
+		for (const d of document.querySelectorAll(".pc-doc")) {
+			const c = d.cloneNode(true);
+			c.querySelectorAll("code, summary").forEach((e) => e.remove());
+			if (/\]\(|`+"`"+`/.test(c.textContent)) out.push(d.dataset.testid + ": " + c.textContent.trim().slice(0, 80));
+		}
+		return {ok: document.querySelectorAll(".pc-doc").length > 20, v: out};`)
+	if len(raw) > 0 {
+		t.Errorf("Markdown shown as text:\n  %s", strings.Join(raw, "\n  "))
+	}
+	if href := attr(ctx, t, `[data-testid="pc-doc-meshId"] a`, "href"); href != "https://istio.io/docs/reference/glossary/#service-mesh" {
+		t.Errorf("meshId's link goes to %q", href)
+	}
+	everyScreen(ctx, t, sh, "the proxy config editor's docs", "docs", open)
+
+	// Without JavaScript the "more" opens all the same.
+	tab, cancel := chromedp.NewContext(ctx)
+	defer cancel()
+	do(tab, t, chromedp.Navigate("about:blank"))
+	noJS(tab, t)
+	do(tab, t,
+		chromedp.Navigate(baseURL+"/?q=stats"),
+		shown(`[data-testid="pc-editor"] > summary`),
+		clickOn(`[data-testid="pc-editor"] > summary`),
+		shown(matcher),
+		closed,
+		clickOn(more+` > summary`),
+		void(until(settledJS+` && `+query(more)+`.open`)),
+	)
+	if got := text(tab, t, more+` pre`); !strings.HasPrefix(got, "proxyStatsMatcher:\n  inclusionRegexps:") {
+		t.Errorf("without JavaScript, the example reads %q", got)
+	}
+	sh.take(tab, "no-javascript")
+}

@@ -190,7 +190,7 @@ func searchedPanel(cat *engine.Catalog, q string) (templ.Component, bool) {
 func configFields() []web.ConfigField {
 	var out []web.ConfigField
 	for _, f := range engine.ProxyConfigFields() {
-		cf := web.ConfigField{Name: f.Name, Kind: string(f.Kind), Type: f.Type, Doc: f.Doc, Field: "pc:" + f.Name, Input: "text"}
+		cf := web.ConfigField{Name: f.Name, Kind: string(f.Kind), Type: f.Type, Doc: web.ParseDoc(f.Doc), Field: "pc:" + f.Name, Input: "text"}
 		switch f.Kind {
 		case engine.KindBool:
 			cf.Input = "select"

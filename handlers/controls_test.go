@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -242,13 +243,95 @@ func TestProxyConfigEditorFromSchema(t *testing.T) {
 		if row.Find(c.input+`[name="pc:`+c.field+`"]`).Length() != 1 {
 			t.Errorf("%s: no %s input", c.field, c.input)
 		}
-		if !strings.Contains(row.Find(".a-desc").Text(), c.doc) {
-			t.Errorf("%s: doc %q lacks %q", c.field, row.Find(".a-desc").Text(), c.doc)
+		if doc := testid(r, "pc-doc-"+c.field).Text(); !strings.Contains(doc, c.doc) {
+			t.Errorf("%s: doc %q lacks %q", c.field, doc, c.doc)
 		}
 	}
 	if got := ed.Find(`select[name="pc:interceptionMode"] option`).Length(); got != 3 {
 		t.Errorf("interceptionMode has %d options, want REDIRECT, TPROXY, NONE", got)
 	}
+}
+
+// TestProxyConfigDocsRendered: the editor shows proxy.proto's docs as what their Markdown means:
+// links to Istio's and Envoy's docs are links (to http(s) addresses, opening in a new tab), code
+// is <code>, the stats matcher's example is a code block, and no "](" or backtick is left as text.
+// A long doc is cut where a sentence ends, the rest behind "more"; nothing is lost.
+func TestProxyConfigDocsRendered(t *testing.T) {
+	h := newServer(t)
+	r := get(t, h, "/")
+	ed := testid(r, "pc-editor")
+	links := map[string]string{}
+	ed.Find(".pc-doc a").Each(func(_ int, a *goquery.Selection) {
+		links[a.Text()] = a.AttrOr("href", "")
+		if a.AttrOr("target", "") != "_blank" || a.AttrOr("rel", "") != "noopener" {
+			t.Errorf("link %q: target %q rel %q", a.Text(), a.AttrOr("target", ""), a.AttrOr("rel", ""))
+		}
+	})
+	for text, href := range map[string]string{
+		"service mesh":          "https://istio.io/docs/reference/glossary/#service-mesh",
+		"runtime configuration": "https://www.envoyproxy.io/docs/envoy/latest/intro/arch_overview/operations/runtime",
+		"Access Log Service":    "https://www.envoyproxy.io/docs/envoy/latest/api-v2/config/accesslog/v2/als.proto",
+	} {
+		if links[text] != href {
+			t.Errorf("link %q goes to %q, want %q (links: %v)", text, links[text], href, links)
+		}
+	}
+	for text, href := range links {
+		if !strings.HasPrefix(href, "https://") && !strings.HasPrefix(href, "http://") {
+			t.Errorf("link %q goes to %q", text, href)
+		}
+	}
+	if got := testid(r, "pc-doc-drainDuration").Find("code").Text(); got != "45s" {
+		t.Errorf("drainDuration's code: %q", got)
+	}
+	if got := testid(r, "pc-doc-proxyStatsMatcher").Find("pre code").Text(); !strings.HasPrefix(got, "proxyStatsMatcher:\n  inclusionRegexps:\n") {
+		t.Errorf("proxyStatsMatcher's example: %q", got)
+	}
+	cut := 0
+	for _, f := range engine.ProxyConfigFields() {
+		d := testid(r, "pc-doc-"+f.Name)
+		if f.Doc == "" {
+			continue
+		}
+		if d.Length() != 1 {
+			t.Errorf("%s: %d docs", f.Name, d.Length())
+			continue
+		}
+		prose := d.Clone()
+		prose.Find("code, summary").Remove()
+		if text := prose.Text(); strings.Contains(text, "](") || strings.Contains(text, "`") {
+			t.Errorf("%s: Markdown left as text: %q", f.Name, text)
+		}
+		if d.Find("p[lang=en], pre[lang=en]").Length() != d.Find("p, pre").Length() {
+			t.Errorf("%s: a paragraph of Istio's English doc is not marked lang=en", f.Name)
+		}
+		more := testid(r, "pc-more-"+f.Name)
+		if more.Length() == 0 {
+			continue
+		}
+		cut++
+		lead := strings.TrimSpace(d.Children().Not("details").Last().Text())
+		rest := strings.TrimSpace(more.Children().Not("summary").First().Text())
+		if !strings.HasSuffix(lead, ".") && !strings.HasSuffix(lead, ":") || rest == "" {
+			t.Errorf("%s: cut between %q and %q, not where a sentence ends", f.Name, lead[max(0, len(lead)-30):], rest[:min(30, len(rest))])
+		}
+		var shown []string
+		d.Find("p, pre").Each(func(_ int, b *goquery.Selection) { shown = append(shown, b.Text()) })
+		if got, want := strings.Join(strings.Fields(strings.Join(shown, " ")), " "), strings.Join(strings.Fields(plainDoc(f.Doc)), " "); got != want {
+			t.Errorf("%s: lead and more read\n%q\nwant\n%q", f.Name, got, want)
+		}
+	}
+	if cut == 0 {
+		t.Error("no doc is long enough to be cut: the cut is not tested on Istio's docs")
+	}
+}
+
+// plainDoc is a doc's words without its Markdown, as the test expects them shown.
+func plainDoc(doc string) string {
+	doc = regexp.MustCompile("(?m)^```.*$").ReplaceAllString(doc, "")
+	doc = regexp.MustCompile(`\[([^\]]+)\]\([^)]*\)|\[([^\]]+)\]\[[^\]]*\]`).ReplaceAllString(doc, "$1$2")
+	doc = regexp.MustCompile("`([^`]*)`").ReplaceAllString(doc, "$1")
+	return regexp.MustCompile(`(^|[^\w])_([^_ ][^_]*)_([^\w]|$)`).ReplaceAllString(doc, "$1$2$3")
 }
 
 // configField posts the editor's Add for one field and follows the redirect.

@@ -43,3 +43,34 @@ func pathSegments(path string) []string {
 	}
 	return append(segs, path[start:])
 }
+
+// titleSegments splits a step's title where a line may break: after "/", ".", "=", ",", ":"
+// ("traffic.sidecar.istio.io/excludeOutboundPorts=3306,6379" → "traffic.", "sidecar.", "istio.",
+// "io/", "excludeOutboundPorts=", "3306,", "6379"), as a person reads it. The browser breaks
+// between words at spaces already, so a joint before a space is left to the space, and a "." between
+// digits ("0.5") is no joint. The page puts a <wbr> between the segments; the title's own CSS breaks
+// inside a segment only when the segment alone is wider than its box.
+func titleSegments(title string) []string {
+	var segs []string
+	start := 0
+	for i := 0; i+1 < len(title); i++ {
+		next := title[i+1]
+		switch title[i] {
+		case '.':
+			if i > 0 && isDigit(title[i-1]) && isDigit(next) {
+				continue
+			}
+		case '/', '=', ',', ':':
+		default:
+			continue
+		}
+		if next == ' ' || next == '\n' || next == '\t' {
+			continue
+		}
+		segs = append(segs, title[start:i+1])
+		start = i + 1
+	}
+	return append(segs, title[start:])
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }

@@ -275,7 +275,9 @@ type AnnotationItem struct {
 // ConfigField is one ProxyConfig field in the proxy.istio.io/config editor: its JSON name, its
 // proto type and doc (from Istio's proxy.proto), and the input its kind gets.
 type ConfigField struct {
-	Name, Kind, Type, Doc string
+	Name, Kind, Type string
+	// Doc is the field's doc comment from proxy.proto, read for the page (ParseDoc).
+	Doc FieldDoc
 	// Field is the form field of its value ("pc:concurrency"); Input is "select", "number",
 	// "textarea" or "text".
 	Field, Input string

@@ -42,7 +42,8 @@ func FieldDocs(src []byte, message string) (map[string]string, error) {
 		t := strings.TrimSpace(l)
 		switch {
 		case strings.HasPrefix(t, "//"):
-			comment = append(comment, strings.TrimSpace(strings.TrimPrefix(t, "//")))
+			// One space after the slashes is the comment's; more is a code block's indentation.
+			comment = append(comment, strings.TrimRight(strings.TrimPrefix(strings.TrimPrefix(t, "//"), " "), " \t"))
 			continue
 		case t == "":
 			comment = nil
@@ -80,21 +81,49 @@ func inOneofsOnly(stack []string) bool {
 	return true
 }
 
+// firstParagraph joins the comment's lines up to its first blank line with spaces, as the text
+// reads, except a fenced code block (```yaml … ```), which keeps its lines and their indentation:
+// it stands on lines of its own, so that a reader can show it as code. A blank line inside a
+// fence does not end the paragraph.
 func firstParagraph(comment []string) string {
-	var out []string
+	var b strings.Builder
+	inFence, afterFence := false, false
 	for _, c := range comment {
 		if strings.Contains(c, "$hide_from_docs") {
 			return "$hide_from_docs"
 		}
-		if c == "" {
-			if len(out) > 0 {
-				break
+		t := strings.TrimSpace(c)
+		fence := strings.HasPrefix(t, "```")
+		switch {
+		case inFence && fence:
+			b.WriteString("\n" + t)
+			inFence, afterFence = false, true
+			continue
+		case inFence:
+			b.WriteString("\n" + c)
+			continue
+		case t == "" && b.Len() > 0:
+			return b.String()
+		case t == "":
+			continue
+		case fence:
+			if b.Len() > 0 {
+				b.WriteString("\n")
 			}
+			b.WriteString(t)
+			inFence = true
 			continue
 		}
-		out = append(out, c)
+		switch {
+		case afterFence:
+			b.WriteString("\n")
+		case b.Len() > 0:
+			b.WriteString(" ")
+		}
+		b.WriteString(t)
+		afterFence = false
 	}
-	return strings.Join(out, " ")
+	return b.String()
 }
 
 // Generate writes a gofmt'ed Go file of package pkg declaring varName, a map from proto field

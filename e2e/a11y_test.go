@@ -428,6 +428,7 @@ func TestPresenterReadable(t *testing.T) {
 	for _, lang := range []string{"ja", "ko"} {
 		do(ctx, t, chromedp.Navigate(baseURL+slide+"&lang="+lang), shown(`[data-testid="lifecycle-svg"]`))
 		labelsInBoxes(ctx, t, "the lifecycle slide in "+lang)
+		checkA11y(ctx, t, "presenter mode, the lifecycle slide in "+lang)
 		checkSlide(ctx, t, "the lifecycle in "+lang, 24)
 		sh.take(ctx, "lifecycle-"+lang)
 	}
@@ -614,6 +615,7 @@ func TestResultTabsKeyboard(t *testing.T) {
 		if len(cut) > 0 {
 			t.Errorf("%s at 1440×900: the tabs %q are not all in view", lang, cut)
 		}
+		checkA11y(ctx, t, "the lab's batch in "+lang)
 	}
 	selected := func() string {
 		return pageValue[string](ctx, t, "the selected tab", `const s = document.querySelector('[role="tab"][aria-selected="true"]'); const f = document.activeElement;

@@ -78,6 +78,7 @@ func TestEmbedOfferCloses(t *testing.T) {
 			t.Errorf("the open Embed offer at %s scrolls the page sideways by %d px", s.name, over)
 		}
 		sh.take(ctx, "open-"+s.name)
+		checkA11y(ctx, t, "the open Embed offer at "+s.name)
 	}
 	do(ctx, t, checkedScreens[0].emulate(), clickOn(pop))
 	if !isOpen() {

@@ -419,6 +419,7 @@ func TestLangByAddress(t *testing.T) {
 	if p := attr(ctx, t, `[data-testid="permalink"]`, "href"); strings.Contains(p, "lang=") || !strings.HasPrefix(p, "/?s=") {
 		t.Errorf("the permalink %q: want a language-free link to the state", p)
 	}
+	checkA11y(ctx, t, "the playground by ?lang=ja, after an annotation")
 	do(ctx, t, chromedp.Reload(), shown(`.cm-content`))
 	waitLang(ctx, t, "ja", "the reload")
 	if c := langCookie(ctx, t); c != "" {

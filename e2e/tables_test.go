@@ -172,8 +172,8 @@ func TestLabPathInBrowser(t *testing.T) {
 }
 
 // TestLabOnPhone: on a phone (390×844) no step of the lab scrolls sideways — step 7 is the
-// compare page, whose two outputs stack — in English, Japanese and Korean; screenshots of steps
-// 1, 4, 7 and 8 at 390×844 and 1440×900.
+// compare page, whose two outputs stack — in English, Japanese and Korean, and each passes axe;
+// screenshots of steps 1, 4, 7 and 8 at 390×844 and 1440×900.
 func TestLabOnPhone(t *testing.T) {
 	ctx := browser(t)
 	sh := newShots(t)
@@ -193,6 +193,7 @@ func TestLabOnPhone(t *testing.T) {
 			if over := sidewaysBy(ctx, t); over > 0 {
 				t.Errorf("lab step %d (%s) at 390 px scrolls sideways by %d px: %s", i, lang, over, strings.Join(widest(ctx, t), "; "))
 			}
+			checkA11y(ctx, t, fmt.Sprintf("lab step %d (%s) at 390 px", i, lang))
 			if i == 1 || i == 4 || i == 7 || i == 8 {
 				sh.take(ctx, fmt.Sprintf("step-%d-%s-390", i, lang))
 				do(ctx, t, checkedScreens[0].emulate())

@@ -11,7 +11,18 @@ FUZZTIME ?=
 # a hang into a failure. The tests' own waits are on conditions, never on the machine's speed.
 TEST_TIMEOUT ?= 60m
 
-.PHONY: run build test unit race fuzz e2e load bench generate check-generated clean controlplane controlplane-bin
+.PHONY: help run build test unit race fuzz e2e load bench generate check-generated clean controlplane controlplane-bin
+
+# help lists the targets and what each does.
+help:
+	@echo "make run              build and serve the playground on http://localhost:8080 (ADDR=:8080)"
+	@echo "make test             every test: vet, unit, race, fuzz, browser (installs chromium and PostgreSQL when missing)"
+	@echo "make unit | race | fuzz | e2e   one part of make test (FUZZTIME=30s overrides the fuzz budgets)"
+	@echo "make build            bin/sidecarlab"
+	@echo "make generate         templ's Go and the editor bundle; check-generated: that nothing changed"
+	@echo "make load | bench     the load test on 127.0.0.1, and the benchmarks (see BENCHMARKS.md)"
+	@echo "make controlplane-bin the test control plane's programs (kube-apiserver, etcd, istiod, kubectl)"
+	@echo "make clean            remove bin/, node_modules and screenshots"
 
 run: build
 	./bin/sidecarlab serve --addr $(ADDR)
@@ -29,7 +40,7 @@ test:
 
 # The Go source folders; gofmt checks them all, goimports (pinned in go.mod) all but templ's output,
 # whose import blocks templ writes and make generate would rewrite.
-GODIRS := cmd engine explain handlers web static store deploy e2e sandbox admission report internal controlplane clustermesh
+GODIRS := cmd engine explain handlers web static store deploy e2e sandbox admission report internal controlplane clustermesh i18n
 
 unit:
 	@test -z "$$(gofmt -l $(GODIRS))" || (gofmt -l $(GODIRS); echo "gofmt needed" >&2; exit 1)

@@ -136,6 +136,13 @@ func TestPodSecurity(t *testing.T) {
 		t.Fatal("restricted admitted the injected pod")
 	}
 	t.Logf("restricted, CNI: %q", r.Violations)
+	// audit (and warn) only record: the pod the audit level finds fault with is admitted, and
+	// the violation is reported beside it, as the API server's audit annotation has it.
+	audit := engine.Namespace{Name: "shop", Labels: map[string]string{"istio-injection": "enabled", "pod-security.kubernetes.io/audit": "baseline"}}
+	r = admitOne(t, deployment, engine.Settings{}, audit)
+	if !r.Injected || !r.Admitted || len(r.Violations) == 0 || !strings.Contains(strings.Join(r.Violations, " "), "NET_ADMIN") {
+		t.Fatalf("audit=baseline, classic injection: injected %v admitted %v violations %q, want injected, admitted, the audit's violation reported", r.Injected, r.Admitted, r.Violations)
+	}
 }
 
 // TestTraceMatchesWebhook runs a matrix of namespaces × pod labels and annotations × host

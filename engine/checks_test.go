@@ -142,6 +142,7 @@ func TestChecks(t *testing.T) {
 
 		{"webhook auto on 1.30 nodes", labDeployment, nil, Settings{Mode: ModeWebhook, KubernetesVersion: "1.30"}, "webhook-auto-stays-classic", true, "containers[istio-proxy]", params{"version": "1.30"}},
 		{"webhook auto on 1.32 nodes", labDeployment, nil, Settings{Mode: ModeWebhook, KubernetesVersion: "1.32"}, "webhook-auto-stays-classic", true, "containers[istio-proxy]", params{"version": "1.32"}},
+		{"webhook auto on 1.32 nodes, the pod opted out of native sidecars itself", labDeployment, []Step{{Key: "sidecar.istio.io/nativeSidecar", Value: "false"}}, Settings{Mode: ModeWebhook, KubernetesVersion: "1.32"}, "webhook-auto-stays-classic", false, "", nil},
 		{"webhook auto on 1.33 nodes, the first it goes native on", labDeployment, nil, Settings{Mode: ModeWebhook, KubernetesVersion: "1.33"}, "webhook-auto-stays-classic", false, "", nil},
 		{"webhook auto on 1.34 nodes", labDeployment, nil, Settings{Mode: ModeWebhook, KubernetesVersion: "1.34"}, "webhook-auto-stays-classic", false, "", nil},
 		{"kube-inject is not the webhook", labDeployment, nil, Settings{}, "webhook-auto-stays-classic", false, "", nil},

@@ -299,3 +299,25 @@ func errorsText(errs []*InputError) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// TestMarkSerializer: a change of step 0 is marked as the serializer's only when the serializer
+// alone makes that very change — the same document, path, kind and values; the same path with
+// another value is injection's.
+func TestMarkSerializer(t *testing.T) {
+	serializer := []Change{
+		{Doc: 1, Path: "spec.template.metadata.creationTimestamp", Kind: Added, New: nil},
+		{Doc: 1, Path: "status", Kind: Added, New: map[string]any{}},
+	}
+	changes := []Change{
+		{Doc: 1, Path: "spec.template.metadata.creationTimestamp", Kind: Added, New: nil},
+		{Doc: 1, Path: "status", Kind: Added, New: map[string]any{"phase": "Pending"}},
+		{Doc: 2, Path: "status", Kind: Added, New: map[string]any{}},
+		{Doc: 1, Path: "spec.template.spec.containers[istio-proxy]", Kind: Added, New: map[string]any{"name": "istio-proxy"}},
+	}
+	markSerializer(changes, serializer)
+	for i, want := range []bool{true, false, false, false} {
+		if changes[i].Serializer != want {
+			t.Errorf("change %d (%s %s in document %d, %v): serializer's %t, want %t", i, changes[i].Kind, changes[i].Path, changes[i].Doc, changes[i].New, changes[i].Serializer, want)
+		}
+	}
+}

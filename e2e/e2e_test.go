@@ -61,7 +61,7 @@ func browser(t *testing.T, extra ...chromedp.ExecAllocatorOption) context.Contex
 // /static/ assets count.
 func watchConsole(ctx context.Context, t *testing.T) context.Context {
 	t.Helper()
-	c := &console{}
+	c := &console{seen: make(chan struct{}, 1)}
 	if err := chromedp.Listen(ctx, func(ev any) {
 		switch ev := ev.(type) {
 		case *cdplog.EventEntryAdded:
@@ -102,6 +102,7 @@ func watchConsole(ctx context.Context, t *testing.T) context.Context {
 type console struct {
 	mu   sync.Mutex
 	errs []string
+	seen chan struct{} // signalled when an error is added
 }
 
 type consoleKey struct{}
@@ -112,6 +113,10 @@ func (c *console) add(s string) {
 	if len(c.errs) < 20 {
 		c.errs = append(c.errs, s)
 	}
+	select {
+	case c.seen <- struct{}{}:
+	default:
+	}
 }
 
 func (c *console) take() []string {
@@ -119,7 +124,32 @@ func (c *console) take() []string {
 	defer c.mu.Unlock()
 	out := c.errs
 	c.errs = nil
+	select { // the signal goes with the errors it announced
+	case <-c.seen:
+	default:
+	}
 	return out
+}
+
+// awaitConsole waits until the browser of ctx has written an error to its console (or patience
+// runs out) and takes what it wrote (takeConsole).
+func awaitConsole(ctx context.Context) []string {
+	c := ctx.Value(consoleKey{}).(*console)
+	if errs := c.take(); len(errs) > 0 {
+		return errs
+	}
+	for deadline := time.After(patience); ; {
+		select {
+		case <-c.seen:
+		case <-ctx.Done():
+			return nil
+		case <-deadline:
+			return nil
+		}
+		if errs := c.take(); len(errs) > 0 {
+			return errs
+		}
+	}
 }
 
 // takeConsole is what the browser of ctx wrote to its console as errors so far, which then no
@@ -500,11 +530,7 @@ func TestConsoleWatched(t *testing.T) {
 		if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](js)); err != nil {
 			t.Fatal(err)
 		}
-		var errs []string
-		for deadline := time.Now().Add(patience); len(errs) == 0 && time.Now().Before(deadline); time.Sleep(25 * time.Millisecond) {
-			errs = takeConsole(ctx)
-		}
-		if len(errs) == 0 {
+		if errs := awaitConsole(ctx); len(errs) == 0 {
 			t.Errorf("%s: the console watch saw nothing", what)
 		}
 	}

@@ -144,7 +144,7 @@ func labelWidth(s string) float64 {
 	em := 0.0
 	for _, r := range s {
 		switch {
-		case unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul) || (r >= 0xFF01 && r <= 0xFF60) || (r >= 0x3000 && r <= 0x303F):
+		case wideRune(r) || (r >= 0xFF01 && r <= 0xFF60) || (r >= 0x3000 && r <= 0x303F):
 			em += 1
 		case strings.ContainsRune(" .,:;·|!'ilIjft()[]", r):
 			em += 0.34
@@ -197,8 +197,9 @@ func labelLines(label string, room float64) []string {
 }
 
 // wideScript says s holds a character of a script that breaks between characters (CJK, Hangul).
-func wideScript(s string) bool {
-	return strings.IndexFunc(s, func(r rune) bool {
-		return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
-	}) >= 0
+func wideScript(s string) bool { return strings.IndexFunc(s, wideRune) >= 0 }
+
+// wideRune is a character of a wide script that breaks between characters (CJK, Hangul).
+func wideRune(r rune) bool {
+	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
 }

@@ -3,7 +3,6 @@ package handlers
 import (
 	"context"
 	"encoding/json"
-	"slices"
 	"strings"
 	"sync"
 
@@ -197,21 +196,21 @@ func (lp *labPath) forState(l *i18n.Localizer, st State) web.LabNav {
 	return lp.nav(l, key, left, mine)
 }
 
-// wentOnFrom is the lab step (1-based) st went on from with annotations of its own — the step
-// whose state is st's but for steps st adds after it, the latest such step — or 0.
+// wentOnFrom is the lab step (1-based) st went on from with annotations of its own — the latest
+// step whose key (labKey) is st's with its steps cut to that step's — or 0.
 func (lp *labPath) wentOnFrom(st State) int {
-	settings := labKey(State{Settings: st.Settings})
-	best, bestLen := 0, -1
-	for i, s := range lp.steps {
-		ls := s.state
-		if ls == nil || len(st.Steps) <= len(ls.Steps) || len(ls.Steps) <= bestLen ||
-			strings.ReplaceAll(st.Manifest, "\r\n", "\n") != ls.Manifest || labKey(State{Settings: ls.Settings}) != settings ||
-			!slices.Equal(st.Steps[:len(ls.Steps)], ls.Steps) {
+	for i := len(lp.steps) - 1; i >= 0; i-- {
+		s := lp.steps[i]
+		if s.state == nil || len(st.Steps) <= len(s.state.Steps) {
 			continue
 		}
-		best, bestLen = i+1, len(ls.Steps)
+		cut := st
+		cut.Steps = st.Steps[:len(s.state.Steps)]
+		if labKey(cut) == s.key {
+			return i + 1
+		}
 	}
-	return best
+	return 0
 }
 
 // forCompare is the strip of a comparison of a and b.

@@ -40,6 +40,7 @@ func showValueIn(l *i18n.Localizer, v any, omitted int) web.Value {
 	}
 	var out web.Value
 	var text string
+	var decoded map[string]any // a map value with its JSON strings decoded, for abridged
 	switch x := v.(type) {
 	case string:
 		if d, ok := decodeJSONString(x); ok {
@@ -50,11 +51,12 @@ func showValueIn(l *i18n.Localizer, v any, omitted int) web.Value {
 	case map[string]any, []any:
 		// JSON inside the value's strings (the status annotation in a whole annotations map, the
 		// PROXY_CONFIG of a whole container) is decoded too, and the note says so.
-		d, decoded := decodeJSONStrings(x)
+		d, inStrings := decodeJSONStrings(x)
 		text = yamlText(d)
-		if decoded {
+		if inStrings {
 			out.Note = l.T("lab.value.json-strings")
 		}
+		decoded, _ = d.(map[string]any)
 	default:
 		text = engine.FormatValue(x)
 	}
@@ -72,11 +74,10 @@ func showValueIn(l *i18n.Localizer, v any, omitted int) web.Value {
 	if m, ok := v.(map[string]any); ok {
 		out.Name, _ = m["name"].(string)
 	}
-	if m, ok := v.(map[string]any); ok && (lines > maxBlockLines || len(text) > maxBlock) {
+	if decoded != nil && (lines > maxBlockLines || len(text) > maxBlock) {
 		// A whole container or volume: its largest fields give way, so that the short ones
 		// (resources, lifecycle, image) stay in view.
-		d, _ := decodeJSONStrings(m)
-		text = abridged(l, d.(map[string]any))
+		text = abridged(l, decoded)
 	}
 	all := strings.Split(text, "\n")
 	kept, n := 0, 0

@@ -48,7 +48,7 @@ func WithURLLang(ctx context.Context, code string) context.Context {
 // (WithURLLang). Links meant to be shared (the permalink, a short link) do not go through it, so
 // they open in their reader's language.
 func CarryLang(ctx context.Context, u string) string {
-	code, _ := ctx.Value(urlLangKey{}).(string)
+	code := urlLang(ctx)
 	if code == "" || !strings.HasPrefix(u, "/") || strings.HasPrefix(u, "//") {
 		return u
 	}

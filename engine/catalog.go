@@ -313,7 +313,7 @@ func fitsKind(a Annotation, value string) bool {
 const maxQuantityLen = 64
 
 // annotationSizeError applies the two bounds that protect the server, the only refusals that are
-// not Istio's (README, "Limits"): Kubernetes' own limit on annotations (256 KiB in all), and 64
+// not Istio's (docs/playground.md, "Limits"): Kubernetes' own limit on annotations (256 KiB in all), and 64
 // characters for the resource annotations Istio parses as quantities.
 func annotationSizeError(key, value string) *InputError {
 	if len(key)+len(value) > validation.TotalAnnotationSizeLimitB {

@@ -8,7 +8,7 @@ import (
 )
 
 // origin is this server's address: --public-url when it is set, else as the browser reached it:
-// https when the connection is TLS, or when a trusted proxy (one of --trusted-proxy) says it
+// https when the connection is TLS, or when a trusted proxy (one of --trusted-proxies) says it
 // terminated TLS (X-Forwarded-Proto); the Host the request named. Without trusted proxies the
 // header is ignored: anyone can send it.
 func (s *server) origin(r *http.Request) string {

@@ -158,7 +158,7 @@ func TestAnswersBounded(t *testing.T) {
 			func(t *testing.T) (http.Handler, Engine, *memLinks) {
 				e := boundsIsolated(t)
 				links := newMemLinks()
-				return New(testLogger(), func() Engine { return e }, Config{Links: links, RequestTimeout: time.Minute}), e, links
+				return New(testLogger(), func() Engine { return e }, testConfig(Config{Links: links})), e, links
 			}},
 	}
 	for _, c := range cases {

@@ -18,7 +18,7 @@ import (
 // once. (A server refuses such nesting by default, TestWorkLimits; this one is told to read it.)
 func TestNestingIsNotEchoed(t *testing.T) {
 	newServer(t)
-	h := New(testLogger(), func() Engine { return eng }, Config{Work: engine.Limits{MaxDepth: 10000}})
+	h := New(testLogger(), func() Engine { return eng }, testConfig(Config{Work: engine.Limits{MaxDepth: 10000}}))
 	pod := "apiVersion: v1\nkind: Pod\nmetadata:\n  name: nest\nspec:\n  containers:\n  - name: a\n    image: nginx\n"
 	manifest := pod + "extra: " + strings.Repeat("[", 9000) + strings.Repeat("]", 9000) + "\n"
 	body, _ := json.Marshal(InjectRequest{Manifest: manifest})

@@ -44,7 +44,7 @@ func (h holdingEngine) Timeline(ctx context.Context, m []byte, st []engine.Step,
 func TestHeavyLane(t *testing.T) {
 	newServer(t)
 	he := holdingEngine{Engine: eng, started: make(chan struct{}, 1), release: make(chan struct{})}
-	h := New(testLogger(), func() Engine { return he }, Config{MaxConcurrent: 1, QueueWait: 50 * time.Millisecond})
+	h := New(testLogger(), func() Engine { return he }, testConfig(Config{MaxConcurrent: 1, QueueWait: 50 * time.Millisecond}))
 	done := make(chan response)
 	go func() { done <- get(t, h, stateLink(t, State{Manifest: testkit.Pods(300, 0) + "\n# hold\n"})) }()
 	<-he.started // the heavy lane's one slot is taken

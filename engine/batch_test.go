@@ -1,12 +1,9 @@
 package engine
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -16,7 +13,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
@@ -71,37 +67,6 @@ func TestBatch(t *testing.T) {
 	check("report-classic", rc.Proxy == "containers" && strings.Contains(strings.Join(rc.Pitfalls, " "), "job-classic-sidecar"), "classic Job pitfall")
 	rn := by["report-native"]
 	check("report-native", rn.Proxy == "initContainers" && rn.PreStop != "" && !strings.Contains(strings.Join(rn.Pitfalls, " "), "job-classic-sidecar"), "native Job")
-
-	golden(t, "batch/rows.md", BatchMarkdown(rows))
-
-	// CSV and JSON round-trip.
-	ignore := cmpopts.IgnoreUnexported(Capacity{})
-	back, err := ParseBatchCSV(BatchCSV(rows))
-	if err != nil {
-		t.Fatal(err)
-	}
-	norm := func(rs []BatchRow) []BatchRow {
-		out := append([]BatchRow(nil), rs...)
-		for i := range out {
-			if out[i].Proxy == "" {
-				out[i].Capacity = Capacity{}
-			}
-		}
-		return out
-	}
-	if d := cmp.Diff(norm(rows), norm(back), ignore); d != "" {
-		t.Fatalf("CSV round trip (-want +got)\n%s", d)
-	}
-	var fromJSON []BatchRow
-	if err := json.Unmarshal(BatchJSON(rows), &fromJSON); err != nil {
-		t.Fatal(err)
-	}
-	if d := cmp.Diff(rows, fromJSON, ignore); d != "" {
-		t.Fatalf("JSON round trip (-want +got)\n%s", d)
-	}
-	if _, err := ParseBatchCSV([]byte("a,b\n1,2\n")); err == nil {
-		t.Fatal("a foreign CSV was accepted")
-	}
 }
 
 func TestCapacityFor(t *testing.T) {
@@ -114,47 +79,6 @@ func TestCapacityFor(t *testing.T) {
 	}
 	if _, err := os.Stat("testdata/batch"); err != nil {
 		t.Fatal(err)
-	}
-}
-
-// TestBatchSpreadsheetSafe: a CSV cell that starts like a formula (=, +, -, @, their full-width
-// forms, tab, CR, LF, after any spaces) is written with a leading quote, as OWASP recommends
-// against CSV injection, and reads back as it was; so does a cell that is a quote before one.
-// Markdown escapes its own markup instead and adds no quote. Other cells are written as they are.
-// Before: a leading space and ＝ passed, and the Markdown kept the CSV's quote.
-func TestBatchSpreadsheetSafe(t *testing.T) {
-	rows := []BatchRow{
-		{Doc: 1, Kind: "Pod", Name: "a", Result: "error", Reason: `=HYPERLINK("http://evil","x")`, Exclusions: "-i *", ProxyConfig: "+1", PostStart: "@SUM(A1)"},
-		{Doc: 2, Kind: "Pod", Name: "b", Result: "injected", Reason: "plain", PreStop: "sleep 5", Requests: " =1+1", Limits: "＝1+1", ProxyConfig: "'=1"},
-		{Doc: 3, Kind: "Pod", Name: "c|d", Result: "injected", Reason: "a\nb `x` *y* <b>", Requests: "＋1", Limits: "\u3000-1", ProxyConfig: "'plain"},
-	}
-	csvOut := string(BatchCSV(rows))
-	md := string(BatchMarkdown(rows))
-	for _, want := range []string{`"'=HYPERLINK(""http://evil"",""x"")"`, "'-i *", "'+1", "'@SUM(A1)", "' =1+1", "'＝1+1", "''=1", "'＋1", "'\u3000-1", ",'plain,", ",plain,"} {
-		if !strings.Contains(csvOut, want) {
-			t.Errorf("CSV lacks %s:\n%s", want, csvOut)
-		}
-	}
-	if strings.Contains(csvOut, "'sleep") || strings.Contains(csvOut, "''plain") {
-		t.Errorf("an ordinary cell was escaped:\n%s", csvOut)
-	}
-	back, err := ParseBatchCSV([]byte(csvOut))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range rows {
-		if back[i].Reason != rows[i].Reason || back[i].Exclusions != rows[i].Exclusions || back[i].ProxyConfig != rows[i].ProxyConfig ||
-			back[i].PostStart != rows[i].PostStart || back[i].Requests != rows[i].Requests || back[i].Limits != rows[i].Limits {
-			t.Errorf("row %d read back %+v, want %+v", i+1, back[i], rows[i])
-		}
-	}
-	for _, want := range []string{`| =HYPERLINK("http://evil","x") |`, "| -i \\* |", "| +1 |", "| c\\|d |", "| a b \\`x\\` \\*y\\* \\<b\\> |", "| ＝1+1 |"} {
-		if !strings.Contains(md, want) {
-			t.Errorf("Markdown lacks %s:\n%s", want, md)
-		}
-	}
-	if strings.Contains(md, "'") && !strings.Contains(md, "| 'plain |") {
-		t.Errorf("the Markdown has a spreadsheet's quote:\n%s", md)
 	}
 }
 
@@ -238,64 +162,6 @@ func TestQuantityText(t *testing.T) {
 				t.Errorf("%q reads back as %d, want %d", got, v, c.n)
 			}
 		})
-	}
-}
-
-// TestBatchColumns: CSV and Markdown written in chosen columns have those columns, in the order
-// given, and the CSV reads back into those fields alone; no columns is every column; JSON, unknown
-// and repeated columns are refused.
-func TestBatchColumns(t *testing.T) {
-	rows := []BatchRow{
-		{Doc: 1, Kind: "Deployment", Name: "held", Namespace: "lab", Result: "injected", Proxy: "containers", ProxyFirst: true, Requests: "cpu=100m"},
-		{Doc: 2, Kind: "Pod", Name: "no-mesh", Result: "skipped", Reason: "off"},
-	}
-	cols := []string{"kind", "name", "proxy first", "result", "reason"}
-	csvOut, err := BatchFile(rows, BatchFormatCSV, cols...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := "kind,name,proxy first,result,reason\nDeployment,held,yes,injected,\nPod,no-mesh,,skipped,off\n"; string(csvOut) != want {
-		t.Errorf("CSV in chosen columns:\n%s\nwant\n%s", csvOut, want)
-	}
-	back, err := ParseBatchCSV(csvOut)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []BatchRow{
-		{Kind: "Deployment", Name: "held", Result: "injected", ProxyFirst: true},
-		{Kind: "Pod", Name: "no-mesh", Result: "skipped", Reason: "off"},
-	}
-	if d := cmp.Diff(want, back, cmpopts.IgnoreUnexported(Capacity{})); d != "" {
-		t.Errorf("read back (-want +got)\n%s", d)
-	}
-	md, err := BatchFile(rows, BatchFormatMarkdown, cols...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := "| kind | name | proxy first | result | reason |\n|---|---|---|---|---|\n| Deployment | held | yes | injected |  |\n| Pod | no-mesh |  | skipped | off |\n"; string(md) != want {
-		t.Errorf("Markdown in chosen columns:\n%s\nwant\n%s", md, want)
-	}
-	for _, f := range []BatchFormat{BatchFormatCSV, BatchFormatMarkdown, BatchFormatJSON} {
-		all, err := BatchFile(rows, f)
-		if err != nil || string(all) != string(batchBytes(rows, f)) {
-			t.Errorf("%s with no columns is not every column: %v", f, err)
-		}
-	}
-	for _, c := range []struct {
-		name   string
-		format BatchFormat
-		cols   []string
-	}{
-		{"JSON in columns", BatchFormatJSON, []string{"name"}},
-		{"an unknown column", BatchFormatCSV, []string{"name", "colour"}},
-		{"a column twice", BatchFormatMarkdown, []string{"name", "name"}},
-	} {
-		if _, err := BatchFile(rows, c.format, c.cols...); err == nil {
-			t.Errorf("%s was accepted", c.name)
-		}
-	}
-	if _, err := ParseBatchCSV([]byte("name,name\nx,y\n")); err == nil {
-		t.Error("a CSV with a column twice was read")
 	}
 }
 
@@ -478,51 +344,6 @@ func TestBatchStreamStops(t *testing.T) {
 				t.Fatalf("%d rows emitted, %d of 40 documents started after the stop", rows, started.Load())
 			}
 		})
-	}
-}
-
-// TestBatchWriter: rows written one at a time are the bytes of the whole batch's JSON array
-// (json.MarshalIndent, as the JSON download always was), CSV and Markdown, for no rows, one row
-// and many.
-func TestBatchWriter(t *testing.T) {
-	e := testEngine(t)
-	r := mustInject(t, e, mixedBatch(t), nil, Settings{})
-	all := Batch(r.Documents, r.Findings)
-	for _, rows := range [][]BatchRow{{}, all[:1], all} {
-		want, err := json.MarshalIndent(rows, "", "  ")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := BatchJSON(rows); string(got) != string(want)+"\n" {
-			t.Fatalf("%d rows: JSON differs from json.MarshalIndent:\n%s", len(rows), UnifiedDiff(string(want)+"\n", string(got)))
-		}
-		for _, f := range []struct {
-			format BatchFormat
-			whole  func([]BatchRow) []byte
-		}{{BatchFormatJSON, BatchJSON}, {BatchFormatCSV, BatchCSV}, {BatchFormatMarkdown, BatchMarkdown}} {
-			var buf bytes.Buffer
-			w, err := NewBatchWriter(&buf, f.format)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i, row := range rows {
-				if err := w.Write(row); err != nil {
-					t.Fatal(err)
-				}
-				if i == 0 && buf.Len() == 0 {
-					t.Fatalf("%s: the first row was not written when given", f.format)
-				}
-			}
-			if err := w.Close(); err != nil {
-				t.Fatal(err)
-			}
-			if got, want := buf.String(), string(f.whole(rows)); got != want {
-				t.Fatalf("%s, %d rows: streamed differs from whole:\n%s", f.format, len(rows), UnifiedDiff(want, got))
-			}
-		}
-	}
-	if _, err := NewBatchWriter(io.Discard, "xlsx"); err == nil {
-		t.Fatal("an unknown format was accepted")
 	}
 }
 

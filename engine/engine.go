@@ -1,8 +1,12 @@
 // Package engine is sidecarlab's injection engine: Istio's own sidecar injector
-// (istio.io/istio/pkg/kube/inject) fed by installations rendered from Istio's own charts, plus
-// what sidecarlab adds around it — annotation steps, a semantic diff, the annotation catalog.
-// Nothing about injection is re-implemented here. The package is pure: no HTTP, no templates, no
-// logging; callers decide how results and errors are shown.
+// (istio.io/istio/pkg/kube/inject) fed by installations rendered from Istio's own charts or taken
+// from a mesh's own configuration, run as kube-inject or the webhook runs it. Around it is what
+// sidecarlab reads from the results: the timeline of annotation steps and its memo, the diff
+// between two rows (field by field and unified), the pitfall checks and where their findings are
+// in the input, the annotation and ProxyConfig catalogs, the pod's lifecycle, the batch's rows
+// and their capacity, upgrade previews and the label fix. Nothing about injection is
+// re-implemented here. The package is pure: no HTTP, no templates, no logging; callers decide how
+// results and errors are shown (package report writes the CLI's and the batch's formats).
 package engine
 
 import (

@@ -231,3 +231,70 @@ func DroppedProxyConfigFields(old, new string) []string {
 	slices.Sort(out)
 	return out
 }
+
+type unknownField struct{ path, suggest string }
+
+// unknownProxyConfigFields lists fields of a proxy.istio.io/config value that ProxyConfig lacks,
+// walking nested messages (maps and well-known types are leaves).
+func unknownProxyConfigFields(value string) []unknownField {
+	var m map[string]any
+	if yaml.Unmarshal([]byte(value), &m) != nil {
+		return nil
+	}
+	var out []unknownField
+	var walk func(prefix string, m map[string]any, md protoreflect.MessageDescriptor)
+	walk = func(prefix string, m map[string]any, md protoreflect.MessageDescriptor) {
+		names := fieldNames(md)
+		for _, k := range sortedKeys(m) {
+			fd := findField(md, k)
+			if fd == nil {
+				out = append(out, unknownField{path: prefix + k, suggest: closest(k, names)})
+				continue
+			}
+			if sub, ok := m[k].(map[string]any); ok && fd.Kind() == protoreflect.MessageKind && !fd.IsMap() &&
+				!strings.HasPrefix(string(fd.Message().FullName()), "google.protobuf.") {
+				walk(prefix+k+".", sub, fd.Message())
+			}
+		}
+	}
+	walk("", m, (&meshconfig.ProxyConfig{}).ProtoReflect().Descriptor())
+	return out
+}
+
+func findField(md protoreflect.MessageDescriptor, name string) protoreflect.FieldDescriptor {
+	fields := md.Fields()
+	for i := range fields.Len() {
+		fd := fields.Get(i)
+		if fd.JSONName() == name || string(fd.Name()) == name {
+			return fd
+		}
+	}
+	return nil
+}
+
+func fieldNames(md protoreflect.MessageDescriptor) []string {
+	fields := md.Fields()
+	out := make([]string, 0, fields.Len())
+	for i := range fields.Len() {
+		out = append(out, fields.Get(i).JSONName())
+	}
+	return out
+}
+
+// renameTopField rewrites a proxy config with one top-level field renamed, as YAML.
+func renameTopField(value, from, to string) (string, bool) {
+	if strings.Contains(from, ".") {
+		return "", false
+	}
+	var m map[string]any
+	if yaml.Unmarshal([]byte(value), &m) != nil {
+		return "", false
+	}
+	m[to] = m[from]
+	delete(m, from)
+	b, err := yaml.Marshal(m)
+	if err != nil {
+		return "", false
+	}
+	return strings.TrimSuffix(string(b), "\n"), true
+}

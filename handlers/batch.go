@@ -10,6 +10,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/explain"
 	"github.com/sidecarlab/sidecarlab/i18n"
+	"github.com/sidecarlab/sidecarlab/report"
 	"github.com/sidecarlab/sidecarlab/web"
 )
 
@@ -34,13 +35,13 @@ func (s *server) handleBatchFile(format string) http.Handler {
 		switch format {
 		case "csv":
 			w.Header().Set("Content-Type", "text/csv; charset=utf-8")
-			body, err = engine.BatchFile(rows, engine.BatchFormatCSV, fileColumns(v.cols)...)
+			body, err = report.BatchFile(rows, report.BatchFormatCSV, fileColumns(v.cols)...)
 		case "md":
 			w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
-			body, err = engine.BatchFile(rows, engine.BatchFormatMarkdown, fileColumns(v.cols)...)
+			body, err = report.BatchFile(rows, report.BatchFormatMarkdown, fileColumns(v.cols)...)
 		default:
 			w.Header().Set("Content-Type", "application/json")
-			body = engine.BatchJSON(rows)
+			body = report.BatchJSON(rows)
 		}
 		if err != nil {
 			return err

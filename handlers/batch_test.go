@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/report"
 	"github.com/sidecarlab/sidecarlab/web"
 )
 
@@ -84,7 +85,7 @@ func TestBatchTable(t *testing.T) {
 	}
 	// With no columns chosen the downloads keep every column, and no totals row.
 	csv := get(t, h, testid(r, "batch-csv").AttrOr("href", ""))
-	if back, err := engine.ParseBatchCSV([]byte(csv.body)); err != nil || len(back) != 8 {
+	if back, err := report.ParseBatchCSV([]byte(csv.body)); err != nil || len(back) != 8 {
 		t.Errorf("csv: %v, %d rows", err, len(back))
 	}
 
@@ -196,7 +197,7 @@ func TestBatchDownloadColumns(t *testing.T) {
 			if d := cmp.Diff(strings.Join(c.cols, ","), head); d != "" {
 				t.Errorf("CSV header (-want +got)\n%s", d)
 			}
-			back, err := engine.ParseBatchCSV([]byte(csv.body))
+			back, err := report.ParseBatchCSV([]byte(csv.body))
 			if err != nil || len(back) != 2 || back[0].Name != "web" || back[1].Kind != "Service" {
 				t.Errorf("CSV: %v %+v", err, back)
 			}

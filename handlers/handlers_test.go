@@ -23,6 +23,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
+	"github.com/sidecarlab/sidecarlab/report"
 	"github.com/sidecarlab/sidecarlab/web"
 )
 
@@ -802,7 +803,7 @@ func TestBatchDownloads(t *testing.T) {
 		t.Fatalf("json: %v %+v", err, rows)
 	}
 	csv := get(t, h, testid(r, "batch-csv").AttrOr("href", ""))
-	back, err := engine.ParseBatchCSV([]byte(csv.body))
+	back, err := report.ParseBatchCSV([]byte(csv.body))
 	if err != nil || len(back) != 3 || back[0].Name != "web" || back[0].Requests != rows[0].Requests {
 		t.Fatalf("csv: %v %+v", err, back)
 	}
@@ -819,7 +820,7 @@ func TestBatchDownloads(t *testing.T) {
 	if err := json.Unmarshal([]byte(api.body), &resp); err != nil {
 		t.Fatal(err)
 	}
-	if d := cmp.Diff(string(engine.BatchJSON(rows)), string(engine.BatchJSON(resp.Batch))); d != "" {
+	if d := cmp.Diff(string(report.BatchJSON(rows)), string(report.BatchJSON(resp.Batch))); d != "" {
 		t.Fatalf("API rows differ from the download (-web +api)\n%s", d)
 	}
 	if len(resp.Findings) != 1 || len(resp.Lifecycles) != 2 {

@@ -1,8 +1,10 @@
-// Package report writes findings for the tools CI runs: text lines a person (or an editor's
-// problem matcher) reads, JSON, SARIF 2.1.0 for code-scanning dashboards, and GitHub workflow
-// commands that annotate a pull request. Each finding is at its file, line and column in the
-// input (engine.Locate). It only formats: which files, which findings and the exit code are the
-// command's; the words are package explain's.
+// Package report holds sidecarlab's output formats. For the check command: findings as text lines
+// a person (or an editor's problem matcher) reads, JSON, SARIF 2.1.0 for code-scanning
+// dashboards, and GitHub workflow commands that annotate a pull request, each finding at its
+// file, line and column in the input (engine.Locate). For the batch command and the page's
+// downloads: the batch's rows (engine.Batch) as CSV, Markdown and JSON, written row by row, and
+// CSV read back. It only formats: which files, rows and findings, and the exit code, are the
+// caller's; the words are package explain's.
 package report
 
 import (

@@ -32,15 +32,21 @@ var (
 	engErr  error
 )
 
-// findings injects manifest with the default installation and places its findings (and the
-// ones the manifest ignored) in file.
-func findings(t *testing.T, file, manifest string) []Item {
+// testEngine is an engine with the default installation, made once for the package's tests.
+func testEngine(t *testing.T) *engine.Engine {
 	t.Helper()
 	engOnce.Do(func() { eng, engErr = engine.New(context.Background(), engine.Options{}) })
 	if engErr != nil {
 		t.Fatal(engErr)
 	}
-	r, err := eng.Inject(t.Context(), []byte(manifest), nil, engine.Settings{})
+	return eng
+}
+
+// findings injects manifest with the default installation and places its findings (and the
+// ones the manifest ignored) in file.
+func findings(t *testing.T, file, manifest string) []Item {
+	t.Helper()
+	r, err := testEngine(t).Inject(t.Context(), []byte(manifest), nil, engine.Settings{})
 	if err != nil {
 		t.Fatal(err)
 	}

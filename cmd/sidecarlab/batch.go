@@ -13,6 +13,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/explain"
 	"github.com/sidecarlab/sidecarlab/i18n"
+	"github.com/sidecarlab/sidecarlab/report"
 )
 
 // batchGCPercent is the batch command's GOGC.
@@ -83,10 +84,10 @@ func batchRun(ctx context.Context, l *i18n.Localizer, eng *engine.Engine, j join
 		rows = append(rows, r)
 		return nil
 	}
-	var bw *engine.BatchWriter
+	var bw *report.BatchWriter
 	switch format {
 	case "csv", "markdown", "json":
-		bw, _ = engine.NewBatchWriter(stdout, engine.BatchFormat(format))
+		bw, _ = report.NewBatchWriter(stdout, report.BatchFormat(format))
 		write = bw.Write
 	case "table":
 	default:

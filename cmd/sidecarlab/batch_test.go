@@ -12,6 +12,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
+	"github.com/sidecarlab/sidecarlab/report"
 )
 
 // mixedManifest has an injected Deployment, a Job with a pitfall, a kind Istio passes through
@@ -51,7 +52,7 @@ func (w *writeWatcher) Write(p []byte) (int, error) {
 func (w *writeWatcher) String() string { return w.buf.String() }
 
 // TestBatchRunStreams: csv, markdown and json are the bytes the engine writes for the rows of the
-// whole manifest injected at once (JSON a valid array, as engine.BatchJSON), and each row is
+// whole manifest injected at once (JSON a valid array, as report.BatchJSON), and each row is
 // written as it is ready — the first while the progress bar still shows 0 done — while the
 // table waits for every row. Every document's error is on stderr with its index and line, as
 // Injection.Errors gives them, and the command fails.
@@ -75,9 +76,9 @@ func TestBatchRunStreams(t *testing.T) {
 		format string
 		want   []byte
 	}{
-		{"json", engine.BatchJSON(rows)},
-		{"csv", engine.BatchCSV(rows)},
-		{"markdown", engine.BatchMarkdown(rows)},
+		{"json", report.BatchJSON(rows)},
+		{"csv", report.BatchCSV(rows)},
+		{"markdown", report.BatchMarkdown(rows)},
 		{"table", nil},
 	} {
 		t.Run(c.format, func(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/explain"
+	"github.com/sidecarlab/sidecarlab/report"
 )
 
 const deployment = `apiVersion: apps/v1
@@ -223,7 +224,7 @@ func TestBatchCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := string(engine.BatchJSON(engine.Batch(r.Documents, r.Findings))); out != want {
+	if want := string(report.BatchJSON(engine.Batch(r.Documents, r.Findings))); out != want {
 		t.Fatalf("batch -o json differs from the engine's rows")
 	}
 	for _, format := range []string{"csv", "markdown", "table"} {

@@ -1,0 +1,228 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"istio.io/istio/pkg/kube/inject"
+)
+
+const skipPrefix = "===> Skipping injection because "
+
+// isolates says whether p's documents are injected in another process (a custom installation,
+// with an isolator): there, they are read there.
+func (e *Engine) isolates(p *prepared) bool { return p.install.custom && e.opts.Isolator != nil }
+
+// parse reads each of p's documents as Istio's reader does, once, for the rows of a timeline to
+// start from (chunk.parsed): the objects, nil for a document it does not read (an error, a kind
+// Istio does not know), which each row reads again and fails on as before.
+func (p *prepared) parse(ctx context.Context) ([]runtime.Object, error) {
+	out := make([]runtime.Object, len(p.chunks))
+	for i, c := range p.chunks {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if obj, err := inject.FromRawToObject(c.raw); err == nil {
+			out[i] = obj
+		}
+	}
+	p.useParsed(out)
+	return out, nil
+}
+
+// useParsed gives p's documents the objects row 0 read (parse).
+func (p *prepared) useParsed(objs []runtime.Object) {
+	for i := range min(len(objs), len(p.chunks)) {
+		p.chunks[i].parsed = objs[i]
+	}
+}
+
+// injectAll injects each of p's documents. The deadline is checked before each one: neither
+// Istio's reader nor its injector takes a context, so one document is what runs past it (and
+// a server bounds what one document may cost before it starts: Estimate, Limits).
+func (e *Engine) injectAll(ctx context.Context, p *prepared, ann []annotationChange) ([]Document, error) {
+	if e.isolates(p) {
+		e.injections.Add(int64(len(p.chunks)))
+		return e.injectIsolated(ctx, p, ann)
+	}
+	docs := make([]Document, len(p.chunks))
+	// Each worker takes the next document not taken yet (Istio's injector is used concurrently
+	// as BatchStream uses it); with one, the documents are injected in order on this goroutine.
+	var next atomic.Int64
+	work := func() {
+		for ctx.Err() == nil {
+			i := int(next.Add(1)) - 1
+			if i >= len(p.chunks) {
+				return
+			}
+			e.injections.Add(1)
+			docs[i] = injectChunk(p.install, p.injector, p.chunks[i], i+1, ann)
+		}
+	}
+	var wg sync.WaitGroup
+	for range min(e.opts.Workers, len(p.chunks)) - 1 {
+		wg.Go(work)
+	}
+	work()
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return docs, nil
+}
+
+// injectChunk runs one document through Istio's IntoObject, exactly as IntoResourceFile does for
+// istioctl, after writing the annotation changes where Istio reads them.
+func injectChunk(in *Install, injector inject.Injector, c chunk, index int, ann []annotationChange) Document {
+	d, obj := prepareChunk(c, index, ann)
+	if obj == nil {
+		return d
+	}
+	out, warnings, panicked, err := intoObject(in, injector, obj)
+	return finishChunk(d, obj, out, nil, warnings, panicked, err)
+}
+
+// prepareChunk reads one document and writes the annotation changes into it. It returns the
+// object for Istio's injector, or nil when the document is done (a kind Istio does not inject, or
+// an error).
+func prepareChunk(c chunk, index int, ann []annotationChange) (d Document, obj runtime.Object) {
+	d = Document{Index: index, Line: c.line, Input: c.text}
+	obj, tm, err := c.objectMeta()
+	if runtime.IsNotRegisteredError(err) {
+		// istioctl writes such documents back unchanged.
+		d.APIVersion, d.Kind, d.Name, d.Namespace = tm.APIVersion, tm.Kind, tm.Metadata.Name, tm.Metadata.Namespace
+		d.labels = tm.Metadata.Labels
+		return d.withOutput(c.text), nil
+	}
+	if err != nil {
+		d.Error = yamlError(err, index, c.line, c.raw)
+		return d, nil
+	}
+	if m, err := meta.Accessor(obj); err == nil {
+		d.Name, d.Namespace, d.labels = m.GetName(), m.GetNamespace(), m.GetLabels()
+	}
+	gvk := obj.GetObjectKind().GroupVersionKind()
+	d.APIVersion, d.Kind = gvk.GroupVersion().String(), gvk.Kind
+	d.Injectable = true
+	if len(ann) > 0 {
+		if err := annotate(obj, ann); err != nil {
+			d.Error = &InputError{Doc: index, Line: c.line, Field: "annotations", Msg: err.Error()}
+			return d, nil
+		}
+	}
+	if read, _, _, ok := podParts(obj); ok {
+		// Refuse what Kubernetes would refuse before Istio spends time on it.
+		total := 0
+		for _, k := range sortedKeys(read.Annotations) {
+			v := read.Annotations[k]
+			total += len(k) + len(v)
+			if err := annotationSizeError(k, v); err != nil || total > validation.TotalAnnotationSizeLimitB {
+				if err == nil {
+					err = &InputError{ID: "annotations-total", Params: errParams("max", strconv.Itoa(validation.TotalAnnotationSizeLimitB)),
+						Msg: fmt.Sprintf("the annotations add up to more than Kubernetes' %d bytes", validation.TotalAnnotationSizeLimitB)}
+				}
+				err.Doc, err.Line, err.Field = index, c.line, "annotation "+quote(k)
+				d.Error = err
+				return d, nil
+			}
+		}
+	}
+	return d, obj
+}
+
+// finishChunk records what Istio's injector made of obj: out, or its JSON j when it was made in
+// another process (then out is j decoded), with its warnings and error.
+func finishChunk(d Document, obj runtime.Object, out any, j []byte, warnings []string, panicked any, err error) Document {
+	d.panicked = panicked
+	for _, w := range warnings {
+		if strings.HasPrefix(w, skipPrefix) {
+			d.Skipped = true
+			d.SkipReason = strings.TrimSpace(strings.TrimPrefix(w, skipPrefix))
+		}
+		if w == webhookSkip {
+			d.Skipped, d.SkipReason = true, w
+		}
+	}
+	d.Warnings = warnings
+	if err != nil {
+		d.Error = &InputError{Doc: d.Index, Line: d.Line, Msg: err.Error()}
+		return d
+	}
+	// yaml.Marshal is json.Marshal then JSONToYAML; doing the two steps apart keeps the JSON for
+	// the diff, which decodes it far faster than it would parse the YAML, and leaves the YAML
+	// until it is read (withJSON).
+	if j == nil {
+		if j, err = json.Marshal(out); err != nil {
+			d.Error = &InputError{Doc: d.Index, Line: d.Line, Msg: err.Error()}
+			return d
+		}
+	}
+	if d = d.withJSON(j); d.Error != nil {
+		return d
+	}
+	d.in = obj
+	d.out, _ = out.(runtime.Object)
+	return d
+}
+
+// intoObject calls Istio's IntoObject and turns a panic inside it into an error: a playground
+// must survive whatever is pasted into it. The panic's value is returned too, for the fuzz test.
+func intoObject(in *Install, injector inject.Injector, obj runtime.Object) (out any, warnings []string, panicked any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			panicked = r
+			err = fmt.Errorf("istio's injector failed on this document: %v", r)
+		}
+	}()
+	warn := func(w string) { warnings = append(warnings, w) }
+	input := obj
+	w, webhook := injector.(*webhookInjector)
+	if webhook {
+		injector = w.reporting(warn)
+	}
+	defaults := webhook && !w.asWritten
+	if defaults {
+		// As in a cluster, the webhook sees the object with the API server's defaults
+		// (apidefaults.go).
+		input = obj.DeepCopyObject()
+		APIDefault(input)
+	}
+	// The webhook is the installation's istiod, which knows its revision (its REVISION); offline
+	// kube-inject is given istioctl's --revision.
+	revision := RevisionOf(in.Options.Revision)
+	if defaults {
+		revision = in.values.Struct().GetRevision()
+	}
+	out, err = inject.IntoObject(injector, in.templates, in.values, revision, in.mesh, input, warn)
+	if defaults && err == nil {
+		out = withoutUntouchedDefaults(out, obj, input)
+	}
+	if _, list := obj.(*corev1.List); err != nil && !list && slices.Contains(warnings, webhookSkip) {
+		// The webhook lets the pod through before it reads anything else of it (IntoObject goes
+		// on to parse its proxy config, and may fail on it): as it is.
+		return obj.DeepCopyObject(), warnings, nil, nil
+	}
+	return out, warnings, nil, err
+}
+
+// yamlError is the error of document index, which starts on line start and is text, that YAML
+// could not read: at the line the error names.
+func yamlError(err error, index, start int, text []byte) *InputError {
+	msg := err.Error()
+	line := start
+	if n := yamlErrorLine(msg, text); n > 0 {
+		line = start + n - 1
+	}
+	return &InputError{Doc: index, Line: line, Field: "manifest", Msg: msg}
+}

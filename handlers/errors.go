@@ -12,6 +12,7 @@ import (
 	"github.com/a-h/templ"
 	"github.com/go-chi/chi/v5/middleware"
 
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/explain"
 	"github.com/sidecarlab/sidecarlab/i18n"
@@ -181,7 +182,7 @@ func (h appHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Retry-After", retry)
 	}
 	if h.format == jsonErrors {
-		body := apiErrorBody{Status: status, Message: msg}
+		body := api.ErrorBody{Status: status, Message: msg}
 		if ie != nil {
 			body.Message, body.Doc, body.Line, body.Field = ie.Msg, ie.Doc, ie.Line, ie.Field
 		}
@@ -190,7 +191,7 @@ func (h appHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			body.Documents = de
 		}
 		// The body is plain data, so only the write can fail, and then the client is gone.
-		_ = writeJSON(w, status, apiError{Error: body})
+		_ = writeJSON(w, status, api.Error{Error: body})
 		return
 	}
 	// The page is rendered even when the request's context has ended (it timed out): the person
@@ -257,21 +258,6 @@ type withForm struct {
 
 func (e withForm) Error() string { return e.err.Error() }
 func (e withForm) Unwrap() error { return e.err }
-
-// apiError is the JSON body of every API error.
-type apiError struct {
-	Error apiErrorBody `json:"error"`
-}
-
-type apiErrorBody struct {
-	Status  int    `json:"status"`
-	Message string `json:"message"`
-	Doc     int    `json:"doc,omitempty"`
-	Line    int    `json:"line,omitempty"`
-	Field   string `json:"field,omitempty"`
-	// Documents lists every rejected document when there are several.
-	Documents []*engine.InputError `json:"documents,omitempty"`
-}
 
 // writeJSON writes v as the answer's indented JSON with the status. It writes nothing when v
 // cannot be encoded, so the caller's returned error still gets a clean error body.

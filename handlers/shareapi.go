@@ -13,36 +13,11 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/explain"
 	"github.com/sidecarlab/sidecarlab/web"
 )
-
-// ShareRequest is the body of POST /api/v1/share: the body of /api/v1/inject, and what to do
-// with values that look secret. With neither flag, a manifest that has some is not stored (422,
-// listing them).
-type ShareRequest struct {
-	InjectRequest
-	// Redact stores the manifest with each such value replaced by <redacted> (engine.Redact).
-	Redact bool `json:"redact,omitempty"`
-	// AllowSecrets stores it as it is.
-	AllowSecrets bool `json:"allowSecrets,omitempty"`
-}
-
-// ShareResponse is its answer: the link's id and its address, absolute when the server knows
-// its public address (--public-url), else the path (/s/<id>).
-type ShareResponse struct {
-	ID  string `json:"id"`
-	URL string `json:"url"`
-}
-
-// SecretsResponse is the 422 of a share with values that look secret: the API's error body,
-// and the findings (at most engine.MaxSecretFindings of Total; never the values).
-type SecretsResponse struct {
-	Error   apiErrorBody            `json:"error"`
-	Secrets []explain.SecretFinding `json:"secrets"`
-	Total   int                     `json:"total"`
-}
 
 // secretsChoice is what the person chose to do with values that look secret.
 type secretsChoice string
@@ -174,7 +149,7 @@ func (s *server) handleAPIShare() http.Handler {
 		if s.cfg.Links == nil {
 			return errNoSharing
 		}
-		var req ShareRequest
+		var req api.ShareRequest
 		if err := readJSONBody(w, r, s.cfg.MaxBodyBytes, &req); err != nil {
 			return err
 		}
@@ -201,8 +176,8 @@ func (s *server) handleAPIShare() http.Handler {
 		}
 		if total > 0 {
 			words := explain.For(r.Context())
-			return writeJSON(w, http.StatusUnprocessableEntity, SecretsResponse{
-				Error:   apiErrorBody{Status: http.StatusUnprocessableEntity, Message: words.SecretsFound(total) + " " + words.SecretsAPIChoice()},
+			return writeJSON(w, http.StatusUnprocessableEntity, api.SecretsResponse{
+				Error:   api.ErrorBody{Status: http.StatusUnprocessableEntity, Message: words.SecretsFound(total) + " " + words.SecretsAPIChoice()},
 				Secrets: words.SecretFindings(findings),
 				Total:   total,
 			})
@@ -215,7 +190,7 @@ func (s *server) handleAPIShare() http.Handler {
 		if err != nil {
 			return err
 		}
-		return writeJSON(w, http.StatusCreated, ShareResponse{ID: id, URL: s.shareURL(id)})
+		return writeJSON(w, http.StatusCreated, api.ShareResponse{ID: id, URL: s.shareURL(id)})
 	})
 }
 

@@ -105,7 +105,7 @@ func includes(r *http.Request) (map[string]bool, error) {
 
 // handleAPIInject is POST /api/v1/inject.
 func (s *server) handleAPIInject() http.Handler {
-	return s.apiHandler(func(w http.ResponseWriter, r *http.Request) error {
+	return s.handler(func(w http.ResponseWriter, r *http.Request) error {
 		var req api.InjectRequest
 		if err := readJSONBody(w, r, s.cfg.MaxBodyBytes, &req); err != nil {
 			return err
@@ -205,14 +205,14 @@ func newAPITimeline(ctx context.Context, tl *engine.Timeline) (*api.Timeline, er
 
 // handleAPIAnnotations is GET /api/v1/annotations: Istio's pod annotations, typed.
 func (s *server) handleAPIAnnotations() http.Handler {
-	return s.apiHandler(func(w http.ResponseWriter, r *http.Request) error {
+	return s.handler(func(w http.ResponseWriter, r *http.Request) error {
 		return writeJSON(w, http.StatusOK, engine.DefaultCatalog().All())
 	})
 }
 
 // handleAPIVersion is GET /api/v1/version: the Istio inside.
 func (s *server) handleAPIVersion() http.Handler {
-	return s.apiHandler(func(w http.ResponseWriter, r *http.Request) error {
+	return s.handler(func(w http.ResponseWriter, r *http.Request) error {
 		return writeJSON(w, http.StatusOK, engine.Version())
 	})
 }

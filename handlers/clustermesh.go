@@ -119,7 +119,7 @@ func (s *server) clusterChoices(ctx context.Context, l *i18n.Localizer) *web.Clu
 // handleAPICluster is GET /api/v1/cluster: what the request fields clusterMesh and
 // clusterNamespace may name; 404 when the server reads no cluster.
 func (s *server) handleAPICluster() http.Handler {
-	return s.apiHandler(func(w http.ResponseWriter, r *http.Request) error {
+	return s.handler(func(w http.ResponseWriter, r *http.Request) error {
 		if s.cfg.Cluster == nil {
 			return errNoCluster
 		}

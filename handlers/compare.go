@@ -19,7 +19,7 @@ import (
 
 // handleCompare shows two states side by side: /compare?a=STATE&b=STATE&la=LABEL&lb=LABEL.
 func (s *server) handleCompare() http.Handler {
-	return s.pageHandler(func(w http.ResponseWriter, r *http.Request) error {
+	return s.handler(func(w http.ResponseWriter, r *http.Request) error {
 		q := r.URL.Query()
 		var states [2]State
 		var labels [2]string

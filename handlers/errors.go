@@ -117,47 +117,31 @@ func inputError(l *i18n.Localizer, e *engine.InputError) string {
 // Nothing is written for it, since nobody is there to read it.
 const statusClientClosedRequest = 499
 
-// errorFormat is how an appHandler shows an error.
-type errorFormat int
-
-const (
-	// htmlErrors answer with the error page.
-	htmlErrors errorFormat = iota
-	// jsonErrors answer with the API's error body, {"error": {…}}.
-	jsonErrors
-)
-
 // appHandler is the one shape of a handler: a function that writes the answer or returns an
 // error, and ServeHTTP, which turns that error into the error page or the API's error body (as
-// golang/pkgsite's errorHandler). classify decides the status and what may be shown.
+// golang/pkgsite's errorHandler). classify decides the status and what may be shown, jsonErrors
+// whether it is a page or JSON.
 type appHandler struct {
-	s      *server
-	format errorFormat
-	fn     func(http.ResponseWriter, *http.Request) error
+	s  *server
+	fn func(http.ResponseWriter, *http.Request) error
 }
 
-// formatFor is how an error of r is shown where no handler chose (the middleware's, a path no
-// route has): the API's paths answer JSON, every other path a page.
-func formatFor(r *http.Request) errorFormat {
-	if strings.HasPrefix(r.URL.Path, "/api/") {
-		return jsonErrors
-	}
-	return htmlErrors
+// jsonErrors is how every error of r is shown — a handler's, a middleware's refusal, a path no
+// route has: on the API's paths, the API's error body ({"error": {…}}); on every other path, the
+// error page.
+func jsonErrors(r *http.Request) bool {
+	return strings.HasPrefix(r.URL.Path, "/api/")
 }
 
-// refuse answers r with err the way formatFor says: for middleware that refuses a request
+// refuse answers r with err as an appHandler would: for middleware that refuses a request
 // before any handler runs.
 func (s *server) refuse(w http.ResponseWriter, r *http.Request, err error) {
-	appHandler{s: s, format: formatFor(r), fn: func(http.ResponseWriter, *http.Request) error { return err }}.ServeHTTP(w, r)
+	s.handler(func(http.ResponseWriter, *http.Request) error { return err }).ServeHTTP(w, r)
 }
 
-// pageHandler makes an appHandler whose errors are pages; apiHandler one whose errors are JSON.
-func (s *server) pageHandler(fn func(http.ResponseWriter, *http.Request) error) appHandler {
-	return appHandler{s: s, format: htmlErrors, fn: fn}
-}
-
-func (s *server) apiHandler(fn func(http.ResponseWriter, *http.Request) error) appHandler {
-	return appHandler{s: s, format: jsonErrors, fn: fn}
+// handler makes an appHandler of fn.
+func (s *server) handler(fn func(http.ResponseWriter, *http.Request) error) appHandler {
+	return appHandler{s: s, fn: fn}
 }
 
 // ServeHTTP runs the handler and answers its error, if any. Nothing is answered for a client
@@ -181,7 +165,7 @@ func (h appHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if retry != "" {
 		w.Header().Set("Retry-After", retry)
 	}
-	if h.format == jsonErrors {
+	if jsonErrors(r) {
 		body := api.ErrorBody{Status: status, Message: msg}
 		if ie != nil {
 			body.Message, body.Doc, body.Line, body.Field = ie.Msg, ie.Doc, ie.Line, ie.Field

@@ -149,8 +149,8 @@ func New(logger *slog.Logger, eng func() Engine, cfg Config) http.Handler {
 	// against theirs, every other request against the read limit.
 	reads := s.rateLimit(cfg.RatePerMinute, "errors.rate.requests")
 	writes := s.rateLimit(cfg.WriteRatePerMinute, "errors.rate.links")
-	r.With(writes, s.refuseCrossSite, s.requireEngine(htmlErrors), s.holdSlots).Post("/share", s.handleShare().ServeHTTP)
-	r.With(writes, s.refuseCrossSite, s.requireEngine(jsonErrors), s.holdSlots).Post("/api/v1/share", s.handleAPIShare().ServeHTTP)
+	r.With(writes, s.refuseCrossSite, s.requireEngine, s.holdSlots).Post("/share", s.handleShare().ServeHTTP)
+	r.With(writes, s.refuseCrossSite, s.requireEngine, s.holdSlots).Post("/api/v1/share", s.handleAPIShare().ServeHTTP)
 	r.Group(func(r chi.Router) {
 		r.Use(reads, s.refuseCrossSite)
 		r.Handle("/static/*", http.StripPrefix("/static/", static.Handler()))
@@ -159,7 +159,7 @@ func New(logger *slog.Logger, eng func() Engine, cfg Config) http.Handler {
 		// Everything made from a state needs the engine: 503 pages until it is ready; its work
 		// holds a work slot until its answer is written (holdSlots).
 		r.Group(func(r chi.Router) {
-			r.Use(s.requireEngine(htmlErrors), s.holdSlots)
+			r.Use(s.requireEngine, s.holdSlots)
 			r.Get("/", s.handlePlayground().ServeHTTP)
 			r.Post("/", s.handleForm().ServeHTTP)
 			r.Get("/download", s.handleDownload().ServeHTTP)
@@ -182,8 +182,8 @@ func New(logger *slog.Logger, eng func() Engine, cfg Config) http.Handler {
 		})
 
 		r.Route("/api/v1", func(r chi.Router) {
-			r.With(s.requireEngine(jsonErrors), s.holdSlots).Post("/inject", s.handleAPIInject().ServeHTTP)
-			r.With(s.requireEngine(jsonErrors), s.holdSlots).Post("/upgrade", s.handleAPIUpgrade().ServeHTTP)
+			r.With(s.requireEngine, s.holdSlots).Post("/inject", s.handleAPIInject().ServeHTTP)
+			r.With(s.requireEngine, s.holdSlots).Post("/upgrade", s.handleAPIUpgrade().ServeHTTP)
 			// The catalog and the version are compiled in: they answer before the engine is ready.
 			r.Get("/annotations", s.handleAPIAnnotations().ServeHTTP)
 			r.Get("/version", s.handleAPIVersion().ServeHTTP)
@@ -393,18 +393,16 @@ func (s *server) handleReadyz() http.Handler {
 	})
 }
 
-// requireEngine answers 503 with Retry-After until the engine is ready: the error page, or the
-// API's error body for jsonErrors. The handlers behind it use s.eng() without checking.
-func (s *server) requireEngine(format errorFormat) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return appHandler{s: s, format: format, fn: func(w http.ResponseWriter, r *http.Request) error {
-			if s.eng() == nil {
-				return errNotReady
-			}
-			next.ServeHTTP(w, r)
-			return nil
-		}}
-	}
+// requireEngine answers 503 with Retry-After until the engine is ready (as every error, a page
+// or the API's error body: jsonErrors). The handlers behind it use s.eng() without checking.
+func (s *server) requireEngine(next http.Handler) http.Handler {
+	return s.handler(func(w http.ResponseWriter, r *http.Request) error {
+		if s.eng() == nil {
+			return errNotReady
+		}
+		next.ServeHTTP(w, r)
+		return nil
+	})
 }
 
 // securityHeaders sets the same headers on every response: a Content-Security-Policy that allows

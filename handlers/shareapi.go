@@ -145,7 +145,7 @@ func (s *server) shareURL(id string) string {
 // handleAPIShare is POST /api/v1/share: the same state as /api/v1/inject, stored as a short
 // link the way the form's Share stores it (the same state gets the same id).
 func (s *server) handleAPIShare() http.Handler {
-	return s.apiHandler(func(w http.ResponseWriter, r *http.Request) error {
+	return s.handler(func(w http.ResponseWriter, r *http.Request) error {
 		if s.cfg.Links == nil {
 			return errNoSharing
 		}
@@ -197,7 +197,7 @@ func (s *server) handleAPIShare() http.Handler {
 // handleAPILink is GET /api/v1/links/{id}: the state stored under a short link, as JSON (the
 // state.json of /s/{id}/state.json).
 func (s *server) handleAPILink() http.Handler {
-	return s.apiHandler(func(w http.ResponseWriter, r *http.Request) error {
+	return s.handler(func(w http.ResponseWriter, r *http.Request) error {
 		_, st, err := s.sharedLink(r.Context(), chi.URLParam(r, "id"))
 		if err != nil {
 			return err

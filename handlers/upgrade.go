@@ -49,7 +49,7 @@ func upgradeLabels(l *i18n.Localizer, st State) [2]string {
 
 // handleUpgrade is GET /upgrade?s=STATE[&chosen=1&carry=KEY…]: the upgrade preview of STATE.
 func (s *server) handleUpgrade() http.Handler {
-	return s.pageHandler(func(w http.ResponseWriter, r *http.Request) error {
+	return s.handler(func(w http.ResponseWriter, r *http.Request) error {
 		q := r.URL.Query()
 		st, err := DecodeState(q.Get("s"))
 		if err != nil {
@@ -82,7 +82,7 @@ func (s *server) handleUpgrade() http.Handler {
 
 // handleAPIUpgrade is POST /api/v1/upgrade.
 func (s *server) handleAPIUpgrade() http.Handler {
-	return s.apiHandler(func(w http.ResponseWriter, r *http.Request) error {
+	return s.handler(func(w http.ResponseWriter, r *http.Request) error {
 		var req api.UpgradeRequest
 		if err := readJSONBody(w, r, s.cfg.MaxBodyBytes, &req); err != nil {
 			return err

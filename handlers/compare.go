@@ -55,7 +55,7 @@ func (s *server) comparePage(r *http.Request, states [2]State, labels [2]string)
 		tl, err := s.timeline(r.Context(), st)
 		var ie *engine.InputError
 		if errors.As(err, &ie) {
-			side.Error = inputError(l, ie)
+			side.Error = explain.In(l).InputErrorText(ie)
 			continue
 		}
 		if err != nil {

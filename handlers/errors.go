@@ -74,11 +74,11 @@ func (s *server) classify(r *http.Request, err error) (int, string, *engine.Inpu
 	var de documentErrors
 	switch {
 	case errors.As(err, &de):
-		return http.StatusUnprocessableEntity, inputError(l, de[0]), de[0]
+		return http.StatusUnprocessableEntity, explain.In(l).InputErrorText(de[0]), de[0]
 	case errors.As(err, &he):
 		return he.status, he.in(l), nil
 	case errors.As(err, &ie):
-		return http.StatusUnprocessableEntity, inputError(l, ie), ie
+		return http.StatusUnprocessableEntity, explain.In(l).InputErrorText(ie), ie
 	case errors.As(err, &bs):
 		return http.StatusBadRequest, bs.in(l), nil
 	case errors.As(err, &mbe):
@@ -91,26 +91,6 @@ func (s *server) classify(r *http.Request, err error) (int, string, *engine.Inpu
 		s.log.ErrorContext(r.Context(), "internal error", "err", err, "path", r.URL.Path, "request_id", middleware.GetReqID(r.Context()))
 		return http.StatusInternalServerError, l.T("errors.internal"), nil
 	}
-}
-
-// inputError is engine.InputError's Error() in l's language: where (document, line, field),
-// then the message, which is the engine's or Istio's own and stays as it is.
-func inputError(l *i18n.Localizer, e *engine.InputError) string {
-	var where []string
-	if e.Doc > 0 {
-		where = append(where, l.T("errors.input.doc", "Doc", e.Doc))
-	}
-	if e.Line > 0 {
-		where = append(where, l.T("errors.input.line", "Line", e.Line))
-	}
-	if e.Field != "" {
-		where = append(where, explain.In(l).FieldText(e.Field))
-	}
-	msg := explain.In(l).InputText(e)
-	if len(where) == 0 {
-		return msg
-	}
-	return l.T("errors.input.at", "Where", strings.Join(where, l.T("errors.input.sep")), "Message", msg)
 }
 
 // statusClientClosedRequest is nginx's 499: the client went away before the answer was ready.

@@ -1,8 +1,9 @@
-// Package api holds the wire types of sidecarlab's JSON API (/api/v1/…): the bodies its clients
-// send and the answers and error bodies the server writes. The server (package handlers) encodes
-// them and the CLI (cmd/sidecarlab share) decodes them, so both read one definition. Only data
-// lives here: no handler, no wording. Fields that hold sentences for a person (message, text,
-// fix, …) are in the reader's language; every other field is the same in every language.
+// Package api holds the wire types of sidecarlab's JSON API (/api/v1/…) and of the CLI's JSON
+// output: the bodies clients send and the answers and error bodies the server writes. The server
+// (package handlers) encodes them and the CLI (cmd/sidecarlab) decodes and writes them, so both
+// read one definition; no handler and no wording lives here. The language rule of every JSON
+// sidecarlab writes is here too (IsSentence): fields that hold sentences follow the reader's
+// language, every other field is the same in every language.
 package api
 
 import (

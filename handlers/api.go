@@ -155,7 +155,7 @@ func (s *server) handleAPIInject() http.Handler {
 			if err != nil {
 				return err
 			}
-			u, _ = cutLines(i18n.FromContext(r.Context()), u, maxShownLine)
+			u, _ = cutLines(i18n.For(i18n.Default), u, maxShownLine)
 			resp.Unified = &u
 		}
 		words := explain.For(r.Context()) // the API's human text is in the request's language
@@ -180,8 +180,11 @@ func (s *server) handleAPIInject() http.Handler {
 	})
 }
 
+// newAPITimeline is tl as the API writes it: every row's changes and unified diff made now,
+// within ctx's deadline, and long lines cut (cutLines) in English, since outputs and diffs are
+// data, the same in every language.
 func newAPITimeline(ctx context.Context, tl *engine.Timeline) (*api.Timeline, error) {
-	l := i18n.FromContext(ctx)
+	l := i18n.For(i18n.Default) // outputs and diffs are data: the same in every language
 	out := &api.Timeline{Settings: tl.Settings, Findings: tl.Findings, Ignored: tl.Ignored, Steps: make([]api.Row, 0, len(tl.Steps))}
 	for _, row := range tl.Steps {
 		changes, err := row.Changes(ctx)

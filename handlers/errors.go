@@ -147,12 +147,17 @@ func (h appHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if jsonErrors(r) {
 		body := api.ErrorBody{Status: status, Message: msg}
+		// An input error's where is data (doc, line, field); its message says what, in the
+		// reader's language.
+		words := explain.For(r.Context())
 		if ie != nil {
-			body.Message, body.Doc, body.Line, body.Field = ie.Msg, ie.Doc, ie.Line, ie.Field
+			body.Message, body.Doc, body.Line, body.Field = words.InputText(ie), ie.Doc, ie.Line, ie.Field
 		}
 		var de documentErrors
 		if errors.As(err, &de) && len(de) > 1 {
-			body.Documents = de
+			for _, e := range de {
+				body.Documents = append(body.Documents, api.InputError{Doc: e.Doc, Line: e.Line, Field: e.Field, Message: words.InputText(e)})
+			}
 		}
 		// The body is plain data, so only the write can fail, and then the client is gone.
 		_ = writeJSON(w, status, api.Error{Error: body})

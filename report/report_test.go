@@ -128,7 +128,7 @@ func TestText(t *testing.T) {
 func TestJSON(t *testing.T) {
 	items := findings(t, "jobs/migrate.yaml", job)
 	var b bytes.Buffer
-	if err := JSON(&b, items); err != nil {
+	if err := JSON(&b, explain.English, items); err != nil {
 		t.Fatal(err)
 	}
 	var got []map[string]any
@@ -148,7 +148,7 @@ func TestJSON(t *testing.T) {
 	}
 	// None is an empty array, not null: a script can always iterate.
 	b.Reset()
-	if err := JSON(&b, nil); err != nil || strings.TrimSpace(b.String()) != "[]" {
+	if err := JSON(&b, explain.English, nil); err != nil || strings.TrimSpace(b.String()) != "[]" {
 		t.Errorf("no findings: %q, %v", b.String(), err)
 	}
 }
@@ -212,7 +212,7 @@ func TestWriteFormats(t *testing.T) {
 		}
 		direct := map[string]func(*bytes.Buffer, []Item) error{
 			"text":   func(w *bytes.Buffer, it []Item) error { return Text(w, explain.English, it) },
-			"json":   func(w *bytes.Buffer, it []Item) error { return JSON(w, it) },
+			"json":   func(w *bytes.Buffer, it []Item) error { return JSON(w, explain.English, it) },
 			"sarif":  func(w *bytes.Buffer, it []Item) error { return SARIF(w, it) },
 			"github": func(w *bytes.Buffer, it []Item) error { return GitHub(w, i18n.For("en"), it) },
 		}[f]

@@ -9,7 +9,6 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
-	"github.com/sidecarlab/sidecarlab/explain"
 )
 
 func newInjectCmd(c *cli) *cobra.Command {
@@ -99,7 +98,7 @@ func injectRun(c *cli, files fileFlags, settings settingsFlags, steps stepFlags,
 		return reportDocErrors(c, j.joined, errs)
 	}
 	if output == "json" {
-		out := api.Injection{Documents: r.Documents, Findings: explain.English.Findings(r.Findings)}
+		out := api.Injection{Documents: r.Documents, Findings: c.words().Findings(r.Findings)}
 		if err := writeJSON(c.stdout, out); err != nil {
 			return err
 		}

@@ -220,7 +220,7 @@ func TestNamespaceErrorInLanguages(t *testing.T) {
 		return do(t, h, req)
 	}
 	for _, c := range []struct{ labels, accept, want string }{
-		{"team=a\nteam", "ja", "2行目、Namespaceのラベル: ラベルは1行に1つずつKEY=VALUEの形で書いてください"},
+		{"team=a\nteam", "ja", "2行目、Namespaceのラベル：ラベルは1行に1つずつKEY=VALUEの形で書いてください"},
 		{"<b>=a", "ko", `네임스페이스 레이블: "<b>"는 레이블 키로 쓸 수 없습니다: `},
 		{"team=a\nteam", "", "line 2, namespace labels: write each label as KEY=VALUE, one per line"},
 	} {

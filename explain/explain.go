@@ -2,7 +2,7 @@
 // a lifecycle event and a verdict carry ids and parameters, and this package, at the edge (the web
 // pages, the JSON API, the CLI), turns them into sentences a person reads. Every sentence here
 // is sidecarlab's own, in the catalogs of package i18n (locales/explain.LANG.toml), in the
-// language of the Words' Localizer; JSON that must not change with the language uses English.
+// language of the Words' Localizer (English: SARIF and logs).
 package explain
 
 import (

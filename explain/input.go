@@ -55,45 +55,65 @@ func (w Words) InputText(e *engine.InputError) string {
 	return text
 }
 
+// InputErrorText is an input error in w's language, as the API, the pages and the CLI say it:
+// where it is (document, line, field), then what (InputText). In English it is e.Error(),
+// exactly.
+func (w Words) InputErrorText(e *engine.InputError) string {
+	return w.at(w.where(e.Doc, e.Line, e.Field), w.InputText(e))
+}
+
+// where is a place in the input in w's language ("document 2, line 9, annotation "x""), each
+// part only when it is known; "" when none is.
+func (w Words) where(doc, line int, field string) string {
+	var parts []string
+	if doc > 0 {
+		parts = append(parts, w.loc().T("explain.where.doc", "doc", doc))
+	}
+	if line > 0 {
+		parts = append(parts, w.loc().T("explain.where.line", "line", line))
+	}
+	if field != "" {
+		parts = append(parts, w.FieldText(field))
+	}
+	return strings.Join(parts, w.loc().T("explain.where.sep"))
+}
+
+// at puts what after where ("document 2, line 9: what"), or is what alone when where is "".
+func (w Words) at(where, what string) string {
+	if where == "" {
+		return what
+	}
+	return w.loc().T("explain.where.at", "where", where, "what", what)
+}
+
 // Input words an input error. Errors that are not about the manifest's text (annotation values,
 // install options) are sentences: they are returned whole (with where and what), without details.
+// An error in the manifest is placed by document and line alone: the page shows it beside it.
 func (w Words) Input(e *engine.InputError) InputError {
-	where := ""
-	if e.Doc > 0 {
-		where = w.loc().T("explain.input.doc", "doc", e.Doc)
-	}
-	if e.Line > 0 {
-		where += w.loc().T("explain.input.line", "line", e.Line)
-	}
 	if e.Field != "manifest" {
-		said := *e
-		said.Msg = w.InputText(e)
-		said.Field = w.FieldText(e.Field)
-		return InputError{Summary: said.Error(), Reason: said.Msg}
+		return InputError{Summary: w.InputErrorText(e), Reason: w.InputText(e)}
 	}
+	where := w.where(e.Doc, e.Line, "")
 	if e.ID != "" {
 		text := w.InputText(e)
-		if where == "" {
-			return InputError{Summary: text, Reason: text}
-		}
-		return InputError{Summary: trimWhere(where) + ": " + text, Reason: text}
+		return InputError{Summary: w.at(where, text), Reason: text}
 	}
 	msg := e.Msg
 	if m := jsonType.FindStringSubmatch(msg); m != nil {
 		words := w.loc().T("explain.input.type", "field", m[2], "want", w.typeWords(m[3]), "got", m[1])
-		return InputError{Summary: where + words, Details: msg, Reason: words}
+		return InputError{Summary: w.at(where, words), Details: msg, Reason: words}
 	}
 	reason := yamlPrefix.ReplaceAllString(msg, "")
 	for _, r := range yamlReasons {
 		if reason == r.reason {
 			words := w.loc().T("explain.input.yaml." + r.id)
-			return InputError{Summary: where + words, Details: msg, Reason: words}
+			return InputError{Summary: w.at(where, words), Details: msg, Reason: words}
 		}
 	}
 	if reason != msg {
-		return InputError{Summary: where + reason, Details: msg, Reason: reason}
+		return InputError{Summary: w.at(where, reason), Details: msg, Reason: reason}
 	}
-	return InputError{Summary: strings.TrimSuffix(where, ": ") + ": " + msg, Reason: msg}
+	return InputError{Summary: w.at(where, msg), Reason: msg}
 }
 
 // typeWords names a Go type the way a manifest's author thinks of it.
@@ -111,15 +131,6 @@ func (w Words) typeWords(t string) string {
 		return w.loc().T("explain.input.kind.string")
 	}
 	return w.loc().T("explain.input.kind.go", "type", t)
-}
-
-// trimWhere drops the separator after where's last part ("document 1, " or "line 3: "), for one
-// of its own.
-func trimWhere(where string) string {
-	for _, sep := range []string{": ", ", ", "、"} {
-		where = strings.TrimSuffix(where, sep)
-	}
-	return where
 }
 
 // fieldWords are the fields InputError.Field names by a fixed word, by catalog id.

@@ -327,3 +327,26 @@ func TestFieldText(t *testing.T) {
 		t.Errorf("missing: %q", m)
 	}
 }
+
+// TestInputErrorText: an input error's where (document, line, field) is worded, one way for the
+// API, the pages and the CLI; without one the message stands alone. In English it is the
+// engine's own Error(), byte for byte.
+func TestInputErrorText(t *testing.T) {
+	ja, en := In(i18n.For("ja")), In(i18n.For("en"))
+	for _, c := range []struct {
+		e    engine.InputError
+		want string
+	}{
+		{engine.InputError{Doc: 2, Line: 13, Field: "manifest", Msg: "yaml: x"}, "ドキュメント2、13行目、マニフェスト: yaml: x"},
+		{engine.InputError{Doc: 2, Field: "annotation \"a\"", Msg: "m"}, "ドキュメント2、アノテーション\"a\": m"},
+		{engine.InputError{Line: 3, Msg: "m"}, "3行目: m"},
+		{engine.InputError{Msg: "m"}, "m"},
+	} {
+		if got := ja.InputErrorText(&c.e); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.e, got, c.want)
+		}
+		if got, want := en.InputErrorText(&c.e), c.e.Error(); got != want {
+			t.Errorf("%+v: English %q, want %q", c.e, got, want)
+		}
+	}
+}

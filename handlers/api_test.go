@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/explain"
 )
@@ -30,7 +31,7 @@ type apiAnswer struct {
 	Batch      []engine.BatchRow   `json:"batch"`
 }
 
-func postAPI(t *testing.T, h http.Handler, query string, req InjectRequest) (int, string, map[string]json.RawMessage) {
+func postAPI(t *testing.T, h http.Handler, query string, req api.InjectRequest) (int, string, map[string]json.RawMessage) {
 	t.Helper()
 	body, _ := json.Marshal(req)
 	r := httptest.NewRequest(http.MethodPost, "/api/v1/inject"+query, strings.NewReader(string(body)))
@@ -49,7 +50,7 @@ func postAPI(t *testing.T, h http.Handler, query string, req InjectRequest) (int
 // before; the last step's own changes and unified diff on their own are a small answer.
 func TestAPIInclude(t *testing.T) {
 	h := newServer(t)
-	req := InjectRequest{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "250m"}}}
+	req := api.InjectRequest{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "250m"}}}
 
 	status, body, top := postAPI(t, h, "", req)
 	if status != http.StatusOK {
@@ -113,7 +114,7 @@ func TestAPIInclude(t *testing.T) {
 		t.Errorf("findings asked for: want proxyCPU's dropped defaults, got %s", top["findings"])
 	}
 	// Asked for and none found: an empty list, not absent.
-	if _, _, top := postAPI(t, h, "?include=findings", InjectRequest{Manifest: deploymentYAML}); string(top["findings"]) != "[]" {
+	if _, _, top := postAPI(t, h, "?include=findings", api.InjectRequest{Manifest: deploymentYAML}); string(top["findings"]) != "[]" {
 		t.Errorf("findings asked for and none found: want [], got %s", top["findings"])
 	}
 	if _, ok := top["output"]; ok {
@@ -129,7 +130,7 @@ func TestAPIInclude(t *testing.T) {
 // TestAPIAdmission: the answer's admission object per document, from the settings' namespace.
 func TestAPIAdmission(t *testing.T) {
 	h := newServer(t)
-	req := InjectRequest{Manifest: deploymentYAML, Settings: engine.Settings{Namespace: engine.Namespace{Name: "shop",
+	req := api.InjectRequest{Manifest: deploymentYAML, Settings: engine.Settings{Namespace: engine.Namespace{Name: "shop",
 		Labels: map[string]string{"istio-injection": "enabled", "pod-security.kubernetes.io/enforce": "baseline"}}}}
 	status, body, _ := postAPI(t, h, "?include=admission", req)
 	if status != http.StatusOK {

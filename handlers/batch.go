@@ -20,7 +20,7 @@ import (
 // (fileColumns), every column when it chose none; JSON has every field of every row, the shape
 // the API gives, whatever the table shows.
 func (s *server) handleBatchFile(format string) http.Handler {
-	return s.pageHandler(func(w http.ResponseWriter, r *http.Request) error {
+	return s.handler(func(w http.ResponseWriter, r *http.Request) error {
 		v, tl, err := s.viewTimeline(r)
 		if err != nil {
 			return err

@@ -15,6 +15,7 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/sandbox"
 )
@@ -60,7 +61,7 @@ type boundRoute struct {
 func boundGet(target string) *http.Request { return httptest.NewRequest(http.MethodGet, target, nil) }
 
 func boundJSON(target string, st State) *http.Request {
-	b, _ := json.Marshal(InjectRequest{Manifest: st.Manifest, Steps: st.Steps, Settings: st.Settings})
+	b, _ := json.Marshal(api.InjectRequest{Manifest: st.Manifest, Steps: st.Steps, Settings: st.Settings})
 	r := httptest.NewRequest(http.MethodPost, target, strings.NewReader(string(b)))
 	r.Header.Set("Content-Type", "application/json")
 	return r

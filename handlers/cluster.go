@@ -183,7 +183,7 @@ func postedNamespaceForm(l *i18n.Localizer, f url.Values, err error) *web.Namesp
 	case errors.As(err, &ne):
 		nf.Error = ne.in(l)
 	case errors.As(err, &ie):
-		nf.Error = inputError(l, ie)
+		nf.Error = explain.In(l).InputErrorText(ie)
 	}
 	return nf
 }

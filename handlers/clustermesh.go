@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/clustermesh"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
@@ -115,29 +116,10 @@ func (s *server) clusterChoices(ctx context.Context, l *i18n.Localizer) *web.Clu
 	return c
 }
 
-// apiCluster is GET /api/v1/cluster's answer: the server's cluster's Istio revisions (each with
-// its tags) and its namespaces with their labels; more says there are more namespaces than
-// those listed.
-type apiCluster struct {
-	Revisions  []apiRevision  `json:"revisions"`
-	Namespaces []apiNamespace `json:"namespaces"`
-	More       bool           `json:"more,omitempty"`
-}
-
-type apiRevision struct {
-	Name string   `json:"name"`
-	Tags []string `json:"tags,omitempty"`
-}
-
-type apiNamespace struct {
-	Name   string            `json:"name"`
-	Labels map[string]string `json:"labels,omitempty"`
-}
-
 // handleAPICluster is GET /api/v1/cluster: what the request fields clusterMesh and
 // clusterNamespace may name; 404 when the server reads no cluster.
 func (s *server) handleAPICluster() http.Handler {
-	return s.apiHandler(func(w http.ResponseWriter, r *http.Request) error {
+	return s.handler(func(w http.ResponseWriter, r *http.Request) error {
 		if s.cfg.Cluster == nil {
 			return errNoCluster
 		}
@@ -145,12 +127,12 @@ func (s *server) handleAPICluster() http.Handler {
 		if err != nil {
 			return clusterError(err)
 		}
-		out := apiCluster{Revisions: []apiRevision{}, Namespaces: []apiNamespace{}, More: cat.More}
+		out := api.Cluster{Revisions: []api.Revision{}, Namespaces: []api.Namespace{}, More: cat.More}
 		for _, rev := range cat.Revisions {
-			out.Revisions = append(out.Revisions, apiRevision{Name: rev.Name, Tags: rev.Tags})
+			out.Revisions = append(out.Revisions, api.Revision{Name: rev.Name, Tags: rev.Tags})
 		}
 		for _, ns := range cat.Namespaces {
-			out.Namespaces = append(out.Namespaces, apiNamespace{Name: ns.Name, Labels: ns.Labels})
+			out.Namespaces = append(out.Namespaces, api.Namespace{Name: ns.Name, Labels: ns.Labels})
 		}
 		return writeJSON(w, http.StatusOK, out)
 	})

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/clustermesh"
 	"github.com/sidecarlab/sidecarlab/clustermesh/clustermeshtest"
 	"github.com/sidecarlab/sidecarlab/engine"
@@ -127,19 +128,19 @@ func TestFormClusterMesh(t *testing.T) {
 func TestAPIClusterMesh(t *testing.T) {
 	h := clusterServer(t)
 	r := get(t, h, "/api/v1/cluster")
-	var cat apiCluster
+	var cat api.Cluster
 	if err := json.Unmarshal([]byte(r.body), &cat); err != nil || r.status != http.StatusOK {
 		t.Fatalf("%d %s: %v", r.status, r.body, err)
 	}
 	if len(cat.Revisions) != 2 || cat.Revisions[1].Name != "default" || strings.Join(cat.Revisions[1].Tags, ",") != "prod" || len(cat.Namespaces) != 1 || cat.Namespaces[0].Labels["istio.io/rev"] != "canary" {
 		t.Fatalf("%+v", cat)
 	}
-	status, body, top := postAPI(t, h, "?include=output,admission", InjectRequest{Manifest: deploymentYAML, ClusterMesh: "canary", ClusterNamespace: "shop"})
+	status, body, top := postAPI(t, h, "?include=output,admission", api.InjectRequest{Manifest: deploymentYAML, ClusterMesh: "canary", ClusterNamespace: "shop"})
 	if status != http.StatusOK {
 		t.Fatalf("%d: %s", status, body)
 	}
 	var out string
-	var mesh apiMesh
+	var mesh api.Mesh
 	var adm []struct{ Injected, Admitted bool }
 	_ = json.Unmarshal(top["output"], &out)
 	_ = json.Unmarshal(top["mesh"], &mesh)
@@ -152,14 +153,14 @@ func TestAPIClusterMesh(t *testing.T) {
 	}
 	for _, c := range []struct {
 		h      http.Handler
-		req    InjectRequest
+		req    api.InjectRequest
 		status int
 		want   string
 	}{
-		{h, InjectRequest{Manifest: deploymentYAML, ClusterMesh: "canary", MeshConfigMaps: canaryConfigMaps(t, nil)}, http.StatusBadRequest, "not both"},
-		{h, InjectRequest{Manifest: deploymentYAML, ClusterNamespace: "shop", Settings: engine.Settings{Namespace: engine.Namespace{Name: "shop"}}}, http.StatusBadRequest, "not both"},
-		{newServer(t), InjectRequest{Manifest: deploymentYAML, ClusterMesh: "canary"}, http.StatusNotFound, "serve --cluster-read"},
-		{clusterServer(t, "list", "mutatingwebhookconfigurations"), InjectRequest{Manifest: deploymentYAML, ClusterMesh: "canary"}, http.StatusBadGateway, "list mutatingwebhookconfigurations was refused"},
+		{h, api.InjectRequest{Manifest: deploymentYAML, ClusterMesh: "canary", MeshConfigMaps: canaryConfigMaps(t, nil)}, http.StatusBadRequest, "not both"},
+		{h, api.InjectRequest{Manifest: deploymentYAML, ClusterNamespace: "shop", Settings: engine.Settings{Namespace: engine.Namespace{Name: "shop"}}}, http.StatusBadRequest, "not both"},
+		{newServer(t), api.InjectRequest{Manifest: deploymentYAML, ClusterMesh: "canary"}, http.StatusNotFound, "serve --cluster-read"},
+		{clusterServer(t, "list", "mutatingwebhookconfigurations"), api.InjectRequest{Manifest: deploymentYAML, ClusterMesh: "canary"}, http.StatusBadGateway, "list mutatingwebhookconfigurations was refused"},
 	} {
 		if status, body, _ := postAPI(t, c.h, "", c.req); status != c.status || !strings.Contains(body, c.want) {
 			t.Errorf("%+v: %d %s, want %d with %q", c.req, status, body, c.status, c.want)

@@ -19,7 +19,7 @@ import (
 
 // handleCompare shows two states side by side: /compare?a=STATE&b=STATE&la=LABEL&lb=LABEL.
 func (s *server) handleCompare() http.Handler {
-	return s.pageHandler(func(w http.ResponseWriter, r *http.Request) error {
+	return s.handler(func(w http.ResponseWriter, r *http.Request) error {
 		q := r.URL.Query()
 		var states [2]State
 		var labels [2]string
@@ -55,7 +55,7 @@ func (s *server) comparePage(r *http.Request, states [2]State, labels [2]string)
 		tl, err := s.timeline(r.Context(), st)
 		var ie *engine.InputError
 		if errors.As(err, &ie) {
-			side.Error = inputError(l, ie)
+			side.Error = explain.In(l).InputErrorText(ie)
 			continue
 		}
 		if err != nil {

@@ -13,7 +13,7 @@ import (
 
 // handleEmbed is the compact, read-only view for iframes; the only route that may be framed.
 func (s *server) handleEmbed() http.Handler {
-	return s.pageHandler(func(w http.ResponseWriter, r *http.Request) error {
+	return s.handler(func(w http.ResponseWriter, r *http.Request) error {
 		v, err := readView(r)
 		if err != nil {
 			return err

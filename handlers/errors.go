@@ -12,6 +12,7 @@ import (
 	"github.com/a-h/templ"
 	"github.com/go-chi/chi/v5/middleware"
 
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/explain"
 	"github.com/sidecarlab/sidecarlab/i18n"
@@ -73,11 +74,11 @@ func (s *server) classify(r *http.Request, err error) (int, string, *engine.Inpu
 	var de documentErrors
 	switch {
 	case errors.As(err, &de):
-		return http.StatusUnprocessableEntity, inputError(l, de[0]), de[0]
+		return http.StatusUnprocessableEntity, explain.In(l).InputErrorText(de[0]), de[0]
 	case errors.As(err, &he):
 		return he.status, he.in(l), nil
 	case errors.As(err, &ie):
-		return http.StatusUnprocessableEntity, inputError(l, ie), ie
+		return http.StatusUnprocessableEntity, explain.In(l).InputErrorText(ie), ie
 	case errors.As(err, &bs):
 		return http.StatusBadRequest, bs.in(l), nil
 	case errors.As(err, &mbe):
@@ -92,71 +93,35 @@ func (s *server) classify(r *http.Request, err error) (int, string, *engine.Inpu
 	}
 }
 
-// inputError is engine.InputError's Error() in l's language: where (document, line, field),
-// then the message, which is the engine's or Istio's own and stays as it is.
-func inputError(l *i18n.Localizer, e *engine.InputError) string {
-	var where []string
-	if e.Doc > 0 {
-		where = append(where, l.T("errors.input.doc", "Doc", e.Doc))
-	}
-	if e.Line > 0 {
-		where = append(where, l.T("errors.input.line", "Line", e.Line))
-	}
-	if e.Field != "" {
-		where = append(where, explain.In(l).FieldText(e.Field))
-	}
-	msg := explain.In(l).InputText(e)
-	if len(where) == 0 {
-		return msg
-	}
-	return l.T("errors.input.at", "Where", strings.Join(where, l.T("errors.input.sep")), "Message", msg)
-}
-
 // statusClientClosedRequest is nginx's 499: the client went away before the answer was ready.
 // Nothing is written for it, since nobody is there to read it.
 const statusClientClosedRequest = 499
 
-// errorFormat is how an appHandler shows an error.
-type errorFormat int
-
-const (
-	// htmlErrors answer with the error page.
-	htmlErrors errorFormat = iota
-	// jsonErrors answer with the API's error body, {"error": {…}}.
-	jsonErrors
-)
-
 // appHandler is the one shape of a handler: a function that writes the answer or returns an
 // error, and ServeHTTP, which turns that error into the error page or the API's error body (as
-// golang/pkgsite's errorHandler). classify decides the status and what may be shown.
+// golang/pkgsite's errorHandler). classify decides the status and what may be shown, jsonErrors
+// whether it is a page or JSON.
 type appHandler struct {
-	s      *server
-	format errorFormat
-	fn     func(http.ResponseWriter, *http.Request) error
+	s  *server
+	fn func(http.ResponseWriter, *http.Request) error
 }
 
-// formatFor is how an error of r is shown where no handler chose (the middleware's, a path no
-// route has): the API's paths answer JSON, every other path a page.
-func formatFor(r *http.Request) errorFormat {
-	if strings.HasPrefix(r.URL.Path, "/api/") {
-		return jsonErrors
-	}
-	return htmlErrors
+// jsonErrors is how every error of r is shown — a handler's, a middleware's refusal, a path no
+// route has: on the API's paths, the API's error body ({"error": {…}}); on every other path, the
+// error page.
+func jsonErrors(r *http.Request) bool {
+	return strings.HasPrefix(r.URL.Path, "/api/")
 }
 
-// refuse answers r with err the way formatFor says: for middleware that refuses a request
+// refuse answers r with err as an appHandler would: for middleware that refuses a request
 // before any handler runs.
 func (s *server) refuse(w http.ResponseWriter, r *http.Request, err error) {
-	appHandler{s: s, format: formatFor(r), fn: func(http.ResponseWriter, *http.Request) error { return err }}.ServeHTTP(w, r)
+	s.handler(func(http.ResponseWriter, *http.Request) error { return err }).ServeHTTP(w, r)
 }
 
-// pageHandler makes an appHandler whose errors are pages; apiHandler one whose errors are JSON.
-func (s *server) pageHandler(fn func(http.ResponseWriter, *http.Request) error) appHandler {
-	return appHandler{s: s, format: htmlErrors, fn: fn}
-}
-
-func (s *server) apiHandler(fn func(http.ResponseWriter, *http.Request) error) appHandler {
-	return appHandler{s: s, format: jsonErrors, fn: fn}
+// handler makes an appHandler of fn.
+func (s *server) handler(fn func(http.ResponseWriter, *http.Request) error) appHandler {
+	return appHandler{s: s, fn: fn}
 }
 
 // ServeHTTP runs the handler and answers its error, if any. Nothing is answered for a client
@@ -180,17 +145,22 @@ func (h appHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if retry != "" {
 		w.Header().Set("Retry-After", retry)
 	}
-	if h.format == jsonErrors {
-		body := apiErrorBody{Status: status, Message: msg}
+	if jsonErrors(r) {
+		body := api.ErrorBody{Status: status, Message: msg}
+		// An input error's where is data (doc, line, field); its message says what, in the
+		// reader's language.
+		words := explain.For(r.Context())
 		if ie != nil {
-			body.Message, body.Doc, body.Line, body.Field = ie.Msg, ie.Doc, ie.Line, ie.Field
+			body.Message, body.Doc, body.Line, body.Field = words.InputText(ie), ie.Doc, ie.Line, ie.Field
 		}
 		var de documentErrors
 		if errors.As(err, &de) && len(de) > 1 {
-			body.Documents = de
+			for _, e := range de {
+				body.Documents = append(body.Documents, api.InputError{Doc: e.Doc, Line: e.Line, Field: e.Field, Message: words.InputText(e)})
+			}
 		}
 		// The body is plain data, so only the write can fail, and then the client is gone.
-		_ = writeJSON(w, status, apiError{Error: body})
+		_ = writeJSON(w, status, api.Error{Error: body})
 		return
 	}
 	// The page is rendered even when the request's context has ended (it timed out): the person
@@ -257,21 +227,6 @@ type withForm struct {
 
 func (e withForm) Error() string { return e.err.Error() }
 func (e withForm) Unwrap() error { return e.err }
-
-// apiError is the JSON body of every API error.
-type apiError struct {
-	Error apiErrorBody `json:"error"`
-}
-
-type apiErrorBody struct {
-	Status  int    `json:"status"`
-	Message string `json:"message"`
-	Doc     int    `json:"doc,omitempty"`
-	Line    int    `json:"line,omitempty"`
-	Field   string `json:"field,omitempty"`
-	// Documents lists every rejected document when there are several.
-	Documents []*engine.InputError `json:"documents,omitempty"`
-}
 
 // writeJSON writes v as the answer's indented JSON with the status. It writes nothing when v
 // cannot be encoded, so the caller's returned error still gets a clean error body.

@@ -20,6 +20,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/explain"
 	"github.com/sidecarlab/sidecarlab/i18n"
 )
 
@@ -106,7 +107,7 @@ func TestErrorsInTheReadersLanguage(t *testing.T) {
 				return answer{r.status, page(r)}
 			},
 			func(l *i18n.Localizer) answer {
-				return answer{http.StatusUnprocessableEntity, inputError(l, &engine.InputError{Line: 2, Field: "manifest", Msg: l.T("errors.input.not-utf8")})}
+				return answer{http.StatusUnprocessableEntity, explain.In(l).InputErrorText(&engine.InputError{Line: 2, Field: "manifest", Msg: l.T("errors.input.not-utf8")})}
 			}},
 		{"413 state, in bytes",
 			func(lang string) answer {
@@ -238,28 +239,6 @@ func TestErrorWordsAreLiteral(t *testing.T) {
 	}
 	if msgs[0] != msgs[1] || msgs[0] != msgs[2] || !strings.Contains(msgs[0], "mapping values are not allowed") {
 		t.Fatalf("the parser's message changed with the language: %q", msgs)
-	}
-}
-
-// TestInputErrorWhere: an input error's where (document, line, field) is worded; without one the
-// message stands alone.
-func TestInputErrorWhere(t *testing.T) {
-	ja := i18n.For("ja")
-	for _, c := range []struct {
-		e    engine.InputError
-		want string
-	}{
-		{engine.InputError{Doc: 2, Line: 13, Field: "manifest", Msg: "yaml: x"}, "ドキュメント2、13行目、マニフェスト：yaml: x"},
-		{engine.InputError{Line: 3, Msg: "m"}, "3行目：m"},
-		{engine.InputError{Msg: "m"}, "m"},
-	} {
-		if got := inputError(ja, &c.e); got != c.want {
-			t.Errorf("%+v: %q, want %q", c.e, got, c.want)
-		}
-		// In English it is the engine's own Error(), byte for byte.
-		if got, want := inputError(i18n.For("en"), &c.e), c.e.Error(); got != want {
-			t.Errorf("%+v: English %q, want %q", c.e, got, want)
-		}
 	}
 }
 

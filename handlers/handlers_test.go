@@ -21,6 +21,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	istiolog "istio.io/istio/pkg/log"
 
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/report"
@@ -577,7 +578,7 @@ func TestAPI(t *testing.T) {
 		req.Header.Set("Content-Type", "application/json")
 		return do(t, h, req)
 	}
-	body, _ := json.Marshal(InjectRequest{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/nativeSidecar", Value: "true"}}})
+	body, _ := json.Marshal(api.InjectRequest{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/nativeSidecar", Value: "true"}}})
 	r := post(string(body))
 	if r.status != http.StatusOK {
 		t.Fatalf("status %d: %s", r.status, r.body)
@@ -655,7 +656,7 @@ func TestReadiness(t *testing.T) {
 		}
 	}
 	r := do(t, h, rawAPI(`{"manifest":"kind: Pod\n"}`))
-	var body apiError
+	var body api.Error
 	if err := json.Unmarshal([]byte(r.body), &body); err != nil || r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" ||
 		body.Error.Status != http.StatusServiceUnavailable || !strings.Contains(body.Error.Message, "starting") {
 		t.Errorf("the API before the engine: %d %s", r.status, r.body)
@@ -812,12 +813,12 @@ func TestBatchDownloads(t *testing.T) {
 		t.Fatalf("markdown:\n%s", md.body)
 	}
 	// The API gives the same rows.
-	body, _ := json.Marshal(InjectRequest{Manifest: multi})
+	body, _ := json.Marshal(api.InjectRequest{Manifest: multi})
 	req := httptest.NewRequest(http.MethodPost, "/api/v1/inject", strings.NewReader(string(body)))
 	req.Header.Set("Content-Type", "application/json")
-	api := do(t, h, req)
-	var resp InjectResponse
-	if err := json.Unmarshal([]byte(api.body), &resp); err != nil {
+	got := do(t, h, req)
+	var resp api.InjectResponse
+	if err := json.Unmarshal([]byte(got.body), &resp); err != nil {
 		t.Fatal(err)
 	}
 	if d := cmp.Diff(string(report.BatchJSON(rows)), string(report.BatchJSON(resp.Batch))); d != "" {

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 )
 
@@ -50,7 +51,7 @@ func TestHostileInput(t *testing.T) {
 	_ = zw.Close()
 	zipBomb := base64.RawURLEncoding.EncodeToString(zbuf.Bytes())
 
-	api := func(req InjectRequest) *http.Request {
+	apiPost := func(req api.InjectRequest) *http.Request {
 		b, _ := json.Marshal(req)
 		r := httptest.NewRequest(http.MethodPost, "/api/v1/inject", bytes.NewReader(b))
 		r.Header.Set("Content-Type", "application/json")
@@ -61,16 +62,16 @@ func TestHostileInput(t *testing.T) {
 		req    *http.Request
 		status int
 	}{
-		{"billion laughs", api(InjectRequest{Manifest: bomb.String()}), http.StatusUnprocessableEntity},
-		{"very deep nesting", api(InjectRequest{Manifest: deep}), http.StatusUnprocessableEntity},
+		{"billion laughs", apiPost(api.InjectRequest{Manifest: bomb.String()}), http.StatusUnprocessableEntity},
+		{"very deep nesting", apiPost(api.InjectRequest{Manifest: deep}), http.StatusUnprocessableEntity},
 		{"invalid UTF-8 in the API", rawAPI("{\"manifest\":\"kind: Pod\\nmetadata: {name: \xff\xfe}\\n\"}"), http.StatusBadRequest},
 		{"invalid UTF-8 in the form", formRequest(url.Values{"manifest": {"kind: Pod\nmetadata: {name: \xff\xfe}\n"}}), http.StatusUnprocessableEntity},
-		{"binary garbage", api(InjectRequest{Manifest: "\x00\x01\x02\x03: \x04\n\x7f"}), http.StatusUnprocessableEntity},
-		{"a giant annotation value", api(InjectRequest{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: strings.Repeat("9", 900<<10)}}}), http.StatusUnprocessableEntity},
-		{"thousands of steps", api(InjectRequest{Manifest: deploymentYAML, Steps: steps}), http.StatusUnprocessableEntity},
-		{"more documents than the limit", api(InjectRequest{Manifest: strings.Repeat("kind: ConfigMap\n---\n", 10001)}), http.StatusUnprocessableEntity},
+		{"binary garbage", apiPost(api.InjectRequest{Manifest: "\x00\x01\x02\x03: \x04\n\x7f"}), http.StatusUnprocessableEntity},
+		{"a giant annotation value", apiPost(api.InjectRequest{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: strings.Repeat("9", 900<<10)}}}), http.StatusUnprocessableEntity},
+		{"thousands of steps", apiPost(api.InjectRequest{Manifest: deploymentYAML, Steps: steps}), http.StatusUnprocessableEntity},
+		{"more documents than the limit", apiPost(api.InjectRequest{Manifest: strings.Repeat("kind: ConfigMap\n---\n", 10001)}), http.StatusUnprocessableEntity},
 		{"a decompression bomb in the URL", httptest.NewRequest(http.MethodGet, "/?s="+zipBomb, nil), http.StatusBadRequest},
-		{"a body over the limit", api(InjectRequest{Manifest: strings.Repeat("#", 2<<20)}), http.StatusRequestEntityTooLarge},
+		{"a body over the limit", apiPost(api.InjectRequest{Manifest: strings.Repeat("#", 2<<20)}), http.StatusRequestEntityTooLarge},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -161,7 +162,7 @@ func TestRateLimit(t *testing.T) {
 // checkAPIError: r is the API's JSON error body with the status and a message that contains want.
 func checkAPIError(t *testing.T, r response, status int, want string) {
 	t.Helper()
-	var body apiError
+	var body api.Error
 	if !strings.HasPrefix(r.header.Get("Content-Type"), "application/json") || json.Unmarshal([]byte(r.body), &body) != nil ||
 		body.Error.Status != status || !strings.Contains(body.Error.Message, want) {
 		t.Fatalf("want the API's JSON error %d %q, got %d %q: %.200s", status, want, r.status, r.header.Get("Content-Type"), r.body)

@@ -64,6 +64,10 @@ func TestCrossSitePosts(t *testing.T) {
 				if c.refused && !strings.Contains(r.body, "another site") {
 					t.Fatalf("the refusal does not say why: %.300s", r.body)
 				}
+				// The refusal is shown as every error of its path is: the API's as its JSON body.
+				if isJSON := strings.HasPrefix(r.header.Get("Content-Type"), "application/json"); c.refused && isJSON != strings.HasPrefix(p.path, "/api/") {
+					t.Fatalf("the refusal of %s as %q", p.path, r.header.Get("Content-Type"))
+				}
 			})
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/explain"
 )
 
@@ -44,7 +45,7 @@ func TestIgnoredPitfalls(t *testing.T) {
 // and an empty list when the manifest ignores none.
 func TestAPIIgnored(t *testing.T) {
 	h := newServer(t)
-	status, body, top := postAPI(t, h, "?include=findings", InjectRequest{Manifest: jobIgnoring})
+	status, body, top := postAPI(t, h, "?include=findings", api.InjectRequest{Manifest: jobIgnoring})
 	if status != 200 {
 		t.Fatalf("status %d: %s", status, body)
 	}
@@ -64,11 +65,11 @@ func TestAPIIgnored(t *testing.T) {
 		}
 	}
 	// None ignored: an empty list, as findings.
-	if _, _, top := postAPI(t, h, "?include=findings", InjectRequest{Manifest: jobYAML}); string(top["ignored"]) != "[]" {
+	if _, _, top := postAPI(t, h, "?include=findings", api.InjectRequest{Manifest: jobYAML}); string(top["ignored"]) != "[]" {
 		t.Errorf("none ignored: want [], got %s", top["ignored"])
 	}
 	// Not asked for: absent.
-	if _, _, top := postAPI(t, h, "?include=output", InjectRequest{Manifest: jobIgnoring}); top["ignored"] != nil {
+	if _, _, top := postAPI(t, h, "?include=output", api.InjectRequest{Manifest: jobIgnoring}); top["ignored"] != nil {
 		t.Errorf("ignored answered though findings not asked for: %s", top["ignored"])
 	}
 }

@@ -77,7 +77,7 @@ func backTo(u *url.URL) string {
 // handleLanguage is the switcher's POST: it remembers the language chosen and returns to the
 // page it was chosen on (an address on this site only).
 func (s *server) handleLanguage() http.Handler {
-	return s.pageHandler(func(w http.ResponseWriter, r *http.Request) error {
+	return s.handler(func(w http.ResponseWriter, r *http.Request) error {
 		if err := r.ParseForm(); err != nil {
 			return httpError{status: http.StatusBadRequest, id: "errors.lang.form"}
 		}

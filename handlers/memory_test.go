@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 )
 
@@ -21,7 +22,7 @@ func TestNestingIsNotEchoed(t *testing.T) {
 	h := New(testLogger(), func() Engine { return eng }, testConfig(Config{Work: engine.Limits{MaxDepth: 10000}}))
 	pod := "apiVersion: v1\nkind: Pod\nmetadata:\n  name: nest\nspec:\n  containers:\n  - name: a\n    image: nginx\n"
 	manifest := pod + "extra: " + strings.Repeat("[", 9000) + strings.Repeat("]", 9000) + "\n"
-	body, _ := json.Marshal(InjectRequest{Manifest: manifest})
+	body, _ := json.Marshal(api.InjectRequest{Manifest: manifest})
 	if len(body) > 20<<10 {
 		t.Fatalf("the request is %d bytes, want about 18 KB", len(body))
 	}

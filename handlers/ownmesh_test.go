@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
@@ -66,7 +67,7 @@ func pairs(kv []string) map[string]string {
 func TestAPIOwnMesh(t *testing.T) {
 	h := newServer(t)
 	cms := canaryConfigMaps(t, nil)
-	status, body, top := postAPI(t, h, "?include=output", InjectRequest{Manifest: deploymentYAML, MeshConfigMaps: cms})
+	status, body, top := postAPI(t, h, "?include=output", api.InjectRequest{Manifest: deploymentYAML, MeshConfigMaps: cms})
 	if status != http.StatusOK {
 		t.Fatalf("status %d: %s", status, body)
 	}
@@ -78,8 +79,8 @@ func TestAPIOwnMesh(t *testing.T) {
 			t.Errorf("no %q in the output", s)
 		}
 	}
-	var said apiMesh
-	if err := json.Unmarshal(top["mesh"], &said); err != nil || said != (apiMesh{Revision: "canary", Templates: "istio", InjectedBy: engine.Version().Istio}) {
+	var said api.Mesh
+	if err := json.Unmarshal(top["mesh"], &said); err != nil || said != (api.Mesh{Revision: "canary", Templates: "istio", InjectedBy: engine.Version().Istio}) {
 		t.Errorf("the answer's mesh: %s (%v)", top["mesh"], err)
 	}
 	if len(link) > 8<<10 || len(cms) < 50<<10 {
@@ -92,7 +93,7 @@ func TestAPIOwnMesh(t *testing.T) {
 	if !st.Settings.Install.Mesh.IstioTemplates || st.Settings.Install.Revision != "canary" {
 		t.Fatalf("the link's mesh: templates left out %v, revision %q", st.Settings.Install.Mesh.IstioTemplates, st.Settings.Install.Revision)
 	}
-	status, body, top = postAPI(t, h, "?include=output", InjectRequest{Manifest: st.Manifest, Settings: st.Settings})
+	status, body, top = postAPI(t, h, "?include=output", api.InjectRequest{Manifest: st.Manifest, Settings: st.Settings})
 	var again string
 	_ = json.Unmarshal(top["output"], &again)
 	if status != http.StatusOK || again != out {
@@ -102,18 +103,18 @@ func TestAPIOwnMesh(t *testing.T) {
 	custom := canaryConfigMaps(t, func(c string) string {
 		return strings.Replace(c, "security.istio.io/tlsMode: {{", `team: "x"`+"\n        security.istio.io/tlsMode: {{", 1)
 	})
-	status, body, _ = postAPI(t, h, "", InjectRequest{Manifest: deploymentYAML, MeshConfigMaps: custom})
+	status, body, _ = postAPI(t, h, "", api.InjectRequest{Manifest: deploymentYAML, MeshConfigMaps: custom})
 	if status != http.StatusUnprocessableEntity || !strings.Contains(body, `templates \"sidecar\" are not`) || !strings.Contains(body, "+++ sidecar (yours)") {
 		t.Fatalf("a changed template: %d %.600s", status, body)
 	}
-	if _, _, plain := postAPI(t, h, "?include=output", InjectRequest{Manifest: deploymentYAML}); plain["mesh"] != nil {
+	if _, _, plain := postAPI(t, h, "?include=output", api.InjectRequest{Manifest: deploymentYAML}); plain["mesh"] != nil {
 		t.Errorf("an answer without a mesh of one's own says %s", plain["mesh"])
 	}
-	status, _, _ = postAPI(t, h, "", InjectRequest{Manifest: deploymentYAML, MeshConfigMaps: cms, Settings: engine.Settings{Install: engine.InstallOptions{Mesh: engine.OwnMesh{Values: "{}"}}}})
+	status, _, _ = postAPI(t, h, "", api.InjectRequest{Manifest: deploymentYAML, MeshConfigMaps: cms, Settings: engine.Settings{Install: engine.InstallOptions{Mesh: engine.OwnMesh{Values: "{}"}}}})
 	if status != http.StatusBadRequest {
 		t.Fatalf("a mesh sent twice: %d", status)
 	}
-	status, body, _ = postAPI(t, h, "", InjectRequest{Manifest: deploymentYAML, MeshConfigMaps: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: istio}\ndata: {mesh: '{}'}\n"})
+	status, body, _ = postAPI(t, h, "", api.InjectRequest{Manifest: deploymentYAML, MeshConfigMaps: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: istio}\ndata: {mesh: '{}'}\n"})
 	if status != http.StatusUnprocessableEntity || !strings.Contains(body, "no istio-sidecar-injector ConfigMap") {
 		t.Fatalf("no injector ConfigMap: %d %s", status, body)
 	}
@@ -125,7 +126,7 @@ func TestShareOwnMeshSecrets(t *testing.T) {
 	links := newMemLinks()
 	h := serverWith(t, links)
 	mesh := engine.OwnMesh{MeshConfig: "defaultConfig:\n  proxyMetadata:\n    DB_PASSWORD: hunter2\n"}
-	req := ShareRequest{InjectRequest: InjectRequest{Manifest: deploymentYAML, Settings: engine.Settings{Install: engine.InstallOptions{Mesh: mesh}}}}
+	req := api.ShareRequest{InjectRequest: api.InjectRequest{Manifest: deploymentYAML, Settings: engine.Settings{Install: engine.InstallOptions{Mesh: mesh}}}}
 	r := postShareAPI(t, h, req, nil)
 	if r.status != http.StatusUnprocessableEntity || !strings.Contains(r.body, `"setting": "install.mesh"`) || strings.Contains(r.body, "hunter2") {
 		t.Fatalf("%d %s", r.status, r.body)

@@ -190,7 +190,7 @@ func readHeld(r *http.Request) map[string]bool {
 // handlePlayground renders the page for a permalink. A manifest Istio rejects is shown with its
 // errors and a 422; the link still reproduces exactly that view.
 func (s *server) handlePlayground() http.Handler {
-	return s.pageHandler(func(w http.ResponseWriter, r *http.Request) error {
+	return s.handler(func(w http.ResponseWriter, r *http.Request) error {
 		v, err := readView(r)
 		if err != nil {
 			return err
@@ -275,7 +275,7 @@ func outcome(v view, tl *engine.Timeline, ie *engine.InputError) string {
 // apply) and redirects to the permalink of the new state: POST, then 303, then GET — so the page
 // works without JavaScript and every view is a link.
 func (s *server) handleForm() http.Handler {
-	return s.pageHandler(func(w http.ResponseWriter, r *http.Request) error {
+	return s.handler(func(w http.ResponseWriter, r *http.Request) error {
 		v, err := s.formView(w, r)
 		if v.nsForm != nil {
 			// A namespace that cannot be read is shown again in the form, with its error (422).
@@ -526,7 +526,7 @@ func atoiOr(s string, def int) int {
 
 // handleDownload serves one step's injected YAML as a file.
 func (s *server) handleDownload() http.Handler {
-	return s.pageHandler(func(w http.ResponseWriter, r *http.Request) error {
+	return s.handler(func(w http.ResponseWriter, r *http.Request) error {
 		v, tl, err := s.viewTimeline(r)
 		if err != nil {
 			return err

@@ -17,7 +17,7 @@ import (
 
 // handleRaw serves one raw output of the state in the query: /NAME?s=… (routes.go lists them).
 func (s *server) handleRaw(name string) http.Handler {
-	return s.pageHandler(func(w http.ResponseWriter, r *http.Request) error {
+	return s.handler(func(w http.ResponseWriter, r *http.Request) error {
 		v, err := readView(r)
 		if err != nil {
 			return err
@@ -31,7 +31,7 @@ func (s *server) handleRaw(name string) http.Handler {
 
 // handleShortRaw serves a raw output of a shared link: /s/<id>/NAME.
 func (s *server) handleShortRaw(name string) http.Handler {
-	return s.pageHandler(func(w http.ResponseWriter, r *http.Request) error {
+	return s.handler(func(w http.ResponseWriter, r *http.Request) error {
 		_, st, err := s.sharedLink(r.Context(), chi.URLParam(r, "id"))
 		if err != nil {
 			return err

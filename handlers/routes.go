@@ -86,43 +86,53 @@ type Config struct {
 	PublicURL string
 }
 
+// Defaults are the limits a server has when its Config leaves them zero: the one table of them,
+// which New fills a Config from and serve's flags show as their defaults.
+func Defaults() Config {
+	return Config{
+		MaxBodyBytes:       1 << 20,
+		MaxConcurrent:      2 * runtime.GOMAXPROCS(0),
+		QueueWait:          5 * time.Second,
+		Work:               engine.Limits{MaxDepth: 100, MaxUnits: 4000},
+		HeavyUnits:         200,
+		HeavySlots:         1,
+		RequestTimeout:     15 * time.Second,
+		RatePerMinute:      6000,
+		WriteRatePerMinute: 60,
+		StoreTimeout:       3 * time.Second,
+	}
+}
+
+// withDefaults is c with each limit it leaves zero taken from Defaults.
+func (c Config) withDefaults() Config {
+	d := Defaults()
+	orDefault(&c.MaxBodyBytes, d.MaxBodyBytes)
+	orDefault(&c.MaxConcurrent, d.MaxConcurrent)
+	orDefault(&c.QueueWait, d.QueueWait)
+	orDefault(&c.Work.MaxDepth, d.Work.MaxDepth)
+	orDefault(&c.Work.MaxUnits, d.Work.MaxUnits)
+	orDefault(&c.HeavyUnits, d.HeavyUnits)
+	orDefault(&c.HeavySlots, d.HeavySlots)
+	orDefault(&c.RequestTimeout, d.RequestTimeout)
+	orDefault(&c.RatePerMinute, d.RatePerMinute)
+	orDefault(&c.WriteRatePerMinute, d.WriteRatePerMinute)
+	orDefault(&c.StoreTimeout, d.StoreTimeout)
+	return c
+}
+
+// orDefault sets *v to d when it is zero.
+func orDefault[T comparable](v *T, d T) {
+	var zero T
+	if *v == zero {
+		*v = d
+	}
+}
+
 // New returns the whole HTTP surface. eng returns nil until the engine is ready (the default
 // installation is rendered at start) and the engine from then on; until then the routes that need
 // it answer 503 with Retry-After (requireEngine) and /readyz says so.
 func New(logger *slog.Logger, eng func() Engine, cfg Config) http.Handler {
-	if cfg.MaxBodyBytes == 0 {
-		cfg.MaxBodyBytes = 1 << 20
-	}
-	if cfg.MaxConcurrent == 0 {
-		cfg.MaxConcurrent = 2 * runtime.GOMAXPROCS(0)
-	}
-	if cfg.QueueWait == 0 {
-		cfg.QueueWait = 5 * time.Second
-	}
-	if cfg.RequestTimeout == 0 {
-		cfg.RequestTimeout = 15 * time.Second
-	}
-	if cfg.RatePerMinute == 0 {
-		cfg.RatePerMinute = 6000
-	}
-	if cfg.WriteRatePerMinute == 0 {
-		cfg.WriteRatePerMinute = 60
-	}
-	if cfg.StoreTimeout == 0 {
-		cfg.StoreTimeout = 3 * time.Second
-	}
-	if cfg.Work.MaxDepth == 0 {
-		cfg.Work.MaxDepth = 100
-	}
-	if cfg.Work.MaxUnits == 0 {
-		cfg.Work.MaxUnits = 4000
-	}
-	if cfg.HeavyUnits == 0 {
-		cfg.HeavyUnits = 200
-	}
-	if cfg.HeavySlots == 0 {
-		cfg.HeavySlots = 1
-	}
+	cfg = cfg.withDefaults()
 	s := &server{log: logger, eng: eng, cfg: cfg, metrics: newMetrics(eng, cfg.Links),
 		slots: make(chan struct{}, cfg.MaxConcurrent), heavy: make(chan struct{}, cfg.HeavySlots),
 		statics: pageStatics{panel: sync.OnceValue(func() templ.Component { return renderPanel(annotationGroups(engine.DefaultCatalog())) }), lab: sync.OnceValue(newLabPath)}}
@@ -149,8 +159,8 @@ func New(logger *slog.Logger, eng func() Engine, cfg Config) http.Handler {
 	// against theirs, every other request against the read limit.
 	reads := s.rateLimit(cfg.RatePerMinute, "errors.rate.requests")
 	writes := s.rateLimit(cfg.WriteRatePerMinute, "errors.rate.links")
-	r.With(writes, s.refuseCrossSite, s.requireEngine(htmlErrors), s.holdSlots).Post("/share", s.handleShare().ServeHTTP)
-	r.With(writes, s.refuseCrossSite, s.requireEngine(jsonErrors), s.holdSlots).Post("/api/v1/share", s.handleAPIShare().ServeHTTP)
+	r.With(writes, s.refuseCrossSite, s.requireEngine, s.holdSlots).Post("/share", s.handleShare().ServeHTTP)
+	r.With(writes, s.refuseCrossSite, s.requireEngine, s.holdSlots).Post("/api/v1/share", s.handleAPIShare().ServeHTTP)
 	r.Group(func(r chi.Router) {
 		r.Use(reads, s.refuseCrossSite)
 		r.Handle("/static/*", http.StripPrefix("/static/", static.Handler()))
@@ -159,7 +169,7 @@ func New(logger *slog.Logger, eng func() Engine, cfg Config) http.Handler {
 		// Everything made from a state needs the engine: 503 pages until it is ready; its work
 		// holds a work slot until its answer is written (holdSlots).
 		r.Group(func(r chi.Router) {
-			r.Use(s.requireEngine(htmlErrors), s.holdSlots)
+			r.Use(s.requireEngine, s.holdSlots)
 			r.Get("/", s.handlePlayground().ServeHTTP)
 			r.Post("/", s.handleForm().ServeHTTP)
 			r.Get("/download", s.handleDownload().ServeHTTP)
@@ -182,8 +192,8 @@ func New(logger *slog.Logger, eng func() Engine, cfg Config) http.Handler {
 		})
 
 		r.Route("/api/v1", func(r chi.Router) {
-			r.With(s.requireEngine(jsonErrors), s.holdSlots).Post("/inject", s.handleAPIInject().ServeHTTP)
-			r.With(s.requireEngine(jsonErrors), s.holdSlots).Post("/upgrade", s.handleAPIUpgrade().ServeHTTP)
+			r.With(s.requireEngine, s.holdSlots).Post("/inject", s.handleAPIInject().ServeHTTP)
+			r.With(s.requireEngine, s.holdSlots).Post("/upgrade", s.handleAPIUpgrade().ServeHTTP)
 			// The catalog and the version are compiled in: they answer before the engine is ready.
 			r.Get("/annotations", s.handleAPIAnnotations().ServeHTTP)
 			r.Get("/version", s.handleAPIVersion().ServeHTTP)
@@ -393,18 +403,16 @@ func (s *server) handleReadyz() http.Handler {
 	})
 }
 
-// requireEngine answers 503 with Retry-After until the engine is ready: the error page, or the
-// API's error body for jsonErrors. The handlers behind it use s.eng() without checking.
-func (s *server) requireEngine(format errorFormat) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return appHandler{s: s, format: format, fn: func(w http.ResponseWriter, r *http.Request) error {
-			if s.eng() == nil {
-				return errNotReady
-			}
-			next.ServeHTTP(w, r)
-			return nil
-		}}
-	}
+// requireEngine answers 503 with Retry-After until the engine is ready (as every error, a page
+// or the API's error body: jsonErrors). The handlers behind it use s.eng() without checking.
+func (s *server) requireEngine(next http.Handler) http.Handler {
+	return s.handler(func(w http.ResponseWriter, r *http.Request) error {
+		if s.eng() == nil {
+			return errNotReady
+		}
+		next.ServeHTTP(w, r)
+		return nil
+	})
 }
 
 // securityHeaders sets the same headers on every response: a Content-Security-Policy that allows

@@ -160,7 +160,7 @@ func outputHash(tl *engine.Timeline) string {
 // values that look secret is not stored until the person chose (the form's "secrets" field):
 // the page lists them and offers to redact them or to share as is.
 func (s *server) handleShare() http.Handler {
-	return s.pageHandler(func(w http.ResponseWriter, r *http.Request) error {
+	return s.handler(func(w http.ResponseWriter, r *http.Request) error {
 		if s.cfg.Links == nil {
 			return errNoSharing
 		}
@@ -237,7 +237,7 @@ func (s *server) putLink(reqCtx context.Context, l Link) (string, error) {
 // handleShortLink renders a stored state. Opened under another Istio, it says so, and whether
 // the output differs from the one the link showed when it was made.
 func (s *server) handleShortLink() http.Handler {
-	return s.pageHandler(func(w http.ResponseWriter, r *http.Request) error {
+	return s.handler(func(w http.ResponseWriter, r *http.Request) error {
 		id := chi.URLParam(r, "id")
 		l, st, err := s.sharedLink(r.Context(), id)
 		if err != nil {

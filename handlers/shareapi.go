@@ -13,36 +13,11 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/explain"
 	"github.com/sidecarlab/sidecarlab/web"
 )
-
-// ShareRequest is the body of POST /api/v1/share: the body of /api/v1/inject, and what to do
-// with values that look secret. With neither flag, a manifest that has some is not stored (422,
-// listing them).
-type ShareRequest struct {
-	InjectRequest
-	// Redact stores the manifest with each such value replaced by <redacted> (engine.Redact).
-	Redact bool `json:"redact,omitempty"`
-	// AllowSecrets stores it as it is.
-	AllowSecrets bool `json:"allowSecrets,omitempty"`
-}
-
-// ShareResponse is its answer: the link's id and its address, absolute when the server knows
-// its public address (--public-url), else the path (/s/<id>).
-type ShareResponse struct {
-	ID  string `json:"id"`
-	URL string `json:"url"`
-}
-
-// SecretsResponse is the 422 of a share with values that look secret: the API's error body,
-// and the findings (at most engine.MaxSecretFindings of Total; never the values).
-type SecretsResponse struct {
-	Error   apiErrorBody            `json:"error"`
-	Secrets []explain.SecretFinding `json:"secrets"`
-	Total   int                     `json:"total"`
-}
 
 // secretsChoice is what the person chose to do with values that look secret.
 type secretsChoice string
@@ -170,11 +145,11 @@ func (s *server) shareURL(id string) string {
 // handleAPIShare is POST /api/v1/share: the same state as /api/v1/inject, stored as a short
 // link the way the form's Share stores it (the same state gets the same id).
 func (s *server) handleAPIShare() http.Handler {
-	return s.apiHandler(func(w http.ResponseWriter, r *http.Request) error {
+	return s.handler(func(w http.ResponseWriter, r *http.Request) error {
 		if s.cfg.Links == nil {
 			return errNoSharing
 		}
-		var req ShareRequest
+		var req api.ShareRequest
 		if err := readJSONBody(w, r, s.cfg.MaxBodyBytes, &req); err != nil {
 			return err
 		}
@@ -201,8 +176,8 @@ func (s *server) handleAPIShare() http.Handler {
 		}
 		if total > 0 {
 			words := explain.For(r.Context())
-			return writeJSON(w, http.StatusUnprocessableEntity, SecretsResponse{
-				Error:   apiErrorBody{Status: http.StatusUnprocessableEntity, Message: words.SecretsFound(total) + " " + words.SecretsAPIChoice()},
+			return writeJSON(w, http.StatusUnprocessableEntity, api.SecretsResponse{
+				Error:   api.ErrorBody{Status: http.StatusUnprocessableEntity, Message: words.SecretsFound(total) + " " + words.SecretsAPIChoice()},
 				Secrets: words.SecretFindings(findings),
 				Total:   total,
 			})
@@ -215,14 +190,14 @@ func (s *server) handleAPIShare() http.Handler {
 		if err != nil {
 			return err
 		}
-		return writeJSON(w, http.StatusCreated, ShareResponse{ID: id, URL: s.shareURL(id)})
+		return writeJSON(w, http.StatusCreated, api.ShareResponse{ID: id, URL: s.shareURL(id)})
 	})
 }
 
 // handleAPILink is GET /api/v1/links/{id}: the state stored under a short link, as JSON (the
 // state.json of /s/{id}/state.json).
 func (s *server) handleAPILink() http.Handler {
-	return s.apiHandler(func(w http.ResponseWriter, r *http.Request) error {
+	return s.handler(func(w http.ResponseWriter, r *http.Request) error {
 		_, st, err := s.sharedLink(r.Context(), chi.URLParam(r, "id"))
 		if err != nil {
 			return err

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/web"
 )
@@ -79,16 +80,16 @@ func TestAPIShare(t *testing.T) {
 	links := &countingLinks{memLinks: newMemLinks()}
 	h := serverConfig(t, Config{Links: links})
 	hostile := http.Header{"X-Forwarded-Host": {"evil.example"}}
-	req := ShareRequest{InjectRequest: InjectRequest{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}}}
+	req := api.ShareRequest{InjectRequest: api.InjectRequest{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}}}
 
 	r := postShareAPI(t, h, req, hostile)
-	var a ShareResponse
+	var a api.ShareResponse
 	if r.status != http.StatusCreated || json.Unmarshal([]byte(r.body), &a) != nil || a.ID == "" || a.URL != "/s/"+a.ID {
 		t.Fatalf("share: %d %s", r.status, r.body)
 	}
 	// The same state, the same id — and the same id as the form's Share of it.
 	r = postShareAPI(t, h, req, nil)
-	var b ShareResponse
+	var b api.ShareResponse
 	if json.Unmarshal([]byte(r.body), &b) != nil || b.ID != a.ID {
 		t.Fatalf("same state, ids %q and %q", a.ID, b.ID)
 	}
@@ -104,8 +105,8 @@ func TestAPIShare(t *testing.T) {
 
 	t.Run("secrets are listed and not stored", func(t *testing.T) {
 		before := links.puts.Load()
-		r := postShareAPI(t, h, ShareRequest{InjectRequest: InjectRequest{Manifest: secretYAML}}, nil)
-		var resp SecretsResponse
+		r := postShareAPI(t, h, api.ShareRequest{InjectRequest: api.InjectRequest{Manifest: secretYAML}}, nil)
+		var resp api.SecretsResponse
 		if r.status != http.StatusUnprocessableEntity || json.Unmarshal([]byte(r.body), &resp) != nil {
 			t.Fatalf("%d %s", r.status, r.body)
 		}
@@ -125,8 +126,8 @@ func TestAPIShare(t *testing.T) {
 		}
 	})
 	t.Run("redact stores the redacted state", func(t *testing.T) {
-		r := postShareAPI(t, h, ShareRequest{InjectRequest: InjectRequest{Manifest: secretYAML}, Redact: true}, nil)
-		var resp ShareResponse
+		r := postShareAPI(t, h, api.ShareRequest{InjectRequest: api.InjectRequest{Manifest: secretYAML}, Redact: true}, nil)
+		var resp api.ShareResponse
 		if r.status != http.StatusCreated || json.Unmarshal([]byte(r.body), &resp) != nil {
 			t.Fatalf("%d %s", r.status, r.body)
 		}
@@ -137,8 +138,8 @@ func TestAPIShare(t *testing.T) {
 		}
 	})
 	t.Run("allowSecrets stores it as it is", func(t *testing.T) {
-		r := postShareAPI(t, h, ShareRequest{InjectRequest: InjectRequest{Manifest: secretYAML}, AllowSecrets: true}, nil)
-		var resp ShareResponse
+		r := postShareAPI(t, h, api.ShareRequest{InjectRequest: api.InjectRequest{Manifest: secretYAML}, AllowSecrets: true}, nil)
+		var resp api.ShareResponse
 		if r.status != http.StatusCreated || json.Unmarshal([]byte(r.body), &resp) != nil {
 			t.Fatalf("%d %s", r.status, r.body)
 		}
@@ -190,7 +191,7 @@ func TestAPIShare(t *testing.T) {
 
 // TestAPIShareURL: the link's address comes from --public-url, never from the request.
 func TestAPIShareURL(t *testing.T) {
-	req := ShareRequest{InjectRequest: InjectRequest{Manifest: deploymentYAML}}
+	req := api.ShareRequest{InjectRequest: api.InjectRequest{Manifest: deploymentYAML}}
 	h := serverConfig(t, Config{Links: newMemLinks(), PublicURL: "https://lab.example.com/"})
 	for _, hdr := range []http.Header{nil, {"X-Forwarded-Host": {"evil.example"}, "Forwarded": {"host=evil.example"}}} {
 		b, _ := json.Marshal(req)
@@ -201,7 +202,7 @@ func TestAPIShareURL(t *testing.T) {
 			r.Header[k] = v
 		}
 		resp := do(t, h, r)
-		var got ShareResponse
+		var got api.ShareResponse
 		if resp.status != http.StatusCreated || json.Unmarshal([]byte(resp.body), &got) != nil ||
 			got.URL != "https://lab.example.com/s/"+got.ID || strings.Contains(resp.body, "evil") {
 			t.Fatalf("%d %s", resp.status, resp.body)
@@ -221,7 +222,7 @@ func TestAPIShareURL(t *testing.T) {
 func TestAPIShareOffAndLimited(t *testing.T) {
 	// No store: sharing is off, in the API's words.
 	h := serverConfig(t, Config{})
-	if r := postShareAPI(t, h, ShareRequest{InjectRequest: InjectRequest{Manifest: deploymentYAML}}, nil); r.status != http.StatusNotFound || !strings.Contains(r.body, "Sharing is off") {
+	if r := postShareAPI(t, h, api.ShareRequest{InjectRequest: api.InjectRequest{Manifest: deploymentYAML}}, nil); r.status != http.StatusNotFound || !strings.Contains(r.body, "Sharing is off") {
 		t.Errorf("no store: %d %s", r.status, r.body)
 	}
 	if r := get(t, h, "/api/v1/links/0000000000000000"); r.status != http.StatusNotFound || !strings.Contains(r.body, "Sharing is off") {
@@ -229,7 +230,7 @@ func TestAPIShareOffAndLimited(t *testing.T) {
 	}
 	// The API's shares count against the write limit, with the form's.
 	h = serverConfig(t, Config{Links: newMemLinks(), WriteRatePerMinute: 1})
-	if r := postShareAPI(t, h, ShareRequest{InjectRequest: InjectRequest{Manifest: deploymentYAML}}, nil); r.status != http.StatusCreated {
+	if r := postShareAPI(t, h, api.ShareRequest{InjectRequest: api.InjectRequest{Manifest: deploymentYAML}}, nil); r.status != http.StatusCreated {
 		t.Fatalf("first share: %d %s", r.status, r.body)
 	}
 	fr := httptest.NewRequest(http.MethodPost, "/share", strings.NewReader(url.Values{"manifest": {deploymentYAML}}.Encode()))
@@ -389,17 +390,17 @@ func TestShareStepSecrets(t *testing.T) {
 	links := &countingLinks{memLinks: newMemLinks()}
 	h := serverConfig(t, Config{Links: links})
 	steps := []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}, {Key: "example.com/build-token", Value: token}}
-	req := ShareRequest{InjectRequest: InjectRequest{Manifest: deploymentYAML, Steps: steps}}
+	req := api.ShareRequest{InjectRequest: api.InjectRequest{Manifest: deploymentYAML, Steps: steps}}
 
 	r := postShareAPI(t, h, req, nil)
-	var sec SecretsResponse
+	var sec api.SecretsResponse
 	if r.status != http.StatusUnprocessableEntity || json.Unmarshal([]byte(r.body), &sec) != nil || sec.Total != 1 ||
 		sec.Secrets[0].Step != 2 || sec.Secrets[0].Kind != engine.SecretHighEntropy || strings.Contains(r.body, token) || links.puts.Load() != 0 {
 		t.Fatalf("%d %s", r.status, r.body)
 	}
 	req.Redact = true
 	r = postShareAPI(t, h, req, nil)
-	var ok ShareResponse
+	var ok api.ShareResponse
 	if r.status != http.StatusCreated || json.Unmarshal([]byte(r.body), &ok) != nil {
 		t.Fatalf("%d %s", r.status, r.body)
 	}
@@ -432,13 +433,13 @@ func TestShareSettingsSecrets(t *testing.T) {
 		},
 		Namespace: engine.Namespace{Name: "shop", Labels: map[string]string{"istio-injection": "enabled", "aws": awsKeyID}},
 	}
-	req := ShareRequest{InjectRequest: InjectRequest{Manifest: deploymentYAML, Settings: settings}}
+	req := api.ShareRequest{InjectRequest: api.InjectRequest{Manifest: deploymentYAML, Settings: settings}}
 	if r := get(t, h, stateLink(t, State{Istio: engine.Version().Istio, Manifest: deploymentYAML, Settings: settings})); r.status != http.StatusOK {
 		t.Fatalf("the settings do not load: %d", r.status)
 	}
 
 	r := postShareAPI(t, h, req, nil)
-	var sec SecretsResponse
+	var sec api.SecretsResponse
 	if r.status != http.StatusUnprocessableEntity || json.Unmarshal([]byte(r.body), &sec) != nil || sec.Total != 3 ||
 		strings.Contains(r.body, awsKeyID) || strings.Contains(r.body, "hunter2") || links.puts.Load() != 0 {
 		t.Fatalf("%d %s", r.status, r.body)
@@ -453,7 +454,7 @@ func TestShareSettingsSecrets(t *testing.T) {
 
 	req.Redact = true
 	r = postShareAPI(t, h, req, nil)
-	var ok ShareResponse
+	var ok api.ShareResponse
 	if r.status != http.StatusCreated || json.Unmarshal([]byte(r.body), &ok) != nil {
 		t.Fatalf("%d %s", r.status, r.body)
 	}
@@ -476,7 +477,7 @@ func TestShareSettingsSecrets(t *testing.T) {
 		t.Fatalf("long link: %q", testid(link, "banner").Text())
 	}
 	settings.Install.Set, settings.Install.Overlay, settings.Namespace.Labels = settings.Install.Set[:1], "", map[string]string{"istio-injection": "enabled"}
-	req = ShareRequest{InjectRequest: InjectRequest{Manifest: deploymentYAML, Settings: settings}}
+	req = api.ShareRequest{InjectRequest: api.InjectRequest{Manifest: deploymentYAML, Settings: settings}}
 	if r := postShareAPI(t, h, req, nil); r.status != http.StatusCreated {
 		t.Fatalf("settings without a secret: %d %s", r.status, r.body)
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 )
 
@@ -79,7 +80,7 @@ func TestHostileInstallOptions(t *testing.T) {
 	}
 	for _, c := range cases {
 		st := State{Manifest: deploymentYAML, Steps: c.steps, Settings: engine.Settings{Install: c.o}}
-		body, _ := json.Marshal(InjectRequest{Manifest: st.Manifest, Steps: st.Steps, Settings: st.Settings})
+		body, _ := json.Marshal(api.InjectRequest{Manifest: st.Manifest, Steps: st.Steps, Settings: st.Settings})
 		for _, route := range []struct {
 			name string
 			req  func() *http.Request
@@ -105,7 +106,7 @@ func TestHostileInstallOptions(t *testing.T) {
 					t.Error("the answer holds the server's secret")
 				}
 				if route.name == "API" {
-					var e apiError
+					var e api.Error
 					if err := json.Unmarshal([]byte(r.body), &e); err != nil || !strings.HasPrefix(e.Error.Field, c.field) {
 						t.Errorf("error field %q, want it to start with %q (%v)", e.Error.Field, c.field, err)
 					}
@@ -172,7 +173,7 @@ func checkNoSecret(t *testing.T, h http.Handler, resolvers []string) {
 		stepsJSON, _ := json.Marshal(st.Steps)
 		form := url.Values{"manifest": {st.Manifest}, "steps": {string(stepsJSON)}, "mode": {string(st.Settings.Mode)},
 			"set": {strings.Join(st.Settings.Install.Set, "\n")}, "overlay": {st.Settings.Install.Overlay}}
-		apiBody, _ := json.Marshal(InjectRequest{Manifest: st.Manifest, Steps: st.Steps, Settings: st.Settings})
+		apiBody, _ := json.Marshal(api.InjectRequest{Manifest: st.Manifest, Steps: st.Steps, Settings: st.Settings})
 
 		reqs := map[string]*http.Request{
 			"page":          httptest.NewRequest(http.MethodGet, "/?s="+enc, nil),

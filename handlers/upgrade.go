@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"slices"
 
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/web"
@@ -48,7 +49,7 @@ func upgradeLabels(l *i18n.Localizer, st State) [2]string {
 
 // handleUpgrade is GET /upgrade?s=STATE[&chosen=1&carry=KEY…]: the upgrade preview of STATE.
 func (s *server) handleUpgrade() http.Handler {
-	return s.pageHandler(func(w http.ResponseWriter, r *http.Request) error {
+	return s.handler(func(w http.ResponseWriter, r *http.Request) error {
 		q := r.URL.Query()
 		st, err := DecodeState(q.Get("s"))
 		if err != nil {
@@ -79,25 +80,10 @@ func (s *server) handleUpgrade() http.Handler {
 	})
 }
 
-// UpgradeRequest is the body of POST /api/v1/upgrade: a state whose mesh is the old side (as
-// POST /api/v1/inject takes it: meshConfigMaps, settings.install.mesh or clusterMesh), and, when
-// given, exactly the values keys to carry (absent: all that differ but global.hub and global.tag).
-type UpgradeRequest struct {
-	InjectRequest
-	Carry *[]string `json:"carry,omitempty"`
-}
-
-// UpgradeResponse is its answer: the plan, each document's changes from the old side to the new,
-// and the preview in the playground.
-type UpgradeResponse struct {
-	engine.UpgradePreview
-	Preview string `json:"preview"`
-}
-
 // handleAPIUpgrade is POST /api/v1/upgrade.
 func (s *server) handleAPIUpgrade() http.Handler {
-	return s.apiHandler(func(w http.ResponseWriter, r *http.Request) error {
-		var req UpgradeRequest
+	return s.handler(func(w http.ResponseWriter, r *http.Request) error {
+		var req api.UpgradeRequest
 		if err := readJSONBody(w, r, s.cfg.MaxBodyBytes, &req); err != nil {
 			return err
 		}
@@ -124,6 +110,6 @@ func (s *server) handleAPIUpgrade() http.Handler {
 			q := url.Values{"s": {EncodeState(st)}, "chosen": {"1"}, "carry": *req.Carry}
 			href = "/upgrade?" + q.Encode()
 		}
-		return writeJSON(w, http.StatusOK, UpgradeResponse{UpgradePreview: *p, Preview: href})
+		return writeJSON(w, http.StatusOK, api.UpgradeResponse{UpgradePreview: *p, Preview: href})
 	})
 }

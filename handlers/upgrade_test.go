@@ -11,6 +11,7 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 )
 
@@ -98,12 +99,12 @@ func TestUpgradePage(t *testing.T) {
 // preview's address; "carry" chooses the keys exactly.
 func TestAPIUpgrade(t *testing.T) {
 	h := newServer(t)
-	post := func(req UpgradeRequest) (int, UpgradeResponse, string) {
+	post := func(req api.UpgradeRequest) (int, api.UpgradeResponse, string) {
 		b, _ := json.Marshal(req)
 		req2 := httptest.NewRequest(http.MethodPost, "/api/v1/upgrade", strings.NewReader(string(b)))
 		req2.Header.Set("Content-Type", "application/json")
 		r := do(t, h, req2)
-		var out UpgradeResponse
+		var out api.UpgradeResponse
 		if r.status == http.StatusOK {
 			if err := json.Unmarshal([]byte(r.body), &out); err != nil {
 				t.Fatal(err)
@@ -111,16 +112,16 @@ func TestAPIUpgrade(t *testing.T) {
 		}
 		return r.status, out, r.body
 	}
-	status, out, body := post(UpgradeRequest{InjectRequest: InjectRequest{Manifest: deploymentYAML, MeshConfigMaps: canaryConfigMaps(t, nil)}})
+	status, out, body := post(api.UpgradeRequest{InjectRequest: api.InjectRequest{Manifest: deploymentYAML, MeshConfigMaps: canaryConfigMaps(t, nil)}})
 	if status != http.StatusOK || len(out.Plan.Keys) != 1 || !out.Plan.Keys[0].Carried || len(out.Documents) != 1 || out.Documents[0].Changed || !strings.HasPrefix(out.Preview, "/upgrade?") {
 		t.Fatalf("%d %s", status, body)
 	}
 	none := []string{}
-	status, out, body = post(UpgradeRequest{InjectRequest: InjectRequest{Manifest: deploymentYAML, MeshConfigMaps: canaryConfigMaps(t, nil)}, Carry: &none})
+	status, out, body = post(api.UpgradeRequest{InjectRequest: api.InjectRequest{Manifest: deploymentYAML, MeshConfigMaps: canaryConfigMaps(t, nil)}, Carry: &none})
 	if status != http.StatusOK || out.Plan.Keys[0].Carried || !out.Documents[0].Changed || !strings.Contains(out.Preview, "chosen=1") {
 		t.Fatalf("carry nothing: %d %s", status, body)
 	}
-	if status, _, body := post(UpgradeRequest{InjectRequest: InjectRequest{Manifest: deploymentYAML}}); status != http.StatusUnprocessableEntity || !strings.Contains(body, "needs your mesh") {
+	if status, _, body := post(api.UpgradeRequest{InjectRequest: api.InjectRequest{Manifest: deploymentYAML}}); status != http.StatusUnprocessableEntity || !strings.Contains(body, "needs your mesh") {
 		t.Fatalf("without a mesh: %d %s", status, body)
 	}
 }

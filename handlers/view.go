@@ -604,18 +604,9 @@ func selectChanges(changes []engine.Change, lim, maxChanges int, shown func(*cha
 	return cs
 }
 
-// outputOf is the injected manifest of docs as engine.Injection.Output writes it: each document
-// that did not fail, followed by "---".
+// outputOf is the injected manifest of docs, as engine.Injection.Output writes it.
 func outputOf(docs []engine.Document) string {
-	var b strings.Builder
-	for _, d := range docs {
-		if d.Error != nil {
-			continue
-		}
-		b.WriteString(d.Output())
-		b.WriteString("---\n")
-	}
-	return b.String()
+	return (&engine.Injection{Documents: docs}).Output()
 }
 
 // changeKinds are the message ids of the kinds of change.

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
@@ -54,7 +55,7 @@ func TestHeavyLane(t *testing.T) {
 	}
 	// 10 Pods through 100 steps (a 6.4 KB POST in the issue) is heavy: it waits for the heavy
 	// lane and gets 503 with Retry-After.
-	if status, body, _ := postAPI(t, h, "", InjectRequest{Manifest: testkit.Pods(10, 0), Steps: cpuSteps(100)}); status != http.StatusServiceUnavailable {
+	if status, body, _ := postAPI(t, h, "", api.InjectRequest{Manifest: testkit.Pods(10, 0), Steps: cpuSteps(100)}); status != http.StatusServiceUnavailable {
 		t.Fatalf("a second heavy request: %d, want 503: %.300s", status, body)
 	}
 	// 2,000 Pods (a 7.5 KB link in the issue) too.
@@ -95,14 +96,14 @@ func TestWorkLimits(t *testing.T) {
 			if c.words != "" && !strings.Contains(r.doc.Text(), c.words) {
 				t.Fatalf("the page does not say %q: %.500s", c.words, r.doc.Find(`[data-testid="error-message"]`).Text())
 			}
-			status, body, _ := postAPI(t, h, "?include=changes", InjectRequest{Manifest: c.state.Manifest, Steps: c.state.Steps})
+			status, body, _ := postAPI(t, h, "?include=changes", api.InjectRequest{Manifest: c.state.Manifest, Steps: c.state.Steps})
 			if status != c.status || (c.words != "" && !strings.Contains(body, c.words)) {
 				t.Fatalf("API: %d, want %d saying %q: %.300s", status, c.status, c.words, body)
 			}
 		})
 	}
 	// The deep document is named with its line.
-	if status, body, _ := postAPI(t, h, "", InjectRequest{Manifest: testkit.Pods(2, 0) + "\n---\n" + deep}); status != http.StatusUnprocessableEntity ||
+	if status, body, _ := postAPI(t, h, "", api.InjectRequest{Manifest: testkit.Pods(2, 0) + "\n---\n" + deep}); status != http.StatusUnprocessableEntity ||
 		!strings.Contains(body, `"doc": 3,`) || !strings.Contains(body, `"line": 20,`) {
 		t.Fatalf("the deep document's place: %d %.400s", status, body)
 	}

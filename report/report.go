@@ -42,13 +42,14 @@ const (
 var Formats = []string{"text", "json", "sarif", "github"}
 
 // Write writes items in format (one of Formats). The formats a person reads (text, github) are
-// in l's language; JSON and SARIF, which tools read, are always in English.
+// in l's language, and so are JSON's sentences (message, fix), its data being the same in every
+// language; SARIF, whose runs declare no language, is in English.
 func Write(w io.Writer, format string, l *i18n.Localizer, items []Item) error {
 	switch format {
 	case "text":
 		return Text(w, explain.In(l), items)
 	case "json":
-		return JSON(w, items)
+		return JSON(w, explain.In(l), items)
 	case "sarif":
 		return SARIF(w, items)
 	case "github":
@@ -103,13 +104,14 @@ type jsonItem struct {
 	Exact bool   `json:"exact"`
 }
 
-// JSON writes the findings as one array (an empty one when there are none).
-func JSON(w io.Writer, items []Item) error {
+// JSON writes the findings as one array (an empty one when there are none), their message and
+// fix in words' language.
+func JSON(w io.Writer, words explain.Words, items []Item) error {
 	out := []jsonItem{}
 	for _, it := range reported(items) {
 		f := it.Finding
 		out = append(out, jsonItem{File: it.File, Line: it.Location.Line, Column: it.Location.Column, Check: f.Check,
-			Severity: f.Severity, Message: explain.English.Message(f), Fix: explain.English.FixText(f), Doc: f.Doc, Path: f.Path, Exact: it.Location.Exact})
+			Severity: f.Severity, Message: words.Message(f), Fix: words.FixText(f), Doc: f.Doc, Path: f.Path, Exact: it.Location.Exact})
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

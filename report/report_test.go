@@ -134,7 +134,7 @@ func TestText(t *testing.T) {
 func TestJSON(t *testing.T) {
 	items := findings(t, "jobs/migrate.yaml", job)
 	var b bytes.Buffer
-	if err := JSON(&b, items); err != nil {
+	if err := JSON(&b, explain.English, items); err != nil {
 		t.Fatal(err)
 	}
 	var got []map[string]any
@@ -154,7 +154,7 @@ func TestJSON(t *testing.T) {
 	}
 	// None is an empty array, not null: a script can always iterate.
 	b.Reset()
-	if err := JSON(&b, nil); err != nil || strings.TrimSpace(b.String()) != "[]" {
+	if err := JSON(&b, explain.English, nil); err != nil || strings.TrimSpace(b.String()) != "[]" {
 		t.Errorf("no findings: %q, %v", b.String(), err)
 	}
 }
@@ -218,7 +218,7 @@ func TestWriteFormats(t *testing.T) {
 		}
 		direct := map[string]func(*bytes.Buffer, []Item) error{
 			"text":   func(w *bytes.Buffer, it []Item) error { return Text(w, explain.English, it) },
-			"json":   func(w *bytes.Buffer, it []Item) error { return JSON(w, it) },
+			"json":   func(w *bytes.Buffer, it []Item) error { return JSON(w, explain.English, it) },
 			"sarif":  func(w *bytes.Buffer, it []Item) error { return SARIF(w, it) },
 			"github": func(w *bytes.Buffer, it []Item) error { return GitHub(w, i18n.For("en"), it) },
 		}[f]
@@ -232,7 +232,8 @@ func TestWriteFormats(t *testing.T) {
 }
 
 // TestPeopleFormatsInTheReadersLanguage: text and github are worded in the language given (the
-// fix's label too); JSON and SARIF, which tools read, are the same bytes in every language.
+// fix's label too), and so are JSON's sentences (message, fix), not its data; SARIF, which
+// declares no language, is the same bytes in every language.
 func TestPeopleFormatsInTheReadersLanguage(t *testing.T) {
 	items := findings(t, "jobs/migrate.yaml", job)
 	ja := i18n.For("ja")
@@ -252,17 +253,33 @@ func TestPeopleFormatsInTheReadersLanguage(t *testing.T) {
 	if !strings.Contains(text.String(), ": "+oneLine(words.Message(items[0].Finding))+" [") {
 		t.Errorf("ja text: %q", text.String())
 	}
-	for _, f := range []string{"json", "sarif"} {
-		var en, other bytes.Buffer
-		if err := Write(&en, f, i18n.For("en"), items); err != nil {
+	written := func(f string, l *i18n.Localizer) string {
+		var b bytes.Buffer
+		if err := Write(&b, f, l, items); err != nil {
 			t.Fatal(err)
 		}
-		if err := Write(&other, f, ja, items); err != nil {
-			t.Fatal(err)
-		}
-		if en.Len() == 0 || en.String() != other.String() {
-			t.Errorf("%s differs with the language", f)
-		}
+		return b.String()
+	}
+	// SARIF declares no language: the same bytes in every language.
+	if en := written("sarif", i18n.For("en")); en == "" || en != written("sarif", ja) {
+		t.Errorf("sarif differs with the language")
+	}
+	// JSON's sentences (message, fix) follow the language; its data does not.
+	var en, other []map[string]any
+	if json.Unmarshal([]byte(written("json", i18n.For("en"))), &en) != nil || json.Unmarshal([]byte(written("json", ja)), &other) != nil || len(en) == 0 {
+		t.Fatal("json: not an array of findings")
+	}
+	if other[0]["message"] != words.Message(items[0].Finding) || other[0]["fix"] != words.FixText(items[0].Finding) || other[0]["message"] == en[0]["message"] {
+		t.Errorf("ja json's sentences: %v", other[0])
+	}
+	for i := range en {
+		delete(en[i], "message")
+		delete(en[i], "fix")
+		delete(other[i], "message")
+		delete(other[i], "fix")
+	}
+	if d := cmp.Diff(en, other); d != "" {
+		t.Errorf("json's data differs with the language (-en +ja):\n%s", d)
 	}
 	if m := i18n.Missing(); len(m) > 0 {
 		t.Errorf("missing messages: %q", m)

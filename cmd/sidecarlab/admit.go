@@ -9,7 +9,6 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/admission"
 	"github.com/sidecarlab/sidecarlab/engine"
-	"github.com/sidecarlab/sidecarlab/explain"
 )
 
 func newAdmitCmd(c *cli) *cobra.Command {
@@ -90,11 +89,9 @@ func admitRun(c *cli, j *session, output string, namespaceGiven bool) error {
 	if err != nil {
 		return j.locate(err)
 	}
-	w := c.words()
-	if output == "json" {
-		w = explain.English // JSON is for tools: in English whatever the language
-	}
-	words := w.Admissions(rs)
+	// In JSON too the sentences (injectReasons, trace texts) are in the CLI's language; the data
+	// is the same in every language.
+	words := c.words().Admissions(rs)
 	if output == "json" {
 		if err := writeJSON(c.stdout, words); err != nil {
 			return err

@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
-	"github.com/sidecarlab/sidecarlab/explain"
 )
 
 func newInjectCmd(c *cli) *cobra.Command {
@@ -98,10 +98,7 @@ func injectRun(c *cli, files fileFlags, settings settingsFlags, steps stepFlags,
 		return reportDocErrors(c, j.joined, errs)
 	}
 	if output == "json" {
-		out := struct {
-			Documents []engine.Document `json:"documents"`
-			Findings  []explain.Finding `json:"findings"`
-		}{r.Documents, explain.English.Findings(r.Findings)}
+		out := api.Injection{Documents: r.Documents, Findings: c.words().Findings(r.Findings)}
 		if err := writeJSON(c.stdout, out); err != nil {
 			return err
 		}

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/engine/yamldoc"
@@ -181,28 +180,10 @@ func (e *fileError) Error() string { return e.file + ": " + e.err.Error() }
 
 func (e *fileError) Unwrap() error { return e.err }
 
-// text is the error in l's language: the file, then inputText. In English it is Error's text.
-func (e *fileError) text(l *i18n.Localizer) string { return e.file + ": " + inputText(l, e.err) }
-
-// inputText is an input error in l's language: the document, the line and the field, then the
-// message — sidecarlab's own in l's language, the parser's or Istio's as it is. In English it is
-// the error's own text.
-func inputText(l *i18n.Localizer, e *engine.InputError) string {
-	var where []string
-	if e.Doc > 0 {
-		where = append(where, l.T("cli.error.where.doc", "Doc", e.Doc))
-	}
-	if e.Line > 0 {
-		where = append(where, l.T("cli.error.where.line", "Line", e.Line))
-	}
-	if e.Field != "" {
-		where = append(where, explain.In(l).FieldText(e.Field))
-	}
-	msg := explain.In(l).InputText(e)
-	if len(where) == 0 {
-		return msg
-	}
-	return strings.Join(where, l.T("cli.list_sep")) + ": " + msg
+// text is the error in l's language: the file, then the input error as explain words it. In
+// English it is Error's text.
+func (e *fileError) text(l *i18n.Localizer) string {
+	return e.file + ": " + explain.In(l).InputErrorText(e.err)
 }
 
 // localizedError is an error worded in the CLI's language; errors.Is and As still see the
@@ -224,7 +205,7 @@ func (c *cli) errText(err error) string {
 	case *fileError:
 		return e.text(c.loc())
 	case *engine.InputError:
-		return inputText(c.loc(), e)
+		return explain.In(c.loc()).InputErrorText(e)
 	}
 	return err.Error()
 }

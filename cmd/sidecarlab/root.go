@@ -30,7 +30,8 @@ type cli struct {
 	// binary runs as a kubectl plugin. Help and examples say it.
 	name string
 	// lang words the messages meant for a person in the CLI's language (cliLang); nil is
-	// English. JSON, SARIF and YAML output use explain.English instead.
+	// English. In JSON output only the sentences (message, fix text, …) follow it: the data is
+	// the same in every language. SARIF uses explain.English (its runs declare no language).
 	lang *i18n.Localizer
 }
 

@@ -14,8 +14,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
-	"github.com/sidecarlab/sidecarlab/handlers"
 )
 
 // shareTimeout bounds the whole exchange with the server, and maxShareAnswer what is read of
@@ -65,8 +65,8 @@ func newShareCmd(c *cli) *cobra.Command {
 			if s.Mode == engine.ModeKubeInject {
 				s.Mode = "" // the server's default, as its form writes it: the same view, the same link
 			}
-			body, err := json.Marshal(handlers.ShareRequest{
-				InjectRequest: handlers.InjectRequest{Manifest: string(j.manifest), Steps: st, Settings: s},
+			body, err := json.Marshal(api.ShareRequest{
+				InjectRequest: api.InjectRequest{Manifest: string(j.manifest), Steps: st, Settings: s},
 				Redact:        redact, AllowSecrets: allowSecret,
 			})
 			if err != nil {
@@ -109,7 +109,7 @@ func shareRun(c *cli, base *url.URL, body []byte, j joined) error {
 	}
 	switch res.StatusCode {
 	case http.StatusCreated:
-		var ok handlers.ShareResponse
+		var ok api.ShareResponse
 		if err := json.Unmarshal(answer, &ok); err != nil || ok.URL == "" {
 			return errors.New(c.T("cli.share.no_link", "Server", base.Redacted()))
 		}
@@ -121,7 +121,7 @@ func shareRun(c *cli, base *url.URL, body []byte, j joined) error {
 		_, err = fmt.Fprintln(c.stdout, base.ResolveReference(link).String())
 		return err
 	case http.StatusUnprocessableEntity:
-		var sec handlers.SecretsResponse
+		var sec api.SecretsResponse
 		if json.Unmarshal(answer, &sec) == nil && len(sec.Secrets) > 0 {
 			printSecrets(c, j, sec)
 			return errSilent
@@ -131,7 +131,7 @@ func shareRun(c *cli, base *url.URL, body []byte, j joined) error {
 }
 
 // printSecrets lists a 422's findings on stderr, each placed in its file, and what to do.
-func printSecrets(c *cli, j joined, sec handlers.SecretsResponse) {
+func printSecrets(c *cli, j joined, sec api.SecretsResponse) {
 	fmt.Fprintln(c.stderr, "sidecarlab:", c.T("cli.share.not_shared", "Reason", sec.Error.Message))
 	for _, f := range sec.Secrets {
 		if f.Step > 0 {
@@ -153,14 +153,7 @@ func printSecrets(c *cli, j joined, sec handlers.SecretsResponse) {
 // apiFailure is the server's error answer as an error: its message, placed in the file it is
 // about when it names a document or a line.
 func apiFailure(c *cli, base *url.URL, status int, answer []byte, j joined) error {
-	var e struct {
-		Error struct {
-			Message string `json:"message"`
-			Doc     int    `json:"doc"`
-			Line    int    `json:"line"`
-			Field   string `json:"field"`
-		} `json:"error"`
-	}
+	var e api.Error
 	if json.Unmarshal(answer, &e) != nil || e.Error.Message == "" {
 		// Not the API's error body (a proxy's page, a rate limit's text): its first line, bounded.
 		line, _, _ := strings.Cut(strings.TrimSpace(string(answer)), "\n")

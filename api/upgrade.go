@@ -1,0 +1,18 @@
+package api
+
+import "github.com/sidecarlab/sidecarlab/engine"
+
+// UpgradeRequest is the body of POST /api/v1/upgrade: a state whose mesh is the old side (as
+// POST /api/v1/inject takes it: meshConfigMaps, settings.install.mesh or clusterMesh), and, when
+// given, exactly the values keys to carry (absent: all that differ but global.hub and global.tag).
+type UpgradeRequest struct {
+	InjectRequest
+	Carry *[]string `json:"carry,omitempty"`
+}
+
+// UpgradeResponse is its answer: the plan, each document's changes from the old side to the new,
+// and the preview in the playground.
+type UpgradeResponse struct {
+	engine.UpgradePreview
+	Preview string `json:"preview"`
+}

@@ -101,7 +101,7 @@ type Admitter struct {
 // cluster is what one installation at one Kubernetes version needs: its webhook configurations,
 // Istio's webhook and Pod Security at that version.
 type cluster struct {
-	configs []admissionregistrationv1.MutatingWebhookConfiguration
+	configs []*admissionregistrationv1.MutatingWebhookConfiguration
 	wh      *webhook
 	psa     *podSecurity
 }
@@ -138,7 +138,7 @@ func (a *Admitter) cluster(in *engine.Install, s engine.Settings) (*cluster, err
 	if c, ok := a.hooks[key]; ok {
 		return c, nil
 	}
-	configs, err := webhookConfigurations(in.Webhooks)
+	configs, err := in.WebhookConfigurations()
 	if err != nil {
 		return nil, err
 	}
@@ -269,7 +269,7 @@ func namespaceDocuments(workloads []engine.Workload) map[string]map[string]strin
 	return out
 }
 
-func (r *Result) admit(ctx context.Context, configs []admissionregistrationv1.MutatingWebhookConfiguration, wh *webhook, psa *podSecurity, withDefaults bool, ns engine.Namespace) error {
+func (r *Result) admit(ctx context.Context, configs []*admissionregistrationv1.MutatingWebhookConfiguration, wh *webhook, psa *podSecurity, withDefaults bool, ns engine.Namespace) error {
 	nsLabels := nsLabels(ns)
 	r.step("namespace", "name", ns.Name, "labels", labels.Set(ns.Labels).String())
 	current := r.Pod.DeepCopy()

@@ -2,12 +2,10 @@ package admission
 
 import (
 	"fmt"
-	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"sigs.k8s.io/yaml"
 
 	"github.com/sidecarlab/sidecarlab/engine"
 )
@@ -100,20 +98,4 @@ func rulesMatchPodCreate(rules []admissionregistrationv1.RuleWithOperations) boo
 		}
 	}
 	return false
-}
-
-// webhookConfigurations reads the rendered MutatingWebhookConfigurations.
-func webhookConfigurations(text string) ([]admissionregistrationv1.MutatingWebhookConfiguration, error) {
-	var out []admissionregistrationv1.MutatingWebhookConfiguration
-	for _, doc := range strings.Split(text, "\n---\n") {
-		if strings.TrimSpace(doc) == "" {
-			continue
-		}
-		var c admissionregistrationv1.MutatingWebhookConfiguration
-		if err := yaml.UnmarshalStrict([]byte(doc), &c); err != nil {
-			return nil, fmt.Errorf("the installation's MutatingWebhookConfiguration: %w", err)
-		}
-		out = append(out, c)
-	}
-	return out, nil
 }

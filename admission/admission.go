@@ -27,7 +27,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"strings"
+	"strconv"
 	"sync"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -128,11 +128,11 @@ func (a *Admitter) Close() {
 }
 
 func (a *Admitter) cluster(in *engine.Install, s engine.Settings) (*cluster, error) {
-	node, err := s.Node()
+	minor, err := s.KubernetesMinor()
 	if err != nil {
 		return nil, err
 	}
-	key := in.Hash + "@" + node.Status.NodeInfo.KubeletVersion
+	key := in.Hash + "@" + strconv.Itoa(minor)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if c, ok := a.hooks[key]; ok {
@@ -142,15 +142,11 @@ func (a *Admitter) cluster(in *engine.Install, s engine.Settings) (*cluster, err
 	if err != nil {
 		return nil, err
 	}
-	version, err := api.ParseVersion(strings.TrimSuffix(node.Status.NodeInfo.KubeletVersion, ".0")) // "v1.34"
+	psa, err := newPodSecurity(api.MajorMinorVersion(1, minor))
 	if err != nil {
 		return nil, err
 	}
-	psa, err := newPodSecurity(version)
-	if err != nil {
-		return nil, err
-	}
-	wh, err := newWebhook(in, node)
+	wh, err := newWebhook(in, engine.Node(minor))
 	if err != nil {
 		return nil, err
 	}

@@ -1,13 +1,20 @@
 // Package admission follows the Pod a workload's controller creates through the cluster's
-// admission path, offline, with the code the cluster runs:
+// admission path, offline, with the code the cluster runs. Admitter (this file) takes each
+// workload of a manifest through these steps, in the API server's order:
 //
-//  1. the API server's choice of mutating webhooks: the MutatingWebhookConfigurations the
+//  1. the Pod as its controller creates it and the API server receives it: the pod template in
+//     its namespace, named and owned as the controller does, with the API server's defaults
+//     (pod.go);
+//  2. the API server's choice of mutating webhooks: the MutatingWebhookConfigurations the
 //     installation renders, matched with apimachinery's label selectors on the namespace's and
-//     the Pod's labels;
-//  2. Istio's injection webhook itself: inject.NewWebhook on a mux, sent an AdmissionReview
-//     in-process (as Istio's own webhook tests do), its JSON patch applied to the Pod;
-//  3. Pod Security Admission: k8s.io/pod-security-admission's evaluator and admission code on
-//     the final Pod, with the namespace's enforce, audit and warn labels.
+//     the Pod's labels (selectors.go);
+//  3. Istio's injection webhook itself: inject.NewWebhook on a mux, sent an AdmissionReview
+//     in-process (as Istio's own webhook tests do), its JSON patch applied to the Pod
+//     (webhook.go);
+//  4. Pod Security Admission: k8s.io/pod-security-admission's evaluator and admission code on
+//     the final Pod, with the namespace's enforce, audit and warn labels (podsecurity.go).
+//
+// Each answer carries a trace naming the rule that decided at each step (trace.go).
 //
 // Nothing of their logic is repeated here; this package builds their inputs and reads their
 // answers. It is not the engine: it drives an http.ServeMux (in-process, no socket), which the
@@ -15,44 +22,23 @@
 package admission
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
-	"net/http"
-	"net/http/httptest"
-	"strings"
+	"strconv"
 	"sync"
 
-	jsonpatch "github.com/evanphx/json-patch/v5"
-	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
-	psadmission "k8s.io/pod-security-admission/admission"
-	psaapi "k8s.io/pod-security-admission/admission/api"
 	"k8s.io/pod-security-admission/api"
-	"k8s.io/pod-security-admission/metrics"
-	"k8s.io/pod-security-admission/policy"
-	"sigs.k8s.io/yaml"
 
 	"istio.io/api/annotation"
 	"istio.io/api/label"
-	"istio.io/istio/pilot/pkg/model"
-	"istio.io/istio/pkg/config/constants"
-	"istio.io/istio/pkg/config/mesh"
-	"istio.io/istio/pkg/config/mesh/meshwatcher"
-	"istio.io/istio/pkg/kube"
 	"istio.io/istio/pkg/kube/inject"
-	"istio.io/istio/pkg/kube/multicluster"
 
 	"github.com/sidecarlab/sidecarlab/engine"
 )
@@ -65,32 +51,6 @@ const DefaultNamespace = "default"
 // controlplane/ builds; TestControlPlaneVersions keeps the two equal), with the Istio the engine
 // embeds as its istiod.
 const CheckedKubernetes = "1.36"
-
-// nsLabels are the namespace's labels as the API server keeps them: with
-// kubernetes.io/metadata.name, which it sets on every namespace.
-func nsLabels(n engine.Namespace) labels.Set {
-	out := labels.Set{}
-	for k, v := range n.Labels {
-		out[k] = v
-	}
-	out["kubernetes.io/metadata.name"] = n.Name
-	return out
-}
-
-// WebhookMatch is one webhook of a MutatingWebhookConfiguration, and whether the API server calls
-// it for the Pod.
-type WebhookMatch struct {
-	Configuration string `json:"configuration"`
-	Name          string `json:"name"`
-	// NamespaceMatch and ObjectMatch are its two selectors' verdicts; Called is both.
-	NamespaceMatch bool   `json:"namespaceMatch"`
-	ObjectMatch    bool   `json:"objectMatch"`
-	Called         bool   `json:"called"`
-	Path           string `json:"path,omitempty"`
-	// Selectors are the two selectors as the API server reads them (labels.Selector's String).
-	NamespaceSelector string `json:"namespaceSelector"`
-	ObjectSelector    string `json:"objectSelector"`
-}
 
 // Result is the admission of one document's Pod.
 type Result struct {
@@ -141,7 +101,7 @@ type Admitter struct {
 // cluster is what one installation at one Kubernetes version needs: its webhook configurations,
 // Istio's webhook and Pod Security at that version.
 type cluster struct {
-	configs []admissionregistrationv1.MutatingWebhookConfiguration
+	configs []*admissionregistrationv1.MutatingWebhookConfiguration
 	wh      *webhook
 	psa     *podSecurity
 }
@@ -168,29 +128,25 @@ func (a *Admitter) Close() {
 }
 
 func (a *Admitter) cluster(in *engine.Install, s engine.Settings) (*cluster, error) {
-	node, err := s.Node()
+	minor, err := s.KubernetesMinor()
 	if err != nil {
 		return nil, err
 	}
-	key := in.Hash + "@" + node.Status.NodeInfo.KubeletVersion
+	key := in.Hash + "@" + strconv.Itoa(minor)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if c, ok := a.hooks[key]; ok {
 		return c, nil
 	}
-	configs, err := webhookConfigurations(in.Webhooks)
+	configs, err := in.WebhookConfigurations()
 	if err != nil {
 		return nil, err
 	}
-	version, err := api.ParseVersion(strings.TrimSuffix(node.Status.NodeInfo.KubeletVersion, ".0")) // "v1.34"
+	psa, err := newPodSecurity(api.MajorMinorVersion(1, minor))
 	if err != nil {
 		return nil, err
 	}
-	psa, err := newPodSecurity(version)
-	if err != nil {
-		return nil, err
-	}
-	wh, err := newWebhook(in, node)
+	wh, err := newWebhook(in, engine.Node(minor))
 	if err != nil {
 		return nil, err
 	}
@@ -309,37 +265,21 @@ func namespaceDocuments(workloads []engine.Workload) map[string]map[string]strin
 	return out
 }
 
-func (r *Result) admit(ctx context.Context, configs []admissionregistrationv1.MutatingWebhookConfiguration, wh *webhook, psa *podSecurity, withDefaults bool, ns engine.Namespace) error {
+func (r *Result) admit(ctx context.Context, configs []*admissionregistrationv1.MutatingWebhookConfiguration, wh *webhook, psa *podSecurity, withDefaults bool, ns engine.Namespace) error {
 	nsLabels := nsLabels(ns)
 	r.step("namespace", "name", ns.Name, "labels", labels.Set(ns.Labels).String())
 	current := r.Pod.DeepCopy()
 	anyCalled := false
 	for _, c := range configs {
 		for _, h := range c.Webhooks {
-			m := WebhookMatch{Configuration: c.Name, Name: h.Name}
-			if h.ClientConfig.Service != nil && h.ClientConfig.Service.Path != nil {
-				m.Path = *h.ClientConfig.Service.Path
-			}
-			nsSel, err := selector(h.NamespaceSelector)
+			// The object selector reads the Pod as the webhooks before this one left it.
+			m, miss, err := match(c.Name, h, nsLabels, labels.Set(current.Labels))
 			if err != nil {
-				return fmt.Errorf("webhook %s: namespaceSelector: %w", h.Name, err)
+				return err
 			}
-			objSel, err := selector(h.ObjectSelector)
-			if err != nil {
-				return fmt.Errorf("webhook %s: objectSelector: %w", h.Name, err)
-			}
-			m.NamespaceSelector, m.ObjectSelector = nsSel.String(), objSel.String()
-			m.NamespaceMatch = nsSel.Matches(nsLabels)
-			m.ObjectMatch = objSel.Matches(labels.Set(current.Labels))
-			m.Called = m.NamespaceMatch && m.ObjectMatch && rulesMatchPodCreate(h.Rules)
 			r.Webhooks = append(r.Webhooks, m)
-			switch {
-			case !m.NamespaceMatch:
-				r.step("webhook-namespace-mismatch", "webhook", h.Name, "requirement", unmet(nsSel, nsLabels))
-			case !m.ObjectMatch:
-				r.step("webhook-object-mismatch", "webhook", h.Name, "requirement", unmet(objSel, labels.Set(current.Labels)))
-			case !m.Called:
-				r.step("webhook-rules-mismatch", "webhook", h.Name)
+			if miss != nil {
+				r.Trace = append(r.Trace, *miss)
 			}
 			if !m.Called || r.WebhookError != "" {
 				continue
@@ -391,347 +331,3 @@ func (r *Result) admit(ctx context.Context, configs []admissionregistrationv1.Mu
 	}
 	return nil
 }
-
-// selector is a webhook's label selector as the API server reads it: absent selects everything.
-func selector(ls *metav1.LabelSelector) (labels.Selector, error) {
-	if ls == nil {
-		return labels.Everything(), nil
-	}
-	return metav1.LabelSelectorAsSelector(ls)
-}
-
-// rulesMatchPodCreate says whether a webhook's rules cover creating a v1 Pod.
-func rulesMatchPodCreate(rules []admissionregistrationv1.RuleWithOperations) bool {
-	has := func(list []string, v string) bool {
-		for _, x := range list {
-			if x == v || x == "*" {
-				return true
-			}
-		}
-		return false
-	}
-	for _, r := range rules {
-		ops := false
-		for _, o := range r.Operations {
-			ops = ops || o == admissionregistrationv1.Create || o == admissionregistrationv1.OperationAll
-		}
-		if ops && has(r.APIGroups, "") && has(r.APIVersions, "v1") && has(r.Resources, "pods") {
-			return true
-		}
-	}
-	return false
-}
-
-// webhookConfigurations reads the rendered MutatingWebhookConfigurations.
-func webhookConfigurations(text string) ([]admissionregistrationv1.MutatingWebhookConfiguration, error) {
-	var out []admissionregistrationv1.MutatingWebhookConfiguration
-	for _, doc := range strings.Split(text, "\n---\n") {
-		if strings.TrimSpace(doc) == "" {
-			continue
-		}
-		var c admissionregistrationv1.MutatingWebhookConfiguration
-		if err := yaml.UnmarshalStrict([]byte(doc), &c); err != nil {
-			return nil, fmt.Errorf("the installation's MutatingWebhookConfiguration: %w", err)
-		}
-		out = append(out, c)
-	}
-	return out, nil
-}
-
-// podOf is the Pod a workload's controller creates: the pod template's metadata and spec, in the
-// namespace, with a generated name and an owner reference. Where the controller puts a hash in
-// the name (a Deployment's ReplicaSet), the name says so with a placeholder.
-func podOf(w engine.Workload, namespace string) (*corev1.Pod, error) {
-	if w.Object == nil {
-		return nil, fmt.Errorf("%s is not a kind that makes Pods", w.Kind)
-	}
-	// Istio's reader takes any "kind: Job" for a batch/v1 Job (kube-inject keeps that); the API
-	// server serves each kind at its group's version and hands a kind of another group (a
-	// Volcano Job) to that group's controller.
-	if want, ok := servedVersions[w.Kind]; ok && w.APIVersion != want {
-		if g, _, _ := strings.Cut(w.APIVersion, "/"); !strings.Contains(w.APIVersion, "/") || g == "apps" || g == "batch" || g == "extensions" {
-			return nil, fmt.Errorf("no matches for kind %q in version %q", w.Kind, w.APIVersion)
-		}
-		return nil, fmt.Errorf("%s %s: sidecarlab does not know how its controller makes Pods", w.APIVersion, w.Kind)
-	}
-	ns := namespace
-	owner := func(apiVersion, kind, name string) []metav1.OwnerReference {
-		t := true
-		return []metav1.OwnerReference{{APIVersion: apiVersion, Kind: kind, Name: name, UID: types.UID("00000000-0000-0000-0000-000000000000"), Controller: &t, BlockOwnerDeletion: &t}}
-	}
-	var pod *corev1.Pod
-	fromTemplate := func(t corev1.PodTemplateSpec) *corev1.Pod {
-		return &corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: *t.ObjectMeta.DeepCopy(), Spec: *t.Spec.DeepCopy()}
-	}
-	switch o := w.Object.(type) {
-	case *corev1.Pod:
-		pod = o.DeepCopy()
-		if pod.Namespace != "" {
-			ns = pod.Namespace
-		}
-	case *appsv1.Deployment:
-		// The ReplicaSet is named after a hash of the template, which the Pods carry as a label
-		// (Istio reads it to find the Deployment's name): here a placeholder.
-		pod = fromTemplate(o.Spec.Template)
-		rs := o.Name + "-" + hashPlaceholder
-		pod.GenerateName, pod.OwnerReferences = rs+"-", owner("apps/v1", "ReplicaSet", rs)
-		setLabel(pod, "pod-template-hash", hashPlaceholder)
-	case *appsv1.ReplicaSet:
-		pod = fromTemplate(o.Spec.Template)
-		pod.GenerateName, pod.OwnerReferences = o.Name+"-", owner("apps/v1", "ReplicaSet", o.Name)
-	case *appsv1.StatefulSet:
-		pod = fromTemplate(o.Spec.Template)
-		// Named by ordinal, with the generateName the controller's pod template helper also sets
-		// (Istio looks for the owner only when a Pod has one).
-		pod.Name, pod.GenerateName, pod.OwnerReferences = o.Name+"-0", o.Name+"-", owner("apps/v1", "StatefulSet", o.Name)
-	case *appsv1.DaemonSet:
-		pod = fromTemplate(o.Spec.Template)
-		pod.GenerateName, pod.OwnerReferences = o.Name+"-", owner("apps/v1", "DaemonSet", o.Name)
-	case *batchv1.Job:
-		pod = fromTemplate(o.Spec.Template)
-		pod.GenerateName, pod.OwnerReferences = o.Name+"-", owner("batch/v1", "Job", o.Name)
-		setLabel(pod, "batch.kubernetes.io/job-name", o.Name)
-		setLabel(pod, "job-name", o.Name)
-	case *batchv1.CronJob:
-		// A CronJob's Job is named after its scheduled time in minutes (Istio recognises the
-		// digits): here a placeholder time.
-		pod = fromTemplate(o.Spec.JobTemplate.Spec.Template)
-		job := o.Name + "-" + scheduledPlaceholder
-		pod.GenerateName, pod.OwnerReferences = job+"-", owner("batch/v1", "Job", job)
-		setLabel(pod, "batch.kubernetes.io/job-name", job)
-		setLabel(pod, "job-name", job)
-	case *corev1.ReplicationController:
-		if o.Spec.Template == nil {
-			return nil, errors.New("the ReplicationController has no pod template")
-		}
-		pod = fromTemplate(*o.Spec.Template)
-		pod.GenerateName, pod.OwnerReferences = o.Name+"-", owner("v1", "ReplicationController", o.Name)
-	default:
-		return nil, fmt.Errorf("%s: sidecarlab does not know how its controller makes Pods", w.Kind)
-	}
-	if meta := objectNamespace(w.Object); meta != "" {
-		ns = meta
-	}
-	pod.Namespace = ns
-	return pod, nil
-}
-
-// defaulted is the Pod with the API server's defaults (engine.APIDefault): the API server applies
-// them to a Pod it is asked to create before the mutating webhooks see it, and again to the
-// object a webhook's patch made, so Pod Security judges a defaulted Pod (a volume with no source
-// is an emptyDir by then).
-func defaulted(p *corev1.Pod) *corev1.Pod {
-	engine.APIDefault(p)
-	return p
-}
-
-// servedVersions are the group versions Kubernetes serves the kinds podOf knows at.
-var servedVersions = map[string]string{
-	"Pod": "v1", "ReplicationController": "v1",
-	"Deployment": "apps/v1", "ReplicaSet": "apps/v1", "StatefulSet": "apps/v1", "DaemonSet": "apps/v1",
-	"Job": "batch/v1", "CronJob": "batch/v1",
-}
-
-// The placeholders where a controller puts a hash or a time in a name, and where the API server
-// puts generateName's random suffix.
-const (
-	hashPlaceholder      = "<hash>"
-	scheduledPlaceholder = "29000000"
-	randomPlaceholder    = "<random>"
-)
-
-// createdName is the Pod's name as the admission steps see it: the API server makes a name from
-// generateName (five random characters) before admission runs, so the webhook's request and Pod
-// Security's message name it (`pods "web-5855f49cd4-zpmx6" is forbidden: …`, checked against a
-// real cluster in cmd/sidecarlab's conformance tests).
-func createdName(pod *corev1.Pod) string {
-	if pod.Name == "" && pod.GenerateName != "" {
-		return pod.GenerateName + randomPlaceholder
-	}
-	return pod.Name
-}
-
-func setLabel(pod *corev1.Pod, k, v string) {
-	if pod.Labels == nil {
-		pod.Labels = map[string]string{}
-	}
-	pod.Labels[k] = v
-}
-
-func objectNamespace(obj runtime.Object) string {
-	if m, ok := obj.(metav1.Object); ok {
-		return m.GetNamespace()
-	}
-	return ""
-}
-
-// webhook is Istio's injection webhook on a mux, with a fake cluster of one node of the chosen
-// Kubernetes version for its native-sidecar detection.
-type webhook struct {
-	mux  *http.ServeMux
-	cfg  *inject.Config
-	stop chan struct{}
-	once sync.Once
-}
-
-type staticWatcher struct {
-	cfg    *inject.Config
-	values string
-}
-
-func (w staticWatcher) SetHandler(func(*inject.Config, string) error) {}
-func (w staticWatcher) Run(<-chan struct{})                           {}
-func (w staticWatcher) Get() (*inject.Config, string, error)          { return w.cfg, w.values, nil }
-
-func newWebhook(in *engine.Install, node *corev1.Node) (*webhook, error) {
-	cfg, err := inject.UnmarshalConfig([]byte(in.InjectorConfig))
-	if err != nil {
-		return nil, err
-	}
-	mc, err := mesh.ApplyMeshConfig(in.MeshConfigYAML, mesh.DefaultMeshConfig())
-	if err != nil {
-		return nil, err
-	}
-	var values struct {
-		Revision string `json:"revision"`
-	}
-	_ = json.Unmarshal([]byte(in.Values), &values)
-	// As istiod: the mesh config and the (empty) ProxyConfig resources merged per pod.
-	store := model.NewFakeStore()
-	env := &model.Environment{Watcher: meshwatcher.NewTestWatcher(mc), ConfigStore: store}
-	env.SetPushContext(&model.PushContext{ProxyConfigs: model.GetProxyConfigs(store, mc)})
-	multi := multicluster.NewFakeController()
-	w := &webhook{mux: http.NewServeMux(), cfg: &cfg, stop: make(chan struct{})}
-	if _, err := inject.NewWebhook(inject.WebhookParameters{
-		Watcher: staticWatcher{cfg: &cfg, values: in.Values}, Env: env, Mux: w.mux,
-		Revision: values.Revision, MultiCluster: multi,
-	}); err != nil {
-		return nil, err
-	}
-	// The node informer is registered (by NewWebhook's handler) before the client starts.
-	client := kube.NewFakeClient(node)
-	multi.Add(constants.DefaultClusterName, client, w.stop)
-	client.RunAndWait(w.stop)
-	return w, nil
-}
-
-func (w *webhook) close() { w.once.Do(func() { close(w.stop) }) }
-
-// webhookRefusal is the webhook's answer refusing the Pod.
-type webhookRefusal struct{ msg string }
-
-func (e webhookRefusal) Error() string { return e.msg }
-
-// call sends the Pod to the webhook as the API server does (an AdmissionReview of a CREATE) and
-// applies its JSON patch. patched is false when the webhook allowed the Pod unchanged.
-func (w *webhook) call(pod *corev1.Pod, namespace, path string, withDefaults bool) (*corev1.Pod, bool, error) {
-	if path == "" {
-		path = "/inject"
-	}
-	raw, err := json.Marshal(pod)
-	if err != nil {
-		return nil, false, err
-	}
-	review := admissionv1.AdmissionReview{
-		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
-		Request: &admissionv1.AdmissionRequest{
-			UID:       types.UID("sidecarlab"),
-			Kind:      metav1.GroupVersionKind{Version: "v1", Kind: "Pod"},
-			Resource:  metav1.GroupVersionResource{Version: "v1", Resource: "pods"},
-			Name:      createdName(pod),
-			Namespace: namespace,
-			Operation: admissionv1.Create,
-			Object:    runtime.RawExtension{Raw: raw},
-		},
-	}
-	body, err := json.Marshal(review)
-	if err != nil {
-		return nil, false, err
-	}
-	req := httptest.NewRequest(http.MethodPost, path, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	rec := httptest.NewRecorder()
-	w.mux.ServeHTTP(rec, req)
-	if rec.Code != http.StatusOK {
-		return nil, false, fmt.Errorf("Istio's webhook answered %d: %s", rec.Code, strings.TrimSpace(rec.Body.String()))
-	}
-	var answer admissionv1.AdmissionReview
-	if err := json.Unmarshal(rec.Body.Bytes(), &answer); err != nil {
-		return nil, false, fmt.Errorf("Istio's webhook answer: %w", err)
-	}
-	resp := answer.Response
-	if resp == nil {
-		return nil, false, errors.New("Istio's webhook gave no response")
-	}
-	if !resp.Allowed {
-		msg := "refused"
-		if resp.Result != nil && resp.Result.Message != "" {
-			msg = resp.Result.Message
-		}
-		return nil, false, webhookRefusal{msg: msg}
-	}
-	if len(resp.Patch) == 0 {
-		return pod, false, nil
-	}
-	patch, err := jsonpatch.DecodePatch(resp.Patch)
-	if err != nil {
-		return nil, false, fmt.Errorf("Istio's webhook patch: %w", err)
-	}
-	patchedJSON, err := patch.Apply(raw)
-	if err != nil {
-		return nil, false, fmt.Errorf("applying Istio's webhook patch: %w", err)
-	}
-	var out corev1.Pod
-	if err := json.Unmarshal(patchedJSON, &out); err != nil {
-		return nil, false, err
-	}
-	if withDefaults {
-		defaulted(&out)
-	}
-	return &out, true, nil
-}
-
-// podSecurity is Pod Security Admission as the API server of that version runs it, with the
-// default configuration (privileged everywhere unless the namespace's labels say otherwise).
-type podSecurity struct {
-	adm     *psadmission.Admission
-	version api.Version
-}
-
-func newPodSecurity(v api.Version) (*podSecurity, error) {
-	ev, err := policy.NewEvaluator(policy.DefaultChecks(), &v)
-	if err != nil {
-		return nil, err
-	}
-	return &podSecurity{adm: &psadmission.Admission{Configuration: &psaapi.PodSecurityConfiguration{}, Evaluator: ev, Metrics: noMetrics{}}, version: v}, nil
-}
-
-// evaluate runs the admission code on the Pod with the namespace's policy: admitted unless the
-// enforce level forbids it; violations are the enforce and audit messages, warnings the warn
-// level's, as the API server words them.
-func (p *podSecurity) evaluate(ctx context.Context, ns engine.Namespace, pod *corev1.Pod) (admitted bool, violations, warnings []string) {
-	defaults := api.Policy{
-		Enforce: api.LevelVersion{Level: api.LevelPrivileged, Version: api.LatestVersion()},
-		Audit:   api.LevelVersion{Level: api.LevelPrivileged, Version: api.LatestVersion()},
-		Warn:    api.LevelVersion{Level: api.LevelPrivileged, Version: api.LatestVersion()},
-	}
-	nsPolicy, errs := api.PolicyToEvaluate(ns.Labels, defaults)
-	attrs := &api.AttributesRecord{
-		Name: createdName(pod), Namespace: ns.Name, Kind: schema.GroupVersionKind{Version: "v1", Kind: "Pod"},
-		Resource: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Operation: admissionv1.Create, Object: pod,
-	}
-	resp := p.adm.EvaluatePod(ctx, nsPolicy, errs.ToAggregate(), &pod.ObjectMeta, &pod.Spec, attrs, true)
-	if !resp.Allowed && resp.Result != nil {
-		violations = append(violations, resp.Result.Message)
-	}
-	if a := resp.AuditAnnotations[api.AuditViolationsAnnotationKey]; a != "" {
-		violations = append(violations, a)
-	}
-	return resp.Allowed, violations, resp.Warnings
-}
-
-type noMetrics struct{}
-
-func (noMetrics) RecordEvaluation(metrics.Decision, api.LevelVersion, metrics.Mode, api.Attributes) {}
-func (noMetrics) RecordExemption(api.Attributes)                                                    {}
-func (noMetrics) RecordError(bool, api.Attributes)                                                  {}

@@ -283,7 +283,7 @@ func TestWebhookConfigurations(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cs, err := webhookConfigurations(in.Webhooks)
+		cs, err := in.WebhookConfigurations()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -31,7 +31,11 @@ func TraceIDs() []string {
 	}
 }
 
-func (r *Result) step(id string, kv ...string) {
+// step appends the step id, with its facts as key, value pairs, to the trace.
+func (r *Result) step(id string, kv ...string) { r.Trace = append(r.Trace, newStep(id, kv...)) }
+
+// newStep is the step id with its facts given as key, value pairs.
+func newStep(id string, kv ...string) Step {
 	s := Step{ID: id}
 	if len(kv) > 0 {
 		s.Params = map[string]string{}
@@ -39,7 +43,7 @@ func (r *Result) step(id string, kv ...string) {
 			s.Params[kv[i]] = kv[i+1]
 		}
 	}
-	r.Trace = append(r.Trace, s)
+	return s
 }
 
 // unmet is the first requirement of a selector the labels do not meet, as apimachinery writes it.

@@ -73,7 +73,7 @@ func (c *docContext) webhookMinor() (int, bool) {
 	if c.p.settings.mode() != ModeWebhook {
 		return 0, false
 	}
-	minor, err := c.p.settings.kubernetesMinor()
+	minor, err := c.p.settings.KubernetesMinor()
 	return minor, err == nil
 }
 

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+
 	meshconfig "istio.io/api/mesh/v1alpha1"
 	"istio.io/istio/operator/pkg/render"
 	"istio.io/istio/pkg/config/mesh"
@@ -86,8 +88,13 @@ type Install struct {
 	InjectorConfig string
 	Values         string
 	MeshConfigYAML string
-	// Webhooks are the MutatingWebhookConfigurations the same render made (see ConfigMaps).
-	Webhooks string
+	// webhooksYAML are the MutatingWebhookConfigurations the same render made (or the mesh's
+	// own), as ConfigMaps has them: what a worker and a mesh's own parts are given.
+	webhooksYAML string
+	// webhooks are webhooksYAML read once; webhooksErr is why they could not be (reported only
+	// to the one who asks for them: injection does not read them).
+	webhooks    []*admissionregistrationv1.MutatingWebhookConfiguration
+	webhooksErr error
 
 	templates inject.Templates
 	// rawTemplates are the injection templates' text, by name, as Istio decoded them; custom is
@@ -105,7 +112,7 @@ type Install struct {
 // templates, values and mesh config (counted as three times the text).
 func (in *Install) size() int64 {
 	text := len(in.InjectorConfig) + len(in.Values) + len(in.MeshConfigYAML)
-	return 4*int64(text) + int64(len(in.Webhooks))
+	return 4*int64(text) + int64(len(in.webhooksYAML))
 }
 
 // ConfigMaps are the data of the two ConfigMaps injection reads, byte for byte: the
@@ -224,7 +231,8 @@ func renderConfigMaps(o InstallOptions) (ConfigMaps, error) {
 // injection templates but runs none of them. Unless the policy allows custom templates, templates
 // other than builtin are refused (for options that are not the default).
 func buildInstall(o InstallOptions, cm ConfigMaps, policy InstallPolicy, builtin map[string]string) (*Install, error) {
-	in := &Install{Options: o, Hash: o.Hash(), InjectorConfig: cm.InjectorConfig, Values: cm.Values, MeshConfigYAML: cm.MeshConfigYAML, Webhooks: cm.Webhooks}
+	in := &Install{Options: o, Hash: o.Hash(), InjectorConfig: cm.InjectorConfig, Values: cm.Values, MeshConfigYAML: cm.MeshConfigYAML, webhooksYAML: cm.Webhooks}
+	in.webhooks, in.webhooksErr = webhookConfigurations(cm.Webhooks)
 	if o.Mesh.IstioTemplates {
 		// A compacted mesh (CompactMesh): its config again with its templates, the embedded
 		// Istio's, as the cluster holds it — for the injector, the admission webhook and a
@@ -269,9 +277,34 @@ func (o InstallOptions) partField(own string) string {
 	return installField(o, "")
 }
 
+// WebhookConfigurations are the installation's MutatingWebhookConfigurations, in the render's
+// order (the mesh's own when it gives them): what the API server chooses the webhooks it calls
+// for a Pod by (package admission). They are shared by every caller: read them, never change
+// them (DeepCopy first).
+func (in *Install) WebhookConfigurations() ([]*admissionregistrationv1.MutatingWebhookConfiguration, error) {
+	return in.webhooks, in.webhooksErr
+}
+
+// webhookConfigurations reads MutatingWebhookConfigurations written as ConfigMaps.Webhooks has
+// them: YAML documents separated by "---" lines.
+func webhookConfigurations(text string) ([]*admissionregistrationv1.MutatingWebhookConfiguration, error) {
+	var out []*admissionregistrationv1.MutatingWebhookConfiguration
+	for _, doc := range strings.Split(text, "\n---\n") {
+		if strings.TrimSpace(doc) == "" {
+			continue
+		}
+		c := &admissionregistrationv1.MutatingWebhookConfiguration{}
+		if err := yaml.UnmarshalStrict([]byte(doc), c); err != nil {
+			return nil, fmt.Errorf("the installation's MutatingWebhookConfiguration: %w", err)
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
 // configMaps are the installation's ConfigMaps, as a worker is given them.
 func (in *Install) configMaps() ConfigMaps {
-	return ConfigMaps{InjectorConfig: in.InjectorConfig, Values: in.Values, MeshConfigYAML: in.MeshConfigYAML, Webhooks: in.Webhooks}
+	return ConfigMaps{InjectorConfig: in.InjectorConfig, Values: in.Values, MeshConfigYAML: in.MeshConfigYAML, Webhooks: in.webhooksYAML}
 }
 
 var unknownFieldRE = regexp.MustCompile(`unknown field "([^"]+)"`)

@@ -45,10 +45,11 @@ func Modes() []Mode { return []Mode{ModeKubeInject, ModeWebhook, ModeNative, Mod
 // DefaultKubernetesVersion is the node version webhook mode uses when none is given.
 const DefaultKubernetesVersion = "1.34"
 
-// nativeNodeVersion is a kubelet version Istio's auto detection accepts as native-capable; forcing
-// native mode is expressed as a cluster of such nodes rather than by writing the process-global
-// features.EnableNativeSidecars, so requests in different modes can run side by side.
-const nativeNodeVersion = "1.34"
+// nativeNodeMinor is the minor of a kubelet version (1.34) Istio's auto detection accepts as
+// native-capable; forcing native mode is expressed as a cluster of such nodes rather than by
+// writing the process-global features.EnableNativeSidecars, so requests in different modes can
+// run side by side.
+const nativeNodeMinor = 34
 
 var kubeVersionRE = regexp.MustCompile(`^v?1\.(\d{1,2})(\.\d{1,3})?$`)
 
@@ -77,24 +78,16 @@ type clusterInjector struct {
 func (c *clusterInjector) Inject(*corev1.Pod, string) ([]byte, error) { return nil, nil }
 func (c *clusterInjector) GetKubeClient() kube.Client                 { return c.client }
 
-// node is the cluster's one node, of Kubernetes 1.minor: what Istio's DetectNativeSidecar reads.
-func node(minor int) *corev1.Node {
+// Node is the cluster's one node, of Kubernetes 1.minor: what Istio's DetectNativeSidecar reads,
+// in webhook mode and in the Cluster view's webhook alike. It is the one place the minor is
+// written as a kubelet version ("v1.34.0").
+func Node(minor int) *corev1.Node {
 	return &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: "sidecarlab-node"},
 		Status: corev1.NodeStatus{NodeInfo: corev1.NodeSystemInfo{
 			KubeletVersion: fmt.Sprintf("v1.%d.0", minor),
 		}},
 	}
-}
-
-// Node is a node of the webhook's Kubernetes version (KubernetesVersion, or the default), as
-// webhook mode gives Istio's native-sidecar detection; the Cluster view's webhook gets the same.
-func (s Settings) Node() (*corev1.Node, error) {
-	minor, err := s.kubernetesMinor()
-	if err != nil {
-		return nil, err
-	}
-	return node(minor), nil
 }
 
 // clusters builds one fake cluster per Kubernetes minor version, once, and reuses it. The node
@@ -120,7 +113,7 @@ func (c *clusters) get(minor int) *clusterInjector {
 	if ci, ok := c.byV[minor]; ok {
 		return ci
 	}
-	client := kube.NewFakeClient(node(minor))
+	client := kube.NewFakeClient(Node(minor))
 	_ = kclient.New[*corev1.Node](client)
 	client.RunAndWait(c.stop)
 	ci := &clusterInjector{client: client}
@@ -149,10 +142,9 @@ func (c *clusters) injectorFor(s Settings, in *Install) (inject.Injector, error)
 		// and ENABLE_NATIVE_SIDECARS=false.
 		return nil, nil
 	case ModeNative:
-		minor, _ := parseKubernetesVersion(nativeNodeVersion)
-		return c.get(minor), nil
+		return c.get(nativeNodeMinor), nil
 	case ModeWebhook:
-		minor, err := s.kubernetesMinor()
+		minor, err := s.KubernetesMinor()
 		if err != nil {
 			return nil, err
 		}
@@ -189,9 +181,10 @@ func (s Settings) mode() Mode {
 	return s.Mode
 }
 
-// kubernetesMinor is the minor version of the webhook's nodes: KubernetesVersion, or
-// DefaultKubernetesVersion when none is given. It is the one place that defaults and parses it.
-func (s Settings) kubernetesMinor() (int, error) {
+// KubernetesMinor is the minor version of the webhook's nodes and of the Cluster view's
+// cluster: KubernetesVersion, or DefaultKubernetesVersion when none is given. It is the one
+// place that defaults and parses it; past it the version is this int.
+func (s Settings) KubernetesMinor() (int, error) {
 	v := s.KubernetesVersion
 	if v == "" {
 		v = DefaultKubernetesVersion
@@ -203,7 +196,7 @@ func (s Settings) kubernetesMinor() (int, error) {
 func (s Settings) key() string {
 	k := string(s.mode())
 	if s.mode() == ModeWebhook {
-		minor, _ := s.kubernetesMinor()
+		minor, _ := s.KubernetesMinor()
 		k += fmt.Sprintf("@1.%d", minor)
 	}
 	return k + "/" + s.Install.Hash()
@@ -220,7 +213,7 @@ func (s Settings) IstioctlEnv() string {
 	case ModeClassic:
 		return "false"
 	case ModeWebhook:
-		if minor, err := s.kubernetesMinor(); err == nil && minor >= 33 {
+		if minor, err := s.KubernetesMinor(); err == nil && minor >= 33 {
 			return "true"
 		}
 		return "false"

@@ -484,8 +484,8 @@ func TestOwnMeshWebhooksOfItsRevision(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if own.Webhooks != canary.Webhooks {
-		t.Fatalf("the mesh's webhooks are not revision canary's:\n%.600s", own.Webhooks)
+	if own.webhooksYAML != canary.webhooksYAML {
+		t.Fatalf("the mesh's webhooks are not revision canary's:\n%.600s", own.webhooksYAML)
 	}
 	// Without a revision, the default revision's, as before.
 	def, err := e.Install(t.Context(), InstallOptions{})
@@ -493,7 +493,7 @@ func TestOwnMeshWebhooksOfItsRevision(t *testing.T) {
 		t.Fatal(err)
 	}
 	plain, err := e.Install(t.Context(), InstallOptions{Mesh: OwnMesh{Values: def.Values}})
-	if err != nil || plain.Webhooks != def.Webhooks {
+	if err != nil || plain.webhooksYAML != def.webhooksYAML {
 		t.Fatalf("a mesh without a revision: %v", err)
 	}
 }

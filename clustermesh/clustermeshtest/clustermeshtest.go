@@ -5,14 +5,11 @@ package clustermeshtest
 import (
 	"encoding/base64"
 	"math/rand/v2"
-	"strings"
 	"testing"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"sigs.k8s.io/yaml"
 
 	"github.com/sidecarlab/sidecarlab/engine"
 )
@@ -45,15 +42,16 @@ func Installed(t testing.TB, e *engine.Engine) []runtime.Object {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, doc := range strings.Split(in.Webhooks, "\n---\n") {
-			var c admissionregistrationv1.MutatingWebhookConfiguration
-			if err := yaml.Unmarshal([]byte(doc), &c); err != nil {
-				t.Fatal(err)
-			}
+		configs, err := in.WebhookConfigurations()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range configs {
+			c = c.DeepCopy()
 			for i := range c.Webhooks {
 				c.Webhooks[i].ClientConfig.CABundle = CABundle
 			}
-			objs = append(objs, &c)
+			objs = append(objs, c)
 		}
 		meta := metav1.ObjectMeta{Namespace: "istio-system", Labels: map[string]string{"istio.io/rev": "default"}}
 		if rev.suffix != "" {

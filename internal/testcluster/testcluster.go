@@ -111,11 +111,11 @@ func Install(ctx context.Context, kubeconfig, bin, dir string) (*Mesh, error) {
 		return nil, err
 	}
 	m := &Mesh{kubeconfig: kubeconfig, client: client, dir: dir, died: make(chan struct{})}
-	node, err := engine.Settings{KubernetesVersion: KubernetesVersion}.Node()
+	minor, err := engine.Settings{KubernetesVersion: KubernetesVersion}.KubernetesMinor()
 	if err != nil {
 		return nil, err
 	}
-	if _, err := client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	if _, err := client.CoreV1().Nodes().Create(ctx, engine.Node(minor), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, fmt.Errorf("node: %w", err)
 	}
 	if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "istio-system"}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {

@@ -408,7 +408,8 @@ type LifecycleView struct {
 	Title    string
 	Ready    string
 	Verdicts []VerdictView
-	Diagram  Diagram
+	// Sequence is what the diagram draws (laid out by layOut, beside the drawing).
+	Sequence Sequence
 	Start    []string
 	Stop     []string
 	Capacity CapacityView
@@ -433,41 +434,6 @@ type CapacityView struct {
 	Replicas                   int
 	ReplicasFromSpec           bool
 	TotalRequests, TotalLimits string
-}
-
-// Diagram is an SVG sequence diagram, laid out: one lane per container, one row per event.
-type Diagram struct {
-	Width, Height int
-	Lanes         []DiagramLane
-	Rows          []DiagramRow
-	// StopY is where the stop sequence starts.
-	StopY int
-}
-
-// DiagramLane is a container's column.
-type DiagramLane struct {
-	// X is where the lane starts; Mid its middle, where its heading and lifeline are drawn.
-	X, Mid     int
-	Name, Role string
-}
-
-// DiagramRow is one event drawn in its lane.
-type DiagramRow struct {
-	X, Y, W, H int
-	Label      string
-	// Lines is the label broken to fit the box, each with its baseline.
-	Lines  []DiagramLine
-	Role   string
-	Blocks bool
-	// Span is true for an event about several containers (drawn across their lanes).
-	Span bool
-}
-
-// DiagramLine is one line of an event's label: its baseline, and, for a word wider than the
-// box on its own, the length the drawing squeezes it to (SVG textLength; 0 when it fits).
-type DiagramLine struct {
-	Text       string
-	Y, Squeeze int
 }
 
 // BatchView is the batch table: the chosen columns after the workload's, a row per workload, the

@@ -302,53 +302,16 @@ func (s *server) handleForm() http.Handler {
 	})
 }
 
-// formView reads the posted form and applies the action the person took.
+// formView reads the posted form and applies the action the person took (formActions).
 func (s *server) formView(w http.ResponseWriter, r *http.Request) (view, error) {
-	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
-	var err error
-	if strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/form-data") {
-		err = r.ParseMultipartForm(s.cfg.MaxBodyBytes)
-	} else {
-		err = r.ParseForm()
-	}
+	f, err := s.readForm(w, r)
 	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return view{}, mbe
-		}
-		return view{}, httpError{status: http.StatusBadRequest, id: "errors.form.unreadable"}
-	}
-	f := r.PostForm
-	// Every field must be text: a permalink's JSON would silently turn other bytes into U+FFFD.
-	for _, field := range slices.Sorted(maps.Keys(f)) {
-		for _, val := range f[field] {
-			if at := invalidUTF8At(val); at >= 0 {
-				return view{}, &engine.InputError{Field: shortName(field), Line: 1 + strings.Count(val[:at], "\n"),
-					Msg: i18n.FromContext(r.Context()).T("errors.input.not-utf8")}
-			}
-		}
-	}
-	st := State{
-		Version:  StateVersion,
-		Istio:    engine.Version().Istio,
-		Manifest: f.Get("manifest"),
-		Settings: engine.Settings{
-			Mode:              engine.Mode(f.Get("mode")),
-			KubernetesVersion: strings.TrimSpace(f.Get("kubernetesVersion")),
-			Install: engine.InstallOptions{
-				Set:     splitLines(f.Get("set")),
-				Overlay: f.Get("overlay"),
-			},
-		},
-	}
-	if err := readMesh(f, &st.Settings.Install); err != nil {
 		return view{}, err
 	}
-	// This cluster's mesh, chosen in the settings, replaces the one the form carried.
-	if err := s.clusterMesh(r.Context(), f.Get("clusterMesh"), &st.Settings.Install); err != nil {
+	st, err := s.formState(r, f)
+	if err != nil {
 		return view{}, err
 	}
-	st = st.canonical()
 	ns, nsErr := readNamespace(f)
 	if name := f.Get("clusterNamespace"); name != "" {
 		// A namespace of this cluster replaces what the group's fields held.
@@ -378,71 +341,174 @@ func (s *server) formView(w http.ResponseWriter, r *http.Request) (view, error) 
 		}
 		return v, withForm{err: nsErr, form: formOf(v)}
 	}
-	switch {
-	case f.Get("pcset") != "":
-		// The proxy.istio.io/config editor: one field merged into the annotation's current value.
-		step, err := configFieldStep(st, f.Get("pcset"), f.Get("pc:"+f.Get("pcset")))
-		if err != nil {
+	for _, a := range formActions {
+		if !a.pressed(f) {
+			continue
+		}
+		if err := a.do(&v, f, r); err != nil {
 			return view{}, err
 		}
-		st.Steps = append(st.Steps, step)
-		v.tab = "diff"
-	case f.Get("add") != "":
-		key := f.Get("add")
-		st.Steps = append(st.Steps, engine.Step{Key: key, Value: strings.ReplaceAll(f.Get("v:"+key), "\r\n", "\n")})
-		v.tab = "diff"
-	case f.Get("unset") != "":
-		st.Steps = append(st.Steps, engine.Step{Key: f.Get("unset"), Remove: true})
-		v.tab = "diff"
-	case f.Get("remove") != "":
-		k, err := strconv.Atoi(f.Get("remove"))
-		if err != nil || k < 1 || k > len(st.Steps) {
-			return view{}, httpError{status: http.StatusBadRequest, id: "errors.form.no-step"}
+		if a.tab != "" {
+			v.tab = a.tab
 		}
-		st.Steps = append(st.Steps[:k-1:k-1], st.Steps[k:]...)
-		v.tab = "timeline"
-	case f.Get("fix") != "":
-		var fix []engine.Step
-		if err := json.Unmarshal([]byte(f.Get("fix")), &fix); err != nil {
-			return view{}, httpError{status: http.StatusBadRequest, id: "errors.form.fix"}
-		}
-		st.Steps = append(st.Steps, fix...)
-		v.tab = "pitfalls"
-	case f.Get("clusterfix") != "":
-		// A fix that changes the settings (a namespace label, an install option) or, for the
-		// label instead of the annotation, the manifest.
-		if err := applyClusterFix(f.Get("clusterfix"), &st); err != nil {
-			return view{}, err
-		}
-		v.tab = web.ClusterTab
-	case f.Get("action") == "capacity":
-		v.replicas = atoiOr(f.Get("replicas"), 0)
-		if v.replicas < 1 || v.replicas > 10_000_000 {
-			return view{}, httpError{status: http.StatusBadRequest, id: "errors.form.pods"}
-		}
-		v.tab = "lifecycle"
-	case f.Get("action") == "upload":
-		manifest, err := uploadedManifest(r)
-		if err != nil {
-			return view{}, err
-		}
-		st.Manifest = manifest
-		v.tab = "batch"
-	case f.Get("action") == "lab-steps":
-		// "Apply these steps to my manifest": the lab's annotations, one step each, on the
-		// manifest in the editor.
-		st.Steps = labSteps()
-		v.tab = "diff"
-	case f.Get("action") == "preset":
-		if p, ok := web.FindPreset(f.Get("preset")); ok {
-			st.Manifest = p.Manifest
-		}
+		break
 	}
 	if !validTab(v.tab) {
 		v.tab = ""
 	}
-	v.state = st
 	return v, nil
+}
+
+// readForm reads the posted form, within the body's limit. Every field must be text: a
+// permalink's JSON would silently turn other bytes into U+FFFD.
+func (s *server) readForm(w http.ResponseWriter, r *http.Request) (url.Values, error) {
+	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
+	var err error
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/form-data") {
+		err = r.ParseMultipartForm(s.cfg.MaxBodyBytes)
+	} else {
+		err = r.ParseForm()
+	}
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, mbe
+		}
+		return nil, httpError{status: http.StatusBadRequest, id: "errors.form.unreadable"}
+	}
+	f := r.PostForm
+	for _, field := range slices.Sorted(maps.Keys(f)) {
+		for _, val := range f[field] {
+			if at := invalidUTF8At(val); at >= 0 {
+				return nil, &engine.InputError{Field: shortName(field), Line: 1 + strings.Count(val[:at], "\n"),
+					Msg: i18n.FromContext(r.Context()).T("errors.input.not-utf8")}
+			}
+		}
+	}
+	return f, nil
+}
+
+// formState is the state the form's editor and settings hold, in canonical form, before the
+// namespace group and the steps are read.
+func (s *server) formState(r *http.Request, f url.Values) (State, error) {
+	st := State{
+		Version:  StateVersion,
+		Istio:    engine.Version().Istio,
+		Manifest: f.Get("manifest"),
+		Settings: engine.Settings{
+			Mode:              engine.Mode(f.Get("mode")),
+			KubernetesVersion: strings.TrimSpace(f.Get("kubernetesVersion")),
+			Install: engine.InstallOptions{
+				Set:     splitLines(f.Get("set")),
+				Overlay: f.Get("overlay"),
+			},
+		},
+	}
+	if err := readMesh(f, &st.Settings.Install); err != nil {
+		return State{}, err
+	}
+	// This cluster's mesh, chosen in the settings, replaces the one the form carried.
+	if err := s.clusterMesh(r.Context(), f.Get("clusterMesh"), &st.Settings.Install); err != nil {
+		return State{}, err
+	}
+	return st.canonical(), nil
+}
+
+// formAction is one thing a button of the form does: the button is the field it posts (name)
+// and, for a button of the "action" field, its value; tab is the tab the result is shown on (""
+// keeps the posted one); do changes the view and its state.
+type formAction struct {
+	name, value string
+	tab         string
+	do          func(v *view, f url.Values, r *http.Request) error
+}
+
+// pressed says the form was posted by the action's button: its field has the action's value,
+// or, for an action with none, any value.
+func (a formAction) pressed(f url.Values) bool {
+	if a.value == "" {
+		return f.Get(a.name) != ""
+	}
+	return f.Get(a.name) == a.value
+}
+
+// formActions are what the form's buttons do, the first pressed one taken. A form posted by
+// another button ("apply", "share", the panel's "filter" without JavaScript) is its state as
+// it is, on the posted tab.
+var formActions = []formAction{
+	// The proxy.istio.io/config editor: one field merged into the annotation's current value.
+	{name: "pcset", tab: "diff", do: func(v *view, f url.Values, _ *http.Request) error {
+		step, err := configFieldStep(v.state, f.Get("pcset"), f.Get("pc:"+f.Get("pcset")))
+		if err != nil {
+			return err
+		}
+		v.state.Steps = append(v.state.Steps, step)
+		return nil
+	}},
+	// An annotation of the panel, set to the value typed beside it.
+	{name: "add", tab: "diff", do: func(v *view, f url.Values, _ *http.Request) error {
+		key := f.Get("add")
+		v.state.Steps = append(v.state.Steps, engine.Step{Key: key, Value: strings.ReplaceAll(f.Get("v:"+key), "\r\n", "\n")})
+		return nil
+	}},
+	{name: "unset", tab: "diff", do: func(v *view, f url.Values, _ *http.Request) error {
+		v.state.Steps = append(v.state.Steps, engine.Step{Key: f.Get("unset"), Remove: true})
+		return nil
+	}},
+	// A step of the timeline taken out, by its row (1 is the first step after injection's).
+	{name: "remove", tab: "timeline", do: func(v *view, f url.Values, _ *http.Request) error {
+		steps := v.state.Steps
+		k, err := strconv.Atoi(f.Get("remove"))
+		if err != nil || k < 1 || k > len(steps) {
+			return httpError{status: http.StatusBadRequest, id: "errors.form.no-step"}
+		}
+		v.state.Steps = append(steps[:k-1:k-1], steps[k:]...)
+		return nil
+	}},
+	// A pitfall's fix: the steps its button carries, as JSON.
+	{name: "fix", tab: "pitfalls", do: func(v *view, f url.Values, _ *http.Request) error {
+		var fix []engine.Step
+		if err := json.Unmarshal([]byte(f.Get("fix")), &fix); err != nil {
+			return httpError{status: http.StatusBadRequest, id: "errors.form.fix"}
+		}
+		v.state.Steps = append(v.state.Steps, fix...)
+		return nil
+	}},
+	// A fix that changes the settings (a namespace label, an install option) or, for the label
+	// instead of the annotation, the manifest.
+	{name: "clusterfix", tab: web.ClusterTab, do: func(v *view, f url.Values, _ *http.Request) error {
+		return applyClusterFix(f.Get("clusterfix"), &v.state)
+	}},
+	// The pod count the capacity math multiplies by.
+	{name: "action", value: "capacity", tab: "lifecycle", do: func(v *view, f url.Values, _ *http.Request) error {
+		v.replicas = atoiOr(f.Get("replicas"), 0)
+		if v.replicas < 1 || v.replicas > 10_000_000 {
+			return httpError{status: http.StatusBadRequest, id: "errors.form.pods"}
+		}
+		return nil
+	}},
+	// Files uploaded for the batch table: they replace the editor's manifest.
+	{name: "action", value: "upload", tab: "batch", do: func(v *view, _ url.Values, r *http.Request) error {
+		manifest, err := uploadedManifest(r)
+		if err != nil {
+			return err
+		}
+		v.state.Manifest = manifest
+		return nil
+	}},
+	// "Apply these steps to my manifest": the lab's annotations, one step each, on the manifest
+	// in the editor.
+	{name: "action", value: "lab-steps", tab: "diff", do: func(v *view, _ url.Values, _ *http.Request) error {
+		v.state.Steps = labSteps()
+		return nil
+	}},
+	// A preset's manifest in the editor; an unknown preset changes nothing.
+	{name: "action", value: "preset", do: func(v *view, f url.Values, _ *http.Request) error {
+		if p, ok := web.FindPreset(f.Get("preset")); ok {
+			v.state.Manifest = p.Manifest
+		}
+		return nil
+	}},
 }
 
 // uploadedManifest joins the uploaded files into one multi-document manifest, in the order given.

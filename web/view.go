@@ -1,5 +1,3 @@
-// Package web holds the playground's templ components and the view models they render. View
-// models are shaped like the page; the components only display them.
 package web
 
 import (

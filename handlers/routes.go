@@ -1,5 +1,3 @@
-// Package handlers is the HTTP surface of sidecarlab: the playground page, its permalinks, the
-// JSON API and health checks, on a chi router. The whole URL surface is in this file.
 package handlers
 
 import (

@@ -2619,7 +2619,7 @@ func lifecycleView(l LifecycleView) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = diagram(l.Diagram).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = diagram(layOut(l.Sequence)).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -1,4 +1,4 @@
-package handlers
+package web
 
 import (
 	"strings"
@@ -38,5 +38,31 @@ func TestLabelLines(t *testing.T) {
 	// a Japanese character wider than a Latin letter.
 	if !(labelWidth("starts") < room && labelWidth("starts · postStart: pilot-agent wait") > room && labelWidth("起") > labelWidth("a")) {
 		t.Errorf("labelWidth: starts=%.0f long=%.0f 起=%.0f a=%.0f room=%.0f", labelWidth("starts"), labelWidth("starts · postStart: pilot-agent wait"), labelWidth("起"), labelWidth("a"), room)
+	}
+}
+
+// TestLayOut: a lane per container, left to right; an event in its container's lane, one about
+// several across their lanes, one about no lane left out; the stop rows below the divider.
+func TestLayOut(t *testing.T) {
+	d := layOut(Sequence{
+		Lanes: []SequenceLane{{Name: "istio-proxy", Role: "proxy"}, {Name: "app", Role: "app"}, {Name: "worker", Role: "app"}},
+		Start: []SequenceEvent{{Containers: []string{"istio-proxy"}, Label: "starts", Blocks: true}, {Containers: []string{"app", "worker"}, Label: "start"}, {Containers: []string{"gone"}, Label: "lost"}},
+		Stop:  []SequenceEvent{{Containers: []string{"app"}, Label: "SIGTERM"}},
+	})
+	if len(d.Lanes) != 3 || d.Lanes[1].X != d.Lanes[0].X+laneW || d.Width != d.Lanes[2].X+laneW+rightMargin {
+		t.Fatalf("lanes %+v, width %d", d.Lanes, d.Width)
+	}
+	if len(d.Rows) != 3 {
+		t.Fatalf("%d rows, want 3 (the event about no lane left out): %+v", len(d.Rows), d.Rows)
+	}
+	proxy, both, stop := d.Rows[0], d.Rows[1], d.Rows[2]
+	if proxy.Role != "proxy" || !proxy.Blocks || proxy.Span || proxy.X != d.Lanes[0].X+boxInset {
+		t.Errorf("the proxy's event: %+v", proxy)
+	}
+	if !both.Span || both.X != d.Lanes[1].X+boxInset || both.W != 2*laneW-2*boxInset || both.Y <= proxy.Y {
+		t.Errorf("the event across app and worker: %+v", both)
+	}
+	if !(both.Y+both.H < d.StopY && d.StopY < stop.Y && stop.Y+stop.H < d.Height) {
+		t.Errorf("the stop row %+v is not below the divider (StopY %d) and within the height %d", stop, d.StopY, d.Height)
 	}
 }

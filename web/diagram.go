@@ -1,18 +1,74 @@
-package handlers
+package web
 
 import (
 	"strings"
 	"unicode"
-
-	"github.com/sidecarlab/sidecarlab/engine"
-	"github.com/sidecarlab/sidecarlab/explain"
-	"github.com/sidecarlab/sidecarlab/i18n"
-	"github.com/sidecarlab/sidecarlab/web"
 )
 
-// The lifecycle diagram's geometry, in SVG user units (pixels at 1:1). The template (diagram in
-// web/results.templ) draws within it: the lane headings above firstRowY, each event as a box 24
-// high, and the "start ↓" and "stop ↓" labels in the gutter left of laneX0.
+// The lifecycle diagram (diagram in results.templ) is laid out here, beside its drawing: the
+// handlers pass a Sequence — the pod's containers and its events, worded — and layOut places
+// them in SVG user units (pixels at 1:1).
+
+// Sequence is what the lifecycle diagram draws: the pod's containers in the order the kubelet
+// starts them, and the events of its start and of its stop, in order.
+type Sequence struct {
+	Lanes       []SequenceLane
+	Start, Stop []SequenceEvent
+}
+
+// SequenceLane is one container: its name, and its role as the diagram colours it ("proxy" for
+// istio-proxy, else "init", "sidecar" or "app"; results.role.* words it).
+type SequenceLane struct {
+	Name, Role string
+}
+
+// SequenceEvent is one event: the containers it is about (by name; one about several is drawn
+// across their lanes), its label in the reader's language, and whether the next event waits for
+// it to finish.
+type SequenceEvent struct {
+	Containers []string
+	Label      string
+	Blocks     bool
+}
+
+// Diagram is an SVG sequence diagram, laid out: one lane per container, one row per event.
+type Diagram struct {
+	Width, Height int
+	Lanes         []DiagramLane
+	Rows          []DiagramRow
+	// StopY is where the stop sequence starts.
+	StopY int
+}
+
+// DiagramLane is a container's column.
+type DiagramLane struct {
+	// X is where the lane starts; Mid its middle, where its heading and lifeline are drawn.
+	X, Mid     int
+	Name, Role string
+}
+
+// DiagramRow is one event drawn in its lane.
+type DiagramRow struct {
+	X, Y, W, H int
+	Label      string
+	// Lines is the label broken to fit the box, each with its baseline.
+	Lines  []DiagramLine
+	Role   string
+	Blocks bool
+	// Span is true for an event about several containers (drawn across their lanes).
+	Span bool
+}
+
+// DiagramLine is one line of an event's label: its baseline, and, for a word wider than the
+// box on its own, the length the drawing squeezes it to (SVG textLength; 0 when it fits).
+type DiagramLine struct {
+	Text       string
+	Y, Squeeze int
+}
+
+// The diagram's geometry. The drawing (diagram in results.templ) fits within it: the lane
+// headings above firstRowY, each event as a box 24 high, and the "start ↓" and "stop ↓" labels
+// in the gutter left of laneX0.
 const (
 	laneX0 = 64  // where the first lane starts, right of the gutter
 	laneW  = 180 // one container's lane
@@ -32,77 +88,19 @@ const (
 	labelLineH    = 13 // from one line of a label to the next
 )
 
-// lifecycleViews lays out each workload's sequence as a diagram, with its verdicts and capacity,
-// in loc's language.
-func lifecycleViews(loc *i18n.Localizer, ls []engine.Lifecycle, rows []engine.BatchRow, replicas int) []web.LifecycleView {
-	w := explain.In(loc)
-	var out []web.LifecycleView
-	for _, l := range ls {
-		lv := web.LifecycleView{Title: l.Kind + "/" + l.Name, Ready: l.Ready, Diagram: layout(w, l)}
-		for _, v := range l.Verdicts {
-			lv.Verdicts = append(lv.Verdicts, web.VerdictView{ID: v.ID, Question: w.Question(v), Answer: v.Answer, AnswerText: loc.T(answerWords(v.Answer)), Why: w.Why(v), Goodness: string(v.Goodness)})
-		}
-		for _, e := range l.Start {
-			lv.Start = append(lv.Start, e.Container+": "+w.What(e))
-		}
-		for _, e := range l.Stop {
-			lv.Stop = append(lv.Stop, e.Container+": "+w.What(e))
-		}
-		for _, r := range rows {
-			if r.Doc != l.Doc || r.Proxy == "" {
-				continue
-			}
-			c := r.Capacity
-			n, fromSpec := c.Replicas, true
-			if replicas > 0 {
-				n, fromSpec = replicas, false
-			}
-			if n == 0 {
-				n = 1 // a DaemonSet: one per node; the person types the node count
-				fromSpec = false
-			}
-			tot := c.For(n)
-			lv.Capacity = web.CapacityView{Known: true, PerPodRequests: r.Requests, PerPodLimits: r.Limits, Replicas: n, ReplicasFromSpec: fromSpec,
-				TotalRequests: pair(tot.RequestsCPU, tot.RequestsMem), TotalLimits: pair(tot.LimitsCPU, tot.LimitsMem)}
-		}
-		out = append(out, lv)
-	}
-	return out
-}
-
-// answerWords is the message id of a verdict's answer ("yes", "no", "n/a").
-func answerWords(a string) string {
-	return "results.answer." + strings.ReplaceAll(a, "/", "")
-}
-
-func pair(cpu, mem string) string {
-	var p []string
-	if cpu != "" {
-		p = append(p, "cpu="+cpu)
-	}
-	if mem != "" {
-		p = append(p, "memory="+mem)
-	}
-	return strings.Join(p, " ")
-}
-
-// layout places the sequence: a lane per container, a row per event, start above stop.
-func layout(w explain.Words, l engine.Lifecycle) web.Diagram {
-	d := web.Diagram{Width: laneX0 + len(l.Containers)*laneW + rightMargin}
+// layOut places the sequence: a lane per container, a row per event, start above stop. An event
+// about no container of the lanes is left out.
+func layOut(s Sequence) Diagram {
+	d := Diagram{Width: laneX0 + len(s.Lanes)*laneW + rightMargin}
 	lane := map[string]int{}
-	for i, c := range l.Containers {
-		role := c.Role
-		if c.Proxy {
-			role = "proxy"
-		}
-		d.Lanes = append(d.Lanes, web.DiagramLane{X: laneX0 + i*laneW, Mid: laneX0 + i*laneW + laneW/2, Name: c.Name, Role: role})
+	for i, c := range s.Lanes {
+		d.Lanes = append(d.Lanes, DiagramLane{X: laneX0 + i*laneW, Mid: laneX0 + i*laneW + laneW/2, Name: c.Name, Role: c.Role})
 		lane[c.Name] = i
 	}
 	y := firstRowY
-	place := func(e engine.LifecycleEvent) {
-		names := strings.Split(e.Container, ", ")
-		first, last := len(l.Containers), -1
-		for _, n := range names {
+	place := func(e SequenceEvent) {
+		first, last := len(s.Lanes), -1
+		for _, n := range e.Containers {
 			if i, ok := lane[n]; ok {
 				first, last = min(first, i), max(last, i)
 			}
@@ -110,11 +108,11 @@ func layout(w explain.Words, l engine.Lifecycle) web.Diagram {
 		if last < 0 {
 			return
 		}
-		row := web.DiagramRow{X: laneX0 + first*laneW + boxInset, Y: y, W: (last-first+1)*laneW - 2*boxInset, Label: w.Short(e), Blocks: e.Blocks, Span: len(names) > 1}
+		row := DiagramRow{X: laneX0 + first*laneW + boxInset, Y: y, W: (last-first+1)*laneW - 2*boxInset, Label: e.Label, Blocks: e.Blocks, Span: len(e.Containers) > 1}
 		row.Role = d.Lanes[first].Role
 		room := float64(row.W - 2*labelPad)
 		for i, ln := range labelLines(row.Label, room) {
-			dl := web.DiagramLine{Text: ln, Y: y + labelBaseline + i*labelLineH}
+			dl := DiagramLine{Text: ln, Y: y + labelBaseline + i*labelLineH}
 			if labelWidth(ln) > room {
 				dl.Squeeze = int(room)
 			}
@@ -124,12 +122,12 @@ func layout(w explain.Words, l engine.Lifecycle) web.Diagram {
 		d.Rows = append(d.Rows, row)
 		y += row.H + rowGap
 	}
-	for _, e := range l.Start {
+	for _, e := range s.Start {
 		place(e)
 	}
 	d.StopY = y + dividerGap
 	y += stopGap
-	for _, e := range l.Stop {
+	for _, e := range s.Stop {
 		place(e)
 	}
 	d.Height = y + bottomGap

@@ -1,0 +1,86 @@
+package handlers
+
+import (
+	"strings"
+
+	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/explain"
+	"github.com/sidecarlab/sidecarlab/i18n"
+	"github.com/sidecarlab/sidecarlab/web"
+)
+
+// lifecycleViews shapes each workload's sequence for its diagram, with its verdicts and capacity,
+// in loc's language.
+func lifecycleViews(loc *i18n.Localizer, ls []engine.Lifecycle, rows []engine.BatchRow, replicas int) []web.LifecycleView {
+	w := explain.In(loc)
+	var out []web.LifecycleView
+	for _, l := range ls {
+		lv := web.LifecycleView{Title: l.Kind + "/" + l.Name, Ready: l.Ready, Sequence: sequence(w, l)}
+		for _, v := range l.Verdicts {
+			lv.Verdicts = append(lv.Verdicts, web.VerdictView{ID: v.ID, Question: w.Question(v), Answer: v.Answer, AnswerText: loc.T(answerWords(v.Answer)), Why: w.Why(v), Goodness: string(v.Goodness)})
+		}
+		for _, e := range l.Start {
+			lv.Start = append(lv.Start, e.Container+": "+w.What(e))
+		}
+		for _, e := range l.Stop {
+			lv.Stop = append(lv.Stop, e.Container+": "+w.What(e))
+		}
+		for _, r := range rows {
+			if r.Doc != l.Doc || r.Proxy == "" {
+				continue
+			}
+			c := r.Capacity
+			n, fromSpec := c.Replicas, true
+			if replicas > 0 {
+				n, fromSpec = replicas, false
+			}
+			if n == 0 {
+				n = 1 // a DaemonSet: one per node; the person types the node count
+				fromSpec = false
+			}
+			tot := c.For(n)
+			lv.Capacity = web.CapacityView{Known: true, PerPodRequests: r.Requests, PerPodLimits: r.Limits, Replicas: n, ReplicasFromSpec: fromSpec,
+				TotalRequests: pair(tot.RequestsCPU, tot.RequestsMem), TotalLimits: pair(tot.LimitsCPU, tot.LimitsMem)}
+		}
+		out = append(out, lv)
+	}
+	return out
+}
+
+// answerWords is the message id of a verdict's answer ("yes", "no", "n/a").
+func answerWords(a string) string {
+	return "results.answer." + strings.ReplaceAll(a, "/", "")
+}
+
+func pair(cpu, mem string) string {
+	var p []string
+	if cpu != "" {
+		p = append(p, "cpu="+cpu)
+	}
+	if mem != "" {
+		p = append(p, "memory="+mem)
+	}
+	return strings.Join(p, " ")
+}
+
+// sequence is a lifecycle as its diagram draws it (web.Sequence), its events worded by w.
+func sequence(w explain.Words, l engine.Lifecycle) web.Sequence {
+	var s web.Sequence
+	for _, c := range l.Containers {
+		role := c.Role
+		if c.Proxy {
+			role = "proxy"
+		}
+		s.Lanes = append(s.Lanes, web.SequenceLane{Name: c.Name, Role: role})
+	}
+	event := func(e engine.LifecycleEvent) web.SequenceEvent {
+		return web.SequenceEvent{Containers: strings.Split(e.Container, ", "), Label: w.Short(e), Blocks: e.Blocks}
+	}
+	for _, e := range l.Start {
+		s.Start = append(s.Start, event(e))
+	}
+	for _, e := range l.Stop {
+		s.Stop = append(s.Stop, event(e))
+	}
+	return s
+}

@@ -1,0 +1,153 @@
+package handlers
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/web"
+)
+
+// view is what a GET of the playground asks for: a state and which part of its result to show.
+type view struct {
+	state State
+	tab   string
+	// step is the selected timeline row; -1 means none chosen (diffs show every step, the YAML
+	// shows the last).
+	step int
+	// replicas is the pod count typed for the capacity math; 0 means the spec's.
+	replicas int
+	// present is presenter mode: large type, one step's diff per slide.
+	present bool
+	// query is the annotation panel's search (the page without JavaScript filters on the server).
+	query string
+	// cols are the batch table's chosen columns (batchColumns' ids); nil means the default ones.
+	cols []string
+	// limit is how many documents' changes the page shows; 0 means defaultLimit.
+	limit int
+	// nsForm is the settings' namespace group as posted when it could not be read: the page
+	// shows it again with its error (422), and the state has no namespace until it is fixed.
+	nsForm *web.NamespaceForm
+}
+
+// defaultLimit is how many documents a page shows at first, and how many more "show more" adds.
+// A step shows at most changesPerDoc × the limit changes and linesPerDoc × the limit lines of
+// its unified diff; the raw outputs have everything.
+const (
+	defaultLimit  = 50
+	maxLimit      = 100_000
+	changesPerDoc = 4
+	linesPerDoc   = 40
+)
+
+// docLimit is how many documents the view shows.
+func (v view) docLimit() int {
+	if v.limit > 0 {
+		return v.limit
+	}
+	return defaultLimit
+}
+
+func (v view) permalink() string {
+	return v.linkWith(EncodeState(v.state), v.tab, v.step)
+}
+
+// linkWith builds the URL of the view's state (already encoded, since encoding is the costly
+// part and one page links to the same state many times) with a tab and a step.
+func (v view) linkWith(encoded, tab string, step int) string {
+	q := url.Values{}
+	q.Set("s", encoded)
+	if tab != "" && tab != web.DefaultTab {
+		q.Set("tab", tab)
+	}
+	if step >= 0 {
+		q.Set("step", strconv.Itoa(step))
+	}
+	if v.replicas > 0 {
+		q.Set("replicas", strconv.Itoa(v.replicas))
+	}
+	if v.present {
+		q.Set("present", "1")
+	}
+	if v.query != "" {
+		q.Set("q", v.query)
+	}
+	if v.cols != nil {
+		q.Set("cols", strings.Join(v.cols, ","))
+	}
+	if v.limit > 0 {
+		q.Set("limit", strconv.Itoa(v.limit))
+	}
+	return "/?" + q.Encode()
+}
+
+func defaultState() State {
+	p := web.Presets()[0]
+	return State{Version: StateVersion, Istio: engine.Version().Istio, Manifest: p.Manifest}
+}
+
+// readView reads the state and view from a GET's query. No state means the default preset.
+func readView(r *http.Request) (view, error) {
+	q := r.URL.Query()
+	v := view{state: defaultState(), tab: q.Get("tab"), step: -1}
+	if s := q.Get("s"); s != "" {
+		st, err := DecodeState(s)
+		if err != nil {
+			return v, err
+		}
+		v.state = st
+	}
+	if !validTab(v.tab) {
+		v.tab = web.DefaultTab
+	}
+	if s := q.Get("step"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 {
+			return v, httpError{status: http.StatusBadRequest, id: "errors.form.step", args: []any{"Param", "step"}}
+		}
+		v.step = n
+	}
+	v.present = q.Get("present") == "1"
+	v.query = cleanQuery(q.Get("q"))
+	if v.present && v.step < 0 {
+		v.step = firstSlide(v.state) // a presentation starts at the first slide
+	}
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > maxLimit {
+			return v, httpError{status: http.StatusBadRequest, id: "errors.form.limit", args: []any{"Param", "limit"}}
+		}
+		v.limit = n
+	}
+	if s := q.Get("replicas"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > 10_000_000 {
+			return v, httpError{status: http.StatusBadRequest, id: "errors.form.replicas", args: []any{"Param", "replicas"}}
+		}
+		v.replicas = n
+	}
+	if c, ok := q["cols"]; ok {
+		v.cols = readCols(c)
+	}
+	return v, nil
+}
+
+func validTab(t string) bool {
+	for _, x := range web.Tabs() {
+		if x.ID == t {
+			return true
+		}
+	}
+	return false
+}
+
+// cleanQuery is the panel's search as a link carries it: trimmed, at most maxQuery bytes of UTF-8.
+func cleanQuery(q string) string {
+	q = strings.TrimSpace(q)
+	if len(q) > maxQuery {
+		q = strings.ToValidUTF8(q[:maxQuery], "")
+	}
+	return q
+}

@@ -1,0 +1,66 @@
+package web
+
+// ComparePage shows one state beside a variant of it.
+type ComparePage struct {
+	Head    Head
+	Version VersionLine
+	// Lab is the lab's path (the Job two ways is one of its steps).
+	Lab  LabNav
+	A, B CompareSide
+	// Changes is the field diff from A's output to B's.
+	Changes []ChangeView
+	// Documents say, for a manifest of several documents, which changed and how much.
+	Documents []CompareDoc
+	// Upgrade is the plan of an upgrade preview (A: the user's mesh, B: the embedded Istio with
+	// its settings carried), nil for any other comparison.
+	Upgrade *UpgradePlanView
+}
+
+// CompareDoc is one document of a comparison and how many of its fields changed.
+type CompareDoc struct {
+	Doc     string
+	Changes int
+}
+
+// UpgradePlanView is how an upgrade preview carried the mesh's settings, as a form that previews
+// again with other keys: the old state (encoded), each values key that differs from the embedded
+// chart's defaults, and the mesh config's fields the embedded Istio does not know.
+type UpgradePlanView struct {
+	State    string
+	Embedded string
+	// OldIstio is set when the old side's templates are not the embedded Istio's: the Istio that
+	// installed them ("?" when their labels do not say).
+	OldIstio    string
+	Keys        []UpgradeKeyView
+	MeshUnknown []string
+}
+
+// UpgradeKeyView is one values key of an upgrade preview: the mesh's value and the embedded
+// chart's default, as JSON.
+type UpgradeKeyView struct {
+	Path, Yours, Default string
+	Carried, Unknown     bool
+}
+
+// CompareSide is one of the two states.
+type CompareSide struct {
+	Label      string
+	Permalink  string
+	Error      string
+	Lifecycles []LifecycleView
+	Output     string
+	// OnlyHere are the pitfalls this side has and the other has not.
+	OnlyHere []string
+	// Namespace is the namespace the Pods are created in, with its labels; Admission each
+	// document's verdict there (Istio's webhooks, then Pod Security Admission).
+	Namespace string
+	Admission []CompareVerdict
+}
+
+// CompareVerdict is a document's Pod as the API server admits it: the document, admitted or
+// not, and Pod Security's (or the webhook's) words when not.
+type CompareVerdict struct {
+	Doc      string
+	Admitted bool
+	Why      []string
+}

@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 
+	"github.com/sidecarlab/sidecarlab/engine/yamldoc"
+
 	"istio.io/api/annotation"
 	meshconfig "istio.io/api/mesh/v1alpha1"
 
@@ -390,7 +392,7 @@ func checkInjectValue(c *docContext) []Finding {
 	if c.d.Skipped {
 		result = string(StatusSkipped)
 	}
-	return []Finding{{Path: fmt.Sprintf("%s[%q]", from, "sidecar.istio.io/inject"), Params: map[string]string{"value": clip(val), "result": result}, Fix: &Fix{}}}
+	return []Finding{{Path: fmt.Sprintf("%s[%q]", from, "sidecar.istio.io/inject"), Params: map[string]string{"value": yamldoc.Clip(val), "result": result}, Fix: &Fix{}}}
 }
 
 // lenientAnnotation is one pod annotation Istio read whose value does not fit its kind.
@@ -426,7 +428,7 @@ func checkLenientNative(c *docContext) []Finding {
 		if l.key != annotation.SidecarNativeSidecar.Name || c.proxy == nil || !c.native {
 			continue
 		}
-		f := Finding{Path: l.path, Params: map[string]string{"key": l.key, "value": clip(l.value)}, Fix: &Fix{}}
+		f := Finding{Path: l.path, Params: map[string]string{"key": l.key, "value": yamldoc.Clip(l.value)}, Fix: &Fix{}}
 		if b, err := strconv.ParseBool(l.value); err == nil {
 			// The spelling Istio reads for what Go (and a person) would read the value as.
 			f.Fix.Steps = []Step{{Key: l.key, Value: strconv.FormatBool(b)}}
@@ -469,7 +471,7 @@ func checkLenientBoolIgnored(c *docContext) []Finding {
 		}
 		w, _ := c.p.install.values.Map()["sidecarInjectorWebhook"].(map[string]any)
 		used, _ := w["rewriteAppHTTPProbe"].(bool)
-		fs = append(fs, Finding{Path: l.path, Params: map[string]string{"key": l.key, "value": clip(l.value), "used": strconv.FormatBool(used)}, Fix: &Fix{}})
+		fs = append(fs, Finding{Path: l.path, Params: map[string]string{"key": l.key, "value": yamldoc.Clip(l.value), "used": strconv.FormatBool(used)}, Fix: &Fix{}})
 	}
 	return fs
 }
@@ -508,7 +510,7 @@ func checkLenientUnchecked(c *docContext) []Finding {
 		if _, validated := inject.AnnotationValidation[l.key]; validated || l.a.Kind == KindBool || (l.a.Kind == KindPortList && hasPortZero(l.value)) {
 			continue
 		}
-		f := Finding{Path: l.path, Params: map[string]string{"key": l.key, "value": clip(l.value), "kind": string(l.a.Kind)}}
+		f := Finding{Path: l.path, Params: map[string]string{"key": l.key, "value": yamldoc.Clip(l.value), "kind": string(l.a.Kind)}}
 		if l.a.Kind == KindEnum {
 			f.Params["enum"] = strings.Join(l.a.Enum, ", ")
 		}

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/sergi/go-diff/diffmatchpatch"
+
+	"github.com/sidecarlab/sidecarlab/engine/yamldoc"
 )
 
 // ChangeKind says what happened to a field between two outputs.
@@ -293,7 +295,7 @@ func diffMap(path string, a, b map[string]any, out *[]Change) {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		p := joinKey(path, k)
+		p := yamldoc.JoinKey(path, k)
 		av, inA := a[k]
 		bv, inB := b[k]
 		switch {
@@ -507,33 +509,6 @@ func FormatValue(v any) string {
 		}
 		return string(b)
 	}
-}
-
-// plainKey says whether k can be written after a dot in a path: ^[A-Za-z_][A-Za-z0-9_-]*$.
-func plainKey(k string) bool {
-	if k == "" {
-		return false
-	}
-	for i := 0; i < len(k); i++ {
-		c := k[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c == '_':
-		case i > 0 && (c >= '0' && c <= '9' || c == '-'):
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-func joinKey(path, k string) string {
-	if !plainKey(k) {
-		return fmt.Sprintf("%s[%q]", path, k)
-	}
-	if path == "" {
-		return k
-	}
-	return path + "." + k
 }
 
 // stepUnified is the unified diff of a timeline row against the row before (before is nil for

@@ -9,8 +9,8 @@ import (
 	"github.com/sidecarlab/sidecarlab/engine/yamldoc"
 )
 
-// Step is an annotation step as ScanSteps reads it (engine.Step's fields): it sets Key to
-// Value, or removes Key.
+// Step is an annotation step as ScanSteps reads it: it sets Key to Value, or removes Key. Its
+// fields are engine.Step's, in the same order, so that each converts to the other.
 type Step struct {
 	Key, Value string
 	Remove     bool

@@ -61,7 +61,7 @@ fuzz:
 	$(GO) test ./engine -run '^$$' -fuzz '^FuzzPrunedTrees$$' -fuzztime $(or $(FUZZTIME),1000x)
 	$(GO) test ./engine -run '^$$' -fuzz '^FuzzValidateValue$$' -fuzztime $(or $(FUZZTIME),600x)
 	$(GO) test ./engine -run '^$$' -fuzz '^FuzzLocate$$' -fuzztime $(or $(FUZZTIME),5000x)
-	$(GO) test ./engine -run '^$$' -fuzz '^FuzzRedact$$' -fuzztime $(or $(FUZZTIME),6000x)
+	$(GO) test ./engine/secrets -run '^$$' -fuzz '^FuzzRedact$$' -fuzztime $(or $(FUZZTIME),6000x)
 	$(GO) test ./handlers -run '^$$' -fuzz '^FuzzDecodeState$$' -fuzztime $(or $(FUZZTIME),10000x)
 
 e2e:

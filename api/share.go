@@ -7,7 +7,7 @@ import "github.com/sidecarlab/sidecarlab/explain"
 // listing them in a SecretsResponse).
 type ShareRequest struct {
 	InjectRequest
-	// Redact stores the manifest with each such value replaced by <redacted> (engine.Redact).
+	// Redact stores the manifest with each such value replaced by <redacted> (secrets.Redact).
 	Redact bool `json:"redact,omitempty"`
 	// AllowSecrets stores it as it is.
 	AllowSecrets bool `json:"allowSecrets,omitempty"`
@@ -21,7 +21,7 @@ type ShareResponse struct {
 }
 
 // SecretsResponse is the 422 of a share with values that look secret: the API's error body,
-// and the findings (at most engine.MaxSecretFindings of Total; never the values).
+// and the findings (at most secrets.MaxFindings of Total; never the values).
 type SecretsResponse struct {
 	Error   ErrorBody               `json:"error"`
 	Secrets []explain.SecretFinding `json:"secrets"`

@@ -367,28 +367,6 @@ func BenchmarkNew(b *testing.B) {
 	}
 }
 
-// BenchmarkScanSecrets is the share gate's scan of one Deployment and of 500 (a file of the
-// size a person pastes, and the most a request holds), gitleaks' rules loaded before the clock
-// starts (they load once per process, ~120 ms).
-func BenchmarkScanSecrets(b *testing.B) {
-	one := readFile(b, "testdata/corpus/deployment.yaml")
-	many := bytes.Repeat(append([]byte("---\n"), one...), 500)
-	leaks("warm up")
-	for _, c := range []struct {
-		name string
-		in   []byte
-	}{{"deployment", one}, {"500-deployments", many}} {
-		b.Run(c.name, func(b *testing.B) {
-			b.SetBytes(int64(len(c.in)))
-			for b.Loop() {
-				if _, n := ScanSecrets(c.in); n != 0 {
-					b.Fatalf("%d findings", n)
-				}
-			}
-		})
-	}
-}
-
 // BenchmarkWebhookModeDefaults is one Deployment through Istio's injector in webhook mode, as
 // written (as Istio's own test runs it) and as a cluster's webhook sees it (the API server's
 // defaults applied first, and the untouched ones taken out of the result): the cost of the

@@ -14,6 +14,8 @@ import (
 	kvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 
+	"github.com/sidecarlab/sidecarlab/engine/yamldoc"
+
 	"istio.io/istio/pkg/config/mesh"
 	"istio.io/istio/pkg/kube/inject"
 )
@@ -251,29 +253,17 @@ func istioRefusal(key, value string) error {
 		// annotations, so a value that does not parse fails with the reader's message, not the
 		// validator's ("failed to convert to apply proxy config: …").
 		if _, err := mesh.MergeProxyConfig(value, mesh.DefaultProxyConfig()); err != nil {
-			return &InputError{Field: "annotation " + quote(key), Msg: clip(err.Error())}
+			return &InputError{Field: "annotation " + quote(key), Msg: yamldoc.Clip(err.Error())}
 		}
 	}
 	if v, ok := inject.AnnotationValidation[key]; ok {
 		if err := v(value); err != nil {
 			// Istio's words, as its injector fails a pod with them (validateAnnotations), with the
 			// echoed value bounded.
-			return &InputError{Field: "annotation " + quote(key), Msg: fmt.Sprintf("invalid value '%s' for annotation '%s': %s", clip(value), key, clip(err.Error()))}
+			return &InputError{Field: "annotation " + quote(key), Msg: fmt.Sprintf("invalid value '%s' for annotation '%s': %s", yamldoc.Clip(value), key, yamldoc.Clip(err.Error()))}
 		}
 	}
 	return nil
-}
-
-// maxEcho bounds a value a message or a finding echoes back.
-const maxEcho = 200
-
-// clip is s as a message may echo it: at most maxEcho bytes of valid UTF-8.
-func clip(s string) string {
-	s = strings.ToValidUTF8(s, "?")
-	if len(s) > maxEcho {
-		s = strings.ToValidUTF8(s[:maxEcho], "") + "…"
-	}
-	return s
 }
 
 // fitsKind says whether value is what the annotation's kind describes: "true" or "false", a

@@ -6,6 +6,8 @@ import (
 
 	"istio.io/api/annotation"
 
+	"github.com/sidecarlab/sidecarlab/engine/yamldoc"
+
 	"istio.io/istio/pkg/kube/inject"
 )
 
@@ -81,7 +83,7 @@ func TestValidateValue(t *testing.T) {
 			if !strings.Contains(ie.Msg, tc.msg) || !strings.Contains(ie.Field, tc.key) {
 				t.Fatalf("got %v, want a message containing %q naming the key", ie, tc.msg)
 			}
-			if len(ie.Msg) > 3*maxEcho {
+			if len(ie.Msg) > 3*yamldoc.MaxEcho {
 				t.Fatalf("the message echoes %d bytes", len(ie.Msg))
 			}
 		})
@@ -169,7 +171,7 @@ func FuzzValidateValue(f *testing.F) {
 			if !ok {
 				t.Fatalf("%s: %T %v", a.Name, err, err)
 			}
-			if len(ie.Msg) > 3*maxEcho {
+			if len(ie.Msg) > 3*yamldoc.MaxEcho {
 				t.Fatalf("%s: the message echoes %d bytes", a.Name, len(ie.Msg))
 			}
 		}

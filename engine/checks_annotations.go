@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"istio.io/api/annotation"
+
+	"github.com/sidecarlab/sidecarlab/engine/yamldoc"
 )
 
 // istioPrefixes are annotation prefixes Istio owns.
@@ -131,7 +133,7 @@ func checkInjectValue(c *docContext) []Finding {
 	if c.d.Skipped {
 		result = string(StatusSkipped)
 	}
-	return []Finding{{Path: fmt.Sprintf("%s[%q]", from, "sidecar.istio.io/inject"), Params: map[string]string{"value": clip(val), "result": result}, Fix: &Fix{}}}
+	return []Finding{{Path: fmt.Sprintf("%s[%q]", from, "sidecar.istio.io/inject"), Params: map[string]string{"value": yamldoc.Clip(val), "result": result}, Fix: &Fix{}}}
 }
 
 // checkProxyConfigFields: fields of proxy.istio.io/config that ProxyConfig does not have.

@@ -8,6 +8,8 @@ import (
 
 	"istio.io/api/annotation"
 
+	"github.com/sidecarlab/sidecarlab/engine/yamldoc"
+
 	"istio.io/istio/pkg/kube/inject"
 )
 
@@ -44,7 +46,7 @@ func checkLenientNative(c *docContext) []Finding {
 		if l.key != annotation.SidecarNativeSidecar.Name || c.proxy == nil || !c.native {
 			continue
 		}
-		f := Finding{Path: l.path, Params: map[string]string{"key": l.key, "value": clip(l.value)}, Fix: &Fix{}}
+		f := Finding{Path: l.path, Params: map[string]string{"key": l.key, "value": yamldoc.Clip(l.value)}, Fix: &Fix{}}
 		if b, err := strconv.ParseBool(l.value); err == nil {
 			// The spelling Istio reads for what Go (and a person) would read the value as.
 			f.Fix.Steps = []Step{{Key: l.key, Value: strconv.FormatBool(b)}}
@@ -87,7 +89,7 @@ func checkLenientBoolIgnored(c *docContext) []Finding {
 		}
 		w, _ := c.p.install.values.Map()["sidecarInjectorWebhook"].(map[string]any)
 		used, _ := w["rewriteAppHTTPProbe"].(bool)
-		fs = append(fs, Finding{Path: l.path, Params: map[string]string{"key": l.key, "value": clip(l.value), "used": strconv.FormatBool(used)}, Fix: &Fix{}})
+		fs = append(fs, Finding{Path: l.path, Params: map[string]string{"key": l.key, "value": yamldoc.Clip(l.value), "used": strconv.FormatBool(used)}, Fix: &Fix{}})
 	}
 	return fs
 }
@@ -126,7 +128,7 @@ func checkLenientUnchecked(c *docContext) []Finding {
 		if _, validated := inject.AnnotationValidation[l.key]; validated || l.a.Kind == KindBool || (l.a.Kind == KindPortList && hasPortZero(l.value)) {
 			continue
 		}
-		f := Finding{Path: l.path, Params: map[string]string{"key": l.key, "value": clip(l.value), "kind": string(l.a.Kind)}}
+		f := Finding{Path: l.path, Params: map[string]string{"key": l.key, "value": yamldoc.Clip(l.value), "kind": string(l.a.Kind)}}
 		if l.a.Kind == KindEnum {
 			f.Params["enum"] = strings.Join(l.a.Enum, ", ")
 		}

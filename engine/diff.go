@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+
+	"github.com/sidecarlab/sidecarlab/engine/yamldoc"
 )
 
 // DiffDocuments compares two injections of the same input, document by document, and attributes
@@ -152,7 +154,7 @@ func diffMap(path string, a, b map[string]any, out *[]Change) {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		p := joinKey(path, k)
+		p := yamldoc.JoinKey(path, k)
 		av, inA := a[k]
 		bv, inB := b[k]
 		switch {
@@ -345,31 +347,4 @@ func lcsTable[T any](a, b []T, eq func(x, y T) bool) [][]int {
 		}
 	}
 	return t
-}
-
-// plainKey says whether k can be written after a dot in a path: ^[A-Za-z_][A-Za-z0-9_-]*$.
-func plainKey(k string) bool {
-	if k == "" {
-		return false
-	}
-	for i := 0; i < len(k); i++ {
-		c := k[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c == '_':
-		case i > 0 && (c >= '0' && c <= '9' || c == '-'):
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-func joinKey(path, k string) string {
-	if !plainKey(k) {
-		return fmt.Sprintf("%s[%q]", path, k)
-	}
-	if path == "" {
-		return k
-	}
-	return path + "." + k
 }

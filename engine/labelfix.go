@@ -108,9 +108,9 @@ func moveInjectLabel(raw []byte) ([]byte, bool) {
 	return buf.Bytes(), true
 }
 
-// mapValue is the value node of key in a mapping node (mappingEntry's), nil when absent.
+// mapValue is the value node of key in a mapping node (yamldoc.MappingEntry's), nil when absent.
 func mapValue(m *yaml.Node, key string) *yaml.Node {
-	_, v := mappingEntry(m, key)
+	_, v := yamldoc.MappingEntry(m, key)
 	return v
 }
 

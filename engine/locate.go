@@ -6,6 +6,8 @@ import (
 	"unicode/utf8"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/sidecarlab/sidecarlab/engine/yamldoc"
 )
 
 // Location is where a finding points in the input manifest, for tools that mark a line (a CI
@@ -162,18 +164,18 @@ func walk(root *yaml.Node, text string, segs []pathSeg) Location {
 	at := Location{Line: root.Line, Column: root.Column, Exact: true}
 	n := root
 	for i, s := range segs {
-		n = deref(n)
+		n = yamldoc.Deref(n)
 		var key, next *yaml.Node
 		switch {
 		case n.Kind == yaml.MappingNode && s.name == "" && s.index < 0:
-			key, next = mappingEntry(n, s.key)
+			key, next = yamldoc.MappingEntry(n, s.key)
 		case n.Kind == yaml.SequenceNode && s.index >= 0:
 			if s.index < len(n.Content) {
 				next = n.Content[s.index]
 			}
 		case n.Kind == yaml.SequenceNode && s.name != "":
 			for _, item := range n.Content {
-				if _, v := mappingEntry(deref(item), "name"); v != nil && v.Value == s.name {
+				if _, v := yamldoc.MappingEntry(yamldoc.Deref(item), "name"); v != nil && v.Value == s.name {
 					next = item
 					break
 				}
@@ -209,7 +211,7 @@ func blockField(n *yaml.Node, text string, segs []pathSeg) (Location, bool) {
 	if n.Style != yaml.LiteralStyle || inner == nil {
 		return Location{}, false
 	}
-	if k, _ := mappingEntry(inner, segs[0].key); k == nil {
+	if k, _ := yamldoc.MappingEntry(inner, segs[0].key); k == nil {
 		return Location{}, false
 	}
 	indent := 0
@@ -223,25 +225,4 @@ func blockField(n *yaml.Node, text string, segs []pathSeg) (Location, bool) {
 	l.Line += n.Line
 	l.Column += indent
 	return l, true
-}
-
-// deref follows an alias to the node it names.
-func deref(n *yaml.Node) *yaml.Node {
-	for n.Kind == yaml.AliasNode && n.Alias != nil {
-		n = n.Alias
-	}
-	return n
-}
-
-// mappingEntry is the key and value nodes of name in a mapping node, or nils.
-func mappingEntry(n *yaml.Node, name string) (key, value *yaml.Node) {
-	if n == nil || n.Kind != yaml.MappingNode {
-		return nil, nil
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == name {
-			return n.Content[i], n.Content[i+1]
-		}
-	}
-	return nil, nil
 }

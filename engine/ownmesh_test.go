@@ -401,42 +401,6 @@ func TestMeshIstioVersion(t *testing.T) {
 	}
 }
 
-// TestScanAndRedactOwnMesh: a shared mesh's texts are scanned for secrets like the rest of the
-// state (a proxyMetadata secret in the mesh config, a known-format key in the values), named by
-// part and line, and redacted; a mesh without any has no finding and is kept byte for byte.
-func TestScanAndRedactOwnMesh(t *testing.T) {
-	const awsKey = "AKIAZ52HGXYRN4WBTEST"
-	clean := OwnMesh{InjectorConfig: "policy: enabled\n", Values: `{"global":{"meshID":"mesh1"}}`, MeshConfig: "defaultConfig:\n  holdApplicationUntilProxyStarts: true\n"}
-	if got := ScanSettings(Settings{Install: InstallOptions{Mesh: clean}}); len(got) != 0 {
-		t.Fatalf("a clean mesh: %+v", got)
-	}
-	dirty := clean
-	dirty.Values = `{"global":{"meshID":"` + awsKey + `"}}`
-	dirty.MeshConfig = "defaultConfig:\n  proxyMetadata:\n    DB_PASSWORD: hunter2\n"
-	s := Settings{Install: InstallOptions{Mesh: dirty}}
-	var where []string
-	for _, f := range ScanSettings(s) {
-		if strings.Contains(f.Excerpt+f.Path, "hunter2") || strings.Contains(f.Excerpt+f.Path, awsKey) {
-			t.Errorf("a finding shows the secret: %+v", f)
-		}
-		where = append(where, fmt.Sprintf("%s:%d:%s", f.Setting, f.Line, strings.SplitN(f.Path, ":", 2)[0]))
-	}
-	if want := []string{"install.mesh:1:values", "install.mesh:3:meshConfig"}; !slices.Equal(where, want) {
-		t.Fatalf("findings %v, want %v", where, want)
-	}
-	red, err := RedactSettings(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := red.Install.Mesh
-	if strings.Contains(m.Values+m.MeshConfig, "hunter2") || strings.Contains(m.Values, awsKey) || m.InjectorConfig != clean.InjectorConfig {
-		t.Fatalf("redacted: %+v", m)
-	}
-	if got := ScanSettings(red); len(got) != 0 {
-		t.Fatalf("after redaction: %+v", got)
-	}
-}
-
 // TestCompactMeshSize: an installation built from a compacted mesh weighs in the cache what it
 // holds, Istio's templates parsed again included, as the uncompacted one does.
 func TestCompactMeshSize(t *testing.T) {

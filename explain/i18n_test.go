@@ -7,6 +7,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/admission"
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/engine/secrets"
 	"github.com/sidecarlab/sidecarlab/i18n"
 )
 
@@ -174,24 +175,24 @@ func TestEverythingInEveryLanguage(t *testing.T) {
 				}
 			}
 		}
-		fs, _ := engine.ScanSecrets([]byte(allSecretKinds))
+		fs, _ := secrets.Scan([]byte(allSecretKinds))
 		for _, f := range fs {
 			if k := w.SecretKind(f); k == "" || k == English.SecretKind(f) || !strings.Contains(w.SecretLine(f), k) {
 				t.Errorf("%s secret %s: %q", lang, f.Kind, w.SecretLine(f))
 			}
 		}
-		if got := w.SecretWhere(engine.SecretFinding{Doc: 2, Line: 9}); got == English.SecretWhere(engine.SecretFinding{Doc: 2, Line: 9}) || !strings.Contains(got, "9") {
+		if got := w.SecretWhere(secrets.Finding{Doc: 2, Line: 9}); got == English.SecretWhere(secrets.Finding{Doc: 2, Line: 9}) || !strings.Contains(got, "9") {
 			t.Errorf("%s: SecretWhere %q", lang, got)
 		}
-		if got := w.SecretWhere(engine.SecretFinding{Step: 3}); got == English.SecretWhere(engine.SecretFinding{Step: 3}) || !strings.Contains(got, "3") {
+		if got := w.SecretWhere(secrets.Finding{Step: 3}); got == English.SecretWhere(secrets.Finding{Step: 3}) || !strings.Contains(got, "3") {
 			t.Errorf("%s: SecretWhere %q", lang, got)
 		}
-		for _, f := range []engine.SecretFinding{{Setting: engine.SettingInstallSet, Line: 7}, {Setting: engine.SettingInstallOverlay, Line: 7}, {Setting: engine.SettingNamespaceLabel}} {
+		for _, f := range []secrets.Finding{{Setting: secrets.SettingInstallSet, Line: 7}, {Setting: secrets.SettingInstallOverlay, Line: 7}, {Setting: secrets.SettingNamespaceLabel}} {
 			if got := w.SecretWhere(f); got == English.SecretWhere(f) || (f.Line > 0 && !strings.Contains(got, "7")) {
 				t.Errorf("%s: SecretWhere %+v: %q", lang, f, got)
 			}
 		}
-		if got := w.SecretKind(engine.SecretFinding{Kind: engine.SecretKnownFormat, Rule: "slack-webhook-url"}); !strings.Contains(got, "slack-webhook-url") {
+		if got := w.SecretKind(secrets.Finding{Kind: secrets.KnownFormat, Rule: "slack-webhook-url"}); !strings.Contains(got, "slack-webhook-url") {
 			t.Errorf("%s: the known-format kind does not name its rule: %q", lang, got)
 		}
 		for _, s := range []string{w.SecretsFound(1200), w.SecretsInLink(1200)} {

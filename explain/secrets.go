@@ -1,27 +1,25 @@
 package explain
 
-import (
-	"github.com/sidecarlab/sidecarlab/engine"
-)
+import "github.com/sidecarlab/sidecarlab/engine/secrets"
 
-// secretKinds are the kinds of engine.SecretFinding sidecarlab words
+// secretKinds are the kinds of secrets.Finding sidecarlab words
 // (explain.secrets.kind.<kind>), as a clause after "document N, line L:".
-var secretKinds = map[engine.SecretKind]bool{
-	engine.SecretDocument:           true,
-	engine.SecretDataValue:          true,
-	engine.SecretEnvName:            true,
-	engine.SecretFlagValue:          true,
-	engine.SecretURLCredential:      true,
-	engine.SecretSameValue:          true,
-	engine.SecretComment:            true,
-	engine.SecretPrivateKey:         true,
-	engine.SecretRegistryCredential: true,
-	engine.SecretHighEntropy:        true,
-	engine.SecretKnownFormat:        true,
+var secretKinds = map[secrets.Kind]bool{
+	secrets.Document:           true,
+	secrets.DataValue:          true,
+	secrets.EnvName:            true,
+	secrets.FlagValue:          true,
+	secrets.URLCredential:      true,
+	secrets.SameValue:          true,
+	secrets.Comment:            true,
+	secrets.PrivateKey:         true,
+	secrets.RegistryCredential: true,
+	secrets.HighEntropy:        true,
+	secrets.KnownFormat:        true,
 }
 
 // SecretKind says what kind of secret a finding is (with gitleaks' rule for a known format).
-func (w Words) SecretKind(f engine.SecretFinding) string {
+func (w Words) SecretKind(f secrets.Finding) string {
 	if !secretKinds[f.Kind] {
 		return ""
 	}
@@ -30,15 +28,15 @@ func (w Words) SecretKind(f engine.SecretFinding) string {
 
 // SecretWhere says where a finding is: a document and a line of the manifest, an annotation
 // step, an install option, a line of the install overlay, or a label of the namespace.
-func (w Words) SecretWhere(f engine.SecretFinding) string {
+func (w Words) SecretWhere(f secrets.Finding) string {
 	switch {
-	case f.Setting == engine.SettingInstallSet:
+	case f.Setting == secrets.SettingInstallSet:
 		return w.loc().T("explain.secrets.install-set", "n", f.Line)
-	case f.Setting == engine.SettingInstallOverlay:
+	case f.Setting == secrets.SettingInstallOverlay:
 		return w.loc().T("explain.secrets.install-overlay", "line", f.Line)
-	case f.Setting == engine.SettingNamespaceLabel:
+	case f.Setting == secrets.SettingNamespaceLabel:
 		return w.loc().T("explain.secrets.namespace-label")
-	case f.Setting == engine.SettingMesh:
+	case f.Setting == secrets.SettingMesh:
 		return w.loc().T("explain.secrets.mesh", "line", f.Line)
 	case f.Step > 0:
 		return w.loc().T("explain.secrets.step", "step", f.Step)
@@ -48,7 +46,7 @@ func (w Words) SecretWhere(f engine.SecretFinding) string {
 
 // SecretLine is one finding on one line, for lists and the CLI: where it is and what it is,
 // never the value.
-func (w Words) SecretLine(f engine.SecretFinding) string {
+func (w Words) SecretLine(f secrets.Finding) string {
 	s := w.SecretWhere(f)
 	if f.Path != "" {
 		s += ", " + f.Path
@@ -58,15 +56,15 @@ func (w Words) SecretLine(f engine.SecretFinding) string {
 
 // SecretFinding is a finding with its words, as the JSON API gives it.
 type SecretFinding struct {
-	engine.SecretFinding
+	secrets.Finding
 	Message string `json:"message"`
 }
 
 // SecretFindings words findings for JSON.
-func (w Words) SecretFindings(fs []engine.SecretFinding) []SecretFinding {
+func (w Words) SecretFindings(fs []secrets.Finding) []SecretFinding {
 	out := make([]SecretFinding, 0, len(fs))
 	for _, f := range fs {
-		out = append(out, SecretFinding{SecretFinding: f, Message: w.SecretKind(f)})
+		out = append(out, SecretFinding{Finding: f, Message: w.SecretKind(f)})
 	}
 	return out
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/engine/secrets"
 )
 
 // allSecretKinds is a manifest with a finding of every kind the scanner has.
@@ -50,18 +50,18 @@ stringData:
 
 // TestSecretWords: every kind the scanner reports is worded, and there are words for no other.
 func TestSecretWords(t *testing.T) {
-	fs, _ := engine.ScanSecrets([]byte(allSecretKinds))
-	emitted := map[engine.SecretKind]bool{}
+	fs, _ := secrets.Scan([]byte(allSecretKinds))
+	emitted := map[secrets.Kind]bool{}
 	for _, f := range fs {
 		emitted[f.Kind] = true
 		if line := English.SecretLine(f); !strings.Contains(line, English.SecretKind(f)) || English.SecretKind(f) == "" || strings.Contains(line, "hunter2") {
 			t.Errorf("%+v: line %q", f, line)
 		}
 	}
-	if got, want := slices.Sorted(maps.Keys(emitted)), slices.Sorted(slices.Values(engine.SecretKinds)); !slices.Equal(got, want) {
+	if got, want := slices.Sorted(maps.Keys(emitted)), slices.Sorted(slices.Values(secrets.Kinds)); !slices.Equal(got, want) {
 		t.Errorf("the sample emits %v, the engine lists %v", got, want)
 	}
-	if got, want := slices.Sorted(maps.Keys(secretKinds)), slices.Sorted(slices.Values(engine.SecretKinds)); !slices.Equal(got, want) {
+	if got, want := slices.Sorted(maps.Keys(secretKinds)), slices.Sorted(slices.Values(secrets.Kinds)); !slices.Equal(got, want) {
 		t.Errorf("words for %v, the engine emits %v", got, want)
 	}
 	if js := English.SecretFindings(fs); len(js) != len(fs) || js[0].Message != English.SecretKind(fs[0]) {
@@ -76,12 +76,12 @@ func TestSecretsCounts(t *testing.T) {
 		{English.SecretsFound(1), "holds secrets (1 finding)"},
 		{English.SecretsFound(1200), "holds secrets (1,200 findings)"},
 		{English.SecretsInLink(3), "hold secrets (3 findings)"},
-		{English.SecretWhere(engine.SecretFinding{Doc: 2, Line: 9}), "document 2, line 9"},
-		{English.SecretWhere(engine.SecretFinding{Step: 3}), "annotation step 3"},
-		{English.SecretWhere(engine.SecretFinding{Setting: engine.SettingInstallSet, Line: 2}), "install option 2"},
-		{English.SecretWhere(engine.SecretFinding{Setting: engine.SettingInstallOverlay, Line: 4}), "install overlay, line 4"},
-		{English.SecretWhere(engine.SecretFinding{Setting: engine.SettingNamespaceLabel, Path: "team"}), "a label of the namespace"},
-		{English.SecretKind(engine.SecretFinding{Kind: engine.SecretKnownFormat, Rule: "aws-access-token"}), "(its rule aws-access-token)"},
+		{English.SecretWhere(secrets.Finding{Doc: 2, Line: 9}), "document 2, line 9"},
+		{English.SecretWhere(secrets.Finding{Step: 3}), "annotation step 3"},
+		{English.SecretWhere(secrets.Finding{Setting: secrets.SettingInstallSet, Line: 2}), "install option 2"},
+		{English.SecretWhere(secrets.Finding{Setting: secrets.SettingInstallOverlay, Line: 4}), "install overlay, line 4"},
+		{English.SecretWhere(secrets.Finding{Setting: secrets.SettingNamespaceLabel, Path: "team"}), "a label of the namespace"},
+		{English.SecretKind(secrets.Finding{Kind: secrets.KnownFormat, Rule: "aws-access-token"}), "(its rule aws-access-token)"},
 		{English.SecretsMore(100, 100), ""},
 		{English.SecretsMore(100, 103), "and 3 more"},
 	} {

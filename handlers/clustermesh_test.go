@@ -85,7 +85,7 @@ func TestFormClusterMesh(t *testing.T) {
 		t.Fatalf("namespace %+v", st.Settings.Namespace)
 	}
 	// Nothing of it reads as a secret (the cluster's CA bundle is left out): the link warns of none.
-	if found := engine.ScanSettings(st.Settings); len(found) > 0 {
+	if found := scanSettings(st.Settings); len(found) > 0 {
 		t.Fatalf("the cluster's mesh reads as secrets: %+v", found)
 	}
 	linked := get(t, h, stateLink(t, st))

@@ -15,6 +15,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/engine/secrets"
 	"github.com/sidecarlab/sidecarlab/explain"
 	"github.com/sidecarlab/sidecarlab/web"
 )
@@ -53,35 +54,35 @@ func readSecretsChoice(v string) (secretsChoice, error) {
 
 // secretsGate is what every share passes before anything is stored: the manifest, the
 // annotation steps and the settings (install options, namespace labels) are scanned
-// (engine.ScanSecrets, engine.ScanSteps, engine.ScanSettings); with findings and no choice, they
-// are returned (at most engine.MaxSecretFindings; total > 0) and nothing may be stored; with
+// (package secrets: secrets.Scan, secrets.ScanSteps, secrets.ScanSettings); with findings and no choice, they
+// are returned (at most secrets.MaxFindings; total > 0) and nothing may be stored; with
 // secretsRedact, the state comes back with all three redacted; with secretsAllow, as it is.
-func secretsGate(st State, choice secretsChoice) (State, []engine.SecretFinding, int, error) {
+func secretsGate(st State, choice secretsChoice) (State, []secrets.Finding, int, error) {
 	switch choice {
 	case secretsAllow:
 		return st, nil, 0, nil
 	case secretsRedact:
-		red, err := engine.Redact([]byte(st.Manifest))
+		red, err := redactManifest(st.Manifest)
 		if err != nil {
 			return st, nil, 0, err
 		}
 		st.Manifest = red
-		st.Steps = engine.RedactSteps(st.Steps)
-		if st.Settings, err = engine.RedactSettings(st.Settings); err != nil {
+		st.Steps = redactSteps(st.Steps)
+		if st.Settings, err = redactSettings(st.Settings); err != nil {
 			return st, nil, 0, err
 		}
 		return st, nil, 0, nil
 	}
-	findings, total := engine.ScanSecrets([]byte(st.Manifest))
-	for _, more := range [][]engine.SecretFinding{engine.ScanSteps(st.Steps), engine.ScanSettings(st.Settings)} {
-		findings = append(findings, more[:min(len(more), max(engine.MaxSecretFindings-len(findings), 0))]...)
+	findings, total := secrets.Scan([]byte(st.Manifest))
+	for _, more := range [][]secrets.Finding{scanSteps(st.Steps), scanSettings(st.Settings)} {
+		findings = append(findings, more[:min(len(more), max(secrets.MaxFindings-len(findings), 0))]...)
 		total += len(more)
 	}
 	return st, findings, total, nil
 }
 
 // shareSecretsView is the page that lists the findings and asks, in words' language.
-func shareSecretsView(words explain.Words, v view, findings []engine.SecretFinding, total int) web.ShareSecrets {
+func shareSecretsView(words explain.Words, v view, findings []secrets.Finding, total int) web.ShareSecrets {
 	p := web.ShareSecrets{
 		Headline: words.SecretsFound(total),
 		Choice:   words.SecretsChoice(),
@@ -100,7 +101,7 @@ func shareSecretsView(words explain.Words, v view, findings []engine.SecretFindi
 // link; the warning says what it gives away.
 func (s *server) linkSecretsBanner(words explain.Words, v view) func(*pageExtras, *engine.Timeline) {
 	return func(p *pageExtras, _ *engine.Timeline) {
-		if total := s.secretTotals.total(v.state.Manifest) + len(engine.ScanSteps(v.state.Steps)) + len(engine.ScanSettings(v.state.Settings)); total > 0 {
+		if total := s.secretTotals.total(v.state.Manifest) + len(scanSteps(v.state.Steps)) + len(scanSettings(v.state.Settings)); total > 0 {
 			p.banner = words.SecretsInLink(total)
 		}
 	}
@@ -126,7 +127,7 @@ func (c *secretTotals) total(manifest string) int {
 	if ok {
 		return n
 	}
-	_, n = engine.ScanSecrets([]byte(manifest))
+	_, n = secrets.Scan([]byte(manifest))
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil || len(c.m) >= maxSecretTotals {

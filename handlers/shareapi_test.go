@@ -16,6 +16,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/engine/secrets"
 	"github.com/sidecarlab/sidecarlab/web"
 )
 
@@ -132,7 +133,7 @@ func TestAPIShare(t *testing.T) {
 			t.Fatalf("%d %s", r.status, r.body)
 		}
 		st := storedState(t, h, resp.ID)
-		want, _ := engine.Redact([]byte(secretYAML))
+		want, _ := secrets.Redact([]byte(secretYAML))
 		if st.Manifest != want || strings.Contains(st.Manifest, "hunter2") || !strings.Contains(st.Manifest, "value: <redacted>") {
 			t.Fatalf("stored manifest:\n%s", st.Manifest)
 		}
@@ -344,7 +345,7 @@ func TestSecretTotalsBounded(t *testing.T) {
 		if i%1000 == 0 {
 			m = secretYAML + "# " + strconv.Itoa(i) + "\n"
 		}
-		_, want := engine.ScanSecrets([]byte(m))
+		_, want := secrets.Scan([]byte(m))
 		if got := c.total(m); got != want {
 			t.Fatalf("%d: total %d, want %d", i, got, want)
 		}
@@ -377,7 +378,7 @@ func TestPresetsHaveNoSecrets(t *testing.T) {
 		t.Fatalf("%d presets", len(presets))
 	}
 	for _, p := range presets {
-		if fs, n := engine.ScanSecrets([]byte(p.Manifest)); n > 0 {
+		if fs, n := secrets.Scan([]byte(p.Manifest)); n > 0 {
 			t.Errorf("%s: %+v", p.ID, fs)
 		}
 	}
@@ -395,7 +396,7 @@ func TestShareStepSecrets(t *testing.T) {
 	r := postShareAPI(t, h, req, nil)
 	var sec api.SecretsResponse
 	if r.status != http.StatusUnprocessableEntity || json.Unmarshal([]byte(r.body), &sec) != nil || sec.Total != 1 ||
-		sec.Secrets[0].Step != 2 || sec.Secrets[0].Kind != engine.SecretHighEntropy || strings.Contains(r.body, token) || links.puts.Load() != 0 {
+		sec.Secrets[0].Step != 2 || sec.Secrets[0].Kind != secrets.HighEntropy || strings.Contains(r.body, token) || links.puts.Load() != 0 {
 		t.Fatalf("%d %s", r.status, r.body)
 	}
 	req.Redact = true
@@ -404,7 +405,7 @@ func TestShareStepSecrets(t *testing.T) {
 	if r.status != http.StatusCreated || json.Unmarshal([]byte(r.body), &ok) != nil {
 		t.Fatalf("%d %s", r.status, r.body)
 	}
-	if st := storedState(t, h, ok.ID); st.Manifest != deploymentYAML || len(st.Steps) != 2 || st.Steps[0] != steps[0] || st.Steps[1].Value != engine.Redacted {
+	if st := storedState(t, h, ok.ID); st.Manifest != deploymentYAML || len(st.Steps) != 2 || st.Steps[0] != steps[0] || st.Steps[1].Value != secrets.Redacted {
 		t.Fatalf("stored: %+v", st)
 	}
 

@@ -19,7 +19,7 @@ import (
 )
 
 // shareTimeout bounds the whole exchange with the server, and maxShareAnswer what is read of
-// its answer (a 422 lists at most engine.MaxSecretFindings findings).
+// its answer (a 422 lists at most secrets.MaxFindings findings).
 const (
 	shareTimeout   = 60 * time.Second
 	maxShareAnswer = 1 << 20
@@ -136,11 +136,11 @@ func printSecrets(c *cli, j joined, sec api.SecretsResponse) {
 	for _, f := range sec.Secrets {
 		if f.Step > 0 {
 			// An --annotate value: it is in no file.
-			fmt.Fprintf(c.stderr, "  --annotate: %s\n", c.words().SecretLine(f.SecretFinding))
+			fmt.Fprintf(c.stderr, "  --annotate: %s\n", c.words().SecretLine(f.Finding))
 			continue
 		}
 		p := j.partOf(f.Line, f.Doc)
-		local := f.SecretFinding
+		local := f.Finding
 		local.Doc -= p.docsBefore
 		local.Line = max(1, local.Line-p.line+1)
 		fmt.Fprintf(c.stderr, "  %s: %s\n", p.name, c.words().SecretLine(local))

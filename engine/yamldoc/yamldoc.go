@@ -1,6 +1,9 @@
 // Package yamldoc cuts a multi-document YAML stream exactly the way istioctl kube-inject does
 // (k8s.io/apimachinery's YAMLReader over a LineReader), and knows the line each document starts
-// on, which YAMLReader does not tell. It is its own small package so its fuzz test runs fast.
+// on, which YAMLReader does not tell. It also holds what the engine and package secrets both
+// need of a parsed document: a mapping's entry, an alias followed, a field's path as the diff
+// writes it, and a value clipped as a message echoes it. It is its own small package so its fuzz
+// tests run fast.
 package yamldoc
 
 import (

@@ -1,4 +1,4 @@
-package engine
+package secrets
 
 import (
 	"strings"
@@ -10,6 +10,7 @@ import (
 	"github.com/zricethezav/gitleaks/v8/config"
 	"github.com/zricethezav/gitleaks/v8/detect"
 	"github.com/zricethezav/gitleaks/v8/logging"
+	yaml "go.yaml.in/yaml/v3"
 )
 
 // leak is a credential of a known format that gitleaks' rules found in a text: Secret is the
@@ -72,4 +73,37 @@ func leaks(text string) []leak {
 		out = append(out, l)
 	}
 	return out
+}
+
+// leaks flags what gitleaks' rules found in the document's text: every scalar, value or
+// mapping key, that holds the credential (it is found in the text where it is written: an
+// alias's value is its anchor's scalar), or else the comment that holds it. A credential the
+// rules match across lines (a private key's PEM block, with its indentation) is in a scalar our
+// own rules flag already.
+func (w *secretWalker) leaks(ls []leak) {
+	for _, l := range ls {
+		found := false
+		each(w.doc.root.Content[0], "", "", func(n *yaml.Node, path, key string, isKey bool) {
+			if !strings.Contains(n.Value, l.Secret) {
+				return
+			}
+			found = true
+			if !w.flagged[n] {
+				w.addKnown(n, path, key, isKey, l.Rule)
+			}
+		})
+		if !found {
+			w.commentLeak(w.doc.root, l)
+		}
+	}
+}
+
+// addKnown flags n for gitleaks' rule; a mapping key is shown as the key it is.
+func (w *secretWalker) addKnown(n *yaml.Node, path, key string, isKey bool, rule string) {
+	w.add(n, path, key, KnownFormat)
+	h := &w.hits[len(w.hits)-1]
+	h.Rule = rule
+	if isKey {
+		h.Excerpt = Redacted + ":"
+	}
 }

@@ -1,0 +1,340 @@
+package secrets
+
+import (
+	"bytes"
+	"errors"
+	"slices"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// Redact replaces every value Scan flags with Redacted and leaves every other byte of the
+// manifest as it was: comments, quoting, layout, line ends. A flagged scalar keeps its style
+// ("…" stays double-quoted, a block (|, >) becomes a plain scalar), so the document keeps its
+// shape. Where the text of a value cannot be found exactly (a plain scalar folded over several
+// lines, an anchor), that document is written again from its parsed tree with the values
+// replaced (its comments kept where the YAML encoder keeps them). Each redacted document is parsed
+// again and must equal the original with exactly the flagged values replaced: an in-place edit
+// that does not falls back to writing the document again, and one written again that does not is
+// an *Error, never a manifest with a secret left in it. In a document that does not parse,
+// the flagged tokens are replaced where they are.
+func Redact(manifest []byte) (string, error) {
+	docs := splitScanDocs(manifest)
+	hits := scanSecrets(docs)
+	if len(hits) == 0 {
+		return string(manifest), nil
+	}
+	lines := inputLines(manifest)
+	byDoc := make(map[int][]secretHit)
+	for _, h := range hits {
+		if h.node != nil || h.token.line > 0 || h.comment != nil {
+			byDoc[h.Doc] = append(byDoc[h.Doc], h)
+		}
+	}
+	var edits []edit
+	for _, d := range docs {
+		dh := byDoc[d.index]
+		if len(dh) == 0 {
+			continue
+		}
+		e, err := redactDoc(d, dh)
+		if err != nil {
+			return "", err
+		}
+		edits = append(edits, e...)
+	}
+	return applyEdits(lines, edits)
+}
+
+// Error is a document Redact could not redact. Doc is its 1-based number and Line the 1-based
+// line of the input it starts on; ID names sidecarlab's sentence for it (the catalogs'
+// input.<ID>), worded with Params, and Msg is that sentence in English. Callers report it as
+// they report any other problem with the input (handlers: an engine.InputError of the field
+// "manifest").
+type Error struct {
+	Doc, Line int
+	ID        string
+	Params    map[string]string
+	Msg       string
+}
+
+func (e *Error) Error() string { return e.Msg }
+
+// edit replaces [from, to) of the input, as (line, byte column) pairs, 1-based lines.
+type edit struct {
+	fromLine, fromCol, toLine, toCol int
+	text                             string
+}
+
+func redactDoc(d scanDoc, hits []secretHit) ([]edit, error) {
+	var edits []edit
+	if d.root == nil {
+		for _, h := range hits {
+			edits = append(edits, edit{h.token.line, h.token.from, h.token.line, h.token.to, Redacted})
+		}
+		return edits, nil
+	}
+	replaced := make(map[*yaml.Node]bool)
+	exact := true
+	var scrub []secretHit
+	for _, h := range hits {
+		if h.comment != nil {
+			// A comment is not a node's value: the document is written again with the secret
+			// taken out of the comment's text.
+			scrub, exact = append(scrub, h), false
+			continue
+		}
+		if replaced[h.node] {
+			continue
+		}
+		replaced[h.node] = true
+		// Every flagged node is marked even when one cannot be edited exactly: the fallback
+		// replaces them all.
+		if e, ok := scalarEdit(d, h.node); ok {
+			edits = append(edits, e)
+		} else {
+			exact = false
+		}
+	}
+	if exact {
+		if err := checkRedacted(d, edits, replaced); err == nil {
+			return edits, nil
+		}
+	}
+	// Write the document again from its tree.
+	for _, h := range scrub {
+		n := h.comment
+		n.HeadComment = strings.ReplaceAll(n.HeadComment, h.secret, Redacted)
+		n.LineComment = strings.ReplaceAll(n.LineComment, h.secret, Redacted)
+		n.FootComment = strings.ReplaceAll(n.FootComment, h.secret, Redacted)
+	}
+	for n := range replaced {
+		n.Value, n.Tag = Redacted, "!!str"
+		if n.Style == yaml.LiteralStyle || n.Style == yaml.FoldedStyle {
+			n.Style = 0
+		}
+	}
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(d.root); err != nil {
+		return nil, &Error{Doc: d.index, Line: d.Line, ID: "redact-failed", Params: map[string]string{"error": err.Error()},
+			Msg: "this document could not be redacted: " + err.Error()}
+	}
+	text := buf.String()
+	var got yaml.Node
+	if yaml.Unmarshal([]byte(text), &got) != nil || len(got.Content) == 0 || !sameTree(d.root.Content[0], got.Content[0], replaced) {
+		return nil, &Error{Doc: d.index, Line: d.Line, ID: "redact-differs", Msg: "this document could not be redacted: written again, it reads differently"}
+	}
+	first := 0
+	if strings.HasPrefix(d.lines[0], "---") {
+		// The separator that opens the document stays.
+		first = 1
+	}
+	last := len(d.lines) - 1
+	return []edit{{d.Line + first, 0, d.Line + last, len(d.lines[last]), strings.TrimSuffix(text, "\n")}}, nil
+}
+
+// scalarEdit finds the text of a scalar in its document: from its first character (a quote, a
+// block indicator, or the value) to its last. ok is false when it cannot be found exactly.
+func scalarEdit(d scanDoc, n *yaml.Node) (edit, bool) {
+	li := n.Line - 1
+	if li < 0 || li >= len(d.lines) || n.Anchor != "" || n.Style&yaml.TaggedStyle != 0 {
+		return edit{}, false
+	}
+	line := d.lines[li]
+	col, ok := byteCol(line, n.Column)
+	if !ok {
+		return edit{}, false
+	}
+	at := func(l, c int) edit { return edit{d.Line + li, col, d.Line + l, c, ""} }
+	switch {
+	case n.Style&yaml.DoubleQuotedStyle != 0:
+		if !strings.HasPrefix(line[col:], `"`) {
+			return edit{}, false
+		}
+		for l, c := li, col+1; l < len(d.lines); l, c = l+1, 0 {
+			s := d.lines[l]
+			for ; c < len(s); c++ {
+				switch s[c] {
+				case '\\':
+					c++
+				case '"':
+					e := at(l, c+1)
+					e.text = `"` + Redacted + `"`
+					return e, true
+				}
+			}
+		}
+	case n.Style&yaml.SingleQuotedStyle != 0:
+		if !strings.HasPrefix(line[col:], `'`) {
+			return edit{}, false
+		}
+		for l, c := li, col+1; l < len(d.lines); l, c = l+1, 0 {
+			s := d.lines[l]
+			for ; c < len(s); c++ {
+				if s[c] == '\'' {
+					if c+1 < len(s) && s[c+1] == '\'' {
+						c++
+						continue
+					}
+					e := at(l, c+1)
+					e.text = "'" + Redacted + "'"
+					return e, true
+				}
+			}
+		}
+	case n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0:
+		if !strings.HasPrefix(line[col:], "|") && !strings.HasPrefix(line[col:], ">") {
+			return edit{}, false
+		}
+		// The content: the lines after the header while they are blank or indented at least as
+		// much as the first non-blank one (YAML's auto-detected indentation; an explicit
+		// indentation indicator is left to the fallback).
+		if strings.ContainsAny(strings.Fields(line[col:])[0], "123456789") {
+			return edit{}, false
+		}
+		indent, end := -1, li
+		for l := li + 1; l < len(d.lines); l++ {
+			s := d.lines[l]
+			if strings.TrimSpace(s) == "" {
+				continue
+			}
+			ind := len(s) - len(strings.TrimLeft(s, " "))
+			if indent < 0 {
+				indent = ind
+			}
+			if ind < indent {
+				break
+			}
+			end = l
+		}
+		if end == li {
+			return edit{}, false
+		}
+		e := at(end, len(d.lines[end]))
+		e.text = Redacted
+		return e, true
+	default:
+		if !strings.HasPrefix(line[col:], n.Value) || strings.Contains(n.Value, "\n") {
+			return edit{}, false
+		}
+		e := at(li, col+len(n.Value))
+		e.text = Redacted
+		return e, true
+	}
+	return edit{}, false
+}
+
+// byteCol turns yaml's 1-based column (in characters) into a byte offset in line.
+func byteCol(line string, column int) (int, bool) {
+	c := 0
+	for i := range line {
+		if c == column-1 {
+			return i, true
+		}
+		c++
+	}
+	return 0, false
+}
+
+// checkRedacted applies the edits to the document alone and parses it again: it must be the
+// original tree with exactly the replaced scalars changed to Redacted.
+func checkRedacted(d scanDoc, edits []edit, replaced map[*yaml.Node]bool) error {
+	local := make([]edit, len(edits))
+	for i, e := range edits {
+		e.fromLine -= d.Line - 1
+		e.toLine -= d.Line - 1
+		local[i] = e
+	}
+	lines := make([]string, len(d.lines))
+	for i, l := range d.lines {
+		lines[i] = l + "\n"
+	}
+	text, err := applyEdits(lines, local)
+	if err != nil {
+		return err
+	}
+	var got yaml.Node
+	if err := yaml.Unmarshal([]byte(text), &got); err != nil || len(got.Content) == 0 {
+		return errors.New("the redacted document does not parse")
+	}
+	if !sameTree(d.root.Content[0], got.Content[0], replaced) {
+		return errors.New("the redacted document differs")
+	}
+	return nil
+}
+
+func sameTree(want, got *yaml.Node, replaced map[*yaml.Node]bool) bool {
+	if want.Kind != got.Kind || len(want.Content) != len(got.Content) {
+		return false
+	}
+	if replaced[want] {
+		return got.Value == Redacted
+	}
+	if want.Value != got.Value || (want.Kind != yaml.ScalarNode && want.Tag != got.Tag) || want.Alias != nil != (got.Alias != nil) {
+		return false
+	}
+	if want.Kind == yaml.ScalarNode && want.ShortTag() != got.ShortTag() {
+		return false
+	}
+	for i := range want.Content {
+		if !sameTree(want.Content[i], got.Content[i], replaced) {
+			return false
+		}
+	}
+	return true
+}
+
+// inputLines are the input's lines with their line ends ("\n", "\r\n" or none for the last).
+func inputLines(in []byte) []string {
+	s := string(in)
+	var out []string
+	for s != "" {
+		i := strings.IndexByte(s, '\n')
+		if i < 0 {
+			out = append(out, s)
+			break
+		}
+		out = append(out, s[:i+1])
+		s = s[i+1:]
+	}
+	return out
+}
+
+// applyEdits applies edits (1-based lines, byte columns of the lines' content) to lines, which
+// may carry their line ends; the edits must not overlap.
+func applyEdits(lines []string, edits []edit) (string, error) {
+	slices.SortFunc(edits, func(a, b edit) int {
+		if a.fromLine != b.fromLine {
+			return a.fromLine - b.fromLine
+		}
+		return a.fromCol - b.fromCol
+	})
+	var b strings.Builder
+	l, c := 1, 0 // the next byte to copy
+	for _, e := range edits {
+		if e.fromLine < l || (e.fromLine == l && e.fromCol < c) || e.toLine > len(lines) {
+			return "", errors.New("overlapping redactions")
+		}
+		for ; l < e.fromLine; l, c = l+1, 0 {
+			b.WriteString(lines[l-1][c:])
+		}
+		b.WriteString(content(lines[l-1])[c:e.fromCol])
+		b.WriteString(e.text)
+		l, c = e.toLine, e.toCol
+		if c > len(content(lines[l-1])) {
+			return "", errors.New("a redaction outside its line")
+		}
+	}
+	for ; l <= len(lines); l, c = l+1, 0 {
+		b.WriteString(lines[l-1][c:])
+	}
+	return b.String(), nil
+}
+
+// content is a line without its line end.
+func content(l string) string {
+	return strings.TrimSuffix(strings.TrimSuffix(l, "\n"), "\r")
+}

@@ -40,7 +40,7 @@ test:
 
 # The Go source folders; gofmt checks them all, goimports (pinned in go.mod) all but templ's output,
 # whose import blocks templ writes and make generate would rewrite.
-GODIRS := api cmd engine explain handlers web static store deploy e2e sandbox admission report internal controlplane clustermesh i18n
+GODIRS := api cmd engine wording handlers web static store deploy e2e sandbox admission report internal controlplane clustermesh i18n
 
 unit:
 	@test -z "$$(gofmt -l $(GODIRS))" || (gofmt -l $(GODIRS); echo "gofmt needed" >&2; exit 1)

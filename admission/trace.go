@@ -13,7 +13,7 @@ import (
 )
 
 // Step is one rule the cluster applied to the Pod, in the order it applies them: an id, and the
-// facts its sentence names (package explain words it).
+// facts its sentence names (package wording words it).
 type Step struct {
 	ID     string            `json:"id"`
 	Params map[string]string `json:"params,omitempty"`

@@ -10,7 +10,7 @@ import (
 	"encoding/json"
 
 	"github.com/sidecarlab/sidecarlab/engine"
-	"github.com/sidecarlab/sidecarlab/explain"
+	"github.com/sidecarlab/sidecarlab/wording"
 )
 
 // InjectRequest is the body of POST /api/v1/inject.
@@ -45,15 +45,15 @@ type InjectResponse struct {
 	Changes []engine.Change `json:"changes,omitzero"`
 	Unified *string         `json:"unified,omitempty"`
 	// Findings, Lifecycles and Batch are about the last row.
-	Findings []explain.Finding `json:"findings,omitzero"`
+	Findings []wording.Finding `json:"findings,omitzero"`
 	// Ignored are the last row's findings the manifest opted out of (sidecarlab.dev/ignore),
 	// worded as Findings; part of the findings part.
-	Ignored    []explain.Finding   `json:"ignored,omitzero"`
-	Lifecycles []explain.Lifecycle `json:"lifecycles,omitzero"`
+	Ignored    []wording.Finding   `json:"ignored,omitzero"`
+	Lifecycles []wording.Lifecycle `json:"lifecycles,omitzero"`
 	Batch      []engine.BatchRow   `json:"batch,omitzero"`
 	// Admission is the cluster's view of each document after the last step: its Pod created in
 	// the settings' namespace, sent through the installation's webhooks and Pod Security.
-	Admission []explain.Admission `json:"admission,omitzero"`
+	Admission []wording.Admission `json:"admission,omitzero"`
 }
 
 // Mesh says which mesh of the user's own injected: its revision, the Istio that installed it
@@ -107,5 +107,5 @@ func (d Document) MarshalJSON() ([]byte, error) {
 // and the pitfalls found in them.
 type Injection struct {
 	Documents []engine.Document `json:"documents"`
-	Findings  []explain.Finding `json:"findings"`
+	Findings  []wording.Finding `json:"findings"`
 }

@@ -1,6 +1,6 @@
 package api
 
-import "github.com/sidecarlab/sidecarlab/explain"
+import "github.com/sidecarlab/sidecarlab/wording"
 
 // ShareRequest is the body of POST /api/v1/share: the body of /api/v1/inject, and what to do
 // with values that look secret. With neither flag, a manifest that has some is not stored (422,
@@ -24,6 +24,6 @@ type ShareResponse struct {
 // and the findings (at most secrets.MaxFindings of Total; never the values).
 type SecretsResponse struct {
 	Error   ErrorBody               `json:"error"`
-	Secrets []explain.SecretFinding `json:"secrets"`
+	Secrets []wording.SecretFinding `json:"secrets"`
 	Total   int                     `json:"total"`
 }

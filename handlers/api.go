@@ -8,8 +8,8 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
-	"github.com/sidecarlab/sidecarlab/explain"
 	"github.com/sidecarlab/sidecarlab/i18n"
+	"github.com/sidecarlab/sidecarlab/wording"
 )
 
 // meshOf is the answer's word on the settings' own mesh, nil when there is none.
@@ -158,7 +158,7 @@ func (s *server) handleAPIInject() http.Handler {
 			u, _ = cutLines(i18n.For(i18n.Default), u, maxShownLine)
 			resp.Unified = &u
 		}
-		words := explain.For(r.Context()) // the API's human text is in the request's language
+		words := wording.For(r.Context()) // the API's human text is in the request's language
 		if want["findings"] {
 			resp.Findings = words.Findings(tl.Findings)
 			resp.Ignored = words.Findings(tl.Ignored)

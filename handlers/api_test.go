@@ -9,7 +9,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
-	"github.com/sidecarlab/sidecarlab/explain"
+	"github.com/sidecarlab/sidecarlab/wording"
 )
 
 // apiAnswer is the API's answer as a client decodes it.
@@ -26,8 +26,8 @@ type apiAnswer struct {
 	} `json:"timeline"`
 	Changes    []engine.Change     `json:"changes"`
 	Unified    *string             `json:"unified"`
-	Findings   []explain.Finding   `json:"findings"`
-	Lifecycles []explain.Lifecycle `json:"lifecycles"`
+	Findings   []wording.Finding   `json:"findings"`
+	Lifecycles []wording.Lifecycle `json:"lifecycles"`
 	Batch      []engine.BatchRow   `json:"batch"`
 }
 
@@ -137,7 +137,7 @@ func TestAPIAdmission(t *testing.T) {
 		t.Fatalf("status %d: %s", status, body)
 	}
 	var resp struct {
-		Admission []explain.Admission `json:"admission"`
+		Admission []wording.Admission `json:"admission"`
 	}
 	if err := json.Unmarshal([]byte(body), &resp); err != nil {
 		t.Fatal(err)

@@ -8,10 +8,10 @@ import (
 	"strings"
 
 	"github.com/sidecarlab/sidecarlab/engine"
-	"github.com/sidecarlab/sidecarlab/explain"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/report"
 	"github.com/sidecarlab/sidecarlab/web"
+	"github.com/sidecarlab/sidecarlab/wording"
 )
 
 // handleBatchFile serves the batch table of a view's step as CSV, Markdown or JSON. The files
@@ -182,7 +182,7 @@ func batchView(l *i18n.Localizer, v view, enc string, step int, rows []engine.Ba
 		}
 		bv.Rows = append(bv.Rows, row)
 	}
-	bv.Total = explain.In(l).BatchTotal(engine.Total(rows))
+	bv.Total = wording.In(l).BatchTotal(engine.Total(rows))
 	// CSV and Markdown carry the chosen columns; JSON has every field, so its link does not.
 	q := strings.TrimPrefix(v.linkWith(enc, "", step), "/")
 	jv := v

@@ -8,16 +8,16 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/admission"
 	"github.com/sidecarlab/sidecarlab/engine"
-	"github.com/sidecarlab/sidecarlab/explain"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/web"
+	"github.com/sidecarlab/sidecarlab/wording"
 )
 
 // clusterView runs the admission of a state and shapes it as the Cluster tab. An input error
 // (the manifest, the settings) is said in the tab; anything else is the request's error.
 func (s *server) clusterView(ctx context.Context, st State) (web.ClusterView, []admission.Result, error) {
 	l := i18n.FromContext(ctx)
-	words := explain.In(l)
+	words := wording.In(l)
 	cv := web.ClusterView{Namespace: namespaceText(l, namespaceOf(st.Settings)), Version: st.Settings.KubernetesVersion,
 		CheckedKubernetes: admission.CheckedKubernetes, CheckedIstio: engine.Version().Istio}
 	if cv.Version == "" {
@@ -60,7 +60,7 @@ func (s *server) clusterView(ctx context.Context, st State) (web.ClusterView, []
 }
 
 // podNote says which part of a Pod's name the controller or the API server would write.
-func podNote(l *i18n.Localizer, a explain.Admission) string {
+func podNote(l *i18n.Localizer, a wording.Admission) string {
 	var parts []string
 	if strings.Contains(a.Pod, "<hash>") {
 		parts = append(parts, l.T("lab.cluster.pod.template-hash"))

@@ -9,8 +9,8 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/admission"
 	"github.com/sidecarlab/sidecarlab/engine"
-	"github.com/sidecarlab/sidecarlab/explain"
 	"github.com/sidecarlab/sidecarlab/web"
+	"github.com/sidecarlab/sidecarlab/wording"
 )
 
 // The fixes that change the settings, by the id their buttons post.
@@ -33,7 +33,7 @@ const cniOption = "components.cni.enabled=true"
 const seccompOption = "values.global.proxy.seccompProfile.type=RuntimeDefault"
 
 // settingsFixOptions are the install options the fixes set, shown on their buttons (the fixes'
-// words are explain.Words.SettingsFix).
+// words are wording.Words.SettingsFix).
 var settingsFixOptions = map[string]string{fixCNI: cniOption, fixSeccomp: seccompOption}
 
 // settingsFixes are the fixes that change the settings, decided by what the admission found:
@@ -79,7 +79,7 @@ func settingsFixes(rs []admission.Result, set engine.Settings) []web.SettingsFix
 }
 
 // fixTexts words the fixes' buttons.
-func fixTexts(w explain.Words, fixes []web.SettingsFix) {
+func fixTexts(w wording.Words, fixes []web.SettingsFix) {
 	for i := range fixes {
 		fixes[i].Text = w.SettingsFix(fixes[i].ID, settingsFixOptions[fixes[i].ID])
 	}

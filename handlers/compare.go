@@ -12,9 +12,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/sidecarlab/sidecarlab/engine"
-	"github.com/sidecarlab/sidecarlab/explain"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/web"
+	"github.com/sidecarlab/sidecarlab/wording"
 )
 
 // handleCompare shows two states side by side: /compare?a=STATE&b=STATE&la=LABEL&lb=LABEL.
@@ -55,7 +55,7 @@ func (s *server) comparePage(r *http.Request, states [2]State, labels [2]string)
 		tl, err := s.timeline(r.Context(), st)
 		var ie *engine.InputError
 		if errors.As(err, &ie) {
-			side.Error = explain.In(l).InputErrorText(ie)
+			side.Error = wording.In(l).InputErrorText(ie)
 			continue
 		}
 		if err != nil {
@@ -90,7 +90,7 @@ func (s *server) comparePage(r *http.Request, states [2]State, labels [2]string)
 			}
 		}
 		// The pitfalls one side has and the other has not.
-		w := explain.In(l)
+		w := wording.In(l)
 		page.A.OnlyHere, page.B.OnlyHere = onlyIn(w, found[0], found[1]), onlyIn(w, found[1], found[0])
 	}
 	page.Head = compareHead(page)
@@ -125,7 +125,7 @@ func (s *server) compareAdmission(r *http.Request, st State, side *web.CompareSi
 
 // onlyIn are the findings of a that b does not have (the same check on the same document, with
 // the same facts), worded by w.
-func onlyIn(w explain.Words, a, b []engine.Finding) []string {
+func onlyIn(w wording.Words, a, b []engine.Finding) []string {
 	var out []string
 	for _, f := range a {
 		if !slices.ContainsFunc(b, func(g engine.Finding) bool {

@@ -14,9 +14,9 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
-	"github.com/sidecarlab/sidecarlab/explain"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/web"
+	"github.com/sidecarlab/sidecarlab/wording"
 )
 
 // httpError is an error with the status and the message a person should see — a catalog id
@@ -74,11 +74,11 @@ func (s *server) classify(r *http.Request, err error) (int, string, *engine.Inpu
 	var de documentErrors
 	switch {
 	case errors.As(err, &de):
-		return http.StatusUnprocessableEntity, explain.In(l).InputErrorText(de[0]), de[0]
+		return http.StatusUnprocessableEntity, wording.In(l).InputErrorText(de[0]), de[0]
 	case errors.As(err, &he):
 		return he.status, he.in(l), nil
 	case errors.As(err, &ie):
-		return http.StatusUnprocessableEntity, explain.In(l).InputErrorText(ie), ie
+		return http.StatusUnprocessableEntity, wording.In(l).InputErrorText(ie), ie
 	case errors.As(err, &bs):
 		return http.StatusBadRequest, bs.in(l), nil
 	case errors.As(err, &mbe):
@@ -149,7 +149,7 @@ func (h appHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		body := api.ErrorBody{Status: status, Message: msg}
 		// An input error's where is data (doc, line, field); its message says what, in the
 		// reader's language.
-		words := explain.For(r.Context())
+		words := wording.For(r.Context())
 		if ie != nil {
 			body.Message, body.Doc, body.Line, body.Field = words.InputText(ie), ie.Doc, ie.Line, ie.Field
 		}

@@ -20,8 +20,8 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	"github.com/sidecarlab/sidecarlab/engine"
-	"github.com/sidecarlab/sidecarlab/explain"
 	"github.com/sidecarlab/sidecarlab/i18n"
+	"github.com/sidecarlab/sidecarlab/wording"
 )
 
 // langRequest is req as a reader of lang sends it (Accept-Language; no ?lang=, no cookie).
@@ -107,7 +107,7 @@ func TestErrorsInTheReadersLanguage(t *testing.T) {
 				return answer{r.status, page(r)}
 			},
 			func(l *i18n.Localizer) answer {
-				return answer{http.StatusUnprocessableEntity, explain.In(l).InputErrorText(&engine.InputError{Line: 2, Field: "manifest", Msg: l.T("errors.input.not-utf8")})}
+				return answer{http.StatusUnprocessableEntity, wording.In(l).InputErrorText(&engine.InputError{Line: 2, Field: "manifest", Msg: l.T("errors.input.not-utf8")})}
 			}},
 		{"413 state, in bytes",
 			func(lang string) answer {

@@ -4,14 +4,14 @@ import (
 	"encoding/json"
 
 	"github.com/sidecarlab/sidecarlab/engine"
-	"github.com/sidecarlab/sidecarlab/explain"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/web"
+	"github.com/sidecarlab/sidecarlab/wording"
 )
 
 // pitfallBanner announces findings above the results: how many, and the gist of the most
 // severe (the first of them in the checks' order), linking to the Pitfalls tab.
-func pitfallBanner(w explain.Words, fs []engine.Finding, href string) web.PitfallBanner {
+func pitfallBanner(w wording.Words, fs []engine.Finding, href string) web.PitfallBanner {
 	if len(fs) == 0 {
 		return web.PitfallBanner{}
 	}
@@ -27,7 +27,7 @@ func pitfallBanner(w explain.Words, fs []engine.Finding, href string) web.Pitfal
 // findingViews shapes the last row's pitfalls in l's language, each fix as the steps its button
 // adds.
 func findingViews(l *i18n.Localizer, fs []engine.Finding, docs []engine.Document) []web.FindingView {
-	w := explain.In(l)
+	w := wording.In(l)
 	var out []web.FindingView
 	for _, f := range fs {
 		fv := web.FindingView{Severity: string(f.Severity), Check: f.Check, Path: f.Path, Message: w.Message(f), FixText: w.FixText(f)}

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/sidecarlab/sidecarlab/api"
-	"github.com/sidecarlab/sidecarlab/explain"
+	"github.com/sidecarlab/sidecarlab/wording"
 )
 
 // jobIgnoring is jobYAML whose Job opts out of job-classic-sidecar with sidecarlab.dev/ignore.
@@ -21,7 +21,7 @@ func TestIgnoredPitfalls(t *testing.T) {
 		want           string // the note; "" for none
 		finding        bool   // job-classic-sidecar is shown
 	}{
-		{"ignored by the annotation", jobIgnoring, explain.English.Ignored(1), false},
+		{"ignored by the annotation", jobIgnoring, wording.English.Ignored(1), false},
 		{"no annotation", jobYAML, "", true},
 	}
 	for _, c := range cases {
@@ -36,8 +36,8 @@ func TestIgnoredPitfalls(t *testing.T) {
 			}
 		})
 	}
-	if !strings.Contains(explain.English.Ignored(1), "1 finding") {
-		t.Fatalf("explain.English.Ignored(1) = %q", explain.English.Ignored(1))
+	if !strings.Contains(wording.English.Ignored(1), "1 finding") {
+		t.Fatalf("wording.English.Ignored(1) = %q", wording.English.Ignored(1))
 	}
 }
 
@@ -49,7 +49,7 @@ func TestAPIIgnored(t *testing.T) {
 	if status != 200 {
 		t.Fatalf("status %d: %s", status, body)
 	}
-	var ignored, findings []explain.Finding
+	var ignored, findings []wording.Finding
 	if err := json.Unmarshal(top["ignored"], &ignored); err != nil {
 		t.Fatalf("ignored: %v in %s", err, body)
 	}

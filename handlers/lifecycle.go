@@ -4,15 +4,15 @@ import (
 	"strings"
 
 	"github.com/sidecarlab/sidecarlab/engine"
-	"github.com/sidecarlab/sidecarlab/explain"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/web"
+	"github.com/sidecarlab/sidecarlab/wording"
 )
 
 // lifecycleViews shapes each workload's sequence for its diagram, with its verdicts and capacity,
 // in loc's language.
 func lifecycleViews(loc *i18n.Localizer, ls []engine.Lifecycle, rows []engine.BatchRow, replicas int) []web.LifecycleView {
-	w := explain.In(loc)
+	w := wording.In(loc)
 	var out []web.LifecycleView
 	for _, l := range ls {
 		lv := web.LifecycleView{Title: l.Kind + "/" + l.Name, Ready: l.Ready, Sequence: sequence(w, l)}
@@ -64,7 +64,7 @@ func pair(cpu, mem string) string {
 }
 
 // sequence is a lifecycle as its diagram draws it (web.Sequence), its events worded by w.
-func sequence(w explain.Words, l engine.Lifecycle) web.Sequence {
+func sequence(w wording.Words, l engine.Lifecycle) web.Sequence {
 	var s web.Sequence
 	for _, c := range l.Containers {
 		role := c.Role

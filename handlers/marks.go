@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/sidecarlab/sidecarlab/engine"
-	"github.com/sidecarlab/sidecarlab/explain"
 	"github.com/sidecarlab/sidecarlab/web"
+	"github.com/sidecarlab/sidecarlab/wording"
 )
 
 // findingMarks puts each finding about something the person pasted on its input line, where
@@ -16,7 +16,7 @@ import (
 // where the eye is, with the finding's words in w's language. A finding about the output (what
 // injection adds), or about an annotation a step set (or changed, or removed), has no input
 // line: the banner alone shows it.
-func findingMarks(w explain.Words, fs []engine.Finding, docs []engine.Document, steps []engine.Step) []web.Mark {
+func findingMarks(w wording.Words, fs []engine.Finding, docs []engine.Document, steps []engine.Step) []web.Mark {
 	// Only the findings that can have a line are looked for (which parses their documents).
 	var input []engine.Finding
 	for _, f := range fs {

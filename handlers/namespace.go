@@ -13,9 +13,9 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/admission"
 	"github.com/sidecarlab/sidecarlab/engine"
-	"github.com/sidecarlab/sidecarlab/explain"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/web"
+	"github.com/sidecarlab/sidecarlab/wording"
 )
 
 // The namespace labels the settings' quick toggles stand for.
@@ -181,7 +181,7 @@ func postedNamespaceForm(l *i18n.Localizer, f url.Values, err error) *web.Namesp
 	case errors.As(err, &ne):
 		nf.Error = ne.in(l)
 	case errors.As(err, &ie):
-		nf.Error = explain.In(l).InputErrorText(ie)
+		nf.Error = wording.In(l).InputErrorText(ie)
 	}
 	return nf
 }

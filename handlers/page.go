@@ -9,9 +9,9 @@ import (
 	"github.com/a-h/templ"
 
 	"github.com/sidecarlab/sidecarlab/engine"
-	"github.com/sidecarlab/sidecarlab/explain"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/web"
+	"github.com/sidecarlab/sidecarlab/wording"
 )
 
 // modeLabel is a mode's message id (results.mode.kube-inject, …): its value stays as it is.
@@ -37,7 +37,7 @@ type pageStatics struct {
 // The rows' changes and unified diffs are computed here when a row has not made them yet, within
 // ctx's deadline: its error is the page's.
 func buildPage(ctx context.Context, l *i18n.Localizer, v view, statics pageStatics, tl *engine.Timeline, reqErr *engine.InputError, full bool, also ...string) (*web.Page, error) {
-	w := explain.In(l)
+	w := wording.In(l)
 	st := v.state
 	enc := EncodeState(st)
 	p := &web.Page{

@@ -6,9 +6,9 @@ import (
 	"strings"
 
 	"github.com/sidecarlab/sidecarlab/engine"
-	"github.com/sidecarlab/sidecarlab/explain"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/web"
+	"github.com/sidecarlab/sidecarlab/wording"
 )
 
 // partialHeader marks the page script's requests: they get only the regions that change.
@@ -61,7 +61,7 @@ func (s *server) handlePlayground() http.Handler {
 // when the page's script asks (partialHeader). Its address carries the state, so it warns when
 // that gives away values that look secret (linkSecretsBanner).
 func (s *server) renderView(w http.ResponseWriter, r *http.Request, v view) error {
-	return s.renderViewWith(w, r, v, s.linkSecretsBanner(explain.For(r.Context()), v))
+	return s.renderViewWith(w, r, v, s.linkSecretsBanner(wording.For(r.Context()), v))
 }
 
 // pageExtras are what a caller may add to a rendered view: a short link, a banner.

@@ -10,9 +10,9 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	"github.com/sidecarlab/sidecarlab/engine"
-	"github.com/sidecarlab/sidecarlab/explain"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/web"
+	"github.com/sidecarlab/sidecarlab/wording"
 )
 
 // shown is a catalog message as a page shows it: its `code` as <code>, so without backticks.
@@ -20,7 +20,7 @@ func shown(s string) string { return strings.ReplaceAll(s, "`", "") }
 
 // TestResultsInLanguages: a Job with a classic sidecar (a pitfall, and a lifecycle whose
 // job-completes verdict is "no") shows the results in the reader's language — the tab names, the
-// banner's count, the pitfall's message and the verdict's question (explain's words), the
+// banner's count, the pitfall's message and the verdict's question (wording's words), the
 // diagram's labels — and English when the browser asks for none of ours. The state, the ids and
 // the data attributes the page's script and links use are the same in every language.
 func TestResultsInLanguages(t *testing.T) {
@@ -50,7 +50,7 @@ func TestResultsInLanguages(t *testing.T) {
 		t.Fatal("no job-completes verdict")
 	}
 	link := stateLink(t, State{Manifest: jobYAML})
-	english := explain.English
+	english := wording.English
 	for _, c := range []struct {
 		accept, lang string
 	}{
@@ -61,7 +61,7 @@ func TestResultsInLanguages(t *testing.T) {
 	} {
 		t.Run(c.lang+"/"+c.accept, func(t *testing.T) {
 			l := i18n.For(c.lang)
-			w := explain.In(l)
+			w := wording.In(l)
 			r := getIn(t, h, link+"&tab=lifecycle", c.accept)
 			if r.status != http.StatusOK {
 				t.Fatalf("status %d", r.status)
@@ -78,12 +78,12 @@ func TestResultsInLanguages(t *testing.T) {
 			if want := l.T("results.tab.lifecycle"); !strings.Contains(testid(r, "tab-lifecycle").Text(), want) {
 				t.Errorf("lifecycle tab %q, want %q", testid(r, "tab-lifecycle").Text(), want)
 			}
-			// The banner: the count by the language's plural rules, explain's gist.
+			// The banner: the count by the language's plural rules, wording's gist.
 			banner := testid(r, "pitfall-banner").Text()
 			if !strings.Contains(banner, l.N("results.banner.pitfalls", 1)) || !strings.Contains(banner, shown(w.Gist(pitfall))) {
 				t.Errorf("banner %q", banner)
 			}
-			// The pitfall: explain's message in the request's language.
+			// The pitfall: wording's message in the request's language.
 			msg := strings.TrimSpace(testid(r, "finding-job-classic-sidecar").Find(".f-msg").Text())
 			if msg != shown(w.Message(pitfall)) {
 				t.Errorf("pitfall message %q, want %q", msg, shown(w.Message(pitfall)))
@@ -114,7 +114,7 @@ func TestResultsInLanguages(t *testing.T) {
 				t.Errorf("%s page in English: tab %q, banner %q", c.lang, title, banner)
 			}
 			if msg == shown(english.Message(pitfall)) || v.Find(".q").Text() == shown(english.Question(completes)) {
-				t.Errorf("%s page: explain's words in English: %q / %q", c.lang, msg, v.Find(".q").Text())
+				t.Errorf("%s page: wording's words in English: %q / %q", c.lang, msg, v.Find(".q").Text())
 			}
 		})
 	}

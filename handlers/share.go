@@ -13,9 +13,9 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 
 	"github.com/sidecarlab/sidecarlab/engine"
-	"github.com/sidecarlab/sidecarlab/explain"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/web"
+	"github.com/sidecarlab/sidecarlab/wording"
 )
 
 // LinkStore keeps shared links (cmd/sidecarlab puts package store's SQLite or PostgreSQL behind
@@ -177,7 +177,7 @@ func (s *server) handleShare() http.Handler {
 			return withForm{err: err, form: formOf(v)}
 		}
 		if total > 0 {
-			return render(w, r, http.StatusOK, web.ShareSecretsPage(shareSecretsView(explain.For(r.Context()), v, findings, total), versionLine()))
+			return render(w, r, http.StatusOK, web.ShareSecretsPage(shareSecretsView(wording.For(r.Context()), v, findings, total), versionLine()))
 		}
 		l, err := s.linkFor(r.Context(), st)
 		if err != nil {

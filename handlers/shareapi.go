@@ -16,8 +16,8 @@ import (
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/engine/secrets"
-	"github.com/sidecarlab/sidecarlab/explain"
 	"github.com/sidecarlab/sidecarlab/web"
+	"github.com/sidecarlab/sidecarlab/wording"
 )
 
 // secretsChoice is what the person chose to do with values that look secret.
@@ -82,7 +82,7 @@ func secretsGate(st State, choice secretsChoice) (State, []secrets.Finding, int,
 }
 
 // shareSecretsView is the page that lists the findings and asks, in words' language.
-func shareSecretsView(words explain.Words, v view, findings []secrets.Finding, total int) web.ShareSecrets {
+func shareSecretsView(words wording.Words, v view, findings []secrets.Finding, total int) web.ShareSecrets {
 	p := web.ShareSecrets{
 		Headline: words.SecretsFound(total),
 		Choice:   words.SecretsChoice(),
@@ -99,7 +99,7 @@ func shareSecretsView(words explain.Words, v view, findings []secrets.Finding, t
 // linkSecretsBanner warns on a view whose address carries its state (a long ?s= link) when
 // the manifest holds values that look secret. It does not block: the person already has the
 // link; the warning says what it gives away.
-func (s *server) linkSecretsBanner(words explain.Words, v view) func(*pageExtras, *engine.Timeline) {
+func (s *server) linkSecretsBanner(words wording.Words, v view) func(*pageExtras, *engine.Timeline) {
 	return func(p *pageExtras, _ *engine.Timeline) {
 		if total := s.secretTotals.total(v.state.Manifest) + len(scanSteps(v.state.Steps)) + len(scanSettings(v.state.Settings)); total > 0 {
 			p.banner = words.SecretsInLink(total)
@@ -176,7 +176,7 @@ func (s *server) handleAPIShare() http.Handler {
 			return err
 		}
 		if total > 0 {
-			words := explain.For(r.Context())
+			words := wording.For(r.Context())
 			return writeJSON(w, http.StatusUnprocessableEntity, api.SecretsResponse{
 				Error:   api.ErrorBody{Status: http.StatusUnprocessableEntity, Message: words.SecretsFound(total) + " " + words.SecretsAPIChoice()},
 				Secrets: words.SecretFindings(findings),

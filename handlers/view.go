@@ -7,9 +7,9 @@ import (
 	"strings"
 
 	"github.com/sidecarlab/sidecarlab/engine"
-	"github.com/sidecarlab/sidecarlab/explain"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/web"
+	"github.com/sidecarlab/sidecarlab/wording"
 )
 
 // statusWords are the message ids of a document's status, as the documents table says it.
@@ -23,7 +23,7 @@ var statusWords = map[engine.Status]string{
 // buildResults shapes the results in l's language. want says whether a tab's content will be
 // rendered: the batch rows, lifecycles and compare links are made only for a page that shows them.
 func buildResults(ctx context.Context, l *i18n.Localizer, v view, enc string, tl *engine.Timeline, reqErr *engine.InputError, want func(tab string) bool) (web.Results, error) {
-	w := explain.In(l)
+	w := wording.In(l)
 	res := web.Results{Tab: v.tab}
 	if reqErr != nil {
 		words := w.Input(reqErr)
@@ -279,7 +279,7 @@ func changeView(l *i18n.Localizer, c engine.Change, docs []engine.Document, mult
 	show := func(v any, omitted int) web.Value { return withSummary(l, showValueIn(l, v, omitted)) }
 	if c.Flag != "" {
 		// One flag of istio-iptables' command line: shown as written, with what it means.
-		cv.Flag, cv.FlagMeaning = c.Flag, explain.In(l).IptablesFlag(c.FlagName)
+		cv.Flag, cv.FlagMeaning = c.Flag, wording.In(l).IptablesFlag(c.FlagName)
 		show = func(v any, omitted int) web.Value {
 			if omitted > 0 {
 				return withSummary(l, showValueIn(l, v, omitted))
@@ -382,7 +382,7 @@ func docNotes(l *i18n.Localizer, docs, prev []engine.Document, empty bool) []web
 		switch status {
 		case engine.StatusError:
 			// Said once, in words, with the line; the parser's own text behind a toggle.
-			words := explain.In(l).Input(d.Error)
+			words := wording.In(l).Input(d.Error)
 			n.Text, n.Detail, n.Parser = l.T("results.note.failed", "Doc", d.Index), words.Summary, words.Details
 		case engine.StatusPassedThrough:
 			if prev != nil && !empty {

@@ -4,7 +4,7 @@
 // file, line and column in the input (engine.Locate). For the batch command and the page's
 // downloads: the batch's rows (engine.Batch) as CSV, Markdown and JSON, written row by row, and
 // CSV read back. It only formats: which files, rows and findings, and the exit code, are the
-// caller's; the words are package explain's.
+// caller's; the words are package wording's.
 package report
 
 import (
@@ -15,8 +15,8 @@ import (
 	"strings"
 
 	"github.com/sidecarlab/sidecarlab/engine"
-	"github.com/sidecarlab/sidecarlab/explain"
 	"github.com/sidecarlab/sidecarlab/i18n"
+	"github.com/sidecarlab/sidecarlab/wording"
 )
 
 // Item is one finding at its place.
@@ -47,9 +47,9 @@ var Formats = []string{"text", "json", "sarif", "github"}
 func Write(w io.Writer, format string, l *i18n.Localizer, items []Item) error {
 	switch format {
 	case "text":
-		return Text(w, explain.In(l), items)
+		return Text(w, wording.In(l), items)
 	case "json":
-		return JSON(w, explain.In(l), items)
+		return JSON(w, wording.In(l), items)
 	case "sarif":
 		return SARIF(w, items)
 	case "github":
@@ -72,7 +72,7 @@ func reported(items []Item) []Item {
 // Text writes one line per finding, as compilers and linters do, so editors and CI problem
 // matchers pick them up: file:line:col: severity: message [check]. A line break inside a value
 // is written as \n, so each finding stays on its line.
-func Text(w io.Writer, words explain.Words, items []Item) error {
+func Text(w io.Writer, words wording.Words, items []Item) error {
 	for _, it := range reported(items) {
 		_, err := fmt.Fprintf(w, "%s:%d:%d: %s: %s [%s]\n", oneLine(it.File), it.Location.Line, it.Location.Column,
 			it.Finding.Severity, oneLine(words.Message(it.Finding)), it.Finding.Check)
@@ -106,7 +106,7 @@ type jsonItem struct {
 
 // JSON writes the findings as one array (an empty one when there are none), their message and
 // fix in words' language.
-func JSON(w io.Writer, words explain.Words, items []Item) error {
+func JSON(w io.Writer, words wording.Words, items []Item) error {
 	out := []jsonItem{}
 	for _, it := range reported(items) {
 		f := it.Finding
@@ -123,7 +123,7 @@ func JSON(w io.Writer, words explain.Words, items []Item) error {
 // Values are escaped as GitHub's toolkit escapes them, so nothing a manifest holds can end the
 // line and start a command of its own. The messages, which people read, are in l's language.
 func GitHub(w io.Writer, l *i18n.Localizer, items []Item) error {
-	words := explain.In(l)
+	words := wording.In(l)
 	for _, it := range reported(items) {
 		f := it.Finding
 		msg := words.Message(f)

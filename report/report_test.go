@@ -14,8 +14,8 @@ import (
 	istiolog "istio.io/istio/pkg/log"
 
 	"github.com/sidecarlab/sidecarlab/engine"
-	"github.com/sidecarlab/sidecarlab/explain"
 	"github.com/sidecarlab/sidecarlab/i18n"
+	"github.com/sidecarlab/sidecarlab/wording"
 )
 
 func TestMain(m *testing.M) {
@@ -111,18 +111,18 @@ func TestText(t *testing.T) {
 		t.Fatalf("findings: %+v", items)
 	}
 	var b strings.Builder
-	if err := Text(&b, explain.English, items); err != nil {
+	if err := Text(&b, wording.English, items); err != nil {
 		t.Fatal(err)
 	}
 	want := fmt.Sprintf("jobs/migrate.yaml:9:9: warning: %s [unknown-istio-annotation]\njobs/migrate.yaml:12:7: error: %s [job-classic-sidecar]\n",
-		explain.English.Message(items[0].Finding), explain.English.Message(items[1].Finding))
+		wording.English.Message(items[0].Finding), wording.English.Message(items[1].Finding))
 	if diff := cmp.Diff(want, b.String()); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 
 	// A line break in a value stays on its finding's line, written as \n.
 	b.Reset()
-	if err := Text(&b, explain.English, findings(t, "web.yaml", hostile)); err != nil {
+	if err := Text(&b, wording.English, findings(t, "web.yaml", hostile)); err != nil {
 		t.Fatal(err)
 	}
 	if lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n"); len(lines) != 1 || strings.Contains(b.String(), "\r") ||
@@ -134,7 +134,7 @@ func TestText(t *testing.T) {
 func TestJSON(t *testing.T) {
 	items := findings(t, "jobs/migrate.yaml", job)
 	var b bytes.Buffer
-	if err := JSON(&b, explain.English, items); err != nil {
+	if err := JSON(&b, wording.English, items); err != nil {
 		t.Fatal(err)
 	}
 	var got []map[string]any
@@ -143,10 +143,10 @@ func TestJSON(t *testing.T) {
 	}
 	want := []map[string]any{
 		{"file": "jobs/migrate.yaml", "line": 9.0, "column": 9.0, "check": "unknown-istio-annotation", "severity": "warning",
-			"message": explain.English.Message(items[0].Finding), "fix": "Use sidecar.istio.io/proxyCPU.", "doc": 1.0,
+			"message": wording.English.Message(items[0].Finding), "fix": "Use sidecar.istio.io/proxyCPU.", "doc": 1.0,
 			"path": `spec.template.metadata.annotations["sidecar.istio.io/proxyCpu"]`, "exact": true},
 		{"file": "jobs/migrate.yaml", "line": 12.0, "column": 7.0, "check": "job-classic-sidecar", "severity": "error",
-			"message": explain.English.Message(items[1].Finding), "fix": explain.English.FixText(items[1].Finding), "doc": 1.0,
+			"message": wording.English.Message(items[1].Finding), "fix": wording.English.FixText(items[1].Finding), "doc": 1.0,
 			"path": "spec.template.spec.containers[istio-proxy]", "exact": false},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -154,7 +154,7 @@ func TestJSON(t *testing.T) {
 	}
 	// None is an empty array, not null: a script can always iterate.
 	b.Reset()
-	if err := JSON(&b, explain.English, nil); err != nil || strings.TrimSpace(b.String()) != "[]" {
+	if err := JSON(&b, wording.English, nil); err != nil || strings.TrimSpace(b.String()) != "[]" {
 		t.Errorf("no findings: %q, %v", b.String(), err)
 	}
 }
@@ -194,8 +194,8 @@ func TestGitHub(t *testing.T) {
 			k, v, _ := strings.Cut(p, "=")
 			got[k] = unescape.Replace(v)
 		}
-		msg := explain.English.Message(it.Finding)
-		if fix := explain.English.FixText(it.Finding); fix != "" {
+		msg := wording.English.Message(it.Finding)
+		if fix := wording.English.FixText(it.Finding); fix != "" {
 			msg += " Fix: " + fix
 		}
 		want := map[string]string{"file": it.File, "line": fmt.Sprint(it.Location.Line), "col": fmt.Sprint(it.Location.Column),
@@ -217,8 +217,8 @@ func TestWriteFormats(t *testing.T) {
 			t.Fatal(err)
 		}
 		direct := map[string]func(*bytes.Buffer, []Item) error{
-			"text":   func(w *bytes.Buffer, it []Item) error { return Text(w, explain.English, it) },
-			"json":   func(w *bytes.Buffer, it []Item) error { return JSON(w, explain.English, it) },
+			"text":   func(w *bytes.Buffer, it []Item) error { return Text(w, wording.English, it) },
+			"json":   func(w *bytes.Buffer, it []Item) error { return JSON(w, wording.English, it) },
 			"sarif":  func(w *bytes.Buffer, it []Item) error { return SARIF(w, it) },
 			"github": func(w *bytes.Buffer, it []Item) error { return GitHub(w, i18n.For("en"), it) },
 		}[f]
@@ -241,7 +241,7 @@ func TestPeopleFormatsInTheReadersLanguage(t *testing.T) {
 	if err := GitHub(&gh, ja, items); err != nil {
 		t.Fatal(err)
 	}
-	words := explain.In(ja)
+	words := wording.In(ja)
 	want := words.Message(items[0].Finding) + " 修正: " + words.FixText(items[0].Finding)
 	if words.FixText(items[0].Finding) == "" || !strings.Contains(gh.String(), "::"+escapeData(want)+"\n") || strings.Contains(gh.String(), " Fix: ") {
 		t.Errorf("ja github: %q, want the message %q", gh.String(), want)

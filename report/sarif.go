@@ -6,7 +6,7 @@ import (
 	"io"
 
 	"github.com/sidecarlab/sidecarlab/engine"
-	"github.com/sidecarlab/sidecarlab/explain"
+	"github.com/sidecarlab/sidecarlab/wording"
 )
 
 // The SARIF 2.1.0 objects sidecarlab writes: the few properties code scanning reads, named as
@@ -87,7 +87,7 @@ func SARIF(w io.Writer, items []Item) error {
 		InformationURI: "https://github.com/sidecarlab/sidecarlab"}
 	index := map[string]int{}
 	for i, c := range engine.Checks() {
-		r := sarifRule{ID: c.ID, ShortDescription: sarifMessage{explain.English.Summary(c.ID)}}
+		r := sarifRule{ID: c.ID, ShortDescription: sarifMessage{wording.English.Summary(c.ID)}}
 		r.DefaultConfiguration.Level = sarifLevel(c.Severity)
 		driver.Rules = append(driver.Rules, r)
 		index[c.ID] = i
@@ -96,8 +96,8 @@ func SARIF(w io.Writer, items []Item) error {
 	for _, it := range items {
 		f := it.Finding
 		r := sarifResult{RuleID: f.Check, RuleIndex: index[f.Check], Level: sarifLevel(f.Severity),
-			Message:    sarifMessage{explain.English.Message(f)},
-			Properties: sarifProperties{Doc: f.Doc, Path: f.Path, Exact: it.Location.Exact, Fix: explain.English.FixText(f)}}
+			Message:    sarifMessage{wording.English.Message(f)},
+			Properties: sarifProperties{Doc: f.Doc, Path: f.Path, Exact: it.Location.Exact, Fix: wording.English.FixText(f)}}
 		var l sarifLocation
 		l.PhysicalLocation.ArtifactLocation.URI = fileURI(it.File)
 		l.PhysicalLocation.Region.StartLine = it.Location.Line

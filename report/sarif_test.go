@@ -10,7 +10,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/sidecarlab/sidecarlab/engine"
-	"github.com/sidecarlab/sidecarlab/explain"
+	"github.com/sidecarlab/sidecarlab/wording"
 )
 
 // sarifValidator is the SARIF 2.1.0 schema as OASIS publishes it (testdata/README.md), formats
@@ -110,7 +110,7 @@ func TestSARIFContent(t *testing.T) {
 	}
 	for i, c := range checks {
 		r := d.Rules[i]
-		if r.ID != c.ID || r.ShortDescription.Text != explain.English.Summary(c.ID) || r.ShortDescription.Text == "" || r.DefaultConfiguration.Level != sarifLevel(c.Severity) {
+		if r.ID != c.ID || r.ShortDescription.Text != wording.English.Summary(c.ID) || r.ShortDescription.Text == "" || r.DefaultConfiguration.Level != sarifLevel(c.Severity) {
 			t.Errorf("rule %d: %+v for %+v", i, r, c)
 		}
 	}

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sidecarlab/sidecarlab/explain"
+	"github.com/sidecarlab/sidecarlab/wording"
 )
 
 // The test binary is its own worker: started as "worker", it serves testJob instead of testing.
@@ -468,7 +468,7 @@ func TestOutputBound(t *testing.T) {
 		t.Fatalf("an answer under the bound: %v, %d bytes", err, len(a.Value))
 	}
 	ie := outputTooLarge(1 << 20)
-	if got := explain.English.InputText(ie); got != ie.Msg || !strings.Contains(got, "1 MiB") {
+	if got := wording.English.InputText(ie); got != ie.Msg || !strings.Contains(got, "1 MiB") {
 		t.Fatalf("the English catalog says\n%q\nthe isolator says\n%q", got, ie.Msg)
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sidecarlab/sidecarlab/explain"
+	"github.com/sidecarlab/sidecarlab/wording"
 )
 
 // TestAdmit: sidecarlab admit says injected or not and admitted or rejected, with the rules,
@@ -35,7 +35,7 @@ func TestAdmit(t *testing.T) {
 	if err != nil {
 		t.Fatalf("CNI: %v: %s", err, stderr)
 	}
-	var got []explain.Admission
+	var got []wording.Admission
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatal(err)
 	}

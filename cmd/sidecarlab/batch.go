@@ -11,9 +11,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sidecarlab/sidecarlab/engine"
-	"github.com/sidecarlab/sidecarlab/explain"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/report"
+	"github.com/sidecarlab/sidecarlab/wording"
 )
 
 // batchGCPercent is the batch command's GOGC.
@@ -155,7 +155,7 @@ func writeBatchTable(w io.Writer, l *i18n.Localizer, rows []engine.BatchRow) err
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintln(w, l.T("cli.batch.total", "Total", explain.In(l).BatchTotal(engine.Total(rows))))
+	_, err := fmt.Fprintln(w, l.T("cli.batch.total", "Total", wording.In(l).BatchTotal(engine.Total(rows))))
 	return err
 }
 

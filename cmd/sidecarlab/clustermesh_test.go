@@ -21,21 +21,21 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/sidecarlab/sidecarlab/deploy"
-	"github.com/sidecarlab/sidecarlab/explain"
 	"github.com/sidecarlab/sidecarlab/internal/testcluster"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
+	"github.com/sidecarlab/sidecarlab/wording"
 )
 
 // admitFromCluster is `sidecarlab admit -o json --kubeconfig K -n NAMESPACE`: the namespace's
 // labels, the revision it selects, its ConfigMaps, webhooks and the Kubernetes version all read
 // from the cluster.
-func admitFromCluster(t *testing.T, kubeconfig, manifest, namespace string) ([]explain.Admission, string) {
+func admitFromCluster(t *testing.T, kubeconfig, manifest, namespace string) ([]wording.Admission, string) {
 	t.Helper()
 	out, stderr, err := runCLI(t, manifest, "admit", "-f", "-", "--kubeconfig", kubeconfig, "-n", namespace, "-o", "json")
 	if err != nil && !errors.Is(err, errSilent) {
 		t.Fatalf("sidecarlab admit --kubeconfig: %v\n%s", err, stderr)
 	}
-	var got []explain.Admission
+	var got []wording.Admission
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("sidecarlab admit -o json: %v\n%s", err, out)
 	}
@@ -43,7 +43,7 @@ func admitFromCluster(t *testing.T, kubeconfig, manifest, namespace string) ([]e
 }
 
 // called are the names of the webhooks that called the injector.
-func called(a explain.Admission) []string {
+func called(a wording.Admission) []string {
 	var out []string
 	for _, w := range a.Webhooks {
 		if w.Called {

@@ -39,8 +39,8 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/admission"
 	"github.com/sidecarlab/sidecarlab/engine"
-	"github.com/sidecarlab/sidecarlab/explain"
 	"github.com/sidecarlab/sidecarlab/internal/testcluster"
+	"github.com/sidecarlab/sidecarlab/wording"
 )
 
 // nsCell is a namespace of the matrix: its labels, and the revision whose install options
@@ -192,7 +192,7 @@ func (c *testCluster) dryRunCreate(t *testing.T, pod *corev1.Pod) (*corev1.Pod, 
 
 // admitJSON is `sidecarlab admit -o json` of the manifest in the namespace (none: the documents'
 // own), with the cell's labels and install options.
-func admitJSON(t *testing.T, manifest, namespace string, ns nsCell) []explain.Admission {
+func admitJSON(t *testing.T, manifest, namespace string, ns nsCell) []wording.Admission {
 	t.Helper()
 	args := []string{"admit", "-f", "-", "--kubernetes-version", testcluster.KubernetesVersion, "-o", "json"}
 	if namespace != "" {
@@ -211,7 +211,7 @@ func admitJSON(t *testing.T, manifest, namespace string, ns nsCell) []explain.Ad
 	if err != nil && !errors.Is(err, errSilent) {
 		t.Fatalf("sidecarlab %s: %v\n%s", strings.Join(args, " "), err, stderr)
 	}
-	var got []explain.Admission
+	var got []wording.Admission
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("sidecarlab admit -o json: %v\n%s", err, out)
 	}
@@ -640,7 +640,7 @@ func TestConformanceWorkloads(t *testing.T) {
 	type cell struct {
 		ns        nsCell
 		namespace string
-		admission explain.Admission
+		admission wording.Admission
 		final     *corev1.Pod
 		kind      string
 		app       string

@@ -11,8 +11,8 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/engine/yamldoc"
-	"github.com/sidecarlab/sidecarlab/explain"
 	"github.com/sidecarlab/sidecarlab/i18n"
+	"github.com/sidecarlab/sidecarlab/wording"
 )
 
 // input is one manifest file as given: its name as the user wrote it (or found under a
@@ -180,10 +180,10 @@ func (e *fileError) Error() string { return e.file + ": " + e.err.Error() }
 
 func (e *fileError) Unwrap() error { return e.err }
 
-// text is the error in l's language: the file, then the input error as explain words it. In
+// text is the error in l's language: the file, then the input error as package wording words it. In
 // English it is Error's text.
 func (e *fileError) text(l *i18n.Localizer) string {
-	return e.file + ": " + explain.In(l).InputErrorText(e.err)
+	return e.file + ": " + wording.In(l).InputErrorText(e.err)
 }
 
 // localizedError is an error worded in the CLI's language; errors.Is and As still see the
@@ -205,7 +205,7 @@ func (c *cli) errText(err error) string {
 	case *fileError:
 		return e.text(c.loc())
 	case *engine.InputError:
-		return explain.In(c.loc()).InputErrorText(e)
+		return wording.In(c.loc()).InputErrorText(e)
 	}
 	return err.Error()
 }

@@ -13,8 +13,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sidecarlab/sidecarlab/engine"
-	"github.com/sidecarlab/sidecarlab/explain"
 	"github.com/sidecarlab/sidecarlab/i18n"
+	"github.com/sidecarlab/sidecarlab/wording"
 )
 
 // cli is what every command runs with: the process's context, environment and streams, passed in
@@ -31,7 +31,7 @@ type cli struct {
 	name string
 	// lang words the messages meant for a person in the CLI's language (cliLang); nil is
 	// English. In JSON output only the sentences (message, fix text, …) follow it: the data is
-	// the same in every language. SARIF uses explain.English (its runs declare no language).
+	// the same in every language. SARIF uses wording.English (its runs declare no language).
 	lang *i18n.Localizer
 }
 
@@ -47,7 +47,7 @@ func (c *cli) loc() *i18n.Localizer {
 func (c *cli) T(id string, kv ...any) string { return c.loc().T(id, kv...) }
 
 // words words the engine's findings in the CLI's language.
-func (c *cli) words() explain.Words { return explain.In(c.loc()) }
+func (c *cli) words() wording.Words { return wording.In(c.loc()) }
 
 // errSilent is returned when the command already said what went wrong on stderr.
 var errSilent = errors.New("failed")

@@ -13,8 +13,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sidecarlab/sidecarlab/engine"
-	"github.com/sidecarlab/sidecarlab/explain"
 	"github.com/sidecarlab/sidecarlab/report"
+	"github.com/sidecarlab/sidecarlab/wording"
 )
 
 const deployment = `apiVersion: apps/v1
@@ -312,7 +312,7 @@ func TestInjectFailOnTreeNamesFileAndDocument(t *testing.T) {
 func TestInjectSaysWhatTheManifestIgnored(t *testing.T) {
 	ignoring := strings.Replace(classicJob, "  name: once\n", "  name: once\n  annotations:\n    sidecarlab.dev/ignore: job-classic-sidecar\n", 1)
 	_, stderr, err := runCLI(t, ignoring, "inject", "-f", "-", "--fail-on", "error")
-	if err != nil || !strings.Contains(stderr, explain.English.Ignored(1)) || strings.Contains(stderr, "[job-classic-sidecar]") {
+	if err != nil || !strings.Contains(stderr, wording.English.Ignored(1)) || strings.Contains(stderr, "[job-classic-sidecar]") {
 		t.Fatalf("ignored: err %v, stderr %q", err, stderr)
 	}
 	_, stderr, _ = runCLI(t, classicJob, "inject", "-f", "-")

@@ -13,7 +13,7 @@
 package secrets
 
 // Kind says why a value looks like something that should not be shared. The words for
-// each kind are in package explain.
+// each kind are in package wording.
 type Kind string
 
 const (

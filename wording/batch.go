@@ -1,4 +1,4 @@
-package explain
+package wording
 
 import (
 	"strconv"
@@ -13,12 +13,12 @@ import (
 // rows do not have.
 func (w Words) BatchTotal(t engine.BatchTotal) string {
 	// A workload with a pod per node is said apart, after the sums it is not in.
-	s := w.loc().T("explain.batch.total", "workloads", w.count("explain.batch.workloads", t.Workloads-t.PerNode), "pods", w.count("explain.batch.pods", t.Pods))
+	s := w.loc().T("wording.batch.total", "workloads", w.count("wording.batch.workloads", t.Workloads-t.PerNode), "pods", w.count("wording.batch.pods", t.Pods))
 	if t.Pods > 0 {
-		s += w.loc().T("explain.batch.sums", "requests", w.orNone(w.pairText(t.RequestsCPU, t.RequestsMem)), "limits", w.orNone(w.pairText(t.LimitsCPU, t.LimitsMem)))
+		s += w.loc().T("wording.batch.sums", "requests", w.orNone(w.pairText(t.RequestsCPU, t.RequestsMem)), "limits", w.orNone(w.pairText(t.LimitsCPU, t.LimitsMem)))
 	}
 	if t.PerNode > 0 {
-		s += w.loc().T("explain.batch.per-node", "n", thousands(t.PerNode))
+		s += w.loc().T("wording.batch.per-node", "n", thousands(t.PerNode))
 	}
 	return s
 }
@@ -48,7 +48,7 @@ func (w Words) pairText(cpu, mem string) string {
 
 func (w Words) orNone(s string) string {
 	if s == "" {
-		return w.loc().T("explain.batch.none")
+		return w.loc().T("wording.batch.none")
 	}
 	return s
 }

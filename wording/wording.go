@@ -1,9 +1,9 @@
-// Package explain words what the engine reports. The engine is language-free: a finding, a fix,
+// Package wording words what the engine reports. The engine is language-free: a finding, a fix,
 // a lifecycle event and a verdict carry ids and parameters, and this package, at the edge (the web
 // pages, the JSON API, the CLI), turns them into sentences a person reads. Every sentence here
-// is sidecarlab's own, in the catalogs of package i18n (locales/explain.LANG.toml), in the
+// is sidecarlab's own, in the catalogs of package i18n (locales/wording.LANG.toml), in the
 // language of the Words' Localizer (English: SARIF and logs).
-package explain
+package wording
 
 import (
 	"context"
@@ -36,7 +36,7 @@ func (w Words) loc() *i18n.Localizer {
 // English words in English: the JSON the CLI writes, which never changes with the language.
 var English = In(i18n.For(i18n.Default))
 
-// checkWords are a check's sentences, in the catalogs as explain.check.<id>.summary (a one-line
+// checkWords are a check's sentences, in the catalogs as wording.check.<id>.summary (a one-line
 // description, for lists of checks), .message (what a finding says) and .fix (what its fix
 // says). params turns a finding's parameters into the message's data and chooses the message
 // (a variant for an optional part); nil is the parameters as they are.
@@ -57,7 +57,7 @@ func with(p map[string]string, kv ...string) map[string]string {
 	return out
 }
 
-// paramNames are every parameter the explain messages use.
+// paramNames are every parameter the wording messages use.
 var paramNames = []string{
 	"key", "kind", "readFrom", "suggestion", "suggestionQ", "description", "descriptionQ", "value", "valueQ",
 	"read", "used", "enum", "field", "fieldQ", "version", "set", "missing", "id", "idQ",
@@ -144,7 +144,7 @@ var checks = map[string]checkWords{
 }
 
 // suggests are the checks whose message ends in "Did you mean …?" when the finding has a
-// suggestion (explain.check.<id>.suggest).
+// suggestion (wording.check.<id>.suggest).
 var suggests = map[string]bool{"unknown-istio-annotation": true, "unknown-proxy-config-field": true}
 
 // Summary is a check's one-line description; empty for a check sidecarlab has no words for.
@@ -152,7 +152,7 @@ func (w Words) Summary(check string) string {
 	if _, ok := checks[check]; !ok {
 		return ""
 	}
-	return w.loc().T("explain.check." + check + ".summary")
+	return w.loc().T("wording.check." + check + ".summary")
 }
 
 // Message is what a finding says.
@@ -165,9 +165,9 @@ func (w Words) Message(f engine.Finding) string {
 	if c.params != nil {
 		variant, data = c.params(f.Params)
 	}
-	s := w.tmap("explain.check."+f.Check+"."+variant, data)
+	s := w.tmap("wording.check."+f.Check+"."+variant, data)
 	if suggests[f.Check] && f.Params["suggestion"] != "" {
-		s += w.tmap("explain.check."+f.Check+".suggest", data)
+		s += w.tmap("wording.check."+f.Check+".suggest", data)
 	}
 	return s
 }
@@ -194,7 +194,7 @@ func (w Words) FixText(f engine.Finding) string {
 	if f.Fix == nil || !ok || !c.fix {
 		return ""
 	}
-	return w.tmap("explain.check."+f.Check+".fix", f.Params)
+	return w.tmap("wording.check."+f.Check+".fix", f.Params)
 }
 
 // Ignored says how many findings the manifest opted out of with sidecarlab.dev/ignore; empty
@@ -203,18 +203,18 @@ func (w Words) Ignored(n int) string {
 	if n == 0 {
 		return ""
 	}
-	return w.loc().N("explain.ignored", n)
+	return w.loc().N("wording.ignored", n)
 }
 
 // Line is a finding on one line, as the CLI prints it.
 func (w Words) Line(f engine.Finding) string {
-	s := string(f.Severity) + " [" + f.Check + "] " + w.loc().T("explain.line.where", "doc", f.Doc)
+	s := string(f.Severity) + " [" + f.Check + "] " + w.loc().T("wording.line.where", "doc", f.Doc)
 	if f.Path != "" {
 		s += " " + f.Path
 	}
 	s += ": " + w.Message(f)
 	if t := w.FixText(f); t != "" {
-		s += w.loc().T("explain.line.fix", "text", t)
+		s += w.loc().T("wording.line.fix", "text", t)
 	}
 	return s
 }
@@ -246,14 +246,14 @@ func (w Words) Findings(fs []engine.Finding) []Finding {
 	return out
 }
 
-// questions are the verdicts' questions (explain.verdict.<id>.question), by verdict id.
+// questions are the verdicts' questions (wording.verdict.<id>.question), by verdict id.
 var questions = map[string]string{
-	"app-before-proxy":   "explain.verdict.app-before-proxy.question",
-	"job-completes":      "explain.verdict.job-completes.question",
-	"proxy-outlives-app": "explain.verdict.proxy-outlives-app.question",
+	"app-before-proxy":   "wording.verdict.app-before-proxy.question",
+	"job-completes":      "wording.verdict.job-completes.question",
+	"proxy-outlives-app": "wording.verdict.proxy-outlives-app.question",
 }
 
-// reasons are the verdicts' reasons (explain.reason.<verdict>.<reason>), by verdict id and
+// reasons are the verdicts' reasons (wording.reason.<verdict>.<reason>), by verdict id and
 // reason: the message a verdict's parameters choose, "" for the reason's own.
 var reasons = map[string]map[string]func(p map[string]string) string{
 	"app-before-proxy": {
@@ -302,7 +302,7 @@ func (w Words) Why(v engine.Verdict) string {
 			r = c
 		}
 	}
-	return w.tmap("explain.reason."+v.ID+"."+r, v.Params)
+	return w.tmap("wording.reason."+v.ID+"."+r, v.Params)
 }
 
 // Verdict is a verdict with its words, as the JSON API gives it.
@@ -312,7 +312,7 @@ type Verdict struct {
 	Why      string `json:"why"`
 }
 
-// events are the lifecycle events sidecarlab words (explain.event.<id>.what, a sentence, and
+// events are the lifecycle events sidecarlab words (wording.event.<id>.what, a sentence, and
 // .short, a few words for a diagram): the variant of what an event's parameters choose, "" for
 // what itself.
 var events = map[string]func(p map[string]string) string{
@@ -345,7 +345,7 @@ func (w Words) What(e engine.LifecycleEvent) string {
 			v = c
 		}
 	}
-	return w.tmap("explain.event."+e.Event+"."+v, e.Params)
+	return w.tmap("wording.event."+e.Event+"."+v, e.Params)
 }
 
 // Short is a lifecycle event in a few words, for a diagram.
@@ -353,7 +353,7 @@ func (w Words) Short(e engine.LifecycleEvent) string {
 	if _, ok := events[e.Event]; !ok {
 		return e.Event
 	}
-	return w.tmap("explain.event."+e.Event+".short", e.Params)
+	return w.tmap("wording.event."+e.Event+".short", e.Params)
 }
 
 // Event is a lifecycle event with its words, as the JSON API gives it.

@@ -1,4 +1,4 @@
-package explain
+package wording
 
 // SettingsFix words the button of a fix that changes the settings (the Cluster view's: label
 // the namespace, Istio CNI, the seccomp profile, the label instead of the annotation), by the id

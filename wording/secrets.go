@@ -1,9 +1,9 @@
-package explain
+package wording
 
 import "github.com/sidecarlab/sidecarlab/engine/secrets"
 
 // secretKinds are the kinds of secrets.Finding sidecarlab words
-// (explain.secrets.kind.<kind>), as a clause after "document N, line L:".
+// (wording.secrets.kind.<kind>), as a clause after "document N, line L:".
 var secretKinds = map[secrets.Kind]bool{
 	secrets.Document:           true,
 	secrets.DataValue:          true,
@@ -23,7 +23,7 @@ func (w Words) SecretKind(f secrets.Finding) string {
 	if !secretKinds[f.Kind] {
 		return ""
 	}
-	return w.loc().T("explain.secrets.kind."+string(f.Kind), "rule", f.Rule)
+	return w.loc().T("wording.secrets.kind."+string(f.Kind), "rule", f.Rule)
 }
 
 // SecretWhere says where a finding is: a document and a line of the manifest, an annotation
@@ -31,17 +31,17 @@ func (w Words) SecretKind(f secrets.Finding) string {
 func (w Words) SecretWhere(f secrets.Finding) string {
 	switch {
 	case f.Setting == secrets.SettingInstallSet:
-		return w.loc().T("explain.secrets.install-set", "n", f.Line)
+		return w.loc().T("wording.secrets.install-set", "n", f.Line)
 	case f.Setting == secrets.SettingInstallOverlay:
-		return w.loc().T("explain.secrets.install-overlay", "line", f.Line)
+		return w.loc().T("wording.secrets.install-overlay", "line", f.Line)
 	case f.Setting == secrets.SettingNamespaceLabel:
-		return w.loc().T("explain.secrets.namespace-label")
+		return w.loc().T("wording.secrets.namespace-label")
 	case f.Setting == secrets.SettingMesh:
-		return w.loc().T("explain.secrets.mesh", "line", f.Line)
+		return w.loc().T("wording.secrets.mesh", "line", f.Line)
 	case f.Step > 0:
-		return w.loc().T("explain.secrets.step", "step", f.Step)
+		return w.loc().T("wording.secrets.step", "step", f.Step)
 	}
-	return w.loc().T("explain.secrets.where", "doc", f.Doc, "line", f.Line)
+	return w.loc().T("wording.secrets.where", "doc", f.Doc, "line", f.Line)
 }
 
 // SecretLine is one finding on one line, for lists and the CLI: where it is and what it is,
@@ -72,19 +72,19 @@ func (w Words) SecretFindings(fs []secrets.Finding) []SecretFinding {
 // SecretsFound is the headline over the list, before anything is stored: what was found (in
 // the manifest or the annotation steps) and what a short link would do with it.
 func (w Words) SecretsFound(total int) string {
-	return w.loc().N("explain.secrets.found", total, "n", thousands(total))
+	return w.loc().N("wording.secrets.found", total, "n", thousands(total))
 }
 
 // SecretsChoice is what the person can do about it, and what redacting keeps.
-func (w Words) SecretsChoice() string { return w.loc().T("explain.secrets.choice") }
+func (w Words) SecretsChoice() string { return w.loc().T("wording.secrets.choice") }
 
 // SecretsAPIChoice is SecretsFound's advice for the API and the CLI.
-func (w Words) SecretsAPIChoice() string { return w.loc().T("explain.secrets.api-choice") }
+func (w Words) SecretsAPIChoice() string { return w.loc().T("wording.secrets.api-choice") }
 
 // SecretsInLink warns on a page whose address carries its state: the long link holds the
 // manifest itself, so whoever it is sent to reads these values.
 func (w Words) SecretsInLink(total int) string {
-	return w.loc().N("explain.secrets.in-link", total, "n", thousands(total))
+	return w.loc().N("wording.secrets.in-link", total, "n", thousands(total))
 }
 
 // SecretsMore says how many findings a bounded list leaves out.
@@ -92,5 +92,5 @@ func (w Words) SecretsMore(shown, total int) string {
 	if total <= shown {
 		return ""
 	}
-	return w.loc().T("explain.secrets.more", "n", thousands(total-shown))
+	return w.loc().T("wording.secrets.more", "n", thousands(total-shown))
 }

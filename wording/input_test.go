@@ -1,4 +1,4 @@
-package explain
+package wording
 
 import (
 	"context"
@@ -260,7 +260,7 @@ func TestInputTextDrift(t *testing.T) {
 }
 
 // TestForeignInputVerbatim: a YAML parser's error has no ID and reads the same in every
-// language (its words, if any, come from explain.input.yaml, not from the input catalog).
+// language (its words, if any, come from wording.input.yaml, not from the input catalog).
 func TestForeignInputVerbatim(t *testing.T) {
 	e, err := engine.New(context.Background(), engine.Options{})
 	if err != nil {

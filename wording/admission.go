@@ -1,4 +1,4 @@
-package explain
+package wording
 
 import (
 	"slices"
@@ -9,7 +9,7 @@ import (
 )
 
 // traceWords are the rules of an admission trace (admission.TraceIDs) that sidecarlab words
-// (explain.trace.<id>, with the step's params): the message a step's params choose, "" for the
+// (wording.trace.<id>, with the step's params): the message a step's params choose, "" for the
 // rule's own.
 var traceWords = map[string]func(p map[string]string) string{
 	"namespace": func(p map[string]string) string {
@@ -80,7 +80,7 @@ func (w Words) TraceText(s admission.Step) string {
 	if v, ok := s.Params["value"]; ok {
 		data = with(s.Params, "valueQ", strconv.Quote(v))
 	}
-	return w.tmap("explain.trace."+id, data)
+	return w.tmap("wording.trace."+id, data)
 }
 
 // Admission is one document's admission with its words, as the API and the CLI give it.

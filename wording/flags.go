@@ -1,6 +1,6 @@
-package explain
+package wording
 
-// iptablesFlags are the istio-iptables flags sidecarlab says the meaning of (explain.flag.<name>),
+// iptablesFlags are the istio-iptables flags sidecarlab says the meaning of (wording.flag.<name>),
 // by long name (engine.Change.FlagName).
 // The sentences follow Istio's own help texts (tools/istio-iptables/pkg/cmd/root.go in the pinned
 // Istio); the annotation or setting that writes the flag comes from Istio's injection template
@@ -35,11 +35,11 @@ var iptablesFlags = map[string]bool{
 	"drop-invalid":                       true,
 }
 
-// IptablesFlag says what an istio-iptables flag does (explain.flag.<name>), from its long name;
+// IptablesFlag says what an istio-iptables flag does (wording.flag.<name>), from its long name;
 // empty when sidecarlab has no words for it.
 func (w Words) IptablesFlag(name string) string {
 	if !iptablesFlags[name] {
 		return ""
 	}
-	return w.loc().T("explain.flag." + name)
+	return w.loc().T("wording.flag." + name)
 }

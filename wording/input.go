@@ -1,4 +1,4 @@
-package explain
+package wording
 
 import (
 	"regexp"
@@ -25,7 +25,7 @@ var (
 )
 
 // yamlReasons are go-yaml's reasons and what they mean to a person writing YAML
-// (explain.input.yaml.<id>).
+// (wording.input.yaml.<id>).
 var yamlReasons = []struct{ reason, id string }{
 	{"mapping values are not allowed in this context", "mapping-values"},
 	{"did not find expected key", "expected-key"},
@@ -67,15 +67,15 @@ func (w Words) InputErrorText(e *engine.InputError) string {
 func (w Words) where(doc, line int, field string) string {
 	var parts []string
 	if doc > 0 {
-		parts = append(parts, w.loc().T("explain.where.doc", "doc", doc))
+		parts = append(parts, w.loc().T("wording.where.doc", "doc", doc))
 	}
 	if line > 0 {
-		parts = append(parts, w.loc().T("explain.where.line", "line", line))
+		parts = append(parts, w.loc().T("wording.where.line", "line", line))
 	}
 	if field != "" {
 		parts = append(parts, w.FieldText(field))
 	}
-	return strings.Join(parts, w.loc().T("explain.where.sep"))
+	return strings.Join(parts, w.loc().T("wording.where.sep"))
 }
 
 // at puts what after where ("document 2, line 9: what"), or is what alone when where is "".
@@ -83,7 +83,7 @@ func (w Words) at(where, what string) string {
 	if where == "" {
 		return what
 	}
-	return w.loc().T("explain.where.at", "where", where, "what", what)
+	return w.loc().T("wording.where.at", "where", where, "what", what)
 }
 
 // Input words an input error. Errors that are not about the manifest's text (annotation values,
@@ -100,13 +100,13 @@ func (w Words) Input(e *engine.InputError) InputError {
 	}
 	msg := e.Msg
 	if m := jsonType.FindStringSubmatch(msg); m != nil {
-		words := w.loc().T("explain.input.type", "field", m[2], "want", w.typeWords(m[3]), "got", m[1])
+		words := w.loc().T("wording.input.type", "field", m[2], "want", w.typeWords(m[3]), "got", m[1])
 		return InputError{Summary: w.at(where, words), Details: msg, Reason: words}
 	}
 	reason := yamlPrefix.ReplaceAllString(msg, "")
 	for _, r := range yamlReasons {
 		if reason == r.reason {
-			words := w.loc().T("explain.input.yaml." + r.id)
+			words := w.loc().T("wording.input.yaml." + r.id)
 			return InputError{Summary: w.at(where, words), Details: msg, Reason: words}
 		}
 	}
@@ -120,17 +120,17 @@ func (w Words) Input(e *engine.InputError) InputError {
 func (w Words) typeWords(t string) string {
 	switch {
 	case strings.HasPrefix(t, "[]"):
-		return w.loc().T("explain.input.kind.list")
+		return w.loc().T("wording.input.kind.list")
 	case strings.HasPrefix(t, "map["), strings.Contains(t, "."):
-		return w.loc().T("explain.input.kind.map")
+		return w.loc().T("wording.input.kind.map")
 	case strings.HasPrefix(t, "int"), strings.HasPrefix(t, "uint"), strings.HasPrefix(t, "float"):
-		return w.loc().T("explain.input.kind.number")
+		return w.loc().T("wording.input.kind.number")
 	case t == "bool":
-		return w.loc().T("explain.input.kind.bool")
+		return w.loc().T("wording.input.kind.bool")
 	case t == "string":
-		return w.loc().T("explain.input.kind.string")
+		return w.loc().T("wording.input.kind.string")
 	}
-	return w.loc().T("explain.input.kind.go", "type", t)
+	return w.loc().T("wording.input.kind.go", "type", t)
 }
 
 // fieldWords are the fields InputError.Field names by a fixed word, by catalog id.
@@ -146,7 +146,7 @@ var fieldWords = map[string]string{
 // field this does not know (a form's own, such as v:KEY) is shown as it is.
 func (w Words) FieldText(f string) string {
 	if id, ok := fieldWords[f]; ok {
-		return w.loc().T("explain.field." + id)
+		return w.loc().T("wording.field." + id)
 	}
 	for _, p := range []struct{ prefix, id string }{{"annotation ", "annotation-named"}, {"install option ", "install-option"}, {"file ", "file"}} {
 		rest, ok := strings.CutPrefix(f, p.prefix)
@@ -155,10 +155,10 @@ func (w Words) FieldText(f string) string {
 		}
 		if p.id == "annotation-named" {
 			if name, field, ok := strings.Cut(rest, " field "); ok {
-				return w.loc().T("explain.field.annotation-field", "name", name, "field", field)
+				return w.loc().T("wording.field.annotation-field", "name", name, "field", field)
 			}
 		}
-		return w.loc().T("explain.field."+p.id, "name", rest)
+		return w.loc().T("wording.field."+p.id, "name", rest)
 	}
 	return f
 }

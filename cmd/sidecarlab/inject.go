@@ -156,7 +156,7 @@ func injectLogged(c *cli, j *session, opts engine.Options) (*engine.Injection, *
 
 // writeOutput writes Injection.Output's text (every document that did not fail, each followed by
 // "---\n") document by document through one buffer: a multi-megabyte manifest is not first joined
-// into one string (growing it was ~8 % of inject's time on a 3.4 MB file of CRDs).
+// into one string, whose growing is a measurable share of inject's time (BENCHMARKS.md, §5).
 func writeOutput(w io.Writer, docs []engine.Document) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	for _, d := range docs {

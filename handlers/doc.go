@@ -3,7 +3,7 @@
 //
 // A request is read into a state and a view: a permalink's query (viewquery.go, state.go), a
 // posted form and its action (form.go), a share or an API call. The engine runs the state; the
-// handlers shape its answer into package web's view models (page.go, view.go for the results,
+// handlers shape its answer into package web's view models (page.go, results.go for the results,
 // panel.go, lifecycle.go, cluster.go, …) and render them, or answer JSON (api.go). Errors become
 // a page or JSON with a status through one adapter (errors.go).
 //

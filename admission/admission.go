@@ -41,6 +41,7 @@ import (
 	"istio.io/istio/pkg/kube/inject"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/engine/ambient"
 )
 
 // DefaultNamespace is the namespace of a workload that names none, when the settings name none.
@@ -77,6 +78,24 @@ type Result struct {
 	// Trace names each rule in the order the cluster applies it (see trace.go); the verdicts
 	// above come from the real code, the trace says which rule decided.
 	Trace []Step `json:"trace"`
+	// Ambient is whether the admitted Pod joins ambient once it runs (the CNI agent's decision,
+	// package ambient), when the installation has ambient or the Pod or its namespace carries
+	// istio.io/dataplane-mode; nil otherwise.
+	Ambient *ambient.Enrolment `json:"ambient,omitempty"`
+}
+
+// enrol decides whether the admitted Pod joins ambient under the installation's CNI agent.
+func (r *Result) enrol(cni *ambient.CNI, ns engine.Namespace) {
+	if !r.Admitted || r.Final == nil || (!(cni != nil && cni.Enabled) && !ambient.Labelled(r.Final, ns.Labels)) {
+		return
+	}
+	pod := r.Final.DeepCopy()
+	pod.Namespace = ns.Name
+	e, err := cni.Enrol(pod, ns.Labels)
+	if err != nil {
+		e = ambient.Enrolment{Rule: ambient.RuleAgentError, Error: err.Error()}
+	}
+	r.Ambient = &e
 }
 
 // Admitter runs admissions; it keeps the webhooks it built (one per installation and Kubernetes
@@ -104,6 +123,8 @@ type cluster struct {
 	configs []*admissionregistrationv1.MutatingWebhookConfiguration
 	wh      *webhook
 	psa     *podSecurity
+	// cni is the CNI node agent's ambient settings; nil when the installation has none.
+	cni *ambient.CNI
 }
 
 const maxWebhooks = 8
@@ -151,6 +172,13 @@ func (a *Admitter) cluster(in *engine.Install, s engine.Settings) (*cluster, err
 		return nil, err
 	}
 	c := &cluster{configs: configs, wh: wh, psa: psa}
+	if data := in.CNI(); data != nil {
+		cni, err := ambient.CNIFromConfigMap(data)
+		if err != nil {
+			return nil, err
+		}
+		c.cni = &cni
+	}
 	if len(a.order) >= maxWebhooks {
 		old := a.order[0]
 		a.hooks[old].wh.close()
@@ -217,9 +245,11 @@ func (a *Admitter) Admit(ctx context.Context, manifest []byte, steps []engine.St
 			}
 			maps.Copy(labels, l)
 		}
-		if err := r.admit(ctx, c.configs, c.wh, c.psa, !a.undefaulted, engine.Namespace{Name: pod.Namespace, Labels: labels}); err != nil {
+		ns := engine.Namespace{Name: pod.Namespace, Labels: labels}
+		if err := r.admit(ctx, c.configs, c.wh, c.psa, !a.undefaulted, ns); err != nil {
 			return nil, err
 		}
+		r.enrol(c.cni, ns)
 		out = append(out, r)
 	}
 	return out, nil

@@ -8,10 +8,12 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 
 	istiolog "istio.io/istio/pkg/log"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/engine/ambient"
 )
 
 var adm *Admitter
@@ -477,4 +479,39 @@ func TestAsKubectlReadsTheFile(t *testing.T) {
 			t.Fatalf("not given as --namespace: %+v", rs[0])
 		}
 	})
+}
+
+// TestAmbient: in an installation with ambient (Istio's ambient profile), a Pod of a namespace
+// labelled istio.io/dataplane-mode=ambient is admitted as written (no webhook selects it) and
+// joins ambient by the chart's namespace selector; labelled sidecar.istio.io/inject=true it is
+// injected and so stays out; a none label keeps it out. Without ambient installed the label
+// joins nothing, and a Pod with no label in a mesh without ambient gets no ambient answer.
+func TestAmbient(t *testing.T) {
+	amb := engine.Settings{Install: engine.InstallOptions{Set: []string{"profile=ambient"}}}
+	ambientNS := engine.Namespace{Name: "shop", Labels: map[string]string{"istio.io/dataplane-mode": "ambient"}}
+	r := admitOne(t, deployment, amb, ambientNS)
+	if r.Injected || !r.Admitted || r.Ambient == nil || !r.Ambient.Joins || r.Ambient.Rule != ambient.RuleSelector || r.Ambient.Selector != 2 {
+		t.Fatalf("ambient namespace: injected %v admitted %v ambient %+v, want admitted as written, joining by selector 2", r.Injected, r.Admitted, r.Ambient)
+	}
+	if !equality.Semantic.DeepEqual(r.Pod, r.Final) {
+		t.Fatal("Istio changed the Pod of an ambient namespace at admission")
+	}
+	labelled := strings.Replace(deployment, "      labels: {app: web}", "      labels: {app: web, sidecar.istio.io/inject: \"true\"}", 1)
+	if labelled == deployment {
+		t.Fatal("the test's Deployment has no pod template labels to add to")
+	}
+	r = admitOne(t, labelled, amb, ambientNS)
+	if !r.Injected || r.Ambient == nil || r.Ambient.Joins || r.Ambient.Rule != ambient.RuleSidecar {
+		t.Fatalf("the sidecar.istio.io/inject=true label in an ambient namespace: injected %v ambient %+v, want injected and out of ambient", r.Injected, r.Ambient)
+	}
+	none := strings.Replace(deployment, "      labels: {app: web}", "      labels: {app: web, istio.io/dataplane-mode: none}", 1)
+	if r = admitOne(t, none, amb, ambientNS); r.Ambient == nil || r.Ambient.Joins || r.Ambient.Rule != ambient.RuleNoSelector {
+		t.Fatalf("dataplane-mode=none in an ambient namespace: %+v", r.Ambient)
+	}
+	if r = admitOne(t, deployment, engine.Settings{}, ambientNS); r.Ambient == nil || r.Ambient.Joins || r.Ambient.Rule != ambient.RuleNotInstalled {
+		t.Fatalf("an ambient namespace without ambient installed: %+v", r.Ambient)
+	}
+	if r = admitOne(t, deployment, engine.Settings{}, engine.Namespace{Name: "shop"}); r.Ambient != nil {
+		t.Fatalf("no ambient anywhere, yet an ambient answer: %+v", r.Ambient)
+	}
 }

@@ -95,6 +95,8 @@ type Install struct {
 	// to the one who asks for them: injection does not read them).
 	webhooks    []*admissionregistrationv1.MutatingWebhookConfiguration
 	webhooksErr error
+	// cni is the CNI node agent's ConfigMap data; nil without one.
+	cni map[string]string
 
 	templates inject.Templates
 	// rawTemplates are the injection templates' text, by name, as Istio decoded them; custom is
@@ -112,6 +114,9 @@ type Install struct {
 // templates, values and mesh config (counted as three times the text).
 func (in *Install) size() int64 {
 	text := len(in.InjectorConfig) + len(in.Values) + len(in.MeshConfigYAML)
+	for k, v := range in.cni {
+		text += len(k) + len(v)
+	}
 	return 4*int64(text) + int64(len(in.webhooksYAML))
 }
 
@@ -126,6 +131,9 @@ type ConfigMaps struct {
 	// Webhooks are the rendered MutatingWebhookConfigurations as the charts wrote them, one
 	// YAML document each, separated by "---" lines, in the render's order.
 	Webhooks string `json:"webhooks,omitempty"`
+	// CNI is the data of the CNI node agent's ConfigMap (istio-cni-config), which decides which
+	// pods join ambient (package ambient reads it); nil when the render has no CNI agent.
+	CNI map[string]string `json:"cni,omitempty"`
 }
 
 // renderInstall renders the options in this process and builds the installation; the policy is
@@ -206,6 +214,9 @@ func renderConfigMaps(o InstallOptions) (ConfigMaps, error) {
 				continue
 			}
 			data, _ := m.Object["data"].(map[string]any)
+			if m.GetName() == "istio-cni-config" && cm.CNI == nil {
+				cm.CNI = stringData(data)
+			}
 			if rev, ok := strings.CutPrefix(m.GetName(), "istio-sidecar-injector"); ok && (rev == "" || strings.HasPrefix(rev, "-")) && !foundInjector {
 				cm.InjectorConfig, _ = data["config"].(string)
 				cm.Values, _ = data["values"].(string)
@@ -231,7 +242,7 @@ func renderConfigMaps(o InstallOptions) (ConfigMaps, error) {
 // injection templates but runs none of them. Unless the policy allows custom templates, templates
 // other than builtin are refused (for options that are not the default).
 func buildInstall(o InstallOptions, cm ConfigMaps, policy InstallPolicy, builtin map[string]string) (*Install, error) {
-	in := &Install{Options: o, Hash: o.Hash(), InjectorConfig: cm.InjectorConfig, Values: cm.Values, MeshConfigYAML: cm.MeshConfigYAML, webhooksYAML: cm.Webhooks}
+	in := &Install{Options: o, Hash: o.Hash(), InjectorConfig: cm.InjectorConfig, Values: cm.Values, MeshConfigYAML: cm.MeshConfigYAML, webhooksYAML: cm.Webhooks, cni: cm.CNI}
 	in.webhooks, in.webhooksErr = webhookConfigurations(cm.Webhooks)
 	if o.Mesh.IstioTemplates {
 		// A compacted mesh (CompactMesh): its config again with its templates, the embedded
@@ -304,7 +315,7 @@ func webhookConfigurations(text string) ([]*admissionregistrationv1.MutatingWebh
 
 // configMaps are the installation's ConfigMaps, as a worker is given them.
 func (in *Install) configMaps() ConfigMaps {
-	return ConfigMaps{InjectorConfig: in.InjectorConfig, Values: in.Values, MeshConfigYAML: in.MeshConfigYAML, Webhooks: in.webhooksYAML}
+	return ConfigMaps{InjectorConfig: in.InjectorConfig, Values: in.Values, MeshConfigYAML: in.MeshConfigYAML, Webhooks: in.webhooksYAML, CNI: in.cni}
 }
 
 var unknownFieldRE = regexp.MustCompile(`unknown field "([^"]+)"`)
@@ -341,4 +352,19 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// CNI is the data of the installation's CNI node agent's ConfigMap (istio-cni-config), nil when
+// it has none. Callers must not change it.
+func (in *Install) CNI() map[string]string { return in.cni }
+
+// stringData is a ConfigMap's data as strings (a rendered manifest's values are strings).
+func stringData(data map[string]any) map[string]string {
+	out := make(map[string]string, len(data))
+	for k, v := range data {
+		if s, ok := v.(string); ok {
+			out[k] = s
+		}
+	}
+	return out
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/sidecarlab/sidecarlab/admission"
+	"github.com/sidecarlab/sidecarlab/engine/ambient"
 )
 
 // traceWords are the rules of an admission trace (admission.TraceIDs) that sidecarlab words
@@ -101,6 +102,34 @@ type Admission struct {
 	Webhooks   []admission.WebhookMatch `json:"webhooks,omitempty"`
 	Trace      []TraceStep              `json:"trace"`
 	Error      string                   `json:"error,omitempty"`
+	// Ambient is whether the Pod joins ambient once it runs (admission.Result.Ambient), worded.
+	Ambient *Ambient `json:"ambient,omitempty"`
+}
+
+// Ambient is an ambient enrolment with its sentence and, for a Pod that joins, what happens at
+// run time.
+type Ambient struct {
+	ambient.Enrolment
+	Text    string   `json:"text"`
+	RunTime []string `json:"runtime,omitempty"`
+}
+
+// Ambient words an enrolment of a Pod in namespace.
+func (w Words) Ambient(e ambient.Enrolment, namespace string) *Ambient {
+	orAny := func(sel string) string {
+		if sel == "" {
+			return w.loc().T("ambient.enrol.any")
+		}
+		return sel
+	}
+	a := &Ambient{Enrolment: e, Text: w.loc().T(e.Rule.MessageID(), "Namespace", namespace, "Number", e.Selector,
+		"Pods", orAny(e.PodSelector), "Namespaces", orAny(e.NamespaceSelector), "Error", e.Error)}
+	if e.Joins {
+		for _, id := range ambient.RunTime() {
+			a.RunTime = append(a.RunTime, w.loc().T(id))
+		}
+	}
+	return a
 }
 
 // Admissions words the results.
@@ -119,6 +148,9 @@ func (w Words) Admissions(rs []admission.Result) []Admission {
 			a.Violations = append(a.Violations, r.WebhookError)
 		}
 		a.Violations = append(a.Violations, r.Violations...)
+		if r.Ambient != nil {
+			a.Ambient = w.Ambient(*r.Ambient, a.Namespace)
+		}
 		// The reasons: when no webhook was called, why each was not; otherwise the webhook
 		// that was, Istio's rule that decided, and the verdict.
 		called := slices.ContainsFunc(r.Trace, func(s admission.Step) bool { return s.ID == "webhook-called" })

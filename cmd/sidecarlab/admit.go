@@ -116,6 +116,12 @@ func admitRun(c *cli, j *session, output string, namespaceGiven bool) error {
 			for _, t := range a.Trace {
 				fmt.Fprintf(c.stdout, "  - %s\n", t.Text)
 			}
+			if a.Ambient != nil {
+				fmt.Fprintf(c.stdout, "  %s\n", a.Ambient.Text)
+				for _, f := range a.Ambient.RunTime {
+					fmt.Fprintf(c.stdout, "    %s\n", f)
+				}
+			}
 			for _, w := range a.Warnings {
 				fmt.Fprintln(c.stdout, "  "+c.T("cli.admit.warning", "Warning", w))
 			}

@@ -52,3 +52,50 @@ func TestAdmit(t *testing.T) {
 		t.Fatalf("bad labels: want a usage error, got %v", err)
 	}
 }
+
+// TestAdmitAmbient: `admit --namespace-labels istio.io/dataplane-mode=ambient` with Istio's ambient
+// profile says the Pod is admitted as written and joins ambient, with what happens at run time;
+// the sidecar.istio.io/inject=true label there brings a sidecar and keeps it out; without the
+// ambient profile the label joins nothing. In Japanese the sentences change and the data does not.
+func TestAdmitAmbient(t *testing.T) {
+	args := []string{"admit", "-f", "-", "-n", "shop", "--namespace-labels", "istio.io/dataplane-mode=ambient", "--set", "profile=ambient"}
+	out, stderr, err := runCLI(t, deployment, args...)
+	if err != nil {
+		t.Fatalf("%v: %s", err, stderr)
+	}
+	for _, want := range []string{"NOT INJECTED, ADMITTED", "Joins ambient by the CNI node agent's enablement selector 2", "istio.io/dataplane-mode=ambient", "ambient.istio.io/redirection: enabled"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("ambient namespace: the output lacks %q:\n%s", want, out)
+		}
+	}
+	labelled := strings.Replace(deployment, "labels:\n        app: web", "labels:\n        app: web\n        sidecar.istio.io/inject: \"true\"", 1)
+	if labelled == deployment {
+		t.Fatalf("the test's Deployment has no pod label to add to:\n%s", deployment)
+	}
+	js, stderr, err := runCLI(t, labelled, append(args, "-o", "json")...)
+	if err != nil {
+		t.Fatalf("%v: %s", err, stderr)
+	}
+	var got []wording.Admission
+	if err := json.Unmarshal([]byte(js), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || !got[0].Injected || got[0].Ambient == nil || got[0].Ambient.Joins || got[0].Ambient.Rule != "sidecar" || len(got[0].Ambient.RunTime) != 0 {
+		t.Fatalf("the inject label in an ambient namespace: %+v", got)
+	}
+	out, stderr, err = runCLI(t, deployment, "admit", "-f", "-", "-n", "shop", "--namespace-labels", "istio.io/dataplane-mode=ambient")
+	if err != nil || !strings.Contains(out, "Does not join ambient: this installation has no CNI node agent with ambient enabled") {
+		t.Fatalf("without the ambient profile: %v %s\n%s", err, stderr, out)
+	}
+	ja, stderr, err := runCLI(t, deployment, append(args, "-o", "json", "--lang", "ja")...)
+	if err != nil {
+		t.Fatalf("%v: %s", err, stderr)
+	}
+	var jaGot []wording.Admission
+	if err := json.Unmarshal([]byte(ja), &jaGot); err != nil {
+		t.Fatal(err)
+	}
+	if len(jaGot) != 1 || jaGot[0].Ambient == nil || !jaGot[0].Ambient.Joins || jaGot[0].Ambient.Selector != 2 || !strings.Contains(jaGot[0].Ambient.Text, "アンビエントに参加します") {
+		t.Fatalf("ja: %+v", jaGot)
+	}
+}

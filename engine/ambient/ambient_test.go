@@ -335,6 +335,10 @@ func TestMessages(t *testing.T) {
 			ids = append(ids, p.MessageID())
 		}
 	}
+	for _, r := range Rules() {
+		ids = append(ids, r.MessageID())
+	}
+	ids = append(append(ids, RunTime()...), "ambient.enrol.any")
 	slices.Sort(ids)
 	ids = slices.Compact(ids)
 	for _, code := range i18n.Codes {

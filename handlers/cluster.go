@@ -39,6 +39,9 @@ func (s *server) clusterView(ctx context.Context, st State) (web.ClusterView, []
 		for _, t := range a.Trace {
 			d.Trace = append(d.Trace, web.TraceLine{ID: t.ID, Text: t.Text})
 		}
+		if a.Ambient != nil {
+			d.Ambient = &web.AmbientView{Joins: a.Ambient.Joins, Rule: string(a.Ambient.Rule), Text: a.Ambient.Text, RunTime: a.Ambient.RunTime}
+		}
 		for _, w := range a.Webhooks {
 			d.Webhooks = append(d.Webhooks, web.WebhookRow{Configuration: w.Configuration, Name: w.Name,
 				NamespaceSelector: w.NamespaceSelector, ObjectSelector: w.ObjectSelector,

@@ -2,11 +2,13 @@ package handlers
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -15,8 +17,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sidecarlab/sidecarlab/admission"
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/web"
+	"github.com/sidecarlab/sidecarlab/wording"
 )
 
 var shop = engine.Namespace{Name: "shop"}
@@ -242,6 +246,54 @@ func TestClusterTab(t *testing.T) {
 				t.Error("the webhooks table has no column headers")
 			}
 		})
+	}
+}
+
+// TestClusterAmbient: the Cluster tab says whether the admitted Pod joins ambient, by which rule,
+// and what happens at run time (code quoted as code), in the page's language; nothing when the
+// installation has no ambient and nothing asks for it.
+func TestClusterAmbient(t *testing.T) {
+	h := newServer(t)
+	ambientNS := engine.Namespace{Name: "shop", Labels: map[string]string{"istio.io/dataplane-mode": "ambient"}}
+	r := clusterPage(t, h, withNamespace(ambientNS, "profile=ambient"))
+	a := testid(r, "cluster-ambient")
+	if a.AttrOr("data-joins", "") != "true" || a.AttrOr("data-rule", "") != "selector" || !strings.Contains(a.Text(), "enablement selector 2") {
+		t.Fatalf("ambient namespace, ambient profile: %q joins=%q rule=%q", a.Text(), a.AttrOr("data-joins", ""), a.AttrOr("data-rule", ""))
+	}
+	if a.Find("code").First().Text() != "istio.io/dataplane-mode notin (none)" {
+		t.Errorf("the selector is not shown as code: %q", a.Find("code").First().Text())
+	}
+	if n := testid(r, "cluster-ambient-runtime").Find("li").Length(); n != 3 {
+		t.Errorf("%d run-time facts, want 3", n)
+	}
+	if testid(r, "verdict-not-injected").Length() != 1 || testid(r, "verdict-admitted").Length() != 1 {
+		t.Error("the Pod of an ambient namespace is not shown admitted as written")
+	}
+	// A Pod that joins ambient is not offered the injection label, which would take it out.
+	if got := fixes(r); len(got) != 0 {
+		t.Errorf("fixes offered to a Pod that joins ambient: %q", got)
+	}
+	r = clusterPage(t, h, withNamespace(ambientNS))
+	if a := testid(r, "cluster-ambient"); a.AttrOr("data-rule", "") != "not-installed" || testid(r, "cluster-ambient-runtime").Length() != 0 {
+		t.Errorf("the default profile: rule %q", a.AttrOr("data-rule", ""))
+	}
+	if got := fixes(r); !slices.Contains(got, fixLabelInjection) {
+		t.Errorf("without ambient installed the injection label is the way into the mesh: fixes %q", got)
+	}
+	if r = clusterPage(t, h, withNamespace(shop)); testid(r, "cluster-ambient").Length() != 0 {
+		t.Error("an ambient answer without ambient installed or asked for")
+	}
+	ja := get(t, h, stateLink(t, withNamespace(ambientNS, "profile=ambient"))+"&tab=cluster&lang=ja")
+	if got := testid(ja, "cluster-ambient").Text(); !strings.Contains(got, "アンビエントに参加します") {
+		t.Errorf("ja: %q", got)
+	}
+	// The API answers the same in its admission part.
+	st := withNamespace(ambientNS, "profile=ambient")
+	status, body, parts := postAPI(t, h, "?include=admission", api.InjectRequest{Manifest: st.Manifest, Settings: st.Settings})
+	var adm []wording.Admission
+	if status != http.StatusOK || json.Unmarshal(parts["admission"], &adm) != nil || len(adm) != 1 || adm[0].Ambient == nil ||
+		!adm[0].Ambient.Joins || adm[0].Ambient.Selector != 2 || len(adm[0].Ambient.RunTime) != 3 {
+		t.Errorf("API: %d %.600s", status, body)
 	}
 }
 

@@ -47,7 +47,10 @@ func settingsFixes(rs []admission.Result, set engine.Settings) []web.SettingsFix
 			continue
 		}
 		called := slices.ContainsFunc(r.Webhooks, func(w admission.WebhookMatch) bool { return w.Called })
-		if !called && slices.ContainsFunc(r.Webhooks, func(w admission.WebhookMatch) bool { return w.ObjectMatch && !w.NamespaceMatch }) {
+		// A Pod that joins ambient is in the mesh without a sidecar: labelling its namespace for
+		// injection would take it out of ambient, so it is not offered.
+		joins := r.Ambient != nil && r.Ambient.Joins
+		if !called && !joins && slices.ContainsFunc(r.Webhooks, func(w admission.WebhookMatch) bool { return w.ObjectMatch && !w.NamespaceMatch }) {
 			label = true
 		}
 		if !r.Admitted && slices.ContainsFunc(r.Violations, func(v string) bool {

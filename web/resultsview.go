@@ -76,6 +76,18 @@ type ClusterDoc struct {
 	Lifecycle *LifecycleView
 	// Error says why this document has no Pod (a kind that makes none, a failed document).
 	Error string
+	// Ambient is whether the Pod joins ambient once it runs, in words (nil: the installation
+	// has no ambient and nothing asks for it); RunTime what happens then.
+	Ambient *AmbientView
+}
+
+// AmbientView is a Pod's ambient enrolment: Joins, the sentence that says by which rule (a
+// catalog message, `code` quoted), and what happens at run time to a Pod that joins.
+type AmbientView struct {
+	Joins   bool
+	Rule    string
+	Text    string
+	RunTime []string
 }
 
 // TraceLine is one rule of the trace, in words.

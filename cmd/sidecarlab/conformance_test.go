@@ -67,6 +67,9 @@ var conformanceNamespaces = []nsCell{
 	{name: "restricted", labels: map[string]string{"istio-injection": "enabled", "pod-security.kubernetes.io/enforce": "restricted"}, rev: testcluster.Default},
 	{name: "warn-audit", labels: map[string]string{"istio-injection": "enabled", "pod-security.kubernetes.io/warn": "restricted", "pod-security.kubernetes.io/audit": "baseline"}, rev: testcluster.Default},
 	{name: "cni-baseline", labels: map[string]string{"istio.io/rev": "cni", "pod-security.kubernetes.io/enforce": "baseline", "pod-security.kubernetes.io/warn": "restricted"}, rev: testcluster.CNI},
+	// Ambient is a namespace label no injection webhook selects on: its Pods come back as
+	// written, but for the one labelled sidecar.istio.io/inject=true.
+	{name: "ambient", labels: map[string]string{"istio.io/dataplane-mode": "ambient"}, rev: testcluster.Default},
 }
 
 // podCell is a Pod of the matrix.
@@ -319,6 +322,12 @@ func TestConformancePods(t *testing.T) {
 					}
 					if a.Injected != injected(server) {
 						t.Errorf("%s: injected: server %v, sidecarlab %v", cell, injected(server), a.Injected)
+					}
+					// In an ambient namespace the API server returns the Pod as written (no
+					// webhook selects on istio.io/dataplane-mode) but for the one that asks
+					// for a sidecar with the label.
+					if ns.name == "ambient" && (p.name == "plain" || p.name == "label-true") && injected(server) != (p.name == "label-true") {
+						t.Errorf("%s: the API server injected %v", cell, injected(server))
 					}
 					if diffs := comparePods(finals[i+1], server, serverOnlyPodFields); len(diffs) > 0 {
 						t.Errorf("%s: admission's final Pod and the server's differ:\n  %s", cell, strings.Join(diffs, "\n  "))

@@ -75,6 +75,10 @@ type Result struct {
 	Warnings   []string `json:"warnings,omitempty"`
 	// Error is set when the document is not a workload that makes Pods, or failed to read.
 	Error string `json:"error,omitempty"`
+	// Refused is set when kubectl refuses the document before any API server sees it (Error
+	// says why, in kubectl's words): `kubectl create` exits 1, and so does `sidecarlab admit`.
+	// A document of a kind that makes no Pods is not refused: kubectl creates it.
+	Refused bool `json:"refused,omitempty"`
 	// Trace names each rule in the order the cluster applies it (see trace.go); the verdicts
 	// above come from the real code, the trace says which rule decided.
 	Trace []Step `json:"trace"`
@@ -224,6 +228,7 @@ func (a *Admitter) Admit(ctx context.Context, manifest []byte, steps []engine.St
 		}
 		if a.NamespaceGiven && s.Namespace.Name != "" && w.Namespace != "" && w.Namespace != s.Namespace.Name {
 			r.Error = fmt.Sprintf("the namespace from the provided object %q does not match the namespace %q. You must pass '--namespace=%s' to perform this operation.", w.Namespace, s.Namespace.Name, w.Namespace)
+			r.Refused = true
 			out = append(out, r)
 			continue
 		}

@@ -102,6 +102,8 @@ type Admission struct {
 	Webhooks   []admission.WebhookMatch `json:"webhooks,omitempty"`
 	Trace      []TraceStep              `json:"trace"`
 	Error      string                   `json:"error,omitempty"`
+	// Refused: kubectl refuses the document (admission.Result.Refused).
+	Refused bool `json:"refused,omitempty"`
 	// Ambient is whether the Pod joins ambient once it runs (admission.Result.Ambient), worded.
 	Ambient *Ambient `json:"ambient,omitempty"`
 }
@@ -137,7 +139,7 @@ func (w Words) Admissions(rs []admission.Result) []Admission {
 	out := make([]Admission, 0, len(rs))
 	for _, r := range rs {
 		a := Admission{Doc: r.Doc, Kind: r.Kind, Name: r.Name, Injected: r.Injected, Admitted: r.Admitted,
-			InjectReasons: []string{}, Violations: []string{}, Warnings: r.Warnings, Webhooks: r.Webhooks, Trace: w.Trace(r.Trace), Error: r.Error}
+			InjectReasons: []string{}, Violations: []string{}, Warnings: r.Warnings, Webhooks: r.Webhooks, Trace: w.Trace(r.Trace), Error: r.Error, Refused: r.Refused}
 		if r.Pod != nil {
 			a.Namespace, a.Pod = r.Pod.Namespace, r.Pod.Name
 			if a.Pod == "" {

@@ -130,7 +130,9 @@ func admitRun(c *cli, j *session, output string, namespaceGiven bool) error {
 	}
 	var rejected []string
 	for _, a := range words {
-		if a.Error == "" && !a.Admitted {
+		// As kubectl create: a Pod the cluster rejects, or a document kubectl itself refuses,
+		// fails the command.
+		if a.Refused || (a.Error == "" && !a.Admitted) {
 			rejected = append(rejected, c.T("cli.admit.rejected_doc", "Doc", a.Doc, "Kind", a.Kind, "Name", a.Name))
 		}
 	}

@@ -53,6 +53,32 @@ func TestAdmit(t *testing.T) {
 	}
 }
 
+// TestAdmitNamespaceRefused: as `kubectl create -f pod.yaml -n other`, a document whose own
+// namespace is not the one given is refused with kubectl's message and the command exits 1; the
+// same document in its own namespace, or a document that names none, is admitted (exit 0).
+func TestAdmitNamespaceRefused(t *testing.T) {
+	pod := "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  namespace: shop\nspec:\n  containers:\n  - {name: c, image: busybox}\n"
+	out, stderr, err := runCLI(t, pod, "admit", "-f", "-", "-n", "other")
+	if err == nil || exitCode(err) != 1 || !strings.Contains(stderr, "rejected: document 1 (Pod/p)") {
+		t.Fatalf("another namespace: want exit 1 naming the document, got %v, stderr %q", err, stderr)
+	}
+	if !strings.Contains(out, "You must pass '--namespace=shop'") {
+		t.Fatalf("another namespace: kubectl's message is missing:\n%s", out)
+	}
+	for _, ns := range []string{"shop", ""} {
+		args := []string{"admit", "-f", "-"}
+		if ns != "" {
+			args = append(args, "-n", ns)
+		}
+		if _, stderr, err := runCLI(t, pod, args...); err != nil {
+			t.Fatalf("namespace %q: %v: %s", ns, err, stderr)
+		}
+	}
+	if _, stderr, err := runCLI(t, deployment, "admit", "-f", "-", "-n", "other"); err != nil {
+		t.Fatalf("a document with no namespace: %v: %s", err, stderr)
+	}
+}
+
 // TestAdmitAmbient: `admit --namespace-labels istio.io/dataplane-mode=ambient` with Istio's ambient
 // profile says the Pod is admitted as written and joins ambient, with what happens at run time;
 // the sidecar.istio.io/inject=true label there brings a sidecar and keeps it out; without the

@@ -100,6 +100,15 @@ func (r *Result) enrol(cni *ambient.CNI, ns engine.Namespace) {
 		e = ambient.Enrolment{Rule: ambient.RuleAgentError, Error: err.Error()}
 	}
 	r.Ambient = &e
+	if e.Joins {
+		// No webhook selected it, and none should: a label that brings a sidecar would take
+		// the Pod out of ambient, so the trace does not advise one.
+		for i := range r.Trace {
+			if r.Trace[i].ID == "not-injected-no-webhook" {
+				r.Trace[i].Params = map[string]string{"ambient": "true"}
+			}
+		}
+	}
 }
 
 // Admitter runs admissions; it keeps the webhooks it built (one per installation and Kubernetes

@@ -496,6 +496,19 @@ func TestAmbient(t *testing.T) {
 	if !equality.Semantic.DeepEqual(r.Pod, r.Final) {
 		t.Fatal("Istio changed the Pod of an ambient namespace at admission")
 	}
+	// The trace does not advise a label that would bring a sidecar; out of ambient it does.
+	ambientTrace := func(r Result) bool {
+		for _, s := range r.Trace {
+			if s.ID == "not-injected-no-webhook" {
+				return s.Params["ambient"] == "true"
+			}
+		}
+		t.Fatalf("no not-injected-no-webhook step in %+v", r.Trace)
+		return false
+	}
+	if !ambientTrace(r) {
+		t.Fatalf("a Pod that joins ambient: the trace advises injection labels: %+v", r.Trace)
+	}
 	labelled := strings.Replace(deployment, "      labels: {app: web}", "      labels: {app: web, sidecar.istio.io/inject: \"true\"}", 1)
 	if labelled == deployment {
 		t.Fatal("the test's Deployment has no pod template labels to add to")
@@ -510,6 +523,9 @@ func TestAmbient(t *testing.T) {
 	}
 	if r = admitOne(t, deployment, engine.Settings{}, ambientNS); r.Ambient == nil || r.Ambient.Joins || r.Ambient.Rule != ambient.RuleNotInstalled {
 		t.Fatalf("an ambient namespace without ambient installed: %+v", r.Ambient)
+	}
+	if ambientTrace(r) {
+		t.Fatalf("a Pod that joins nothing: the trace lost its advice: %+v", r.Trace)
 	}
 	if r = admitOne(t, deployment, engine.Settings{}, engine.Namespace{Name: "shop"}); r.Ambient != nil {
 		t.Fatalf("no ambient anywhere, yet an ambient answer: %+v", r.Ambient)

@@ -43,7 +43,12 @@ var traceWords = map[string]func(p map[string]string) string{
 		return ""
 	},
 	"injected":                  nil,
-	"not-injected-no-webhook":   nil,
+	"not-injected-no-webhook": func(p map[string]string) string {
+		if p["ambient"] == "true" {
+			return "not-injected-no-webhook-ambient"
+		}
+		return ""
+	},
 	"hint-annotation-not-label": nil,
 	"not-injected-policy":       nil,
 	"admitted":                  nil,

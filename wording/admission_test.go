@@ -34,6 +34,8 @@ func TestTraceWords(t *testing.T) {
 		{admission.Step{ID: "policy-invalid-value", Params: map[string]string{"value": "no", "source": "policy-label"}}, []string{`"no"`, "label", "default policy"}},
 		{admission.Step{ID: "policy-default", Params: map[string]string{"policy": "enabled", "inject": "true"}}, []string{"enabled", "inject."}},
 		{admission.Step{ID: "policy-default", Params: map[string]string{"policy": "disabled", "inject": "false"}}, []string{"disabled", "do not inject"}},
+		{admission.Step{ID: "not-injected-no-webhook"}, []string{"Label the namespace"}},
+		{admission.Step{ID: "not-injected-no-webhook", Params: map[string]string{"ambient": "true"}}, []string{"out of ambient"}},
 		{admission.Step{ID: "rejected-pod-security", Params: map[string]string{"message": `violates PodSecurity "baseline:latest"`}}, []string{`violates PodSecurity "baseline:latest"`}},
 	}
 	for _, c := range cases {

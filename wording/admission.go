@@ -42,7 +42,7 @@ var traceWords = map[string]func(p map[string]string) string{
 		}
 		return ""
 	},
-	"injected":                  nil,
+	"injected": nil,
 	"not-injected-no-webhook": func(p map[string]string) string {
 		if p["ambient"] == "true" {
 			return "not-injected-no-webhook-ambient"

@@ -211,3 +211,26 @@ func TestClusterLabelFix(t *testing.T) {
 		t.Fatalf("the editor after the label fix: %q", editor)
 	}
 }
+
+// TestClusterAmbient: the lab's workload in a namespace labelled istio.io/dataplane-mode=ambient,
+// with Istio's ambient profile: admitted as written (not injected), the trace not advising a
+// label that would bring a sidecar, and the ambient answer — joins by the chart's selector, with
+// what happens at run time — looked at on every checked screen, light and dark, with axe.
+func TestClusterAmbient(t *testing.T) {
+	ctx := browser(t)
+	sh := newShots(t)
+	st := handlers.State{Manifest: onDeployment, Settings: engine.Settings{
+		Install:   engine.InstallOptions{Set: []string{"profile=ambient"}},
+		Namespace: engine.Namespace{Name: "shop", Labels: map[string]string{"istio.io/dataplane-mode": "ambient"}},
+	}}
+	do(ctx, t, chromedp.Navigate(baseURL+"/?tab=cluster&s="+url.QueryEscape(handlers.EncodeState(st))))
+	waitFor(ctx, t, `[data-testid="cluster-ambient"][data-joins="true"]`, "the ambient answer")
+	waitFor(ctx, t, `[data-testid="verdict-not-injected"]`, "the Pod admitted as written")
+	if trace := text(ctx, t, `[data-testid="cluster-trace"]`); !strings.Contains(trace, "out of ambient") || strings.Contains(trace, "Label the namespace") {
+		t.Errorf("the trace of a Pod that joins ambient: %q", trace)
+	}
+	if got := text(ctx, t, `[data-testid="cluster-ambient-runtime"]`); !strings.Contains(got, "ambient.istio.io/redirection") {
+		t.Errorf("the run-time facts: %q", got)
+	}
+	everyScreen(ctx, t, sh, "the Cluster tab (ambient)", "ambient", onNode(`[data-testid="cluster-ambient"]`, chromedp.ScrollIntoView(chromedp.CSS(`[data-testid="cluster-ambient"]`))))
+}

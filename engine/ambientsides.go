@@ -57,10 +57,11 @@ type Sides struct {
 
 // SideWorkload is one document with a pod template, under both data planes.
 type SideWorkload struct {
-	Doc       int    `json:"doc"`
-	Kind      string `json:"kind"`
-	Name      string `json:"name"`
-	Namespace string `json:"namespace,omitempty"`
+	Doc        int    `json:"doc"`
+	APIVersion string `json:"apiVersion,omitempty"`
+	Kind       string `json:"kind"`
+	Name       string `json:"name"`
+	Namespace  string `json:"namespace,omitempty"`
 	// Status is what Istio did on the sidecar side (injected, skipped) and Reason why;
 	// Error is the document's error (Istio's or the YAML's), when it has one: it then has no
 	// sides.
@@ -190,7 +191,7 @@ func (e *Engine) AmbientSides(ctx context.Context, manifest []byte, steps []Step
 // false for a document without a pod template (a Service, a ConfigMap).
 func sideWorkload(ctx context.Context, d Document, namespace string, nodes int) (SideWorkload, bool, error) {
 	status, reason := d.Status()
-	w := SideWorkload{Doc: d.Index, Kind: d.Kind, Name: d.Name, Namespace: d.Namespace, Status: status, Reason: reason, Changes: []Change{}}
+	w := SideWorkload{Doc: d.Index, APIVersion: d.APIVersion, Kind: d.Kind, Name: d.Name, Namespace: d.Namespace, Status: status, Reason: reason, Changes: []Change{}}
 	if d.Error != nil {
 		w.Error = d.Error.Error()
 		return w, true, nil

@@ -16,7 +16,10 @@ import (
 	"github.com/sidecarlab/sidecarlab/engine/ambient"
 )
 
-var adm *Admitter
+var (
+	adm        *Admitter
+	testEngine *engine.Engine
+)
 
 func TestMain(m *testing.M) {
 	o := istiolog.DefaultOptions()
@@ -26,7 +29,7 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
-	adm = New(e)
+	adm, testEngine = New(e), e
 	code := m.Run()
 	adm.Close()
 	e.Close()

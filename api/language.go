@@ -9,7 +9,7 @@ import "strconv"
 // as they wrote it.
 func IsSentence(field string) bool {
 	switch field {
-	case "message", "text", "what", "short", "question", "why", "fix", "injectReasons", "runtime":
+	case "message", "text", "what", "short", "question", "why", "fix", "injectReasons", "runtime", "where":
 		return true
 	}
 	return false

@@ -11,8 +11,12 @@ import (
 	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	meshconfig "istio.io/api/mesh/v1alpha1"
+	"istio.io/istio/operator/pkg/component"
 	"istio.io/istio/operator/pkg/render"
 	"istio.io/istio/pkg/config/mesh"
 	"istio.io/istio/pkg/kube/inject"
@@ -97,6 +101,9 @@ type Install struct {
 	webhooksErr error
 	// cni is the CNI node agent's ConfigMap data; nil without one.
 	cni map[string]string
+	// ztunnel is the ztunnel container's resources as the ztunnel chart rendered its DaemonSet;
+	// nil without ztunnel.
+	ztunnel *corev1.ResourceRequirements
 
 	templates inject.Templates
 	// rawTemplates are the injection templates' text, by name, as Istio decoded them; custom is
@@ -134,6 +141,10 @@ type ConfigMaps struct {
 	// CNI is the data of the CNI node agent's ConfigMap (istio-cni-config), which decides which
 	// pods join ambient (package ambient reads it); nil when the render has no CNI agent.
 	CNI map[string]string `json:"cni,omitempty"`
+	// Ztunnel is the resources of the ztunnel DaemonSet's container (istio-proxy) as the ztunnel
+	// chart rendered it: what every node gives ztunnel in ambient. Nil when the render has no
+	// ztunnel.
+	Ztunnel *corev1.ResourceRequirements `json:"ztunnel,omitempty"`
 }
 
 // renderInstall renders the options in this process and builds the installation; the policy is
@@ -210,6 +221,12 @@ func renderConfigMaps(o InstallOptions) (ConfigMaps, error) {
 				webhooks = append(webhooks, strings.TrimSuffix(m.Content, "\n")+"\n")
 				continue
 			}
+			if m.GetKind() == "DaemonSet" && s.Component == component.ZtunnelComponentName && cm.Ztunnel == nil {
+				if cm.Ztunnel, err = ztunnelResources(m.Object); err != nil {
+					return cm, err
+				}
+				continue
+			}
 			if m.GetKind() != "ConfigMap" {
 				continue
 			}
@@ -242,7 +259,7 @@ func renderConfigMaps(o InstallOptions) (ConfigMaps, error) {
 // injection templates but runs none of them. Unless the policy allows custom templates, templates
 // other than builtin are refused (for options that are not the default).
 func buildInstall(o InstallOptions, cm ConfigMaps, policy InstallPolicy, builtin map[string]string) (*Install, error) {
-	in := &Install{Options: o, Hash: o.Hash(), InjectorConfig: cm.InjectorConfig, Values: cm.Values, MeshConfigYAML: cm.MeshConfigYAML, webhooksYAML: cm.Webhooks, cni: cm.CNI}
+	in := &Install{Options: o, Hash: o.Hash(), InjectorConfig: cm.InjectorConfig, Values: cm.Values, MeshConfigYAML: cm.MeshConfigYAML, webhooksYAML: cm.Webhooks, cni: cm.CNI, ztunnel: cm.Ztunnel}
 	in.webhooks, in.webhooksErr = webhookConfigurations(cm.Webhooks)
 	if o.Mesh.IstioTemplates {
 		// A compacted mesh (CompactMesh): its config again with its templates, the embedded
@@ -315,7 +332,7 @@ func webhookConfigurations(text string) ([]*admissionregistrationv1.MutatingWebh
 
 // configMaps are the installation's ConfigMaps, as a worker is given them.
 func (in *Install) configMaps() ConfigMaps {
-	return ConfigMaps{InjectorConfig: in.InjectorConfig, Values: in.Values, MeshConfigYAML: in.MeshConfigYAML, Webhooks: in.webhooksYAML, CNI: in.cni}
+	return ConfigMaps{InjectorConfig: in.InjectorConfig, Values: in.Values, MeshConfigYAML: in.MeshConfigYAML, Webhooks: in.webhooksYAML, CNI: in.cni, Ztunnel: in.ztunnel}
 }
 
 var unknownFieldRE = regexp.MustCompile(`unknown field "([^"]+)"`)
@@ -367,4 +384,28 @@ func stringData(data map[string]any) map[string]string {
 		}
 	}
 	return out
+}
+
+// ztunnelResources are the resources of the ztunnel chart's container (named istio-proxy in
+// its DaemonSet) in a rendered DaemonSet.
+func ztunnelResources(obj map[string]any) (*corev1.ResourceRequirements, error) {
+	var ds appsv1.DaemonSet
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj, &ds); err != nil {
+		return nil, fmt.Errorf("the rendered ztunnel DaemonSet: %w", err)
+	}
+	for _, c := range ds.Spec.Template.Spec.Containers {
+		if c.Name == "istio-proxy" {
+			return c.Resources.DeepCopy(), nil
+		}
+	}
+	return nil, fmt.Errorf("the rendered ztunnel DaemonSet %s has no istio-proxy container", ds.Name)
+}
+
+// Ztunnel is the resources of ztunnel's container as the installation's ztunnel chart
+// rendered them (one ztunnel runs on every node); false when the installation has no ztunnel.
+func (in *Install) Ztunnel() (corev1.ResourceRequirements, bool) {
+	if in.ztunnel == nil {
+		return corev1.ResourceRequirements{}, false
+	}
+	return *in.ztunnel.DeepCopy(), true
 }

@@ -145,7 +145,8 @@ func compareLinks(st State, docs []engine.Document) []web.CompareLink {
 // compareLinksIn are the one-click comparisons that make sense for a state, labelled in l's
 // language: a Job classic vs native; any workload without vs with
 // holdApplicationUntilProxyStarts — the state itself on the side it is on (with hold when Istio
-// held every proxy of it, whatever asked: a step, the pod's annotation, the mesh's default).
+// held every proxy of it, whatever asked: a step, the pod's annotation, the mesh's default); and
+// any workload with a sidecar and in ambient.
 func compareLinksIn(l *i18n.Localizer, st State, docs []engine.Document) []web.CompareLink {
 	var hasJob, hasWorkload bool
 	for _, d := range docs {
@@ -167,6 +168,10 @@ func compareLinksIn(l *i18n.Localizer, st State, docs []engine.Document) []web.C
 			out = append(out, web.CompareLink{Label: l.T("errors.compare.link-hold"), Href: compareHref(withHold(st, false), st, "without holdApplicationUntilProxyStarts", "as is")})
 		} else {
 			out = append(out, web.CompareLink{Label: l.T("errors.compare.link-hold"), Href: compareHref(st, withHold(st, true), "as is", "with holdApplicationUntilProxyStarts")})
+		}
+		if st.Settings.Install.Mesh.IsZero() {
+			// The ambient profile renders from the embedded charts; a mesh's own cannot take it.
+			out = append(out, web.CompareLink{Label: l.T("errors.compare.link-ambient"), Href: ambientHref(st, 0)})
 		}
 	}
 	return out

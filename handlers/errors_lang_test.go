@@ -391,9 +391,9 @@ func TestCompareLinksIn(t *testing.T) {
 		l    *i18n.Localizer
 		want []string
 	}{
-		{i18n.For("en"), []string{"Compare classic vs native", "Compare without vs with hold"}},
-		{i18n.For("ja"), []string{"従来型とネイティブを比較", "holdなしとありを比較"}},
-		{i18n.For("ko"), []string{"기존 방식과 네이티브 비교", "hold 없음과 있음 비교"}},
+		{i18n.For("en"), []string{"Compare classic vs native", "Compare without vs with hold", "Compare with ambient"}},
+		{i18n.For("ja"), []string{"従来型とネイティブを比較", "holdなしとありを比較", "アンビエントと比較"}},
+		{i18n.For("ko"), []string{"기존 방식과 네이티브 비교", "hold 없음과 있음 비교", "앰비언트와 비교"}},
 	} {
 		var got []string
 		for _, link := range compareLinksIn(c.l, State{Manifest: jobYAML}, docs) {

@@ -783,9 +783,9 @@ func TestCompare(t *testing.T) {
 	if get(t, h, "/compare?a=bad&b=bad").status != http.StatusBadRequest {
 		t.Fatal("a bad compare link is not a 400")
 	}
-	// A Deployment has no Job comparison, but has the hold one.
+	// A Deployment has no Job comparison, but has the hold one and the one with ambient.
 	r = get(t, h, stateLink(t, State{Manifest: deploymentYAML})+"&tab=lifecycle")
-	if n := testid(r, "compare-link").Length(); n != 1 || !strings.Contains(testid(r, "compare-link").Text(), "hold") {
+	if n := testid(r, "compare-link").Length(); n != 2 || !strings.Contains(testid(r, "compare-link").First().Text(), "hold") || !strings.Contains(testid(r, "compare-link").Last().Text(), "ambient") {
 		t.Fatalf("Deployment compare links: %d", n)
 	}
 }

@@ -24,6 +24,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/admission"
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/engine/ambient"
 	"github.com/sidecarlab/sidecarlab/static"
 )
 
@@ -35,6 +36,7 @@ type Engine interface {
 	PlanUpgrade(ctx context.Context, old engine.InstallOptions, carry func(path string) bool) (*engine.Upgrade, error)
 	PreviewUpgrade(ctx context.Context, manifest []byte, steps []engine.Step, s engine.Settings, carry func(path string) bool) (*engine.UpgradePreview, error)
 	admission.Workloads
+	ambient.Sides
 }
 
 // Config holds the knobs of the HTTP surface.
@@ -173,6 +175,7 @@ func New(logger *slog.Logger, eng func() Engine, cfg Config) http.Handler {
 			r.Get("/download", s.handleDownload().ServeHTTP)
 			r.Get("/compare", s.handleCompare().ServeHTTP)
 			r.Get("/upgrade", s.handleUpgrade().ServeHTTP)
+			r.Get("/ambient", s.handleAmbient().ServeHTTP)
 			r.Get("/embed", s.handleEmbed().ServeHTTP)
 			r.Get("/s/{id}", s.handleShortLink().ServeHTTP)
 			// The raw outputs of a state: a permalink's (?s=…) and a shared link's.
@@ -192,6 +195,7 @@ func New(logger *slog.Logger, eng func() Engine, cfg Config) http.Handler {
 		r.Route("/api/v1", func(r chi.Router) {
 			r.With(s.requireEngine, s.holdSlots).Post("/inject", s.handleAPIInject().ServeHTTP)
 			r.With(s.requireEngine, s.holdSlots).Post("/upgrade", s.handleAPIUpgrade().ServeHTTP)
+			r.With(s.requireEngine, s.holdSlots).Post("/ambient", s.handleAPIAmbient().ServeHTTP)
 			// The catalog and the version are compiled in: they answer before the engine is ready.
 			r.Get("/annotations", s.handleAPIAnnotations().ServeHTTP)
 			r.Get("/version", s.handleAPIVersion().ServeHTTP)

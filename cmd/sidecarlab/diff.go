@@ -17,6 +17,7 @@ func newDiffCmd(c *cli) *cobra.Command {
 		output   string
 		unified  bool
 		upgrade  upgradeFlags
+		amb      ambientFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "diff -f FILENAME [--annotate KEY=VALUE]...",
@@ -34,7 +35,10 @@ func newDiffCmd(c *cli) *cobra.Command {
 			"{} diff -f deployment.yaml --annotate sidecar.istio.io/inject=false --unified",
 			"",
 			"# "+c.T("cli.diff.example.e4"),
-			"{} diff --upgrade --mesh-from mesh.yaml -f deployment.yaml"),
+			"{} diff --upgrade --mesh-from mesh.yaml -f deployment.yaml",
+			"",
+			"# "+c.T("cli.diff.example.e5"),
+			"{} diff --ambient -f deployment.yaml --nodes 10"),
 		Args: c.noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if output == "yaml" {
@@ -46,6 +50,9 @@ func newDiffCmd(c *cli) *cobra.Command {
 			if err := upgrade.check(c, unified); err != nil {
 				return err
 			}
+			if err := amb.check(c, cmd, unified, upgrade.on); err != nil {
+				return err
+			}
 			j, err := start(c, files, settings, steps)
 			if err != nil {
 				return err
@@ -53,6 +60,9 @@ func newDiffCmd(c *cli) *cobra.Command {
 			defer j.Close()
 			if upgrade.on {
 				return upgrade.run(c, j, output)
+			}
+			if amb.on {
+				return amb.run(c, j, output)
 			}
 			tl, err := j.eng.Timeline(c.ctx, j.manifest, j.steps, j.settings)
 			if err != nil {
@@ -80,6 +90,7 @@ func newDiffCmd(c *cli) *cobra.Command {
 	c.outputFlag(cmd, &output, "text", "json")
 	cmd.Flags().BoolVar(&unified, "unified", false, c.T("cli.flag.diff.unified"))
 	upgrade.register(c, cmd)
+	amb.register(c, cmd)
 	return cmd
 }
 

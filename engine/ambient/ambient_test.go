@@ -338,7 +338,7 @@ func TestMessages(t *testing.T) {
 	for _, r := range Rules() {
 		ids = append(ids, r.MessageID())
 	}
-	ids = append(append(ids, RunTime()...), "ambient.enrol.any")
+	ids = append(append(ids, RunTime()...), "ambient.enrol.any", FactNoProxy, FactNoRace, FactJobCompletes, FactOutside)
 	slices.Sort(ids)
 	ids = slices.Compact(ids)
 	for _, code := range i18n.Codes {

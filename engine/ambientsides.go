@@ -1,0 +1,287 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// A sidecar-or-ambient comparison (package ambient builds it on this) puts each workload of a
+// manifest, its steps applied, beside itself under the two data planes:
+//
+//   - the sidecar side: injected by Istio with its ambient profile's installation (AmbientInstall:
+//     the CNI node agent on, so the pod gets istio-validation, not istio-init), which is the fair
+//     sidecar to set beside ambient: the same installation runs both;
+//   - the ambient side: the workload as written. In a namespace labelled for ambient Istio changes
+//     nothing at admission (the injection webhooks do not select it and pkg/kube/inject has no
+//     ambient branch); everything happens at run time, in the CNI plugin and its node agent.
+//
+// The engine gives both sides' documents, the field diff from the sidecar side to the ambient
+// side, both lifecycles and the capacity; package ambient adds whether the pod joins ambient.
+
+// AmbientProfile is the --set path of Istio's ambient profile.
+const AmbientProfile = "profile=ambient"
+
+// DefaultAmbientNodes is the node count a comparison multiplies ztunnel's requests by when the
+// reader gives none: a small cluster with one node per zone of a three-zone region.
+const DefaultAmbientNodes = 3
+
+// MaxAmbientNodes bounds the node count a reader may give.
+const MaxAmbientNodes = 100000
+
+// AmbientInstall is the installation the sidecar side injects with: o with Istio's ambient
+// profile, set after o's own paths so that it wins over another profile they name. A mesh of
+// the user's own cannot take a profile: it is refused.
+func AmbientInstall(o InstallOptions) (InstallOptions, error) {
+	if !o.Mesh.IsZero() {
+		return o, &InputError{Field: "your mesh", ID: "ambient-own-mesh", Msg: "the ambient comparison renders Istio's ambient profile from the embedded charts; it cannot take a mesh's own configuration"}
+	}
+	o.Set = append(o.normalizedSet(), AmbientProfile)
+	return o, nil
+}
+
+// Sides is a manifest, its steps applied, under both data planes.
+type Sides struct {
+	// Settings are the sidecar side's: the given ones with AmbientInstall's options.
+	Settings  Settings        `json:"settings"`
+	Install   *Install        `json:"-"`
+	Workloads []SideWorkload  `json:"workloads"`
+	Capacity  AmbientCapacity `json:"capacity"`
+}
+
+// SideWorkload is one document with a pod template, under both data planes.
+type SideWorkload struct {
+	Doc        int    `json:"doc"`
+	APIVersion string `json:"apiVersion,omitempty"`
+	Kind       string `json:"kind"`
+	Name       string `json:"name"`
+	Namespace  string `json:"namespace,omitempty"`
+	// Status is what Istio did on the sidecar side (injected, skipped) and Reason why;
+	// Error is the document's error (Istio's or the YAML's), when it has one: it then has no
+	// sides.
+	Status Status `json:"status"`
+	Reason string `json:"reason,omitempty"`
+	Error  string `json:"error,omitempty"`
+	// Sidecar and Ambient are the two sides' documents as istioctl kube-inject prints them.
+	Sidecar string `json:"sidecar,omitempty"`
+	Ambient string `json:"ambient,omitempty"`
+	// Changes are the fields that differ from the sidecar side to the ambient side: what moving
+	// the workload to ambient takes out of it.
+	Changes []Change `json:"changes"`
+	// SidecarLifecycle and AmbientLifecycle are the two pods' lifecycles (the engine's reading
+	// of the kubelet, as the lifecycle view gives it).
+	SidecarLifecycle *Lifecycle `json:"sidecarLifecycle,omitempty"`
+	AmbientLifecycle *Lifecycle `json:"ambientLifecycle,omitempty"`
+	// Capacity is istio-proxy's requests and limits times the workload's pods (a DaemonSet's:
+	// one per node, Nodes of them); PerNode says the pods are the nodes.
+	Capacity Capacity `json:"capacity"`
+	PerNode  bool     `json:"perNode,omitempty"`
+	// SidecarObject and AmbientObject are the two sides' workloads; AmbientPod is the pod the
+	// ambient side's template makes, in its namespace (what the CNI node agent sees).
+	SidecarObject runtime.Object `json:"-"`
+	AmbientObject runtime.Object `json:"-"`
+	AmbientPod    *corev1.Pod    `json:"-"`
+	// Annotations are the names of the annotations where Istio reads them and on the pod
+	// template (they differ for a CronJob), steps applied, sorted.
+	Annotations []string `json:"-"`
+}
+
+// AmbientCapacity is what the two data planes ask of the cluster for the manifest's workloads:
+// the sidecars' requests over every pod, against ztunnel's on every node and, for a workload
+// that needs L7, a waypoint's. Quantities are written as the batch table writes them.
+type AmbientCapacity struct {
+	Nodes int `json:"nodes"`
+	// Pods are the pods that carry a sidecar; SidecarsCPU and SidecarsMemory their istio-proxy
+	// requests summed.
+	Pods           int    `json:"pods"`
+	SidecarsCPU    string `json:"sidecarsCPU,omitempty"`
+	SidecarsMemory string `json:"sidecarsMemory,omitempty"`
+	// ZtunnelCPU and ZtunnelMemory are one ztunnel's requests, from the ztunnel chart the
+	// installation rendered; ZtunnelsCPU and ZtunnelsMemory are them times Nodes. Empty when
+	// the installation has no ztunnel.
+	ZtunnelCPU     string `json:"ztunnelCPU,omitempty"`
+	ZtunnelMemory  string `json:"ztunnelMemory,omitempty"`
+	ZtunnelsCPU    string `json:"ztunnelsCPU,omitempty"`
+	ZtunnelsMemory string `json:"ztunnelsMemory,omitempty"`
+	// WaypointCPU and WaypointMemory are one waypoint's requests, from the installation's
+	// values (global.waypoint.resources): what L7 in ambient adds, per waypoint.
+	WaypointCPU    string `json:"waypointCPU,omitempty"`
+	WaypointMemory string `json:"waypointMemory,omitempty"`
+}
+
+// AmbientSides injects the manifest with the ambient profile's installation (AmbientInstall of
+// s's options, s's mode) and sets each workload as written beside it. nodes is the cluster's
+// node count for ztunnel's share (1 to MaxAmbientNodes).
+func (e *Engine) AmbientSides(ctx context.Context, manifest []byte, steps []Step, s Settings, nodes int) (*Sides, error) {
+	if nodes < 1 || nodes > MaxAmbientNodes {
+		return nil, &InputError{Field: "nodes", ID: "ambient-nodes", Params: errParams("max", strconv.Itoa(MaxAmbientNodes)),
+			Msg: fmt.Sprintf("the node count must be a whole number from 1 to %d", MaxAmbientNodes)}
+	}
+	o, err := AmbientInstall(s.Install)
+	if err != nil {
+		return nil, err
+	}
+	s.Install = o
+	tl, err := e.Timeline(ctx, manifest, steps, s)
+	if err != nil {
+		return nil, err
+	}
+	in, err := e.Install(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	out := &Sides{Settings: s, Install: in, Workloads: []SideWorkload{}, Capacity: AmbientCapacity{Nodes: nodes}}
+	var pods int
+	var sums [2]int64
+	var seen [2]bool
+	for _, d := range tl.Steps[len(tl.Steps)-1].Documents {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		w, ok, err := sideWorkload(ctx, d, s.Namespace.Name, nodes)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue
+		}
+		if w.Status == StatusInjected && w.Capacity.Replicas > 0 {
+			pods += w.Capacity.Replicas
+			for i, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+				if q, ok := w.Capacity.perPod.Requests[r]; ok {
+					seen[i] = true
+					if r == corev1.ResourceCPU {
+						sums[i] += q.MilliValue() * int64(w.Capacity.Replicas)
+					} else {
+						sums[i] += q.Value() * int64(w.Capacity.Replicas)
+					}
+				}
+			}
+		}
+		out.Workloads = append(out.Workloads, w)
+	}
+	c := &out.Capacity
+	c.Pods = pods
+	if seen[0] {
+		c.SidecarsCPU = cpuText(sums[0])
+	}
+	if seen[1] {
+		c.SidecarsMemory = memText(sums[1])
+	}
+	if z, ok := in.Ztunnel(); ok {
+		one, all := Capacity{perPod: z}.For(1), Capacity{perPod: z}.For(nodes)
+		c.ZtunnelCPU, c.ZtunnelMemory, c.ZtunnelsCPU, c.ZtunnelsMemory = one.RequestsCPU, one.RequestsMem, all.RequestsCPU, all.RequestsMem
+	}
+	wp, err := in.WaypointResources()
+	if err != nil {
+		return nil, err
+	}
+	one := Capacity{perPod: wp}.For(1)
+	c.WaypointCPU, c.WaypointMemory = one.RequestsCPU, one.RequestsMem
+	return out, nil
+}
+
+// sideWorkload is document d of the sidecar side with the same workload as written beside it;
+// false for a document without a pod template (a Service, a ConfigMap).
+func sideWorkload(ctx context.Context, d Document, namespace string, nodes int) (SideWorkload, bool, error) {
+	status, reason := d.Status()
+	w := SideWorkload{Doc: d.Index, APIVersion: d.APIVersion, Kind: d.Kind, Name: d.Name, Namespace: d.Namespace, Status: status, Reason: reason, Changes: []Change{}}
+	if d.Error != nil {
+		w.Error = d.Error.Error()
+		return w, true, nil
+	}
+	in, out, ok := d.objects()
+	if !ok {
+		return w, false, nil
+	}
+	read, template, spec, ok := podParts(in)
+	if !ok {
+		return w, false, nil
+	}
+	j, err := json.Marshal(in)
+	if err != nil {
+		return w, false, err
+	}
+	amb := Document{Index: d.Index, Line: d.Line, Kind: d.Kind, Name: d.Name, Namespace: d.Namespace}.withJSON(j)
+	if amb.Error != nil {
+		w.Error = amb.Error.Error()
+		return w, true, nil
+	}
+	amb.in, amb.out = in, in
+	w.Sidecar, w.Ambient = d.Output(), amb.Output()
+	w.SidecarObject, w.AmbientObject = out, in
+	if w.Changes, err = diffDocuments(ctx, []Document{d}, []Document{amb}, ""); err != nil {
+		return w, false, err
+	}
+	if w.Changes == nil {
+		w.Changes = []Change{}
+	}
+	if l, ok := lifecycleOf(d, out); ok {
+		w.SidecarLifecycle = &l
+	}
+	if l, ok := lifecycleOf(amb, in); ok {
+		w.AmbientLifecycle = &l
+	}
+	pod := &corev1.Pod{ObjectMeta: *template.DeepCopy(), Spec: *spec.DeepCopy()}
+	pod.Namespace = firstNonEmpty(d.Namespace, namespace, "default")
+	w.AmbientPod = pod
+	names := map[string]bool{}
+	for _, m := range []*metav1.ObjectMeta{read, template} {
+		for k := range m.Annotations {
+			names[k] = true
+		}
+	}
+	w.Annotations = sortedKeys(names)
+	if _, _, ospec, ok := podParts(out); ok {
+		if proxy, _, _ := proxyContainer(ospec); proxy != nil {
+			replicas, known := replicasOf(out)
+			if !known {
+				replicas, w.PerNode = nodes, true
+			}
+			w.Capacity = Capacity{perPod: proxy.Resources}.For(replicas)
+		}
+	}
+	return w, true, nil
+}
+
+// firstNonEmpty is the first of ss that is not "".
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// WaypointResources are a waypoint's resources as the installation's values give them
+// (global.waypoint.resources, which the waypoint template of istiod's chart writes into every
+// waypoint's Deployment); empty when the values have none.
+func (in *Install) WaypointResources() (corev1.ResourceRequirements, error) {
+	var r corev1.ResourceRequirements
+	var values struct {
+		Global struct {
+			Waypoint struct {
+				Resources json.RawMessage `json:"resources"`
+			} `json:"waypoint"`
+		} `json:"global"`
+	}
+	if strings.TrimSpace(in.Values) == "" {
+		return r, nil
+	}
+	if err := json.Unmarshal([]byte(in.Values), &values); err != nil {
+		return r, &InputError{Field: in.Options.partField(in.Options.Mesh.Values), ID: "injector-values", Params: errParams("error", err.Error()), Msg: "injector values: " + err.Error()}
+	}
+	if raw := values.Global.Waypoint.Resources; len(raw) > 0 && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return r, &InputError{Field: in.Options.partField(in.Options.Mesh.Values), ID: "injector-values", Params: errParams("error", err.Error()), Msg: "global.waypoint.resources: " + err.Error()}
+		}
+	}
+	return r, nil
+}

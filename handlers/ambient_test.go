@@ -1,0 +1,127 @@
+package handlers
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/sidecarlab/sidecarlab/api"
+	"github.com/sidecarlab/sidecarlab/engine"
+)
+
+// TestAmbientPage: the playground offers the comparison with ambient one click from a state; the
+// page shows the workload joining ambient, the fields that go (istio-validation, never
+// istio-init), both lifecycles and Pod Security verdicts, the annotations' rows with their source
+// links, and the capacity on the nodes of its form. A state with a mesh of its own is not
+// offered it, and a bad node count is a 422 that says what is wrong.
+func TestAmbientPage(t *testing.T) {
+	h := newServer(t)
+	st := State{Manifest: jobYAML, Steps: []engine.Step{{Key: "traffic.sidecar.istio.io/excludeOutboundPorts", Value: "3306"}}}
+	page := get(t, h, stateLink(t, st))
+	href, ok := page.doc.Find(`a[href^="/ambient?"]`).Attr("href")
+	if !ok {
+		t.Fatal("the playground offers no comparison with ambient")
+	}
+	r := get(t, h, href)
+	if r.status != http.StatusOK {
+		t.Fatalf("status %d: %s", r.status, r.body)
+	}
+	if e := testid(r, "ambient-enrolment"); e.AttrOr("data-joins", "") != "true" || !strings.Contains(e.Text(), "enablement selector 2") {
+		t.Errorf("enrolment: %q joins=%s", e.Text(), e.AttrOr("data-joins", ""))
+	}
+	changes := testid(r, "ambient-changes").Text()
+	if !strings.Contains(changes, "initContainers[istio-validation]") || strings.Contains(changes, "istio-init") {
+		t.Errorf("the changes are not the ambient profile's sidecar's:\n%s", changes)
+	}
+	if n := testid(r, "lifecycle").Length(); n != 2 {
+		t.Errorf("%d lifecycles, want the sidecar's and ambient's", n)
+	}
+	if !strings.Contains(testid(r, "ambient-facts").Text(), "The Job completes when its app exits") {
+		t.Errorf("facts: %q", testid(r, "ambient-facts").Text())
+	}
+	for _, side := range []string{"sidecar", "ambient"} {
+		if got := testid(r, "ambient-psa-"+side).Find(`li[data-level="baseline"]`).AttrOr("data-allowed", ""); got != "true" {
+			t.Errorf("%s at baseline: allowed=%q", side, got)
+		}
+	}
+	row := testid(r, "ambient-annotation")
+	if row.AttrOr("data-annotation", "") != "traffic.sidecar.istio.io/excludeOutboundPorts" || row.AttrOr("data-verdict", "") != "ignored" {
+		t.Errorf("annotation row: %s %s", row.AttrOr("data-annotation", ""), row.AttrOr("data-verdict", ""))
+	}
+	if src, _ := row.Find(`[data-testid="ambient-source"]`).First().Attr("href"); !strings.HasPrefix(src, "https://github.com/istio/istio/") {
+		t.Errorf("source link %q", src)
+	}
+	if v := testid(r, "ambient-nodes").AttrOr("value", ""); v != "3" {
+		t.Errorf("nodes %q, want the default 3", v)
+	}
+	u, _ := url.Parse(href)
+	r = get(t, h, "/ambient?"+url.Values{"s": {u.Query().Get("s")}, "nodes": {"10"}}.Encode())
+	if z := testid(r, "ambient-capacity-ztunnel").Text(); !strings.Contains(z, "cpu=2 memory=5Gi") {
+		t.Errorf("ztunnel on 10 nodes: %q", z)
+	}
+	for _, bad := range []string{"0", "x", "100001", "-2"} {
+		r := get(t, h, "/ambient?"+url.Values{"s": {u.Query().Get("s")}, "nodes": {bad}}.Encode())
+		if r.status != http.StatusUnprocessableEntity || !strings.Contains(r.body, "node count") {
+			t.Errorf("nodes=%s: %d", bad, r.status)
+		}
+	}
+
+	st.Settings.Install.Mesh = engine.OwnMesh{MeshConfig: "defaultConfig: {}"}
+	if _, ok := get(t, h, stateLink(t, st)).doc.Find(`a[href^="/ambient?"]`).Attr("href"); ok {
+		t.Error("a state with a mesh of its own offers the ambient profile")
+	}
+}
+
+// TestAmbientPageEscapes: what the manifest carries comes back escaped.
+func TestAmbientPageEscapes(t *testing.T) {
+	h := newServer(t)
+	hostile := strings.Replace(deploymentYAML, "      labels:\n", "      annotations:\n        note: \"<script>alert(1)</script>\"\n      labels:\n", 1)
+	r := get(t, h, ambientHref(State{Manifest: hostile}, 0))
+	if r.status != http.StatusOK || strings.Contains(r.body, "<script>alert(1)") || !strings.Contains(r.body, "&lt;script&gt;alert(1)") {
+		t.Fatalf("status %d; escaped: %v", r.status, strings.Contains(r.body, "&lt;script&gt;"))
+	}
+}
+
+// TestAPIAmbient: POST /api/v1/ambient answers the comparison as data (the nodes given, the
+// default without), with the page's address; a bad node count or a mesh of one's own is a 422.
+func TestAPIAmbient(t *testing.T) {
+	h := newServer(t)
+	post := func(req api.AmbientRequest, lang string) (int, api.AmbientResponse, string) {
+		b, _ := json.Marshal(req)
+		hr := httptest.NewRequest(http.MethodPost, "/api/v1/ambient", strings.NewReader(string(b)))
+		hr.Header.Set("Content-Type", "application/json")
+		hr.Header.Set("Accept-Language", lang)
+		r := do(t, h, hr)
+		var out api.AmbientResponse
+		if r.status == http.StatusOK {
+			if err := json.Unmarshal([]byte(r.body), &out); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return r.status, out, r.body
+	}
+	status, out, body := post(api.AmbientRequest{InjectRequest: api.InjectRequest{Manifest: deploymentYAML}, Nodes: 4}, "en")
+	if status != http.StatusOK || len(out.Workloads) != 1 || out.Capacity.Nodes != 4 || out.Capacity.ZtunnelsCPU != "800m" || !strings.HasPrefix(out.Compare, "/ambient?") || !strings.Contains(out.Compare, "nodes=4") {
+		t.Fatalf("%d %s", status, body)
+	}
+	w := out.Workloads[0]
+	if w.Enrolment == nil || !w.Enrolment.Joins || len(w.SidecarPodSecurity) != 2 || len(w.AmbientPodSecurity) != 2 || w.SidecarLifecycle == nil || len(w.Changes) == 0 {
+		t.Fatalf("workload: %s", body)
+	}
+	status, ja, _ := post(api.AmbientRequest{InjectRequest: api.InjectRequest{Manifest: deploymentYAML}}, "ja")
+	if status != http.StatusOK || ja.Capacity.Nodes != engine.DefaultAmbientNodes || ja.Workloads[0].Enrolment.Text == w.Enrolment.Text {
+		t.Errorf("in Japanese, default nodes: %d %d %q", status, ja.Capacity.Nodes, ja.Workloads[0].Enrolment.Text)
+	}
+	for _, req := range []api.AmbientRequest{
+		{InjectRequest: api.InjectRequest{Manifest: deploymentYAML}, Nodes: -1},
+		{InjectRequest: api.InjectRequest{Manifest: deploymentYAML}, Nodes: engine.MaxAmbientNodes + 1},
+		{InjectRequest: api.InjectRequest{Manifest: deploymentYAML, Settings: engine.Settings{Install: engine.InstallOptions{Mesh: engine.OwnMesh{MeshConfig: "defaultConfig: {}"}}}}},
+	} {
+		if status, _, body := post(req, "en"); status != http.StatusUnprocessableEntity {
+			t.Errorf("nodes %d: %d %s", req.Nodes, status, body)
+		}
+	}
+}

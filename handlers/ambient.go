@@ -85,7 +85,7 @@ func (s *server) handleAmbient() http.Handler {
 		l := i18n.FromContext(r.Context())
 		page := ambientPage(l, wording.In(l).AmbientComparison(c))
 		page.Version, page.State, page.Back = versionLine(), q.Get("s"), view{state: st, step: -1}.permalink()
-		page.Lab = s.statics.lab().nav(l, "", 0, false)
+		page.Lab = s.statics.lab().forAmbient(l, st)
 		page.Head = web.Head{View: &web.HeadView{Compare: true, A: page.SidecarLabel, B: page.AmbientLabel}}
 		return render(w, r, http.StatusOK, web.AmbientPageView(page))
 	})

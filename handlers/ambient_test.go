@@ -21,7 +21,7 @@ func TestAmbientPage(t *testing.T) {
 	h := newServer(t)
 	st := State{Manifest: jobYAML, Steps: []engine.Step{{Key: "traffic.sidecar.istio.io/excludeOutboundPorts", Value: "3306"}}}
 	page := get(t, h, stateLink(t, st))
-	href, ok := page.doc.Find(`a[href^="/ambient?"]`).Attr("href")
+	href, ok := page.doc.Find(`[data-testid="compare-link"][href^="/ambient?"]`).Attr("href")
 	if !ok {
 		t.Fatal("the playground offers no comparison with ambient")
 	}
@@ -70,7 +70,7 @@ func TestAmbientPage(t *testing.T) {
 	}
 
 	st.Settings.Install.Mesh = engine.OwnMesh{MeshConfig: "defaultConfig: {}"}
-	if _, ok := get(t, h, stateLink(t, st)).doc.Find(`a[href^="/ambient?"]`).Attr("href"); ok {
+	if _, ok := get(t, h, stateLink(t, st)).doc.Find(`[data-testid="compare-link"][href^="/ambient?"]`).Attr("href"); ok {
 		t.Error("a state with a mesh of its own offers the ambient profile")
 	}
 }

@@ -25,7 +25,7 @@ var labAnnotations = []engine.Step{
 
 // labTexts are the lab path's words, by step, in the catalogs (lab.step.ID.title: the chip's
 // title; lab.step.ID.look: what to look for at that step), in the path's order.
-var labTexts = []string{"default", "resources", "config", "hold", "exclude", "noinject", "job", "batch", "notinjected", "baseline"}
+var labTexts = []string{"default", "resources", "config", "hold", "exclude", "noinject", "job", "batch", "notinjected", "baseline", "ambient"}
 
 // clusterLab are the namespaces of the lab's Cluster steps: a namespace without the injection
 // label, and one with it under Pod Security's baseline level. The lab's workload names its
@@ -50,7 +50,8 @@ type labStep struct {
 
 // labPath is the lab's guided path, made once: the lab's workload with each annotation added to
 // the previous ones, the Job two ways, the batch of eight, then the workload in the cluster: not
-// injected, and rejected under Pod Security's baseline (each fixed by a settings fix).
+// injected, and rejected under Pod Security's baseline (each fixed by a settings fix); last, the
+// same workload in ambient, beside its sidecar.
 type labPath struct {
 	steps []labStep
 	// manifest is the lab's workload; a page with another manifest offers the lab's steps on it.
@@ -105,7 +106,15 @@ func newLabPath() *labPath {
 		st := State{Version: StateVersion, Istio: istio, Manifest: deploy.Manifest, Settings: engine.Settings{Namespace: ns}}
 		add(view{state: st, tab: web.ClusterTab, step: -1}.permalink(), labKey(st), &st)
 	}
+	// Last, and optional: the lab's workload without a sidecar, beside the sidecar (/ambient).
+	plain := State{Version: StateVersion, Istio: istio, Manifest: deploy.Manifest}
+	add(ambientHref(plain, 0), labAmbientKey(plain), nil)
 	return lp
+}
+
+// labAmbientKey recognises the sidecar-or-ambient comparison of a state.
+func labAmbientKey(st State) string {
+	return "ambient:" + labKey(st)
 }
 
 // labKey is what makes two states the same lab step: the manifest, the steps and the settings.
@@ -219,6 +228,14 @@ func (lp *labPath) forCompare(l *i18n.Localizer, a, b State) web.LabNav {
 		return lp.nav(l, "", 0, false)
 	}
 	return lp.nav(l, labCompareKey(a, b), 0, false)
+}
+
+// forAmbient is the strip of the sidecar-or-ambient comparison of st.
+func (lp *labPath) forAmbient(l *i18n.Localizer, st State) web.LabNav {
+	if !lp.manifests[st.Manifest] {
+		return lp.nav(l, "", 0, false)
+	}
+	return lp.nav(l, labAmbientKey(st), 0, false)
 }
 
 // labSteps are the steps "apply these steps to my manifest" sets: all of the lab's annotations.

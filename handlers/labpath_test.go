@@ -41,14 +41,14 @@ func stepsOf(t *testing.T, r response) string {
 
 // TestLabPath: the strip is the lab's path — the lab's workload with each annotation added to
 // the previous ones, then the Job two ways (the compare page, which keeps the strip), then the
-// batch — and every view of a step marks its chip, says what to look for, and links the steps
+// batch, the Cluster steps and, last, the workload in ambient (the /ambient page) — and every view of a step marks its chip, says what to look for, and links the steps
 // before and after it.
 func TestLabPath(t *testing.T) {
 	h := newServer(t)
 	home := get(t, h, "/")
 	hrefs, cur := labChips(t, home)
-	if len(hrefs) != 10 {
-		t.Fatalf("%d lab steps, want 10", len(hrefs))
+	if len(hrefs) != 11 {
+		t.Fatalf("%d lab steps, want 11", len(hrefs))
 	}
 	if cur != 1 {
 		t.Errorf("the home page (the lab's workload, no annotation) marks chip %d, want 1", cur)
@@ -118,6 +118,13 @@ func TestLabPath(t *testing.T) {
 				if testid(r, "verdict-rejected").Length() != 1 || testid(r, "settings-fix-"+fixCNI).Length() != 1 {
 					t.Error("the baseline step does not show the rejection, or offers no CNI fix")
 				}
+			case 11:
+				if testid(r, "ambient-enrolment").AttrOr("data-joins", "") != "true" || testid(r, "lifecycle").Length() != 2 {
+					t.Error("the ambient step is not the lab's workload beside itself in ambient")
+				}
+				if !strings.Contains(look, "istio.io/dataplane-mode=ambient") || !strings.Contains(look, "ztunnel") {
+					t.Errorf("ambient: %q", look)
+				}
 			}
 		})
 	}
@@ -173,8 +180,13 @@ func TestLabPath(t *testing.T) {
 	}
 	// Another comparison keeps the strip but is no step of it.
 	cmpOther := get(t, h, compareHref(State{Manifest: jobYAML}, State{Manifest: jobYAML, Settings: engine.Settings{Mode: engine.ModeNative}}, "a", "b"))
-	if hrefs, cur := labChips(t, cmpOther); len(hrefs) != 10 || cur != 0 {
+	if hrefs, cur := labChips(t, cmpOther); len(hrefs) != 11 || cur != 0 {
 		t.Errorf("another comparison: %d chips, chip %d marked", len(hrefs), cur)
+	}
+	// So does the ambient comparison of the lab's workload with an annotation of its own.
+	ambOther := get(t, h, ambientHref(State{Manifest: labManifest(), Steps: labAnnotations[:1]}, 0))
+	if hrefs, cur := labChips(t, ambOther); len(hrefs) != 11 || cur != 0 {
+		t.Errorf("another ambient comparison: %d chips, chip %d marked", len(hrefs), cur)
 	}
 	// The tab and the selected step do not change which step a view is; a link made under
 	// another Istio is still that step.

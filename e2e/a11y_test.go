@@ -106,8 +106,10 @@ func everyScreen(ctx context.Context, t *testing.T, sh *shots, what, name string
 		do(ctx, t, steps...)
 		for _, theme := range []string{"light", "dark"} {
 			setTheme(ctx, t, theme)
-			if over := sidewaysBy(ctx, t); over > 0 {
-				t.Errorf("%s at %s, %s: the page scrolls sideways by %d px", what, s.name, theme, over)
+			if over, err := chromedp.Run(ctx, chromedp.Evaluate[string](sideways)); err != nil {
+				t.Fatal(err)
+			} else if over != "" {
+				t.Errorf("%s at %s, %s: the page scrolls sideways by %s", what, s.name, theme, over)
 			}
 			sh.take(ctx, name+"-"+s.name+"-"+theme)
 		}
@@ -135,6 +137,23 @@ func sidewaysBy(ctx context.Context, t *testing.T) int {
 	}
 	return over
 }
+
+// sideways is how far the page is wider than the window, and the widest thing sticking out.
+const sideways = `(() => {
+	const over = document.documentElement.scrollWidth - document.documentElement.clientWidth;
+	const w = document.documentElement.clientWidth;
+	const name = (el) => el.tagName.toLowerCase() + (el.id ? "#" + el.id : "") + [...el.classList].map((c) => "." + c).join("");
+	// The outermost elements that stick out (not those inside a box that scrolls or clips).
+	const out = [];
+	const walk = (el) => {
+		for (const c of el.children) {
+			if (c.getBoundingClientRect().right > w + 0.5) { out.push(name(c) + " (" + Math.round(c.getBoundingClientRect().right) + ")"); continue; }
+			if (!["auto", "scroll", "hidden", "clip"].includes(getComputedStyle(c).overflowX)) walk(c);
+		}
+	};
+	if (over > 0) walk(document.body);
+	return over > 0 ? over + " px; sticking out: " + out.slice(0, 6).join(", ") : "";
+})()`
 
 // checkA11y injects axe-core into the page and fails the test on any serious or critical
 // violation, in the light and then the dark theme. The page is left in the light theme.
@@ -513,22 +532,6 @@ func TestSmallScreens(t *testing.T) {
 		{"error", "/no-such-page", `[data-testid="error"]`},
 	}
 	screens := checkedScreens[2:] // the phone and 150 %
-	// sideways: how far the page is wider than the window, and the widest thing sticking out.
-	const sideways = `(() => {
-		const over = document.documentElement.scrollWidth - document.documentElement.clientWidth;
-		const w = document.documentElement.clientWidth;
-		const name = (el) => el.tagName.toLowerCase() + (el.id ? "#" + el.id : "") + [...el.classList].map((c) => "." + c).join("");
-		// The outermost elements that stick out (not those inside a box that scrolls or clips).
-		const out = [];
-		const walk = (el) => {
-			for (const c of el.children) {
-				if (c.getBoundingClientRect().right > w + 0.5) { out.push(name(c) + " (" + Math.round(c.getBoundingClientRect().right) + ")"); continue; }
-				if (!["auto", "scroll", "hidden", "clip"].includes(getComputedStyle(c).overflowX)) walk(c);
-			}
-		};
-		if (over > 0) walk(document.body);
-		return over > 0 ? over + " px; sticking out: " + out.slice(0, 6).join(", ") : "";
-	})()`
 	for _, s := range screens {
 		do(ctx, t, s.emulate())
 		for _, p := range pages {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -111,7 +112,17 @@ func (e *Engine) Timeline(ctx context.Context, manifest []byte, steps []Step, s 
 	if err != nil {
 		return nil, err
 	}
+	// The waypoint checks read the request's namespace, which the memo does not key: they run
+	// on every request, onto copies of the row's findings.
+	wf, wi, err := e.waypointChecks(ctx, p, prev.Documents)
+	if err != nil {
+		return nil, err
+	}
 	t.Findings, t.Ignored = c.found, c.ignored
+	if len(wf) > 0 || len(wi) > 0 {
+		t.Findings = append(slices.Clip(c.found), wf...)
+		t.Ignored = append(slices.Clip(c.ignored), wi...)
+	}
 	return t, nil
 }
 

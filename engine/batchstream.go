@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"runtime"
 	"slices"
@@ -36,7 +37,13 @@ type BatchStream struct {
 	// waypoint are the waypoint checks' findings, by document: they read several documents, so
 	// they are found before the stream starts (see waypointFindings).
 	waypoint map[int][]Finding
+	// nsLabels are the labels of the batch's Namespace documents, by name.
+	nsLabels map[string]map[string]string
 }
+
+// NamespaceLabels are the labels the batch's Namespace documents give their namespaces, by name
+// (see Namespace.LabelsOf), read before the stream starts.
+func (b *BatchStream) NamespaceLabels() map[string]map[string]string { return b.nsLabels }
 
 // NewBatchStream validates the request as Inject does (settings, steps, the number of
 // documents) and returns the batch ready to run.
@@ -46,6 +53,14 @@ func (e *Engine) NewBatchStream(ctx context.Context, manifest []byte, steps []St
 		return nil, err
 	}
 	b := &BatchStream{e: e, p: p, ann: annotationsAt(steps, len(steps))}
+	var nsDocs []Document
+	for i, c := range p.chunks {
+		if bytes.Contains(c.raw, []byte("Namespace")) {
+			d, _ := prepareChunk(c, i+1, nil)
+			nsDocs = append(nsDocs, d)
+		}
+	}
+	b.nsLabels = NamespaceLabels(nsDocs)
 	if b.waypoint, err = b.waypointFindings(ctx); err != nil {
 		return nil, err
 	}

@@ -227,36 +227,17 @@ func docNamespace(ns string, s Settings) string {
 // ambient on (AMBIENT_ENABLED: the ambient profile): the reader is looking at ambient, and the
 // finding says what the workload would need there.
 func (e *Engine) ambientWorkloads(p *prepared, docs []Document) []ambientWorkload {
-	nsLabels := map[string]map[string]string{}
+	nsLabels := NamespaceLabels(docs)
 	var services []*corev1.Service
-	// Namespaces and Services pass through injection as they are written: their labels and
-	// text are what there is of them.
+	// Services pass through injection as they are written: their text is what there is of them.
 	for _, d := range docs {
-		if d.Error != nil || d.APIVersion != "v1" {
-			continue
-		}
-		switch d.Kind {
-		case "Namespace":
-			nsLabels[d.Name] = d.labels
-		case "Service":
+		if d.Error == nil && d.APIVersion == "v1" && d.Kind == "Service" {
 			svc := &corev1.Service{}
 			if err := yaml.Unmarshal([]byte(d.Input), svc); err == nil {
 				svc.Namespace = docNamespace(svc.Namespace, p.settings)
 				services = append(services, svc)
 			}
 		}
-	}
-	labelsOf := func(ns string) map[string]string {
-		out := map[string]string{}
-		if p.settings.Namespace.Name == "" || p.settings.Namespace.Name == ns {
-			for k, v := range p.settings.Namespace.Labels {
-				out[k] = v
-			}
-		}
-		for k, v := range nsLabels[ns] {
-			out[k] = v
-		}
-		return out
 	}
 	installed := false
 	if v, err := strconv.ParseBool(p.install.CNI()["AMBIENT_ENABLED"]); err == nil {
@@ -273,7 +254,7 @@ func (e *Engine) ambientWorkloads(p *prepared, docs []Document) []ambientWorkloa
 			continue
 		}
 		w := ambientWorkload{d: d, ns: docNamespace(d.Namespace, p.settings), labels: tmpl.Labels, skip: map[string]bool{}}
-		ns := labelsOf(w.ns)
+		ns := p.settings.Namespace.LabelsOf(w.ns, nsLabels)
 		mode, onPod := w.labels[label.IoIstioDataplaneMode.Name]
 		if !onPod {
 			mode, onPod = ns[label.IoIstioDataplaneMode.Name]

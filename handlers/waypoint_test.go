@@ -69,3 +69,37 @@ func TestWaypointFinding(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchAmbientColumn: the batch table's "joins ambient" column says whether the workload's
+// pods join ambient under the state's installation and namespace, with why not; the CSV has it.
+func TestBatchAmbientColumn(t *testing.T) {
+	h := newServer(t)
+	ambient := engine.Namespace{Name: "shop", Labels: map[string]string{"istio.io/dataplane-mode": "ambient"}}
+	for _, c := range []struct {
+		name      string
+		st        State
+		cell, csv string
+		note      bool
+	}{
+		{"the ambient profile", withNamespace(ambient, "profile=ambient"), "yes", "yes", false},
+		{"the default profile", withNamespace(ambient), "no", "no", true},
+		{"not in play", withNamespace(shop), "", "", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := get(t, h, stateLink(t, c.st)+"&tab=batch&cols=ambient")
+			if r.status != http.StatusOK {
+				t.Fatalf("status %d", r.status)
+			}
+			cell := testid(r, "batch-row").First().Find("td").First()
+			text := strings.TrimSpace(cell.Contents().First().Text())
+			if text != c.cell || (cell.Find(".b-note").Length() == 1) != c.note {
+				t.Errorf("cell %q (note %q), want %q (note %v)", text, cell.Find(".b-note").Text(), c.cell, c.note)
+			}
+			csv := get(t, h, testid(r, "batch-csv").AttrOr("href", ""))
+			lines := strings.Split(strings.TrimSpace(csv.body), "\n")
+			if len(lines) < 2 || lines[0] != "kind,name,joins ambient" || !strings.HasSuffix(lines[1], ","+c.csv) {
+				t.Errorf("CSV:\n%s", csv.body)
+			}
+		})
+	}
+}

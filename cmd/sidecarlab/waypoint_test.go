@@ -66,3 +66,21 @@ func TestCheckWaypoint(t *testing.T) {
 		t.Errorf("batch:\n%s", out)
 	}
 }
+
+// TestBatchJoinsAmbient: batch's "joins ambient" column reads the manifest's Namespace: under
+// the ambient profile the Deployment in the ambient namespace joins; under the default profile
+// nothing captures it; a document without pods has no answer.
+func TestBatchJoinsAmbient(t *testing.T) {
+	for _, c := range []struct {
+		set, want string
+	}{{"profile=ambient", "yes"}, {"profile=default", "no"}} {
+		out, _, err := runCLI(t, waypointManifest, "batch", "-f", "-", "-o", "csv", "--set", c.set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(out, "\n")
+		if !strings.HasSuffix(lines[0], ",joins ambient") || !strings.HasSuffix(lines[2], ","+c.want) || !strings.HasSuffix(lines[3], ",") {
+			t.Errorf("%s:\n%s", c.set, out)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -34,6 +35,39 @@ type BatchRow struct {
 	// Pitfalls are the ids of the checks that fired for this workload.
 	Pitfalls []string `json:"pitfalls,omitempty"`
 	Capacity Capacity `json:"capacity"`
+	// Ambient says whether the workload's pods, created without a sidecar in the request's
+	// namespace, join ambient ("yes" or "no"), and AmbientRule by which rule (engine/ambient's
+	// Rule ids); both empty when ambient is not in play or the document has no pods. The engine
+	// knows no CNI agent: package ambient fills them (CNI.FillBatch) from the row's Pod.
+	Ambient     string `json:"ambient,omitempty"`
+	AmbientRule string `json:"ambientRule,omitempty"`
+	// pod is the workload's pod as it is created without a sidecar: the input's pod template
+	// (annotation steps applied) in the document's namespace.
+	pod *corev1.Pod
+}
+
+// Pod is the workload's pod as it is created without a sidecar (its pod template as written,
+// annotation steps applied, in the document's namespace); nil for a document without pods.
+// Callers must not change it.
+func (r *BatchRow) Pod() *corev1.Pod { return r.pod }
+
+// SetAmbient fills the row's ambient columns ("yes" or "no" and the rule, or "" and "" when
+// ambient is not in play) and lets go of its pod, which only they read.
+func (r *BatchRow) SetAmbient(answer, rule string) {
+	r.Ambient, r.AmbientRule, r.pod = answer, rule, nil
+}
+
+// inputPod is the pod a workload's input creates without a sidecar, or nil.
+func inputPod(d Document) *corev1.Pod {
+	in, _, ok := d.objects()
+	if !ok {
+		return nil
+	}
+	_, tmpl, spec, ok := podParts(in)
+	if !ok {
+		return nil
+	}
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: d.Name, Namespace: d.Namespace, Labels: tmpl.Labels, Annotations: tmpl.Annotations}, Spec: *spec}
 }
 
 // Capacity is the sidecar's share of a workload's resources: istio-proxy's injected requests and
@@ -84,6 +118,7 @@ func Batch(docs []Document, findings []Finding) []BatchRow {
 		if _, obj, ok := d.objects(); ok && status == StatusInjected {
 			fillRow(&r, obj)
 		}
+		r.pod = inputPod(d)
 		rows = append(rows, r)
 	}
 	return rows
@@ -299,7 +334,7 @@ func replicasOf(obj runtime.Object) (int, bool) {
 // the CSV and Markdown files package report writes.
 func BatchColumns() []string {
 	return []string{"doc", "kind", "name", "namespace", "result", "reason", "proxy", "proxy first", "postStart", "preStop",
-		"requests", "limits", "istio-init", "PROXY_CONFIG", "pitfalls", "replicas", "total requests", "total limits"}
+		"requests", "limits", "istio-init", "PROXY_CONFIG", "pitfalls", "replicas", "total requests", "total limits", "joins ambient"}
 }
 
 // Cells are the row's values under BatchColumns.
@@ -320,7 +355,8 @@ func (r BatchRow) Cells() []string {
 	}
 	return []string{strconv.Itoa(r.Doc), r.Kind, r.Name, r.Namespace, r.Result, r.Reason, r.Proxy, first, r.PostStart, r.PreStop,
 		r.Requests, r.Limits, r.Exclusions, r.ProxyConfig, strings.Join(r.Pitfalls, " "), replicas,
-		joinNonEmpty("cpu="+r.Capacity.RequestsCPU, "memory="+r.Capacity.RequestsMem), joinNonEmpty("cpu="+r.Capacity.LimitsCPU, "memory="+r.Capacity.LimitsMem)}
+		joinNonEmpty("cpu="+r.Capacity.RequestsCPU, "memory="+r.Capacity.RequestsMem), joinNonEmpty("cpu="+r.Capacity.LimitsCPU, "memory="+r.Capacity.LimitsMem),
+		r.Ambient}
 }
 
 func joinNonEmpty(parts ...string) string {

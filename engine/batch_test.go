@@ -185,7 +185,7 @@ func mixedBatch(t testing.TB) []byte {
 }
 
 // rowsEqual compares rows with their per-pod capacity, quantities by value.
-var rowsEqual = []cmp.Option{cmp.AllowUnexported(Capacity{}), cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })}
+var rowsEqual = []cmp.Option{cmp.AllowUnexported(Capacity{}, BatchRow{}), cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })}
 
 // streamAll runs a batch stream to the end and returns what it emitted.
 func streamAll(t *testing.T, s *BatchStream) ([]BatchRow, []*InputError) {

@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"runtime"
+	"slices"
 	"sync"
 )
 
@@ -32,7 +34,16 @@ type BatchStream struct {
 	workers, window int
 	// started, when set, is called as a worker starts a document (tests watch the window).
 	started func(index int)
+	// waypoint are the waypoint checks' findings, by document: they read several documents, so
+	// they are found before the stream starts (see waypointFindings).
+	waypoint map[int][]Finding
+	// nsLabels are the labels of the batch's Namespace documents, by name.
+	nsLabels map[string]map[string]string
 }
+
+// NamespaceLabels are the labels the batch's Namespace documents give their namespaces, by name
+// (see Namespace.LabelsOf), read before the stream starts.
+func (b *BatchStream) NamespaceLabels() map[string]map[string]string { return b.nsLabels }
 
 // NewBatchStream validates the request as Inject does (settings, steps, the number of
 // documents) and returns the batch ready to run.
@@ -41,7 +52,45 @@ func (e *Engine) NewBatchStream(ctx context.Context, manifest []byte, steps []St
 	if err != nil {
 		return nil, err
 	}
-	return &BatchStream{e: e, p: p, ann: annotationsAt(steps, len(steps))}, nil
+	b := &BatchStream{e: e, p: p, ann: annotationsAt(steps, len(steps))}
+	var nsDocs []Document
+	for i, c := range p.chunks {
+		if bytes.Contains(c.raw, []byte("Namespace")) {
+			d, _ := prepareChunk(c, i+1, nil)
+			nsDocs = append(nsDocs, d)
+		}
+	}
+	b.nsLabels = NamespaceLabels(nsDocs)
+	if b.waypoint, err = b.waypointFindings(ctx); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// waypointFindings runs the waypoint checks on the batch's documents as read, with the steps
+// applied, before any is injected: a policy's finding names the workloads it selects, wherever
+// they are in the batch. A batch with no document that may be a policy is not read for them.
+func (b *BatchStream) waypointFindings(ctx context.Context) (map[int][]Finding, error) {
+	if !slices.ContainsFunc(b.p.chunks, func(c chunk) bool { return mayHavePolicy(c.raw) }) {
+		return nil, nil
+	}
+	docs := make([]Document, len(b.p.chunks))
+	for i, c := range b.p.chunks {
+		d, obj := prepareChunk(c, i+1, b.ann)
+		// The checks read the input; the workload's own object stands for its output, which
+		// only says that it has a pod template.
+		d.in, d.out = obj, obj
+		docs[i] = d
+	}
+	found, _, err := b.e.waypointChecks(ctx, b.p, docs)
+	if err != nil || len(found) == 0 {
+		return nil, err
+	}
+	out := map[int][]Finding{}
+	for _, f := range found {
+		out[f.Doc] = append(out[f.Doc], f)
+	}
+	return out, nil
 }
 
 // Len is the number of documents, and so of rows.
@@ -62,7 +111,11 @@ func (b *BatchStream) Run(ctx context.Context, emit func(BatchItem) error) error
 		if err != nil {
 			return err
 		}
-		for _, r := range Batch(docs, found) {
+		wf, _, err := e.waypointChecks(ctx, p, docs)
+		if err != nil {
+			return err
+		}
+		for _, r := range Batch(docs, append(found, wf...)) {
 			if err := emit(BatchItem{Row: r, Error: docs[r.Doc-1].Error}); err != nil {
 				return err
 			}
@@ -152,5 +205,6 @@ func (b *BatchStream) Run(ctx context.Context, emit func(BatchItem) error) error
 func (b *BatchStream) one(index int, c chunk) BatchItem {
 	docs := []Document{injectChunk(b.p.install, b.p.injector, c, index, b.ann)}
 	found, _, _ := b.e.check(context.Background(), b.p, docs) // one document: nothing to stop between
+	found = append(found, b.waypoint[index]...)
 	return BatchItem{Row: Batch(docs, found)[0], Error: docs[0].Error}
 }

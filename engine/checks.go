@@ -105,13 +105,14 @@ var checks = [...]check{
 	{Check{"ignore-unknown-check", SeverityWarning}, checkIgnoreIDs},
 }
 
-// Checks lists every check, in the order their findings are reported.
+// Checks lists every check, in the order their findings are reported: the row's checks, then
+// the waypoint checks (checks_waypoint.go).
 func Checks() []Check {
-	out := make([]Check, len(checks))
-	for i, c := range checks {
-		out[i] = c.Check
+	out := make([]Check, 0, len(checks)+len(waypointCheckList))
+	for _, c := range checks {
+		out = append(out, c.Check)
 	}
-	return out
+	return append(out, waypointCheckList...)
 }
 
 // docContext is what every check reads of one injected document.
@@ -172,7 +173,7 @@ func IsCheck(id string) bool { return checkIDs[id] }
 var checkIDs = map[string]bool{}
 
 func init() {
-	for _, c := range checks {
+	for _, c := range Checks() {
 		checkIDs[c.ID] = true
 	}
 }

@@ -196,6 +196,14 @@ func TestChecks(t *testing.T) {
 		{"an ignore naming no check", withPodAnnotation("        sidecarlab.dev/ignore: job-classic-sidecar,job-clasic-sidecar\n"), nil, Settings{},
 			"ignore-unknown-check", true, `spec.template.metadata.annotations["sidecarlab.dev/ignore"]`, params{"id": "job-clasic-sidecar"}},
 		{"an ignore naming checks", withPodAnnotation("        sidecarlab.dev/ignore: job-classic-sidecar, inject-value\n"), nil, Settings{}, "ignore-unknown-check", false, "", nil},
+
+		// The waypoint checks (checks_waypoint_test.go has the rest): the policy is document 1.
+		{"a policy of HTTP rules in ambient", authzPolicy(l7Rule) + "---\n" + waypointWorkload, nil, ambientNS,
+			"ambient-needs-waypoint", true, "spec.rules[0].to[0].operation.methods", params{"action": "ALLOW", "attributes": "methods"}},
+		{"a policy of HTTP rules outside ambient", authzPolicy(l7Rule) + "---\n" + waypointWorkload, nil, Settings{}, "ambient-needs-waypoint", false, "", nil},
+		{"a policy of L4 rules in ambient", authzPolicy(l4Rule) + "---\n" + waypointWorkload, nil, ambientNS,
+			"ambient-policy-l4", true, "spec.rules", params{"workloads": "Deployment shop/web"}},
+		{"a policy of HTTP rules is not L4", authzPolicy(l7Rule) + "---\n" + waypointWorkload, nil, ambientNS, "ambient-policy-l4", false, "", nil},
 	}
 	tested := map[string][2]bool{}
 	for _, c := range cases {

@@ -237,7 +237,11 @@ func (e *Engine) Inject(ctx context.Context, manifest []byte, steps []Step, s Se
 	if err != nil {
 		return nil, err
 	}
-	return &Injection{Documents: docs, Findings: found, Ignored: ignored}, nil
+	wf, wi, err := e.waypointChecks(ctx, p, docs)
+	if err != nil {
+		return nil, err
+	}
+	return &Injection{Documents: docs, Findings: append(found, wf...), Ignored: append(ignored, wi...)}, nil
 }
 
 // prepared is a request that passed validation: its installation, injector and documents.

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"strconv"
 	"sync"
@@ -172,6 +173,31 @@ type Settings struct {
 type Namespace struct {
 	Name   string            `json:"name,omitempty"`
 	Labels map[string]string `json:"labels,omitempty"`
+}
+
+// LabelsOf are the labels of namespace name: ns's own when ns is that namespace (or names none:
+// the settings' namespace is the one the workloads are meant for), under those a Namespace
+// document of the manifest gives it (docs, by name; see NamespaceLabels), as `kubectl create -f`
+// would create it.
+func (ns Namespace) LabelsOf(name string, docs map[string]map[string]string) map[string]string {
+	out := map[string]string{}
+	if ns.Name == "" || ns.Name == name {
+		maps.Copy(out, ns.Labels)
+	}
+	maps.Copy(out, docs[name])
+	return out
+}
+
+// NamespaceLabels are the labels of the Namespace documents among docs, by name. Namespaces pass
+// through injection as they are written.
+func NamespaceLabels(docs []Document) map[string]map[string]string {
+	out := map[string]map[string]string{}
+	for _, d := range docs {
+		if d.Error == nil && d.APIVersion == "v1" && d.Kind == "Namespace" {
+			out[d.Name] = d.labels
+		}
+	}
+	return out
 }
 
 func (s Settings) mode() Mode {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -17,7 +18,13 @@ type Timeline struct {
 	Findings []Finding `json:"findings"`
 	// Ignored are the last row's findings the manifest opted out of (IgnoreAnnotation).
 	Ignored []Finding `json:"ignored,omitempty"`
+	// install is the installation the rows were injected with.
+	install *Install
 }
+
+// Install is the installation the timeline's rows were injected with (its CNI agent decides
+// which of the workloads join ambient: the batch's ambient column).
+func (t *Timeline) Install() *Install { return t.install }
 
 // Timeline injects the manifest as is (row 0) and after each step (row k = row k−1 plus step k),
 // diffing each row against the one before. Rows are memoised by (installation, mode, input,
@@ -27,7 +34,7 @@ func (e *Engine) Timeline(ctx context.Context, manifest []byte, steps []Step, s 
 	if err != nil {
 		return nil, err
 	}
-	t := &Timeline{Settings: s, Steps: make([]*StepResult, 0, len(steps)+1)}
+	t := &Timeline{Settings: s, Steps: make([]*StepResult, 0, len(steps)+1), install: p.install}
 	var prev *StepResult
 	for k, key := range rowKeys(s, p.inHash, steps) {
 		before := prev
@@ -111,7 +118,17 @@ func (e *Engine) Timeline(ctx context.Context, manifest []byte, steps []Step, s 
 	if err != nil {
 		return nil, err
 	}
+	// The waypoint checks read the request's namespace, which the memo does not key: they run
+	// on every request, onto copies of the row's findings.
+	wf, wi, err := e.waypointChecks(ctx, p, prev.Documents)
+	if err != nil {
+		return nil, err
+	}
 	t.Findings, t.Ignored = c.found, c.ignored
+	if len(wf) > 0 || len(wi) > 0 {
+		t.Findings = append(slices.Clip(c.found), wf...)
+		t.Ignored = append(slices.Clip(c.ignored), wi...)
+	}
 	return t, nil
 }
 

@@ -167,7 +167,9 @@ func (s *server) handleAPIInject() http.Handler {
 			resp.Lifecycles = words.Lifecycles(engine.Lifecycles(last.Documents))
 		}
 		if want["batch"] {
-			resp.Batch = engine.Batch(last.Documents, tl.Findings)
+			if resp.Batch, err = batchRows(tl, last.Documents, tl.Findings); err != nil {
+				return err
+			}
 		}
 		if want["admission"] {
 			rs, err := s.admit(r.Context(), State{Manifest: req.Manifest, Steps: req.Steps, Settings: req.Settings})

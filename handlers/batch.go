@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/engine/ambient"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/report"
 	"github.com/sidecarlab/sidecarlab/web"
@@ -30,7 +31,10 @@ func (s *server) handleBatchFile(format string) http.Handler {
 		if step == len(tl.Steps)-1 {
 			findings = tl.Findings
 		}
-		rows := engine.Batch(tl.Steps[step].Documents, findings)
+		rows, err := batchRows(tl, tl.Steps[step].Documents, findings)
+		if err != nil {
+			return err
+		}
 		var body []byte
 		switch format {
 		case "csv":
@@ -104,6 +108,7 @@ var batchColumns = []batchColumn{
 	{id: "replicas", engine: "replicas"},
 	{id: "total-requests", engine: "total requests", def: true},
 	{id: "total-limits", engine: "total limits"},
+	{id: "ambient", engine: "joins ambient"},
 }
 
 // readCols reads a link's cols= (repeated, or comma-separated) as batchColumns' ids in the
@@ -174,6 +179,14 @@ func batchView(l *i18n.Localizer, v view, enc string, step int, rows []engine.Ba
 				if r.Proxy != "" && r.Capacity.Replicas == 0 {
 					cell.Text = l.T("results.batch.per-node")
 				}
+			case "ambient":
+				if cell.Text != "" {
+					cell.Text = l.T(answerWords(cell.Text))
+				}
+				if r.Ambient == "no" {
+					// Why not, in the Cluster view's words.
+					cell.Note = l.T(ambient.Rule(r.AmbientRule).MessageID(), "Namespace", r.Namespace)
+				}
 			}
 			// A cell that carries a long value (PROXY_CONFIG) is a preview: the value is shown whole
 			// in the timeline, and the downloads have every cell whole.
@@ -199,4 +212,17 @@ func batchView(l *i18n.Localizer, v view, enc string, step int, rows []engine.Ba
 	}
 	bv.DefaultHref = cv.linkWith(enc, "batch", step)
 	return bv
+}
+
+// batchRows are the batch rows of a row of the timeline, with their ambient column: whether each
+// workload's pods, created without a sidecar in the state's namespace, join ambient under the
+// installation's CNI agent (package ambient; empty when ambient is not in play).
+func batchRows(tl *engine.Timeline, docs []engine.Document, findings []engine.Finding) ([]engine.BatchRow, error) {
+	rows := engine.Batch(docs, findings)
+	cni, err := ambient.InstallCNI(tl.Install())
+	if err != nil {
+		return nil, err
+	}
+	cni.FillBatch(rows, tl.Settings.Namespace, engine.NamespaceLabels(docs))
+	return rows, nil
 }

@@ -156,7 +156,10 @@ func buildResults(ctx context.Context, l *i18n.Localizer, v view, enc string, tl
 	res.Findings = findingViews(l, findings, sel.Documents) // counted on the tab, so always
 	res.Banner = pitfallBanner(w, findings, v.linkWith(enc, "pitfalls", v.step))
 	if want("lifecycle") || want("batch") {
-		rows := engine.Batch(sel.Documents, findings)
+		rows, err := batchRows(tl, sel.Documents, findings)
+		if err != nil {
+			return web.Results{}, err
+		}
 		if want("lifecycle") {
 			res.Lifecycles = lifecycleViews(l, engine.Lifecycles(shown), rows, v.replicas)
 			for i := range res.Lifecycles {

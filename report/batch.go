@@ -254,6 +254,7 @@ var readCell = map[string]func(r *engine.BatchRow, v string){
 	"replicas":       func(r *engine.BatchRow, v string) { r.Capacity.Replicas, _ = strconv.Atoi(v) },
 	"total requests": func(r *engine.BatchRow, v string) { readPair(v, &r.Capacity.RequestsCPU, &r.Capacity.RequestsMem) },
 	"total limits":   func(r *engine.BatchRow, v string) { readPair(v, &r.Capacity.LimitsCPU, &r.Capacity.LimitsMem) },
+	"joins ambient":  func(r *engine.BatchRow, v string) { r.Ambient = v },
 }
 
 // readPair reads "cpu=… memory=…" (either may be missing) into cpu and mem.

@@ -94,7 +94,7 @@ func TestBatchFiles(t *testing.T) {
 	golden(t, "batch/rows.md", BatchMarkdown(rows))
 
 	// CSV and JSON round-trip.
-	ignore := cmpopts.IgnoreUnexported(engine.Capacity{})
+	ignore := cmpopts.IgnoreUnexported(engine.Capacity{}, engine.BatchRow{})
 	back, err := ParseBatchCSV(BatchCSV(rows))
 	if err != nil {
 		t.Fatal(err)
@@ -188,7 +188,7 @@ func TestBatchColumns(t *testing.T) {
 		{Kind: "Deployment", Name: "held", Result: "injected", ProxyFirst: true},
 		{Kind: "Pod", Name: "no-mesh", Result: "skipped", Reason: "off"},
 	}
-	if d := cmp.Diff(want, back, cmpopts.IgnoreUnexported(engine.Capacity{})); d != "" {
+	if d := cmp.Diff(want, back, cmpopts.IgnoreUnexported(engine.Capacity{}, engine.BatchRow{})); d != "" {
 		t.Errorf("read back (-want +got)\n%s", d)
 	}
 	md, err := BatchFile(rows, BatchFormatMarkdown, cols...)

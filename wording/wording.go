@@ -63,6 +63,7 @@ var paramNames = []string{
 	"read", "used", "enum", "field", "fieldQ", "version", "set", "missing", "id", "idQ",
 	"path", "position", "count", "hook",
 	"name", "labels", "webhook", "requirement", "configuration", "message", "namespace", "selector", "policy",
+	"workloads", "attributes", "action", "target",
 }
 
 // noValue is what a message's template prints for a parameter its data lacks.
@@ -141,6 +142,25 @@ var checks = map[string]checkWords{
 	"webhook-auto-stays-classic":         {},
 	"resource-annotation-drops-defaults": {},
 	"ignore-unknown-check":               {params: quoted("id")},
+	"ambient-needs-waypoint":             {params: waypointVariant},
+	"ambient-policy-l4":                  {},
+}
+
+// waypointVariant chooses what ambient-needs-waypoint says by what makes the policy L7: an
+// AuthorizationPolicy's HTTP attributes (ALLOW and DENY differ), its action, its targetRefs, its
+// dry run, or a kind that is L7 through and through.
+func waypointVariant(p map[string]string) (string, map[string]string) {
+	switch {
+	case p["attributes"] != "":
+		return "message_http_" + strings.ToLower(p["action"]), p
+	case p["target"] != "":
+		return "message_target", p
+	case p["key"] != "":
+		return "message_dry_run", p
+	case p["action"] != "":
+		return "message_action", p
+	}
+	return "message_" + strings.ToLower(p["kind"]), p
 }
 
 // suggests are the checks whose message ends in "Did you mean …?" when the finding has a

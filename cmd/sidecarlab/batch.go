@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/engine/ambient"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/report"
 	"github.com/sidecarlab/sidecarlab/wording"
@@ -97,6 +98,17 @@ func batchRun(ctx context.Context, l *i18n.Localizer, eng *engine.Engine, j join
 	if err != nil {
 		return j.locate(err)
 	}
+	// The ambient column: besides the batch's own Namespace documents, it knows no namespace's
+	// labels unless a cluster's namespace was read (--cluster with -n); the pods' own
+	// istio.io/dataplane-mode and the installation's CNI agent decide the rest.
+	install, err := eng.Install(ctx, s.Install)
+	if err != nil {
+		return j.locate(err)
+	}
+	cni, err := ambient.InstallCNI(install)
+	if err != nil {
+		return err
+	}
 	bar := newProgressBar(progress, stream.Len())
 	failed := false
 	err = stream.Run(ctx, func(it engine.BatchItem) error {
@@ -107,6 +119,7 @@ func batchRun(ctx context.Context, l *i18n.Localizer, eng *engine.Engine, j join
 			failed = true
 			fmt.Fprintln(stderr, "sidecarlab:", words.errText(j.locate(it.Error)))
 		}
+		cni.FillRow(&it.Row, s.Namespace, stream.NamespaceLabels())
 		err := write(it.Row)
 		bar.step()
 		return err

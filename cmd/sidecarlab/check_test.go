@@ -23,7 +23,7 @@ const (
 // lineHeads are each text line's file:line:col: severity: and its [check].
 func lineHeads(out string) []string {
 	var heads []string
-	re := regexp.MustCompile(`^(.*?: (?:info|warning|error): ).*( \[[a-z-]+\])$`)
+	re := regexp.MustCompile(`^(.*?: (?:info|warning|error): ).*( \[[a-z0-9-]+\])$`)
 	for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
 		if l == "" {
 			continue

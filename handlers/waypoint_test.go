@@ -1,0 +1,105 @@
+package handlers
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/sidecarlab/sidecarlab/api"
+	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/wording"
+)
+
+// waypointYAML is a Deployment and an AuthorizationPolicy of HTTP rules that selects it.
+const waypointYAML = `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: web, image: nginx}]
+---
+apiVersion: security.istio.io/v1
+kind: AuthorizationPolicy
+metadata: {name: only-get, namespace: shop}
+spec:
+  selector: {matchLabels: {app: web}}
+  rules:
+  - to:
+    - operation: {methods: [GET]}
+`
+
+// TestWaypointFinding: with the namespace labelled for ambient, the page's pitfalls and the API's
+// findings say the policy needs a waypoint, at the policy's document; without it they do not.
+func TestWaypointFinding(t *testing.T) {
+	h := newServer(t)
+	ambient := engine.Namespace{Name: "shop", Labels: map[string]string{"istio.io/dataplane-mode": "ambient"}}
+	for _, ns := range []engine.Namespace{ambient, shop} {
+		want := ns.Labels != nil
+		st := withNamespace(ns)
+		st.Manifest = waypointYAML
+		r := get(t, h, stateLink(t, st))
+		if r.status != http.StatusOK {
+			t.Fatalf("status %d", r.status)
+		}
+		f := testid(r, "finding-ambient-needs-waypoint")
+		if got := f.Length() == 1; got != want {
+			t.Errorf("labels %v: page finding %v, want %v", ns.Labels, got, want)
+		}
+		if want && !strings.Contains(f.Text(), "AuthorizationPolicy shop/only-get on Deployment shop/web needs a waypoint") {
+			t.Errorf("page finding %q", f.Text())
+		}
+		status, body, top := postAPI(t, h, "?include=findings", api.InjectRequest{Manifest: waypointYAML, Settings: engine.Settings{Namespace: ns}})
+		if status != http.StatusOK {
+			t.Fatalf("API status %d: %s", status, body)
+		}
+		var fs []wording.Finding
+		_ = json.Unmarshal(top["findings"], &fs)
+		found := false
+		for _, f := range fs {
+			if f.Check == "ambient-needs-waypoint" {
+				found = f.Doc == 2 && f.Path == "spec.rules[0].to[0].operation.methods"
+			}
+		}
+		if found != want {
+			t.Errorf("labels %v: API finding %v, want %v: %+v", ns.Labels, found, want, fs)
+		}
+	}
+}
+
+// TestBatchAmbientColumn: the batch table's "joins ambient" column says whether the workload's
+// pods join ambient under the state's installation and namespace, with why not; the CSV has it.
+func TestBatchAmbientColumn(t *testing.T) {
+	h := newServer(t)
+	ambient := engine.Namespace{Name: "shop", Labels: map[string]string{"istio.io/dataplane-mode": "ambient"}}
+	for _, c := range []struct {
+		name      string
+		st        State
+		cell, csv string
+		note      bool
+	}{
+		{"the ambient profile", withNamespace(ambient, "profile=ambient"), "yes", "yes", false},
+		{"the default profile", withNamespace(ambient), "no", "no", true},
+		{"not in play", withNamespace(shop), "", "", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := get(t, h, stateLink(t, c.st)+"&tab=batch&cols=ambient")
+			if r.status != http.StatusOK {
+				t.Fatalf("status %d", r.status)
+			}
+			cell := testid(r, "batch-row").First().Find("td").First()
+			text := strings.TrimSpace(cell.Contents().First().Text())
+			if text != c.cell || (cell.Find(".b-note").Length() == 1) != c.note {
+				t.Errorf("cell %q (note %q), want %q (note %v)", text, cell.Find(".b-note").Text(), c.cell, c.note)
+			}
+			csv := get(t, h, testid(r, "batch-csv").AttrOr("href", ""))
+			lines := strings.Split(strings.TrimSpace(csv.body), "\n")
+			if len(lines) < 2 || lines[0] != "kind,name,joins ambient" || !strings.HasSuffix(lines[1], ","+c.csv) {
+				t.Errorf("CSV:\n%s", csv.body)
+			}
+		})
+	}
+}

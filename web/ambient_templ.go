@@ -916,7 +916,7 @@ func ambientCapacity(p *AmbientPage) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 82, "</button></form><table data-testid=\"ambient-capacity-table\"><tbody><tr data-testid=\"ambient-capacity-sidecars\"><th scope=\"row\">")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 82, "</button></form><table class=\"capacity\" data-testid=\"ambient-capacity-table\"><tbody><tr data-testid=\"ambient-capacity-sidecars\"><th scope=\"row\">")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -229,7 +230,7 @@ func sideWorkload(ctx context.Context, d Document, namespace string, nodes int) 
 		w.AmbientLifecycle = &l
 	}
 	pod := &corev1.Pod{ObjectMeta: *template.DeepCopy(), Spec: *spec.DeepCopy()}
-	pod.Namespace = firstNonEmpty(d.Namespace, namespace, "default")
+	pod.Namespace = cmp.Or(d.Namespace, namespace, "default")
 	w.AmbientPod = pod
 	names := map[string]bool{}
 	for _, m := range []*metav1.ObjectMeta{read, template} {
@@ -248,16 +249,6 @@ func sideWorkload(ctx context.Context, d Document, namespace string, nodes int) 
 		}
 	}
 	return w, true, nil
-}
-
-// firstNonEmpty is the first of ss that is not "".
-func firstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if s != "" {
-			return s
-		}
-	}
-	return ""
 }
 
 // WaypointResources are a waypoint's resources as the installation's values give them

@@ -231,11 +231,14 @@ func (s *Sandbox) run(ctx context.Context, extra []string, job, result any) erro
 
 // outOfMemory says a worker's last words are the Go runtime dying for want of memory: "runtime:
 // out of memory" when the heap could not grow, "runtime: cannot allocate memory" when a mapping
-// (an arena, a stack) could not be made — under RLIMIT_AS either can come first, depending on
-// what the program was doing when it reached the limit (the second failed TestIsolatedTemplates
-// as an internal error on a busy machine).
+// (an arena, a stack) could not be made, and, in a cgo build, "runtime/cgo: pthread_create
+// failed" when the stack of a new thread could not be mapped (glibc says EAGAIN; the worker has
+// no process limit, only RLIMIT_AS). Under RLIMIT_AS any of them can come first, depending on
+// what the program was doing when it reached the limit: the GC of a worker near its limit starts
+// threads, so each of the last two failed TestIsolatedTemplates as an internal error (a 500).
 func outOfMemory(output string) bool {
-	return strings.Contains(output, "out of memory") || strings.Contains(output, "cannot allocate memory")
+	return strings.Contains(output, "out of memory") || strings.Contains(output, "cannot allocate memory") ||
+		strings.Contains(output, "runtime/cgo: pthread_create failed")
 }
 
 // Serve is the worker's side. Before anything else it sets the limits its flags give on itself;
@@ -311,12 +314,12 @@ func (c *capture) Write(p []byte) (int, error) {
 
 func (c *capture) String() string { return string(c.head) + string(c.tail) }
 
-// why is the line that says why the worker died: Go's "fatal error:" or "panic:" line, else its
-// last line.
+// why is the line that says why the worker died: Go's "fatal error:", "panic:", "runtime/cgo:"
+// or fatal signal ("SIGABRT: abort") line, else its last line (of a crash dump, a register).
 func why(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	for _, l := range lines {
-		if strings.HasPrefix(l, "fatal error:") || strings.HasPrefix(l, "panic:") {
+		if strings.HasPrefix(l, "fatal error:") || strings.HasPrefix(l, "panic:") || strings.HasPrefix(l, "runtime/cgo:") || strings.HasPrefix(l, "SIG") && strings.Contains(l, ": ") {
 			return l
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -99,6 +100,14 @@ func do(j job) answer {
 		}
 		close(block)
 		return answer{fmt.Sprint(len(sink))}
+	case "threads":
+		// Threads until one cannot be made: each goroutine holds an OS thread of its own, whose
+		// stack (pthread's, in a cgo build) is mapped outside Go's heap.
+		block := make(chan struct{})
+		for {
+			go func() { runtime.LockOSThread(); <-block }()
+			runtime.Gosched()
+		}
 	case "report":
 		// What the worker holds: its ids, capabilities, no_new_privs, namespaces, /etc, whether
 		// it resolves j.Name (a name of the server's /etc/hosts), its descriptors.
@@ -273,6 +282,10 @@ func TestMemoryLimit(t *testing.T) {
 	// dump's last frame.
 	if _, err := run(t, s, t.Context(), job{Op: "crowd-alloc", Bytes: 1 << 30}); !errors.As(err, &le) || le.What != "memory" {
 		t.Fatalf("many goroutines: err %v, want the memory limit", err)
+	}
+	// A worker that cannot map the stack of a new thread is at its memory limit too.
+	if _, err := run(t, s, t.Context(), job{Op: "threads"}); !errors.As(err, &le) || le.What != "memory" {
+		t.Fatalf("threads: err %v, want the memory limit", err)
 	}
 }
 
@@ -473,7 +486,7 @@ func TestOutputBound(t *testing.T) {
 	}
 }
 
-// TestOutOfMemory: both ways the Go runtime dies at the memory limit read as the limit; another
+// TestOutOfMemory: the three ways the Go runtime dies at the memory limit read as the limit; another
 // death (a panic, a nil dereference) does not.
 func TestOutOfMemory(t *testing.T) {
 	for out, want := range map[string]bool{
@@ -481,9 +494,27 @@ func TestOutOfMemory(t *testing.T) {
 		"runtime: cannot allocate memory\nfatal error: runtime: cannot allocate memory\n":          true,
 		"panic: runtime error: invalid memory address or nil pointer dereference\n[signal SIGSEGV": false,
 		"panic: boom\n\ngoroutine 1 [running]:":                                                    false,
+		"runtime/cgo: pthread_create failed: Resource temporarily unavailable\nSIGABRT: abort\n":   true,
+		"SIGSEGV: segmentation violation\nPC=0x4a2f1c m=0 sigcode=1\n":                             false,
 	} {
 		if got := outOfMemory(out); got != want {
 			t.Errorf("outOfMemory(%q) = %t, want %t", out, got, want)
+		}
+	}
+}
+
+// TestWhy: the reason a worker died is its runtime's first line that says one, not the last line
+// of the dump after it (a register, "gs 0x0", was all an internal error's log said).
+func TestWhy(t *testing.T) {
+	for out, want := range map[string]string{
+		"panic: boom\n\ngoroutine 1 [running]:\nmain.main()":                                  "panic: boom",
+		"fatal error: newosproc\n\ngoroutine 1 [running]:":                                    "fatal error: newosproc",
+		"runtime/cgo: pthread_create failed: EAGAIN\nSIGABRT: abort\nPC=0x1\nrax 0x0\ngs 0x0": "runtime/cgo: pthread_create failed: EAGAIN",
+		"SIGSEGV: segmentation violation\nPC=0x1 m=0 sigcode=1\n\nrax 0x0\ngs 0x0":            "SIGSEGV: segmentation violation",
+		"worker: --cpu-seconds and --memory-bytes are required\n":                             "worker: --cpu-seconds and --memory-bytes are required",
+	} {
+		if got := why(out); got != want {
+			t.Errorf("why(%q) = %q, want %q", out, got, want)
 		}
 	}
 }

@@ -3,11 +3,15 @@
 package e2e
 
 import (
+	"net/url"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+
+	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/handlers"
 )
 
 // TestAmbientCompare: the lab's last chip opens the sidecar-or-ambient comparison of the lab's
@@ -37,4 +41,65 @@ func TestAmbientCompare(t *testing.T) {
 	}
 	checkA11y(ctx, t, "the ambient comparison on 10 nodes")
 	everyScreen(ctx, t, sh, "the ambient capacity", "capacity", onNode(`[data-testid="ambient-capacity"]`, chromedp.ScrollIntoView(chromedp.CSS(`[data-testid="ambient-capacity"]`))))
+}
+
+// ambientBatch is two Deployments of an ambient namespace (3 and 6 pods) and one outside it.
+const ambientBatch = `apiVersion: v1
+kind: Namespace
+metadata:
+  name: shop
+  labels: {istio.io/dataplane-mode: ambient}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: web, image: nginx}]}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: api, namespace: shop}
+spec:
+  replicas: 6
+  selector: {matchLabels: {app: api}}
+  template:
+    metadata: {labels: {app: api}}
+    spec: {containers: [{name: api, image: nginx}]}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: billing, namespace: legacy}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: billing}}
+  template:
+    metadata: {labels: {app: billing}}
+    spec: {containers: [{name: billing, image: nginx}]}
+`
+
+// TestBatchAmbient: under the ambient profile the batch table's optional ambient columns say
+// which workloads join ambient (and why one does not) and each one's share of ztunnel beside its
+// sidecars' total, and the totals row what ztunnel asks for on the nodes; looked at on every
+// checked screen, light and dark, with axe.
+func TestBatchAmbient(t *testing.T) {
+	ctx := browser(t)
+	sh := newShots(t)
+	st := handlers.State{Manifest: ambientBatch, Settings: engine.Settings{Install: engine.InstallOptions{Set: []string{"profile=ambient"}}}}
+	do(ctx, t, chromedp.EmulateViewport(1440, 900),
+		chromedp.Navigate(baseURL+"/?tab=batch&cols=result,total-requests,ambient,ztunnel-share&s="+url.QueryEscape(handlers.EncodeState(st))))
+	waitFor(ctx, t, `[data-testid="batch"] th[data-col="ztunnel share"]`, "the ztunnel share column")
+	rows := text(ctx, t, `[data-testid="batch"] tbody`)
+	for _, want := range []string{"web", "api", "billing", "cpu=200m memory=512Mi", "cpu=400m memory=1Gi"} {
+		if !strings.Contains(rows, want) {
+			t.Errorf("the rows do not have %q:\n%s", want, rows)
+		}
+	}
+	if total := text(ctx, t, `[data-testid="batch-total"]`); !strings.Contains(total, "ztunnel on 3 nodes asks for cpu=600m memory=1.5Gi, shared by 9 pods") {
+		t.Errorf("the totals row: %q", total)
+	}
+	everyScreen(ctx, t, sh, "the batch table with the ambient columns", "batch", onNode(`[data-testid="batch"]`, chromedp.ScrollIntoView(chromedp.CSS(`[data-testid="batch"]`))))
 }

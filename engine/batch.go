@@ -41,9 +41,14 @@ type BatchRow struct {
 	// knows no CNI agent: package ambient fills them (CNI.FillBatch) from the row's Pod.
 	Ambient     string `json:"ambient,omitempty"`
 	AmbientRule string `json:"ambientRule,omitempty"`
+	// ZtunnelShare is the workload's share of ztunnel's requests on the cluster's nodes when it
+	// joins ambient ("cpu=67m memory=171Mi"; ZtunnelShare.Fill), to set against its sidecars'
+	// ("total requests").
+	ZtunnelShare string `json:"ztunnelShare,omitempty"`
 	// pod is the workload's pod as it is created without a sidecar: the input's pod template
-	// (annotation steps applied) in the document's namespace.
-	pod *corev1.Pod
+	// (annotation steps applied) in the document's namespace; pods how many (podCount).
+	pod  *corev1.Pod
+	pods int
 }
 
 // Pod is the workload's pod as it is created without a sidecar (its pod template as written,
@@ -119,6 +124,9 @@ func Batch(docs []Document, findings []Finding) []BatchRow {
 			fillRow(&r, obj)
 		}
 		r.pod = inputPod(d)
+		if in, _, ok := d.objects(); ok {
+			r.pods = podCount(in)
+		}
 		rows = append(rows, r)
 	}
 	return rows
@@ -173,6 +181,9 @@ type BatchTotal struct {
 	RequestsMem string `json:"requestsMemory,omitempty"`
 	LimitsCPU   string `json:"limitsCPU,omitempty"`
 	LimitsMem   string `json:"limitsMemory,omitempty"`
+	// Ztunnel is, when the batch's workloads join ambient, what ztunnel asks for on the
+	// cluster's nodes and how many pods share it; the caller sets it (NewZtunnelShare).
+	Ztunnel *ZtunnelShare `json:"ztunnel,omitempty"`
 }
 
 // Total sums the batch's sidecars.
@@ -302,6 +313,18 @@ func iptablesArgs(args []string) string {
 	return strings.Join(out, " ")
 }
 
+// podCount is how many pods a workload's input runs: its replicas (a Job's parallelism), -1 for
+// one a node (a DaemonSet), 0 for a document without a pod template.
+func podCount(obj runtime.Object) int {
+	if _, _, _, ok := podParts(obj); !ok {
+		return 0
+	}
+	if n, known := replicasOf(obj); known {
+		return n
+	}
+	return -1
+}
+
 func replicasOf(obj runtime.Object) (int, bool) {
 	one := func(p *int32) int {
 		if p == nil {
@@ -334,7 +357,7 @@ func replicasOf(obj runtime.Object) (int, bool) {
 // the CSV and Markdown files package report writes.
 func BatchColumns() []string {
 	return []string{"doc", "kind", "name", "namespace", "result", "reason", "proxy", "proxy first", "postStart", "preStop",
-		"requests", "limits", "istio-init", "PROXY_CONFIG", "pitfalls", "replicas", "total requests", "total limits", "joins ambient"}
+		"requests", "limits", "istio-init", "PROXY_CONFIG", "pitfalls", "replicas", "total requests", "total limits", "joins ambient", "ztunnel share"}
 }
 
 // Cells are the row's values under BatchColumns.
@@ -356,7 +379,7 @@ func (r BatchRow) Cells() []string {
 	return []string{strconv.Itoa(r.Doc), r.Kind, r.Name, r.Namespace, r.Result, r.Reason, r.Proxy, first, r.PostStart, r.PreStop,
 		r.Requests, r.Limits, r.Exclusions, r.ProxyConfig, strings.Join(r.Pitfalls, " "), replicas,
 		joinNonEmpty("cpu="+r.Capacity.RequestsCPU, "memory="+r.Capacity.RequestsMem), joinNonEmpty("cpu="+r.Capacity.LimitsCPU, "memory="+r.Capacity.LimitsMem),
-		r.Ambient}
+		r.Ambient, r.ZtunnelShare}
 }
 
 func joinNonEmpty(parts ...string) string {

@@ -31,7 +31,7 @@ func (s *server) handleBatchFile(format string) http.Handler {
 		if step == len(tl.Steps)-1 {
 			findings = tl.Findings
 		}
-		rows, err := batchRows(tl, tl.Steps[step].Documents, findings)
+		rows, _, err := batchRows(tl, tl.Steps[step].Documents, findings)
 		if err != nil {
 			return err
 		}
@@ -109,6 +109,7 @@ var batchColumns = []batchColumn{
 	{id: "total-requests", engine: "total requests", def: true},
 	{id: "total-limits", engine: "total limits"},
 	{id: "ambient", engine: "joins ambient"},
+	{id: "ztunnel-share", engine: "ztunnel share"},
 }
 
 // readCols reads a link's cols= (repeated, or comma-separated) as batchColumns' ids in the
@@ -138,7 +139,7 @@ func readCols(vals []string) []string {
 // batchView shapes the batch rows as the table — the chosen columns, a totals row — with its
 // download links and the column chooser, in l's language: the words the engine's cells say
 // (a result, yes or no, per node) are worded; names, quantities and Istio's reasons are not.
-func batchView(l *i18n.Localizer, v view, enc string, step int, rows []engine.BatchRow) web.BatchView {
+func batchView(l *i18n.Localizer, v view, enc string, step int, rows []engine.BatchRow, share *engine.ZtunnelShare) web.BatchView {
 	index := map[string]int{}
 	for i, c := range engine.BatchColumns() {
 		index[c] = i
@@ -187,6 +188,10 @@ func batchView(l *i18n.Localizer, v view, enc string, step int, rows []engine.Ba
 					// Why not, in the Cluster view's words.
 					cell.Note = l.T(ambient.Rule(r.AmbientRule).MessageID(), "Namespace", r.Namespace)
 				}
+			case "ztunnel-share":
+				if cell.Text != "" {
+					cell.Note = wording.In(l).ZtunnelShareNote(share, share.PodsOf(r))
+				}
 			}
 			// A cell that carries a long value (PROXY_CONFIG) is a preview: the value is shown whole
 			// in the timeline, and the downloads have every cell whole.
@@ -195,7 +200,9 @@ func batchView(l *i18n.Localizer, v view, enc string, step int, rows []engine.Ba
 		}
 		bv.Rows = append(bv.Rows, row)
 	}
-	bv.Total = wording.In(l).BatchTotal(engine.Total(rows))
+	total := engine.Total(rows)
+	total.Ztunnel = share
+	bv.Total = wording.In(l).BatchTotal(total)
 	// CSV and Markdown carry the chosen columns; JSON has every field, so its link does not.
 	q := strings.TrimPrefix(v.linkWith(enc, "", step), "/")
 	jv := v
@@ -214,15 +221,21 @@ func batchView(l *i18n.Localizer, v view, enc string, step int, rows []engine.Ba
 	return bv
 }
 
-// batchRows are the batch rows of a row of the timeline, with their ambient column: whether each
+// batchRows are the batch rows of a row of the timeline, with their ambient columns: whether each
 // workload's pods, created without a sidecar in the state's namespace, join ambient under the
-// installation's CNI agent (package ambient; empty when ambient is not in play).
-func batchRows(tl *engine.Timeline, docs []engine.Document, findings []engine.Finding) ([]engine.BatchRow, error) {
+// installation's CNI agent (package ambient; empty when ambient is not in play), and then their
+// share of the installation's ztunnel on engine.DefaultAmbientNodes nodes (the /ambient page's
+// default node count; the CLI's batch takes --nodes).
+func batchRows(tl *engine.Timeline, docs []engine.Document, findings []engine.Finding) ([]engine.BatchRow, *engine.ZtunnelShare, error) {
 	rows := engine.Batch(docs, findings)
 	cni, err := ambient.InstallCNI(tl.Install())
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	cni.FillBatch(rows, tl.Settings.Namespace, engine.NamespaceLabels(docs))
-	return rows, nil
+	share := engine.NewZtunnelShare(tl.Install(), rows, engine.DefaultAmbientNodes)
+	for i := range rows {
+		share.Fill(&rows[i])
+	}
+	return rows, share, nil
 }

@@ -156,7 +156,7 @@ func buildResults(ctx context.Context, l *i18n.Localizer, v view, enc string, tl
 	res.Findings = findingViews(l, findings, sel.Documents) // counted on the tab, so always
 	res.Banner = pitfallBanner(w, findings, v.linkWith(enc, "pitfalls", v.step))
 	if want("lifecycle") || want("batch") {
-		rows, err := batchRows(tl, sel.Documents, findings)
+		rows, share, err := batchRows(tl, sel.Documents, findings)
 		if err != nil {
 			return web.Results{}, err
 		}
@@ -168,7 +168,7 @@ func buildResults(ctx context.Context, l *i18n.Localizer, v view, enc string, tl
 			res.Compare = compareLinksIn(l, v.state, sel.Documents)
 		}
 		if want("batch") {
-			res.Batch = batchView(l, v, enc, res.Selected, rows)
+			res.Batch = batchView(l, v, enc, res.Selected, rows, share)
 			res.Batch.Rows = res.Batch.Rows[:min(lim, len(res.Batch.Rows))]
 		}
 	}

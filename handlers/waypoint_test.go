@@ -71,7 +71,8 @@ func TestWaypointFinding(t *testing.T) {
 }
 
 // TestBatchAmbientColumn: the batch table's "joins ambient" column says whether the workload's
-// pods join ambient under the state's installation and namespace, with why not; the CSV has it.
+// pods join ambient under the state's installation and namespace, with why not, and its
+// "ztunnel share" column its share of ztunnel's requests; the CSV has both.
 func TestBatchAmbientColumn(t *testing.T) {
 	h := newServer(t)
 	ambient := engine.Namespace{Name: "shop", Labels: map[string]string{"istio.io/dataplane-mode": "ambient"}}
@@ -86,7 +87,7 @@ func TestBatchAmbientColumn(t *testing.T) {
 		{"not in play", withNamespace(shop), "", "", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := get(t, h, stateLink(t, c.st)+"&tab=batch&cols=ambient")
+			r := get(t, h, stateLink(t, c.st)+"&tab=batch&cols=ambient,ztunnel-share")
 			if r.status != http.StatusOK {
 				t.Fatalf("status %d", r.status)
 			}
@@ -95,9 +96,20 @@ func TestBatchAmbientColumn(t *testing.T) {
 			if text != c.cell || (cell.Find(".b-note").Length() == 1) != c.note {
 				t.Errorf("cell %q (note %q), want %q (note %v)", text, cell.Find(".b-note").Text(), c.cell, c.note)
 			}
+			// The ztunnel share: the lone workload in ambient carries all of ztunnel's requests
+			// on the default node count, said in the cell's note and the total.
+			share := testid(r, "batch-row").First().Find("td").Eq(1)
+			total := strings.Join(strings.Fields(testid(r, "batch-total").Text()), " ")
+			inAmbient := c.csv == "yes"
+			if got := strings.TrimSpace(share.Contents().First().Text()) != ""; got != inAmbient ||
+				strings.Contains(share.Find(".b-note").Text(), "ztunnel on 3 nodes asks for") != inAmbient ||
+				strings.Contains(total, "in ambient, ztunnel on 3 nodes asks for") != inAmbient {
+				t.Errorf("ztunnel share %q (note %q; total %q), want one: %t", share.Text(), share.Find(".b-note").Text(), total, inAmbient)
+			}
 			csv := get(t, h, testid(r, "batch-csv").AttrOr("href", ""))
 			lines := strings.Split(strings.TrimSpace(csv.body), "\n")
-			if len(lines) < 2 || lines[0] != "kind,name,joins ambient" || !strings.HasSuffix(lines[1], ","+c.csv) {
+			if len(lines) < 2 || lines[0] != "kind,name,joins ambient,ztunnel share" || !strings.Contains(lines[1], ","+c.csv+",") ||
+				strings.HasSuffix(lines[1], ",") == inAmbient {
 				t.Errorf("CSV:\n%s", csv.body)
 			}
 		})

@@ -255,6 +255,7 @@ var readCell = map[string]func(r *engine.BatchRow, v string){
 	"total requests": func(r *engine.BatchRow, v string) { readPair(v, &r.Capacity.RequestsCPU, &r.Capacity.RequestsMem) },
 	"total limits":   func(r *engine.BatchRow, v string) { readPair(v, &r.Capacity.LimitsCPU, &r.Capacity.LimitsMem) },
 	"joins ambient":  func(r *engine.BatchRow, v string) { r.Ambient = v },
+	"ztunnel share":  func(r *engine.BatchRow, v string) { r.ZtunnelShare = v },
 }
 
 // readPair reads "cpu=… memory=…" (either may be missing) into cpu and mem.

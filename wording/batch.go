@@ -10,7 +10,8 @@ import (
 // BatchTotal says what a batch's sidecars ask for in all: the table's last row, the CLI's last
 // line ("7 workloads with a sidecar, 2,010 pods — requests cpu=201.2 memory=251.5Gi …"). The
 // sums are the engine's quantities, written as the rows' are: no gloss is needed for units the
-// rows do not have.
+// rows do not have. When the batch's workloads join ambient, it ends with what ztunnel asks for
+// on the nodes, to set against the sidecars' requests.
 func (w Words) BatchTotal(t engine.BatchTotal) string {
 	// A workload with a pod per node is said apart, after the sums it is not in.
 	s := w.loc().T("wording.batch.total", "workloads", w.count("wording.batch.workloads", t.Workloads-t.PerNode), "pods", w.count("wording.batch.pods", t.Pods))
@@ -20,7 +21,17 @@ func (w Words) BatchTotal(t engine.BatchTotal) string {
 	if t.PerNode > 0 {
 		s += w.loc().T("wording.batch.per-node", "n", thousands(t.PerNode))
 	}
+	if z := t.Ztunnel; z != nil {
+		s += w.loc().T("wording.batch.ztunnel", "nodes", w.count("wording.batch.nodes", z.Nodes), "requests", w.orNone(w.pairText(z.CPU, z.Memory)), "pods", w.count("wording.batch.pods", z.Pods))
+	}
 	return s
+}
+
+// ZtunnelShareNote says how a row's ztunnel share is made: ztunnel's requests on the nodes,
+// split among the batch's pods in ambient, own of them the row's.
+func (w Words) ZtunnelShareNote(z *engine.ZtunnelShare, own int) string {
+	return w.loc().T("results.batch.ztunnel-share-note", "nodes", w.count("wording.batch.nodes", z.Nodes),
+		"requests", w.orNone(w.pairText(z.CPU, z.Memory)), "own", w.count("wording.batch.pods", own), "pods", w.count("wording.batch.pods", z.Pods))
 }
 
 // count is n things, by the plural message id, with thousands separators ("1 pod", "2,003

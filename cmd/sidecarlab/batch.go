@@ -28,6 +28,7 @@ func newBatchCmd(c *cli) *cobra.Command {
 		files    fileFlags
 		settings settingsFlags
 		output   string
+		nodes    int
 	)
 	cmd := &cobra.Command{
 		Use:   "batch [-f FILENAME]... [FILE]...",
@@ -50,6 +51,9 @@ func newBatchCmd(c *cli) *cobra.Command {
 			if err := c.checkOutput(format, batchFormats...); err != nil {
 				return err
 			}
+			if nodes < 1 || nodes > engine.MaxAmbientNodes {
+				return usageError{c.T("cli.error.batch_nodes", "Max", engine.MaxAmbientNodes) + "\n" + c.seeHelp(cmd)}
+			}
 			names := append(files.filenames, args...)
 			if len(names) == 0 {
 				return usageError{c.T("cli.error.batch_files") + "\n" + c.seeHelp(cmd)}
@@ -63,12 +67,13 @@ func newBatchCmd(c *cli) *cobra.Command {
 			// from the workers: a larger heap goal (still bounded: ~100 MB at 2,000 workloads, see
 			// BENCHMARKS.md) cut the batch's time by a fifth.
 			defer debug.SetGCPercent(debug.SetGCPercent(batchGCPercent))
-			return batchRun(c.ctx, c.loc(), j.eng, j.joined, j.settings, format, c.stdout, c.stderr, progressTo(c.stderr))
+			return batchRun(c.ctx, c.loc(), j.eng, j.joined, j.settings, format, nodes, c.stdout, c.stderr, progressTo(c.stderr))
 		},
 	}
 	files.register(c, cmd)
 	settings.register(c, cmd)
 	c.outputFlag(cmd, &output, batchFormats...)
+	cmd.Flags().IntVar(&nodes, "nodes", engine.DefaultAmbientNodes, c.T("cli.flag.batch.nodes"))
 	return cmd
 }
 
@@ -77,8 +82,10 @@ func newBatchCmd(c *cli) *cobra.Command {
 // cell's width, with its total once all rows are in. No injected output is kept, only rows, and
 // those only for the table. A document's error goes to stderr as it comes, placed in its file.
 // progress, when not nil, gets a progress bar (see progressTo). The table's headers and total,
-// and the errors, are in l's language; CSV, Markdown and JSON are data and never change.
-func batchRun(ctx context.Context, l *i18n.Localizer, eng *engine.Engine, j joined, s engine.Settings, format string, stdout, stderr, progress io.Writer) error {
+// and the errors, are in l's language; CSV, Markdown and JSON are data and never change. When
+// the installation has a ztunnel, the documents are read once before any is injected, for the
+// ztunnel share's count of the pods in ambient (on nodes nodes).
+func batchRun(ctx context.Context, l *i18n.Localizer, eng *engine.Engine, j joined, s engine.Settings, format string, nodes int, stdout, stderr, progress io.Writer) error {
 	words := &cli{lang: l} // the CLI's wording helpers, in l's language
 	var rows []engine.BatchRow
 	write := func(r engine.BatchRow) error {
@@ -109,6 +116,15 @@ func batchRun(ctx context.Context, l *i18n.Localizer, eng *engine.Engine, j join
 	if err != nil {
 		return err
 	}
+	var share *engine.ZtunnelShare
+	if _, ok := install.Ztunnel(); ok {
+		written, err := stream.Pods(ctx)
+		if err != nil {
+			return err
+		}
+		cni.FillBatch(written, s.Namespace, stream.NamespaceLabels())
+		share = engine.NewZtunnelShare(install, written, nodes)
+	}
 	bar := newProgressBar(progress, stream.Len())
 	failed := false
 	err = stream.Run(ctx, func(it engine.BatchItem) error {
@@ -120,6 +136,7 @@ func batchRun(ctx context.Context, l *i18n.Localizer, eng *engine.Engine, j join
 			fmt.Fprintln(stderr, "sidecarlab:", words.errText(j.locate(it.Error)))
 		}
 		cni.FillRow(&it.Row, s.Namespace, stream.NamespaceLabels())
+		share.Fill(&it.Row)
 		err := write(it.Row)
 		bar.step()
 		return err
@@ -131,7 +148,7 @@ func batchRun(ctx context.Context, l *i18n.Localizer, eng *engine.Engine, j join
 	if bw != nil {
 		err = bw.Close()
 	} else {
-		err = writeBatchTable(stdout, l, rows)
+		err = writeBatchTable(stdout, l, rows, share)
 	}
 	if err != nil {
 		return err
@@ -144,8 +161,8 @@ func batchRun(ctx context.Context, l *i18n.Localizer, eng *engine.Engine, j join
 
 // writeBatchTable prints the engine's own rows and columns (as the CSV and Markdown downloads
 // have them) aligned for a terminal: headers in capitals, an empty cell as "-", line breaks as
-// spaces.
-func writeBatchTable(w io.Writer, l *i18n.Localizer, rows []engine.BatchRow) error {
+// spaces; then the total, with ztunnel's on the nodes when share is not nil.
+func writeBatchTable(w io.Writer, l *i18n.Localizer, rows []engine.BatchRow, share *engine.ZtunnelShare) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	line := func(cells []string) {
 		for i, c := range cells {
@@ -168,7 +185,9 @@ func writeBatchTable(w io.Writer, l *i18n.Localizer, rows []engine.BatchRow) err
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintln(w, l.T("cli.batch.total", "Total", wording.In(l).BatchTotal(engine.Total(rows))))
+	total := engine.Total(rows)
+	total.Ztunnel = share
+	_, err := fmt.Fprintln(w, l.T("cli.batch.total", "Total", wording.In(l).BatchTotal(total)))
 	return err
 }
 

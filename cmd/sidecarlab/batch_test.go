@@ -86,7 +86,7 @@ func TestBatchRunStreams(t *testing.T) {
 			var counts []int
 			stdout := &writeWatcher{onWrite: func() { counts = append(counts, lastCount(&bar)) }}
 			var stderr bytes.Buffer
-			err := batchRun(t.Context(), i18n.For("en"), testEng(t), stdinInput(mixedManifest), engine.Settings{}, c.format, stdout, &stderr, &bar)
+			err := batchRun(t.Context(), i18n.For("en"), testEng(t), stdinInput(mixedManifest), engine.Settings{}, c.format, engine.DefaultAmbientNodes, stdout, &stderr, &bar)
 			if !errors.Is(err, errSilent) {
 				t.Fatalf("err %v, want the documents' errors reported", err)
 			}
@@ -110,7 +110,7 @@ func TestBatchRunStreams(t *testing.T) {
 			}
 		})
 	}
-	if err := batchRun(t.Context(), i18n.For("en"), testEng(t), stdinInput(deployment), engine.Settings{}, "xlsx", &bytes.Buffer{}, &bytes.Buffer{}, nil); exitCodeOf(err) != 2 {
+	if err := batchRun(t.Context(), i18n.For("en"), testEng(t), stdinInput(deployment), engine.Settings{}, "xlsx", engine.DefaultAmbientNodes, &bytes.Buffer{}, &bytes.Buffer{}, nil); exitCodeOf(err) != 2 {
 		t.Fatalf("-o xlsx: %v", err)
 	}
 }
@@ -121,7 +121,7 @@ func TestBatchRunStreams(t *testing.T) {
 func TestBatchProgress(t *testing.T) {
 	quietIstio()
 	var bar, stderr bytes.Buffer
-	if err := batchRun(t.Context(), i18n.For("en"), testEng(t), stdinInput(mixedManifest), engine.Settings{}, "csv", &bytes.Buffer{}, &stderr, &bar); !errors.Is(err, errSilent) {
+	if err := batchRun(t.Context(), i18n.For("en"), testEng(t), stdinInput(mixedManifest), engine.Settings{}, "csv", engine.DefaultAmbientNodes, &bytes.Buffer{}, &stderr, &bar); !errors.Is(err, errSilent) {
 		t.Fatal(err)
 	}
 	for i := range 6 {
@@ -137,7 +137,7 @@ func TestBatchProgress(t *testing.T) {
 	}
 
 	stderr.Reset()
-	if err := batchRun(t.Context(), i18n.For("en"), testEng(t), stdinInput(mixedManifest), engine.Settings{}, "csv", &bytes.Buffer{}, &stderr, nil); !errors.Is(err, errSilent) {
+	if err := batchRun(t.Context(), i18n.For("en"), testEng(t), stdinInput(mixedManifest), engine.Settings{}, "csv", engine.DefaultAmbientNodes, &bytes.Buffer{}, &stderr, nil); !errors.Is(err, errSilent) {
 		t.Fatal(err)
 	}
 	if strings.Contains(stderr.String(), "\r") || strings.Contains(stderr.String(), "/5") || strings.Count(stderr.String(), "sidecarlab: stdin: document") != 2 {
@@ -196,7 +196,7 @@ func TestBatchTableTotalInRowUnits(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var out bytes.Buffer
-			if err := batchRun(t.Context(), i18n.For("en"), testEng(t), stdinInput(c.manifest), engine.Settings{}, "table", &out, &bytes.Buffer{}, nil); err != nil {
+			if err := batchRun(t.Context(), i18n.For("en"), testEng(t), stdinInput(c.manifest), engine.Settings{}, "table", engine.DefaultAmbientNodes, &out, &bytes.Buffer{}, nil); err != nil {
 				t.Fatal(err)
 			}
 			lines := strings.Split(strings.TrimSpace(out.String()), "\n")

@@ -1,8 +1,15 @@
 package main
 
 import (
+	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/engine/ambient"
+	"github.com/sidecarlab/sidecarlab/report"
 )
 
 // waypointManifest is an ambient namespace, a Deployment in it and two AuthorizationPolicies
@@ -79,8 +86,96 @@ func TestBatchJoinsAmbient(t *testing.T) {
 			t.Fatal(err)
 		}
 		lines := strings.Split(out, "\n")
-		if !strings.HasSuffix(lines[0], ",joins ambient") || !strings.HasSuffix(lines[2], ","+c.want) || !strings.HasSuffix(lines[3], ",") {
+		if !strings.HasSuffix(lines[0], ",joins ambient,ztunnel share") || !strings.Contains(lines[2], ","+c.want+",") || !strings.HasSuffix(lines[3], ",,") {
 			t.Errorf("%s:\n%s", c.set, out)
 		}
+	}
+}
+
+// shareManifest adds to waypointManifest a larger Deployment in the ambient namespace, a
+// DaemonSet there (a pod per node) and a Deployment in a namespace without ambient.
+const shareManifest = waypointManifest + `---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: api, namespace: shop}
+spec:
+  replicas: 6
+  selector: {matchLabels: {app: api}}
+  template:
+    metadata: {labels: {app: api}}
+    spec: {containers: [{name: api, image: nginx}]}
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: agent, namespace: shop}
+spec:
+  selector: {matchLabels: {app: agent}}
+  template:
+    metadata: {labels: {app: agent}}
+    spec: {containers: [{name: agent, image: nginx}]}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: outside, namespace: other}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: o}}
+  template:
+    metadata: {labels: {app: o}}
+    spec: {containers: [{name: o, image: nginx}]}
+`
+
+// TestBatchZtunnelShare: batch streams its rows, so it counts the pods in ambient from the
+// documents as written before injecting any (BatchStream.Pods); its "ztunnel share" column is
+// the one the page's rows have, made from every injected row (engine.Batch, the CNI agent's
+// answer, NewZtunnelShare), on --nodes nodes. Under the default profile there is no ztunnel and
+// no share; --nodes out of range is a usage error.
+func TestBatchZtunnelShare(t *testing.T) {
+	quietIstio()
+	eng := testEng(t)
+	for _, c := range []struct {
+		set   string
+		nodes int
+		share bool
+	}{{"profile=ambient", 3, true}, {"profile=ambient", 40, true}, {"profile=default", 3, false}} {
+		s := engine.Settings{Install: engine.InstallOptions{Set: []string{c.set}}}
+		r, err := eng.Inject(t.Context(), []byte(shareManifest), nil, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, err := eng.Install(t.Context(), s.Install)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows := engine.Batch(r.Documents, r.Findings)
+		cni, err := ambient.InstallCNI(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cni.FillBatch(rows, engine.Namespace{}, engine.NamespaceLabels(r.Documents))
+		share := engine.NewZtunnelShare(in, rows, c.nodes)
+		for i := range rows {
+			share.Fill(&rows[i])
+		}
+		if got := slices.ContainsFunc(rows, func(r engine.BatchRow) bool { return r.ZtunnelShare != "" }); got != c.share {
+			t.Fatalf("%s: a row with a share: %t, want %t", c.set, got, c.share)
+		}
+		out, _, err := runCLI(t, shareManifest, "batch", "-f", "-", "-o", "csv", "--set", c.set, "--nodes", strconv.Itoa(c.nodes))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := string(report.BatchCSV(rows)); out != want {
+			t.Errorf("%s on %d nodes: the CLI's CSV\n%s\nthe rows'\n%s", c.set, c.nodes, out, want)
+		}
+		table, _, err := runCLI(t, shareManifest, "batch", "-f", "-", "--set", c.set, "--nodes", strconv.Itoa(c.nodes))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(table, fmt.Sprintf("ztunnel on %d nodes asks for", c.nodes)); got != c.share {
+			t.Errorf("%s: the table's total says ztunnel's: %t, want %t:\n%s", c.set, got, c.share, table)
+		}
+	}
+	if _, _, err := runCLI(t, shareManifest, "batch", "-f", "-", "--nodes", "0"); exitCodeOf(err) != 2 {
+		t.Errorf("--nodes 0: exit %d, want 2", exitCodeOf(err))
 	}
 }

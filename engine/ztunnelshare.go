@@ -17,15 +17,19 @@ type ZtunnelShare struct {
 	// Nodes is the node count; Pods the batch's pods that join ambient.
 	Nodes, Pods int
 	// CPU and Memory are ztunnel's requests times Nodes, written as the batch writes quantities;
-	// empty when the installation has no ztunnel.
+	// either is empty when ztunnel's chart asks for none of it.
 	CPU, Memory string
 	perNode     corev1.ResourceList
 }
 
 // NewZtunnelShare is ztunnel's share for rows on nodes nodes (1 to MaxAmbientNodes): rows are
 // the batch's, their ambient column filled (package ambient); in the installation's ztunnel
-// (Install.Ztunnel). Nil when there is no ztunnel or no row joins ambient: no row has a share.
+// (Install.Ztunnel). Nil when there is no installation, no ztunnel or no row joins ambient: no
+// row has a share.
 func NewZtunnelShare(in *Install, rows []BatchRow, nodes int) *ZtunnelShare {
+	if in == nil {
+		return nil
+	}
 	z, ok := in.Ztunnel()
 	if !ok || nodes < 1 {
 		return nil

@@ -145,6 +145,9 @@ func TestZtunnelShare(t *testing.T) {
 	if s := NewZtunnelShare(plain, rows, nodes); s != nil {
 		t.Errorf("no ztunnel, yet a share: %+v", s)
 	}
+	if s := NewZtunnelShare(nil, rows, nodes); s != nil {
+		t.Errorf("no installation, yet a share: %+v", s)
+	}
 	var none *ZtunnelShare
 	rows[0].ZtunnelShare = ""
 	none.Fill(&rows[0])

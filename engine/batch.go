@@ -62,17 +62,20 @@ func (r *BatchRow) SetAmbient(answer, rule string) {
 	r.Ambient, r.AmbientRule, r.pod = answer, rule, nil
 }
 
-// inputPod is the pod a workload's input creates without a sidecar, or nil.
-func inputPod(d Document) *corev1.Pod {
+// setWritten keeps what the row's ambient columns read of the workload as written (d's input):
+// the pod it creates without a sidecar, in the document's namespace, and how many (podCount).
+// A document without a pod template leaves both unset.
+func (r *BatchRow) setWritten(d Document) {
 	in, _, ok := d.objects()
 	if !ok {
-		return nil
+		return
 	}
 	_, tmpl, spec, ok := podParts(in)
 	if !ok {
-		return nil
+		return
 	}
-	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: d.Name, Namespace: d.Namespace, Labels: tmpl.Labels, Annotations: tmpl.Annotations}, Spec: *spec}
+	r.pod = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: d.Name, Namespace: d.Namespace, Labels: tmpl.Labels, Annotations: tmpl.Annotations}, Spec: *spec}
+	r.pods = podCount(in)
 }
 
 // Capacity is the sidecar's share of a workload's resources: istio-proxy's injected requests and
@@ -123,10 +126,7 @@ func Batch(docs []Document, findings []Finding) []BatchRow {
 		if _, obj, ok := d.objects(); ok && status == StatusInjected {
 			fillRow(&r, obj)
 		}
-		r.pod = inputPod(d)
-		if in, _, ok := d.objects(); ok {
-			r.pods = podCount(in)
-		}
+		r.setWritten(d)
 		rows = append(rows, r)
 	}
 	return rows
@@ -313,12 +313,9 @@ func iptablesArgs(args []string) string {
 	return strings.Join(out, " ")
 }
 
-// podCount is how many pods a workload's input runs: its replicas (a Job's parallelism), -1 for
-// one a node (a DaemonSet), 0 for a document without a pod template.
+// podCount is how many pods a workload with a pod template runs: its replicas (a Job's
+// parallelism), -1 for one a node (a DaemonSet).
 func podCount(obj runtime.Object) int {
-	if _, _, _, ok := podParts(obj); !ok {
-		return 0
-	}
 	if n, known := replicasOf(obj); known {
 		return n
 	}

@@ -74,13 +74,9 @@ func (b *BatchStream) waypointFindings(ctx context.Context) (map[int][]Finding, 
 	if !slices.ContainsFunc(b.p.chunks, func(c chunk) bool { return mayHavePolicy(c.raw) }) {
 		return nil, nil
 	}
-	docs := make([]Document, len(b.p.chunks))
-	for i, c := range b.p.chunks {
-		d, obj := prepareChunk(c, i+1, b.ann)
-		// The checks read the input; the workload's own object stands for its output, which
-		// only says that it has a pod template.
-		d.in, d.out = obj, obj
-		docs[i] = d
+	docs, err := b.written(ctx)
+	if err != nil {
+		return nil, err
 	}
 	found, _, err := b.e.waypointChecks(ctx, b.p, docs)
 	if err != nil || len(found) == 0 {
@@ -91,6 +87,23 @@ func (b *BatchStream) waypointFindings(ctx context.Context) (map[int][]Finding, 
 		out[f.Doc] = append(out[f.Doc], f)
 	}
 	return out, nil
+}
+
+// written are the batch's documents as read, with the steps applied, none injected: what the
+// passes that need every document before the stream starts read (the waypoint checks, Pods).
+// Each document's own object stands for its output too, which to them only says that it has a
+// pod template.
+func (b *BatchStream) written(ctx context.Context) ([]Document, error) {
+	docs := make([]Document, len(b.p.chunks))
+	for i, c := range b.p.chunks {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		d, obj := prepareChunk(c, i+1, b.ann)
+		d.in, d.out = obj, obj
+		docs[i] = d
+	}
+	return docs, nil
 }
 
 // Len is the number of documents, and so of rows.

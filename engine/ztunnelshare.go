@@ -108,18 +108,14 @@ func roundDiv(num *big.Int, d, unit int64) int64 {
 // name, namespace, pod and pod count, and nothing else — what needs every row before the first
 // is injected (the ztunnel share's count of ambient pods) reads them.
 func (b *BatchStream) Pods(ctx context.Context) ([]BatchRow, error) {
-	rows := make([]BatchRow, 0, len(b.p.chunks))
-	for i, c := range b.p.chunks {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		d, obj := prepareChunk(c, i+1, b.ann)
-		r := BatchRow{Doc: d.Index, Kind: d.Kind, Name: d.Name, Namespace: d.Namespace}
-		if obj != nil {
-			d.in, d.out = obj, obj
-			r.pod, r.pods = inputPod(d), podCount(obj)
-		}
-		rows = append(rows, r)
+	docs, err := b.written(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]BatchRow, len(docs))
+	for i, d := range docs {
+		rows[i] = BatchRow{Doc: d.Index, Kind: d.Kind, Name: d.Name, Namespace: d.Namespace}
+		rows[i].setWritten(d)
 	}
 	return rows, nil
 }

@@ -2,56 +2,12 @@ package engine
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 )
-
-const shareManifest = `apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web, namespace: shop}
-spec:
-  replicas: 3
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec: {containers: [{name: web, image: nginx}]}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: api, namespace: shop}
-spec:
-  replicas: 6
-  selector: {matchLabels: {app: api}}
-  template:
-    metadata: {labels: {app: api}}
-    spec: {containers: [{name: api, image: nginx}]}
----
-apiVersion: apps/v1
-kind: DaemonSet
-metadata: {name: agent, namespace: shop}
-spec:
-  selector: {matchLabels: {app: agent}}
-  template:
-    metadata: {labels: {app: agent}}
-    spec: {containers: [{name: agent, image: nginx}]}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: outside, namespace: other}
-spec:
-  replicas: 2
-  selector: {matchLabels: {app: o}}
-  template:
-    metadata: {labels: {app: o}}
-    spec: {containers: [{name: o, image: nginx}]}
----
-apiVersion: v1
-kind: Service
-metadata: {name: web, namespace: shop}
-spec: {ports: [{port: 80}]}
-`
 
 // TestZtunnelShare: ztunnel's requests on the nodes are split among the batch's pods that join
 // ambient — a DaemonSet's pods are the nodes — and the shares add up to them; a workload that
@@ -61,7 +17,11 @@ func TestZtunnelShare(t *testing.T) {
 	e := testEngine(t)
 	ctx := context.Background()
 	o := InstallOptions{Set: []string{AmbientProfile, "values.ztunnel.resources.requests.cpu=250m", "values.ztunnel.resources.requests.memory=500Mi"}}
-	r, err := e.Inject(ctx, []byte(shareManifest), nil, Settings{Install: o})
+	manifest, err := os.ReadFile("testdata/ambient/share.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := e.Inject(ctx, manifest, nil, Settings{Install: o})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -92,39 +93,6 @@ func TestBatchJoinsAmbient(t *testing.T) {
 	}
 }
 
-// shareManifest adds to waypointManifest a larger Deployment in the ambient namespace, a
-// DaemonSet there (a pod per node) and a Deployment in a namespace without ambient.
-const shareManifest = waypointManifest + `---
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: api, namespace: shop}
-spec:
-  replicas: 6
-  selector: {matchLabels: {app: api}}
-  template:
-    metadata: {labels: {app: api}}
-    spec: {containers: [{name: api, image: nginx}]}
----
-apiVersion: apps/v1
-kind: DaemonSet
-metadata: {name: agent, namespace: shop}
-spec:
-  selector: {matchLabels: {app: agent}}
-  template:
-    metadata: {labels: {app: agent}}
-    spec: {containers: [{name: agent, image: nginx}]}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: outside, namespace: other}
-spec:
-  replicas: 2
-  selector: {matchLabels: {app: o}}
-  template:
-    metadata: {labels: {app: o}}
-    spec: {containers: [{name: o, image: nginx}]}
-`
-
 // TestBatchZtunnelShare: batch streams its rows, so it counts the pods in ambient from the
 // documents as written before injecting any (BatchStream.Pods); its "ztunnel share" column is
 // the one the page's rows have, made from every injected row (engine.Batch, the CNI agent's
@@ -133,6 +101,11 @@ spec:
 func TestBatchZtunnelShare(t *testing.T) {
 	quietIstio()
 	eng := testEng(t)
+	data, err := os.ReadFile("../../engine/testdata/ambient/share.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	shareManifest := string(data)
 	for _, c := range []struct {
 		set   string
 		nodes int

@@ -1,6 +1,8 @@
 package ambient
 
 import (
+	"cmp"
+
 	"github.com/sidecarlab/sidecarlab/engine"
 )
 
@@ -24,13 +26,7 @@ func (c *CNI) FillRow(r *engine.BatchRow, ns engine.Namespace, docs map[string]m
 		return
 	}
 	p := *pod
-	switch {
-	case p.Namespace != "":
-	case ns.Name != "":
-		p.Namespace = ns.Name
-	default:
-		p.Namespace = "default"
-	}
+	p.Namespace = cmp.Or(p.Namespace, ns.Name, "default")
 	labels := ns.LabelsOf(p.Namespace, docs)
 	if !(c != nil && c.Enabled) && !Labelled(&p, labels) {
 		r.SetAmbient("", "")

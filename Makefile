@@ -21,6 +21,7 @@ help:
 	@echo "make build            bin/sidecarlab"
 	@echo "make generate         templ's Go and the editor bundle; check-generated: that nothing changed"
 	@echo "make load | bench     the load test on 127.0.0.1, and the benchmarks (see BENCHMARKS.md)"
+	@echo "make controlplane     a Kubernetes control plane with Istio on 127.0.0.1 to poke with kubectl (Ctrl-C stops it)"
 	@echo "make controlplane-bin the test control plane's programs (kube-apiserver, etcd, istiod, kubectl)"
 	@echo "make clean            remove bin/, node_modules and screenshots"
 

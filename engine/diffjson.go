@@ -9,7 +9,7 @@ import (
 // Two injected outputs of one document differ in a few fields: a toggle changes a container's
 // resources or an annotation, and the rest (the volumes, the other containers, the workload's own
 // spec) is the same JSON on both sides. prunedTrees decodes only what differs, so that the field
-// diff neither decodes nor walks the rest: most of a toggle's diff time was both.
+// diff neither decodes nor walks the rest, which would be most of a toggle's diff time.
 
 // maxPruneDepth is how deep prunedTrees looks for equal parts; below that it decodes whole, so
 // a deeply nested value costs no more than decoding it.

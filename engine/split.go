@@ -21,7 +21,7 @@ type chunk struct {
 }
 
 // object is the document as Istio's reader makes it of raw: a copy of parsed, when the document
-// was read before (the same object; reading the YAML again was ~70 µs of a toggle), else read.
+// was read before (the same object, without reading the YAML again), else read.
 func (c chunk) object() (runtime.Object, error) {
 	if c.parsed != nil {
 		return c.parsed.DeepCopyObject(), nil

@@ -66,7 +66,7 @@ func (s *server) ownMesh(ctx context.Context, req *api.InjectRequest) error {
 }
 
 // apiParts are the parts of an answer a client may ask for with ?include=a,b; without it, the
-// default ones (the whole answer as it always was). changes and unified are the last step's
+// default ones (the whole answer). changes and unified are the last step's
 // alone, for a client that follows one step and needs neither the documents of every row nor
 // the rows before.
 var apiParts = []struct {

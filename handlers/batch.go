@@ -57,7 +57,7 @@ func (s *server) handleBatchFile(format string) http.Handler {
 }
 
 // fileColumns are the engine's columns a download has for a link's chosen columns (readCols;
-// nil: every column, as before there was a choice): the table's, as the page shows them — the
+// nil: every column, for a link that chose none): the table's, as the page shows them — the
 // workload first (kind and name), and the reason with the result, which the page shows under it.
 func fileColumns(cols []string) []string {
 	if cols == nil {

@@ -38,12 +38,11 @@ type State struct {
 }
 
 // stateWriters are deflate writers for EncodeState, used again: making one allocates its tables,
-// which was most of the cost of encoding a state (and 11 % of the server's CPU under the load
-// test); a writer Reset to a new buffer writes the same bytes. They are klauspost/compress's at
+// the larger part of encoding a state (BENCHMARKS.md); a writer Reset to a new buffer writes the same bytes. They are klauspost/compress's at
 // level 6: its links are as short as the standard library's best compression (within 1 %, often
 // shorter: 1,708 against 1,736 bytes for 500 Deployments), and resetting it clears far smaller
 // tables than the 640 KB the standard library's best clears for every link (~40 µs of a toggle's
-// page). Any deflate reader reads them; links made before read as they did.
+// page). Any deflate reader reads them, and older links read the same.
 var stateWriters = sync.Pool{New: func() any {
 	zw, _ := kflate.NewWriter(nil, 6)
 	return zw

@@ -53,7 +53,8 @@ func Match(tags ...language.Tag) string {
 
 // locs are the Localizers of Codes, in that order. Making them reads no catalog: a catalog is
 // parsed when one of its messages is first asked for, so a run of the CLI parses one language's
-// CLI messages, not every catalog (that was ~30 ms and 6 MB at every start).
+// CLI messages, not every catalog (parsing them all costs tens of milliseconds at start;
+// BENCHMARKS.md).
 var locs = sync.OnceValue(func() []*Localizer {
 	out := make([]*Localizer, len(Codes))
 	for i, code := range Codes {

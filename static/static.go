@@ -1,5 +1,6 @@
-// Package static embeds the playground's assets: the stylesheet, the icon and the built editor
-// bundle (dist/app.js, committed; `make generate` rebuilds it from src/ with esbuild).
+// Package static embeds the playground's assets: the stylesheet, the icon, the theme script
+// that runs before the page paints (theme.js) and the built editor bundle (dist/app.js,
+// committed; `make generate` rebuilds it from src/ with esbuild).
 package static
 
 import (

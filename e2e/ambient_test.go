@@ -10,6 +10,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/handlers"
 )
@@ -88,7 +89,7 @@ spec:
 func TestBatchAmbient(t *testing.T) {
 	ctx := browser(t)
 	sh := newShots(t)
-	st := handlers.State{Manifest: ambientBatch, Settings: engine.Settings{Install: engine.InstallOptions{Set: []string{"profile=ambient"}}}}
+	st := api.State{Manifest: ambientBatch, Settings: engine.Settings{Install: engine.InstallOptions{Set: []string{"profile=ambient"}}}}
 	do(ctx, t, chromedp.EmulateViewport(1440, 900),
 		chromedp.Navigate(baseURL+"/?tab=batch&cols=result,total-requests,ambient,ztunnel-share&s="+url.QueryEscape(handlers.EncodeState(st))))
 	waitFor(ctx, t, `[data-testid="batch"] th[data-col="ztunnel share"]`, "the ztunnel share column")

@@ -13,6 +13,7 @@ import (
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/handlers"
 )
@@ -197,7 +198,7 @@ func TestClusterLabelFix(t *testing.T) {
 	ctx := browser(t)
 	annotated := strings.Replace(onDeployment, "  annotations:\n    sidecar.istio.io/logLevel: debug\n", "", 1)
 	annotated = strings.Replace(annotated, "    metadata:\n      labels:", "    metadata:\n      annotations:\n        sidecar.istio.io/inject: \"true\"\n      labels:", 1)
-	st := handlers.State{Manifest: annotated, Settings: engine.Settings{Namespace: engine.Namespace{Name: "shop"}}}
+	st := api.State{Manifest: annotated, Settings: engine.Settings{Namespace: engine.Namespace{Name: "shop"}}}
 	do(ctx, t, chromedp.Navigate(baseURL+"/?tab=cluster&s="+url.QueryEscape(handlers.EncodeState(st))))
 	waitFor(ctx, t, `[data-testid="verdict-not-injected"]`, "the annotated Pod, not injected")
 	if got := text(ctx, t, `[data-testid="cluster-trace"]`); !strings.Contains(got, "selectors read labels") {
@@ -219,7 +220,7 @@ func TestClusterLabelFix(t *testing.T) {
 func TestClusterAmbient(t *testing.T) {
 	ctx := browser(t)
 	sh := newShots(t)
-	st := handlers.State{Manifest: onDeployment, Settings: engine.Settings{
+	st := api.State{Manifest: onDeployment, Settings: engine.Settings{
 		Install:   engine.InstallOptions{Set: []string{"profile=ambient"}},
 		Namespace: engine.Namespace{Name: "shop", Labels: map[string]string{"istio.io/dataplane-mode": "ambient"}},
 	}}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/handlers"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
@@ -41,7 +42,7 @@ func TestLoadHeavy(t *testing.T) {
 		salt := fmt.Sprintf("\n# attack %d\n", n)
 		switch k {
 		case 0:
-			st := handlers.State{Istio: engine.Version().Istio, Manifest: testkit.Pods(45, 9000) + salt}
+			st := api.State{Istio: engine.Version().Istio, Manifest: testkit.Pods(45, 9000) + salt}
 			req, _ := http.NewRequest(http.MethodGet, baseURL+"/?s="+handlers.EncodeState(st), nil)
 			return req
 		case 2:
@@ -52,7 +53,7 @@ func TestLoadHeavy(t *testing.T) {
 			js, _ := json.Marshal(sts)
 			return partialPost(url.Values{"manifest": {testkit.Pods(10, 0) + salt}, "steps": {string(js)}, "action": {"apply"}})
 		default:
-			st := handlers.State{Istio: engine.Version().Istio, Manifest: testkit.Pods(2000, 0) + salt}
+			st := api.State{Istio: engine.Version().Istio, Manifest: testkit.Pods(2000, 0) + salt}
 			req, _ := http.NewRequest(http.MethodGet, baseURL+"/?s="+handlers.EncodeState(st), nil)
 			return req
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/handlers"
 )
@@ -82,7 +83,7 @@ func TestTruncatedLinkAndTitles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	withStep := baseURL + "/?s=" + url.QueryEscape(handlers.EncodeState(handlers.State{Manifest: onDeployment,
+	withStep := baseURL + "/?s=" + url.QueryEscape(handlers.EncodeState(api.State{Manifest: onDeployment,
 		Steps: []engine.Step{{Key: "sidecar.istio.io/proxyMemory", Value: "256Mi"}}}))
 	do(ctx, t, chromedp.Navigate(withStep), shown(`[data-testid="results"]`))
 	second, err := chromedp.Run(ctx, chromedp.Title())

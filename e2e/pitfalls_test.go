@@ -9,6 +9,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/handlers"
 )
 
@@ -36,7 +37,7 @@ spec:
 `
 
 func link(manifest string) string {
-	return baseURL + "/?s=" + url.QueryEscape(handlers.EncodeState(handlers.State{Manifest: manifest}))
+	return baseURL + "/?s=" + url.QueryEscape(handlers.EncodeState(api.State{Manifest: manifest}))
 }
 
 // markedLines are the editor's lines that carry a pitfall's underline, by their text.

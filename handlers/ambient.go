@@ -22,7 +22,7 @@ import (
 // and POST /api/v1/ambient.
 
 // ambientHref is the comparison of a state, with the nodes given (0: the default).
-func ambientHref(st State, nodes int) string {
+func ambientHref(st api.State, nodes int) string {
 	q := url.Values{"s": {EncodeState(st)}}
 	if nodes > 0 {
 		q.Set("nodes", strconv.Itoa(nodes))
@@ -32,7 +32,7 @@ func ambientHref(st State, nodes int) string {
 
 // compareAmbient runs the comparison of st on nodes nodes (0: engine.DefaultAmbientNodes) once
 // the request holds a work slot, costed as the sidecar side's injection.
-func (s *server) compareAmbient(ctx context.Context, st State, nodes int) (*ambient.Comparison, error) {
+func (s *server) compareAmbient(ctx context.Context, st api.State, nodes int) (*ambient.Comparison, error) {
 	if nodes == 0 {
 		nodes = engine.DefaultAmbientNodes
 	}
@@ -162,7 +162,7 @@ func (s *server) handleAPIAmbient() http.Handler {
 		if err := checkNamespace(req.Settings.Namespace); err != nil {
 			return err
 		}
-		st := State{Version: StateVersion, Istio: engine.Version().Istio, Manifest: req.Manifest, Steps: req.Steps, Settings: req.Settings}
+		st := api.State{Version: StateVersion, Istio: engine.Version().Istio, Manifest: req.Manifest, Steps: req.Steps, Settings: req.Settings}
 		c, err := s.compareAmbient(r.Context(), st, req.Nodes)
 		if err != nil {
 			return err

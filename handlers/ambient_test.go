@@ -19,7 +19,7 @@ import (
 // offered it, and a bad node count is a 422 that says what is wrong.
 func TestAmbientPage(t *testing.T) {
 	h := newServer(t)
-	st := State{Manifest: jobYAML, Steps: []engine.Step{{Key: "traffic.sidecar.istio.io/excludeOutboundPorts", Value: "3306"}}}
+	st := api.State{Manifest: jobYAML, Steps: []engine.Step{{Key: "traffic.sidecar.istio.io/excludeOutboundPorts", Value: "3306"}}}
 	page := get(t, h, stateLink(t, st))
 	href, ok := page.doc.Find(`[data-testid="compare-link"][href^="/ambient?"]`).Attr("href")
 	if !ok {
@@ -79,7 +79,7 @@ func TestAmbientPage(t *testing.T) {
 func TestAmbientPageEscapes(t *testing.T) {
 	h := newServer(t)
 	hostile := strings.Replace(deploymentYAML, "      labels:\n", "      annotations:\n        note: \"<script>alert(1)</script>\"\n      labels:\n", 1)
-	r := get(t, h, ambientHref(State{Manifest: hostile}, 0))
+	r := get(t, h, ambientHref(api.State{Manifest: hostile}, 0))
 	if r.status != http.StatusOK || strings.Contains(r.body, "<script>alert(1)") || !strings.Contains(r.body, "&lt;script&gt;alert(1)") {
 		t.Fatalf("status %d; escaped: %v", r.status, strings.Contains(r.body, "&lt;script&gt;"))
 	}

@@ -122,7 +122,7 @@ func (s *server) handleAPIInject() http.Handler {
 		}
 		// The slot is held until the answer is written (holdSlots): encoding a large timeline is
 		// work too.
-		tl, err := s.timeline(r.Context(), State{Manifest: req.Manifest, Steps: req.Steps, Settings: req.Settings})
+		tl, err := s.timeline(r.Context(), api.State{Manifest: req.Manifest, Steps: req.Steps, Settings: req.Settings})
 		if err != nil {
 			return err
 		}
@@ -130,7 +130,7 @@ func (s *server) handleAPIInject() http.Handler {
 			// The manifest has documents Istio rejects: 422, naming each.
 			return documentErrors(errs)
 		}
-		st := State{Version: StateVersion, Istio: engine.Version().Istio, Manifest: req.Manifest, Steps: req.Steps, Settings: req.Settings}
+		st := api.State{Version: StateVersion, Istio: engine.Version().Istio, Manifest: req.Manifest, Steps: req.Steps, Settings: req.Settings}
 		last := tl.Steps[len(tl.Steps)-1]
 		resp := api.InjectResponse{Istio: engine.Version(), Permalink: view{state: st, step: -1}.permalink(), Mesh: meshOf(st.Settings.Install)}
 		if want["output"] {
@@ -172,7 +172,7 @@ func (s *server) handleAPIInject() http.Handler {
 			}
 		}
 		if want["admission"] {
-			rs, err := s.admit(r.Context(), State{Manifest: req.Manifest, Steps: req.Steps, Settings: req.Settings})
+			rs, err := s.admit(r.Context(), api.State{Manifest: req.Manifest, Steps: req.Steps, Settings: req.Settings})
 			if err != nil {
 				return err
 			}

@@ -167,8 +167,8 @@ func TestAPIAdmission(t *testing.T) {
 // TestEncodeStateWithPooledWriters: a state encodes to the same text whatever was encoded before
 // with the same (pooled) writer, and concurrently.
 func TestEncodeStateWithPooledWriters(t *testing.T) {
-	a := State{Manifest: deploymentYAML}
-	b := State{Manifest: strings.Repeat("# a long comment\n", 500) + deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "1"}}}
+	a := api.State{Manifest: deploymentYAML}
+	b := api.State{Manifest: strings.Repeat("# a long comment\n", 500) + deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "1"}}}
 	first := EncodeState(a)
 	_ = EncodeState(b)
 	if again := EncodeState(a); again != first {

@@ -11,6 +11,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/report"
 	"github.com/sidecarlab/sidecarlab/web"
@@ -49,7 +50,7 @@ spec:
 func TestBatchTable(t *testing.T) {
 	h := newServer(t)
 	lab, _ := web.FindPreset("lab-batch")
-	r := get(t, h, stateLink(t, State{Manifest: lab.Manifest})+"&tab=batch")
+	r := get(t, h, stateLink(t, api.State{Manifest: lab.Manifest})+"&tab=batch")
 	if r.status != http.StatusOK {
 		t.Fatalf("lab batch: %d", r.status)
 	}
@@ -95,7 +96,7 @@ func TestBatchTable(t *testing.T) {
 			"total: 1 workload with a sidecar, 1 pod — requests cpu=100m memory=128Mi; limits cpu=2 memory=1Gi; 1 more with a pod per node (not counted)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := get(t, h, stateLink(t, State{Manifest: tc.manifest})+"&tab=batch")
+			r := get(t, h, stateLink(t, api.State{Manifest: tc.manifest})+"&tab=batch")
 			if got := strings.TrimSpace(testid(r, "batch-total").Text()); got != tc.want {
 				t.Errorf("totals row\n got %q\nwant %q", got, tc.want)
 			}
@@ -108,7 +109,7 @@ func TestBatchTable(t *testing.T) {
 // keeps links short.
 func TestBatchColumnChooser(t *testing.T) {
 	h := newServer(t)
-	link := stateLink(t, State{Manifest: deploymentYAML})
+	link := stateLink(t, api.State{Manifest: deploymentYAML})
 	r := get(t, h, link+"&tab=batch")
 	if f := r.doc.Find(`form#batch-cols`); f.AttrOr("method", "") != "get" || f.AttrOr("action", "") != "/" {
 		t.Fatal("no GET form for the column chooser")
@@ -176,7 +177,7 @@ func TestBatchColumnChooser(t *testing.T) {
 // columns) every download has every column, as before there was a choice, and no note.
 func TestBatchDownloadColumns(t *testing.T) {
 	h := newServer(t)
-	link := stateLink(t, State{Manifest: deploymentYAML + "---\napiVersion: v1\nkind: Service\nmetadata:\n  name: s\n"}) + "&tab=batch"
+	link := stateLink(t, api.State{Manifest: deploymentYAML + "---\napiVersion: v1\nkind: Service\nmetadata:\n  name: s\n"}) + "&tab=batch"
 	all := engine.BatchColumns()
 	for _, c := range []struct {
 		name, query string
@@ -224,7 +225,7 @@ func TestBatchProxyFirstByDefault(t *testing.T) {
 	h := newServer(t)
 	held := strings.Replace(strings.Replace(deploymentYAML, "  name: web\nspec", "  name: held\nspec", 1),
 		"    metadata:\n      labels:", "    metadata:\n      annotations:\n        proxy.istio.io/config: \"holdApplicationUntilProxyStarts: true\"\n      labels:", 1)
-	r := get(t, h, stateLink(t, State{Manifest: deploymentYAML + "---\n" + held})+"&tab=batch")
+	r := get(t, h, stateLink(t, api.State{Manifest: deploymentYAML + "---\n" + held})+"&tab=batch")
 	heads := batchHeads(r)
 	first := slices.Index(heads, "proxy first") - 1 // the row's cells come after its header
 	if first < 0 {

@@ -17,6 +17,7 @@ import (
 	"istio.io/istio/pkg/kube/inject"
 	"sigs.k8s.io/yaml"
 
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 )
 
@@ -75,7 +76,7 @@ func BenchmarkToggleRoundTrip(b *testing.B) {
 	client := srv.Client()
 	// The page before the click: its kept regions (the lab strip, the settings, the diff tab's
 	// steps), whose keys the script sends.
-	before := get(&testing.T{}, h, view{state: State{Manifest: deploymentYAML, Steps: base}, step: -1}.permalink())
+	before := get(&testing.T{}, h, view{state: api.State{Manifest: deploymentYAML, Steps: base}, step: -1}.permalink())
 	held := heldKeys(before.body)
 	if len(held) != 4 {
 		b.Fatalf("the page before the click holds %d regions, want 4", len(held))
@@ -116,7 +117,7 @@ func BenchmarkToggleRoundTrip(b *testing.B) {
 // page): its size and time. limit=500 shows every document (still at most 2,000 changes and 20,000 diff lines a step).
 func BenchmarkLargePage(b *testing.B) {
 	h := newServer(&testing.T{})
-	link := "/?s=" + EncodeState(State{Manifest: manyDeployments(500)})
+	link := "/?s=" + EncodeState(api.State{Manifest: manyDeployments(500)})
 	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, link, nil)) // the timeline, once
 	for _, c := range []struct{ name, query string }{{"first-50", ""}, {"all-500", "&limit=500"}} {
 		b.Run(c.name, func(b *testing.B) {

@@ -37,7 +37,7 @@ func answerBound(stateBytes int, refused bool, engineOutput int) int {
 
 // engineOutputOf is the output the engine makes for a state: every row's injected YAML (the raw
 // outputs have everything), 0 when it refuses the state.
-func engineOutputOf(t *testing.T, e Engine, st State) int {
+func engineOutputOf(t *testing.T, e Engine, st api.State) int {
 	t.Helper()
 	tl, err := e.Timeline(context.Background(), []byte(st.Manifest), st.Steps, st.Settings)
 	if err != nil {
@@ -55,19 +55,19 @@ func engineOutputOf(t *testing.T, e Engine, st State) int {
 type boundRoute struct {
 	name string
 	raw  bool
-	req  func(st State, id string) *http.Request
+	req  func(st api.State, id string) *http.Request
 }
 
 func boundGet(target string) *http.Request { return httptest.NewRequest(http.MethodGet, target, nil) }
 
-func boundJSON(target string, st State) *http.Request {
+func boundJSON(target string, st api.State) *http.Request {
 	b, _ := json.Marshal(api.InjectRequest{Manifest: st.Manifest, Steps: st.Steps, Settings: st.Settings})
 	r := httptest.NewRequest(http.MethodPost, target, strings.NewReader(string(b)))
 	r.Header.Set("Content-Type", "application/json")
 	return r
 }
 
-func boundForm(st State, partial bool) *http.Request {
+func boundForm(st api.State, partial bool) *http.Request {
 	steps, _ := json.Marshal(st.Steps)
 	r := formRequest(url.Values{"manifest": {st.Manifest}, "steps": {string(steps)}, "mode": {string(st.Settings.Mode)},
 		"set": {strings.Join(st.Settings.Install.Set, "\n")}, "overlay": {st.Settings.Install.Overlay}, "action": {"apply"}})
@@ -79,32 +79,32 @@ func boundForm(st State, partial bool) *http.Request {
 
 // boundRoutes are every route that answers with something made from a state.
 func boundRoutes() []boundRoute {
-	q := func(path string) func(State, string) *http.Request {
-		return func(st State, _ string) *http.Request { return boundGet(path + "s=" + EncodeState(st)) }
+	q := func(path string) func(api.State, string) *http.Request {
+		return func(st api.State, _ string) *http.Request { return boundGet(path + "s=" + EncodeState(st)) }
 	}
-	short := func(suffix string) func(State, string) *http.Request {
-		return func(_ State, id string) *http.Request { return boundGet("/s/" + id + suffix) }
+	short := func(suffix string) func(api.State, string) *http.Request {
+		return func(_ api.State, id string) *http.Request { return boundGet("/s/" + id + suffix) }
 	}
 	return []boundRoute{
 		{"GET /", false, q("/?")},
-		{"GET / (the script's fragment)", false, func(st State, _ string) *http.Request {
+		{"GET / (the script's fragment)", false, func(st api.State, _ string) *http.Request {
 			r := boundGet("/?s=" + EncodeState(st))
 			r.Header.Set(partialHeader, "1")
 			return r
 		}},
 		{"GET / presenter", false, q("/?present=1&")},
 		{"GET / batch tab, every column", false, q("/?tab=batch&cols=" + url.QueryEscape(strings.Join(allBatchColumns(), ",")) + "&")},
-		{"POST /", false, func(st State, _ string) *http.Request { return boundForm(st, false) }},
-		{"POST / (the script's fragment)", false, func(st State, _ string) *http.Request { return boundForm(st, true) }},
-		{"GET /compare", false, func(st State, _ string) *http.Request {
+		{"POST /", false, func(st api.State, _ string) *http.Request { return boundForm(st, false) }},
+		{"POST / (the script's fragment)", false, func(st api.State, _ string) *http.Request { return boundForm(st, true) }},
+		{"GET /compare", false, func(st api.State, _ string) *http.Request {
 			e := EncodeState(st)
 			return boundGet("/compare?a=" + e + "&b=" + e)
 		}},
 		{"GET /embed", false, q("/embed?")},
 		{"GET /s/{id}", false, short("")},
 		// The API's answer carries the output the engine made (`output`), as the raw outputs do.
-		{"POST /api/v1/inject", true, func(st State, _ string) *http.Request { return boundJSON("/api/v1/inject", st) }},
-		{"POST /api/v1/share", false, func(st State, _ string) *http.Request { return boundJSON("/api/v1/share", st) }},
+		{"POST /api/v1/inject", true, func(st api.State, _ string) *http.Request { return boundJSON("/api/v1/inject", st) }},
+		{"POST /api/v1/share", false, func(st api.State, _ string) *http.Request { return boundJSON("/api/v1/share", st) }},
 		{"GET /batch.csv", false, q("/batch.csv?")},
 		{"GET /batch.md", false, q("/batch.md?")},
 		{"GET /batch.json", false, q("/batch.json?")},
@@ -131,20 +131,20 @@ func boundRoutes() []boundRoute {
 func TestAnswersBounded(t *testing.T) {
 	newServer(t)
 	bigValue := "proxyMetadata: {X: " + strings.Repeat("v", 250_000) + "}"
-	big := State{Manifest: deploymentYAML + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: big}\ndata:\n  x: " +
+	big := api.State{Manifest: deploymentYAML + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: big}\ndata:\n  x: " +
 		strings.Repeat("x", maxStateBytes-4096) + "\n"}
 	cases := []struct {
 		name    string
-		st      State
+		st      api.State
 		refused bool
 		server  func(t *testing.T) (http.Handler, Engine, *memLinks)
 	}{
-		{"a proxy config value of 250,000 bytes", State{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "proxy.istio.io/config", Value: bigValue}}}, false,
+		{"a proxy config value of 250,000 bytes", api.State{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "proxy.istio.io/config", Value: bigValue}}}, false,
 			func(t *testing.T) (http.Handler, Engine, *memLinks) {
 				links := newMemLinks()
 				return serverWith(t, links), eng, links
 			}},
-		{"the same value, on a server past its deadline (503 with the form)", State{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "proxy.istio.io/config", Value: bigValue}}}, false,
+		{"the same value, on a server past its deadline (503 with the form)", api.State{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "proxy.istio.io/config", Value: bigValue}}}, false,
 			func(t *testing.T) (http.Handler, Engine, *memLinks) {
 				links := newMemLinks()
 				return serverConfig(t, Config{Links: links, RequestTimeout: time.Nanosecond}), eng, links
@@ -154,7 +154,7 @@ func TestAnswersBounded(t *testing.T) {
 				links := newMemLinks()
 				return serverWith(t, links), eng, links
 			}},
-		{"a template repeating 10,000,000 bytes", State{Manifest: deploymentYAML, Steps: selectMine,
+		{"a template repeating 10,000,000 bytes", api.State{Manifest: deploymentYAML, Steps: selectMine,
 			Settings: engine.Settings{Install: engine.InstallOptions{Overlay: withTemplate(`{{ repeat 10000000 "a" }}`)}}}, false,
 			func(t *testing.T) (http.Handler, Engine, *memLinks) {
 				e := boundsIsolated(t)
@@ -251,7 +251,7 @@ func sizeText(n int) string { return fmt.Sprintf("%.2f MB", float64(n)/1e6) }
 func TestLongValueShownOnce(t *testing.T) {
 	h := newServer(t)
 	long := "proxyMetadata: {X: " + strings.Repeat("v", 20_000) + "}"
-	r := get(t, h, stateLink(t, State{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "proxy.istio.io/config", Value: long}}}))
+	r := get(t, h, stateLink(t, api.State{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "proxy.istio.io/config", Value: long}}}))
 	if r.status != http.StatusOK {
 		t.Fatalf("status %d", r.status)
 	}
@@ -278,7 +278,7 @@ func TestLongValueShownOnce(t *testing.T) {
 		t.Errorf("no note says lines were cut: %q", testid(r, "more-note").Text())
 	}
 
-	short := get(t, h, stateLink(t, State{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "proxy.istio.io/config", Value: "concurrency: 2"}}}))
+	short := get(t, h, stateLink(t, api.State{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "proxy.istio.io/config", Value: "concurrency: 2"}}}))
 	if testid(short, "step-value-1").Length() != 0 || testid(short, "step-1").First().Find(".step-t").Text() != "proxy.istio.io/config=concurrency: 2" ||
 		testid(short, "more-note").Length() != 0 {
 		t.Error("a short value is not shown as before")

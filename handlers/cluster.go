@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/sidecarlab/sidecarlab/admission"
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/web"
@@ -15,7 +16,7 @@ import (
 
 // clusterView runs the admission of a state and shapes it as the Cluster tab. An input error
 // (the manifest, the settings) is said in the tab; anything else is the request's error.
-func (s *server) clusterView(ctx context.Context, st State) (web.ClusterView, []admission.Result, error) {
+func (s *server) clusterView(ctx context.Context, st api.State) (web.ClusterView, []admission.Result, error) {
 	l := i18n.FromContext(ctx)
 	words := wording.In(l)
 	cv := web.ClusterView{Namespace: namespaceText(l, namespaceOf(st.Settings)), Version: st.Settings.KubernetesVersion,
@@ -121,7 +122,7 @@ func admissionColumn(l *i18n.Localizer, b *web.BatchView, rs []admission.Result,
 // lazyTabs are the tabs of a state whose content costs an admission: the Cluster tab, and the
 // batch table when a namespace is set (its admission column). A page renders them only when
 // they are the selected tab.
-func lazyTabs(st State) []string {
+func lazyTabs(st api.State) []string {
 	if st.Settings.Namespace.Name != "" || len(st.Settings.Namespace.Labels) > 0 {
 		return []string{"batch", web.ClusterTab}
 	}

@@ -25,13 +25,13 @@ import (
 
 var shop = engine.Namespace{Name: "shop"}
 
-func withNamespace(ns engine.Namespace, set ...string) State {
-	return State{Istio: engine.Version().Istio, Manifest: deploymentYAML,
+func withNamespace(ns engine.Namespace, set ...string) api.State {
+	return api.State{Istio: engine.Version().Istio, Manifest: deploymentYAML,
 		Settings: engine.Settings{Namespace: ns, Install: engine.InstallOptions{Set: set}}}
 }
 
 // decodeLocation reads the state of a redirect's permalink.
-func decodeLocation(t *testing.T, r response) State {
+func decodeLocation(t *testing.T, r response) api.State {
 	t.Helper()
 	if r.status != http.StatusSeeOther {
 		t.Fatalf("status %d, want 303: %s", r.status, testid(r, "namespace-error").Text())
@@ -172,7 +172,7 @@ func manyLabels(n int) string {
 }
 
 // clusterPage is the Cluster tab of a state.
-func clusterPage(t *testing.T, h http.Handler, st State) response {
+func clusterPage(t *testing.T, h http.Handler, st api.State) response {
 	t.Helper()
 	r := get(t, h, stateLink(t, st)+"&tab=cluster")
 	if r.status != http.StatusOK {
@@ -194,7 +194,7 @@ func TestClusterTab(t *testing.T) {
 	baseline := engine.Namespace{Name: "shop", Labels: map[string]string{"istio-injection": "enabled", "pod-security.kubernetes.io/enforce": "baseline"}}
 	for _, tc := range []struct {
 		name               string
-		st                 State
+		st                 api.State
 		injected, admitted bool
 		fixes              []string
 		violation          string

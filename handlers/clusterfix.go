@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/sidecarlab/sidecarlab/admission"
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/web"
 	"github.com/sidecarlab/sidecarlab/wording"
@@ -101,7 +102,7 @@ func istioSeccompViolation(v string) bool {
 
 // applyClusterFix changes the state as the fix with the id says: its settings, or (fixLabel)
 // its manifest.
-func applyClusterFix(id string, st *State) error {
+func applyClusterFix(id string, st *api.State) error {
 	if id == fixLabel {
 		m, err := engine.LabelInsteadOfAnnotation([]byte(st.Manifest))
 		if errors.Is(err, engine.ErrNothingToMove) {

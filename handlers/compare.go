@@ -11,6 +11,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/web"
@@ -21,7 +22,7 @@ import (
 func (s *server) handleCompare() http.Handler {
 	return s.handler(func(w http.ResponseWriter, r *http.Request) error {
 		q := r.URL.Query()
-		var states [2]State
+		var states [2]api.State
 		var labels [2]string
 		for i, key := range []string{"a", "b"} {
 			st, err := DecodeState(q.Get(key))
@@ -43,7 +44,7 @@ func (s *server) handleCompare() http.Handler {
 
 // comparePage is two states side by side: each one's lifecycles, output and pitfalls, and the
 // field diff from the first's output to the second's. A side Istio rejects shows its error.
-func (s *server) comparePage(r *http.Request, states [2]State, labels [2]string) (*web.ComparePage, error) {
+func (s *server) comparePage(r *http.Request, states [2]api.State, labels [2]string) (*web.ComparePage, error) {
 	l := i18n.FromContext(r.Context())
 	page := &web.ComparePage{Version: versionLine()}
 	var last [2][]engine.Document
@@ -100,7 +101,7 @@ func (s *server) comparePage(r *http.Request, states [2]State, labels [2]string)
 // compareAdmission is each document's verdict when its Pod is created in the state's namespace:
 // a side's Pod Security verdict (its words when it rejects), which an upgrade can change (an init
 // container that needs NET_ADMIN under baseline).
-func (s *server) compareAdmission(r *http.Request, st State, side *web.CompareSide) error {
+func (s *server) compareAdmission(r *http.Request, st api.State, side *web.CompareSide) error {
 	rs, err := s.admit(r.Context(), st)
 	var ie *engine.InputError
 	if errors.As(err, &ie) {
@@ -138,7 +139,7 @@ func onlyIn(w wording.Words, a, b []engine.Finding) []string {
 }
 
 // compareLinks are compareLinksIn English, for a caller that has no request's language yet.
-func compareLinks(st State, docs []engine.Document) []web.CompareLink {
+func compareLinks(st api.State, docs []engine.Document) []web.CompareLink {
 	return compareLinksIn(i18n.For(i18n.Default), st, docs)
 }
 
@@ -147,7 +148,7 @@ func compareLinks(st State, docs []engine.Document) []web.CompareLink {
 // holdApplicationUntilProxyStarts — the state itself on the side it is on (with hold when Istio
 // held every proxy of it, whatever asked: a step, the pod's annotation, the mesh's default); and
 // any workload with a sidecar and in ambient.
-func compareLinksIn(l *i18n.Localizer, st State, docs []engine.Document) []web.CompareLink {
+func compareLinksIn(l *i18n.Localizer, st api.State, docs []engine.Document) []web.CompareLink {
 	var hasJob, hasWorkload bool
 	for _, d := range docs {
 		hasJob = hasJob || d.Kind == "Job" || d.Kind == "CronJob"
@@ -198,7 +199,7 @@ func held(docs []engine.Document) bool {
 // withHold is st with one more step that sets holdApplicationUntilProxyStarts to on in the pods'
 // proxy.istio.io/config, keeping what the state's last such step set beside it (a step replaces
 // the annotation whole).
-func withHold(st State, on bool) State {
+func withHold(st api.State, on bool) api.State {
 	cfg := map[string]any{}
 	for _, s := range st.Steps {
 		if s.Key == "proxy.istio.io/config" {
@@ -217,7 +218,7 @@ func withHold(st State, on bool) State {
 	return st
 }
 
-func compareHref(a, b State, la, lb string) string {
+func compareHref(a, b api.State, la, lb string) string {
 	q := url.Values{"a": {EncodeState(a)}, "b": {EncodeState(b)}, "la": {la}, "lb": {lb}}
 	return "/compare?" + q.Encode()
 }

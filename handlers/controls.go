@@ -9,6 +9,7 @@ import (
 	"github.com/a-h/templ"
 	"istio.io/api/annotation"
 
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/web"
@@ -231,7 +232,7 @@ func currentValue(manifest string, steps []engine.Step, key string) string {
 
 // configFieldStep is the step the editor's "Add" makes: proxy.istio.io/config set to its current
 // value with one field set. The engine still sees an ordinary step that replaces the whole value.
-func configFieldStep(st State, field, value string) (engine.Step, error) {
+func configFieldStep(st api.State, field, value string) (engine.Step, error) {
 	key := annotation.ProxyConfig.Name
 	merged, err := engine.SetProxyConfigField(currentValue(st.Manifest, st.Steps, key), field, strings.ReplaceAll(value, "\r\n", "\n"))
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 )
 
@@ -46,17 +47,17 @@ func TestDeepLinksNameTheirStep(t *testing.T) {
 	two := deploymentYAML + "---\n" + strings.Replace(deploymentYAML, "name: web\n", "name: api\n", 1)
 	for _, c := range []struct {
 		name     string
-		st       State
+		st       api.State
 		want     map[string]string // row ("diff-step-N doc path") → its link
 		wantText map[string]string // row → its label
 	}{
-		{"one path in two steps", State{Manifest: deploymentYAML, Steps: twice},
+		{"one path in two steps", api.State{Manifest: deploymentYAML, Steps: twice},
 			map[string]string{
 				"diff-step-1 1 " + cpu: "#step=1&path=" + url.PathEscape(cpu),
 				"diff-step-2 1 " + cpu: "#step=2&path=" + url.PathEscape(cpu),
 			},
 			map[string]string{"diff-step-2 1 " + cpu: "Link to the change of " + cpu + " at step 2"}},
-		{"one path in two documents", State{Manifest: two},
+		{"one path in two documents", api.State{Manifest: two},
 			map[string]string{
 				"diff-step-0 1 " + proxy: "#step=0&doc=1&path=" + url.PathEscape(proxy),
 				"diff-step-0 2 " + proxy: "#step=0&doc=2&path=" + url.PathEscape(proxy),

@@ -19,6 +19,7 @@ import (
 	"github.com/BurntSushi/toml"
 	"github.com/PuerkitoBio/goquery"
 
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/wording"
@@ -111,7 +112,7 @@ func TestErrorsInTheReadersLanguage(t *testing.T) {
 			}},
 		{"413 state, in bytes",
 			func(lang string) answer {
-				r := do(t, small, langRequest(httptest.NewRequest(http.MethodGet, stateLink(t, State{Manifest: bigManifest}), nil), lang))
+				r := do(t, small, langRequest(httptest.NewRequest(http.MethodGet, stateLink(t, api.State{Manifest: bigManifest}), nil), lang))
 				return answer{r.status, page(r)}
 			},
 			func(l *i18n.Localizer) answer {
@@ -368,7 +369,7 @@ var _ = httpError{id: "errors.no-such-message"}`, 0)
 // are shown in the reader's language; a label a person chose is shown as it is.
 func TestCompareLabels(t *testing.T) {
 	h := newServer(t)
-	st := EncodeState(State{Version: StateVersion, Manifest: deploymentYAML})
+	st := EncodeState(api.State{Version: StateVersion, Manifest: deploymentYAML})
 	q := url.Values{"a": {st}, "b": {st}, "la": {"classic sidecar"}, "lb": {"classic sidecar, mine"}}
 	for _, c := range []struct{ lang, a string }{{"", "classic sidecar"}, {"ja", "従来型サイドカー"}, {"ko", "기존 방식 사이드카"}} {
 		r := do(t, h, langRequest(httptest.NewRequest(http.MethodGet, "/compare?"+q.Encode(), nil), c.lang))
@@ -396,14 +397,14 @@ func TestCompareLinksIn(t *testing.T) {
 		{i18n.For("ko"), []string{"기존 방식과 네이티브 비교", "hold 없음과 있음 비교", "앰비언트와 비교"}},
 	} {
 		var got []string
-		for _, link := range compareLinksIn(c.l, State{Manifest: jobYAML}, docs) {
+		for _, link := range compareLinksIn(c.l, api.State{Manifest: jobYAML}, docs) {
 			got = append(got, link.Label)
 		}
 		if !slices.Equal(got, c.want) {
 			t.Errorf("%s: %q, want %q", c.l.Lang(), got, c.want)
 		}
 	}
-	if got := compareLinks(State{Manifest: jobYAML}, docs[:0]); len(got) != 0 {
+	if got := compareLinks(api.State{Manifest: jobYAML}, docs[:0]); len(got) != 0 {
 		t.Errorf("links for no workload: %v", got)
 	}
 }
@@ -443,16 +444,16 @@ func TestEngineErrorsInTheReadersLanguage(t *testing.T) {
 func TestCompareHoldSides(t *testing.T) {
 	h := newServer(t)
 	cfg := func(v string) []engine.Step { return []engine.Step{{Key: "proxy.istio.io/config", Value: v}} }
-	meshHold := State{Manifest: deploymentYAML, Settings: engine.Settings{Install: engine.InstallOptions{Set: []string{"meshConfig.defaultConfig.holdApplicationUntilProxyStarts=true"}}}}
+	meshHold := api.State{Manifest: deploymentYAML, Settings: engine.Settings{Install: engine.InstallOptions{Set: []string{"meshConfig.defaultConfig.holdApplicationUntilProxyStarts=true"}}}}
 	for _, c := range []struct {
 		name       string
-		st         State
+		st         api.State
 		stateSide  string // "a" or "b": where the state itself is
 		otherLast  string // the other side's last step's value
 		otherLabel string
 	}{
-		{"no hold", State{Manifest: deploymentYAML, Steps: cfg("concurrency: 2")}, "a", "concurrency: 2\nholdApplicationUntilProxyStarts: true", "with holdApplicationUntilProxyStarts"},
-		{"hold by a step", State{Manifest: deploymentYAML, Steps: cfg("concurrency: 2\nholdApplicationUntilProxyStarts: true")}, "b", "concurrency: 2\nholdApplicationUntilProxyStarts: false", "without holdApplicationUntilProxyStarts"},
+		{"no hold", api.State{Manifest: deploymentYAML, Steps: cfg("concurrency: 2")}, "a", "concurrency: 2\nholdApplicationUntilProxyStarts: true", "with holdApplicationUntilProxyStarts"},
+		{"hold by a step", api.State{Manifest: deploymentYAML, Steps: cfg("concurrency: 2\nholdApplicationUntilProxyStarts: true")}, "b", "concurrency: 2\nholdApplicationUntilProxyStarts: false", "without holdApplicationUntilProxyStarts"},
 		{"hold by the mesh", meshHold, "b", "holdApplicationUntilProxyStarts: false", "without holdApplicationUntilProxyStarts"},
 	} {
 		r := get(t, h, stateLink(t, c.st)+"&tab=lifecycle")

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/web"
@@ -138,8 +139,8 @@ func (s *server) readForm(w http.ResponseWriter, r *http.Request) (url.Values, e
 
 // formState is the state the form's editor and settings hold, in canonical form, before the
 // namespace group and the steps are read.
-func (s *server) formState(r *http.Request, f url.Values) (State, error) {
-	st := State{
+func (s *server) formState(r *http.Request, f url.Values) (api.State, error) {
+	st := api.State{
 		Version:  StateVersion,
 		Istio:    engine.Version().Istio,
 		Manifest: f.Get("manifest"),
@@ -153,13 +154,13 @@ func (s *server) formState(r *http.Request, f url.Values) (State, error) {
 		},
 	}
 	if err := readMesh(f, &st.Settings.Install); err != nil {
-		return State{}, err
+		return api.State{}, err
 	}
 	// This cluster's mesh, chosen in the settings, replaces the one the form carried.
 	if err := s.clusterMesh(r.Context(), f.Get("clusterMesh"), &st.Settings.Install); err != nil {
-		return State{}, err
+		return api.State{}, err
 	}
-	return st.canonical(), nil
+	return canonical(st), nil
 }
 
 // formAction is one thing a button of the form does: the button is the field it posts (name)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/web"
 )
@@ -32,7 +33,7 @@ func headings(panel *goquery.Selection) []string {
 // headings once said "0 changes" there, and lost the rows' notes).
 func TestFragmentTabIsThePagesTab(t *testing.T) {
 	h := newServer(t)
-	st := State{Manifest: failingSecond, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}}
+	st := api.State{Manifest: failingSecond, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}}
 	for _, tab := range web.Tabs() {
 		t.Run(tab.ID, func(t *testing.T) {
 			link := view{state: st, tab: tab.ID, step: -1}.permalink()
@@ -58,7 +59,7 @@ func TestFragmentTabIsThePagesTab(t *testing.T) {
 // documents that failed (they once said "0 changes", and nothing of the failure, there).
 func TestApplyOnUnifiedTab(t *testing.T) {
 	h := newServer(t)
-	page := get(t, h, view{state: State{Manifest: failingSecond}, tab: "unified", step: -1}.permalink())
+	page := get(t, h, view{state: api.State{Manifest: failingSecond}, tab: "unified", step: -1}.permalink())
 	diff := headings(testid(page, "panel-diff"))
 	if len(diff) != 1 || !strings.Contains(diff[0], " changes + 3 by the serializer") || strings.Contains(diff[0], " 0 changes") {
 		t.Fatalf("the field diff's heading %q, want row 0's changes and the serializer's", diff)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 )
 
@@ -14,13 +15,13 @@ import (
 // badState or a namespace's own error (a 422 naming the field), never a panic, and a state it
 // accepts must survive a round trip.
 func FuzzDecodeState(f *testing.F) {
-	f.Add(EncodeState(State{Manifest: "kind: Pod\n"}))
-	f.Add(EncodeState(State{Manifest: deploymentYAML, Steps: nil}))
+	f.Add(EncodeState(api.State{Manifest: "kind: Pod\n"}))
+	f.Add(EncodeState(api.State{Manifest: deploymentYAML, Steps: nil}))
 	f.Add("")
 	f.Add("not-base64!")
 	f.Add("AAAA")
 	// A namespace the API server would refuse: the namespace's own error, a 422 naming the field.
-	f.Add(EncodeState(State{Manifest: "kind: Pod\n", Settings: engine.Settings{Namespace: engine.Namespace{Name: "Not_A_Name"}}}))
+	f.Add(EncodeState(api.State{Manifest: "kind: Pod\n", Settings: engine.Settings{Namespace: engine.Namespace{Name: "Not_A_Name"}}}))
 	f.Fuzz(func(t *testing.T, s string) {
 		st, err := DecodeState(s)
 		if err != nil {

@@ -264,7 +264,7 @@ func TestLabAnnotations(t *testing.T) {
 	}
 }
 
-func stateLink(t *testing.T, s State) string {
+func stateLink(t *testing.T, s api.State) string {
 	t.Helper()
 	return "/?s=" + EncodeState(s)
 }
@@ -272,7 +272,7 @@ func stateLink(t *testing.T, s State) string {
 func TestBadManifestIsShownAtItsLine(t *testing.T) {
 	h := newServer(t)
 	bad := deploymentYAML + "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: x\n   bad: indent\n"
-	r := get(t, h, stateLink(t, State{Manifest: bad}))
+	r := get(t, h, stateLink(t, api.State{Manifest: bad}))
 	if r.status != http.StatusUnprocessableEntity {
 		t.Fatalf("status %d, want 422", r.status)
 	}
@@ -294,13 +294,13 @@ func TestBadManifestIsShownAtItsLine(t *testing.T) {
 	// A key indented less than the one before it stops go-yaml's parser, whose message names the
 	// line before (engine.TestYAMLErrorLine): the mark is on the bad line itself.
 	under := "apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\nspec:\n  containers:\n  - name: app\n    image: nginx\n   ports: []\n"
-	r = get(t, h, stateLink(t, State{Manifest: deploymentYAML + "---\n" + under}))
+	r = get(t, h, stateLink(t, api.State{Manifest: deploymentYAML + "---\n" + under}))
 	wantLine = strings.Count(deploymentYAML, "\n") + 1 + 9
 	if got := testid(r, "manifest").AttrOr("data-error-line", ""); r.status != http.StatusUnprocessableEntity || got != itoa(int64(wantLine)) {
 		t.Fatalf("status %d, error mark on line %s, want %d (%s)", r.status, got, wantLine, testid(r, "parser-text").Text())
 	}
 	// A request-level error (an invalid annotation value) names the step.
-	r = get(t, h, stateLink(t, State{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "lots"}}}))
+	r = get(t, h, stateLink(t, api.State{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "lots"}}}))
 	if r.status != http.StatusUnprocessableEntity || !strings.Contains(testid(r, "error").Text(), "step 1") {
 		t.Fatalf("status %d, error %q", r.status, testid(r, "error").Text())
 	}
@@ -321,19 +321,19 @@ func TestFragmentOutcome(t *testing.T) {
 	badDoc := "apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\nspec:\n  containers: nope\n"
 	cases := []struct {
 		name    string
-		state   State
+		state   api.State
 		status  int
 		outcome string
 		// say is what the results say.
 		say string
 	}{
-		{"empty", State{Manifest: ""}, http.StatusUnprocessableEntity, web.OutcomeEmpty, "the manifest is empty; paste a Pod"},
-		{"blank lines", State{Manifest: "  \n\t\n\n"}, http.StatusUnprocessableEntity, web.OutcomeEmpty, "the manifest is empty; paste a Pod"},
-		{"a refused annotation value", State{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "lots"}}},
+		{"empty", api.State{Manifest: ""}, http.StatusUnprocessableEntity, web.OutcomeEmpty, "the manifest is empty; paste a Pod"},
+		{"blank lines", api.State{Manifest: "  \n\t\n\n"}, http.StatusUnprocessableEntity, web.OutcomeEmpty, "the manifest is empty; paste a Pod"},
+		{"a refused annotation value", api.State{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "lots"}}},
 			http.StatusUnprocessableEntity, web.OutcomeRefused, "invalid value 'lots'"},
-		{"a document Istio rejects", State{Manifest: deploymentYAML + "---\n" + badDoc}, http.StatusUnprocessableEntity, web.OutcomeRejected, "document 2"},
-		{"comments only", State{Manifest: "# nothing yet\n"}, http.StatusOK, "", "Document 1 names no kind"},
-		{"a workload", State{Manifest: deploymentYAML}, http.StatusOK, "", "istio-proxy"},
+		{"a document Istio rejects", api.State{Manifest: deploymentYAML + "---\n" + badDoc}, http.StatusUnprocessableEntity, web.OutcomeRejected, "document 2"},
+		{"comments only", api.State{Manifest: "# nothing yet\n"}, http.StatusOK, "", "Document 1 names no kind"},
+		{"a workload", api.State{Manifest: deploymentYAML}, http.StatusOK, "", "istio-proxy"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -364,7 +364,7 @@ func TestFragmentOutcome(t *testing.T) {
 // full page.
 func TestFragment(t *testing.T) {
 	h := newServer(t)
-	link := stateLink(t, State{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}})
+	link := stateLink(t, api.State{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}})
 	full := get(t, h, link)
 	req := httptest.NewRequest(http.MethodGet, link, nil)
 	req.Header.Set(partialHeader, "1")
@@ -441,7 +441,7 @@ func TestOversizedBody(t *testing.T) {
 func TestHostileInputIsEscaped(t *testing.T) {
 	h := newServer(t)
 	evil := strings.Replace(deploymentYAML, "app: web\n    spec", "app: web\n        note: \"<script>alert(1)</script>\"\n    spec", 1)
-	r := get(t, h, stateLink(t, State{Manifest: evil, Steps: []engine.Step{{Key: "example.com/x", Value: "<img src=x onerror=alert(2)>"}}}))
+	r := get(t, h, stateLink(t, api.State{Manifest: evil, Steps: []engine.Step{{Key: "example.com/x", Value: "<img src=x onerror=alert(2)>"}}}))
 	if r.status != http.StatusOK {
 		t.Fatalf("status %d", r.status)
 	}
@@ -466,7 +466,7 @@ func TestOlderStateVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := State{Version: 1, Istio: "1.31", Manifest: "apiVersion: v1\nkind: Pod\nmetadata:\n  name: v1-link\nspec:\n  containers:\n  - name: app\n    image: nginx\n",
+	want := api.State{Version: 1, Istio: "1.31", Manifest: "apiVersion: v1\nkind: Pod\nmetadata:\n  name: v1-link\nspec:\n  containers:\n  - name: app\n    image: nginx\n",
 		Steps:    []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "300m"}, {Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStarts: true"}},
 		Settings: engine.Settings{Mode: engine.ModeWebhook, KubernetesVersion: "1.30"}}
 	if d := cmp.Diff(want, st); d != "" {
@@ -487,7 +487,7 @@ func TestOlderStateVersion(t *testing.T) {
 		t.Fatal("banner on a link of this Istio")
 	}
 	// A newer or broken link is a clear 400.
-	for _, bad := range []string{"/?s=not-a-state!", "/?s=" + EncodeState(State{Manifest: deploymentYAML})[:20], newerState()} {
+	for _, bad := range []string{"/?s=not-a-state!", "/?s=" + EncodeState(api.State{Manifest: deploymentYAML})[:20], newerState()} {
 		r := get(t, h, bad)
 		if r.status != http.StatusBadRequest || !strings.Contains(testid(r, "error-message").Text(), "this link cannot be read") {
 			t.Errorf("%s: status %d %q", bad[:min(30, len(bad))], r.status, testid(r, "error-message").Text())
@@ -545,7 +545,7 @@ func TestActions(t *testing.T) {
 
 func TestTabsStepsAndDownload(t *testing.T) {
 	h := newServer(t)
-	link := stateLink(t, State{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}})
+	link := stateLink(t, api.State{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}})
 	r := get(t, h, link+"&tab=yaml&step=0")
 	if _, hidden := testid(r, "panel-yaml").Attr("hidden"); hidden {
 		t.Fatal("yaml panel hidden on tab=yaml")
@@ -643,7 +643,7 @@ func TestReadiness(t *testing.T) {
 		t.Fatalf("readyz before the engine: %d", r.status)
 	}
 	// What needs the engine says it is starting: pages as a page, the API as its JSON error.
-	link := stateLink(t, State{Manifest: deploymentYAML})
+	link := stateLink(t, api.State{Manifest: deploymentYAML})
 	for _, target := range []string{"/", link, "/compare?a=x&b=y", "/embed", "/download", "/state.json" + link[1:], "/batch.csv", "/s/0000000000000000"} {
 		r := get(t, h, target)
 		if r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" || !strings.Contains(testid(r, "error-message").Text(), "starting") {
@@ -708,7 +708,7 @@ func verdict(r response, id string) string {
 // native, and the Job-completion verdict flips.
 func TestPitfallFixAndLifecycle(t *testing.T) {
 	h := newServer(t)
-	link := stateLink(t, State{Manifest: jobYAML})
+	link := stateLink(t, api.State{Manifest: jobYAML})
 	r := get(t, h, link+"&tab=pitfalls")
 	f := testid(r, "finding-job-classic-sidecar")
 	if f.Length() != 1 || !strings.Contains(f.Text(), "quitquitquit") {
@@ -721,7 +721,7 @@ func TestPitfallFixAndLifecycle(t *testing.T) {
 		t.Fatalf("lifecycle: job-completes %q", verdict(r, "job-completes"))
 	}
 	fix := testid(r, "fix-job-classic-sidecar").AttrOr("value", "")
-	js, _ := json.Marshal(State{}.Steps)
+	js, _ := json.Marshal(api.State{}.Steps)
 	p := postForm(t, h, url.Values{"manifest": {jobYAML}, "steps": {string(js)}, "fix": {fix}})
 	if p.status != http.StatusSeeOther {
 		t.Fatalf("fix: %d", p.status)
@@ -734,7 +734,7 @@ func TestPitfallFixAndLifecycle(t *testing.T) {
 		t.Fatal("the fix did not add its step")
 	}
 	// A clean Deployment has no pitfall.
-	if r := get(t, h, stateLink(t, State{Manifest: deploymentYAML})+"&tab=pitfalls"); testid(r, "no-pitfalls").Length() != 1 {
+	if r := get(t, h, stateLink(t, api.State{Manifest: deploymentYAML})+"&tab=pitfalls"); testid(r, "no-pitfalls").Length() != 1 {
 		t.Fatal("a clean Deployment shows pitfalls")
 	}
 }
@@ -742,7 +742,7 @@ func TestPitfallFixAndLifecycle(t *testing.T) {
 func TestCapacity(t *testing.T) {
 	h := newServer(t)
 	fleet := strings.Replace(deploymentYAML, "spec:\n  selector", "spec:\n  replicas: 2000\n  selector", 1)
-	r := get(t, h, stateLink(t, State{Manifest: fleet})+"&tab=lifecycle")
+	r := get(t, h, stateLink(t, api.State{Manifest: fleet})+"&tab=lifecycle")
 	if got := testid(r, "capacity-total").Text(); !strings.Contains(got, "2000 pods") || !strings.Contains(got, "cpu=200 memory=250Gi") {
 		t.Fatalf("capacity: %q", got)
 	}
@@ -751,14 +751,14 @@ func TestCapacity(t *testing.T) {
 	if got := testid(r, "capacity-total").Text(); !strings.Contains(got, "50 pods") || !strings.Contains(got, "cpu=5 ") {
 		t.Fatalf("typed pods: %q", got)
 	}
-	if r := get(t, h, stateLink(t, State{Manifest: deploymentYAML})+"&replicas=0"); r.status != http.StatusBadRequest {
+	if r := get(t, h, stateLink(t, api.State{Manifest: deploymentYAML})+"&replicas=0"); r.status != http.StatusBadRequest {
 		t.Fatalf("replicas=0: %d", r.status)
 	}
 }
 
 func TestCompare(t *testing.T) {
 	h := newServer(t)
-	r := get(t, h, stateLink(t, State{Manifest: jobYAML})+"&tab=lifecycle")
+	r := get(t, h, stateLink(t, api.State{Manifest: jobYAML})+"&tab=lifecycle")
 	var href string
 	testid(r, "compare-link").Each(func(_ int, s *goquery.Selection) {
 		if strings.Contains(s.Text(), "classic vs native") {
@@ -784,7 +784,7 @@ func TestCompare(t *testing.T) {
 		t.Fatal("a bad compare link is not a 400")
 	}
 	// A Deployment has no Job comparison, but has the hold one and the one with ambient.
-	r = get(t, h, stateLink(t, State{Manifest: deploymentYAML})+"&tab=lifecycle")
+	r = get(t, h, stateLink(t, api.State{Manifest: deploymentYAML})+"&tab=lifecycle")
 	if n := testid(r, "compare-link").Length(); n != 2 || !strings.Contains(testid(r, "compare-link").First().Text(), "hold") || !strings.Contains(testid(r, "compare-link").Last().Text(), "ambient") {
 		t.Fatalf("Deployment compare links: %d", n)
 	}
@@ -793,7 +793,7 @@ func TestCompare(t *testing.T) {
 func TestBatchDownloads(t *testing.T) {
 	h := newServer(t)
 	multi := deploymentYAML + "---\n" + jobYAML + "---\napiVersion: v1\nkind: Service\nmetadata:\n  name: s\n"
-	link := stateLink(t, State{Manifest: multi})
+	link := stateLink(t, api.State{Manifest: multi})
 	r := get(t, h, link+"&tab=batch")
 	if n := testid(r, "batch-row").Length(); n != 3 {
 		t.Fatalf("%d batch rows", n)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/web"
 )
@@ -47,7 +48,7 @@ func postHeld(t *testing.T, h http.Handler, form url.Values, held string) respon
 func TestHeldSteps(t *testing.T) {
 	h := newServer(t)
 	base := []engine.Step{{Key: "sidecar.istio.io/proxyMemory", Value: "256Mi"}}
-	page := get(t, h, view{state: State{Manifest: deploymentYAML, Steps: base}, step: -1}.permalink())
+	page := get(t, h, view{state: api.State{Manifest: deploymentYAML, Steps: base}, step: -1}.permalink())
 	keys := heldKeys(page.body)
 	if len(keys) != 4 || testid(page, "lab").AttrOr("data-key", "") != keys[0] || page.doc.Find("#settings-fields").AttrOr("data-key", "") != keys[1] ||
 		keys[2] == keys[3] || page.doc.Find("[data-keep]").Length() != 0 {
@@ -61,7 +62,7 @@ func TestHeldSteps(t *testing.T) {
 		req.Header.Set(partialHeader, "1")
 		if !partial { // a whole page: the link the form redirects to
 			next := append(append([]engine.Step{}, base...), engine.Step{Key: "sidecar.istio.io/proxyCPU", Value: "150m"})
-			req = httptest.NewRequest(http.MethodGet, view{state: State{Manifest: deploymentYAML, Steps: next}, step: -1}.permalink(), nil)
+			req = httptest.NewRequest(http.MethodGet, view{state: api.State{Manifest: deploymentYAML, Steps: next}, step: -1}.permalink(), nil)
 		}
 		for k, v := range header {
 			req.Header[k] = v
@@ -131,7 +132,7 @@ func TestHeldSteps(t *testing.T) {
 func TestHeldLabStripMoves(t *testing.T) {
 	h := newServer(t)
 	deploy, _ := web.FindPreset("deployment")
-	first := get(t, h, view{state: State{Manifest: deploy.Manifest}, step: -1}.permalink())
+	first := get(t, h, view{state: api.State{Manifest: deploy.Manifest}, step: -1}.permalink())
 	lab := testid(first, "lab").AttrOr("data-key", "")
 	if lab == "" || testid(first, "lab-1").AttrOr("aria-current", "") != "step" {
 		t.Fatalf("the lab's first step: lab strip key %q, chip 1 current %q", lab, testid(first, "lab-1").AttrOr("aria-current", ""))
@@ -161,7 +162,7 @@ func TestHeldLabStripMoves(t *testing.T) {
 // (here the Kubernetes version it posts), with what was posted, and kept when it does not.
 func TestHeldSettingsChange(t *testing.T) {
 	h := newServer(t)
-	page := get(t, h, view{state: State{Manifest: deploymentYAML}, step: -1}.permalink())
+	page := get(t, h, view{state: api.State{Manifest: deploymentYAML}, step: -1}.permalink())
 	held := strings.Join(heldKeys(page.body), " ")
 	post := func(version string) response {
 		form := url.Values{"manifest": {deploymentYAML}, "steps": {"[]"}, "kubernetesVersion": {version},

@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/sidecarlab/sidecarlab/api"
 )
 
 // TestFormIsUTF8: bytes that are not UTF-8 in any form field or uploaded file are a 422 that
@@ -53,7 +55,7 @@ func TestFormIsUTF8(t *testing.T) {
 // the page, with the document and line, never an empty 200.
 func TestRawOutputsOfARejectedState(t *testing.T) {
 	h := newServer(t)
-	link := stateLink(t, State{Manifest: "a: [\n"})
+	link := stateLink(t, api.State{Manifest: "a: [\n"})
 	if r := get(t, h, link); r.status != http.StatusUnprocessableEntity {
 		t.Fatalf("the page: %d", r.status)
 	}
@@ -68,7 +70,7 @@ func TestRawOutputsOfARejectedState(t *testing.T) {
 	if r := get(t, h, strings.Replace(link, "/?", "/state.json?", 1)); r.status != http.StatusOK {
 		t.Errorf("state.json: %d", r.status)
 	}
-	if r := get(t, h, strings.Replace(stateLink(t, State{Manifest: deploymentYAML}), "/?", "/injected.yaml?", 1)); r.status != http.StatusOK || r.body == "" {
+	if r := get(t, h, strings.Replace(stateLink(t, api.State{Manifest: deploymentYAML}), "/?", "/injected.yaml?", 1)); r.status != http.StatusOK || r.body == "" {
 		t.Errorf("an accepted state's injected.yaml: %d", r.status)
 	}
 }
@@ -77,7 +79,7 @@ func TestRawOutputsOfARejectedState(t *testing.T) {
 // instead of "it is not deflate-compressed"; a link that is garbage from the start does not.
 func TestTruncatedLink(t *testing.T) {
 	h := newServer(t)
-	link := stateLink(t, State{Manifest: deploymentYAML})
+	link := stateLink(t, api.State{Manifest: deploymentYAML})
 	for _, cut := range []int{10, 11, 40} {
 		r := get(t, h, link[:len(link)-cut])
 		if r.status != http.StatusBadRequest || !strings.Contains(r.body, "truncated") || !strings.Contains(r.body, "short link") {

@@ -82,7 +82,7 @@ func TestHostileInput(t *testing.T) {
 			if r.status != c.status {
 				t.Fatalf("status %d, want %d: %s", r.status, c.status, r.body[:min(300, len(r.body))])
 			}
-			if ok := get(t, h, stateLink(t, State{Manifest: deploymentYAML})); ok.status != http.StatusOK {
+			if ok := get(t, h, stateLink(t, api.State{Manifest: deploymentYAML})); ok.status != http.StatusOK {
 				t.Fatalf("a normal request after it: %d", ok.status)
 			}
 		})
@@ -120,9 +120,9 @@ func TestBusy(t *testing.T) {
 	be := blockingEngine{Engine: eng, started: make(chan struct{}, 1), release: make(chan struct{})}
 	h := New(testLogger(), func() Engine { return be }, testConfig(Config{MaxConcurrent: 1, QueueWait: 50 * time.Millisecond}))
 	done := make(chan response)
-	go func() { done <- get(t, h, stateLink(t, State{Manifest: deploymentYAML})) }()
+	go func() { done <- get(t, h, stateLink(t, api.State{Manifest: deploymentYAML})) }()
 	<-be.started // the only slot is taken
-	r := get(t, h, stateLink(t, State{Manifest: deploymentYAML}))
+	r := get(t, h, stateLink(t, api.State{Manifest: deploymentYAML}))
 	if r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" {
 		t.Fatalf("busy: %d %v", r.status, r.header)
 	}
@@ -131,7 +131,7 @@ func TestBusy(t *testing.T) {
 		t.Fatalf("the request holding the slot: %d", first.status)
 	}
 	go func() { <-be.started }()
-	if r := get(t, h, stateLink(t, State{Manifest: deploymentYAML})); r.status != http.StatusOK {
+	if r := get(t, h, stateLink(t, api.State{Manifest: deploymentYAML})); r.status != http.StatusOK {
 		t.Fatalf("after the slot is free: %d", r.status)
 	}
 }
@@ -193,7 +193,7 @@ func TestAPIErrorsAreJSON(t *testing.T) {
 
 func TestMetrics(t *testing.T) {
 	h := newServer(t)
-	get(t, h, stateLink(t, State{Manifest: deploymentYAML}))
+	get(t, h, stateLink(t, api.State{Manifest: deploymentYAML}))
 	get(t, h, "/nowhere")
 	r := get(t, h, "/metrics")
 	for _, want := range []string{

@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 )
 
@@ -23,14 +24,14 @@ import (
 func TestCrossSitePosts(t *testing.T) {
 	h := serverWith(t, newMemLinks())
 	form := url.Values{"manifest": {deploymentYAML}}.Encode()
-	api := `{"manifest":` + jsonString(deploymentYAML) + `}`
+	apiBody := `{"manifest":` + jsonString(deploymentYAML) + `}`
 	posts := []struct {
 		path, ct, body string
 		ok             int
 	}{
 		{"/", "application/x-www-form-urlencoded", form, http.StatusSeeOther},
 		{"/share", "application/x-www-form-urlencoded", form, http.StatusSeeOther},
-		{"/api/v1/inject", "application/json", api, http.StatusOK},
+		{"/api/v1/inject", "application/json", apiBody, http.StatusOK},
 	}
 	headers := []struct {
 		name    string
@@ -72,7 +73,7 @@ func TestCrossSitePosts(t *testing.T) {
 		}
 	}
 	// A cross-site GET (a link from elsewhere) is a read and passes.
-	req := httptest.NewRequest(http.MethodGet, stateLink(t, State{Manifest: deploymentYAML}), nil)
+	req := httptest.NewRequest(http.MethodGet, stateLink(t, api.State{Manifest: deploymentYAML}), nil)
 	req.Header.Set("Sec-Fetch-Site", "cross-site")
 	if r := do(t, h, req); r.status != http.StatusOK {
 		t.Fatalf("a cross-site link: %d", r.status)
@@ -156,7 +157,7 @@ func TestHead(t *testing.T) {
 	id := strings.TrimPrefix(share(t, h, deploymentYAML, ""), "/s/")
 	srv := httptest.NewServer(h)
 	defer srv.Close()
-	enc := EncodeState(State{Manifest: deploymentYAML})
+	enc := EncodeState(api.State{Manifest: deploymentYAML})
 	var routes []string
 	err := chi.Walk(h.(chi.Routes), func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
 		if method == http.MethodGet {
@@ -219,7 +220,7 @@ func TestClientCancelledMetrics(t *testing.T) {
 	go func() {
 		defer close(done)
 		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, stateLink(t, State{Manifest: deploymentYAML}), nil).WithContext(ctx))
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, stateLink(t, api.State{Manifest: deploymentYAML}), nil).WithContext(ctx))
 	}()
 	<-we.started
 	cancel()

@@ -26,7 +26,7 @@ func TestIgnoredPitfalls(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := get(t, h, stateLink(t, State{Manifest: c.manifest})+"&tab=pitfalls")
+			r := get(t, h, stateLink(t, api.State{Manifest: c.manifest})+"&tab=pitfalls")
 			note := testid(r, "ignored-pitfalls")
 			if got := strings.TrimSpace(note.Text()); got != c.want {
 				t.Errorf("ignored note: want %q, got %q", c.want, got)

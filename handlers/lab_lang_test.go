@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/web"
@@ -169,7 +170,7 @@ func TestReplacesNoticeInLanguages(t *testing.T) {
 	key := "proxy.istio.io/config"
 	href := func(first string) string {
 		steps := []engine.Step{{Key: key, Value: first}, {Key: key, Value: "holdApplicationUntilProxyStarts: true"}}
-		return view{state: State{Manifest: deploymentYAML, Steps: steps}, step: -1}.permalink()
+		return view{state: api.State{Manifest: deploymentYAML, Steps: steps}, step: -1}.permalink()
 	}
 	two, one := href("concurrency: 2\nterminationDrainDuration: 20s"), href("concurrency: 2")
 	for _, c := range []struct{ target, accept, want string }{
@@ -292,7 +293,7 @@ func TestLabStripMemo(t *testing.T) {
 // parentheses and colon, no spaces around them) — for a count from the spec and a typed one.
 func TestCapacityInLanguages(t *testing.T) {
 	h := newServer(t)
-	fleet := view{state: State{Manifest: strings.Replace(deploymentYAML, "spec:\n  selector", "spec:\n  replicas: 2000\n  selector", 1)}, step: -1}.permalink()
+	fleet := view{state: api.State{Manifest: strings.Replace(deploymentYAML, "spec:\n  selector", "spec:\n  replicas: 2000\n  selector", 1)}, step: -1}.permalink()
 	p := postForm(t, h, url.Values{"manifest": {deploymentYAML}, "action": {"capacity"}, "replicas": {"3"}})
 	typed := p.header.Get("Location")
 	for _, c := range []struct{ target, accept, want string }{

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/web"
@@ -43,7 +44,7 @@ type labStep struct {
 	key string
 	// state is the step's state (nil for a comparison): a view that adds steps of its own to it
 	// went on from this step.
-	state *State
+	state *api.State
 	// switchHref shows what the step's "why" explains (lab.step.ID.why, lab.step.ID.switch).
 	switchHref string
 }
@@ -78,11 +79,11 @@ func newLabPath() *labPath {
 	batch, _ := web.FindPreset("lab-batch")
 	istio := engine.Version().Istio
 	lp := &labPath{manifest: deploy.Manifest, manifests: map[string]bool{deploy.Manifest: true, job.Manifest: true, batch.Manifest: true}, bodies: map[labBodyKey]web.Kept{}}
-	add := func(href, key string, st *State) {
+	add := func(href, key string, st *api.State) {
 		lp.steps = append(lp.steps, labStep{text: labTexts[len(lp.steps)], href: href, key: key, state: st})
 	}
 	for k := 0; k <= len(labAnnotations); k++ {
-		st := State{Version: StateVersion, Istio: istio, Manifest: deploy.Manifest, Steps: labAnnotations[:k:k]}
+		st := api.State{Version: StateVersion, Istio: istio, Manifest: deploy.Manifest, Steps: labAnnotations[:k:k]}
 		// The chip selects its own step, so the field diff shows what its annotation changed.
 		step := k
 		if k == 0 {
@@ -90,7 +91,7 @@ func newLabPath() *labPath {
 		}
 		add(view{state: st, step: step}.permalink(), labKey(st), &st)
 	}
-	jobState := State{Version: StateVersion, Istio: istio, Manifest: job.Manifest}
+	jobState := api.State{Version: StateVersion, Istio: istio, Manifest: job.Manifest}
 	classic, native := jobState, jobState
 	classic.Settings.Mode, native.Settings.Mode = engine.ModeClassic, engine.ModeNative
 	add(compareHref(classic, native, "classic sidecar", "native sidecar"), labCompareKey(classic, native), nil)
@@ -100,20 +101,20 @@ func newLabPath() *labPath {
 	below.Settings = engine.Settings{Mode: engine.ModeWebhook, KubernetesVersion: "1.32"}
 	at.Settings = engine.Settings{Mode: engine.ModeWebhook, KubernetesVersion: "1.33"}
 	lp.steps[len(lp.steps)-1].switchHref = compareHref(below, at, webhookLabel+"1.32", webhookLabel+"1.33")
-	batchState := State{Version: StateVersion, Istio: istio, Manifest: batch.Manifest}
+	batchState := api.State{Version: StateVersion, Istio: istio, Manifest: batch.Manifest}
 	add(view{state: batchState, tab: "batch", step: -1}.permalink(), labKey(batchState), &batchState)
 	for _, ns := range clusterLab {
-		st := State{Version: StateVersion, Istio: istio, Manifest: deploy.Manifest, Settings: engine.Settings{Namespace: ns}}
+		st := api.State{Version: StateVersion, Istio: istio, Manifest: deploy.Manifest, Settings: engine.Settings{Namespace: ns}}
 		add(view{state: st, tab: web.ClusterTab, step: -1}.permalink(), labKey(st), &st)
 	}
 	// Last, and optional: the lab's workload without a sidecar, beside the sidecar (/ambient).
-	plain := State{Version: StateVersion, Istio: istio, Manifest: deploy.Manifest}
+	plain := api.State{Version: StateVersion, Istio: istio, Manifest: deploy.Manifest}
 	add(ambientHref(plain, 0), labAmbientKey(plain), nil)
 	return lp
 }
 
 // labAmbientKey recognises the sidecar-or-ambient comparison of a state.
-func labAmbientKey(st State) string {
+func labAmbientKey(st api.State) string {
 	return "ambient:" + labKey(st)
 }
 
@@ -122,7 +123,7 @@ func labAmbientKey(st State) string {
 // step), and so are the tab, the selected step and the pod count, which are views of one state.
 // It is the states' JSON rather than their encoded links, since deflate's output is not a
 // canonical form of its input.
-func labKey(st State) string {
+func labKey(st api.State) string {
 	if len(st.Steps) == 0 {
 		st.Steps = nil
 	}
@@ -135,7 +136,7 @@ func labKey(st State) string {
 }
 
 // labCompareKey recognises a comparison of two states.
-func labCompareKey(a, b State) string {
+func labCompareKey(a, b api.State) string {
 	return "compare:" + labKey(a) + "\n" + labKey(b)
 }
 
@@ -195,7 +196,7 @@ func (lp *labPath) body(l *i18n.Localizer, n web.LabNav) web.Kept {
 
 // forState is the strip of a playground view. A learner whose manifest is not the lab's workload
 // is offered the lab's annotation steps on their own manifest.
-func (lp *labPath) forState(l *i18n.Localizer, st State) web.LabNav {
+func (lp *labPath) forState(l *i18n.Localizer, st api.State) web.LabNav {
 	mine := strings.TrimSpace(st.Manifest) != "" && strings.TrimSpace(st.Manifest) != strings.TrimSpace(lp.manifest)
 	key, left := "", 0
 	if lp.manifests[strings.ReplaceAll(st.Manifest, "\r\n", "\n")] {
@@ -207,7 +208,7 @@ func (lp *labPath) forState(l *i18n.Localizer, st State) web.LabNav {
 
 // wentOnFrom is the lab step (1-based) st went on from with annotations of its own — the latest
 // step whose key (labKey) is st's with its steps cut to that step's — or 0.
-func (lp *labPath) wentOnFrom(st State) int {
+func (lp *labPath) wentOnFrom(st api.State) int {
 	for i := len(lp.steps) - 1; i >= 0; i-- {
 		s := lp.steps[i]
 		if s.state == nil || len(st.Steps) <= len(s.state.Steps) {
@@ -223,7 +224,7 @@ func (lp *labPath) wentOnFrom(st State) int {
 }
 
 // forCompare is the strip of a comparison of a and b.
-func (lp *labPath) forCompare(l *i18n.Localizer, a, b State) web.LabNav {
+func (lp *labPath) forCompare(l *i18n.Localizer, a, b api.State) web.LabNav {
 	if !lp.manifests[a.Manifest] || !lp.manifests[b.Manifest] {
 		return lp.nav(l, "", 0, false)
 	}
@@ -231,7 +232,7 @@ func (lp *labPath) forCompare(l *i18n.Localizer, a, b State) web.LabNav {
 }
 
 // forAmbient is the strip of the sidecar-or-ambient comparison of st.
-func (lp *labPath) forAmbient(l *i18n.Localizer, st State) web.LabNav {
+func (lp *labPath) forAmbient(l *i18n.Localizer, st api.State) web.LabNav {
 	if !lp.manifests[st.Manifest] {
 		return lp.nav(l, "", 0, false)
 	}

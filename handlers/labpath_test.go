@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 )
 
@@ -154,7 +155,7 @@ func TestLabPath(t *testing.T) {
 		{append(labAnnotations[:3:3], mine), 4},
 		{append(labAnnotations[:5:5], mine, mine), 6},
 	} {
-		other := get(t, h, view{state: State{Manifest: labManifest(), Steps: c.steps}, step: -1}.permalink())
+		other := get(t, h, view{state: api.State{Manifest: labManifest(), Steps: c.steps}, step: -1}.permalink())
 		if _, cur := labChips(t, other); cur != 0 {
 			t.Errorf("a view off the path marks chip %d", cur)
 		}
@@ -173,24 +174,24 @@ func TestLabPath(t *testing.T) {
 		}
 	}
 	// A step itself has no "you left"; nor has a view of another manifest.
-	for _, r := range []response{get(t, h, hrefs[3]), get(t, h, view{state: State{Manifest: deploymentYAML, Steps: []engine.Step{mine}}, step: -1}.permalink())} {
+	for _, r := range []response{get(t, h, hrefs[3]), get(t, h, view{state: api.State{Manifest: deploymentYAML, Steps: []engine.Step{mine}}, step: -1}.permalink())} {
 		if testid(r, "lab-left").Length() != 0 {
 			t.Errorf("a step, or another manifest, says the view left the path: %q", testid(r, "lab-left").Text())
 		}
 	}
 	// Another comparison keeps the strip but is no step of it.
-	cmpOther := get(t, h, compareHref(State{Manifest: jobYAML}, State{Manifest: jobYAML, Settings: engine.Settings{Mode: engine.ModeNative}}, "a", "b"))
+	cmpOther := get(t, h, compareHref(api.State{Manifest: jobYAML}, api.State{Manifest: jobYAML, Settings: engine.Settings{Mode: engine.ModeNative}}, "a", "b"))
 	if hrefs, cur := labChips(t, cmpOther); len(hrefs) != 11 || cur != 0 {
 		t.Errorf("another comparison: %d chips, chip %d marked", len(hrefs), cur)
 	}
 	// So does the ambient comparison of the lab's workload with an annotation of its own.
-	ambOther := get(t, h, ambientHref(State{Manifest: labManifest(), Steps: labAnnotations[:1]}, 0))
+	ambOther := get(t, h, ambientHref(api.State{Manifest: labManifest(), Steps: labAnnotations[:1]}, 0))
 	if hrefs, cur := labChips(t, ambOther); len(hrefs) != 11 || cur != 0 {
 		t.Errorf("another ambient comparison: %d chips, chip %d marked", len(hrefs), cur)
 	}
 	// The tab and the selected step do not change which step a view is; a link made under
 	// another Istio is still that step.
-	st := State{Version: StateVersion, Istio: "1.0.0", Manifest: labManifest(), Steps: labAnnotations[:2]}
+	st := api.State{Version: StateVersion, Istio: "1.0.0", Manifest: labManifest(), Steps: labAnnotations[:2]}
 	if _, cur := labChips(t, get(t, h, view{state: st, tab: "yaml", step: 0}.permalink())); cur != 3 {
 		t.Errorf("the third chip's state on another tab, step and Istio marks chip %d", cur)
 	}
@@ -200,7 +201,7 @@ func TestLabPath(t *testing.T) {
 // which puts the lab's annotations, one step each, on that manifest.
 func TestLabApplyToMine(t *testing.T) {
 	h := newServer(t)
-	mine := get(t, h, view{state: State{Manifest: jobYAML}, step: -1}.permalink())
+	mine := get(t, h, view{state: api.State{Manifest: jobYAML}, step: -1}.permalink())
 	btn := testid(mine, "lab-apply")
 	if btn.Length() != 1 || btn.AttrOr("form", "") != "playground" || btn.AttrOr("value", "") != "lab-steps" {
 		t.Fatalf("apply-to-my-manifest button: %d, form %q", btn.Length(), btn.AttrOr("form", ""))

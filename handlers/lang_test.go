@@ -9,6 +9,7 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
 )
@@ -101,7 +102,7 @@ func TestLanguageSwitcher(t *testing.T) {
 // page reached without ?lang=, or with a code sidecarlab does not speak, carries nothing.
 func TestLanguageByAddressCarries(t *testing.T) {
 	h := newServer(t)
-	st := State{Manifest: deploymentYAML, Steps: []engine.Step{
+	st := api.State{Manifest: deploymentYAML, Steps: []engine.Step{
 		{Key: "sidecar.istio.io/proxyCPU", Value: "200m"},
 		{Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStarts: true"},
 	}}

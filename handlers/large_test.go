@@ -14,6 +14,7 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 )
 
@@ -116,7 +117,7 @@ func TestFailedPostKeepsTheText(t *testing.T) {
 		t.Fatalf("the error page's form carries steps %q, want %q", got, steps)
 	}
 	// The same state reached by a link: the error page keeps it too.
-	r = do(t, h, withDeadline(t, httptest.NewRequest(http.MethodGet, stateLink(t, State{Manifest: slow}), nil), slowDeadline))
+	r = do(t, h, withDeadline(t, httptest.NewRequest(http.MethodGet, stateLink(t, api.State{Manifest: slow}), nil), slowDeadline))
 	if r.status != http.StatusServiceUnavailable || testid(r, "error-form").Find(`[data-testid="manifest"]`).Text() != slow {
 		t.Fatalf("a link to a slow state: status %d, want 503 with the manifest in an editor: %.300s", r.status, r.body)
 	}
@@ -156,7 +157,7 @@ const maxLargePage = 1500 << 10
 // shows part and links to the rest; asking for all 500 (limit=500) trips the same bound.
 func TestLargeManifestPageIsBounded(t *testing.T) {
 	h := newServer(t)
-	link := stateLink(t, State{Manifest: manyDeployments(500)})
+	link := stateLink(t, api.State{Manifest: manyDeployments(500)})
 	r := get(t, h, link)
 	if r.status != http.StatusOK {
 		t.Fatalf("status %d", r.status)
@@ -185,7 +186,7 @@ func changedDocs(r response) map[string]bool {
 // outputs it names have everything. A small manifest shows all and no note.
 func TestShowMore(t *testing.T) {
 	h := newServer(t)
-	link := stateLink(t, State{Manifest: manyDeployments(120)})
+	link := stateLink(t, api.State{Manifest: manyDeployments(120)})
 	r := get(t, h, link+"&tab=warnings")
 	if n := testid(r, "document").Length(); n != 50 {
 		t.Fatalf("first page: %d rows in the documents table, want 50", n)
@@ -227,7 +228,7 @@ func TestShowMore(t *testing.T) {
 		t.Fatalf("limit=0: status %d, want 400", r.status)
 	}
 
-	small := get(t, h, stateLink(t, State{Manifest: manyDeployments(3)}))
+	small := get(t, h, stateLink(t, api.State{Manifest: manyDeployments(3)}))
 	if testid(small, "more-note").Length() != 0 || testid(small, "hidden-changes").Length() != 0 || len(changedDocs(small)) != 3 {
 		t.Fatalf("3 documents: want all shown and no note")
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 )
 
@@ -47,7 +48,7 @@ func TestPanelRunsLenientValues(t *testing.T) {
 		t.Fatalf("the nativeSidecar control offers %q", opts.Text())
 	}
 	// What Istio refuses is still refused, in Istio's words.
-	r = get(t, h, stateLink(t, State{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "traffic.sidecar.istio.io/includeOutboundIPRanges", Value: "10.0.0.0"}}}))
+	r = get(t, h, stateLink(t, api.State{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "traffic.sidecar.istio.io/includeOutboundIPRanges", Value: "10.0.0.0"}}}))
 	if msg := testid(r, "error").Text(); r.status != http.StatusUnprocessableEntity || !strings.Contains(msg, "invalid value '10.0.0.0' for annotation 'traffic.sidecar.istio.io/includeOutboundIPRanges'") {
 		t.Fatalf("status %d, error %q", r.status, msg)
 	}
@@ -58,7 +59,7 @@ func TestPanelRunsLenientValues(t *testing.T) {
 func TestUnifiedTabShowsAFailedDocument(t *testing.T) {
 	h := newServer(t)
 	steps := []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}, {Key: "sidecar.istio.io/userVolume", Value: `{"v":`}}
-	r := get(t, h, stateLink(t, State{Manifest: deploymentYAML, Steps: steps})+"&tab=unified&step=2")
+	r := get(t, h, stateLink(t, api.State{Manifest: deploymentYAML, Steps: steps})+"&tab=unified&step=2")
 	panel := testid(r, "panel-unified")
 	// The page of a state whose document fails answers 422, with the results.
 	if r.status != http.StatusUnprocessableEntity || panel.Length() != 1 {

@@ -10,6 +10,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/web"
 )
@@ -62,7 +63,7 @@ func TestPitfallsWhereTheEyeIs(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := get(t, h, view{state: State{Manifest: c.manifest, Steps: c.steps}, step: -1}.permalink())
+			r := get(t, h, view{state: api.State{Manifest: c.manifest, Steps: c.steps}, step: -1}.permalink())
 			var marks []web.Mark
 			if err := json.Unmarshal([]byte(testid(r, "manifest").AttrOr("data-findings", "")), &marks); err != nil {
 				t.Fatalf("data-findings: %v", err)
@@ -121,8 +122,8 @@ func TestVerdictGoodness(t *testing.T) {
 	}{
 		{lp.steps[0].href, "app-before-proxy", "yes", "bad"},
 		{lp.steps[3].href, "app-before-proxy", "no", "good"},
-		{view{state: State{Manifest: jobYAML}, step: -1}.permalink(), "job-completes", "no", "bad"},
-		{view{state: State{Manifest: jobYAML, Settings: engine.Settings{Mode: engine.ModeNative}}, step: -1}.permalink(), "job-completes", "yes", "good"},
+		{view{state: api.State{Manifest: jobYAML}, step: -1}.permalink(), "job-completes", "no", "bad"},
+		{view{state: api.State{Manifest: jobYAML, Settings: engine.Settings{Mode: engine.ModeNative}}, step: -1}.permalink(), "job-completes", "yes", "good"},
 	}
 	for _, c := range cases {
 		u, _ := url.Parse(c.href)

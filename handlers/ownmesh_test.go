@@ -24,13 +24,13 @@ func TestStateSizeCountsOwnMesh(t *testing.T) {
 		"mesh config":     {MeshConfig: big},
 		"webhooks":        {Webhooks: big},
 	} {
-		st := State{Manifest: deploymentYAML, Settings: engine.Settings{Install: engine.InstallOptions{Mesh: mesh}}}
+		st := api.State{Manifest: deploymentYAML, Settings: engine.Settings{Install: engine.InstallOptions{Mesh: mesh}}}
 		if r := do(t, small, httptest.NewRequest(http.MethodGet, stateLink(t, st), nil)); r.status != http.StatusRequestEntityTooLarge {
 			t.Errorf("%s of %d bytes: %d, want 413", name, len(big), r.status)
 		}
 	}
 	// Without it, the same link is small enough.
-	if r := do(t, small, httptest.NewRequest(http.MethodGet, stateLink(t, State{Manifest: deploymentYAML}), nil)); r.status == http.StatusRequestEntityTooLarge {
+	if r := do(t, small, httptest.NewRequest(http.MethodGet, stateLink(t, api.State{Manifest: deploymentYAML}), nil)); r.status == http.StatusRequestEntityTooLarge {
 		t.Errorf("the manifest alone: %d", r.status)
 	}
 }

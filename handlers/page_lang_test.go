@@ -10,6 +10,7 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
 )
@@ -35,7 +36,7 @@ func noMissing(t *testing.T) {
 // the reader's values and the code in it (field names, annotation keys) stay as they are.
 func TestPageInEachLanguage(t *testing.T) {
 	h := newServer(t)
-	target := stateLink(t, State{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}})
+	target := stateLink(t, api.State{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}})
 	type want struct {
 		skip, apply, settings, permalink, panel, unset, linkCopied, noLink, title, desc string
 	}
@@ -112,7 +113,7 @@ func TestErrorAndComparePagesInJapanese(t *testing.T) {
 		t.Errorf("English h1 %q", en.doc.Find("h1").Text())
 	}
 
-	page := getIn(t, h, stateLink(t, State{Manifest: jobYAML})+"&tab=lifecycle", "en")
+	page := getIn(t, h, stateLink(t, api.State{Manifest: jobYAML})+"&tab=lifecycle", "en")
 	var href string
 	testid(page, "compare-link").Each(func(_ int, s *goquery.Selection) {
 		if strings.Contains(s.Text(), "classic vs native") {

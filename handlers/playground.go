@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/web"
@@ -156,7 +157,7 @@ func (s *server) viewTimeline(r *http.Request) (view, *engine.Timeline, error) {
 
 // firstSlide is where a presentation starts: the first annotation's step, or the manifest as
 // injected (step 0) when there are no annotations. Step 0 stays one ← away.
-func firstSlide(st State) int {
+func firstSlide(st api.State) int {
 	if len(st.Steps) > 0 {
 		return 1
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 )
 
@@ -86,8 +87,8 @@ func (s *server) writeRaw(w http.ResponseWriter, r *http.Request, name string, v
 // stateTooLarge refuses a state that holds more than a POST may carry (--max-body): what the
 // engine's work starts with (work), and what the answers that show a state without running the
 // engine check.
-func (s *server) stateTooLarge(st State) error {
-	if n := st.size(); n > s.cfg.MaxBodyBytes {
+func (s *server) stateTooLarge(st api.State) error {
+	if n := stateSize(st); n > s.cfg.MaxBodyBytes {
 		return httpError{status: http.StatusRequestEntityTooLarge, id: "errors.state-too-large",
 			args: []any{"Size", byteCount(n), "Limit", byteCount(s.cfg.MaxBodyBytes), "Flag", "--max-body"}}
 	}
@@ -106,7 +107,7 @@ func rejected(tl *engine.Timeline, step int) error {
 // reproBundle is everything needed to reproduce a state's output with istioctl alone: the input
 // (annotation steps written in), the injector config, values and mesh config the engine used, the
 // expected output, the state, and the command.
-func (s *server) reproBundle(r *http.Request, st State, tl *engine.Timeline) ([]byte, error) {
+func (s *server) reproBundle(r *http.Request, st api.State, tl *engine.Timeline) ([]byte, error) {
 	install, err := s.eng().Install(r.Context(), st.Settings.Install)
 	if err != nil {
 		return nil, err

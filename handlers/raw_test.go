@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 )
 
@@ -43,7 +44,7 @@ func untar(t *testing.T, b []byte) map[string]string {
 // Istio, given them, prints the expected output.
 func TestReproBundle(t *testing.T) {
 	h := newServer(t)
-	cases := []State{
+	cases := []api.State{
 		{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}, {Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStarts: true"}}},
 		{Manifest: jobYAML, Settings: engine.Settings{Mode: engine.ModeWebhook, KubernetesVersion: "1.34"}},
 		{Manifest: deploymentYAML + "---\n" + jobYAML, Settings: engine.Settings{Mode: engine.ModeClassic, Install: engine.InstallOptions{Set: []string{"values.global.proxy.holdApplicationUntilProxyStarts=true"}}}},
@@ -105,7 +106,7 @@ func TestReproBundle(t *testing.T) {
 
 func TestRawOutputs(t *testing.T) {
 	h := newServer(t)
-	st := State{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}}
+	st := api.State{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}}
 	q := "?s=" + url.QueryEscape(EncodeState(st))
 	if r := get(t, h, "/injected.yaml"+q); r.status != http.StatusOK || !strings.Contains(r.body, "cpu: 200m") || !strings.HasSuffix(r.body, "---\n") {
 		t.Fatalf("injected.yaml: %d", r.status)
@@ -113,7 +114,7 @@ func TestRawOutputs(t *testing.T) {
 	if r := get(t, h, "/diff.txt"+q); !strings.Contains(r.body, "# step 1: sidecar.istio.io/proxyCPU=200m") || !strings.Contains(r.body, "requests.cpu: 100m → 200m") {
 		t.Fatalf("diff.txt:\n%s", r.body)
 	}
-	var back State
+	var back api.State
 	if r := get(t, h, "/state.json"+q); json.Unmarshal([]byte(r.body), &back) != nil || back.Steps[0].Value != "200m" {
 		t.Fatalf("state.json: %s", r.body)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/web"
@@ -49,7 +50,7 @@ func TestResultsInLanguages(t *testing.T) {
 	if completes.ID == "" {
 		t.Fatal("no job-completes verdict")
 	}
-	link := stateLink(t, State{Manifest: jobYAML})
+	link := stateLink(t, api.State{Manifest: jobYAML})
 	english := wording.English
 	for _, c := range []struct {
 		accept, lang string
@@ -127,7 +128,7 @@ func TestResultsInLanguages(t *testing.T) {
 // settings' mode names, are in the reader's language; the modes' values are not.
 func TestOtherIstioAndModesInLanguages(t *testing.T) {
 	h := newServer(t)
-	other := stateLink(t, State{Manifest: jobYAML, Istio: "1.29"})
+	other := stateLink(t, api.State{Manifest: jobYAML, Istio: "1.29"})
 	for _, lang := range i18n.Codes {
 		l := i18n.For(lang)
 		r := getIn(t, h, other, lang)
@@ -155,7 +156,7 @@ func TestOtherIstioAndModesInLanguages(t *testing.T) {
 func TestResultsTabsInLanguages(t *testing.T) {
 	h := newServer(t)
 	manifest := jobYAML + "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n"
-	link := stateLink(t, State{Manifest: manifest, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}})
+	link := stateLink(t, api.State{Manifest: manifest, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}})
 	var enPaths []string
 	for _, lang := range i18n.Codes {
 		l := i18n.For(lang)
@@ -220,7 +221,7 @@ func TestResultsTabsInLanguages(t *testing.T) {
 func TestSkippedInLanguages(t *testing.T) {
 	h := newServer(t)
 	lab, _ := web.FindPreset("lab-batch")
-	link := stateLink(t, State{Manifest: lab.Manifest})
+	link := stateLink(t, api.State{Manifest: lab.Manifest})
 	for _, lang := range i18n.Codes {
 		l := i18n.For(lang)
 		r := getIn(t, h, link+"&tab=batch", lang)

@@ -12,6 +12,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/web"
@@ -117,18 +118,18 @@ func (s *server) linkStoreState() (state string, ok bool) {
 
 // sharedLink loads the link with the id and its state: 404 when there is none, a counted store
 // error when the store fails. reqCtx is the request's.
-func (s *server) sharedLink(reqCtx context.Context, id string) (Link, State, error) {
+func (s *server) sharedLink(reqCtx context.Context, id string) (Link, api.State, error) {
 	if s.cfg.Links == nil {
-		return Link{}, State{}, errNoSharing
+		return Link{}, api.State{}, errNoSharing
 	}
 	ctx, cancel := context.WithTimeout(reqCtx, s.cfg.StoreTimeout)
 	defer cancel()
 	l, err := s.cfg.Links.Get(ctx, id)
 	if errors.Is(err, ErrLinkNotFound) {
-		return Link{}, State{}, httpError{status: http.StatusNotFound, id: "errors.share.no-link"}
+		return Link{}, api.State{}, httpError{status: http.StatusNotFound, id: "errors.share.no-link"}
 	}
 	if err != nil {
-		return Link{}, State{}, s.storeError(reqCtx, ctx, "open", err)
+		return Link{}, api.State{}, s.storeError(reqCtx, ctx, "open", err)
 	}
 	st, err := decodeStateJSON(l.State)
 	return l, st, err
@@ -141,7 +142,7 @@ var kindRE = regexp.MustCompile(`(?m)(^|[{,\s])["']?kind["']?\s*:\s*["']?[A-Za-z
 // shareable refuses what is not worth a stored link: a state whose JSON is larger than a POST
 // may be (JSON escaping can make a state several times its form), and a manifest with no
 // Kubernetes object in it at all. States Istio rejects are shareable: they show its error.
-func (s *server) shareable(st State, js []byte) error {
+func (s *server) shareable(st api.State, js []byte) error {
 	if int64(len(js)) > s.cfg.MaxBodyBytes {
 		return httpError{status: http.StatusRequestEntityTooLarge, id: "errors.share.too-large", args: []any{"Limit", byteCount(s.cfg.MaxBodyBytes), "KeepsView", keepsView}}
 	}
@@ -203,7 +204,7 @@ func (s *server) handleShare() http.Handler {
 // linkFor is the link a state is stored as, after the checks every share passes (shareable):
 // its JSON and the hash of its output. A state Istio rejects is stored too (it shows the same
 // error); a state that cannot be shown at all (too slow, the server busy) is an error.
-func (s *server) linkFor(ctx context.Context, st State) (Link, error) {
+func (s *server) linkFor(ctx context.Context, st api.State) (Link, error) {
 	js := StateJSON(st)
 	if err := s.shareable(st, js); err != nil {
 		return Link{}, err

@@ -13,6 +13,7 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 )
 
@@ -84,7 +85,7 @@ func TestShareAndShortLinks(t *testing.T) {
 		t.Fatalf("short link shown as %q", got)
 	}
 	// The same result as the long permalink of the same state.
-	long := get(t, h, stateLink(t, State{Istio: engine.Version().Istio, Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}}))
+	long := get(t, h, stateLink(t, api.State{Istio: engine.Version().Istio, Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}}))
 	x, _ := testid(r, "results").Html()
 	y, _ := testid(long, "results").Html()
 	if x != y {
@@ -141,7 +142,7 @@ func shareRequest(form url.Values) *http.Request {
 func TestShortLinkFromAnotherIstio(t *testing.T) {
 	links := newMemLinks()
 	h := serverWith(t, links)
-	st := State{Version: StateVersion, Istio: "1.29", Manifest: deploymentYAML}
+	st := api.State{Version: StateVersion, Istio: "1.29", Manifest: deploymentYAML}
 	tl, err := eng.Timeline(context.Background(), []byte(deploymentYAML), nil, engine.Settings{})
 	if err != nil {
 		t.Fatal(err)
@@ -167,7 +168,7 @@ func TestShortLinkFromAnotherIstio(t *testing.T) {
 
 func TestPresenterEmbedAndDeepLinks(t *testing.T) {
 	h := newServer(t)
-	st := State{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}, {Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStarts: true"}}}
+	st := api.State{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}, {Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStarts: true"}}}
 	page := get(t, h, stateLink(t, st))
 	present := get(t, h, testid(page, "present").AttrOr("href", ""))
 	// Presenter mode opens at step 1 (the first annotation), not the manifest's step 0, which
@@ -189,7 +190,7 @@ func TestPresenterEmbedAndDeepLinks(t *testing.T) {
 	if back := get(t, h, testid(life, "slide-prev").AttrOr("href", "")); testid(back, "slide-n").Text() != "step 2 of 2" {
 		t.Fatal("← from the lifecycle slide does not go back to the last step")
 	}
-	noSteps := get(t, h, testid(get(t, h, stateLink(t, State{Manifest: deploymentYAML})), "present").AttrOr("href", ""))
+	noSteps := get(t, h, testid(get(t, h, stateLink(t, api.State{Manifest: deploymentYAML})), "present").AttrOr("href", ""))
 	if testid(noSteps, "slides-none").Length() != 1 || testid(noSteps, "slide-n").Length() != 0 || testid(noSteps, "slide-next").Length() != 0 {
 		t.Fatalf("presenter mode without steps: %q, want only that there is nothing to present", testid(noSteps, "slides").Text())
 	}

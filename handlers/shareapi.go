@@ -29,12 +29,12 @@ const (
 	secretsAllow  secretsChoice = "allow"
 )
 
-// canonical is the state written the one way the form writes it, so that the same view gets the
+// canonical is st written the one way the form writes it, so that the same view gets the
 // same short link however it was shared (the form, the API, the CLI): the default mode is
 // empty and lines end in "\n". The Kubernetes version is kept in every mode: the Cluster tab
 // runs the webhook and Pod Security at it whatever the mode (injection outside webhook mode
 // does not read it, nor does its memo key).
-func (st State) canonical() State {
+func canonical(st api.State) api.State {
 	st.Manifest = strings.ReplaceAll(st.Manifest, "\r\n", "\n")
 	st.Settings.Install.Overlay = strings.ReplaceAll(st.Settings.Install.Overlay, "\r\n", "\n")
 	if st.Settings.Mode == engine.ModeKubeInject {
@@ -57,7 +57,7 @@ func readSecretsChoice(v string) (secretsChoice, error) {
 // (package secrets: secrets.Scan, secrets.ScanSteps, secrets.ScanSettings); with findings and no choice, they
 // are returned (at most secrets.MaxFindings; total > 0) and nothing may be stored; with
 // secretsRedact, the state comes back with all three redacted; with secretsAllow, as it is.
-func secretsGate(st State, choice secretsChoice) (State, []secrets.Finding, int, error) {
+func secretsGate(st api.State, choice secretsChoice) (api.State, []secrets.Finding, int, error) {
 	switch choice {
 	case secretsAllow:
 		return st, nil, 0, nil
@@ -170,7 +170,7 @@ func (s *server) handleAPIShare() http.Handler {
 		case req.AllowSecrets:
 			choice = secretsAllow
 		}
-		st := State{Version: StateVersion, Istio: engine.Version().Istio, Manifest: req.Manifest, Steps: req.Steps, Settings: req.Settings}.canonical()
+		st := canonical(api.State{Version: StateVersion, Istio: engine.Version().Istio, Manifest: req.Manifest, Steps: req.Steps, Settings: req.Settings})
 		st, findings, total, err := secretsGate(st, choice)
 		if err != nil {
 			return err

@@ -64,13 +64,13 @@ func postShareAPI(t *testing.T, h http.Handler, body any, header http.Header) re
 	return do(t, h, req)
 }
 
-func storedState(t *testing.T, h http.Handler, id string) State {
+func storedState(t *testing.T, h http.Handler, id string) api.State {
 	t.Helper()
 	r := get(t, h, "/api/v1/links/"+id)
 	if r.status != http.StatusOK || !strings.HasPrefix(r.header.Get("Content-Type"), "application/json") {
 		t.Fatalf("links/%s: %d %s", id, r.status, r.body)
 	}
-	var st State
+	var st api.State
 	if err := json.Unmarshal([]byte(r.body), &st); err != nil {
 		t.Fatal(err)
 	}
@@ -319,7 +319,7 @@ func TestShareFormSecrets(t *testing.T) {
 // says so, and does not block.
 func TestPermalinkSecretsWarning(t *testing.T) {
 	h := newServer(t)
-	r := get(t, h, stateLink(t, State{Istio: engine.Version().Istio, Manifest: secretYAML}))
+	r := get(t, h, stateLink(t, api.State{Istio: engine.Version().Istio, Manifest: secretYAML}))
 	if r.status != http.StatusOK || !strings.Contains(testid(r, "banner").Text(), "holds the whole manifest and its annotations, which look like they hold secrets (3 findings)") || testid(r, "results").Length() != 1 {
 		t.Fatalf("%d %q", r.status, testid(r, "banner").Text())
 	}
@@ -330,7 +330,7 @@ func TestPermalinkSecretsWarning(t *testing.T) {
 	if r := do(t, h, req); !strings.Contains(r.body, "holds the whole manifest and its annotations") {
 		t.Fatalf("fragment: %d", r.status)
 	}
-	r = get(t, h, stateLink(t, State{Istio: engine.Version().Istio, Manifest: deploymentYAML}))
+	r = get(t, h, stateLink(t, api.State{Istio: engine.Version().Istio, Manifest: deploymentYAML}))
 	if r.status != http.StatusOK || testid(r, "banner").Length() != 0 {
 		t.Fatalf("a clean link: %d %q", r.status, testid(r, "banner").Text())
 	}
@@ -362,7 +362,7 @@ func TestSecretTotalsBounded(t *testing.T) {
 // request's Host says.
 func TestEmbedSnippetPublicURL(t *testing.T) {
 	h := serverConfig(t, Config{PublicURL: "https://lab.example.com/"})
-	req := httptest.NewRequest(http.MethodGet, stateLink(t, State{Istio: engine.Version().Istio, Manifest: deploymentYAML}), nil)
+	req := httptest.NewRequest(http.MethodGet, stateLink(t, api.State{Istio: engine.Version().Istio, Manifest: deploymentYAML}), nil)
 	req.Host = "evil.example"
 	r := do(t, h, req)
 	if got := testid(r, "embed-snippet").Text(); !strings.HasPrefix(got, `<iframe src="https://lab.example.com/embed?s=`) || strings.Contains(r.body, "evil.example") {
@@ -414,7 +414,7 @@ func TestShareStepSecrets(t *testing.T) {
 	if page.status != http.StatusOK || testid(page, "share-secret-where").Text() != "annotation step 2" || strings.Contains(testid(page, "share-secrets-list").Text(), token) {
 		t.Fatalf("%d %q", page.status, testid(page, "share-secret-where").Text())
 	}
-	link := get(t, h, stateLink(t, State{Istio: engine.Version().Istio, Manifest: deploymentYAML, Steps: steps}))
+	link := get(t, h, stateLink(t, api.State{Istio: engine.Version().Istio, Manifest: deploymentYAML, Steps: steps}))
 	if !strings.Contains(testid(link, "banner").Text(), "(1 finding)") {
 		t.Fatalf("long link: %q", testid(link, "banner").Text())
 	}
@@ -435,7 +435,7 @@ func TestShareSettingsSecrets(t *testing.T) {
 		Namespace: engine.Namespace{Name: "shop", Labels: map[string]string{"istio-injection": "enabled", "aws": awsKeyID}},
 	}
 	req := api.ShareRequest{InjectRequest: api.InjectRequest{Manifest: deploymentYAML, Settings: settings}}
-	if r := get(t, h, stateLink(t, State{Istio: engine.Version().Istio, Manifest: deploymentYAML, Settings: settings})); r.status != http.StatusOK {
+	if r := get(t, h, stateLink(t, api.State{Istio: engine.Version().Istio, Manifest: deploymentYAML, Settings: settings})); r.status != http.StatusOK {
 		t.Fatalf("the settings do not load: %d", r.status)
 	}
 
@@ -473,7 +473,7 @@ func TestShareSettingsSecrets(t *testing.T) {
 	if page.status != http.StatusOK || testid(page, "share-secret-where").Text() != "install option 2" || strings.Contains(testid(page, "share-secrets-list").Text(), awsKeyID) {
 		t.Fatalf("%d %q", page.status, testid(page, "share-secret-where").Text())
 	}
-	link := get(t, h, stateLink(t, State{Istio: engine.Version().Istio, Manifest: deploymentYAML, Settings: settings}))
+	link := get(t, h, stateLink(t, api.State{Istio: engine.Version().Istio, Manifest: deploymentYAML, Settings: settings}))
 	if !strings.Contains(testid(link, "banner").Text(), "(3 findings)") {
 		t.Fatalf("long link: %q", testid(link, "banner").Text())
 	}

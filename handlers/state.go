@@ -12,7 +12,7 @@ import (
 
 	kflate "github.com/klauspost/compress/flate"
 
-	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/i18n"
 )
 
@@ -27,16 +27,6 @@ const StateVersion = 2
 // maxStateBytes bounds a decoded state, so a small link cannot inflate into a huge one.
 const maxStateBytes = 4 << 20
 
-// State is everything a view depends on: the manifest, the annotation steps, the settings, and
-// which Istio made it. It is what a permalink encodes.
-type State struct {
-	Version  int             `json:"v"`
-	Istio    string          `json:"istio"`
-	Manifest string          `json:"manifest"`
-	Steps    []engine.Step   `json:"steps,omitempty"`
-	Settings engine.Settings `json:"settings,omitzero"`
-}
-
 // stateWriters are deflate writers for EncodeState, used again: making one allocates its tables,
 // the larger part of encoding a state (BENCHMARKS.md); a writer Reset to a new buffer writes the same bytes. They are klauspost/compress's at
 // level 6: its links are as short as the standard library's best compression (within 1 %, often
@@ -49,7 +39,7 @@ var stateWriters = sync.Pool{New: func() any {
 }}
 
 // EncodeState turns a state into the URL-safe text of a permalink: JSON, deflated, base64url.
-func EncodeState(s State) string {
+func EncodeState(s api.State) string {
 	s.Version = StateVersion
 	var buf bytes.Buffer
 	zw := stateWriters.Get().(*kflate.Writer)
@@ -79,8 +69,8 @@ func (e badState) in(l *i18n.Localizer) string {
 var errTruncated = badState{id: "errors.state.truncated"}
 
 // DecodeState reads a permalink's state.
-func DecodeState(text string) (State, error) {
-	var s State
+func DecodeState(text string) (api.State, error) {
+	var s api.State
 	text = strings.TrimSpace(text)
 	raw, err := base64.RawURLEncoding.DecodeString(text)
 	if err != nil {
@@ -107,9 +97,9 @@ func DecodeState(text string) (State, error) {
 	return decodeStateJSON(js)
 }
 
-// size is what the state carries that a person typed: the manifest, the steps and the install
+// stateSize is what a state carries that a person typed: the manifest, the steps and the install
 // options — what a POST of it would carry.
-func (s State) size() int64 {
+func stateSize(s api.State) int64 {
 	in := s.Settings.Install
 	n := len(s.Manifest) + len(in.Overlay) + len(s.Settings.KubernetesVersion) + len(s.Settings.Mode) +
 		len(in.Mesh.InjectorConfig) + len(in.Mesh.Values) + len(in.Mesh.MeshConfig) + len(in.Mesh.Webhooks) + len(in.Revision)
@@ -127,7 +117,7 @@ func (s State) size() int64 {
 }
 
 // StateJSON is a state as stored behind a short link: its JSON, with the current schema version.
-func StateJSON(s State) []byte {
+func StateJSON(s api.State) []byte {
 	s.Version = StateVersion
 	b, _ := json.Marshal(s)
 	return b
@@ -136,8 +126,8 @@ func StateJSON(s State) []byte {
 // decodeStateJSON reads a state's JSON and checks its schema version. Every version ever
 // written is read: v1 and v2 (v2 only added settings.namespace, which a v1 state leaves empty;
 // a later version that changes a field's meaning migrates the older ones here, step by step).
-func decodeStateJSON(js []byte) (State, error) {
-	var s State
+func decodeStateJSON(js []byte) (api.State, error) {
+	var s api.State
 	dec := json.NewDecoder(bytes.NewReader(js))
 	if err := dec.Decode(&s); err != nil {
 		return s, badState{id: "errors.state.not-state"}

@@ -79,7 +79,7 @@ func TestHostileInstallOptions(t *testing.T) {
 			"install overlay", "carries template text"},
 	}
 	for _, c := range cases {
-		st := State{Manifest: deploymentYAML, Steps: c.steps, Settings: engine.Settings{Install: c.o}}
+		st := api.State{Manifest: deploymentYAML, Steps: c.steps, Settings: engine.Settings{Install: c.o}}
 		body, _ := json.Marshal(api.InjectRequest{Manifest: st.Manifest, Steps: st.Steps, Settings: st.Settings})
 		for _, route := range []struct {
 			name string
@@ -111,7 +111,7 @@ func TestHostileInstallOptions(t *testing.T) {
 						t.Errorf("error field %q, want it to start with %q (%v)", e.Error.Field, c.field, err)
 					}
 				}
-				if ok := get(t, h, stateLink(t, State{Manifest: deploymentYAML})); ok.status != http.StatusOK {
+				if ok := get(t, h, stateLink(t, api.State{Manifest: deploymentYAML})); ok.status != http.StatusOK {
 					t.Fatalf("a normal request after it: %d", ok.status)
 				}
 			})
@@ -144,13 +144,13 @@ func checkNoSecret(t *testing.T, h http.Handler, resolvers []string) {
 		`{{ env "` + secretEnv + `" "" }}`,
 		`{{ expandenv "$` + secretEnv + `" }}`,
 	}, resolvers...)
-	var states []State
+	var states []api.State
 	for _, tmpl := range readers {
 		states = append(states,
-			State{Manifest: deploymentYAML, Steps: selectMine, Settings: engine.Settings{Install: engine.InstallOptions{Overlay: withTemplate(tmpl)}}},
-			State{Manifest: deploymentYAML, Steps: selectMine, Settings: engine.Settings{Mode: engine.ModeWebhook, Install: engine.InstallOptions{
+			api.State{Manifest: deploymentYAML, Steps: selectMine, Settings: engine.Settings{Install: engine.InstallOptions{Overlay: withTemplate(tmpl)}}},
+			api.State{Manifest: deploymentYAML, Steps: selectMine, Settings: engine.Settings{Mode: engine.ModeWebhook, Install: engine.InstallOptions{
 				Set: []string{"values.sidecarInjectorWebhook.templates.mine=metadata: {annotations: {leak: 'got-" + tmpl + "'}}"}}}},
-			State{Manifest: deploymentYAML, Settings: engine.Settings{Install: engine.InstallOptions{Overlay: withInitContainer(tmpl)}}},
+			api.State{Manifest: deploymentYAML, Settings: engine.Settings{Install: engine.InstallOptions{Overlay: withInitContainer(tmpl)}}},
 		)
 	}
 	// What a leak looks like: the secret itself, or a name the template resolved (the templates

@@ -27,10 +27,10 @@ func carryFrom(chosen bool, carry []string) func(string) bool {
 }
 
 // upgradeStates plans st's upgrade: the plan, and the new side's state.
-func (s *server) upgradeStates(r *http.Request, st State, carry func(string) bool) (*engine.Upgrade, State, error) {
+func (s *server) upgradeStates(r *http.Request, st api.State, carry func(string) bool) (*engine.Upgrade, api.State, error) {
 	plan, err := s.eng().PlanUpgrade(r.Context(), st.Settings.Install, carry)
 	if err != nil {
-		return nil, State{}, err
+		return nil, api.State{}, err
 	}
 	next := st
 	next.Settings.Install = plan.New
@@ -38,12 +38,12 @@ func (s *server) upgradeStates(r *http.Request, st State, carry func(string) boo
 }
 
 // upgradeHref is the upgrade preview of a state.
-func upgradeHref(st State) string {
+func upgradeHref(st api.State) string {
 	return "/upgrade?" + url.Values{"s": {EncodeState(st)}}.Encode()
 }
 
 // upgradeLabels are the two sides' labels, in l's language.
-func upgradeLabels(l *i18n.Localizer, st State) [2]string {
+func upgradeLabels(l *i18n.Localizer, st api.State) [2]string {
 	return [2]string{l.T("page.upgrade.old", "Revision", engine.RevisionName(st.Settings.Install.Revision)), l.T("page.upgrade.new", "Istio", engine.Version().Istio)}
 }
 
@@ -59,7 +59,7 @@ func (s *server) handleUpgrade() http.Handler {
 		if err != nil {
 			return err
 		}
-		page, err := s.comparePage(r, [2]State{st, next}, upgradeLabels(i18n.FromContext(r.Context()), st))
+		page, err := s.comparePage(r, [2]api.State{st, next}, upgradeLabels(i18n.FromContext(r.Context()), st))
 		if err != nil {
 			return err
 		}
@@ -93,7 +93,7 @@ func (s *server) handleAPIUpgrade() http.Handler {
 		if err := checkNamespace(req.Settings.Namespace); err != nil {
 			return err
 		}
-		st := State{Version: StateVersion, Istio: engine.Version().Istio, Manifest: req.Manifest, Steps: req.Steps, Settings: req.Settings}
+		st := api.State{Version: StateVersion, Istio: engine.Version().Istio, Manifest: req.Manifest, Steps: req.Steps, Settings: req.Settings}
 		if err := s.work(r.Context(), st); err != nil {
 			return err
 		}

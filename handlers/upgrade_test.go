@@ -27,7 +27,7 @@ func TestUpgradePage(t *testing.T) {
 	if !ok {
 		t.Fatal("the playground offers no upgrade preview for a state with a mesh")
 	}
-	if _, ok := get(t, h, stateLink(t, State{Manifest: deploymentYAML})).doc.Find(`a[href^="/upgrade?"]`).Attr("href"); ok {
+	if _, ok := get(t, h, stateLink(t, api.State{Manifest: deploymentYAML})).doc.Find(`a[href^="/upgrade?"]`).Attr("href"); ok {
 		t.Fatal("an upgrade preview offered without a mesh")
 	}
 	up := get(t, h, href)
@@ -82,7 +82,7 @@ func TestUpgradePage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	custom := State{Manifest: deploymentYAML, Settings: engine.Settings{Install: engine.InstallOptions{Mesh: engine.CompactMesh(read.Mesh), Revision: read.Revision}}}
+	custom := api.State{Manifest: deploymentYAML, Settings: engine.Settings{Install: engine.InstallOptions{Mesh: engine.CompactMesh(read.Mesh), Revision: read.Revision}}}
 	r = get(t, h, upgradeHref(custom))
 	if testid(up, "upgrade-old-code").Length() != 0 || testid(r, "upgrade-old-code").Length() != 1 {
 		t.Errorf("the note on the older code: Istio's templates %d, others %d", testid(up, "upgrade-old-code").Length(), testid(r, "upgrade-old-code").Length())
@@ -90,7 +90,7 @@ func TestUpgradePage(t *testing.T) {
 	if !strings.Contains(testid(r, "side-a").Find(".error-box").Text(), "are not the ones Istio") || testid(r, "side-b").Find(".error-box").Length() != 0 || testid(r, "compare-same").Length() != 0 {
 		t.Fatalf("custom templates on a server that runs none: %d\n%.800s", r.status, testid(r, "side-a").Text())
 	}
-	if r := get(t, h, "/upgrade?"+url.Values{"s": {EncodeState(State{Manifest: deploymentYAML})}}.Encode()); r.status != http.StatusUnprocessableEntity || !strings.Contains(r.body, "needs your mesh") {
+	if r := get(t, h, "/upgrade?"+url.Values{"s": {EncodeState(api.State{Manifest: deploymentYAML})}}.Encode()); r.status != http.StatusUnprocessableEntity || !strings.Contains(r.body, "needs your mesh") {
 		t.Fatalf("a preview without a mesh: %d", r.status)
 	}
 }

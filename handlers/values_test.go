@@ -9,6 +9,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/web"
 )
@@ -91,7 +92,7 @@ func changeRow(r response, path string) *goquery.Selection {
 func TestReadableValues(t *testing.T) {
 	h := newServer(t)
 	const p = "spec.template.spec."
-	r := get(t, h, stateLink(t, State{Manifest: deploymentYAML, Steps: []engine.Step{
+	r := get(t, h, stateLink(t, api.State{Manifest: deploymentYAML, Steps: []engine.Step{
 		{Key: "traffic.sidecar.istio.io/excludeOutboundPorts", Value: "3306,6379"},
 		{Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStarts: true\nconcurrency: 2"},
 		{Key: "sidecar.istio.io/nativeSidecar", Value: "false"},
@@ -144,7 +145,7 @@ func TestReadableValues(t *testing.T) {
 // injection's own changes stand out; later steps have no such group.
 func TestSerializerGroup(t *testing.T) {
 	h := newServer(t)
-	r := get(t, h, stateLink(t, State{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}}))
+	r := get(t, h, stateLink(t, api.State{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}}))
 	s0 := testid(r, "diff-step-0")
 	group := s0.Find(`[data-testid="serializer-changes"]`)
 	if group.Length() != 1 || group.AttrOr("open", "none") != "none" {
@@ -192,7 +193,7 @@ func TestHonestStates(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := get(t, h, stateLink(t, State{Manifest: c.manifest}))
+			r := get(t, h, stateLink(t, api.State{Manifest: c.manifest}))
 			s0 := testid(r, "diff-step-0")
 			if s0.Length() != 1 {
 				t.Fatalf("no step 0 (status %d)", r.status)

@@ -6,13 +6,14 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/web"
 )
 
 // view is what a GET of the playground asks for: a state and which part of its result to show.
 type view struct {
-	state State
+	state api.State
 	tab   string
 	// step is the selected timeline row; -1 means none chosen (diffs show every step, the YAML
 	// shows the last).
@@ -83,9 +84,9 @@ func (v view) linkWith(encoded, tab string, step int) string {
 	return "/?" + q.Encode()
 }
 
-func defaultState() State {
+func defaultState() api.State {
 	p := web.Presets()[0]
-	return State{Version: StateVersion, Istio: engine.Version().Istio, Manifest: p.Manifest}
+	return api.State{Version: StateVersion, Istio: engine.Version().Istio, Manifest: p.Manifest}
 }
 
 // readView reads the state and view from a GET's query. No state means the default preset.

@@ -78,7 +78,7 @@ func TestBatchAmbientColumn(t *testing.T) {
 	ambient := engine.Namespace{Name: "shop", Labels: map[string]string{"istio.io/dataplane-mode": "ambient"}}
 	for _, c := range []struct {
 		name      string
-		st        State
+		st        api.State
 		cell, csv string
 		note      bool
 	}{

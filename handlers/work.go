@@ -8,12 +8,13 @@ import (
 	"time"
 
 	"github.com/sidecarlab/sidecarlab/admission"
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 )
 
 // admit runs the cluster's admission path for a state (see package admission), inside the
 // request's hold on the work slots (see work).
-func (s *server) admit(ctx context.Context, st State) ([]admission.Result, error) {
+func (s *server) admit(ctx context.Context, st api.State) ([]admission.Result, error) {
 	if err := s.work(ctx, st); err != nil {
 		return nil, err
 	}
@@ -24,7 +25,7 @@ func (s *server) admit(ctx context.Context, st State) ([]admission.Result, error
 var errBusy = httpError{status: http.StatusServiceUnavailable, id: "errors.busy"}
 
 // timeline runs the engine on a state, inside the request's hold on the work slots (see work).
-func (s *server) timeline(ctx context.Context, st State) (*engine.Timeline, error) {
+func (s *server) timeline(ctx context.Context, st api.State) (*engine.Timeline, error) {
 	if err := s.work(ctx, st); err != nil {
 		return nil, err
 	}
@@ -36,7 +37,7 @@ func (s *server) timeline(ctx context.Context, st State) (*engine.Timeline, erro
 // (--max-body), however it came: a link's state inflates up to 4 MiB otherwise (413). Then the
 // estimate: deeper or costlier than Config.Work allows is a 422 that says which limit; over
 // HeavyUnits, the request is heavy (see hold).
-func (s *server) work(ctx context.Context, st State) error {
+func (s *server) work(ctx context.Context, st api.State) error {
 	if err := s.stateTooLarge(st); err != nil {
 		return err
 	}

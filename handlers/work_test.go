@@ -47,10 +47,10 @@ func TestHeavyLane(t *testing.T) {
 	he := holdingEngine{Engine: eng, started: make(chan struct{}, 1), release: make(chan struct{})}
 	h := New(testLogger(), func() Engine { return he }, testConfig(Config{MaxConcurrent: 1, QueueWait: 50 * time.Millisecond}))
 	done := make(chan response)
-	go func() { done <- get(t, h, stateLink(t, State{Manifest: testkit.Pods(300, 0) + "\n# hold\n"})) }()
+	go func() { done <- get(t, h, stateLink(t, api.State{Manifest: testkit.Pods(300, 0) + "\n# hold\n"})) }()
 	<-he.started // the heavy lane's one slot is taken
 
-	if r := get(t, h, stateLink(t, State{Manifest: deploymentYAML})); r.status != http.StatusOK {
+	if r := get(t, h, stateLink(t, api.State{Manifest: deploymentYAML})); r.status != http.StatusOK {
 		t.Fatalf("a light request beside a heavy one: %d, want 200", r.status)
 	}
 	// 10 Pods through 100 steps (a 6.4 KB POST in the issue) is heavy: it waits for the heavy
@@ -59,14 +59,14 @@ func TestHeavyLane(t *testing.T) {
 		t.Fatalf("a second heavy request: %d, want 503: %.300s", status, body)
 	}
 	// 2,000 Pods (a 7.5 KB link in the issue) too.
-	if r := get(t, h, stateLink(t, State{Manifest: testkit.Pods(2000, 0)})); r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" {
+	if r := get(t, h, stateLink(t, api.State{Manifest: testkit.Pods(2000, 0)})); r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" {
 		t.Fatalf("2,000 Pods beside a heavy request: %d %v, want 503 with Retry-After", r.status, r.header)
 	}
 	close(he.release)
 	if first := <-done; first.status != http.StatusOK {
 		t.Fatalf("the heavy request: %d", first.status)
 	}
-	if r := get(t, h, stateLink(t, State{Manifest: testkit.Pods(200, 0) + "\n# another\n"})); r.status != http.StatusOK {
+	if r := get(t, h, stateLink(t, api.State{Manifest: testkit.Pods(200, 0) + "\n# another\n"})); r.status != http.StatusOK {
 		t.Fatalf("a heavy request with the lane free: %d", r.status)
 	}
 }
@@ -79,14 +79,14 @@ func TestWorkLimits(t *testing.T) {
 	deep := testkit.Pods(45, 9000)
 	for _, c := range []struct {
 		name   string
-		state  State
+		state  api.State
 		status int
 		words  string
 	}{
-		{"45 Pods nested 9,000 deep", State{Manifest: deep}, http.StatusUnprocessableEntity, "nest up to 9002 levels deep; at most 100"},
-		{"one Pod nested 100 deep", State{Manifest: testkit.Pods(1, 98)}, http.StatusOK, ""},
-		{"2,000 Pods through 2 steps", State{Manifest: testkit.Pods(2000, 0), Steps: cpuSteps(2)}, http.StatusUnprocessableEntity, "6000 units of work; at most 4000 fit in one request: split the manifest into parts of about 1333 documents"},
-		{"10 Pods through 100 steps", State{Manifest: testkit.Pods(10, 0), Steps: cpuSteps(100)}, http.StatusOK, ""},
+		{"45 Pods nested 9,000 deep", api.State{Manifest: deep}, http.StatusUnprocessableEntity, "nest up to 9002 levels deep; at most 100"},
+		{"one Pod nested 100 deep", api.State{Manifest: testkit.Pods(1, 98)}, http.StatusOK, ""},
+		{"2,000 Pods through 2 steps", api.State{Manifest: testkit.Pods(2000, 0), Steps: cpuSteps(2)}, http.StatusUnprocessableEntity, "6000 units of work; at most 4000 fit in one request: split the manifest into parts of about 1333 documents"},
+		{"10 Pods through 100 steps", api.State{Manifest: testkit.Pods(10, 0), Steps: cpuSteps(100)}, http.StatusOK, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := get(t, h, stateLink(t, c.state))
@@ -118,13 +118,13 @@ func TestTemplatesRunHeavy(t *testing.T) {
 	const loop = `{{ range until 100000 }}{{ range until 100000 }}{{ end }}{{ end }}`
 	o := engine.InstallOptions{Overlay: withTemplate(loop)}
 	// The installation is rendered first (a request that does not select the template).
-	if r := get(t, h, "/injected.yaml?s="+EncodeState(State{Manifest: deploymentYAML, Settings: engine.Settings{Install: o}})); r.status != http.StatusOK {
+	if r := get(t, h, "/injected.yaml?s="+EncodeState(api.State{Manifest: deploymentYAML, Settings: engine.Settings{Install: o}})); r.status != http.StatusOK {
 		t.Fatalf("rendering the installation: %d %.500s", r.status, r.body)
 	}
 	loopers := make(chan response, 3)
 	for range 3 {
 		go func() {
-			st := State{Manifest: deploymentYAML, Steps: selectMine, Settings: engine.Settings{Install: o}}
+			st := api.State{Manifest: deploymentYAML, Steps: selectMine, Settings: engine.Settings{Install: o}}
 			loopers <- do(t, h, withDeadline(t, httptest.NewRequest(http.MethodGet, "/injected.yaml?s="+EncodeState(st), nil), 20*time.Second))
 		}()
 	}
@@ -132,7 +132,7 @@ func TestTemplatesRunHeavy(t *testing.T) {
 		m := get(t, h, "/metrics").body
 		return strings.Contains(m, `sidecarlab_work_slots_busy{lane="heavy"} 1`) || strings.Contains(m, `sidecarlab_work_slots_busy{lane="light"} 1`)
 	})
-	if r := get(t, h, stateLink(t, State{Manifest: deploymentYAML})); r.status != http.StatusOK {
+	if r := get(t, h, stateLink(t, api.State{Manifest: deploymentYAML})); r.status != http.StatusOK {
 		t.Fatalf("a light request beside looping templates: %d, want 200", r.status)
 	}
 	for range 3 {

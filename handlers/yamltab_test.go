@@ -3,6 +3,7 @@ package handlers
 import (
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
 )
@@ -11,7 +12,7 @@ import (
 // first read) only when the YAML tab is rendered; a toggle on another tab does not make it.
 func TestYAMLOnlyForItsTab(t *testing.T) {
 	newServer(t)
-	st := State{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "150m"}}}
+	st := api.State{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "150m"}}}
 	tl, err := eng.Timeline(t.Context(), []byte(st.Manifest), st.Steps, st.Settings)
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/handlers"
 	"github.com/sidecarlab/sidecarlab/store"
@@ -70,14 +71,14 @@ func runWithEnv(env map[string]string, args ...string) (stdout, stderr string, e
 	return out.String(), errb.String(), err
 }
 
-func storedManifest(t *testing.T, link string) handlers.State {
+func storedManifest(t *testing.T, link string) api.State {
 	t.Helper()
 	res, err := http.Get(strings.Replace(link, "/s/", "/api/v1/links/", 1))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer res.Body.Close()
-	var st handlers.State
+	var st api.State
 	if res.StatusCode != http.StatusOK || json.NewDecoder(res.Body).Decode(&st) != nil {
 		t.Fatalf("%s: %d", link, res.StatusCode)
 	}

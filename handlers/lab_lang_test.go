@@ -14,6 +14,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/web"
+	"github.com/sidecarlab/sidecarlab/wording"
 )
 
 // labGet is a GET of target by a reader whose browser asks for the language accept (getIn),
@@ -220,8 +221,15 @@ func TestNamespaceErrorInLanguages(t *testing.T) {
 		req.Header.Set("Accept-Language", accept)
 		return do(t, h, req)
 	}
+	// A line of the labels is a place in the input, worded as every such place is
+	// (wording.Words.At): in Japanese with the one separator, not a full-width colon of its own.
+	ja := i18n.For("ja")
+	jaLine := wording.In(ja).At(0, 2, ja.T("lab.ns.field.labels"), ja.T("lab.ns.key-value"))
+	if jaLine != "2行目、Namespaceのラベル: ラベルは1行に1つずつKEY=VALUEの形で書いてください" {
+		t.Errorf("ja: the labels' line worded %q", jaLine)
+	}
 	for _, c := range []struct{ labels, accept, want string }{
-		{"team=a\nteam", "ja", "2行目、Namespaceのラベル：ラベルは1行に1つずつKEY=VALUEの形で書いてください"},
+		{"team=a\nteam", "ja", jaLine},
 		{"<b>=a", "ko", `네임스페이스 레이블: "<b>"는 레이블 키로 쓸 수 없습니다: `},
 		{"team=a\nteam", "", "line 2, namespace labels: write each label as KEY=VALUE, one per line"},
 	} {

@@ -52,7 +52,8 @@ func newNSError(field string, line int, id string, args ...any) *nsError {
 func (e *nsError) in(l *i18n.Localizer) string {
 	field, msg := l.T("lab.ns.field."+e.field), l.T(e.id, e.args...)
 	if e.Line > 0 {
-		return l.T("lab.ns.error-line", "Line", e.Line, "Field", field, "Msg", msg)
+		// A line of the labels' box is a place in the input: worded as every such place is.
+		return wording.In(l).At(0, e.Line, field, msg)
 	}
 	return l.T("lab.ns.error", "Field", field, "Msg", msg)
 }

@@ -117,7 +117,7 @@ func buildPage(ctx context.Context, l *i18n.Localizer, v view, statics pageStati
 		for _, d := range tl.Steps[p.Results.Selected].Documents {
 			if d.Error != nil && d.Error.Line > 0 {
 				// The marker sits on the line: say the document and the words, once.
-				p.Form.ErrorLine, p.Form.ErrorMsg = d.Error.Line, l.T("results.marker", "Doc", d.Index, "Reason", w.Input(d.Error).Reason)
+				p.Form.ErrorLine, p.Form.ErrorMsg = d.Error.Line, w.At(d.Index, 0, "", w.Input(d.Error).Reason)
 				break
 			}
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
+	"github.com/sidecarlab/sidecarlab/wording"
 )
 
 // getIn is a GET whose Accept-Language names lang.
@@ -132,6 +133,29 @@ func TestErrorAndComparePagesInJapanese(t *testing.T) {
 	}
 	if got := c.doc.Find("title").Text(); !strings.HasSuffix(got, "の比較 — sidecarlab") {
 		t.Errorf("compare's title %q", got)
+	}
+	noMissing(t)
+}
+
+// TestMarkerWordsItsPlace: the editor's marker on a document's bad line says the document the
+// way every place in the input is said (wording.Words.At), in each language: in Japanese with
+// the one separator, not a full-width colon of its own. In English it reads as it always has.
+func TestMarkerWordsItsPlace(t *testing.T) {
+	h := newServer(t)
+	bad := deploymentYAML + "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: x\n   bad: indent\n"
+	for _, lang := range i18n.Codes {
+		l := i18n.For(lang)
+		r := getIn(t, h, stateLink(t, State{Manifest: bad}), lang)
+		want := wording.In(l).At(2, 0, "", l.T("wording.input.yaml.mapping-values"))
+		if got := testid(r, "manifest").AttrOr("data-error-msg", ""); r.status != http.StatusUnprocessableEntity || got != want {
+			t.Errorf("%s: status %d, marker %q, want %q", lang, r.status, got, want)
+		}
+	}
+	if got, want := wording.English.At(2, 0, "", "why"), "document 2: why"; got != want {
+		t.Errorf("English marker %q, want %q", got, want)
+	}
+	if got := wording.In(i18n.For("ja")).At(2, 0, "", "why"); got != "ドキュメント2: why" {
+		t.Errorf("Japanese marker %q", got)
 	}
 	noMissing(t)
 }

@@ -86,6 +86,15 @@ func (w Words) at(where, what string) string {
 	return w.loc().T("wording.where.at", "where", where, "what", what)
 }
 
+// At is what at a place in the input (document doc, line line, field; each only when known),
+// worded as an input error's place is: for what is said about a place outside this package
+// (a page's marker, a settings field's error), so that the place reads the same everywhere.
+// field is as FieldText takes it; text it does not know, such as a field's name already in the
+// reader's language, is kept as it is.
+func (w Words) At(doc, line int, field, what string) string {
+	return w.at(w.where(doc, line, field), what)
+}
+
 // Input words an input error. Errors that are not about the manifest's text (annotation values,
 // install options) are sentences: they are returned whole (with where and what), without details.
 // An error in the manifest is placed by document and line alone: the page shows it beside it.

@@ -15,6 +15,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/engine/secrets"
 	"github.com/sidecarlab/sidecarlab/i18n"
 )
 
@@ -347,6 +348,47 @@ func TestInputErrorText(t *testing.T) {
 		}
 		if got, want := en.InputErrorText(&c.e), c.e.Error(); got != want {
 			t.Errorf("%+v: English %q, want %q", c.e, got, want)
+		}
+	}
+}
+
+// TestOnePlace: every place in the input is worded by where and at, whoever says it: a secret's
+// place and its line (the share dialog, the CLI), a finding's line (the CLI) and At (the
+// editor's marker, a line of the namespace labels). Each is compared with where and at in every
+// language, so that a wording of its own (a full-width colon in Japanese) fails; in English
+// each reads as it did before it went through them.
+func TestOnePlace(t *testing.T) {
+	secret := secrets.Finding{Doc: 2, Line: 9, Path: "spec.x", Kind: secrets.EnvName, Excerpt: "PASSWORD: <redacted>"}
+	finding := engine.Finding{Check: "job-classic-sidecar", Severity: engine.SeverityError, Doc: 2, Path: "spec.x"}
+	for _, lang := range i18n.Codes {
+		w := In(i18n.For(lang))
+		what := w.SecretKind(secret) + " (" + secret.Excerpt + ")"
+		for _, c := range []struct{ name, got, want string }{
+			{"SecretWhere", w.SecretWhere(secret), w.where(2, 9, "")},
+			{"SecretLine", w.SecretLine(secret), w.at(w.where(2, 9, "")+w.loc().T("wording.where.sep")+"spec.x", what)},
+			{"Line", w.Line(finding), "error [job-classic-sidecar] " + w.at(w.where(2, 0, "")+" spec.x", w.Message(finding))},
+			{"At", w.At(2, 0, "", "m"), w.at(w.where(2, 0, ""), "m")},
+			{"At a field", w.At(0, 3, "x", "m"), w.at(w.where(0, 3, "x"), "m")},
+		} {
+			if c.got != c.want {
+				t.Errorf("%s %s: %q, want %q", lang, c.name, c.got, c.want)
+			}
+		}
+	}
+	ja := In(i18n.For("ja"))
+	for _, c := range []struct{ got, want string }{
+		{English.SecretWhere(secret), "document 2, line 9"},
+		{English.SecretLine(secret), "document 2, line 9, spec.x: a value whose name says it is a password, token, key or secret (PASSWORD: <redacted>)"},
+		{English.Line(finding), "error [job-classic-sidecar] document 2 spec.x: " + English.Message(finding)},
+		{English.At(2, 0, "", "m"), "document 2: m"},
+		{English.At(0, 3, "namespace labels", "m"), "line 3, namespace labels: m"},
+		{ja.SecretLine(secret), "ドキュメント2、9行目、spec.x: " + ja.SecretKind(secret) + " (PASSWORD: <redacted>)"},
+		{ja.Line(finding), "error [job-classic-sidecar] ドキュメント2 spec.x: " + ja.Message(finding)},
+		{ja.At(2, 0, "", "m"), "ドキュメント2: m"},
+		{ja.At(0, 3, "Namespaceのラベル", "m"), "3行目、Namespaceのラベル: m"},
+	} {
+		if c.got != c.want {
+			t.Errorf("%q, want %q", c.got, c.want)
 		}
 	}
 }

@@ -3,7 +3,7 @@ package wording
 import "github.com/sidecarlab/sidecarlab/engine/secrets"
 
 // secretKinds are the kinds of secrets.Finding sidecarlab words
-// (wording.secrets.kind.<kind>), as a clause after "document N, line L:".
+// (wording.secrets.kind.<kind>), as a clause after where ("document N, line L: ").
 var secretKinds = map[secrets.Kind]bool{
 	secrets.Document:           true,
 	secrets.DataValue:          true,
@@ -41,7 +41,7 @@ func (w Words) SecretWhere(f secrets.Finding) string {
 	case f.Step > 0:
 		return w.loc().T("wording.secrets.step", "step", f.Step)
 	}
-	return w.loc().T("wording.secrets.where", "doc", f.Doc, "line", f.Line)
+	return w.where(f.Doc, f.Line, "")
 }
 
 // SecretLine is one finding on one line, for lists and the CLI: where it is and what it is,
@@ -49,9 +49,9 @@ func (w Words) SecretWhere(f secrets.Finding) string {
 func (w Words) SecretLine(f secrets.Finding) string {
 	s := w.SecretWhere(f)
 	if f.Path != "" {
-		s += ", " + f.Path
+		s += w.loc().T("wording.where.sep") + f.Path
 	}
-	return s + ": " + w.SecretKind(f) + " (" + f.Excerpt + ")"
+	return w.at(s, w.SecretKind(f)+" ("+f.Excerpt+")")
 }
 
 // SecretFinding is a finding with its words, as the JSON API gives it.

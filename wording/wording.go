@@ -228,11 +228,11 @@ func (w Words) Ignored(n int) string {
 
 // Line is a finding on one line, as the CLI prints it.
 func (w Words) Line(f engine.Finding) string {
-	s := string(f.Severity) + " [" + f.Check + "] " + w.loc().T("wording.line.where", "doc", f.Doc)
+	where := w.where(f.Doc, 0, "")
 	if f.Path != "" {
-		s += " " + f.Path
+		where += " " + f.Path
 	}
-	s += ": " + w.Message(f)
+	s := string(f.Severity) + " [" + f.Check + "] " + w.at(where, w.Message(f))
 	if t := w.FixText(f); t != "" {
 		s += w.loc().T("wording.line.fix", "text", t)
 	}

@@ -145,7 +145,7 @@ func TestMarkerWordsItsPlace(t *testing.T) {
 	bad := deploymentYAML + "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: x\n   bad: indent\n"
 	for _, lang := range i18n.Codes {
 		l := i18n.For(lang)
-		r := getIn(t, h, stateLink(t, State{Manifest: bad}), lang)
+		r := getIn(t, h, stateLink(t, api.State{Manifest: bad}), lang)
 		want := wording.In(l).At(2, 0, "", l.T("wording.input.yaml.mapping-values"))
 		if got := testid(r, "manifest").AttrOr("data-error-msg", ""); r.status != http.StatusUnprocessableEntity || got != want {
 			t.Errorf("%s: status %d, marker %q, want %q", lang, r.status, got, want)

@@ -167,7 +167,7 @@ func (s *server) handleAPIInject() http.Handler {
 			resp.Lifecycles = words.Lifecycles(engine.Lifecycles(last.Documents))
 		}
 		if want["batch"] {
-			if resp.Batch, _, err = batchRows(tl, last.Documents, tl.Findings); err != nil {
+			if resp.Batch, _, err = batchRows(tl, last.Documents, tl.Findings, 0); err != nil {
 				return err
 			}
 		}

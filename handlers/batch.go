@@ -1,10 +1,12 @@
 package handlers
 
 import (
+	"cmp"
 	"maps"
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/sidecarlab/sidecarlab/engine"
@@ -31,7 +33,7 @@ func (s *server) handleBatchFile(format string) http.Handler {
 		if step == len(tl.Steps)-1 {
 			findings = tl.Findings
 		}
-		rows, _, err := batchRows(tl, tl.Steps[step].Documents, findings)
+		rows, _, err := batchRows(tl, tl.Steps[step].Documents, findings, v.nodes)
 		if err != nil {
 			return err
 		}
@@ -210,30 +212,48 @@ func batchView(l *i18n.Localizer, v view, enc string, step int, rows []engine.Ba
 	bv.CSVHref, bv.MarkdownHref = "/batch.csv"+q, "/batch.md"+q
 	bv.JSONHref = "/batch.json" + strings.TrimPrefix(jv.linkWith(enc, "", step), "/")
 	// The chooser's form is a GET of this view on the batch tab: its query as hidden fields,
-	// the columns as checkboxes.
+	// the columns as checkboxes, and the node count as a field of its own when the table has a
+	// ztunnel share. "Default columns" keeps the node count.
 	cv := v
 	cv.cols = nil
+	bv.DefaultHref = cv.linkWith(enc, "batch", step)
+	if share != nil {
+		bv.Nodes, bv.MaxNodes = share.Nodes, engine.MaxAmbientNodes
+		cv.nodes = 0
+	}
 	u, _ := url.Parse(cv.linkWith(enc, "batch", step))
 	for _, k := range slices.Sorted(maps.Keys(u.Query())) {
 		bv.Keep = append(bv.Keep, web.Hidden{Name: k, Value: u.Query().Get(k)})
 	}
-	bv.DefaultHref = cv.linkWith(enc, "batch", step)
 	return bv
+}
+
+// batchNodes reads a view's nodes= (the batch table's node count; the CLI's batch --nodes): ""
+// is 0, the default; else a whole number from 1 to engine.MaxAmbientNodes.
+func batchNodes(v string) (int, error) {
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 1 || n > engine.MaxAmbientNodes {
+		return 0, httpError{status: http.StatusBadRequest, id: "errors.form.nodes", args: []any{"Param", "nodes", "Max", engine.MaxAmbientNodes}}
+	}
+	return n, nil
 }
 
 // batchRows are the batch rows of a row of the timeline, with their ambient columns: whether each
 // workload's pods, created without a sidecar in the state's namespace, join ambient under the
 // installation's CNI agent (package ambient; empty when ambient is not in play), and then their
-// share of the installation's ztunnel on engine.DefaultAmbientNodes nodes (the /ambient page's
-// default node count; the CLI's batch takes --nodes).
-func batchRows(tl *engine.Timeline, docs []engine.Document, findings []engine.Finding) ([]engine.BatchRow, *engine.ZtunnelShare, error) {
+// share of the installation's ztunnel on nodes nodes (0: engine.DefaultAmbientNodes, the /ambient
+// page's default node count).
+func batchRows(tl *engine.Timeline, docs []engine.Document, findings []engine.Finding, nodes int) ([]engine.BatchRow, *engine.ZtunnelShare, error) {
 	rows := engine.Batch(docs, findings)
 	cni, err := ambient.InstallCNI(tl.Install())
 	if err != nil {
 		return nil, nil, err
 	}
 	cni.FillBatch(rows, tl.Settings.Namespace, engine.NamespaceLabels(docs))
-	share := engine.NewZtunnelShare(tl.Install(), rows, engine.DefaultAmbientNodes)
+	share := engine.NewZtunnelShare(tl.Install(), rows, cmp.Or(nodes, engine.DefaultAmbientNodes))
 	for i := range rows {
 		share.Fill(&rows[i])
 	}

@@ -81,6 +81,9 @@ func (s *server) formView(w http.ResponseWriter, r *http.Request) (view, error) 
 	if c, ok := f["cols"]; ok {
 		v.cols = readCols(c)
 	}
+	if v.nodes, err = batchNodes(f.Get("nodes")); err != nil {
+		return view{}, err
+	}
 	if nsErr != nil {
 		// Nothing else is done: the person's text comes back with the error, beside its field
 		// (handleForm); a caller that only wants the state (Share) gets the error.
@@ -356,6 +359,7 @@ func formOf(v view) web.Form {
 		Tab:                v.tab,
 		Step:               v.step,
 		Cols:               v.cols,
+		Nodes:              v.nodes,
 		Namespace:          nsForm,
 	}
 }

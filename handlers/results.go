@@ -156,7 +156,7 @@ func buildResults(ctx context.Context, l *i18n.Localizer, v view, enc string, tl
 	res.Findings = findingViews(l, findings, sel.Documents) // counted on the tab, so always
 	res.Banner = pitfallBanner(w, findings, v.linkWith(enc, "pitfalls", v.step))
 	if want("lifecycle") || want("batch") {
-		rows, share, err := batchRows(tl, sel.Documents, findings)
+		rows, share, err := batchRows(tl, sel.Documents, findings, v.nodes)
 		if err != nil {
 			return web.Results{}, err
 		}

@@ -28,6 +28,9 @@ type view struct {
 	cols []string
 	// limit is how many documents' changes the page shows; 0 means defaultLimit.
 	limit int
+	// nodes is the cluster's node count for the batch table's ztunnel share; 0 means
+	// engine.DefaultAmbientNodes.
+	nodes int
 	// nsForm is the settings' namespace group as posted when it could not be read: the page
 	// shows it again with its error (422), and the state has no namespace until it is fixed.
 	nsForm *web.NamespaceForm
@@ -81,6 +84,9 @@ func (v view) linkWith(encoded, tab string, step int) string {
 	if v.limit > 0 {
 		q.Set("limit", strconv.Itoa(v.limit))
 	}
+	if v.nodes > 0 {
+		q.Set("nodes", strconv.Itoa(v.nodes))
+	}
 	return "/?" + q.Encode()
 }
 
@@ -132,6 +138,11 @@ func readView(r *http.Request) (view, error) {
 	if c, ok := q["cols"]; ok {
 		v.cols = readCols(c)
 	}
+	n, err := batchNodes(q.Get("nodes"))
+	if err != nil {
+		return v, err
+	}
+	v.nodes = n
 	return v, nil
 }
 

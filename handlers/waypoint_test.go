@@ -3,6 +3,7 @@ package handlers
 import (
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -113,5 +114,61 @@ func TestBatchAmbientColumn(t *testing.T) {
 				t.Errorf("CSV:\n%s", csv.body)
 			}
 		})
+	}
+}
+
+// TestBatchNodes: the batch table's node count (nodes=) is a field of the column chooser when the
+// installation has a ztunnel: the share, the total and the downloads are on that many nodes, the
+// view's links and the playground's form keep it, and a count out of range is a 400 naming it.
+func TestBatchNodes(t *testing.T) {
+	h := newServer(t)
+	ns := engine.Namespace{Name: "shop", Labels: map[string]string{"istio.io/dataplane-mode": "ambient"}}
+	link := stateLink(t, withNamespace(ns, "profile=ambient")) + "&tab=batch&cols=ambient,ztunnel-share"
+	three, forty := get(t, h, link), get(t, h, link+"&nodes=40")
+	if three.status != http.StatusOK || forty.status != http.StatusOK {
+		t.Fatalf("status %d, %d", three.status, forty.status)
+	}
+	if v := testid(three, "batch-nodes").AttrOr("value", ""); v != "3" {
+		t.Errorf("the field says %q nodes, want the default 3", v)
+	}
+	if v := testid(forty, "batch-nodes").AttrOr("value", ""); v != "40" {
+		t.Errorf("the field says %q nodes, want 40", v)
+	}
+	// The chooser submits the field, not a hidden copy of it beside.
+	if n := forty.doc.Find(`input[form="batch-cols"][name="nodes"]`).Length(); n != 1 {
+		t.Errorf("%d inputs named nodes in the chooser, want the field alone", n)
+	}
+	total := strings.Join(strings.Fields(testid(forty, "batch-total").Text()), " ")
+	if !strings.Contains(total, "ztunnel on 40 nodes asks for") {
+		t.Errorf("total %q", total)
+	}
+	// The lone workload carries all of ztunnel's requests: 40 nodes' worth, not 3.
+	csv3 := get(t, h, testid(three, "batch-csv").AttrOr("href", "")).body
+	csv40 := get(t, h, testid(forty, "batch-csv").AttrOr("href", "")).body
+	if csv3 == csv40 || !strings.Contains(testid(forty, "batch-json").AttrOr("href", ""), "nodes=40") {
+		t.Errorf("the downloads do not follow the node count:\n%s\n%s", csv3, csv40)
+	}
+	for _, id := range []string{"tab-diff", "batch-md", "batch-cols-default"} {
+		if href := testid(forty, id).AttrOr("href", ""); !strings.Contains(href, "nodes=40") {
+			t.Errorf("%s does not keep the node count: %s", id, href)
+		}
+	}
+	if v := forty.doc.Find(`#playground input[name="nodes"]`).AttrOr("value", ""); v != "40" {
+		t.Errorf("the playground form carries nodes=%q through its actions", v)
+	}
+	// A form post keeps it: the view it redirects to has it.
+	form := url.Values{"manifest": {deploymentYAML}, "set": {"profile=ambient"}, "nsName": {"shop"},
+		"nsLabels": {"istio.io/dataplane-mode=ambient"}, "tab": {"batch"}, "nodes": {"40"}}
+	if p := postForm(t, h, form); p.status != http.StatusSeeOther || !strings.Contains(p.header.Get("Location"), "nodes=40") {
+		t.Errorf("a form post (status %d) loses the node count: %s", p.status, p.header.Get("Location"))
+	}
+	// No ztunnel in the installation: no field.
+	if d := get(t, h, stateLink(t, withNamespace(ns))+"&tab=batch"); testid(d, "batch-nodes").Length() != 0 {
+		t.Error("a node count field with no ztunnel to share")
+	}
+	for _, bad := range []string{"0", "-1", "100001", "x"} {
+		if r := get(t, h, link+"&nodes="+bad); r.status != http.StatusBadRequest || !strings.Contains(r.body, "nodes must be a number of nodes from 1 to 100000") {
+			t.Errorf("nodes=%s: status %d", bad, r.status)
+		}
 	}
 }

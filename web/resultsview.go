@@ -170,6 +170,9 @@ type BatchView struct {
 	Choices     []BatchChoice
 	Keep        []Hidden
 	DefaultHref string
+	// Nodes is the node count the ztunnel share is on, with its field in the chooser (up to
+	// MaxNodes); 0 when the installation has no ztunnel, and no field.
+	Nodes, MaxNodes int
 }
 
 // BatchRowView is one workload: its name and kind (the row's header), then a cell per column.

@@ -173,6 +173,8 @@ type Form struct {
 	// Cols are the batch table's chosen columns, carried through the form's actions (nil: the
 	// default ones).
 	Cols []string
+	// Nodes is the batch table's node count, carried through the form's actions (0: the default).
+	Nodes int
 	// Namespace is the settings' namespace group.
 	Namespace NamespaceForm
 	// Marks are the pitfalls found on lines of the manifest; MarksJSON is the same for the

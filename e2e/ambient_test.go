@@ -84,8 +84,9 @@ spec:
 
 // TestBatchAmbient: under the ambient profile the batch table's optional ambient columns say
 // which workloads join ambient (and why one does not) and each one's share of ztunnel beside its
-// sidecars' total, and the totals row what ztunnel asks for on the nodes; looked at on every
-// checked screen, light and dark, with axe.
+// sidecars' total, and the totals row what ztunnel asks for on the nodes; the node count is
+// typed in the column chooser with the keyboard alone. Looked at on every checked screen, light
+// and dark, with axe.
 func TestBatchAmbient(t *testing.T) {
 	ctx := browser(t)
 	sh := newShots(t)
@@ -103,4 +104,16 @@ func TestBatchAmbient(t *testing.T) {
 		t.Errorf("the totals row: %q", total)
 	}
 	everyScreen(ctx, t, sh, "the batch table with the ambient columns", "batch", onNode(`[data-testid="batch"]`, chromedp.ScrollIntoView(chromedp.CSS(`[data-testid="batch"]`))))
+
+	// The node count, with the keyboard: open the column chooser, then in its node field type
+	// 40 and press Enter; the shares and the total follow.
+	do(ctx, t, chromedp.EmulateViewport(1440, 900), focusOn(`[data-testid="batch-cols"] summary`), chromedp.KeyEvent(kb.Enter),
+		focusOn(`[data-testid="batch-nodes"]`), chromedp.KeyEvent(kb.End), chromedp.KeyEvent(kb.Backspace),
+		chromedp.KeyEvent("40"), chromedp.KeyEvent(kb.Enter))
+	waitFor(ctx, t, `[data-testid="batch-nodes"][value="40"]`, "the batch table on 40 nodes")
+	if total := text(ctx, t, `[data-testid="batch-total"]`); !strings.Contains(total, "ztunnel on 40 nodes asks for cpu=8 memory=20Gi, shared by 9 pods") {
+		t.Errorf("the totals row on 40 nodes: %q", total)
+	}
+	do(ctx, t, onNode(`[data-testid="batch-cols"]`, chromedp.SetAttributeValue(`[data-testid="batch-cols"]`, "open", "")))
+	everyScreen(ctx, t, sh, "the batch table's node count", "batch-nodes", onNode(`[data-testid="batch-cols"]`, chromedp.ScrollIntoView(chromedp.CSS(`[data-testid="batch-cols"]`))))
 }

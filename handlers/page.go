@@ -111,13 +111,16 @@ func buildPage(ctx context.Context, l *i18n.Localizer, v view, statics pageStati
 		p.Slides.ExitHref = ev.linkWith(enc, v.tab, -1)
 	}
 	if reqErr != nil && reqErr.Line > 0 && reqErr.Field == "manifest" {
-		p.Form.ErrorLine, p.Form.ErrorMsg = reqErr.Line, w.Input(reqErr).Reason
+		reason := w.Input(reqErr).Reason
+		p.Form.ErrorLine, p.Form.ErrorMsg, p.Form.ErrorText = reqErr.Line, reason, w.At(0, reqErr.Line, "", reason)
 	}
 	if tl != nil {
 		for _, d := range tl.Steps[p.Results.Selected].Documents {
 			if d.Error != nil && d.Error.Line > 0 {
-				// The marker sits on the line: say the document and the words, once.
-				p.Form.ErrorLine, p.Form.ErrorMsg = d.Error.Line, w.At(d.Index, 0, "", w.Input(d.Error).Reason)
+				// The marker sits on the line: it says the document and the words, once; the
+				// text under the editor says the line too.
+				reason := w.Input(d.Error).Reason
+				p.Form.ErrorLine, p.Form.ErrorMsg, p.Form.ErrorText = d.Error.Line, w.At(d.Index, 0, "", reason), w.At(d.Index, d.Error.Line, "", reason)
 				break
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -149,6 +150,12 @@ func TestMarkerWordsItsPlace(t *testing.T) {
 		want := wording.In(l).At(2, 0, "", l.T("wording.input.yaml.mapping-values"))
 		if got := testid(r, "manifest").AttrOr("data-error-msg", ""); r.status != http.StatusUnprocessableEntity || got != want {
 			t.Errorf("%s: status %d, marker %q, want %q", lang, r.status, got, want)
+		}
+		// The text under the editor says the line as well, in the same words.
+		line, _ := strconv.Atoi(testid(r, "manifest").AttrOr("data-error-line", ""))
+		want = wording.In(l).At(2, line, "", l.T("wording.input.yaml.mapping-values"))
+		if got := testid(r, "manifest-error").Text(); line == 0 || got != want {
+			t.Errorf("%s: the error under the editor %q, want %q", lang, got, want)
 		}
 	}
 	if got, want := wording.English.At(2, 0, "", "why"), "document 2: why"; got != want {

@@ -167,9 +167,11 @@ type Form struct {
 	Mesh, MeshRevision, MeshIstioTemplates, MeshOtherIstio, MeshConfigMaps string
 	Tab                                                                    string
 	Step                                                                   int
-	// ErrorLine and ErrorMsg mark the manifest editor (0: no mark).
+	// ErrorLine and ErrorMsg mark the manifest editor (0: no mark); ErrorText is the error under
+	// it, with its place (document and line) worded as every place in the input is.
 	ErrorLine int
 	ErrorMsg  string
+	ErrorText string
 	// Cols are the batch table's chosen columns, carried through the form's actions (nil: the
 	// default ones).
 	Cols []string

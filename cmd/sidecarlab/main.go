@@ -10,6 +10,9 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	// For its init alone: transparent huge pages for the heap the start fills (Linux).
+	_ "github.com/sidecarlab/sidecarlab/internal/hugepages"
 )
 
 func main() {

@@ -2,6 +2,7 @@ package hugepages
 
 import (
 	"runtime"
+	"sync/atomic"
 	"syscall"
 	"unsafe"
 )
@@ -10,12 +11,20 @@ import (
 // fill at their peak, and `serve`'s engine start, with room.
 const region = 32 << 20
 
+// advised is the region prepare advised at start, for Settle: written once, by init's
+// goroutine, hence atomic.
+var advised atomic.Pointer[[2]uintptr]
+
 func init() {
 	godebug, _ := syscall.Getenv("GODEBUG")
 	if !wanted(readSmall("/sys/kernel/mm/transparent_hugepage/enabled"), godebug) {
 		return
 	}
-	go prepare()
+	go func() {
+		if start, end, err := prepare(); err == nil {
+			advised.Store(&[2]uintptr{start, end})
+		}
+	}()
 }
 
 // wanted says whether advising helps: only when the kernel gives huge pages to the memory that
@@ -64,6 +73,29 @@ func prepare() (start, end uintptr, err error) {
 	err = syscall.Madvise(b, syscall.MADV_HUGEPAGE)
 	runtime.GC()
 	return start, end, err
+}
+
+// Settle withdraws the advice for a process that goes on running once started (serve), and
+// says whether there was one: then the caller should return the free heap to the kernel
+// (runtime/debug.FreeOSMemory; not called here, as runtime/debug would put this package's
+// initialisation after the libraries'), which splits the huge pages it had back into 4 KB
+// ones. Huge pages make a start cheap, but a server's steady work slower on the virtual machines
+// measured (BENCHMARKS.md: −10 % requests a second with them kept, the same as without once
+// settled).
+func Settle() bool {
+	r := advised.Load()
+	if r == nil {
+		return false
+	}
+	return unadvise(r[0], r[1]) == nil
+}
+
+// unadvise withdraws MADV_HUGEPAGE from [start, end).
+func unadvise(start, end uintptr) error {
+	if _, _, e := syscall.Syscall(syscall.SYS_MADVISE, start, end-start, syscall.MADV_NOHUGEPAGE); e != 0 {
+		return e
+	}
+	return nil
 }
 
 // readSmall reads a small file, such as a sysfs setting, with syscall alone (see the package

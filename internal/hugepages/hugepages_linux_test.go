@@ -44,10 +44,40 @@ func TestPrepareAdvisesTheHeap(t *testing.T) {
 	if flags := vmFlags(t, start, end); !allHave(flags, "hg") {
 		t.Errorf("the prepared heap's mappings have flags %q, want hg in each", flags)
 	}
+	// Settled, the advice is gone (the huge pages split when the free heap goes back, which the
+	// caller of Settle does).
+	if err := unadvise(start, end); err != nil {
+		t.Fatalf("madvise: %v", err)
+	}
+	if flags := vmFlags(t, start, end); len(flags) == 0 || anyHas(flags, "hg") {
+		t.Errorf("the settled heap's mappings have flags %q, want none with hg", flags)
+	}
 	// The check itself, on memory never advised: a variable of the binary.
 	data := uintptr(unsafe.Pointer(&heapFlagsProbe))
 	if flags := vmFlags(t, data, data+1); len(flags) == 0 || allHave(flags, "hg") {
 		t.Errorf("the binary's data has flags %q, want mappings without hg", flags)
+	}
+}
+
+// TestSettle: Settle withdraws the advice from the region init's goroutine advised, and says
+// so; with none advised it says there was none.
+func TestSettle(t *testing.T) {
+	saved := advised.Load()
+	t.Cleanup(func() { advised.Store(saved) })
+	advised.Store(nil)
+	if Settle() {
+		t.Error("Settle() = true with nothing advised")
+	}
+	start, end, err := prepare()
+	if err != nil {
+		t.Fatalf("madvise: %v", err)
+	}
+	advised.Store(&[2]uintptr{start, end})
+	if !Settle() {
+		t.Fatal("Settle() = false with a region advised")
+	}
+	if flags := vmFlags(t, start, end); len(flags) == 0 || anyHas(flags, "hg") {
+		t.Errorf("the settled heap's mappings have flags %q, want none with hg", flags)
 	}
 }
 
@@ -96,4 +126,13 @@ func allHave(flags []string, flag string) bool {
 		}
 	}
 	return len(flags) > 0
+}
+
+func anyHas(flags []string, flag string) bool {
+	for _, f := range flags {
+		if strings.Contains(" "+f+" ", " "+flag+" ") {
+			return true
+		}
+	}
+	return false
 }

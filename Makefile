@@ -11,13 +11,15 @@ FUZZTIME ?=
 # a hang into a failure. The tests' own waits are on conditions, never on the machine's speed.
 TEST_TIMEOUT ?= 60m
 
-.PHONY: help run build test unit race fuzz e2e load bench generate check-generated clean controlplane controlplane-bin
+.PHONY: help run build test test-times fmt vet unit race fuzz e2e check load bench generate check-generated clean controlplane controlplane-bin
 
 # help lists the targets and what each does.
 help:
 	@echo "make run              build and serve the playground on http://localhost:8080 (ADDR=:8080)"
-	@echo "make test             every test: vet, unit, race, fuzz, browser (installs chromium and PostgreSQL when missing)"
-	@echo "make unit | race | fuzz | e2e   one part of make test (FUZZTIME=30s overrides the fuzz budgets)"
+	@echo "make test             every test: fmt, vet, unit, race, fuzz, browser (installs chromium and PostgreSQL when missing)"
+	@echo "make check            while working: fmt, vet and the -short tests of the packages your change touches (vs main)"
+	@echo "make test-times       where the last make test's time went: steps, packages, slowest tests, counts"
+	@echo "make fmt | vet | unit | race | fuzz | e2e   one part of make test (FUZZTIME=30s overrides the fuzz budgets)"
 	@echo "make build            bin/sidecarlab"
 	@echo "make generate         templ's Go and the editor bundle; check-generated: that nothing changed"
 	@echo "make load | bench     the load test on 127.0.0.1, and the benchmarks (see BENCHMARKS.md)"
@@ -31,42 +33,80 @@ run: build
 build:
 	$(GO) build -o bin/sidecarlab ./cmd/sidecarlab
 
-# Everything: vet, unit tests (with the istioctl comparison), the race test, short fuzzing, and the
-# browser tests. scripts/testenv.sh first brings what they need: Debian's chromium (installed when
-# missing, as root), and a throwaway PostgreSQL on a free 127.0.0.1 port for the link store's tests
-# (installed when missing, as root; SIDECARLAB_TEST_POSTGRES, if set, names a server to use instead).
-# The targets below also run on their own, without it.
-test:
-	./scripts/testenv.sh $(MAKE) unit race fuzz e2e
+# Everything: gofmt and goimports, vet, unit tests (with the istioctl comparison), the race
+# tests, short fuzzing, and the browser tests. scripts/testenv.sh first brings what they need:
+# Debian's chromium (installed when missing, as root), a throwaway PostgreSQL on a free 127.0.0.1
+# port for the link store's tests (SIDECARLAB_TEST_POSTGRES, if set, names a server to use
+# instead) and the test control plane. The server binary is built once (bin/sidecarlab) for
+# every test that runs it as a process (SIDECARLAB_BIN). Each step's wall time and go test's
+# events go to TIMES, which `make test-times` reads. The targets below also run on their own.
+TIMES ?= bin/times
+TESTTIMES := bin/testtimes
+STEP = $(TESTTIMES) run $(TIMES)
+test: $(TESTTIMES)
+	rm -rf $(TIMES)
+	$(STEP) build -- $(GO) build -o bin/sidecarlab ./cmd/sidecarlab
+	SIDECARLAB_BIN=$(CURDIR)/bin/sidecarlab TEST_TIMES=$(TIMES) ./scripts/testenv.sh $(MAKE) unit race fuzz e2e
+
+# test-times prints where the last make test's time went (docs/testing.md keeps the table).
+test-times: $(TESTTIMES)
+	$(TESTTIMES) report $(TIMES)
+
+$(TESTTIMES): internal/testtimes/main.go
+	$(GO) build -o $@ ./internal/testtimes
 
 # The Go source folders; gofmt checks them all, goimports (pinned in go.mod) all but templ's output,
 # whose import blocks templ writes and make generate would rewrite.
 GODIRS := api cmd engine wording handlers web static store deploy e2e sandbox admission report internal controlplane clustermesh i18n
 
-unit:
+fmt:
 	@test -z "$$(gofmt -l $(GODIRS))" || (gofmt -l $(GODIRS); echo "gofmt needed" >&2; exit 1)
 	@out=$$($(GO) tool goimports -local github.com/sidecarlab/sidecarlab -l $$(find $(GODIRS) -name '*.go' ! -name '*_templ.go')); \
 	test -z "$$out" || (echo "$$out"; echo "goimports needed: go tool goimports -local github.com/sidecarlab/sidecarlab -w FILE" >&2; exit 1)
+
+vet:
 	$(GO) vet ./...
-	$(GO) vet -tags e2e ./e2e
-	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+	$(GO) vet -tags e2e,load ./e2e
 
-# Requests in different modes must not race: the concurrency tests under the race detector.
-race:
-	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) -run 'Concurrent|LRU' ./engine
+# go test's own vet is off: make vet runs every analyzer over the same packages.
+unit: $(TESTTIMES)
+	@$(STEP) fmt -- $(MAKE) -s fmt
+	@$(STEP) vet -- $(MAKE) -s vet
+	@$(STEP) unit -- $(GO) test -json -vet=off -count=1 -timeout $(TEST_TIMEOUT) ./...
 
-fuzz:
-	$(GO) test ./engine/yamldoc -run '^$$' -fuzz '^FuzzSplit$$' -fuzztime $(or $(FUZZTIME),200000x)
-	$(GO) test ./engine/yamldoc -run '^$$' -fuzz '^FuzzDepthBound$$' -fuzztime $(or $(FUZZTIME),100000x)
-	$(GO) test ./engine -run '^$$' -fuzz '^FuzzInject$$' -fuzztime $(or $(FUZZTIME),2000x)
-	$(GO) test ./engine -run '^$$' -fuzz '^FuzzPrunedTrees$$' -fuzztime $(or $(FUZZTIME),1000x)
-	$(GO) test ./engine -run '^$$' -fuzz '^FuzzValidateValue$$' -fuzztime $(or $(FUZZTIME),600x)
-	$(GO) test ./engine -run '^$$' -fuzz '^FuzzLocate$$' -fuzztime $(or $(FUZZTIME),5000x)
-	$(GO) test ./engine/secrets -run '^$$' -fuzz '^FuzzRedact$$' -fuzztime $(or $(FUZZTIME),6000x)
-	$(GO) test ./handlers -run '^$$' -fuzz '^FuzzDecodeState$$' -fuzztime $(or $(FUZZTIME),10000x)
+# The tests of concurrent code under the race detector, in one build: the engine's memo and LRU
+# and requests in different modes, the handlers' work slots and pooled writers, the link store's
+# ids and hung server, the catalogs' localizer. (The tests of user templates in sandbox workers
+# stay out: the workers are this test binary, whose race detector needs more than their limits.)
+RACE_TESTS := Concurrent|LRU|^TestHeavyLane$$|^TestEncodeStateWithPooledWriters$$|^TestBusy$$|^TestClientCancelledMetrics$$|^TestID$$|^TestOpenHungPostgres$$|^TestLocalizerReadsOneCatalog$$
+race: $(TESTTIMES)
+	@$(STEP) race -- $(GO) test -json -race -vet=off -count=1 -timeout $(TEST_TIMEOUT) -run '$(RACE_TESTS)' ./engine ./handlers ./store ./i18n
 
-e2e:
-	$(GO) test -tags e2e -count=1 -timeout $(TEST_TIMEOUT) ./e2e
+# Fuzzing, for the targets that have found something (their finds are seeds in testdata/fuzz):
+# each for a fixed number of inputs. Every fuzz target's seeds, these and FuzzInject,
+# FuzzPrunedTrees, FuzzValidateValue and FuzzDecodeState, run in every plain go test.
+fuzz: $(TESTTIMES)
+	@$(STEP) fuzz:Split -- $(GO) test ./engine/yamldoc -run '^$$' -fuzz '^FuzzSplit$$' -fuzztime $(or $(FUZZTIME),200000x)
+	@$(STEP) fuzz:DepthBound -- $(GO) test ./engine/yamldoc -run '^$$' -fuzz '^FuzzDepthBound$$' -fuzztime $(or $(FUZZTIME),100000x)
+	@$(STEP) fuzz:Locate -- $(GO) test ./engine/yamldoc -run '^$$' -fuzz '^FuzzLocate$$' -fuzztime $(or $(FUZZTIME),100000x)
+	@$(STEP) fuzz:Redact -- $(GO) test ./engine/secrets -run '^$$' -fuzz '^FuzzRedact$$' -fuzztime $(or $(FUZZTIME),6000x)
+
+# The browser tests share one Chromium, a browser context each; most run in parallel, more at
+# once than there are cores, since a test mostly waits for the browser and the server.
+E2E_PARALLEL ?= 4
+e2e: $(TESTTIMES)
+	@$(STEP) e2e -- $(GO) test -json -tags e2e -count=1 -parallel $(E2E_PARALLEL) -timeout $(TEST_TIMEOUT) ./e2e
+
+# The inner loop: fmt, vet and the tests (-short: without the istioctl comparisons and the other
+# slow ones) of the packages a change touches directly — files changed since the branch left main,
+# committed or not (BASE=main). Not a replacement for make test, which CI runs.
+BASE ?= main
+check:
+	@$(MAKE) -s fmt
+	@pkgs=$$(./scripts/changed-packages.sh $(BASE)); \
+	if [ -z "$$pkgs" ]; then echo "make check: no Go package changed since $(BASE)"; exit 0; fi; \
+	echo "make check: $$pkgs"; \
+	$(GO) vet $$pkgs && $(GO) test -short -count=1 $$pkgs
 
 # Load test against the real binary on 127.0.0.1 (bounded: 10,000 requests or 120 s), then the
 # memory attacks. The server runs on core SERVER_CPUS and the load generator on LOAD_CPUS.

@@ -14,6 +14,7 @@ import (
 	"istio.io/istio/pkg/kube/inject"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
 // differsLegitimately are the golden inputs whose Pod from the webhook path is not the pod
@@ -35,7 +36,7 @@ var differsLegitimately = map[string]string{
 // annotation and fieldRef apiVersions aside). Istio's TestInjection asserts the same of its two
 // paths; cmd/sidecarlab's conformance tests hold both to a real API server.
 func TestWebhookPathMatchesKubeInject(t *testing.T) {
-	dir := filepath.Join(istioModuleDir(t), "pkg/kube/inject/testdata/inject")
+	dir := filepath.Join(testkit.IstioDir(t), "pkg/kube/inject/testdata/inject")
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -157,13 +158,4 @@ func diffText(t *testing.T, want, got string) string {
 	_ = os.WriteFile(b, []byte(got), 0o644)
 	out, _ := exec.Command("diff", "-u", a, b).CombinedOutput()
 	return string(out)
-}
-
-func istioModuleDir(t *testing.T) string {
-	t.Helper()
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "istio.io/istio").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.TrimSpace(string(out))
 }

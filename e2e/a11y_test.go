@@ -186,6 +186,7 @@ func checkA11y(ctx context.Context, t *testing.T, state string) {
 // playground (each results tab), presenter mode, compare, embed and the error pages — in both
 // themes, with JavaScript on, and the playground with it off.
 func TestAccessibility(t *testing.T) {
+	t.Parallel()
 	ctx := browser(t)
 	do(ctx, t,
 		chromedp.Navigate(baseURL+"/"),
@@ -249,6 +250,7 @@ func TestAccessibility(t *testing.T) {
 	// Without JavaScript: the plain textarea and forms.
 	nojs, cancel := chromedp.NewContext(ctx)
 	defer cancel()
+	focused(nojs, t)
 	do(nojs, t, chromedp.Navigate("about:blank"))
 	noJS(nojs, t)
 	do(nojs, t, chromedp.Navigate(baseURL+permalink), shown(moveRow))
@@ -267,6 +269,7 @@ func TestAccessibility(t *testing.T) {
 // and break the YAML); Ctrl+M opts in to indenting, and then Esc, Tab still leaves. The editor
 // shows a focus ring, and its description says all this.
 func TestEditorTabLeaves(t *testing.T) {
+	t.Parallel()
 	ctx := browser(t)
 	do(ctx, t,
 		chromedp.Navigate(baseURL+"/"),
@@ -407,6 +410,7 @@ func labelsInBoxes(ctx context.Context, t *testing.T, where string) {
 // the presentation opens at step 1, and the lifecycle is the last slide. A state with no steps
 // says there is nothing to present.
 func TestPresenterReadable(t *testing.T) {
+	t.Parallel()
 	ctx := browser(t)
 	sh := newShots(t)
 	do(ctx, t,
@@ -463,6 +467,7 @@ func TestPresenterReadable(t *testing.T) {
 // TestEmbedFromLocalFile: slides are often opened as local files. A file: page frames /embed
 // (its frame-ancestors admits file: pages); the framed page shows the diff.
 func TestEmbedFromLocalFile(t *testing.T) {
+	t.Parallel()
 	ctx := browser(t)
 	do(ctx, t,
 		chromedp.Navigate(baseURL+"/"),
@@ -492,8 +497,8 @@ func TestEmbedFromLocalFile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, ti := range infos {
-			if ti.Type == "iframe" && strings.HasPrefix(ti.URL, baseURL+"/embed?s=") {
+		for _, ti := range infos { // the browser's targets: this test's are in its browser context
+			if ti.Type == "iframe" && strings.HasPrefix(ti.URL, baseURL+"/embed?s=") && ti.BrowserContextID == chromedp.FromContext(ctx).BrowserContextID {
 				frame = ti.TargetID
 			}
 		}
@@ -511,6 +516,7 @@ func TestEmbedFromLocalFile(t *testing.T) {
 // TestSmallScreens: at 390 px (a phone) and at 150 % zoom (a 1440 px window shows 960 CSS px)
 // no page scrolls sideways, in either theme; screenshots of each go to e2e/screenshots.
 func TestSmallScreens(t *testing.T) {
+	t.Parallel()
 	ctx := browser(t)
 	sh := newShots(t)
 	do(ctx, t,
@@ -581,6 +587,7 @@ const nonTextContrast = `(() => {
 // TestNonTextContrast: the focus ring and input borders reach 3:1 in both themes (before:
 // focus ring 2.0, input borders 1.3).
 func TestNonTextContrast(t *testing.T) {
+	t.Parallel()
 	ctx := browser(t)
 	do(ctx, t, chromedp.Navigate(baseURL+"/"), shown(`.cm-content`))
 	for _, theme := range []string{"light", "dark"} {
@@ -608,6 +615,7 @@ func TestNonTextContrast(t *testing.T) {
 // panel and keeping the focus on the tab — and at 1440×900, in every language, with counts on
 // them, all nine tabs are in view (they wrap rather than scroll).
 func TestResultTabsKeyboard(t *testing.T) {
+	t.Parallel()
 	ctx := browser(t)
 	do(ctx, t, chromedp.EmulateViewport(1440, 900), chromedp.Navigate(baseURL+"/"), shown(chip(8)))
 	batch := labHref(ctx, t, 8) // the lab's batch: pitfalls and warnings on the tabs

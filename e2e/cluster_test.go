@@ -131,6 +131,7 @@ func TestClusterTab(t *testing.T) {
 // TestClusterTabScreens: the Cluster tab of the baseline step at 1440×900, 1920×1080, 390×844
 // and 150 % zoom, light and dark, without sideways scrolling; the page and the tab alone.
 func TestClusterTabScreens(t *testing.T) {
+	t.Parallel()
 	ctx := browser(t)
 	sh := newShots(t)
 	do(ctx, t, chromedp.Navigate(baseURL+"/"), shown(chip(10)))
@@ -159,11 +160,13 @@ func TestClusterTabScreens(t *testing.T) {
 // TestClusterTabWithoutJavaScript: the Cluster tab is a link and a settings fix a form post
 // (POST, 303, the new state's link).
 func TestClusterTabWithoutJavaScript(t *testing.T) {
+	t.Parallel()
 	ctx := browser(t)
 	do(ctx, t, chromedp.Navigate(baseURL+"/"), shown(chip(9)))
 	notInjected := labHref(ctx, t, 9)
 	nctx, cancel := chromedp.NewContext(ctx)
 	defer cancel()
+	focused(nctx, t)
 	do(nctx, t, chromedp.Navigate("about:blank"))
 	noJS(nctx, t)
 	do(nctx, t, chromedp.Navigate(baseURL+"/"))
@@ -195,6 +198,7 @@ func TestClusterTabWithoutJavaScript(t *testing.T) {
 // namespace is not injected; the fix rewrites the manifest (the editor shows the label) and the
 // Pod is injected.
 func TestClusterLabelFix(t *testing.T) {
+	t.Parallel()
 	ctx := browser(t)
 	annotated := strings.Replace(onDeployment, "  annotations:\n    sidecar.istio.io/logLevel: debug\n", "", 1)
 	annotated = strings.Replace(annotated, "    metadata:\n      labels:", "    metadata:\n      annotations:\n        sidecar.istio.io/inject: \"true\"\n      labels:", 1)

@@ -17,6 +17,7 @@ import (
 // the settings say the mesh is revision cni's and the namespace's fields hold default's. The page
 // passes axe at every checked size and theme, without sideways scrolling.
 func TestClusterRead(t *testing.T) {
+	t.Parallel()
 	kubeconfig := os.Getenv("SIDECARLAB_TEST_KUBECONFIG")
 	if kubeconfig == "" {
 		if os.Getenv("SIDECARLAB_REQUIRE_CONTROLPLANE") != "" {

@@ -14,6 +14,7 @@ import (
 // then two fields added one after the other through the proxy.istio.io/config editor both stand in
 // the second step, as the timeline shows.
 func TestPanelSearchAndProxyConfigEditor(t *testing.T) {
+	t.Parallel()
 	ctx := browser(t)
 	sh := newShots(t)
 	const (
@@ -65,6 +66,7 @@ func TestPanelSearchAndProxyConfigEditor(t *testing.T) {
 // TestEmbedOfferCloses: the Embed offer (a popover over the results) closes on Esc, giving the
 // focus back to its button, and on a click anywhere else; a click inside it leaves it open.
 func TestEmbedOfferCloses(t *testing.T) {
+	t.Parallel()
 	ctx := browser(t)
 	const offer, pop = `[data-testid="embed-offer"]`, `[data-testid="embed-snippet"]`
 	isOpen := func() bool {
@@ -100,6 +102,7 @@ func TestEmbedOfferCloses(t *testing.T) {
 // Markdown left as text, and a long doc's rest opens from its "more" — with JavaScript off too,
 // since it is a <details>. Looked at in the checked screens (axe, nothing sideways).
 func TestProxyConfigDocs(t *testing.T) {
+	t.Parallel()
 	ctx := browser(t)
 	sh := newShots(t)
 	const (
@@ -137,6 +140,7 @@ func TestProxyConfigDocs(t *testing.T) {
 	// Without JavaScript the "more" opens all the same.
 	tab, cancel := chromedp.NewContext(ctx)
 	defer cancel()
+	focused(tab, t)
 	do(tab, t, chromedp.Navigate("about:blank"))
 	noJS(tab, t)
 	do(tab, t,

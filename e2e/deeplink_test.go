@@ -44,6 +44,7 @@ func waitHighlighted(ctx context.Context, t *testing.T, what, want string) {
 // older link, which names no step, opens the first row with its path. A link opens every fold
 // around its row; on a page of two documents it opens its document's row, from another tab.
 func TestDeepLinkOpensItsStep(t *testing.T) {
+	t.Parallel()
 	ctx := browser(t)
 	sh := newShots(t)
 	cpu := "spec.template.spec.containers[istio-proxy].resources.requests.cpu"

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	cdpbrowser "github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
 	cdplog "github.com/chromedp/cdproto/log"
 	cdpruntime "github.com/chromedp/cdproto/runtime"
@@ -26,31 +28,114 @@ import (
 
 // The browser tests' server answers however long its work takes on a busy machine: they are
 // about what the page shows, not how fast (the handlers' own tests hold the deadlines).
-func init() { serveArgs = append(serveArgs, "--request-timeout", "1h") }
+func init() {
+	serveArgs = append(serveArgs, "--request-timeout", "1h")
+	atExit = append(atExit, stopBrowser)
+}
 
-// browser starts a headless Chromium for one test; extra options are added to the defaults
-// (e.g. chromedp.Flag("hide-scrollbars", false)).
-func browser(t *testing.T, extra ...chromedp.ExecAllocatorOption) context.Context {
-	t.Helper()
+// The browser tests share one headless Chromium per run (started by the first test that asks,
+// stopped by TestMain): starting one costs about a second of both cores, once per test. Each
+// test gets a browser context of its own in it — its own cookies, storage and cache, as a fresh
+// profile has — so tests that run in parallel share nothing but the server.
+var chromium struct {
+	once   sync.Once
+	root   context.Context // the browser's first tab: children of it are tabs of the one browser
+	cancel context.CancelFunc
+	ua     string // the browser's own User-Agent, which a language override keeps
+	err    error
+}
+
+// browserFlags are the shared browser's launch flags, extra ones appended (a test that needs a
+// flag no DevTools command can set, like scrollbars shown, starts a browser of its own with it).
+func browserFlags(t *testing.T, extra ...chromedp.ExecAllocatorOption) []chromedp.ExecAllocatorOption {
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromiumPath(t)),
 		chromedp.NoSandbox,
 		chromedp.DisableGPU,
-		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(1440, 1000),
 		chromedp.Flag("disable-quic", true),
 		chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 	)
-	opts = append(opts, extra...)
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	return append(opts, extra...)
+}
+
+// startBrowser starts a Chromium with opts (and a profile directory of its own, deleted by
+// stop) and opens its first tab.
+func startBrowser(opts []chromedp.ExecAllocatorOption) (root context.Context, stop func(), err error) {
+	dir, err := os.MkdirTemp("", "sidecarlab-e2e-chromium")
+	if err != nil {
+		return nil, nil, err
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(opts, chromedp.UserDataDir(dir))...)
+	root, cancelRoot := chromedp.NewContext(actx)
+	stop = func() {
+		cancelRoot()
+		cancelAlloc()
+		os.RemoveAll(dir)
+	}
+	if err := chromedp.Do(root); err != nil {
+		stop()
+		return nil, nil, fmt.Errorf("start chromium: %w", err)
+	}
+	return root, stop, nil
+}
+
+// stopBrowser stops the shared browser, if a test started it (TestMain, after the tests).
+func stopBrowser() {
+	if chromium.cancel != nil {
+		chromium.cancel()
+	}
+}
+
+// browser is a fresh browser for one test: a new window in a browser context of its own, in the
+// shared Chromium (or, with launch flags, in a Chromium of the test's own).
+func browser(t *testing.T, extra ...chromedp.ExecAllocatorOption) context.Context {
+	t.Helper()
+	root := sharedBrowser(t)
+	if len(extra) > 0 {
+		own, stop, err := startBrowser(browserFlags(t, extra...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(stop)
+		root = own
+	}
+	ctx, cancel := chromedp.NewContext(root, chromedp.WithNewBrowserContext())
 	t.Cleanup(cancel)
-	ctx, cancel2 := chromedp.NewContext(actx)
+	ctx, cancel2 := context.WithTimeout(ctx, testCap)
 	t.Cleanup(cancel2)
-	ctx, cancel3 := context.WithTimeout(ctx, testCap)
-	t.Cleanup(cancel3)
-	return watchConsole(ctx, t)
+	ctx = watchConsole(ctx, t)
+	focused(ctx, t)
+	return ctx
+}
+
+func sharedBrowser(t *testing.T) context.Context {
+	t.Helper()
+	chromium.once.Do(func() {
+		chromium.root, chromium.cancel, chromium.err = startBrowser(browserFlags(t))
+		if chromium.err == nil {
+			var v cdpbrowser.GetVersionResult
+			v, chromium.err = chromedp.CallBrowser(chromium.root, cdpbrowser.GetVersion, cdp.Empty{})
+			chromium.ua = v.UserAgent
+		}
+	})
+	if chromium.err != nil {
+		t.Fatal(chromium.err)
+	}
+	return chromium.root
+}
+
+// focused makes the tab of ctx behave as the focused window, as a browser of its own did: the
+// windows of one browser take turns at the focus, and :focus-visible, :focus-within and
+// document.hasFocus() hold only in the one that has it. A tab a test opens from ctx
+// (chromedp.NewContext(ctx)) needs it too when the test reads focus styles there.
+func focused(ctx context.Context, t *testing.T) {
+	t.Helper()
+	if _, err := chromedp.Call(ctx, emulation.SetFocusEmulationEnabled, emulation.SetFocusEmulationEnabledParams{Enabled: true}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // watchConsole fails the test, when it ends, for every error the pages it visited wrote to the
@@ -264,6 +349,7 @@ func checkRows(ctx context.Context, t *testing.T) {
 // TestPlaygroundWithJavaScript: paste a Deployment, turn on proxyCPU then hold, read the field
 // diff, copy the link, open it in a fresh tab and see the same result.
 func TestPlaygroundWithJavaScript(t *testing.T) {
+	t.Parallel()
 	ctx := browser(t)
 	sh := newShots(t)
 	do(ctx, t,
@@ -330,6 +416,7 @@ func TestPlaygroundWithJavaScript(t *testing.T) {
 	// A fresh tab opens the link and shows the same thing.
 	tab, cancel := chromedp.NewContext(ctx)
 	defer cancel()
+	focused(tab, t)
 	do(tab, t, chromedp.Navigate(baseURL+permalink))
 	checkRows(tab, t)
 	if after := resultsText(tab, t); after != before {
@@ -350,6 +437,7 @@ func TestPlaygroundWithJavaScript(t *testing.T) {
 
 // TestPlaygroundWithoutJavaScript does the same with JavaScript disabled: plain forms, 303s, links.
 func TestPlaygroundWithoutJavaScript(t *testing.T) {
+	t.Parallel()
 	ctx := browser(t)
 	sh := newShots(t)
 	do(ctx, t, chromedp.Navigate("about:blank"))
@@ -373,6 +461,7 @@ func TestPlaygroundWithoutJavaScript(t *testing.T) {
 
 	tab, cancel := chromedp.NewContext(ctx)
 	defer cancel()
+	focused(tab, t)
 	do(tab, t, chromedp.Navigate("about:blank"))
 	noJS(tab, t)
 	do(tab, t, chromedp.Navigate(baseURL+permalink))
@@ -394,6 +483,7 @@ func TestPlaygroundWithoutJavaScript(t *testing.T) {
 // TestJobClassicVersusNative: open the Job preset, click "compare classic vs native", see the
 // proxy move to initContainers and the Job-completion verdict flip; the lifecycle SVG is drawn.
 func TestJobClassicVersusNative(t *testing.T) {
+	t.Parallel()
 	ctx := browser(t)
 	sh := newShots(t)
 	do(ctx, t,
@@ -441,6 +531,7 @@ func TestJobClassicVersusNative(t *testing.T) {
 // TestShareLinkPresenterAndDeepLink: share → open /s/<id> in a new browser context → the same
 // result; presenter mode steps with the arrow keys; a deep link highlights its row.
 func TestShareLinkPresenterAndDeepLink(t *testing.T) {
+	t.Parallel()
 	ctx := browser(t)
 	sh := newShots(t)
 	do(ctx, t,
@@ -509,6 +600,7 @@ func TestShareLinkPresenterAndDeepLink(t *testing.T) {
 // page's Content-Security-Policy blocks, an exception, console.error — and nothing on the
 // playground as it loads.
 func TestConsoleWatched(t *testing.T) {
+	t.Parallel()
 	ctx := browser(t)
 	do(ctx, t, chromedp.Navigate(baseURL+"/"), shown(`.cm-content`))
 	if errs := takeConsole(ctx); len(errs) != 0 {

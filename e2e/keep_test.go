@@ -14,6 +14,7 @@ import (
 // reader opened in them — and shows exactly what a fresh load of the link shows. When a step the
 // page held is gone by the time the answer comes, the script asks again for every step.
 func TestToggleKeepsSteps(t *testing.T) {
+	t.Parallel()
 	ctx := browser(t)
 	do(ctx, t,
 		chromedp.Navigate(baseURL+"/"),
@@ -99,6 +100,7 @@ func TestToggleKeepsSteps(t *testing.T) {
 	// The kept page shows what a fresh load of its link shows.
 	tab, cancel := chromedp.NewContext(ctx)
 	defer cancel()
+	focused(tab, t)
 	do(tab, t, chromedp.Navigate(baseURL+permalink))
 	checkRows(tab, t)
 	if after := resultsText(tab, t); after != before {

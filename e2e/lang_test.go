@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
@@ -27,11 +28,16 @@ import (
 // identity, axe) and, of the words, only the switcher's label, read from the catalogs: the rest of
 // the UI is being translated elsewhere and its words are not this file's to pin down.
 
-// browserIn is a browser set to the languages acceptLanguage (Chromium's --accept-lang: a comma
-// list, without q-values, which Chromium adds), sent as its Accept-Language.
+// browserIn is a browser set to the languages acceptLanguage (a comma list, as Chromium's
+// --accept-lang takes it, without q-values, which Chromium adds), sent as its Accept-Language:
+// the shared browser's own User-Agent with the language overridden for this test's tab.
 func browserIn(t *testing.T, acceptLanguage string) context.Context {
 	t.Helper()
-	return browser(t, chromedp.Flag("accept-lang", acceptLanguage), chromedp.Flag("lang", acceptLanguage))
+	ctx := browser(t)
+	if _, err := chromedp.Call(ctx, emulation.SetUserAgentOverride, emulation.SetUserAgentOverrideParams{UserAgent: chromium.ua, AcceptLanguage: acceptLanguage}); err != nil {
+		t.Fatal(err)
+	}
+	return ctx
 }
 
 // pageLang is the page's <html lang>.
@@ -156,6 +162,7 @@ func addSteps(ctx context.Context, t *testing.T) {
 // a language sidecarlab does not speak gets English. Screenshots of ja and ko at 1440×900 and
 // 390×844 go to e2e/screenshots/.
 func TestLangFromBrowser(t *testing.T) {
+	t.Parallel()
 	cases := []struct{ accept, want string }{
 		{"ja", "ja"},
 		{"ko-KR,ko", "ko"},
@@ -219,6 +226,7 @@ func firstScreen(ctx context.Context, sh *shots, name string) {
 // keyboard reloads the same page in Korean; the choice is remembered (a cookie) on the next visit,
 // over the browser's English; ?lang=en shows one page in English and leaves the choice as it was.
 func TestLangSwitcher(t *testing.T) {
+	t.Parallel()
 	ctx := browserIn(t, "en-US,en")
 	do(ctx, t, chromedp.Navigate(baseURL+"/"), shown(`.cm-content`))
 	addSteps(ctx, t)
@@ -272,6 +280,7 @@ func TestLangSwitcher(t *testing.T) {
 // TestLangSwitcherWithoutJavaScript: with scripts off, choosing 한국어 does not submit by itself;
 // Tab to the switcher's button and Enter does, and the page comes back in Korean.
 func TestLangSwitcherWithoutJavaScript(t *testing.T) {
+	t.Parallel()
 	ctx := browserIn(t, "en-US,en")
 	do(ctx, t, chromedp.Navigate("about:blank"))
 	noJS(ctx, t)
@@ -327,6 +336,7 @@ func langCookie(ctx context.Context, t *testing.T) string {
 // field-diff rows — in Korean. The state is language-free: its JSON does not change with the
 // reader's language either.
 func TestLangSharedLink(t *testing.T) {
+	t.Parallel()
 	ja := browserIn(t, "ja")
 	do(ja, t, chromedp.Navigate(baseURL+"/"), shown(`.cm-content`))
 	waitLang(ja, t, "ja", "the Japanese browser")
@@ -397,6 +407,7 @@ func jsonEqual(a, b map[string]any) bool {
 // script puts in the address bar) and a reload; the permalink it offers for sharing stays
 // language-free, so it opens in its reader's language.
 func TestLangByAddress(t *testing.T) {
+	t.Parallel()
 	ctx := browserIn(t, "en-US,en")
 	ja := i18n.For("ja")
 	do(ctx, t, chromedp.Navigate(baseURL+"/?lang=ja"), shown(`.cm-content`))

@@ -40,6 +40,7 @@ func pasteJS(ctx context.Context, t *testing.T, expr string) int {
 // the last view that loaded and offers no link for the text. Then a manifest that fits is
 // applied: the error goes, and the address bar gets a link that loads.
 func TestLargePasteKeepsTheText(t *testing.T) {
+	t.Parallel()
 	ctx := browser(t)
 	sh := newShots(t)
 	do(ctx, t,

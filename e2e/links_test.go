@@ -39,6 +39,7 @@ spec:
 // TestWrongPlaceMarker: the annotation on the Deployment's own metadata is marked in the editor
 // on its line, and the banner names it; on the pod template there is neither.
 func TestWrongPlaceMarker(t *testing.T) {
+	t.Parallel()
 	ctx := browser(t)
 	do(ctx, t,
 		chromedp.Navigate(link(onDeployment)),
@@ -71,6 +72,7 @@ func TestWrongPlaceMarker(t *testing.T) {
 // TestTruncatedLinkAndTitles: a link whose tail a chat client cut says it looks truncated and
 // points to the short link; two states of one workload have two titles, the second naming its step.
 func TestTruncatedLinkAndTitles(t *testing.T) {
+	t.Parallel()
 	ctx := browser(t)
 	full := link(onDeployment)
 	do(ctx, t, chromedp.Navigate(full[:len(full)-12]), shown(`[data-testid="error"]`))

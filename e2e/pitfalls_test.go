@@ -47,6 +47,7 @@ const markedLines = `[...document.querySelectorAll(".cm-line")].filter(l => l.qu
 // the offending line underlined, and a banner above the results that opens the Pitfalls tab in
 // place. A manifest without a pitfall has neither.
 func TestPitfallMarkerAndBanner(t *testing.T) {
+	t.Parallel()
 	ctx := browser(t)
 	sh := newShots(t)
 	do(ctx, t,

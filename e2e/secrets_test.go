@@ -37,6 +37,7 @@ spec:
 // TestShareWithSecrets: Share on a manifest with a password stores nothing and shows what was
 // found (never the value), with the choice; "Redact and share" stores the redacted state.
 func TestShareWithSecrets(t *testing.T) {
+	t.Parallel()
 	ctx := browser(t)
 	do(ctx, t,
 		chromedp.Navigate(link(withPassword)),

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
 // baseURL is the server the tests drive; serverPID its process, for RSS; serverBin the binary,
@@ -27,6 +29,9 @@ var (
 // serveArgs are flags the server starts with, before SIDECARLAB_SERVE_ARGS.
 var serveArgs []string
 
+// atExit runs after the tests, before the server stops (e.g. the shared browser's stop).
+var atExit []func()
+
 func TestMain(m *testing.M) {
 	os.Exit(func() int {
 		dir, err := os.MkdirTemp("", "sidecarlab-e2e")
@@ -35,11 +40,9 @@ func TestMain(m *testing.M) {
 			return 1
 		}
 		defer os.RemoveAll(dir)
-		bin := filepath.Join(dir, "sidecarlab")
-		build := exec.Command("go", "build", "-o", bin, "../cmd/sidecarlab")
-		build.Stdout, build.Stderr = os.Stdout, os.Stderr
-		if err := build.Run(); err != nil {
-			fmt.Fprintln(os.Stderr, "build:", err)
+		bin, err := testkit.Binary(dir)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
 		serverBin = bin
@@ -50,6 +53,11 @@ func TestMain(m *testing.M) {
 		}
 		defer stop()
 		baseURL, serverPID = url, pid
+		defer func() {
+			for _, f := range atExit {
+				f()
+			}
+		}()
 		return m.Run()
 	}())
 }

@@ -50,6 +50,7 @@ func browserWithScrollbars(t *testing.T) context.Context {
 // passes axe; the chooser adds columns, and then the table scrolls in its box with the workload
 // column stuck to its left edge. At 390 px the page itself does not scroll sideways.
 func TestBatchTableFits(t *testing.T) {
+	t.Parallel()
 	ctx := browserWithScrollbars(t)
 	sh := newShots(t)
 	do(ctx, t, chromedp.EmulateViewport(1440, 900), chromedp.Navigate(baseURL+"/"), shown(chip(8)))
@@ -121,6 +122,7 @@ func TestBatchTableFits(t *testing.T) {
 // n's timeline is the injection and n−1 steps); chip 7 is the compare page, whose strip's
 // "next" is chip 8; chip 8 is the batch of eight.
 func TestLabPathInBrowser(t *testing.T) {
+	t.Parallel()
 	ctx := browser(t)
 	sh := newShots(t)
 	do(ctx, t, chromedp.Navigate(baseURL+"/"), shown(chip(8)))
@@ -173,31 +175,35 @@ func TestLabPathInBrowser(t *testing.T) {
 // compare page, whose two outputs stack — in English, Japanese and Korean, and each passes axe;
 // screenshots of steps 1, 4, 7 and 8 at 390×844 and 1440×900.
 func TestLabOnPhone(t *testing.T) {
-	ctx := browser(t)
-	sh := newShots(t)
+	t.Parallel()
 	phone := checkedScreens[2]
 	if phone.width != 390 {
 		t.Fatalf("checkedScreens[2] is %s, want the phone", phone.name)
 	}
-	do(ctx, t, phone.emulate(), chromedp.Navigate(baseURL+"/"), shown(`.cm-content`))
-	hrefs := pageValue[[]string](ctx, t, "the lab's chips", `const a = [...document.querySelectorAll('.chip[data-testid^="lab-"]')].map((c) => c.getAttribute("href")); return {ok: a.length > 0, v: a};`)
-	if len(hrefs) < 8 {
-		t.Fatalf("the lab has %d steps, want at least 8", len(hrefs))
-	}
 	for _, lang := range []string{"en", "ja", "ko"} {
-		for n, href := range hrefs {
-			i := n + 1
-			do(ctx, t, phone.emulate(), chromedp.Navigate(baseURL+href+"&lang="+lang), shown(chip(i)))
-			if over := sidewaysBy(ctx, t); over > 0 {
-				t.Errorf("lab step %d (%s) at 390 px scrolls sideways by %d px: %s", i, lang, over, strings.Join(widest(ctx, t), "; "))
+		t.Run(lang, func(t *testing.T) {
+			t.Parallel()
+			ctx := browser(t)
+			sh := newShots(t)
+			do(ctx, t, phone.emulate(), chromedp.Navigate(baseURL+"/"), shown(`.cm-content`))
+			hrefs := pageValue[[]string](ctx, t, "the lab's chips", `const a = [...document.querySelectorAll('.chip[data-testid^="lab-"]')].map((c) => c.getAttribute("href")); return {ok: a.length > 0, v: a};`)
+			if len(hrefs) < 8 {
+				t.Fatalf("the lab has %d steps, want at least 8", len(hrefs))
 			}
-			checkA11y(ctx, t, fmt.Sprintf("lab step %d (%s) at 390 px", i, lang))
-			if i == 1 || i == 4 || i == 7 || i == 8 {
-				sh.take(ctx, fmt.Sprintf("step-%d-%s-390", i, lang))
-				do(ctx, t, checkedScreens[0].emulate())
-				sh.take(ctx, fmt.Sprintf("step-%d-%s-1440", i, lang))
+			for n, href := range hrefs {
+				i := n + 1
+				do(ctx, t, phone.emulate(), chromedp.Navigate(baseURL+href+"&lang="+lang), shown(chip(i)))
+				if over := sidewaysBy(ctx, t); over > 0 {
+					t.Errorf("lab step %d (%s) at 390 px scrolls sideways by %d px: %s", i, lang, over, strings.Join(widest(ctx, t), "; "))
+				}
+				checkA11y(ctx, t, fmt.Sprintf("lab step %d (%s) at 390 px", i, lang))
+				if i == 1 || i == 4 || i == 7 || i == 8 {
+					sh.take(ctx, fmt.Sprintf("step-%d-%s-390", i, lang))
+					do(ctx, t, checkedScreens[0].emulate())
+					sh.take(ctx, fmt.Sprintf("step-%d-%s-1440", i, lang))
+				}
 			}
-		}
+		})
 	}
 }
 

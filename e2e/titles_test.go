@@ -70,6 +70,7 @@ func titleBreaks(ctx context.Context, t *testing.T, where string) []string {
 // overflow-wrap: anywhere in a narrow box) and to let through what cannot be helped (a name wider
 // than its box) and what is no break inside a word (short words broken at their spaces).
 func TestStepTitlesBreakAtJoints(t *testing.T) {
+	t.Parallel()
 	ctx := browser(t)
 	sh := newShots(t)
 	do(ctx, t, checkedScreens[0].emulate(), chromedp.Navigate(baseURL+"/"), shown(chip(5)))

@@ -9,6 +9,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/yaml"
+
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
 const sidesManifest = `apiVersion: apps/v1
@@ -55,7 +57,7 @@ spec:
 func chartValue(t *testing.T, chart, path string) resource.Quantity {
 	t.Helper()
 	var v any
-	if err := yaml.Unmarshal(readFile(t, filepath.Join(istioModuleDir(t), "manifests/charts", chart, "values.yaml")), &v); err != nil {
+	if err := yaml.Unmarshal(readFile(t, filepath.Join(testkit.IstioDir(t), "manifests/charts", chart, "values.yaml")), &v); err != nil {
 		t.Fatal(err)
 	}
 	for _, seg := range append([]string{"_internal_defaults_do_not_set"}, strings.Split(path, ".")...) {

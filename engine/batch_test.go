@@ -210,6 +210,7 @@ func streamAll(t *testing.T, s *BatchStream) ([]BatchRow, []*InputError) {
 // same manifest — on one worker and on several with a small window (rows then finish out of
 // order and wait for the earlier ones), under annotation steps and other modes.
 func TestBatchStreamMatchesBatch(t *testing.T) {
+	t.Parallel()
 	e := testEngine(t)
 	manifest := mixedBatch(t)
 	cases := []struct {

@@ -83,6 +83,7 @@ var hold = Step{Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyS
 // TestChecks runs every check on a case that trips it and one that does not. Where the finding
 // has a one-click fix, applying it must clear the finding.
 func TestChecks(t *testing.T) {
+	t.Parallel()
 	e := testEngine(t)
 	job := string(readFile(t, "testdata/corpus/job.yaml"))
 	cronjob := string(readFile(t, "testdata/corpus/cronjob.yaml"))

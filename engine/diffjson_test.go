@@ -35,6 +35,7 @@ func prunedDiff(t testing.TB, a, b []byte) []Change {
 // that of the whole outputs, change for change, between each step and the one before and
 // between the first and the last.
 func TestPrunedTreesDiffTheSame(t *testing.T) {
+	t.Parallel()
 	e := testEngine(t)
 	pairs, changes := 0, 0
 	for _, f := range corpusManifests(t) {

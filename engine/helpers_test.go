@@ -4,13 +4,13 @@ import (
 	"context"
 	"flag"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 
 	istiolog "istio.io/istio/pkg/log"
+
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata/")
@@ -32,28 +32,8 @@ func testEngine(t testing.TB) *Engine {
 	return shared
 }
 
-var (
-	istioDirOnce sync.Once
-	istioDir     string
-	istioDirErr  error
-)
-
-// istioModuleDir is where the pinned istio.io/istio module sits in the module cache; Istio's own
-// golden corpus is read from there, never copied.
-func istioModuleDir(t testing.TB) string {
-	t.Helper()
-	istioDirOnce.Do(func() {
-		out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "istio.io/istio").Output()
-		istioDir, istioDirErr = strings.TrimSpace(string(out)), err
-	})
-	if istioDirErr != nil || istioDir == "" {
-		t.Fatalf("locate istio.io/istio in the module cache: %v", istioDirErr)
-	}
-	return istioDir
-}
-
 func istioTestdata(t testing.TB, name string) string {
-	return filepath.Join(istioModuleDir(t), "pkg/kube/inject/testdata/inject", name)
+	return filepath.Join(testkit.IstioDir(t), "pkg/kube/inject/testdata/inject", name)
 }
 
 // corpusManifests are the inputs of Istio's golden corpus and of ours.
@@ -120,7 +100,11 @@ func TestMain(m *testing.M) {
 	o := istiolog.DefaultOptions()
 	o.SetDefaultOutputLevel(istiolog.OverrideScopeName, istiolog.NoneLevel)
 	_ = istiolog.Configure(o)
-	os.Exit(m.Run())
+	code := m.Run()
+	if ctlConfigDir != "" {
+		os.RemoveAll(ctlConfigDir)
+	}
+	os.Exit(code)
 }
 
 // changesOf, unifiedOf and textOf are a row's changes, its unified diff and a timeline's text,

@@ -43,6 +43,7 @@ func (f *jsonIsolator) IsolatesNetwork() bool { return f.network }
 // the engine makes in process; the isolator is used for non-default renders and for injections
 // under templates of the user's own, and not otherwise.
 func TestIsolatedMatchesInProcess(t *testing.T) {
+	t.Parallel()
 	iso := &jsonIsolator{network: true}
 	e, err := New(context.Background(), Options{InstallPolicy: InstallPolicy{AllowCustomTemplates: true}, Isolator: iso})
 	if err != nil {

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
 // istioCase is one case of Istio's own TestInjection / TestInjectionOlderVersion, read from
@@ -32,7 +34,7 @@ func (c istioCase) defaultConfig() bool {
 // Istio's test adds automatically with the default configuration.
 func readIstioCases(t *testing.T, fn string) []istioCase {
 	t.Helper()
-	src := filepath.Join(istioModuleDir(t), "pkg/kube/inject/inject_test.go")
+	src := filepath.Join(testkit.IstioDir(t), "pkg/kube/inject/inject_test.go")
 	f, err := parser.ParseFile(token.NewFileSet(), src, nil, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -177,6 +179,7 @@ func runIstioCase(t *testing.T, e *Engine, c istioCase, s Settings) string {
 // with the API server's defaults (apidefaults.go); so this engine's webhook mode injects them as
 // written (clusters.asWritten), as Istio's test does.
 func TestIstioGoldenCorpus(t *testing.T) {
+	t.Parallel()
 	e, err := New(t.Context(), Options{InstallPolicy: TrustedInstalls()})
 	if err != nil {
 		t.Fatal(err)

@@ -2,37 +2,67 @@ package engine
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
-// istioctl builds (or finds in the build cache) the istioctl of the pinned Istio module, declared
-// as a tool in go.mod.
-func istioctl(t *testing.T) string {
-	t.Helper()
-	out, err := exec.Command("go", "tool", "-n", "istioctl").Output()
-	if err != nil {
-		t.Fatalf("build istioctl (go tool -n istioctl): %v", err)
-	}
-	return strings.TrimSpace(string(out))
+// ctlConfig is what `istioctl manifest generate` rendered for one set of arguments, as the three
+// files kube-inject reads offline.
+type ctlConfig struct {
+	dir, inj, values, mesh string
+	err                    error
 }
 
+var (
+	ctlConfigsMu sync.Mutex
+	ctlConfigs   = map[string]*ctlConfig{}
+	// ctlConfigDir holds the rendered files of every test of the process; TestMain removes it.
+	ctlConfigDir string
+)
+
 // istioctlConfig runs `istioctl manifest generate` (with args, e.g. --set flags) and writes the
-// three files kube-inject reads offline: the injector config, the values and the mesh config.
+// three files kube-inject reads offline: the injector config, the values and the mesh config. A
+// render costs ~2 s and its files are only read, so each set of args is rendered once per test
+// process and shared by the tests that ask for it.
 func istioctlConfig(t *testing.T, bin string, args ...string) (dir string, inj, values, mesh string) {
 	t.Helper()
+	key := strings.Join(append([]string{bin}, args...), "\x00")
+	ctlConfigsMu.Lock()
+	c, ok := ctlConfigs[key]
+	if !ok {
+		c = renderCtlConfig(bin, len(ctlConfigs), args)
+		ctlConfigs[key] = c
+	}
+	ctlConfigsMu.Unlock()
+	if c.err != nil {
+		t.Fatal(c.err)
+	}
+	return c.dir, c.inj, c.values, c.mesh
+}
+
+func renderCtlConfig(bin string, n int, args []string) *ctlConfig {
+	c := &ctlConfig{}
 	out, err := exec.Command(bin, append([]string{"manifest", "generate"}, args...)...).Output()
 	if err != nil {
-		t.Fatalf("istioctl manifest generate: %v", err)
+		c.err = fmt.Errorf("istioctl manifest generate %s: %v", strings.Join(args, " "), err)
+		return c
 	}
 	docs, err := splitDocuments(out)
 	if err != nil {
-		t.Fatal(err)
+		c.err = err
+		return c
 	}
 	for _, d := range docs {
 		var cm struct {
@@ -45,21 +75,30 @@ func istioctlConfig(t *testing.T, bin string, args ...string) (dir string, inj, 
 		}
 		switch cm.Metadata.Name {
 		case "istio-sidecar-injector":
-			inj, values = cm.Data["config"], cm.Data["values"]
+			c.inj, c.values = cm.Data["config"], cm.Data["values"]
 		case "istio":
-			mesh = cm.Data["mesh"]
+			c.mesh = cm.Data["mesh"]
 		}
 	}
-	if inj == "" || values == "" || mesh == "" {
-		t.Fatal("istioctl manifest generate printed no istio-sidecar-injector or istio ConfigMap")
+	if c.inj == "" || c.values == "" || c.mesh == "" {
+		c.err = errors.New("istioctl manifest generate printed no istio-sidecar-injector or istio ConfigMap")
+		return c
 	}
-	dir = t.TempDir()
-	for name, s := range map[string]string{"inject-config.yaml": inj, "values.json": values, "mesh.yaml": mesh} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(s), 0o644); err != nil {
-			t.Fatal(err)
+	if ctlConfigDir == "" {
+		if ctlConfigDir, c.err = os.MkdirTemp("", "sidecarlab-engine-istioctl"); c.err != nil {
+			return c
 		}
 	}
-	return dir, inj, values, mesh
+	c.dir = filepath.Join(ctlConfigDir, strconv.Itoa(n))
+	if c.err = os.Mkdir(c.dir, 0o755); c.err != nil {
+		return c
+	}
+	for name, s := range map[string]string{"inject-config.yaml": c.inj, "values.json": c.values, "mesh.yaml": c.mesh} {
+		if c.err = os.WriteFile(filepath.Join(c.dir, name), []byte(s), 0o644); c.err != nil {
+			return c
+		}
+	}
+	return c
 }
 
 // kubeInject runs `istioctl kube-inject` offline on the file in, with the configuration
@@ -76,16 +115,48 @@ func kubeInject(bin, dir, in string, env ...string) (stdout, stderr string, err 
 	return out.String(), errb.String(), err
 }
 
+// outputDocuments splits what istioctl kube-inject printed into its documents, each with the
+// "---" line after it, as kube-inject writes them. A printed document never holds a line "---"
+// of its own: YAML's reader splits its input there, and an injected document is marshalled YAML,
+// whose multi-line strings are indented block scalars.
+func outputDocuments(out string) []string {
+	var docs []string
+	start := 0
+	for i := 0; i < len(out); {
+		end := strings.IndexByte(out[i:], '\n')
+		if end < 0 {
+			break
+		}
+		line := out[i : i+end+1]
+		i += end + 1
+		if line == "---\n" {
+			docs = append(docs, out[start:i])
+			start = i
+		}
+	}
+	if start < len(out) {
+		docs = append(docs, out[start:])
+	}
+	return docs
+}
+
 // TestMatchesIstioctl holds the engine to the promise: for every input of our corpus and of
 // Istio's, the output is byte-identical to `istioctl kube-inject` of the same Istio, given the
 // configuration `istioctl manifest generate` renders — with native sidecars off (the default)
 // and on (ENABLE_NATIVE_SIDECARS=true). Where istioctl fails, the engine must report an error
 // for that input too.
+//
+// istioctl runs once per mode over every input the engine accepts, joined into one multi-document
+// file (kube-inject injects document by document), and its output is cut back into each input's
+// documents, so that every input is still compared on its own; each input the engine rejects is
+// run through istioctl on its own, which must fail on it too. Should istioctl fail on the joined
+// file, every input is run on its own, to name the one.
 func TestMatchesIstioctl(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds istioctl; run without -short")
 	}
-	bin := istioctl(t)
+	t.Parallel()
+	bin := testkit.Istioctl(t)
 	dir, inj, values, mesh := istioctlConfig(t, bin)
 	e := testEngine(t)
 	def, err := e.Install(t.Context(), InstallOptions{})
@@ -115,32 +186,85 @@ func TestMatchesIstioctl(t *testing.T) {
 		{"classic", ModeKubeInject, ""},
 		{"native", ModeNative, "ENABLE_NATIVE_SIDECARS=true"},
 	}
-	var same, bothFailed int
+	var same, bothFailed atomic.Int32
 	for _, m := range modes {
-		for _, in := range inputs {
-			t.Run(m.name+"/"+filepath.Base(in), func(t *testing.T) {
-				stdout, stderr, ctlErr := kubeInject(bin, dir, in, m.env)
-
-				r, err := e.Inject(t.Context(), readFile(t, in), nil, Settings{Mode: m.mode})
-				if ctlErr != nil {
-					if err == nil && len(r.Errors()) == 0 {
-						t.Fatalf("istioctl failed (%v: %s) but the engine did not", ctlErr, stderr)
-					}
-					bothFailed++
-					return
-				}
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			// The engine's answer for each input on its own.
+			results := make([]*Injection, len(inputs))
+			var joined bytes.Buffer
+			var accepted []int
+			for i, in := range inputs {
+				b := readFile(t, in)
+				r, err := e.Inject(t.Context(), b, nil, Settings{Mode: m.mode})
 				if err != nil {
-					t.Fatalf("engine: %v", err)
+					t.Fatalf("%s: engine: %v", filepath.Base(in), err)
 				}
-				if errs := r.Errors(); len(errs) > 0 {
-					t.Fatalf("engine: %v; istioctl succeeded", errs[0])
+				results[i] = r
+				if len(r.Errors()) > 0 {
+					continue
 				}
-				if got := r.Output(); got != stdout {
-					t.Fatalf("output differs from istioctl:\n%s", UnifiedDiff(stdout, got))
+				accepted = append(accepted, i)
+				joined.WriteString("---\n")
+				joined.Write(b)
+				if len(b) > 0 && b[len(b)-1] != '\n' {
+					joined.WriteByte('\n')
 				}
-				same++
-			})
-		}
+			}
+			alone := func(t *testing.T, in string) (stdout, stderr string, err error) {
+				return kubeInject(bin, dir, in, m.env)
+			}
+			// istioctl once over every input the engine accepted.
+			all := filepath.Join(t.TempDir(), "all.yaml")
+			if err := os.WriteFile(all, joined.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			stdout, stderr, ctlErr := kubeInject(bin, dir, all, m.env)
+			docs := outputDocuments(stdout)
+			var want int
+			for _, i := range accepted {
+				want += len(results[i].Documents)
+			}
+			if ctlErr != nil || len(docs) != want {
+				t.Logf("istioctl on the %d accepted inputs joined: %v (%s), %d documents for %d: each input on its own", len(accepted), ctlErr, firstLine(stderr), len(docs), want)
+				docs = nil
+			}
+			for i, in := range inputs {
+				r := results[i]
+				var ours []string
+				if len(r.Errors()) == 0 && docs != nil {
+					ours, docs = docs[:len(r.Documents)], docs[len(r.Documents):]
+				}
+				t.Run(filepath.Base(in), func(t *testing.T) {
+					if ours != nil && r.Output() == strings.Join(ours, "") {
+						same.Add(1)
+						return
+					}
+					// Rejected by the engine, or not the same as istioctl's output of the joined
+					// file: istioctl on this input alone is the judge.
+					stdout, stderr, ctlErr := alone(t, in)
+					if ctlErr != nil {
+						if len(r.Errors()) == 0 {
+							t.Fatalf("istioctl failed (%v: %s) but the engine did not", ctlErr, stderr)
+						}
+						bothFailed.Add(1)
+						return
+					}
+					if errs := r.Errors(); len(errs) > 0 {
+						t.Fatalf("engine: %v; istioctl succeeded", errs[0])
+					}
+					if got := r.Output(); got != stdout {
+						t.Fatalf("output differs from istioctl:\n%s", UnifiedDiff(stdout, got))
+					}
+					if ours != nil {
+						t.Logf("the same as istioctl's output of this input alone, not as its part of the joined file's")
+					}
+					same.Add(1)
+				})
+			}
+		})
 	}
-	t.Logf("%d inputs × %d modes: %d byte-identical, %d rejected by both", len(inputs), len(modes), same, bothFailed)
+	t.Cleanup(func() {
+		t.Logf("%d inputs × %d modes: %d byte-identical, %d rejected by both", len(inputs), len(modes), same.Load(), bothFailed.Load())
+	})
 }

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
 // probedDeployment is the lab Deployment with an HTTP probe, so what rewriteAppHTTPProbers does
@@ -21,7 +23,8 @@ func TestLenientMatchesIstioctl(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds istioctl; run without -short")
 	}
-	bin := istioctl(t)
+	t.Parallel()
+	bin := testkit.Istioctl(t)
 	dir, _, _, _ := istioctlConfig(t, bin)
 	e := testEngine(t)
 	// run is istioctl kube-inject on the input with the steps written where the engine writes them.

@@ -14,6 +14,8 @@ import (
 
 	"istio.io/istio/pkg/kube/inject"
 	"sigs.k8s.io/yaml"
+
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
 // meshCase is a mesh's own configuration as a cluster holds it: `istioctl manifest generate`
@@ -138,7 +140,8 @@ func TestOwnMeshMatchesIstioctl(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds istioctl; run without -short")
 	}
-	bin := istioctl(t)
+	t.Parallel()
+	bin := testkit.Istioctl(t)
 	e := testEngine(t)
 	inputs, _ := filepath.Glob("testdata/corpus/*.yaml")
 	if len(inputs) < 20 {

@@ -52,6 +52,7 @@ func applyPatch(t *testing.T, bin, text, diff string) string {
 // and without a final newline, with Debian's patch, and checks that the patched text is the
 // next row's output.
 func TestUnifiedDiffIsAPatch(t *testing.T) {
+	t.Parallel()
 	bin := patchBin(t)
 	e := testEngine(t)
 	base := string(readFile(t, "testdata/corpus/lab-base.yaml"))

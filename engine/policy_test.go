@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
 var (
@@ -44,8 +46,9 @@ const envTemplate = `{{ env "SIDECARLAB_TEST_CANARY" "unset" }}`
 // overlay at any depth, unvalidatedValues), is refused with a message that says why; the trusted
 // policy (the CLI's) accepts each of them.
 func TestInstallPolicy(t *testing.T) {
+	t.Parallel()
 	deploy := readFile(t, "testdata/corpus/deployment.yaml")
-	charts := filepath.Join(istioModuleDir(t), "manifests")
+	charts := filepath.Join(testkit.IstioDir(t), "manifests")
 	template := "      sidecarInjectorWebhook:\n        templates:\n          mine: |\n            metadata:\n              annotations:\n                x: " + envTemplate + "\n"
 	cases := []struct {
 		name  string
@@ -93,6 +96,7 @@ func TestInstallPolicy(t *testing.T) {
 // TestInstallPolicyAcceptsPlainOptions: options without a path or template text pass the strict
 // policy, before and after the render (their templates are the built-in ones).
 func TestInstallPolicyAcceptsPlainOptions(t *testing.T) {
+	t.Parallel()
 	deploy := readFile(t, "testdata/corpus/deployment.yaml")
 	for _, o := range []InstallOptions{
 		{Set: []string{"values.global.proxy.holdApplicationUntilProxyStarts=true"}},

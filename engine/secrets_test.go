@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sidecarlab/sidecarlab/engine/secrets"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
 // Package secrets held against the engine: the corpora injection is tested with hold no secret,
@@ -166,7 +167,8 @@ func TestRedactKeepsInjectionIstioctl(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds istioctl; run without -short")
 	}
-	bin := istioctl(t)
+	t.Parallel()
+	bin := testkit.Istioctl(t)
 	dir, _, _, _ := istioctlConfig(t, bin)
 	redacted, err := secrets.Redact([]byte(redactInjectManifest))
 	if err != nil {

@@ -245,6 +245,7 @@ func TestTimelineDiffsOnDemand(t *testing.T) {
 // corpus and ours, a row made so is the manifest injected with the steps up to it, byte for byte
 // and error for error — when row 0 was just made, and when it comes from the memo.
 func TestTimelineRowsFromParsedInput(t *testing.T) {
+	t.Parallel()
 	e := testEngine(t)
 	same := func(f string, row *StepResult, steps []Step) {
 		t.Helper()

@@ -10,6 +10,8 @@ import (
 	"istio.io/istio/pkg/kube/inject"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
+
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
 // objectMetaBefore is what prepareChunk did before objectMeta: Istio's reader, then, for a kind it
@@ -84,7 +86,7 @@ func TestObjectMeta(t *testing.T) {
 		sameAsBefore(t, name, []byte(doc))
 	}
 	files := corpusManifests(t)
-	files = append(files, filepath.Join(istioModuleDir(t), "manifests/charts/base/files/crd-all.gen.yaml"))
+	files = append(files, filepath.Join(testkit.IstioDir(t), "manifests/charts/base/files/crd-all.gen.yaml"))
 	n := 0
 	for _, f := range files {
 		chunks, _ := splitDocuments(readFile(t, f))

@@ -5,10 +5,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
 func TestIstioVersion(t *testing.T) {
-	release := strings.TrimSpace(string(readFile(t, filepath.Join(istioModuleDir(t), "VERSION"))))
+	release := strings.TrimSpace(string(readFile(t, filepath.Join(testkit.IstioDir(t), "VERSION"))))
 	out, err := exec.Command("go", "list", "-m", "-f", "{{.Version}}", "istio.io/istio").Output()
 	if err != nil {
 		t.Fatal(err)

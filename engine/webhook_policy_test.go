@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
 // TestKubeInjectIgnoresThePolicy: istioctl kube-inject injects a pod that says nothing even when
@@ -16,8 +18,9 @@ func TestKubeInjectIgnoresThePolicy(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds istioctl; run without -short")
 	}
+	t.Parallel()
 	set := "values.global.proxy.autoInject=disabled"
-	bin := istioctl(t)
+	bin := testkit.Istioctl(t)
 	dir, _, _, _ := istioctlConfig(t, bin, "--set", set)
 	in := filepath.Join(t.TempDir(), "deployment.yaml")
 	if err := os.WriteFile(in, []byte(labDeployment), 0o644); err != nil {

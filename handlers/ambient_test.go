@@ -10,6 +10,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
 // TestAmbientPage: the playground offers the comparison with ambient one click from a state; the
@@ -78,7 +79,7 @@ func TestAmbientPage(t *testing.T) {
 // TestAmbientPageEscapes: what the manifest carries comes back escaped.
 func TestAmbientPageEscapes(t *testing.T) {
 	h := newServer(t)
-	hostile := strings.Replace(deploymentYAML, "      labels:\n", "      annotations:\n        note: \"<script>alert(1)</script>\"\n      labels:\n", 1)
+	hostile := strings.Replace(testkit.Deployment, "      labels:\n", "      annotations:\n        note: \"<script>alert(1)</script>\"\n      labels:\n", 1)
 	r := get(t, h, ambientHref(api.State{Manifest: hostile}, 0))
 	if r.status != http.StatusOK || strings.Contains(r.body, "<script>alert(1)") || !strings.Contains(r.body, "&lt;script&gt;alert(1)") {
 		t.Fatalf("status %d; escaped: %v", r.status, strings.Contains(r.body, "&lt;script&gt;"))
@@ -103,7 +104,7 @@ func TestAPIAmbient(t *testing.T) {
 		}
 		return r.status, out, r.body
 	}
-	status, out, body := post(api.AmbientRequest{InjectRequest: api.InjectRequest{Manifest: deploymentYAML}, Nodes: 4}, "en")
+	status, out, body := post(api.AmbientRequest{InjectRequest: api.InjectRequest{Manifest: testkit.Deployment}, Nodes: 4}, "en")
 	if status != http.StatusOK || len(out.Workloads) != 1 || out.Capacity.Nodes != 4 || out.Capacity.ZtunnelsCPU != "800m" || !strings.HasPrefix(out.Compare, "/ambient?") || !strings.Contains(out.Compare, "nodes=4") {
 		t.Fatalf("%d %s", status, body)
 	}
@@ -111,14 +112,14 @@ func TestAPIAmbient(t *testing.T) {
 	if w.Enrolment == nil || !w.Enrolment.Joins || len(w.SidecarPodSecurity) != 2 || len(w.AmbientPodSecurity) != 2 || w.SidecarLifecycle == nil || len(w.Changes) == 0 {
 		t.Fatalf("workload: %s", body)
 	}
-	status, ja, _ := post(api.AmbientRequest{InjectRequest: api.InjectRequest{Manifest: deploymentYAML}}, "ja")
+	status, ja, _ := post(api.AmbientRequest{InjectRequest: api.InjectRequest{Manifest: testkit.Deployment}}, "ja")
 	if status != http.StatusOK || ja.Capacity.Nodes != engine.DefaultAmbientNodes || ja.Workloads[0].Enrolment.Text == w.Enrolment.Text {
 		t.Errorf("in Japanese, default nodes: %d %d %q", status, ja.Capacity.Nodes, ja.Workloads[0].Enrolment.Text)
 	}
 	for _, req := range []api.AmbientRequest{
-		{InjectRequest: api.InjectRequest{Manifest: deploymentYAML}, Nodes: -1},
-		{InjectRequest: api.InjectRequest{Manifest: deploymentYAML}, Nodes: engine.MaxAmbientNodes + 1},
-		{InjectRequest: api.InjectRequest{Manifest: deploymentYAML, Settings: engine.Settings{Install: engine.InstallOptions{Mesh: engine.OwnMesh{MeshConfig: "defaultConfig: {}"}}}}},
+		{InjectRequest: api.InjectRequest{Manifest: testkit.Deployment}, Nodes: -1},
+		{InjectRequest: api.InjectRequest{Manifest: testkit.Deployment}, Nodes: engine.MaxAmbientNodes + 1},
+		{InjectRequest: api.InjectRequest{Manifest: testkit.Deployment, Settings: engine.Settings{Install: engine.InstallOptions{Mesh: engine.OwnMesh{MeshConfig: "defaultConfig: {}"}}}}},
 	} {
 		if status, _, body := post(req, "en"); status != http.StatusUnprocessableEntity {
 			t.Errorf("nodes %d: %d %s", req.Nodes, status, body)

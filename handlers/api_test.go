@@ -9,6 +9,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 	"github.com/sidecarlab/sidecarlab/wording"
 )
 
@@ -50,7 +51,7 @@ func postAPI(t *testing.T, h http.Handler, query string, req api.InjectRequest) 
 // before; the last step's own changes and unified diff on their own are a small answer.
 func TestAPIInclude(t *testing.T) {
 	h := newServer(t)
-	req := api.InjectRequest{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "250m"}}}
+	req := api.InjectRequest{Manifest: testkit.Deployment, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "250m"}}}
 
 	status, body, top := postAPI(t, h, "", req)
 	if status != http.StatusOK {
@@ -114,7 +115,7 @@ func TestAPIInclude(t *testing.T) {
 		t.Errorf("findings asked for: want proxyCPU's dropped defaults, got %s", top["findings"])
 	}
 	// Asked for and none found: an empty list, not absent.
-	if _, _, top := postAPI(t, h, "?include=findings", api.InjectRequest{Manifest: deploymentYAML}); string(top["findings"]) != "[]" {
+	if _, _, top := postAPI(t, h, "?include=findings", api.InjectRequest{Manifest: testkit.Deployment}); string(top["findings"]) != "[]" {
 		t.Errorf("findings asked for and none found: want [], got %s", top["findings"])
 	}
 	if _, ok := top["output"]; ok {
@@ -130,7 +131,7 @@ func TestAPIInclude(t *testing.T) {
 // TestAPIAdmission: the answer's admission object per document, from the settings' namespace.
 func TestAPIAdmission(t *testing.T) {
 	h := newServer(t)
-	req := api.InjectRequest{Manifest: deploymentYAML, Settings: engine.Settings{Namespace: engine.Namespace{Name: "shop",
+	req := api.InjectRequest{Manifest: testkit.Deployment, Settings: engine.Settings{Namespace: engine.Namespace{Name: "shop",
 		Labels: map[string]string{"istio-injection": "enabled", "pod-security.kubernetes.io/enforce": "baseline"}}}}
 	status, body, _ := postAPI(t, h, "?include=admission", req)
 	if status != http.StatusOK {
@@ -167,8 +168,8 @@ func TestAPIAdmission(t *testing.T) {
 // TestEncodeStateWithPooledWriters: a state encodes to the same text whatever was encoded before
 // with the same (pooled) writer, and concurrently.
 func TestEncodeStateWithPooledWriters(t *testing.T) {
-	a := api.State{Manifest: deploymentYAML}
-	b := api.State{Manifest: strings.Repeat("# a long comment\n", 500) + deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "1"}}}
+	a := api.State{Manifest: testkit.Deployment}
+	b := api.State{Manifest: strings.Repeat("# a long comment\n", 500) + testkit.Deployment, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "1"}}}
 	first := EncodeState(a)
 	_ = EncodeState(b)
 	if again := EncodeState(a); again != first {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 	"github.com/sidecarlab/sidecarlab/report"
 	"github.com/sidecarlab/sidecarlab/web"
 )
@@ -92,7 +93,7 @@ func TestBatchTable(t *testing.T) {
 
 	for _, tc := range []struct{ name, manifest, want string }{
 		{"nothing injected", "apiVersion: v1\nkind: Service\nmetadata:\n  name: s\n", "total: 0 workloads with a sidecar, 0 pods"},
-		{"a pod per node", deploymentYAML + "---\n" + daemonSetYAML,
+		{"a pod per node", testkit.Deployment + "---\n" + daemonSetYAML,
 			"total: 1 workload with a sidecar, 1 pod — requests cpu=100m memory=128Mi; limits cpu=2 memory=1Gi; 1 more with a pod per node (not counted)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -109,7 +110,7 @@ func TestBatchTable(t *testing.T) {
 // keeps links short.
 func TestBatchColumnChooser(t *testing.T) {
 	h := newServer(t)
-	link := stateLink(t, api.State{Manifest: deploymentYAML})
+	link := stateLink(t, api.State{Manifest: testkit.Deployment})
 	r := get(t, h, link+"&tab=batch")
 	if f := r.doc.Find(`form#batch-cols`); f.AttrOr("method", "") != "get" || f.AttrOr("action", "") != "/" {
 		t.Fatal("no GET form for the column chooser")
@@ -177,7 +178,7 @@ func TestBatchColumnChooser(t *testing.T) {
 // columns) every download has every column, as before there was a choice, and no note.
 func TestBatchDownloadColumns(t *testing.T) {
 	h := newServer(t)
-	link := stateLink(t, api.State{Manifest: deploymentYAML + "---\napiVersion: v1\nkind: Service\nmetadata:\n  name: s\n"}) + "&tab=batch"
+	link := stateLink(t, api.State{Manifest: testkit.Deployment + "---\napiVersion: v1\nkind: Service\nmetadata:\n  name: s\n"}) + "&tab=batch"
 	all := engine.BatchColumns()
 	for _, c := range []struct {
 		name, query string
@@ -223,9 +224,9 @@ func TestBatchDownloadColumns(t *testing.T) {
 // column, the only default cell where the two differ.
 func TestBatchProxyFirstByDefault(t *testing.T) {
 	h := newServer(t)
-	held := strings.Replace(strings.Replace(deploymentYAML, "  name: web\nspec", "  name: held\nspec", 1),
+	held := strings.Replace(strings.Replace(testkit.Deployment, "  name: web\nspec", "  name: held\nspec", 1),
 		"    metadata:\n      labels:", "    metadata:\n      annotations:\n        proxy.istio.io/config: \"holdApplicationUntilProxyStarts: true\"\n      labels:", 1)
-	r := get(t, h, stateLink(t, api.State{Manifest: deploymentYAML + "---\n" + held})+"&tab=batch")
+	r := get(t, h, stateLink(t, api.State{Manifest: testkit.Deployment + "---\n" + held})+"&tab=batch")
 	heads := batchHeads(r)
 	first := slices.Index(heads, "proxy first") - 1 // the row's cells come after its header
 	if first < 0 {

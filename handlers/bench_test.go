@@ -19,6 +19,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
 // newBare is Istio's injector with nothing of ours: the default installation's ConfigMaps parsed
@@ -76,7 +77,7 @@ func BenchmarkToggleRoundTrip(b *testing.B) {
 	client := srv.Client()
 	// The page before the click: its kept regions (the lab strip, the settings, the diff tab's
 	// steps), whose keys the script sends.
-	before := get(&testing.T{}, h, view{state: api.State{Manifest: deploymentYAML, Steps: base}, step: -1}.permalink())
+	before := get(&testing.T{}, h, view{state: api.State{Manifest: testkit.Deployment, Steps: base}, step: -1}.permalink())
 	held := heldKeys(before.body)
 	if len(held) != 4 {
 		b.Fatalf("the page before the click holds %d regions, want 4", len(held))
@@ -84,7 +85,7 @@ func BenchmarkToggleRoundTrip(b *testing.B) {
 	var roundTrip, one time.Duration
 	var bytes int64
 	for b.Loop() {
-		form := url.Values{"manifest": {deploymentYAML}, "steps": {string(steps)}, "add": {"sidecar.istio.io/proxyCPU"},
+		form := url.Values{"manifest": {testkit.Deployment}, "steps": {string(steps)}, "add": {"sidecar.istio.io/proxyCPU"},
 			"v:sidecar.istio.io/proxyCPU": {fmt.Sprintf("%dm", 100+toggleSeq.Add(1))}}
 		t0 := time.Now()
 		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/", strings.NewReader(form.Encode()))
@@ -101,7 +102,7 @@ func BenchmarkToggleRoundTrip(b *testing.B) {
 			b.Fatalf("status %d", res.StatusCode)
 		}
 		t1 := time.Now()
-		bare([]byte(deploymentYAML))
+		bare([]byte(testkit.Deployment))
 		roundTrip += t1.Sub(t0)
 		one += time.Since(t1)
 		bytes += n

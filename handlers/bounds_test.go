@@ -17,6 +17,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 	"github.com/sidecarlab/sidecarlab/sandbox"
 )
 
@@ -131,7 +132,7 @@ func boundRoutes() []boundRoute {
 func TestAnswersBounded(t *testing.T) {
 	newServer(t)
 	bigValue := "proxyMetadata: {X: " + strings.Repeat("v", 250_000) + "}"
-	big := api.State{Manifest: deploymentYAML + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: big}\ndata:\n  x: " +
+	big := api.State{Manifest: testkit.Deployment + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: big}\ndata:\n  x: " +
 		strings.Repeat("x", maxStateBytes-4096) + "\n"}
 	cases := []struct {
 		name    string
@@ -139,12 +140,12 @@ func TestAnswersBounded(t *testing.T) {
 		refused bool
 		server  func(t *testing.T) (http.Handler, Engine, *memLinks)
 	}{
-		{"a proxy config value of 250,000 bytes", api.State{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "proxy.istio.io/config", Value: bigValue}}}, false,
+		{"a proxy config value of 250,000 bytes", api.State{Manifest: testkit.Deployment, Steps: []engine.Step{{Key: "proxy.istio.io/config", Value: bigValue}}}, false,
 			func(t *testing.T) (http.Handler, Engine, *memLinks) {
 				links := newMemLinks()
 				return serverWith(t, links), eng, links
 			}},
-		{"the same value, on a server past its deadline (503 with the form)", api.State{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "proxy.istio.io/config", Value: bigValue}}}, false,
+		{"the same value, on a server past its deadline (503 with the form)", api.State{Manifest: testkit.Deployment, Steps: []engine.Step{{Key: "proxy.istio.io/config", Value: bigValue}}}, false,
 			func(t *testing.T) (http.Handler, Engine, *memLinks) {
 				links := newMemLinks()
 				return serverConfig(t, Config{Links: links, RequestTimeout: time.Nanosecond}), eng, links
@@ -154,7 +155,7 @@ func TestAnswersBounded(t *testing.T) {
 				links := newMemLinks()
 				return serverWith(t, links), eng, links
 			}},
-		{"a template repeating 10,000,000 bytes", api.State{Manifest: deploymentYAML, Steps: selectMine,
+		{"a template repeating 10,000,000 bytes", api.State{Manifest: testkit.Deployment, Steps: selectMine,
 			Settings: engine.Settings{Install: engine.InstallOptions{Overlay: withTemplate(`{{ repeat 10000000 "a" }}`)}}}, false,
 			func(t *testing.T) (http.Handler, Engine, *memLinks) {
 				e := boundsIsolated(t)
@@ -251,7 +252,7 @@ func sizeText(n int) string { return fmt.Sprintf("%.2f MB", float64(n)/1e6) }
 func TestLongValueShownOnce(t *testing.T) {
 	h := newServer(t)
 	long := "proxyMetadata: {X: " + strings.Repeat("v", 20_000) + "}"
-	r := get(t, h, stateLink(t, api.State{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "proxy.istio.io/config", Value: long}}}))
+	r := get(t, h, stateLink(t, api.State{Manifest: testkit.Deployment, Steps: []engine.Step{{Key: "proxy.istio.io/config", Value: long}}}))
 	if r.status != http.StatusOK {
 		t.Fatalf("status %d", r.status)
 	}
@@ -278,7 +279,7 @@ func TestLongValueShownOnce(t *testing.T) {
 		t.Errorf("no note says lines were cut: %q", testid(r, "more-note").Text())
 	}
 
-	short := get(t, h, stateLink(t, api.State{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "proxy.istio.io/config", Value: "concurrency: 2"}}}))
+	short := get(t, h, stateLink(t, api.State{Manifest: testkit.Deployment, Steps: []engine.Step{{Key: "proxy.istio.io/config", Value: "concurrency: 2"}}}))
 	if testid(short, "step-value-1").Length() != 0 || testid(short, "step-1").First().Find(".step-t").Text() != "proxy.istio.io/config=concurrency: 2" ||
 		testid(short, "more-note").Length() != 0 {
 		t.Error("a short value is not shown as before")

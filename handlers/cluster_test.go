@@ -19,6 +19,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/admission"
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 	"github.com/sidecarlab/sidecarlab/web"
 	"github.com/sidecarlab/sidecarlab/wording"
 )
@@ -26,7 +27,7 @@ import (
 var shop = engine.Namespace{Name: "shop"}
 
 func withNamespace(ns engine.Namespace, set ...string) api.State {
-	return api.State{Istio: engine.Version().Istio, Manifest: deploymentYAML,
+	return api.State{Istio: engine.Version().Istio, Manifest: testkit.Deployment,
 		Settings: engine.Settings{Namespace: ns, Install: engine.InstallOptions{Set: set}}}
 }
 
@@ -67,7 +68,7 @@ func TestStateV2Namespace(t *testing.T) {
 	// A short link stores the state with it.
 	links := newMemLinks()
 	h := serverWith(t, links)
-	sr := do(t, h, shareRequest(url.Values{"manifest": {deploymentYAML}, "nsName": {"shop"}, "nsInjection": {"enabled"}, "nsEnforce": {"baseline"}}))
+	sr := do(t, h, shareRequest(url.Values{"manifest": {testkit.Deployment}, "nsName": {"shop"}, "nsInjection": {"enabled"}, "nsEnforce": {"baseline"}}))
 	if sr.status != http.StatusSeeOther {
 		t.Fatalf("share: %d", sr.status)
 	}
@@ -77,7 +78,7 @@ func TestStateV2Namespace(t *testing.T) {
 		t.Fatalf("short link: %d, namespace not kept", r.status)
 	}
 	// A short link refuses a namespace that cannot be read, naming the field.
-	sr = do(t, h, shareRequest(url.Values{"manifest": {deploymentYAML}, "nsLabels": {"no-equals"}}))
+	sr = do(t, h, shareRequest(url.Values{"manifest": {testkit.Deployment}, "nsLabels": {"no-equals"}}))
 	if sr.status != http.StatusUnprocessableEntity || !strings.Contains(sr.body, "namespace labels") {
 		t.Fatalf("share with bad labels: %d", sr.status)
 	}
@@ -121,7 +122,7 @@ func TestNamespaceSettings(t *testing.T) {
 			engine.Namespace{Labels: map[string]string{"istio-injection": "enabled"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tc.form.Set("manifest", deploymentYAML)
+			tc.form.Set("manifest", testkit.Deployment)
 			st := decodeLocation(t, postForm(t, h, tc.form))
 			if d := cmp.Diff(tc.want, st.Settings.Namespace); d != "" {
 				t.Fatalf("namespace (-want +got)\n%s", d)
@@ -144,7 +145,7 @@ func TestNamespaceSettings(t *testing.T) {
 		{"too many", url.Values{"nsLabels": {strings.Repeat("a=b\n", 1) + manyLabels(70)}}, "at most 64"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tc.form.Set("manifest", deploymentYAML)
+			tc.form.Set("manifest", testkit.Deployment)
 			r := postForm(t, h, tc.form)
 			if r.status != http.StatusUnprocessableEntity {
 				t.Fatalf("status %d, want 422", r.status)
@@ -302,7 +303,7 @@ func TestClusterAmbient(t *testing.T) {
 func TestClusterShowsTheFirstDocuments(t *testing.T) {
 	h := newServer(t)
 	st := withNamespace(shop)
-	st.Manifest = strings.Repeat(deploymentYAML+"---\n", 3)
+	st.Manifest = strings.Repeat(testkit.Deployment+"---\n", 3)
 	r := get(t, h, stateLink(t, st)+"&tab=cluster&limit=2")
 	if n := testid(r, "cluster-doc").Length(); n != 2 || !strings.Contains(testid(r, "cluster-more").Text(), "1 more document is not shown") {
 		t.Fatalf("%d documents shown, more: %q", n, testid(r, "cluster-more").Text())
@@ -322,7 +323,7 @@ func TestClusterVersion(t *testing.T) {
 	if r := clusterPage(t, h, st); !strings.Contains(testid(r, "cluster").Text(), "on Kubernetes 1.30") {
 		t.Fatal("the Cluster tab does not say the settings' version")
 	}
-	got := decodeLocation(t, postForm(t, h, url.Values{"manifest": {deploymentYAML}, "mode": {"kube-inject"}, "kubernetesVersion": {"1.30"}}))
+	got := decodeLocation(t, postForm(t, h, url.Values{"manifest": {testkit.Deployment}, "mode": {"kube-inject"}, "kubernetesVersion": {"1.30"}}))
 	if got.Settings.KubernetesVersion != "1.30" {
 		t.Fatalf("kube-inject mode drops the version: %+v", got.Settings)
 	}
@@ -388,7 +389,7 @@ func TestBatchAdmissionColumn(t *testing.T) {
 		{baseline, "injected in shop, rejected under baseline"},
 	} {
 		st := withNamespace(tc.ns)
-		st.Manifest = deploymentYAML + "---\napiVersion: v1\nkind: Service\nmetadata:\n  name: svc\nspec:\n  ports:\n  - port: 80\n"
+		st.Manifest = testkit.Deployment + "---\napiVersion: v1\nkind: Service\nmetadata:\n  name: svc\nspec:\n  ports:\n  - port: 80\n"
 		r := get(t, h, stateLink(t, st)+"&tab=batch")
 		if r.doc.Find(`th[data-col="admission"]`).Length() != 1 {
 			t.Fatalf("%v: no admission column", tc.ns)
@@ -453,8 +454,8 @@ func TestSettingsFixes(t *testing.T) {
 func TestSettingsFixButtons(t *testing.T) {
 	h := newServer(t)
 	// The label instead of the annotation: the manifest changes, and the Pod is injected.
-	annotated := strings.Replace(deploymentYAML, "    metadata:\n      labels:\n", "    metadata:\n      annotations:\n        sidecar.istio.io/inject: \"true\"\n      labels:\n", 1)
-	if annotated == deploymentYAML {
+	annotated := strings.Replace(testkit.Deployment, "    metadata:\n      labels:\n", "    metadata:\n      annotations:\n        sidecar.istio.io/inject: \"true\"\n      labels:\n", 1)
+	if annotated == testkit.Deployment {
 		t.Fatal("the test manifest has no pod template labels to annotate beside")
 	}
 	lf := url.Values{"manifest": {annotated}, "nsName": {"shop"}, "clusterfix": {fixLabel}}
@@ -465,12 +466,12 @@ func TestSettingsFixButtons(t *testing.T) {
 	if r := clusterPage(t, h, lst); testid(r, "verdict-injected").Length() != 1 {
 		t.Fatal("the Pod is not injected after the label fix")
 	}
-	lf.Set("manifest", deploymentYAML)
+	lf.Set("manifest", testkit.Deployment)
 	if r := postForm(t, h, lf); r.status != http.StatusUnprocessableEntity {
 		t.Fatalf("the label fix with nothing to move: %d", r.status)
 	}
 
-	form := url.Values{"manifest": {deploymentYAML}, "nsName": {"shop"}, "nsEnforce": {"baseline"}, "set": {"values.global.proxy.holdApplicationUntilProxyStarts=true"}, "clusterfix": {fixLabelInjection}}
+	form := url.Values{"manifest": {testkit.Deployment}, "nsName": {"shop"}, "nsEnforce": {"baseline"}, "set": {"values.global.proxy.holdApplicationUntilProxyStarts=true"}, "clusterfix": {fixLabelInjection}}
 	st := decodeLocation(t, postForm(t, h, form))
 	want := engine.Namespace{Name: "shop", Labels: map[string]string{"istio-injection": "enabled", "pod-security.kubernetes.io/enforce": "baseline"}}
 	if d := cmp.Diff(want, st.Settings.Namespace); d != "" {

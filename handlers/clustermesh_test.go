@@ -23,6 +23,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/clustermesh"
 	"github.com/sidecarlab/sidecarlab/clustermesh/clustermeshtest"
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
 // shopLabels are the labels of namespace shop in clusterServer's cluster: it selects revision
@@ -76,7 +77,7 @@ func TestFormClusterMesh(t *testing.T) {
 		t.Fatal("a server that reads no cluster offers its mesh")
 	}
 
-	st := decodeLocation(t, postForm(t, h, url.Values{"manifest": {deploymentYAML}, "clusterMesh": {"canary"}, "clusterNamespace": {"shop"}}))
+	st := decodeLocation(t, postForm(t, h, url.Values{"manifest": {testkit.Deployment}, "clusterMesh": {"canary"}, "clusterNamespace": {"shop"}}))
 	in := st.Settings.Install
 	if in.Revision != "canary" || !in.Mesh.IstioTemplates || !strings.Contains(in.Mesh.Webhooks, "istio-sidecar-injector-canary") || strings.Contains(in.Mesh.Webhooks, "name: istio-sidecar-injector\n") {
 		t.Fatalf("revision %q, compacted %v, webhooks:\n%.300s", in.Revision, in.Mesh.IstioTemplates, in.Mesh.Webhooks)
@@ -93,7 +94,7 @@ func TestFormClusterMesh(t *testing.T) {
 		t.Fatal("the link does not inject with revision canary's mesh")
 	}
 	// A tag is its revision's mesh.
-	if st := decodeLocation(t, postForm(t, h, url.Values{"manifest": {deploymentYAML}, "clusterMesh": {"prod"}})); st.Settings.Install.Revision != "" || st.Settings.Install.Mesh.IsZero() {
+	if st := decodeLocation(t, postForm(t, h, url.Values{"manifest": {testkit.Deployment}, "clusterMesh": {"prod"}})); st.Settings.Install.Revision != "" || st.Settings.Install.Mesh.IsZero() {
 		t.Fatalf("tag prod: %+v", st.Settings.Install)
 	}
 	for _, c := range []struct {
@@ -109,7 +110,7 @@ func TestFormClusterMesh(t *testing.T) {
 		{clusterServer(t, "get", "configmaps"), "clusterMesh=canary", http.StatusBadGateway, "get configmaps istio-sidecar-injector-canary in namespace istio-system was refused"},
 	} {
 		k, v, _ := strings.Cut(c.field, "=")
-		r := postForm(t, c.h, url.Values{"manifest": {deploymentYAML}, k: {v}})
+		r := postForm(t, c.h, url.Values{"manifest": {testkit.Deployment}, k: {v}})
 		if r.status != c.status || !strings.Contains(r.body, c.want) {
 			t.Errorf("%s: %d, want %d with %q", c.field, r.status, c.status, c.want)
 		}
@@ -135,7 +136,7 @@ func TestAPIClusterMesh(t *testing.T) {
 	if len(cat.Revisions) != 2 || cat.Revisions[1].Name != "default" || strings.Join(cat.Revisions[1].Tags, ",") != "prod" || len(cat.Namespaces) != 1 || cat.Namespaces[0].Labels["istio.io/rev"] != "canary" {
 		t.Fatalf("%+v", cat)
 	}
-	status, body, top := postAPI(t, h, "?include=output,admission", api.InjectRequest{Manifest: deploymentYAML, ClusterMesh: "canary", ClusterNamespace: "shop"})
+	status, body, top := postAPI(t, h, "?include=output,admission", api.InjectRequest{Manifest: testkit.Deployment, ClusterMesh: "canary", ClusterNamespace: "shop"})
 	if status != http.StatusOK {
 		t.Fatalf("%d: %s", status, body)
 	}
@@ -157,10 +158,10 @@ func TestAPIClusterMesh(t *testing.T) {
 		status int
 		want   string
 	}{
-		{h, api.InjectRequest{Manifest: deploymentYAML, ClusterMesh: "canary", MeshConfigMaps: canaryConfigMaps(t, nil)}, http.StatusBadRequest, "not both"},
-		{h, api.InjectRequest{Manifest: deploymentYAML, ClusterNamespace: "shop", Settings: engine.Settings{Namespace: engine.Namespace{Name: "shop"}}}, http.StatusBadRequest, "not both"},
-		{newServer(t), api.InjectRequest{Manifest: deploymentYAML, ClusterMesh: "canary"}, http.StatusNotFound, "serve --cluster-read"},
-		{clusterServer(t, "list", "mutatingwebhookconfigurations"), api.InjectRequest{Manifest: deploymentYAML, ClusterMesh: "canary"}, http.StatusBadGateway, "list mutatingwebhookconfigurations was refused"},
+		{h, api.InjectRequest{Manifest: testkit.Deployment, ClusterMesh: "canary", MeshConfigMaps: canaryConfigMaps(t, nil)}, http.StatusBadRequest, "not both"},
+		{h, api.InjectRequest{Manifest: testkit.Deployment, ClusterNamespace: "shop", Settings: engine.Settings{Namespace: engine.Namespace{Name: "shop"}}}, http.StatusBadRequest, "not both"},
+		{newServer(t), api.InjectRequest{Manifest: testkit.Deployment, ClusterMesh: "canary"}, http.StatusNotFound, "serve --cluster-read"},
+		{clusterServer(t, "list", "mutatingwebhookconfigurations"), api.InjectRequest{Manifest: testkit.Deployment, ClusterMesh: "canary"}, http.StatusBadGateway, "list mutatingwebhookconfigurations was refused"},
 	} {
 		if status, body, _ := postAPI(t, c.h, "", c.req); status != c.status || !strings.Contains(body, c.want) {
 			t.Errorf("%+v: %d %s, want %d with %q", c.req, status, body, c.status, c.want)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
 // panelNames are the annotation keys the panel shows, in order.
@@ -65,7 +66,7 @@ func TestPanelSearch(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.q, func(t *testing.T) {
-			p := postForm(t, h, url.Values{"manifest": {deploymentYAML}, "steps": {"[]"}, "action": {"filter"}, "q": {c.q}})
+			p := postForm(t, h, url.Values{"manifest": {testkit.Deployment}, "steps": {"[]"}, "action": {"filter"}, "q": {c.q}})
 			if p.status != http.StatusSeeOther {
 				t.Fatalf("POST answered %d", p.status)
 			}
@@ -358,12 +359,12 @@ func formSteps(t *testing.T, r response) []engine.Step {
 // carries both, and nothing is reported as replaced.
 func TestProxyConfigEditorMerges(t *testing.T) {
 	h := newServer(t)
-	r := configField(t, h, deploymentYAML, nil, "concurrency", "2")
+	r := configField(t, h, testkit.Deployment, nil, "concurrency", "2")
 	steps := formSteps(t, r)
 	if len(steps) != 1 || steps[0].Value != "concurrency: 2" {
 		t.Fatalf("first step %+v", steps)
 	}
-	r = configField(t, h, deploymentYAML, steps, "holdApplicationUntilProxyStarts", "true")
+	r = configField(t, h, testkit.Deployment, steps, "holdApplicationUntilProxyStarts", "true")
 	steps = formSteps(t, r)
 	want := engine.Step{Key: "proxy.istio.io/config", Value: "concurrency: 2\nholdApplicationUntilProxyStarts: true"}
 	if len(steps) != 2 || steps[1] != want {
@@ -376,7 +377,7 @@ func TestProxyConfigEditorMerges(t *testing.T) {
 		t.Errorf("%d replacement notices for a merge", n)
 	}
 	// A bad value is refused with words, before any step is added.
-	p := postForm(t, h, url.Values{"manifest": {deploymentYAML}, "steps": {"[]"}, "pcset": {"terminationDrainDuration"}, "pc:terminationDrainDuration": {"soon"}})
+	p := postForm(t, h, url.Values{"manifest": {testkit.Deployment}, "steps": {"[]"}, "pcset": {"terminationDrainDuration"}, "pc:terminationDrainDuration": {"soon"}})
 	if p.status != http.StatusUnprocessableEntity && p.status != http.StatusBadRequest {
 		t.Fatalf("bad duration answered %d", p.status)
 	}
@@ -389,7 +390,7 @@ func TestProxyConfigEditorMerges(t *testing.T) {
 // the pasted manifest's pod template value.
 func TestProxyConfigEditorStartsFromManifest(t *testing.T) {
 	h := newServer(t)
-	m := strings.Replace(deploymentYAML, "      labels:\n", "      annotations:\n        proxy.istio.io/config: 'concurrency: 3'\n      labels:\n", 1)
+	m := strings.Replace(testkit.Deployment, "      labels:\n", "      annotations:\n        proxy.istio.io/config: 'concurrency: 3'\n      labels:\n", 1)
 	r := configField(t, h, m, nil, "terminationDrainDuration", "20s")
 	if steps := formSteps(t, r); len(steps) != 1 || steps[0].Value != "concurrency: 3\nterminationDrainDuration: 20s" {
 		t.Fatalf("steps %+v", steps)
@@ -401,7 +402,7 @@ func TestProxyConfigEditorStartsFromManifest(t *testing.T) {
 func TestProxyConfigReplacementNotice(t *testing.T) {
 	h := newServer(t)
 	first := []engine.Step{{Key: "proxy.istio.io/config", Value: "concurrency: 2\nterminationDrainDuration: 20s"}}
-	_, r := addStep(t, h, deploymentYAML, first, "proxy.istio.io/config", "holdApplicationUntilProxyStarts: true")
+	_, r := addStep(t, h, testkit.Deployment, first, "proxy.istio.io/config", "holdApplicationUntilProxyStarts: true")
 	n := testid(r, "diff-step-2").Find(`[data-testid="replaces"]`)
 	want := "This step replaces the whole proxy.istio.io/config: concurrency, terminationDrainDuration are no longer set."
 	if n.Length() != 1 || strings.TrimSpace(n.Text()) != want {
@@ -411,7 +412,7 @@ func TestProxyConfigReplacementNotice(t *testing.T) {
 		t.Error("notice on the first step, which replaced nothing")
 	}
 	// Keeping every field (a changed value) is no replacement.
-	_, r = addStep(t, h, deploymentYAML, first, "proxy.istio.io/config", "concurrency: 4\nterminationDrainDuration: 20s")
+	_, r = addStep(t, h, testkit.Deployment, first, "proxy.istio.io/config", "concurrency: 4\nterminationDrainDuration: 20s")
 	if testid(r, "replaces").Length() != 0 {
 		t.Error("notice when nothing is dropped")
 	}

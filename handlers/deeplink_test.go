@@ -10,6 +10,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
 // deepLinks are the deep links of a page's change rows: each row's "data-testid of its step,
@@ -44,14 +45,14 @@ func TestDeepLinksNameTheirStep(t *testing.T) {
 	cpu := "spec.template.spec.containers[istio-proxy].resources.requests.cpu"
 	proxy := "spec.template.spec.containers[istio-proxy]"
 	twice := []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}, {Key: "sidecar.istio.io/proxyCPU", Value: "300m"}}
-	two := deploymentYAML + "---\n" + strings.Replace(deploymentYAML, "name: web\n", "name: api\n", 1)
+	two := testkit.Deployment + "---\n" + strings.Replace(testkit.Deployment, "name: web\n", "name: api\n", 1)
 	for _, c := range []struct {
 		name     string
 		st       api.State
 		want     map[string]string // row ("diff-step-N doc path") → its link
 		wantText map[string]string // row → its label
 	}{
-		{"one path in two steps", api.State{Manifest: deploymentYAML, Steps: twice},
+		{"one path in two steps", api.State{Manifest: testkit.Deployment, Steps: twice},
 			map[string]string{
 				"diff-step-1 1 " + cpu: "#step=1&path=" + url.PathEscape(cpu),
 				"diff-step-2 1 " + cpu: "#step=2&path=" + url.PathEscape(cpu),

@@ -22,6 +22,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 	"github.com/sidecarlab/sidecarlab/wording"
 )
 
@@ -53,7 +54,7 @@ func TestErrorsInTheReadersLanguage(t *testing.T) {
 	h := newServer(t)
 	limited := New(testLogger(), func() Engine { return eng }, testConfig(Config{RatePerMinute: 1}))
 	small := New(testLogger(), func() Engine { return eng }, testConfig(Config{MaxBodyBytes: 1000}))
-	bigManifest := deploymentYAML + strings.Repeat("# padding\n", 200)
+	bigManifest := testkit.Deployment + strings.Repeat("# padding\n", 200)
 	type answer struct {
 		status int
 		msg    string // the error-message on a page, the JSON's message, or the plain text
@@ -154,7 +155,7 @@ func TestErrorsInTheReadersLanguage(t *testing.T) {
 			}},
 		{"API 400, a parameter",
 			func(lang string) answer {
-				req := apiPost("application/json", `{"manifest":`+jsonString(deploymentYAML)+`}`)
+				req := apiPost("application/json", `{"manifest":`+jsonString(testkit.Deployment)+`}`)
 				req.URL.RawQuery = "include=nonsense"
 				r := do(t, h, langRequest(req, lang))
 				return answer{r.status, apiMessage(t, r)}
@@ -369,7 +370,7 @@ var _ = httpError{id: "errors.no-such-message"}`, 0)
 // are shown in the reader's language; a label a person chose is shown as it is.
 func TestCompareLabels(t *testing.T) {
 	h := newServer(t)
-	st := EncodeState(api.State{Version: StateVersion, Manifest: deploymentYAML})
+	st := EncodeState(api.State{Version: StateVersion, Manifest: testkit.Deployment})
 	q := url.Values{"a": {st}, "b": {st}, "la": {"classic sidecar"}, "lb": {"classic sidecar, mine"}}
 	for _, c := range []struct{ lang, a string }{{"", "classic sidecar"}, {"ja", "従来型サイドカー"}, {"ko", "기존 방식 사이드카"}} {
 		r := do(t, h, langRequest(httptest.NewRequest(http.MethodGet, "/compare?"+q.Encode(), nil), c.lang))
@@ -419,7 +420,7 @@ func TestEngineErrorsInTheReadersLanguage(t *testing.T) {
 		id   string
 	}{
 		{url.Values{"manifest": {"  \n"}}, "input.manifest-empty"},
-		{url.Values{"manifest": {deploymentYAML}, "mode": {"webhook"}, "kubernetesVersion": {"2.0"}}, "input.kubernetes-version"},
+		{url.Values{"manifest": {testkit.Deployment}, "mode": {"webhook"}, "kubernetesVersion": {"2.0"}}, "input.kubernetes-version"},
 	} {
 		for _, lang := range []string{"en", "ja", "ko"} {
 			req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(c.form.Encode()))
@@ -444,7 +445,7 @@ func TestEngineErrorsInTheReadersLanguage(t *testing.T) {
 func TestCompareHoldSides(t *testing.T) {
 	h := newServer(t)
 	cfg := func(v string) []engine.Step { return []engine.Step{{Key: "proxy.istio.io/config", Value: v}} }
-	meshHold := api.State{Manifest: deploymentYAML, Settings: engine.Settings{Install: engine.InstallOptions{Set: []string{"meshConfig.defaultConfig.holdApplicationUntilProxyStarts=true"}}}}
+	meshHold := api.State{Manifest: testkit.Deployment, Settings: engine.Settings{Install: engine.InstallOptions{Set: []string{"meshConfig.defaultConfig.holdApplicationUntilProxyStarts=true"}}}}
 	for _, c := range []struct {
 		name       string
 		st         api.State
@@ -452,8 +453,8 @@ func TestCompareHoldSides(t *testing.T) {
 		otherLast  string // the other side's last step's value
 		otherLabel string
 	}{
-		{"no hold", api.State{Manifest: deploymentYAML, Steps: cfg("concurrency: 2")}, "a", "concurrency: 2\nholdApplicationUntilProxyStarts: true", "with holdApplicationUntilProxyStarts"},
-		{"hold by a step", api.State{Manifest: deploymentYAML, Steps: cfg("concurrency: 2\nholdApplicationUntilProxyStarts: true")}, "b", "concurrency: 2\nholdApplicationUntilProxyStarts: false", "without holdApplicationUntilProxyStarts"},
+		{"no hold", api.State{Manifest: testkit.Deployment, Steps: cfg("concurrency: 2")}, "a", "concurrency: 2\nholdApplicationUntilProxyStarts: true", "with holdApplicationUntilProxyStarts"},
+		{"hold by a step", api.State{Manifest: testkit.Deployment, Steps: cfg("concurrency: 2\nholdApplicationUntilProxyStarts: true")}, "b", "concurrency: 2\nholdApplicationUntilProxyStarts: false", "without holdApplicationUntilProxyStarts"},
 		{"hold by the mesh", meshHold, "b", "holdApplicationUntilProxyStarts: false", "without holdApplicationUntilProxyStarts"},
 	} {
 		r := get(t, h, stateLink(t, c.st)+"&tab=lifecycle")

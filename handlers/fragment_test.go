@@ -11,13 +11,14 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 	"github.com/sidecarlab/sidecarlab/web"
 )
 
 // failingSecond is two Deployments, the second of which Istio rejects at every step (a
 // userVolume annotation that is not JSON on its pod template): the first one's rows count
 // changes, the second's note says it failed.
-var failingSecond = deploymentYAML + "---\n" + strings.Replace(strings.Replace(deploymentYAML, "name: web\n", "name: broken\n", 1),
+var failingSecond = testkit.Deployment + "---\n" + strings.Replace(strings.Replace(testkit.Deployment, "name: web\n", "name: broken\n", 1),
 	"    metadata:\n      labels:", "    metadata:\n      annotations:\n        sidecar.istio.io/userVolume: '{\"v\":'\n      labels:", 1)
 
 // headings are the step headings of a panel, their words joined by single spaces.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
 // FuzzDecodeState feeds arbitrary link text to the state decoder: it must give a state, a
@@ -16,7 +17,7 @@ import (
 // accepts must survive a round trip.
 func FuzzDecodeState(f *testing.F) {
 	f.Add(EncodeState(api.State{Manifest: "kind: Pod\n"}))
-	f.Add(EncodeState(api.State{Manifest: deploymentYAML, Steps: nil}))
+	f.Add(EncodeState(api.State{Manifest: testkit.Deployment, Steps: nil}))
 	f.Add("")
 	f.Add("not-base64!")
 	f.Add("AAAA")

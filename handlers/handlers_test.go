@@ -24,6 +24,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 	"github.com/sidecarlab/sidecarlab/report"
 	"github.com/sidecarlab/sidecarlab/web"
 )
@@ -115,24 +116,6 @@ func contains(list []string, want string) bool {
 	return false
 }
 
-const deploymentYAML = `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-spec:
-  selector:
-    matchLabels:
-      app: web
-  template:
-    metadata:
-      labels:
-        app: web
-    spec:
-      containers:
-      - name: web
-        image: nginx
-`
-
 func TestDefaultPage(t *testing.T) {
 	h := newServer(t)
 	r := get(t, h, "/")
@@ -198,7 +181,7 @@ func addStep(t *testing.T, h http.Handler, manifest string, steps []engine.Step,
 
 func TestPostRedirectsToAPermalinkThatRendersTheSame(t *testing.T) {
 	h := newServer(t)
-	loc, r := addStep(t, h, deploymentYAML, nil, "sidecar.istio.io/proxyCPU", "200m")
+	loc, r := addStep(t, h, testkit.Deployment, nil, "sidecar.istio.io/proxyCPU", "200m")
 	if r.status != http.StatusOK {
 		t.Fatalf("permalink answered %d", r.status)
 	}
@@ -243,7 +226,7 @@ func TestLabAnnotations(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.key+"="+c.value, func(t *testing.T) {
-			_, r := addStep(t, h, deploymentYAML, nil, c.key, c.value)
+			_, r := addStep(t, h, testkit.Deployment, nil, c.key, c.value)
 			step1 := testid(r, "diff-step-1")
 			if step1.Length() != 1 {
 				t.Fatal("no step 1 in the field diff")
@@ -271,12 +254,12 @@ func stateLink(t *testing.T, s api.State) string {
 
 func TestBadManifestIsShownAtItsLine(t *testing.T) {
 	h := newServer(t)
-	bad := deploymentYAML + "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: x\n   bad: indent\n"
+	bad := testkit.Deployment + "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: x\n   bad: indent\n"
 	r := get(t, h, stateLink(t, api.State{Manifest: bad}))
 	if r.status != http.StatusUnprocessableEntity {
 		t.Fatalf("status %d, want 422", r.status)
 	}
-	wantLine := strings.Count(deploymentYAML, "\n") + 6
+	wantLine := strings.Count(testkit.Deployment, "\n") + 6
 	if got := testid(r, "manifest").AttrOr("data-error-line", ""); got != itoa(int64(wantLine)) {
 		t.Fatalf("error mark on line %s, want %d", got, wantLine)
 	}
@@ -294,13 +277,13 @@ func TestBadManifestIsShownAtItsLine(t *testing.T) {
 	// A key indented less than the one before it stops go-yaml's parser, whose message names the
 	// line before (engine.TestYAMLErrorLine): the mark is on the bad line itself.
 	under := "apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\nspec:\n  containers:\n  - name: app\n    image: nginx\n   ports: []\n"
-	r = get(t, h, stateLink(t, api.State{Manifest: deploymentYAML + "---\n" + under}))
-	wantLine = strings.Count(deploymentYAML, "\n") + 1 + 9
+	r = get(t, h, stateLink(t, api.State{Manifest: testkit.Deployment + "---\n" + under}))
+	wantLine = strings.Count(testkit.Deployment, "\n") + 1 + 9
 	if got := testid(r, "manifest").AttrOr("data-error-line", ""); r.status != http.StatusUnprocessableEntity || got != itoa(int64(wantLine)) {
 		t.Fatalf("status %d, error mark on line %s, want %d (%s)", r.status, got, wantLine, testid(r, "parser-text").Text())
 	}
 	// A request-level error (an invalid annotation value) names the step.
-	r = get(t, h, stateLink(t, api.State{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "lots"}}}))
+	r = get(t, h, stateLink(t, api.State{Manifest: testkit.Deployment, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "lots"}}}))
 	if r.status != http.StatusUnprocessableEntity || !strings.Contains(testid(r, "error").Text(), "step 1") {
 		t.Fatalf("status %d, error %q", r.status, testid(r, "error").Text())
 	}
@@ -329,11 +312,11 @@ func TestFragmentOutcome(t *testing.T) {
 	}{
 		{"empty", api.State{Manifest: ""}, http.StatusUnprocessableEntity, web.OutcomeEmpty, "the manifest is empty; paste a Pod"},
 		{"blank lines", api.State{Manifest: "  \n\t\n\n"}, http.StatusUnprocessableEntity, web.OutcomeEmpty, "the manifest is empty; paste a Pod"},
-		{"a refused annotation value", api.State{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "lots"}}},
+		{"a refused annotation value", api.State{Manifest: testkit.Deployment, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "lots"}}},
 			http.StatusUnprocessableEntity, web.OutcomeRefused, "invalid value 'lots'"},
-		{"a document Istio rejects", api.State{Manifest: deploymentYAML + "---\n" + badDoc}, http.StatusUnprocessableEntity, web.OutcomeRejected, "document 2"},
+		{"a document Istio rejects", api.State{Manifest: testkit.Deployment + "---\n" + badDoc}, http.StatusUnprocessableEntity, web.OutcomeRejected, "document 2"},
 		{"comments only", api.State{Manifest: "# nothing yet\n"}, http.StatusOK, "", "Document 1 names no kind"},
-		{"a workload", api.State{Manifest: deploymentYAML}, http.StatusOK, "", "istio-proxy"},
+		{"a workload", api.State{Manifest: testkit.Deployment}, http.StatusOK, "", "istio-proxy"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -364,7 +347,7 @@ func TestFragmentOutcome(t *testing.T) {
 // full page.
 func TestFragment(t *testing.T) {
 	h := newServer(t)
-	link := stateLink(t, api.State{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}})
+	link := stateLink(t, api.State{Manifest: testkit.Deployment, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}})
 	full := get(t, h, link)
 	req := httptest.NewRequest(http.MethodGet, link, nil)
 	req.Header.Set(partialHeader, "1")
@@ -406,7 +389,7 @@ func TestFragment(t *testing.T) {
 // permalink a redirect would have given.
 func TestPartialPostAnswersInPlace(t *testing.T) {
 	h := newServer(t)
-	form := url.Values{"manifest": {deploymentYAML}, "add": {"sidecar.istio.io/proxyCPU"}, "v:sidecar.istio.io/proxyCPU": {"200m"}}
+	form := url.Values{"manifest": {testkit.Deployment}, "add": {"sidecar.istio.io/proxyCPU"}, "v:sidecar.istio.io/proxyCPU": {"200m"}}
 	plain := postForm(t, h, form)
 	req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
@@ -440,7 +423,7 @@ func TestOversizedBody(t *testing.T) {
 
 func TestHostileInputIsEscaped(t *testing.T) {
 	h := newServer(t)
-	evil := strings.Replace(deploymentYAML, "app: web\n    spec", "app: web\n        note: \"<script>alert(1)</script>\"\n    spec", 1)
+	evil := strings.Replace(testkit.Deployment, "app: web\n    spec", "app: web\n        note: \"<script>alert(1)</script>\"\n    spec", 1)
 	r := get(t, h, stateLink(t, api.State{Manifest: evil, Steps: []engine.Step{{Key: "example.com/x", Value: "<img src=x onerror=alert(2)>"}}}))
 	if r.status != http.StatusOK {
 		t.Fatalf("status %d", r.status)
@@ -487,7 +470,7 @@ func TestOlderStateVersion(t *testing.T) {
 		t.Fatal("banner on a link of this Istio")
 	}
 	// A newer or broken link is a clear 400.
-	for _, bad := range []string{"/?s=not-a-state!", "/?s=" + EncodeState(api.State{Manifest: deploymentYAML})[:20], newerState()} {
+	for _, bad := range []string{"/?s=not-a-state!", "/?s=" + EncodeState(api.State{Manifest: testkit.Deployment})[:20], newerState()} {
 		r := get(t, h, bad)
 		if r.status != http.StatusBadRequest || !strings.Contains(testid(r, "error-message").Text(), "this link cannot be read") {
 			t.Errorf("%s: status %d %q", bad[:min(30, len(bad))], r.status, testid(r, "error-message").Text())
@@ -515,37 +498,37 @@ func TestActions(t *testing.T) {
 		}
 		return get(t, h, p.header.Get("Location"))
 	}
-	r := follow(url.Values{"manifest": {deploymentYAML}, "steps": {string(js)}, "remove": {"1"}})
+	r := follow(url.Values{"manifest": {testkit.Deployment}, "steps": {string(js)}, "remove": {"1"}})
 	if testid(r, "timeline-1").Text() == "" || !strings.Contains(testid(r, "timeline-1").Text(), "logLevel") || testid(r, "timeline-2").Length() != 0 {
 		t.Fatalf("remove step 1: timeline %q", testid(r, "timeline").Text())
 	}
-	r = follow(url.Values{"manifest": {deploymentYAML}, "steps": {string(js)}, "unset": {"sidecar.istio.io/proxyCPU"}})
+	r = follow(url.Values{"manifest": {testkit.Deployment}, "steps": {string(js)}, "unset": {"sidecar.istio.io/proxyCPU"}})
 	if !strings.Contains(testid(r, "timeline-3").Text(), "remove sidecar.istio.io/proxyCPU") {
 		t.Fatalf("unset: timeline %q", testid(r, "timeline").Text())
 	}
-	r = follow(url.Values{"manifest": {deploymentYAML}, "action": {"preset"}, "preset": {"job"}})
+	r = follow(url.Values{"manifest": {testkit.Deployment}, "action": {"preset"}, "preset": {"job"}})
 	if !strings.Contains(testid(r, "manifest").Text(), "kind: Job") {
 		t.Fatal("preset not loaded")
 	}
-	r = follow(url.Values{"manifest": {deploymentYAML}, "mode": {"webhook"}, "kubernetesVersion": {"1.34"}})
+	r = follow(url.Values{"manifest": {testkit.Deployment}, "mode": {"webhook"}, "kubernetesVersion": {"1.34"}})
 	if !strings.Contains(testid(r, "injected-yaml").Text(), "restartPolicy: Always") {
 		t.Fatal("webhook mode on 1.34 did not go native")
 	}
-	r = follow(url.Values{"manifest": {deploymentYAML}, "set": {"values.global.proxy.holdApplicationUntilProxyStarts=true\n"}})
+	r = follow(url.Values{"manifest": {testkit.Deployment}, "set": {"values.global.proxy.holdApplicationUntilProxyStarts=true\n"}})
 	if !strings.Contains(testid(r, "injected-yaml").Text(), "- wait") {
 		t.Fatal("install option not applied")
 	}
-	if p := postForm(t, h, url.Values{"manifest": {deploymentYAML}, "steps": {"[oops"}}); p.status != http.StatusBadRequest {
+	if p := postForm(t, h, url.Values{"manifest": {testkit.Deployment}, "steps": {"[oops"}}); p.status != http.StatusBadRequest {
 		t.Fatalf("bad steps field: %d", p.status)
 	}
-	if p := postForm(t, h, url.Values{"manifest": {deploymentYAML}, "remove": {"9"}}); p.status != http.StatusBadRequest {
+	if p := postForm(t, h, url.Values{"manifest": {testkit.Deployment}, "remove": {"9"}}); p.status != http.StatusBadRequest {
 		t.Fatalf("remove of a missing step: %d", p.status)
 	}
 }
 
 func TestTabsStepsAndDownload(t *testing.T) {
 	h := newServer(t)
-	link := stateLink(t, api.State{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}})
+	link := stateLink(t, api.State{Manifest: testkit.Deployment, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}})
 	r := get(t, h, link+"&tab=yaml&step=0")
 	if _, hidden := testid(r, "panel-yaml").Attr("hidden"); hidden {
 		t.Fatal("yaml panel hidden on tab=yaml")
@@ -578,7 +561,7 @@ func TestAPI(t *testing.T) {
 		req.Header.Set("Content-Type", "application/json")
 		return do(t, h, req)
 	}
-	body, _ := json.Marshal(api.InjectRequest{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/nativeSidecar", Value: "true"}}})
+	body, _ := json.Marshal(api.InjectRequest{Manifest: testkit.Deployment, Steps: []engine.Step{{Key: "sidecar.istio.io/nativeSidecar", Value: "true"}}})
 	r := post(string(body))
 	if r.status != http.StatusOK {
 		t.Fatalf("status %d: %s", r.status, r.body)
@@ -643,14 +626,14 @@ func TestReadiness(t *testing.T) {
 		t.Fatalf("readyz before the engine: %d", r.status)
 	}
 	// What needs the engine says it is starting: pages as a page, the API as its JSON error.
-	link := stateLink(t, api.State{Manifest: deploymentYAML})
+	link := stateLink(t, api.State{Manifest: testkit.Deployment})
 	for _, target := range []string{"/", link, "/compare?a=x&b=y", "/embed", "/download", "/state.json" + link[1:], "/batch.csv", "/s/0000000000000000"} {
 		r := get(t, h, target)
 		if r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" || !strings.Contains(testid(r, "error-message").Text(), "starting") {
 			t.Errorf("%s before the engine: %d %q %q", target, r.status, r.header.Get("Retry-After"), r.body[:min(200, len(r.body))])
 		}
 	}
-	for _, req := range []*http.Request{formRequest(url.Values{"manifest": {deploymentYAML}}), shareRequest(url.Values{"manifest": {deploymentYAML}})} {
+	for _, req := range []*http.Request{formRequest(url.Values{"manifest": {testkit.Deployment}}), shareRequest(url.Values{"manifest": {testkit.Deployment}})} {
 		if r := do(t, h, req); r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" {
 			t.Errorf("POST %s before the engine: %d", req.URL.Path, r.status)
 		}
@@ -734,24 +717,24 @@ func TestPitfallFixAndLifecycle(t *testing.T) {
 		t.Fatal("the fix did not add its step")
 	}
 	// A clean Deployment has no pitfall.
-	if r := get(t, h, stateLink(t, api.State{Manifest: deploymentYAML})+"&tab=pitfalls"); testid(r, "no-pitfalls").Length() != 1 {
+	if r := get(t, h, stateLink(t, api.State{Manifest: testkit.Deployment})+"&tab=pitfalls"); testid(r, "no-pitfalls").Length() != 1 {
 		t.Fatal("a clean Deployment shows pitfalls")
 	}
 }
 
 func TestCapacity(t *testing.T) {
 	h := newServer(t)
-	fleet := strings.Replace(deploymentYAML, "spec:\n  selector", "spec:\n  replicas: 2000\n  selector", 1)
+	fleet := strings.Replace(testkit.Deployment, "spec:\n  selector", "spec:\n  replicas: 2000\n  selector", 1)
 	r := get(t, h, stateLink(t, api.State{Manifest: fleet})+"&tab=lifecycle")
 	if got := testid(r, "capacity-total").Text(); !strings.Contains(got, "2000 pods") || !strings.Contains(got, "cpu=200 memory=250Gi") {
 		t.Fatalf("capacity: %q", got)
 	}
-	p := postForm(t, h, url.Values{"manifest": {deploymentYAML}, "action": {"capacity"}, "replicas": {"50"}})
+	p := postForm(t, h, url.Values{"manifest": {testkit.Deployment}, "action": {"capacity"}, "replicas": {"50"}})
 	r = get(t, h, p.header.Get("Location"))
 	if got := testid(r, "capacity-total").Text(); !strings.Contains(got, "50 pods") || !strings.Contains(got, "cpu=5 ") {
 		t.Fatalf("typed pods: %q", got)
 	}
-	if r := get(t, h, stateLink(t, api.State{Manifest: deploymentYAML})+"&replicas=0"); r.status != http.StatusBadRequest {
+	if r := get(t, h, stateLink(t, api.State{Manifest: testkit.Deployment})+"&replicas=0"); r.status != http.StatusBadRequest {
 		t.Fatalf("replicas=0: %d", r.status)
 	}
 }
@@ -784,7 +767,7 @@ func TestCompare(t *testing.T) {
 		t.Fatal("a bad compare link is not a 400")
 	}
 	// A Deployment has no Job comparison, but has the hold one and the one with ambient.
-	r = get(t, h, stateLink(t, api.State{Manifest: deploymentYAML})+"&tab=lifecycle")
+	r = get(t, h, stateLink(t, api.State{Manifest: testkit.Deployment})+"&tab=lifecycle")
 	if n := testid(r, "compare-link").Length(); n != 2 || !strings.Contains(testid(r, "compare-link").First().Text(), "hold") || !strings.Contains(testid(r, "compare-link").Last().Text(), "ambient") {
 		t.Fatalf("Deployment compare links: %d", n)
 	}
@@ -792,7 +775,7 @@ func TestCompare(t *testing.T) {
 
 func TestBatchDownloads(t *testing.T) {
 	h := newServer(t)
-	multi := deploymentYAML + "---\n" + jobYAML + "---\napiVersion: v1\nkind: Service\nmetadata:\n  name: s\n"
+	multi := testkit.Deployment + "---\n" + jobYAML + "---\napiVersion: v1\nkind: Service\nmetadata:\n  name: s\n"
 	link := stateLink(t, api.State{Manifest: multi})
 	r := get(t, h, link+"&tab=batch")
 	if n := testid(r, "batch-row").Length(); n != 3 {
@@ -833,7 +816,7 @@ func TestUpload(t *testing.T) {
 	h := newServer(t)
 	var buf bytes.Buffer
 	mw := multipart.NewWriter(&buf)
-	for name, body := range map[string]string{"a.yaml": deploymentYAML, "b.yaml": jobYAML} {
+	for name, body := range map[string]string{"a.yaml": testkit.Deployment, "b.yaml": jobYAML} {
 		fw, _ := mw.CreateFormFile("files", name)
 		_, _ = fw.Write([]byte(body))
 	}

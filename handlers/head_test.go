@@ -10,6 +10,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
 func meta(r response, attr, name string) string {
@@ -21,7 +22,7 @@ func meta(r response, attr, name string) string {
 func TestTitlesAndOpenGraph(t *testing.T) {
 	h := newServer(t)
 	steps := []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}, {Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStarts: true"}}
-	page := get(t, h, stateLink(t, api.State{Manifest: deploymentYAML, Steps: steps}))
+	page := get(t, h, stateLink(t, api.State{Manifest: testkit.Deployment, Steps: steps}))
 	title := page.doc.Find("title").Text()
 	if title != "Deployment/web · proxyCPU=200m, hold — sidecarlab" {
 		t.Fatalf("title %q", title)
@@ -42,11 +43,11 @@ func TestTitlesAndOpenGraph(t *testing.T) {
 	// Other states of the same manifest have other titles.
 	seen := map[string]string{title: "two steps"}
 	for name, target := range map[string]string{
-		"no steps":       stateLink(t, api.State{Manifest: deploymentYAML}),
-		"one step":       stateLink(t, api.State{Manifest: deploymentYAML, Steps: steps[:1]}),
+		"no steps":       stateLink(t, api.State{Manifest: testkit.Deployment}),
+		"one step":       stateLink(t, api.State{Manifest: testkit.Deployment, Steps: steps[:1]}),
 		"lifecycle tab":  testid(page, "tab-lifecycle").AttrOr("href", ""),
 		"presenter mode": testid(page, "present").AttrOr("href", ""),
-		"a removal":      stateLink(t, api.State{Manifest: deploymentYAML, Steps: append(steps[:1:1], engine.Step{Key: "sidecar.istio.io/proxyCPU", Remove: true})}),
+		"a removal":      stateLink(t, api.State{Manifest: testkit.Deployment, Steps: append(steps[:1:1], engine.Step{Key: "sidecar.istio.io/proxyCPU", Remove: true})}),
 	} {
 		r := get(t, h, target)
 		got := r.doc.Find("title").Text()
@@ -61,7 +62,7 @@ func TestTitlesAndOpenGraph(t *testing.T) {
 
 	// Long and hostile values are bounded and stay text.
 	hostile := strings.Repeat("x", 5000) + `"><script>alert(1)</script>`
-	r := get(t, h, stateLink(t, api.State{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/statsInclusionPrefixes", Value: hostile}}}))
+	r := get(t, h, stateLink(t, api.State{Manifest: testkit.Deployment, Steps: []engine.Step{{Key: "sidecar.istio.io/statsInclusionPrefixes", Value: hostile}}}))
 	got, desc := r.doc.Find("title").Text(), meta(r, "property", "og:description")
 	if n := utf8.RuneCountInString(got); n > maxTitle+len(titleSuffix) {
 		t.Errorf("title of %d runes", n)
@@ -86,7 +87,7 @@ func desc0(r response) string { return meta(r, "property", "og:description") }
 // read-only textarea (no JavaScript needed), pointing at this server's /embed.
 func TestEmbedSnippet(t *testing.T) {
 	h := newServer(t)
-	page := get(t, h, stateLink(t, api.State{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}}))
+	page := get(t, h, stateLink(t, api.State{Manifest: testkit.Deployment, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}}))
 	ta := testid(page, "embed-snippet")
 	if !ta.Is("textarea[readonly]") || page.doc.Find(`label[for="embed-snippet"]`).Length() != 1 {
 		t.Fatal("no labelled read-only textarea with the embed snippet")
@@ -111,7 +112,7 @@ func TestEmbedSnippet(t *testing.T) {
 		t.Fatal("the embed shows no change of istio-proxy's resources")
 	}
 	// An X-Forwarded-Proto from anyone (no trusted proxy) does not make it https.
-	req := httptest.NewRequest("GET", stateLink(t, api.State{Manifest: deploymentYAML}), nil)
+	req := httptest.NewRequest("GET", stateLink(t, api.State{Manifest: testkit.Deployment}), nil)
 	req.Header.Set("X-Forwarded-Proto", "https")
 	if r := do(t, h, req); !strings.HasPrefix(testid(r, "embed-snippet").Text(), `<iframe src="http://example.com/embed?s=`) {
 		t.Fatalf("untrusted X-Forwarded-Proto was believed: %s", testid(r, "embed-snippet").Text())

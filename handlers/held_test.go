@@ -12,6 +12,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 	"github.com/sidecarlab/sidecarlab/web"
 )
 
@@ -48,7 +49,7 @@ func postHeld(t *testing.T, h http.Handler, form url.Values, held string) respon
 func TestHeldSteps(t *testing.T) {
 	h := newServer(t)
 	base := []engine.Step{{Key: "sidecar.istio.io/proxyMemory", Value: "256Mi"}}
-	page := get(t, h, view{state: api.State{Manifest: deploymentYAML, Steps: base}, step: -1}.permalink())
+	page := get(t, h, view{state: api.State{Manifest: testkit.Deployment, Steps: base}, step: -1}.permalink())
 	keys := heldKeys(page.body)
 	if len(keys) != 4 || testid(page, "lab").AttrOr("data-key", "") != keys[0] || page.doc.Find("#settings-fields").AttrOr("data-key", "") != keys[1] ||
 		keys[2] == keys[3] || page.doc.Find("[data-keep]").Length() != 0 {
@@ -56,13 +57,13 @@ func TestHeldSteps(t *testing.T) {
 	}
 	steps, _ := json.Marshal(base)
 	toggle := func(held string, partial bool, header http.Header) response {
-		form := url.Values{"manifest": {deploymentYAML}, "steps": {string(steps)}, "add": {"sidecar.istio.io/proxyCPU"},
+		form := url.Values{"manifest": {testkit.Deployment}, "steps": {string(steps)}, "add": {"sidecar.istio.io/proxyCPU"},
 			"v:sidecar.istio.io/proxyCPU": {"150m"}}
 		req := formRequest(form)
 		req.Header.Set(partialHeader, "1")
 		if !partial { // a whole page: the link the form redirects to
 			next := append(append([]engine.Step{}, base...), engine.Step{Key: "sidecar.istio.io/proxyCPU", Value: "150m"})
-			req = httptest.NewRequest(http.MethodGet, view{state: api.State{Manifest: deploymentYAML, Steps: next}, step: -1}.permalink(), nil)
+			req = httptest.NewRequest(http.MethodGet, view{state: api.State{Manifest: testkit.Deployment, Steps: next}, step: -1}.permalink(), nil)
 		}
 		for k, v := range header {
 			req.Header[k] = v
@@ -162,10 +163,10 @@ func TestHeldLabStripMoves(t *testing.T) {
 // (here the Kubernetes version it posts), with what was posted, and kept when it does not.
 func TestHeldSettingsChange(t *testing.T) {
 	h := newServer(t)
-	page := get(t, h, view{state: api.State{Manifest: deploymentYAML}, step: -1}.permalink())
+	page := get(t, h, view{state: api.State{Manifest: testkit.Deployment}, step: -1}.permalink())
 	held := strings.Join(heldKeys(page.body), " ")
 	post := func(version string) response {
-		form := url.Values{"manifest": {deploymentYAML}, "steps": {"[]"}, "kubernetesVersion": {version},
+		form := url.Values{"manifest": {testkit.Deployment}, "steps": {"[]"}, "kubernetesVersion": {version},
 			"add": {"sidecar.istio.io/proxyCPU"}, "v:sidecar.istio.io/proxyCPU": {"150m"}}
 		return postHeld(t, h, form, held)
 	}

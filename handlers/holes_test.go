@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/sidecarlab/sidecarlab/api"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
 // TestFormIsUTF8: bytes that are not UTF-8 in any form field or uploaded file are a 422 that
@@ -19,7 +20,7 @@ func TestFormIsUTF8(t *testing.T) {
 	h := newServer(t)
 	bad := "kind: Pod\nmetadata: {name: \xff\xfe}\n"
 	for _, field := range []string{"set", "kubernetesVersion", "v:sidecar.istio.io/proxyCPU"} {
-		form := url.Values{"manifest": {deploymentYAML}, field: {"ok\n" + bad}}
+		form := url.Values{"manifest": {testkit.Deployment}, field: {"ok\n" + bad}}
 		if field == "v:sidecar.istio.io/proxyCPU" {
 			form.Set("add", "sidecar.istio.io/proxyCPU")
 		}
@@ -39,14 +40,14 @@ func TestFormIsUTF8(t *testing.T) {
 		req.Header.Set("Content-Type", mw.FormDataContentType())
 		return do(t, h, req)
 	}
-	if r := upload("latin1.yaml", "# café in Latin-1: caf\xe9\n"+deploymentYAML); r.status != http.StatusUnprocessableEntity ||
+	if r := upload("latin1.yaml", "# café in Latin-1: caf\xe9\n"+testkit.Deployment); r.status != http.StatusUnprocessableEntity ||
 		!strings.Contains(r.body, "latin1.yaml") || !strings.Contains(r.body, "line 1") {
 		t.Errorf("a Latin-1 upload: status %d, want 422 naming the file and line: %.300s", r.status, r.body)
 	}
-	if r := upload("ok.yaml", deploymentYAML); r.status != http.StatusSeeOther {
+	if r := upload("ok.yaml", testkit.Deployment); r.status != http.StatusSeeOther {
 		t.Errorf("a UTF-8 upload: %d", r.status)
 	}
-	if r := do(t, h, formRequest(url.Values{"manifest": {deploymentYAML}, "set": {"values.global.proxy.holdApplicationUntilProxyStarts=true"}})); r.status != http.StatusSeeOther {
+	if r := do(t, h, formRequest(url.Values{"manifest": {testkit.Deployment}, "set": {"values.global.proxy.holdApplicationUntilProxyStarts=true"}})); r.status != http.StatusSeeOther {
 		t.Errorf("a UTF-8 form: %d", r.status)
 	}
 }
@@ -70,7 +71,7 @@ func TestRawOutputsOfARejectedState(t *testing.T) {
 	if r := get(t, h, strings.Replace(link, "/?", "/state.json?", 1)); r.status != http.StatusOK {
 		t.Errorf("state.json: %d", r.status)
 	}
-	if r := get(t, h, strings.Replace(stateLink(t, api.State{Manifest: deploymentYAML}), "/?", "/injected.yaml?", 1)); r.status != http.StatusOK || r.body == "" {
+	if r := get(t, h, strings.Replace(stateLink(t, api.State{Manifest: testkit.Deployment}), "/?", "/injected.yaml?", 1)); r.status != http.StatusOK || r.body == "" {
 		t.Errorf("an accepted state's injected.yaml: %d", r.status)
 	}
 }
@@ -79,7 +80,7 @@ func TestRawOutputsOfARejectedState(t *testing.T) {
 // instead of "it is not deflate-compressed"; a link that is garbage from the start does not.
 func TestTruncatedLink(t *testing.T) {
 	h := newServer(t)
-	link := stateLink(t, api.State{Manifest: deploymentYAML})
+	link := stateLink(t, api.State{Manifest: testkit.Deployment})
 	for _, cut := range []int{10, 11, 40} {
 		r := get(t, h, link[:len(link)-cut])
 		if r.status != http.StatusBadRequest || !strings.Contains(r.body, "truncated") || !strings.Contains(r.body, "short link") {

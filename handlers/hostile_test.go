@@ -17,6 +17,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
 // hostileBudget bounds the work of refusing a hostile input, in bytes the server allocates while
@@ -67,8 +68,8 @@ func TestHostileInput(t *testing.T) {
 		{"invalid UTF-8 in the API", rawAPI("{\"manifest\":\"kind: Pod\\nmetadata: {name: \xff\xfe}\\n\"}"), http.StatusBadRequest},
 		{"invalid UTF-8 in the form", formRequest(url.Values{"manifest": {"kind: Pod\nmetadata: {name: \xff\xfe}\n"}}), http.StatusUnprocessableEntity},
 		{"binary garbage", apiPost(api.InjectRequest{Manifest: "\x00\x01\x02\x03: \x04\n\x7f"}), http.StatusUnprocessableEntity},
-		{"a giant annotation value", apiPost(api.InjectRequest{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: strings.Repeat("9", 900<<10)}}}), http.StatusUnprocessableEntity},
-		{"thousands of steps", apiPost(api.InjectRequest{Manifest: deploymentYAML, Steps: steps}), http.StatusUnprocessableEntity},
+		{"a giant annotation value", apiPost(api.InjectRequest{Manifest: testkit.Deployment, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: strings.Repeat("9", 900<<10)}}}), http.StatusUnprocessableEntity},
+		{"thousands of steps", apiPost(api.InjectRequest{Manifest: testkit.Deployment, Steps: steps}), http.StatusUnprocessableEntity},
 		{"more documents than the limit", apiPost(api.InjectRequest{Manifest: strings.Repeat("kind: ConfigMap\n---\n", 10001)}), http.StatusUnprocessableEntity},
 		{"a decompression bomb in the URL", httptest.NewRequest(http.MethodGet, "/?s="+zipBomb, nil), http.StatusBadRequest},
 		{"a body over the limit", apiPost(api.InjectRequest{Manifest: strings.Repeat("#", 2<<20)}), http.StatusRequestEntityTooLarge},
@@ -82,7 +83,7 @@ func TestHostileInput(t *testing.T) {
 			if r.status != c.status {
 				t.Fatalf("status %d, want %d: %s", r.status, c.status, r.body[:min(300, len(r.body))])
 			}
-			if ok := get(t, h, stateLink(t, api.State{Manifest: deploymentYAML})); ok.status != http.StatusOK {
+			if ok := get(t, h, stateLink(t, api.State{Manifest: testkit.Deployment})); ok.status != http.StatusOK {
 				t.Fatalf("a normal request after it: %d", ok.status)
 			}
 		})
@@ -120,9 +121,9 @@ func TestBusy(t *testing.T) {
 	be := blockingEngine{Engine: eng, started: make(chan struct{}, 1), release: make(chan struct{})}
 	h := New(testLogger(), func() Engine { return be }, testConfig(Config{MaxConcurrent: 1, QueueWait: 50 * time.Millisecond}))
 	done := make(chan response)
-	go func() { done <- get(t, h, stateLink(t, api.State{Manifest: deploymentYAML})) }()
+	go func() { done <- get(t, h, stateLink(t, api.State{Manifest: testkit.Deployment})) }()
 	<-be.started // the only slot is taken
-	r := get(t, h, stateLink(t, api.State{Manifest: deploymentYAML}))
+	r := get(t, h, stateLink(t, api.State{Manifest: testkit.Deployment}))
 	if r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" {
 		t.Fatalf("busy: %d %v", r.status, r.header)
 	}
@@ -131,7 +132,7 @@ func TestBusy(t *testing.T) {
 		t.Fatalf("the request holding the slot: %d", first.status)
 	}
 	go func() { <-be.started }()
-	if r := get(t, h, stateLink(t, api.State{Manifest: deploymentYAML})); r.status != http.StatusOK {
+	if r := get(t, h, stateLink(t, api.State{Manifest: testkit.Deployment})); r.status != http.StatusOK {
 		t.Fatalf("after the slot is free: %d", r.status)
 	}
 }
@@ -193,7 +194,7 @@ func TestAPIErrorsAreJSON(t *testing.T) {
 
 func TestMetrics(t *testing.T) {
 	h := newServer(t)
-	get(t, h, stateLink(t, api.State{Manifest: deploymentYAML}))
+	get(t, h, stateLink(t, api.State{Manifest: testkit.Deployment}))
 	get(t, h, "/nowhere")
 	r := get(t, h, "/metrics")
 	for _, want := range []string{

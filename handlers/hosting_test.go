@@ -16,6 +16,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
 // TestCrossSitePosts: a state-changing POST a browser sends from another site's page is refused
@@ -23,8 +24,8 @@ import (
 // Sec-Fetch-Site nor Origin (curl), pass.
 func TestCrossSitePosts(t *testing.T) {
 	h := serverWith(t, newMemLinks())
-	form := url.Values{"manifest": {deploymentYAML}}.Encode()
-	apiBody := `{"manifest":` + jsonString(deploymentYAML) + `}`
+	form := url.Values{"manifest": {testkit.Deployment}}.Encode()
+	apiBody := `{"manifest":` + jsonString(testkit.Deployment) + `}`
 	posts := []struct {
 		path, ct, body string
 		ok             int
@@ -73,7 +74,7 @@ func TestCrossSitePosts(t *testing.T) {
 		}
 	}
 	// A cross-site GET (a link from elsewhere) is a read and passes.
-	req := httptest.NewRequest(http.MethodGet, stateLink(t, api.State{Manifest: deploymentYAML}), nil)
+	req := httptest.NewRequest(http.MethodGet, stateLink(t, api.State{Manifest: testkit.Deployment}), nil)
 	req.Header.Set("Sec-Fetch-Site", "cross-site")
 	if r := do(t, h, req); r.status != http.StatusOK {
 		t.Fatalf("a cross-site link: %d", r.status)
@@ -103,7 +104,7 @@ func jsonString(s string) string {
 // anything after the object.
 func TestAPIBody(t *testing.T) {
 	h := newServer(t)
-	obj := `{"manifest":` + jsonString(deploymentYAML) + `}`
+	obj := `{"manifest":` + jsonString(testkit.Deployment) + `}`
 	cases := []struct {
 		name, ct, body string
 		status         int
@@ -154,10 +155,10 @@ func TestStaticListsNoDirectory(t *testing.T) {
 func TestHead(t *testing.T) {
 	links := newMemLinks()
 	h := serverWith(t, links)
-	id := strings.TrimPrefix(share(t, h, deploymentYAML, ""), "/s/")
+	id := strings.TrimPrefix(share(t, h, testkit.Deployment, ""), "/s/")
 	srv := httptest.NewServer(h)
 	defer srv.Close()
-	enc := EncodeState(api.State{Manifest: deploymentYAML})
+	enc := EncodeState(api.State{Manifest: testkit.Deployment})
 	var routes []string
 	err := chi.Walk(h.(chi.Routes), func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
 		if method == http.MethodGet {
@@ -220,7 +221,7 @@ func TestClientCancelledMetrics(t *testing.T) {
 	go func() {
 		defer close(done)
 		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, stateLink(t, api.State{Manifest: deploymentYAML}), nil).WithContext(ctx))
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, stateLink(t, api.State{Manifest: testkit.Deployment}), nil).WithContext(ctx))
 	}()
 	<-we.started
 	cancel()
@@ -265,12 +266,12 @@ func TestRateLimitsApart(t *testing.T) {
 	}
 	// Shares have their own limit: the used-up read limit does not refuse them.
 	for i := range 2 {
-		req := shareRequest(url.Values{"manifest": {deploymentYAML}, "steps": {`[{"key":"sidecar.istio.io/proxyCPU","value":"` + itoa(int64(100+i)) + `m"}]`}})
+		req := shareRequest(url.Values{"manifest": {testkit.Deployment}, "steps": {`[{"key":"sidecar.istio.io/proxyCPU","value":"` + itoa(int64(100+i)) + `m"}]`}})
 		if r := do(t, h, from(req, "192.0.2.1")); r.status != http.StatusSeeOther {
 			t.Fatalf("share %d: %d %.200s", i, r.status, r.body)
 		}
 	}
-	if r := do(t, h, from(shareRequest(url.Values{"manifest": {deploymentYAML}}), "192.0.2.1")); r.status != http.StatusTooManyRequests || !strings.Contains(r.body, "shared links") {
+	if r := do(t, h, from(shareRequest(url.Values{"manifest": {testkit.Deployment}}), "192.0.2.1")); r.status != http.StatusTooManyRequests || !strings.Contains(r.body, "shared links") {
 		t.Fatalf("share over the limit: %d %s", r.status, r.body)
 	}
 	// Another client has its own budgets.
@@ -359,7 +360,7 @@ func TestShareRefusesWhatIsNotAState(t *testing.T) {
 		manifest string
 		status   int
 	}{
-		{"a Deployment", deploymentYAML, http.StatusSeeOther},
+		{"a Deployment", testkit.Deployment, http.StatusSeeOther},
 		{"a JSON Pod", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[{"name":"a","image":"nginx"}]}}`, http.StatusSeeOther},
 		{"a manifest Istio rejects", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x}\nspec: {template: 7}\n", http.StatusSeeOther},
 		{"broken YAML in a manifest", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n   labels: x\n", http.StatusSeeOther},
@@ -430,7 +431,7 @@ func TestLinkStoreFailures(t *testing.T) {
 			// The request's own deadline is far away: a hung store is answered only if the
 			// store's timeout cuts it off; answerWithin fails the test if nothing does.
 			h := New(testLogger(), func() Engine { return eng }, testConfig(Config{Links: c.links, StoreTimeout: 100 * time.Millisecond}))
-			r := answerWithin(t, h, shareRequest(url.Values{"manifest": {deploymentYAML}}), time.Minute, "share")
+			r := answerWithin(t, h, shareRequest(url.Values{"manifest": {testkit.Deployment}}), time.Minute, "share")
 			if r.status != c.status || !strings.Contains(r.body, "Sharing is unavailable: ") || !strings.Contains(r.body, c.says) || (r.header.Get("Retry-After") != "") != c.retry {
 				t.Fatalf("share: %d %v %.400s", r.status, r.header, r.body)
 			}

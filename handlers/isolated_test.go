@@ -15,6 +15,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 	"github.com/sidecarlab/sidecarlab/sandbox"
 )
 
@@ -95,11 +96,11 @@ func TestIsolatedTemplates(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			if c.warm {
-				if r := get(t, h, "/injected.yaml?s="+EncodeState(api.State{Manifest: deploymentYAML, Settings: engine.Settings{Install: c.o}})); r.status != http.StatusOK {
+				if r := get(t, h, "/injected.yaml?s="+EncodeState(api.State{Manifest: testkit.Deployment, Settings: engine.Settings{Install: c.o}})); r.status != http.StatusOK {
 					t.Fatalf("rendering the installation first: status %d: %.2000s", r.status, r.body)
 				}
 			}
-			st := api.State{Manifest: deploymentYAML, Steps: selectMine, Settings: engine.Settings{Install: c.o}}
+			st := api.State{Manifest: testkit.Deployment, Steps: selectMine, Settings: engine.Settings{Install: c.o}}
 			req := httptest.NewRequest(http.MethodGet, "/injected.yaml?s="+EncodeState(st), nil)
 			if c.deadline > 0 {
 				req = withDeadline(t, req, c.deadline)
@@ -115,7 +116,7 @@ func TestIsolatedTemplates(t *testing.T) {
 			if strings.Contains(r.body, canary) {
 				t.Fatal("the answer holds the server's secret")
 			}
-			if ok := get(t, h, stateLink(t, api.State{Manifest: deploymentYAML})); ok.status != http.StatusOK {
+			if ok := get(t, h, stateLink(t, api.State{Manifest: testkit.Deployment})); ok.status != http.StatusOK {
 				t.Fatalf("a normal request after it: %d", ok.status)
 			}
 		})

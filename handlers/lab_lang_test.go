@@ -13,6 +13,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 	"github.com/sidecarlab/sidecarlab/web"
 	"github.com/sidecarlab/sidecarlab/wording"
 )
@@ -171,7 +172,7 @@ func TestReplacesNoticeInLanguages(t *testing.T) {
 	key := "proxy.istio.io/config"
 	href := func(first string) string {
 		steps := []engine.Step{{Key: key, Value: first}, {Key: key, Value: "holdApplicationUntilProxyStarts: true"}}
-		return view{state: api.State{Manifest: deploymentYAML, Steps: steps}, step: -1}.permalink()
+		return view{state: api.State{Manifest: testkit.Deployment, Steps: steps}, step: -1}.permalink()
 	}
 	two, one := href("concurrency: 2\nterminationDrainDuration: 20s"), href("concurrency: 2")
 	for _, c := range []struct{ target, accept, want string }{
@@ -215,7 +216,7 @@ func TestShowValueIn(t *testing.T) {
 func TestNamespaceErrorInLanguages(t *testing.T) {
 	h := newServer(t)
 	post := func(labels, accept string) response {
-		f := url.Values{"manifest": {deploymentYAML}, "nsLabels": {labels}}
+		f := url.Values{"manifest": {testkit.Deployment}, "nsLabels": {labels}}
 		req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(f.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		req.Header.Set("Accept-Language", accept)
@@ -301,8 +302,8 @@ func TestLabStripMemo(t *testing.T) {
 // parentheses and colon, no spaces around them) — for a count from the spec and a typed one.
 func TestCapacityInLanguages(t *testing.T) {
 	h := newServer(t)
-	fleet := view{state: api.State{Manifest: strings.Replace(deploymentYAML, "spec:\n  selector", "spec:\n  replicas: 2000\n  selector", 1)}, step: -1}.permalink()
-	p := postForm(t, h, url.Values{"manifest": {deploymentYAML}, "action": {"capacity"}, "replicas": {"3"}})
+	fleet := view{state: api.State{Manifest: strings.Replace(testkit.Deployment, "spec:\n  selector", "spec:\n  replicas: 2000\n  selector", 1)}, step: -1}.permalink()
+	p := postForm(t, h, url.Values{"manifest": {testkit.Deployment}, "action": {"capacity"}, "replicas": {"3"}})
 	typed := p.header.Get("Location")
 	for _, c := range []struct{ target, accept, want string }{
 		{fleet, "ja", "2000個のPod（specのレプリカ数）の合計：requests cpu=200 memory=250Gi、limits cpu=4000 memory=2000Gi"},

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
 // labChips are the hrefs of the strip's chips, 1 to 10, and which one carries aria-current.
@@ -174,7 +175,7 @@ func TestLabPath(t *testing.T) {
 		}
 	}
 	// A step itself has no "you left"; nor has a view of another manifest.
-	for _, r := range []response{get(t, h, hrefs[3]), get(t, h, view{state: api.State{Manifest: deploymentYAML, Steps: []engine.Step{mine}}, step: -1}.permalink())} {
+	for _, r := range []response{get(t, h, hrefs[3]), get(t, h, view{state: api.State{Manifest: testkit.Deployment, Steps: []engine.Step{mine}}, step: -1}.permalink())} {
 		if testid(r, "lab-left").Length() != 0 {
 			t.Errorf("a step, or another manifest, says the view left the path: %q", testid(r, "lab-left").Text())
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
 // TestLanguageNegotiation: the page's language follows ?lang=, then the remembered choice, then
@@ -102,7 +103,7 @@ func TestLanguageSwitcher(t *testing.T) {
 // page reached without ?lang=, or with a code sidecarlab does not speak, carries nothing.
 func TestLanguageByAddressCarries(t *testing.T) {
 	h := newServer(t)
-	st := api.State{Manifest: deploymentYAML, Steps: []engine.Step{
+	st := api.State{Manifest: testkit.Deployment, Steps: []engine.Step{
 		{Key: "sidecar.istio.io/proxyCPU", Value: "200m"},
 		{Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStarts: true"},
 	}}
@@ -167,7 +168,7 @@ func TestLanguageByAddressCarries(t *testing.T) {
 
 	// The form's POST, as a browser without the script sends it (to the action it was given).
 	action := r.doc.Find("#playground").AttrOr("action", "")
-	form := url.Values{"manifest": {deploymentYAML}, "mode": {"kube-inject"}, "add": {"sidecar.istio.io/proxyMemory"}, "v:sidecar.istio.io/proxyMemory": {"256Mi"}}
+	form := url.Values{"manifest": {testkit.Deployment}, "mode": {"kube-inject"}, "add": {"sidecar.istio.io/proxyMemory"}, "v:sidecar.istio.io/proxyMemory": {"256Mi"}}
 	req := httptest.NewRequest(http.MethodPost, action, strings.NewReader(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	p := do(t, h, req)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
 // slowEngine is the real engine, except that a manifest holding "# slow" takes until the
@@ -70,10 +71,10 @@ func TestFailedActionIsInline(t *testing.T) {
 		status   int
 		words    string
 	}{
-		{"over the limit", deploymentYAML + "# " + strings.Repeat("x", 100<<10) + "\n", http.StatusRequestEntityTooLarge, "at most 64 KiB"},
-		{"not UTF-8", deploymentYAML + "# \xff\n", http.StatusUnprocessableEntity, "not UTF-8"},
-		{"too slow", deploymentYAML + "# slow\n", http.StatusServiceUnavailable, "took too long"},
-		{"fine", deploymentYAML, http.StatusOK, ""},
+		{"over the limit", testkit.Deployment + "# " + strings.Repeat("x", 100<<10) + "\n", http.StatusRequestEntityTooLarge, "at most 64 KiB"},
+		{"not UTF-8", testkit.Deployment + "# \xff\n", http.StatusUnprocessableEntity, "not UTF-8"},
+		{"too slow", testkit.Deployment + "# slow\n", http.StatusServiceUnavailable, "took too long"},
+		{"fine", testkit.Deployment, http.StatusOK, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := postPartial(t, h, url.Values{"manifest": {c.manifest}, "action": {"apply"}}, true)
@@ -103,7 +104,7 @@ func TestFailedActionIsInline(t *testing.T) {
 // that works is redirected to its link as before.
 func TestFailedPostKeepsTheText(t *testing.T) {
 	h := newSlowServer(t, Config{MaxBodyBytes: 64 << 10})
-	slow := deploymentYAML + "# slow\n"
+	slow := testkit.Deployment + "# slow\n"
 	steps := `[{"key":"sidecar.istio.io/proxyCPU","value":"200m"}]`
 	r := postPartial(t, h, url.Values{"manifest": {slow}, "steps": {steps}, "action": {"apply"}}, false)
 	if r.status != http.StatusServiceUnavailable || r.header.Get("Location") != "" {
@@ -122,12 +123,12 @@ func TestFailedPostKeepsTheText(t *testing.T) {
 		t.Fatalf("a link to a slow state: status %d, want 503 with the manifest in an editor: %.300s", r.status, r.body)
 	}
 
-	r = postPartial(t, h, url.Values{"manifest": {deploymentYAML + "# " + strings.Repeat("x", 100<<10) + "\n"}}, false)
+	r = postPartial(t, h, url.Values{"manifest": {testkit.Deployment + "# " + strings.Repeat("x", 100<<10) + "\n"}}, false)
 	if r.status != http.StatusRequestEntityTooLarge || testid(r, "error-back").Length() != 1 || r.header.Get("Location") != "" {
 		t.Fatalf("over the limit: status %d, want 413 saying Back keeps the text: %.300s", r.status, r.body)
 	}
 
-	r = postPartial(t, h, url.Values{"manifest": {deploymentYAML}, "action": {"apply"}}, false)
+	r = postPartial(t, h, url.Values{"manifest": {testkit.Deployment}, "action": {"apply"}}, false)
 	if r.status != http.StatusSeeOther || !strings.HasPrefix(r.header.Get("Location"), "/?s=") {
 		t.Fatalf("a working state: status %d, Location %q, want 303 to its link", r.status, r.header.Get("Location"))
 	}
@@ -143,7 +144,7 @@ func manyDeployments(n int) string {
 		if i > 0 {
 			b.WriteString("---\n")
 		}
-		b.WriteString(strings.Replace(deploymentYAML, "name: web\n", fmt.Sprintf("name: web-%d\n", i), 1))
+		b.WriteString(strings.Replace(testkit.Deployment, "name: web\n", fmt.Sprintf("name: web-%d\n", i), 1))
 	}
 	return b.String()
 }

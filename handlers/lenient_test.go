@@ -7,6 +7,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
 // TestPanelRunsLenientValues: the panel's typed controls offer only valid values, but a value
@@ -25,7 +26,7 @@ func TestPanelRunsLenientValues(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.key+"="+c.value, func(t *testing.T) {
-			_, r := addStep(t, h, deploymentYAML, nil, c.key, c.value)
+			_, r := addStep(t, h, testkit.Deployment, nil, c.key, c.value)
 			if r.status != http.StatusOK {
 				t.Fatalf("status %d", r.status)
 			}
@@ -38,7 +39,7 @@ func TestPanelRunsLenientValues(t *testing.T) {
 		})
 	}
 	// inject=no changes nothing (the pod is injected either way), and says so.
-	_, r := addStep(t, h, deploymentYAML, nil, "sidecar.istio.io/inject", "no")
+	_, r := addStep(t, h, testkit.Deployment, nil, "sidecar.istio.io/inject", "no")
 	if f := testid(r, "finding-inject-value"); r.status != http.StatusOK || !strings.Contains(f.Text(), "IS injected") {
 		t.Fatalf("status %d, finding %q", r.status, f.Text())
 	}
@@ -48,7 +49,7 @@ func TestPanelRunsLenientValues(t *testing.T) {
 		t.Fatalf("the nativeSidecar control offers %q", opts.Text())
 	}
 	// What Istio refuses is still refused, in Istio's words.
-	r = get(t, h, stateLink(t, api.State{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "traffic.sidecar.istio.io/includeOutboundIPRanges", Value: "10.0.0.0"}}}))
+	r = get(t, h, stateLink(t, api.State{Manifest: testkit.Deployment, Steps: []engine.Step{{Key: "traffic.sidecar.istio.io/includeOutboundIPRanges", Value: "10.0.0.0"}}}))
 	if msg := testid(r, "error").Text(); r.status != http.StatusUnprocessableEntity || !strings.Contains(msg, "invalid value '10.0.0.0' for annotation 'traffic.sidecar.istio.io/includeOutboundIPRanges'") {
 		t.Fatalf("status %d, error %q", r.status, msg)
 	}
@@ -59,7 +60,7 @@ func TestPanelRunsLenientValues(t *testing.T) {
 func TestUnifiedTabShowsAFailedDocument(t *testing.T) {
 	h := newServer(t)
 	steps := []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}, {Key: "sidecar.istio.io/userVolume", Value: `{"v":`}}
-	r := get(t, h, stateLink(t, api.State{Manifest: deploymentYAML, Steps: steps})+"&tab=unified&step=2")
+	r := get(t, h, stateLink(t, api.State{Manifest: testkit.Deployment, Steps: steps})+"&tab=unified&step=2")
 	panel := testid(r, "panel-unified")
 	// The page of a state whose document fails answers 422, with the results.
 	if r.status != http.StatusUnprocessableEntity || panel.Length() != 1 {

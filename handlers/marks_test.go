@@ -12,11 +12,12 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 	"github.com/sidecarlab/sidecarlab/web"
 )
 
 // The lab's typo case, pasted: holdApplicationUntilProxyStart (no s) inside proxy.istio.io/config.
-var typoBlock = strings.Replace(deploymentYAML, "      labels:\n        app: web\n    spec", `      annotations:
+var typoBlock = strings.Replace(testkit.Deployment, "      labels:\n        app: web\n    spec", `      annotations:
         proxy.istio.io/config: |
           concurrency: 2
           holdApplicationUntilProxyStart: true
@@ -43,8 +44,8 @@ func lineOf(t *testing.T, text, s string) int {
 func TestPitfallsWhereTheEyeIs(t *testing.T) {
 	h := newServer(t)
 	service := "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\nspec:\n  ports:\n  - port: 80\n---\n"
-	onDeployment := strings.Replace(deploymentYAML, "  name: web\nspec", "  name: web\n  annotations:\n    sidecar.istio.io/proxyCPU: 300m\nspec", 1)
-	typoInline := strings.Replace(deploymentYAML, "      labels:\n        app: web\n    spec", "      annotations:\n        proxy.istio.io/config: '{holdApplicationUntilProxyStart: true}'\n      labels:\n        app: web\n    spec", 1)
+	onDeployment := strings.Replace(testkit.Deployment, "  name: web\nspec", "  name: web\n  annotations:\n    sidecar.istio.io/proxyCPU: 300m\nspec", 1)
+	typoInline := strings.Replace(testkit.Deployment, "      labels:\n        app: web\n    spec", "      annotations:\n        proxy.istio.io/config: '{holdApplicationUntilProxyStart: true}'\n      labels:\n        app: web\n    spec", 1)
 	cases := []struct {
 		name     string
 		manifest string
@@ -55,11 +56,11 @@ func TestPitfallsWhereTheEyeIs(t *testing.T) {
 	}{
 		{"typo in a literal block: the field's line", typoBlock, nil, []int{lineOf(t, typoBlock, "holdApplicationUntilProxyStart")}, "unknown-proxy-config-field", "holdApplicationUntilProxyStart"},
 		{"typo in a one-line value: the key's line", typoInline, nil, []int{lineOf(t, typoInline, "proxy.istio.io/config")}, "unknown-proxy-config-field", "holdApplicationUntilProxyStart"},
-		{"typo from a step: the banner alone", deploymentYAML, []engine.Step{{Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStart: true"}}, nil, "unknown-proxy-config-field", "holdApplicationUntilProxyStart"},
+		{"typo from a step: the banner alone", testkit.Deployment, []engine.Step{{Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStart: true"}}, nil, "unknown-proxy-config-field", "holdApplicationUntilProxyStart"},
 		{"annotation on the Deployment's metadata", onDeployment, nil, []int{lineOf(t, onDeployment, "proxyCPU")}, "workload-metadata-annotation", "Deployment's own metadata"},
 		{"the same after a Service: lines count in the whole manifest", service + onDeployment, nil, []int{lineOf(t, service+onDeployment, "proxyCPU")}, "workload-metadata-annotation", "Deployment's own metadata"},
 		{"a pasted annotation a step replaced is the step's", typoBlock, []engine.Step{{Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStart: false"}}, nil, "unknown-proxy-config-field", "holdApplicationUntilProxyStart"},
-		{"no pitfall", deploymentYAML, nil, nil, "", ""},
+		{"no pitfall", testkit.Deployment, nil, nil, "", ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

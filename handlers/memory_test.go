@@ -11,6 +11,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
 // TestNestingIsNotEchoed: an 18 KB API request (a Pod with an extra top-level field nesting
@@ -55,14 +56,14 @@ func TestNestingIsNotEchoed(t *testing.T) {
 // within it still works.
 func TestLinkStateObeysTheBodyLimit(t *testing.T) {
 	h := newServer(t)
-	big := api.State{Manifest: deploymentYAML + "# " + strings.Repeat("x", 2<<20) + "\n"}
+	big := api.State{Manifest: testkit.Deployment + "# " + strings.Repeat("x", 2<<20) + "\n"}
 	for _, path := range []string{"/", "/injected.yaml", "/embed", "/diff.txt"} {
 		r := get(t, h, strings.Replace(stateLink(t, big), "/?", path+"?", 1))
 		if r.status != http.StatusRequestEntityTooLarge || !strings.Contains(r.body, "1 MiB") {
 			t.Errorf("%s: status %d, want 413 naming the limit: %.200s", path, r.status, r.body)
 		}
 	}
-	ok := api.State{Manifest: deploymentYAML + "# " + strings.Repeat("x", 512<<10) + "\n"}
+	ok := api.State{Manifest: testkit.Deployment + "# " + strings.Repeat("x", 512<<10) + "\n"}
 	if r := get(t, h, stateLink(t, ok)); r.status != http.StatusOK {
 		t.Fatalf("a 512 KiB state: %d", r.status)
 	}

@@ -24,13 +24,13 @@ func TestStateSizeCountsOwnMesh(t *testing.T) {
 		"mesh config":     {MeshConfig: big},
 		"webhooks":        {Webhooks: big},
 	} {
-		st := api.State{Manifest: deploymentYAML, Settings: engine.Settings{Install: engine.InstallOptions{Mesh: mesh}}}
+		st := api.State{Manifest: testkit.Deployment, Settings: engine.Settings{Install: engine.InstallOptions{Mesh: mesh}}}
 		if r := do(t, small, httptest.NewRequest(http.MethodGet, stateLink(t, st), nil)); r.status != http.StatusRequestEntityTooLarge {
 			t.Errorf("%s of %d bytes: %d, want 413", name, len(big), r.status)
 		}
 	}
 	// Without it, the same link is small enough.
-	if r := do(t, small, httptest.NewRequest(http.MethodGet, stateLink(t, api.State{Manifest: deploymentYAML}), nil)); r.status == http.StatusRequestEntityTooLarge {
+	if r := do(t, small, httptest.NewRequest(http.MethodGet, stateLink(t, api.State{Manifest: testkit.Deployment}), nil)); r.status == http.StatusRequestEntityTooLarge {
 		t.Errorf("the manifest alone: %d", r.status)
 	}
 }
@@ -67,7 +67,7 @@ func pairs(kv []string) map[string]string {
 func TestAPIOwnMesh(t *testing.T) {
 	h := newServer(t)
 	cms := canaryConfigMaps(t, nil)
-	status, body, top := postAPI(t, h, "?include=output", api.InjectRequest{Manifest: deploymentYAML, MeshConfigMaps: cms})
+	status, body, top := postAPI(t, h, "?include=output", api.InjectRequest{Manifest: testkit.Deployment, MeshConfigMaps: cms})
 	if status != http.StatusOK {
 		t.Fatalf("status %d: %s", status, body)
 	}
@@ -103,18 +103,18 @@ func TestAPIOwnMesh(t *testing.T) {
 	custom := canaryConfigMaps(t, func(c string) string {
 		return strings.Replace(c, "security.istio.io/tlsMode: {{", `team: "x"`+"\n        security.istio.io/tlsMode: {{", 1)
 	})
-	status, body, _ = postAPI(t, h, "", api.InjectRequest{Manifest: deploymentYAML, MeshConfigMaps: custom})
+	status, body, _ = postAPI(t, h, "", api.InjectRequest{Manifest: testkit.Deployment, MeshConfigMaps: custom})
 	if status != http.StatusUnprocessableEntity || !strings.Contains(body, `templates \"sidecar\" are not`) || !strings.Contains(body, "+++ sidecar (yours)") {
 		t.Fatalf("a changed template: %d %.600s", status, body)
 	}
-	if _, _, plain := postAPI(t, h, "?include=output", api.InjectRequest{Manifest: deploymentYAML}); plain["mesh"] != nil {
+	if _, _, plain := postAPI(t, h, "?include=output", api.InjectRequest{Manifest: testkit.Deployment}); plain["mesh"] != nil {
 		t.Errorf("an answer without a mesh of one's own says %s", plain["mesh"])
 	}
-	status, _, _ = postAPI(t, h, "", api.InjectRequest{Manifest: deploymentYAML, MeshConfigMaps: cms, Settings: engine.Settings{Install: engine.InstallOptions{Mesh: engine.OwnMesh{Values: "{}"}}}})
+	status, _, _ = postAPI(t, h, "", api.InjectRequest{Manifest: testkit.Deployment, MeshConfigMaps: cms, Settings: engine.Settings{Install: engine.InstallOptions{Mesh: engine.OwnMesh{Values: "{}"}}}})
 	if status != http.StatusBadRequest {
 		t.Fatalf("a mesh sent twice: %d", status)
 	}
-	status, body, _ = postAPI(t, h, "", api.InjectRequest{Manifest: deploymentYAML, MeshConfigMaps: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: istio}\ndata: {mesh: '{}'}\n"})
+	status, body, _ = postAPI(t, h, "", api.InjectRequest{Manifest: testkit.Deployment, MeshConfigMaps: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: istio}\ndata: {mesh: '{}'}\n"})
 	if status != http.StatusUnprocessableEntity || !strings.Contains(body, "no istio-sidecar-injector ConfigMap") {
 		t.Fatalf("no injector ConfigMap: %d %s", status, body)
 	}
@@ -126,7 +126,7 @@ func TestShareOwnMeshSecrets(t *testing.T) {
 	links := newMemLinks()
 	h := serverWith(t, links)
 	mesh := engine.OwnMesh{MeshConfig: "defaultConfig:\n  proxyMetadata:\n    DB_PASSWORD: hunter2\n"}
-	req := api.ShareRequest{InjectRequest: api.InjectRequest{Manifest: deploymentYAML, Settings: engine.Settings{Install: engine.InstallOptions{Mesh: mesh}}}}
+	req := api.ShareRequest{InjectRequest: api.InjectRequest{Manifest: testkit.Deployment, Settings: engine.Settings{Install: engine.InstallOptions{Mesh: mesh}}}}
 	r := postShareAPI(t, h, req, nil)
 	if r.status != http.StatusUnprocessableEntity || !strings.Contains(r.body, `"setting": "install.mesh"`) || strings.Contains(r.body, "hunter2") {
 		t.Fatalf("%d %s", r.status, r.body)
@@ -153,7 +153,7 @@ func TestShareOwnMeshSecrets(t *testing.T) {
 // 422 naming it.
 func TestFormOwnMesh(t *testing.T) {
 	h := newServer(t)
-	r := postForm(t, h, url.Values{"manifest": {deploymentYAML}, "meshConfigMaps": {canaryConfigMaps(t, nil)}})
+	r := postForm(t, h, url.Values{"manifest": {testkit.Deployment}, "meshConfigMaps": {canaryConfigMaps(t, nil)}})
 	st := decodeLocation(t, r)
 	if loc := r.header.Get("Location"); len(loc) > 8<<10 || !st.Settings.Install.Mesh.IstioTemplates || st.Settings.Install.Revision != "canary" {
 		t.Fatalf("a link of %d bytes; mesh compacted %v, revision %q", len(loc), st.Settings.Install.Mesh.IstioTemplates, st.Settings.Install.Revision)
@@ -170,15 +170,15 @@ func TestFormOwnMesh(t *testing.T) {
 	if !ok || field == "" {
 		t.Fatal("the form does not carry the mesh")
 	}
-	kept := decodeLocation(t, postForm(t, h, url.Values{"manifest": {deploymentYAML}, "mesh": {field}, "meshKeep": {"1"}}))
+	kept := decodeLocation(t, postForm(t, h, url.Values{"manifest": {testkit.Deployment}, "mesh": {field}, "meshKeep": {"1"}}))
 	if kept.Settings.Install.Mesh != st.Settings.Install.Mesh || kept.Settings.Install.Revision != "canary" {
 		t.Fatal("the form's mesh is not the link's")
 	}
-	dropped := decodeLocation(t, postForm(t, h, url.Values{"manifest": {deploymentYAML}, "mesh": {field}}))
+	dropped := decodeLocation(t, postForm(t, h, url.Values{"manifest": {testkit.Deployment}, "mesh": {field}}))
 	if !dropped.Settings.Install.Mesh.IsZero() || dropped.Settings.Install.Revision != "" {
 		t.Fatalf("unticked, the mesh stays: %+v", dropped.Settings.Install)
 	}
-	bad := postForm(t, h, url.Values{"manifest": {deploymentYAML}, "meshConfigMaps": {"kind: ConfigMap\nmetadata: {name: istio}\ndata: {mesh: '{}'}\n"}})
+	bad := postForm(t, h, url.Values{"manifest": {testkit.Deployment}, "meshConfigMaps": {"kind: ConfigMap\nmetadata: {name: istio}\ndata: {mesh: '{}'}\n"}})
 	if bad.status != http.StatusUnprocessableEntity || !strings.Contains(bad.body, "no istio-sidecar-injector ConfigMap") {
 		t.Fatalf("%d: %.400s", bad.status, bad.body)
 	}
@@ -192,7 +192,7 @@ func TestFormOwnMeshOtherIstio(t *testing.T) {
 		version string
 		said    bool
 	}{{"1.27.3", true}, {engine.Version().Istio + ".2", false}} {
-		r := postForm(t, h, url.Values{"manifest": {deploymentYAML}, "meshConfigMaps": {canaryConfigMaps(t, nil, "app.kubernetes.io/version", c.version)}})
+		r := postForm(t, h, url.Values{"manifest": {testkit.Deployment}, "meshConfigMaps": {canaryConfigMaps(t, nil, "app.kubernetes.io/version", c.version)}})
 		page := do(t, h, httptest.NewRequest(http.MethodGet, r.header.Get("Location"), nil))
 		used := strings.Join(strings.Fields(testid(page, "install-mesh-used").Text()), " ")
 		want := "installed by Istio " + c.version + ", injected here by Istio " + engine.Version().Istio + "'s injector code"

@@ -14,6 +14,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 	"github.com/sidecarlab/sidecarlab/wording"
 )
 
@@ -38,7 +39,7 @@ func noMissing(t *testing.T) {
 // the reader's values and the code in it (field names, annotation keys) stay as they are.
 func TestPageInEachLanguage(t *testing.T) {
 	h := newServer(t)
-	target := stateLink(t, api.State{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}})
+	target := stateLink(t, api.State{Manifest: testkit.Deployment, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}})
 	type want struct {
 		skip, apply, settings, permalink, panel, unset, linkCopied, noLink, title, desc string
 	}
@@ -143,7 +144,7 @@ func TestErrorAndComparePagesInJapanese(t *testing.T) {
 // the one separator, not a full-width colon of its own. In English it reads as it always has.
 func TestMarkerWordsItsPlace(t *testing.T) {
 	h := newServer(t)
-	bad := deploymentYAML + "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: x\n   bad: indent\n"
+	bad := testkit.Deployment + "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: x\n   bad: indent\n"
 	for _, lang := range i18n.Codes {
 		l := i18n.For(lang)
 		r := getIn(t, h, stateLink(t, api.State{Manifest: bad}), lang)

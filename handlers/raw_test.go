@@ -17,6 +17,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
 func untar(t *testing.T, b []byte) map[string]string {
@@ -45,17 +46,13 @@ func untar(t *testing.T, b []byte) map[string]string {
 func TestReproBundle(t *testing.T) {
 	h := newServer(t)
 	cases := []api.State{
-		{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}, {Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStarts: true"}}},
+		{Manifest: testkit.Deployment, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}, {Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStarts: true"}}},
 		{Manifest: jobYAML, Settings: engine.Settings{Mode: engine.ModeWebhook, KubernetesVersion: "1.34"}},
-		{Manifest: deploymentYAML + "---\n" + jobYAML, Settings: engine.Settings{Mode: engine.ModeClassic, Install: engine.InstallOptions{Set: []string{"values.global.proxy.holdApplicationUntilProxyStarts=true"}}}},
+		{Manifest: testkit.Deployment + "---\n" + jobYAML, Settings: engine.Settings{Mode: engine.ModeClassic, Install: engine.InstallOptions{Set: []string{"values.global.proxy.holdApplicationUntilProxyStarts=true"}}}},
 	}
 	bin := ""
 	if !testing.Short() {
-		out, err := exec.Command("go", "tool", "-n", "istioctl").Output()
-		if err != nil {
-			t.Fatalf("build istioctl: %v", err)
-		}
-		bin = strings.TrimSpace(string(out))
+		bin = testkit.Istioctl(t)
 	}
 	for i, st := range cases {
 		r := get(t, h, "/repro.tar.gz?s="+url.QueryEscape(EncodeState(st)))
@@ -106,7 +103,7 @@ func TestReproBundle(t *testing.T) {
 
 func TestRawOutputs(t *testing.T) {
 	h := newServer(t)
-	st := api.State{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}}
+	st := api.State{Manifest: testkit.Deployment, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}}
 	q := "?s=" + url.QueryEscape(EncodeState(st))
 	if r := get(t, h, "/injected.yaml"+q); r.status != http.StatusOK || !strings.Contains(r.body, "cpu: 200m") || !strings.HasSuffix(r.body, "---\n") {
 		t.Fatalf("injected.yaml: %d", r.status)

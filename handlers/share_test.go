@@ -15,6 +15,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
 func serverWith(t *testing.T, links LinkStore) http.Handler {
@@ -70,11 +71,11 @@ func TestShareAndShortLinks(t *testing.T) {
 	links := newMemLinks()
 	h := serverWith(t, links)
 	steps := `[{"key":"sidecar.istio.io/proxyCPU","value":"200m"}]`
-	a := share(t, h, deploymentYAML, steps)
-	if b := share(t, h, deploymentYAML, steps); b != a {
+	a := share(t, h, testkit.Deployment, steps)
+	if b := share(t, h, testkit.Deployment, steps); b != a {
 		t.Fatalf("same state, ids %s and %s", a, b)
 	}
-	if c := share(t, h, deploymentYAML, `[{"key":"sidecar.istio.io/proxyCPU","value":"300m"}]`); c == a {
+	if c := share(t, h, testkit.Deployment, `[{"key":"sidecar.istio.io/proxyCPU","value":"300m"}]`); c == a {
 		t.Fatal("different states, same id")
 	}
 	r := get(t, h, a)
@@ -85,7 +86,7 @@ func TestShareAndShortLinks(t *testing.T) {
 		t.Fatalf("short link shown as %q", got)
 	}
 	// The same result as the long permalink of the same state.
-	long := get(t, h, stateLink(t, api.State{Istio: engine.Version().Istio, Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}}))
+	long := get(t, h, stateLink(t, api.State{Istio: engine.Version().Istio, Manifest: testkit.Deployment, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}}))
 	x, _ := testid(r, "results").Html()
 	y, _ := testid(long, "results").Html()
 	if x != y {
@@ -123,7 +124,7 @@ func TestShareAndShortLinks(t *testing.T) {
 	}
 	links.failGet = false
 	// Without a store, sharing is off, and says so.
-	if r := do(t, newServer(t), shareRequest(url.Values{"manifest": {deploymentYAML}})); r.status != http.StatusNotFound {
+	if r := do(t, newServer(t), shareRequest(url.Values{"manifest": {testkit.Deployment}})); r.status != http.StatusNotFound {
 		t.Fatalf("share without a store: %d", r.status)
 	}
 	if r := get(t, newServer(t), a+"/state.json"); r.status != http.StatusNotFound {
@@ -142,8 +143,8 @@ func shareRequest(form url.Values) *http.Request {
 func TestShortLinkFromAnotherIstio(t *testing.T) {
 	links := newMemLinks()
 	h := serverWith(t, links)
-	st := api.State{Version: StateVersion, Istio: "1.29", Manifest: deploymentYAML}
-	tl, err := eng.Timeline(context.Background(), []byte(deploymentYAML), nil, engine.Settings{})
+	st := api.State{Version: StateVersion, Istio: "1.29", Manifest: testkit.Deployment}
+	tl, err := eng.Timeline(context.Background(), []byte(testkit.Deployment), nil, engine.Settings{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +152,7 @@ func TestShortLinkFromAnotherIstio(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st.Manifest = strings.Replace(deploymentYAML, "name: web", "name: web2", 1)
+	st.Manifest = strings.Replace(testkit.Deployment, "name: web", "name: web2", 1)
 	changed, err := links.Put(context.Background(), Link{State: StateJSON(st), Istio: "1.29", OutputHash: "not-the-output-of-today"})
 	if err != nil {
 		t.Fatal(err)
@@ -168,7 +169,7 @@ func TestShortLinkFromAnotherIstio(t *testing.T) {
 
 func TestPresenterEmbedAndDeepLinks(t *testing.T) {
 	h := newServer(t)
-	st := api.State{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}, {Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStarts: true"}}}
+	st := api.State{Manifest: testkit.Deployment, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}, {Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStarts: true"}}}
 	page := get(t, h, stateLink(t, st))
 	present := get(t, h, testid(page, "present").AttrOr("href", ""))
 	// Presenter mode opens at step 1 (the first annotation), not the manifest's step 0, which
@@ -190,7 +191,7 @@ func TestPresenterEmbedAndDeepLinks(t *testing.T) {
 	if back := get(t, h, testid(life, "slide-prev").AttrOr("href", "")); testid(back, "slide-n").Text() != "step 2 of 2" {
 		t.Fatal("← from the lifecycle slide does not go back to the last step")
 	}
-	noSteps := get(t, h, testid(get(t, h, stateLink(t, api.State{Manifest: deploymentYAML})), "present").AttrOr("href", ""))
+	noSteps := get(t, h, testid(get(t, h, stateLink(t, api.State{Manifest: testkit.Deployment})), "present").AttrOr("href", ""))
 	if testid(noSteps, "slides-none").Length() != 1 || testid(noSteps, "slide-n").Length() != 0 || testid(noSteps, "slide-next").Length() != 0 {
 		t.Fatalf("presenter mode without steps: %q, want only that there is nothing to present", testid(noSteps, "slides").Text())
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/engine/secrets"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 	"github.com/sidecarlab/sidecarlab/web"
 )
 
@@ -32,7 +33,7 @@ func (c *countingLinks) Put(ctx context.Context, l Link) (string, error) {
 }
 
 // secretYAML is a Deployment with a password in an env value, and a Secret.
-const secretYAML = deploymentYAML + `        env:
+const secretYAML = testkit.Deployment + `        env:
         - name: DB_PASSWORD
           value: hunter2hunter2
 ---
@@ -81,7 +82,7 @@ func TestAPIShare(t *testing.T) {
 	links := &countingLinks{memLinks: newMemLinks()}
 	h := serverConfig(t, Config{Links: links})
 	hostile := http.Header{"X-Forwarded-Host": {"evil.example"}}
-	req := api.ShareRequest{InjectRequest: api.InjectRequest{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}}}
+	req := api.ShareRequest{InjectRequest: api.InjectRequest{Manifest: testkit.Deployment, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}}}
 
 	r := postShareAPI(t, h, req, hostile)
 	var a api.ShareResponse
@@ -94,10 +95,10 @@ func TestAPIShare(t *testing.T) {
 	if json.Unmarshal([]byte(r.body), &b) != nil || b.ID != a.ID {
 		t.Fatalf("same state, ids %q and %q", a.ID, b.ID)
 	}
-	if loc := share(t, h, deploymentYAML, `[{"key":"sidecar.istio.io/proxyCPU","value":"200m"}]`); loc != a.URL {
+	if loc := share(t, h, testkit.Deployment, `[{"key":"sidecar.istio.io/proxyCPU","value":"200m"}]`); loc != a.URL {
 		t.Fatalf("the form shares it as %s, the API as %s", loc, a.URL)
 	}
-	if st := storedState(t, h, a.ID); st.Manifest != deploymentYAML || len(st.Steps) != 1 || st.Istio != engine.Version().Istio || st.Version != StateVersion {
+	if st := storedState(t, h, a.ID); st.Manifest != testkit.Deployment || len(st.Steps) != 1 || st.Istio != engine.Version().Istio || st.Version != StateVersion {
 		t.Fatalf("stored state: %+v", st)
 	}
 	if r := get(t, h, a.URL); r.status != http.StatusOK {
@@ -192,7 +193,7 @@ func TestAPIShare(t *testing.T) {
 
 // TestAPIShareURL: the link's address comes from --public-url, never from the request.
 func TestAPIShareURL(t *testing.T) {
-	req := api.ShareRequest{InjectRequest: api.InjectRequest{Manifest: deploymentYAML}}
+	req := api.ShareRequest{InjectRequest: api.InjectRequest{Manifest: testkit.Deployment}}
 	h := serverConfig(t, Config{Links: newMemLinks(), PublicURL: "https://lab.example.com/"})
 	for _, hdr := range []http.Header{nil, {"X-Forwarded-Host": {"evil.example"}, "Forwarded": {"host=evil.example"}}} {
 		b, _ := json.Marshal(req)
@@ -223,7 +224,7 @@ func TestAPIShareURL(t *testing.T) {
 func TestAPIShareOffAndLimited(t *testing.T) {
 	// No store: sharing is off, in the API's words.
 	h := serverConfig(t, Config{})
-	if r := postShareAPI(t, h, api.ShareRequest{InjectRequest: api.InjectRequest{Manifest: deploymentYAML}}, nil); r.status != http.StatusNotFound || !strings.Contains(r.body, "Sharing is off") {
+	if r := postShareAPI(t, h, api.ShareRequest{InjectRequest: api.InjectRequest{Manifest: testkit.Deployment}}, nil); r.status != http.StatusNotFound || !strings.Contains(r.body, "Sharing is off") {
 		t.Errorf("no store: %d %s", r.status, r.body)
 	}
 	if r := get(t, h, "/api/v1/links/0000000000000000"); r.status != http.StatusNotFound || !strings.Contains(r.body, "Sharing is off") {
@@ -231,10 +232,10 @@ func TestAPIShareOffAndLimited(t *testing.T) {
 	}
 	// The API's shares count against the write limit, with the form's.
 	h = serverConfig(t, Config{Links: newMemLinks(), WriteRatePerMinute: 1})
-	if r := postShareAPI(t, h, api.ShareRequest{InjectRequest: api.InjectRequest{Manifest: deploymentYAML}}, nil); r.status != http.StatusCreated {
+	if r := postShareAPI(t, h, api.ShareRequest{InjectRequest: api.InjectRequest{Manifest: testkit.Deployment}}, nil); r.status != http.StatusCreated {
 		t.Fatalf("first share: %d %s", r.status, r.body)
 	}
-	fr := httptest.NewRequest(http.MethodPost, "/share", strings.NewReader(url.Values{"manifest": {deploymentYAML}}.Encode()))
+	fr := httptest.NewRequest(http.MethodPost, "/share", strings.NewReader(url.Values{"manifest": {testkit.Deployment}}.Encode()))
 	fr.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	if r := do(t, h, fr); r.status != http.StatusTooManyRequests {
 		t.Errorf("a form share after the API's: %d", r.status)
@@ -310,7 +311,7 @@ func TestShareFormSecrets(t *testing.T) {
 		t.Fatalf("a bad choice: %d", r.status)
 	}
 	// Without secrets, Share stores at once, as it always did.
-	if loc := share(t, h, deploymentYAML, "[]"); !strings.HasPrefix(loc, "/s/") {
+	if loc := share(t, h, testkit.Deployment, "[]"); !strings.HasPrefix(loc, "/s/") {
 		t.Fatal(loc)
 	}
 }
@@ -330,7 +331,7 @@ func TestPermalinkSecretsWarning(t *testing.T) {
 	if r := do(t, h, req); !strings.Contains(r.body, "holds the whole manifest and its annotations") {
 		t.Fatalf("fragment: %d", r.status)
 	}
-	r = get(t, h, stateLink(t, api.State{Istio: engine.Version().Istio, Manifest: deploymentYAML}))
+	r = get(t, h, stateLink(t, api.State{Istio: engine.Version().Istio, Manifest: testkit.Deployment}))
 	if r.status != http.StatusOK || testid(r, "banner").Length() != 0 {
 		t.Fatalf("a clean link: %d %q", r.status, testid(r, "banner").Text())
 	}
@@ -341,7 +342,7 @@ func TestPermalinkSecretsWarning(t *testing.T) {
 func TestSecretTotalsBounded(t *testing.T) {
 	var c secretTotals
 	for i := range maxSecretTotals + 10 {
-		m := deploymentYAML + "# " + strconv.Itoa(i) + "\n"
+		m := testkit.Deployment + "# " + strconv.Itoa(i) + "\n"
 		if i%1000 == 0 {
 			m = secretYAML + "# " + strconv.Itoa(i) + "\n"
 		}
@@ -362,7 +363,7 @@ func TestSecretTotalsBounded(t *testing.T) {
 // request's Host says.
 func TestEmbedSnippetPublicURL(t *testing.T) {
 	h := serverConfig(t, Config{PublicURL: "https://lab.example.com/"})
-	req := httptest.NewRequest(http.MethodGet, stateLink(t, api.State{Istio: engine.Version().Istio, Manifest: deploymentYAML}), nil)
+	req := httptest.NewRequest(http.MethodGet, stateLink(t, api.State{Istio: engine.Version().Istio, Manifest: testkit.Deployment}), nil)
 	req.Host = "evil.example"
 	r := do(t, h, req)
 	if got := testid(r, "embed-snippet").Text(); !strings.HasPrefix(got, `<iframe src="https://lab.example.com/embed?s=`) || strings.Contains(r.body, "evil.example") {
@@ -391,7 +392,7 @@ func TestShareStepSecrets(t *testing.T) {
 	links := &countingLinks{memLinks: newMemLinks()}
 	h := serverConfig(t, Config{Links: links})
 	steps := []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}, {Key: "example.com/build-token", Value: token}}
-	req := api.ShareRequest{InjectRequest: api.InjectRequest{Manifest: deploymentYAML, Steps: steps}}
+	req := api.ShareRequest{InjectRequest: api.InjectRequest{Manifest: testkit.Deployment, Steps: steps}}
 
 	r := postShareAPI(t, h, req, nil)
 	var sec api.SecretsResponse
@@ -405,16 +406,16 @@ func TestShareStepSecrets(t *testing.T) {
 	if r.status != http.StatusCreated || json.Unmarshal([]byte(r.body), &ok) != nil {
 		t.Fatalf("%d %s", r.status, r.body)
 	}
-	if st := storedState(t, h, ok.ID); st.Manifest != deploymentYAML || len(st.Steps) != 2 || st.Steps[0] != steps[0] || st.Steps[1].Value != secrets.Redacted {
+	if st := storedState(t, h, ok.ID); st.Manifest != testkit.Deployment || len(st.Steps) != 2 || st.Steps[0] != steps[0] || st.Steps[1].Value != secrets.Redacted {
 		t.Fatalf("stored: %+v", st)
 	}
 
 	js, _ := json.Marshal(steps)
-	page := do(t, h, shareRequest(url.Values{"manifest": {deploymentYAML}, "steps": {string(js)}}))
+	page := do(t, h, shareRequest(url.Values{"manifest": {testkit.Deployment}, "steps": {string(js)}}))
 	if page.status != http.StatusOK || testid(page, "share-secret-where").Text() != "annotation step 2" || strings.Contains(testid(page, "share-secrets-list").Text(), token) {
 		t.Fatalf("%d %q", page.status, testid(page, "share-secret-where").Text())
 	}
-	link := get(t, h, stateLink(t, api.State{Istio: engine.Version().Istio, Manifest: deploymentYAML, Steps: steps}))
+	link := get(t, h, stateLink(t, api.State{Istio: engine.Version().Istio, Manifest: testkit.Deployment, Steps: steps}))
 	if !strings.Contains(testid(link, "banner").Text(), "(1 finding)") {
 		t.Fatalf("long link: %q", testid(link, "banner").Text())
 	}
@@ -434,8 +435,8 @@ func TestShareSettingsSecrets(t *testing.T) {
 		},
 		Namespace: engine.Namespace{Name: "shop", Labels: map[string]string{"istio-injection": "enabled", "aws": awsKeyID}},
 	}
-	req := api.ShareRequest{InjectRequest: api.InjectRequest{Manifest: deploymentYAML, Settings: settings}}
-	if r := get(t, h, stateLink(t, api.State{Istio: engine.Version().Istio, Manifest: deploymentYAML, Settings: settings})); r.status != http.StatusOK {
+	req := api.ShareRequest{InjectRequest: api.InjectRequest{Manifest: testkit.Deployment, Settings: settings}}
+	if r := get(t, h, stateLink(t, api.State{Istio: engine.Version().Istio, Manifest: testkit.Deployment, Settings: settings})); r.status != http.StatusOK {
 		t.Fatalf("the settings do not load: %d", r.status)
 	}
 
@@ -469,16 +470,16 @@ func TestShareSettingsSecrets(t *testing.T) {
 		t.Fatalf("the redacted link: %d %s", page.status, testid(page, "error").Text())
 	}
 
-	page := do(t, h, shareRequest(url.Values{"manifest": {deploymentYAML}, "set": {strings.Join(settings.Install.Set, "\n")}}))
+	page := do(t, h, shareRequest(url.Values{"manifest": {testkit.Deployment}, "set": {strings.Join(settings.Install.Set, "\n")}}))
 	if page.status != http.StatusOK || testid(page, "share-secret-where").Text() != "install option 2" || strings.Contains(testid(page, "share-secrets-list").Text(), awsKeyID) {
 		t.Fatalf("%d %q", page.status, testid(page, "share-secret-where").Text())
 	}
-	link := get(t, h, stateLink(t, api.State{Istio: engine.Version().Istio, Manifest: deploymentYAML, Settings: settings}))
+	link := get(t, h, stateLink(t, api.State{Istio: engine.Version().Istio, Manifest: testkit.Deployment, Settings: settings}))
 	if !strings.Contains(testid(link, "banner").Text(), "(3 findings)") {
 		t.Fatalf("long link: %q", testid(link, "banner").Text())
 	}
 	settings.Install.Set, settings.Install.Overlay, settings.Namespace.Labels = settings.Install.Set[:1], "", map[string]string{"istio-injection": "enabled"}
-	req = api.ShareRequest{InjectRequest: api.InjectRequest{Manifest: deploymentYAML, Settings: settings}}
+	req = api.ShareRequest{InjectRequest: api.InjectRequest{Manifest: testkit.Deployment, Settings: settings}}
 	if r := postShareAPI(t, h, req, nil); r.status != http.StatusCreated {
 		t.Fatalf("settings without a secret: %d %s", r.status, r.body)
 	}

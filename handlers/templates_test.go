@@ -6,13 +6,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
 // The server's secret the templates below go after: the link store's DSN, which the Helm chart
@@ -37,11 +37,7 @@ func withInitContainer(text string) string {
 
 func istioManifests(t *testing.T) string {
 	t.Helper()
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "istio.io/istio").Output()
-	if err != nil {
-		t.Fatalf("locate istio.io/istio: %v", err)
-	}
-	return filepath.Join(strings.TrimSpace(string(out)), "manifests")
+	return filepath.Join(testkit.IstioDir(t), "manifests")
 }
 
 // templateBudget bounds the work of refusing install options, in bytes the server allocates while
@@ -79,7 +75,7 @@ func TestHostileInstallOptions(t *testing.T) {
 			"install overlay", "carries template text"},
 	}
 	for _, c := range cases {
-		st := api.State{Manifest: deploymentYAML, Steps: c.steps, Settings: engine.Settings{Install: c.o}}
+		st := api.State{Manifest: testkit.Deployment, Steps: c.steps, Settings: engine.Settings{Install: c.o}}
 		body, _ := json.Marshal(api.InjectRequest{Manifest: st.Manifest, Steps: st.Steps, Settings: st.Settings})
 		for _, route := range []struct {
 			name string
@@ -111,7 +107,7 @@ func TestHostileInstallOptions(t *testing.T) {
 						t.Errorf("error field %q, want it to start with %q (%v)", e.Error.Field, c.field, err)
 					}
 				}
-				if ok := get(t, h, stateLink(t, api.State{Manifest: deploymentYAML})); ok.status != http.StatusOK {
+				if ok := get(t, h, stateLink(t, api.State{Manifest: testkit.Deployment})); ok.status != http.StatusOK {
 					t.Fatalf("a normal request after it: %d", ok.status)
 				}
 			})
@@ -147,10 +143,10 @@ func checkNoSecret(t *testing.T, h http.Handler, resolvers []string) {
 	var states []api.State
 	for _, tmpl := range readers {
 		states = append(states,
-			api.State{Manifest: deploymentYAML, Steps: selectMine, Settings: engine.Settings{Install: engine.InstallOptions{Overlay: withTemplate(tmpl)}}},
-			api.State{Manifest: deploymentYAML, Steps: selectMine, Settings: engine.Settings{Mode: engine.ModeWebhook, Install: engine.InstallOptions{
+			api.State{Manifest: testkit.Deployment, Steps: selectMine, Settings: engine.Settings{Install: engine.InstallOptions{Overlay: withTemplate(tmpl)}}},
+			api.State{Manifest: testkit.Deployment, Steps: selectMine, Settings: engine.Settings{Mode: engine.ModeWebhook, Install: engine.InstallOptions{
 				Set: []string{"values.sidecarInjectorWebhook.templates.mine=metadata: {annotations: {leak: 'got-" + tmpl + "'}}"}}}},
-			api.State{Manifest: deploymentYAML, Settings: engine.Settings{Install: engine.InstallOptions{Overlay: withInitContainer(tmpl)}}},
+			api.State{Manifest: testkit.Deployment, Settings: engine.Settings{Install: engine.InstallOptions{Overlay: withInitContainer(tmpl)}}},
 		)
 	}
 	// What a leak looks like: the secret itself, or a name the template resolved (the templates

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
 // TestUpgradePage: a state with a mesh of today's Istio (revision canary, a CPU request, hold)
@@ -21,13 +22,13 @@ import (
 // is what changes.
 func TestUpgradePage(t *testing.T) {
 	h := newServer(t)
-	st := decodeLocation(t, postForm(t, h, url.Values{"manifest": {deploymentYAML}, "meshConfigMaps": {canaryConfigMaps(t, nil)}}))
+	st := decodeLocation(t, postForm(t, h, url.Values{"manifest": {testkit.Deployment}, "meshConfigMaps": {canaryConfigMaps(t, nil)}}))
 	page := get(t, h, stateLink(t, st))
 	href, ok := page.doc.Find(`a[href^="/upgrade?"]`).Attr("href")
 	if !ok {
 		t.Fatal("the playground offers no upgrade preview for a state with a mesh")
 	}
-	if _, ok := get(t, h, stateLink(t, api.State{Manifest: deploymentYAML})).doc.Find(`a[href^="/upgrade?"]`).Attr("href"); ok {
+	if _, ok := get(t, h, stateLink(t, api.State{Manifest: testkit.Deployment})).doc.Find(`a[href^="/upgrade?"]`).Attr("href"); ok {
 		t.Fatal("an upgrade preview offered without a mesh")
 	}
 	up := get(t, h, href)
@@ -82,7 +83,7 @@ func TestUpgradePage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	custom := api.State{Manifest: deploymentYAML, Settings: engine.Settings{Install: engine.InstallOptions{Mesh: engine.CompactMesh(read.Mesh), Revision: read.Revision}}}
+	custom := api.State{Manifest: testkit.Deployment, Settings: engine.Settings{Install: engine.InstallOptions{Mesh: engine.CompactMesh(read.Mesh), Revision: read.Revision}}}
 	r = get(t, h, upgradeHref(custom))
 	if testid(up, "upgrade-old-code").Length() != 0 || testid(r, "upgrade-old-code").Length() != 1 {
 		t.Errorf("the note on the older code: Istio's templates %d, others %d", testid(up, "upgrade-old-code").Length(), testid(r, "upgrade-old-code").Length())
@@ -90,7 +91,7 @@ func TestUpgradePage(t *testing.T) {
 	if !strings.Contains(testid(r, "side-a").Find(".error-box").Text(), "are not the ones Istio") || testid(r, "side-b").Find(".error-box").Length() != 0 || testid(r, "compare-same").Length() != 0 {
 		t.Fatalf("custom templates on a server that runs none: %d\n%.800s", r.status, testid(r, "side-a").Text())
 	}
-	if r := get(t, h, "/upgrade?"+url.Values{"s": {EncodeState(api.State{Manifest: deploymentYAML})}}.Encode()); r.status != http.StatusUnprocessableEntity || !strings.Contains(r.body, "needs your mesh") {
+	if r := get(t, h, "/upgrade?"+url.Values{"s": {EncodeState(api.State{Manifest: testkit.Deployment})}}.Encode()); r.status != http.StatusUnprocessableEntity || !strings.Contains(r.body, "needs your mesh") {
 		t.Fatalf("a preview without a mesh: %d", r.status)
 	}
 }
@@ -112,16 +113,16 @@ func TestAPIUpgrade(t *testing.T) {
 		}
 		return r.status, out, r.body
 	}
-	status, out, body := post(api.UpgradeRequest{InjectRequest: api.InjectRequest{Manifest: deploymentYAML, MeshConfigMaps: canaryConfigMaps(t, nil)}})
+	status, out, body := post(api.UpgradeRequest{InjectRequest: api.InjectRequest{Manifest: testkit.Deployment, MeshConfigMaps: canaryConfigMaps(t, nil)}})
 	if status != http.StatusOK || len(out.Plan.Keys) != 1 || !out.Plan.Keys[0].Carried || len(out.Documents) != 1 || out.Documents[0].Changed || !strings.HasPrefix(out.Preview, "/upgrade?") {
 		t.Fatalf("%d %s", status, body)
 	}
 	none := []string{}
-	status, out, body = post(api.UpgradeRequest{InjectRequest: api.InjectRequest{Manifest: deploymentYAML, MeshConfigMaps: canaryConfigMaps(t, nil)}, Carry: &none})
+	status, out, body = post(api.UpgradeRequest{InjectRequest: api.InjectRequest{Manifest: testkit.Deployment, MeshConfigMaps: canaryConfigMaps(t, nil)}, Carry: &none})
 	if status != http.StatusOK || out.Plan.Keys[0].Carried || !out.Documents[0].Changed || !strings.Contains(out.Preview, "chosen=1") {
 		t.Fatalf("carry nothing: %d %s", status, body)
 	}
-	if status, _, body := post(api.UpgradeRequest{InjectRequest: api.InjectRequest{Manifest: deploymentYAML}}); status != http.StatusUnprocessableEntity || !strings.Contains(body, "needs your mesh") {
+	if status, _, body := post(api.UpgradeRequest{InjectRequest: api.InjectRequest{Manifest: testkit.Deployment}}); status != http.StatusUnprocessableEntity || !strings.Contains(body, "needs your mesh") {
 		t.Fatalf("without a mesh: %d %s", status, body)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 	"github.com/sidecarlab/sidecarlab/web"
 )
 
@@ -92,7 +93,7 @@ func changeRow(r response, path string) *goquery.Selection {
 func TestReadableValues(t *testing.T) {
 	h := newServer(t)
 	const p = "spec.template.spec."
-	r := get(t, h, stateLink(t, api.State{Manifest: deploymentYAML, Steps: []engine.Step{
+	r := get(t, h, stateLink(t, api.State{Manifest: testkit.Deployment, Steps: []engine.Step{
 		{Key: "traffic.sidecar.istio.io/excludeOutboundPorts", Value: "3306,6379"},
 		{Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStarts: true\nconcurrency: 2"},
 		{Key: "sidecar.istio.io/nativeSidecar", Value: "false"},
@@ -145,7 +146,7 @@ func TestReadableValues(t *testing.T) {
 // injection's own changes stand out; later steps have no such group.
 func TestSerializerGroup(t *testing.T) {
 	h := newServer(t)
-	r := get(t, h, stateLink(t, api.State{Manifest: deploymentYAML, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}}))
+	r := get(t, h, stateLink(t, api.State{Manifest: testkit.Deployment, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}}))
 	s0 := testid(r, "diff-step-0")
 	group := s0.Find(`[data-testid="serializer-changes"]`)
 	if group.Length() != 1 || group.AttrOr("open", "none") != "none" {
@@ -174,12 +175,12 @@ func TestSerializerGroup(t *testing.T) {
 // injected one has no note.
 func TestHonestStates(t *testing.T) {
 	h := newServer(t)
-	rejected := strings.Replace(deploymentYAML, "    metadata:\n      labels:", "    metadata:\n      annotations:\n        proxy.istio.io/config: \"concurrency: [2\"\n      labels:", 1)
-	if rejected == deploymentYAML {
+	rejected := strings.Replace(testkit.Deployment, "    metadata:\n      labels:", "    metadata:\n      annotations:\n        proxy.istio.io/config: \"concurrency: [2\"\n      labels:", 1)
+	if rejected == testkit.Deployment {
 		t.Fatal("the test manifest has no pod template labels to annotate")
 	}
 	service := "apiVersion: v1\nkind: Service\nmetadata:\n  name: db\nspec:\n  ports:\n  - port: 3306\n"
-	skipped := strings.Replace(deploymentYAML, "    metadata:\n      labels:", "    metadata:\n      annotations:\n        sidecar.istio.io/inject: \"false\"\n      labels:", 1)
+	skipped := strings.Replace(testkit.Deployment, "    metadata:\n      labels:", "    metadata:\n      annotations:\n        sidecar.istio.io/inject: \"false\"\n      labels:", 1)
 	cases := []struct {
 		name, manifest string
 		status         string // data-status of the note, "" for none
@@ -189,7 +190,7 @@ func TestHonestStates(t *testing.T) {
 		{"rejected", rejected, "error", "Injection failed for document 1.", "proxy", false},
 		{"service", service, "passed through", "Istio does not inject a Service; it passes through unchanged (document 1).", "", false},
 		{"skipped", skipped, "skipped", "Istio skipped document 1 (Deployment web): it injected nothing.", "inject", false},
-		{"injected", deploymentYAML, "", "", "", false},
+		{"injected", testkit.Deployment, "", "", "", false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

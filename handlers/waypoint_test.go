@@ -9,6 +9,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 	"github.com/sidecarlab/sidecarlab/wording"
 )
 
@@ -157,7 +158,7 @@ func TestBatchNodes(t *testing.T) {
 		t.Errorf("the playground form carries nodes=%q through its actions", v)
 	}
 	// A form post keeps it: the view it redirects to has it.
-	form := url.Values{"manifest": {deploymentYAML}, "set": {"profile=ambient"}, "nsName": {"shop"},
+	form := url.Values{"manifest": {testkit.Deployment}, "set": {"profile=ambient"}, "nsName": {"shop"},
 		"nsLabels": {"istio.io/dataplane-mode=ambient"}, "tab": {"batch"}, "nodes": {"40"}}
 	if p := postForm(t, h, form); p.status != http.StatusSeeOther || !strings.Contains(p.header.Get("Location"), "nodes=40") {
 		t.Errorf("a form post (status %d) loses the node count: %s", p.status, p.header.Get("Location"))

@@ -50,7 +50,7 @@ func TestHeavyLane(t *testing.T) {
 	go func() { done <- get(t, h, stateLink(t, api.State{Manifest: testkit.Pods(300, 0) + "\n# hold\n"})) }()
 	<-he.started // the heavy lane's one slot is taken
 
-	if r := get(t, h, stateLink(t, api.State{Manifest: deploymentYAML})); r.status != http.StatusOK {
+	if r := get(t, h, stateLink(t, api.State{Manifest: testkit.Deployment})); r.status != http.StatusOK {
 		t.Fatalf("a light request beside a heavy one: %d, want 200", r.status)
 	}
 	// 10 Pods through 100 steps (a 6.4 KB POST in the issue) is heavy: it waits for the heavy
@@ -118,13 +118,13 @@ func TestTemplatesRunHeavy(t *testing.T) {
 	const loop = `{{ range until 100000 }}{{ range until 100000 }}{{ end }}{{ end }}`
 	o := engine.InstallOptions{Overlay: withTemplate(loop)}
 	// The installation is rendered first (a request that does not select the template).
-	if r := get(t, h, "/injected.yaml?s="+EncodeState(api.State{Manifest: deploymentYAML, Settings: engine.Settings{Install: o}})); r.status != http.StatusOK {
+	if r := get(t, h, "/injected.yaml?s="+EncodeState(api.State{Manifest: testkit.Deployment, Settings: engine.Settings{Install: o}})); r.status != http.StatusOK {
 		t.Fatalf("rendering the installation: %d %.500s", r.status, r.body)
 	}
 	loopers := make(chan response, 3)
 	for range 3 {
 		go func() {
-			st := api.State{Manifest: deploymentYAML, Steps: selectMine, Settings: engine.Settings{Install: o}}
+			st := api.State{Manifest: testkit.Deployment, Steps: selectMine, Settings: engine.Settings{Install: o}}
 			loopers <- do(t, h, withDeadline(t, httptest.NewRequest(http.MethodGet, "/injected.yaml?s="+EncodeState(st), nil), 20*time.Second))
 		}()
 	}
@@ -132,7 +132,7 @@ func TestTemplatesRunHeavy(t *testing.T) {
 		m := get(t, h, "/metrics").body
 		return strings.Contains(m, `sidecarlab_work_slots_busy{lane="heavy"} 1`) || strings.Contains(m, `sidecarlab_work_slots_busy{lane="light"} 1`)
 	})
-	if r := get(t, h, stateLink(t, api.State{Manifest: deploymentYAML})); r.status != http.StatusOK {
+	if r := get(t, h, stateLink(t, api.State{Manifest: testkit.Deployment})); r.status != http.StatusOK {
 		t.Fatalf("a light request beside looping templates: %d, want 200", r.status)
 	}
 	for range 3 {

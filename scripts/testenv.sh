@@ -263,6 +263,12 @@ else
   say "Kubernetes with Istio ready (kubeconfig $SIDECARLAB_TEST_KUBECONFIG, stopped on exit)"
 fi
 
+# --- The set-up's wall time, as a step of `make test-times` (TEST_TIMES: its folder).
+if [[ -n ${TEST_TIMES:-} ]]; then
+  mkdir -p "$TEST_TIMES"
+  printf 'testenv\t%s\t0\n' "$SECONDS" >>"$TEST_TIMES/steps.tsv"
+fi
+
 # --- Run COMMAND. In the background, so that a TERM sent to this script is passed on at once
 # rather than after COMMAND ends; `trap - INT QUIT` undoes bash's ignoring of those signals in
 # background jobs, and <&0 keeps stdin (bash would give it /dev/null).

@@ -3,12 +3,13 @@ package web
 import (
 	"flag"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
 var update = flag.Bool("update", false, "refresh the presets taken from Istio's golden corpus")
@@ -24,11 +25,7 @@ var istioPresets = map[string]string{
 }
 
 func TestIstioPresets(t *testing.T) {
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}} {{.Version}}", "istio.io/istio").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir, version, _ := strings.Cut(strings.TrimSpace(string(out)), " ")
+	dir, version := testkit.IstioDir(t), testkit.IstioVersion(t)
 	for ours, theirs := range istioPresets {
 		src, err := os.ReadFile(filepath.Join(dir, "pkg/kube/inject/testdata/inject", theirs))
 		if err != nil {

@@ -5,13 +5,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 	"github.com/sidecarlab/sidecarlab/wording"
 )
 
 // TestAdmit: sidecarlab admit says injected or not and admitted or rejected, with the rules,
 // and exits 1 when a workload would be rejected.
 func TestAdmit(t *testing.T) {
-	out, stderr, err := runCLI(t, deployment, "admit", "-f", "-", "-n", "shop")
+	out, stderr, err := runCLI(t, testkit.Deployment, "admit", "-f", "-", "-n", "shop")
 	if err != nil {
 		t.Fatalf("%v: %s", err, stderr)
 	}
@@ -21,7 +22,7 @@ func TestAdmit(t *testing.T) {
 		}
 	}
 
-	out, stderr, err = runCLI(t, deployment, "admit", "-f", "-", "-n", "shop", "--namespace-labels", "istio-injection=enabled,pod-security.kubernetes.io/enforce=baseline")
+	out, stderr, err = runCLI(t, testkit.Deployment, "admit", "-f", "-", "-n", "shop", "--namespace-labels", "istio-injection=enabled,pod-security.kubernetes.io/enforce=baseline")
 	if err == nil || exitCode(err) != 1 || !strings.Contains(stderr, "rejected: document 1 (Deployment/web)") {
 		t.Fatalf("baseline: want exit 1 naming the document, got %v, stderr %q", err, stderr)
 	}
@@ -30,7 +31,7 @@ func TestAdmit(t *testing.T) {
 	}
 
 	// With Istio CNI, the same namespace admits it; JSON has the API's fields.
-	out, stderr, err = runCLI(t, deployment, "admit", "-f", "-", "-n", "shop", "--namespace-labels", "istio-injection=enabled,pod-security.kubernetes.io/enforce=baseline",
+	out, stderr, err = runCLI(t, testkit.Deployment, "admit", "-f", "-", "-n", "shop", "--namespace-labels", "istio-injection=enabled,pod-security.kubernetes.io/enforce=baseline",
 		"--set", "components.cni.enabled=true", "-o", "json")
 	if err != nil {
 		t.Fatalf("CNI: %v: %s", err, stderr)
@@ -48,7 +49,7 @@ func TestAdmit(t *testing.T) {
 		}
 	}
 
-	if _, _, err := runCLI(t, deployment, "admit", "-f", "-", "--namespace-labels", "not a label"); err == nil || exitCode(err) != 2 {
+	if _, _, err := runCLI(t, testkit.Deployment, "admit", "-f", "-", "--namespace-labels", "not a label"); err == nil || exitCode(err) != 2 {
 		t.Fatalf("bad labels: want a usage error, got %v", err)
 	}
 }
@@ -74,7 +75,7 @@ func TestAdmitNamespaceRefused(t *testing.T) {
 			t.Fatalf("namespace %q: %v: %s", ns, err, stderr)
 		}
 	}
-	if _, stderr, err := runCLI(t, deployment, "admit", "-f", "-", "-n", "other"); err != nil {
+	if _, stderr, err := runCLI(t, testkit.Deployment, "admit", "-f", "-", "-n", "other"); err != nil {
 		t.Fatalf("a document with no namespace: %v: %s", err, stderr)
 	}
 }
@@ -85,7 +86,7 @@ func TestAdmitNamespaceRefused(t *testing.T) {
 // ambient profile the label joins nothing. In Japanese the sentences change and the data does not.
 func TestAdmitAmbient(t *testing.T) {
 	args := []string{"admit", "-f", "-", "-n", "shop", "--namespace-labels", "istio.io/dataplane-mode=ambient", "--set", "profile=ambient"}
-	out, stderr, err := runCLI(t, deployment, args...)
+	out, stderr, err := runCLI(t, testkit.Deployment, args...)
 	if err != nil {
 		t.Fatalf("%v: %s", err, stderr)
 	}
@@ -94,9 +95,9 @@ func TestAdmitAmbient(t *testing.T) {
 			t.Errorf("ambient namespace: the output lacks %q:\n%s", want, out)
 		}
 	}
-	labelled := strings.Replace(deployment, "labels:\n        app: web", "labels:\n        app: web\n        sidecar.istio.io/inject: \"true\"", 1)
-	if labelled == deployment {
-		t.Fatalf("the test's Deployment has no pod label to add to:\n%s", deployment)
+	labelled := strings.Replace(testkit.Deployment, "labels:\n        app: web", "labels:\n        app: web\n        sidecar.istio.io/inject: \"true\"", 1)
+	if labelled == testkit.Deployment {
+		t.Fatalf("the test's Deployment has no pod label to add to:\n%s", testkit.Deployment)
 	}
 	js, stderr, err := runCLI(t, labelled, append(args, "-o", "json")...)
 	if err != nil {
@@ -109,11 +110,11 @@ func TestAdmitAmbient(t *testing.T) {
 	if len(got) != 1 || !got[0].Injected || got[0].Ambient == nil || got[0].Ambient.Joins || got[0].Ambient.Rule != "sidecar" || len(got[0].Ambient.RunTime) != 0 {
 		t.Fatalf("the inject label in an ambient namespace: %+v", got)
 	}
-	out, stderr, err = runCLI(t, deployment, "admit", "-f", "-", "-n", "shop", "--namespace-labels", "istio.io/dataplane-mode=ambient")
+	out, stderr, err = runCLI(t, testkit.Deployment, "admit", "-f", "-", "-n", "shop", "--namespace-labels", "istio.io/dataplane-mode=ambient")
 	if err != nil || !strings.Contains(out, "Does not join ambient: this installation has no CNI node agent with ambient enabled") {
 		t.Fatalf("without the ambient profile: %v %s\n%s", err, stderr, out)
 	}
-	ja, stderr, err := runCLI(t, deployment, append(args, "-o", "json", "--lang", "ja")...)
+	ja, stderr, err := runCLI(t, testkit.Deployment, append(args, "-o", "json", "--lang", "ja")...)
 	if err != nil {
 		t.Fatalf("%v: %s", err, stderr)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/sidecarlab/sidecarlab/api"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 	"github.com/sidecarlab/sidecarlab/wording"
 )
 
@@ -15,7 +16,7 @@ import (
 // the annotations' rows with their sources, and the capacity on the nodes given; -o json says the
 // same as data, and the same data in every language.
 func TestDiffAmbient(t *testing.T) {
-	out, stderr, err := runCLI(t, deployment, "diff", "--ambient", "-f", "-", "--nodes", "7", "--annotate", "traffic.sidecar.istio.io/excludeOutboundPorts=3306")
+	out, stderr, err := runCLI(t, testkit.Deployment, "diff", "--ambient", "-f", "-", "--nodes", "7", "--annotate", "traffic.sidecar.istio.io/excludeOutboundPorts=3306")
 	if err != nil {
 		t.Fatalf("%v: %s", err, stderr)
 	}
@@ -44,7 +45,7 @@ func TestDiffAmbient(t *testing.T) {
 
 	var data [2]any
 	for i, lang := range []string{"en", "ja"} {
-		js, stderr, err := runCLI(t, deployment, "diff", "--ambient", "-f", "-", "-o", "json", "--lang", lang)
+		js, stderr, err := runCLI(t, testkit.Deployment, "diff", "--ambient", "-f", "-", "-o", "json", "--lang", lang)
 		if err != nil {
 			t.Fatalf("%s: %v: %s", lang, err, stderr)
 		}
@@ -80,12 +81,12 @@ func TestDiffAmbientUsage(t *testing.T) {
 		{[]string{"diff", "-f", "-", "--ambient", "--unified"}, "--unified is not available", 2},
 		{[]string{"diff", "-f", "-", "--ambient", "--nodes", "0"}, "the node count must be a whole number from 1 to 100000", 1},
 	} {
-		_, stderr, err := runCLI(t, deployment, tc.args...)
+		_, stderr, err := runCLI(t, testkit.Deployment, tc.args...)
 		if exitCodeOf(err) != tc.code || !strings.Contains(stderr+errText(err), tc.want) {
 			t.Errorf("%v: exit %d, %q; want %d, %q", tc.args, exitCodeOf(err), stderr+errText(err), tc.code, tc.want)
 		}
 	}
-	if _, stderr, err := runCLI(t, deployment, "diff", "-f", "-", "--ambient", "--nodes", "1"); err != nil {
+	if _, stderr, err := runCLI(t, testkit.Deployment, "diff", "-f", "-", "--ambient", "--nodes", "1"); err != nil {
 		t.Errorf("--ambient --nodes 1: %v: %s", err, stderr)
 	}
 }

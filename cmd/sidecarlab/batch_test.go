@@ -12,12 +12,13 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 	"github.com/sidecarlab/sidecarlab/report"
 )
 
 // mixedManifest has an injected Deployment, a Job with a pitfall, a kind Istio passes through
 // and two documents that fail (in Istio's template and in YAML).
-const mixedManifest = deployment + "---\n" + classicJob + "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n" +
+const mixedManifest = testkit.Deployment + "---\n" + classicJob + "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n" +
 	"---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: bad\n  annotations: {sidecar.istio.io/proxyCPU: lots}\nspec:\n  containers:\n  - {name: app, image: nginx}\n" +
 	"---\nkind: Pod\nmetadata: [1, 2\n"
 
@@ -110,7 +111,7 @@ func TestBatchRunStreams(t *testing.T) {
 			}
 		})
 	}
-	if err := batchRun(t.Context(), i18n.For("en"), testEng(t), stdinInput(deployment), engine.Settings{}, "xlsx", engine.DefaultAmbientNodes, &bytes.Buffer{}, &bytes.Buffer{}, nil); exitCodeOf(err) != 2 {
+	if err := batchRun(t.Context(), i18n.For("en"), testEng(t), stdinInput(testkit.Deployment), engine.Settings{}, "xlsx", engine.DefaultAmbientNodes, &bytes.Buffer{}, &bytes.Buffer{}, nil); exitCodeOf(err) != 2 {
 		t.Fatalf("-o xlsx: %v", err)
 	}
 }
@@ -186,7 +187,7 @@ func testEng(t *testing.T) *engine.Engine {
 // Quantity.String's smallest exact unit — and a sum that stays under a core stays in millicores.
 func TestBatchTableTotalInRowUnits(t *testing.T) {
 	replicas := func(name string, n int) string {
-		return strings.Replace(strings.Replace(deployment, "spec:\n  selector", "spec:\n  replicas: "+strconv.Itoa(n)+"\n  selector", 1), "name: web\n", "name: "+name+"\n", 1)
+		return strings.Replace(strings.Replace(testkit.Deployment, "spec:\n  selector", "spec:\n  replicas: "+strconv.Itoa(n)+"\n  selector", 1), "name: web\n", "name: "+name+"\n", 1)
 	}
 	for _, c := range []struct{ name, manifest, row, total string }{
 		{"crossing into cores and Gi", replicas("fleet", 2000) + "---\n" + replicas("small", 3), "cpu=200 memory=250Gi",

@@ -134,7 +134,7 @@ func TestServeWithoutStore(t *testing.T) {
 	if _, _, body := s.get(t, "/metrics"); !strings.Contains(body, "sidecarlab_link_store_up 0\n") {
 		t.Fatal("/metrics does not say the store is down")
 	}
-	code, h, body := s.share(t, deployment)
+	code, h, body := s.share(t, testkit.Deployment)
 	if code != http.StatusServiceUnavailable || h.Get("Retry-After") == "" || !strings.Contains(body, "Sharing is unavailable") {
 		t.Fatalf("share without a store: %d %v", code, h)
 	}
@@ -152,7 +152,7 @@ func TestServeWithoutStore(t *testing.T) {
 		if !s.storeOK(t) {
 			return false
 		}
-		code, h, _ = s.share(t, deployment)
+		code, h, _ = s.share(t, testkit.Deployment)
 		return code == http.StatusSeeOther
 	})
 	if !strings.HasPrefix(h.Get("Location"), "/s/") {
@@ -356,7 +356,7 @@ func TestPostgresStoppedOrHung(t *testing.T) {
 	u.Host = p.addr
 	s := startServe(t, "--postgres", u.String()) // the request timeout is farAway: only the store's own cuts the hung one off
 	manifest := func(n string) string {
-		return strings.Replace(deployment, "name: web", "name: "+n+"-"+filepath.Base(t.TempDir()), 1)
+		return strings.Replace(testkit.Deployment, "name: web", "name: "+n+"-"+filepath.Base(t.TempDir()), 1)
 	}
 	if code, _, body := s.share(t, manifest("up")); code != http.StatusSeeOther {
 		t.Fatalf("share with PostgreSQL up: %d %.300s", code, body)

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
 // writeFiles writes files (relative name → content) under a new directory and returns it.
@@ -123,7 +124,7 @@ func TestDirectoryThroughTheCommands(t *testing.T) {
 // Inputs that cut into documents in awkward ways: separators at the start and the end, a comment
 // after one, no newline at the end, CRLF line ends.
 var awkward = map[string]string{
-	"plain.yaml":     deployment,
+	"plain.yaml":     testkit.Deployment,
 	"leading.yaml":   "---\n" + podNamed("leading"),
 	"trailing.yaml":  podNamed("trailing") + "---\n",
 	"comment.yaml":   podNamed("one") + "--- # two\n" + podNamed("two") + "--- # end\n",
@@ -180,7 +181,7 @@ const (
 // line within it — the same document and line inject of that file alone names.
 func TestErrorsNameTheFile(t *testing.T) {
 	files := map[string]string{
-		"good.yaml":     deployment + "---\n" + podNamed("second"),
+		"good.yaml":     testkit.Deployment + "---\n" + podNamed("second"),
 		"trailing.yaml": podNamed("trailing") + "---\n",
 		"leading.yaml":  "---\n" + podNamed("leading"),
 		"baddoc.yaml":   podNamed("fine") + "---\n" + badDoc,
@@ -256,8 +257,8 @@ func errorLine(t *testing.T, err error, stderr string) string {
 // istioctl kube-inject prints for the same file: the documents before the failing one, their
 // warnings, and fails too.
 func TestInjectIsAllOrNothing(t *testing.T) {
-	manifest := hostNetworkPod + "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n---\n" + deployment + "---\n" + badDoc + "---\n" + podNamed("after")
-	dir := writeFiles(t, map[string]string{"m.yaml": manifest, "ok.yaml": deployment})
+	manifest := hostNetworkPod + "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n---\n" + testkit.Deployment + "---\n" + badDoc + "---\n" + podNamed("after")
+	dir := writeFiles(t, map[string]string{"m.yaml": manifest, "ok.yaml": testkit.Deployment})
 	file := filepath.Join(dir, "m.yaml")
 
 	out, stderr, err := runCLI(t, "", "inject", "-f", file)
@@ -305,7 +306,7 @@ func TestInjectIsAllOrNothing(t *testing.T) {
 // not YAML. A value Istio accepts prints what istioctl prints and succeeds.
 func TestInjectAnnotateAsWritten(t *testing.T) {
 	service := "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\nspec:\n  ports:\n  - port: 80\n"
-	manifest := service + "---\n" + deployment + "---\n" + podNamed("second")
+	manifest := service + "---\n" + testkit.Deployment + "---\n" + podNamed("second")
 	file := filepath.Join(writeFiles(t, map[string]string{"m.yaml": manifest}), "m.yaml")
 	bin, cfg := istioctlWithDefaults(t)
 	for _, c := range []struct {
@@ -367,10 +368,7 @@ func TestInjectAnnotateAsWritten(t *testing.T) {
 // default installation, offline.
 func istioctlWithDefaults(t *testing.T) (bin string, flags []string) {
 	t.Helper()
-	out, err := exec.Command("go", "tool", "-n", "istioctl").Output()
-	if err != nil {
-		t.Fatalf("build istioctl (go tool -n istioctl): %v", err)
-	}
+	bin = testkit.Istioctl(t)
 	e, err := engine.New(t.Context(), engine.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -381,7 +379,7 @@ func istioctlWithDefaults(t *testing.T) (bin string, flags []string) {
 		t.Fatal(err)
 	}
 	dir := writeFiles(t, map[string]string{"inject-config.yaml": in.InjectorConfig, "values.json": in.Values, "mesh.yaml": in.MeshConfigYAML})
-	return strings.TrimSpace(string(out)), []string{"--revision", "default",
+	return bin, []string{"--revision", "default",
 		"--injectConfigFile", filepath.Join(dir, "inject-config.yaml"),
 		"--valuesFile", filepath.Join(dir, "values.json"),
 		"--meshConfigFile", filepath.Join(dir, "mesh.yaml")}

@@ -12,6 +12,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
 // istioTime is the time at the start of each entry of Istio's logger; it is all two runs'
@@ -33,7 +35,7 @@ func istioEntries(stderr string) string {
 
 // injectFalse is the deployment with sidecar.istio.io/inject "False", for which Istio's injector
 // logs a warning (log.Warnf, not its warning handler) and injects all the same.
-var injectFalse = strings.Replace(deployment, "      labels:\n", "      annotations:\n        sidecar.istio.io/inject: \"False\"\n      labels:\n", 1)
+var injectFalse = strings.Replace(testkit.Deployment, "      labels:\n", "      annotations:\n        sidecar.istio.io/inject: \"False\"\n      labels:\n", 1)
 
 // TestInjectPrintsIstioLog: what Istio's logger writes while inject runs is printed on stderr
 // as istioctl kube-inject prints it for the same file (the same entries, in the same order, but
@@ -45,7 +47,7 @@ func TestInjectPrintsIstioLog(t *testing.T) {
 		many = append(many, fmt.Sprintf("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p%d\n  namespace: ns%d\n  annotations:\n    sidecar.istio.io/inject: %q\n"+
 			"spec:\n  containers:\n  - name: app\n    image: nginx\n", i, i, v))
 	}
-	dir := writeFiles(t, map[string]string{"false.yaml": injectFalse, "clean.yaml": deployment, "many.yaml": strings.Join(many, "---\n")})
+	dir := writeFiles(t, map[string]string{"false.yaml": injectFalse, "clean.yaml": testkit.Deployment, "many.yaml": strings.Join(many, "---\n")})
 	bin, cfg := istioctlWithDefaults(t)
 	for _, c := range []struct {
 		file string

@@ -19,6 +19,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
 // runEnv is runCLI with an environment: the locale variables a test sets.
@@ -147,7 +148,7 @@ func TestLocaleOrder(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			args := append([]string{"check", "-f", "-", "--fail-on", "sometimes"}, c.lang...)
-			_, _, err := runEnv(t, c.env, deployment, args...)
+			_, _, err := runEnv(t, c.env, testkit.Deployment, args...)
 			if exitCodeOf(err) != 2 || err.Error() != c.want {
 				t.Errorf("got %v, want %q", err, c.want)
 			}
@@ -176,7 +177,7 @@ func TestMachineOutputLanguageRule(t *testing.T) {
 	}{
 		{"check", "", []string{"check", "-f", tree, "-R", "-o", "json", "--fail-on", "none"}, []string{"[0].message"}},
 		{"inject", classicJob, []string{"inject", "-f", "-", "-o", "json"}, []string{".findings[0].message", ".findings[0].fix.text"}},
-		{"admit", deployment, []string{"admit", "-f", "-", "-n", "shop", "-o", "json"}, []string{"[0].injectReasons", "[0].trace[0].text"}},
+		{"admit", testkit.Deployment, []string{"admit", "-f", "-", "-n", "shop", "-o", "json"}, []string{"[0].injectReasons", "[0].trace[0].text"}},
 	} {
 		t.Run(cmd.name, func(t *testing.T) {
 			decode := func(env map[string]string) any {
@@ -209,11 +210,11 @@ func TestMachineOutputLanguageRule(t *testing.T) {
 // TestLangFlag: an unknown --lang is a usage error that names the choices; a known one is not;
 // help (its text, examples and flags) is in the language chosen.
 func TestLangFlag(t *testing.T) {
-	_, _, err := runEnv(t, nil, deployment, "inject", "-f", "-", "--lang", "de")
+	_, _, err := runEnv(t, nil, testkit.Deployment, "inject", "-f", "-", "--lang", "de")
 	if exitCodeOf(err) != 2 || err.Error() != `--lang "de": want en, ja or ko` {
 		t.Errorf("--lang de: %v", err)
 	}
-	if _, _, err := runEnv(t, nil, deployment, "inject", "-f", "-", "--lang", "ko"); err != nil {
+	if _, _, err := runEnv(t, nil, testkit.Deployment, "inject", "-f", "-", "--lang", "ko"); err != nil {
 		t.Errorf("--lang ko: %v", err)
 	}
 	out, _, err := runEnv(t, langJa, "", "check", "--help")
@@ -234,22 +235,22 @@ func TestLangFlag(t *testing.T) {
 // not (admit -o json: TestMachineOutputLanguageRule).
 func TestOtherCommandsInKoreanAndJapanese(t *testing.T) {
 	langKo := map[string]string{"LC_ALL": "ko_KR.UTF-8"}
-	out, _, err := runEnv(t, langKo, deployment, "batch", "-f", "-")
+	out, _, err := runEnv(t, langKo, testkit.Deployment, "batch", "-f", "-")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if err != nil || len(lines) != 3 || !strings.HasPrefix(lines[0], "문서") || !strings.Contains(lines[0], "함정") || !strings.HasPrefix(lines[2], "합계: ") {
 		t.Errorf("ko batch table: %v\n%s", err, out)
 	}
-	en, _, _ := runEnv(t, langC, deployment, "batch", "-f", "-")
+	en, _, _ := runEnv(t, langC, testkit.Deployment, "batch", "-f", "-")
 	if !strings.HasPrefix(en, "DOC") || !strings.Contains(en, "\ntotal: ") {
 		t.Errorf("C batch table:\n%s", en)
 	}
-	ko, _, _ := runEnv(t, langKo, deployment, "batch", "-f", "-", "-o", "csv")
-	c, _, _ := runEnv(t, langC, deployment, "batch", "-f", "-", "-o", "csv")
+	ko, _, _ := runEnv(t, langKo, testkit.Deployment, "batch", "-f", "-", "-o", "csv")
+	c, _, _ := runEnv(t, langC, testkit.Deployment, "batch", "-f", "-", "-o", "csv")
 	if ko == "" || ko != c {
 		t.Errorf("batch -o csv differs with the language:\nko: %s\nC:  %s", ko, c)
 	}
 
-	out, stderr, err := runEnv(t, langJa, deployment, "admit", "-f", "-", "-n", "shop", "--namespace-labels", "istio-injection=enabled,pod-security.kubernetes.io/enforce=baseline")
+	out, stderr, err := runEnv(t, langJa, testkit.Deployment, "admit", "-f", "-", "-n", "shop", "--namespace-labels", "istio-injection=enabled,pod-security.kubernetes.io/enforce=baseline")
 	if exitCodeOf(err) != 1 || !strings.Contains(out, "ドキュメント1: Deployment/web → Namespace shopのPod ") || !strings.Contains(out, "注入済み、拒否") ||
 		!strings.Contains(stderr, "sidecarlab: 拒否: ドキュメント1（Deployment/web）") {
 		t.Errorf("ja admit: %v\n%s\n%s", err, out, stderr)
@@ -297,12 +298,12 @@ func TestShareAsksInTheCLILanguage(t *testing.T) {
 		{langC, "en", srv.URL + " answered 500 Internal Server Error: boom"},
 	}
 	for _, c := range cases {
-		_, _, err := runEnv(t, c.env, deployment, "share", "-f", "-", "--server", srv.URL)
+		_, _, err := runEnv(t, c.env, testkit.Deployment, "share", "-f", "-", "--server", srv.URL)
 		if err == nil || err.Error() != c.want || asked.Load() != c.lang {
 			t.Errorf("LANG %v: %v (Accept-Language %v), want %q", c.env, err, asked.Load(), c.want)
 		}
 	}
-	_, _, err := runEnv(t, langJa, deployment, "share", "-f", "-")
+	_, _, err := runEnv(t, langJa, testkit.Deployment, "share", "-f", "-")
 	if exitCodeOf(err) != 2 || !strings.Contains(err.Error(), "が必要です") {
 		t.Errorf("ja share without --server: %v", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
 // TestInjectAnnotateLenient: `sidecarlab inject --annotate` runs a value Istio accepts leniently
@@ -27,11 +28,11 @@ func TestInjectAnnotateLenient(t *testing.T) {
 		{"traffic.sidecar.istio.io/excludeOutboundPorts", "0", "warning [lenient-port-zero] document 1"},
 	} {
 		t.Run(c.key+"="+c.value, func(t *testing.T) {
-			out, stderr, err := runCLI(t, deployment, "inject", "-f", "-", "--annotate", c.key+"="+c.value)
+			out, stderr, err := runCLI(t, testkit.Deployment, "inject", "-f", "-", "--annotate", c.key+"="+c.value)
 			if err != nil {
 				t.Fatalf("%v: %s", err, stderr)
 			}
-			r, err := e.Inject(context.Background(), []byte(deployment), []engine.Step{{Key: c.key, Value: c.value}}, engine.Settings{})
+			r, err := e.Inject(context.Background(), []byte(testkit.Deployment), []engine.Step{{Key: c.key, Value: c.value}}, engine.Settings{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -43,7 +44,7 @@ func TestInjectAnnotateLenient(t *testing.T) {
 			}
 		})
 	}
-	_, stderr, err := runCLI(t, deployment, "inject", "-f", "-", "--annotate", "traffic.sidecar.istio.io/includeOutboundIPRanges=10.0.0.0")
+	_, stderr, err := runCLI(t, testkit.Deployment, "inject", "-f", "-", "--annotate", "traffic.sidecar.istio.io/includeOutboundIPRanges=10.0.0.0")
 	want := "invalid value '10.0.0.0' for annotation 'traffic.sidecar.istio.io/includeOutboundIPRanges': includeIPRanges invalid: failed parsing cidr '10.0.0.0'"
 	if err == nil || !strings.Contains(err.Error()+stderr, want) {
 		t.Fatalf("got %v (%s), want Istio's refusal %q", err, stderr, want)

@@ -6,12 +6,13 @@ import (
 	"testing"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
 // TestWriteOutputIsOutput: writeOutput writes exactly Injection.Output — documents of every kind,
 // one that fails left out — and inject prints it.
 func TestWriteOutputIsOutput(t *testing.T) {
-	good := deployment + "---\napiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n---\n" +
+	good := testkit.Deployment + "---\napiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n---\n" +
 		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n---\n" + hostNetworkPod
 	manifest := good + "---\nkind: Pod\nmetadata: 5\n"
 	e, err := engine.New(context.Background(), engine.Options{})

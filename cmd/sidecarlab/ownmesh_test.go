@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
 // canaryMesh renders a revisioned install with custom values (a proxy CPU request of cpu) and
@@ -143,7 +144,7 @@ func TestMeshFromOtherIstio(t *testing.T) {
 		note    bool
 	}{{"1.27.3", true}, {engine.Version().Istio + ".1", false}} {
 		dir := writeFiles(t, map[string]string{"mesh.yaml": mesh(c.version)})
-		out, stderr, err := runCLI(t, deployment, "inject", "-f", "-", "--mesh-from", filepath.Join(dir, "mesh.yaml"))
+		out, stderr, err := runCLI(t, testkit.Deployment, "inject", "-f", "-", "--mesh-from", filepath.Join(dir, "mesh.yaml"))
 		if err != nil || !strings.Contains(out, "old: \"yes\"") {
 			t.Fatalf("%s: %v: %s\n%s", c.version, err, stderr, out)
 		}

@@ -13,12 +13,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
 // TestFlagsAnywhere: flags after arguments are flags, as kubectl and istioctl read them
 // (`batch a.yaml b.yaml -o json` once failed with "open -o").
 func TestFlagsAnywhere(t *testing.T) {
-	dir := writeFiles(t, map[string]string{"a.yaml": deployment, "b.yaml": classicJob})
+	dir := writeFiles(t, map[string]string{"a.yaml": testkit.Deployment, "b.yaml": classicJob})
 	a, b := filepath.Join(dir, "a.yaml"), filepath.Join(dir, "b.yaml")
 	before, _, err := runCLI(t, "", "batch", "-o", "json", a, b)
 	if err != nil {
@@ -39,8 +40,8 @@ func TestFlagsAnywhere(t *testing.T) {
 		t.Fatalf("%d rows, %v", len(rows), err)
 	}
 	// inject: the flags in any order give the same output.
-	one, _, err1 := runCLI(t, deployment, "inject", "-f", "-", "--annotate", "sidecar.istio.io/proxyCPU=321m", "-o", "json")
-	two, _, err2 := runCLI(t, deployment, "inject", "-o", "json", "--annotate", "sidecar.istio.io/proxyCPU=321m", "--filename=-")
+	one, _, err1 := runCLI(t, testkit.Deployment, "inject", "-f", "-", "--annotate", "sidecar.istio.io/proxyCPU=321m", "-o", "json")
+	two, _, err2 := runCLI(t, testkit.Deployment, "inject", "-o", "json", "--annotate", "sidecar.istio.io/proxyCPU=321m", "--filename=-")
 	if err1 != nil || err2 != nil || one != two || !strings.Contains(one, "321m") {
 		t.Fatalf("inject with flags reordered: %v %v", err1, err2)
 	}
@@ -69,7 +70,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{}, "no command"},
 	}
 	for _, c := range cases {
-		_, stderr, err := runCLI(t, deployment, c.args...)
+		_, stderr, err := runCLI(t, testkit.Deployment, c.args...)
 		if exitCodeOf(err) != 2 || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: exit %d, %v; want 2 and %q (stderr %s)", c.args, exitCodeOf(err), err, c.want, stderr)
 		}
@@ -162,16 +163,16 @@ func TestCommandName(t *testing.T) {
 // output, and help and errors that name it as kubectl's users type it.
 func TestKubectlPlugin(t *testing.T) {
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "sidecarlab")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	bin, err := testkit.Binary(dir)
+	if err != nil {
+		t.Fatal(err)
 	}
 	plugin := filepath.Join(dir, "kubectl-sidecarlab")
 	if err := os.Symlink(bin, plugin); err != nil {
 		t.Fatal(err)
 	}
 	manifest := filepath.Join(dir, "x.yaml")
-	if err := os.WriteFile(manifest, []byte(deployment), 0o644); err != nil {
+	if err := os.WriteFile(manifest, []byte(testkit.Deployment), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	exe := func(name string, args ...string) (string, string, int) {

@@ -13,27 +13,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 	"github.com/sidecarlab/sidecarlab/report"
 	"github.com/sidecarlab/sidecarlab/wording"
 )
-
-const deployment = `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-spec:
-  selector:
-    matchLabels:
-      app: web
-  template:
-    metadata:
-      labels:
-        app: web
-    spec:
-      containers:
-      - name: web
-        image: nginx
-`
 
 const hostNetworkPod = `apiVersion: v1
 kind: Pod
@@ -54,7 +37,7 @@ func runCLI(t *testing.T, stdin string, args ...string) (stdout, stderr string, 
 }
 
 func TestInjectPrintsWhatTheEngineGives(t *testing.T) {
-	out, stderr, err := runCLI(t, deployment, "inject", "-f", "-")
+	out, stderr, err := runCLI(t, testkit.Deployment, "inject", "-f", "-")
 	if err != nil {
 		t.Fatalf("%v: %s", err, stderr)
 	}
@@ -63,7 +46,7 @@ func TestInjectPrintsWhatTheEngineGives(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	r, err := e.Inject(context.Background(), []byte(deployment), nil, engine.Settings{})
+	r, err := e.Inject(context.Background(), []byte(testkit.Deployment), nil, engine.Settings{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,16 +67,16 @@ func TestInjectFlags(t *testing.T) {
 		wantErr  string
 		exitCode int
 	}{
-		{name: "native sidecars", stdin: deployment, args: []string{"--native-sidecars", "true"}, wantOut: "restartPolicy: Always"},
-		{name: "webhook on 1.34", stdin: deployment, args: []string{"--kubernetes-version", "1.34"}, wantOut: "restartPolicy: Always"},
-		{name: "annotation", stdin: deployment, args: []string{"--annotate", "sidecar.istio.io/proxyCPU=321m"}, wantOut: "cpu: 321m"},
-		{name: "install option", stdin: deployment, args: []string{"--set", "values.global.proxy.holdApplicationUntilProxyStarts=true"}, wantOut: "- wait"},
-		{name: "json", stdin: deployment, args: []string{"-o", "json"}, wantOut: `"documents"`},
+		{name: "native sidecars", stdin: testkit.Deployment, args: []string{"--native-sidecars", "true"}, wantOut: "restartPolicy: Always"},
+		{name: "webhook on 1.34", stdin: testkit.Deployment, args: []string{"--kubernetes-version", "1.34"}, wantOut: "restartPolicy: Always"},
+		{name: "annotation", stdin: testkit.Deployment, args: []string{"--annotate", "sidecar.istio.io/proxyCPU=321m"}, wantOut: "cpu: 321m"},
+		{name: "install option", stdin: testkit.Deployment, args: []string{"--set", "values.global.proxy.holdApplicationUntilProxyStarts=true"}, wantOut: "- wait"},
+		{name: "json", stdin: testkit.Deployment, args: []string{"-o", "json"}, wantOut: `"documents"`},
 		{name: "skipped pod warns on stderr", stdin: hostNetworkPod, args: nil, wantOut: "hostNetwork: true", wantErr: "Skipping injection because Pod \"node-agent\" has host networking enabled"},
-		{name: "bad annotation value", stdin: deployment, args: []string{"--annotate", "sidecar.istio.io/proxyCPU=lots"}, wantErr: "proxyCPU", exitCode: 1},
+		{name: "bad annotation value", stdin: testkit.Deployment, args: []string{"--annotate", "sidecar.istio.io/proxyCPU=lots"}, wantErr: "proxyCPU", exitCode: 1},
 		{name: "bad YAML", stdin: "kind: Pod\n  x: : y\n", wantErr: "document 1, line 2", exitCode: 1},
-		{name: "bad flag", stdin: deployment, args: []string{"--native-sidecars", "maybe"}, wantErr: "auto, true or false", exitCode: 2},
-		{name: "version with a forced mode", stdin: deployment, args: []string{"--native-sidecars", "true", "--kubernetes-version", "1.34"}, wantErr: "only with --native-sidecars auto", exitCode: 2},
+		{name: "bad flag", stdin: testkit.Deployment, args: []string{"--native-sidecars", "maybe"}, wantErr: "auto, true or false", exitCode: 2},
+		{name: "version with a forced mode", stdin: testkit.Deployment, args: []string{"--native-sidecars", "true", "--kubernetes-version", "1.34"}, wantErr: "only with --native-sidecars auto", exitCode: 2},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -120,7 +103,7 @@ func exitCodeOf(err error) int {
 }
 
 func TestDiffTimeline(t *testing.T) {
-	out, _, err := runCLI(t, deployment, "diff", "-f", "-",
+	out, _, err := runCLI(t, testkit.Deployment, "diff", "-f", "-",
 		"--annotate", "sidecar.istio.io/proxyCPU=200m",
 		"--annotate", "proxy.istio.io/config=holdApplicationUntilProxyStarts: true")
 	if err != nil {
@@ -137,7 +120,7 @@ func TestDiffTimeline(t *testing.T) {
 			t.Errorf("missing %q in\n%s", want, out)
 		}
 	}
-	out, _, err = runCLI(t, deployment, "diff", "-f", "-", "--unified", "--annotate", "sidecar.istio.io/proxyCPU=200m")
+	out, _, err = runCLI(t, testkit.Deployment, "diff", "-f", "-", "--unified", "--annotate", "sidecar.istio.io/proxyCPU=200m")
 	if err != nil || !strings.Contains(out, "-            cpu: 100m\n") || !strings.Contains(out, "+            cpu: 200m\n") {
 		t.Fatalf("unified diff (%v):\n%s", err, out)
 	}
@@ -189,10 +172,10 @@ func TestInjectPitfallsAndFailOn(t *testing.T) {
 	if _, _, err := runCLI(t, classicJob, "inject", "-f", "-", "--fail-on", "error", "--native-sidecars", "true"); err != nil {
 		t.Fatalf("--fail-on error without pitfalls: %v", err)
 	}
-	if _, _, err := runCLI(t, deployment, "inject", "-f", "-", "--fail-on", "warning"); err != nil {
+	if _, _, err := runCLI(t, testkit.Deployment, "inject", "-f", "-", "--fail-on", "warning"); err != nil {
 		t.Fatalf("--fail-on warning on a clean Deployment: %v", err)
 	}
-	if _, _, err := runCLI(t, deployment, "inject", "-f", "-", "--fail-on", "sometimes"); exitCodeOf(err) != 2 {
+	if _, _, err := runCLI(t, testkit.Deployment, "inject", "-f", "-", "--fail-on", "sometimes"); exitCodeOf(err) != 2 {
 		t.Fatalf("bad --fail-on: %v", err)
 	}
 }
@@ -200,7 +183,7 @@ func TestInjectPitfallsAndFailOn(t *testing.T) {
 func TestBatchCommand(t *testing.T) {
 	dir := t.TempDir()
 	a, b := dir+"/a.yaml", dir+"/b.yaml"
-	if err := os.WriteFile(a, []byte(deployment), 0o644); err != nil {
+	if err := os.WriteFile(a, []byte(testkit.Deployment), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(b, []byte(classicJob), 0o644); err != nil {
@@ -220,7 +203,7 @@ func TestBatchCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	r, err := e.Inject(context.Background(), []byte(deployment+"---\n"+classicJob), nil, engine.Settings{})
+	r, err := e.Inject(context.Background(), []byte(testkit.Deployment+"---\n"+classicJob), nil, engine.Settings{})
 	if err != nil {
 		t.Fatal(err)
 	}

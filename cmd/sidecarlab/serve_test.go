@@ -102,7 +102,7 @@ func TestGracefulShutdown(t *testing.T) {
 	base := srv.base
 	var manifest strings.Builder
 	for range 250 {
-		manifest.WriteString(deployment + "---\n")
+		manifest.WriteString(testkit.Deployment + "---\n")
 	}
 	body, _ := json.Marshal(map[string]string{"manifest": manifest.String()})
 	req := holdRequest(t, base+"/api/v1/inject", body)

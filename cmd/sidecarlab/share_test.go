@@ -19,6 +19,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/handlers"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 	"github.com/sidecarlab/sidecarlab/store"
 )
 
@@ -85,7 +86,7 @@ func storedManifest(t *testing.T, link string) api.State {
 	return st
 }
 
-const secretDeployment = deployment + `        env:
+const secretDeployment = testkit.Deployment + `        env:
         - name: DB_PASSWORD
           value: hunter2hunter2
 `
@@ -95,7 +96,7 @@ func TestShareCommand(t *testing.T) {
 	dir := t.TempDir()
 	plain := filepath.Join(dir, "deployment.yaml")
 	secret := filepath.Join(dir, "secret.yaml")
-	for name, text := range map[string]string{plain: deployment, secret: secretDeployment} {
+	for name, text := range map[string]string{plain: testkit.Deployment, secret: secretDeployment} {
 		if err := os.WriteFile(name, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -108,14 +109,14 @@ func TestShareCommand(t *testing.T) {
 		t.Fatalf("share: %v %q %q", err, out, stderr)
 	}
 	link := strings.TrimSpace(out)
-	if st := storedManifest(t, link); st.Manifest != deployment || len(st.Steps) != 1 || st.Steps[0].Value != "200m" || st.Settings.Mode != "" {
+	if st := storedManifest(t, link); st.Manifest != testkit.Deployment || len(st.Steps) != 1 || st.Steps[0].Value != "200m" || st.Settings.Mode != "" {
 		t.Fatalf("stored: %+v", st)
 	}
 	// The same view, the same link — and the form's Share of it gives the same link too.
 	if again, _, _ := runWithEnv(env, "share", "-f", plain, "--annotate", "sidecar.istio.io/proxyCPU=200m", "--native-sidecars", "auto"); again != out {
 		t.Fatalf("again: %q, first %q", again, out)
 	}
-	form := strings.NewReader(url.Values{"manifest": {deployment}, "steps": {`[{"key":"sidecar.istio.io/proxyCPU","value":"200m"}]`}}.Encode())
+	form := strings.NewReader(url.Values{"manifest": {testkit.Deployment}, "steps": {`[{"key":"sidecar.istio.io/proxyCPU","value":"200m"}]`}}.Encode())
 	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/share", form)
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -187,7 +188,7 @@ func TestShareCommand(t *testing.T) {
 func TestShareCommandPublicURL(t *testing.T) {
 	srv, _ := shareServer(t, handlers.Config{PublicURL: "https://lab.example.com"})
 	f := filepath.Join(t.TempDir(), "d.yaml")
-	if err := os.WriteFile(f, []byte(deployment), 0o644); err != nil {
+	if err := os.WriteFile(f, []byte(testkit.Deployment), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out, _, err := runWithEnv(nil, "share", "-f", f, "--server", srv.URL)

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
 // The test binary is also `sidecarlab worker`, the isolated worker serve starts (os.Executable).
@@ -49,7 +50,7 @@ func TestInjectRunsTheUsersTemplates(t *testing.T) {
 	if err := os.WriteFile(iop, []byte(userTemplate), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	out, stderr, err := runCLI(t, deployment, "inject", "-f", "-", "--operator", iop, "--annotate", "inject.istio.io/templates=sidecar,mine")
+	out, stderr, err := runCLI(t, testkit.Deployment, "inject", "-f", "-", "--operator", iop, "--annotate", "inject.istio.io/templates=sidecar,mine")
 	if err != nil {
 		t.Fatalf("%v: %s", err, stderr)
 	}
@@ -57,7 +58,7 @@ func TestInjectRunsTheUsersTemplates(t *testing.T) {
 		t.Fatalf("the user's template did not run:\n%s", out)
 	}
 	// And the same through diff, which builds its own engine.
-	if out, stderr, err := runCLI(t, deployment, "diff", "-f", "-", "--operator", iop, "--annotate", "inject.istio.io/templates=sidecar,mine"); err != nil || !strings.Contains(out, "mine") {
+	if out, stderr, err := runCLI(t, testkit.Deployment, "diff", "-f", "-", "--operator", iop, "--annotate", "inject.istio.io/templates=sidecar,mine"); err != nil || !strings.Contains(out, "mine") {
 		t.Fatalf("diff: %v: %s\n%s", err, stderr, out)
 	}
 }
@@ -70,13 +71,13 @@ func TestServeRefusesTemplates(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	_, err = e.Inject(t.Context(), []byte(deployment), nil, engine.Settings{Install: engine.InstallOptions{Overlay: userTemplate}})
+	_, err = e.Inject(t.Context(), []byte(testkit.Deployment), nil, engine.Settings{Install: engine.InstallOptions{Overlay: userTemplate}})
 	var ie *engine.InputError
 	if !errors.As(err, &ie) || !strings.Contains(ie.Msg, "carries template text") || !strings.Contains(ie.Msg, "sidecarlab serve --allow-custom-templates") {
 		t.Fatalf("serve's engine: %v", err)
 	}
 	// The same engine takes plain options.
-	if _, err := e.Inject(t.Context(), []byte(deployment), nil, engine.Settings{Install: engine.InstallOptions{Set: []string{"values.global.proxy.holdApplicationUntilProxyStarts=true"}}}); err != nil {
+	if _, err := e.Inject(t.Context(), []byte(testkit.Deployment), nil, engine.Settings{Install: engine.InstallOptions{Set: []string{"values.global.proxy.holdApplicationUntilProxyStarts=true"}}}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -90,7 +91,7 @@ func TestServeAllowCustomTemplates(t *testing.T) {
 	if !strings.Contains(logs.String(), "custom templates allowed") {
 		t.Fatalf("the log does not say templates are allowed:\n%s", logs.String())
 	}
-	body, _ := json.Marshal(map[string]any{"manifest": deployment, "steps": []map[string]string{{"key": "inject.istio.io/templates", "value": "sidecar,mine"}},
+	body, _ := json.Marshal(map[string]any{"manifest": testkit.Deployment, "steps": []map[string]string{{"key": "inject.istio.io/templates", "value": "sidecar,mine"}},
 		"settings": map[string]any{"install": map[string]any{"overlay": userTemplate}}})
 	resp, err := http.Post(base+"/api/v1/inject", "application/json", bytes.NewReader(body))
 	if err != nil {
@@ -125,7 +126,7 @@ func TestServeAllowCustomTemplatesOwnMesh(t *testing.T) {
 		t.Fatal("the injector config has no templates: key")
 	}
 	srv := startServe(t, "--db", filepath.Join(t.TempDir(), "links.db"), "--allow-custom-templates")
-	body, _ := json.Marshal(map[string]any{"manifest": deployment, "steps": []map[string]string{{"key": "inject.istio.io/templates", "value": "sidecar,mine"}},
+	body, _ := json.Marshal(map[string]any{"manifest": testkit.Deployment, "steps": []map[string]string{{"key": "inject.istio.io/templates", "value": "sidecar,mine"}},
 		"settings": map[string]any{"install": map[string]any{"mesh": engine.OwnMesh{InjectorConfig: config, Values: def.Values, MeshConfig: def.MeshConfigYAML}}}})
 	resp, err := http.Post(srv.base+"/api/v1/inject", "application/json", bytes.NewReader(body))
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
 // knownPlaces are the places a row may name.
@@ -157,11 +157,7 @@ func catalogNames() []string {
 // istioFiles reads files of the pinned istio.io/istio module.
 func istioFiles(t *testing.T) func(string) ([]byte, error) {
 	t.Helper()
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "istio.io/istio").Output()
-	dir := strings.TrimSpace(string(out))
-	if err != nil || dir == "" {
-		t.Fatalf("locate istio.io/istio in the module cache: %v", err)
-	}
+	dir := testkit.IstioDir(t)
 	return func(path string) ([]byte, error) { return os.ReadFile(filepath.Join(dir, filepath.FromSlash(path))) }
 }
 

@@ -5,10 +5,32 @@ package testkit
 
 import (
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 )
+
+// Deployment is the smallest Deployment a test injects: one container, web, of nginx.
+const Deployment = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  selector:
+    matchLabels:
+      app: web
+  template:
+    metadata:
+      labels:
+        app: web
+    spec:
+      containers:
+      - name: web
+        image: nginx
+`
 
 // Pods are n Pods of one container each; with depth > 0 each also carries a top-level value
 // nested depth lists deep: a few kilobytes of link that are costly to decode, which the servers'
@@ -37,4 +59,25 @@ func WaitFor(t testing.TB, what string, cond func() bool) {
 			t.Fatalf("%s: not after %v", what, Patience)
 		}
 	}
+}
+
+// Binary is the sidecarlab binary the tests run as a process: the one `make test` built once
+// for the whole run (SIDECARLAB_BIN, an absolute path), or else one built into dir now (go
+// build's cache makes that a link when the packages are compiled already).
+func Binary(dir string) (string, error) {
+	if bin := os.Getenv("SIDECARLAB_BIN"); bin != "" {
+		if !filepath.IsAbs(bin) {
+			return "", fmt.Errorf("SIDECARLAB_BIN=%q: want an absolute path", bin)
+		}
+		if _, err := os.Stat(bin); err != nil {
+			return "", fmt.Errorf("SIDECARLAB_BIN: %w", err)
+		}
+		return bin, nil
+	}
+	bin := filepath.Join(dir, "sidecarlab")
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/sidecarlab/sidecarlab/cmd/sidecarlab").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go build ./cmd/sidecarlab: %v\n%s", err, out)
+	}
+	return bin, nil
 }

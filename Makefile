@@ -45,7 +45,7 @@ TESTTIMES := bin/testtimes
 STEP = $(TESTTIMES) run $(TIMES)
 test: $(TESTTIMES)
 	rm -rf $(TIMES)
-	$(STEP) build -- $(GO) build -o bin/sidecarlab ./cmd/sidecarlab
+	$(STEP) build -- $(MAKE) -s build
 	SIDECARLAB_BIN=$(CURDIR)/bin/sidecarlab TEST_TIMES=$(TIMES) ./scripts/testenv.sh $(MAKE) unit race fuzz e2e
 
 # test-times prints where the last make test's time went (docs/testing.md keeps the table).

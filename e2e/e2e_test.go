@@ -93,8 +93,10 @@ func stopBrowser() {
 // shared Chromium (or, with launch flags, in a Chromium of the test's own).
 func browser(t *testing.T, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
-	root := sharedBrowser(t)
-	if len(extra) > 0 {
+	var root context.Context
+	if len(extra) == 0 {
+		root = sharedBrowser(t)
+	} else {
 		own, stop, err := startBrowser(browserFlags(t, extra...))
 		if err != nil {
 			t.Fatal(err)

@@ -211,9 +211,6 @@ func TestMatchesIstioctl(t *testing.T) {
 					joined.WriteByte('\n')
 				}
 			}
-			alone := func(t *testing.T, in string) (stdout, stderr string, err error) {
-				return kubeInject(bin, dir, in, m.env)
-			}
 			// istioctl once over every input the engine accepted.
 			all := filepath.Join(t.TempDir(), "all.yaml")
 			if err := os.WriteFile(all, joined.Bytes(), 0o644); err != nil {
@@ -242,7 +239,7 @@ func TestMatchesIstioctl(t *testing.T) {
 					}
 					// Rejected by the engine, or not the same as istioctl's output of the joined
 					// file: istioctl on this input alone is the judge.
-					stdout, stderr, ctlErr := alone(t, in)
+					stdout, stderr, ctlErr := kubeInject(bin, dir, in, m.env)
 					if ctlErr != nil {
 						if len(r.Errors()) == 0 {
 							t.Fatalf("istioctl failed (%v: %s) but the engine did not", ctlErr, stderr)

@@ -19,19 +19,22 @@ var istioModule = sync.OnceValues(func() ([2]string, error) {
 // corpus, charts and sources are read from there, never copied.
 func IstioDir(t testing.TB) string {
 	t.Helper()
-	m, err := istioModule()
-	if err != nil || m[0] == "" {
-		t.Fatalf("locate istio.io/istio in the module cache (go list -m): %v", err)
-	}
-	return m[0]
+	return pinnedIstio(t)[0]
 }
 
 // IstioVersion is the pinned istio.io/istio module's version (a pseudo-version).
 func IstioVersion(t testing.TB) string {
 	t.Helper()
-	IstioDir(t)
-	m, _ := istioModule()
-	return m[1]
+	return pinnedIstio(t)[1]
+}
+
+func pinnedIstio(t testing.TB) [2]string {
+	t.Helper()
+	m, err := istioModule()
+	if err != nil || m[0] == "" {
+		t.Fatalf("locate istio.io/istio in the module cache (go list -m): %v", err)
+	}
+	return m
 }
 
 var istioctl = sync.OnceValues(func() (string, error) {

@@ -27,6 +27,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -86,8 +87,8 @@ func runStep(dir, name string, argv []string, stdout, stderr io.Writer) (int, er
 	switch {
 	case errors.As(err, &ee):
 		code = ee.ExitCode()
-		if code < 0 {
-			code = 128 + 9
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			code = 128 + int(ws.Signal())
 		}
 	case err != nil:
 		return 2, err

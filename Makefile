@@ -11,7 +11,7 @@ FUZZTIME ?=
 # a hang into a failure. The tests' own waits are on conditions, never on the machine's speed.
 TEST_TIMEOUT ?= 60m
 
-.PHONY: help run build test test-times fmt vet unit race fuzz e2e check load bench generate check-generated clean controlplane controlplane-bin
+.PHONY: help run build test test-times fmt vet unit race fuzz e2e screenshots check load bench generate check-generated clean controlplane controlplane-bin
 
 # help lists the targets and what each does.
 help:
@@ -20,6 +20,7 @@ help:
 	@echo "make check            while working: fmt, vet and the -short tests of the packages your change touches (vs main)"
 	@echo "make test-times       where the last make test's time went: steps, packages, slowest tests, counts"
 	@echo "make fmt | vet | unit | race | fuzz | e2e   one part of make test (FUZZTIME=30s overrides the fuzz budgets)"
+	@echo "make screenshots      the browser tests, saving screenshots of what they visit into e2e/screenshots/"
 	@echo "make build            bin/sidecarlab"
 	@echo "make generate         templ's Go and the editor bundle; check-generated: that nothing changed"
 	@echo "make load | bench     the load test on 127.0.0.1, and the benchmarks (see BENCHMARKS.md)"
@@ -96,6 +97,13 @@ fuzz: $(TESTTIMES)
 E2E_PARALLEL ?= 4
 e2e: $(TESTTIMES)
 	@$(STEP) e2e -- $(GO) test -json -tags e2e -count=1 -parallel $(E2E_PARALLEL) -timeout $(TEST_TIMEOUT) ./e2e
+
+# The browser tests, each saving screenshots of what it visits into e2e/screenshots/<test>/ (light
+# and dark, at the screens it checks): for looking at a UI change. make test leaves them out, as
+# no check reads them. Chromium and axe-core as make test brings them (scripts/testenv.sh).
+screenshots: $(TESTTIMES)
+	rm -rf e2e/screenshots
+	E2E_SCREENSHOTS=1 ./scripts/testenv.sh $(MAKE) e2e
 
 # The inner loop: fmt, vet and the tests (-short: without the istioctl comparisons and the other
 # slow ones) of the packages a change touches directly — files changed since the branch left main,

@@ -514,7 +514,7 @@ func TestEmbedFromLocalFile(t *testing.T) {
 }
 
 // TestSmallScreens: at 390 px (a phone) and at 150 % zoom (a 1440 px window shows 960 CSS px)
-// no page scrolls sideways, in either theme; screenshots of each go to e2e/screenshots.
+// no page scrolls sideways, in either theme; screenshots of each go to e2e/screenshots (make screenshots).
 func TestSmallScreens(t *testing.T) {
 	t.Parallel()
 	ctx := browser(t)

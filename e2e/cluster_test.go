@@ -5,8 +5,6 @@ package e2e
 import (
 	"context"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -145,13 +143,7 @@ func TestClusterTabScreens(t *testing.T) {
 				t.Errorf("the Cluster tab at %s, %s: the page scrolls sideways by %d px", s.name, theme, over)
 			}
 			sh.take(ctx, "baseline-"+s.name+"-"+theme)
-			panel, err := chromedp.Run(ctx, chromedp.Screenshot(chromedp.CSS(`[data-testid="cluster"]`)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(sh.dir, "panel-"+s.name+"-"+theme+".png"), panel, 0o644); err != nil {
-				t.Fatal(err)
-			}
+			sh.element(ctx, `[data-testid="cluster"]`, "panel-"+s.name+"-"+theme)
 		}
 		setTheme(ctx, t, "light")
 	}

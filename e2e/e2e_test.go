@@ -1,8 +1,8 @@
 //go:build e2e
 
 // Package e2e drives the real playground in Debian's Chromium: it builds the sidecarlab binary,
-// serves it on a free port, and acts as a person would — with JavaScript on and off. Screenshots
-// go to e2e/screenshots/<test>/.
+// serves it on a free port, and acts as a person would — with JavaScript on and off. With
+// E2E_SCREENSHOTS=1 (make screenshots), screenshots go to e2e/screenshots/<test>/.
 package e2e
 
 import (
@@ -255,7 +255,13 @@ func chromiumPath(t *testing.T) string {
 	return ""
 }
 
-// shots saves numbered screenshots into e2e/screenshots/<test name>/.
+// screenshotsOn is whether the browser tests save screenshots (E2E_SCREENSHOTS=1, as make
+// screenshots sets it): they are for a person to look at — no check reads them — and a run of
+// them costs the suite about a third of its CPU (~180 full-page PNGs), so make test leaves them
+// out.
+var screenshotsOn = os.Getenv("E2E_SCREENSHOTS") != ""
+
+// shots saves numbered screenshots into e2e/screenshots/<test name>/ when screenshotsOn.
 type shots struct {
 	t   *testing.T
 	dir string
@@ -264,15 +270,45 @@ type shots struct {
 
 func newShots(t *testing.T) *shots {
 	dir := filepath.Join("screenshots", strings.ReplaceAll(t.Name(), "/", "_"))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
+	if screenshotsOn {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return &shots{t: t, dir: dir}
 }
 
+// take saves the whole page.
 func (s *shots) take(ctx context.Context, name string) {
 	s.t.Helper()
-	buf, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	s.save(ctx, name, chromedp.FullScreenshot(100))
+}
+
+// window saves what the window shows from the top of the page (the full-page shots are too tall
+// to read a phone's header in).
+func (s *shots) window(ctx context.Context, name string) {
+	s.t.Helper()
+	if !screenshotsOn {
+		return
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.scrollTo(0, 0); true`)); err != nil {
+		s.t.Fatal(err)
+	}
+	s.save(ctx, name, chromedp.CaptureScreenshot())
+}
+
+// element saves the element that sel selects.
+func (s *shots) element(ctx context.Context, sel, name string) {
+	s.t.Helper()
+	s.save(ctx, name, chromedp.Screenshot(chromedp.CSS(sel)))
+}
+
+func (s *shots) save(ctx context.Context, name string, shot chromedp.Action[[]byte]) {
+	s.t.Helper()
+	if !screenshotsOn {
+		return
+	}
+	buf, err := chromedp.Run(ctx, shot)
 	if err != nil {
 		s.t.Fatalf("screenshot %s: %v", name, err)
 	}

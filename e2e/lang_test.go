@@ -5,11 +5,8 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -185,7 +182,7 @@ func TestLangFromBrowser(t *testing.T) {
 			checkA11y(ctx, t, "the playground with two steps in "+c.want)
 			sh := newShots(t)
 			sh.take(ctx, c.want+"-1440x900")
-			firstScreen(ctx, sh, c.want+"-1440x900-first-screen")
+			sh.window(ctx, c.want+"-1440x900-first-screen")
 			permalink := attr(ctx, t, `#playground`, "data-permalink")
 			do(ctx, t,
 				chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(3), chromedp.EmulateMobile),
@@ -198,28 +195,9 @@ func TestLangFromBrowser(t *testing.T) {
 				t.Errorf("at 390×844 the page scrolls sideways by %d px (%v)", over, err)
 			}
 			sh.take(ctx, c.want+"-390x844")
-			firstScreen(ctx, sh, c.want+"-390x844-first-screen")
+			sh.window(ctx, c.want+"-390x844-first-screen")
 		})
 	}
-}
-
-// firstScreen saves what the window shows from the top of the page (the full-page shots are too
-// tall to read a phone's header in), numbered with sh's shots.
-func firstScreen(ctx context.Context, sh *shots, name string) {
-	sh.t.Helper()
-	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.scrollTo(0, 0); true`)); err != nil {
-		sh.t.Fatal(err)
-	}
-	buf, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
-	if err != nil {
-		sh.t.Fatalf("screenshot %s: %v", name, err)
-	}
-	sh.n++
-	path := filepath.Join(sh.dir, fmt.Sprintf("%02d-%s.png", sh.n, name))
-	if err := os.WriteFile(path, buf, 0o644); err != nil {
-		sh.t.Fatal(err)
-	}
-	sh.t.Logf("screenshot %s", path)
 }
 
 // TestLangSwitcher: in an English browser, choosing 한국어 in the header's switcher with the

@@ -104,7 +104,12 @@ func renderCtlConfig(bin string, n int, args []string) *ctlConfig {
 // kubeInject runs `istioctl kube-inject` offline on the file in, with the configuration
 // istioctlConfig wrote to dir and env added to the environment (e.g. ENABLE_NATIVE_SIDECARS=true).
 func kubeInject(bin, dir, in string, env ...string) (stdout, stderr string, err error) {
-	cmd := exec.Command(bin, "kube-inject", "-f", in, "--revision", "default",
+	return kubeInjectRev(bin, dir, "default", in, env...)
+}
+
+// kubeInjectRev is kubeInject with --revision.
+func kubeInjectRev(bin, dir, revision, in string, env ...string) (stdout, stderr string, err error) {
+	cmd := exec.Command(bin, "kube-inject", "-f", in, "--revision", revision,
 		"--injectConfigFile", filepath.Join(dir, "inject-config.yaml"),
 		"--valuesFile", filepath.Join(dir, "values.json"),
 		"--meshConfigFile", filepath.Join(dir, "mesh.yaml"))
@@ -140,17 +145,81 @@ func outputDocuments(out string) []string {
 	return docs
 }
 
+// ctlBatch is istioctl's judgement of many inputs from few processes: istioctl kube-inject runs
+// once over every input the engine accepted, joined into one multi-document file (kube-inject
+// injects document by document), and its output is cut back into each input's documents. Where
+// that part is not what the engine made, or the engine rejected the input, istioctl on the input
+// alone is the judge — so every input is still judged on its own, and every per-input error of
+// istioctl's is still compared. Should istioctl fail on the joined file, or print another number
+// of documents, every input is judged alone.
+type ctlBatch struct {
+	run     func(file string) (stdout, stderr string, err error)
+	inputs  []string
+	results []*Injection
+	parts   [][]string // istioctl's documents for inputs[i] from the joined run; nil when none
+}
+
+// newCtlBatch runs istioctl (run) over the inputs the engine accepted; results[i] is the
+// engine's answer for inputs[i].
+func newCtlBatch(t *testing.T, run func(file string) (stdout, stderr string, err error), inputs []string, results []*Injection) *ctlBatch {
+	t.Helper()
+	b := &ctlBatch{run: run, inputs: inputs, results: results, parts: make([][]string, len(inputs))}
+	var joined bytes.Buffer
+	var accepted []int
+	want := 0
+	for i, in := range inputs {
+		if len(results[i].Errors()) > 0 {
+			continue
+		}
+		accepted = append(accepted, i)
+		want += len(results[i].Documents)
+		text := readFile(t, in)
+		joined.WriteString("---\n")
+		joined.Write(text)
+		if len(text) > 0 && text[len(text)-1] != '\n' {
+			joined.WriteByte('\n')
+		}
+	}
+	if len(accepted) == 0 {
+		return b
+	}
+	all := filepath.Join(t.TempDir(), "all.yaml")
+	if err := os.WriteFile(all, joined.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, err := run(all)
+	docs := outputDocuments(stdout)
+	if err != nil || len(docs) != want {
+		t.Logf("istioctl on the %d accepted inputs joined: %v (%s), %d documents for %d: each input on its own", len(accepted), err, firstLine(stderr), len(docs), want)
+		return b
+	}
+	for _, i := range accepted {
+		n := len(results[i].Documents)
+		b.parts[i], docs = docs[:n], docs[n:]
+	}
+	return b
+}
+
+// judge is istioctl's output for inputs[i], or its error: the input's part of the joined run's
+// output when that is what the engine made, or else what istioctl makes of the input alone
+// (then alone is true).
+func (b *ctlBatch) judge(i int) (want, stderr string, alone bool, err error) {
+	if p := b.parts[i]; p != nil && b.results[i].Output() == strings.Join(p, "") {
+		return strings.Join(p, ""), "", false, nil
+	}
+	want, stderr, err = b.run(b.inputs[i])
+	return want, stderr, true, err
+}
+
 // TestMatchesIstioctl holds the engine to the promise: for every input of our corpus and of
 // Istio's, the output is byte-identical to `istioctl kube-inject` of the same Istio, given the
 // configuration `istioctl manifest generate` renders — with native sidecars off (the default)
 // and on (ENABLE_NATIVE_SIDECARS=true). Where istioctl fails, the engine must report an error
 // for that input too.
 //
-// istioctl runs once per mode over every input the engine accepts, joined into one multi-document
-// file (kube-inject injects document by document), and its output is cut back into each input's
-// documents, so that every input is still compared on its own; each input the engine rejects is
-// run through istioctl on its own, which must fail on it too. Should istioctl fail on the joined
-// file, every input is run on its own, to name the one.
+// istioctl runs once per mode over every input the engine accepts (ctlBatch), and every input is
+// still compared on its own; each input the engine rejects is run through istioctl on its own,
+// which must fail on it too.
 func TestMatchesIstioctl(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds istioctl; run without -short")
@@ -192,54 +261,18 @@ func TestMatchesIstioctl(t *testing.T) {
 			t.Parallel()
 			// The engine's answer for each input on its own.
 			results := make([]*Injection, len(inputs))
-			var joined bytes.Buffer
-			var accepted []int
 			for i, in := range inputs {
-				b := readFile(t, in)
-				r, err := e.Inject(t.Context(), b, nil, Settings{Mode: m.mode})
+				r, err := e.Inject(t.Context(), readFile(t, in), nil, Settings{Mode: m.mode})
 				if err != nil {
 					t.Fatalf("%s: engine: %v", filepath.Base(in), err)
 				}
 				results[i] = r
-				if len(r.Errors()) > 0 {
-					continue
-				}
-				accepted = append(accepted, i)
-				joined.WriteString("---\n")
-				joined.Write(b)
-				if len(b) > 0 && b[len(b)-1] != '\n' {
-					joined.WriteByte('\n')
-				}
 			}
-			// istioctl once over every input the engine accepted.
-			all := filepath.Join(t.TempDir(), "all.yaml")
-			if err := os.WriteFile(all, joined.Bytes(), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			stdout, stderr, ctlErr := kubeInject(bin, dir, all, m.env)
-			docs := outputDocuments(stdout)
-			var want int
-			for _, i := range accepted {
-				want += len(results[i].Documents)
-			}
-			if ctlErr != nil || len(docs) != want {
-				t.Logf("istioctl on the %d accepted inputs joined: %v (%s), %d documents for %d: each input on its own", len(accepted), ctlErr, firstLine(stderr), len(docs), want)
-				docs = nil
-			}
+			batch := newCtlBatch(t, func(file string) (string, string, error) { return kubeInject(bin, dir, file, m.env) }, inputs, results)
 			for i, in := range inputs {
 				r := results[i]
-				var ours []string
-				if len(r.Errors()) == 0 && docs != nil {
-					ours, docs = docs[:len(r.Documents)], docs[len(r.Documents):]
-				}
 				t.Run(filepath.Base(in), func(t *testing.T) {
-					if ours != nil && r.Output() == strings.Join(ours, "") {
-						same.Add(1)
-						return
-					}
-					// Rejected by the engine, or not the same as istioctl's output of the joined
-					// file: istioctl on this input alone is the judge.
-					stdout, stderr, ctlErr := kubeInject(bin, dir, in, m.env)
+					stdout, stderr, alone, ctlErr := batch.judge(i)
 					if ctlErr != nil {
 						if len(r.Errors()) == 0 {
 							t.Fatalf("istioctl failed (%v: %s) but the engine did not", ctlErr, stderr)
@@ -253,7 +286,7 @@ func TestMatchesIstioctl(t *testing.T) {
 					if got := r.Output(); got != stdout {
 						t.Fatalf("output differs from istioctl:\n%s", UnifiedDiff(stdout, got))
 					}
-					if ours != nil {
+					if alone && batch.parts[i] != nil {
 						t.Logf("the same as istioctl's output of this input alone, not as its part of the joined file's")
 					}
 					same.Add(1)
@@ -264,4 +297,62 @@ func TestMatchesIstioctl(t *testing.T) {
 	t.Cleanup(func() {
 		t.Logf("%d inputs × %d modes: %d byte-identical, %d rejected by both", len(inputs), len(modes), same.Load(), bothFailed.Load())
 	})
+}
+
+// TestCtlBatch: the joined run judges an input only where its part is what the engine made;
+// otherwise — a part that differs, an input the engine rejected, a joined run that failed or
+// printed another number of documents — istioctl on the input alone is asked.
+func TestCtlBatch(t *testing.T) {
+	dir := t.TempDir()
+	var inputs []string
+	for _, name := range []string{"a", "b", "c"} {
+		p := filepath.Join(dir, name+".yaml")
+		if err := os.WriteFile(p, []byte(name+": in\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		inputs = append(inputs, p)
+	}
+	results := []*Injection{
+		{Documents: []Document{Document{}.withOutput("a: out\n")}},
+		{Documents: []Document{{Error: &InputError{Msg: "rejected"}}}},
+		{Documents: []Document{Document{}.withOutput("c: out\n")}},
+	}
+	cases := []struct {
+		name   string
+		joined string // what the joined run prints
+		fails  bool
+		alone  []bool // judge(i) asked istioctl on input i alone
+	}{
+		{"every part the same", "a: out\n---\nc: out\n---\n", false, []bool{false, true, false}},
+		{"a part differs", "a: other\n---\nc: out\n---\n", false, []bool{true, true, false}},
+		{"the joined run fails", "", true, []bool{true, true, true}},
+		{"another number of documents", "a: out\n---\n", false, []bool{true, true, true}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			run := func(file string) (string, string, error) {
+				if filepath.Base(file) == "all.yaml" {
+					if c.fails {
+						return "", "boom", errors.New("exit status 1")
+					}
+					return c.joined, "", nil
+				}
+				b := readFile(t, file)
+				return strings.Replace(string(b), ": in", ": out", 1) + "---\n", "", nil
+			}
+			batch := newCtlBatch(t, run, inputs, results)
+			for i := range inputs {
+				want, _, alone, err := batch.judge(i)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if alone != c.alone[i] {
+					t.Errorf("input %d: alone = %v, want %v", i, alone, c.alone[i])
+				}
+				if wantOut := filepath.Base(inputs[i])[:1] + ": out\n---\n"; want != wantOut {
+					t.Errorf("input %d: judged by %q, want %q", i, want, wantOut)
+				}
+			}
+		})
+	}
 }

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"fmt"
 	"maps"
 	"os"
@@ -105,9 +104,10 @@ func meshConfigMaps(t *testing.T, bin string, c meshCase) (list string, mesh Own
 	return string(b), mesh
 }
 
-// kubeInjectFiles runs `istioctl kube-inject` offline on in with the mesh's three files and
-// --revision, as a team runs it with its cluster's configuration.
-func kubeInjectFiles(t *testing.T, bin string, mesh OwnMesh, revision, in string) (stdout string, err error) {
+// meshFiles writes the mesh's three texts as the files istioctl kube-inject reads offline
+// (--injectConfigFile, --valuesFile, --meshConfigFile), as a team runs it with its cluster's
+// configuration, and returns their folder.
+func meshFiles(t *testing.T, mesh OwnMesh) string {
 	t.Helper()
 	dir := t.TempDir()
 	files := map[string]string{"inject-config.yaml": mesh.InjectorConfig, "values.json": mesh.Values, "mesh.yaml": mesh.MeshConfig}
@@ -116,26 +116,14 @@ func kubeInjectFiles(t *testing.T, bin string, mesh OwnMesh, revision, in string
 			t.Fatal(err)
 		}
 	}
-	if revision == "" {
-		revision = "default"
-	}
-	cmd := exec.Command(bin, "kube-inject", "-f", in, "--revision", revision,
-		"--injectConfigFile", filepath.Join(dir, "inject-config.yaml"),
-		"--valuesFile", filepath.Join(dir, "values.json"),
-		"--meshConfigFile", filepath.Join(dir, "mesh.yaml"))
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("%v: %s", err, errb.String())
-	}
-	return out.String(), nil
+	return dir
 }
 
 // TestOwnMeshMatchesIstioctl: given a mesh's own ConfigMaps (read with ParseMeshConfigMaps from
 // kubectl's List, revision and all), the engine injects byte for byte as `istioctl kube-inject
 // --injectConfigFile --valuesFile --meshConfigFile --revision` does with the same texts, over
 // our corpus: for the default installation, a revision with custom values and mesh config, and
-// a custom template.
+// a custom template. istioctl runs once per mesh over the inputs the engine accepts (ctlBatch).
 func TestOwnMeshMatchesIstioctl(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds istioctl; run without -short")
@@ -164,19 +152,27 @@ func TestOwnMeshMatchesIstioctl(t *testing.T) {
 			if compact.Mesh.IstioTemplates != (c.edit == nil) || (c.edit == nil && len(compact.Mesh.InjectorConfig)*5 > len(mesh.InjectorConfig)) {
 				t.Fatalf("compacted: %v, %d of %d bytes of injector config kept", compact.Mesh.IstioTemplates, len(compact.Mesh.InjectorConfig), len(mesh.InjectorConfig))
 			}
+			dir, ctlRev := meshFiles(t, mesh), rev
+			if ctlRev == "" {
+				ctlRev = "default"
+			}
+			results := make([]*Injection, len(inputs))
+			for i, in := range inputs {
+				if results[i], err = e.Inject(t.Context(), readFile(t, in), nil, Settings{Install: o}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			batch := newCtlBatch(t, func(file string) (string, string, error) { return kubeInjectRev(bin, dir, ctlRev, file) }, inputs, results)
 			var mu sync.Mutex
 			injectedByTemplate := 0
-			for _, in := range inputs {
+			for i, in := range inputs {
+				r := results[i]
 				t.Run(filepath.Base(in), func(t *testing.T) {
 					t.Parallel()
-					want, ctlErr := kubeInjectFiles(t, bin, mesh, rev, in)
-					r, err := e.Inject(t.Context(), readFile(t, in), nil, Settings{Install: o})
-					if err != nil {
-						t.Fatal(err)
-					}
+					want, stderr, _, ctlErr := batch.judge(i)
 					if ctlErr != nil {
 						if len(r.Errors()) == 0 {
-							t.Fatalf("istioctl failed (%v) but the engine did not", ctlErr)
+							t.Fatalf("istioctl failed (%v: %s) but the engine did not", ctlErr, stderr)
 						}
 						return
 					}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # testenv.sh COMMAND [ARG...] runs COMMAND with everything sidecarlab's tests need, so that
 # `make test` works on a fresh Debian machine with nothing installed by hand. The Makefile's test
-# target is `./scripts/testenv.sh $(MAKE) unit race fuzz e2e`; the targets it wraps still run on
+# target is `./scripts/testenv.sh $(MAKE) -j2 go-tests e2e`; the targets it wraps still run on
 # their own (then bringing chromium and PostgreSQL is up to you).
 #
 # What it brings, in order:
@@ -266,7 +266,7 @@ fi
 # --- The set-up's wall time, as a step of `make test-times` (TEST_TIMES: its folder).
 if [[ -n ${TEST_TIMES:-} ]]; then
   mkdir -p "$TEST_TIMES"
-  printf 'testenv\t%s\t0\n' "$SECONDS" >>"$TEST_TIMES/steps.tsv"
+  printf 'testenv\t%s\t0\t%s\n' "$SECONDS" "$(($(date +%s) - SECONDS))" >>"$TEST_TIMES/steps.tsv"
 fi
 
 # --- Run COMMAND. In the background, so that a TERM sent to this script is passed on at once

@@ -5,7 +5,7 @@
 //	testtimes report DIR
 //
 // run starts COMMAND and records its wall time as step NAME in DIR (steps.tsv: name, seconds,
-// exit status). When COMMAND is `go test -json …`, its events are kept in DIR/NAME.json and the
+// exit status, start as Unix seconds; steps may run side by side). When COMMAND is `go test -json …`, its events are kept in DIR/NAME.json and the
 // terminal gets what plain `go test` prints: a line per package, and the whole output of a
 // package that failed. Any other COMMAND's output passes through. It exits with COMMAND's status.
 //
@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -93,7 +94,7 @@ func runStep(dir, name string, argv []string, stdout, stderr io.Writer) (int, er
 	case err != nil:
 		return 2, err
 	}
-	line := fmt.Sprintf("%s\t%.1f\t%d\n", name, wall.Seconds(), code)
+	line := fmt.Sprintf("%s\t%.1f\t%d\t%.1f\n", name, wall.Seconds(), code, float64(start.UnixMilli())/1000)
 	f, ferr := os.OpenFile(filepath.Join(dir, "steps.tsv"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 	if ferr == nil {
 		_, ferr = f.WriteString(line)
@@ -205,17 +206,20 @@ func report(dir string, w io.Writer) error {
 	}
 	var steps []step
 	var total float64
+	first, last := math.Inf(1), math.Inf(-1) // the first step's start, the last one's end
 	for _, l := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
 		f := strings.Split(l, "\t")
-		if len(f) != 3 {
+		if len(f) != 4 {
 			continue
 		}
 		s, _ := strconv.ParseFloat(f[1], 64)
 		c, _ := strconv.Atoi(f[2])
+		start, _ := strconv.ParseFloat(f[3], 64)
 		steps = append(steps, step{f[0], s, c})
 		total += s
+		first, last = min(first, start), max(last, start+s)
 	}
-	fmt.Fprintf(w, "Steps (wall time, in the order they ran):\n")
+	fmt.Fprintf(w, "Steps (wall time, in the order they ended):\n")
 	for _, s := range steps {
 		status := ""
 		if s.code != 0 {
@@ -223,7 +227,11 @@ func report(dir string, w io.Writer) error {
 		}
 		fmt.Fprintf(w, "  %-28s %8.1f s%s\n", s.name, s.seconds, status)
 	}
-	fmt.Fprintf(w, "  %-28s %8.1f s\n\n", "all steps", total)
+	fmt.Fprintf(w, "  %-28s %8.1f s\n", "all steps", total)
+	if len(steps) > 0 {
+		fmt.Fprintf(w, "  %-28s %8.1f s\n", "first start to last end", last-first)
+	}
+	fmt.Fprintln(w)
 
 	var tests []testTime
 	var counts [4]int // run, passed, failed, skipped

@@ -101,6 +101,26 @@ func TestRunAndReport(t *testing.T) {
 	}
 }
 
+// TestReportSideBySide: steps that ran side by side are summed, and the span from the first
+// start to the last end is their wall time.
+func TestReportSideBySide(t *testing.T) {
+	dir := t.TempDir()
+	// go, 100 s from t=1000; e2e, 150 s from t=1010 beside it; then fuzz, 20 s from t=1160.
+	tsv := "go\t100.0\t0\t1000.0\ne2e\t150.0\t0\t1010.0\nfuzz\t20.0\t0\t1160.0\n"
+	if err := os.WriteFile(filepath.Join(dir, "steps.tsv"), []byte(tsv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if _, err := run([]string{"report", dir}, &out, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"all steps                       270.0 s", "first start to last end         180.0 s"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the report lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
 // TestReportWithoutARun names what to do.
 func TestReportWithoutARun(t *testing.T) {
 	_, err := run([]string{"report", t.TempDir()}, &bytes.Buffer{}, &bytes.Buffer{})

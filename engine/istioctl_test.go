@@ -93,12 +93,19 @@ func renderCtlConfig(bin string, n int, args []string) *ctlConfig {
 	if c.err = os.Mkdir(c.dir, 0o755); c.err != nil {
 		return c
 	}
-	for name, s := range map[string]string{"inject-config.yaml": c.inj, "values.json": c.values, "mesh.yaml": c.mesh} {
-		if c.err = os.WriteFile(filepath.Join(c.dir, name), []byte(s), 0o644); c.err != nil {
-			return c
+	c.err = writeCtlFiles(c.dir, c.inj, c.values, c.mesh)
+	return c
+}
+
+// writeCtlFiles writes the three texts istioctl kube-inject reads offline (kubeInjectRev's
+// --injectConfigFile, --valuesFile and --meshConfigFile) into dir.
+func writeCtlFiles(dir, injectorConfig, values, mesh string) error {
+	for name, s := range map[string]string{"inject-config.yaml": injectorConfig, "values.json": values, "mesh.yaml": mesh} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(s), 0o644); err != nil {
+			return err
 		}
 	}
-	return c
+	return nil
 }
 
 // kubeInject runs `istioctl kube-inject` offline on the file in, with the configuration
@@ -156,14 +163,14 @@ type ctlBatch struct {
 	run     func(file string) (stdout, stderr string, err error)
 	inputs  []string
 	results []*Injection
-	parts   [][]string // istioctl's documents for inputs[i] from the joined run; nil when none
+	parts   []string // istioctl's output for inputs[i] from the joined run; "" when none
 }
 
 // newCtlBatch runs istioctl (run) over the inputs the engine accepted; results[i] is the
 // engine's answer for inputs[i].
 func newCtlBatch(t *testing.T, run func(file string) (stdout, stderr string, err error), inputs []string, results []*Injection) *ctlBatch {
 	t.Helper()
-	b := &ctlBatch{run: run, inputs: inputs, results: results, parts: make([][]string, len(inputs))}
+	b := &ctlBatch{run: run, inputs: inputs, results: results, parts: make([]string, len(inputs))}
 	var joined bytes.Buffer
 	var accepted []int
 	want := 0
@@ -195,7 +202,7 @@ func newCtlBatch(t *testing.T, run func(file string) (stdout, stderr string, err
 	}
 	for _, i := range accepted {
 		n := len(results[i].Documents)
-		b.parts[i], docs = docs[:n], docs[n:]
+		b.parts[i], docs = strings.Join(docs[:n], ""), docs[n:]
 	}
 	return b
 }
@@ -204,8 +211,8 @@ func newCtlBatch(t *testing.T, run func(file string) (stdout, stderr string, err
 // output when that is what the engine made, or else what istioctl makes of the input alone
 // (then alone is true).
 func (b *ctlBatch) judge(i int) (want, stderr string, alone bool, err error) {
-	if p := b.parts[i]; p != nil && b.results[i].Output() == strings.Join(p, "") {
-		return strings.Join(p, ""), "", false, nil
+	if p := b.parts[i]; p != "" && b.results[i].Output() == p {
+		return p, "", false, nil
 	}
 	want, stderr, err = b.run(b.inputs[i])
 	return want, stderr, true, err
@@ -286,7 +293,7 @@ func TestMatchesIstioctl(t *testing.T) {
 					if got := r.Output(); got != stdout {
 						t.Fatalf("output differs from istioctl:\n%s", UnifiedDiff(stdout, got))
 					}
-					if alone && batch.parts[i] != nil {
+					if alone && batch.parts[i] != "" {
 						t.Logf("the same as istioctl's output of this input alone, not as its part of the joined file's")
 					}
 					same.Add(1)

@@ -3,7 +3,6 @@ package engine
 import (
 	"fmt"
 	"maps"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -110,11 +109,8 @@ func meshConfigMaps(t *testing.T, bin string, c meshCase) (list string, mesh Own
 func meshFiles(t *testing.T, mesh OwnMesh) string {
 	t.Helper()
 	dir := t.TempDir()
-	files := map[string]string{"inject-config.yaml": mesh.InjectorConfig, "values.json": mesh.Values, "mesh.yaml": mesh.MeshConfig}
-	for name, s := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
+	if err := writeCtlFiles(dir, mesh.InjectorConfig, mesh.Values, mesh.MeshConfig); err != nil {
+		t.Fatal(err)
 	}
 	return dir
 }

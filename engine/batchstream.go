@@ -190,7 +190,7 @@ func (b *BatchStream) Run(ctx context.Context, emit func(BatchItem) error) error
 				if b.started != nil {
 					b.started(j.index)
 				}
-				j.s.item = b.one(j.index, j.c)
+				j.s.item = b.one(ctx, j.index, j.c)
 				close(j.s.done)
 			}
 		}()
@@ -215,8 +215,8 @@ func (b *BatchStream) Run(ctx context.Context, emit func(BatchItem) error) error
 }
 
 // one injects one document and keeps only its row and error: the output is dropped here.
-func (b *BatchStream) one(index int, c chunk) BatchItem {
-	docs := []Document{injectChunk(b.p.install, b.p.injector, c, index, b.ann)}
+func (b *BatchStream) one(ctx context.Context, index int, c chunk) BatchItem {
+	docs := []Document{injectChunk(ctx, b.p.install, b.p.injector, c, index, b.ann)}
 	found, _, _ := b.e.check(context.Background(), b.p, docs) // one document: nothing to stop between
 	found = append(found, b.waypoint[index]...)
 	return BatchItem{Row: Batch(docs, found)[0], Error: docs[0].Error}

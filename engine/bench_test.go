@@ -389,7 +389,7 @@ func BenchmarkWebhookModeDefaults(b *testing.B) {
 	}{{"as-written", &written}, {"defaulted", inj}} {
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
-				if _, _, _, err := intoObject(e.def, c.inj, obj.DeepCopyObject()); err != nil {
+				if _, _, _, err := intoObject(context.Background(), e.def, c.inj, obj.DeepCopyObject()); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -1,10 +1,12 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"math"
 	"strconv"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -17,12 +19,17 @@ import (
 // are not in the memo. A server compares it with its limits (Limits.Check) to refuse work that
 // cannot finish in time and to run heavy work apart from light work; the CLI does not look at it.
 type Cost struct {
-	// Documents is how many documents the manifest has, Rows how many timeline rows must be
-	// computed (the rows already memoised cost nothing).
-	Documents, Rows int
+	// Documents is how many documents the manifest has, Objects how many objects Istio injects
+	// one by one (the documents, a List's items in place of the List), Rows how many timeline
+	// rows must be computed (the rows already memoised cost nothing).
+	Documents, Objects, Rows int
 	// Units is the estimated work: for each row to compute, each document's units, one for
-	// every 4 KiB begun. One unit is about one injection of a small workload.
+	// every 4 KiB begun of what it reads as (Expanded), or for a List, one per item and per
+	// 4 KiB. One unit is about one injection of a small workload.
 	Units int64
+	// Expanded is the bytes the manifest reads as: its text, with each alias's anchored node
+	// counted again wherever the alias stands (as far as Kubernetes' reader follows them).
+	Expanded int64
 	// Depth bounds how deeply the deepest document's values nest (collections within
 	// collections, aliases followed; from the text, so it may be a few levels over), and
 	// DeepDoc and DeepLine say where that document is.
@@ -46,6 +53,9 @@ type Limits struct {
 	MaxDepth int
 	// MaxUnits bounds Cost.Units: what would not finish before the request's deadline.
 	MaxUnits int64
+	// MaxBytes bounds Cost.Expanded: a few hundred bytes of aliases read as megabytes, and
+	// everything after the reader (the injections, the outputs, the answer) grows with them.
+	MaxBytes int64
 }
 
 // Check says which limit c is over, as an error for the person who sent it (which limit, and how
@@ -56,10 +66,22 @@ func (l Limits) Check(c Cost) error {
 			Params: errParams("depth", strconv.Itoa(c.Depth), "max", strconv.Itoa(l.MaxDepth)),
 			Msg:    fmt.Sprintf("its values nest up to %d levels deep; at most %d are read here (a workload nests about 15): flatten or remove the deep value", c.Depth, l.MaxDepth)}
 	}
+	if l.MaxBytes > 0 && c.Expanded > l.MaxBytes {
+		return &InputError{Field: "manifest", ID: "too-expanded",
+			Params: errParams("size", strconv.FormatInt(c.Expanded, 10), "max", strconv.FormatInt(l.MaxBytes, 10)),
+			Msg:    fmt.Sprintf("its aliases expand it to %d bytes as Kubernetes reads it; at most %d are read in one request: split the manifest, or write fewer aliases", c.Expanded, l.MaxBytes)}
+	}
 	if l.MaxUnits > 0 && c.Units > l.MaxUnits {
-		// How many documents would fit with these rows, to say how to split.
-		per := max(int64(1), c.Units/int64(max(1, c.Documents)))
-		fit := max(int64(1), l.MaxUnits/per)
+		// How many documents (or objects, with the items of Lists) would fit with these rows,
+		// to say how to split.
+		objects := max(c.Objects, c.Documents)
+		fit := max(int64(1), l.MaxUnits*int64(objects)/c.Units)
+		if objects > c.Documents {
+			return &InputError{Field: "manifest", ID: "too-costly-items",
+				Params: errParams("objects", strconv.Itoa(objects), "rows", strconv.Itoa(c.Rows), "units", strconv.FormatInt(c.Units, 10),
+					"max", strconv.FormatInt(l.MaxUnits, 10), "fit", strconv.FormatInt(fit, 10)),
+				Msg: fmt.Sprintf("%d objects (a List's items each count) through %d rows of the timeline is %d units of work; at most %d fit in one request: split the manifest into parts of about %d objects, or use fewer steps", objects, c.Rows, c.Units, l.MaxUnits, fit)}
+		}
 		return &InputError{Field: "manifest", ID: "too-costly",
 			Params: errParams("documents", strconv.Itoa(c.Documents), "rows", strconv.Itoa(c.Rows), "units", strconv.FormatInt(c.Units, 10),
 				"max", strconv.FormatInt(l.MaxUnits, 10), "fit", strconv.FormatInt(fit, 10)),
@@ -79,7 +101,7 @@ func (e *Engine) Estimate(ctx context.Context, manifest []byte, steps []Step, s 
 	if err != nil {
 		return Cost{}, err
 	}
-	c := Cost{Documents: shape.documents, Depth: shape.depth, DeepDoc: shape.deepDoc, DeepLine: shape.deepLine}
+	c := Cost{Documents: shape.documents, Objects: shape.objects, Expanded: shape.expanded, Depth: shape.depth, DeepDoc: shape.deepDoc, DeepLine: shape.deepLine}
 	if !s.Install.IsDefault() {
 		in, ok := e.installs.peek(s.Install.Hash())
 		c.Render = !ok
@@ -95,10 +117,10 @@ func (e *Engine) Estimate(ctx context.Context, manifest []byte, steps []Step, s 
 }
 
 // manifestShape is what Estimate keeps of a manifest: its documents, their units of work per
-// row, and its deepest nesting.
+// row, the bytes they read as (aliases resolved), and its deepest nesting.
 type manifestShape struct {
-	documents                int
-	units                    int64
+	documents, objects       int
+	units, expanded          int64
 	depth, deepDoc, deepLine int
 }
 
@@ -110,8 +132,10 @@ const followDepth = 1000
 
 // measure reads a manifest's shape: its documents as istioctl cuts them, and a bound on each
 // one's nesting read from its bytes (yamldoc.DepthBound: parsing deep nesting is itself the
-// cost to avoid), with aliases followed by a parse where there are some. More documents than
-// the engine injects at once are refused here, as Timeline refuses them, before any is read.
+// cost to avoid). A document with aliases, or one that may be a List, is parsed too, and what
+// it expands to counted (expand): the aliases followed as Kubernetes' reader follows them,
+// and each List item, which Istio injects on its own. More documents than the engine injects
+// at once are refused here, as Timeline refuses them, before any is read.
 func (e *Engine) measure(ctx context.Context, manifest []byte) (*manifestShape, error) {
 	// A manifest that cannot be cut fails on the same error when it runs; its shape is what
 	// was read.
@@ -119,25 +143,170 @@ func (e *Engine) measure(ctx context.Context, manifest []byte) (*manifestShape, 
 	if err := e.documentsAllowed(len(docs)); err != nil {
 		return nil, err
 	}
-	m := &manifestShape{documents: len(docs)}
+	m := &manifestShape{documents: len(docs), objects: len(docs)}
 	for i, c := range docs {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		m.units += int64(1 + len(c.Raw)/unitBytes)
+		units, expanded := int64(1+len(c.Raw)/unitBytes), int64(len(c.Raw))
 		d, aliases := yamldoc.DepthBound(c.Raw)
-		if aliases && d <= followDepth {
-			// An alias nests the anchored node wherever it stands: parsed, which costs little
-			// at this depth, and followed.
+		if (aliases || bytes.Contains(c.Raw, []byte("List"))) && d <= followDepth {
+			// Parsed, which costs little at this depth: an alias nests the anchored node
+			// wherever it stands, and adds it again to what the reader decodes.
 			var n yaml.Node
 			_ = yaml.Unmarshal(c.Raw, &n)
-			d = max(d, nodeDepth(&n, map[*yaml.Node]int{}))
+			if aliases {
+				d = max(d, nodeDepth(&n, map[*yaml.Node]int{}))
+			}
+			x := expand(&n)
+			// What the reader decodes, in bytes of this document's text: the text as often as
+			// its nodes are decoded. Each List item is an injection of its own.
+			expanded = int64(float64(len(c.Raw)) * float64(x.decodes) / float64(max(1, x.written)))
+			units = max(1, x.items) + expanded/unitBytes
+			m.objects += int(min(x.items, math.MaxInt32))
+			if x.items > 0 {
+				m.objects-- // the List itself
+			}
 		}
+		m.units, m.expanded = satAdd(m.units, units), satAdd(m.expanded, expanded)
 		if d > m.depth {
 			m.depth, m.deepDoc, m.deepLine = d, i+1, c.Line
 		}
 	}
 	return m, nil
+}
+
+// satAdd is a + b, or the largest int64 where that would overflow (both are never negative).
+func satAdd(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
+// expansion is what Kubernetes' YAML reader (sigs.k8s.io/yaml, which decodes with go-yaml v2)
+// makes of one document: the nodes it decodes — every node, and an alias's anchored node again
+// wherever the alias stands — and how many items of a List (and of Lists inside it) Istio's
+// IntoObject injects one by one.
+type expansion struct {
+	written, decodes, items int64
+}
+
+// The reader's bound on aliases (go-yaml v2's decoder.unmarshal): past 100 nodes decoded inside
+// an alias and 1,000 in all, the share of the decoded nodes that came from an alias may be 99 %
+// up to 400,000 nodes, 10 % from 4,000,000, and in between from one to the other in a line;
+// past it the reader stops with "document contains excessive aliasing". So a document's
+// aliases can never add much more than 400,000 nodes, whatever they nest.
+const (
+	aliasRatioLow, aliasRatioHigh = 400_000, 4_000_000
+)
+
+func allowedAliasRatio(decodes int64) float64 {
+	switch {
+	case decodes <= aliasRatioLow:
+		return 0.99
+	case decodes >= aliasRatioHigh:
+		return 0.10
+	default:
+		return 0.99 - 0.89*float64(decodes-aliasRatioLow)/float64(aliasRatioHigh-aliasRatioLow)
+	}
+}
+
+// expand counts what the reader decodes of n, node by node in its order, stopping where the
+// reader stops (its alias bound, or an alias inside its own anchor): the walk is bounded as the
+// reader is, never by what the aliases would expand to.
+func expand(n *yaml.Node) expansion {
+	w := &expander{active: map[*yaml.Node]bool{}}
+	w.count(n)
+	x := expansion{written: countWritten(n), decodes: w.decodes}
+	if !w.stopped {
+		x.items = listItems(n, 0)
+	}
+	return x
+}
+
+type expander struct {
+	decodes, aliased int64
+	aliasDepth       int
+	active           map[*yaml.Node]bool
+	stopped          bool
+}
+
+func (w *expander) count(n *yaml.Node) {
+	if n == nil || w.stopped {
+		return
+	}
+	w.decodes++
+	if w.aliasDepth > 0 {
+		w.aliased++
+	}
+	if w.aliased > 100 && w.decodes > 1000 && float64(w.aliased)/float64(w.decodes) > allowedAliasRatio(w.decodes) {
+		w.stopped = true
+		return
+	}
+	switch n.Kind {
+	case yaml.AliasNode:
+		if w.active[n.Alias] {
+			w.stopped = true // "anchor '…' value contains itself"
+			return
+		}
+		w.active[n.Alias] = true
+		w.aliasDepth++
+		w.count(n.Alias)
+		w.aliasDepth--
+		delete(w.active, n.Alias)
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if k := n.Content[i]; k.Kind != yaml.ScalarNode || k.Tag != "!!merge" {
+				w.count(k) // a merge key is not decoded, its value is
+			}
+			w.count(n.Content[i+1])
+		}
+	default:
+		for _, c := range n.Content {
+			w.count(c)
+		}
+	}
+}
+
+// countWritten is how many nodes n has as written: an alias is one.
+func countWritten(n *yaml.Node) int64 {
+	if n == nil {
+		return 0
+	}
+	c := int64(1)
+	if n.Kind != yaml.AliasNode {
+		for _, k := range n.Content {
+			c += countWritten(k)
+		}
+	}
+	return c
+}
+
+// maxListNesting bounds how deeply listItems follows Lists inside Lists (each nested List is
+// read again by Istio from its JSON, so it has no aliases left to follow).
+const maxListNesting = 10
+
+// listItems is how many objects IntoObject injects one by one in n when it is a List (a
+// document whose kind is List): each item, or a List item's own items; 0 when n is not a List.
+// The reader has already decoded the whole document (expand), which bounds what is counted.
+func listItems(n *yaml.Node, nesting int) int64 {
+	if n == nil || nesting > maxListNesting {
+		return 0
+	}
+	if n = yamldoc.Deref(n); n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
+		n = yamldoc.Deref(n.Content[0])
+	}
+	_, kind := yamldoc.MappingEntry(n, "kind")
+	_, items := yamldoc.MappingEntry(n, "items")
+	if kind == nil || items == nil || yamldoc.Deref(kind).Value != "List" || yamldoc.Deref(items).Kind != yaml.SequenceNode {
+		return 0
+	}
+	var c int64
+	for _, it := range yamldoc.Deref(items).Content {
+		c = satAdd(c, max(1, listItems(it, nesting+1)))
+	}
+	return c
 }
 
 // nodeDepth is how many collections nest in n, aliases followed (each anchored node measured

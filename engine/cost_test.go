@@ -11,6 +11,9 @@ import (
 	"sync"
 	"testing"
 
+	yaml "go.yaml.in/yaml/v3"
+	sigsyaml "sigs.k8s.io/yaml"
+
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
@@ -319,5 +322,192 @@ func TestWorkersInjectAlike(t *testing.T) {
 	cancel()
 	if _, err := many.Inject(ctx, manifest, nil, Settings{}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("past the deadline: %v", err)
+	}
+}
+
+// aliasList is a List of n copies of one Deployment, written as an anchor and n−1 aliases: a
+// few hundred bytes that Kubernetes' reader decodes into n workloads.
+func aliasList(n int) string {
+	return "apiVersion: v1\nkind: List\nitems: [&d {apiVersion: apps/v1, kind: Deployment, metadata: {name: web}, spec: {selector: {matchLabels: {app: web}}, " +
+		"template: {metadata: {labels: {app: web}}, spec: {containers: [{name: web, image: nginx}]}}}}" + strings.Repeat(", *d", n-1) + "]\n"
+}
+
+// laughs is the "billion laughs": levels of lists, each of ten aliases of the one before.
+func laughs(levels int) string {
+	var b strings.Builder
+	b.WriteString("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: lol}\ndata:\n  l0: &l0 [lol]\n")
+	for i := 1; i <= levels; i++ {
+		fmt.Fprintf(&b, "  l%d: &l%d [%s]\n", i, i, strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*l%d,", i-1), 10), ","))
+	}
+	return b.String()
+}
+
+// TestEstimateExpansion: the estimate counts what a manifest expands to, not its bytes: a List
+// of aliases is as many objects and units as it has items, and its bytes are what the reader
+// decodes; Limits refuses it by its objects (saying how many objects fit) or by its expanded
+// bytes. A List written out costs what the same List of aliases costs.
+func TestEstimateExpansion(t *testing.T) {
+	e := testEngine(t)
+	estimate := func(t *testing.T, m string) Cost {
+		t.Helper()
+		c, err := e.Estimate(context.Background(), []byte(m), nil, Settings{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	small := estimate(t, testkit.Deployment)
+	if small.Objects != 1 || small.Units != 1 || small.Expanded != int64(len(testkit.Deployment)) {
+		t.Fatalf("one Deployment: %+v, want 1 object, 1 unit, its bytes", small)
+	}
+	list := estimate(t, aliasList(5000))
+	if list.Documents != 1 || list.Objects != 5000 || list.Units < 5000 || list.Expanded < 500_000 {
+		t.Fatalf("5,000 aliases of a Deployment in a List (%d bytes): %+v, want 5,000 objects, at least as many units, ~1 MB expanded", len(aliasList(5000)), list)
+	}
+	// The same List written out, in the same flow style: the same objects, about the same units.
+	var written strings.Builder
+	written.WriteString("apiVersion: v1\nkind: List\nitems: [")
+	for i := range 300 {
+		if i > 0 {
+			written.WriteString(", ")
+		}
+		written.WriteString("{apiVersion: apps/v1, kind: Deployment, metadata: {name: web}, spec: {selector: {matchLabels: {app: web}}, template: {metadata: {labels: {app: web}}, spec: {containers: [{name: web, image: nginx}]}}}}")
+	}
+	written.WriteString("]\n")
+	out, aliased := estimate(t, written.String()), estimate(t, aliasList(300))
+	if out.Objects != 300 || aliased.Objects != 300 || aliased.Units < out.Units*9/10 || aliased.Units > out.Units*11/10 {
+		t.Fatalf("300 items written out: %+v; as aliases: %+v, want the same objects and units within 10 %%", out, aliased)
+	}
+	// A List inside a List counts its items; an item that is not a List counts one.
+	nested := estimate(t, "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: List, items: [{kind: Pod}, {kind: Pod}, {kind: Pod}]}\n- {apiVersion: v1, kind: Pod}\n")
+	if nested.Objects != 4 {
+		t.Fatalf("a List of a 3-item List and a Pod: %d objects, want 4", nested.Objects)
+	}
+
+	var ie *InputError
+	if err := (Limits{MaxUnits: 2000}).Check(list); !errors.As(err, &ie) || ie.ID != "too-costly-items" || ie.Params["objects"] != "5000" ||
+		!strings.Contains(ie.Msg, "5000 objects") || ie.Params["fit"] != fmt.Sprint(2000*5000/list.Units) {
+		t.Fatalf("5,000 aliases under 2,000 units: %v", err)
+	}
+	if err := (Limits{MaxUnits: 2000}).Check(aliased); err != nil {
+		t.Fatalf("300 aliases under 2,000 units: %v", err)
+	}
+	if err := (Limits{MaxBytes: 1 << 20}).Check(estimate(t, aliasList(8000))); !errors.As(err, &ie) || ie.ID != "too-expanded" {
+		t.Fatalf("8,000 aliases under 1 MiB: %v", err)
+	}
+	if err := (Limits{MaxBytes: 1 << 20}).Check(list); err != nil {
+		t.Fatalf("5,000 aliases (under 1 MiB expanded): %v", err)
+	}
+}
+
+// TestExpansionAsKubernetesReads: expand stops exactly where Kubernetes' reader stops (the
+// excessive-aliasing bound, an alias inside its own anchor), and where it does not, its count
+// of decoded nodes is what makes the reader's work: the billion laughs costs what the reader
+// decodes before it gives up, not 10⁹ nodes.
+func TestExpansionAsKubernetesReads(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		doc     string
+		stopped bool
+	}{
+		{"a Deployment", testkit.Deployment, false},
+		{"5,000 aliases of a Deployment", aliasList(5000), false},
+		{"anchors in env, as people write them", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: a\n    image: x\n    env: &env [{name: A, value: b}]\n  - name: b\n    image: x\n    env: *env\n", false},
+		{"the billion laughs, 9 levels", laughs(9), true},
+		{"3 levels of laughs (under 99 % aliases)", laughs(3), false},
+		{"4 levels of laughs (over 99 %)", laughs(4), true},
+		{"an alias inside its own anchor", "a: &a [x, *a]\n", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var n yaml.Node
+			if err := yaml.Unmarshal([]byte(c.doc), &n); err != nil {
+				t.Fatal(err)
+			}
+			x := expand(&n)
+			var v any
+			err := sigsyaml.Unmarshal([]byte(c.doc), &v)
+			if refused := err != nil; refused != c.stopped {
+				t.Fatalf("Kubernetes' reader refused: %v (%v), want %v", refused, err, c.stopped)
+			}
+			if stopped := x.decodes < countExpanded(&n, 10_000_000); stopped != c.stopped {
+				t.Fatalf("expand stopped after %d decodes: %v, want %v", x.decodes, stopped, c.stopped)
+			}
+			if x.decodes > 5_000_000 {
+				t.Fatalf("expand walked %d nodes", x.decodes)
+			}
+		})
+	}
+}
+
+// countExpanded is how many nodes n has with every alias replaced by its anchored node, up to
+// limit: the walk expand must stop short of when the reader does.
+func countExpanded(n *yaml.Node, limit int64) int64 {
+	var c int64
+	var walk func(n *yaml.Node, depth int)
+	walk = func(n *yaml.Node, depth int) {
+		if n == nil || c >= limit || depth > 1000 {
+			c = limit
+			return
+		}
+		c++
+		if n.Kind == yaml.AliasNode {
+			walk(n.Alias, depth+1)
+			return
+		}
+		for _, k := range n.Content {
+			walk(k, depth+1)
+		}
+	}
+	walk(n, 0)
+	return c
+}
+
+// countingDeadline is a context whose deadline passes at its after-th Err: a deadline in checks
+// of it, so that a test can see whether the engine checks it while one document runs.
+type countingDeadline struct {
+	context.Context
+	calls, after int
+	done         chan struct{}
+}
+
+func (c *countingDeadline) Err() error {
+	c.calls++
+	if c.calls >= c.after {
+		if c.calls == c.after {
+			close(c.done)
+		}
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+func (c *countingDeadline) Done() <-chan struct{} { return c.done }
+
+// TestDeadlineInsideList: a List is one document, which Istio injects item by item without a
+// context; the engine's injector checks the deadline before each item, so a List of 2,000
+// Pods stops within the item the deadline passed at (checks: about one per item, where between
+// documents alone there are a handful in all).
+func TestDeadlineInsideList(t *testing.T) {
+	e := testEngine(t)
+	var b strings.Builder
+	b.WriteString("apiVersion: v1\nkind: List\nitems:\n")
+	for i := range 2000 {
+		fmt.Fprintf(&b, "- {apiVersion: v1, kind: Pod, metadata: {name: p%d}, spec: {containers: [{name: app, image: nginx}]}}\n", i)
+	}
+	ctx := &countingDeadline{Context: context.Background(), after: 50, done: make(chan struct{})}
+	_, err := e.Timeline(ctx, []byte(b.String()), nil, Settings{})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("want the deadline's error, got %v (%d checks)", err, ctx.calls)
+	}
+	if ctx.calls > 60 {
+		t.Fatalf("%d checks of the deadline: the List went on past it", ctx.calls)
+	}
+	// With time left, the same List is injected whole, every item.
+	tl, err := e.Timeline(context.Background(), []byte(b.String()), nil, Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(tl.Steps[0].Output(), "name: istio-proxy"); n != 2000 {
+		t.Fatalf("%d items injected, want 2,000", n)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"istio.io/istio/pkg/kube"
 	"istio.io/istio/pkg/kube/inject"
 )
 
@@ -67,7 +68,7 @@ func (e *Engine) injectAll(ctx context.Context, p *prepared, ann []annotationCha
 				return
 			}
 			e.injections.Add(1)
-			docs[i] = injectChunk(p.install, p.injector, p.chunks[i], i+1, ann)
+			docs[i] = injectChunk(ctx, p.install, p.injector, p.chunks[i], i+1, ann)
 		}
 	}
 	var wg sync.WaitGroup
@@ -84,12 +85,12 @@ func (e *Engine) injectAll(ctx context.Context, p *prepared, ann []annotationCha
 
 // injectChunk runs one document through Istio's IntoObject, exactly as IntoResourceFile does for
 // istioctl, after writing the annotation changes where Istio reads them.
-func injectChunk(in *Install, injector inject.Injector, c chunk, index int, ann []annotationChange) Document {
+func injectChunk(ctx context.Context, in *Install, injector inject.Injector, c chunk, index int, ann []annotationChange) Document {
 	d, obj := prepareChunk(c, index, ann)
 	if obj == nil {
 		return d
 	}
-	out, warnings, panicked, err := intoObject(in, injector, obj)
+	out, warnings, panicked, err := intoObject(ctx, in, injector, obj)
 	return finishChunk(d, obj, out, nil, warnings, panicked, err)
 }
 
@@ -178,7 +179,10 @@ func finishChunk(d Document, obj runtime.Object, out any, j []byte, warnings []s
 
 // intoObject calls Istio's IntoObject and turns a panic inside it into an error: a playground
 // must survive whatever is pasted into it. The panic's value is returned too, for the fuzz test.
-func intoObject(in *Install, injector inject.Injector, obj runtime.Object) (out any, warnings []string, panicked any, err error) {
+// IntoObject takes no context, but calls its injector for each object it injects — each item of
+// a List, which it injects one after another — so it is given one that checks ctx first
+// (deadlineInjector): past the deadline, the item running is all that still runs.
+func intoObject(ctx context.Context, in *Install, injector inject.Injector, obj runtime.Object) (out any, warnings []string, panicked any, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			panicked = r
@@ -204,7 +208,7 @@ func intoObject(in *Install, injector inject.Injector, obj runtime.Object) (out 
 	if defaults {
 		revision = in.values.Struct().GetRevision()
 	}
-	out, err = inject.IntoObject(injector, in.templates, in.values, revision, in.mesh, input, warn)
+	out, err = inject.IntoObject(deadlineInjector{ctx: ctx, inner: injector}, in.templates, in.values, revision, in.mesh, input, warn)
 	if defaults && err == nil {
 		out = withoutUntouchedDefaults(out, obj, input)
 	}
@@ -214,6 +218,32 @@ func intoObject(in *Install, injector inject.Injector, obj runtime.Object) (out 
 		return obj.DeepCopyObject(), warnings, nil, nil
 	}
 	return out, warnings, nil, err
+}
+
+// deadlineInjector is the injector IntoObject is given: it fails once ctx has ended, and
+// otherwise is inner — or, when inner is nil (kube-inject), does what no injector does: its
+// Inject returns no patch, so IntoObject renders the templates itself, and it has no kube client,
+// so IntoObject decides native sidecars as it does without an injector.
+type deadlineInjector struct {
+	ctx   context.Context
+	inner inject.Injector
+}
+
+func (d deadlineInjector) Inject(pod *corev1.Pod, namespace string) ([]byte, error) {
+	if err := d.ctx.Err(); err != nil {
+		return nil, err
+	}
+	if d.inner == nil {
+		return nil, nil
+	}
+	return d.inner.Inject(pod, namespace)
+}
+
+func (d deadlineInjector) GetKubeClient() kube.Client {
+	if d.inner == nil {
+		return nil
+	}
+	return d.inner.GetKubeClient()
 }
 
 // yamlError is the error of document index, which starts on line start and is text, that YAML

@@ -107,7 +107,7 @@ func RunJob(ctx context.Context, job Job) *JobResult {
 				res.setErr(err)
 				return res
 			}
-			res.Injected = append(res.Injected, injectOne(in, injector, raw))
+			res.Injected = append(res.Injected, injectOne(ctx, in, injector, raw))
 		}
 	default:
 		res.Fail = "empty job"
@@ -115,12 +115,12 @@ func RunJob(ctx context.Context, job Job) *JobResult {
 	return res
 }
 
-func injectOne(in *Install, injector inject.Injector, raw []byte) Injected {
+func injectOne(ctx context.Context, in *Install, injector inject.Injector, raw []byte) Injected {
 	obj, err := inject.FromRawToObject(raw)
 	if err != nil {
 		return Injected{Error: err.Error()}
 	}
-	out, warnings, panicked, err := intoObject(in, injector, obj)
+	out, warnings, panicked, err := intoObject(ctx, in, injector, obj)
 	r := Injected{Warnings: warnings}
 	if panicked != nil {
 		r.Panicked = fmt.Sprint(panicked)

@@ -23,6 +23,9 @@ type Cost struct {
 	// one by one (the documents, a List's items in place of the List), Rows how many timeline
 	// rows must be computed (the rows already memoised cost nothing).
 	Documents, Objects, Rows int
+	// Aliased is how many of the objects are not written out: List items written as an alias of
+	// another item (items: [&d {…}, *d, *d]).
+	Aliased int
 	// Units is the estimated work: for each row to compute, each document's units, one for
 	// every 4 KiB begun of what it reads as (Expanded), or for a List, one per item and per
 	// 4 KiB. One unit is about one injection of a small workload.
@@ -56,6 +59,10 @@ type Limits struct {
 	// MaxBytes bounds Cost.Expanded: a few hundred bytes of aliases read as megabytes, and
 	// everything after the reader (the injections, the outputs, the answer) grows with them.
 	MaxBytes int64
+	// WrittenOut refuses objects that are not written out (Cost.Aliased), so that what an
+	// answer shows of a manifest is bounded by what the manifest has written: a List of 300
+	// bytes whose items are one Deployment and its aliases is 1,500 workloads to inject and show.
+	WrittenOut bool
 }
 
 // Check says which limit c is over, as an error for the person who sent it (which limit, and how
@@ -70,6 +77,11 @@ func (l Limits) Check(c Cost) error {
 		return &InputError{Field: "manifest", ID: "too-expanded",
 			Params: errParams("size", strconv.FormatInt(c.Expanded, 10), "max", strconv.FormatInt(l.MaxBytes, 10)),
 			Msg:    fmt.Sprintf("its aliases expand it to %d bytes as Kubernetes reads it; at most %d are read in one request: split the manifest, or write fewer aliases", c.Expanded, l.MaxBytes)}
+	}
+	if l.WrittenOut && c.Aliased > 0 {
+		return &InputError{Field: "manifest", ID: "aliased-items",
+			Params: errParams("count", strconv.Itoa(c.Aliased)),
+			Msg:    fmt.Sprintf("%d List items are an alias (*name) of another item; Kubernetes reads them, but here each object must be written out: write the items out, or split the manifest", c.Aliased)}
 	}
 	if l.MaxUnits > 0 && c.Units > l.MaxUnits {
 		// How many documents (or objects, with the items of Lists) would fit with these rows,
@@ -101,7 +113,7 @@ func (e *Engine) Estimate(ctx context.Context, manifest []byte, steps []Step, s 
 	if err != nil {
 		return Cost{}, err
 	}
-	c := Cost{Documents: shape.documents, Objects: shape.objects, Expanded: shape.expanded, Depth: shape.depth, DeepDoc: shape.deepDoc, DeepLine: shape.deepLine}
+	c := Cost{Documents: shape.documents, Objects: shape.objects, Aliased: shape.aliased, Expanded: shape.expanded, Depth: shape.depth, DeepDoc: shape.deepDoc, DeepLine: shape.deepLine}
 	if !s.Install.IsDefault() {
 		in, ok := e.installs.peek(s.Install.Hash())
 		c.Render = !ok
@@ -120,6 +132,7 @@ func (e *Engine) Estimate(ctx context.Context, manifest []byte, steps []Step, s 
 // row, the bytes they read as (aliases resolved), and its deepest nesting.
 type manifestShape struct {
 	documents, objects       int
+	aliased                  int
 	units, expanded          int64
 	depth, deepDoc, deepLine int
 }
@@ -164,6 +177,7 @@ func (e *Engine) measure(ctx context.Context, manifest []byte) (*manifestShape, 
 			expanded = int64(float64(len(c.Raw)) * float64(x.decodes) / float64(max(1, x.written)))
 			units = max(1, x.items) + expanded/unitBytes
 			m.objects += int(min(x.items, math.MaxInt32))
+			m.aliased += int(min(x.aliased, math.MaxInt32))
 			if x.items > 0 {
 				m.objects-- // the List itself
 			}
@@ -190,6 +204,8 @@ func satAdd(a, b int64) int64 {
 // IntoObject injects one by one.
 type expansion struct {
 	written, decodes, items int64
+	// aliased is how many of the items are an alias of another (items: [&d {…}, *d, *d]).
+	aliased int64
 }
 
 // The reader's bound on aliases (go-yaml v2's decoder.unmarshal): past 100 nodes decoded inside
@@ -220,7 +236,7 @@ func expand(n *yaml.Node) expansion {
 	w.count(n)
 	x := expansion{written: countWritten(n), decodes: w.decodes}
 	if !w.stopped {
-		x.items = listItems(n, 0)
+		x.items, x.aliased = listItems(n, 0)
 	}
 	return x
 }
@@ -289,24 +305,30 @@ const maxListNesting = 10
 
 // listItems is how many objects IntoObject injects one by one in n when it is a List (a
 // document whose kind is List): each item, or a List item's own items; 0 when n is not a List.
-// The reader has already decoded the whole document (expand), which bounds what is counted.
-func listItems(n *yaml.Node, nesting int) int64 {
+// aliased is how many of them were written as an alias of another item (with the items of a
+// List written so). The reader has already decoded the whole document (expand), which bounds
+// what is counted.
+func listItems(n *yaml.Node, nesting int) (items, aliased int64) {
 	if n == nil || nesting > maxListNesting {
-		return 0
+		return 0, 0
 	}
 	if n = yamldoc.Deref(n); n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
 		n = yamldoc.Deref(n.Content[0])
 	}
 	_, kind := yamldoc.MappingEntry(n, "kind")
-	_, items := yamldoc.MappingEntry(n, "items")
-	if kind == nil || items == nil || yamldoc.Deref(kind).Value != "List" || yamldoc.Deref(items).Kind != yaml.SequenceNode {
-		return 0
+	_, list := yamldoc.MappingEntry(n, "items")
+	if kind == nil || list == nil || yamldoc.Deref(kind).Value != "List" || yamldoc.Deref(list).Kind != yaml.SequenceNode {
+		return 0, 0
 	}
-	var c int64
-	for _, it := range yamldoc.Deref(items).Content {
-		c = satAdd(c, max(1, listItems(it, nesting+1)))
+	for _, it := range yamldoc.Deref(list).Content {
+		in, ia := listItems(it, nesting+1)
+		in = max(1, in)
+		if it.Kind == yaml.AliasNode || list.Kind == yaml.AliasNode {
+			ia = in
+		}
+		items, aliased = satAdd(items, in), satAdd(aliased, ia)
 	}
-	return c
+	return items, aliased
 }
 
 // nodeDepth is how many collections nest in n, aliases followed (each anchored node measured

@@ -325,13 +325,6 @@ func TestWorkersInjectAlike(t *testing.T) {
 	}
 }
 
-// aliasList is a List of n copies of one Deployment, written as an anchor and n−1 aliases: a
-// few hundred bytes that Kubernetes' reader decodes into n workloads.
-func aliasList(n int) string {
-	return "apiVersion: v1\nkind: List\nitems: [&d {apiVersion: apps/v1, kind: Deployment, metadata: {name: web}, spec: {selector: {matchLabels: {app: web}}, " +
-		"template: {metadata: {labels: {app: web}}, spec: {containers: [{name: web, image: nginx}]}}}}" + strings.Repeat(", *d", n-1) + "]\n"
-}
-
 // laughs is the "billion laughs": levels of lists, each of ten aliases of the one before.
 func laughs(levels int) string {
 	var b strings.Builder
@@ -360,9 +353,9 @@ func TestEstimateExpansion(t *testing.T) {
 	if small.Objects != 1 || small.Units != 1 || small.Expanded != int64(len(testkit.Deployment)) {
 		t.Fatalf("one Deployment: %+v, want 1 object, 1 unit, its bytes", small)
 	}
-	list := estimate(t, aliasList(5000))
+	list := estimate(t, testkit.AliasList(5000))
 	if list.Documents != 1 || list.Objects != 5000 || list.Units < 5000 || list.Expanded < 500_000 {
-		t.Fatalf("5,000 aliases of a Deployment in a List (%d bytes): %+v, want 5,000 objects, at least as many units, ~1 MB expanded", len(aliasList(5000)), list)
+		t.Fatalf("5,000 aliases of a Deployment in a List (%d bytes): %+v, want 5,000 objects, at least as many units, ~1 MB expanded", len(testkit.AliasList(5000)), list)
 	}
 	// The same List written out, in the same flow style: the same objects, about the same units.
 	var written strings.Builder
@@ -374,7 +367,7 @@ func TestEstimateExpansion(t *testing.T) {
 		written.WriteString("{apiVersion: apps/v1, kind: Deployment, metadata: {name: web}, spec: {selector: {matchLabels: {app: web}}, template: {metadata: {labels: {app: web}}, spec: {containers: [{name: web, image: nginx}]}}}}")
 	}
 	written.WriteString("]\n")
-	out, aliased := estimate(t, written.String()), estimate(t, aliasList(300))
+	out, aliased := estimate(t, written.String()), estimate(t, testkit.AliasList(300))
 	if out.Objects != 300 || aliased.Objects != 300 || aliased.Units < out.Units*9/10 || aliased.Units > out.Units*11/10 {
 		t.Fatalf("300 items written out: %+v; as aliases: %+v, want the same objects and units within 10 %%", out, aliased)
 	}
@@ -392,7 +385,24 @@ func TestEstimateExpansion(t *testing.T) {
 	if err := (Limits{MaxUnits: 2000}).Check(aliased); err != nil {
 		t.Fatalf("300 aliases under 2,000 units: %v", err)
 	}
-	if err := (Limits{MaxBytes: 1 << 20}).Check(estimate(t, aliasList(8000))); !errors.As(err, &ie) || ie.ID != "too-expanded" {
+	// Objects not written out: every alias of an item, with the items of a List aliased.
+	if list.Aliased != 4999 || out.Aliased != 0 || nested.Aliased != 0 {
+		t.Fatalf("aliased objects: %d of 5,000 aliases, %d written out, %d nested, want 4999, 0, 0", list.Aliased, out.Aliased, nested.Aliased)
+	}
+	if c := estimate(t, "apiVersion: v1\nkind: List\nitems:\n- &l {apiVersion: v1, kind: List, items: [{kind: Pod}, {kind: Pod}]}\n- *l\n"); c.Objects != 4 || c.Aliased != 2 {
+		t.Fatalf("a List item aliasing a 2-item List: %+v, want 4 objects, 2 aliased", c)
+	}
+	if err := (Limits{WrittenOut: true}).Check(aliased); !errors.As(err, &ie) || ie.ID != "aliased-items" || ie.Params["count"] != "299" {
+		t.Fatalf("300 aliases where objects must be written out: %v", err)
+	}
+	if err := (Limits{WrittenOut: true}).Check(out); err != nil {
+		t.Fatalf("300 items written out: %v", err)
+	}
+	// An alias inside an object (an env list, as people write them) is not an object.
+	if c := estimate(t, "apiVersion: v1\nkind: List\nitems:\n- {kind: Pod, spec: {containers: [{name: a, env: &e [{name: A}]}, {name: b, env: *e}]}}\n"); c.Aliased != 0 || c.Objects != 1 {
+		t.Fatalf("an alias inside a List item: %+v", c)
+	}
+	if err := (Limits{MaxBytes: 1 << 20}).Check(estimate(t, testkit.AliasList(8000))); !errors.As(err, &ie) || ie.ID != "too-expanded" {
 		t.Fatalf("8,000 aliases under 1 MiB: %v", err)
 	}
 	if err := (Limits{MaxBytes: 1 << 20}).Check(list); err != nil {
@@ -411,7 +421,7 @@ func TestExpansionAsKubernetesReads(t *testing.T) {
 		stopped bool
 	}{
 		{"a Deployment", testkit.Deployment, false},
-		{"5,000 aliases of a Deployment", aliasList(5000), false},
+		{"5,000 aliases of a Deployment", testkit.AliasList(5000), false},
 		{"anchors in env, as people write them", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: a\n    image: x\n    env: &env [{name: A, value: b}]\n  - name: b\n    image: x\n    env: *env\n", false},
 		{"the billion laughs, 9 levels", laughs(9), true},
 		{"3 levels of laughs (under 99 % aliases)", laughs(3), false},
@@ -489,13 +499,9 @@ func (c *countingDeadline) Done() <-chan struct{} { return c.done }
 // documents alone there are a handful in all).
 func TestDeadlineInsideList(t *testing.T) {
 	e := testEngine(t)
-	var b strings.Builder
-	b.WriteString("apiVersion: v1\nkind: List\nitems:\n")
-	for i := range 2000 {
-		fmt.Fprintf(&b, "- {apiVersion: v1, kind: Pod, metadata: {name: p%d}, spec: {containers: [{name: app, image: nginx}]}}\n", i)
-	}
+	list := testkit.PodList(2000)
 	ctx := &countingDeadline{Context: context.Background(), after: 50, done: make(chan struct{})}
-	_, err := e.Timeline(ctx, []byte(b.String()), nil, Settings{})
+	_, err := e.Timeline(ctx, []byte(list), nil, Settings{})
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("want the deadline's error, got %v (%d checks)", err, ctx.calls)
 	}
@@ -503,7 +509,7 @@ func TestDeadlineInsideList(t *testing.T) {
 		t.Fatalf("%d checks of the deadline: the List went on past it", ctx.calls)
 	}
 	// With time left, the same List is injected whole, every item.
-	tl, err := e.Timeline(context.Background(), []byte(b.String()), nil, Settings{})
+	tl, err := e.Timeline(context.Background(), []byte(list), nil, Settings{})
 	if err != nil {
 		t.Fatal(err)
 	}

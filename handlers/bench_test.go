@@ -135,3 +135,63 @@ func BenchmarkLargePage(b *testing.B) {
 		})
 	}
 }
+
+var unitSeq atomic.Int64
+
+// BenchmarkUnitTime measures what one unit of estimated work (engine.Cost.Units) takes through
+// a whole request, cold (each request's manifest is new, so nothing is memoised), on the routes
+// that do the most per unit — the page, the API (every row's output and changes), the unified
+// diff — for many small documents, for a List of as many items, and for few documents through
+// many steps. unitTime, which sets the unit limit from --request-timeout, is the slowest of
+// these with a margin (BENCHMARKS.md, "The unit limit").
+func BenchmarkUnitTime(b *testing.B) {
+	h := newServer(&testing.T{})
+	steps := make([]engine.Step, 9)
+	for i := range steps {
+		steps[i] = engine.Step{Key: "sidecar.istio.io/proxyCPU", Value: fmt.Sprintf("%dm", 100+i)}
+	}
+	inputs := []struct {
+		name     string
+		manifest string
+		steps    []engine.Step
+	}{
+		{"200-pods", testkit.Pods(200, 0), nil},
+		{"list-of-200", testkit.PodList(200), nil},
+		{"20-pods-9-steps", testkit.Pods(20, 0), steps},
+	}
+	routes := []struct {
+		name string
+		req  func(st api.State) *http.Request
+	}{
+		{"page", func(st api.State) *http.Request {
+			return httptest.NewRequest(http.MethodGet, "/?s="+EncodeState(st), nil)
+		}},
+		{"api", func(st api.State) *http.Request { return boundJSON("/api/v1/inject", st) }},
+		{"diff", func(st api.State) *http.Request {
+			return httptest.NewRequest(http.MethodGet, "/diff.txt?unified=1&s="+EncodeState(st), nil)
+		}},
+	}
+	for _, in := range inputs {
+		for _, rt := range routes {
+			b.Run(in.name+"/"+rt.name, func(b *testing.B) {
+				var units int64
+				for b.Loop() {
+					st := api.State{Manifest: fmt.Sprintf("%s\n# %d\n", in.manifest, unitSeq.Add(1)), Steps: in.steps}
+					b.StopTimer()
+					c, err := eng.Estimate(context.Background(), []byte(st.Manifest), st.Steps, st.Settings)
+					if err != nil {
+						b.Fatal(err)
+					}
+					units += c.Units
+					b.StartTimer()
+					rec := httptest.NewRecorder()
+					h.ServeHTTP(rec, rt.req(st))
+					if rec.Code != http.StatusOK {
+						b.Fatalf("status %d: %.300s", rec.Code, rec.Body.String())
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(units), "ms/unit")
+			})
+		}
+	}
+}

@@ -18,9 +18,12 @@ type Config struct {
 	// up to QueueWait for a slot (default 5 s), then gets 503 with Retry-After.
 	MaxConcurrent int
 	QueueWait     time.Duration
-	// Work bounds one request's work, estimated before it starts (engine.Estimate): deeper or
-	// costlier input is refused with a 422 that says which limit and how to split it (defaults:
-	// 100 levels, 4,000 units — about 2,000 small documents, or 10 through 100 steps, twice).
+	// Work bounds one request's work, estimated before it starts (engine.Estimate): deeper,
+	// costlier or more expanded input is refused with a 422 that says which limit and how to
+	// split it. Defaults: 100 levels; as many units as finish within RequestTimeout (unitTime:
+	// 1,500 in the default 15 s, about 1,500 small documents, or 15 through 100 steps); the
+	// aliases may expand the manifest to MaxBodyBytes, what a POST may carry, but may not make
+	// objects (List items) of their own: a server always refuses those (WrittenOut).
 	Work engine.Limits
 	// HeavyUnits is the estimate above which a request is heavy (default 200 units, about half
 	// a second of work); so is one whose install options must be rendered first, and one whose
@@ -64,10 +67,10 @@ func Defaults() Config {
 		MaxBodyBytes:       1 << 20,
 		MaxConcurrent:      2 * runtime.GOMAXPROCS(0),
 		QueueWait:          5 * time.Second,
-		Work:               engine.Limits{MaxDepth: 100, MaxUnits: 4000},
+		Work:               engine.Limits{MaxDepth: 100, MaxUnits: unitsWithin(15 * time.Second), MaxBytes: 1 << 20},
 		HeavyUnits:         200,
 		HeavySlots:         1,
-		RequestTimeout:     15 * time.Second,
+		RequestTimeout:     15 * time.Second, // Work.MaxUnits follows it
 		RatePerMinute:      6000,
 		WriteRatePerMinute: 60,
 		StoreTimeout:       3 * time.Second,
@@ -81,15 +84,29 @@ func (c Config) withDefaults() Config {
 	orDefault(&c.MaxConcurrent, d.MaxConcurrent)
 	orDefault(&c.QueueWait, d.QueueWait)
 	orDefault(&c.Work.MaxDepth, d.Work.MaxDepth)
-	orDefault(&c.Work.MaxUnits, d.Work.MaxUnits)
 	orDefault(&c.HeavyUnits, d.HeavyUnits)
 	orDefault(&c.HeavySlots, d.HeavySlots)
 	orDefault(&c.RequestTimeout, d.RequestTimeout)
+	// What finishes within this server's timeout, and what a POST to it may carry.
+	orDefault(&c.Work.MaxUnits, unitsWithin(c.RequestTimeout))
+	orDefault(&c.Work.MaxBytes, c.MaxBodyBytes)
+	c.Work.WrittenOut = true // a server shows what is written out (engine.Limits.WrittenOut)
 	orDefault(&c.RatePerMinute, d.RatePerMinute)
 	orDefault(&c.WriteRatePerMinute, d.WriteRatePerMinute)
 	orDefault(&c.StoreTimeout, d.StoreTimeout)
 	return c
 }
+
+// unitTime is what one unit of estimated work (engine.Cost) takes through a whole request on
+// the route that does the most per unit, with a margin: BenchmarkUnitTime measured 4–7 ms for
+// small documents and up to 11 ms for a List's items on this project's 2-core machine, beside
+// other work (BENCHMARKS.md, "The unit limit"). A request is admitted only if its units finish
+// within its timeout at this pace, so what is admitted finishes on a quiet machine and what
+// cannot is refused up front with a 422 that says how to split it, not cut at the deadline.
+const unitTime = 10 * time.Millisecond
+
+// unitsWithin is how many units of work finish within d (unitTime).
+func unitsWithin(d time.Duration) int64 { return max(1, int64(d/unitTime)) }
 
 // orDefault sets *v to d when it is zero.
 func orDefault[T comparable](v *T, d T) {

@@ -22,6 +22,10 @@ const farAway = time.Hour
 func testConfig(cfg Config) Config {
 	if cfg.RequestTimeout == 0 {
 		cfg.RequestTimeout = farAway
+		// The work a default server admits: a far-away deadline does not lift it.
+		if cfg.Work.MaxUnits == 0 {
+			cfg.Work.MaxUnits = Defaults().Work.MaxUnits
+		}
 	}
 	if cfg.QueueWait == 0 {
 		cfg.QueueWait = farAway

@@ -58,9 +58,9 @@ func TestHeavyLane(t *testing.T) {
 	if status, body, _ := postAPI(t, h, "", api.InjectRequest{Manifest: testkit.Pods(10, 0), Steps: cpuSteps(100)}); status != http.StatusServiceUnavailable {
 		t.Fatalf("a second heavy request: %d, want 503: %.300s", status, body)
 	}
-	// 2,000 Pods (a 7.5 KB link in the issue) too.
-	if r := get(t, h, stateLink(t, api.State{Manifest: testkit.Pods(2000, 0)})); r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" {
-		t.Fatalf("2,000 Pods beside a heavy request: %d %v, want 503 with Retry-After", r.status, r.header)
+	// 1,000 Pods (under the unit limit; 2,000, a 7.5 KB link in the issue, are over it) too.
+	if r := get(t, h, stateLink(t, api.State{Manifest: testkit.Pods(1000, 0)})); r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" {
+		t.Fatalf("1,000 Pods beside a heavy request: %d %v, want 503 with Retry-After", r.status, r.header)
 	}
 	close(he.release)
 	if first := <-done; first.status != http.StatusOK {
@@ -85,7 +85,11 @@ func TestWorkLimits(t *testing.T) {
 	}{
 		{"45 Pods nested 9,000 deep", api.State{Manifest: deep}, http.StatusUnprocessableEntity, "nest up to 9002 levels deep; at most 100"},
 		{"one Pod nested 100 deep", api.State{Manifest: testkit.Pods(1, 98)}, http.StatusOK, ""},
-		{"2,000 Pods through 2 steps", api.State{Manifest: testkit.Pods(2000, 0), Steps: cpuSteps(2)}, http.StatusUnprocessableEntity, "6000 units of work; at most 4000 fit in one request: split the manifest into parts of about 1333 documents"},
+		{"2,000 Pods through 2 steps", api.State{Manifest: testkit.Pods(2000, 0), Steps: cpuSteps(2)}, http.StatusUnprocessableEntity, "6000 units of work; at most 1500 fit in one request: split the manifest into parts of about 500 documents"},
+		// Issue 40: a List of 5,000 aliases is 1–2 units by its bytes, 5,000 objects as read.
+		{"a List of 5,000 aliases", api.State{Manifest: testkit.AliasList(5000)}, http.StatusUnprocessableEntity, "4999 List items are an alias (*name) of another item"},
+		{"a List of 2,000 items written out", api.State{Manifest: testkit.PodList(2000)}, http.StatusUnprocessableEntity, "2000 objects (a List's items each count) through 1 rows of the timeline"},
+		{"a List of 200 items written out", api.State{Manifest: testkit.PodList(200)}, http.StatusOK, ""},
 		{"10 Pods through 100 steps", api.State{Manifest: testkit.Pods(10, 0), Steps: cpuSteps(100)}, http.StatusOK, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -106,6 +110,21 @@ func TestWorkLimits(t *testing.T) {
 	if status, body, _ := postAPI(t, h, "", api.InjectRequest{Manifest: testkit.Pods(2, 0) + "\n---\n" + deep}); status != http.StatusUnprocessableEntity ||
 		!strings.Contains(body, `"doc": 3,`) || !strings.Contains(body, `"line": 20,`) {
 		t.Fatalf("the deep document's place: %d %.400s", status, body)
+	}
+}
+
+// TestUnitLimitFollowsTimeout: the unit limit is what finishes within the server's request
+// timeout, unless set; the aliases' bound is what a POST may carry.
+func TestUnitLimitFollowsTimeout(t *testing.T) {
+	d := Config{}.withDefaults()
+	if d.Work.MaxUnits != Defaults().Work.MaxUnits || d.Work.MaxUnits != int64(d.RequestTimeout/unitTime) || d.Work.MaxBytes != d.MaxBodyBytes || !d.Work.WrittenOut {
+		t.Fatalf("defaults: %+v", d.Work)
+	}
+	if long := (Config{RequestTimeout: 60 * time.Second}).withDefaults(); long.Work.MaxUnits != 4*d.Work.MaxUnits {
+		t.Fatalf("a 60 s timeout admits %d units, want four times the 15 s default's %d", long.Work.MaxUnits, d.Work.MaxUnits)
+	}
+	if set := (Config{RequestTimeout: 60 * time.Second, Work: engine.Limits{MaxUnits: 7}, MaxBodyBytes: 5 << 20}).withDefaults(); set.Work.MaxUnits != 7 || set.Work.MaxBytes != 5<<20 {
+		t.Fatalf("set limits: %+v", set.Work)
 	}
 }
 

@@ -32,6 +32,24 @@ spec:
         image: nginx
 `
 
+// AliasList is a List of n copies of Deployment, in flow style, written as an anchor and n−1
+// aliases: a few hundred bytes (a link of 376 in issue 40) that Kubernetes' reader decodes into
+// n workloads.
+func AliasList(n int) string {
+	return "apiVersion: v1\nkind: List\nitems: [&d {apiVersion: apps/v1, kind: Deployment, metadata: {name: web}, spec: {selector: {matchLabels: {app: web}}, " +
+		"template: {metadata: {labels: {app: web}}, spec: {containers: [{name: web, image: nginx}]}}}}" + strings.Repeat(", *d", n-1) + "]\n"
+}
+
+// PodList is a List of n Pods of one container each, every item written out.
+func PodList(n int) string {
+	var b strings.Builder
+	b.WriteString("apiVersion: v1\nkind: List\nitems:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "- {apiVersion: v1, kind: Pod, metadata: {name: p%d}, spec: {containers: [{name: app, image: nginx}]}}\n", i)
+	}
+	return b.String()
+}
+
 // Pods are n Pods of one container each; with depth > 0 each also carries a top-level value
 // nested depth lists deep: a few kilobytes of link that are costly to decode, which the servers'
 // work limits must refuse before decoding them.

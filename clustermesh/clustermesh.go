@@ -9,9 +9,12 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -55,8 +58,8 @@ type Mesh struct {
 	KubernetesVersion string
 }
 
-// Refused is a read the cluster refused (a missing permission, or a missing object): which
-// request, and the API server's words.
+// Refused is a read that failed: the API server refused it (a missing permission, or a missing
+// object), or never answered it (Unreachable). Which request, and the error.
 type Refused struct {
 	Verb, Resource, Name, Namespace string
 	Err                             error
@@ -71,8 +74,13 @@ func (e *Refused) Error() string {
 		what += " in namespace " + e.Namespace
 	}
 	why := "was refused"
-	if e.NotFound() {
+	switch {
+	case e.NotFound():
 		why = "found nothing"
+	case e.ConnectionRefused():
+		why = "could not connect to the API server (connection refused)"
+	case e.Unreachable():
+		why = "could not reach the API server"
 	}
 	return fmt.Sprintf("reading the cluster: %s %s: %v", what, why, e.Err)
 }
@@ -81,6 +89,25 @@ func (e *Refused) Unwrap() error { return e.Err }
 
 // NotFound reports whether the object was not there (rather than the read refused).
 func (e *Refused) NotFound() bool { return apierrors.IsNotFound(e.Err) }
+
+// Unreachable reports whether the API server never answered: the request failed on the way (no
+// route, no such host, a timeout, TLS), so it is not the API server's refusal. client-go then
+// returns the transport's *url.Error rather than a Status. The error names the server's address.
+func (e *Refused) Unreachable() bool {
+	var status apierrors.APIStatus
+	if errors.As(e.Err, &status) {
+		return false
+	}
+	var ue *url.Error
+	var ne net.Error
+	return errors.As(e.Err, &ue) || errors.As(e.Err, &ne)
+}
+
+// ConnectionRefused reports whether the API server's address refused the connection
+// (ECONNREFUSED): nothing listens there. It is one way of Unreachable.
+func (e *Refused) ConnectionRefused() bool {
+	return e.Unreachable() && errors.Is(e.Err, syscall.ECONNREFUSED)
+}
 
 // Read reads the mesh that injects Pods in namespace ("" for none: the revision is then the
 // one named, or the one a namespace labelled istio-injection=enabled gets). revision, when not

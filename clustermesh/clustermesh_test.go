@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -16,7 +19,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/rest"
 	k8stesting "k8s.io/client-go/testing"
 	"sigs.k8s.io/yaml"
 
@@ -166,5 +171,71 @@ func TestCached(t *testing.T) {
 	}
 	if n := lists.Load(); n != 2 {
 		t.Fatalf("%d lists, want 2 (one after the TTL, the refusal kept)", n)
+	}
+}
+
+// TestRefusedUnreachable: a read the API server never answered is Unreachable (connection
+// refused only when nothing listens), and one it refused or found nothing for is not, through a
+// real client: a closed port, a server that hangs up at once, and one that answers 403 and 404.
+func TestRefusedUnreachable(t *testing.T) {
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedAddr := closed.Addr().String()
+	closed.Close()
+	// Not HTTP (a hang-up at once would do too, but client-go retries that for seconds).
+	notHTTP, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer notHTTP.Close()
+	go func() {
+		for {
+			c, err := notHTTP.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("SSH-2.0-OpenSSH\r\n\r\n"))
+			c.Close()
+		}
+	}()
+	status := func(code int, reason metav1.StatusReason) string {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(code)
+			fmt.Fprintf(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":%q,"code":%d}`, reason, code)
+		}))
+		t.Cleanup(srv.Close)
+		return srv.URL
+	}
+	for _, c := range []struct {
+		name                                     string
+		host                                     string
+		unreachable, connectionRefused, notFound bool
+		says                                     string
+	}{
+		{"nothing listens", "http://" + closedAddr, true, true, false, "could not connect to the API server (connection refused)"},
+		{"the server speaks no HTTP", "http://" + notHTTP.Addr().String(), true, false, false, "could not reach the API server"},
+		{"forbidden", status(http.StatusForbidden, metav1.StatusReasonForbidden), false, false, false, "was refused"},
+		{"not found", status(http.StatusNotFound, metav1.StatusReasonNotFound), false, false, true, "found nothing"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			client, err := kubernetes.NewForConfig(&rest.Config{Host: c.host})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = Reader{Client: client}.Namespace(context.Background(), "default")
+			var r *Refused
+			if !errors.As(err, &r) {
+				t.Fatalf("%v, want a *Refused", err)
+			}
+			if r.Unreachable() != c.unreachable || r.ConnectionRefused() != c.connectionRefused || r.NotFound() != c.notFound {
+				t.Fatalf("%v: unreachable %v, connection refused %v, not found %v", err, r.Unreachable(), r.ConnectionRefused(), r.NotFound())
+			}
+			if !strings.Contains(err.Error(), c.says) {
+				t.Fatalf("%v, want it to say %q", err, c.says)
+			}
+		})
 	}
 }

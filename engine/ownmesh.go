@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -237,13 +238,21 @@ func ParseMeshConfigMaps(text []byte) (MeshConfigMaps, error) {
 	var revs, names []string
 	for _, rev := range order {
 		if byRev[rev].injector {
-			revs, names = append(revs, rev), append(names, RevisionName(rev))
+			revs = append(revs, rev)
+			if len(names) < maxNamedRevisions {
+				names = append(names, shortRevisionName(RevisionName(rev)))
+			}
 		}
 	}
 	switch {
 	case len(revs) == 0:
 		return MeshConfigMaps{}, &InputError{Field: field, ID: "mesh-no-injector",
 			Msg: "no istio-sidecar-injector ConfigMap (with its config and values); paste what `kubectl get configmap -n istio-system istio-sidecar-injector istio -o yaml` prints"}
+	case len(revs) > maxNamedRevisions:
+		more := len(revs) - len(names)
+		return MeshConfigMaps{}, &InputError{Field: field, ID: "mesh-revisions-more",
+			Params: errParams("count", strconv.Itoa(len(revs)), "revisions", strings.Join(names, ", "), "more", strconv.Itoa(more)),
+			Msg:    fmt.Sprintf("the ConfigMaps of %d revisions (%s and %d more); paste one revision's istio-sidecar-injector and istio ConfigMaps", len(revs), strings.Join(names, ", "), more)}
 	case len(revs) > 1:
 		return MeshConfigMaps{}, &InputError{Field: field, ID: "mesh-revisions", Params: errParams("revisions", strings.Join(names, ", ")),
 			Msg: fmt.Sprintf("the ConfigMaps of more than one revision (%s); paste one revision's istio-sidecar-injector and istio ConfigMaps", strings.Join(names, ", "))}
@@ -360,6 +369,23 @@ func (c configMapDoc) revision() (string, bool) {
 		return RevisionOf(rev), true
 	}
 	return strings.TrimPrefix(strings.TrimPrefix(c.Metadata.Name, prefix), "-"), true
+}
+
+// maxNamedRevisions bounds how many revisions the error for a paste of several revisions names:
+// the first ten, then how many more, so that a paste of thousands is not answered with every
+// name (20 KB for 3,000).
+const maxNamedRevisions = 10
+
+// maxRevisionName bounds one revision's name in that error: a revision is a label value (at most
+// 63 characters), but a pasted label or ConfigMap name may be any length.
+const maxRevisionName = 63
+
+// shortRevisionName is name cut to maxRevisionName bytes (on a character's boundary) and "…".
+func shortRevisionName(name string) string {
+	if len(name) <= maxRevisionName {
+		return name
+	}
+	return strings.ToValidUTF8(name[:maxRevisionName], "") + "…"
 }
 
 // RevisionOf is the revision Istio's templates are given for a revision name: "" for "default",

@@ -456,3 +456,52 @@ func TestOwnMeshWebhooksOfItsRevision(t *testing.T) {
 		t.Fatalf("a mesh without a revision: %v", err)
 	}
 }
+
+// manyRevisions is a List of n revisions' injector ConfigMaps, the i-th of revision name(i) (their
+// mesh ConfigMaps left out: several revisions are an error before that is looked at).
+func manyRevisions(n int, name func(i int) string) []byte {
+	var b strings.Builder
+	b.WriteString("apiVersion: v1\nkind: List\nitems:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "- {apiVersion: v1, kind: ConfigMap, metadata: {name: istio-sidecar-injector-%d, labels: {istio.io/rev: %q}}, data: {config: \"templates: {}\", values: \"{}\"}}\n", i, name(i))
+	}
+	return []byte(b.String())
+}
+
+// TestMeshRevisionsBounded: a paste of several revisions is an error that names them all up to
+// ten; past that the first ten and how many more, so that 3,000 revisions (or a few with
+// absurdly long names) are answered in a line, not with every name.
+func TestMeshRevisionsBounded(t *testing.T) {
+	rev := func(i int) string { return fmt.Sprintf("rev-%04d", i) }
+	long := func(i int) string { return strings.Repeat(string(rune('a'+i)), 10000) }
+	for _, c := range []struct {
+		name      string
+		in        []byte
+		id        string
+		says, not []string
+	}{
+		{"two", manyRevisions(2, rev), "mesh-revisions", []string{"(rev-0000, rev-0001)"}, nil},
+		{"ten", manyRevisions(10, rev), "mesh-revisions", []string{"rev-0000", "rev-0009)"}, []string{" more)"}},
+		{"eleven", manyRevisions(11, rev), "mesh-revisions-more", []string{"11 revisions (rev-0000", "rev-0009 and 1 more)"}, []string{"rev-0010"}},
+		{"3,000", manyRevisions(3000, rev), "mesh-revisions-more", []string{"3000 revisions (rev-0000", "rev-0009 and 2990 more)"}, []string{"rev-0010", "rev-2999"}},
+		{"long names", manyRevisions(3, long), "mesh-revisions", []string{strings.Repeat("a", 63) + "…, " + strings.Repeat("b", 63) + "…"}, []string{strings.Repeat("a", 64)}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := ParseMeshConfigMaps(c.in)
+			ie := asInputError(t, err)
+			if ie.ID != c.id || len(ie.Error()) > 2<<10 {
+				t.Fatalf("ID %q, want %q; %d bytes: %.300s", ie.ID, c.id, len(ie.Error()), ie.Error())
+			}
+			for _, s := range c.says {
+				if !strings.Contains(ie.Msg, s) {
+					t.Errorf("%.300s\ndoes not say %q", ie.Msg, s)
+				}
+			}
+			for _, s := range c.not {
+				if strings.Contains(ie.Msg, s) {
+					t.Errorf("%.300s\nsays %q", ie.Msg, s)
+				}
+			}
+		})
+	}
+}

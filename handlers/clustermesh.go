@@ -29,18 +29,32 @@ type Cluster interface {
 var errNoCluster = httpError{status: http.StatusNotFound, id: "errors.cluster.none", args: []any{"Flag", "serve --cluster-read"}}
 
 // clusterError is a failed read of the server's cluster: a refusal (a permission the server
-// lacks) is the server's side, 502, naming the request; what the cluster holds not being what
+// lacks) is the server's side, 502, naming the request; an API server that never answered is the
+// server's side too, 502, said without the error, which names the API server's address (that is
+// for the server's log, not for every reader of the page); what the cluster holds not being what
 // was asked (no such revision or namespace, ConfigMaps that do not parse) is the request's, 422.
-func clusterError(err error) error {
+func (s *server) clusterError(ctx context.Context, err error) error {
 	var refused *clustermesh.Refused
 	switch {
 	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled):
 		return err
+	case errors.As(err, &refused) && refused.Unreachable():
+		s.log.WarnContext(ctx, "reading the cluster", "err", err)
+		return httpError{status: http.StatusBadGateway, retryAfter: "30", id: unreachableID(refused)}
 	case errors.As(err, &refused) && !refused.NotFound():
 		return httpError{status: http.StatusBadGateway, id: "errors.cluster.refused", args: []any{"Err", err.Error()}}
 	default:
 		return httpError{status: http.StatusUnprocessableEntity, id: "errors.cluster.unusable", args: []any{"Err", err.Error()}}
 	}
+}
+
+// unreachableID is the message for an API server that never answered: "refused" only when the
+// connection was (nothing listens at its address), else that it cannot be reached.
+func unreachableID(r *clustermesh.Refused) string {
+	if r.ConnectionRefused() {
+		return "errors.cluster.connection-refused"
+	}
+	return "errors.cluster.unreachable"
 }
 
 // clusterMesh reads the revision's (or revision tag's) mesh from the server's cluster into the
@@ -54,7 +68,7 @@ func (s *server) clusterMesh(ctx context.Context, revision string, in *engine.In
 	}
 	m, err := s.cfg.Cluster.Read(ctx, "", revision)
 	if err != nil {
-		return clusterError(err)
+		return s.clusterError(ctx, err)
 	}
 	in.Mesh, in.Revision = engine.CompactMesh(m.Own), m.Revision
 	return nil
@@ -68,7 +82,7 @@ func (s *server) clusterNamespace(ctx context.Context, name string) (engine.Name
 	}
 	labels, err := s.cfg.Cluster.Namespace(ctx, name)
 	if err != nil {
-		return engine.Namespace{}, clusterError(err)
+		return engine.Namespace{}, s.clusterError(ctx, err)
 	}
 	ns := engine.Namespace{Name: name, Labels: labels}
 	return ns, checkNamespace(ns)
@@ -86,6 +100,11 @@ func (s *server) clusterChoices(ctx context.Context, l *i18n.Localizer) *web.Clu
 	cat, err := s.cfg.Cluster.Catalog(ctx)
 	if err != nil {
 		s.log.WarnContext(ctx, "reading the cluster", "err", err)
+		// An API server that never answered is said without the error: it names its address.
+		var refused *clustermesh.Refused
+		if errors.As(err, &refused) && refused.Unreachable() {
+			return &web.ClusterChoices{Error: l.T(unreachableID(refused))}
+		}
 		return &web.ClusterChoices{Error: l.T("page.cluster.error", "Err", err.Error())}
 	}
 	c := &web.ClusterChoices{More: cat.More, Count: len(cat.Namespaces)}
@@ -125,7 +144,7 @@ func (s *server) handleAPICluster() http.Handler {
 		}
 		cat, err := s.cfg.Cluster.Catalog(r.Context())
 		if err != nil {
-			return clusterError(err)
+			return s.clusterError(r.Context(), err)
 		}
 		out := api.Cluster{Revisions: []api.Revision{}, Namespaces: []api.Namespace{}, More: cat.More}
 		for _, rev := range cat.Revisions {

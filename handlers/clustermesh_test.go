@@ -1,11 +1,16 @@
 package handlers
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -119,6 +124,64 @@ func TestFormClusterMesh(t *testing.T) {
 	r := get(t, clusterServer(t, "list", "namespaces"), "/")
 	if r.status != http.StatusOK || !strings.Contains(testid(r, "cluster-error").Text(), "list namespaces was refused") || testid(r, "cluster-mesh").Length() != 0 {
 		t.Fatalf("%d: %q", r.status, testid(r, "cluster-error").Text())
+	}
+}
+
+// TestClusterUnreachable: an API server that never answers is said as "cannot reach the
+// cluster's API server" on the page, the form's answer and the API, "refused" only when the
+// connection was, and never with its address (which the server's log keeps); a refusal by the
+// API server itself still names the request.
+func TestClusterUnreachable(t *testing.T) {
+	newServer(t)
+	const addr = "10.0.0.9:6443"
+	dial := func(err error) error {
+		return &url.Error{Op: "Get", URL: "https://" + addr + "/api/v1/namespaces",
+			Err: &net.OpError{Op: "dial", Net: "tcp", Addr: &net.TCPAddr{IP: net.IPv4(10, 0, 0, 9), Port: 6443}, Err: err}}
+	}
+	for _, c := range []struct {
+		name    string
+		err     error
+		says    string
+		refused bool
+	}{
+		{"connection refused", dial(os.NewSyscallError("connect", syscall.ECONNREFUSED)), "cannot reach the cluster's API server: the connection was refused", true},
+		{"no route", dial(os.NewSyscallError("connect", syscall.EHOSTUNREACH)), "cannot reach the cluster's API server", false},
+		{"a timeout", dial(os.ErrDeadlineExceeded), "cannot reach the cluster's API server", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			client := fake.NewClientset(clustermeshtest.Installed(t, eng)...)
+			client.PrependReactor("*", "*", func(k8stesting.Action) (bool, runtime.Object, error) { return true, nil, c.err })
+			var log bytes.Buffer
+			cluster := &clustermesh.Cached{Reader: clustermesh.Reader{Client: client}, TTL: time.Minute}
+			h := New(slog.New(slog.NewTextHandler(&log, nil)), func() Engine { return eng }, testConfig(Config{Cluster: cluster}))
+			page := testid(get(t, h, "/"), "cluster-error").Text()
+			form := postForm(t, h, url.Values{"manifest": {testkit.Deployment}, "clusterMesh": {"canary"}})
+			api := get(t, h, "/api/v1/cluster")
+			for what, text := range map[string]string{"the page": page, "the form's answer": testid(form, "error-message").Text(), "the API": api.body} {
+				if !strings.Contains(text, c.says) {
+					t.Errorf("%s does not say %q: %.400s", what, c.says, text)
+				}
+				if strings.Contains(text, "refused") != c.refused {
+					t.Errorf("%s says refused (%v, want %v): %.400s", what, !c.refused, c.refused, text)
+				}
+				for _, leak := range []string{"10.0.0.9", "6443", "dial"} {
+					if strings.Contains(text, leak) {
+						t.Errorf("%s shows %q: %.400s", what, leak, text)
+					}
+				}
+			}
+			for _, leak := range []string{"10.0.0.9", "6443"} {
+				if strings.Contains(form.body, leak) {
+					t.Errorf("the form's answer shows %q", leak)
+				}
+			}
+			if form.status != http.StatusBadGateway || api.status != http.StatusBadGateway {
+				t.Errorf("form %d, API %d, want 502", form.status, api.status)
+			}
+			if !strings.Contains(log.String(), addr) {
+				t.Errorf("the log does not keep the address:\n%s", log.String())
+			}
+		})
 	}
 }
 

@@ -450,6 +450,49 @@ func TestLinkStoreFailures(t *testing.T) {
 	}
 }
 
+// causeLinks is a LinkStore whose Put first calls before (if set), then waits for its context to
+// end and sends the context's cause.
+type causeLinks struct {
+	before func()
+	cause  chan error
+}
+
+func (c causeLinks) Put(ctx context.Context, _ Link) (string, error) {
+	if c.before != nil {
+		c.before()
+	}
+	<-ctx.Done()
+	c.cause <- context.Cause(ctx)
+	return "", ctx.Err()
+}
+
+func (c causeLinks) Get(context.Context, string) (Link, error) { return Link{}, ErrLinkNotFound }
+
+// TestLinkStoreTimeoutCause: a store call cut off by the store's own timeout ends with the cause
+// ErrLinkStoreTimeout (the store counts it against its health); one whose request ended first
+// (here the client goes away during the call) with another, which the store does not count.
+func TestLinkStoreTimeoutCause(t *testing.T) {
+	newServer(t)
+	t.Run("the store's own timeout", func(t *testing.T) {
+		links := causeLinks{cause: make(chan error, 1)}
+		h := New(testLogger(), func() Engine { return eng }, testConfig(Config{Links: links, StoreTimeout: time.Nanosecond}))
+		do(t, h, shareRequest(url.Values{"manifest": {testkit.Deployment}}))
+		if cause := <-links.cause; !errors.Is(cause, ErrLinkStoreTimeout) {
+			t.Fatalf("cause %v, want ErrLinkStoreTimeout", cause)
+		}
+	})
+	t.Run("the client went away", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		links := causeLinks{before: cancel, cause: make(chan error, 1)}
+		h := New(testLogger(), func() Engine { return eng }, testConfig(Config{Links: links, StoreTimeout: farAway}))
+		do(t, h, shareRequest(url.Values{"manifest": {testkit.Deployment}}).WithContext(ctx))
+		if cause := <-links.cause; errors.Is(cause, ErrLinkStoreTimeout) || !errors.Is(cause, context.Canceled) {
+			t.Fatalf("cause %v, want the request's context.Canceled", cause)
+		}
+	})
+}
+
 // TestLinkStoreHealth: the store's state is on /readyz (which stays ready: the playground works
 // without it) and in /metrics.
 func TestLinkStoreHealth(t *testing.T) {

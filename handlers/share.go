@@ -30,6 +30,13 @@ type LinkStore interface {
 	Get(ctx context.Context, id string) (Link, error)
 }
 
+// ErrLinkStoreTimeout is the cause (context.Cause) a LinkStore call's context ends with when the
+// store's own timeout (Config.StoreTimeout) cut the call off. A store that keeps its health
+// (LinkStoreHealth) counts that against itself, and a context that ended with any other cause
+// not: the request ended first (the client went away, the request's deadline passed), which
+// says nothing about the store.
+var ErrLinkStoreTimeout = errors.New("the link store did not answer within its timeout")
+
 // Link is one shared state.
 type Link struct {
 	// State is the state's JSON (StateJSON), exactly as it was shared.
@@ -116,13 +123,19 @@ func (s *server) linkStoreState() (state string, ok bool) {
 	}
 }
 
+// storeContext is the context of one call to the link store: the request's, cut off after the
+// store's own timeout with the cause ErrLinkStoreTimeout.
+func (s *server) storeContext(reqCtx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeoutCause(reqCtx, s.cfg.StoreTimeout, ErrLinkStoreTimeout)
+}
+
 // sharedLink loads the link with the id and its state: 404 when there is none, a counted store
 // error when the store fails. reqCtx is the request's.
 func (s *server) sharedLink(reqCtx context.Context, id string) (Link, api.State, error) {
 	if s.cfg.Links == nil {
 		return Link{}, api.State{}, errNoSharing
 	}
-	ctx, cancel := context.WithTimeout(reqCtx, s.cfg.StoreTimeout)
+	ctx, cancel := s.storeContext(reqCtx)
 	defer cancel()
 	l, err := s.cfg.Links.Get(ctx, id)
 	if errors.Is(err, ErrLinkNotFound) {
@@ -226,7 +239,7 @@ func (s *server) linkFor(ctx context.Context, st api.State) (Link, error) {
 // putLink stores a link and returns its id: the one way a short link is made (the form's Share,
 // the API, the CLI through the API). Store failures come back as storeError's answers.
 func (s *server) putLink(reqCtx context.Context, l Link) (string, error) {
-	ctx, cancel := context.WithTimeout(reqCtx, s.cfg.StoreTimeout)
+	ctx, cancel := s.storeContext(reqCtx)
 	defer cancel()
 	id, err := s.cfg.Links.Put(ctx, l)
 	if err != nil {

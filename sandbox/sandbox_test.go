@@ -115,7 +115,7 @@ func do(j job) answer {
 		groups, _ := os.Getgroups()
 		r["groups"] = fmt.Sprint(groups)
 		st, _ := procStatus()
-		for _, k := range []string{"CapEff", "CapPrm", "CapAmb", "NoNewPrivs", "Seccomp", "Seccomp_filters"} {
+		for _, k := range []string{"CapEff", "CapPrm", "CapAmb", "CapBnd", "NoNewPrivs", "Seccomp", "Seccomp_filters"} {
 			r[k] = st[k]
 		}
 		// What the seccomp filter refuses: a socket, a program, a process.
@@ -311,11 +311,11 @@ func TestNoInheritedDescriptors(t *testing.T) {
 }
 
 // TestWorkerPrivileges: the worker holds nothing worth having, whether the server runs as root
-// (here: it becomes uid and gid 65532 with no groups, in namespaces of its own, with an empty
-// /etc and its own /proc, so a name of the server's /etc/hosts does not resolve) or as the
-// chart's unprivileged user 65532 (no namespaces can be made: the same user, no capabilities);
-// no_new_privs in both. Before: uid 0 with every capability, in the server's mount and PID
-// namespaces, resolving /etc/hosts.
+// (here: it becomes uid and gid 65532 with no groups and an empty capability bounding set, in
+// namespaces of its own, with an empty /etc and its own /proc, so a name of the server's
+// /etc/hosts does not resolve) or as the chart's unprivileged user 65532 (no namespaces can be
+// made: the same user, no capabilities); no_new_privs in both. Before: uid 0 with every
+// capability, in the server's mount and PID namespaces, resolving /etc/hosts.
 func TestWorkerPrivileges(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("the test starts a server as another user: it needs root")
@@ -360,6 +360,11 @@ func TestWorkerPrivileges(t *testing.T) {
 		}
 		if !root {
 			return
+		}
+		// Started by root, the worker empties its bounding set too (a server of another user
+		// cannot: it lacks CAP_SETPCAP).
+		if r["CapBnd"] != "0000000000000000" {
+			t.Errorf("CapBnd: %q, want 0000000000000000 (the bounding set emptied)", r["CapBnd"])
 		}
 		for _, ns := range []string{"mnt", "pid", "net", "ipc", "uts"} {
 			if r["ns-"+ns] == "" || r["ns-"+ns] == parent["ns-"+ns] {

@@ -29,6 +29,7 @@ const workerID = 65532
 
 const (
 	prSetPdeathsig  = 1
+	prCapbsetDrop   = 24
 	prSetNoNewPrivs = 38
 )
 
@@ -36,8 +37,9 @@ const (
 //   - in namespaces of its own (ownNS), its mounts are made private, an empty read-only tmpfs
 //     covers /etc (a template's getHostByName must not read the server's /etc/hosts) and a
 //     /proc of its PID namespace covers the server's;
-//   - started as root, it becomes workerID with no supplementary groups, which leaves it no
-//     capabilities (and the parent-death signal, which the kernel clears then, is set again);
+//   - started as root, it empties its capability bounding set (dropBoundingSet) and becomes
+//     workerID with no supplementary groups, which leaves it no capabilities (and the
+//     parent-death signal, which the kernel clears then, is set again);
 //   - no_new_privs, so nothing it could exec gains any.
 //
 // It fails, and the worker with it, when any capability is left: a sandbox that keeps
@@ -55,6 +57,9 @@ func harden(ownNS bool) error {
 		}
 	}
 	if os.Geteuid() == 0 || os.Getegid() == 0 {
+		if err := dropBoundingSet(); err != nil {
+			return err
+		}
 		if err := syscall.Setgroups(nil); err != nil {
 			return fmt.Errorf("drop the groups: %w", err)
 		}
@@ -78,6 +83,31 @@ func harden(ownNS bool) error {
 	for _, f := range []string{"CapEff", "CapPrm", "CapAmb"} {
 		if v := strings.TrimLeft(st[f], "0"); v != "" {
 			return fmt.Errorf("the worker keeps privileges it cannot drop (%s %s): custom templates are refused here; run the server as root or as an unprivileged user without capabilities", f, st[f])
+		}
+	}
+	return nil
+}
+
+// dropBoundingSet empties the capability bounding set (CapBnd), which setuid leaves full: the
+// capabilities the process could ever gain again, through an execve of a file with capabilities
+// or of a set-user-ID root program. no_new_privs and the seccomp filter (no execve) already
+// close that door; an empty bounding set closes it as well, and shows that nothing is left. It
+// needs CAP_SETPCAP, so it runs as root, before the setuid (and before the seccomp filter, which
+// is installed last). The capabilities are 0 through the kernel's cap_last_cap (this kernel's,
+// not a count this program was built with). A non-root server cannot drop them (no CAP_SETPCAP);
+// its worker has no capabilities to gain back anyway, with no_new_privs and no execve.
+func dropBoundingSet() error {
+	b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap")
+	if err != nil {
+		return fmt.Errorf("the capability bounding set: %w", err)
+	}
+	last, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		return fmt.Errorf("the capability bounding set: cap_last_cap %q: %w", b, err)
+	}
+	for c := 0; c <= last; c++ {
+		if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, prCapbsetDrop, uintptr(c), 0); e != 0 {
+			return fmt.Errorf("drop capability %d from the bounding set: %w", c, e)
 		}
 	}
 	return nil

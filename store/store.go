@@ -133,22 +133,12 @@ func OpenPostgres(ctx context.Context, dsn string) (*SQL, error) {
 }
 
 func open(ctx context.Context, db *sql.DB, dialect string) (*SQL, error) {
-	ts := "TEXT"
-	if dialect == "postgres" {
-		ts = "TIMESTAMPTZ"
-	}
-	_, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS links (
-		id          TEXT PRIMARY KEY,
-		state       TEXT NOT NULL,
-		istio       TEXT NOT NULL,
-		output_hash TEXT NOT NULL,
-		created     `+ts+` NOT NULL
-	)`)
-	if err != nil {
-		db.Close()
-		return nil, fmt.Errorf("create the links table: %w", classify(err))
-	}
 	s := &SQL{db: db, dialect: dialect}
+	if err := s.createTables(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("create the tables: %w", classify(err))
+	}
+	var err error
 	if s.key, err = s.linkKey(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("the link key: %w", classify(err))
@@ -156,17 +146,63 @@ func open(ctx context.Context, db *sql.DB, dialect string) (*SQL, error) {
 	return s, nil
 }
 
-// linkKey is the database's secret for ids: 32 random bytes, made by the first process that
-// opens the database and read by every later one (replicas that open it at once agree: the
-// first insert wins and all read it back). A read-only database that has none yet opens
-// without one: it can be read, and Put fails there anyway (ErrReadOnly).
-func (s *SQL) linkKey(ctx context.Context) ([]byte, error) {
-	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS secrets (
+// schemaLock is the PostgreSQL advisory lock the tables are created under: an arbitrary
+// constant (the bytes of "sidecarl"), the same in every replica.
+const schemaLock int64 = 0x73696465636172_6c
+
+// createTables creates the links and secrets tables unless they exist. On PostgreSQL, CREATE
+// TABLE IF NOT EXISTS is not safe against itself: replicas that start together on a fresh
+// database all see no table, all create one, and all but the first fail on the catalog's unique
+// index (SQLSTATE 23505 on pg_type, or 42P07/42710). So the creation runs in one transaction
+// that first takes a transaction-level advisory lock: the replicas create the tables one after
+// another, the later ones finding them there; the lock goes with the commit or rollback, so a
+// replica that dies holding it holds nobody up. (A retry on those codes would work too, but
+// would leave the race in place and need a bound on its tries.) SQLite takes the database's
+// write lock for the statement, so it needs no more.
+func (s *SQL) createTables(ctx context.Context) error {
+	ts := "TEXT"
+	if s.dialect == "postgres" {
+		ts = "TIMESTAMPTZ"
+	}
+	tables := []string{`CREATE TABLE IF NOT EXISTS links (
+		id          TEXT PRIMARY KEY,
+		state       TEXT NOT NULL,
+		istio       TEXT NOT NULL,
+		output_hash TEXT NOT NULL,
+		created     ` + ts + ` NOT NULL
+	)`, `CREATE TABLE IF NOT EXISTS secrets (
 		name  TEXT PRIMARY KEY,
 		value TEXT NOT NULL
-	)`); err != nil {
-		return nil, err
+	)`}
+	if s.dialect != "postgres" {
+		for _, stmt := range tables {
+			if _, err := s.db.ExecContext(ctx, stmt); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback() // a no-op once committed
+	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, schemaLock); err != nil {
+		return err
+	}
+	for _, stmt := range tables {
+		if _, err := tx.ExecContext(ctx, stmt); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// linkKey is the database's secret for ids (in the secrets table): 32 random bytes, made by the
+// first process that opens the database and read by every later one (replicas that open it at
+// once agree: the first insert wins and all read it back). A read-only database that has none
+// yet opens without one: it can be read, and Put fails there anyway (ErrReadOnly).
+func (s *SQL) linkKey(ctx context.Context) ([]byte, error) {
 	read := func() (string, error) {
 		var v string
 		err := s.db.QueryRowContext(ctx, `SELECT value FROM secrets WHERE name = 'link-key'`).Scan(&v)

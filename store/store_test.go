@@ -6,7 +6,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -358,5 +360,70 @@ func TestOpenHungPostgres(t *testing.T) {
 		}
 	case <-time.After(2 * time.Minute):
 		t.Fatal("the opening outlived its context by minutes")
+	}
+}
+
+// freshPostgres makes a new, empty database on the test server, named at random (dropped when
+// the test ends), and returns its DSN: a fresh PostgreSQL as replicas meet it on their first start.
+func freshPostgres(t *testing.T) string {
+	dsn := postgresDSN(t)
+	admin, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	name := fmt.Sprintf("sidecarlab_test_%x", rand.Uint64())
+	if _, err := admin.Exec("CREATE DATABASE " + name); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		admin, err := sql.Open("pgx", dsn)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer admin.Close()
+		if _, err := admin.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)"); err != nil {
+			t.Error(err)
+		}
+	})
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/" + name
+	return u.String()
+}
+
+// TestPostgresReplicasStartTogether: replicas that start at once on a fresh PostgreSQL all open
+// it and store their first link. (Without the schema lock their CREATE TABLE IF NOT EXISTS race:
+// PostgreSQL answers all but one with a unique violation on pg_type, SQLSTATE 23505.)
+func TestPostgresReplicasStartTogether(t *testing.T) {
+	dsn := freshPostgres(t)
+	const replicas = 3
+	start := make(chan struct{})
+	errs := make(chan error, replicas)
+	for i := range replicas {
+		go func() {
+			<-start
+			s, err := OpenPostgres(context.Background(), dsn)
+			if err != nil {
+				errs <- fmt.Errorf("replica %d: open: %w", i, err)
+				return
+			}
+			defer s.Close()
+			st := fmt.Appendf(nil, `{"replica":%d}`, i)
+			if err := s.Put(context.Background(), Link{ID: s.ID(st), State: st}); err != nil {
+				errs <- fmt.Errorf("replica %d: first Put: %w", i, err)
+				return
+			}
+			errs <- nil
+		}()
+	}
+	close(start)
+	for range replicas {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package wording
 import (
 	"context"
 	"errors"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -186,6 +187,8 @@ func realInputErrors(t *testing.T, e *engine.Engine) []struct {
 	_, key := e.Timeline(ctx, pod, []engine.Step{{Key: "sidecar.istio.io/proxy CPU", Value: "1"}}, engine.Settings{})
 	_, step := engine.ParseStep("sidecar.istio.io/inject")
 	_, proxy := engine.SetProxyConfigField("", "holdApplicationUntilProxyStarts", "yes")
+	_, twoRevisions := engine.ParseMeshConfigMaps(revisionsPaste(2))
+	_, manyRevisions := engine.ParseMeshConfigMaps(revisionsPaste(3000))
 	return []struct {
 		name string
 		err  *engine.InputError
@@ -200,6 +203,41 @@ func realInputErrors(t *testing.T, e *engine.Engine) []struct {
 		{"bad annotation key in step 1", inputErr(key), []string{"1"}},
 		{"step without =", inputErr(step), []string{`"sidecar.istio.io/inject"`, "KEY=VALUE", "-KEY"}},
 		{"proxy config bool", inputErr(proxy), []string{`"yes"`, "true", "false"}},
+		{"two revisions' ConfigMaps", inputErr(twoRevisions), []string{"rev-0000, rev-0001", "istio-sidecar-injector"}},
+		{"3,000 revisions' ConfigMaps", inputErr(manyRevisions), []string{"3000", "rev-0000", "rev-0009", "2990", "istio-sidecar-injector"}},
+	}
+}
+
+// revisionsPaste is a List of n revisions' injector ConfigMaps, revisions rev-0000, rev-0001, …
+func revisionsPaste(n int) []byte {
+	var b strings.Builder
+	b.WriteString("apiVersion: v1\nkind: List\nitems:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "- {apiVersion: v1, kind: ConfigMap, metadata: {name: istio-sidecar-injector-rev-%04d}, data: {config: \"templates: {}\", values: \"{}\"}}\n", i)
+	}
+	return []byte(b.String())
+}
+
+// TestManyRevisionsInEveryLanguage: the error for a paste of 3,000 revisions stays short in
+// every language (the first names and how many more), and names the count; two are all named.
+func TestManyRevisionsInEveryLanguage(t *testing.T) {
+	_, many := engine.ParseMeshConfigMaps(revisionsPaste(3000))
+	_, two := engine.ParseMeshConfigMaps(revisionsPaste(2))
+	for _, lang := range []string{"en", "ja", "ko"} {
+		w := In(i18n.For(lang))
+		var ie *engine.InputError
+		if !errors.As(many, &ie) {
+			t.Fatalf("3,000 revisions: %v", many)
+		}
+		if got := w.InputErrorText(ie); len(got) > 2<<10 || !strings.Contains(got, "3000") || strings.Contains(got, "rev-0010") {
+			t.Errorf("%s, 3,000 revisions: %d bytes: %.400s", lang, len(got), got)
+		}
+		if !errors.As(two, &ie) {
+			t.Fatalf("two revisions: %v", two)
+		}
+		if got := w.InputErrorText(ie); !strings.Contains(got, "rev-0000, rev-0001") {
+			t.Errorf("%s, two revisions: %.400s", lang, got)
+		}
 	}
 }
 

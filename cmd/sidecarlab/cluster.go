@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
@@ -34,12 +36,19 @@ func (f *clusterFlags) given() bool { return f.context != "" || f.kubeconfig != 
 // kubeconfig at all, in a pod, the pod's own ServiceAccount (serve --cluster-read in the chart).
 func (f *clusterFlags) reader(c *cli) (clustermesh.Reader, error) {
 	rules := &clientcmd.ClientConfigLoadingRules{ExplicitPath: f.kubeconfig}
+	where := "~/.kube/config"
 	if env := c.getenv(clientcmd.RecommendedConfigPathEnvVar); env != "" {
 		rules.Precedence = filepath.SplitList(env)
+		where = strings.Join(rules.Precedence, ", ") + " (" + clientcmd.RecommendedConfigPathEnvVar + ")"
 	} else {
 		rules.Precedence = []string{clientcmd.RecommendedHomeFile}
 	}
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: f.context}).ClientConfig()
+	if clientcmd.IsEmptyConfig(err) {
+		// client-go's own words name KUBERNETES_MASTER, which no kubectl user sets: say what
+		// was looked for instead.
+		return clustermesh.Reader{}, errors.New(c.T("cli.error.no_kubeconfig", "Where", where))
+	}
 	if err != nil {
 		return clustermesh.Reader{}, err
 	}

@@ -9,7 +9,10 @@ package main
 
 import (
 	"context"
+	"net"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -18,6 +21,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/sidecarlab/sidecarlab/internal/testcluster"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
 const (
@@ -77,4 +81,54 @@ func needCluster(t *testing.T) *testCluster {
 		t.Fatalf("the cluster of %s has not the test mesh (Istio revisions %v with their istiods running): start it with `make controlplane` or scripts/testenv.sh", envKubeconfig, testcluster.Revisions)
 	}
 	return c
+}
+
+// TestClusterReadNoKubeconfig: with no kubeconfig where KUBECONFIG (or ~/.kube/config) points and
+// not in a Pod, reading the cluster says so in our words, in the reader's language, and not
+// client-go's KUBERNETES_MASTER hint; with a kubeconfig whose API server does not listen, it says
+// that instead.
+func TestClusterReadNoKubeconfig(t *testing.T) {
+	if os.Getenv("KUBERNETES_SERVICE_HOST") != "" {
+		t.Skip("running in a Pod: client-go reads the Pod's own cluster (KUBERNETES_SERVICE_HOST), so there is always a cluster")
+	}
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing", "config")
+	for _, c := range []struct {
+		lang string
+		args []string
+		want string
+	}{
+		{"C", []string{"serve", "--addr", "127.0.0.1:0", "--cluster-read"}, "no cluster to read: no kubeconfig found at " + missing + " (KUBECONFIG), and this is not a Pod in a cluster"},
+		{"ja_JP.UTF-8", []string{"serve", "--addr", "127.0.0.1:0", "--cluster-read"}, "読み取るクラスターがありません: " + missing + " (KUBECONFIG)にkubeconfigがなく"},
+		{"ko_KR.UTF-8", []string{"serve", "--addr", "127.0.0.1:0", "--cluster-read"}, "읽을 클러스터가 없습니다: " + missing + " (KUBECONFIG)에 kubeconfig가 없고"},
+	} {
+		_, _, err := runEnv(t, map[string]string{"LANG": c.lang, "KUBECONFIG": missing}, "", c.args...)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "KUBERNETES_MASTER") {
+			t.Errorf("%s %v: %v, want %q", c.lang, c.args, err, c.want)
+		}
+	}
+	noMissing(t)
+
+	// A kubeconfig whose API server does not listen: not "no kubeconfig", and "refused" because
+	// it was.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	kubeconfig := filepath.Join(dir, "config")
+	if err := os.WriteFile(kubeconfig, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "http://`+addr+`"}}]
+users: [{name: u, user: {}}]
+contexts: [{name: x, context: {cluster: c, user: u}}]
+current-context: x
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = runEnv(t, map[string]string{"KUBECONFIG": kubeconfig}, testkit.Deployment, "inject", "-f", "-", "--kubeconfig", kubeconfig)
+	if err == nil || strings.Contains(err.Error(), "no kubeconfig") || !strings.Contains(err.Error(), "could not connect to the API server (connection refused)") {
+		t.Errorf("a kubeconfig whose server does not listen: %v", err)
+	}
 }

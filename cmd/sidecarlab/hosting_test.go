@@ -290,6 +290,63 @@ func TestReconnectingLinks(t *testing.T) {
 	}
 }
 
+// TestLinksHealthCallerEnded: a call that fails because its request ended (the client went away,
+// the request's deadline passed) leaves the store healthy; one cut off by the store's own timeout
+// (the cause handlers.ErrLinkStoreTimeout) marks it unavailable, until a call succeeds. The
+// contexts have ended before the call, so the database fails them at once.
+func TestLinksHealthCallerEnded(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "links.db")
+	l := newReconnectingLinks(func(ctx context.Context) (*store.SQL, error) { return store.OpenSQLite(ctx, path) }, testLogger(), time.Hour)
+	l.Begin()
+	defer l.Close()
+	testkit.WaitFor(t, "the store opened", func() bool { return l.Health() == nil })
+	past := time.Unix(0, 0)
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	requestDeadline, cancel := context.WithDeadline(context.Background(), past)
+	defer cancel()
+	// The handlers' store context under a request whose deadline passed first: the request's cause.
+	storeUnderRequest, cancel := context.WithTimeoutCause(requestDeadline, time.Hour, handlers.ErrLinkStoreTimeout)
+	defer cancel()
+	storeTimeout, cancel := context.WithDeadlineCause(context.Background(), past, handlers.ErrLinkStoreTimeout)
+	defer cancel()
+	id, err := l.Put(context.Background(), handlers.Link{State: []byte("x")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name    string
+		ctx     context.Context
+		healthy bool
+	}{
+		{"the client went away", gone, true},
+		{"the request's deadline passed", requestDeadline, true},
+		{"the request's deadline passed within the store's timeout", storeUnderRequest, true},
+		{"the store's own timeout", storeTimeout, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for op, call := range map[string]func() error{
+				"Put": func() error { _, err := l.Put(c.ctx, handlers.Link{State: []byte("y")}); return err },
+				"Get": func() error { _, err := l.Get(c.ctx, id); return err },
+			} {
+				if err := call(); err == nil {
+					t.Fatalf("%s with an ended context succeeded", op)
+				}
+				if healthy := l.Health() == nil; healthy != c.healthy {
+					t.Fatalf("after a failed %s: health %v, want healthy %v", op, l.Health(), c.healthy)
+				}
+				if !c.healthy && !errors.Is(l.Health(), handlers.ErrLinkStoreUnavailable) {
+					t.Fatalf("after a failed %s: health %v, want ErrLinkStoreUnavailable", op, l.Health())
+				}
+				// A call that works makes it healthy again.
+				if _, err := l.Put(context.Background(), handlers.Link{State: []byte("x")}); err != nil || l.Health() != nil {
+					t.Fatalf("a working Put: %v, health %v", err, l.Health())
+				}
+			}
+		})
+	}
+}
+
 // TestLinksOpenAfterBegin: the store is not opened before Begin (serve calls it once the engine
 // is ready); a share sent before waits for the first attempt instead of answering 503, and one
 // whose request ends first gets its context's error; a store never begun closes.

@@ -156,11 +156,22 @@ func (l *reconnectingLinks) keep() {
 	}
 }
 
-// record keeps what a call or a ping found as the store's health, logging each change. Errors
-// that say nothing about the store (a link not found, a caller that gave up) are not recorded.
+// recordCall records what a Put or Get with the context ctx found (record), unless it failed
+// after ctx ended by its caller's doing: the client went away or the request's deadline passed
+// (the handlers' ctx then ends with another cause than handlers.ErrLinkStoreTimeout). That
+// failure says nothing about the store; the store's own timeout and its errors do.
+func (l *reconnectingLinks) recordCall(ctx context.Context, err error) {
+	if err != nil && ctx.Err() != nil && !errors.Is(context.Cause(ctx), handlers.ErrLinkStoreTimeout) {
+		return
+	}
+	l.record(err)
+}
+
+// record keeps what a call or a ping found as the store's health, logging each change. A link
+// not found says nothing about the store and is not recorded.
 func (l *reconnectingLinks) record(err error) {
 	switch {
-	case errors.Is(err, handlers.ErrLinkNotFound), errors.Is(err, context.Canceled):
+	case errors.Is(err, handlers.ErrLinkNotFound):
 		return
 	case err == nil:
 	case errors.Is(err, handlers.ErrLinkStoreFull), errors.Is(err, handlers.ErrLinkStoreReadOnly):
@@ -187,8 +198,14 @@ func (l *reconnectingLinks) current() *store.SQL {
 }
 
 // opened is the store once the first attempt to open it has ended: nil if it is not open, and
-// ctx's error if ctx ends first.
+// ctx's error if ctx ends first. Once the attempt has ended it answers the store whatever ctx
+// (the call then fails on ctx, as any call to the database would).
 func (l *reconnectingLinks) opened(ctx context.Context) (*store.SQL, error) {
+	select {
+	case <-l.first:
+		return l.current(), nil
+	default:
+	}
 	select {
 	case <-l.first:
 		return l.current(), nil
@@ -206,7 +223,7 @@ func (l *reconnectingLinks) Put(ctx context.Context, link handlers.Link) (string
 		return "", handlers.ErrLinkStoreUnavailable
 	}
 	id, err := sqlLinks{db}.Put(ctx, link)
-	l.record(err)
+	l.recordCall(ctx, err)
 	return id, err
 }
 
@@ -221,7 +238,7 @@ func (l *reconnectingLinks) Get(ctx context.Context, id string) (handlers.Link, 
 	link, err := sqlLinks{db}.Get(ctx, id)
 	if err != nil {
 		// A read that works says nothing about room for writes; one that fails does.
-		l.record(err)
+		l.recordCall(ctx, err)
 	}
 	return link, err
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/a-h/templ"
 	"github.com/go-chi/chi/v5/middleware"
@@ -179,14 +180,25 @@ func (h appHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		// A state refused for its size is never echoed (a 5 KB link inflates to 4 MiB): a form
 		// posted says the Back button still has its text, a link that its address still holds it.
+		// Nor is any form over maxEchoBytes (a 3.5 KB link inflates to 529 KB): only its
+		// beginning is shown, with the same note.
 		back := ""
+		var excerpt *web.Excerpt
+		if form != nil && formBytes(form) > maxEchoBytes {
+			excerpt = echoExcerpt(l, form.Manifest)
+			form = nil
+			back = "page.error.noteBack"
+			if r.Method != http.MethodPost {
+				back = "page.error.noteLinkKept"
+			}
+		}
 		if form == nil && status == http.StatusRequestEntityTooLarge {
 			back = "page.error.noteBack"
 			if r.Method != http.MethodPost {
 				back = "page.error.noteLink"
 			}
 		}
-		page = web.ErrorPageWith(status, statusTitle(l, status), msg, form, back, versionLine())
+		page = web.ErrorPageWith(status, statusTitle(l, status), msg, form, back, excerpt, versionLine())
 	}
 	if rerr := render(w, rr, status, page); rerr != nil {
 		http.Error(w, msg, status)
@@ -220,6 +232,32 @@ func statusTitle(l *i18n.Localizer, status int) string {
 // withForm is an error of a request whose state could not be shown (too slow, too large, the
 // server busy), with the form that holds that state, so the error page keeps what the person
 // typed in an editor.
+// maxEchoBytes bounds what an error page gives back of a person's form: up to it, the whole form
+// in an editor that posts it again; past it, its first excerptBytes to read (echoExcerpt), and a
+// note that says where the whole text still is.
+const (
+	maxEchoBytes = 64 << 10
+	excerptBytes = 2 << 10
+)
+
+// formBytes is how much of the person's input f carries.
+func formBytes(f *web.Form) int {
+	return len(f.Manifest) + len(f.StepsJSON) + len(f.Set) + len(f.Overlay) + len(f.Mesh) + len(f.MeshConfigMaps)
+}
+
+// echoExcerpt is the first excerptBytes of a manifest (at a line's end when one is near), and a
+// heading that says how much of it that is.
+func echoExcerpt(l *i18n.Localizer, manifest string) *web.Excerpt {
+	n := min(len(manifest), excerptBytes)
+	for n > 0 && n < len(manifest) && !utf8.RuneStart(manifest[n]) {
+		n--
+	}
+	if nl := strings.LastIndexByte(manifest[:n], '\n'); nl > n/2 {
+		n = nl + 1
+	}
+	return &web.Excerpt{Heading: l.T("page.error.excerpt", "Shown", byteSizeIn(l, int64(n)), "Size", byteSizeIn(l, int64(len(manifest)))), Text: manifest[:n]}
+}
+
 type withForm struct {
 	err  error
 	form web.Form

@@ -31,8 +31,9 @@ type Cost struct {
 	// 4 KiB. One unit is about one injection of a small workload.
 	Units int64
 	// Expanded is the bytes the manifest reads as: its text, with each alias's anchored node
-	// counted again wherever the alias stands (as far as Kubernetes' reader follows them).
-	Expanded int64
+	// counted again wherever the alias stands (as far as Kubernetes' reader follows them);
+	// Written is its text's bytes.
+	Expanded, Written int64
 	// Depth bounds how deeply the deepest document's values nest (collections within
 	// collections, aliases followed; from the text, so it may be a few levels over), and
 	// DeepDoc and DeepLine say where that document is.
@@ -59,11 +60,18 @@ type Limits struct {
 	// MaxBytes bounds Cost.Expanded: a few hundred bytes of aliases read as megabytes, and
 	// everything after the reader (the injections, the outputs, the answer) grows with them.
 	MaxBytes int64
-	// WrittenOut refuses objects that are not written out (Cost.Aliased), so that what an
-	// answer shows of a manifest is bounded by what the manifest has written: a List of 300
-	// bytes whose items are one Deployment and its aliases is 1,500 workloads to inject and show.
+	// WrittenOut refuses objects that are not written out (Cost.Aliased), and aliases that add
+	// more than the manifest's own text and aliasSlack (Cost.Expanded over twice Cost.Written
+	// and aliasSlack), so that what an answer shows of a manifest is bounded by what the
+	// manifest has written: a List of 300 bytes whose items are one Deployment and its aliases is
+	// 1,500 workloads to inject and show, a Pod of 4 KB whose containers are one alias 1,000
+	// containers. An anchor as people use them (an env list shared by the containers) adds far
+	// less than its manifest.
 	WrittenOut bool
 }
+
+// aliasSlack is what aliases may add to a manifest besides as much as it has written.
+const aliasSlack = 16 << 10
 
 // Check says which limit c is over, as an error for the person who sent it (which limit, and how
 // to split the input), or nil.
@@ -82,6 +90,11 @@ func (l Limits) Check(c Cost) error {
 		return &InputError{Field: "manifest", ID: "aliased-items",
 			Params: errParams("count", strconv.Itoa(c.Aliased)),
 			Msg:    fmt.Sprintf("%d List items are an alias (*name) of another item; Kubernetes reads them, but here each object must be written out: write the items out, or split the manifest", c.Aliased)}
+	}
+	if l.WrittenOut && c.Expanded > 2*c.Written+aliasSlack {
+		return &InputError{Field: "manifest", ID: "aliases-expand",
+			Params: errParams("size", strconv.FormatInt(c.Expanded, 10), "written", strconv.FormatInt(c.Written, 10), "max", strconv.FormatInt(2*c.Written+aliasSlack, 10)),
+			Msg:    fmt.Sprintf("its aliases expand its %d bytes to %d as Kubernetes reads them; here they may add at most as much as is written and 16 KiB (%d in all): write the repeated parts out, or split the manifest", c.Written, c.Expanded, 2*c.Written+aliasSlack)}
 	}
 	if l.MaxUnits > 0 && c.Units > l.MaxUnits {
 		// How many documents (or objects, with the items of Lists) would fit with these rows,
@@ -113,7 +126,7 @@ func (e *Engine) Estimate(ctx context.Context, manifest []byte, steps []Step, s 
 	if err != nil {
 		return Cost{}, err
 	}
-	c := Cost{Documents: shape.documents, Objects: shape.objects, Aliased: shape.aliased, Expanded: shape.expanded, Depth: shape.depth, DeepDoc: shape.deepDoc, DeepLine: shape.deepLine}
+	c := Cost{Documents: shape.documents, Objects: shape.objects, Aliased: shape.aliased, Expanded: shape.expanded, Written: int64(len(manifest)), Depth: shape.depth, DeepDoc: shape.deepDoc, DeepLine: shape.deepLine}
 	if !s.Install.IsDefault() {
 		in, ok := e.installs.peek(s.Install.Hash())
 		c.Render = !ok
@@ -173,8 +186,8 @@ func (e *Engine) measure(ctx context.Context, manifest []byte) (*manifestShape, 
 			}
 			x := expand(&n)
 			// What the reader decodes, in bytes of this document's text: the text as often as
-			// its nodes are decoded. Each List item is an injection of its own.
-			expanded = int64(float64(len(c.Raw)) * float64(x.decodes) / float64(max(1, x.written)))
+			// its scalars' bytes are decoded. Each List item is an injection of its own.
+			expanded = int64(float64(len(c.Raw)) * float64(x.content) / float64(max(1, x.writtenContent)))
 			units = max(1, x.items) + expanded/unitBytes
 			m.objects += int(min(x.items, math.MaxInt32))
 			m.aliased += int(min(x.aliased, math.MaxInt32))
@@ -204,6 +217,9 @@ func satAdd(a, b int64) int64 {
 // IntoObject injects one by one.
 type expansion struct {
 	written, decodes, items int64
+	// content is the bytes of the scalars decoded, two more for each node (its punctuation);
+	// writtenContent the same of the document as written, an alias as its name.
+	content, writtenContent int64
 	// aliased is how many of the items are an alias of another (items: [&d {…}, *d, *d]).
 	aliased int64
 }
@@ -234,7 +250,8 @@ func allowedAliasRatio(decodes int64) float64 {
 func expand(n *yaml.Node) expansion {
 	w := &expander{active: map[*yaml.Node]bool{}}
 	w.count(n)
-	x := expansion{written: countWritten(n), decodes: w.decodes}
+	x := expansion{decodes: w.decodes, content: w.content}
+	x.written, x.writtenContent = countWritten(n)
 	if !w.stopped {
 		x.items, x.aliased = listItems(n, 0)
 	}
@@ -242,7 +259,7 @@ func expand(n *yaml.Node) expansion {
 }
 
 type expander struct {
-	decodes, aliased int64
+	decodes, aliased, content int64
 	aliasDepth       int
 	active           map[*yaml.Node]bool
 	stopped          bool
@@ -259,6 +276,9 @@ func (w *expander) count(n *yaml.Node) {
 	if w.aliased > 100 && w.decodes > 1000 && float64(w.aliased)/float64(w.decodes) > allowedAliasRatio(w.decodes) {
 		w.stopped = true
 		return
+	}
+	if n.Kind != yaml.AliasNode {
+		w.content += int64(len(n.Value)) + 2
 	}
 	switch n.Kind {
 	case yaml.AliasNode:
@@ -285,18 +305,20 @@ func (w *expander) count(n *yaml.Node) {
 	}
 }
 
-// countWritten is how many nodes n has as written: an alias is one.
-func countWritten(n *yaml.Node) int64 {
+// countWritten is how many nodes n has as written (an alias is one), and their content as
+// expander counts it (an alias's is its name).
+func countWritten(n *yaml.Node) (nodes, content int64) {
 	if n == nil {
-		return 0
+		return 0, 0
 	}
-	c := int64(1)
+	nodes, content = 1, int64(len(n.Value))+2
 	if n.Kind != yaml.AliasNode {
 		for _, k := range n.Content {
-			c += countWritten(k)
+			kn, kc := countWritten(k)
+			nodes, content = nodes+kn, content+kc
 		}
 	}
-	return c
+	return nodes, content
 }
 
 // maxListNesting bounds how deeply listItems follows Lists inside Lists (each nested List is

@@ -71,14 +71,15 @@ type Engine struct {
 	clusters *clusters
 	def      *Install
 	catalog  *Catalog
-	// injections counts documents run through Istio's injector; stepHits and stepMisses count
+	// injections counts objects run through Istio's injector (Stats.Injections); stepHits and stepMisses count
 	// timeline rows served from the memo or computed.
 	injections, stepHits, stepMisses atomic.Int64
 }
 
 // Stats are the engine's counters since it started.
 type Stats struct {
-	// Injections is documents run through Istio's injector.
+	// Injections is objects run through Istio's injector: documents, a List's items in its
+	// place (counted once the List is done).
 	Injections int64
 	// StepHits and StepMisses are timeline rows served from the memo and computed.
 	StepHits, StepMisses int64

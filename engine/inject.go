@@ -69,6 +69,9 @@ func (e *Engine) injectAll(ctx context.Context, p *prepared, ann []annotationCha
 			}
 			e.injections.Add(1)
 			docs[i] = injectChunk(ctx, p.install, p.injector, p.chunks[i], i+1, ann)
+			if l, ok := docs[i].in.(*corev1.List); ok && len(l.Items) > 0 {
+				e.injections.Add(int64(len(l.Items)) - 1) // a List's items in its place
+			}
 		}
 	}
 	var wg sync.WaitGroup

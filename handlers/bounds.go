@@ -61,3 +61,14 @@ func cutLines(l *i18n.Localizer, text string, max int) (string, int) {
 	}
 	return b.String(), n
 }
+
+// yamlShare is an injected output cut to what lim documents may show of it, yamlPerDoc each (at
+// a line's end), and whether it was cut: a document may hold many objects (a List of a thousand
+// Pods is one document), so the output is bounded by bytes, not only by documents.
+func yamlShare(out string, lim int) (string, bool) {
+	budget := yamlPerDoc * lim
+	if len(out) <= budget {
+		return out, false
+	}
+	return out[:strings.LastIndexByte(out[:budget], '\n')+1], true
+}

@@ -22,34 +22,101 @@ import (
 )
 
 // fixedPartsBytes is what a normal page has besides the state it shows: the layout, the panel,
-// the lab strip, the tabs (~300 KB at most).
-const fixedPartsBytes = 300 << 10
+// the lab strip, the tabs (~300 KB at most); perShownObject what each object it shows adds at
+// most (its YAML, changes, diff lines, lifecycle): a page shows the first 50 documents
+// (defaultLimit), and of a document that holds many objects (a List) its share (yamlPerDoc).
+const (
+	fixedPartsBytes = 300 << 10
+	perShownObject  = 24 << 10
+)
 
 // answerBound is the most an answer made from a state may be: twice the decoded state (the
-// state once in the editor, each value in full once) and a normal page's fixed parts. A state
-// that was refused counts for nothing: it is never echoed. A raw output may add the output the
-// engine made (which is bounded like a manifest: no more than --max-body, checked apart).
-func answerBound(stateBytes int, refused bool, engineOutput int) int {
+// state once in the editor, each value in full once), a normal page's fixed parts, and each
+// object it shows in each row of the timeline — of those written out: an alias that repeats an
+// object earns nothing. A state that was refused counts for nothing: it is never echoed. A raw
+// output may add what the engine made that it carries (bounded like a manifest: no more than
+// --max-body and a sidecar for each object written out, checked apart).
+func answerBound(stateBytes int, refused bool, written, rows, engineMade int) int {
 	if refused {
-		stateBytes, engineOutput = 0, 0
+		stateBytes, written, engineMade = 0, 0, 0
 	}
-	return 2*stateBytes + fixedPartsBytes + engineOutput
+	return 2*stateBytes + fixedPartsBytes + rows*min(written, defaultLimit)*perShownObject + engineMade
 }
 
-// engineOutputOf is the output the engine makes for a state: every row's injected YAML (the raw
-// outputs have everything), 0 when it refuses the state.
-func engineOutputOf(t *testing.T, e Engine, st api.State) int {
+// sidecarBytes is what injection adds to one object at most, as the engine writes it (a
+// Deployment of 300 bytes comes back as 6.6 KB).
+const sidecarBytes = 8 << 10
+
+// outputCap is the most output the engine may make for a state: what a manifest may be
+// (--max-body), and a sidecar for each object written out.
+func outputCap(written int) int { return 1<<20 + written*sidecarBytes }
+
+// engineMade is what the engine makes for a state: every row's injected YAML (outputs: what
+// the raw outputs carry), and with it every row's changes and unified diff and the last row's
+// output again (all: what the API's whole answer carries); zeros when it refuses the state.
+func engineMade(t *testing.T, e Engine, st api.State) (outputs, all int) {
 	t.Helper()
 	tl, err := e.Timeline(context.Background(), []byte(st.Manifest), st.Steps, st.Settings)
 	if err != nil {
-		return 0
+		return 0, 0
 	}
-	n := 0
 	for _, s := range tl.Steps {
-		n += len(s.Output())
+		changes, _ := s.Changes(context.Background())
+		js, _ := json.Marshal(changes)
+		unified, _ := s.Unified(context.Background(), 0)
+		outputs += len(s.Output())
+		all += 2*len(s.Output()) + len(js) + len(unified)
 	}
-	return n
+	return outputs, all + len(tl.Steps[len(tl.Steps)-1].Output())
 }
+
+// workClock is the engine with a deadline in units of work for each timeline it makes: the
+// estimate's units, in injections (an object through Istio's injector is at most one unit, as
+// engine.Cost counts them). A timeline that does more injections than its estimate said fails
+// with the deadline's error — the 503 a request admitted by its estimate would get at its
+// deadline if the estimate counted short — and late counts them.
+type workClock struct {
+	*engine.Engine
+	mu   sync.Mutex
+	late []string
+}
+
+func (w *workClock) Timeline(ctx context.Context, m []byte, steps []engine.Step, s engine.Settings) (*engine.Timeline, error) {
+	c, err := w.Estimate(ctx, m, steps, s)
+	if err != nil {
+		return nil, err
+	}
+	clock := &unitDeadline{Context: ctx, e: w.Engine, start: w.Stats().Injections, units: c.Units, done: make(chan struct{})}
+	tl, err := w.Engine.Timeline(clock, m, steps, s)
+	if clock.passed() {
+		w.mu.Lock()
+		w.late = append(w.late, fmt.Sprintf("%d units estimated, more injections made (%.80q)", c.Units, m))
+		w.mu.Unlock()
+	}
+	return tl, err
+}
+
+// unitDeadline is a context whose deadline passes once its engine has made more than units
+// injections since start.
+type unitDeadline struct {
+	context.Context
+	e            *engine.Engine
+	start, units int64
+	once         sync.Once
+	done         chan struct{}
+}
+
+func (c *unitDeadline) passed() bool { return c.e.Stats().Injections-c.start > c.units }
+
+func (c *unitDeadline) Err() error {
+	if c.passed() {
+		c.once.Do(func() { close(c.done) })
+		return context.DeadlineExceeded
+	}
+	return c.Context.Err()
+}
+
+func (c *unitDeadline) Done() <-chan struct{} { _ = c.Err(); return c.done }
 
 // boundRoute is one way to ask for an answer made from a state: the request, and whether the
 // answer is a raw output (which may carry the engine's whole output).
@@ -122,39 +189,50 @@ func boundRoutes() []boundRoute {
 	}
 }
 
-// TestAnswersBounded: issue 21's reproductions, each sent to every route that answers with
-// something made from a state; no answer (read uncompressed: the requests send no
-// Accept-Encoding) is over answerBound. Before the fix: the 250,000-byte proxyMetadata value
-// came back in a 4.43 MB page (in the step's title, every change's "caused by", the YAML) and a
-// 4.55 MB API answer (in each change's cause, the last row's output and unified diff), the
-// 4 MiB state in a 4.2 MB 413 page, the template's 10 MB in a 20 MB page and a 10 MB
-// injected.yaml.
+// TestAnswersBounded: issue 21's and issue 40's reproductions, each sent to every route that
+// answers with something made from a state; no answer (read uncompressed: the requests send no
+// Accept-Encoding) is over answerBound, and no request the estimate admitted does more work than
+// it said (workClock: none would end in a 503 at its deadline). Before the fix: the
+// 250,000-byte proxyMetadata value came back in a 4.43 MB page (in the step's title, every
+// change's "caused by", the YAML) and a 4.55 MB API answer (in each change's cause, the last
+// row's output and unified diff), the 4 MiB state in a 4.2 MB 413 page, the template's 10 MB in
+// a 20 MB page and a 10 MB injected.yaml; a 376-byte link of a List of aliases in a 6.4 MB page
+// and a 5.7 MB injected.yaml, and a List of a thousand Pods written out in a 7 MB page.
 func TestAnswersBounded(t *testing.T) {
 	newServer(t)
 	bigValue := "proxyMetadata: {X: " + strings.Repeat("v", 250_000) + "}"
 	big := api.State{Manifest: testkit.Deployment + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: big}\ndata:\n  x: " +
 		strings.Repeat("x", maxStateBytes-4096) + "\n"}
+	clocked := func(t *testing.T) (http.Handler, Engine, *memLinks) {
+		links := newMemLinks()
+		w := &workClock{Engine: eng}
+		t.Cleanup(func() {
+			for _, l := range w.late {
+				t.Errorf("admitted, and past its deadline: %s", l)
+			}
+		})
+		return New(testLogger(), func() Engine { return w }, testConfig(Config{Links: links})), eng, links
+	}
+	oneAlias := "apiVersion: v1\nkind: Pod\nmetadata: {name: many}\nspec:\n  containers: [&c {name: app, image: nginx}" + strings.Repeat(", *c", 999) + "]\n"
 	cases := []struct {
 		name    string
 		st      api.State
 		refused bool
 		server  func(t *testing.T) (http.Handler, Engine, *memLinks)
 	}{
-		{"a proxy config value of 250,000 bytes", api.State{Manifest: testkit.Deployment, Steps: []engine.Step{{Key: "proxy.istio.io/config", Value: bigValue}}}, false,
-			func(t *testing.T) (http.Handler, Engine, *memLinks) {
-				links := newMemLinks()
-				return serverWith(t, links), eng, links
-			}},
+		{"a proxy config value of 250,000 bytes", api.State{Manifest: testkit.Deployment, Steps: []engine.Step{{Key: "proxy.istio.io/config", Value: bigValue}}}, false, clocked},
 		{"the same value, on a server past its deadline (503 with the form)", api.State{Manifest: testkit.Deployment, Steps: []engine.Step{{Key: "proxy.istio.io/config", Value: bigValue}}}, false,
 			func(t *testing.T) (http.Handler, Engine, *memLinks) {
 				links := newMemLinks()
 				return serverConfig(t, Config{Links: links, RequestTimeout: time.Nanosecond}), eng, links
 			}},
-		{"a 4 MiB state", big, true,
-			func(t *testing.T) (http.Handler, Engine, *memLinks) {
-				links := newMemLinks()
-				return serverWith(t, links), eng, links
-			}},
+		{"a 4 MiB state", big, true, clocked},
+		{"a List of 5,000 aliases of a Deployment", api.State{Manifest: testkit.AliasList(5000)}, false, clocked},
+		{"a List of 300 aliases of a Deployment", api.State{Manifest: testkit.AliasList(300) + "# 300\n"}, false, clocked},
+		{"a List of 300 Pods written out", api.State{Manifest: testkit.PodList(300)}, false, clocked},
+		{"a List of 300 Pods through 2 steps", api.State{Manifest: testkit.PodList(300) + "# steps\n", Steps: cpuSteps(2)}, false, clocked},
+		{"a Pod whose 1,000 containers are one alias", api.State{Manifest: oneAlias}, false, clocked},
+		{"50 Pods", api.State{Manifest: testkit.Pods(50, 0)}, false, clocked},
 		{"a template repeating 10,000,000 bytes", api.State{Manifest: testkit.Deployment, Steps: selectMine,
 			Settings: engine.Settings{Install: engine.InstallOptions{Overlay: withTemplate(`{{ repeat 10000000 "a" }}`)}}}, false,
 			func(t *testing.T) (http.Handler, Engine, *memLinks) {
@@ -171,37 +249,62 @@ func TestAnswersBounded(t *testing.T) {
 			h, e, links := c.server(t)
 			c.st.Version, c.st.Istio = StateVersion, engine.Version().Istio
 			stateBytes := len(StateJSON(c.st))
-			out := 0
-			if !c.refused { // the server never runs a refused state
-				out = engineOutputOf(t, e, c.st)
-			}
-			if out > 1<<20 {
-				t.Errorf("the engine made %d bytes of output, over --max-body (%d): not bounded like a manifest", out, 1<<20)
-			}
+			// What the server admits of the state, and the objects it has written out.
+			cost, err := e.Estimate(context.Background(), []byte(c.st.Manifest), c.st.Steps, c.st.Settings)
+			admitted := err == nil && Config{}.withDefaults().Work.Check(cost) == nil && !c.refused
+			written := cost.Objects - cost.Aliased
 			id := "none"
 			if links != nil {
 				id, _ = links.Put(context.Background(), Link{State: StateJSON(c.st)})
 			}
+			type answered struct {
+				route boundRoute
+				code  int
+				n     int
+			}
+			var answers []answered
 			for _, rt := range boundRoutes() {
 				if links == nil && strings.HasPrefix(rt.name, "GET /s/") {
 					continue
 				}
-				t.Run(rt.name, func(t *testing.T) {
-					rec := httptest.NewRecorder()
-					h.ServeHTTP(rec, rt.req(c.st, id))
-					if ce := rec.Header().Get("Content-Encoding"); ce != "" {
-						t.Fatalf("compressed (%s) without Accept-Encoding", ce)
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, rt.req(c.st, id))
+				if ce := rec.Header().Get("Content-Encoding"); ce != "" {
+					t.Fatalf("%s: compressed (%s) without Accept-Encoding", rt.name, ce)
+				}
+				answers = append(answers, answered{rt, rec.Code, rec.Body.Len()})
+			}
+			// The engine's output, once the routes have made (and memoised) it.
+			out, all := 0, 0
+			if admitted { // the server never runs a refused state
+				out, all = engineMade(t, e, c.st)
+			}
+			rows := len(c.st.Steps) + 1
+			if out > rows*outputCap(written) {
+				t.Errorf("the engine made %d bytes of output in %d rows, over --max-body and a sidecar for each of %d objects written out (%d a row)", out, rows, written, outputCap(written))
+			}
+			for _, a := range answers {
+				t.Run(a.route.name, func(t *testing.T) {
+					bound := answerBound(stateBytes, c.refused, written, rows, 0)
+					switch {
+					case a.route.name == "GET /compare":
+						// The state on both sides.
+						bound = 2 * answerBound(stateBytes, c.refused, written, rows, 0)
+					case a.route.name == "POST /api/v1/inject":
+						// The whole timeline, every object (not the first 50 a page shows):
+						// what the engine made, each output bounded like a manifest.
+						bound = answerBound(stateBytes, c.refused, written, rows, min(all, (2*rows+1)*outputCap(written)+all-2*out))
+						if !c.refused {
+							bound += rows * max(0, written-defaultLimit) * perShownObject
+						}
+					case a.route.raw:
+						// The engine's output, bounded like a manifest: a raw output of 10 MB
+						// from a template is over even when the engine made it.
+						bound = answerBound(stateBytes, c.refused, written, rows, min(out, rows*outputCap(written)))
 					}
-					n := rec.Body.Len()
-					bound := answerBound(stateBytes, c.refused, 0)
-					if rt.raw {
-						// The engine's output, bounded like a manifest (--max-body): a raw output
-						// of 10 MB is over even when the engine made it.
-						bound = answerBound(stateBytes, c.refused, min(out, 1<<20))
-					}
-					t.Logf("%d: %s (bound %s)", rec.Code, sizeText(n), sizeText(bound))
-					if n > bound {
-						t.Errorf("%d: %s, over the bound of %s", rec.Code, sizeText(n), sizeText(bound))
+					t.Logf("%d: %s (bound %s)", a.code, sizeText(a.n), sizeText(bound))
+					if a.n > bound {
+						t.Errorf("%d: %s, over the bound of %s", a.code, sizeText(a.n), sizeText(bound))
 					}
 				})
 			}

@@ -132,12 +132,16 @@ func buildResults(ctx context.Context, l *i18n.Localizer, v view, enc string, tl
 		var cut int
 		res.Output, cut = cutLines(l, res.Output, maxShownLine)
 		res.More.CutLines += cut
+		var cutYAML bool
+		if res.Output, cutYAML = yamlShare(res.Output, lim); cutYAML {
+			res.More.CutYAML = byteSizeIn(l, int64(len(res.Output)))
+		}
 	}
 	res.More.Shown, res.More.Total = len(shown), len(sel.Documents)
 	if len(shown) < len(sel.Documents) {
 		res.More.Truncated, res.More.Partial = true, true
 	}
-	if res.More.CutLines > 0 {
+	if res.More.CutLines > 0 || res.More.CutYAML != "" {
 		res.More.Truncated = true
 	}
 	if res.More.Truncated {

@@ -44,6 +44,9 @@ const (
 	maxLimit      = 100_000
 	changesPerDoc = 4
 	linesPerDoc   = 40
+	// yamlPerDoc is how much of the injected YAML the page shows per document it shows: a
+	// Deployment injected is about 7 KiB; a List of many Pods is one document.
+	yamlPerDoc = 16 << 10
 )
 
 // docLimit is how many documents the view shows.

@@ -49,6 +49,9 @@ type CompareSide struct {
 	Error      string
 	Lifecycles []LifecycleView
 	Output     string
+	// OutputCut, when set, says Output is the first part of the side's output (the side's link
+	// has all of it).
+	OutputCut string
 	// OnlyHere are the pitfalls this side has and the other has not.
 	OnlyHere []string
 	// Namespace is the namespace the Pods are created in, with its labels; Admission each

@@ -263,6 +263,9 @@ type More struct {
 	InjectedHref, DiffHref string
 	// CutLines counts the lines of output or diff cut for being over MaxLine bytes (a long value).
 	CutLines, MaxLine int
+	// CutYAML, when set, is how much of the injected YAML is shown (its documents' share of the
+	// page: a List of many objects is one document).
+	CutYAML string
 }
 
 // ChangeView is one field change.

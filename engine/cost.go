@@ -260,9 +260,9 @@ func expand(n *yaml.Node) expansion {
 
 type expander struct {
 	decodes, aliased, content int64
-	aliasDepth       int
-	active           map[*yaml.Node]bool
-	stopped          bool
+	aliasDepth                int
+	active                    map[*yaml.Node]bool
+	stopped                   bool
 }
 
 func (w *expander) count(n *yaml.Node) {

@@ -174,7 +174,8 @@ metadata:
   annotations:
     kubectl.kubernetes.io/last-applied-configuration: '{"apiVersion":"v1","kind":"ConfigMap"}'
 data:
-  password: not-a-secret-in-a-configmap
+  password_policy: strict
+  passwordMinLength: "8"
 ---
 apiVersion: v1
 kind: Secret

@@ -35,7 +35,7 @@ var (
 		"format", "type", "mode", "enabled", "disabled", "required", "strategy", "algorithm", "alg", "encoding", "alias",
 		"audience", "audiences", "issuer", "provider", "header", "prefix", "regex", "pattern", "hint", "field", "label",
 		"version", "id", "user", "username", "login", "store", "usage", "usages", "rotation", "validation", "complexity",
-		"strength", "reset", "changed", "set"}
+		"strength", "reset", "changed", "set", "stdin"}
 )
 
 // secretName says whether a name says its value is secret, as an environment variable's name

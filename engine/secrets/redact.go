@@ -2,6 +2,7 @@ package secrets
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"slices"
 	"strings"
@@ -97,10 +98,13 @@ func redactDoc(d scanDoc, hits []secretHit) ([]edit, error) {
 			spans[h.node] = append(spans[h.node], h.spans...)
 		}
 	}
-	// A comment is not a node's value: the document is written again with the secret taken
-	// out of the comment's text.
-	exact := len(scrub) == 0
+	// A comment is not a node's value: the secret is replaced in the comment's text where it
+	// is (commentEdits), else the document is written again with it taken out.
+	exact := true
 	var edits []edit
+	if len(scrub) > 0 {
+		edits, exact = commentEdits(d, scrub)
+	}
 	for _, n := range order {
 		if whole[n] {
 			replaced[n] = Redacted
@@ -127,7 +131,7 @@ func redactDoc(d scanDoc, hits []secretHit) ([]edit, error) {
 		}
 	}
 	if exact {
-		if err := checkRedacted(d, edits, replaced); err == nil {
+		if err := checkRedacted(d, edits, replaced, scrub); err == nil {
 			return edits, nil
 		}
 	}
@@ -362,7 +366,7 @@ func byteCol(line string, column int) (int, bool) {
 
 // checkRedacted applies the edits to the document alone and parses it again: it must be the
 // original tree with exactly the replaced scalars changed to Redacted.
-func checkRedacted(d scanDoc, edits []edit, replaced map[*yaml.Node]string) error {
+func checkRedacted(d scanDoc, edits []edit, replaced map[*yaml.Node]string, scrub []secretHit) error {
 	local := make([]edit, len(edits))
 	for i, e := range edits {
 		e.fromLine -= d.Line - 1
@@ -384,7 +388,84 @@ func checkRedacted(d scanDoc, edits []edit, replaced map[*yaml.Node]string) erro
 	if !sameTree(d.root.Content[0], got.Content[0], replaced) {
 		return errors.New("the redacted document differs")
 	}
+	for _, h := range scrub {
+		if commentHolds(&got, h.secret) {
+			return errors.New("a comment keeps a secret")
+		}
+	}
 	return nil
+}
+
+// commentEdits replace each comment secret of hits on the lines where it follows a "#" that
+// starts a comment (at the line's start or after a space, outside quotes). ok is false when one
+// is found on no line.
+func commentEdits(d scanDoc, hits []secretHit) ([]edit, bool) {
+	var edits []edit
+	done := map[[2]int]bool{}
+	for _, h := range hits {
+		found := false
+		for i, l := range d.lines {
+			c := commentStart(l)
+			if c < 0 {
+				continue
+			}
+			for from := c; ; {
+				j := strings.Index(l[from:], h.secret)
+				if j < 0 {
+					break
+				}
+				at := from + j
+				from = at + len(h.secret)
+				found = true
+				if !done[[2]int{i, at}] {
+					done[[2]int{i, at}] = true
+					edits = append(edits, edit{d.Line + i, at, d.Line + i, at + len(h.secret), Redacted})
+				}
+			}
+		}
+		if !found {
+			return nil, false
+		}
+	}
+	// Two secrets of one comment that overlap cannot both be cut in place.
+	slices.SortFunc(edits, func(a, b edit) int { return cmp.Or(a.fromLine-b.fromLine, a.fromCol-b.fromCol) })
+	for i := 1; i < len(edits); i++ {
+		if edits[i].fromLine == edits[i-1].fromLine && edits[i].fromCol < edits[i-1].toCol {
+			return nil, false
+		}
+	}
+	return edits, true
+}
+
+// commentStart is the byte where line's comment starts ("#" at the start or after a space or a
+// tab, outside quotes), or -1.
+func commentStart(line string) int {
+	var quote byte
+	for i := 0; i < len(line); i++ {
+		switch c := line[i]; {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			} else if c == '\\' && quote == '"' {
+				i++
+			}
+		case c == '"' || c == '\'':
+			if i == 0 || strings.ContainsRune(" \t:[{,-", rune(line[i-1])) {
+				quote = c
+			}
+		case c == '#' && (i == 0 || line[i-1] == ' ' || line[i-1] == '\t'):
+			return i
+		}
+	}
+	return -1
+}
+
+// commentHolds says whether a comment of n or of a node under it holds s.
+func commentHolds(n *yaml.Node, s string) bool {
+	if strings.Contains(n.HeadComment+n.LineComment+n.FootComment, s) {
+		return true
+	}
+	return slices.ContainsFunc(n.Content, func(c *yaml.Node) bool { return commentHolds(c, s) })
 }
 
 func sameTree(want, got *yaml.Node, replaced map[*yaml.Node]string) bool {

@@ -19,7 +19,8 @@ var textTriggers = []string{"pass", "pw", "secret", "token", "key", "auth", "cre
 
 // textSecrets finds the secrets inside a text value, line by line: what a file put in a value
 // holds (application.properties' spring.datasource.password=…, an ini or .env file's keys, a
-// YAML file's or an injection template's keys and env entries, .netrc's "password p", .pgpass's
+// YAML file's or an injection template's keys and env entries, a directive (redis.conf's
+// requirepass …), .netrc's "password p", .pgpass's
 // host:port:db:user:password), a connection string's Password=…, a URL's password, and a
 // command line's password flags (--password x, mysql -pSecret, redis-cli -a secret). Each span
 // is the value alone, so that redacting it keeps the file around it.
@@ -59,10 +60,22 @@ func lineSecrets(line string, off int, out []textSpan, pendingName bool) ([]text
 		}
 		return out, false
 	}
+	// A command line's flags first: a span of several rules is named by the first.
+	toks := fieldsAt(line)
+	for _, sp := range commandSecrets(toks) {
+		out = append(out, textSpan{off + sp.from, off + sp.to, FlagValue})
+	}
 	nextPending := false
 	if m := lineRE.FindStringSubmatchIndex(line); m != nil {
 		key, sep := line[m[2]:m[3]], line[m[4]:m[5]]
 		from, to := valueBounds(line, m[6], m[7], sep == ":")
+		if sep == "=" && m[5] == m[4]+1 && line[m[4]-1] != ' ' {
+			// KEY=value then more words is a command's inline variable (PGPASSWORD=… psql):
+			// the value ends at the first space.
+			if j := strings.IndexAny(line[from:to], " \t"); j >= 0 && line[from] != '"' && line[from] != '\'' {
+				to = from + j
+			}
+		}
 		v := line[from:to]
 		switch {
 		case key == "name" && sep == ":" && secretName(v):
@@ -74,20 +87,15 @@ func lineSecrets(line string, off int, out []textSpan, pendingName bool) ([]text
 			out = append(out, textSpan{off + from, off + to, EnvName})
 		}
 	}
-	for _, m := range pairRE.FindAllStringSubmatchIndex(line, -1) {
-		from, to := unquote(line, m[4], m[5])
-		if keyName(line[m[2]:m[3]]) && nameValue(line[from:to]) {
-			out = append(out, textSpan{off + from, off + to, EnvName})
-		}
-	}
+	out = appendPairs(line, off, out, 0)
 	for _, m := range urlCredentialRE.FindAllStringSubmatchIndex(line, -1) {
 		if !placeholder(line[m[2]:m[3]]) {
 			out = append(out, textSpan{off + m[2], off + m[3], URLCredential})
 		}
 	}
-	toks := fieldsAt(line)
-	for _, sp := range commandSecrets(toks) {
-		out = append(out, textSpan{off + sp.from, off + sp.to, FlagValue})
+	// A configuration file's directive: requirepass foobared (redis.conf), masterauth ….
+	if len(toks) == 2 && keyName(toks[0].text) && nameValue(toks[1].text) {
+		out = append(out, textSpan{off + toks[1].at, off + toks[1].at + len(toks[1].text), EnvName})
 	}
 	out = appendNetrc(toks, off, out)
 	if strings.Count(line, ":") == 4 {
@@ -98,6 +106,22 @@ func lineSecrets(line string, off int, out []textSpan, pendingName bool) ([]text
 
 // valueBounds are the bounds of a line's value from [from, to): without its quotes, and without
 // a trailing comment (" #…") when it is YAML's or an ini file's.
+// appendPairs adds the values of pairRE's pairs in line whose keys say secret; a value that is
+// a pair itself (--from-literal=password=…) is read again.
+func appendPairs(line string, off int, out []textSpan, depth int) []textSpan {
+	for _, m := range pairRE.FindAllStringSubmatchIndex(line, -1) {
+		from, to := unquote(line, m[4], m[5])
+		v := line[from:to]
+		switch {
+		case keyName(line[m[2]:m[3]]) && nameValue(v):
+			out = append(out, textSpan{off + from, off + to, EnvName})
+		case depth < 2 && strings.Contains(v, "="):
+			out = appendPairs(v, off+from, out, depth+1)
+		}
+	}
+	return out
+}
+
 func valueBounds(line string, from, to int, yamlish bool) (int, int) {
 	v := line[from:to]
 	if len(v) > 0 && (v[0] == '"' || v[0] == '\'') {
@@ -167,7 +191,8 @@ func commandSecrets(toks []token) []textSpan {
 	cmd := ""
 	for i := 0; i < len(toks); i++ {
 		t := toks[i].text
-		if t == ";" || t == "&&" || t == "||" || t == "|" {
+		if t == ";" || t == "&&" || t == "||" || t == "|" || strings.HasSuffix(t, ":") && !strings.HasPrefix(t, "-") {
+			// The end of a command, or a label before one (# debug: mysql …).
 			cmd = ""
 			continue
 		}
@@ -187,7 +212,8 @@ func commandSecrets(toks []token) []textSpan {
 			cmd = "?" // arguments without their command (a container's args)
 		}
 		next := func() (token, bool) {
-			if i+1 < len(toks) && !strings.HasPrefix(toks[i+1].text, "-") {
+			// A value is a word: not another flag, a redirection, a comment or an aside.
+			if i+1 < len(toks) && !strings.ContainsAny(toks[i+1].text[:1], "-(#<>|&;") {
 				return toks[i+1], true
 			}
 			return token{}, false

@@ -65,7 +65,7 @@ func flagValues(v string) []string {
 func secretFlag(arg string) bool {
 	name, ok := strings.CutPrefix(arg, "-")
 	name = strings.TrimPrefix(name, "-")
-	return ok && name != "" && !strings.ContainsAny(name, "= ") && secretName(name)
+	return ok && envVar(strings.NewReplacer("-", "_", ".", "_").Replace(name)) && secretName(name)
 }
 
 var privateKeyRE = regexp.MustCompile(`-----BEGIN ([A-Z0-9]+ )*PRIVATE KEY( BLOCK)?-----`)

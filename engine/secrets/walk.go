@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
 
 	yaml "go.yaml.in/yaml/v3"
 
@@ -228,24 +229,47 @@ func (w *secretWalker) scalar(n *yaml.Node, path, key string) {
 	if n.Value == "" || n.Value == Redacted || w.flagged[n] {
 		return
 	}
+	byName := true
 	switch n.Tag {
 	case "", "!!str", "!!binary", "!!int", "!!float":
 	default:
 		if !strings.HasPrefix(n.Tag, "!") || strings.HasPrefix(n.Tag, "!!") {
 			return
 		}
+		// A tag that says where the value comes from (!Ref DbPassword, Home Assistant's
+		// !secret db_password, !env DB_PASSWORD): the value is a name, not the secret.
+		byName = !slices.Contains(referenceTags, strings.ToLower(n.Tag))
 	}
-	if kind, ok := valueKind(n.Value); ok {
-		w.add(n, path, key, kind)
+	v := n.Value
+	switch {
+	case isPrivateKey(v):
+		w.add(n, path, key, PrivateKey)
+		return
+	case isRegistryCredential(v):
+		w.add(n, path, key, RegistryCredential)
+		return
+	case highEntropy(v):
+		w.add(n, path, key, HighEntropy)
 		return
 	}
-	if key != "" && keyName(key) && nameValue(n.Value) {
+	// A value of one line is all secret when its key says so; a longer one is a file whose
+	// secrets are found in it (a .pgpass, an application.properties).
+	multiline := strings.Contains(v, "\n")
+	if byName && !multiline && key != "" && keyName(key) && nameValue(v) {
 		w.add(n, path, key, EnvName)
+		if s := authScheme(v); s > 0 {
+			// Authorization: Bearer …: the credential after its scheme.
+			w.hits[len(w.hits)-1].spans = []textSpan{{s, len(v), EnvName}}
+		}
 		return
 	}
-	if sp := textSecrets(n.Value); len(sp) > 0 {
+	if sp := textSecrets(v); len(sp) > 0 {
 		w.add(n, path, key, sp[0].kind)
 		w.hits[len(w.hits)-1].spans = sp
+		return
+	}
+	if byName && multiline && key != "" && (!fileName(key) || bare(v)) && keyName(key) && nameValue(v) {
+		w.add(n, path, key, EnvName)
 		return
 	}
 	if w.decoded(n) {
@@ -253,6 +277,32 @@ func (w *secretWalker) scalar(n *yaml.Node, path, key string) {
 			w.addKnown(n, path, key, false, ls[0].Rule)
 		}
 	}
+}
+
+// referenceTags are the tags whose value names where a value is.
+var referenceTags = []string{"!ref", "!secret", "!env", "!include", "!getatt", "!importvalue", "!sub", "!findinmap", "!getparameter", "!vault_ref"}
+
+// fileName says whether a key names a file (.pgpass, db-password.txt): its value is the file.
+func fileName(key string) bool {
+	i := strings.LastIndexByte(key, '.')
+	return i >= 0 && i < len(key)-1 && strings.IndexFunc(key[i+1:], func(r rune) bool { return !unicode.IsLetter(r) }) < 0
+}
+
+// authScheme is the length of an HTTP authorization scheme and its space at v's start
+// ("Bearer ", "Basic "), 0 if there is none.
+func authScheme(v string) int {
+	for _, s := range []string{"Bearer ", "Basic ", "Token ", "Digest ", "bearer ", "basic ", "token "} {
+		if strings.HasPrefix(v, s) && len(v) > len(s) {
+			return len(s)
+		}
+	}
+	return 0
+}
+
+// bare says whether a file's text is one word on one line (db-password.txt: |, then the
+// password).
+func bare(v string) bool {
+	return !strings.ContainsAny(strings.TrimSpace(v), " \t\n:=")
 }
 
 // decoded says whether n's value is not its text: a double-quoted scalar with an escape or a

@@ -169,7 +169,17 @@ func redactDoc(d scanDoc, hits []secretHit) ([]edit, error) {
 		first = 1
 	}
 	last := len(d.lines) - 1
-	return []edit{{d.Line + first, 0, d.Line + last, len(d.lines[last]), strings.TrimSuffix(text, "\n")}}, nil
+	// The encoder may end a block scalar with blank lines of its own; they go when the
+	// document (with the line end the input keeps after it) reads the same without them.
+	text = strings.TrimSuffix(text, "\n")
+	end := ""
+	if bytes.HasSuffix(d.Raw, []byte("\n")) {
+		end = "\n"
+	}
+	if t := strings.TrimRight(text, "\n"); t != text && yaml.Unmarshal([]byte(t+end), &got) == nil && len(got.Content) > 0 && sameTree(d.root.Content[0], got.Content[0], replaced) {
+		text = t
+	}
+	return []edit{{d.Line + first, 0, d.Line + last, len(d.lines[last]), text}}, nil
 }
 
 // scalarEdit finds the text of a scalar in its document: from its first character (a quote, a

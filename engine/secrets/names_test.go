@@ -66,6 +66,7 @@ func TestTextSecrets(t *testing.T) {
 		{"a URL's password", "amqp://guest:pw-9@rabbit:5672/", "pw-9", URLCredential},
 		{"--flag=value", "app --db-password=pw-10 --v=2", "pw-10", FlagValue},
 		{"--flag value", "app --password pw-11 --v=2", "pw-11", FlagValue},
+		{"--flag=\"quoted words\"", "sh -c app --password=\"pw 11b\" -v", "pw 11b", FlagValue},
 		{"-flag value", "keytool -storepass pw-12 -list", "pw-12", FlagValue},
 		{"mysql -pValue", "mysql -uroot -ppw-13 shop", "pw-13", FlagValue},
 		{"mysql -p value", "mysql -u root -p pw-14", "pw-14", FlagValue},
@@ -128,5 +129,20 @@ func TestRedactSpans(t *testing.T) {
 		if err != nil || got != c.want {
 			t.Errorf("%s: (err %v)\n%s\nwant\n%s", c.name, err, got, c.want)
 		}
+	}
+}
+
+// TestScanLinesByName: a document that does not parse is read by the name rules too, line by
+// line, and redacted there; a near miss on such a line is not.
+func TestScanLinesByName(t *testing.T) {
+	in := "kind: ConfigMap\ndata:\n  db_password: pw-lines-1\n  password_policy: strict\n  cmd: mysql -uroot -ppw-lines-2\n  bad: [unclosed\n"
+	fs, _ := Scan([]byte(in))
+	if len(fs) != 2 || fs[0].Line != 3 || fs[0].Kind != EnvName || fs[1].Line != 5 || fs[1].Kind != FlagValue {
+		t.Fatalf("findings: %+v", fs)
+	}
+	got, err := Redact([]byte(in))
+	want := "kind: ConfigMap\ndata:\n  db_password: <redacted>\n  password_policy: strict\n  cmd: mysql -uroot -p<redacted>\n  bad: [unclosed\n"
+	if err != nil || got != want {
+		t.Errorf("Redact (err %v):\n%s", err, got)
 	}
 }

@@ -151,7 +151,8 @@ type token struct {
 	at   int
 }
 
-// fieldsAt are line's words (split at spaces and tabs) with their offsets.
+// fieldsAt are line's words (split at spaces and tabs outside quotes, as a shell splits them:
+// --password="two words" is one) with their offsets.
 func fieldsAt(line string) []token {
 	var out []token
 	for i := 0; i < len(line); {
@@ -159,8 +160,15 @@ func fieldsAt(line string) []token {
 			i++
 		}
 		j := i
-		for j < len(line) && line[j] != ' ' && line[j] != '\t' {
-			j++
+		for quote := byte(0); j < len(line) && (quote != 0 || line[j] != ' ' && line[j] != '\t'); j++ {
+			switch c := line[j]; {
+			case quote == 0 && (c == '"' || c == '\''):
+				if strings.IndexByte(line[j+1:], c) >= 0 {
+					quote = c
+				}
+			case c == quote:
+				quote = 0
+			}
 		}
 		if j > i {
 			out = append(out, token{line[i:j], i})

@@ -77,6 +77,10 @@ func TestTextSecrets(t *testing.T) {
 		{".netrc on one line", "machine h login u password pw-19", "pw-19", EnvName},
 		{".netrc, password on its line", "machine h\n  password pw-20\n", "pw-20", EnvName},
 		{".pgpass", "db:5432:app:app:pw-21\n", "pw-21", EnvName},
+		{"a JSON key on one line", `{"db":{"user":"u","password":"pw-22"}}`, "pw-22", EnvName},
+		{"PHP's define", `define( 'DB_PASSWORD', 'pw-23' );`, "pw-23", EnvName},
+		{"an XML element", "<server><id>r</id><password>pw-24</password></server>", "pw-24", EnvName},
+		{".npmrc", "//registry.npmjs.org/:_authToken=pw-25", "pw-25", EnvName},
 	} {
 		got := textSecrets(c.text)
 		if len(got) != 1 || c.text[got[0].from:got[0].to] != c.want || got[0].kind != c.kind {
@@ -105,6 +109,12 @@ func TestTextSecrets(t *testing.T) {
 		"db:5432:app:app:${PGPASSWORD}",
 		"12:30:45",
 		`"channel_creds": [{"type": "insecure"}],`,
+		`{"db":{"user":"u","passwordFile":"/run/pw"}}`,
+		`{"volumes":["istio-token","istiod-ca-cert"]}`,
+		`define( 'DB_PASSWORD', getenv('DB_PASSWORD') );`,
+		"<server><id>r</id><password>${env.REPO_PASSWORD}</password></server>",
+		"<password-policy>strict</password-policy>",
+		"//registry.npmjs.org/:_authToken=${NPM_TOKEN}",
 	} {
 		if got := textSecrets(near); len(got) != 0 {
 			t.Errorf("%q: %+v", near, got)

@@ -20,7 +20,8 @@ var textTriggers = []string{"pass", "pw", "secret", "token", "key", "auth", "cre
 // textSecrets finds the secrets inside a text value, line by line: what a file put in a value
 // holds (application.properties' spring.datasource.password=…, an ini or .env file's keys, a
 // YAML file's or an injection template's keys and env entries, a directive (redis.conf's
-// requirepass …), .netrc's "password p", .pgpass's
+// requirepass …), a JSON or Python key in quotes, PHP's define('DB_PASSWORD', …), an XML
+// element (<password>…</password>), .npmrc's :_authToken=…, .netrc's "password p", .pgpass's
 // host:port:db:user:password), a connection string's Password=…, a URL's password, and a
 // command line's password flags (--password x, mysql -pSecret, redis-cli -a secret). Each span
 // is the value alone, so that redacting it keeps the file around it.
@@ -50,7 +51,15 @@ var lineRE = regexp.MustCompile(`^\s*(?:export\s+|-\s+)?["']?([A-Za-z_][A-Za-z0-
 // pairRE is key=value inside a line: a connection string's Password=…; (.NET, ODBC), a URL's
 // query (?user=root&password=…), a JVM property (-Dspring.datasource.password=…), an inline
 // variable (PGPASSWORD=… psql), kubectl's --from-literal=password=….
-var pairRE = regexp.MustCompile(`(?:^|[\s;&?,=\-])([A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*=[ \t]*("[^"]*"|'[^']*'|[^\s;&,"']+)`)
+var pairRE = regexp.MustCompile(`(?:^|[\s;&?,=:\-])([A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*=[ \t]*("[^"]*"|'[^']*'|[^\s;&,"']+)`)
+
+// quotedPairRE is a quoted key and its quoted value inside a line: JSON's "password": "…" (a
+// one-line config.json), Python's 'PASSWORD': '…', PHP's 'password' => '…' and
+// define('DB_PASSWORD', '…') (a list of strings, "a","b", is not a pair).
+var quotedPairRE = regexp.MustCompile(`(define\(\s*)?["']([A-Za-z_][A-Za-z0-9_.\-]*)["']\s*([:,]|=>)\s*(?:"((?:[^"\\]|\\.)*)"|'([^']*)')`)
+
+// xmlRE is an XML element with text: Maven's settings.xml <password>…</password>.
+var xmlRE = regexp.MustCompile(`<([A-Za-z_][A-Za-z0-9_.\-:]*)>([^<]+)</([A-Za-z_][A-Za-z0-9_.\-:]*)>`)
 
 func lineSecrets(line string, off int, out []textSpan, pendingName bool) ([]textSpan, bool) {
 	lower := strings.ToLower(line)
@@ -88,6 +97,27 @@ func lineSecrets(line string, off int, out []textSpan, pendingName bool) ([]text
 		}
 	}
 	out = appendPairs(line, off, out, 0)
+	if strings.ContainsAny(line, `"'`) {
+		for _, m := range quotedPairRE.FindAllStringSubmatchIndex(line, -1) {
+			from, to := m[8], m[9]
+			if from < 0 {
+				from, to = m[10], m[11]
+			}
+			if line[m[6]:m[7]] == "," && m[2] < 0 {
+				continue
+			}
+			if keyName(line[m[4]:m[5]]) && nameValue(line[from:to]) {
+				out = append(out, textSpan{off + from, off + to, EnvName})
+			}
+		}
+	}
+	if strings.Contains(line, "</") {
+		for _, m := range xmlRE.FindAllStringSubmatchIndex(line, -1) {
+			if name := line[m[2]:m[3]]; name == line[m[6]:m[7]] && keyName(name) && nameValue(line[m[4]:m[5]]) {
+				out = append(out, textSpan{off + m[4], off + m[5], EnvName})
+			}
+		}
+	}
 	for _, m := range urlCredentialRE.FindAllStringSubmatchIndex(line, -1) {
 		if !placeholder(line[m[2]:m[3]]) {
 			out = append(out, textSpan{off + m[2], off + m[3], URLCredential})

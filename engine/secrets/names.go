@@ -21,6 +21,8 @@ var (
 	// keySuffixes are the fused words ending in "key" that name a key that is secret.
 	keySuffixes = []string{"apikey", "accesskey", "secretkey", "privatekey", "privkey", "authkey", "masterkey",
 		"clientkey", "signingkey", "encryptionkey", "licensekey", "servicekey", "accountkey", "sharedkey", "hmackey"}
+	// weakWords say secret alone in an environment variable's name only (see keyName).
+	weakWords = []string{"key", "keys", "auth", "secret", "secrets"}
 	// qualifiers make key, auth and secret a credential in a name that is not an environment
 	// variable's: api-key, client-secret, jwt.secret, secret-key (see keyName).
 	qualifiers = []string{"api", "access", "client", "private", "priv", "secret", "master", "signing", "encryption",
@@ -76,7 +78,8 @@ func nameSays(words []string, strict bool) bool {
 		case passwordWord(w) && i+1 < len(words) && (words[i+1] == "key" || words[i+1] == "secret") && i+2 == len(words):
 			// passwordKey: the key of a Secret that holds the password.
 			return false
-		case strict && (w == "key" || w == "auth" || w == "secret"):
+		case strict && slices.Contains(weakWords, w):
+			// Plural too: example.com/secrets names a collection, api-keys holds some.
 			if (i > 0 && slices.Contains(qualifiers, words[i-1])) || (w == "secret" && i+1 < len(words) && words[i+1] == "key") {
 				return true
 			}

@@ -37,13 +37,17 @@ var (
 		"format", "type", "mode", "enabled", "disabled", "required", "strategy", "algorithm", "alg", "encoding", "alias",
 		"audience", "audiences", "issuer", "provider", "header", "prefix", "regex", "pattern", "hint", "field", "label",
 		"version", "id", "user", "username", "login", "store", "usage", "usages", "rotation", "validation", "complexity",
-		"strength", "reset", "changed", "set", "stdin"}
+		"strength", "reset", "changed", "set", "stdin", "role", "roles", "scope", "scopes", "fill", "tokens", "volume", "volumes", "mount", "mounts", "template", "templates"}
 )
+
+// switchWords are first words of a name whose value turns a secret on or off, or names one
+// (ENABLE_DEBUG_ENDPOINT_AUTH, USE_TOKEN_FOR_CSR, a Helm chart's existingSecret).
+var switchWords = []string{"existing", "enable", "enabled", "disable", "disabled", "use", "require", "required", "allow", "skip", "is", "has", "with", "without", "no"}
 
 // secretName says whether a name says its value is secret, as an environment variable's name
 // says it (DB_PASSWORD, apiToken, TLS_KEY, BASIC_AUTH): one of its words is a secret word, and
-// no word says the value is only about one (nameWords, at the end; "existing" or "public" at the
-// start: a Helm chart's existingSecret names a Secret, PUBLIC_KEY is not secret), and a password
+// no word says the value is only about one (nameWords, at the end; switchWords at the start;
+// "public" anywhere: PUBLIC_KEY is not secret), and a password
 // word is not followed by "key" or "secret" (passwordKey, ADMIN_PASSWORD_SECRET name a Secret's
 // key and a Secret).
 func secretName(name string) bool {
@@ -70,7 +74,7 @@ func nameSays(words []string, strict bool) bool {
 	last := words[len(words)-1]
 	// An id identifies (KEY_ID, tokenId), but Vault's secret_id is AppRole's password.
 	secretID := last == "id" && len(words) > 1 && words[len(words)-2] == "secret"
-	if slices.Contains(nameWords, last) && !secretID || words[0] == "existing" || slices.Contains(words, "public") {
+	if slices.Contains(nameWords, last) && !secretID || slices.Contains(switchWords, words[0]) || slices.Contains(words, "public") {
 		return false
 	}
 	for i, w := range words {
@@ -136,11 +140,20 @@ func nameValue(v string) bool {
 	if len(v) < 3 || v == Redacted || filePath(v) || placeholder(v) || refLike(v) {
 		return false
 	}
-	switch strings.ToLower(v) {
+	switch strings.ToLower(strings.TrimRight(v, ".,;")) {
 	case "true", "false", "yes", "no", "on", "off", "null", "nil", "none", "enabled", "disabled", "required", "optional":
 		return false
 	}
 	return true
+}
+
+// nameNumber says whether a number is a secret by its name: a password may be digits alone
+// (MYSQL_ROOT_PASSWORD: 98127634, a PIN), a token or a key is not (Envoy's max_tokens: 100).
+func nameNumber(name, v string) bool {
+	if strings.Trim(v, "0123456789") != "" {
+		return true
+	}
+	return slices.ContainsFunc(nameSplit(name), func(w string) bool { return passwordWord(w) || w == "pin" || w == "passcode" })
 }
 
 // refLike says whether v reads as a path of lower-case words: where a secret is kept (Vault's

@@ -1,6 +1,7 @@
 package secrets
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -24,15 +25,18 @@ func TestNameRules(t *testing.T) {
 		{"secretName: secret_id is a secret", secretName,
 			[]string{"VAULT_SECRET_ID"},
 			[]string{"VAULT_ROLE_ID"}},
-		{"secretName: existing…, public…, password…Key name a Secret", secretName,
-			[]string{"adminPassword", "secretKey"},
-			[]string{"existingSecret", "JWT_PUBLIC_KEY", "userPasswordKey", "ADMIN_PASSWORD_SECRET"}},
+		{"secretName: existing…, enable…, public…, password…Key name or switch a secret", secretName,
+			[]string{"adminPassword", "secretKey", "AUTH_PASSWORD"},
+			[]string{"existingSecret", "ENABLE_DEBUG_ENDPOINT_AUTH", "USE_TOKEN_FOR_CSR", "JWT_PUBLIC_KEY", "userPasswordKey", "ADMIN_PASSWORD_SECRET", "GF_AUTH_ANONYMOUS_ORG_ROLE", "max_tokens", "tokens_per_fill", "credential-volume"}},
 		{"keyName: key, auth and secret need a qualifier in lower case", keyName,
 			[]string{"api-key", "api-keys", "x-api-key", "oidc.client-secret", "jwt.secret", "secret-key", "db_password", "admin-password", "SECRET", "KEY"},
 			[]string{"key", "auth-secret", "auth", "secret", "tls-key", "nginx.ingress.kubernetes.io/auth-secret", "example.com/secrets"}},
+		{"nameNumber: digits are a password's value, not a token's", func(s string) bool { n, v, _ := strings.Cut(s, "="); return nameNumber(n, v) },
+			[]string{"MYSQL_ROOT_PASSWORD=98127634", "DOOR_PIN=1234", "API_TOKEN=abc123"},
+			[]string{"API_TOKEN=100", "bucket.token=3600"}},
 		{"nameValue: values that are not secrets", nameValue,
 			[]string{"hunter2", "changeme", "123456", "Str0ng!Passw0rd", "correct horse battery"},
-			[]string{"", "ab", "true", "Off", "/run/secrets/db", "database/creds/app", "$(DB_PASS)", "${DB_PASSWORD}", "$DB_PASS", "{{ .Values.password }}", "<password>", "xxx", "******", "REPLACE_ME", "your-api-key-here", "Bearer ${TOKEN}", Redacted}},
+			[]string{"", "ab", "true", "Off", "false.", "/run/secrets/db", "database/creds/app", "$(DB_PASS)", "${DB_PASSWORD}", "$DB_PASS", "{{ .Values.password }}", "<password>", "xxx", "******", "REPLACE_ME", "your-api-key-here", "Bearer ${TOKEN}", Redacted}},
 	} {
 		for _, s := range c.yes {
 			if !c.fn(s) {
@@ -106,6 +110,7 @@ func TestTextSecrets(t *testing.T) {
 		"protected-mode yes",
 		"the password is in the vault",
 		"machine h login u",
+		"Optional BGP password for full peerings; only set on the default instance",
 		"db:5432:app:app:${PGPASSWORD}",
 		"12:30:45",
 		`"channel_creds": [{"type": "insecure"}],`,

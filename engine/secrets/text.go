@@ -92,7 +92,7 @@ func lineSecrets(line string, off int, out []textSpan, pendingName bool) ([]text
 		case strings.HasPrefix(v, "[") || strings.HasPrefix(v, "{") || strings.HasPrefix(v, "&") || strings.HasPrefix(v, "*"):
 			// A structure (JSON's "channel_creds": [{…}]), an anchor or an alias: its own
 			// lines are read.
-		case (keyName(key) || key == "value" && pendingName) && nameValue(v):
+		case (keyName(key) && nameNumber(key, v) || key == "value" && pendingName) && nameValue(v):
 			out = append(out, textSpan{off + from, off + to, EnvName})
 		}
 	}
@@ -295,16 +295,10 @@ func commandSecrets(toks []token) []textSpan {
 	return out
 }
 
-// appendNetrc adds .netrc's passwords: "password p" on a line that names a machine or a login
-// (machine h login u password p), or that starts with it.
+// appendNetrc adds .netrc's passwords: "password p" on a line that starts with one of its
+// keywords (machine h login u password p; or password p on a line of its own).
 func appendNetrc(toks []token, off int, out []textSpan) []textSpan {
-	netrc := len(toks) > 0 && (toks[0].text == "password" || toks[0].text == "passwd")
-	for _, t := range toks {
-		if t.text == "machine" || t.text == "login" || t.text == "default" {
-			netrc = true
-		}
-	}
-	if !netrc {
+	if len(toks) < 2 || !slices.Contains([]string{"machine", "default", "login", "password", "passwd"}, toks[0].text) {
 		return out
 	}
 	for i := 0; i+1 < len(toks); i++ {

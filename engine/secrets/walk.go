@@ -255,7 +255,7 @@ func (w *secretWalker) scalar(n *yaml.Node, path, key string) {
 	// A value of one line is all secret when its key says so; a longer one is a file whose
 	// secrets are found in it (a .pgpass, an application.properties).
 	multiline := strings.Contains(v, "\n")
-	if byName && !multiline && key != "" && keyName(key) && nameValue(v) {
+	if byName && !multiline && key != "" && keyName(key) && nameValue(v) && nameNumber(key, v) {
 		w.add(n, path, key, EnvName)
 		if s := authScheme(v); s > 0 {
 			// Authorization: Bearer …: the credential after its scheme.
@@ -268,7 +268,7 @@ func (w *secretWalker) scalar(n *yaml.Node, path, key string) {
 		w.hits[len(w.hits)-1].spans = sp
 		return
 	}
-	if byName && multiline && key != "" && (!fileName(key) || bare(v)) && keyName(key) && nameValue(v) {
+	if byName && multiline && key != "" && bare(v) && keyName(key) && nameValue(v) && nameNumber(key, v) {
 		w.add(n, path, key, EnvName)
 		return
 	}

@@ -1,6 +1,7 @@
 package secrets
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 	"unicode"
@@ -132,12 +133,19 @@ func nameSplit(name string) []string {
 	return words
 }
 
+// indirectRE is a value that is code getting the secret from elsewhere, as detect-secrets'
+// indirect-reference filter has it: getenv('DB_PASSWORD'), os.environ["TOKEN"],
+// config.get_password().
+var indirectRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.]*(\(.*\)|\[.*\])[;,]?$`)
+
 // nameValue says whether the value of a name that says secret is one: not empty or too short to
-// be one, not a file path, a placeholder, a boolean, or a reference to where the secret is
-// (a Vault path such as database/creds/app, a Secret's namespace/name).
+// be one, not a file path, a placeholder, a boolean, code that gets it (indirectRE), punctuation
+// alone, or a reference to where the secret is (a Vault path such as database/creds/app, a
+// Secret's namespace/name).
 func nameValue(v string) bool {
 	v = strings.TrimSpace(v)
-	if len(v) < 3 || v == Redacted || filePath(v) || placeholder(v) || refLike(v) {
+	if len(v) < 3 || v == Redacted || filePath(v) || placeholder(v) || refLike(v) || indirectRE.MatchString(v) ||
+		strings.IndexFunc(v, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) < 0 {
 		return false
 	}
 	switch strings.ToLower(strings.TrimRight(v, ".,;")) {

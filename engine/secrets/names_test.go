@@ -35,8 +35,8 @@ func TestNameRules(t *testing.T) {
 			[]string{"MYSQL_ROOT_PASSWORD=98127634", "DOOR_PIN=1234", "API_TOKEN=abc123"},
 			[]string{"API_TOKEN=100", "bucket.token=3600"}},
 		{"nameValue: values that are not secrets", nameValue,
-			[]string{"hunter2", "changeme", "123456", "Str0ng!Passw0rd", "correct horse battery"},
-			[]string{"", "ab", "true", "Off", "false.", "/run/secrets/db", "database/creds/app", "$(DB_PASS)", "${DB_PASSWORD}", "$DB_PASS", "{{ .Values.password }}", "<password>", "xxx", "******", "REPLACE_ME", "your-api-key-here", "Bearer ${TOKEN}", Redacted}},
+			[]string{"hunter2", "changeme", "123456", "Str0ng!Passw0rd", "correct horse battery", "p@ss(word)", "f(x)y"},
+			[]string{"", "ab", "true", "Off", "false.", "/run/secrets/db", "database/creds/app", "$(DB_PASS)", "${DB_PASSWORD}", "$DB_PASS", "{{ .Values.password }}", "<password>", "xxx", "******", "REPLACE_ME", "your-api-key-here", "Bearer ${TOKEN}", Redacted, "getenv('DB_PASSWORD')", `os.environ["TOKEN"]`, "---", "!!!"}},
 	} {
 		for _, s := range c.yes {
 			if !c.fn(s) {
@@ -78,6 +78,7 @@ func TestTextSecrets(t *testing.T) {
 		{"curl -u user:password", "curl -u admin:pw-16 https://x", "pw-16", FlagValue},
 		{"a command after a label", "# debug: mysql -uroot -ppw-17", "pw-17", FlagValue},
 		{"a directive", "bind 0.0.0.0\nrequirepass pw-18\n", "pw-18", EnvName},
+		{"a Python dict's quoted key", "    'PASSWORD': 'pw-18b',", "pw-18b", EnvName},
 		{".netrc on one line", "machine h login u password pw-19", "pw-19", EnvName},
 		{".netrc, password on its line", "machine h\n  password pw-20\n", "pw-20", EnvName},
 		{".pgpass", "db:5432:app:app:pw-21\n", "pw-21", EnvName},
@@ -108,6 +109,7 @@ func TestTextSecrets(t *testing.T) {
 		"curl -u admin https://x",
 		"cat /run/pw | docker login -u bot --password-stdin r.example.com",
 		"protected-mode yes",
+		"'PASSWORD': os.environ['DB_PASSWORD'],",
 		"the password is in the vault",
 		"machine h login u",
 		"Optional BGP password for full peerings; only set on the default instance",

@@ -124,7 +124,7 @@ func lineSecrets(line string, off int, out []textSpan, pendingName bool) ([]text
 		}
 	}
 	// A configuration file's directive: requirepass foobared (redis.conf), masterauth ….
-	if len(toks) == 2 && keyName(toks[0].text) && nameValue(toks[1].text) {
+	if len(toks) == 2 && envVar(strings.NewReplacer("-", "_", ".", "_").Replace(toks[0].text)) && keyName(toks[0].text) && nameValue(toks[1].text) {
 		out = append(out, textSpan{off + toks[1].at, off + toks[1].at + len(toks[1].text), EnvName})
 	}
 	out = appendNetrc(toks, off, out)

@@ -1,12 +1,16 @@
 package handlers
 
 import (
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/url"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/engine/secrets"
 )
@@ -68,5 +72,159 @@ func TestSecretsSeam(t *testing.T) {
 	err := redactError(&secrets.Error{Doc: 2, Line: 7, ID: "redact-differs", Msg: "this document could not be redacted"})
 	if ie, ok := err.(*engine.InputError); !ok || ie.Doc != 2 || ie.Line != 7 || ie.Field != "manifest" || ie.ID != "redact-differs" || ie.Msg == "" {
 		t.Errorf("redactError: %#v", err)
+	}
+}
+
+// shareVariants are a few of package secrets' variants (its testdata/variants.yaml) as a state
+// holds them: a fused env name, a password in a file a ConfigMap holds, mysql's -pSecret, a
+// proxy.istio.io/config step's proxyMetadata, an install option, a mesh config's
+// OpenTelemetry header and a namespace label; each secret is made up and distinct.
+var shareVariants = struct {
+	manifest string
+	steps    []engine.Step
+	settings engine.Settings
+	secrets  []string
+}{
+	manifest: `apiVersion: v1
+kind: Pod
+metadata:
+  name: migrate
+spec:
+  containers:
+  - name: psql
+    image: postgres:16
+    env:
+    - name: PGPASSWORD
+      value: pg-Hunter2x
+    - name: PGPASSFILE
+      value: /run/secrets/pgpass
+  - name: dump
+    image: mysql:8
+    command: ["mysqldump", "-h", "mysql", "-uroot", "-pMyS3cret", "shop"]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: orders
+data:
+  password_policy: strict
+  application.properties: |
+    spring.datasource.username=orders
+    spring.datasource.password=spring-db-pw
+`,
+	steps: []engine.Step{
+		{Key: "sidecar.istio.io/proxyCPU", Value: "100m"},
+		{Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStarts: true\nproxyMetadata:\n  PGPASSWORD: stepPg2\n"},
+	},
+	settings: engine.Settings{
+		Install: engine.InstallOptions{
+			Set:  []string{"values.pilot.env.PILOT_TRACE_SAMPLING=100", "meshConfig.defaultConfig.proxyMetadata.PGPASSWORD=setPgPw"},
+			Mesh: engine.OwnMesh{MeshConfig: "extensionProviders:\n- name: otel\n  opentelemetry:\n    service: collector.observability.svc.cluster.local\n    port: 4318\n    http:\n      headers:\n        Authorization: Bearer otelBearer9\n        x-tenant: acme\n"},
+		},
+		Namespace: engine.Namespace{Name: "shop", Labels: map[string]string{"istio-injection": "enabled", "password-rotation": "weekly", "db-password": "nslabelpw"}},
+	},
+	secrets: []string{"pg-Hunter2x", "MyS3cret", "spring-db-pw", "stepPg2", "setPgPw", "otelBearer9", "nslabelpw"},
+}
+
+// TestShareVariants: the share API and the form's Share hold up a state with secrets written
+// the ways people write them (shareVariants), list them without their values, and store them
+// redacted on request — with the near misses beside them (PGPASSFILE, password_policy, a
+// label password-rotation) left as they were.
+func TestShareVariants(t *testing.T) {
+	v := shareVariants
+	links := &countingLinks{memLinks: newMemLinks()}
+	h := serverConfig(t, Config{Links: links})
+	req := api.ShareRequest{InjectRequest: api.InjectRequest{Manifest: v.manifest, Steps: v.steps, Settings: v.settings}}
+	r := postShareAPI(t, h, req, nil)
+	var sec api.SecretsResponse
+	if r.status != http.StatusUnprocessableEntity || json.Unmarshal([]byte(r.body), &sec) != nil || links.puts.Load() != 0 {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	var where []string
+	for _, f := range sec.Secrets {
+		where = append(where, fmt.Sprintf("%s|%d|%d|%s|%s", f.Setting, f.Doc, f.Step, f.Path, f.Kind))
+	}
+	want := []string{
+		"|1|0|spec.containers[psql].env[PGPASSWORD].value|env-name",
+		"|1|0|spec.containers[dump].command[4]|flag-value",
+		`|2|0|data["application.properties"]|env-name`,
+		"|0|2|proxyMetadata.PGPASSWORD|env-name",
+		"install.set|0|0|meshConfig.defaultConfig.proxyMetadata.PGPASSWORD|env-name",
+		"install.mesh|0|0|meshConfig: extensionProviders[otel].opentelemetry.http.headers.Authorization|env-name",
+		"namespace.labels|0|0|db-password|env-name",
+	}
+	if !slices.Equal(where, want) || sec.Total != len(want) {
+		t.Errorf("findings (%d)\n%s\nwant\n%s", sec.Total, strings.Join(where, "\n"), strings.Join(want, "\n"))
+	}
+	for _, s := range v.secrets {
+		if strings.Contains(r.body, s) {
+			t.Errorf("the 422 echoes %s", s)
+		}
+	}
+
+	req.Redact = true
+	r = postShareAPI(t, h, req, nil)
+	var ok api.ShareResponse
+	if r.status != http.StatusCreated || json.Unmarshal([]byte(r.body), &ok) != nil {
+		t.Fatalf("redact: %d %s", r.status, r.body)
+	}
+	st := storedState(t, h, ok.ID)
+	js, _ := json.Marshal(st)
+	for _, s := range v.secrets {
+		if strings.Contains(string(js), s) {
+			t.Errorf("stored with %s: %s", s, js)
+		}
+	}
+	// Only the secrets' bytes went: the near misses and the files around the secrets stayed.
+	wantManifest := v.manifest
+	for _, s := range []string{"pg-Hunter2x", "MyS3cret", "spring-db-pw"} {
+		wantManifest = strings.ReplaceAll(wantManifest, s, secrets.Redacted)
+	}
+	if st.Manifest != wantManifest {
+		t.Errorf("stored manifest:\n%s\nwant\n%s", st.Manifest, wantManifest)
+	}
+	if got := st.Steps[1].Value; got != strings.ReplaceAll(v.steps[1].Value, "stepPg2", secrets.Redacted) || st.Steps[0] != v.steps[0] {
+		t.Errorf("stored steps: %+v", st.Steps)
+	}
+	if l := st.Settings.Namespace.Labels; l["password-rotation"] != "weekly" || l["db-password"] != "redacted" || l["istio-injection"] != "enabled" {
+		t.Errorf("stored labels: %v", l)
+	}
+	if s := st.Settings.Install.Set; s[0] != v.settings.Install.Set[0] || !strings.HasSuffix(s[1], "PGPASSWORD="+secrets.Redacted) {
+		t.Errorf("stored --set: %q", s)
+	}
+	if m := st.Settings.Install.Mesh.MeshConfig; m != strings.ReplaceAll(v.settings.Install.Mesh.MeshConfig, "otelBearer9", secrets.Redacted) {
+		t.Errorf("stored mesh config:\n%s", m)
+	}
+
+	// The form's Share: the same findings for what the form carries (manifest, steps, --set).
+	stepsJSON, _ := json.Marshal(v.steps)
+	form := url.Values{"manifest": {v.manifest}, "steps": {string(stepsJSON)}, "set": {strings.Join(v.settings.Install.Set, "\n")}}
+	page := do(t, h, shareRequest(form))
+	if page.status != http.StatusOK || testid(page, "share-secret").Length() != 5 {
+		t.Fatalf("form: %d, %d rows: %s", page.status, testid(page, "share-secret").Length(), testid(page, "share-secrets-list").Text())
+	}
+	for _, s := range v.secrets {
+		if strings.Contains(page.body, ">"+s) || strings.Contains(testid(page, "share-secrets-list").Text(), s) {
+			t.Errorf("the form's list shows %s", s)
+		}
+	}
+	form.Set("secrets", "redact")
+	r = do(t, h, shareRequest(form))
+	loc := r.header.Get("Location")
+	if r.status != http.StatusSeeOther || !strings.HasPrefix(loc, "/s/") {
+		t.Fatalf("form redact: %d %q", r.status, loc)
+	}
+	if st := storedState(t, h, strings.TrimPrefix(loc, "/s/")); st.Manifest != wantManifest || strings.Contains(st.Steps[1].Value, "stepPg2") {
+		t.Errorf("form stored:\n%s\n%+v", st.Manifest, st.Steps)
+	}
+
+	// The near misses alone are shared at once.
+	clean := api.ShareRequest{InjectRequest: api.InjectRequest{
+		Manifest: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: orders\ndata:\n  password_policy: strict\n  DB_PASSWORD_FILE: /run/secrets/db\n  PGPASSWORD: $(DB_PASS)\n  passwordMinLength: \"8\"\n",
+		Steps:    []engine.Step{{Key: "example.com/password-policy", Value: "strict"}},
+		Settings: engine.Settings{Namespace: engine.Namespace{Name: "shop", Labels: map[string]string{"password-rotation": "weekly"}}},
+	}}
+	if r := postShareAPI(t, h, clean, nil); r.status != http.StatusCreated {
+		t.Errorf("near misses: %d %s", r.status, r.body)
 	}
 }

@@ -248,7 +248,7 @@ func TestShareFormSecrets(t *testing.T) {
 	links := &countingLinks{memLinks: newMemLinks()}
 	h := serverConfig(t, Config{Links: links})
 	hostile := strings.Replace(secretYAML, "name: web\n", "name: web # <script>alert(1)</script>\n", 1)
-	hostile = strings.Replace(hostile, "        env:\n", "        env:\n        - name: \"<script>alert(2)</script>_TOKEN\"\n          value: x\n", 1)
+	hostile = strings.Replace(hostile, "        env:\n", "        env:\n        - name: \"<script>alert(2)</script>_TOKEN\"\n          value: abc123\n", 1)
 	form := url.Values{"manifest": {hostile}, "steps": {"[]"}, "tab": {"yaml"}}
 	r := do(t, h, shareRequest(form))
 	if r.status != http.StatusOK || testid(r, "share-secrets").Length() != 1 {

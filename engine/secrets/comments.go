@@ -31,14 +31,17 @@ func (w *secretWalker) comments(n *yaml.Node) {
 var commentKeyRE = regexp.MustCompile(`([A-Za-z_][A-Za-z0-9_.-]*)\s*[:=]\s*(\S+)`)
 
 // commentSecrets are the parts of a comment's text that are secrets: the value of a name that
-// says it is one (password: hunter2, DB_TOKEN=…), a URL's password, a password flag's value, a
-// random-looking token.
+// says it is one (password: hunter2, admin pw: …, DB_TOKEN=…), a URL's password, a password
+// flag's value (mysql -pSecret too), a random-looking token.
 func commentSecrets(text string) []string {
 	var out []string
 	for _, m := range commentKeyRE.FindAllStringSubmatch(text, -1) {
-		if v := strings.Trim(m[2], `"',;`); v != "" && secretName(m[1]) && !filePath(v) && !placeholder(v) && v != Redacted {
+		if v := strings.Trim(m[2], `"',;`); keyName(m[1]) && nameValue(v) {
 			out = append(out, v)
 		}
+	}
+	for _, sp := range textSecrets(text) {
+		out = append(out, text[sp.from:sp.to])
 	}
 	out = append(out, urlPasswords(text)...)
 	out = append(out, flagValues(text)...)

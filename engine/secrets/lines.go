@@ -8,14 +8,17 @@ import (
 )
 
 // scanLines scans a document that does not parse, line by line: a private key's first line, a
-// registry credential's, random-looking tokens and the credentials gitleaks' rules found (ls),
-// each a token on its line.
+// registry credential's, random-looking tokens, the credentials gitleaks' rules found (ls), and
+// what lineSecrets finds (a key that says secret and its value, a password flag, a URL's
+// password), each a token on its line.
 func scanLines(d scanDoc, ls []leak) []secretHit {
 	var hits []secretHit
+	pending := false
 	for i, l := range d.lines {
 		var spans [][2]int
 		var kinds []Kind
 		var rules []string
+
 		// A private key or a registry credential is flagged to the line's end; random-looking
 		// tokens before it are flagged too, or they would be found once the rest is redacted.
 		end, endKind := len(l), Kind("")
@@ -46,6 +49,13 @@ func scanLines(d scanDoc, ls []leak) []secretHit {
 				spans, kinds, rules = append(spans, sp), append(kinds, KnownFormat), append(rules, lk.Rule)
 				from = sp[1]
 			}
+		}
+		// The name rules and what a line holds (password: …, --password …, a URL's password),
+		// as in a value; an env entry's name on the line before its value.
+		var ts []textSpan
+		ts, pending = lineSecrets(l[:end], 0, nil, pending)
+		for _, t := range mergeTextSpans(ts) {
+			spans, kinds, rules = append(spans, [2]int{t.from, t.to}), append(kinds, t.kind), append(rules, "")
 		}
 		if endKind != "" {
 			spans, kinds, rules = append(spans, [2]int{end, len(l)}), append(kinds, endKind), append(rules, "")

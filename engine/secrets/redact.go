@@ -2,6 +2,7 @@ package secrets
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"slices"
 	"strings"
@@ -68,37 +69,69 @@ type edit struct {
 }
 
 func redactDoc(d scanDoc, hits []secretHit) ([]edit, error) {
-	var edits []edit
 	if d.root == nil {
+		var edits []edit
 		for _, h := range hits {
 			edits = append(edits, edit{h.token.line, h.token.from, h.token.line, h.token.to, Redacted})
 		}
 		return edits, nil
 	}
-	replaced := make(map[*yaml.Node]bool)
-	exact := true
+	// replaced is each flagged node's value once redacted: Redacted, or its value with the
+	// flagged spans replaced (a password in a file the value holds).
+	replaced := make(map[*yaml.Node]string)
+	spans := make(map[*yaml.Node][]textSpan)
+	whole := make(map[*yaml.Node]bool)
+	var order []*yaml.Node
 	var scrub []secretHit
 	for _, h := range hits {
 		if h.comment != nil {
-			// A comment is not a node's value: the document is written again with the secret
-			// taken out of the comment's text.
-			scrub, exact = append(scrub, h), false
+			scrub = append(scrub, h)
 			continue
 		}
-		if replaced[h.node] {
-			continue
+		if _, ok := replaced[h.node]; !ok {
+			order = append(order, h.node)
 		}
-		replaced[h.node] = true
+		replaced[h.node] = ""
+		if h.spans == nil {
+			whole[h.node] = true
+		} else {
+			spans[h.node] = append(spans[h.node], h.spans...)
+		}
+	}
+	// A comment is not a node's value: the secret is replaced in the comment's text where it
+	// is (commentEdits), else the document is written again with it taken out.
+	exact := true
+	var edits []edit
+	if len(scrub) > 0 {
+		edits, exact = commentEdits(d, scrub)
+	}
+	for _, n := range order {
+		if whole[n] {
+			replaced[n] = Redacted
+		} else {
+			sp := mergeTextSpans(spans[n])
+			spans[n] = sp
+			replaced[n] = replaceSpans(n.Value, sp)
+		}
 		// Every flagged node is marked even when one cannot be edited exactly: the fallback
 		// replaces them all.
-		if e, ok := scalarEdit(d, h.node); ok {
-			edits = append(edits, e)
+		var es []edit
+		ok := false
+		if whole[n] {
+			var e edit
+			e, ok = scalarEdit(d, n)
+			es = []edit{e}
+		} else {
+			es, ok = spanEdits(d, n, spans[n])
+		}
+		if ok {
+			edits = append(edits, es...)
 		} else {
 			exact = false
 		}
 	}
 	if exact {
-		if err := checkRedacted(d, edits, replaced); err == nil {
+		if err := checkRedacted(d, edits, replaced, scrub); err == nil {
 			return edits, nil
 		}
 	}
@@ -109,10 +142,13 @@ func redactDoc(d scanDoc, hits []secretHit) ([]edit, error) {
 		n.LineComment = strings.ReplaceAll(n.LineComment, h.secret, Redacted)
 		n.FootComment = strings.ReplaceAll(n.FootComment, h.secret, Redacted)
 	}
-	for n := range replaced {
-		n.Value, n.Tag = Redacted, "!!str"
-		if n.Style == yaml.LiteralStyle || n.Style == yaml.FoldedStyle {
-			n.Style = 0
+	for n, v := range replaced {
+		n.Value = v
+		if whole[n] {
+			n.Tag = "!!str"
+			if n.Style == yaml.LiteralStyle || n.Style == yaml.FoldedStyle {
+				n.Style = 0
+			}
 		}
 	}
 	var buf bytes.Buffer
@@ -133,7 +169,17 @@ func redactDoc(d scanDoc, hits []secretHit) ([]edit, error) {
 		first = 1
 	}
 	last := len(d.lines) - 1
-	return []edit{{d.Line + first, 0, d.Line + last, len(d.lines[last]), strings.TrimSuffix(text, "\n")}}, nil
+	// The encoder may end a block scalar with blank lines of its own; they go when the
+	// document (with the line end the input keeps after it) reads the same without them.
+	text = strings.TrimSuffix(text, "\n")
+	end := ""
+	if bytes.HasSuffix(d.Raw, []byte("\n")) {
+		end = "\n"
+	}
+	if t := strings.TrimRight(text, "\n"); t != text && yaml.Unmarshal([]byte(t+end), &got) == nil && len(got.Content) > 0 && sameTree(d.root.Content[0], got.Content[0], replaced) {
+		text = t
+	}
+	return []edit{{d.Line + first, 0, d.Line + last, len(d.lines[last]), text}}, nil
 }
 
 // scalarEdit finds the text of a scalar in its document: from its first character (a quote, a
@@ -227,6 +273,95 @@ func scalarEdit(d scanDoc, n *yaml.Node) (edit, bool) {
 	return edit{}, false
 }
 
+// replaceSpans is v with each span (sorted, apart) replaced by Redacted.
+func replaceSpans(v string, spans []textSpan) string {
+	var b strings.Builder
+	at := 0
+	for _, sp := range spans {
+		b.WriteString(v[at:sp.from])
+		b.WriteString(Redacted)
+		at = sp.to
+	}
+	b.WriteString(v[at:])
+	return b.String()
+}
+
+// spanEdits are the edits that replace spans of n's value where its text is its value: a plain
+// or quoted scalar on one line without escapes, or a literal block (|) whose lines are its
+// value's lines, indented. ok is false for any other (the document is written again).
+func spanEdits(d scanDoc, n *yaml.Node, spans []textSpan) ([]edit, bool) {
+	li := n.Line - 1
+	if li < 0 || li >= len(d.lines) || n.Anchor != "" || n.Style&yaml.TaggedStyle != 0 {
+		return nil, false
+	}
+	line := d.lines[li]
+	col, ok := byteCol(line, n.Column)
+	if !ok {
+		return nil, false
+	}
+	var edits []edit
+	oneLine := func(start int) ([]edit, bool) {
+		if strings.Contains(n.Value, "\n") || !strings.HasPrefix(line[start:], n.Value) {
+			return nil, false
+		}
+		for _, sp := range spans {
+			edits = append(edits, edit{d.Line + li, start + sp.from, d.Line + li, start + sp.to, Redacted})
+		}
+		return edits, true
+	}
+	switch {
+	case n.Style&yaml.DoubleQuotedStyle != 0:
+		if strings.ContainsAny(n.Value, "\\\"") || !strings.HasPrefix(line[col:], `"`) {
+			return nil, false
+		}
+		return oneLine(col + 1)
+	case n.Style&yaml.SingleQuotedStyle != 0:
+		if strings.Contains(n.Value, "'") || !strings.HasPrefix(line[col:], "'") {
+			return nil, false
+		}
+		return oneLine(col + 1)
+	case n.Style&yaml.LiteralStyle != 0:
+		if !strings.HasPrefix(line[col:], "|") || strings.ContainsAny(strings.Fields(line[col:])[0], "123456789") {
+			return nil, false
+		}
+		// The value's lines are the block's lines after the header, each without the block's
+		// indentation (that of its first non-blank line).
+		vlines := strings.Split(n.Value, "\n")
+		indent := -1
+		for l := li + 1; l < len(d.lines) && indent < 0; l++ {
+			if t := strings.TrimLeft(d.lines[l], " "); t != "" {
+				indent = len(d.lines[l]) - len(t)
+			}
+		}
+		if indent < 0 {
+			return nil, false
+		}
+		starts := make([]int, len(vlines))
+		for i, at := 0, 0; i < len(vlines); i++ {
+			starts[i] = at
+			at += len(vlines[i]) + 1
+		}
+		for _, sp := range spans {
+			k, _ := slices.BinarySearch(starts, sp.from+1)
+			k--
+			tl := li + 1 + k
+			if tl >= len(d.lines) || sp.to > starts[k]+len(vlines[k]) {
+				return nil, false
+			}
+			text := d.lines[tl]
+			if len(text) < indent || text[indent:] != vlines[k] {
+				return nil, false
+			}
+			at := indent + sp.from - starts[k]
+			edits = append(edits, edit{d.Line + tl, at, d.Line + tl, at + sp.to - sp.from, Redacted})
+		}
+		return edits, true
+	case n.Style&yaml.FoldedStyle == 0:
+		return oneLine(col)
+	}
+	return nil, false
+}
+
 // byteCol turns yaml's 1-based column (in characters) into a byte offset in line.
 func byteCol(line string, column int) (int, bool) {
 	c := 0
@@ -241,7 +376,7 @@ func byteCol(line string, column int) (int, bool) {
 
 // checkRedacted applies the edits to the document alone and parses it again: it must be the
 // original tree with exactly the replaced scalars changed to Redacted.
-func checkRedacted(d scanDoc, edits []edit, replaced map[*yaml.Node]bool) error {
+func checkRedacted(d scanDoc, edits []edit, replaced map[*yaml.Node]string, scrub []secretHit) error {
 	local := make([]edit, len(edits))
 	for i, e := range edits {
 		e.fromLine -= d.Line - 1
@@ -263,15 +398,92 @@ func checkRedacted(d scanDoc, edits []edit, replaced map[*yaml.Node]bool) error 
 	if !sameTree(d.root.Content[0], got.Content[0], replaced) {
 		return errors.New("the redacted document differs")
 	}
+	for _, h := range scrub {
+		if commentHolds(&got, h.secret) {
+			return errors.New("a comment keeps a secret")
+		}
+	}
 	return nil
 }
 
-func sameTree(want, got *yaml.Node, replaced map[*yaml.Node]bool) bool {
+// commentEdits replace each comment secret of hits on the lines where it follows a "#" that
+// starts a comment (at the line's start or after a space, outside quotes). ok is false when one
+// is found on no line.
+func commentEdits(d scanDoc, hits []secretHit) ([]edit, bool) {
+	var edits []edit
+	done := map[[2]int]bool{}
+	for _, h := range hits {
+		found := false
+		for i, l := range d.lines {
+			c := commentStart(l)
+			if c < 0 {
+				continue
+			}
+			for from := c; ; {
+				j := strings.Index(l[from:], h.secret)
+				if j < 0 {
+					break
+				}
+				at := from + j
+				from = at + len(h.secret)
+				found = true
+				if !done[[2]int{i, at}] {
+					done[[2]int{i, at}] = true
+					edits = append(edits, edit{d.Line + i, at, d.Line + i, at + len(h.secret), Redacted})
+				}
+			}
+		}
+		if !found {
+			return nil, false
+		}
+	}
+	// Two secrets of one comment that overlap cannot both be cut in place.
+	slices.SortFunc(edits, func(a, b edit) int { return cmp.Or(a.fromLine-b.fromLine, a.fromCol-b.fromCol) })
+	for i := 1; i < len(edits); i++ {
+		if edits[i].fromLine == edits[i-1].fromLine && edits[i].fromCol < edits[i-1].toCol {
+			return nil, false
+		}
+	}
+	return edits, true
+}
+
+// commentStart is the byte where line's comment starts ("#" at the start or after a space or a
+// tab, outside quotes), or -1.
+func commentStart(line string) int {
+	var quote byte
+	for i := 0; i < len(line); i++ {
+		switch c := line[i]; {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			} else if c == '\\' && quote == '"' {
+				i++
+			}
+		case c == '"' || c == '\'':
+			if i == 0 || strings.ContainsRune(" \t:[{,-", rune(line[i-1])) {
+				quote = c
+			}
+		case c == '#' && (i == 0 || line[i-1] == ' ' || line[i-1] == '\t'):
+			return i
+		}
+	}
+	return -1
+}
+
+// commentHolds says whether a comment of n or of a node under it holds s.
+func commentHolds(n *yaml.Node, s string) bool {
+	if strings.Contains(n.HeadComment+n.LineComment+n.FootComment, s) {
+		return true
+	}
+	return slices.ContainsFunc(n.Content, func(c *yaml.Node) bool { return commentHolds(c, s) })
+}
+
+func sameTree(want, got *yaml.Node, replaced map[*yaml.Node]string) bool {
 	if want.Kind != got.Kind || len(want.Content) != len(got.Content) {
 		return false
 	}
-	if replaced[want] {
-		return got.Value == Redacted
+	if v, ok := replaced[want]; ok {
+		return got.Value == v
 	}
 	if want.Value != got.Value || (want.Kind != yaml.ScalarNode && want.Tag != got.Tag) || want.Alias != nil != (got.Alias != nil) {
 		return false

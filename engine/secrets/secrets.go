@@ -2,11 +2,14 @@
 // redacts it. A share stores its state behind a permanent link, and a long link carries it in its
 // address: before either, the manifest, the annotation steps and the settings are scanned here
 // (Scan, ScanSteps, ScanSettings) for Secret documents and their values, values whose names say
-// they are passwords or tokens, private keys, registry credentials, URLs and flags with
-// passwords, random-looking tokens, and credentials of the formats gitleaks' default rules know.
+// they are passwords or tokens (names.go), the secrets of files and command lines inside values
+// (text.go), private keys, registry credentials, URLs and flags with passwords, random-looking
+// tokens, and credentials of the formats gitleaks' default rules know; a scalar is read as YAML
+// decodes it (escapes, continued lines, tags).
 // A finding names where the value is and never carries it. Redact (RedactSteps, RedactSettings)
-// replaces each flagged value with Redacted and keeps every other byte, so that a redacted
-// manifest injects as the original does with the values replaced.
+// replaces each flagged value (or the flagged part of a file or command line) with Redacted and
+// keeps every other byte, so that a redacted manifest injects as the original does with the
+// values replaced.
 //
 // The scan reads the text alone: it runs on manifests Istio rejects and on documents that do not
 // parse, and it needs nothing of the engine (the engine does not need it either).
@@ -21,7 +24,10 @@ const (
 	Document Kind = "secret-document"
 	// DataValue: a value under a Secret's data or stringData.
 	DataValue Kind = "data-value"
-	// EnvName: an env value whose variable's name says password, token, key, secret, ….
+	// EnvName: a value whose name says password, token, key, secret, …: an env variable's, a
+	// mapping's key (a ConfigMap's data, an annotation, a label, a Helm value), a key inside a
+	// file the value holds (properties, ini, .env, .netrc; .pgpass's password field), a
+	// connection string's Password=.
 	EnvName Kind = "env-name"
 	// HighEntropy: a long token that looks random (see highEntropy).
 	HighEntropy Kind = "high-entropy"
@@ -33,7 +39,8 @@ const (
 	// URLCredential: a URL with a password in it (postgres://admin:hunter2@db:5432/x).
 	URLCredential Kind = "url-credential"
 	// FlagValue: the value of a command-line flag whose name says password, token, key,
-	// secret, … (--password=hunter2, or the argument after --password).
+	// secret, … (--password=hunter2, or the argument after --password), or a command's password
+	// flag (mysql -pSecret, redis-cli -a …, curl -u user:…).
 	FlagValue Kind = "flag-value"
 	// SameValue: a value equal to one flagged elsewhere in the manifest (a password that
 	// is also a ConfigMap's value): redacted with it.

@@ -174,7 +174,8 @@ metadata:
   annotations:
     kubectl.kubernetes.io/last-applied-configuration: '{"apiVersion":"v1","kind":"ConfigMap"}'
 data:
-  password: not-a-secret-in-a-configmap
+  password_policy: strict
+  passwordMinLength: "8"
 ---
 apiVersion: v1
 kind: Secret
@@ -403,6 +404,9 @@ func FuzzRedact(f *testing.F) {
 	f.Add([]byte("a: {b: &pw hunter2}\nenv:\n- {name: DB_PASSWORD, value: *pw}\n- <<: {name: API_TOKEN, value: hunter3}\nargs: [--password, hunter4, --token=hunter5, 'postgres://u:hunter6@db/x']\nc: hunter2\n"))
 	f.Add([]byte("a:\n  " + awsKeyID + ": x # " + slackWebhook + "\nb: [\"key " + awsKeyID + "\", &u '" + slackWebhook + "']\nc: *u\n---\nd: " + awsKeyID + "x\n"))
 	f.Add([]byte("a: [\n# " + awsKeyID + " " + slackWebhook + " Zq8vR2mXk4TbW9yLp3NcA7hJ\n"))
+	// Issue 40: secrets inside values (files, command lines), comments redacted in place,
+	// escapes, continued lines and tags.
+	f.Add([]byte("kind: ConfigMap\ndata:\n  app.properties: |\n    a.password=x1y2z3\n    b=c # PGPASSWORD=q1w2e3\n  .pgpass: |\n    h:5432:d:u:pw123\n  c: 'mysql -uroot -pS3cret'\n  d: \"Password=p4ss;x=y\"\n  e: !plain hunter2\n  db_password: \"hun\\\n    ter2\"\n# admin pw: abc123 # pw: abc\nf: \"\\x41KIAZ52HGXYRN4WBTEST\"\n"))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		Scan(in)
 		out, err := Redact(in)

@@ -27,10 +27,11 @@ type MeshPart struct {
 }
 
 // ScanSettings looks at what a state holds beside its manifest and steps: each install option
-// (--set path=value: its value as a manifest's value, and by its path's last name, as an env
-// variable's), the install overlay (an IstioOperator document, as a manifest), and the labels of
-// the Cluster view's namespace (values and keys, for credentials of known formats and
-// random-looking values). It returns at most MaxFindings findings.
+// (--set path=value: its value as a manifest's value, and by its path's last name, as a
+// mapping's key), the install overlay (an IstioOperator document, as a manifest), a mesh's own
+// configuration (each part as a manifest: its keys, proxyMetadata, the files and templates its
+// values hold), and the labels of the Cluster view's namespace (values and keys, for
+// credentials of known formats, random-looking values and keys that say secret). It returns at most MaxFindings findings.
 func ScanSettings(s Settings) []Finding {
 	var out []Finding
 	for i, set := range s.Set {
@@ -80,8 +81,10 @@ func setFinding(set string) (Finding, bool) {
 	last := path[strings.LastIndexByte(path, '.')+1:]
 	if kind, ok := valueKind(v); ok {
 		f.Kind = kind
-	} else if secretName(last) && !filePath(v) && !placeholder(v) {
+	} else if keyName(last) && nameValue(v) {
 		f.Kind = EnvName
+	} else if sp := textSecrets(v); len(sp) > 0 {
+		f.Kind = sp[0].kind
 	} else if ls := leaks(v); len(ls) > 0 {
 		f.Kind, f.Rule = KnownFormat, ls[0].Rule
 	} else {
@@ -103,6 +106,10 @@ func labelFinding(k, v string) (Finding, bool) {
 	}
 	if highEntropy(v) {
 		f.Kind = HighEntropy
+		return f, true
+	}
+	if keyName(k) && nameValue(v) {
+		f.Kind = EnvName
 		return f, true
 	}
 	return Finding{}, false

@@ -5,8 +5,6 @@ import (
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
-
-	"github.com/sidecarlab/sidecarlab/engine/yamldoc"
 )
 
 // Step is an annotation step as ScanSteps reads it: it sets Key to Value, or removes Key. Its
@@ -17,57 +15,80 @@ type Step struct {
 }
 
 // ScanSteps looks at the values of annotation steps as Scan looks at a manifest's
-// values: a private key, a registry credential or a random-looking token in one is a finding
-// (Step names it). An annotation's name says nothing about its value, so names are not read.
+// values: a private key, a registry credential, a random-looking token, a credential of a known
+// format, a value whose annotation's name says it is secret (example.com/admin-password), a
+// YAML value read as a manifest (proxy.istio.io/config's proxyMetadata: DB_PASSWORD: …), and
+// the secrets of a file or a command line a value holds (textSecrets). Step names a finding.
 func ScanSteps(steps []Step) []Finding {
 	var out []Finding
 	for i, st := range steps {
-		if st.Remove || st.Value == "" || st.Value == Redacted {
-			continue
-		}
-		if kind, ok := valueKind(st.Value); ok {
-			out = append(out, Finding{Step: i + 1, Kind: kind, Excerpt: excerpt(st.Key)})
-			continue
-		}
-		if name, ok := secretProxyMetadata(st.Value); ok {
-			out = append(out, Finding{Step: i + 1, Path: "proxyMetadata." + yamldoc.Clip(name), Kind: EnvName, Excerpt: excerpt(st.Key)})
-			continue
-		}
-		if ls := leaks(st.Value); len(ls) > 0 {
-			out = append(out, Finding{Step: i + 1, Kind: KnownFormat, Rule: ls[0].Rule, Excerpt: excerpt(st.Key)})
+		if f, _, ok := stepFinding(st); ok {
+			f.Step = i + 1
+			out = append(out, f)
 		}
 	}
 	return out
 }
 
-// secretProxyMetadata reads a step's value as a ProxyConfig (proxy.istio.io/config's YAML) and
-// names the first of its proxyMetadata, environment variables of the proxy, whose name says it
-// is secret (DB_PASSWORD: hunter2), as env does for a container's.
-func secretProxyMetadata(v string) (string, bool) {
-	var root yaml.Node
-	if !strings.Contains(v, "proxyMetadata") || yaml.Unmarshal([]byte(v), &root) != nil || len(root.Content) == 0 {
-		return "", false
+// stepFinding is the finding of one step, if its value holds a secret, and the value redacted:
+// Redacted in place of all of it, or of the secrets in it where it is YAML or a file whose
+// other lines are kept.
+func stepFinding(st Step) (Finding, string, bool) {
+	v := st.Value
+	if st.Remove || v == "" || v == Redacted {
+		return Finding{}, "", false
 	}
-	md := entry(root.Content[0], "proxyMetadata")
-	if md == nil || md.Kind != yaml.MappingNode {
-		return "", false
+	f := Finding{Excerpt: excerpt(st.Key)}
+	if kind, ok := valueKind(v); ok {
+		f.Kind = kind
+		return f, Redacted, true
 	}
-	for i := 0; i+1 < len(md.Content); i += 2 {
-		k, val := md.Content[i], yamldoc.Deref(md.Content[i+1])
-		if val.Kind == yaml.ScalarNode && val.Value != "" && val.Value != Redacted && secretName(k.Value) && !filePath(val.Value) {
-			return k.Value, true
+	if keyName(st.Key) && nameValue(v) {
+		f.Kind = EnvName
+		return f, Redacted, true
+	}
+	if yamlMapping(v) {
+		if hits := scanSecrets(splitScanDocs([]byte(v))); len(hits) > 0 {
+			f.Kind, f.Rule, f.Path = hits[0].Kind, hits[0].Rule, hits[0].Path
+			red, err := Redact([]byte(v))
+			if err != nil {
+				red = Redacted
+			}
+			return f, red, true
 		}
+		return Finding{}, "", false
 	}
-	return "", false
+	if sp := textSecrets(v); len(sp) > 0 {
+		f.Kind = sp[0].kind
+		return f, replaceSpans(v, sp), true
+	}
+	if ls := leaks(v); len(ls) > 0 {
+		f.Kind, f.Rule = KnownFormat, ls[0].Rule
+		return f, Redacted, true
+	}
+	return Finding{}, "", false
 }
 
-// RedactSteps is steps with the value of each step ScanSteps flags replaced by Redacted. A
-// redacted value of an annotation Istio reads (proxy.istio.io/config) changes what it does;
-// the others reach the output as they are.
+// yamlMapping says whether v is a YAML mapping (proxy.istio.io/config's ProxyConfig, a JSON
+// object), to be read as a manifest is.
+func yamlMapping(v string) bool {
+	if !strings.Contains(v, ":") {
+		return false
+	}
+	var root yaml.Node
+	return yaml.Unmarshal([]byte(v), &root) == nil && len(root.Content) > 0 && root.Content[0].Kind == yaml.MappingNode
+}
+
+// RedactSteps is steps with the secrets ScanSteps finds replaced by Redacted: all of a value,
+// or the secrets in a YAML value or a file (a proxy.istio.io/config keeps its other fields). A
+// redacted value of an annotation Istio reads changes what it does; the others reach the output
+// as they are.
 func RedactSteps(steps []Step) []Step {
 	out := slices.Clone(steps)
-	for _, f := range ScanSteps(steps) {
-		out[f.Step-1].Value = Redacted
+	for i, st := range steps {
+		if _, red, ok := stepFinding(st); ok {
+			out[i].Value = red
+		}
 	}
 	return out
 }

@@ -3,58 +3,13 @@ package secrets
 import (
 	"math"
 	"regexp"
-	"slices"
 	"strings"
-	"unicode"
 )
 
 // filePath says whether a value is an absolute file path: it says where a secret is
 // (ISTIO_META_TLS_CLIENT_KEY: /etc/identity/client-key.pem, in Istio's own test data), not what.
 func filePath(v string) bool {
 	return strings.HasPrefix(v, "/") && !strings.ContainsAny(v, " \t\n")
-}
-
-// secretWords are the words of a variable's name that say its value is secret; nameWords the
-// last words that say it is only where a secret is (a path, a file, a Secret's name).
-var (
-	secretWords = []string{"password", "passwd", "pwd", "pass", "passphrase", "token", "secret", "key", "apikey", "credential", "credentials", "auth"}
-	nameWords   = []string{"name", "file", "path", "dir", "ref", "namespace", "url", "uri"}
-)
-
-// secretName says whether an env variable's name says its value is secret: one of its words
-// (split at _, -, . and camelCase) is a secret word, and its last word does not say it names
-// a place instead (TLS_KEY_FILE, SECRET_NAME).
-func secretName(name string) bool {
-	words := nameSplit(name)
-	if len(words) == 0 || slices.Contains(nameWords, words[len(words)-1]) {
-		return false
-	}
-	return slices.ContainsFunc(words, func(w string) bool { return slices.Contains(secretWords, w) })
-}
-
-func nameSplit(name string) []string {
-	var words []string
-	var cur []rune
-	prev := rune(0)
-	for _, r := range name {
-		switch {
-		case !unicode.IsLetter(r) && !unicode.IsDigit(r):
-			if len(cur) > 0 {
-				words = append(words, strings.ToLower(string(cur)))
-			}
-			cur = cur[:0]
-		case unicode.IsUpper(r) && unicode.IsLower(prev) && len(cur) > 0:
-			words = append(words, strings.ToLower(string(cur)))
-			cur = append(cur[:0], r)
-		default:
-			cur = append(cur, r)
-		}
-		prev = r
-	}
-	if len(cur) > 0 {
-		words = append(words, strings.ToLower(string(cur)))
-	}
-	return words
 }
 
 // valueKind classifies any other string value: a private key, a registry credential, or a
@@ -90,10 +45,6 @@ func urlPasswords(v string) []string {
 	return out
 }
 
-func placeholder(s string) bool {
-	return strings.HasPrefix(s, "$") || strings.HasPrefix(s, "{") || strings.HasPrefix(s, "<") || strings.Trim(s, "*x") == ""
-}
-
 // flagRE finds command-line flags with a value in the same word: --name=value, -name=value.
 var flagRE = regexp.MustCompile(`(?:^|\s)--?([A-Za-z][A-Za-z0-9_.-]*)=(\S+)`)
 
@@ -114,7 +65,7 @@ func flagValues(v string) []string {
 func secretFlag(arg string) bool {
 	name, ok := strings.CutPrefix(arg, "-")
 	name = strings.TrimPrefix(name, "-")
-	return ok && name != "" && !strings.ContainsAny(name, "= ") && secretName(name)
+	return ok && envVar(strings.NewReplacer("-", "_", ".", "_").Replace(name)) && secretName(name)
 }
 
 var privateKeyRE = regexp.MustCompile(`-----BEGIN ([A-Z0-9]+ )*PRIVATE KEY( BLOCK)?-----`)

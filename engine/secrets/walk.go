@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
 
 	yaml "go.yaml.in/yaml/v3"
 
@@ -21,6 +22,9 @@ type secretHit struct {
 	// comment is the node whose comment holds secret, a part of one of its comments' text.
 	comment *yaml.Node
 	secret  string
+	// spans are the parts of node's value that are secrets (a password in a properties file
+	// held by the value, mysql's -p in a command line); none when the whole value is one.
+	spans []textSpan
 }
 
 // span is [from, to) bytes of one input line (1-based, the whole input's).
@@ -78,7 +82,14 @@ func scanSecrets(docs []scanDoc) []secretHit {
 	// that redacting the one does not leave the other.
 	values := map[string]bool{}
 	for _, h := range hits {
-		if h.node != nil && len(h.node.Value) >= minSameValue {
+		switch {
+		case h.node != nil && h.spans != nil:
+			for _, sp := range h.spans {
+				if sp.to-sp.from >= minSameValue {
+					values[h.node.Value[sp.from:sp.to]] = true
+				}
+			}
+		case h.node != nil && len(h.node.Value) >= minSameValue:
 			values[h.node.Value] = true
 		}
 	}
@@ -136,6 +147,9 @@ type secretWalker struct {
 	hits []secretHit
 	// flagged are the nodes with a finding already.
 	flagged map[*yaml.Node]bool
+	// argvDone are the lists read as a command line with another (a container's args, with
+	// its command).
+	argvDone map[*yaml.Node]bool
 }
 
 func (w *secretWalker) add(n *yaml.Node, path, key string, kind Kind) {
@@ -188,21 +202,12 @@ func (w *secretWalker) node(n *yaml.Node, path, key string) {
 		w.mapping(n, path)
 	case yaml.SequenceNode:
 		for i, c := range n.Content {
-			p := path
-			if len(path) <= yamldoc.MaxEcho {
-				p += itemKey(c, i)
-			}
-			w.node(c, p, "")
-			// The argument after a flag that names a secret on its own (--password, hunter2).
-			if f := yamldoc.Deref(c); i > 0 && f.Kind == yaml.ScalarNode && !w.flagged[f] {
-				if prev := yamldoc.Deref(n.Content[i-1]); prev.Kind == yaml.ScalarNode && secretFlag(prev.Value) && f.Value != "" && f.Value != Redacted && !filePath(f.Value) {
-					w.add(f, p, prev.Value, FlagValue)
-				}
-			}
+			w.node(c, itemPath(path, c, i), "")
 		}
-		if key == "env" {
-			w.env(n, path)
+		if !w.argvDone[n] {
+			w.argv(path, n.Content, nil)
 		}
+		w.env(n, path)
 	case yaml.AliasNode:
 		// A value written once with an anchor and used here by alias is scanned where it is
 		// used (its key says what it is); the anchored scalar is what is redacted. Aliases of
@@ -211,13 +216,152 @@ func (w *secretWalker) node(n *yaml.Node, path, key string) {
 			w.node(t, path, key)
 		}
 	case yaml.ScalarNode:
-		if n.Value == "" || n.Value == Redacted || (n.Tag != "!!str" && n.Tag != "!!binary" && n.Tag != "") {
+		w.scalar(n, path, key)
+	}
+}
+
+// scalar flags a string value (or a number: a password may be one) by what it is, by its key's
+// name (db_password: …, in a ConfigMap's data, an annotation, a label, a Helm chart's values, a
+// mesh's config), by what it holds (a file's or a command line's secrets: textSecrets), or by
+// a credential of a known format that only its decoded value shows (a YAML escape, a
+// continued line). A value under a custom tag (!vault …) is read as the string YAML decodes.
+func (w *secretWalker) scalar(n *yaml.Node, path, key string) {
+	if n.Value == "" || n.Value == Redacted || w.flagged[n] {
+		return
+	}
+	byName := true
+	switch n.Tag {
+	case "", "!!str", "!!binary", "!!int", "!!float":
+	default:
+		if !strings.HasPrefix(n.Tag, "!") || strings.HasPrefix(n.Tag, "!!") {
 			return
 		}
-		if kind, ok := valueKind(n.Value); ok {
-			w.add(n, path, key, kind)
+		// A tag that says where the value comes from (!Ref DbPassword, Home Assistant's
+		// !secret db_password, !env DB_PASSWORD): the value is a name, not the secret.
+		byName = !slices.Contains(referenceTags, strings.ToLower(n.Tag))
+	}
+	v := n.Value
+	switch {
+	case isPrivateKey(v):
+		w.add(n, path, key, PrivateKey)
+		return
+	case isRegistryCredential(v):
+		w.add(n, path, key, RegistryCredential)
+		return
+	case highEntropy(v):
+		w.add(n, path, key, HighEntropy)
+		return
+	}
+	// A value of one line is all secret when its key says so; a longer one is a file whose
+	// secrets are found in it (a .pgpass, an application.properties).
+	multiline := strings.Contains(v, "\n")
+	if byName && !multiline && key != "" && keyName(key) && nameValue(v) && nameNumber(key, v) {
+		w.add(n, path, key, EnvName)
+		if s := authScheme(v); s > 0 {
+			// Authorization: Bearer …: the credential after its scheme.
+			w.hits[len(w.hits)-1].spans = []textSpan{{s, len(v), EnvName}}
+		}
+		return
+	}
+	if sp := textSecrets(v); len(sp) > 0 {
+		w.add(n, path, key, sp[0].kind)
+		w.hits[len(w.hits)-1].spans = sp
+		return
+	}
+	if byName && multiline && key != "" && bare(v) && keyName(key) && nameValue(v) && nameNumber(key, v) {
+		w.add(n, path, key, EnvName)
+		return
+	}
+	if w.decoded(n) {
+		if ls := leaks(n.Value); len(ls) > 0 {
+			w.addKnown(n, path, key, false, ls[0].Rule)
 		}
 	}
+}
+
+// referenceTags are the tags whose value names where a value is.
+var referenceTags = []string{"!ref", "!secret", "!env", "!include", "!getatt", "!importvalue", "!sub", "!findinmap", "!getparameter", "!vault_ref"}
+
+// fileName says whether a key names a file (.pgpass, db-password.txt): its value is the file.
+func fileName(key string) bool {
+	i := strings.LastIndexByte(key, '.')
+	return i >= 0 && i < len(key)-1 && strings.IndexFunc(key[i+1:], func(r rune) bool { return !unicode.IsLetter(r) }) < 0
+}
+
+// authScheme is the length of an HTTP authorization scheme and its space at v's start
+// ("Bearer ", "Basic "), 0 if there is none.
+func authScheme(v string) int {
+	for _, s := range []string{"Bearer ", "Basic ", "Token ", "Digest ", "bearer ", "basic ", "token "} {
+		if strings.HasPrefix(v, s) && len(v) > len(s) {
+			return len(s)
+		}
+	}
+	return 0
+}
+
+// bare says whether a file's text is one word on one line (db-password.txt: |, then the
+// password).
+func bare(v string) bool {
+	return !strings.ContainsAny(strings.TrimSpace(v), " \t\n:=")
+}
+
+// decoded says whether n's value is not its text: a double-quoted scalar with an escape or a
+// continued line, or a tagged one. gitleaks reads the text; such a value is read again.
+func (w *secretWalker) decoded(n *yaml.Node) bool {
+	if n.Style&yaml.TaggedStyle != 0 || n.Tag != "" && !strings.HasPrefix(n.Tag, "!!") {
+		return true
+	}
+	if n.Style&yaml.DoubleQuotedStyle == 0 || n.Line < 1 || n.Line > len(w.doc.lines) {
+		return false
+	}
+	return strings.Contains(w.doc.lines[n.Line-1], `\`)
+}
+
+// argv flags the secrets of a command line written as a list (command: [mysql], args: [-uroot,
+// -pSecret]; or args: [--password, hunter2]): the words are joined as a shell would see them and
+// read by commandSecrets; a span that is a whole item flags the item, one inside an item that
+// part of it.
+func (w *secretWalker) argv(path string, items []*yaml.Node, paths []string) {
+	var b strings.Builder
+	starts := make([]int, len(items))
+	for i, c := range items {
+		c = yamldoc.Deref(c)
+		if c.Kind != yaml.ScalarNode {
+			return
+		}
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		starts[i] = b.Len()
+		b.WriteString(c.Value)
+	}
+	line := b.String()
+	if !strings.Contains(line, "-") {
+		return
+	}
+	for _, sp := range commandSecrets(fieldsAt(line)) {
+		i, _ := slices.BinarySearch(starts, sp.from+1)
+		i--
+		c := yamldoc.Deref(items[i])
+		if w.flagged[c] || sp.to > starts[i]+len(c.Value) {
+			continue
+		}
+		p := itemPath(path, items[i], i)
+		if paths != nil {
+			p = paths[i]
+		}
+		w.add(c, p, "", FlagValue)
+		if from, to := sp.from-starts[i], sp.to-starts[i]; from > 0 || to < len(c.Value) {
+			w.hits[len(w.hits)-1].spans = []textSpan{{from, to, FlagValue}}
+		}
+	}
+}
+
+func itemPath(path string, c *yaml.Node, i int) string {
+	if len(path) <= yamldoc.MaxEcho {
+		return path + itemKey(c, i)
+	}
+	return path
 }
 
 // entry is yamldoc.MappingEntry's value of name in n, looked for in the mappings n merges (<<: *base,
@@ -277,6 +421,7 @@ func (w *secretWalker) mapping(n *yaml.Node, path string) {
 		}
 	}
 	at := len(w.hits)
+	w.commandArgs(n, path)
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		p := pathKey(path, k.Value)
@@ -306,6 +451,28 @@ func (w *secretWalker) mapping(n *yaml.Node, path string) {
 			Doc: w.doc.index, Line: w.doc.Line + kindKey.Line - 1, Path: yamldoc.Clip(yamldoc.JoinKey(path, "kind")), Kind: Document, Excerpt: "kind: Secret",
 		}})
 	}
+}
+
+// commandArgs reads a container's command and args as one command line (command: [mysql],
+// args: [-uroot, -pSecret]).
+func (w *secretWalker) commandArgs(n *yaml.Node, path string) {
+	_, cmd := yamldoc.MappingEntry(n, "command")
+	_, args := yamldoc.MappingEntry(n, "args")
+	if cmd == nil || args == nil || cmd.Kind != yaml.SequenceNode || args.Kind != yaml.SequenceNode {
+		return
+	}
+	var paths []string
+	for i, c := range cmd.Content {
+		paths = append(paths, itemPath(pathKey(path, "command"), c, i))
+	}
+	for i, c := range args.Content {
+		paths = append(paths, itemPath(pathKey(path, "args"), c, i))
+	}
+	if w.argvDone == nil {
+		w.argvDone = make(map[*yaml.Node]bool)
+	}
+	w.argvDone[cmd], w.argvDone[args] = true, true
+	w.argv(path, slices.Concat(cmd.Content, args.Content), paths)
 }
 
 // secretData makes every value of a Secret's data or stringData a finding.
@@ -358,12 +525,20 @@ func (w *secretWalker) proxyMetadata(n *yaml.Node, path string) {
 	}
 }
 
-// env flags the values of env entries whose names say they are secret, unless the value was
-// flagged already (a private key in DB_PASSWORD is a private key).
+// env flags the values of entries of a list of names and values whose names say they are
+// secret (a container's env; a header list such as an OpenTelemetry provider's {name:
+// Authorization, value: …}), unless the value was flagged already (a private key in
+// DB_PASSWORD is a private key).
 func (w *secretWalker) env(n *yaml.Node, path string) {
 	for i, item := range n.Content {
+		if yamldoc.Deref(item).Kind != yaml.MappingNode {
+			continue
+		}
 		name, value := entry(item, "name"), entry(item, "value")
-		if name == nil || value == nil || value.Kind != yaml.ScalarNode || value.Value == "" || value.Value == Redacted || !secretName(name.Value) || filePath(value.Value) {
+		if name == nil {
+			name = entry(item, "key")
+		}
+		if name == nil || value == nil || value.Kind != yaml.ScalarNode || name.Kind != yaml.ScalarNode || !secretName(name.Value) || !nameValue(value.Value) {
 			continue
 		}
 		if w.flagged[value] {

@@ -81,15 +81,15 @@ func (l Limits) Check(c Cost) error {
 			Params: errParams("depth", strconv.Itoa(c.Depth), "max", strconv.Itoa(l.MaxDepth)),
 			Msg:    fmt.Sprintf("its values nest up to %d levels deep; at most %d are read here (a workload nests about 15): flatten or remove the deep value", c.Depth, l.MaxDepth)}
 	}
-	if l.MaxBytes > 0 && c.Expanded > l.MaxBytes {
-		return &InputError{Field: "manifest", ID: "too-expanded",
-			Params: errParams("size", strconv.FormatInt(c.Expanded, 10), "max", strconv.FormatInt(l.MaxBytes, 10)),
-			Msg:    fmt.Sprintf("its aliases expand it to %d bytes as Kubernetes reads it; at most %d are read in one request: split the manifest, or write fewer aliases", c.Expanded, l.MaxBytes)}
-	}
 	if l.WrittenOut && c.Aliased > 0 {
 		return &InputError{Field: "manifest", ID: "aliased-items",
 			Params: errParams("count", strconv.Itoa(c.Aliased)),
 			Msg:    fmt.Sprintf("%d List items are an alias (*name) of another item; Kubernetes reads them, but here each object must be written out: write the items out, or split the manifest", c.Aliased)}
+	}
+	if l.MaxBytes > 0 && c.Expanded > l.MaxBytes {
+		return &InputError{Field: "manifest", ID: "too-expanded",
+			Params: errParams("size", strconv.FormatInt(c.Expanded, 10), "max", strconv.FormatInt(l.MaxBytes, 10)),
+			Msg:    fmt.Sprintf("its aliases expand it to %d bytes as Kubernetes reads it; at most %d are read in one request: split the manifest, or write fewer aliases", c.Expanded, l.MaxBytes)}
 	}
 	if l.WrittenOut && c.Expanded > 2*c.Written+aliasSlack {
 		return &InputError{Field: "manifest", ID: "aliases-expand",

@@ -75,27 +75,24 @@ func TestLoadAliases(t *testing.T) {
 	}
 	var attacks, ordinaries []answer
 	var mu sync.Mutex
+	// launch sends req beside the others of its round and keeps its answer in into.
+	launch := func(wg *sync.WaitGroup, req *http.Request, into *[]answer) {
+		wg.Go(func() {
+			a := send(req)
+			mu.Lock()
+			*into = append(*into, a)
+			mu.Unlock()
+		})
+	}
 	for deadline := time.Now().Add(limit); time.Now().Before(deadline); {
 		var wg sync.WaitGroup
 		for range 4 {
 			n++
-			req := attack(n)
-			wg.Go(func() {
-				a := send(req)
-				mu.Lock()
-				attacks = append(attacks, a)
-				mu.Unlock()
-			})
+			launch(&wg, attack(n), &attacks)
 		}
 		for range 16 {
 			n++
-			req := ordinary(n)
-			wg.Go(func() {
-				a := send(req)
-				mu.Lock()
-				ordinaries = append(ordinaries, a)
-				mu.Unlock()
-			})
+			launch(&wg, ordinary(n), &ordinaries)
 		}
 		wg.Wait()
 	}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -8,9 +9,12 @@ import (
 	"strconv"
 	"strings"
 
+	yaml "go.yaml.in/yaml/v3"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/sidecarlab/sidecarlab/engine/yamldoc"
 )
 
 // A sidecar-or-ambient comparison (package ambient builds it on this) puts each workload of a
@@ -129,7 +133,9 @@ func (e *Engine) AmbientSides(ctx context.Context, manifest []byte, steps []Step
 		return nil, err
 	}
 	s.Install = o
-	tl, err := e.Timeline(ctx, manifest, steps, s)
+	// The sides are of workloads: a List is none (its items are not shown, as everywhere), so
+	// its items are not injected either.
+	tl, err := e.Timeline(ctx, withoutListItems(manifest), steps, s)
 	if err != nil {
 		return nil, err
 	}
@@ -186,6 +192,52 @@ func (e *Engine) AmbientSides(ctx context.Context, manifest []byte, steps []Step
 	one := Capacity{perPod: wp}.For(1)
 	c.WaypointCPU, c.WaypointMemory = one.RequestsCPU, one.RequestsMem
 	return out, nil
+}
+
+// withoutListItems is manifest with each List document's items taken out, every other byte as
+// it was and every document on its lines: a List becomes "kind: List" with no items, followed by
+// as many empty lines as its items took, so each document keeps its index and line. Istio injects
+// a List item by item, and the ambient view, which compares workloads, would inject a List of a
+// thousand Pods to show none of them.
+func withoutListItems(manifest []byte) []byte {
+	docs, err := yamldoc.Split(manifest)
+	if err != nil {
+		return manifest // it fails on the same error when it runs
+	}
+	lines := bytes.SplitAfter(manifest, []byte("\n"))
+	changed := false
+	for _, d := range docs {
+		var n yaml.Node
+		if !bytes.Contains(d.Raw, []byte("List")) || yaml.Unmarshal(d.Raw, &n) != nil {
+			continue
+		}
+		if items, _ := listItems(&n, maxListNesting); items == 0 {
+			continue
+		}
+		first, count := d.Line-1, bytes.Count(d.Raw, []byte("\n"))
+		if first+count > len(lines) {
+			continue
+		}
+		empty := []string{"apiVersion: v1\n", "kind: List\n", "items: []\n"}
+		if bytes.HasPrefix(d.Raw, []byte("---")) {
+			empty = append([]string{"---\n"}, empty...) // the separator that opens it stays
+		}
+		if count < len(empty) {
+			continue
+		}
+		for i := range count {
+			if i < len(empty) {
+				lines[first+i] = []byte(empty[i])
+			} else {
+				lines[first+i] = []byte("\n")
+			}
+		}
+		changed = true
+	}
+	if !changed {
+		return manifest
+	}
+	return bytes.Join(lines, nil)
 }
 
 // sideWorkload is document d of the sidecar side with the same workload as written beside it;

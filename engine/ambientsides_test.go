@@ -212,3 +212,37 @@ func verdictOf(l *Lifecycle, id string) string {
 	}
 	return ""
 }
+
+// TestAmbientSidesSkipListItems: a List is no workload of the ambient view, so its items are not
+// injected for it (issue 40: a List of a thousand Pods took seconds to show nothing); the
+// documents after it keep their index and line, with "\r\n" line ends too, and a manifest
+// without a List is injected as written.
+func TestAmbientSidesSkipListItems(t *testing.T) {
+	e := testEngine(t)
+	for _, c := range []struct{ name, sep string }{{"\\n", "\n"}, {"\\r\\n", "\r\n"}} {
+		t.Run(c.name, func(t *testing.T) {
+			m := strings.ReplaceAll(testkit.PodList(100)+"---\n"+testkit.Deployment, "\n", c.sep)
+			before := e.Stats().Injections
+			sides, err := e.AmbientSides(context.Background(), []byte(m), nil, Settings{}, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := e.Stats().Injections - before; n > 2 {
+				t.Fatalf("%d objects injected for two documents, one a List of 100 Pods: its items were injected", n)
+			}
+			if len(sides.Workloads) != 1 || sides.Workloads[0].Doc != 2 || sides.Workloads[0].Name != "web" || sides.Workloads[0].Status != StatusInjected {
+				t.Fatalf("workloads %+v, want the Deployment, document 2, injected", sides.Workloads)
+			}
+			tl, err := e.Timeline(context.Background(), []byte(m), nil, Settings{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := tl.Steps[0].Documents[1]; d.Line != 105 || sides.Workloads[0].Doc != d.Index {
+				t.Fatalf("the Deployment is document %d on line %d as written, want 2 on 105", d.Index, d.Line)
+			}
+		})
+	}
+	if got := string(withoutListItems([]byte(sidesManifest))); got != sidesManifest {
+		t.Fatal("a manifest without a List was changed")
+	}
+}

@@ -38,6 +38,9 @@ type Cost struct {
 	// collections, aliases followed; from the text, so it may be a few levels over), and
 	// DeepDoc and DeepLine say where that document is.
 	Depth, DeepDoc, DeepLine int
+	// AliasDoc and AliasLine are where the alias the refusals of aliases name stands: the first
+	// of the first document with aliased objects, or else of the document its aliases add most to.
+	AliasDoc, AliasLine int
 	// Render is set when the install options' installation must be rendered first (about half a
 	// second, then kept), Worker when the injections run templates of the user's in a worker
 	// process (Options.Isolator), whose cost is not known before they run: both are heavy
@@ -82,17 +85,17 @@ func (l Limits) Check(c Cost) error {
 			Msg:    fmt.Sprintf("its values nest up to %d levels deep; at most %d are read here (a workload nests about 15): flatten or remove the deep value", c.Depth, l.MaxDepth)}
 	}
 	if l.WrittenOut && c.Aliased > 0 {
-		return &InputError{Field: "manifest", ID: "aliased-items",
+		return &InputError{Doc: c.AliasDoc, Line: c.AliasLine, Field: "manifest", ID: "aliased-items",
 			Params: errParams("count", strconv.Itoa(c.Aliased)),
 			Msg:    fmt.Sprintf("%d List items are an alias (*name) of another item; Kubernetes reads them, but here each object must be written out: write the items out, or split the manifest", c.Aliased)}
 	}
 	if l.MaxBytes > 0 && c.Expanded > l.MaxBytes {
-		return &InputError{Field: "manifest", ID: "too-expanded",
+		return &InputError{Doc: c.AliasDoc, Line: c.AliasLine, Field: "manifest", ID: "too-expanded",
 			Params: errParams("size", strconv.FormatInt(c.Expanded, 10), "max", strconv.FormatInt(l.MaxBytes, 10)),
 			Msg:    fmt.Sprintf("its aliases expand it to %d bytes as Kubernetes reads it; at most %d are read in one request: split the manifest, or write fewer aliases", c.Expanded, l.MaxBytes)}
 	}
 	if l.WrittenOut && c.Expanded > 2*c.Written+aliasSlack {
-		return &InputError{Field: "manifest", ID: "aliases-expand",
+		return &InputError{Doc: c.AliasDoc, Line: c.AliasLine, Field: "manifest", ID: "aliases-expand",
 			Params: errParams("size", strconv.FormatInt(c.Expanded, 10), "written", strconv.FormatInt(c.Written, 10), "max", strconv.FormatInt(2*c.Written+aliasSlack, 10)),
 			Msg:    fmt.Sprintf("its aliases expand its %d bytes to %d as Kubernetes reads them; here they may add at most as much as is written and 16 KiB (%d in all): write the repeated parts out, or split the manifest", c.Written, c.Expanded, 2*c.Written+aliasSlack)}
 	}
@@ -126,7 +129,8 @@ func (e *Engine) Estimate(ctx context.Context, manifest []byte, steps []Step, s 
 	if err != nil {
 		return Cost{}, err
 	}
-	c := Cost{Documents: shape.documents, Objects: shape.objects, Aliased: shape.aliased, Expanded: shape.expanded, Written: int64(len(manifest)), Depth: shape.depth, DeepDoc: shape.deepDoc, DeepLine: shape.deepLine}
+	c := Cost{Documents: shape.documents, Objects: shape.objects, Aliased: shape.aliased, Expanded: shape.expanded, Written: int64(len(manifest)), Depth: shape.depth, DeepDoc: shape.deepDoc, DeepLine: shape.deepLine,
+		AliasDoc: shape.aliasDoc, AliasLine: shape.aliasLine}
 	if !s.Install.IsDefault() {
 		in, ok := e.installs.peek(s.Install.Hash())
 		c.Render = !ok
@@ -148,6 +152,8 @@ type manifestShape struct {
 	aliased                  int
 	units, expanded          int64
 	depth, deepDoc, deepLine int
+	aliasDoc, aliasLine      int
+	aliasAdds                int64 // what the aliases of aliasDoc add, when it has no aliased objects
 }
 
 func (m *manifestShape) size() int64 { return 64 }
@@ -190,6 +196,15 @@ func (e *Engine) measure(ctx context.Context, manifest []byte) (*manifestShape, 
 			expanded = int64(float64(len(c.Raw)) * float64(x.content) / float64(max(1, x.writtenContent)))
 			units = max(1, x.items) + expanded/unitBytes
 			m.objects += int(min(x.items, math.MaxInt32))
+			if x.firstAlias > 0 {
+				adds := expanded - int64(len(c.Raw))
+				switch {
+				case x.aliased > 0 && m.aliased == 0:
+					m.aliasDoc, m.aliasLine, m.aliasAdds = i+1, c.Line+x.firstAlias-1, math.MaxInt64
+				case adds > m.aliasAdds:
+					m.aliasDoc, m.aliasLine, m.aliasAdds = i+1, c.Line+x.firstAlias-1, adds
+				}
+			}
 			m.aliased += int(min(x.aliased, math.MaxInt32))
 			if x.items > 0 {
 				m.objects-- // the List itself
@@ -222,6 +237,8 @@ type expansion struct {
 	content, writtenContent int64
 	// aliased is how many of the items are an alias of another (items: [&d {…}, *d, *d]).
 	aliased int64
+	// firstAlias is the line of the document's first alias, 0 when it has none.
+	firstAlias int
 }
 
 // The reader's bound on aliases (go-yaml v2's decoder.unmarshal): past 100 nodes decoded inside
@@ -250,7 +267,7 @@ func allowedAliasRatio(decodes int64) float64 {
 func expand(n *yaml.Node) expansion {
 	w := &expander{active: map[*yaml.Node]bool{}}
 	w.count(n)
-	x := expansion{decodes: w.decodes, content: w.content}
+	x := expansion{decodes: w.decodes, content: w.content, firstAlias: w.firstAlias}
 	x.written, x.writtenContent = countWritten(n)
 	if !w.stopped {
 		x.items, x.aliased = listItems(n, 0)
@@ -260,6 +277,7 @@ func expand(n *yaml.Node) expansion {
 
 type expander struct {
 	decodes, aliased, content int64
+	firstAlias                int
 	aliasDepth                int
 	active                    map[*yaml.Node]bool
 	stopped                   bool
@@ -282,6 +300,9 @@ func (w *expander) count(n *yaml.Node) {
 	}
 	switch n.Kind {
 	case yaml.AliasNode:
+		if w.firstAlias == 0 {
+			w.firstAlias = n.Line
+		}
 		if w.active[n.Alias] {
 			w.stopped = true // "anchor '…' value contains itself"
 			return

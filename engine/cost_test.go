@@ -398,6 +398,11 @@ func TestEstimateExpansion(t *testing.T) {
 	if err := (Limits{WrittenOut: true}).Check(out); err != nil {
 		t.Fatalf("300 items written out: %v", err)
 	}
+	// The refusal names the document and the line of its first alias.
+	second := estimate(t, testkit.Deployment+"---\napiVersion: v1\nkind: List\nitems:\n- &d {kind: Pod, metadata: {name: a}}\n- *d\n")
+	if err := (Limits{WrittenOut: true}).Check(second); !errors.As(err, &ie) || ie.ID != "aliased-items" || ie.Doc != 2 || ie.Line != 22 {
+		t.Fatalf("an aliased item (*d) in document 2, line 22: %+v", err)
+	}
 	// Aliases inside an object may add as much as is written and 16 KiB: a Pod whose 1,000
 	// containers are one alias is refused, containers that share an env list are not.
 	many := estimate(t, "apiVersion: v1\nkind: Pod\nmetadata: {name: many}\nspec:\n  containers: [&c {name: app, image: nginx}"+strings.Repeat(", *c", 999)+"]\n")

@@ -253,3 +253,21 @@ func TestShowMore(t *testing.T) {
 		t.Fatalf("3 documents: want all shown and no note")
 	}
 }
+
+// TestListYAMLShare: a List is one document however many objects it holds, so the YAML tab shows
+// of it what its documents may show (16 KiB each: 80 KiB for limit=5), cut at a line's end, with
+// a note that says so and links to the raw output; five documents of the same Pods are shown
+// whole.
+func TestListYAMLShare(t *testing.T) {
+	h := newServer(t)
+	list := get(t, h, stateLink(t, api.State{Manifest: testkit.PodList(20)})+"&tab=yaml&limit=5")
+	yaml := testid(list, "injected-yaml").Text()
+	if list.status != http.StatusOK || len(yaml) > 5*yamlPerDoc || len(yaml) < 4*yamlPerDoc || !strings.HasSuffix(yaml, "\n") ||
+		!strings.Contains(testid(list, "more-note").Text(), "The YAML tab shows its first") || testid(list, "more-injected").Length() == 0 {
+		t.Fatalf("a List of 20 Pods at limit=5: %d, %d bytes of YAML, note %q", list.status, len(yaml), testid(list, "more-note").Text())
+	}
+	docs := get(t, h, stateLink(t, api.State{Manifest: testkit.Pods(20, 0)})+"&tab=yaml&limit=5")
+	if y := testid(docs, "injected-yaml").Text(); strings.Count(y, "name: istio-proxy") != 5 || strings.Contains(testid(docs, "more-note").Text(), "The YAML tab shows its first") {
+		t.Fatalf("20 Pods at limit=5: %d proxies in the YAML, note %q", strings.Count(y, "name: istio-proxy"), testid(docs, "more-note").Text())
+	}
+}

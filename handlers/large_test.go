@@ -257,7 +257,7 @@ func TestShowMore(t *testing.T) {
 // TestListYAMLShare: a List is one document however many objects it holds, so the YAML tab shows
 // of it what its documents may show (16 KiB each: 80 KiB for limit=5), cut at a line's end, with
 // a note that says so and links to the raw output; five documents of the same Pods are shown
-// whole.
+// whole. The same on compare's sides.
 func TestListYAMLShare(t *testing.T) {
 	h := newServer(t)
 	list := get(t, h, stateLink(t, api.State{Manifest: testkit.PodList(20)})+"&tab=yaml&limit=5")
@@ -269,5 +269,12 @@ func TestListYAMLShare(t *testing.T) {
 	docs := get(t, h, stateLink(t, api.State{Manifest: testkit.Pods(20, 0)})+"&tab=yaml&limit=5")
 	if y := testid(docs, "injected-yaml").Text(); strings.Count(y, "name: istio-proxy") != 5 || strings.Contains(testid(docs, "more-note").Text(), "The YAML tab shows its first") {
 		t.Fatalf("20 Pods at limit=5: %d proxies in the YAML, note %q", strings.Count(y, "name: istio-proxy"), testid(docs, "more-note").Text())
+	}
+	// Compare shows each side's share of 50 documents: 150 Pods in a List are more.
+	e := EncodeState(api.State{Manifest: testkit.PodList(150)})
+	cmp := get(t, h, "/compare?a="+e+"&b="+e)
+	if a := testid(cmp, "output-a").Text(); cmp.status != http.StatusOK || len(a) > defaultLimit*yamlPerDoc || len(a) < (defaultLimit-1)*yamlPerDoc ||
+		!strings.Contains(testid(cmp, "output-a-cut").Text(), "Its first") {
+		t.Fatalf("compare of a List of 150 Pods: %d, %d bytes of side A, note %q", cmp.status, len(a), testid(cmp, "output-a-cut").Text())
 	}
 }

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/engine/secrets"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
 // TestScanAndRedactOwnMesh: a shared mesh's texts are scanned for secrets like the rest of the
@@ -226,5 +228,56 @@ func TestShareVariants(t *testing.T) {
 	}}
 	if r := postShareAPI(t, h, clean, nil); r.status != http.StatusCreated {
 		t.Errorf("near misses: %d %s", r.status, r.body)
+	}
+}
+
+// variantState is the state that holds a corpus variant's place where a share stores it: the
+// manifest (a Deployment when the place has none), a step, the install's --set lines and
+// overlay, the mesh's own texts, the namespace's labels.
+func variantState(p testkit.SecretPlace) api.State {
+	st := api.State{Manifest: cmp.Or(p.Manifest, testkit.Deployment)}
+	if p.Step != nil {
+		st.Steps = []engine.Step{{Key: p.Step.Key, Value: p.Step.Value}}
+	}
+	st.Settings.Install.Set, st.Settings.Install.Overlay, st.Settings.Namespace.Labels = p.Set, p.Overlay, p.Labels
+	m := &st.Settings.Install.Mesh
+	m.InjectorConfig, m.Values, m.MeshConfig = p.Mesh["injectorConfig"], p.Mesh["values"], p.Mesh["meshConfig"]
+	return st
+}
+
+// TestShareGateVariants: every variant of the secret corpus, wherever it is written, stops a
+// share at the gate every storing path passes (the share API, the page's Share, its form
+// without JavaScript: secretsGate), is not echoed by the findings, and is gone from the state a
+// redacted share stores; every near miss passes the gate and is stored as it was.
+func TestShareGateVariants(t *testing.T) {
+	vs, err := testkit.SecretVariants()
+	if err != nil || len(vs) < 60 {
+		t.Fatalf("%d variants: %v", len(vs), err)
+	}
+	for _, v := range vs {
+		t.Run(v.Name, func(t *testing.T) {
+			st := variantState(v.Found)
+			_, findings, total, err := secretsGate(st, secretsAsk)
+			if err != nil || total == 0 {
+				t.Fatalf("not stopped at the gate (%v)", err)
+			}
+			for _, f := range findings {
+				if strings.Contains(f.Excerpt, v.Secret) {
+					t.Errorf("a finding echoes the secret: %+v", f)
+				}
+			}
+			red, _, _, err := secretsGate(st, secretsRedact)
+			if js, _ := json.Marshal(red); err != nil || strings.Contains(string(js), v.Secret) {
+				t.Errorf("stored redacted with the secret (%v): %s", err, js)
+			}
+			near := variantState(v.Near)
+			if _, findings, total, err := secretsGate(near, secretsAsk); err != nil || total != 0 {
+				t.Errorf("the near miss is stopped (%v): %+v", err, findings)
+			}
+			kept, _, _, err := secretsGate(near, secretsRedact)
+			if a, b := string(StateJSON(kept)), string(StateJSON(near)); err != nil || a != b {
+				t.Errorf("the near miss is stored changed (%v):\n%s\nwant\n%s", err, a, b)
+			}
+		})
 	}
 }

@@ -2,42 +2,22 @@ package secrets
 
 import (
 	"encoding/json"
-	"os"
 	"slices"
 	"strings"
 	"testing"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
-// variant is one entry of testdata/variants.yaml (see its head).
-type variant struct {
-	Name   string
-	Kind   Kind
-	Secret string
-	Exact  *bool
-	Found  variantPlace
-	Near   variantPlace
-}
-
-// variantPlace is where a variant's secret (or its near miss) is written.
-type variantPlace struct {
-	Manifest string
-	Step     *struct{ Key, Value string }
-	Set      []string
-	Labels   map[string]string
-	Overlay  string
-	Mesh     map[string]string
-}
+// variant is one entry of the secret corpus (internal/testkit/secretvariants.yaml).
+type variant = testkit.SecretVariant
 
 func loadVariants(t *testing.T) []variant {
 	t.Helper()
-	b, err := os.ReadFile("testdata/variants.yaml")
+	vs, err := testkit.SecretVariants()
 	if err != nil {
-		t.Fatal(err)
-	}
-	var vs []variant
-	if err := yaml.Unmarshal(b, &vs); err != nil {
 		t.Fatal(err)
 	}
 	if len(vs) < 60 {
@@ -48,7 +28,7 @@ func loadVariants(t *testing.T) []variant {
 
 // settings are the settings a place gives, with a manifest also as the install overlay and as
 // a mesh part (both are read as a manifest is): the settings' own paths.
-func (p variantPlace) settings() []Settings {
+func placeSettings(p testkit.SecretPlace) []Settings {
 	var out []Settings
 	if p.Set != nil || p.Labels != nil || p.Overlay != "" || p.Mesh != nil {
 		s := Settings{Set: p.Set, Labels: p.Labels, Overlay: p.Overlay}
@@ -86,7 +66,7 @@ func TestVariants(t *testing.T) {
 				places++
 				checkStep(t, v, Step{Key: st.Key, Value: st.Value}, exact)
 			}
-			for _, s := range v.Found.settings() {
+			for _, s := range placeSettings(v.Found) {
 				places++
 				checkSettings(t, v, s, exact)
 			}
@@ -113,7 +93,7 @@ func TestVariants(t *testing.T) {
 					t.Errorf("near-miss step redacted: %+v", red)
 				}
 			}
-			for _, s := range v.Near.settings() {
+			for _, s := range placeSettings(v.Near) {
 				nearPlaces++
 				if fs := ScanSettings(s); len(fs) != 0 {
 					t.Errorf("near-miss settings flagged: %+v", fs)
@@ -141,7 +121,7 @@ func checkFindings(t *testing.T, v variant, where string, fs []Finding) {
 		t.Errorf("%s: nothing found", where)
 		return
 	}
-	if v.Kind != "" && !slices.ContainsFunc(fs, func(f Finding) bool { return f.Kind == v.Kind }) {
+	if v.Kind != "" && !slices.ContainsFunc(fs, func(f Finding) bool { return f.Kind == Kind(v.Kind) }) {
 		t.Errorf("%s: no %s finding: %+v", where, v.Kind, fs)
 	}
 	for _, f := range fs {

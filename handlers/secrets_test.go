@@ -77,7 +77,7 @@ func TestSecretsSeam(t *testing.T) {
 	}
 }
 
-// shareVariants are a few of package secrets' variants (its testdata/variants.yaml) as a state
+// shareVariants are a few of package secrets' variants (internal/testkit/secretvariants.yaml) as a state
 // holds them: a fused env name, a password in a file a ConfigMap holds, mysql's -pSecret, a
 // proxy.istio.io/config step's proxyMetadata, an install option, a mesh config's
 // OpenTelemetry header and a namespace label; each secret is made up and distinct.

@@ -421,6 +421,27 @@ func TestShareStepSecrets(t *testing.T) {
 	}
 }
 
+// shareRedacted shares req through the API with Redact set and returns the state stored (and
+// its JSON), with the link's id.
+func shareRedacted(t *testing.T, h http.Handler, req api.ShareRequest) (storedLink, string) {
+	t.Helper()
+	req.Redact = true
+	r := postShareAPI(t, h, req, nil)
+	var ok api.ShareResponse
+	if r.status != http.StatusCreated || json.Unmarshal([]byte(r.body), &ok) != nil {
+		t.Fatalf("redact: %d %s", r.status, r.body)
+	}
+	st := storedState(t, h, ok.ID)
+	js, _ := json.Marshal(st)
+	return storedLink{State: st, ID: ok.ID}, string(js)
+}
+
+// storedLink is a state stored behind a link, and the link's id.
+type storedLink struct {
+	api.State
+	ID string
+}
+
 // TestShareSettingsSecrets: the settings a state carries are scanned too — an install option's
 // value, the install overlay, the namespace's labels — by the API, the form and the long link's
 // warning, and redacted with the manifest; a state without any is not held up.
@@ -454,19 +475,12 @@ func TestShareSettingsSecrets(t *testing.T) {
 		t.Fatalf("findings at %q, want %q", where, want)
 	}
 
-	req.Redact = true
-	r = postShareAPI(t, h, req, nil)
-	var ok api.ShareResponse
-	if r.status != http.StatusCreated || json.Unmarshal([]byte(r.body), &ok) != nil {
-		t.Fatalf("%d %s", r.status, r.body)
-	}
-	st := storedState(t, h, ok.ID)
-	js, _ := json.Marshal(st)
-	if strings.Contains(string(js), awsKeyID) || strings.Contains(string(js), "hunter2") || st.Settings.Install.Set[0] != settings.Install.Set[0] ||
+	st, js := shareRedacted(t, h, req)
+	if strings.Contains(js, awsKeyID) || strings.Contains(js, "hunter2") || st.Settings.Install.Set[0] != settings.Install.Set[0] ||
 		st.Settings.Namespace.Labels["istio-injection"] != "enabled" || st.Settings.Namespace.Labels["aws"] != "redacted" {
 		t.Fatalf("stored: %s", js)
 	}
-	if page := get(t, h, "/s/"+ok.ID); page.status != http.StatusOK {
+	if page := get(t, h, "/s/"+st.ID); page.status != http.StatusOK {
 		t.Fatalf("the redacted link: %d %s", page.status, testid(page, "error").Text())
 	}
 

@@ -1,7 +1,6 @@
 package secrets
 
 import (
-	"slices"
 	"strings"
 
 	"github.com/sidecarlab/sidecarlab/engine/yamldoc"
@@ -15,9 +14,7 @@ func scanLines(d scanDoc, ls []leak) []secretHit {
 	var hits []secretHit
 	pending := false
 	for i, l := range d.lines {
-		var spans [][2]int
-		var kinds []Kind
-		var rules []string
+		var spans []textSpan
 
 		// A private key or a registry credential is flagged to the line's end; random-looking
 		// tokens before it are flagged too, or they would be found once the rest is redacted.
@@ -35,7 +32,7 @@ func scanLines(d scanDoc, ls []leak) []secretHit {
 		clean := digestRE.ReplaceAllStringFunc(l[:end], func(s string) string { return strings.Repeat(" ", len(s)) })
 		for _, loc := range tokenRE.FindAllStringIndex(clean, -1) {
 			if randomToken(l[loc[0]:loc[1]]) {
-				spans, kinds, rules = append(spans, [2]int{loc[0], loc[1]}), append(kinds, HighEntropy), append(rules, "")
+				spans = append(spans, textSpan{from: loc[0], to: loc[1], kind: HighEntropy})
 			}
 		}
 		for _, lk := range ls {
@@ -45,61 +42,36 @@ func scanLines(d scanDoc, ls []leak) []secretHit {
 				if j < 0 {
 					break
 				}
-				sp := [2]int{from + j, from + j + len(lk.Secret)}
-				spans, kinds, rules = append(spans, sp), append(kinds, KnownFormat), append(rules, lk.Rule)
-				from = sp[1]
+				sp := textSpan{from: from + j, to: from + j + len(lk.Secret), kind: KnownFormat, rule: lk.Rule}
+				spans = append(spans, sp)
+				from = sp.to
 			}
 		}
 		// The name rules and what a line holds (password: …, --password …, a URL's password),
 		// as in a value; an env entry's name on the line before its value.
-		var ts []textSpan
-		ts, pending = lineSecrets(l[:end], 0, nil, pending)
-		for _, t := range mergeTextSpans(ts) {
-			spans, kinds, rules = append(spans, [2]int{t.from, t.to}), append(kinds, t.kind), append(rules, "")
-		}
+		spans, pending = lineSecrets(l[:end], 0, spans, pending)
 		if endKind != "" {
-			spans, kinds, rules = append(spans, [2]int{end, len(l)}), append(kinds, endKind), append(rules, "")
+			spans = append(spans, textSpan{from: end, to: len(l), kind: endKind})
 		}
 		if len(spans) == 0 {
 			continue
 		}
-		spans, kinds, rules = mergeSpans(spans, kinds, rules)
+		spans = mergeTextSpans(spans)
 		// The excerpt is the line with every flagged token replaced.
 		var ex strings.Builder
 		prev := 0
 		for _, sp := range spans {
-			ex.WriteString(l[prev:sp[0]])
+			ex.WriteString(l[prev:sp.from])
 			ex.WriteString(Redacted)
-			prev = sp[1]
+			prev = sp.to
 		}
 		ex.WriteString(l[prev:])
 		excerpt := yamldoc.Clip(strings.TrimSpace(ex.String()))
-		for j, sp := range spans {
+		for _, sp := range spans {
 			hits = append(hits, secretHit{Finding: Finding{
-				Doc: d.index, Line: d.Line + i, Kind: kinds[j], Rule: rules[j], Excerpt: excerpt,
-			}, token: span{line: d.Line + i, from: sp[0], to: sp[1]}})
+				Doc: d.index, Line: d.Line + i, Kind: sp.kind, Rule: sp.rule, Excerpt: excerpt,
+			}, token: span{line: d.Line + i, from: sp.from, to: sp.to}})
 		}
 	}
 	return hits
-}
-
-// mergeSpans sorts the spans of one line and makes overlapping ones one (the first one's kind
-// and rule), so that each byte is redacted once.
-func mergeSpans(spans [][2]int, kinds []Kind, rules []string) ([][2]int, []Kind, []string) {
-	idx := make([]int, len(spans))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortStableFunc(idx, func(a, b int) int { return spans[a][0] - spans[b][0] })
-	var s [][2]int
-	var k []Kind
-	var r []string
-	for _, i := range idx {
-		if n := len(s); n > 0 && spans[i][0] < s[n-1][1] {
-			s[n-1][1] = max(s[n-1][1], spans[i][1])
-			continue
-		}
-		s, k, r = append(s, spans[i]), append(k, kinds[i]), append(r, rules[i])
-	}
-	return s, k, r
 }

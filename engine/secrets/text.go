@@ -11,6 +11,8 @@ import (
 type textSpan struct {
 	from, to int
 	kind     Kind
+	// rule names gitleaks' rule for a KnownFormat span.
+	rule string
 }
 
 // textTriggers are what a line must hold (in lower case) for textSecrets to read it: every rule
@@ -72,7 +74,7 @@ func lineSecrets(line string, off int, out []textSpan, pendingName bool) ([]text
 	// A command line's flags first: a span of several rules is named by the first.
 	toks := fieldsAt(line)
 	for _, sp := range commandSecrets(toks) {
-		out = append(out, textSpan{off + sp.from, off + sp.to, FlagValue})
+		out = append(out, textSpan{from: off + sp.from, to: off + sp.to, kind: FlagValue})
 	}
 	nextPending := false
 	if m := lineRE.FindStringSubmatchIndex(line); m != nil {
@@ -93,7 +95,7 @@ func lineSecrets(line string, off int, out []textSpan, pendingName bool) ([]text
 			// A structure (JSON's "channel_creds": [{…}]), an anchor or an alias: its own
 			// lines are read.
 		case (keyName(key) && nameNumber(key, v) || key == "value" && pendingName) && nameValue(v):
-			out = append(out, textSpan{off + from, off + to, EnvName})
+			out = append(out, textSpan{from: off + from, to: off + to, kind: EnvName})
 		}
 	}
 	out = appendPairs(line, off, out, 0)
@@ -107,25 +109,25 @@ func lineSecrets(line string, off int, out []textSpan, pendingName bool) ([]text
 				continue
 			}
 			if keyName(line[m[4]:m[5]]) && nameValue(line[from:to]) {
-				out = append(out, textSpan{off + from, off + to, EnvName})
+				out = append(out, textSpan{from: off + from, to: off + to, kind: EnvName})
 			}
 		}
 	}
 	if strings.Contains(line, "</") {
 		for _, m := range xmlRE.FindAllStringSubmatchIndex(line, -1) {
 			if name := line[m[2]:m[3]]; name == line[m[6]:m[7]] && keyName(name) && nameValue(line[m[4]:m[5]]) {
-				out = append(out, textSpan{off + m[4], off + m[5], EnvName})
+				out = append(out, textSpan{from: off + m[4], to: off + m[5], kind: EnvName})
 			}
 		}
 	}
 	for _, m := range urlCredentialRE.FindAllStringSubmatchIndex(line, -1) {
 		if !placeholder(line[m[2]:m[3]]) {
-			out = append(out, textSpan{off + m[2], off + m[3], URLCredential})
+			out = append(out, textSpan{from: off + m[2], to: off + m[3], kind: URLCredential})
 		}
 	}
 	// A configuration file's directive: requirepass foobared (redis.conf), masterauth ….
 	if len(toks) == 2 && envVar(strings.NewReplacer("-", "_", ".", "_").Replace(toks[0].text)) && keyName(toks[0].text) && nameValue(toks[1].text) {
-		out = append(out, textSpan{off + toks[1].at, off + toks[1].at + len(toks[1].text), EnvName})
+		out = append(out, textSpan{from: off + toks[1].at, to: off + toks[1].at + len(toks[1].text), kind: EnvName})
 	}
 	out = appendNetrc(toks, off, out)
 	if strings.Count(line, ":") == 4 {
@@ -144,7 +146,7 @@ func appendPairs(line string, off int, out []textSpan, depth int) []textSpan {
 		v := line[from:to]
 		switch {
 		case keyName(line[m[2]:m[3]]) && nameValue(v):
-			out = append(out, textSpan{off + from, off + to, EnvName})
+			out = append(out, textSpan{from: off + from, to: off + to, kind: EnvName})
 		case depth < 2 && strings.Contains(v, "="):
 			out = appendPairs(v, off+from, out, depth+1)
 		}
@@ -261,7 +263,7 @@ func commandSecrets(toks []token) []textSpan {
 			v = v[from:to]
 			v = strings.TrimRight(v, ";")
 			if v != "" && !filePath(v) && !placeholder(v) && v != Redacted {
-				out = append(out, textSpan{at + from, at + from + len(v), FlagValue})
+				out = append(out, textSpan{from: at + from, to: at + from + len(v), kind: FlagValue})
 			}
 		}
 		short := shortPasswordFlags[cmd]
@@ -303,7 +305,7 @@ func appendNetrc(toks []token, off int, out []textSpan) []textSpan {
 	}
 	for i := 0; i+1 < len(toks); i++ {
 		if (toks[i].text == "password" || toks[i].text == "passwd") && nameValue(toks[i+1].text) {
-			out = append(out, textSpan{off + toks[i+1].at, off + toks[i+1].at + len(toks[i+1].text), EnvName})
+			out = append(out, textSpan{from: off + toks[i+1].at, to: off + toks[i+1].at + len(toks[i+1].text), kind: EnvName})
 		}
 	}
 	return out
@@ -322,12 +324,13 @@ func appendPgpass(line string, off int, out []textSpan) []textSpan {
 	}
 	if pw := f[4]; nameValue(pw) {
 		at := strings.Index(line, t) + len(t) - len(pw)
-		out = append(out, textSpan{off + at, off + at + len(pw), EnvName})
+		out = append(out, textSpan{from: off + at, to: off + at + len(pw), kind: EnvName})
 	}
 	return out
 }
 
-// mergeTextSpans sorts spans and makes overlapping ones one (the first one's kind).
+// mergeTextSpans sorts spans and makes overlapping ones one (the first one's kind and rule), so
+// that each byte is redacted once.
 func mergeTextSpans(spans []textSpan) []textSpan {
 	if len(spans) < 2 {
 		return spans

@@ -259,7 +259,7 @@ func (w *secretWalker) scalar(n *yaml.Node, path, key string) {
 		w.add(n, path, key, EnvName)
 		if s := authScheme(v); s > 0 {
 			// Authorization: Bearer …: the credential after its scheme.
-			w.hits[len(w.hits)-1].spans = []textSpan{{s, len(v), EnvName}}
+			w.hits[len(w.hits)-1].spans = []textSpan{{from: s, to: len(v), kind: EnvName}}
 		}
 		return
 	}
@@ -352,7 +352,7 @@ func (w *secretWalker) argv(path string, items []*yaml.Node, paths []string) {
 		}
 		w.add(c, p, "", FlagValue)
 		if from, to := sp.from-starts[i], sp.to-starts[i]; from > 0 || to < len(c.Value) {
-			w.hits[len(w.hits)-1].spans = []textSpan{{from, to, FlagValue}}
+			w.hits[len(w.hits)-1].spans = []textSpan{{from: from, to: to, kind: FlagValue}}
 		}
 	}
 }

@@ -65,11 +65,11 @@ func (s *server) comparePage(r *http.Request, states [2]api.State, labels [2]str
 		row := tl.Steps[len(tl.Steps)-1]
 		last[i] = row.Documents
 		// A long value's lines are cut, as in the YAML tab: the side's link has everything.
-		side.Output, _ = cutLines(l, row.Output(), maxShownLine)
-		var cut bool
-		if side.Output, cut = yamlShare(side.Output, defaultLimit); cut {
-			side.OutputCut = l.T("page.compare.cut", "Shown", byteSizeIn(l, int64(len(side.Output))))
+		out, cut := yamlShare(row.Output(), defaultLimit)
+		if cut {
+			side.OutputCut = l.T("page.compare.cut", "Shown", byteSizeIn(l, int64(len(out))))
 		}
+		side.Output, _ = cutLines(l, out, maxShownLine)
 		side.Lifecycles = lifecycleViews(l, engine.Lifecycles(row.Documents), engine.Batch(row.Documents, tl.Findings), 0)
 		found[i] = tl.Findings
 		if err := s.compareAdmission(r, st, side); err != nil {

@@ -129,13 +129,14 @@ func buildResults(ctx context.Context, l *i18n.Localizer, v view, enc string, tl
 		if len(shown) < len(sel.Documents) {
 			res.Output = outputOf(shown)
 		}
-		var cut int
-		res.Output, cut = cutLines(l, res.Output, maxShownLine)
-		res.More.CutLines += cut
+		// Its share first, so that the long lines are looked for in what is shown only.
 		var cutYAML bool
 		if res.Output, cutYAML = yamlShare(res.Output, lim); cutYAML {
 			res.More.CutYAML = byteSizeIn(l, int64(len(res.Output)))
 		}
+		var cut int
+		res.Output, cut = cutLines(l, res.Output, maxShownLine)
+		res.More.CutLines += cut
 	}
 	res.More.Shown, res.More.Total = len(shown), len(sel.Documents)
 	if len(shown) < len(sel.Documents) {

@@ -211,7 +211,7 @@ func withoutListItems(manifest []byte) []byte {
 		if !bytes.Contains(d.Raw, []byte("List")) || yaml.Unmarshal(d.Raw, &n) != nil {
 			continue
 		}
-		if items, _ := listItems(&n, maxListNesting); items == 0 {
+		if items, _ := listItems(&n, 0); items == 0 {
 			continue
 		}
 		first, count := d.Line-1, bytes.Count(d.Raw, []byte("\n"))

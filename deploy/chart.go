@@ -3,13 +3,15 @@
 package deploy
 
 import (
+	"embed"
 	"fmt"
-	"path/filepath"
-	"runtime"
+	"io/fs"
 	"strings"
 
 	"helm.sh/helm/v4/pkg/chart/common"
 	commonutil "helm.sh/helm/v4/pkg/chart/common/util"
+	"helm.sh/helm/v4/pkg/chart/loader/archive"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
 	loader "helm.sh/helm/v4/pkg/chart/v2/loader"
 	"helm.sh/helm/v4/pkg/engine"
 	corev1 "k8s.io/api/core/v1"
@@ -20,16 +22,36 @@ import (
 // Release is the release name the chart is rendered with; its objects are named after it.
 const Release = "sidecarlab"
 
-// ChartDir is the chart's folder.
-func ChartDir() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "chart", "sidecarlab")
+// ChartDir is the chart's folder, from this package's.
+const ChartDir = "chart/sidecarlab"
+
+// chartFiles is the chart, built into the program: the tests that render it run from other
+// folders, and builds with -trimpath have no source path to find it by.
+//
+//go:embed all:chart/sidecarlab
+var chartFiles embed.FS
+
+// load reads the chart as Helm's directory loader would (its files by their path in the chart).
+func load() (*chart.Chart, error) {
+	var files []*archive.BufferedFile
+	err := fs.WalkDir(chartFiles, ChartDir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := chartFiles.ReadFile(path)
+		files = append(files, &archive.BufferedFile{Name: strings.TrimPrefix(path, ChartDir+"/"), Data: data})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return loader.LoadFiles(files)
 }
 
 // Render renders the chart with vals over its values.yaml, as `helm template sidecarlab
 // deploy/chart/sidecarlab --namespace NAMESPACE` does: each template's path, and its text.
 func Render(namespace string, vals map[string]any) (map[string]string, error) {
-	ch, err := loader.Load(ChartDir())
+	ch, err := load()
 	if err != nil {
 		return nil, err
 	}

@@ -5,8 +5,11 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"helm.sh/helm/v4/pkg/chart/common"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
 	"helm.sh/helm/v4/pkg/chart/v2/lint"
 	"helm.sh/helm/v4/pkg/chart/v2/lint/support"
+	loader "helm.sh/helm/v4/pkg/chart/v2/loader"
 	appsv1 "k8s.io/api/apps/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/yaml"
@@ -158,11 +161,37 @@ func TestChartClusterRead(t *testing.T) {
 }
 
 func TestChartLints(t *testing.T) {
-	l := lint.RunAll(ChartDir(), nil, "tools")
+	l := lint.RunAll(ChartDir, nil, "tools")
 	for _, m := range l.Messages {
 		t.Log(m)
 	}
 	if l.HighestSeverity >= support.WarningSev {
 		t.Fatal("helm lint found problems")
+	}
+}
+
+// TestChartBuiltInIsTheFolder: the chart built into the program is the folder's, file for file,
+// as Helm's directory loader reads it (an embed pattern that missed a file would differ here).
+func TestChartBuiltInIsTheFolder(t *testing.T) {
+	fromDir, err := loader.Load(ChartDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	builtIn, err := load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := func(c *chart.Chart) map[string]string {
+		m := map[string]string{"Chart.yaml": c.Metadata.Name + " " + c.Metadata.Version}
+		for _, f := range append(append([]*common.File{}, c.Templates...), c.Raw...) {
+			m[f.Name] = string(f.Data)
+		}
+		return m
+	}
+	if d := cmp.Diff(files(fromDir), files(builtIn)); d != "" {
+		t.Errorf("the built-in chart differs from %s (-folder +built in):\n%s", ChartDir, d)
+	}
+	if len(builtIn.Templates) < 5 {
+		t.Errorf("the built-in chart has %d templates, want the folder's 5", len(builtIn.Templates))
 	}
 }

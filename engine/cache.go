@@ -12,7 +12,8 @@ import (
 // computations of the same key into one (a request for a key that is being computed waits for
 // that computation instead of starting its own). It is bounded twice: by entries and by the
 // bytes its values hold (as size estimates them), so a few huge values cannot fill memory. Errors
-// are not cached.
+// are not cached, except lasting ones (isLasting): those are kept like values, so that asking
+// again costs a lookup, not the work that failed.
 type lru[V any] struct {
 	mu       sync.Mutex
 	max      int
@@ -27,6 +28,7 @@ type lru[V any] struct {
 type lruEntry[V any] struct {
 	key  string
 	val  V
+	err  error // a lasting error, kept instead of a value
 	size int64
 }
 
@@ -58,9 +60,9 @@ func (c *lru[V]) get(key string, fn func() (V, error)) (val V, hit bool, err err
 		c.mu.Lock()
 		if el, ok := c.entries[key]; ok {
 			c.order.MoveToFront(el)
-			v := el.Value.(*lruEntry[V]).val
+			e := el.Value.(*lruEntry[V])
 			c.mu.Unlock()
-			return v, true, nil
+			return e.val, true, e.err
 		}
 		cl, ok := c.inflight[key]
 		if !ok {
@@ -91,8 +93,11 @@ func (c *lru[V]) get(key string, fn func() (V, error)) (val V, hit bool, err err
 
 	c.mu.Lock()
 	delete(c.inflight, key)
-	if cl.err == nil {
+	switch {
+	case cl.err == nil:
 		c.add(key, cl.val)
+	case isLasting(cl.err):
+		c.addErr(key, cl.err)
 	}
 	c.mu.Unlock()
 	return cl.val, false, cl.err
@@ -112,6 +117,14 @@ func (c *lru[V]) add(key string, v V) {
 	c.trim()
 }
 
+// addErr keeps a lasting error for key, counted by its message's length. c.mu is held.
+func (c *lru[V]) addErr(key string, err error) {
+	n := int64(len(err.Error())) + 64
+	c.entries[key] = c.order.PushFront(&lruEntry[V]{key: key, err: err, size: n})
+	c.bytes += n
+	c.trim()
+}
+
 // remeasure counts the value kept for key again (it has grown: something it holds was computed
 // after it was kept) and evicts the least recently used ones beyond the bounds, the value itself
 // when it alone no longer fits.
@@ -126,6 +139,9 @@ func (c *lru[V]) remeasure(key string) {
 		return
 	}
 	e := el.Value.(*lruEntry[V])
+	if e.err != nil {
+		return
+	}
 	n := c.size(e.val)
 	c.bytes += n - e.size
 	e.size = n
@@ -161,7 +177,8 @@ func (c *lru[V]) has(key string) bool {
 	return ok
 }
 
-// peek is the value kept for key, if it is, without making it more recent.
+// peek is the value kept for key, if it is, without making it more recent: the zero value when
+// what is kept is a lasting error.
 func (c *lru[V]) peek(key string) (V, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

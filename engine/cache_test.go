@@ -58,6 +58,40 @@ func TestLRUErrorsAndPanicsAreNotCached(t *testing.T) {
 	}
 }
 
+// TestLRUKeepsLastingErrors: a lasting error is kept like a value (asked again, the work does not
+// run again, and the key counts as kept); an InputError that is not lasting is not kept.
+func TestLRUKeepsLastingErrors(t *testing.T) {
+	c := newLRU[*int](4, 1<<10, func(*int) int64 { return 8 })
+	calls := 0
+	lasting := &InputError{ID: "template-output-too-large", Msg: "too much", Lasting: true}
+	for i := range 3 {
+		v, hit, err := c.get("k", func() (*int, error) { calls++; return nil, fmt.Errorf("rendering: %w", lasting) })
+		if !errors.Is(err, lasting) || v != nil || hit != (i > 0) {
+			t.Fatalf("ask %d: %v %v %v; want the lasting error, a hit after the first", i+1, v, hit, err)
+		}
+	}
+	if calls != 1 {
+		t.Errorf("the failing work ran %d times, want once", calls)
+	}
+	if v, ok := c.peek("k"); !ok || v != nil || !c.has("k") {
+		t.Errorf("peek: %v %v; a kept error is kept, with no value", v, ok)
+	}
+	if c.held() == 0 {
+		t.Error("a kept error holds no bytes")
+	}
+	c.remeasure("k") // no value to measure: nothing happens
+	plain := &InputError{ID: "manifest-empty", Msg: "empty"}
+	calls = 0
+	for range 2 {
+		if _, hit, err := c.get("p", func() (*int, error) { calls++; return nil, plain }); err != plain || hit {
+			t.Fatalf("got %v %v", hit, err)
+		}
+	}
+	if calls != 2 || c.has("p") {
+		t.Errorf("an error that is not lasting ran %d times (want 2) and is kept: %v", calls, c.has("p"))
+	}
+}
+
 func TestLRUCollapsesConcurrentComputations(t *testing.T) {
 	c := newLRU[int](4, 0, nil)
 	var calls atomic.Int32

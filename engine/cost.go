@@ -134,7 +134,7 @@ func (e *Engine) Estimate(ctx context.Context, manifest []byte, steps []Step, s 
 	if !s.Install.IsDefault() {
 		in, ok := e.installs.peek(s.Install.Hash())
 		c.Render = !ok
-		c.Worker = ok && in.custom && e.opts.Isolator != nil
+		c.Worker = ok && in != nil && in.custom && e.opts.Isolator != nil
 	}
 	for _, key := range rowKeys(s, inHash, steps) {
 		if !e.steps.has(key) {

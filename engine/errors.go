@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -27,6 +28,17 @@ type InputError struct {
 	// Params are the values the sentence names, as text; a name ending in Q is the value
 	// already quoted ("like this").
 	Params map[string]string `json:"-"`
+	// Lasting says that the work which failed fails the same way every time it runs again on the
+	// same input (a worker's answer over its bound, a template that does not parse): the engine
+	// keeps the error as it keeps results, so a repeated request does not run that work again. A
+	// lasting error is shared by the requests that get it, and never changed.
+	Lasting bool `json:"-"`
+}
+
+// isLasting says err is an *InputError marked Lasting.
+func isLasting(err error) bool {
+	var ie *InputError
+	return errors.As(err, &ie) && ie.Lasting
 }
 
 // errParams builds an InputError's Params from pairs: errParams("count", "3", "max", "2").

@@ -144,13 +144,15 @@ func (r *JobResult) setErr(err error) {
 	r.Fail = err.Error()
 }
 
-// err is the job's own error, if any.
+// err is the job's own error, if any. The input's errors are lasting: the job is a function of
+// its input, and a worker started again for it would fail the same way.
 func (r *JobResult) err() error {
 	switch {
 	case r.Error != nil:
 		if r.Error.ID == "" {
 			r.Error.ID, r.Error.Params = r.ErrorID, r.ErrorParams
 		}
+		r.Error.Lasting = true
 		return r.Error
 	case r.Fail != "":
 		return errors.New("isolated job: " + r.Fail)

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -109,4 +110,61 @@ func TestIsolatorWithoutNetwork(t *testing.T) {
 		t.Fatalf("message %q", ie.Msg)
 	}
 	mustInject(t, e, deploy, nil, tmpl(`{{ "fine" }}`))
+}
+
+// failingIsolator renders as jsonIsolator does and answers every injection with err.
+type failingIsolator struct {
+	jsonIsolator
+	err error
+}
+
+func (f *failingIsolator) Run(ctx context.Context, job Job) (*JobResult, error) {
+	if job.Inject != nil {
+		f.injects.Add(1)
+		return nil, f.err
+	}
+	return f.jsonIsolator.Run(ctx, job)
+}
+
+// TestIsolatedLastingErrorsKept: an isolated injection that fails with a lasting error (a
+// worker's answer over its bound) is not started again for the same row — asked again, the
+// engine answers the same error from what it keeps, and Estimate counts no work for the row —
+// while one that fails otherwise (the worker did not start) is tried again.
+func TestIsolatedLastingErrorsKept(t *testing.T) {
+	t.Parallel()
+	deploy := readFile(t, "testdata/corpus/deployment.yaml")
+	mine := Settings{Install: InstallOptions{Set: []string{"values.sidecarInjectorWebhook.templates.mine=metadata:\n  annotations:\n    mine: 'x'"}}}
+	var steps []Step // one row, injected in a worker: the installation has a template of the user's
+	for _, c := range []struct {
+		name    string
+		err     error
+		injects int64
+	}{
+		{"lasting", &InputError{Field: "install options", ID: "template-output-too-large", Msg: "too much", Lasting: true}, 1},
+		{"not lasting", errors.New("worker: fork/exec: resource temporarily unavailable"), 3},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			iso := &failingIsolator{jsonIsolator: jsonIsolator{network: true}, err: c.err}
+			e, err := New(context.Background(), Options{InstallPolicy: InstallPolicy{AllowCustomTemplates: true}, Isolator: iso})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.Close()
+			for range 3 {
+				if _, err := e.Timeline(t.Context(), deploy, steps, mine); !errors.Is(err, c.err) {
+					t.Fatalf("got %v, want %v", err, c.err)
+				}
+			}
+			if n := iso.injects.Load(); n != c.injects {
+				t.Errorf("%d isolated injections for the same timeline asked 3 times, want %d", n, c.injects)
+			}
+			cost, err := e.Estimate(t.Context(), deploy, steps, mine)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if kept := c.injects == 1; (cost.Rows == 0) != kept {
+				t.Errorf("Estimate counts %d rows to make; the error kept: %v", cost.Rows, kept)
+			}
+		})
+	}
 }

@@ -51,6 +51,7 @@ func EngineWorker(ctx context.Context, args []string, stdin io.Reader) error {
 
 // outputTooLarge is the 422 of templates that wrote more than a worker may answer: what they
 // wrote would be shown in pages and raw outputs, so it is bounded like a manifest (--max-body).
+// It is lasting: the same templates write as much again.
 func outputTooLarge(max int64) *engine.InputError {
 	limit := fmt.Sprintf("%d bytes", max)
 	switch {
@@ -59,6 +60,6 @@ func outputTooLarge(max int64) *engine.InputError {
 	case max >= 1<<10 && max%(1<<10) == 0:
 		limit = fmt.Sprintf("%d KiB", max>>10)
 	}
-	return &engine.InputError{Field: "install options", ID: "template-output-too-large", Params: map[string]string{"limit": limit},
+	return &engine.InputError{Field: "install options", ID: "template-output-too-large", Params: map[string]string{"limit": limit}, Lasting: true,
 		Msg: "the templates of these install options wrote more than " + limit + ", the most this server takes from them (as much as a manifest may be: --max-body); nothing they wrote is shown."}
 }

@@ -489,6 +489,9 @@ func TestOutputBound(t *testing.T) {
 	if got := wording.English.InputText(ie); got != ie.Msg || !strings.Contains(got, "1 MiB") {
 		t.Fatalf("the English catalog says\n%q\nthe isolator says\n%q", got, ie.Msg)
 	}
+	if !ie.Lasting {
+		t.Error("an answer over the bound is not lasting: the engine would start a worker for it again on every request")
+	}
 }
 
 // TestOutOfMemory: the three ways the Go runtime dies at the memory limit read as the limit; another

@@ -71,11 +71,12 @@ vet:
 	$(GO) vet ./...
 	$(GO) vet -tags e2e,load ./e2e
 
-# go test's own vet is off: make vet runs every analyzer over the same packages.
+# go test's own vet is off: make vet runs every analyzer over the same packages. istioctl is
+# looked up once (SIDECARLAB_ISTIOCTL), not by each package's tests (testkit.Istioctl).
 unit: $(TESTTIMES)
 	@$(STEP) fmt -- $(MAKE) -s fmt
 	@$(STEP) vet -- $(MAKE) -s vet
-	@$(STEP) unit -- $(GO) test -json -vet=off -count=1 -timeout $(TEST_TIMEOUT) ./...
+	@SIDECARLAB_ISTIOCTL=$$($(GO) tool -n istioctl) $(STEP) unit -- $(GO) test -json -vet=off -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 # The tests of concurrent code under the race detector, in one build: the engine's memo and LRU
 # and requests in different modes, the handlers' work slots and pooled writers, the link store's

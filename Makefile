@@ -75,14 +75,15 @@ vet:
 	$(GO) vet ./...
 	$(GO) vet -tags e2e,load ./e2e
 
-# go test's own vet is off: make vet runs every analyzer over the same packages. go test builds
-# and runs packages in the order it is given them, two at a time: the packages whose tests take
-# longest (make test-times) come first, so that none starts last and runs alone.
+# go test's own vet is off: make vet runs every analyzer over the same packages. istioctl is
+# looked up once (SIDECARLAB_ISTIOCTL), not by each package's tests (testkit.Istioctl). go test
+# builds and runs packages in the order it is given them, two at a time: the packages whose tests
+# take longest (make test-times) come first, so that none starts last and runs alone.
 SLOW_PACKAGES := ./cmd/sidecarlab ./handlers ./engine
 unit: $(TESTTIMES)
 	@$(STEP) fmt -- $(MAKE) -s fmt
 	@$(STEP) vet -- $(MAKE) -s vet
-	@$(STEP) unit -- $(GO) test -json -vet=off -count=1 -timeout $(TEST_TIMEOUT) $(SLOW_PACKAGES) ./...
+	@SIDECARLAB_ISTIOCTL=$$($(GO) tool -n istioctl) $(STEP) unit -- $(GO) test -json -vet=off -count=1 -timeout $(TEST_TIMEOUT) $(SLOW_PACKAGES) ./...
 
 # The tests of concurrent code under the race detector, in one build: the engine's memo and LRU
 # and requests in different modes, the handlers' work slots and pooled writers, the link store's

@@ -116,7 +116,7 @@ func (b *BatchStream) Run(ctx context.Context, emit func(BatchItem) error) error
 	e, p := b.e, b.p
 	if p.install.custom && e.opts.Isolator != nil {
 		// The isolated worker takes all the documents in one job; the rows come from its answer.
-		docs, err := e.injectAll(ctx, p, b.ann)
+		docs, err := e.injectAll(ctx, p, b.ann, e.opts.Workers)
 		if err != nil {
 			return err
 		}

@@ -277,8 +277,8 @@ func TestEstimateRender(t *testing.T) {
 
 // TestWorkersInjectAlike: an engine that injects a request's documents on several workers (the
 // CLI's) gives the documents, in order, that one worker gives — outputs, warnings, errors,
-// findings — in every mode; and it still stops at the deadline. The race detector (make test's
-// race pass) watches the shared installation and injector.
+// findings — in every mode, and so does its InjectInOrder; and it still stops at the deadline.
+// The race detector (make test's race pass) watches the shared installation and injector.
 func TestWorkersInjectAlike(t *testing.T) {
 	files, err := filepath.Glob("testdata/corpus/*.yaml")
 	if err != nil || len(files) < 10 {
@@ -316,6 +316,16 @@ func TestWorkersInjectAlike(t *testing.T) {
 		if a.Output() != b.Output() || !reflect.DeepEqual(a.Warnings(), b.Warnings()) ||
 			!reflect.DeepEqual(a.Errors(), b.Errors()) || !reflect.DeepEqual(a.Findings, b.Findings) {
 			t.Errorf("%s: three workers inject differently from one", mode)
+		}
+		// InjectInOrder (the CLI injects again in order, for Istio's log in istioctl's order)
+		// on the engine of three workers injects as one worker does.
+		c, err := many.InjectInOrder(context.Background(), manifest, steps, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Output() != c.Output() || !reflect.DeepEqual(a.Warnings(), c.Warnings()) ||
+			!reflect.DeepEqual(a.Errors(), c.Errors()) || !reflect.DeepEqual(a.Findings, c.Findings) {
+			t.Errorf("%s: in order, three workers inject differently from one", mode)
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())

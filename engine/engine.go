@@ -226,11 +226,24 @@ func (in *Injection) Errors() []*InputError {
 // return is for problems with the request as a whole (empty input, bad settings or annotation
 // values, too many documents).
 func (e *Engine) Inject(ctx context.Context, manifest []byte, steps []Step, s Settings) (*Injection, error) {
+	return e.inject(ctx, manifest, steps, s, e.opts.Workers)
+}
+
+// InjectInOrder is Inject with the documents injected one after another on the calling
+// goroutine, as istioctl injects them, whatever Options.Workers says: for a caller that reads
+// what Istio logs while it injects, in istioctl's order. It uses this engine's installations, so
+// injecting again in order costs the injections only, not another render.
+func (e *Engine) InjectInOrder(ctx context.Context, manifest []byte, steps []Step, s Settings) (*Injection, error) {
+	return e.inject(ctx, manifest, steps, s, 1)
+}
+
+// inject is Inject with workers documents injected at once.
+func (e *Engine) inject(ctx context.Context, manifest []byte, steps []Step, s Settings, workers int) (*Injection, error) {
 	p, err := e.prepare(ctx, manifest, steps, s)
 	if err != nil {
 		return nil, err
 	}
-	docs, err := e.injectAll(ctx, p, annotationsAt(steps, len(steps)))
+	docs, err := e.injectAll(ctx, p, annotationsAt(steps, len(steps)), workers)
 	if err != nil {
 		return nil, err
 	}

@@ -51,8 +51,9 @@ func (p *prepared) useParsed(objs []runtime.Object) {
 
 // injectAll injects each of p's documents. The deadline is checked before each one: neither
 // Istio's reader nor its injector takes a context, so one document is what runs past it (and
-// a server bounds what one document may cost before it starts: Estimate, Limits).
-func (e *Engine) injectAll(ctx context.Context, p *prepared, ann []annotationChange) ([]Document, error) {
+// a server bounds what one document may cost before it starts: Estimate, Limits). Up to
+// workers documents are injected at once.
+func (e *Engine) injectAll(ctx context.Context, p *prepared, ann []annotationChange, workers int) ([]Document, error) {
 	if e.isolates(p) {
 		e.injections.Add(int64(len(p.chunks)))
 		return e.injectIsolated(ctx, p, ann)
@@ -75,7 +76,7 @@ func (e *Engine) injectAll(ctx context.Context, p *prepared, ann []annotationCha
 		}
 	}
 	var wg sync.WaitGroup
-	for range min(e.opts.Workers, len(p.chunks)) - 1 {
+	for range min(workers, len(p.chunks)) - 1 {
 		wg.Go(work)
 	}
 	work()

@@ -32,6 +32,31 @@ var (
 	ctlConfigDir string
 )
 
+var (
+	generatedMu sync.Mutex
+	generated   = map[string]func() ([]byte, error){}
+)
+
+// manifestGenerate is what `istioctl manifest generate` with args prints: run once per set of
+// args and test process (~1 CPU-second each), for every test that reads it.
+func manifestGenerate(bin string, args ...string) ([]byte, error) {
+	key := strings.Join(append([]string{bin}, args...), "\x00")
+	generatedMu.Lock()
+	run, ok := generated[key]
+	if !ok {
+		run = sync.OnceValues(func() ([]byte, error) {
+			out, err := exec.Command(bin, append([]string{"manifest", "generate"}, args...)...).Output()
+			if err != nil {
+				err = fmt.Errorf("istioctl manifest generate %s: %v", strings.Join(args, " "), err)
+			}
+			return out, err
+		})
+		generated[key] = run
+	}
+	generatedMu.Unlock()
+	return run()
+}
+
 // istioctlConfig runs `istioctl manifest generate` (with args, e.g. --set flags) and writes the
 // three files kube-inject reads offline: the injector config, the values and the mesh config. A
 // render costs ~2 s and its files are only read, so each set of args is rendered once per test
@@ -54,9 +79,9 @@ func istioctlConfig(t *testing.T, bin string, args ...string) (dir string, inj, 
 
 func renderCtlConfig(bin string, n int, args []string) *ctlConfig {
 	c := &ctlConfig{}
-	out, err := exec.Command(bin, append([]string{"manifest", "generate"}, args...)...).Output()
+	out, err := manifestGenerate(bin, args...)
 	if err != nil {
-		c.err = fmt.Errorf("istioctl manifest generate %s: %v", strings.Join(args, " "), err)
+		c.err = err
 		return c
 	}
 	docs, err := splitDocuments(out)

@@ -3,7 +3,6 @@ package engine
 import (
 	"fmt"
 	"maps"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -56,9 +55,9 @@ var ownMeshCases = []meshCase{
 // `kubectl get configmap -o yaml` prints them (a List), and the three data texts.
 func meshConfigMaps(t *testing.T, bin string, c meshCase) (list string, mesh OwnMesh) {
 	t.Helper()
-	out, err := exec.Command(bin, append([]string{"manifest", "generate"}, c.args...)...).Output()
+	out, err := manifestGenerate(bin, c.args...)
 	if err != nil {
-		t.Fatalf("istioctl manifest generate %v: %v", c.args, err)
+		t.Fatal(err)
 	}
 	docs, err := splitDocuments(out)
 	if err != nil {
@@ -133,6 +132,7 @@ func TestOwnMeshMatchesIstioctl(t *testing.T) {
 	}
 	for _, c := range ownMeshCases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel() // each mesh is its own
 			list, want := meshConfigMaps(t, bin, c)
 			read, err := ParseMeshConfigMaps([]byte(list))
 			if err != nil {

@@ -46,7 +46,7 @@ func (e *Engine) Timeline(ctx context.Context, manifest []byte, steps []Step, s 
 					return nil, err
 				}
 			}
-			docs, err := e.injectAll(ctx, p, annotationsAt(steps, k))
+			docs, err := e.injectAll(ctx, p, annotationsAt(steps, k), e.opts.Workers)
 			if err != nil {
 				return nil, err
 			}

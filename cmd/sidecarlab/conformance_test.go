@@ -178,19 +178,47 @@ func (w *warnings) HandleWarningHeader(code int, agent, text string) {
 	w.list = append(w.list, text)
 }
 
-// dryRunCreate creates the Pod with ?dryRun=All: every admission step runs, nothing is stored.
-// It returns the Pod the API server would store, or its refusal, and its warnings.
-func (c *testCluster) dryRunCreate(t *testing.T, pod *corev1.Pod) (*corev1.Pod, error, []string) {
+// dryRun is the API server's answer to a dry-run create of a Pod: the Pod it would store, or its
+// refusal, and its warnings.
+type dryRun struct {
+	server  *corev1.Pod
+	refused error
+	warns   []string
+}
+
+// dryRunCreates creates each Pod with ?dryRun=All (every admission step runs, nothing is
+// stored), the requests sent at once; the function it returns waits for the answers, in the
+// Pods' order.
+func (c *testCluster) dryRunCreates(t *testing.T, pods []*corev1.Pod) (wait func() []dryRun) {
 	t.Helper()
-	w := &warnings{}
-	cfg := rest.CopyConfig(c.cfg)
-	cfg.WarningHandler = w
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
+	out := make([]dryRun, len(pods))
+	var wg sync.WaitGroup
+	for i, pod := range pods {
+		w := &warnings{}
+		cfg := rest.CopyConfig(c.cfg)
+		cfg.WarningHandler = w
+		client, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() {
+			got, err := client.CoreV1().Pods(pod.Namespace).Create(context.Background(), pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			out[i] = dryRun{server: got, refused: err, warns: w.list}
+		})
 	}
-	got, err := client.CoreV1().Pods(pod.Namespace).Create(context.Background(), pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-	return got, err, w.list
+	return func() []dryRun {
+		wg.Wait()
+		return out
+	}
+}
+
+// matrixPods are the Pods of the matrix in the namespace, in conformancePods' order.
+func matrixPods(namespace string) []*corev1.Pod {
+	var pods []*corev1.Pod
+	for _, p := range conformancePods {
+		pods = append(pods, p.pod(namespace))
+	}
+	return pods
 }
 
 // admitJSON is `sidecarlab admit -o json` of the manifest in the namespace (none: the documents'
@@ -261,14 +289,24 @@ func TestConformancePods(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer eng.Close()
+	t.Cleanup(eng.Close)
+	var mu sync.Mutex // counts
 	var counts struct{ injected, notInjected, rejected, audited int }
+	count := func(n *int) {
+		mu.Lock()
+		*n++
+		mu.Unlock()
+	}
 	for _, ns := range conformanceNamespaces {
 		t.Run(ns.name, func(t *testing.T) {
+			t.Parallel() // each namespace is its own
 			name := c.namespace(t, ns)
+			pods := matrixPods(name)
+			// The API server's answers, asked while sidecarlab answers.
+			serverAnswers := c.dryRunCreates(t, pods)
 			var objs []any
-			for _, p := range conformancePods {
-				objs = append(objs, p.pod(name))
+			for _, p := range pods {
+				objs = append(objs, p)
 			}
 			manifest := manifestOf(t, objs...)
 			got := admitJSON(t, manifest, name, ns)
@@ -291,9 +329,10 @@ func TestConformancePods(t *testing.T) {
 				t.Fatalf("admit answered for %d documents, want %d", len(got), len(conformancePods))
 			}
 			webhookMode := webhookModePods(t, manifest, ns)
+			answers := serverAnswers()
 			for i, p := range conformancePods {
 				a := got[i]
-				server, refused, warns := c.dryRunCreate(t, p.pod(name))
+				server, refused, warns := answers[i].server, answers[i].refused, answers[i].warns
 				cell := fmt.Sprintf("%s/%s", ns.name, p.name)
 				if a.Error != "" {
 					t.Errorf("%s: sidecarlab: %s", cell, a.Error)
@@ -306,7 +345,7 @@ func TestConformancePods(t *testing.T) {
 					}
 					// Pod Security's message as the API server words a refusal: "pods "NAME" is
 					// forbidden: violates PodSecurity …".
-					counts.rejected++
+					count(&counts.rejected)
 					if refused.Error() != first(a.Violations) {
 						t.Errorf("%s: refused:\n server:     %s\n sidecarlab: %s", cell, refused, first(a.Violations))
 					}
@@ -316,9 +355,9 @@ func TestConformancePods(t *testing.T) {
 						continue
 					}
 					if injected(server) {
-						counts.injected++
+						count(&counts.injected)
 					} else {
-						counts.notInjected++
+						count(&counts.notInjected)
 					}
 					if a.Injected != injected(server) {
 						t.Errorf("%s: injected: server %v, sidecarlab %v", cell, injected(server), a.Injected)
@@ -355,22 +394,25 @@ func TestConformancePods(t *testing.T) {
 					t.Errorf("%s/%s: audit-level violations:\n server:     %q\n sidecarlab: %q", ns.name, p.name, audits[p.name], ours)
 				}
 				if ours != "" {
-					counts.audited++
+					count(&counts.audited)
 				}
 			}
 		})
 	}
 	// The matrix is not vacuous: the cluster injected some Pods, left some alone and refused
-	// some; and every excuse for a field only the server writes was needed.
-	t.Logf("%d cells: %d injected, %d not injected, %d refused; %d with audit-level violations", len(conformanceNamespaces)*len(conformancePods), counts.injected, counts.notInjected, counts.rejected, counts.audited)
-	if counts.injected < 20 || counts.notInjected < 20 || counts.rejected < 20 || counts.audited < 5 {
-		t.Errorf("the matrix hardly varies: %+v", counts)
-	}
-	if !t.Failed() {
-		for _, path := range serverOnlyPodFields.unused() {
-			t.Errorf("serverOnlyPodFields: %q matched no field of any Pod; remove it", path)
+	// some; and every excuse for a field only the server writes was needed. (Once every
+	// namespace's subtest, run in parallel, has ended.)
+	t.Cleanup(func() {
+		t.Logf("%d cells: %d injected, %d not injected, %d refused; %d with audit-level violations", len(conformanceNamespaces)*len(conformancePods), counts.injected, counts.notInjected, counts.rejected, counts.audited)
+		if counts.injected < 20 || counts.notInjected < 20 || counts.rejected < 20 || counts.audited < 5 {
+			t.Errorf("the matrix hardly varies: %+v", counts)
 		}
-	}
+		if !t.Failed() {
+			for _, path := range serverOnlyPodFields.unused() {
+				t.Errorf("serverOnlyPodFields: %q matched no field of any Pod; remove it", path)
+			}
+		}
+	})
 }
 
 // webhookModePods are `sidecarlab inject --kubernetes-version` of the manifest (Istio's webhook,
@@ -815,23 +857,25 @@ func TestConformanceKubectlReadsTheFile(t *testing.T) {
 	t.Parallel()
 	c := needCluster(t)
 	enabled := c.namespace(t, nsCell{name: "kubectl", labels: map[string]string{"istio-injection": "enabled"}})
-	pod := func(namespace string) string {
+	pod := func(t *testing.T, namespace string) string {
 		return manifestOf(t, (podCell{name: "web"}).pod(namespace))
 	}
 
 	t.Run("a namespace given that the document contradicts", func(t *testing.T) {
-		_, stderr, err := c.kubectl(t, pod("elsewhere"), "create", "--dry-run=server", "-n", enabled, "-f", "-")
+		t.Parallel()
+		_, stderr, err := c.kubectl(t, pod(t, "elsewhere"), "create", "--dry-run=server", "-n", enabled, "-f", "-")
 		if err == nil {
 			t.Fatal("kubectl created it")
 		}
-		got := admitJSON(t, pod("elsewhere"), enabled, nsCell{labels: map[string]string{"istio-injection": "enabled"}, rev: testcluster.Default})
+		got := admitJSON(t, pod(t, "elsewhere"), enabled, nsCell{labels: map[string]string{"istio-injection": "enabled"}, rev: testcluster.Default})
 		if want := strings.TrimSpace(strings.TrimPrefix(stderr, "error: ")); len(got) != 1 || got[0].Error != want {
 			t.Errorf("kubectl: %s\nsidecarlab: %+v", want, got)
 		}
 	})
 
 	t.Run("a List", func(t *testing.T) {
-		list := "apiVersion: v1\nkind: List\nitems:\n" + indentItem(pod(enabled))
+		t.Parallel()
+		list := "apiVersion: v1\nkind: List\nitems:\n" + indentItem(pod(t, enabled))
 		out, stderr, err := c.kubectl(t, list, "create", "--dry-run=server", "-o", "json", "-f", "-")
 		if err != nil {
 			t.Fatalf("kubectl: %v\n%s", err, stderr)
@@ -848,6 +892,7 @@ func TestConformanceKubectlReadsTheFile(t *testing.T) {
 	})
 
 	t.Run("a Namespace document", func(t *testing.T) {
+		t.Parallel()
 		name := "c-nsdoc-" + runID()
 		ns := &corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
 			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"istio-injection": "enabled"}}}

@@ -398,6 +398,7 @@ func testLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard,
 // (connections accepted, never answered) — the hung one within the store's own timeout, not the
 // request's — and shares again once it is back.
 func TestPostgresStoppedOrHung(t *testing.T) {
+	t.Parallel()
 	dsn := os.Getenv("SIDECARLAB_TEST_POSTGRES")
 	if dsn == "" {
 		if os.Getenv("SIDECARLAB_REQUIRE_POSTGRES") != "" || os.Getenv("CI") != "" {
@@ -415,6 +416,8 @@ func TestPostgresStoppedOrHung(t *testing.T) {
 	manifest := func(n string) string {
 		return strings.Replace(testkit.Deployment, "name: web", "name: "+n+"-"+filepath.Base(t.TempDir()), 1)
 	}
+	// The store opens in the background (Begin): shares wait for it.
+	testkit.WaitFor(t, "the link store opened", func() bool { return s.storeOK(t) })
 	if code, _, body := s.share(t, manifest("up")); code != http.StatusSeeOther {
 		t.Fatalf("share with PostgreSQL up: %d %.300s", code, body)
 	}

@@ -71,7 +71,7 @@ func injectRun(c *cli, files fileFlags, settings settingsFlags, steps stepFlags,
 		return err
 	}
 	defer j.Close()
-	r, lines, err := injectLogged(c, j, opts)
+	r, lines, err := injectLogged(c, j, opts.Workers)
 	// What Istio's logger wrote first, as istioctl prints it while it injects: before its
 	// warnings and its error.
 	printIstioLines(c.stderr, lines)
@@ -127,30 +127,24 @@ func injectRun(c *cli, files fileFlags, settings settingsFlags, steps stepFlags,
 // injectLogged injects the session's manifest with Istio's logger captured (captureIstio). The
 // engine's workers inject several documents at once, so the entries of different documents may
 // come in any order: when there are two entries or more and several documents, the manifest is
-// injected again by an engine of opts with one worker — one document after another, as istioctl
-// injects them — for the entries in istioctl's order. That costs a second injection (and, for an
-// installation other than the default, a second render), only then.
-func injectLogged(c *cli, j *session, opts engine.Options) (*engine.Injection, *istioLines, error) {
+// injected again one document after another (InjectInOrder), as istioctl injects them, for the
+// entries in istioctl's order. That costs a second injection, only then; the installation is
+// the one the first rendered.
+func injectLogged(c *cli, j *session, workers int) (*engine.Injection, *istioLines, error) {
 	lines, release, err := captureIstio()
 	if err != nil {
 		return nil, nil, err
 	}
 	r, err := j.eng.Inject(c.ctx, j.manifest, j.steps, j.settings)
 	release()
-	if err != nil || lines.entries < 2 || len(r.Documents) < 2 || opts.Workers <= 1 {
+	if err != nil || lines.entries < 2 || len(r.Documents) < 2 || workers <= 1 {
 		return r, lines, err
 	}
-	opts.Workers = 1
-	inOrder, err := engine.New(c.ctx, opts)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer inOrder.Close()
 	if lines, release, err = captureIstio(); err != nil {
 		return nil, nil, err
 	}
 	defer release()
-	r, err = inOrder.Inject(c.ctx, j.manifest, j.steps, j.settings)
+	r, err = j.eng.InjectInOrder(c.ctx, j.manifest, j.steps, j.settings)
 	return r, lines, err
 }
 

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"sigs.k8s.io/yaml"
@@ -57,6 +58,7 @@ func canaryMesh(t *testing.T, bin, cpu string, set ...string) (manifest, injecto
 // configuration and its revision. istioctl's bare-template form of --injectConfigFile (one sidecar
 // template, a custom one here) reads as istioctl reads it.
 func TestInjectWithOwnMesh(t *testing.T) {
+	t.Parallel()
 	bin, _ := istioctlWithDefaults(t)
 	manifest, injectorConfig, values, mesh := canaryMesh(t, bin, "50m")
 	var cfg struct{ Templates map[string]string }
@@ -74,24 +76,50 @@ func TestInjectWithOwnMesh(t *testing.T) {
 		return []string{"--injectConfigFile", filepath.Join(dir, injector), "--valuesFile", filepath.Join(dir, "values.json"),
 			"--meshConfigFile", filepath.Join(dir, "mesh.yaml"), "--revision", "canary"}
 	}
-	for _, in := range []string{"deployment.yaml", "job.yaml", "pod.yaml"} {
-		path := filepath.Join("..", "..", "engine", "testdata", "corpus", in)
-		for _, c := range []struct {
-			name, injector string
-			ours           []string
-		}{
-			{"istioctl's files", "inject-config.yaml", files("inject-config.yaml")},
-			{"--mesh-from", "inject-config.yaml", []string{"--mesh-from", filepath.Join(dir, "install.yaml")}},
-			{"a bare custom template", "sidecar.tmpl", files("sidecar.tmpl")},
-		} {
+	inputs := []string{"deployment.yaml", "job.yaml", "pod.yaml"}
+	path := func(in string) string { return filepath.Join("..", "..", "engine", "testdata", "corpus", in) }
+	cases := []struct {
+		name, injector string
+		ours           []string
+	}{
+		{"istioctl's files", "inject-config.yaml", files("inject-config.yaml")},
+		{"--mesh-from", "inject-config.yaml", []string{"--mesh-from", filepath.Join(dir, "install.yaml")}},
+		{"a bare custom template", "sidecar.tmpl", files("sidecar.tmpl")},
+	}
+	// istioctl kube-inject of each input with each injector config, run at once: the first two
+	// cases give istioctl the same files, so it runs once for both.
+	type ctlRun struct {
+		want, stderr bytes.Buffer
+		err          error
+	}
+	ctl := map[[2]string]*ctlRun{}
+	var wg sync.WaitGroup
+	for _, in := range inputs {
+		for _, c := range cases {
+			key := [2]string{in, c.injector}
+			if ctl[key] != nil {
+				continue
+			}
+			r := &ctlRun{}
+			ctl[key] = r
+			wg.Go(func() {
+				cmd := exec.Command(bin, append([]string{"kube-inject", "-f", path(in)}, files(c.injector)...)...)
+				cmd.Stdout, cmd.Stderr = &r.want, &r.stderr
+				r.err = cmd.Run()
+			})
+		}
+	}
+	wg.Wait()
+	for _, in := range inputs {
+		for _, c := range cases {
 			t.Run(in+"/"+c.name, func(t *testing.T) {
-				cmd := exec.Command(bin, append([]string{"kube-inject", "-f", path}, files(c.injector)...)...)
-				var want, ctlErr bytes.Buffer
-				cmd.Stdout, cmd.Stderr = &want, &ctlErr
-				if err := cmd.Run(); err != nil {
-					t.Fatalf("istioctl kube-inject: %v: %s", err, ctlErr.String())
+				t.Parallel()
+				r := ctl[[2]string{in, c.injector}]
+				want := &r.want
+				if r.err != nil {
+					t.Fatalf("istioctl kube-inject: %v: %s", r.err, r.stderr.String())
 				}
-				got, stderr, err := runCLI(t, "", append([]string{"inject", "-f", path}, c.ours...)...)
+				got, stderr, err := runCLI(t, "", append([]string{"inject", "-f", path(in)}, c.ours...)...)
 				if err != nil {
 					t.Fatalf("%v: %s", err, stderr)
 				}

@@ -56,6 +56,7 @@ const canonicalName = `spec.template.metadata.labels["service.istio.io/canonical
 // changes: the canonical-name label only where the app ends in "_", and the images; -o json says
 // the same. Carrying the registry and tag too leaves the second workload unchanged.
 func TestDiffUpgrade(t *testing.T) {
+	t.Parallel()
 	meshFile := olderMeshFile(t)
 	out, stderr, err := runCLI(t, twoApps, "diff", "--upgrade", "--mesh-from", meshFile, "-f", "-")
 	if err != nil {

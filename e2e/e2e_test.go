@@ -246,8 +246,8 @@ func takeConsole(ctx context.Context) []string {
 }
 
 // chromiumPath is Chromium's headless shell ("old headless"): the same Chromium as Debian's
-// chromium package, at about 60 % of its CPU for this suite (docs/testing.md, fourth round), and
-// every check passes in it as in the full browser.
+// chromium package, at about two thirds of its CPU for this suite (docs/testing.md, fourth
+// round), and every check passes in it as in the full browser.
 func chromiumPath(t *testing.T) string {
 	const shell = "/usr/bin/chromium-headless-shell"
 	if _, err := os.Stat(shell); err != nil {

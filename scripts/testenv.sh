@@ -7,7 +7,7 @@
 # What it brings, in order:
 #   - Debian's `chromium-headless-shell`, Chromium's "old headless" shell (the same version as the
 #     `chromium` package, without the desktop browser around it), for the browser tests (e2e/):
-#     they take about 60 % of the CPU in it that they take in `chromium`. When it is
+#     they take about two thirds of the CPU in it that they take in `chromium`. When it is
 #     missing it is installed with apt-get if this runs as root; otherwise the script stops and
 #     says how to install it.
 #   - Debian's `fonts-noto-cjk`, so that the browser tests' Japanese and Korean screenshots show

@@ -20,7 +20,7 @@ export GOFLAGS += -trimpath
 # help lists the targets and what each does.
 help:
 	@echo "make run              build and serve the playground on http://localhost:8080 (ADDR=:8080)"
-	@echo "make test             every test: fmt, vet, unit, race, fuzz, browser (installs chromium and PostgreSQL when missing)"
+	@echo "make test             every test: fmt, vet, unit, race, fuzz, browser (installs the browser and PostgreSQL when missing)"
 	@echo "make check            while working: fmt, vet and the -short tests of the packages your change touches (vs main)"
 	@echo "make test-times       where the last make test's time went: steps, packages, slowest tests, counts"
 	@echo "make fmt | vet | unit | race | fuzz | e2e   one part of make test (FUZZTIME=30s overrides the fuzz budgets)"
@@ -40,9 +40,9 @@ build:
 
 # Everything: gofmt and goimports, vet, unit tests (with the istioctl comparison), the race
 # tests, short fuzzing, and the browser tests. scripts/testenv.sh first brings what they need:
-# Debian's chromium (installed when missing, as root), a throwaway PostgreSQL on a free 127.0.0.1
-# port for the link store's tests (SIDECARLAB_TEST_POSTGRES, if set, names a server to use
-# instead) and the test control plane. The server binary is built once (bin/sidecarlab) for
+# Debian's chromium-headless-shell (installed when missing, as root), a throwaway PostgreSQL on a
+# free 127.0.0.1 port for the link store's tests (SIDECARLAB_TEST_POSTGRES, if set, names a server
+# to use instead) and the test control plane. The server binary is built once (bin/sidecarlab) for
 # every test that runs it as a process (SIDECARLAB_BIN). The steps run one after another: the
 # suite is CPU-bound on two cores, and run side by side (make -j2) they took as long (834 s
 # against ~826 s, docs/testing.md). Each step's wall time and go test's events go to TIMES,

@@ -2,18 +2,21 @@
 # testenv.sh COMMAND [ARG...] runs COMMAND with everything sidecarlab's tests need, so that
 # `make test` works on a fresh Debian machine with nothing installed by hand. The Makefile's test
 # target is `./scripts/testenv.sh $(MAKE) unit race fuzz e2e`; the targets it wraps still run on
-# their own (then bringing chromium and PostgreSQL is up to you).
+# their own (then bringing the browser and PostgreSQL is up to you).
 #
 # What it brings, in order:
-#   - Debian's `chromium`, for the browser tests (e2e/). When it is missing it is installed with
-#     apt-get if this runs as root; otherwise the script stops and says how to install it.
+#   - Debian's `chromium-headless-shell`, Chromium's "old headless" shell (the same version as the
+#     `chromium` package, without the desktop browser around it), for the browser tests (e2e/):
+#     they take about two thirds of the CPU in it that they take in `chromium`. When it is
+#     missing it is installed with apt-get if this runs as root; otherwise the script stops and
+#     says how to install it.
 #   - Debian's `fonts-noto-cjk`, so that the browser tests' Japanese and Korean screenshots show
-#     their glyphs rather than empty boxes (e2e/lang_test.go); installed like chromium.
+#     their glyphs rather than empty boxes (e2e/lang_test.go); installed the same way.
 #   - GNU `patch` (Debian's `patch`, priority optional, so not always there), which the engine's
-#     tests apply every unified diff with (engine/patch_test.go); installed like chromium.
+#     tests apply every unified diff with (engine/patch_test.go); installed the same way.
 #   - PostgreSQL, for the link store's tests (store/). If SIDECARLAB_TEST_POSTGRES is set, that
 #     server is used as is. Otherwise Debian's `postgresql` server binaries are needed (installed
-#     like chromium when missing; the package may also create and start its own cluster on 5432,
+#     the same way when missing; the package may also create and start its own cluster on 5432,
 #     which is left alone) and a throwaway server is started: a fresh cluster in a mktemp directory
 #     (run as the `postgres` user when this runs as root, since initdb refuses root), trust
 #     authentication, listening only on 127.0.0.1 on a free port, its socket in that directory.
@@ -121,10 +124,10 @@ for sig in INT TERM HUP; do
   trap "on_signal $sig" "$sig"
 done
 
-# --- Chromium, for the browser tests (e2e/ looks for /usr/bin/chromium or chromium-browser).
-if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then
-  apt_install chromium "the browser tests (make e2e)"
-  command -v chromium >/dev/null 2>&1 || die "chromium is still not on PATH after installing it"
+# --- Chromium's headless shell, for the browser tests (e2e/ runs /usr/bin/chromium-headless-shell).
+if ! command -v chromium-headless-shell >/dev/null 2>&1; then
+  apt_install chromium-headless-shell "the browser tests (make e2e)"
+  command -v chromium-headless-shell >/dev/null 2>&1 || die "chromium-headless-shell is still not on PATH after installing it"
 fi
 
 # --- CJK fonts, for the browser tests' Japanese and Korean pages (e2e/lang_test.go). Checked by

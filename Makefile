@@ -78,12 +78,15 @@ vet:
 # go test's own vet is off: make vet runs every analyzer over the same packages. istioctl is
 # looked up once (SIDECARLAB_ISTIOCTL), not by each package's tests (testkit.Istioctl). go test
 # builds and runs packages in the order it is given them, two at a time: the packages whose tests
-# take longest (make test-times) come first, so that none starts last and runs alone.
+# take longest (make test-times) come first, so that none starts last and runs alone. Up to
+# UNIT_P packages build or run at once (go's default is one per core): a test binary links
+# while others' tests run, and tests that wait on the control plane leave a core to another.
 SLOW_PACKAGES := ./cmd/sidecarlab ./handlers ./engine
+UNIT_P ?= 3
 unit: $(TESTTIMES)
 	@$(STEP) fmt -- $(MAKE) -s fmt
 	@$(STEP) vet -- $(MAKE) -s vet
-	@SIDECARLAB_ISTIOCTL=$$($(GO) tool -n istioctl) $(STEP) unit -- $(GO) test -json -vet=off -count=1 -timeout $(TEST_TIMEOUT) $(SLOW_PACKAGES) ./...
+	@SIDECARLAB_ISTIOCTL=$$($(GO) tool -n istioctl) $(STEP) unit -- $(GO) test -json -vet=off -count=1 -p $(UNIT_P) -timeout $(TEST_TIMEOUT) $(SLOW_PACKAGES) ./...
 
 # The tests of concurrent code under the race detector, in one build: the engine's memo and LRU
 # and requests in different modes, the handlers' work slots and pooled writers, the link store's

@@ -127,7 +127,7 @@ check:
 	@pkgs=$$(./scripts/changed-packages.sh $(BASE)); \
 	if [ -z "$$pkgs" ]; then echo "make check: no Go package changed since $(BASE)"; exit 0; fi; \
 	echo "make check: $$pkgs"; \
-	$(GO) vet $$pkgs && $(GO) test -short -count=1 $$pkgs
+	$(GO) vet $$pkgs && $(GO) test -short -count=1 -p $(UNIT_P) $$pkgs
 
 # Load test against the real binary on 127.0.0.1 (bounded: 10,000 requests or 120 s), then the
 # memory attacks. The server runs on core SERVER_CPUS and the load generator on LOAD_CPUS.

@@ -37,10 +37,15 @@ var (
 	generated   = map[string]func() ([]byte, error){}
 )
 
+// ctlKey names one istioctl and its arguments, for the renders kept per test process.
+func ctlKey(bin string, args []string) string {
+	return strings.Join(append([]string{bin}, args...), "\x00")
+}
+
 // manifestGenerate is what `istioctl manifest generate` with args prints: run once per set of
 // args and test process (~1 CPU-second each), for every test that reads it.
 func manifestGenerate(bin string, args ...string) ([]byte, error) {
-	key := strings.Join(append([]string{bin}, args...), "\x00")
+	key := ctlKey(bin, args)
 	generatedMu.Lock()
 	run, ok := generated[key]
 	if !ok {
@@ -63,7 +68,7 @@ func manifestGenerate(bin string, args ...string) ([]byte, error) {
 // process and shared by the tests that ask for it.
 func istioctlConfig(t *testing.T, bin string, args ...string) (dir string, inj, values, mesh string) {
 	t.Helper()
-	key := strings.Join(append([]string{bin}, args...), "\x00")
+	key := ctlKey(bin, args)
 	ctlConfigsMu.Lock()
 	c, ok := ctlConfigs[key]
 	if !ok {

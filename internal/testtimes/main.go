@@ -5,7 +5,10 @@
 //	testtimes report DIR
 //
 // run starts COMMAND and records its wall time as step NAME in DIR (steps.tsv: name, seconds,
-// exit status, start as Unix seconds; steps may run side by side). When COMMAND is `go test -json …`, its events are kept in DIR/NAME.json and the
+// exit status, start as Unix seconds, CPU seconds; steps may run side by side). The CPU seconds
+// are the user and system time of COMMAND and every process under it that ended with it (run is
+// their subreaper, so those whose parent exited first count too; the test control plane, started
+// before the steps, is not among them). When COMMAND is `go test -json …`, its events are kept in DIR/NAME.json and the
 // terminal gets what plain `go test` prints: a line per package, and the whole output of a
 // package that failed. Any other COMMAND's output passes through. It exits with COMMAND's status.
 //
@@ -30,6 +33,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func main() {
@@ -80,9 +85,13 @@ func runStep(dir, name string, argv []string, stdout, stderr io.Writer) (int, er
 	} else {
 		cmd.Stdout = stdout
 	}
+	// Processes under COMMAND whose parent exits first come to run, not to init, so their CPU
+	// time is counted (Chromium's renderers, a server a test started).
+	_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 	start := time.Now()
 	err := cmd.Run()
 	wall := time.Since(start)
+	cpu := childrenCPU()
 	code := 0
 	var ee *exec.ExitError
 	switch {
@@ -94,13 +103,29 @@ func runStep(dir, name string, argv []string, stdout, stderr io.Writer) (int, er
 	case err != nil:
 		return 2, err
 	}
-	line := fmt.Sprintf("%s\t%.1f\t%d\t%.1f\n", name, wall.Seconds(), code, float64(start.UnixMilli())/1000)
+	line := fmt.Sprintf("%s\t%.1f\t%d\t%.1f\t%.3f\n", name, wall.Seconds(), code, float64(start.UnixMilli())/1000, cpu.Seconds())
 	f, ferr := os.OpenFile(filepath.Join(dir, "steps.tsv"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 	if ferr == nil {
 		_, ferr = f.WriteString(line)
 		ferr = errors.Join(ferr, f.Close())
 	}
 	return code, ferr
+}
+
+// childrenCPU reaps the processes that ended under run (orphans it became the parent of) and
+// returns the user and system time of all its children that ended, theirs included.
+func childrenCPU() time.Duration {
+	for {
+		var ws unix.WaitStatus
+		if pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil); pid <= 0 || err != nil {
+			break
+		}
+	}
+	var ru unix.Rusage
+	if unix.Getrusage(unix.RUSAGE_CHILDREN, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // event is one line of `go test -json` (cmd/test2json).
@@ -194,6 +219,7 @@ type step struct {
 	name    string
 	seconds float64
 	code    int
+	cpu     float64 // -1: not recorded (testenv's set-up)
 }
 
 func report(dir string, w io.Writer) error {
@@ -205,29 +231,38 @@ func report(dir string, w io.Writer) error {
 		return err
 	}
 	var steps []step
-	var total float64
+	var total, totalCPU float64
 	first, last := math.Inf(1), math.Inf(-1) // the first step's start, the last one's end
 	for _, l := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
 		f := strings.Split(l, "\t")
-		if len(f) != 4 {
+		if len(f) != 4 && len(f) != 5 {
 			continue
 		}
 		s, _ := strconv.ParseFloat(f[1], 64)
 		c, _ := strconv.Atoi(f[2])
 		start, _ := strconv.ParseFloat(f[3], 64)
-		steps = append(steps, step{f[0], s, c})
+		cpu := -1.0
+		if len(f) == 5 {
+			cpu, _ = strconv.ParseFloat(f[4], 64)
+			totalCPU += cpu
+		}
+		steps = append(steps, step{f[0], s, c, cpu})
 		total += s
 		first, last = min(first, start), max(last, start+s)
 	}
-	fmt.Fprintf(w, "Steps (wall time, in the order they ended):\n")
+	fmt.Fprintf(w, "Steps (wall time, and the CPU time of their processes, in the order they ended):\n")
 	for _, s := range steps {
+		cpu := ""
+		if s.cpu >= 0 {
+			cpu = fmt.Sprintf("  %8.1f CPU-s", s.cpu)
+		}
 		status := ""
 		if s.code != 0 {
 			status = fmt.Sprintf("  (exit %d)", s.code)
 		}
-		fmt.Fprintf(w, "  %-28s %8.1f s%s\n", s.name, s.seconds, status)
+		fmt.Fprintf(w, "  %-28s %8.1f s%s%s\n", s.name, s.seconds, cpu, status)
 	}
-	fmt.Fprintf(w, "  %-28s %8.1f s\n", "all steps", total)
+	fmt.Fprintf(w, "  %-28s %8.1f s  %8.1f CPU-s\n", "all steps", total, totalCPU)
 	if len(steps) > 0 {
 		fmt.Fprintf(w, "  %-28s %8.1f s\n", "first start to last end", last-first)
 	}

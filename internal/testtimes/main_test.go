@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -78,13 +79,31 @@ func TestRunAndReport(t *testing.T) {
 	if err != nil || code != 0 {
 		t.Fatalf("run true: exit %d, %v", code, err)
 	}
+	// A step that computes: its CPU time is recorded, the time of the process it starts included.
+	code, err = run([]string{"run", times, "busy", "--", "sh", "-c", `sh -c 'i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done'`}, &out, &errb)
+	if err != nil || code != 0 {
+		t.Fatalf("run busy: exit %d, %v", code, err)
+	}
+	tsv, err := os.ReadFile(filepath.Join(times, "steps.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(string(tsv)), "\n") {
+		f := strings.Split(l, "\t")
+		if len(f) != 5 {
+			t.Fatalf("steps.tsv line %q: want name, seconds, status, start, CPU", l)
+		}
+		if cpu, err := strconv.ParseFloat(f[4], 64); err != nil || (f[0] == "busy" && cpu <= 0) {
+			t.Errorf("step %s: CPU %q (%v); want a number, more than 0 for the busy step", f[0], f[4], err)
+		}
+	}
 	out.Reset()
 	if _, err := run([]string{"report", times}, &out, &errb); err != nil {
 		t.Fatal(err)
 	}
 	r := out.String()
 	for _, want := range []string{
-		"unit ", "(exit 1)", "other ",
+		"unit ", "(exit 1)", "other ", "CPU-s",
 		"ex/b", "7.2 s",
 		"TestB", "TestA",
 		"Tests and subtests: 4 run, 2 passed, 1 failed, 1 skipped",

@@ -18,7 +18,7 @@ TEST_TIMEOUT ?= 60m
 # without (a stack trace needs neither; a debugger does: go test -c -ldflags= for one).
 export GOFLAGS += -trimpath -ldflags=-s
 
-.PHONY: help run build test test-times fmt vet unit race fuzz e2e screenshots check load bench generate check-generated clean controlplane controlplane-bin
+.PHONY: help run build test test-build test-times fmt vet unit race fuzz e2e screenshots check load bench generate check-generated clean controlplane controlplane-bin
 
 # help lists the targets and what each does.
 help:
@@ -45,8 +45,9 @@ build:
 # tests, short fuzzing, and the browser tests. scripts/testenv.sh first brings what they need:
 # Debian's chromium-headless-shell (installed when missing, as root), a throwaway PostgreSQL on a
 # free 127.0.0.1 port for the link store's tests (SIDECARLAB_TEST_POSTGRES, if set, names a server
-# to use instead) and the test control plane. The server binary is built once (bin/sidecarlab) for
-# every test that runs it as a process (SIDECARLAB_BIN). The steps run one after another: the
+# to use instead) and the test control plane, which starts beside the steps (the tests that ask it
+# wait for it). The server binary is built once (bin/sidecarlab) for every test that runs it as a
+# process (SIDECARLAB_BIN), while the control plane starts. The steps run one after another: the
 # suite is CPU-bound on two cores, and run side by side (make -j2) they took as long (834 s
 # against ~826 s, docs/testing.md). Each step's wall time and go test's events go to TIMES,
 # which `make test-times` reads. The targets below also run on their own.
@@ -55,8 +56,11 @@ TESTTIMES := bin/testtimes
 STEP = $(TESTTIMES) run $(TIMES)
 test: $(TESTTIMES)
 	rm -rf $(TIMES)
-	$(STEP) build -- $(MAKE) -s build
-	SIDECARLAB_BIN=$(CURDIR)/bin/sidecarlab TEST_TIMES=$(TIMES) ./scripts/testenv.sh $(MAKE) unit race fuzz e2e
+	SIDECARLAB_BIN=$(CURDIR)/bin/sidecarlab TEST_TIMES=$(TIMES) ./scripts/testenv.sh $(MAKE) -s test-build unit race fuzz e2e
+
+# make test's build step: the binary the tests run, built while the test cluster starts.
+test-build: $(TESTTIMES)
+	@$(STEP) build -- $(MAKE) -s build
 
 # test-times prints where the last make test's time went (docs/testing.md keeps the table).
 test-times: $(TESTTIMES)
@@ -154,13 +158,12 @@ bench:
 CONTROLPLANE_BIN ?= $(HOME)/.cache/sidecarlab/controlplane-1.36.1
 K8S_VERSION_LDFLAGS := $(foreach p,k8s.io/component-base/version k8s.io/client-go/pkg/version,-X $(p).gitVersion=v1.36.1 -X $(p).gitMajor=1 -X $(p).gitMinor=36)
 controlplane: controlplane-bin
-	$(GO) build -o bin/meshup ./internal/testcluster/meshup
-	./bin/meshup -bin $(CONTROLPLANE_BIN)
+	$(CONTROLPLANE_BIN)/meshup -bin $(CONTROLPLANE_BIN)
 
 controlplane-bin:
 	cd controlplane && GOFLAGS='$(filter-out -trimpath -ldflags=-s,$(GOFLAGS))' $(GO) build -ldflags '$(K8S_VERSION_LDFLAGS)' -o $(CONTROLPLANE_BIN)/ \
 		k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kubectl ./etcd ./cmd/controlplane
-	$(GO) build -o $(CONTROLPLANE_BIN)/ istio.io/istio/pilot/cmd/pilot-discovery
+	$(GO) build -o $(CONTROLPLANE_BIN)/ istio.io/istio/pilot/cmd/pilot-discovery ./internal/testcluster/meshup
 
 # Generated files are committed; this rebuilds them (templ components, the editor bundle).
 generate:

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/engine/ambient"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
 var (
@@ -22,6 +23,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	testkit.CollectLess()
 	o := istiolog.DefaultOptions()
 	o.SetDefaultOutputLevel(istiolog.OverrideScopeName, istiolog.NoneLevel)
 	_ = istiolog.Configure(o)

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
 // TestClusterRead: a server that reads its cluster (serve --cluster-read, here the test
@@ -18,10 +20,10 @@ import (
 // passes axe at every checked size and theme, without sideways scrolling.
 func TestClusterRead(t *testing.T) {
 	t.Parallel()
-	kubeconfig := os.Getenv("SIDECARLAB_TEST_KUBECONFIG")
+	kubeconfig := testkit.Kubeconfig(t)
 	if kubeconfig == "" {
 		if os.Getenv("SIDECARLAB_REQUIRE_CONTROLPLANE") != "" {
-			t.Fatal("SIDECARLAB_REQUIRE_CONTROLPLANE is set but SIDECARLAB_TEST_KUBECONFIG is not")
+			t.Fatal("SIDECARLAB_REQUIRE_CONTROLPLANE is set but neither SIDECARLAB_TEST_KUBECONFIG nor SIDECARLAB_TEST_CLUSTER_READY is")
 		}
 		t.Skip("no test cluster (SIDECARLAB_TEST_KUBECONFIG); `make test` starts one")
 	}

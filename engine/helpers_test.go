@@ -95,6 +95,7 @@ func mustInject(t testing.TB, e *Engine, manifest []byte, steps []Step, s Settin
 
 func TestMain(m *testing.M) {
 	flag.Parse()
+	testkit.CollectLess()
 	// Istio's library logs its fake clusters and rejected annotations; the engine reports those as
 	// results, so keep test output readable.
 	o := istiolog.DefaultOptions()

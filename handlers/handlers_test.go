@@ -40,6 +40,7 @@ func TestMain(m *testing.M) {
 		// The test binary is the isolated worker of the isolated server (isolated_test.go).
 		workerMain()
 	}
+	testkit.CollectLess()
 	o := istiolog.DefaultOptions()
 	o.SetDefaultOutputLevel(istiolog.OverrideScopeName, istiolog.NoneLevel)
 	_ = istiolog.Configure(o)

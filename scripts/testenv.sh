@@ -30,11 +30,13 @@
 #   - A Kubernetes cluster with Istio, for the conformance tests (cmd/sidecarlab/conformance_test.go):
 #     `make controlplane-bin` builds the control plane's programs (etcd, kube-apiserver,
 #     kube-controller-manager, kubectl 1.36.1 and istiod at the engine's Istio version; the first
-#     time ~12 minutes on 2 cores, then seconds) into CONTROLPLANE_BIN, and meshup
-#     (internal/testcluster/meshup) starts them on free 127.0.0.1 ports, installs Istio as the
-#     engine renders it and runs its istiods. SIDECARLAB_TEST_KUBECONFIG (and
-#     SIDECARLAB_TEST_KUBECTL, the kubectl built with it) is exported for it, and
-#     it is stopped (its directories deleted) when COMMAND ends, also on failure, Ctrl-C or TERM.
+#     time ~12 minutes on 2 cores, then seconds) into CONTROLPLANE_BIN, with meshup
+#     (internal/testcluster/meshup), which starts them on free 127.0.0.1 ports, installs Istio as
+#     the engine renders it and runs its istiods. It starts beside COMMAND, not before it:
+#     SIDECARLAB_TEST_CLUSTER_READY names the file it writes once ready (or why it failed), which
+#     the tests that ask the cluster wait for (testkit.Kubeconfig); SIDECARLAB_TEST_KUBECTL is the
+#     kubectl built with it. It is stopped (its directories deleted) when COMMAND ends, also on
+#     failure, Ctrl-C or TERM.
 #     If SIDECARLAB_TEST_KUBECONFIG is already set, that cluster is used (one `make controlplane`
 #     started). SIDECARLAB_REQUIRE_CONTROLPLANE=1 makes the conformance tests fail rather than skip
 #     without one.
@@ -248,22 +250,25 @@ else
   make -s -C "$root_dir" controlplane-bin CONTROLPLANE_BIN="$cp_bin" >&2 ||
     die "building the control plane's programs failed (make controlplane-bin)"
   cp_dir=$(mktemp -d /tmp/sidecarlab-cp.XXXXXX)
-  (cd "$root_dir" && go build -o "$cp_dir/meshup" ./internal/testcluster/meshup) || die "building meshup failed"
-  "$cp_dir/meshup" -bin "$cp_bin" -ready-file "$cp_dir/kubeconfig-path" >"$cp_dir/meshup.log" 2>&1 &
+  ready=$cp_dir/ready
+  "$cp_bin/meshup" -bin "$cp_bin" -ready-file "$ready" >"$cp_dir/meshup.log" 2>&1 &
   cp_pid=$!
-  # It writes the file once Istio is ready (within its own limits: 2 minutes for the API server,
-  # 5 for Istio), or exits.
-  while [[ ! -s $cp_dir/kubeconfig-path ]]; do
-    if ! kill -0 "$cp_pid" 2>/dev/null; then
-      cp_pid=
-      cat "$cp_dir/meshup.log" >&2
-      die "the test cluster did not start"
+  # COMMAND starts at once, beside the cluster's start (~15 s of the API server and Istio's
+  # install): the tests that ask the cluster wait for $ready (testkit.Kubeconfig), which meshup
+  # writes once Istio is ready (within its own limits: 2 minutes for the API server, 5 for Istio).
+  # If meshup exits before that, this watcher writes why there instead, so no test waits on a
+  # cluster that will not come.
+  (
+    while kill -0 "$cp_pid" 2>/dev/null && [[ ! -s $ready ]]; do
+      sleep 0.2
+    done
+    if [[ ! -s $ready ]]; then
+      { echo "failed: meshup exited before the cluster was ready; the end of its output:"; tail -c 4000 "$cp_dir/meshup.log"; } >"$ready.tmp"
+      mv "$ready.tmp" "$ready"
     fi
-    sleep 0.2
-  done
-  SIDECARLAB_TEST_KUBECONFIG=$(<"$cp_dir/kubeconfig-path")
-  export SIDECARLAB_TEST_KUBECONFIG SIDECARLAB_TEST_KUBECTL=$cp_bin/kubectl
-  say "Kubernetes with Istio ready (kubeconfig $SIDECARLAB_TEST_KUBECONFIG, stopped on exit)"
+  ) &
+  export SIDECARLAB_TEST_CLUSTER_READY=$ready SIDECARLAB_TEST_KUBECTL=$cp_bin/kubectl
+  say "starting Kubernetes with Istio beside the tests (they wait for $ready; stopped on exit)"
 fi
 
 # --- The set-up's wall time, as a step of `make test-times` (TEST_TIMES: its folder).

@@ -4,7 +4,8 @@ package main
 // (internal/testcluster; its command meshup starts one, and scripts/testenv.sh runs it for `make
 // test`). The conformance tests (conformance_test.go) ask it what sidecarlab predicts.
 //
-// Without SIDECARLAB_TEST_KUBECONFIG the conformance tests skip, unless
+// Without a cluster (SIDECARLAB_TEST_KUBECONFIG, or SIDECARLAB_TEST_CLUSTER_READY while testenv.sh
+// starts one: testkit.Kubeconfig) the conformance tests skip, unless
 // SIDECARLAB_REQUIRE_CONTROLPLANE is set (scripts/testenv.sh sets it): then they fail.
 
 import (
@@ -24,9 +25,12 @@ import (
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
-const (
-	envKubeconfig = "SIDECARLAB_TEST_KUBECONFIG"
-	envRequire    = "SIDECARLAB_REQUIRE_CONTROLPLANE"
+const envRequire = "SIDECARLAB_REQUIRE_CONTROLPLANE"
+
+// clusterKubeconfig is the kubeconfig connect reads, set once by the first needCluster.
+var (
+	clusterOnce       sync.Once
+	clusterKubeconfig string
 )
 
 // setFlags are the revision's install options as sidecarlab's --set flags.
@@ -46,7 +50,7 @@ type testCluster struct {
 }
 
 var connect = sync.OnceValues(func() (*testCluster, error) {
-	kubeconfig := os.Getenv(envKubeconfig)
+	kubeconfig := clusterKubeconfig
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		return nil, err
@@ -63,12 +67,14 @@ var connect = sync.OnceValues(func() (*testCluster, error) {
 // testcluster.Install installs it.
 func needCluster(t *testing.T) *testCluster {
 	t.Helper()
-	if os.Getenv(envKubeconfig) == "" {
+	kubeconfig := testkit.Kubeconfig(t)
+	if kubeconfig == "" {
 		if os.Getenv(envRequire) != "" {
-			t.Fatalf("%s is set but %s is not: scripts/testenv.sh starts the cluster and sets it", envRequire, envKubeconfig)
+			t.Fatalf("%s is set but neither %s nor %s is: scripts/testenv.sh starts the cluster and sets them", envRequire, testkit.EnvKubeconfig, testkit.EnvClusterReady)
 		}
-		t.Skipf("no test cluster (%s); `make test` starts one, `make controlplane` too", envKubeconfig)
+		t.Skipf("no test cluster (%s); `make test` starts one, `make controlplane` too", testkit.EnvKubeconfig)
 	}
+	clusterOnce.Do(func() { clusterKubeconfig = kubeconfig })
 	c, err := connect()
 	if err != nil {
 		t.Fatal(err)
@@ -78,7 +84,7 @@ func needCluster(t *testing.T) *testCluster {
 		t.Fatal(err)
 	}
 	if !ok {
-		t.Fatalf("the cluster of %s has not the test mesh (Istio revisions %v with their istiods running): start it with `make controlplane` or scripts/testenv.sh", envKubeconfig, testcluster.Revisions)
+		t.Fatalf("the cluster of %s has not the test mesh (Istio revisions %v with their istiods running): start it with `make controlplane` or scripts/testenv.sh", c.kubeconfig, testcluster.Revisions)
 	}
 	return c
 }

@@ -26,6 +26,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	testkit.CollectLess()
 	os.Exit(m.Run())
 }
 

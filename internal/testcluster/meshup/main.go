@@ -8,7 +8,7 @@
 //	meshup -bin DIR [-ready-file FILE]
 //
 // -bin: where `make controlplane-bin` built the control plane's programs. -ready-file: once Istio
-// is ready, the kubeconfig's path is written there.
+// is ready, "kubeconfig: PATH" is written there, at once (testkit.Kubeconfig reads it).
 package main
 
 import (
@@ -105,7 +105,12 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	defer mesh.Stop()
 	if *readyFile != "" {
-		if err := os.WriteFile(*readyFile, []byte(kubeconfig+"\n"), 0o600); err != nil {
+		// Whole or not at all: the tests read it while it may be written (testkit.Kubeconfig).
+		tmp := *readyFile + ".tmp"
+		if err := os.WriteFile(tmp, []byte("kubeconfig: "+kubeconfig+"\n"), 0o600); err != nil {
+			return err
+		}
+		if err := os.Rename(tmp, *readyFile); err != nil {
 			return err
 		}
 	}

@@ -82,18 +82,25 @@ vet:
 	$(GO) vet ./...
 	$(GO) vet -tags e2e,load ./e2e
 
-# go test's own vet is off: make vet runs every analyzer over the same packages. istioctl is
-# looked up once (SIDECARLAB_ISTIOCTL), not by each package's tests (testkit.Istioctl). go test
-# builds and runs packages in the order it is given them, two at a time: the packages whose tests
-# take longest (make test-times) come first, so that none starts last and runs alone. Up to
-# UNIT_P packages build or run at once (go's default is one per core): a test binary links
-# while others' tests run, and tests that wait on the control plane leave a core to another.
+# The tests run as go test -json runs them, by `testtimes gotest` (internal/testtimes/gotest.go):
+# its one difference is that the test binaries' links are kept between runs. go test links every
+# package's test binary on every run, ~100 CPU-s of make unit with Istio and Kubernetes in ten of
+# them; gotest builds them with `go test -c -o`, which links only those whose inputs changed, in
+# bin/testbin/STEP, seeded with hard links from TESTBIN_CACHE/STEP (shared by every clone, as the
+# go build cache is; a run's binaries go back there renamed over the old, so runs side by side
+# never write a file another runs). go test's -vet is off: make vet runs every analyzer over the
+# same packages. istioctl is looked up once (SIDECARLAB_ISTIOCTL), not by each package's tests
+# (testkit.Istioctl). The binaries run in the order given, UNIT_P at once: the packages whose
+# tests take longest (make test-times) come first, so that none starts last and runs alone, and
+# tests that wait on the control plane leave a core to another.
+TESTBIN_CACHE ?= $(HOME)/.cache/sidecarlab/testbin
+GOTEST = $(TESTTIMES) gotest -json -bins bin/testbin/$(1) -cache $(TESTBIN_CACHE)/$(1)
 SLOW_PACKAGES := ./cmd/sidecarlab ./handlers ./engine
 UNIT_P ?= 3
 unit: $(TESTTIMES)
 	@$(STEP) fmt -- $(MAKE) -s fmt
 	@$(STEP) vet -- $(MAKE) -s vet
-	@SIDECARLAB_ISTIOCTL=$$($(GO) tool -n istioctl) $(STEP) unit -- $(GO) test -json -vet=off -count=1 -p $(UNIT_P) -timeout $(TEST_TIMEOUT) $(SLOW_PACKAGES) ./...
+	@SIDECARLAB_ISTIOCTL=$$($(GO) tool -n istioctl) $(STEP) unit -- $(call GOTEST,unit) -p $(UNIT_P) -- -- $(SLOW_PACKAGES) ./... -- -test.count=1 -test.timeout=$(TEST_TIMEOUT)
 
 # The tests of concurrent code under the race detector, in one build: the engine's memo and LRU
 # and requests in different modes, the handlers' work slots and pooled writers, the link store's
@@ -101,7 +108,7 @@ unit: $(TESTTIMES)
 # stay out: the workers are this test binary, whose race detector needs more than their limits.)
 RACE_TESTS := Concurrent|LRU|^TestHeavyLane$$|^TestEncodeStateWithPooledWriters$$|^TestBusy$$|^TestClientCancelledMetrics$$|^TestID$$|^TestOpenHungPostgres$$|^TestLocalizerReadsOneCatalog$$
 race: $(TESTTIMES)
-	@$(STEP) race -- $(GO) test -json -race -vet=off -count=1 -timeout $(TEST_TIMEOUT) -run '$(RACE_TESTS)' ./engine ./handlers ./store ./i18n
+	@$(STEP) race -- $(call GOTEST,race) -- -race -- ./engine ./handlers ./store ./i18n -- -test.count=1 -test.timeout=$(TEST_TIMEOUT) '-test.run=$(RACE_TESTS)'
 
 # Fuzzing, for the targets that have found something (their finds are seeds in testdata/fuzz):
 # each for a fixed number of inputs. Every fuzz target's seeds, these and FuzzInject,
@@ -116,7 +123,7 @@ fuzz: $(TESTTIMES)
 # once than there are cores, since a test mostly waits for the browser and the server.
 E2E_PARALLEL ?= 4
 e2e: $(TESTTIMES)
-	@$(STEP) e2e -- $(GO) test -json -tags e2e -count=1 -parallel $(E2E_PARALLEL) -timeout $(TEST_TIMEOUT) ./e2e
+	@$(STEP) e2e -- $(call GOTEST,e2e) -- -tags e2e -- ./e2e -- -test.count=1 -test.parallel=$(E2E_PARALLEL) -test.timeout=$(TEST_TIMEOUT)
 
 # The browser tests, each saving screenshots of what it visits into e2e/screenshots/<test>/ (light
 # and dark, at the screens it checks): for looking at a UI change. make test leaves them out, as
@@ -127,14 +134,15 @@ screenshots: $(TESTTIMES)
 
 # The inner loop: fmt, vet and the tests (-short: without the istioctl comparisons and the other
 # slow ones) of the packages a change touches directly — files changed since the branch left main,
-# committed or not (BASE=main). Not a replacement for make test, which CI runs.
+# committed or not (BASE=main). Not a replacement for make test, which CI runs. Its test binaries
+# are make unit's (-short is a flag of the run, not of the build): each links once for both.
 BASE ?= main
-check:
+check: $(TESTTIMES)
 	@$(MAKE) -s fmt
 	@pkgs=$$(./scripts/changed-packages.sh $(BASE)); \
 	if [ -z "$$pkgs" ]; then echo "make check: no Go package changed since $(BASE)"; exit 0; fi; \
 	echo "make check: $$pkgs"; \
-	$(GO) vet $$pkgs && $(GO) test -short -count=1 -p $(UNIT_P) $$pkgs
+	$(GO) vet $$pkgs && $(TESTTIMES) run bin/times-check check -- $(call GOTEST,unit) -p $(UNIT_P) -- -- $$pkgs -- -test.short -test.count=1
 
 # Load test against the real binary on 127.0.0.1 (bounded: 10,000 requests or 120 s), then the
 # memory attacks. The server runs on core SERVER_CPUS and the load generator on LOAD_CPUS.

@@ -14,6 +14,8 @@
 //
 // report prints the steps, the packages by the time their tests ran, the slowest tests, and the
 // count of tests and subtests run, passed, failed and skipped.
+//
+// gotest is go test -json with the test binaries' links kept between runs (gotest.go).
 package main
 
 import (
@@ -48,7 +50,7 @@ func main() {
 	os.Exit(code)
 }
 
-const usage = "usage: testtimes run DIR NAME -- COMMAND [ARG...] | testtimes report DIR"
+const usage = "usage: testtimes run DIR NAME -- COMMAND [ARG...] | testtimes report DIR | testtimes gotest -json -bins DIR -cache DIR [-p N] -- [BUILD FLAG...] -- PKG... [-- TEST FLAG...]"
 
 func run(args []string, stdout, stderr io.Writer) (int, error) {
 	switch {
@@ -56,6 +58,8 @@ func run(args []string, stdout, stderr io.Writer) (int, error) {
 		return runStep(args[1], args[2], args[4:], stdout, stderr)
 	case len(args) == 2 && args[0] == "report":
 		return 0, report(args[1], stdout)
+	case len(args) >= 1 && args[0] == "gotest":
+		return goTest(args[1:], stdout, stderr)
 	}
 	return 2, errors.New(usage)
 }

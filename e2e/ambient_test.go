@@ -15,11 +15,11 @@ import (
 	"github.com/sidecarlab/sidecarlab/handlers"
 )
 
-// TestAmbientCompare: the lab's last chip opens the sidecar-or-ambient comparison of the lab's
+// ambientCompare (a subtest of TestHeavyWork): the lab's last chip opens the sidecar-or-ambient comparison of the lab's
 // workload, marked as that step: it joins ambient, istio-validation (not istio-init) goes, two
 // lifecycles; the node count is typed and sent with the keyboard alone and ztunnel's share
 // follows it. The page is looked at on every checked screen, light and dark, with axe.
-func TestAmbientCompare(t *testing.T) {
+func ambientCompare(t *testing.T) {
 	ctx := browser(t)
 	sh := newShots(t)
 	do(ctx, t, chromedp.EmulateViewport(1440, 900), chromedp.Navigate(baseURL+"/"), shown(chip(11)))
@@ -82,12 +82,12 @@ spec:
     spec: {containers: [{name: billing, image: nginx}]}
 `
 
-// TestBatchAmbient: under the ambient profile the batch table's optional ambient columns say
+// batchAmbient (a subtest of TestHeavyWork): under the ambient profile the batch table's optional ambient columns say
 // which workloads join ambient (and why one does not) and each one's share of ztunnel beside its
 // sidecars' total, and the totals row what ztunnel asks for on the nodes; the node count is
 // typed in the column chooser with the keyboard alone. Looked at on every checked screen, light
 // and dark, with axe.
-func TestBatchAmbient(t *testing.T) {
+func batchAmbient(t *testing.T) {
 	ctx := browser(t)
 	sh := newShots(t)
 	st := api.State{Manifest: ambientBatch, Settings: engine.Settings{Install: engine.InstallOptions{Set: []string{"profile=ambient"}}}}

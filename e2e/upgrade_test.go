@@ -9,11 +9,11 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// TestUpgradePreview: with a mesh pasted (today's Istio, revision canary, a CPU request), the
+// upgradePreview (a subtest of TestHeavyWork): with a mesh pasted (today's Istio, revision canary, a CPU request), the
 // results offer the upgrade preview; it lists the CPU as carried and finds the outputs the same;
 // unticked and previewed again, the CPU is what changes. The page passes axe at every checked
 // size and theme, without sideways scrolling.
-func TestUpgradePreview(t *testing.T) {
+func upgradePreview(t *testing.T) {
 	ctx := browser(t)
 	sh := newShots(t)
 	do(ctx, t, chromedp.EmulateViewport(1440, 900), chromedp.Navigate(baseURL+"/"), shown(`.cm-content`),

@@ -32,7 +32,7 @@
 #     kube-controller-manager, kubectl 1.36.1 and istiod at the engine's Istio version; the first
 #     time ~12 minutes on 2 cores, then seconds) into CONTROLPLANE_BIN, with meshup
 #     (internal/testcluster/meshup), which starts them on free 127.0.0.1 ports, installs Istio as
-#     the engine renders it and runs its istiods. It starts beside COMMAND, not before it:
+#     the engine renders it and runs its istiods. Both are built and started beside COMMAND:
 #     SIDECARLAB_TEST_CLUSTER_READY names the file it writes once ready (or why it failed), which
 #     the tests that ask the cluster wait for (testkit.Kubeconfig); SIDECARLAB_TEST_KUBECTL is the
 #     kubectl built with it. It is stopped (its directories deleted) when COMMAND ends, also on
@@ -246,29 +246,30 @@ if [[ -n ${SIDECARLAB_TEST_KUBECONFIG:-} ]]; then
   say "using the cluster of SIDECARLAB_TEST_KUBECONFIG"
 else
   cp_bin=${CONTROLPLANE_BIN:-$HOME/.cache/sidecarlab/controlplane-1.36.1}
-  say "building the test control plane's programs into $cp_bin (the first time ~12 minutes)"
-  make -s -C "$root_dir" controlplane-bin CONTROLPLANE_BIN="$cp_bin" >&2 ||
-    die "building the control plane's programs failed (make controlplane-bin)"
   cp_dir=$(mktemp -d /tmp/sidecarlab-cp.XXXXXX)
   ready=$cp_dir/ready
-  "$cp_bin/meshup" -bin "$cp_bin" -ready-file "$ready" >"$cp_dir/meshup.log" 2>&1 &
+  say "building the test control plane's programs into $cp_bin (the first time ~12 minutes) and starting it, beside the tests"
+  (
+    make -s -C "$root_dir" controlplane-bin CONTROLPLANE_BIN="$cp_bin" ||
+      { echo "building the control plane's programs failed (make controlplane-bin)"; exit 1; }
+    exec "$cp_bin/meshup" -bin "$cp_bin" -ready-file "$ready"
+  ) >"$cp_dir/meshup.log" 2>&1 &
   cp_pid=$!
-  # COMMAND starts at once, beside the cluster's start (~15 s of the API server and Istio's
-  # install): the tests that ask the cluster wait for $ready (testkit.Kubeconfig), which meshup
-  # writes once Istio is ready (within its own limits: 2 minutes for the API server, 5 for Istio).
-  # If meshup exits before that, this watcher writes why there instead, so no test waits on a
-  # cluster that will not come.
+  # COMMAND starts at once, beside the cluster's build (seconds when it is built: go checks that
+  # it is) and start (~15 s of the API server and Istio's install): the tests that ask the cluster
+  # wait for $ready (testkit.Kubeconfig), which meshup writes once Istio is ready (within its own
+  # limits: 2 minutes for the API server, 5 for Istio). If the build fails or meshup exits before
+  # that, this watcher writes why there instead, so no test waits on a cluster that will not come.
   (
     while kill -0 "$cp_pid" 2>/dev/null && [[ ! -s $ready ]]; do
       sleep 0.2
     done
     if [[ ! -s $ready ]]; then
-      { echo "failed: meshup exited before the cluster was ready; the end of its output:"; tail -c 4000 "$cp_dir/meshup.log"; } >"$ready.tmp"
+      { echo "failed: the cluster's build or meshup ended before it was ready; the end of their output:"; tail -c 4000 "$cp_dir/meshup.log"; } >"$ready.tmp"
       mv "$ready.tmp" "$ready"
     fi
   ) &
   export SIDECARLAB_TEST_CLUSTER_READY=$ready SIDECARLAB_TEST_KUBECTL=$cp_bin/kubectl
-  say "starting Kubernetes with Istio beside the tests (they wait for $ready; stopped on exit)"
 fi
 
 # --- The set-up's wall time, as a step of `make test-times` (TEST_TIMES: its folder).

@@ -120,10 +120,11 @@ const (
 	EnvClusterReady = "SIDECARLAB_TEST_CLUSTER_READY"
 )
 
-// ClusterStart bounds the wait for the test cluster: meshup's own bounds (2 minutes for the API
-// server, 5 for Istio) and its build, with room; testenv.sh writes the ready file when meshup
-// exits before it is ready, so only a hang waits this long.
-const ClusterStart = 15 * time.Minute
+// ClusterStart bounds the wait for the test cluster: its programs' first build (~12 minutes
+// alone on 2 cores, longer beside the tests' own) and meshup's own bounds (2 minutes for the API
+// server, 5 for Istio), with room; testenv.sh writes the ready file when either ends before the
+// cluster is ready, so only a hang waits this long.
+const ClusterStart = 45 * time.Minute
 
 // Kubeconfig is the test cluster's kubeconfig, waiting for the cluster when testenv.sh is still
 // starting it; "" when there is none. A cluster that could not start fails the test with why.

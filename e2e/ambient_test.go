@@ -15,11 +15,12 @@ import (
 	"github.com/sidecarlab/sidecarlab/handlers"
 )
 
-// ambientCompare (a subtest of TestHeavyWork): the lab's last chip opens the sidecar-or-ambient comparison of the lab's
+// TestAmbientCompare: the lab's last chip opens the sidecar-or-ambient comparison of the lab's
 // workload, marked as that step: it joins ambient, istio-validation (not istio-init) goes, two
 // lifecycles; the node count is typed and sent with the keyboard alone and ztunnel's share
 // follows it. The page is looked at on every checked screen, light and dark, with axe.
-func ambientCompare(t *testing.T) {
+func TestAmbientCompare(t *testing.T) {
+	t.Parallel() // heavy work for the server, which runs one heavy request per test at once (e2e_test.go)
 	ctx := browser(t)
 	sh := newShots(t)
 	do(ctx, t, chromedp.EmulateViewport(1440, 900), chromedp.Navigate(baseURL+"/"), shown(chip(11)))
@@ -82,12 +83,13 @@ spec:
     spec: {containers: [{name: billing, image: nginx}]}
 `
 
-// batchAmbient (a subtest of TestHeavyWork): under the ambient profile the batch table's optional ambient columns say
+// TestBatchAmbient: under the ambient profile the batch table's optional ambient columns say
 // which workloads join ambient (and why one does not) and each one's share of ztunnel beside its
 // sidecars' total, and the totals row what ztunnel asks for on the nodes; the node count is
 // typed in the column chooser with the keyboard alone. Looked at on every checked screen, light
 // and dark, with axe.
-func batchAmbient(t *testing.T) {
+func TestBatchAmbient(t *testing.T) {
+	t.Parallel() // heavy work for the server, which runs one heavy request per test at once (e2e_test.go)
 	ctx := browser(t)
 	sh := newShots(t)
 	st := api.State{Manifest: ambientBatch, Settings: engine.Settings{Install: engine.InstallOptions{Set: []string{"profile=ambient"}}}}

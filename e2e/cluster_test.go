@@ -34,11 +34,12 @@ func checked(ctx context.Context, t *testing.T, sel string) bool {
 	return ok
 }
 
-// clusterTab (a subtest of TestHeavyWork): the lab's two Cluster steps in the browser — not injected in an unlabelled
+// TestClusterTab: the lab's two Cluster steps in the browser — not injected in an unlabelled
 // namespace, then rejected under baseline — each fixed with one click of a settings fix,
 // answered in place; the namespace typed in the settings and the Cluster tab fetched when
 // chosen; a label the API server would refuse.
-func clusterTab(t *testing.T) {
+func TestClusterTab(t *testing.T) {
+	t.Parallel() // heavy work for the server, which runs one heavy request per test at once (e2e_test.go)
 	ctx := browser(t)
 	sh := newShots(t)
 	do(ctx, t, chromedp.EmulateViewport(1440, 900), chromedp.Navigate(baseURL+"/"), shown(chip(9)))
@@ -209,11 +210,12 @@ func TestClusterLabelFix(t *testing.T) {
 	}
 }
 
-// clusterAmbient (a subtest of TestHeavyWork): the lab's workload in a namespace labelled istio.io/dataplane-mode=ambient,
+// TestClusterAmbient: the lab's workload in a namespace labelled istio.io/dataplane-mode=ambient,
 // with Istio's ambient profile: admitted as written (not injected), the trace not advising a
 // label that would bring a sidecar, and the ambient answer — joins by the chart's selector, with
 // what happens at run time — looked at on every checked screen, light and dark, with axe.
-func clusterAmbient(t *testing.T) {
+func TestClusterAmbient(t *testing.T) {
+	t.Parallel() // heavy work for the server, which runs one heavy request per test at once (e2e_test.go)
 	ctx := browser(t)
 	sh := newShots(t)
 	st := api.State{Manifest: onDeployment, Settings: engine.Settings{

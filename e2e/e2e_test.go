@@ -27,9 +27,13 @@ import (
 )
 
 // The browser tests' server answers however long its work takes on a busy machine: they are
-// about what the page shows, not how fast (the handlers' own tests hold the deadlines).
+// about what the page shows, not how fast (the handlers' own tests hold the deadlines). It runs
+// up to 8 heavy requests at once (a render of install options: a mesh of the user's own, the
+// upgrade preview, the ambient profile), more than tests run at once (E2E_PARALLEL, 4), so that
+// no test's heavy request waits for another's past the server's queue wait (5 s) and gets 503:
+// the tests that make them ran one after another before the others, a core idle meanwhile.
 func init() {
-	serveArgs = append(serveArgs, "--request-timeout", "1h")
+	serveArgs = append(serveArgs, "--request-timeout", "1h", "--heavy-slots", "8")
 	atExit = append(atExit, stopBrowser)
 }
 

@@ -29,11 +29,12 @@ func canaryMesh(t *testing.T) string {
 	return testkit.MeshList(t, "canary", in.InjectorConfig, in.Values, in.MeshConfigYAML, nil)
 }
 
-// ownMesh (a subtest of TestHeavyWork): a learner pastes their mesh's ConfigMaps into the settings and applies: the
+// TestOwnMesh: a learner pastes their mesh's ConfigMaps into the settings and applies: the
 // output is their mesh's (its revision, its values), the settings say which mesh injects, and
 // the page passes axe at 1440×900, 1920×1080, 390×844 and 150 % zoom, light and dark, without
 // sideways scrolling.
-func ownMesh(t *testing.T) {
+func TestOwnMesh(t *testing.T) {
+	t.Parallel() // heavy work for the server, which runs one heavy request per test at once (e2e_test.go)
 	ctx := browser(t)
 	sh := newShots(t)
 	do(ctx, t, chromedp.EmulateViewport(1440, 900), chromedp.Navigate(baseURL+"/"), shown(`.cm-content`),

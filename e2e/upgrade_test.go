@@ -9,11 +9,12 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// upgradePreview (a subtest of TestHeavyWork): with a mesh pasted (today's Istio, revision canary, a CPU request), the
+// TestUpgradePreview: with a mesh pasted (today's Istio, revision canary, a CPU request), the
 // results offer the upgrade preview; it lists the CPU as carried and finds the outputs the same;
 // unticked and previewed again, the CPU is what changes. The page passes axe at every checked
 // size and theme, without sideways scrolling.
-func upgradePreview(t *testing.T) {
+func TestUpgradePreview(t *testing.T) {
+	t.Parallel() // heavy work for the server, which runs one heavy request per test at once (e2e_test.go)
 	ctx := browser(t)
 	sh := newShots(t)
 	do(ctx, t, chromedp.EmulateViewport(1440, 900), chromedp.Navigate(baseURL+"/"), shown(`.cm-content`),

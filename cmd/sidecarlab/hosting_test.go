@@ -205,6 +205,7 @@ func TestServeFlags(t *testing.T) {
 		{"--trusted-proxies", "10.0.0.0/33"},
 		{"--trusted-proxies", "ingress"},
 		{"--request-timeout", "0s"},
+		{"--heavy-slots", "0"},
 		{"--context", "prod"}, // names a cluster to read without --cluster-read
 	} {
 		err := run(context.Background(), append([]string{"serve", "--addr", "127.0.0.1:0"}, args...), func(string) string { return "" }, strings.NewReader(""), io.Discard, io.Discard)

@@ -85,6 +85,7 @@ func (o *serveOptions) register(c *cli, cmd *cobra.Command) {
 	fs.StringVar(&o.postgres, "postgres", o.postgres, c.T("cli.flag.serve.postgres"))
 	fs.Int64Var(&o.cfg.MaxBodyBytes, "max-body", def.MaxBodyBytes, c.T("cli.flag.serve.max_body"))
 	fs.IntVar(&o.cfg.MaxConcurrent, "max-concurrent", 0, c.T("cli.flag.serve.max_concurrent"))
+	fs.IntVar(&o.cfg.HeavySlots, "heavy-slots", def.HeavySlots, c.T("cli.flag.serve.heavy_slots"))
 	fs.IntVar(&o.cfg.RatePerMinute, "rate-limit", def.RatePerMinute, c.T("cli.flag.serve.rate_limit"))
 	fs.IntVar(&o.cfg.WriteRatePerMinute, "share-rate-limit", def.WriteRatePerMinute, c.T("cli.flag.serve.share_rate_limit"))
 	fs.DurationVar(&o.cfg.RequestTimeout, "request-timeout", def.RequestTimeout, c.T("cli.flag.serve.request_timeout"))
@@ -100,7 +101,7 @@ func (o *serveOptions) register(c *cli, cmd *cobra.Command) {
 	o.cluster.register(c, cmd)
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", c.T("cli.flag.serve.cpuprofile"))
 	_ = fs.MarkHidden("cpuprofile")
-	for _, name := range []string{"addr", "postgres", "max-body", "max-concurrent", "rate-limit", "share-rate-limit", "request-timeout", "public-url", "trusted-proxies", "store-quota", "worker-cpu-seconds", "worker-memory", "max-workers"} {
+	for _, name := range []string{"addr", "postgres", "max-body", "max-concurrent", "heavy-slots", "rate-limit", "share-rate-limit", "request-timeout", "public-url", "trusted-proxies", "store-quota", "worker-cpu-seconds", "worker-memory", "max-workers"} {
 		_ = cmd.RegisterFlagCompletionFunc(name, cobra.NoFileCompletions)
 	}
 }
@@ -123,6 +124,9 @@ func serveRun(c *cli, o serveOptions) error {
 	}
 	if cfg.RequestTimeout <= 0 {
 		return usageError{c.T("cli.error.request_timeout")}
+	}
+	if cfg.HeavySlots < 1 {
+		return usageError{c.T("cli.error.heavy_slots")}
 	}
 	if cfg.PublicURL, err = publicURL(cfg.PublicURL); err != nil {
 		return usageError{c.T("cli.error.public_url", "Value", fmt.Sprintf("%q", cfg.PublicURL))}

@@ -6,9 +6,8 @@
 //
 // run starts COMMAND and records its wall time as step NAME in DIR (steps.tsv: name, seconds,
 // exit status, start as Unix seconds, CPU seconds; steps may run side by side). The CPU seconds
-// are the user and system time of COMMAND and every process under it that ended with it (run is
-// their subreaper, so those whose parent exited first count too; the test control plane, started
-// before the steps, is not among them). When COMMAND is `go test -json …`, its events are kept in DIR/NAME.json and the
+// are the user and system time of COMMAND and of the processes under it that their parents waited
+// for (Chromium's renderers are; the test control plane, started beside the steps, is not). When COMMAND is `go test -json …`, its events are kept in DIR/NAME.json and the
 // terminal gets what plain `go test` prints: a line per package, and the whole output of a
 // package that failed. Any other COMMAND's output passes through. It exits with COMMAND's status.
 //
@@ -89,9 +88,6 @@ func runStep(dir, name string, argv []string, stdout, stderr io.Writer) (int, er
 	} else {
 		cmd.Stdout = stdout
 	}
-	// Processes under COMMAND whose parent exits first come to run, not to init, so their CPU
-	// time is counted (Chromium's renderers, a server a test started).
-	_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 	start := time.Now()
 	err := cmd.Run()
 	wall := time.Since(start)
@@ -116,15 +112,8 @@ func runStep(dir, name string, argv []string, stdout, stderr io.Writer) (int, er
 	return code, ferr
 }
 
-// childrenCPU reaps the processes that ended under run (orphans it became the parent of) and
-// returns the user and system time of all its children that ended, theirs included.
+// childrenCPU is the user and system time of run's children that ended, theirs included.
 func childrenCPU() time.Duration {
-	for {
-		var ws unix.WaitStatus
-		if pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil); pid <= 0 || err != nil {
-			break
-		}
-	}
 	var ru unix.Rusage
 	if unix.Getrusage(unix.RUSAGE_CHILDREN, &ru) != nil {
 		return 0

@@ -75,6 +75,10 @@ func DepthBound(doc []byte) (bound int, aliases bool) {
 		// the "- " entry before it, or the line's start): the next line continues that scalar only
 		// when it is indented more. tok is where the last token began.
 		keyCol, tok := col, col
+		// nest counts what nests on this line before a flow collection opens: "- " entries, "? "
+		// complex keys, and keys after either (a mapping inside the entry or the key), so that
+		// the collection is counted inside them ("? 0: [?0]" nests four deep, FuzzDepthBound).
+		nest := 0
 		for ; i < len(line); i++ {
 			c := line[i]
 			if quote != 0 {
@@ -103,6 +107,9 @@ func DepthBound(doc []byte) (bound int, aliases bool) {
 				continue
 			case c == ':' && (next == ' ' || next == '\t' || next == '\r' || i+1 == len(line) || (flow > 0 && isFlowIndicator(next)) || !plain):
 				token, plain, keyCol = true, false, tok
+				if nest > 0 && flow == 0 {
+					nest++
+				}
 				continue
 			case flow > 0 && isFlowIndicator(c):
 				plain = false
@@ -112,7 +119,7 @@ func DepthBound(doc []byte) (bound int, aliases bool) {
 			switch c {
 			case '[', '{':
 				flow++
-				depth = max(depth, block+flow)
+				depth = max(depth, block+nest+flow)
 				token = true
 			case ']', '}':
 				if flow > 0 {
@@ -130,6 +137,7 @@ func DepthBound(doc []byte) (bound int, aliases bool) {
 			case '-', '?':
 				if token && flow == 0 && (next == ' ' || next == '\t' || i+1 == len(line)) {
 					depth++ // an entry, or a complex key, nested on this line
+					nest++
 					keyCol, tok = i, i+2
 					i++
 					continue

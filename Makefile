@@ -18,7 +18,7 @@ TEST_TIMEOUT ?= 60m
 # without (a stack trace needs neither; a debugger does: go test -c -ldflags= for one).
 export GOFLAGS += -trimpath -ldflags=-s
 
-.PHONY: help run build test test-build test-times fmt vet unit race fuzz e2e screenshots check load bench generate check-generated clean controlplane controlplane-bin
+.PHONY: help run build test test-build test-steps race-fuzz test-times fmt vet unit race fuzz e2e screenshots check load bench generate check-generated clean controlplane controlplane-bin
 
 # help lists the targets and what each does.
 help:
@@ -47,16 +47,27 @@ build:
 # free 127.0.0.1 port for the link store's tests (SIDECARLAB_TEST_POSTGRES, if set, names a server
 # to use instead) and the test control plane, which starts beside the steps (the tests that ask it
 # wait for it). The server binary is built once (bin/sidecarlab) for every test that runs it as a
-# process (SIDECARLAB_BIN), while the control plane starts. The steps run one after another: the
-# suite is CPU-bound on two cores, and run side by side (make -j2) they took as long (834 s
-# against ~826 s, docs/testing.md). Each step's wall time and go test's events go to TIMES,
+# process (SIDECARLAB_BIN), while the control plane starts. The steps run one after another but
+# for the browser tests, which run beside race and fuzz (test-steps): the rest is CPU-bound on two
+# cores, and all run side by side (make -j2) took as long (834 s against ~826 s, docs/testing.md). Each step's wall time and go test's events go to TIMES,
 # which `make test-times` reads. The targets below also run on their own.
 TIMES ?= bin/times
 TESTTIMES := bin/testtimes
 STEP = $(TESTTIMES) run $(TIMES)
 test: $(TESTTIMES)
 	rm -rf $(TIMES)
-	SIDECARLAB_BIN=$(CURDIR)/bin/sidecarlab TEST_TIMES=$(TIMES) ./scripts/testenv.sh $(MAKE) -s test-build unit race fuzz e2e
+	SIDECARLAB_BIN=$(CURDIR)/bin/sidecarlab TEST_TIMES=$(TIMES) ./scripts/testenv.sh $(MAKE) -s test-steps
+
+# make test's steps: the build and the unit tests, then the browser tests beside the race and
+# fuzz steps (the browser tests keep ~1.75 of the two cores busy, Chromium waiting on the server
+# and the server on it; race and fuzz fill the rest).
+test-steps:
+	@$(MAKE) -s test-build unit
+	@$(MAKE) -s -j2 e2e race-fuzz
+
+race-fuzz:
+	@$(MAKE) -s race
+	@$(MAKE) -s fuzz
 
 # make test's build step: the binary the tests run, built while the test cluster starts.
 test-build: $(TESTTIMES)
@@ -92,11 +103,12 @@ vet:
 # same packages. istioctl is looked up once (SIDECARLAB_ISTIOCTL), not by each package's tests
 # (testkit.Istioctl). The binaries run in the order given, UNIT_P at once: the packages whose
 # tests take longest (make test-times) come first, so that none starts last and runs alone, and
-# tests that wait on the control plane leave a core to another.
+# tests that wait (on the control plane, sandbox workers, deadlines) leave a core to another: with
+# the links kept, three at once kept 1.5 of the two cores busy (252 CPU-s in 171 s).
 TESTBIN_CACHE ?= $(HOME)/.cache/sidecarlab/testbin
 GOTEST = $(TESTTIMES) gotest -json -bins bin/testbin/$(1) -cache $(TESTBIN_CACHE)/$(1)
 SLOW_PACKAGES := ./cmd/sidecarlab ./handlers ./engine
-UNIT_P ?= 3
+UNIT_P ?= 4
 unit: $(TESTTIMES)
 	@$(STEP) fmt -- $(MAKE) -s fmt
 	@$(STEP) vet -- $(MAKE) -s vet

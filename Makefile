@@ -18,7 +18,7 @@ TEST_TIMEOUT ?= 60m
 # without (a stack trace needs neither; a debugger does: go test -c -ldflags= for one).
 export GOFLAGS += -trimpath -ldflags=-s
 
-.PHONY: help run build test test-build test-steps race-fuzz test-times fmt vet unit race fuzz e2e screenshots check load bench generate check-generated clean controlplane controlplane-bin
+.PHONY: help run build test test-build test-times fmt vet unit race fuzz e2e screenshots check load bench generate check-generated clean controlplane controlplane-bin
 
 # help lists the targets and what each does.
 help:
@@ -47,27 +47,17 @@ build:
 # free 127.0.0.1 port for the link store's tests (SIDECARLAB_TEST_POSTGRES, if set, names a server
 # to use instead) and the test control plane, which starts beside the steps (the tests that ask it
 # wait for it). The server binary is built once (bin/sidecarlab) for every test that runs it as a
-# process (SIDECARLAB_BIN), while the control plane starts. The steps run one after another but
-# for the browser tests, which run beside race and fuzz (test-steps): the rest is CPU-bound on two
-# cores, and all run side by side (make -j2) took as long (834 s against ~826 s, docs/testing.md). Each step's wall time and go test's events go to TIMES,
+# process (SIDECARLAB_BIN), while the control plane starts. The steps run one after another: the
+# suite is CPU-bound on two cores, and run side by side (make -j2) they took as long (834 s
+# against ~826 s, docs/testing.md); the browser tests beside race and fuzz alone, longer (312 s
+# against 288). Each step's wall time and go test's events go to TIMES,
 # which `make test-times` reads. The targets below also run on their own.
 TIMES ?= bin/times
 TESTTIMES := bin/testtimes
 STEP = $(TESTTIMES) run $(TIMES)
 test: $(TESTTIMES)
 	rm -rf $(TIMES)
-	SIDECARLAB_BIN=$(CURDIR)/bin/sidecarlab TEST_TIMES=$(TIMES) ./scripts/testenv.sh $(MAKE) -s test-steps
-
-# make test's steps: the build and the unit tests, then the browser tests beside the race and
-# fuzz steps (the browser tests keep ~1.75 of the two cores busy, Chromium waiting on the server
-# and the server on it; race and fuzz fill the rest).
-test-steps:
-	@$(MAKE) -s test-build unit
-	@$(MAKE) -s -j2 e2e race-fuzz
-
-race-fuzz:
-	@$(MAKE) -s race
-	@$(MAKE) -s fuzz
+	SIDECARLAB_BIN=$(CURDIR)/bin/sidecarlab TEST_TIMES=$(TIMES) ./scripts/testenv.sh $(MAKE) -s test-build unit race fuzz e2e
 
 # make test's build step: the binary the tests run, built while the test cluster starts.
 test-build: $(TESTTIMES)

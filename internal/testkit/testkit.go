@@ -154,3 +154,17 @@ func Kubeconfig(t testing.TB) string {
 	t.Fatalf("the test cluster did not start (%s):\n%s", ready, s)
 	return ""
 }
+
+// WriteFiles writes files (a name relative to dir → its content) under dir, making folders.
+func WriteFiles(t testing.TB, dir string, files map[string]string) {
+	t.Helper()
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -27,12 +27,6 @@ import (
 
 const envRequire = "SIDECARLAB_REQUIRE_CONTROLPLANE"
 
-// clusterKubeconfig is the kubeconfig connect reads, set once by the first needCluster.
-var (
-	clusterOnce       sync.Once
-	clusterKubeconfig string
-)
-
 // setFlags are the revision's install options as sidecarlab's --set flags.
 func setFlags(r testcluster.Revision) []string {
 	var out []string
@@ -49,19 +43,30 @@ type testCluster struct {
 	client     kubernetes.Interface
 }
 
-var connect = sync.OnceValues(func() (*testCluster, error) {
-	kubeconfig := clusterKubeconfig
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		return nil, err
-	}
-	cfg.QPS, cfg.Burst = 200, 400
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return &testCluster{kubeconfig: kubeconfig, cfg: cfg, client: client}, nil
-})
+// connect is the client of the cluster of the first kubeconfig it is given, made once.
+var (
+	connectOnce sync.Once
+	connected   *testCluster
+	connectErr  error
+)
+
+func connect(kubeconfig string) (*testCluster, error) {
+	connectOnce.Do(func() {
+		cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+		if err != nil {
+			connectErr = err
+			return
+		}
+		cfg.QPS, cfg.Burst = 200, 400
+		client, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			connectErr = err
+			return
+		}
+		connected = &testCluster{kubeconfig: kubeconfig, cfg: cfg, client: client}
+	})
+	return connected, connectErr
+}
 
 // needCluster returns the test cluster, once it has checked that Istio is installed in it as
 // testcluster.Install installs it.
@@ -74,8 +79,7 @@ func needCluster(t *testing.T) *testCluster {
 		}
 		t.Skipf("no test cluster (%s); `make test` starts one, `make controlplane` too", testkit.EnvKubeconfig)
 	}
-	clusterOnce.Do(func() { clusterKubeconfig = kubeconfig })
-	c, err := connect()
+	c, err := connect(kubeconfig)
 	if err != nil {
 		t.Fatal(err)
 	}

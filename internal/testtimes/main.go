@@ -7,7 +7,8 @@
 // run starts COMMAND and records its wall time as step NAME in DIR (steps.tsv: name, seconds,
 // exit status, start as Unix seconds, CPU seconds; steps may run side by side). The CPU seconds
 // are the user and system time of COMMAND and of the processes under it that their parents waited
-// for (Chromium's renderers are; the test control plane, started beside the steps, is not). When COMMAND is `go test -json …`, its events are kept in DIR/NAME.json and the
+// for (the Go processes of the browser tests, not Chromium's renderers, which its zygote leaves to
+// init; nor the test control plane, started beside the steps). When COMMAND is `go test -json …`, its events are kept in DIR/NAME.json and the
 // terminal gets what plain `go test` prints: a line per package, and the whole output of a
 // package that failed. Any other COMMAND's output passes through. It exits with COMMAND's status.
 //
@@ -34,8 +35,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 func main() {
@@ -91,7 +90,10 @@ func runStep(dir, name string, argv []string, stdout, stderr io.Writer) (int, er
 	start := time.Now()
 	err := cmd.Run()
 	wall := time.Since(start)
-	cpu := childrenCPU()
+	var cpu time.Duration
+	if ps := cmd.ProcessState; ps != nil {
+		cpu = ps.UserTime() + ps.SystemTime() // wait4's: the waited-for processes under it included
+	}
 	code := 0
 	var ee *exec.ExitError
 	switch {
@@ -110,15 +112,6 @@ func runStep(dir, name string, argv []string, stdout, stderr io.Writer) (int, er
 		ferr = errors.Join(ferr, f.Close())
 	}
 	return code, ferr
-}
-
-// childrenCPU is the user and system time of run's children that ended, theirs included.
-func childrenCPU() time.Duration {
-	var ru unix.Rusage
-	if unix.Getrusage(unix.RUSAGE_CHILDREN, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // event is one line of `go test -json` (cmd/test2json).

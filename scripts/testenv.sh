@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # testenv.sh COMMAND [ARG...] runs COMMAND with everything sidecarlab's tests need, so that
 # `make test` works on a fresh Debian machine with nothing installed by hand. The Makefile's test
-# target is `./scripts/testenv.sh $(MAKE) unit race fuzz e2e`; the targets it wraps still run on
+# target is `./scripts/testenv.sh $(MAKE) -s test-build unit race fuzz e2e`; the targets it wraps still run on
 # their own (then bringing the browser and PostgreSQL is up to you).
 #
 # What it brings, in order:

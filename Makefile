@@ -46,7 +46,8 @@ build:
 # Debian's chromium-headless-shell (installed when missing, as root), a throwaway PostgreSQL on a
 # free 127.0.0.1 port for the link store's tests (SIDECARLAB_TEST_POSTGRES, if set, names a server
 # to use instead) and the test control plane, which starts beside the steps (the tests that ask it
-# wait for it). The server binary is built once (bin/sidecarlab) for every test that runs it as a
+# wait for it). The server binary is built once (bin/testbin/build/sidecarlab, its link kept
+# between runs as the test binaries' are: testtimes gobuild) for every test that runs it as a
 # process (SIDECARLAB_BIN), while the control plane starts. The steps run one after another: the
 # suite is CPU-bound on two cores, and run side by side (make -j2) they took as long (834 s
 # against ~826 s, docs/testing.md); the browser tests beside race and fuzz alone, longer (312 s
@@ -57,11 +58,11 @@ TESTTIMES := bin/testtimes
 STEP = $(TESTTIMES) run $(TIMES)
 test: $(TESTTIMES)
 	rm -rf $(TIMES)
-	SIDECARLAB_BIN=$(CURDIR)/bin/sidecarlab TEST_TIMES=$(TIMES) ./scripts/testenv.sh $(MAKE) -s test-build unit race fuzz e2e
+	SIDECARLAB_BIN=$(CURDIR)/bin/testbin/build/sidecarlab TEST_TIMES=$(TIMES) ./scripts/testenv.sh $(MAKE) -s test-build unit race fuzz e2e
 
 # make test's build step: the binary the tests run, built while the test cluster starts.
 test-build: $(TESTTIMES)
-	@$(STEP) build -- $(MAKE) -s build
+	@$(STEP) build -- $(TESTTIMES) gobuild -bins bin/testbin/build -cache $(TESTBIN_CACHE)/build ./cmd/sidecarlab
 
 # test-times prints where the last make test's time went (docs/testing.md keeps the table).
 test-times: $(TESTTIMES)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -116,5 +117,48 @@ func TestGoTestUsage(t *testing.T) {
 		if code, err := run(args, &bytes.Buffer{}, &bytes.Buffer{}); code != 2 || err == nil {
 			t.Errorf("%q: exit %d, %v", args, code, err)
 		}
+	}
+}
+
+// TestGoBuild: gobuild links a binary into bins and keeps it in the cache; from a clean clone's
+// empty bins it links nothing while nothing changed, and after a change it links into a new file,
+// leaving the cached one as it was.
+func TestGoBuild(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a module with the go command")
+	}
+	mod := t.TempDir()
+	writeModule(t, mod, `"first"`)
+	testkit.WriteFiles(t, mod, map[string]string{"cmd/says/main.go": "package main\n\nimport \"example.com/m/a\"\n\nfunc main() { println(a.Says()) }\n"})
+	t.Chdir(mod)
+	t.Setenv("GOWORK", "off")
+	bins, cache := filepath.Join(t.TempDir(), "bins"), filepath.Join(t.TempDir(), "cache")
+	gobuild := func() {
+		t.Helper()
+		var errb bytes.Buffer
+		if code, err := run([]string{"gobuild", "-bins", bins, "-cache", cache, "./cmd/says"}, &bytes.Buffer{}, &errb); code != 0 || err != nil {
+			t.Fatalf("gobuild: exit %d, %v\n%s", code, err, errb.String())
+		}
+	}
+	gobuild()
+	first := inode(t, filepath.Join(cache, "says"))
+	if !os.SameFile(first, inode(t, filepath.Join(bins, "says"))) {
+		t.Error("the cache does not hold the binary built")
+	}
+	os.RemoveAll(bins)
+	gobuild()
+	if !os.SameFile(first, inode(t, filepath.Join(bins, "says"))) {
+		t.Error("linked again with nothing changed")
+	}
+	writeModule(t, mod, `"second"`)
+	gobuild()
+	if now := inode(t, filepath.Join(cache, "says")); os.SameFile(first, now) {
+		t.Error("the cache's binary was written in place")
+	}
+	if out, err := exec.Command(filepath.Join(bins, "says")).CombinedOutput(); err != nil || !strings.Contains(string(out), "second") {
+		t.Errorf("the binary built after the change says %q (%v)", out, err)
+	}
+	if code, err := run([]string{"gobuild", "-bins", bins, "-cache", cache}, &bytes.Buffer{}, &bytes.Buffer{}); code != 2 || err == nil {
+		t.Errorf("without a package: exit %d, %v", code, err)
 	}
 }

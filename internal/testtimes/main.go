@@ -15,7 +15,8 @@
 // report prints the steps, the packages by the time their tests ran, the slowest tests, and the
 // count of tests and subtests run, passed, failed and skipped.
 //
-// gotest is go test -json with the test binaries' links kept between runs (gotest.go).
+// gotest is go test -json with the test binaries' links kept between runs, and gobuild go build
+// with its binaries' links kept the same way (gotest.go).
 package main
 
 import (
@@ -48,7 +49,7 @@ func main() {
 	os.Exit(code)
 }
 
-const usage = "usage: testtimes run DIR NAME -- COMMAND [ARG...] | testtimes report DIR | testtimes gotest -json -bins DIR -cache DIR [-p N] -- [BUILD FLAG...] -- PKG... [-- TEST FLAG...]"
+const usage = "usage: testtimes run DIR NAME -- COMMAND [ARG...] | testtimes report DIR | testtimes gotest -json -bins DIR -cache DIR [-p N] -- [BUILD FLAG...] -- PKG... [-- TEST FLAG...] | testtimes gobuild -bins DIR -cache DIR [BUILD FLAG...] PKG..."
 
 func run(args []string, stdout, stderr io.Writer) (int, error) {
 	switch {
@@ -58,6 +59,8 @@ func run(args []string, stdout, stderr io.Writer) (int, error) {
 		return 0, report(args[1], stdout)
 	case len(args) >= 1 && args[0] == "gotest":
 		return goTest(args[1:], stdout, stderr)
+	case len(args) >= 1 && args[0] == "gobuild":
+		return goBuild(args[1:], stderr)
 	}
 	return 2, errors.New(usage)
 }

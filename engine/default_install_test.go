@@ -51,3 +51,27 @@ func TestEmbeddedDefaultIsUsedOnlyForItsIstio(t *testing.T) {
 		t.Fatal("a render made with another Istio would be used")
 	}
 }
+
+// TestEnginesShareTheDefaultInstall: engines in one process, whatever their policy, answer the
+// default options with one Install, built from the embedded render once.
+func TestEnginesShareTheDefaultInstall(t *testing.T) {
+	if _, ok := embeddedDefault(); !ok {
+		t.Fatal("the embedded default render is not this Istio's: go test -run ^TestDefaultInstallFile$ ./engine -update")
+	}
+	var got []*Install
+	for _, policy := range []InstallPolicy{{}, TrustedInstalls()} {
+		e, err := New(t.Context(), Options{InstallPolicy: policy})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.Close()
+		in, err := e.Install(t.Context(), InstallOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, in)
+	}
+	if got[0] != got[1] {
+		t.Error("two engines built the default installation each")
+	}
+}

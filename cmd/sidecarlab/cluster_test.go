@@ -51,21 +51,22 @@ var (
 )
 
 func connect(kubeconfig string) (*testCluster, error) {
-	connectOnce.Do(func() {
-		cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-		if err != nil {
-			connectErr = err
-			return
-		}
-		cfg.QPS, cfg.Burst = 200, 400
-		client, err := kubernetes.NewForConfig(cfg)
-		if err != nil {
-			connectErr = err
-			return
-		}
-		connected = &testCluster{kubeconfig: kubeconfig, cfg: cfg, client: client}
-	})
+	connectOnce.Do(func() { connected, connectErr = newTestCluster(kubeconfig) })
 	return connected, connectErr
+}
+
+// newTestCluster makes a client of the cluster kubeconfig names.
+func newTestCluster(kubeconfig string) (*testCluster, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	cfg.QPS, cfg.Burst = 200, 400
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &testCluster{kubeconfig: kubeconfig, cfg: cfg, client: client}, nil
 }
 
 // needCluster returns the test cluster, once it has checked that Istio is installed in it as

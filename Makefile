@@ -44,27 +44,34 @@ build:
 	$(GO) build -o bin/sidecarlab ./cmd/sidecarlab
 
 # Everything: gofmt and goimports, vet, unit tests (with the istioctl comparison), the race
-# tests, short fuzzing, and the browser tests. scripts/testenv.sh first brings what they need:
-# Debian's chromium-headless-shell (installed when missing, as root), a throwaway PostgreSQL on a
-# free 127.0.0.1 port for the link store's tests (SIDECARLAB_TEST_POSTGRES, if set, names a server
-# to use instead) and the test control plane, which starts beside the steps (the tests that ask it
-# wait for it). The server binary is built once (bin/testbin/build/sidecarlab, its link kept
-# between runs as the test binaries' are: testtimes gobuild) for every test that runs it as a
-# process (SIDECARLAB_BIN), while the control plane starts. The steps run one after another: the
-# suite is CPU-bound on two cores, and run side by side (make -j2) they took as long (834 s
-# against ~826 s, docs/testing.md); the browser tests beside race and fuzz alone, longer (312 s
-# against 288). Each step's wall time and go test's events go to TIMES,
-# which `make test-times` reads. The targets below also run on their own.
+# tests, short fuzzing, and the browser tests. First the build step: the server binary and
+# istioctl (bin/testbin/build/, their links kept between runs as the test binaries' are:
+# testtimes gobuild), for every test that runs the server as a process (SIDECARLAB_BIN) and the
+# comparisons with istioctl (SIDECARLAB_ISTIOCTL). Then scripts/testenv.sh brings what the steps
+# need: Debian's chromium-headless-shell (installed when missing, as root), a throwaway PostgreSQL
+# on a free 127.0.0.1 port for the link store's tests (SIDECARLAB_TEST_POSTGRES, if set, names a
+# server to use instead) and the test control plane, which is built and started beside the steps
+# (the tests that ask it wait for it). The build step comes before it because the control plane's
+# Kubernetes and istiod are built from many of the same packages at the same versions
+# (controlplane/go.mod, TestControlPlaneSharesModuleVersions), which go build compiles once if
+# the server's build is done first, and twice if the two run side by side: go build does not wait
+# for what another go command is compiling. The steps run one after another: the suite is
+# CPU-bound on two cores, and run side by side (make -j2) they took as long (834 s against ~826
+# s, docs/testing.md); the browser tests beside race and fuzz alone, longer (312 s against 288).
+# Each step's wall time and go test's events go to TIMES, which `make test-times` reads. The
+# targets below also run on their own.
 TIMES ?= bin/times
 TESTTIMES := bin/testtimes
 STEP = $(TESTTIMES) run $(TIMES)
 test: $(TESTTIMES)
 	rm -rf $(TIMES)
-	SIDECARLAB_BIN=$(CURDIR)/bin/testbin/build/sidecarlab TEST_TIMES=$(TIMES) ./scripts/testenv.sh $(MAKE) -s test-build unit race fuzz e2e
+	$(MAKE) -s test-build
+	SIDECARLAB_BIN=$(CURDIR)/bin/testbin/build/sidecarlab SIDECARLAB_ISTIOCTL=$(CURDIR)/bin/testbin/build/istioctl \
+		TEST_TIMES=$(TIMES) ./scripts/testenv.sh $(MAKE) -s unit race fuzz e2e
 
-# make test's build step: the binary the tests run, built while the test cluster starts.
+# make test's build step: the server and istioctl, for the tests that run them.
 test-build: $(TESTTIMES)
-	@$(STEP) build -- $(TESTTIMES) gobuild -bins bin/testbin/build -cache $(TESTBIN_CACHE)/build ./cmd/sidecarlab
+	@$(STEP) build -- $(TESTTIMES) gobuild -bins bin/testbin/build -cache $(TESTBIN_CACHE)/build ./cmd/sidecarlab istio.io/istio/istioctl/cmd/istioctl
 
 # test-times prints where the last make test's time went (docs/testing.md keeps the table).
 test-times: $(TESTTIMES)
@@ -82,22 +89,28 @@ fmt:
 	@out=$$($(GO) tool goimports -local github.com/sidecarlab/sidecarlab -l $$(find $(GODIRS) -name '*.go' ! -name '*_templ.go')); \
 	test -z "$$out" || (echo "$$out"; echo "goimports needed: go tool goimports -local github.com/sidecarlab/sidecarlab -w FILE" >&2; exit 1)
 
+# One pass, with the browser and load tests' build tags (e2e/ has no file without them): go vet
+# analyses every package the vetted ones import, Istio's and Kubernetes' ~1,900, for the facts its
+# checks share (printf wrappers, …), and it does so once per set of tags: ~230 CPU-s each on a
+# machine with no cache, which a second pass for ./e2e alone paid again. make check vets with the
+# same tags, so the two share what go vet caches.
+VETFLAGS := -tags e2e,load
 vet:
-	$(GO) vet ./...
-	$(GO) vet -tags e2e,load ./e2e
+	$(GO) vet $(VETFLAGS) ./...
 
 # The tests run as go test -json runs them, by `testtimes gotest` (internal/testtimes/gotest.go):
 # its one difference is that the test binaries' links are kept between runs. go test links every
 # package's test binary on every run, ~100 CPU-s of make unit with Istio and Kubernetes in ten of
 # them; gotest builds them with `go test -c -o`, which links only those whose inputs changed, in
-# bin/testbin/STEP, seeded with hard links from TESTBIN_CACHE/STEP (shared by every clone, as the
-# go build cache is; a run's binaries go back there renamed over the old, so runs side by side
-# never write a file another runs). go test's -vet is off: make vet runs every analyzer over the
-# same packages. istioctl is looked up once (SIDECARLAB_ISTIOCTL), not by each package's tests
-# (testkit.Istioctl). The binaries run in the order given, UNIT_P at once: the packages whose
-# tests take longest (make test-times) come first, so that none starts last and runs alone, and
-# tests that wait (on the control plane, sandbox workers, deadlines) leave a core to another: with
-# the links kept, three at once kept 1.5 of the two cores busy (252 CPU-s in 171 s).
+# bin/testbin/STEP, seeded with hard links from TESTBIN_CACHE/STEP (shared by every clone, as the go
+# build cache is; a run's binaries go back there renamed over the old, so runs side by side never
+# write a file another runs). go test's -vet is off: make vet runs every analyzer over the same
+# packages. istioctl is found once (SIDECARLAB_ISTIOCTL: make test's build step built it; make unit
+# alone asks go tool -n istioctl), not by each package's tests (testkit.Istioctl). The binaries run
+# in the order given, UNIT_P at once: the packages whose tests take longest (make test-times) come
+# first, so that none starts last and runs alone, and tests that wait (on the control plane, sandbox
+# workers, deadlines) leave a core to another: with the links kept, three at once kept 1.5 of the
+# two cores busy (252 CPU-s in 171 s).
 TESTBIN_CACHE ?= $(HOME)/.cache/sidecarlab/testbin
 GOTEST = $(TESTTIMES) gotest -json -bins bin/testbin/$(1) -cache $(TESTBIN_CACHE)/$(1)
 SLOW_PACKAGES := ./cmd/sidecarlab ./handlers ./engine
@@ -105,7 +118,7 @@ UNIT_P ?= 4
 unit: $(TESTTIMES)
 	@$(STEP) fmt -- $(MAKE) -s fmt
 	@$(STEP) vet -- $(MAKE) -s vet
-	@SIDECARLAB_ISTIOCTL=$$($(GO) tool -n istioctl) $(STEP) unit -- $(call GOTEST,unit) -p $(UNIT_P) -- -- $(SLOW_PACKAGES) ./... -- -test.count=1 -test.timeout=$(TEST_TIMEOUT)
+	@SIDECARLAB_ISTIOCTL=$${SIDECARLAB_ISTIOCTL:-$$($(GO) tool -n istioctl)} $(STEP) unit -- $(call GOTEST,unit) -p $(UNIT_P) -- -- $(SLOW_PACKAGES) ./... -- -test.count=1 -test.timeout=$(TEST_TIMEOUT)
 
 # The tests of concurrent code under the race detector, in one build: the engine's memo and LRU
 # and requests in different modes, the handlers' work slots and pooled writers, the link store's
@@ -147,7 +160,7 @@ check: $(TESTTIMES)
 	@pkgs=$$(./scripts/changed-packages.sh $(BASE)); \
 	if [ -z "$$pkgs" ]; then echo "make check: no Go package changed since $(BASE)"; exit 0; fi; \
 	echo "make check: $$pkgs"; \
-	$(GO) vet $$pkgs && $(TESTTIMES) run bin/times-check check -- $(call GOTEST,unit) -p $(UNIT_P) -- -- $$pkgs -- -test.short -test.count=1
+	$(GO) vet $(VETFLAGS) $$pkgs && $(TESTTIMES) run bin/times-check check -- $(call GOTEST,unit) -p $(UNIT_P) -- -- $$pkgs -- -test.short -test.count=1
 
 # Load test against the real binary on 127.0.0.1 (bounded: 10,000 requests or 120 s), then the
 # memory attacks. The server runs on core SERVER_CPUS and the load generator on LOAD_CPUS.
@@ -174,7 +187,7 @@ controlplane: controlplane-bin
 	$(CONTROLPLANE_BIN)/meshup -bin $(CONTROLPLANE_BIN)
 
 controlplane-bin:
-	cd controlplane && GOFLAGS='$(filter-out -trimpath -ldflags=-s,$(GOFLAGS))' $(GO) build -ldflags '$(K8S_VERSION_LDFLAGS)' -o $(CONTROLPLANE_BIN)/ \
+	cd controlplane && $(GO) build -ldflags '-s $(K8S_VERSION_LDFLAGS)' -o $(CONTROLPLANE_BIN)/ \
 		k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kubectl ./etcd ./cmd/controlplane
 	$(GO) build -o $(CONTROLPLANE_BIN)/ istio.io/istio/pilot/cmd/pilot-discovery ./internal/testcluster/meshup
 

@@ -162,8 +162,13 @@ const (
 // MeshConfigMaps is a mesh's configuration as ParseMeshConfigMaps reads it from its ConfigMaps.
 type MeshConfigMaps struct {
 	Mesh OwnMesh
-	// Revision is the revision the ConfigMaps are of ("" for the default one).
+	// Revision is the revision the ConfigMaps are of ("" for the default one), as their names
+	// say.
 	Revision string
+	// LabelRevision is the istio.io/rev label of the ConfigMaps when it names another revision
+	// than their names ("" when it agrees or is missing): said, never used. Operators write
+	// other things there (banzaicloud's, "<revision>.<namespace>").
+	LabelRevision string
 }
 
 // ParseMeshConfigMaps reads a mesh's configuration from what
@@ -171,9 +176,10 @@ type MeshConfigMaps struct {
 //	kubectl get configmap -n istio-system istio-sidecar-injector istio -o yaml
 //
 // prints (a List, or the ConfigMaps as documents; a revision's, istio-sidecar-injector-<rev> and
-// istio-<rev>, too). The revision is read from the ConfigMaps' istio.io/rev label or else their
-// names. ConfigMaps that are neither are skipped; more than one revision's is an error naming
-// them.
+// istio-<rev>, too). The revision is read from the ConfigMaps' names, as istioctl kube-inject
+// --revision and a revision's istiod find them; their istio.io/rev label, when it names another,
+// is only said (LabelRevision). ConfigMaps that are neither are skipped; more than one
+// revision's is an error naming them.
 func ParseMeshConfigMaps(text []byte) (MeshConfigMaps, error) {
 	const field = "your mesh"
 	docs, err := splitDocuments(text)
@@ -191,6 +197,7 @@ func ParseMeshConfigMaps(text []byte) (MeshConfigMaps, error) {
 		meshCM   bool
 		doc      int
 		line     int
+		label    string // an istio.io/rev label naming another revision
 	}
 	byRev := map[string]*found{}
 	var order []string
@@ -204,6 +211,9 @@ func ParseMeshConfigMaps(text []byte) (MeshConfigMaps, error) {
 			f = &found{doc: doc, line: line}
 			byRev[rev] = f
 			order = append(order, rev)
+		}
+		if l, ok := cm.Metadata.Labels[label.IoIstioRev.Name]; ok && RevisionOf(l) != rev && f.label == "" {
+			f.label = l
 		}
 		if cm.isInjector() {
 			f.mesh.InjectorConfig, f.mesh.Values, f.injector = cm.Data["config"], cm.Data["values"], true
@@ -285,7 +295,7 @@ func ParseMeshConfigMaps(text []byte) (MeshConfigMaps, error) {
 	// The Istio that installed them: as their labels say (app.kubernetes.io/version, else
 	// helm.sh/chart's "istiod-<version>"), else the values' image tag.
 	f.mesh.Istio = f.istio
-	return MeshConfigMaps{Mesh: f.mesh, Revision: rev}, nil
+	return MeshConfigMaps{Mesh: f.mesh, Revision: rev, LabelRevision: shortRevisionName(f.label)}, nil
 }
 
 // istioVersion is the Istio version a chart's labels name: app.kubernetes.io/version (the chart's
@@ -346,9 +356,11 @@ func (c configMapDoc) isInjector() bool {
 }
 
 // revision is the revision a ConfigMap belongs to ("" for the default one), and whether it is one
-// injection reads: istio-sidecar-injector[-rev] with a config, istio[-rev] with a mesh. The
-// charts label both with istio.io/rev ("default" for the default revision); without the label the
-// name says.
+// injection reads: istio-sidecar-injector[-rev] with a config, istio[-rev] with a mesh. The name
+// says, as it does to istioctl (--revision REV reads istio-sidecar-injector-REV and istio-REV)
+// and to a revision's istiod. The charts also label both with istio.io/rev ("default" for the
+// default revision), but that label is not what finds them, and operators write other things
+// into it.
 func (c configMapDoc) revision() (string, bool) {
 	var prefix string
 	switch {
@@ -364,9 +376,6 @@ func (c configMapDoc) revision() (string, bool) {
 		prefix = meshConfigMap
 	default:
 		return "", false
-	}
-	if rev, ok := c.Metadata.Labels[label.IoIstioRev.Name]; ok {
-		return RevisionOf(rev), true
 	}
 	return strings.TrimPrefix(strings.TrimPrefix(c.Metadata.Name, prefix), "-"), true
 }

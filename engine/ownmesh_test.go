@@ -242,15 +242,21 @@ func TestParseMeshConfigMaps(t *testing.T) {
 	for _, c := range []struct {
 		name, in  string
 		rev       string
+		label     string
 		wantErrID string
 		wantLine  int
 	}{
 		{name: "documents", in: injector("istio-sidecar-injector", nil) + "---\n" + mesh("istio")},
 		{name: "a List, with another ConfigMap", in: list(caCert, mesh("istio"), injector("istio-sidecar-injector", nil))},
 		{name: "a revision, by name", in: injector("istio-sidecar-injector-canary", nil) + "---\n" + mesh("istio-canary"), rev: "canary"},
-		{name: "the label says", in: injector("istio-sidecar-injector-x", map[string]string{"istio.io/rev": "blue"}) + "---\n" +
-			configMap("istio-x", map[string]string{"istio.io/rev": "blue"}, "mesh", "{}"), rev: "blue"},
+		// The names say, as they do to istioctl --revision and to istiod; a label naming another
+		// revision is only said. banzaicloud's operator labels "<revision>.<namespace>".
+		{name: "the names say, not the label", in: injector("istio-sidecar-injector-sn-1-24", map[string]string{"istio.io/rev": "sn-1-24.istio-system"}) + "---\n" +
+			configMap("istio-sn-1-24", map[string]string{"istio.io/rev": "sn-1-24.istio-system"}, "mesh", "{}"), rev: "sn-1-24", label: "sn-1-24.istio-system"},
+		{name: "a label that agrees", in: injector("istio-sidecar-injector-canary", map[string]string{"istio.io/rev": "canary"}) + "---\n" +
+			configMap("istio-canary", map[string]string{"istio.io/rev": "canary"}, "mesh", "{}"), rev: "canary"},
 		{name: "the default revision's label", in: injector("istio-sidecar-injector", map[string]string{"istio.io/rev": "default"}) + "---\n" + mesh("istio")},
+		{name: "the default revision's names, labelled another", in: injector("istio-sidecar-injector", map[string]string{"istio.io/rev": "blue"}) + "---\n" + mesh("istio"), label: "blue"},
 		{name: "no injector", in: mesh("istio") + "---\n" + caCert, wantErrID: "mesh-no-injector"},
 		{name: "two revisions", in: list(injector("istio-sidecar-injector", nil), mesh("istio"), injector("istio-sidecar-injector-canary", nil), mesh("istio-canary")), wantErrID: "mesh-revisions"},
 		{name: "no mesh ConfigMap of that revision", in: injector("istio-sidecar-injector-canary", nil) + "---\n" + mesh("istio"), wantErrID: "mesh-no-mesh", wantLine: 1},
@@ -263,6 +269,9 @@ func TestParseMeshConfigMaps(t *testing.T) {
 			if c.wantErrID == "" && c.wantLine == 0 {
 				if err != nil {
 					t.Fatal(err)
+				}
+				if read.LabelRevision != c.label {
+					t.Errorf("label revision %q, want %q", read.LabelRevision, c.label)
 				}
 				if rev != c.rev || got.InjectorConfig != "templates:\n  sidecar: x\n" || got.Values != `{"revision":"r"}` || got.MeshConfig == "" {
 					t.Fatalf("revision %q, mesh %+v", rev, got)
@@ -463,7 +472,7 @@ func manyRevisions(n int, name func(i int) string) []byte {
 	var b strings.Builder
 	b.WriteString("apiVersion: v1\nkind: List\nitems:\n")
 	for i := range n {
-		fmt.Fprintf(&b, "- {apiVersion: v1, kind: ConfigMap, metadata: {name: istio-sidecar-injector-%d, labels: {istio.io/rev: %q}}, data: {config: \"templates: {}\", values: \"{}\"}}\n", i, name(i))
+		fmt.Fprintf(&b, "- {apiVersion: v1, kind: ConfigMap, metadata: {name: %q}, data: {config: \"templates: {}\", values: \"{}\"}}\n", "istio-sidecar-injector-"+name(i))
 	}
 	return []byte(b.String())
 }

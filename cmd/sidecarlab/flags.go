@@ -147,6 +147,9 @@ func (f *settingsFlags) ownMesh(c *cli, s *engine.Settings) error {
 		if o.Revision == "" {
 			o.Revision = read.Revision
 		}
+		if read.LabelRevision != "" {
+			fmt.Fprintln(c.stderr, "sidecarlab:", c.T("cli.mesh_label_revision", "Revision", engine.RevisionName(read.Revision), "Label", read.LabelRevision))
+		}
 		if !read.Mesh.SameIstio() {
 			fmt.Fprintln(c.stderr, "sidecarlab:", c.T("cli.mesh_other_istio", "Istio", read.Mesh.Istio, "Embedded", engine.Version().Istio))
 		}

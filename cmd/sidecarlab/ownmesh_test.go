@@ -181,3 +181,49 @@ func TestMeshFromOtherIstio(t *testing.T) {
 		}
 	}
 }
+
+// TestMeshFromRevisionByName: a revision's ConfigMaps are that revision's by their names, as
+// istioctl --revision and a revision's istiod find them, whatever their istio.io/rev label says.
+// ConfigMaps an operator labelled "<revision>.<namespace>" (banzaicloud's does) inject as revision
+// sn-1-24 — not as an install option "revision=sn-1-24.istio-system" the user never gave, which
+// Istio refused — and stderr says the label names another; a label that agrees says nothing.
+func TestMeshFromRevisionByName(t *testing.T) {
+	t.Parallel()
+	e, err := engine.New(t.Context(), engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	in, err := e.Install(t.Context(), engine.InstallOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	values := strings.Replace(in.Values, `"revision": ""`, `"revision": "sn-1-24"`, 1)
+	if values == in.Values {
+		t.Fatal(`the default values have no "revision": ""`)
+	}
+	configMap := func(name, label string, data map[string]string) string {
+		b, err := yaml.Marshal(map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": name, "namespace": "istio-system", "labels": map[string]string{"istio.io/rev": label}}, "data": data})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	for _, c := range []struct {
+		label string
+		note  bool
+	}{{"sn-1-24.istio-system", true}, {"sn-1-24", false}} {
+		mesh := configMap("istio-sidecar-injector-sn-1-24", c.label, map[string]string{"config": in.InjectorConfig, "values": values}) + "---\n" +
+			configMap("istio-sn-1-24", c.label, map[string]string{"mesh": in.MeshConfigYAML})
+		dir := writeFiles(t, map[string]string{"mesh.yaml": mesh})
+		out, stderr, err := runCLI(t, testkit.Deployment, "inject", "-f", "-", "--mesh-from", filepath.Join(dir, "mesh.yaml"))
+		if err != nil || !strings.Contains(out, "istio.io/rev: sn-1-24\n") {
+			t.Fatalf("labelled %s: %v: %s\n%s", c.label, err, stderr, out)
+		}
+		note := "named for revision sn-1-24 but labelled istio.io/rev=sn-1-24.istio-system"
+		if strings.Contains(stderr, note) != c.note {
+			t.Errorf("labelled %s: stderr %q", c.label, stderr)
+		}
+	}
+}

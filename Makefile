@@ -180,7 +180,8 @@ bench:
 # Ctrl-C, which stops them all and deletes their directories. The control plane's programs
 # (controlplane/, a module of its own, with Kubernetes' version stamped in; and istiod, a tool of
 # this module, so at the engine's Istio and sharing its compiled packages) are built into
-# CONTROLPLANE_BIN (the first time ~12 minutes on 2 cores, then seconds); kubectl is there too.
+# CONTROLPLANE_BIN (the first time ~8 minutes on 2 cores after the server's build, ~11 alone; then
+# seconds); kubectl is there too.
 CONTROLPLANE_BIN ?= $(HOME)/.cache/sidecarlab/controlplane-1.36.1
 K8S_VERSION_LDFLAGS := $(foreach p,k8s.io/component-base/version k8s.io/client-go/pkg/version,-X $(p).gitVersion=v1.36.1 -X $(p).gitMajor=1 -X $(p).gitMinor=36)
 controlplane: controlplane-bin

@@ -158,3 +158,54 @@ func missingResources(c *corev1.Container) []string {
 	}
 	return out
 }
+
+// checkInjectedNothing: Istio ran its injection on the pod — the status annotation it writes is
+// there — but the template added no container, init container or volume: no istio-proxy, the
+// pod as it was but for Istio's bookkeeping, which reads like an injection that happened. A
+// mesh's own template written for another Istio does this: Istio ≤ 1.1's templates used [[ ]]
+// as delimiters, which later releases' template engine copies as text, so the sidecar the
+// template describes is never made. Params: writtenFor ("1.1", when the installation's
+// templates use [[ ]] delimiters).
+func checkInjectedNothing(c *docContext) []Finding {
+	if c.d.Skipped || c.proxy != nil {
+		return nil
+	}
+	_, meta, _, ok := podParts(c.d.out)
+	if !ok {
+		return nil
+	}
+	raw, ok := meta.Annotations[annotation.SidecarStatus.Name]
+	if !ok {
+		return nil
+	}
+	var st struct {
+		InitContainers []string `json:"initContainers"`
+		Containers     []string `json:"containers"`
+		Volumes        []string `json:"volumes"`
+	}
+	if json.Unmarshal([]byte(raw), &st) != nil || len(st.InitContainers)+len(st.Containers)+len(st.Volumes) > 0 {
+		return nil
+	}
+	f := Finding{Path: fmt.Sprintf("%s[%q]", c.annPath, annotation.SidecarStatus.Name)}
+	if oldDelimiters(c.p.install.InjectorConfig) {
+		f.Params = map[string]string{"writtenFor": "1.1"}
+	}
+	return []Finding{f}
+}
+
+// oldDelimiters says whether injection templates use Istio ≤ 1.1's [[ ]] delimiters: an action
+// such as "[[ .ProxyConfig" or "[[- if" (Istio 1.2 moved to Go's {{ }}).
+func oldDelimiters(config string) bool {
+	for rest := config; ; {
+		i := strings.Index(rest, "[[")
+		if i < 0 {
+			return false
+		}
+		rest = strings.TrimLeft(rest[i+2:], " -")
+		for _, action := range []string{".", "$", "if ", "else", "end", "range ", "with ", "or ", "and ", "not ", "toJson", "annotation "} {
+			if strings.HasPrefix(rest, action) {
+				return true
+			}
+		}
+	}
+}

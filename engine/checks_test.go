@@ -62,6 +62,39 @@ spec:
               image: proxyv2
 `
 
+// otherTemplates adds injection templates of a team's own: "label-only", which injects nothing
+// but a label, and "logger", which injects a container of its own and no istio-proxy.
+const otherTemplates = `apiVersion: install.istio.io/v1alpha1
+kind: IstioOperator
+spec:
+  values:
+    sidecarInjectorWebhook:
+      templates:
+        label-only: |
+          metadata:
+            labels:
+              touched: "yes"
+        logger: |
+          spec:
+            containers:
+            - name: logger
+              image: busybox
+`
+
+// oldDelimitersTemplate adds a template "old" whose actions are in Istio 1.1's [[ ]]: text to
+// every later Istio, and the only thing it would make is an annotation.
+const oldDelimitersTemplate = `apiVersion: install.istio.io/v1alpha1
+kind: IstioOperator
+spec:
+  values:
+    sidecarInjectorWebhook:
+      templates:
+        old: |
+          metadata:
+            annotations:
+              discovery: "[[ .ProxyConfig.DiscoveryAddress ]]"
+`
+
 // meshHoldAndLifecycle turns hold on in the mesh-wide proxy config and sets a global lifecycle.
 const meshHoldAndLifecycle = `apiVersion: install.istio.io/v1alpha1
 kind: IstioOperator
@@ -194,6 +227,14 @@ func TestChecks(t *testing.T) {
 		{"all four resource annotations", labDeployment, []Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}, {Key: "sidecar.istio.io/proxyCPULimit", Value: "1"}, {Key: "sidecar.istio.io/proxyMemory", Value: "128Mi"}, {Key: "sidecar.istio.io/proxyMemoryLimit", Value: "1Gi"}}, Settings{}, "resource-annotation-drops-defaults", false, "", nil},
 		{"no resource annotation", labDeployment, nil, Settings{}, "resource-annotation-drops-defaults", false, "", nil},
 
+		{"a template that injects nothing", labDeployment, []Step{{Key: "inject.istio.io/templates", Value: "label-only"}}, Settings{Install: InstallOptions{Overlay: otherTemplates}},
+			"template-injected-nothing", true, `annotations["sidecar.istio.io/status"]`, params{"writtenFor": ""}},
+		{"a template in Istio 1.1's [[ ]] delimiters", labDeployment, []Step{{Key: "inject.istio.io/templates", Value: "old"}}, Settings{Install: InstallOptions{Overlay: oldDelimitersTemplate}},
+			"template-injected-nothing", true, `annotations["sidecar.istio.io/status"]`, params{"writtenFor": "1.1"}},
+		{"the sidecar template", labDeployment, nil, Settings{}, "template-injected-nothing", false, "", nil},
+		{"a template that injects a container of its own", labDeployment, []Step{{Key: "inject.istio.io/templates", Value: "logger"}}, Settings{Install: InstallOptions{Overlay: otherTemplates}}, "template-injected-nothing", false, "", nil},
+		{"a pod Istio skips", labDeployment, []Step{{Key: "sidecar.istio.io/inject", Value: "false"}}, Settings{}, "template-injected-nothing", false, "", nil},
+
 		{"an ignore naming no check", withPodAnnotation("        sidecarlab.dev/ignore: job-classic-sidecar,job-clasic-sidecar\n"), nil, Settings{},
 			"ignore-unknown-check", true, `spec.template.metadata.annotations["sidecarlab.dev/ignore"]`, params{"id": "job-clasic-sidecar"}},
 		{"an ignore naming checks", withPodAnnotation("        sidecarlab.dev/ignore: job-classic-sidecar, inject-value\n"), nil, Settings{}, "ignore-unknown-check", false, "", nil},
@@ -250,6 +291,25 @@ func TestChecks(t *testing.T) {
 	for _, c := range Checks() {
 		if tt := tested[c.ID]; !tt[0] || !tt[1] {
 			t.Errorf("check %s lacks a case that trips it (%v) or one that does not (%v)", c.ID, tt[0], tt[1])
+		}
+	}
+}
+
+// TestOldDelimiters: Istio 1.1's [[ ]] actions are told from YAML's nested flow sequences and
+// from Go's {{ }}.
+func TestOldDelimiters(t *testing.T) {
+	for in, want := range map[string]bool{
+		"image: [[ .ProxyConfig.Image ]]":                    true,
+		"[[- if eq .Values.x true ]]":                        true,
+		"[[ $holdProxy := .Values.hold ]]":                   true,
+		"args: [[1, 2], [3]]":                                false,
+		"image: {{ .ProxyImage }}":                           false,
+		"no brackets at all":                                 false,
+		"ports: [[8080]] then [[ end ]]":                     true,
+		"a YAML list [[a, b]] and Go's {{ if .X }}{{ end }}": false,
+	} {
+		if got := oldDelimiters(in); got != want {
+			t.Errorf("oldDelimiters(%q) = %v, want %v", in, got, want)
 		}
 	}
 }

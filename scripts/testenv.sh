@@ -30,9 +30,10 @@
 #   - A Kubernetes cluster with Istio, for the conformance tests (cmd/sidecarlab/conformance_test.go):
 #     `make controlplane-bin` builds the control plane's programs (etcd, kube-apiserver,
 #     kube-controller-manager, kubectl 1.36.1 and istiod at the engine's Istio version; the first
-#     time ~12 minutes on 2 cores, then seconds) into CONTROLPLANE_BIN, with meshup
-#     (internal/testcluster/meshup), which starts them on free 127.0.0.1 ports, installs Istio as
-#     the engine renders it and runs its istiods. Both are built and started beside COMMAND:
+#     time ~8 minutes on 2 cores after make test's build step, whose packages it shares, then
+#     seconds) into CONTROLPLANE_BIN, with meshup (internal/testcluster/meshup), which starts them
+#     on free 127.0.0.1 ports, installs Istio as the engine renders it and runs its istiods.
+#     Both are built and started beside COMMAND:
 #     SIDECARLAB_TEST_CLUSTER_READY names the file it writes once ready (or why it failed), which
 #     the tests that ask the cluster wait for (testkit.Kubeconfig); SIDECARLAB_TEST_KUBECTL is the
 #     kubectl built with it. It is stopped (its directories deleted) when COMMAND ends, also on
@@ -248,7 +249,7 @@ else
   cp_bin=${CONTROLPLANE_BIN:-$HOME/.cache/sidecarlab/controlplane-1.36.1}
   cp_dir=$(mktemp -d /tmp/sidecarlab-cp.XXXXXX)
   ready=$cp_dir/ready
-  say "building the test control plane's programs into $cp_bin (the first time ~12 minutes) and starting it, beside the tests"
+  say "building the test control plane's programs into $cp_bin (the first time ~8 minutes) and starting it, beside the tests"
   (
     make -s -C "$root_dir" controlplane-bin CONTROLPLANE_BIN="$cp_bin" ||
       { echo "building the control plane's programs failed (make controlplane-bin)"; exit 1; }

@@ -54,9 +54,15 @@ var checks = map[string]checkWords{
 	"native-sidecar-unsupported":         {fix: true},
 	"webhook-auto-stays-classic":         {},
 	"resource-annotation-drops-defaults": {},
-	"ignore-unknown-check":               {params: quoted("id")},
-	"ambient-needs-waypoint":             {params: waypointVariant},
-	"ambient-policy-l4":                  {},
+	"template-injected-nothing": {params: func(p map[string]string) (string, map[string]string) {
+		if p["writtenFor"] != "" {
+			return "message_written_for", p
+		}
+		return "message", p
+	}},
+	"ignore-unknown-check":   {params: quoted("id")},
+	"ambient-needs-waypoint": {params: waypointVariant},
+	"ambient-policy-l4":      {},
 }
 
 // waypointVariant chooses what ambient-needs-waypoint says by what makes the policy L7: an

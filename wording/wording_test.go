@@ -61,6 +61,8 @@ var findingCases = []struct {
 	{"webhook-auto-stays-classic", map[string]string{"version": "1.30"}, false, []string{"1.33 or later", "1.30 nodes"}, ""},
 	{"resource-annotation-drops-defaults", map[string]string{"set": "sidecar.istio.io/proxyCPU", "missing": "requests.memory, limits.cpu, limits.memory"}, false,
 		[]string{"With sidecar.istio.io/proxyCPU set", "no requests.memory, limits.cpu, limits.memory"}, ""},
+	{"template-injected-nothing", nil, false, []string{"sidecar.istio.io/status", "no istio-proxy", "outside the mesh"}, ""},
+	{"template-injected-nothing", map[string]string{"writtenFor": "1.1"}, false, []string{"[[ ]] delimiters of Istio 1.1 and older", "Go templates' double braces", "never makes the sidecar"}, ""},
 	{"ignore-unknown-check", map[string]string{"id": "job-clasic-sidecar"}, false, []string{`names "job-clasic-sidecar"`, "ignores nothing"}, ""},
 	{"ambient-needs-waypoint", map[string]string{"kind": "AuthorizationPolicy", "name": "pol", "namespace": "shop", "workloads": "Deployment shop/web", "action": "ALLOW", "attributes": "methods, paths"}, false,
 		[]string{"AuthorizationPolicy shop/pol on Deployment shop/web needs a waypoint", "(methods, paths)", "ALLOW policy without the rules", "allows less"}, ""},

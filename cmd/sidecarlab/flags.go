@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -155,10 +156,26 @@ func (f *settingsFlags) ownMesh(c *cli, s *engine.Settings) error {
 		}
 		return nil
 	}
-	for _, part := range []struct {
-		file string
-		into *string
-	}{{f.injectConfig, &o.Mesh.InjectorConfig}, {f.meshConfig, &o.Mesh.MeshConfig}, {f.values, &o.Mesh.Values}} {
+	// istioctl kube-inject reads the files it is not given from the cluster (the injector's
+	// webhook or ConfigMap, the istio ConfigMap); offline it fails. Filling them with the embedded
+	// Istio's defaults would inject what no cluster of the user's does (its test image, no CNI),
+	// so a part of the three is refused, unless --set or --operator render the rest on purpose.
+	parts := []struct {
+		flag, file string
+		into       *string
+	}{{"--injectConfigFile", f.injectConfig, &o.Mesh.InjectorConfig}, {"--valuesFile", f.values, &o.Mesh.Values}, {"--meshConfigFile", f.meshConfig, &o.Mesh.MeshConfig}}
+	var given, missing []string
+	for _, part := range parts {
+		if part.file == "" {
+			missing = append(missing, part.flag)
+		} else {
+			given = append(given, part.flag)
+		}
+	}
+	if len(given) > 0 && len(missing) > 0 && len(f.set) == 0 && f.operator == "" {
+		return usageError{c.T("cli.error.istioctl_files", "Given", strings.Join(given, c.T("cli.list_sep")), "Missing", strings.Join(missing, c.T("cli.list_sep")))}
+	}
+	for _, part := range parts {
 		if part.file == "" {
 			continue
 		}

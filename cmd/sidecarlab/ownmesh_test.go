@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -224,6 +225,40 @@ func TestMeshFromRevisionByName(t *testing.T) {
 		note := "named for revision sn-1-24 but labelled istio.io/rev=sn-1-24.istio-system"
 		if strings.Contains(stderr, note) != c.note {
 			t.Errorf("labelled %s: stderr %q", c.label, stderr)
+		}
+	}
+}
+
+// TestIstioctlFilesInPart: part of istioctl kube-inject's three files is refused — istioctl
+// reads the rest from the cluster, and sidecarlab used to fill it with the embedded Istio's
+// defaults without a word — naming what is given and what is missing; all three inject, and so
+// does a part beside --set, which renders the rest on purpose.
+func TestIstioctlFilesInPart(t *testing.T) {
+	t.Parallel()
+	_, all := istioctlWithDefaults(t) // --revision default, then the three files
+	file := func(flag string) []string { i := slices.Index(all, flag); return slices.Clone(all[i : i+2]) }
+	inject := []string{"inject", "-f", "-"}
+	for _, c := range []struct {
+		name  string
+		args  []string
+		error string
+	}{
+		{"the templates alone", file("--injectConfigFile"), "--injectConfigFile without --valuesFile, --meshConfigFile: istioctl kube-inject reads what is not given from the cluster"},
+		{"templates and mesh config", append(file("--injectConfigFile"), file("--meshConfigFile")...), "--injectConfigFile, --meshConfigFile without --valuesFile:"},
+		{"the values alone", file("--valuesFile"), "--valuesFile without --injectConfigFile, --meshConfigFile:"},
+		{"all three", all[2:], ""},
+		{"the templates beside --set", append(file("--injectConfigFile"), "--set", "values.global.proxy.holdApplicationUntilProxyStarts=true"), ""},
+		{"none", nil, ""},
+	} {
+		out, stderr, err := runCLI(t, testkit.Deployment, append(inject, c.args...)...)
+		if c.error == "" {
+			if err != nil || !strings.Contains(out, "istio-proxy") {
+				t.Errorf("%s: %v: %s", c.name, err, stderr)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), c.error) {
+			t.Errorf("%s: got %v, want an error containing %q", c.name, err, c.error)
 		}
 	}
 }

@@ -356,11 +356,9 @@ func TestInjectAnnotateAsWritten(t *testing.T) {
 	}
 }
 
-// istioctlWithDefaults is the pinned istioctl and the kube-inject flags that give it the engine's
-// default installation, offline.
-func istioctlWithDefaults(t *testing.T) (bin string, flags []string) {
+// defaultInstall is the embedded Istio's default installation, as the engine renders it.
+func defaultInstall(t *testing.T) *engine.Install {
 	t.Helper()
-	bin = testkit.Istioctl(t)
 	e, err := engine.New(t.Context(), engine.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -370,6 +368,15 @@ func istioctlWithDefaults(t *testing.T) (bin string, flags []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return in
+}
+
+// istioctlWithDefaults is the pinned istioctl and the kube-inject flags that give it the engine's
+// default installation, offline.
+func istioctlWithDefaults(t *testing.T) (bin string, flags []string) {
+	t.Helper()
+	bin = testkit.Istioctl(t)
+	in := defaultInstall(t)
 	dir := writeFiles(t, map[string]string{"inject-config.yaml": in.InjectorConfig, "values.json": in.Values, "mesh.yaml": in.MeshConfigYAML})
 	return bin, []string{"--revision", "default",
 		"--injectConfigFile", filepath.Join(dir, "inject-config.yaml"),

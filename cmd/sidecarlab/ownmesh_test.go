@@ -190,15 +190,7 @@ func TestMeshFromOtherIstio(t *testing.T) {
 // Istio refused — and stderr says the label names another; a label that agrees says nothing.
 func TestMeshFromRevisionByName(t *testing.T) {
 	t.Parallel()
-	e, err := engine.New(t.Context(), engine.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	in, err := e.Install(t.Context(), engine.InstallOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	in := defaultInstall(t)
 	values := strings.Replace(in.Values, `"revision": ""`, `"revision": "sn-1-24"`, 1)
 	if values == in.Values {
 		t.Fatal(`the default values have no "revision": ""`)

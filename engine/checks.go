@@ -133,6 +133,8 @@ type docContext struct {
 	// is a native sidecar.
 	proxy  *corev1.Container
 	native bool
+	// outMeta is the output pod's metadata (the pod template's, for a controller).
+	outMeta *metav1.ObjectMeta
 }
 
 // check runs every check on a row of a request. The findings a workload opts out of with
@@ -189,11 +191,11 @@ func newDocContext(p *prepared, cat *Catalog, d Document) (*docContext, bool) {
 	if !ok {
 		return nil, false
 	}
-	_, _, outSpec, ok := podParts(out)
+	_, outMeta, outSpec, ok := podParts(out)
 	if !ok {
 		return nil, false
 	}
-	c := &docContext{p: p, catalog: cat, d: d, in: in, read: read, podAnn: read.Annotations,
+	c := &docContext{p: p, catalog: cat, d: d, in: in, read: read, podAnn: read.Annotations, outMeta: outMeta,
 		annPath: "spec.template.metadata.annotations", specPath: "spec.template.spec"}
 	switch d.Kind {
 	case "Pod":

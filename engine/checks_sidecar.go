@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"istio.io/api/annotation"
+	"istio.io/istio/pkg/kube/inject"
 )
 
 var resourceAnnotations = []string{annotation.SidecarProxyCPU.Name, annotation.SidecarProxyCPULimit.Name, annotation.SidecarProxyMemory.Name, annotation.SidecarProxyMemoryLimit.Name}
@@ -170,19 +171,11 @@ func checkInjectedNothing(c *docContext) []Finding {
 	if c.d.Skipped || c.proxy != nil {
 		return nil
 	}
-	_, meta, _, ok := podParts(c.d.out)
+	raw, ok := c.outMeta.Annotations[annotation.SidecarStatus.Name]
 	if !ok {
 		return nil
 	}
-	raw, ok := meta.Annotations[annotation.SidecarStatus.Name]
-	if !ok {
-		return nil
-	}
-	var st struct {
-		InitContainers []string `json:"initContainers"`
-		Containers     []string `json:"containers"`
-		Volumes        []string `json:"volumes"`
-	}
+	var st inject.SidecarInjectionStatus
 	if json.Unmarshal([]byte(raw), &st) != nil || len(st.InitContainers)+len(st.Containers)+len(st.Volumes) > 0 {
 		return nil
 	}

@@ -18,7 +18,6 @@ import (
 // and Kubernetes' staging modules are replaced by the k8s.io/api version the engine uses, every
 // one of them.
 func TestControlPlaneVersions(t *testing.T) {
-	read := func(path string) *modfile.File { return readModFile(t, path) }
 	version := func(f *modfile.File, mod string) string {
 		for _, r := range f.Require {
 			if r.Mod.Path == mod {
@@ -28,12 +27,12 @@ func TestControlPlaneVersions(t *testing.T) {
 		return ""
 	}
 	root := filepath.Join("..", "..")
-	main := read(filepath.Join(root, "go.mod"))
+	main := readModFile(t, filepath.Join(root, "go.mod"))
 	// istiod is a tool of this module, so it is built from the Istio the engine embeds.
 	if !slices.ContainsFunc(main.Tool, func(tl *modfile.Tool) bool { return tl.Path == "istio.io/istio/pilot/cmd/pilot-discovery" }) {
 		t.Error("go.mod has no tool istio.io/istio/pilot/cmd/pilot-discovery (istiod, which make controlplane-bin builds)")
 	}
-	kube := read(filepath.Join(root, "controlplane", "go.mod"))
+	kube := readModFile(t, filepath.Join(root, "controlplane", "go.mod"))
 	api := version(main, "k8s.io/api")
 	if len(kube.Replace) < 30 {
 		t.Fatalf("controlplane/go.mod replaces %d modules; Kubernetes 1.36 has 33 staging modules", len(kube.Replace))

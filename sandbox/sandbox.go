@@ -209,13 +209,12 @@ func (s *Sandbox) run(ctx context.Context, extra []string, job, result any) erro
 		var ee *exec.ExitError
 		if errors.As(runErr, &ee) {
 			ws, _ := ee.Sys().(syscall.WaitStatus)
-			cpu := ee.UserTime() + ee.SystemTime()
-			switch {
-			case ws.Signaled() && (ws.Signal() == syscall.SIGKILL || ws.Signal() == syscall.SIGXCPU) && cpu >= time.Duration(s.cfg.Limits.CPUSeconds)*time.Second-100*time.Millisecond:
-				return &LimitError{What: "CPU time", Limits: s.cfg.Limits}
-			case outOfMemory(output.String()), ws.Signaled() && ws.Signal() == syscall.SIGKILL:
-				// The runtime's own message, or the kernel's OOM killer.
-				return &LimitError{What: "memory", Limits: s.cfg.Limits}
+			var sig syscall.Signal
+			if ws.Signaled() {
+				sig = ws.Signal()
+			}
+			if what := diedOf(output.String(), sig, ee.UserTime()+ee.SystemTime(), s.cfg.Limits); what != "" {
+				return &LimitError{What: what, Limits: s.cfg.Limits}
 			}
 		}
 		return fmt.Errorf("worker: %v: %s", runErr, why(output.String()))
@@ -227,6 +226,33 @@ func (s *Sandbox) run(ctx context.Context, extra []string, job, result any) erro
 		return fmt.Errorf("worker: its answer is not JSON: %v", err)
 	}
 	return nil
+}
+
+// cpuLimitLine is what a worker says on stderr when the kernel tells it (SIGXCPU) that its CPU
+// time is up, before it exits.
+const cpuLimitLine = "sandbox: the CPU time limit was reached"
+
+// diedOf says which limit a worker that failed went over: "CPU time", "memory", or "" when it
+// died of something else. It reads the worker's output, the signal that killed it (0 when none)
+// and the CPU time it used.
+//   - The worker says so itself when the kernel signals its soft CPU limit (cpuLimitLine).
+//   - A worker killed (SIGKILL) without a word was stopped by the kernel: at its hard CPU limit,
+//     one second after the soft one, when it could not answer SIGXCPU; or by the OOM killer. It
+//     is the CPU limit if the worker used at least its soft limit's worth. The kernel counts that
+//     limit in ticks and wait4 reports the scheduler's exact time, which on a busy virtual machine
+//     can be a fifth lower (a tick is charged whole to the task it interrupts): so the soft limit,
+//     not the hard one, is the mark. Before: the hard limit less 100 ms, which called a worker
+//     killed at its CPU limit on a busy machine "over its memory limit".
+//   - The Go runtime's own last words when memory ran out (outOfMemory).
+func diedOf(output string, killedBy syscall.Signal, cpu time.Duration, l Limits) string {
+	switch {
+	case strings.Contains(output, cpuLimitLine),
+		killedBy == syscall.SIGKILL && cpu >= time.Duration(l.CPUSeconds)*time.Second:
+		return "CPU time"
+	case outOfMemory(output), killedBy == syscall.SIGKILL:
+		return "memory"
+	}
+	return ""
 }
 
 // outOfMemory says a worker's last words are the Go runtime dying for want of memory: "runtime:

@@ -266,6 +266,32 @@ func TestCPULimit(t *testing.T) {
 	}
 }
 
+// TestDiedOf: which limit a dead worker went over, from what it said, the signal that killed it
+// and the CPU time it used. A worker killed at 0.8 s of a 1 s limit on a busy virtual machine
+// (the kernel counts ticks; wait4 reports less) was called out of memory before.
+func TestDiedOf(t *testing.T) {
+	l := Limits{CPUSeconds: 1, MemoryBytes: 256 << 20}
+	for _, c := range []struct {
+		name   string
+		output string
+		sig    syscall.Signal
+		cpu    time.Duration
+		want   string
+	}{
+		{"it said its CPU time was up", cpuLimitLine + "\n", 0, 800 * time.Millisecond, "CPU time"},
+		{"killed at the hard limit", "", syscall.SIGKILL, 1700 * time.Millisecond, "CPU time"},
+		{"killed with little CPU used (the OOM killer)", "", syscall.SIGKILL, 200 * time.Millisecond, "memory"},
+		{"the runtime ran out of memory", "fatal error: runtime: out of memory\n", 0, 300 * time.Millisecond, "memory"},
+		{"a thread's stack could not be mapped", "runtime/cgo: pthread_create failed: Resource temporarily unavailable\n", syscall.SIGABRT, 0, "memory"},
+		{"a panic", "panic: boom\n", 0, 2 * time.Second, ""},
+		{"a segfault", "", syscall.SIGSEGV, 2 * time.Second, ""},
+	} {
+		if got := diedOf(c.output, c.sig, c.cpu, l); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
 // TestMemoryLimit: a worker allocating past its memory limit dies of it; one within it does not.
 func TestMemoryLimit(t *testing.T) {
 	s := newSandbox(t, Config{Limits: Limits{CPUSeconds: 10, MemoryBytes: 256 << 20}})

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
 	"syscall"
@@ -146,8 +147,9 @@ func closeOnExec() {
 }
 
 // setLimits sets the worker's own limits, once it runs:
-//   - CPU time: the kernel kills the worker at the hard limit (Go ignores SIGXCPU, so soft and
-//     hard are the same).
+//   - CPU time: at the soft limit the kernel sends SIGXCPU, and the worker says so on stderr
+//     (cpuLimitLine) and exits; one second later, at the hard limit, the kernel kills it if it
+//     could not (diedOf tells the two apart from other deaths).
 //   - Memory: RLIMIT_AS at what the process has mapped now plus MemoryBytes. It counts every
 //     mapping, Go's PROT_NONE heap reservations too, so one huge allocation fails as it reserves.
 //     RLIMIT_DATA alone does not hold a Go process: the kernel charges a mapping placed over a
@@ -155,8 +157,15 @@ func closeOnExec() {
 //     Set at start, RLIMIT_AS would stop the Go runtime from starting; set now, it is relative to
 //     what the runtime already took. RLIMIT_DATA is set as well, for whatever it catches.
 func setLimits(l Limits) error {
+	xcpu := make(chan os.Signal, 1)
+	signal.Notify(xcpu, syscall.SIGXCPU)
+	go func() {
+		<-xcpu
+		fmt.Fprintln(os.Stderr, cpuLimitLine)
+		os.Exit(3)
+	}()
 	cpu := uint64(l.CPUSeconds)
-	if err := syscall.Setrlimit(syscall.RLIMIT_CPU, &syscall.Rlimit{Cur: cpu, Max: cpu}); err != nil {
+	if err := syscall.Setrlimit(syscall.RLIMIT_CPU, &syscall.Rlimit{Cur: cpu, Max: cpu + 1}); err != nil {
 		return err
 	}
 	mem := uint64(l.MemoryBytes)

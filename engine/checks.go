@@ -101,7 +101,7 @@ var checks = [...]check{
 	{Check{"webhook-auto-stays-classic", SeverityInfo}, checkWebhookClassic},
 	// Params: set (the resource annotations set, comma-separated), missing (requests.memory, …).
 	{Check{"resource-annotation-drops-defaults", SeverityInfo}, checkResourceDefaults},
-	// Params: writtenFor (the Istio the templates look written for, when they say).
+	// Params: cause ("template-key", "delimiters" or "": what in the mesh's config is too old).
 	{Check{"template-injected-nothing", SeverityError}, checkInjectedNothing},
 	// Params: id (the name in IgnoreAnnotation that is no check's).
 	{Check{"ignore-unknown-check", SeverityWarning}, checkIgnoreIDs},

@@ -10,6 +10,7 @@ import (
 
 	"istio.io/api/annotation"
 	"istio.io/istio/pkg/kube/inject"
+	"sigs.k8s.io/yaml"
 )
 
 var resourceAnnotations = []string{annotation.SidecarProxyCPU.Name, annotation.SidecarProxyCPULimit.Name, annotation.SidecarProxyMemory.Name, annotation.SidecarProxyMemoryLimit.Name}
@@ -163,10 +164,13 @@ func missingResources(c *corev1.Container) []string {
 // checkInjectedNothing: Istio ran its injection on the pod — the status annotation it writes is
 // there — but the template added no container, init container or volume: no istio-proxy, the
 // pod as it was but for Istio's bookkeeping, which reads like an injection that happened. A
-// mesh's own template written for another Istio does this: Istio ≤ 1.1's templates used [[ ]]
-// as delimiters, which later releases' template engine copies as text, so the sidecar the
-// template describes is never made. Params: writtenFor ("1.1", when the installation's
-// templates use [[ ]] delimiters).
+// mesh's own config written for another Istio does this, and the finding names how when the
+// config shows it (Params: cause):
+//   - "template-key": the config gives its template under "template:", the single template
+//     older Istio releases read (Istio 1.1's ConfigMap, say), and none under "templates:", the
+//     only key Istio reads now; so there is no template in it for Istio to run;
+//   - "delimiters": its templates use Istio ≤ 1.1's [[ ]] delimiters, which later releases'
+//     template engine copies as text, so the sidecar the template describes is never made.
 func checkInjectedNothing(c *docContext) []Finding {
 	if c.d.Skipped || c.proxy != nil {
 		return nil
@@ -179,11 +183,26 @@ func checkInjectedNothing(c *docContext) []Finding {
 	if json.Unmarshal([]byte(raw), &st) != nil || len(st.InitContainers)+len(st.Containers)+len(st.Volumes) > 0 {
 		return nil
 	}
-	f := Finding{Path: fmt.Sprintf("%s[%q]", c.annPath, annotation.SidecarStatus.Name)}
-	if oldDelimiters(c.p.install.InjectorConfig) {
-		f.Params = map[string]string{"writtenFor": "1.1"}
+	cause := ""
+	switch config := c.p.install.InjectorConfig; {
+	case oldTemplateKey(config):
+		cause = "template-key"
+	case oldDelimiters(config):
+		cause = "delimiters"
 	}
-	return []Finding{f}
+	return []Finding{{Path: fmt.Sprintf("%s[%q]", c.annPath, annotation.SidecarStatus.Name), Params: map[string]string{"cause": cause}}}
+}
+
+// oldTemplateKey says whether an injector config gives a template under "template:" and none
+// under "templates:". Istio's charts have written both since the named templates came, the
+// first as a trap for an injector that still read it ("{{ Template_Version_And_Istio_Version_
+// Mismatched_Check_Installation }}"); only an older config has "template:" alone.
+func oldTemplateKey(config string) bool {
+	var c struct {
+		Template  *string        `json:"template"`
+		Templates map[string]any `json:"templates"`
+	}
+	return yaml.Unmarshal([]byte(config), &c) == nil && c.Template != nil && len(c.Templates) == 0
 }
 
 // oldDelimiters says whether injection templates use Istio ≤ 1.1's [[ ]] delimiters: an action

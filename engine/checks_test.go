@@ -95,6 +95,19 @@ spec:
               discovery: "[[ .ProxyConfig.DiscoveryAddress ]]"
 `
 
+// istio11Config is the shape of Istio 1.1's istio-sidecar-injector ConfigMap's config (its
+// policy, and one template under "template:", in [[ ]] delimiters), shortened.
+const istio11Config = `policy: enabled
+template: |-
+  initContainers:
+  - name: istio-init
+    image: "docker.io/istio/proxy_init:1.1.3"
+    args: ["-p", [[ .MeshConfig.ProxyListenPort ]]]
+  containers:
+  - name: istio-proxy
+    image: [[ annotation .ObjectMeta ` + "`sidecar.istio.io/proxyImage`" + ` "docker.io/istio/proxyv2:1.1.3" ]]
+`
+
 // meshHoldAndLifecycle turns hold on in the mesh-wide proxy config and sets a global lifecycle.
 const meshHoldAndLifecycle = `apiVersion: install.istio.io/v1alpha1
 kind: IstioOperator
@@ -228,9 +241,13 @@ func TestChecks(t *testing.T) {
 		{"no resource annotation", labDeployment, nil, Settings{}, "resource-annotation-drops-defaults", false, "", nil},
 
 		{"a template that injects nothing", labDeployment, []Step{{Key: "inject.istio.io/templates", Value: "label-only"}}, Settings{Install: InstallOptions{Overlay: otherTemplates}},
-			"template-injected-nothing", true, `annotations["sidecar.istio.io/status"]`, params{"writtenFor": ""}},
+			"template-injected-nothing", true, `annotations["sidecar.istio.io/status"]`, params{"cause": ""}},
 		{"a template in Istio 1.1's [[ ]] delimiters", labDeployment, []Step{{Key: "inject.istio.io/templates", Value: "old"}}, Settings{Install: InstallOptions{Overlay: oldDelimitersTemplate}},
-			"template-injected-nothing", true, `annotations["sidecar.istio.io/status"]`, params{"writtenFor": "1.1"}},
+			"template-injected-nothing", true, `annotations["sidecar.istio.io/status"]`, params{"cause": "delimiters"}},
+		// Istio 1.1's injector ConfigMap: its template is under "template:" (in [[ ]] too, but
+		// the key is why nothing runs).
+		{"an Istio 1.1 injector config", labDeployment, nil, Settings{Install: InstallOptions{Mesh: OwnMesh{InjectorConfig: istio11Config, Values: "{}", MeshConfig: "{}"}}},
+			"template-injected-nothing", true, `annotations["sidecar.istio.io/status"]`, params{"cause": "template-key"}},
 		{"the sidecar template", labDeployment, nil, Settings{}, "template-injected-nothing", false, "", nil},
 		{"a template that injects a container of its own", labDeployment, []Step{{Key: "inject.istio.io/templates", Value: "logger"}}, Settings{Install: InstallOptions{Overlay: otherTemplates}}, "template-injected-nothing", false, "", nil},
 		{"a pod Istio skips", labDeployment, []Step{{Key: "sidecar.istio.io/inject", Value: "false"}}, Settings{}, "template-injected-nothing", false, "", nil},
@@ -291,6 +308,24 @@ func TestChecks(t *testing.T) {
 	for _, c := range Checks() {
 		if tt := tested[c.ID]; !tt[0] || !tt[1] {
 			t.Errorf("check %s lacks a case that trips it (%v) or one that does not (%v)", c.ID, tt[0], tt[1])
+		}
+	}
+}
+
+// TestOldTemplateKey: a config with "template:" alone is older Istio's; one that has both keys
+// (Istio's charts since the named templates) or only "templates:" is not, nor a bare template.
+func TestOldTemplateKey(t *testing.T) {
+	for in, want := range map[string]bool{
+		istio11Config: true,
+		"policy: enabled\ntemplate: \"{{ Template_Version_And_Istio_Version_Mismatched_Check_Installation }}\"\ntemplates:\n  sidecar: |\n    spec: {}\n": false,
+		"templates:\n  sidecar: |\n    spec: {}\n":                  false,
+		"template: x\ntemplates: {}\n":                              true,
+		"containers:\n- name: istio-proxy\n  image: [[ .Image ]]\n": false,
+		"values:\n  template: x\n":                                  false,
+		"not: [valid":                                               false,
+	} {
+		if got := oldTemplateKey(in); got != want {
+			t.Errorf("oldTemplateKey(%q) = %v, want %v", in, got, want)
 		}
 	}
 }

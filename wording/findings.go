@@ -55,8 +55,11 @@ var checks = map[string]checkWords{
 	"webhook-auto-stays-classic":         {},
 	"resource-annotation-drops-defaults": {},
 	"template-injected-nothing": {params: func(p map[string]string) (string, map[string]string) {
-		if p["writtenFor"] != "" {
-			return "message_written_for", p
+		switch p["cause"] {
+		case "template-key":
+			return "message_template_key", p
+		case "delimiters":
+			return "message_delimiters", p
 		}
 		return "message", p
 	}},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -35,6 +36,9 @@ type ValueKey struct {
 	Unknown bool `json:"unknown,omitempty"`
 	// Carried says the new side sets it.
 	Carried bool `json:"carried"`
+	// Removed says the embedded Istio's charts refuse the key as removed (their NOTES.txt fails
+	// the render with "<key> is removed"): it is left behind, whatever the reader chose.
+	Removed bool `json:"removed,omitempty"`
 }
 
 // Upgrade is how a mesh's settings are carried to the embedded Istio.
@@ -82,22 +86,17 @@ func (e *Engine) PlanUpgrade(ctx context.Context, old InstallOptions, carry func
 	}
 	up := &Upgrade{OldIstio: old.Mesh.Istio, OwnTemplates: old.Mesh.InjectorConfig != "" && !CompactMesh(old.Mesh).IstioTemplates}
 	schema := (&apis.Values{}).ProtoReflect().Descriptor()
-	carried := map[string]any{}
-	for _, k := range differingKeys(yours, defaults, nil) {
+	var paths [][]string // of up.Keys
+	for _, k := range differingKeys(yours, defaults, schema, nil) {
 		if k.path[0] == "revision" {
 			continue // the new side's revision is the old one's, as the install's
 		}
 		vk := ValueKey{Path: pathText(k.path), Yours: k.yours, Default: k.def, Unknown: !knownPath(schema, k.path)}
 		vk.Carried = !vk.Unknown && carry(vk.Path)
-		if vk.Carried {
-			setPath(carried, k.path, k.yours)
-		}
 		up.Keys = append(up.Keys, vk)
+		paths = append(paths, k.path)
 	}
 	spec := map[string]any{}
-	if len(carried) > 0 {
-		spec["values"] = carried
-	}
 	rev := RevisionOf(old.Revision)
 	if rev == "" {
 		if r, ok := yours["revision"].(string); ok {
@@ -121,15 +120,48 @@ func (e *Engine) PlanUpgrade(ctx context.Context, old InstallOptions, carry func
 			spec["meshConfig"] = m
 		}
 	}
-	if len(spec) > 0 {
-		b, err := yaml.Marshal(map[string]any{"apiVersion": "install.istio.io/v1alpha1", "kind": "IstioOperator", "spec": spec})
-		if err != nil {
-			return nil, err
-		}
-		up.New.Overlay = string(b)
-	}
 	up.New.Revision = rev
+	// The embedded Istio's charts refuse some keys of older releases as removed: each one the
+	// render names is left behind and the render tried again, until it renders or fails for
+	// another reason (then the preview says that error).
+	for range len(up.Keys) + 1 {
+		carried := map[string]any{}
+		for i, k := range up.Keys {
+			if k.Carried {
+				setPath(carried, paths[i], k.Yours)
+			}
+		}
+		if len(carried) > 0 {
+			spec["values"] = carried
+		} else {
+			delete(spec, "values")
+		}
+		up.New.Overlay = ""
+		if len(spec) > 0 {
+			b, err := yaml.Marshal(map[string]any{"apiVersion": "install.istio.io/v1alpha1", "kind": "IstioOperator", "spec": spec})
+			if err != nil {
+				return nil, err
+			}
+			up.New.Overlay = string(b)
+		}
+		_, err := e.Install(ctx, up.New)
+		i := slices.IndexFunc(up.Keys, func(k ValueKey) bool { return k.Carried && err != nil && removedByChart(err.Error(), k.Path) })
+		if i < 0 {
+			break
+		}
+		up.Keys[i].Carried, up.Keys[i].Removed = false, true
+	}
 	return up, nil
+}
+
+// removedKey finds what Istio's charts name when they refuse a removed key: the istiod chart's
+// NOTES.txt fails with "<key> is removed".
+var removedKey = regexp.MustCompile(`: ([A-Za-z0-9_.]+) is removed`)
+
+// removedByChart says the render error msg is the charts refusing path, or a key below it.
+func removedByChart(msg, path string) bool {
+	m := removedKey.FindStringSubmatch(msg)
+	return m != nil && (m[1] == path || strings.HasPrefix(m[1], path+"."))
 }
 
 // valueLeaf is a key of the mesh's values whose value differs from the defaults'.
@@ -139,9 +171,11 @@ type valueLeaf struct {
 }
 
 // differingKeys are the keys of yours whose values differ from defaults', deepest first where
-// both are maps with keys of their own (a map the defaults leave empty, such as podAnnotations,
-// is one key: its keys are the user's).
-func differingKeys(yours, defaults map[string]any, path []string) []valueLeaf {
+// both are maps with keys of their own, or where desc (the values' schema at path; nil below a
+// free-form field) says the key is a message (global.tracer, which today's defaults lack: its
+// keys one by one). A map the defaults leave empty and the schema has as free-form, such as
+// podAnnotations, is one key: its keys are the user's.
+func differingKeys(yours, defaults map[string]any, desc protoreflect.MessageDescriptor, path []string) []valueLeaf {
 	var out []valueLeaf
 	for _, k := range slices.Sorted(maps.Keys(yours)) {
 		p := append(slices.Clip(path), k)
@@ -149,9 +183,15 @@ func differingKeys(yours, defaults map[string]any, path []string) []valueLeaf {
 		d, ok := defaults[k]
 		ym, yMap := y.(map[string]any)
 		dm, dMap := d.(map[string]any)
+		var sub protoreflect.MessageDescriptor
+		if desc != nil {
+			if f := fieldOf(desc, k); f != nil && f.Message() != nil && !freeForm(f) {
+				sub = f.Message()
+			}
+		}
 		switch {
-		case yMap && dMap && len(dm) > 0:
-			out = append(out, differingKeys(ym, dm, p)...)
+		case yMap && (dMap && len(dm) > 0 || sub != nil):
+			out = append(out, differingKeys(ym, dm, sub, p)...)
 		case !ok:
 			if yMap && len(ym) == 0 {
 				continue // nothing set
@@ -347,6 +387,8 @@ func (p *UpgradePreview) Text() string {
 		switch {
 		case k.Unknown:
 			fmt.Fprintf(&w, "# not carried (Istio %s has no such value): %s: %s\n", istio, k.Path, yours)
+		case k.Removed:
+			fmt.Fprintf(&w, "# not carried (Istio %s's charts refuse it: removed): %s: %s\n", istio, k.Path, yours)
 		case k.Carried:
 			fmt.Fprintf(&w, "# carried: %s: %s\n", k.Path, yours)
 		default:

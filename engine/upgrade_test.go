@@ -110,7 +110,10 @@ func TestUpgradePreview(t *testing.T) {
 }
 
 // TestPlanUpgradeKeys: what is carried — every differing key the reader keeps, unknown keys and
-// mesh fields listed and left out, a free-form map as one key — on a mesh of today's Istio.
+// mesh fields listed and left out, a free-form map as one key, a message the defaults lack key by
+// key, and of those the keys Istio's charts refuse as removed left behind — on a mesh of today's
+// Istio with an older one's tracer settings (Istio 1.9–1.14's values have global.tracer, which
+// failed every upgrade preview from them: "global.tracer.stackdriver.debug is removed").
 func TestPlanUpgradeKeys(t *testing.T) {
 	e := testEngine(t)
 	in, err := e.Install(t.Context(), InstallOptions{Set: []string{"values.global.proxy.resources.requests.cpu=50m",
@@ -123,6 +126,7 @@ func TestPlanUpgradeKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	values["global"].(map[string]any)["retiredKnob"] = true
+	values["global"].(map[string]any)["tracer"] = map[string]any{"stackdriver": map[string]any{"debug": false}, "zipkin": map[string]any{"address": "zipkin.tracing:9411"}}
 	v, _ := json.Marshal(values)
 	old := InstallOptions{Mesh: OwnMesh{Values: string(v), MeshConfig: "defaultConfig:\n  holdApplicationUntilProxyStarts: true\n  retiredProxyField: 1\nretiredMeshField: x\n"}}
 	up, err := e.PlanUpgrade(t.Context(), old, func(path string) bool { return path != "global.podDNSSearchNamespaces" })
@@ -131,13 +135,15 @@ func TestPlanUpgradeKeys(t *testing.T) {
 	}
 	var keys []string
 	for _, k := range up.Keys {
-		keys = append(keys, fmt.Sprintf("%s carried=%v unknown=%v", k.Path, k.Carried, k.Unknown))
+		keys = append(keys, fmt.Sprintf("%s carried=%v unknown=%v removed=%v", k.Path, k.Carried, k.Unknown, k.Removed))
 	}
 	want := []string{
-		"global.podDNSSearchNamespaces carried=false unknown=false",
-		"global.proxy.resources.requests.cpu carried=true unknown=false",
-		"global.retiredKnob carried=false unknown=true",
-		"sidecarInjectorWebhook.injectedAnnotations carried=true unknown=false",
+		"global.podDNSSearchNamespaces carried=false unknown=false removed=false",
+		"global.proxy.resources.requests.cpu carried=true unknown=false removed=false",
+		"global.retiredKnob carried=false unknown=true removed=false",
+		"global.tracer.stackdriver.debug carried=false unknown=false removed=true",
+		"global.tracer.zipkin.address carried=true unknown=false removed=false",
+		"sidecarInjectorWebhook.injectedAnnotations carried=true unknown=false removed=false",
 	}
 	if !slices.Equal(keys, want) {
 		t.Fatalf("keys:\n%s\nwant:\n%s", strings.Join(keys, "\n"), strings.Join(want, "\n"))
@@ -150,12 +156,12 @@ func TestPlanUpgradeKeys(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the new side: %v\n%s", err, up.New.Overlay)
 	}
-	for _, s := range []string{`"cpu": "50m"`, `"team/owner": "shop"`} {
+	for _, s := range []string{`"cpu": "50m"`, `"team/owner": "shop"`, `"address": "zipkin.tracing:9411"`} {
 		if !strings.Contains(newIn.Values, s) {
 			t.Errorf("the new side's values lack %s", s)
 		}
 	}
-	if strings.Contains(newIn.Values, "shop.svc") || !strings.Contains(newIn.MeshConfigYAML, "holdApplicationUntilProxyStarts: true") {
+	if strings.Contains(newIn.Values, "shop.svc") || strings.Contains(newIn.Values, "stackdriver") || !strings.Contains(newIn.MeshConfigYAML, "holdApplicationUntilProxyStarts: true") {
 		t.Errorf("the new side: an unticked key carried, or the mesh config lost:\n%s", newIn.MeshConfigYAML)
 	}
 	if _, err := e.PlanUpgrade(t.Context(), InstallOptions{}, nil); err == nil {

@@ -38,8 +38,8 @@ type UpgradePlanView struct {
 // UpgradeKeyView is one values key of an upgrade preview: the mesh's value and the embedded
 // chart's default, as JSON.
 type UpgradeKeyView struct {
-	Path, Yours, Default string
-	Carried, Unknown     bool
+	Path, Yours, Default      string
+	Carried, Unknown, Removed bool
 }
 
 // CompareSide is one of the two states.

@@ -270,6 +270,14 @@ func buildInstall(o InstallOptions, cm ConfigMaps, policy InstallPolicy, builtin
 			return nil, &InputError{Field: o.partField(o.Mesh.InjectorConfig), ID: "injector-config", Params: errParams("error", err.Error()), Msg: "injector config: " + err.Error()}
 		}
 	}
+	// In istioctl kube-inject's order, so that the first error is the one it reports: the mesh
+	// config, the injector config, the templates, the values (setupKubeInjectParameters, then
+	// its injection). A 1.3–1.5 mesh fails on its mesh config's empty trustDomain before its
+	// templates' render function.
+	var err error
+	if in.mesh, err = mesh.ApplyMeshConfig(in.MeshConfigYAML, mesh.DefaultMeshConfig()); err != nil {
+		return nil, &InputError{Field: o.partField(o.Mesh.MeshConfig), ID: "mesh-config", Params: errParams("error", err.Error()), Msg: "mesh config: " + err.Error()}
+	}
 	// Read as istioctl kube-inject reads --injectConfigFile: a rendered config is always the
 	// ConfigMap's, a mesh's own may be one bare template.
 	cfg, err := injectorTemplates(in.InjectorConfig)
@@ -289,9 +297,6 @@ func buildInstall(o InstallOptions, cm ConfigMaps, policy InstallPolicy, builtin
 	}
 	if in.values, err = inject.NewValuesConfig(in.Values); err != nil {
 		return nil, &InputError{Field: o.partField(o.Mesh.Values), ID: "injector-values", Params: errParams("error", err.Error()), Msg: "injector values: " + err.Error()}
-	}
-	if in.mesh, err = mesh.ApplyMeshConfig(in.MeshConfigYAML, mesh.DefaultMeshConfig()); err != nil {
-		return nil, &InputError{Field: o.partField(o.Mesh.MeshConfig), ID: "mesh-config", Params: errParams("error", err.Error()), Msg: "mesh config: " + err.Error()}
 	}
 	return in, nil
 }

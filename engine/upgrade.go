@@ -39,6 +39,13 @@ type ValueKey struct {
 	// Removed says the embedded Istio's charts refuse the key as removed (their NOTES.txt fails
 	// the render with "<key> is removed"): it is left behind, whatever the reader chose.
 	Removed bool `json:"removed,omitempty"`
+	// NoEffect says the new side, given the key, does not pass it on to anything injection reads
+	// (a section the istiod chart leaves out of the injector's values, such as istio_cni.chained
+	// or pilot.autoscaleMin): it is left behind, whatever the reader chose.
+	NoEffect bool `json:"noEffect,omitempty"`
+	// MovedTo is where the new side sets the key, when Istio now reads it from another place
+	// (istio_cni.enabled: components.cni.enabled).
+	MovedTo string `json:"movedTo,omitempty"`
 }
 
 // Upgrade is how a mesh's settings are carried to the embedded Istio.
@@ -77,7 +84,9 @@ func (e *Engine) PlanUpgrade(ctx context.Context, old InstallOptions, carry func
 	}
 	var yours, defaults map[string]any
 	if old.Mesh.Values != "" {
-		if err := json.Unmarshal([]byte(old.Mesh.Values), &yours); err != nil {
+		// YAML, as Istio reads the values (NewValuesConfig): a real mesh's values are JSON with
+		// a bare word here and there (kubeflow's 1.23: "type": RuntimeDefault), which Istio takes.
+		if err := yaml.Unmarshal([]byte(old.Mesh.Values), &yours); err != nil {
 			return nil, &InputError{Field: "your mesh", ID: "injector-values", Params: errParams("error", err.Error()), Msg: "injector values: " + err.Error()}
 		}
 	}
@@ -91,8 +100,16 @@ func (e *Engine) PlanUpgrade(ctx context.Context, old InstallOptions, carry func
 		if k.path[0] == "revision" {
 			continue // the new side's revision is the old one's, as the install's
 		}
+		if m, ok := movedKeys[pathText(k.path)]; ok {
+			if d, ok := getPath(defaults, strings.Split(m.reads, ".")); ok && reflect.DeepEqual(d, k.yours) {
+				continue // where Istio reads it now, the default is already yours
+			}
+		}
 		vk := ValueKey{Path: pathText(k.path), Yours: k.yours, Default: k.def, Unknown: !knownPath(schema, k.path)}
 		vk.Carried = !vk.Unknown && carry(vk.Path)
+		if m, ok := movedKeys[vk.Path]; ok {
+			vk.MovedTo = m.to
+		}
 		up.Keys = append(up.Keys, vk)
 		paths = append(paths, k.path)
 	}
@@ -121,20 +138,27 @@ func (e *Engine) PlanUpgrade(ctx context.Context, old InstallOptions, carry func
 		}
 	}
 	up.New.Revision = rev
-	// The embedded Istio's charts refuse some keys of older releases as removed: each one the
-	// render names is left behind and the render tried again, until it renders or fails for
-	// another reason (then the preview says that error).
+	// Each key carried is checked on the render: the embedded Istio's charts refuse some keys of
+	// older releases as removed, and pass others on to nothing injection reads. Either is left
+	// behind and said so, and the render tried again, until it renders with every carried key
+	// in effect or fails for another reason (then the preview says that error).
 	for range len(up.Keys) + 1 {
-		carried := map[string]any{}
+		carried, components := map[string]any{}, map[string]any{}
 		for i, k := range up.Keys {
-			if k.Carried {
+			switch {
+			case !k.Carried:
+			case k.MovedTo != "":
+				setPath(components, strings.Split(strings.TrimPrefix(k.MovedTo, "components."), "."), k.Yours)
+			default:
 				setPath(carried, paths[i], k.Yours)
 			}
 		}
-		if len(carried) > 0 {
-			spec["values"] = carried
-		} else {
-			delete(spec, "values")
+		for key, m := range map[string]map[string]any{"values": carried, "components": components} {
+			if len(m) > 0 {
+				spec[key] = m
+			} else {
+				delete(spec, key)
+			}
 		}
 		up.New.Overlay = ""
 		if len(spec) > 0 {
@@ -144,14 +168,66 @@ func (e *Engine) PlanUpgrade(ctx context.Context, old InstallOptions, carry func
 			}
 			up.New.Overlay = string(b)
 		}
-		_, err := e.Install(ctx, up.New)
-		i := slices.IndexFunc(up.Keys, func(k ValueKey) bool { return k.Carried && err != nil && removedByChart(err.Error(), k.Path) })
-		if i < 0 {
+		in, err := e.Install(ctx, up.New)
+		if err != nil {
+			i := slices.IndexFunc(up.Keys, func(k ValueKey) bool { return k.Carried && removedByChart(err.Error(), k.Path) })
+			if i < 0 {
+				break
+			}
+			up.Keys[i].Carried, up.Keys[i].Removed = false, true
+			continue
+		}
+		lost, err := lostKeys(in, up.Keys, paths)
+		if err != nil {
+			return nil, err
+		}
+		for _, i := range lost {
+			up.Keys[i].Carried, up.Keys[i].NoEffect = false, true
+		}
+		if len(lost) == 0 {
 			break
 		}
-		up.Keys[i].Carried, up.Keys[i].Removed = false, true
 	}
 	return up, nil
+}
+
+// movedKeys are values keys of older releases that Istio now reads from another place: where the
+// new side sets them (an IstioOperator path), and the injector's values key the render makes of
+// it. istio_cni.enabled: the render sets values.pilot.cni.enabled from components.cni.enabled
+// (operator/pkg/render/manifest.go), which the sidecar template reads, and the istiod chart
+// passes no istio_cni on to the injector.
+var movedKeys = map[string]struct{ to, reads string }{
+	"istio_cni.enabled": {to: "components.cni.enabled", reads: "pilot.cni.enabled"},
+}
+
+// lostKeys are the indexes of the carried keys whose value the rendered installation in does not
+// have where injection reads it: the injector's values (the istiod chart passes on only some of
+// them: global, sidecarInjectorWebhook, revision, pilot's cni and env, gateways' security
+// settings), or the mesh config for a key under meshConfig.
+func lostKeys(in *Install, keys []ValueKey, paths [][]string) ([]int, error) {
+	var values, mesh map[string]any
+	if err := yaml.Unmarshal([]byte(in.Values), &values); err != nil {
+		return nil, err
+	}
+	if err := yaml.Unmarshal([]byte(in.MeshConfigYAML), &mesh); err != nil {
+		return nil, err
+	}
+	var out []int
+	for i, k := range keys {
+		if !k.Carried {
+			continue
+		}
+		where, path := values, paths[i]
+		if m, ok := movedKeys[k.Path]; ok {
+			path = strings.Split(m.reads, ".")
+		} else if path[0] == "meshConfig" && len(path) > 1 {
+			where, path = mesh, path[1:]
+		}
+		if got, ok := getPath(where, path); !ok || !reflect.DeepEqual(got, k.Yours) {
+			out = append(out, i)
+		}
+	}
+	return out, nil
 }
 
 // removedKey finds what Istio's charts name when they refuse a removed key: the istiod chart's
@@ -275,6 +351,21 @@ func setPath(m map[string]any, path []string, v any) {
 	m[path[len(path)-1]] = v
 }
 
+// getPath is m's value at path.
+func getPath(m map[string]any, path []string) (any, bool) {
+	var cur any = m
+	for _, seg := range path {
+		next, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if cur, ok = next[seg]; !ok {
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
 // deletePath deletes m's key at path.
 func deletePath(m map[string]any, path []string) {
 	for _, seg := range path[:len(path)-1] {
@@ -389,6 +480,10 @@ func (p *UpgradePreview) Text() string {
 			fmt.Fprintf(&w, "# not carried (Istio %s has no such value): %s: %s\n", istio, k.Path, yours)
 		case k.Removed:
 			fmt.Fprintf(&w, "# not carried (Istio %s's charts refuse it: removed): %s: %s\n", istio, k.Path, yours)
+		case k.NoEffect:
+			fmt.Fprintf(&w, "# not carried (Istio %s passes it on to nothing injection reads): %s: %s\n", istio, k.Path, yours)
+		case k.Carried && k.MovedTo != "":
+			fmt.Fprintf(&w, "# carried to %s: %s: %s\n", k.MovedTo, k.Path, yours)
 		case k.Carried:
 			fmt.Fprintf(&w, "# carried: %s: %s\n", k.Path, yours)
 		default:
@@ -415,4 +510,20 @@ func (p *UpgradePreview) Text() string {
 		}
 	}
 	return w.String()
+}
+
+// pathSegments is the path pathText wrote: split at its dots, a quoted segment unquoted.
+func pathSegments(text string) []string {
+	var out []string
+	for rest := text; rest != ""; {
+		var seg string
+		if strings.HasPrefix(rest, `"`) {
+			end := strings.Index(rest[1:], `"`) + 1
+			seg, rest = rest[1:end], strings.TrimPrefix(rest[end+1:], ".")
+		} else {
+			seg, rest, _ = strings.Cut(rest, ".")
+		}
+		out = append(out, seg)
+	}
+	return out
 }

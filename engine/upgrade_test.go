@@ -127,6 +127,10 @@ func TestPlanUpgradeKeys(t *testing.T) {
 	}
 	values["global"].(map[string]any)["retiredKnob"] = true
 	values["global"].(map[string]any)["tracer"] = map[string]any{"stackdriver": map[string]any{"debug": false}, "zipkin": map[string]any{"address": "zipkin.tracing:9411"}}
+	// Istio ≤ 1.23's CNI switch, which today's Istio reads from components.cni.enabled, and a
+	// setting the istiod chart passes on to nothing injection reads.
+	values["istio_cni"] = map[string]any{"enabled": true, "chained": true}
+	values["pilot"].(map[string]any)["autoscaleMin"] = 3
 	v, _ := json.Marshal(values)
 	old := InstallOptions{Mesh: OwnMesh{Values: string(v), MeshConfig: "defaultConfig:\n  holdApplicationUntilProxyStarts: true\n  retiredProxyField: 1\nretiredMeshField: x\n"}}
 	up, err := e.PlanUpgrade(t.Context(), old, func(path string) bool { return path != "global.podDNSSearchNamespaces" })
@@ -135,15 +139,18 @@ func TestPlanUpgradeKeys(t *testing.T) {
 	}
 	var keys []string
 	for _, k := range up.Keys {
-		keys = append(keys, fmt.Sprintf("%s carried=%v unknown=%v removed=%v", k.Path, k.Carried, k.Unknown, k.Removed))
+		keys = append(keys, fmt.Sprintf("%s carried=%v unknown=%v removed=%v noEffect=%v%s", k.Path, k.Carried, k.Unknown, k.Removed, k.NoEffect, strings.TrimSuffix(" to "+k.MovedTo, " to ")))
 	}
 	want := []string{
-		"global.podDNSSearchNamespaces carried=false unknown=false removed=false",
-		"global.proxy.resources.requests.cpu carried=true unknown=false removed=false",
-		"global.retiredKnob carried=false unknown=true removed=false",
-		"global.tracer.stackdriver.debug carried=false unknown=false removed=true",
-		"global.tracer.zipkin.address carried=true unknown=false removed=false",
-		"sidecarInjectorWebhook.injectedAnnotations carried=true unknown=false removed=false",
+		"global.podDNSSearchNamespaces carried=false unknown=false removed=false noEffect=false",
+		"global.proxy.resources.requests.cpu carried=true unknown=false removed=false noEffect=false",
+		"global.retiredKnob carried=false unknown=true removed=false noEffect=false",
+		"global.tracer.stackdriver.debug carried=false unknown=false removed=true noEffect=false",
+		"global.tracer.zipkin.address carried=true unknown=false removed=false noEffect=false",
+		"istio_cni.chained carried=false unknown=false removed=false noEffect=true",
+		"istio_cni.enabled carried=true unknown=false removed=false noEffect=false to components.cni.enabled",
+		"pilot.autoscaleMin carried=false unknown=false removed=false noEffect=true",
+		"sidecarInjectorWebhook.injectedAnnotations carried=true unknown=false removed=false noEffect=false",
 	}
 	if !slices.Equal(keys, want) {
 		t.Fatalf("keys:\n%s\nwant:\n%s", strings.Join(keys, "\n"), strings.Join(want, "\n"))
@@ -160,6 +167,13 @@ func TestPlanUpgradeKeys(t *testing.T) {
 		if !strings.Contains(newIn.Values, s) {
 			t.Errorf("the new side's values lack %s", s)
 		}
+	}
+	var newValues map[string]any
+	if err := json.Unmarshal([]byte(newIn.Values), &newValues); err != nil {
+		t.Fatal(err)
+	}
+	if cni, _ := getPath(newValues, []string{"pilot", "cni", "enabled"}); cni != true {
+		t.Errorf("istio_cni.enabled moved to components.cni.enabled: the new side's pilot.cni.enabled is %v", cni)
 	}
 	if strings.Contains(newIn.Values, "shop.svc") || strings.Contains(newIn.Values, "stackdriver") || !strings.Contains(newIn.MeshConfigYAML, "holdApplicationUntilProxyStarts: true") {
 		t.Errorf("the new side: an unticked key carried, or the mesh config lost:\n%s", newIn.MeshConfigYAML)

@@ -73,7 +73,7 @@ func (s *server) handleUpgrade() http.Handler {
 		for _, k := range plan.Keys {
 			yours, _ := json.Marshal(k.Yours)
 			def, _ := json.Marshal(k.Default)
-			u.Keys = append(u.Keys, web.UpgradeKeyView{Path: k.Path, Yours: string(yours), Default: string(def), Carried: k.Carried, Unknown: k.Unknown, Removed: k.Removed})
+			u.Keys = append(u.Keys, web.UpgradeKeyView{Path: k.Path, Yours: string(yours), Default: string(def), Carried: k.Carried, Unknown: k.Unknown, Removed: k.Removed, NoEffect: k.NoEffect, MovedTo: k.MovedTo})
 		}
 		page.Upgrade = u
 		return render(w, r, http.StatusOK, web.ComparePageView(page))

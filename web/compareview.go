@@ -38,8 +38,8 @@ type UpgradePlanView struct {
 // UpgradeKeyView is one values key of an upgrade preview: the mesh's value and the embedded
 // chart's default, as JSON.
 type UpgradeKeyView struct {
-	Path, Yours, Default      string
-	Carried, Unknown, Removed bool
+	Path, Yours, Default, MovedTo       string
+	Carried, Unknown, Removed, NoEffect bool
 }
 
 // CompareSide is one of the two states.

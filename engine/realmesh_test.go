@@ -1,0 +1,279 @@
+package engine
+
+import (
+	"errors"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
+)
+
+// realMeshWorkloads are the workloads every real mesh injects: a Deployment, a StatefulSet, a Job,
+// a CronJob, a bare Pod, and a Deployment that asks for hold through its annotation.
+var realMeshWorkloads = []string{
+	"testdata/corpus/deployment.yaml",
+	"testdata/corpus/statefulset.yaml",
+	"testdata/corpus/job.yaml",
+	"testdata/corpus/cronjob.yaml",
+	"testdata/corpus/pod.yaml",
+	"testdata/corpus/lab-hold.yaml",
+}
+
+// meshSource is one row of testdata/meshes/SOURCES.md: a corpus file and where it was found.
+type meshSource struct {
+	file, repo, path, commit, istio string
+}
+
+// meshSources reads the table of testdata/meshes/SOURCES.md: its rows whose first cell is a
+// file name in backquotes.
+func meshSources(t *testing.T) map[string]meshSource {
+	t.Helper()
+	out := map[string]meshSource{}
+	for _, line := range strings.Split(string(readFile(t, "testdata/meshes/SOURCES.md")), "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) < 7 || !strings.HasPrefix(strings.TrimSpace(cells[1]), "`") {
+			continue
+		}
+		cell := func(i int) string { return strings.Trim(strings.TrimSpace(cells[i]), "`") }
+		s := meshSource{file: cell(1), repo: cell(2), path: cell(3), commit: cell(4), istio: cell(5)}
+		if _, dup := out[s.file]; dup {
+			t.Errorf("SOURCES.md names %s twice", s.file)
+		}
+		out[s.file] = s
+	}
+	return out
+}
+
+// TestRealMeshes holds "your own mesh" to istioctl on the ConfigMaps teams really have: the
+// corpus in testdata/meshes (each file as found in a public repository, named with its source in
+// SOURCES.md), from Istio 0.8 to 1.29, each with six real workloads. The ConfigMaps are read as
+// --mesh-from reads them (ParseMeshConfigMaps: the revision from their names); istioctl
+// kube-inject gets their three texts as its files (--injectConfigFile, --valuesFile,
+// --meshConfigFile) and that revision, as a user passing istioctl's flags would. For every
+// mesh × workload the output is istioctl's byte for byte, or both fail. A mesh whose ConfigMaps
+// lack a part (Istio ≤ 1.4's injector has no values) is refused naming the part, as istioctl
+// reading them from a cluster refuses it ("missing configuration map key").
+func TestRealMeshes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds istioctl; run without -short")
+	}
+	t.Parallel()
+	files, _ := filepath.Glob("testdata/meshes/*.yaml")
+	sources := meshSources(t)
+	repos := map[string]bool{}
+	for _, f := range files {
+		s, ok := sources[filepath.Base(f)]
+		if !ok {
+			t.Errorf("%s is not in SOURCES.md", f)
+			continue
+		}
+		if s.repo == "" || s.path == "" || len(s.commit) != 40 || s.istio == "" {
+			t.Errorf("SOURCES.md: %s lacks its repository, path, commit or Istio version: %+v", s.file, s)
+		}
+		repos[s.repo] = true
+	}
+	for name := range sources {
+		if !slices.Contains(files, filepath.Join("testdata/meshes", name)) {
+			t.Errorf("SOURCES.md names %s, which is not in testdata/meshes", name)
+		}
+	}
+	if len(files) < 30 || len(repos) < 12 {
+		t.Fatalf("the corpus has %d meshes from %d repositories; it needs at least 30 from 12", len(files), len(repos))
+	}
+
+	bin := testkit.Istioctl(t)
+	e := testEngine(t)
+	var same, bothFailed, refused atomic.Int32
+	var checked sync.Map // the upgrade's keys rendered without
+	for _, f := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(f), ".yaml"), func(t *testing.T) {
+			t.Parallel()
+			n, failed, ok := matchRealMesh(t, e, bin, f, &checked)
+			same.Add(int32(n))
+			bothFailed.Add(int32(failed))
+			if !ok {
+				refused.Add(1)
+			}
+		})
+	}
+	t.Cleanup(func() {
+		t.Logf("%d meshes from %d repositories × %d workloads: %d byte-identical, %d rejected by both; %d meshes refused for a missing part",
+			len(files), len(repos), len(realMeshWorkloads), same.Load(), bothFailed.Load(), refused.Load())
+	})
+}
+
+// ctlError is the error istioctl ended with: its last "Error: " line without the prefix, or, when
+// that line only counts errors ("1 error occurred:"), the errors listed below it ("\t* …"); its
+// whole stderr when it has no such line.
+func ctlError(stderr string) string {
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		msg, ok := strings.CutPrefix(lines[i], "Error: ")
+		if !ok {
+			continue
+		}
+		if !strings.HasSuffix(msg, "occurred:") {
+			return msg
+		}
+		var listed []string
+		for _, l := range lines[i+1:] {
+			if item, ok := strings.CutPrefix(strings.TrimSpace(l), "* "); ok {
+				listed = append(listed, item)
+			}
+		}
+		return strings.Join(listed, "; ")
+	}
+	return strings.TrimSpace(stderr)
+}
+
+// matchRealMesh injects realMeshWorkloads with the mesh in file, read as --mesh-from reads it,
+// and compares each with istioctl kube-inject given the mesh's three texts as its files: same
+// counts the byte-identical outputs, bothFailed the workloads both refused. ok is false when
+// --mesh-from refuses the mesh for a missing part.
+func matchRealMesh(t *testing.T, e *Engine, bin, file string, checked *sync.Map) (same, bothFailed int, ok bool) {
+	t.Helper()
+	cms, err := ParseMeshConfigMaps(readFile(t, file))
+	if err != nil {
+		var ie *InputError
+		if !errors.As(err, &ie) || (ie.ID != "mesh-no-key" && ie.ID != "mesh-no-mesh") {
+			t.Fatalf("--mesh-from refused it: %v", err)
+		}
+		t.Logf("refused, as istioctl reading these ConfigMaps from a cluster refuses them: %v", err)
+		return 0, 0, false
+	}
+	dir := t.TempDir()
+	if err := writeCtlFiles(dir, cms.Mesh.InjectorConfig, cms.Mesh.Values, cms.Mesh.MeshConfig); err != nil {
+		t.Fatal(err)
+	}
+	rev := cms.Revision
+	if rev == "" {
+		rev = "default"
+	}
+	s := Settings{Install: InstallOptions{Mesh: cms.Mesh, Revision: cms.Revision}}
+	results := make([]*Injection, len(realMeshWorkloads))
+	for i, w := range realMeshWorkloads {
+		r, err := e.Inject(t.Context(), readFile(t, w), nil, s)
+		if err != nil {
+			// The installation itself failed (a template Istio cannot parse): one error for
+			// the input, as istioctl fails on it.
+			r = &Injection{Documents: []Document{{Error: &InputError{Msg: err.Error()}}}}
+		}
+		results[i] = r
+	}
+	batch := newCtlBatch(t, func(f string) (string, string, error) { return kubeInjectRev(bin, dir, rev, f) }, realMeshWorkloads, results)
+	for i, w := range realMeshWorkloads {
+		r := results[i]
+		stdout, stderr, _, ctlErr := batch.judge(i)
+		switch errs := r.Errors(); {
+		case ctlErr != nil && len(errs) == 0:
+			t.Errorf("%s: istioctl failed (%v: %s) but sidecarlab did not", filepath.Base(w), ctlErr, firstLine(stderr))
+		case ctlErr != nil:
+			// The same first error: istioctl's ("Error: …", the last line it prints) is in ours.
+			if want := ctlError(stderr); !strings.Contains(errs[0].Error(), want) {
+				t.Errorf("%s: both failed, with other errors:\n  istioctl:   %s\n  sidecarlab: %v", filepath.Base(w), want, errs[0])
+			}
+			bothFailed++
+		case len(errs) > 0:
+			t.Errorf("%s: sidecarlab: %v; istioctl succeeded", filepath.Base(w), errs[0])
+		case r.Output() != stdout:
+			t.Errorf("%s: output differs from istioctl:\n%s", filepath.Base(w), UnifiedDiff(stdout, r.Output()))
+		default:
+			same++
+		}
+	}
+	// The upgrade preview, from every mesh whose templates this Istio can parse (the old side
+	// is the mesh as it injects here).
+	if _, err := e.Install(t.Context(), s.Install); err == nil {
+		checkRealUpgrade(t, e, s, checked)
+	}
+	return same, bothFailed, true
+}
+
+// checkRealUpgrade previews the upgrade from the mesh of s to the embedded Istio on the first
+// workload: the new side renders and injects it, and every key of the plan is what the plan says
+// — a carried key changes the new side (rendered without it, the injector's values or the mesh
+// config differ), a key left behind (not carried, unknown, removed by the charts, or of no
+// effect) is not in the new side's values with the mesh's value.
+func checkRealUpgrade(t *testing.T, e *Engine, s Settings, checked *sync.Map) {
+	t.Helper()
+	p, err := e.PreviewUpgrade(t.Context(), readFile(t, realMeshWorkloads[0]), nil, s, nil)
+	if err != nil {
+		t.Fatalf("upgrade preview: %v", err)
+	}
+	for _, d := range p.Documents {
+		if d.NewError != "" {
+			t.Errorf("upgrade preview: the new side fails: %s", d.NewError)
+		}
+	}
+	in, err := e.Install(t.Context(), p.Plan.New)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var values map[string]any
+	if err := yaml.Unmarshal([]byte(in.Values), &values); err != nil {
+		t.Fatal(err)
+	}
+	carried := 0
+	for _, k := range p.Plan.Keys {
+		if !k.Carried {
+			if got, found := getPath(values, pathSegments(k.Path)); found && reflect.DeepEqual(got, k.Yours) {
+				t.Errorf("upgrade preview: %s is not carried (removed %v, no effect %v, unknown %v), yet the new side's values have it: %v", k.Path, k.Removed, k.NoEffect, k.Unknown, got)
+			}
+			continue
+		}
+		carried++
+		if _, done := checked.LoadOrStore(k.Path, true); done {
+			continue // rendered without it for another mesh already (a render costs ~1 CPU-second)
+		}
+		other, err := e.Install(t.Context(), withoutKey(t, p.Plan.New, k))
+		if err != nil {
+			t.Fatalf("upgrade preview without %s: %v", k.Path, err)
+		}
+		if other.Values == in.Values && other.MeshConfigYAML == in.MeshConfigYAML {
+			t.Errorf("upgrade preview: %s is carried (to %q) but the new side is the same without it", k.Path, k.MovedTo)
+		}
+	}
+	t.Logf("upgrade preview: %d keys, %d carried", len(p.Plan.Keys), carried)
+}
+
+// withoutKey is the new side's install options o without the carried key k: its overlay with the
+// key (or the IstioOperator path it was moved to) deleted.
+func withoutKey(t *testing.T, o InstallOptions, k ValueKey) InstallOptions {
+	t.Helper()
+	var iop map[string]any
+	if err := yaml.Unmarshal([]byte(o.Overlay), &iop); err != nil {
+		t.Fatal(err)
+	}
+	spec := iop["spec"].(map[string]any)
+	if k.MovedTo != "" {
+		deletePath(spec, strings.Split(k.MovedTo, "."))
+	} else {
+		deletePath(spec, append([]string{"values"}, pathSegments(k.Path)...))
+	}
+	b, err := yaml.Marshal(iop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Overlay = string(b)
+	return o
+}
+
+// TestCtlError: istioctl's last error line, the errors a counting line lists, or all it said.
+func TestCtlError(t *testing.T) {
+	for stderr, want := range map[string]string{
+		"2026-12-06T02:37:35Z\terror\tInvalid template: x\nError: failed to run injection template: x\n": "failed to run injection template: x",
+		"Error: 1 error occurred:\n\t* template: inject:443: function \"render\" not defined\n\n":        `template: inject:443: function "render" not defined`,
+		"panic: boom\n": "panic: boom",
+	} {
+		if got := ctlError(stderr); got != want {
+			t.Errorf("ctlError(%q) = %q, want %q", stderr, got, want)
+		}
+	}
+}

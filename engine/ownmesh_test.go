@@ -325,6 +325,16 @@ func TestOwnMeshPolicy(t *testing.T) {
 	if ie := asInputError(t, err); !strings.Contains(ie.Msg, `templates "mine" are not`) || len(ie.Msg) > maxTemplateDiff+1000 || !strings.HasSuffix(ie.Msg, " more lines\n") {
 		t.Fatalf("got %d bytes: %.300s…%s", len(ie.Msg), ie.Msg, ie.Msg[max(0, len(ie.Msg)-200):])
 	}
+	// A real Istio 1.9 mesh (garystafford-1-9-4) has sidecar and gateway only: those two are named, not the embedded
+	// Istio's templates it never had. Before: "agentgateway", "agentgateway-waypoint", … "waypoint".
+	cms, err := ParseMeshConfigMaps(readFile(t, "testdata/meshes/garystafford-1-9-4.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.Inject(t.Context(), readFile(t, "testdata/corpus/deployment.yaml"), nil, Settings{Install: InstallOptions{Mesh: cms.Mesh}})
+	if ie := asInputError(t, err); ie.Params["names"] != `"gateway", "sidecar"` || strings.Contains(ie.Msg, "server's rights") {
+		t.Fatalf("a 1.9 mesh: names %q: %.300s", ie.Params["names"], ie.Msg)
+	}
 }
 
 // TestWebhookRevision: in webhook mode the injector is the installation's istiod, so a revision

@@ -158,8 +158,8 @@ func (p InstallPolicy) templateError(field, path string) error {
 		return nil
 	}
 	msg := fmt.Sprintf("%s carries template text (an injection template, or a value Istio's charts run through Helm's tpl). "+
-		"Templates run with the server's rights: they can read its environment, resolve names and loop or allocate without a bound, "+
-		"so this server refuses install options that add or replace one.", path)
+		"This server runs no templates but Istio's own: a template is code (it can read the environment of the process that runs it, resolve names, "+
+		"and loop or allocate without a bound), so this server refuses install options that add or replace one.", path)
 	hint := ""
 	if p.TemplatesHint != "" {
 		hint = " " + p.TemplatesHint
@@ -183,8 +183,8 @@ func (p InstallPolicy) checkTemplates(o InstallOptions, got, builtin map[string]
 	if o.Mesh.InjectorConfig != "" {
 		return p.meshTemplates(got, builtin)
 	}
-	msg := fmt.Sprintf("these options add or change the injection template %q, and templates run with the server's rights: "+
-		"they can read its environment, resolve names and loop or allocate without a bound, so this server refuses install options that add or replace one.", name)
+	msg := fmt.Sprintf("these options add or change the injection template %q, and this server runs no templates but Istio's own: "+
+		"a template is code (it can read the environment of the process that runs it, resolve names, and loop or allocate without a bound), so this server refuses install options that add or replace one.", name)
 	hint := ""
 	if p.TemplatesHint != "" {
 		hint = " " + p.TemplatesHint
@@ -208,13 +208,15 @@ func customTemplate(got, builtin map[string]string) string {
 const maxTemplateDiff = 4 << 10
 
 // meshTemplates refuses a mesh's own injector config whose templates are not the embedded
-// Istio's: it names every template that differs (or is new, or missing) and shows the line diff
-// against the embedded ones, up to maxTemplateDiff bytes.
+// Istio's: it names every template of the mesh that differs from the embedded one of its name (or
+// that the embedded Istio has not) and shows the line diff against the embedded ones, up to
+// maxTemplateDiff bytes. The embedded Istio's templates the mesh lacks are not named: a 1.9 mesh
+// with only sidecar and gateway has not written waypoint. Before: every template of either.
 func (p InstallPolicy) meshTemplates(got, builtin map[string]string) error {
 	var names []string
 	var diff strings.Builder
-	for _, name := range sortedKeys(mergedKeys(got, builtin)) {
-		if got[name] == builtin[name] {
+	for _, name := range sortedKeys(got) {
+		if want, ok := builtin[name]; ok && got[name] == want {
 			continue
 		}
 		names = append(names, quote(name))
@@ -230,8 +232,8 @@ func (p InstallPolicy) meshTemplates(got, builtin map[string]string) error {
 	if p.TemplatesHint != "" {
 		hint = " " + p.TemplatesHint
 	}
-	msg := fmt.Sprintf("your mesh's injection templates %s are not the ones Istio %s has, and templates run with the server's rights: "+
-		"they can read its environment, resolve names and loop or allocate without a bound, so this server injects only with Istio's own templates "+
+	msg := fmt.Sprintf("your mesh's injection templates %s are not the ones Istio %s has, and this server runs no templates but Istio's own: "+
+		"a template is code (it can read the environment of the process that runs it, resolve names, and loop or allocate without a bound), so this server injects only with Istio's own templates "+
 		"(your values and mesh config are used as they are).%s\n%s", list, Version().Istio, hint, d)
 	return &InputError{Field: "your mesh", ID: "mesh-templates-changed", Params: errParams("names", list, "istio", Version().Istio, "hint", hint, "diff", d), Msg: msg}
 }

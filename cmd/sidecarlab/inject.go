@@ -73,8 +73,16 @@ func injectRun(c *cli, files fileFlags, settings settingsFlags, steps stepFlags,
 	defer j.Close()
 	r, lines, err := injectLogged(c, j, opts.Workers)
 	// What Istio's logger wrote first, as istioctl prints it while it injects: before its
-	// warnings and its error.
-	printIstioLines(c.stderr, lines)
+	// warnings and its error (which it is not said twice with).
+	var reported []error
+	if err != nil {
+		reported = append(reported, err)
+	} else {
+		for _, e := range r.Errors() {
+			reported = append(reported, e)
+		}
+	}
+	printIstioLines(c.stderr, lines, reported)
 	if err != nil {
 		return j.locate(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"net/url"
+	"strings"
 	"sync"
 
 	"go.uber.org/zap"
@@ -64,11 +65,14 @@ func (s *forwardSink) Close() error { return nil }
 type istioLines struct {
 	b       bytes.Buffer
 	entries int
+	ends    []int // where each entry ends in b
 }
 
 func (l *istioLines) write(p []byte) (int, error) {
 	l.entries++
-	return l.b.Write(p)
+	n, err := l.b.Write(p)
+	l.ends = append(l.ends, l.b.Len())
+	return n, err
 }
 
 // captureIstio turns Istio's logger on, at the levels istioctl sets (istioctl's own
@@ -99,9 +103,37 @@ func captureIstio() (lines *istioLines, release func(), err error) {
 	return lines, release, nil
 }
 
-// printIstioLines writes what Istio's logger wrote, as istioctl prints it.
-func printIstioLines(w io.Writer, lines *istioLines) {
-	if lines != nil {
-		_, _ = w.Write(lines.b.Bytes())
+// printIstioLines writes what Istio's logger wrote, as istioctl prints it, but for an error entry
+// that says again what one of errs (the errors the command reports after it) says: one message
+// per error. istioctl prints Istio's "error\tInvalid template: template: inject:192:12: …" and
+// then its own "Error: failed to run injection template: template: inject:192:12: …".
+func printIstioLines(w io.Writer, lines *istioLines, errs []error) {
+	if lines == nil {
+		return
 	}
+	start := 0
+	for _, end := range lines.ends {
+		entry := lines.b.Bytes()[start:end]
+		start = end
+		if !restated(string(entry), errs) {
+			_, _ = w.Write(entry)
+		}
+	}
+}
+
+// restated says entry, one of Istio's log entries (time, level, message and fields, tab-separated),
+// is an error whose message, or what follows its first ": ", is in one of errs.
+func restated(entry string, errs []error) bool {
+	fields := strings.Split(strings.TrimSuffix(entry, "\n"), "\t")
+	if len(fields) < 3 || fields[1] != "error" {
+		return false
+	}
+	msg := fields[2]
+	_, rest, _ := strings.Cut(msg, ": ")
+	for _, err := range errs {
+		if e := err.Error(); strings.Contains(e, msg) || rest != "" && strings.Contains(e, rest) {
+			return true
+		}
+	}
+	return false
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -120,5 +121,34 @@ func TestServeKeepsIstioLogOut(t *testing.T) {
 		if b, err := os.ReadFile(f.Name()); err != nil || strings.Contains(string(b), line) {
 			t.Fatalf("Istio's log line reached the process's %s (%v):\n%s", filepath.Base(f.Name()), err, b)
 		}
+	}
+}
+
+// TestRestated: an error entry of Istio's logger that says what a reported error says is left
+// out (one message per error); a warning, or an error about something else, is kept.
+func TestRestated(t *testing.T) {
+	reported := []error{errors.New(`document 1, line 1: failed to run injection template: template: inject:192:12: executing "inject" at <.EstimatedConcurrency>: can't evaluate field EstimatedConcurrency`)}
+	for entry, want := range map[string]bool{
+		"2026-12-06T02:37:35.615373Z\terror\tInvalid template: template: inject:192:12: executing \"inject\" at <.EstimatedConcurrency>: can't evaluate field EstimatedConcurrency\n": true,
+		"2026-12-06T02:37:35.615373Z\twarn\tInvalid template: template: inject:192:12: executing \"inject\" at <.EstimatedConcurrency>: can't evaluate field EstimatedConcurrency\n":  false,
+		"2026-12-06T02:37:35.615373Z\terror\tsomething else entirely\tpod=a/b\n":                                                                                                      false,
+		"not an entry\n": false,
+	} {
+		if got := restated(entry, reported); got != want {
+			t.Errorf("restated(%q) = %v, want %v", entry, got, want)
+		}
+	}
+}
+
+// TestInjectSaysAnErrorOnce: a real Istio 1.11 mesh (from engine's corpus), whose template reads
+// a field today's injector lacks, fails with that error said once on stderr — istioctl says it
+// twice, in Istio's log entry and in its own Error line.
+func TestInjectSaysAnErrorOnce(t *testing.T) {
+	_, stderr, err := runCLI(t, testkit.Deployment, "inject", "-f", "-", "--mesh-from", "../../engine/testdata/meshes/kubeflow-istio-1-11.yaml")
+	if err == nil {
+		t.Fatal("the 1.11 mesh's template ran")
+	}
+	if n := strings.Count(stderr, "can't evaluate field EstimatedConcurrency"); n != 1 {
+		t.Fatalf("the error is said %d times:\n%s", n, stderr)
 	}
 }

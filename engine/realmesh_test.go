@@ -188,9 +188,9 @@ func matchRealMesh(t *testing.T, e *Engine, bin, file string, checked *sync.Map)
 			same++
 		}
 	}
-	// The upgrade preview, from every mesh whose templates this Istio can parse (the old side
-	// is the mesh as it injects here).
-	if _, err := e.Install(t.Context(), s.Install); err == nil {
+	// The upgrade preview, from every mesh whose templates this Istio executes (the old side is
+	// the mesh as it injects here).
+	if same > 0 {
 		checkRealUpgrade(t, e, s, checked)
 	}
 	return same, bothFailed, true

@@ -325,13 +325,21 @@ func TestOwnMeshPolicy(t *testing.T) {
 	if ie := asInputError(t, err); !strings.Contains(ie.Msg, `templates "mine" are not`) || len(ie.Msg) > maxTemplateDiff+1000 || !strings.HasSuffix(ie.Msg, " more lines\n") {
 		t.Fatalf("got %d bytes: %.300s…%s", len(ie.Msg), ie.Msg, ie.Msg[max(0, len(ie.Msg)-200):])
 	}
-	// A real Istio 1.9 mesh (garystafford-1-9-4) has sidecar and gateway only: those two are named, not the embedded
-	// Istio's templates it never had. Before: "agentgateway", "agentgateway-waypoint", … "waypoint".
-	cms, err := ParseMeshConfigMaps(readFile(t, "testdata/meshes/garystafford-1-9-4.yaml"))
+	// A mesh of Istio 1.9's shape has sidecar and gateway only (both another release's): those
+	// two are named, not the embedded Istio's templates it never had. Before: "agentgateway",
+	// "agentgateway-waypoint", … "waypoint".
+	var config map[string]any
+	if err := yaml.Unmarshal([]byte(def.InjectorConfig), &config); err != nil {
+		t.Fatal(err)
+	}
+	templates := config["templates"].(map[string]any)
+	config["templates"] = map[string]any{"sidecar": templates["sidecar"].(string) + "# 1.9\n", "gateway": templates["gateway"].(string) + "# 1.9\n"}
+	b, err := yaml.Marshal(config)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = e.Inject(t.Context(), readFile(t, "testdata/corpus/deployment.yaml"), nil, Settings{Install: InstallOptions{Mesh: cms.Mesh}})
+	own.InjectorConfig = string(b)
+	_, err = e.Inject(t.Context(), readFile(t, "testdata/corpus/deployment.yaml"), nil, Settings{Install: InstallOptions{Mesh: own}})
 	if ie := asInputError(t, err); ie.Params["names"] != `"gateway", "sidecar"` || strings.Contains(ie.Msg, "server's rights") {
 		t.Fatalf("a 1.9 mesh: names %q: %.300s", ie.Params["names"], ie.Msg)
 	}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -31,12 +32,12 @@ type meshSource struct {
 	file, repo, path, commit, istio string
 }
 
-// meshSources reads the table of testdata/meshes/SOURCES.md: its rows whose first cell is a
-// file name in backquotes.
+// meshSources reads the table of testdata/real-meshes.md: its rows whose first cell is a file
+// name in backquotes.
 func meshSources(t *testing.T) map[string]meshSource {
 	t.Helper()
 	out := map[string]meshSource{}
-	for _, line := range strings.Split(string(readFile(t, "testdata/meshes/SOURCES.md")), "\n") {
+	for _, line := range strings.Split(string(readFile(t, "testdata/real-meshes.md")), "\n") {
 		cells := strings.Split(line, "|")
 		if len(cells) < 7 || !strings.HasPrefix(strings.TrimSpace(cells[1]), "`") {
 			continue
@@ -44,7 +45,7 @@ func meshSources(t *testing.T) map[string]meshSource {
 		cell := func(i int) string { return strings.Trim(strings.TrimSpace(cells[i]), "`") }
 		s := meshSource{file: cell(1), repo: cell(2), path: cell(3), commit: cell(4), istio: cell(5)}
 		if _, dup := out[s.file]; dup {
-			t.Errorf("SOURCES.md names %s twice", s.file)
+			t.Errorf("real-meshes.md names %s twice", s.file)
 		}
 		out[s.file] = s
 	}
@@ -52,38 +53,42 @@ func meshSources(t *testing.T) map[string]meshSource {
 }
 
 // TestRealMeshes holds "your own mesh" to istioctl on the ConfigMaps teams really have: the
-// corpus in testdata/meshes (each file as found in a public repository, named with its source in
-// SOURCES.md), from Istio 0.8 to 1.29, each with six real workloads. The ConfigMaps are read as
-// --mesh-from reads them (ParseMeshConfigMaps: the revision from their names); istioctl
-// kube-inject gets their three texts as its files (--injectConfigFile, --valuesFile,
-// --meshConfigFile) and that revision, as a user passing istioctl's flags would. For every
-// mesh × workload the output is istioctl's byte for byte, or both fail. A mesh whose ConfigMaps
-// lack a part (Istio ≤ 1.4's injector has no values) is refused naming the part, as istioctl
-// reading them from a cluster refuses it ("missing configuration map key").
+// corpus testdata/real-meshes.md names (each file as found in a public repository), from Istio
+// 0.8 to 1.29, each with six real workloads. The files are read from the directory
+// SIDECARLAB_REAL_MESHES names: they come from snapshots of other repositories, which this one
+// does not hold. The ConfigMaps are read as --mesh-from reads them (ParseMeshConfigMaps: the
+// revision from their names); istioctl kube-inject gets their three texts as its files
+// (--injectConfigFile, --valuesFile, --meshConfigFile) and that revision, as a user passing
+// istioctl's flags would. For every mesh × workload the output is istioctl's byte for byte, or
+// both fail with the same first error. A mesh whose ConfigMaps lack a part (Istio ≤ 1.1's
+// injector has no values) is refused naming the part, as istioctl reading them from a cluster
+// refuses it ("missing configuration map key"). From each mesh whose templates this Istio
+// executes, the upgrade preview (checkRealUpgrade).
 func TestRealMeshes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds istioctl; run without -short")
 	}
+	dir := os.Getenv("SIDECARLAB_REAL_MESHES")
+	if dir == "" {
+		t.Skip("SIDECARLAB_REAL_MESHES names no directory with the corpus of testdata/real-meshes.md")
+	}
 	t.Parallel()
-	files, _ := filepath.Glob("testdata/meshes/*.yaml")
 	sources := meshSources(t)
+	var files []string
 	repos := map[string]bool{}
-	for _, f := range files {
-		s, ok := sources[filepath.Base(f)]
-		if !ok {
-			t.Errorf("%s is not in SOURCES.md", f)
-			continue
-		}
+	for name, s := range sources {
 		if s.repo == "" || s.path == "" || len(s.commit) != 40 || s.istio == "" {
-			t.Errorf("SOURCES.md: %s lacks its repository, path, commit or Istio version: %+v", s.file, s)
+			t.Errorf("real-meshes.md: %s lacks its repository, path, commit or Istio version: %+v", s.file, s)
 		}
 		repos[s.repo] = true
-	}
-	for name := range sources {
-		if !slices.Contains(files, filepath.Join("testdata/meshes", name)) {
-			t.Errorf("SOURCES.md names %s, which is not in testdata/meshes", name)
+		f := filepath.Join(dir, name)
+		if _, err := os.Stat(f); err != nil {
+			t.Errorf("the corpus lacks %s: %v", name, err)
+			continue
 		}
+		files = append(files, f)
 	}
+	slices.Sort(files)
 	if len(files) < 30 || len(repos) < 12 {
 		t.Fatalf("the corpus has %d meshes from %d repositories; it needs at least 30 from 12", len(files), len(repos))
 	}

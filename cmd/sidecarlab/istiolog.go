@@ -121,15 +121,21 @@ func printIstioLines(w io.Writer, lines *istioLines, errs []error) {
 	}
 }
 
-// restated says entry, one of Istio's log entries (time, level, message and fields, tab-separated),
-// is an error whose message, or what follows its first ": ", is in one of errs.
+// restated says entry, one of Istio's log entries (time, level, message and fields, tab-separated;
+// a message of several errors runs on over lines "\t* …"), is an error whose message is in one of
+// errs: its first line's message, or what follows its first ": ", or, for several lines, its
+// last error.
 func restated(entry string, errs []error) bool {
-	fields := strings.Split(strings.TrimSuffix(entry, "\n"), "\t")
+	lines := strings.Split(strings.TrimSpace(entry), "\n")
+	fields := strings.Split(lines[0], "\t")
 	if len(fields) < 3 || fields[1] != "error" {
 		return false
 	}
 	msg := fields[2]
 	_, rest, _ := strings.Cut(msg, ": ")
+	if len(lines) > 1 {
+		msg, rest = strings.TrimPrefix(strings.TrimSpace(lines[len(lines)-1]), "* "), ""
+	}
 	for _, err := range errs {
 		if e := err.Error(); strings.Contains(e, msg) || rest != "" && strings.Contains(e, rest) {
 			return true

@@ -34,6 +34,29 @@ func istioEntries(stderr string) string {
 	return istioTime.ReplaceAllString(b.String(), "")
 }
 
+// withoutRestated is istioctl's stderr without Istio's log entries that restate its error msg
+// (restated): what sidecarlab prints of them.
+func withoutRestated(stderr, msg string) string {
+	starts := istioTime.FindAllStringIndex(stderr, -1)
+	var b strings.Builder
+	prev := 0
+	for i, s := range starts {
+		b.WriteString(stderr[prev:s[0]])
+		end := len(stderr)
+		if i+1 < len(starts) {
+			end = starts[i+1][0]
+		} else if j := strings.Index(stderr[s[0]:], "\nError: "); j >= 0 {
+			end = s[0] + j + 1
+		}
+		if entry := stderr[s[0]:end]; !restated(entry, []error{errors.New(msg)}) {
+			b.WriteString(entry)
+		}
+		prev = end
+	}
+	b.WriteString(stderr[prev:])
+	return b.String()
+}
+
 // injectFalse is the deployment with sidecar.istio.io/inject "False", for which Istio's injector
 // logs a warning (log.Warnf, not its warning handler) and injects all the same.
 var injectFalse = strings.Replace(testkit.Deployment, "      labels:\n", "      annotations:\n        sidecar.istio.io/inject: \"False\"\n      labels:\n", 1)

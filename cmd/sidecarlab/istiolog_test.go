@@ -155,6 +155,8 @@ func TestRestated(t *testing.T) {
 		"2026-12-06T02:37:35.615373Z\terror\tInvalid template: template: inject:192:12: executing \"inject\" at <.EstimatedConcurrency>: can't evaluate field EstimatedConcurrency\n": true,
 		"2026-12-06T02:37:35.615373Z\twarn\tInvalid template: template: inject:192:12: executing \"inject\" at <.EstimatedConcurrency>: can't evaluate field EstimatedConcurrency\n":  false,
 		"2026-12-06T02:37:35.615373Z\terror\tsomething else entirely\tpod=a/b\n":                                                                                                      false,
+		"2026-12-06T02:37:35.615373Z\terror\tInjection failed due to invalid annotations: 1 error occurred:\n\t* can't evaluate field EstimatedConcurrency\n\n":                       true,
+		"2026-12-06T02:37:35.615373Z\terror\tInjection failed due to invalid annotations: 1 error occurred:\n\t* invalid value 'x'\n\n":                                               false,
 		"not an entry\n": false,
 	} {
 		if got := restated(entry, reported); got != want {

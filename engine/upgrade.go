@@ -223,11 +223,30 @@ func lostKeys(in *Install, keys []ValueKey, paths [][]string) ([]int, error) {
 		} else if path[0] == "meshConfig" && len(path) > 1 {
 			where, path = mesh, path[1:]
 		}
-		if got, ok := getPath(where, path); !ok || !reflect.DeepEqual(got, k.Yours) {
+		if got, ok := getPath(where, path); !ok || !covers(got, k.Yours) {
 			out = append(out, i)
 		}
 	}
 	return out, nil
+}
+
+// covers says got holds want: equal, or, for a map, every key of want with a value got holds
+// (the render may add keys of its own beside the mesh's to a map such as podAnnotations).
+func covers(got, want any) bool {
+	wm, ok := want.(map[string]any)
+	if !ok {
+		return reflect.DeepEqual(got, want)
+	}
+	gm, ok := got.(map[string]any)
+	if !ok {
+		return false
+	}
+	for k, v := range wm {
+		if !covers(gm[k], v) {
+			return false
+		}
+	}
+	return true
 }
 
 // removedKey finds what Istio's charts name when they refuse a removed key: the istiod chart's

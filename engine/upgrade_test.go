@@ -182,3 +182,24 @@ func TestPlanUpgradeKeys(t *testing.T) {
 		t.Error("a plan without a mesh")
 	}
 }
+
+// TestCovers: a value holds another when equal, or, for maps, when it has each of its keys with a
+// value it holds.
+func TestCovers(t *testing.T) {
+	for _, c := range []struct {
+		got, want any
+		ok        bool
+	}{
+		{"100m", "100m", true},
+		{"100m", "200m", false},
+		{map[string]any{"a": "1", "chart": "x"}, map[string]any{"a": "1"}, true},
+		{map[string]any{"a": "2"}, map[string]any{"a": "1"}, false},
+		{map[string]any{"b": map[string]any{"c": true, "d": 1.0}}, map[string]any{"b": map[string]any{"c": true}}, true},
+		{"x", map[string]any{"a": "1"}, false},
+		{[]any{"a", "b"}, []any{"a"}, false},
+	} {
+		if got := covers(c.got, c.want); got != c.ok {
+			t.Errorf("covers(%v, %v) = %v, want %v", c.got, c.want, got, c.ok)
+		}
+	}
+}

@@ -343,6 +343,15 @@ func TestOwnMeshPolicy(t *testing.T) {
 	if ie := asInputError(t, err); ie.Params["names"] != `"gateway", "sidecar"` || strings.Contains(ie.Msg, "server's rights") {
 		t.Fatalf("a 1.9 mesh: names %q: %.300s", ie.Params["names"], ie.Msg)
 	}
+	// The refusal is the server's policy; a mesh config Istio rejects is not.
+	if !RefusedByPolicy(err) {
+		t.Errorf("not a refusal by the policy: %v", err)
+	}
+	own.InjectorConfig, own.MeshConfig = def.InjectorConfig, "trustDomain: \"\"\n"
+	_, err = e.Inject(t.Context(), readFile(t, "testdata/corpus/deployment.yaml"), nil, Settings{Install: InstallOptions{Mesh: own}})
+	if err == nil || RefusedByPolicy(err) {
+		t.Errorf("an empty trustDomain: %v, want Istio's error", err)
+	}
 }
 
 // TestWebhookRevision: in webhook mode the injector is the installation's istiod, so a revision

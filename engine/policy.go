@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -190,6 +191,17 @@ func (p InstallPolicy) checkTemplates(o InstallOptions, got, builtin map[string]
 		hint = " " + p.TemplatesHint
 	}
 	return &InputError{Field: installField(o, ""), ID: "template-changed", Params: errParams("nameQ", quote(name), "hint", hint), Msg: msg + hint}
+}
+
+// policyRefusals are the InputError IDs of InstallPolicy's refusals: what this server will not
+// run, not what Istio rejects.
+var policyRefusals = []string{"install-package-path", "template-changed", "template-text", "mesh-templates-changed"}
+
+// RefusedByPolicy says err is this server's InstallPolicy refusing the options (a path on the
+// server, or templates it does not run), not Istio rejecting them.
+func RefusedByPolicy(err error) bool {
+	var ie *InputError
+	return errors.As(err, &ie) && slices.Contains(policyRefusals, ie.ID)
 }
 
 // customTemplate names the first template (by name) of got that is not one of builtin, byte for

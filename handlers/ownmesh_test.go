@@ -147,6 +147,30 @@ func TestShareOwnMeshSecrets(t *testing.T) {
 	}
 }
 
+// TestShareRefusesWhatItWillNotRun: a locked-down server does not store a state whose mesh has
+// templates of its own, which it refuses to run (422, nothing stored); a state Istio rejects is
+// still stored, as it shows the same error. Before: a link to the refusal.
+func TestShareRefusesWhatItWillNotRun(t *testing.T) {
+	links := newMemLinks()
+	h := serverWith(t, links)
+	mine := canaryConfigMaps(t, func(config string) string {
+		return strings.Replace(config, "templates:\n", "templates:\n  mine: |\n    metadata:\n      labels:\n        mine: \"yes\"\n", 1)
+	})
+	r := postShareAPI(t, h, api.ShareRequest{InjectRequest: api.InjectRequest{Manifest: testkit.Deployment, MeshConfigMaps: mine}}, nil)
+	if r.status != http.StatusUnprocessableEntity || !strings.Contains(r.body, `templates \"mine\" are not`) {
+		t.Fatalf("a mesh of templates this server does not run: %d %s", r.status, r.body)
+	}
+	bad := api.ShareRequest{InjectRequest: api.InjectRequest{Manifest: testkit.Deployment, Steps: []engine.Step{{Key: "proxy.istio.io/config", Value: "{bad"}}}}
+	if r := postShareAPI(t, h, bad, nil); r.status != http.StatusCreated {
+		t.Fatalf("a state Istio rejects: %d %s", r.status, r.body)
+	}
+	links.mu.Lock()
+	defer links.mu.Unlock()
+	if len(links.links) != 1 {
+		t.Fatalf("%d links stored, want only the one Istio rejects", len(links.links))
+	}
+}
+
 // TestFormOwnMesh: the settings take a mesh as kubectl prints its ConfigMaps; the link keeps it
 // compacted with its revision, the page says which mesh injects and injects with it, and the form
 // carries it on (its box unticked, it is dropped). A paste that is not a mesh's ConfigMaps is a

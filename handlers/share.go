@@ -228,6 +228,10 @@ func (s *server) linkFor(ctx context.Context, st api.State) (Link, error) {
 	switch {
 	case err == nil:
 		hash = outputHash(tl)
+	case engine.RefusedByPolicy(err):
+		// What this server will not run (templates of the user's own, on a locked-down server)
+		// it does not keep either: the refusal, not a link.
+		return Link{}, err
 	case errors.As(err, &ie):
 		// A state Istio rejects can be shared too: it shows the same error.
 	default:

@@ -131,7 +131,7 @@ func TestIsolatedNoSecretInAnyOutput(t *testing.T) {
 		t.Skip("renders templates in sandbox workers for every route; run without -short")
 	}
 	t.Setenv(secretEnv, canary)
-	checkNoSecret(t, isolatedServer(t), []string{`{{ getHostByName "kubernetes.default.svc.cluster.local" }}`})
+	checkNoSecret(t, isolatedServer(t), true, []string{`{{ getHostByName "kubernetes.default.svc.cluster.local" }}`})
 }
 
 // workersCPU is the CPU time, user and system, of the test's child processes that have ended

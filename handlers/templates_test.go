@@ -128,13 +128,15 @@ func TestNoSecretInAnyOutput(t *testing.T) {
 	t.Setenv(secretEnv, canary)
 	newServer(t)
 	h := New(testLogger(), func() Engine { return eng }, testConfig(Config{Links: newMemLinks()}))
-	checkNoSecret(t, h, []string{`{{ getHostByName "localhost" }}`})
+	checkNoSecret(t, h, false, []string{`{{ getHostByName "localhost" }}`})
 }
 
 // checkNoSecret requests every route that renders a state, for states whose templates read the
 // environment, or call each of resolvers, and fails on any answer that shows the canary or an
-// address a template resolved.
-func checkNoSecret(t *testing.T, h http.Handler, resolvers []string) {
+// address a template resolved. runs says the server runs such templates (in its workers): then
+// each state is shared and its link's routes requested too; a server that refuses them stores no
+// share of them (a 422, which must not leak either).
+func checkNoSecret(t *testing.T, h http.Handler, runs bool, resolvers []string) {
 	t.Helper()
 	readers := append([]string{
 		`{{ env "` + secretEnv + `" "" }}`,
@@ -198,6 +200,12 @@ func checkNoSecret(t *testing.T, h http.Handler, resolvers []string) {
 
 		// A shared link, and what it serves.
 		sr := do(t, h, shareRequest(form))
+		if !runs {
+			if sr.status != http.StatusUnprocessableEntity || leaked(sr.body) != "" {
+				t.Fatalf("state %d: share on a server that refuses its templates: %d (want 422), leak %q", i, sr.status, leaked(sr.body))
+			}
+			continue
+		}
 		loc := sr.header.Get("Location")
 		if sr.status != http.StatusSeeOther || !strings.HasPrefix(loc, "/s/") {
 			t.Fatalf("state %d: share: %d %q", i, sr.status, loc)

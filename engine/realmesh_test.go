@@ -282,3 +282,19 @@ func TestCtlError(t *testing.T) {
 		}
 	}
 }
+
+// pathSegments is the path pathText wrote (ValueKey.Path): split at its dots, a quoted segment unquoted.
+func pathSegments(text string) []string {
+	var out []string
+	for rest := text; rest != ""; {
+		var seg string
+		if strings.HasPrefix(rest, `"`) {
+			end := strings.Index(rest[1:], `"`) + 1
+			seg, rest = rest[1:end], strings.TrimPrefix(rest[end+1:], ".")
+		} else {
+			seg, rest, _ = strings.Cut(rest, ".")
+		}
+		out = append(out, seg)
+	}
+	return out
+}

@@ -100,16 +100,14 @@ func (e *Engine) PlanUpgrade(ctx context.Context, old InstallOptions, carry func
 		if k.path[0] == "revision" {
 			continue // the new side's revision is the old one's, as the install's
 		}
-		if m, ok := movedKeys[pathText(k.path)]; ok {
+		vk := ValueKey{Path: pathText(k.path), Yours: k.yours, Default: k.def, Unknown: !knownPath(schema, k.path)}
+		if m, ok := movedKeys[vk.Path]; ok {
 			if d, ok := getPath(defaults, strings.Split(m.reads, ".")); ok && reflect.DeepEqual(d, k.yours) {
 				continue // where Istio reads it now, the default is already yours
 			}
-		}
-		vk := ValueKey{Path: pathText(k.path), Yours: k.yours, Default: k.def, Unknown: !knownPath(schema, k.path)}
-		vk.Carried = !vk.Unknown && carry(vk.Path)
-		if m, ok := movedKeys[vk.Path]; ok {
 			vk.MovedTo = m.to
 		}
+		vk.Carried = !vk.Unknown && carry(vk.Path)
 		up.Keys = append(up.Keys, vk)
 		paths = append(paths, k.path)
 	}
@@ -529,20 +527,4 @@ func (p *UpgradePreview) Text() string {
 		}
 	}
 	return w.String()
-}
-
-// pathSegments is the path pathText wrote: split at its dots, a quoted segment unquoted.
-func pathSegments(text string) []string {
-	var out []string
-	for rest := text; rest != ""; {
-		var seg string
-		if strings.HasPrefix(rest, `"`) {
-			end := strings.Index(rest[1:], `"`) + 1
-			seg, rest = rest[1:end], strings.TrimPrefix(rest[end+1:], ".")
-		} else {
-			seg, rest, _ = strings.Cut(rest, ".")
-		}
-		out = append(out, seg)
-	}
-	return out
 }

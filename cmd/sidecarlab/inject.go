@@ -145,7 +145,7 @@ func injectLogged(c *cli, j *session, workers int) (*engine.Injection, *istioLin
 	}
 	r, err := j.eng.Inject(c.ctx, j.manifest, j.steps, j.settings)
 	release()
-	if err != nil || lines.entries < 2 || len(r.Documents) < 2 || workers <= 1 {
+	if err != nil || lines.entries() < 2 || len(r.Documents) < 2 || workers <= 1 {
 		return r, lines, err
 	}
 	if lines, release, err = captureIstio(); err != nil {

@@ -63,17 +63,18 @@ func (s *forwardSink) Close() error { return nil }
 // (its console encoder: time, level, message, fields), and how many entries: zap writes each
 // entry in one write.
 type istioLines struct {
-	b       bytes.Buffer
-	entries int
-	ends    []int // where each entry ends in b
+	b    bytes.Buffer
+	ends []int // where each entry ends in b
 }
 
 func (l *istioLines) write(p []byte) (int, error) {
-	l.entries++
 	n, err := l.b.Write(p)
 	l.ends = append(l.ends, l.b.Len())
 	return n, err
 }
+
+// entries is how many entries Istio's logger wrote.
+func (l *istioLines) entries() int { return len(l.ends) }
 
 // captureIstio turns Istio's logger on, at the levels istioctl sets (istioctl's own
 // LoggingOptions: warnings and errors, the noisiest scopes errors only), writing into the

@@ -3,9 +3,10 @@
 // started with an empty environment, given its job as JSON on stdin and answering JSON on
 // stdout, under a CPU-time and memory limit it sets on itself before reading the job, with no
 // privileges (started as root, it becomes an unprivileged user; no_new_privs always), in
-// namespaces of its own where they can be made (as root on Linux: network, mount with an empty
-// /etc and its own /proc, PID, IPC, UTS), with no descriptor but its own, and killed at the
-// caller's deadline. One worker does one job and exits, so nothing of one job reaches the next.
+// namespaces of its own where they can be made (network, mount with an empty /etc and its own
+// /proc, PID, IPC, UTS: as root, or inside a user namespace of its own where the kernel lets an
+// unprivileged user make one), with no descriptor but its own, and killed at the caller's
+// deadline. One worker does one job and exits, so nothing of one job reaches the next.
 //
 // The package knows nothing of what the job is (Run and Serve move JSON); engine.go adapts it
 // to the engine's Isolator, and later features that bring templates of their own (a cluster's
@@ -68,9 +69,48 @@ type Config struct {
 // Sandbox starts workers. It is safe for concurrent use.
 type Sandbox struct {
 	cfg Config
-	// namespaces: workers start in namespaces of their own (sysProcAttr, harden).
-	namespaces bool
-	turns      chan struct{}
+	// ns: the namespaces workers start in (sysProcAttr, harden).
+	ns    namespaces
+	turns chan struct{}
+}
+
+// namespaces are what a worker is started in.
+type namespaces int
+
+const (
+	// noNamespaces: the server's own (a server that may make none).
+	noNamespaces namespaces = iota
+	// rootNamespaces: network, mount, PID, IPC and UTS namespaces of its own, made by a root
+	// server; the worker then becomes workerID.
+	rootNamespaces
+	// userNamespaces: the same inside a user namespace of its own, made by a server that is not
+	// root; the worker is root there, with the server's user outside, until harden drops every
+	// capability.
+	userNamespaces
+)
+
+// flag is how a worker is told which namespaces it was started in.
+func (n namespaces) flag() string {
+	switch n {
+	case rootNamespaces:
+		return "--own-namespaces=root"
+	case userNamespaces:
+		return "--own-namespaces=user"
+	}
+	return ""
+}
+
+// parseNamespaces reads flag's value.
+func parseNamespaces(v string) (namespaces, error) {
+	switch v {
+	case "":
+		return noNamespaces, nil
+	case "root":
+		return rootNamespaces, nil
+	case "user":
+		return userNamespaces, nil
+	}
+	return noNamespaces, fmt.Errorf("--own-namespaces %q: want root or user", v)
 }
 
 // New checks that a worker starts and answers, in a network namespace of its own when this
@@ -96,13 +136,19 @@ func New(ctx context.Context, cfg Config) (*Sandbox, error) {
 	// from the start, so once is enough (not per worker: a busy server holds many sockets).
 	closeOnExec()
 	s := &Sandbox{cfg: cfg, turns: make(chan struct{}, cfg.MaxWorkers)}
-	if !cfg.NoNetworkNamespace && os.Geteuid() == 0 {
-		s.namespaces = true
+	if !cfg.NoNetworkNamespace {
+		s.ns = rootNamespaces
+		if os.Geteuid() != 0 {
+			s.ns = userNamespaces
+		}
 		if err := s.probe(ctx); err == nil {
 			return s, nil
 		}
-		// Root, but not allowed to make namespaces (a container without CAP_SYS_ADMIN).
-		s.namespaces = false
+		// Not allowed to make them: root in a container without CAP_SYS_ADMIN; a user where the
+		// kernel (user.max_user_namespaces 0, an AppArmor or SELinux rule) or a seccomp profile
+		// (a container runtime's default refuses CLONE_NEWUSER) forbids a user namespace, or
+		// where /proc cannot be mounted in one (a container's /proc with masked paths).
+		s.ns = noNamespaces
 	}
 	if err := s.probe(ctx); err != nil {
 		return nil, fmt.Errorf("sandbox: the worker does not start: %w", err)
@@ -114,7 +160,11 @@ func New(ctx context.Context, cfg Config) (*Sandbox, error) {
 // (nothing but a loopback that is down) and a mount namespace that hides the server's /etc, so
 // no name resolves. Without them a worker still makes no socket (its seccomp filter refuses
 // every one) but reads the server's /etc/hosts.
-func (s *Sandbox) IsolatesNetwork() bool { return s.namespaces }
+func (s *Sandbox) IsolatesNetwork() bool { return s.ns != noNamespaces }
+
+// InUserNamespace reports whether workers make their namespaces inside a user namespace of their
+// own (a server that is not root), where IsolatesNetwork is true.
+func (s *Sandbox) InUserNamespace() bool { return s.ns == userNamespaces }
 
 // probe starts a worker that sets its limits and answers at once.
 func (s *Sandbox) probe(ctx context.Context) error {
@@ -169,8 +219,8 @@ func (s *Sandbox) run(ctx context.Context, extra []string, job, result any) erro
 
 	args := append([]string{}, s.cfg.Command[1:]...)
 	args = append(args, fmt.Sprintf("--cpu-seconds=%d", s.cfg.Limits.CPUSeconds), fmt.Sprintf("--memory-bytes=%d", s.cfg.Limits.MemoryBytes))
-	if s.namespaces {
-		args = append(args, "--own-namespaces")
+	if f := s.ns.flag(); f != "" {
+		args = append(args, f)
 	}
 	args = append(args, extra...)
 	cmd := exec.CommandContext(ctx, s.cfg.Command[0], args...)
@@ -187,7 +237,7 @@ func (s *Sandbox) run(ctx context.Context, extra []string, job, result any) erro
 	cmd.ExtraFiles = []*os.File{pw}
 	output := &capture{max: 8 << 10}
 	cmd.Stdout, cmd.Stderr = output, output
-	cmd.SysProcAttr = sysProcAttr(s.namespaces)
+	cmd.SysProcAttr = sysProcAttr(s.ns)
 	cmd.WaitDelay = 2 * time.Second
 	if err := cmd.Start(); err != nil {
 		pw.Close()
@@ -276,17 +326,21 @@ func Serve(ctx context.Context, args []string, stdin io.Reader, do func(ctx cont
 	var probe bool
 	fs.IntVar(&l.CPUSeconds, "cpu-seconds", 0, "CPU time limit")
 	fs.Int64Var(&l.MemoryBytes, "memory-bytes", 0, "memory limit")
-	var ownNS bool
+	var ownNS string
 	fs.BoolVar(&probe, "probe", false, "set the limits and answer at once")
-	fs.BoolVar(&ownNS, "own-namespaces", false, "started in namespaces of its own (hide /etc, mount /proc)")
+	fs.StringVar(&ownNS, "own-namespaces", "", "started in namespaces of its own, made as root or in a user namespace (hide /etc, mount /proc)")
 	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	ns, err := parseNamespaces(ownNS)
+	if err != nil {
 		return err
 	}
 	if l.CPUSeconds <= 0 || l.MemoryBytes <= 0 {
 		return errors.New("worker: --cpu-seconds and --memory-bytes are required")
 	}
-	if err := harden(ownNS); err != nil {
+	if err := harden(ns); err != nil {
 		return fmt.Errorf("worker: %w", err)
 	}
 	if err := setLimits(l); err != nil {

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	seccomp "github.com/elastic/go-seccomp-bpf"
+
 	"github.com/sidecarlab/sidecarlab/wording"
 )
 
@@ -30,6 +32,13 @@ func TestMain(m *testing.M) {
 			defer syscall.Close(fd)
 			defer os.Remove(canary)
 		}
+		if len(os.Args) > 3 && os.Args[3] == "confined" {
+			// As a container runtime's default seccomp profile has it: no user namespace.
+			if err := refuseUserNamespaces(); err != nil {
+				fmt.Println("error:", err)
+				os.Exit(0)
+			}
+		}
 		s, err := New(context.Background(), Config{Command: []string{os.Args[0], "worker"}})
 		if err != nil {
 			fmt.Println("error:", err)
@@ -42,6 +51,14 @@ func TestMain(m *testing.M) {
 		}
 		fmt.Println(a.Value)
 		return // the deferred closes run; the exit code is 0
+	}
+	if len(os.Args) > 1 && os.Args[1] == "try-user-namespace" {
+		if err := userNamespaceAllowed(); err != nil {
+			fmt.Println(err)
+		} else {
+			fmt.Println("ok")
+		}
+		os.Exit(0)
 	}
 	if len(os.Args) > 1 && os.Args[1] == "worker" {
 		if err := Serve(context.Background(), os.Args[2:], os.Stdin, testJob); err != nil {
@@ -135,8 +152,11 @@ func do(j job) answer {
 		} else {
 			r["fork"] = "forked"
 		}
-		for _, ns := range []string{"mnt", "pid", "net", "ipc", "uts"} {
+		for _, ns := range []string{"mnt", "pid", "net", "ipc", "uts", "user"} {
 			r["ns-"+ns], _ = os.Readlink("/proc/self/ns/" + ns)
+		}
+		if b, err := os.ReadFile("/proc/self/uid_map"); err == nil {
+			r["uid_map"] = strings.Join(strings.Fields(string(b)), " ")
 		}
 		r["fds"] = descriptors()
 		etc, err := os.ReadDir("/etc")
@@ -336,12 +356,16 @@ func TestNoInheritedDescriptors(t *testing.T) {
 	}
 }
 
-// TestWorkerPrivileges: the worker holds nothing worth having, whether the server runs as root
-// (here: it becomes uid and gid 65532 with no groups and an empty capability bounding set, in
-// namespaces of its own, with an empty /etc and its own /proc, so a name of the server's
-// /etc/hosts does not resolve) or as the chart's unprivileged user 65532 (no namespaces can be
-// made: the same user, no capabilities); no_new_privs in both. Before: uid 0 with every
-// capability, in the server's mount and PID namespaces, resolving /etc/hosts.
+// TestWorkerPrivileges: the worker holds none of the server's privileges, whether the server
+// runs as root (here: it becomes uid and gid 65532 with no groups and an empty capability
+// bounding set, in namespaces of its own, with an empty /etc and its own /proc, so a name of the
+// server's /etc/hosts does not resolve), as the chart's unprivileged user 65532 where the kernel
+// lets it make a user namespace (the same namespaces inside one of its own: root there, 65532
+// outside, with no capabilities and an empty bounding set), or as that user where user namespaces
+// are refused, as a container runtime's default seccomp profile refuses them (no namespaces: the
+// same user, no capabilities); no_new_privs in each. Before: uid 0 with every capability, in the
+// server's mount and PID namespaces, resolving /etc/hosts; and before that a server that was not
+// root never tried a user namespace.
 func TestWorkerPrivileges(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("the test starts a server as another user: it needs root")
@@ -356,7 +380,7 @@ func TestWorkerPrivileges(t *testing.T) {
 		}
 	}
 	parent := map[string]string{}
-	for _, ns := range []string{"mnt", "pid", "net", "ipc", "uts"} {
+	for _, ns := range []string{"mnt", "pid", "net", "ipc", "uts", "user"} {
 		parent["ns-"+ns], _ = os.Readlink("/proc/self/ns/" + ns)
 	}
 	if hostsName != "" {
@@ -364,17 +388,22 @@ func TestWorkerPrivileges(t *testing.T) {
 			t.Fatalf("%s, of /etc/hosts, does not resolve here either: %v", hostsName, err)
 		}
 	}
-	check := func(t *testing.T, got string, root bool) {
+	check := func(t *testing.T, got string, ns namespaces) {
 		var r map[string]string
 		if err := json.Unmarshal([]byte(got), &r); err != nil {
 			t.Fatalf("the worker's report: %s", got)
 		}
 		t.Logf("%v", r)
-		for k, want := range map[string]string{"uid": "65532", "gid": "65532", "groups": "[]", "CapEff": "0000000000000000",
+		want := map[string]string{"uid": "65532", "gid": "65532", "groups": "[]", "CapEff": "0000000000000000",
 			"CapPrm": "0000000000000000", "CapAmb": "0000000000000000", "NoNewPrivs": "1", "Seccomp": "2",
-			"socket": "operation not permitted", "exec": "fork/exec /bin/true: operation not permitted", "fork": "operation not permitted"} {
-			if r[k] != want {
-				t.Errorf("%s: %q, want %q", k, r[k], want)
+			"socket": "operation not permitted", "exec": "fork/exec /bin/true: operation not permitted", "fork": "operation not permitted"}
+		if ns == userNamespaces {
+			// Root in its own user namespace, which maps the server's user alone.
+			want["uid"], want["gid"], want["uid_map"] = "0", "0", "0 65532 1"
+		}
+		for k, w := range want {
+			if r[k] != w {
+				t.Errorf("%s: %q, want %q", k, r[k], w)
 			}
 		}
 		if f := foreign(t, r["fds"]); len(f) > 0 {
@@ -384,17 +413,27 @@ func TestWorkerPrivileges(t *testing.T) {
 		if n, err := strconv.Atoi(r["Seccomp_filters"]); err != nil || n < 1 {
 			t.Errorf("Seccomp_filters: %q", r["Seccomp_filters"])
 		}
-		if !root {
+		own := []string{"mnt", "pid", "net", "ipc", "uts"}
+		if ns == userNamespaces {
+			own = append(own, "user")
+		}
+		if ns == noNamespaces {
+			own = nil
+			for _, n := range []string{"mnt", "pid", "net", "user"} {
+				if r["ns-"+n] != parent["ns-"+n] {
+					t.Errorf("without namespaces, the worker's %s namespace is %s, not the server's %s", n, r["ns-"+n], parent["ns-"+n])
+				}
+			}
 			return
 		}
-		// Started by root, the worker empties its bounding set too (a server of another user
-		// cannot: it lacks CAP_SETPCAP).
+		// Root, or root in its own user namespace, empties the bounding set too (a server of
+		// another user without one cannot: it lacks CAP_SETPCAP).
 		if r["CapBnd"] != "0000000000000000" {
 			t.Errorf("CapBnd: %q, want 0000000000000000 (the bounding set emptied)", r["CapBnd"])
 		}
-		for _, ns := range []string{"mnt", "pid", "net", "ipc", "uts"} {
-			if r["ns-"+ns] == "" || r["ns-"+ns] == parent["ns-"+ns] {
-				t.Errorf("the worker shares the server's %s namespace (%s)", ns, r["ns-"+ns])
+		for _, n := range own {
+			if r["ns-"+n] == "" || r["ns-"+n] == parent["ns-"+n] {
+				t.Errorf("the worker shares the server's %s namespace (%s)", n, r["ns-"+n])
 			}
 		}
 		if r["etc"] != "0 <nil>" || r["pid"] != "1" {
@@ -406,18 +445,18 @@ func TestWorkerPrivileges(t *testing.T) {
 	}
 	t.Run("root", func(t *testing.T) {
 		s := newSandbox(t, Config{})
-		if !s.IsolatesNetwork() {
-			t.Fatal("as root, the worker got no namespaces")
+		if !s.IsolatesNetwork() || s.InUserNamespace() {
+			t.Fatal("as root, the worker got no namespaces, or a user namespace it does not need")
 		}
 		got, err := run(t, s, t.Context(), job{Op: "report", Name: hostsName})
 		if err != nil {
 			t.Fatal(err)
 		}
-		check(t, got, true)
+		check(t, got, rootNamespaces)
 	})
-	t.Run("uid 65532", func(t *testing.T) {
-		// The test binary, where that user can run it; it starts a server as 65532, which
-		// starts the worker.
+	// The test binary, where that user can run it; it starts a server as 65532, which starts the
+	// worker.
+	asUser := func(t *testing.T, args ...string) string {
 		dir, err := os.MkdirTemp("", "sandbox-as-user")
 		if err != nil {
 			t.Fatal(err)
@@ -431,15 +470,54 @@ func TestWorkerPrivileges(t *testing.T) {
 		if err := os.WriteFile(bin, b, 0o755); err != nil || os.Chmod(dir, 0o755) != nil {
 			t.Fatal(err)
 		}
-		cmd := exec.CommandContext(t.Context(), bin, "report-as", hostsName)
+		cmd := exec.CommandContext(t.Context(), bin, args...)
 		cmd.Dir = dir
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65532, Gid: 65532, Groups: []uint32{}}}
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("%v: %s", err, out)
 		}
-		check(t, strings.TrimSpace(string(out)), false)
+		return strings.TrimSpace(string(out))
+	}
+	t.Run("uid 65532", func(t *testing.T) {
+		if got := asUser(t, "try-user-namespace"); got != "ok" {
+			t.Skipf("this kernel gives uid 65532 no user namespace (%s); the next subtest holds the sandbox without one", got)
+		}
+		check(t, asUser(t, "report-as", hostsName), userNamespaces)
 	})
+	t.Run("uid 65532, user namespaces refused", func(t *testing.T) {
+		check(t, asUser(t, "report-as", hostsName, "confined"), noNamespaces)
+	})
+}
+
+// userNamespaceAllowed says whether this process may make a user namespace: it starts /bin/true
+// in one. TestWorkerPrivileges runs it as uid 65532 ("try-user-namespace").
+func userNamespaceAllowed() error {
+	cmd := exec.Command("/bin/true")
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Cloneflags:  syscall.CLONE_NEWUSER,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Geteuid(), Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getegid(), Size: 1}},
+	}
+	return cmd.Run()
+}
+
+// refuseUserNamespaces installs on this process the part of a container runtime's default
+// seccomp profile (Docker's, containerd's RuntimeDefault) that matters here: a process without
+// CAP_SYS_ADMIN may not clone or unshare a new user namespace (EPERM), and clone3, whose flags a
+// filter cannot read, answers ENOSYS so that callers fall back to clone.
+func refuseUserNamespaces() error {
+	const cloneNewUser = syscall.CLONE_NEWUSER
+	return seccomp.LoadFilter(seccomp.Filter{NoNewPrivs: true, Flag: seccomp.FilterFlagTSync, Policy: seccomp.Policy{
+		DefaultAction: seccomp.ActionAllow,
+		Syscalls: []seccomp.SyscallGroup{
+			{Action: seccomp.ActionErrno, NamesWithCondtions: []seccomp.NameWithConditions{
+				{Name: "clone", Conditions: []seccomp.Condition{{Argument: 0, Operation: seccomp.BitsSet, Value: cloneNewUser}}},
+				{Name: "unshare", Conditions: []seccomp.Condition{{Argument: 0, Operation: seccomp.BitsSet, Value: cloneNewUser}}},
+			}},
+			{Action: errnoENOSYS, Names: []string{"clone3"}},
+		},
+	}})
 }
 
 // TestNoNetwork: as root, the worker has a network namespace of its own and reaches nothing,

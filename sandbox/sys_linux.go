@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"unsafe"
 )
 
 const limitsSupported = true
@@ -16,10 +17,21 @@ const limitsSupported = true
 // sysProcAttr has the worker killed if the server dies first and, with namespaces, starts it in
 // namespaces of its own: network (it reaches nothing, not even the server's loopback), mount
 // (harden hides /etc and mounts a /proc of its own), PID (it sees no other process), IPC, UTS.
-func sysProcAttr(namespaces bool) *syscall.SysProcAttr {
+// A server that is not root makes them inside a user namespace of the worker's own
+// (userNamespaces), where the kernel allows an unprivileged user one: the server's user and group
+// are its only ones, mapped to 0 inside, so that it may make its mounts before harden drops every
+// capability it has there.
+func sysProcAttr(ns namespaces) *syscall.SysProcAttr {
 	a := &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if namespaces {
-		a.Cloneflags = syscall.CLONE_NEWNET | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS
+	if ns == noNamespaces {
+		return a
+	}
+	a.Cloneflags = syscall.CLONE_NEWNET | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS
+	if ns == userNamespaces {
+		a.Cloneflags |= syscall.CLONE_NEWUSER
+		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Geteuid(), Size: 1}}
+		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getegid(), Size: 1}}
+		a.GidMappingsEnableSetgroups = false
 	}
 	return a
 }
@@ -35,18 +47,22 @@ const (
 )
 
 // harden sheds what the worker was started with, before it reads its job:
-//   - in namespaces of its own (ownNS), its mounts are made private, an empty read-only tmpfs
+//   - in namespaces of its own (ns), its mounts are made private, an empty read-only tmpfs
 //     covers /etc (a template's getHostByName must not read the server's /etc/hosts) and a
 //     /proc of its PID namespace covers the server's;
 //   - started as root, it empties its capability bounding set (dropBoundingSet) and becomes
 //     workerID with no supplementary groups, which leaves it no capabilities (and the
 //     parent-death signal, which the kernel clears then, is set again);
+//   - in a user namespace of its own (a server that is not root), it is root there only, with
+//     the server's user outside and every capability of that namespace: it empties the bounding
+//     set and then its capabilities (dropCapabilities). It cannot become another user: the
+//     server's is the only one its namespace maps;
 //   - no_new_privs, so nothing it could exec gains any.
 //
 // It fails, and the worker with it, when any capability is left: a sandbox that keeps
 // privileges it cannot drop refuses to run templates (sandbox.New says why).
-func harden(ownNS bool) error {
-	if ownNS {
+func harden(ns namespaces) error {
+	if ns != noNamespaces {
 		if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
 			return fmt.Errorf("make the mounts private: %w", err)
 		}
@@ -57,7 +73,17 @@ func harden(ownNS bool) error {
 			return fmt.Errorf("mount /proc: %w", err)
 		}
 	}
-	if os.Geteuid() == 0 || os.Getegid() == 0 {
+	if ns == userNamespaces {
+		if err := dropBoundingSet(); err != nil {
+			return err
+		}
+		if err := dropCapabilities(); err != nil {
+			return err
+		}
+		if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, prSetPdeathsig, uintptr(syscall.SIGKILL), 0); e != 0 {
+			return fmt.Errorf("parent-death signal: %w", e)
+		}
+	} else if os.Geteuid() == 0 || os.Getegid() == 0 {
 		if err := dropBoundingSet(); err != nil {
 			return err
 		}
@@ -110,6 +136,20 @@ func dropBoundingSet() error {
 		if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, prCapbsetDrop, uintptr(c), 0); e != 0 {
 			return fmt.Errorf("drop capability %d from the bounding set: %w", c, e)
 		}
+	}
+	return nil
+}
+
+// dropCapabilities empties the effective, permitted and inheritable capability sets (capset(2),
+// version 3: two 32-bit words each); the ambient set empties with the permitted one.
+func dropCapabilities() error {
+	hdr := struct {
+		version uint32
+		pid     int32
+	}{version: 0x20080522} // _LINUX_CAPABILITY_VERSION_3
+	var data [2]struct{ effective, permitted, inheritable uint32 }
+	if _, _, e := syscall.RawSyscall(syscall.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); e != 0 {
+		return fmt.Errorf("drop the capabilities: %w", e)
 	}
 	return nil
 }

@@ -42,7 +42,8 @@ func TestChartRenders(t *testing.T) {
 	if c.SecurityContext == nil || !*c.SecurityContext.ReadOnlyRootFilesystem || *c.SecurityContext.AllowPrivilegeEscalation || !*d.Spec.Template.Spec.SecurityContext.RunAsNonRoot {
 		t.Fatal("the pod is not locked down")
 	}
-	if c.Resources.Requests.Cpu().String() != "250m" || len(c.Env) != 0 {
+	// Room for the server and one worker (allowCustomTemplates, on by default).
+	if c.Resources.Requests.Cpu().String() != "250m" || c.Resources.Limits.Memory().String() != "1Gi" || len(c.Env) != 0 {
 		t.Fatalf("resources %v, env %v", c.Resources, c.Env)
 	}
 	if !strings.Contains(files["sidecarlab/templates/service.yaml"], "targetPort: http") {
@@ -51,7 +52,8 @@ func TestChartRenders(t *testing.T) {
 	// The hosting flags, as numbers the flag parser reads (not 1.073741824e+09), and a grace
 	// period that covers the server's own shutdown wait (request timeout + 5 s).
 	wantArgs := []string{"serve", "--addr=:8080", "--db=/data/links.db", "--rate-limit=6000", "--share-rate-limit=60",
-		"--max-body=1048576", "--store-quota=1073741824", "--request-timeout=15s"}
+		"--max-body=1048576", "--store-quota=1073741824", "--request-timeout=15s",
+		"--allow-custom-templates=true", "--worker-cpu-seconds=10", "--worker-memory=402653184", "--max-workers=1"}
 	if diff := cmp.Diff(wantArgs, c.Args); diff != "" {
 		t.Fatalf("args (-want +got):\n%s", diff)
 	}
@@ -83,19 +85,20 @@ func TestChartRenders(t *testing.T) {
 	if *d.Spec.Replicas != 3 || len(env) != 1 || env[0].Name != "SIDECARLAB_POSTGRES" || env[0].ValueFrom.SecretKeyRef.Name != "links-db" {
 		t.Fatalf("postgres: replicas %d, env %+v", *d.Spec.Replicas, env)
 	}
-	// User templates: refused by default (no flag), allowed with the worker's limits as flags.
-	if args := strings.Join(c.Args, " "); strings.Contains(args, "--allow-custom-templates") || strings.Contains(args, "--worker-") {
-		t.Fatalf("templates allowed by default: %v", c.Args)
+	// User templates: run by default, in workers with their limits as flags; refused by a
+	// locked-down server (allowCustomTemplates: false), which has no workers to limit.
+	for _, want := range []string{"--allow-custom-templates=true", "--worker-cpu-seconds=10", "--worker-memory=402653184", "--max-workers=1"} {
+		if !strings.Contains(args, want) {
+			t.Errorf("by default: args %q lack %q", args, want)
+		}
 	}
-	files, err = render(t, map[string]any{"allowCustomTemplates": true})
+	files, err = render(t, map[string]any{"allowCustomTemplates": false})
 	if err != nil {
 		t.Fatal(err)
 	}
 	args = strings.Join(deployment(t, files).Spec.Template.Spec.Containers[0].Args, " ")
-	for _, want := range []string{"--allow-custom-templates", "--worker-cpu-seconds=10", "--worker-memory=402653184", "--max-workers=1"} {
-		if !strings.Contains(args, want) {
-			t.Errorf("allowCustomTemplates: args %q lack %q", args, want)
-		}
+	if !strings.Contains(args, "--allow-custom-templates=false") || strings.Contains(args, "--worker-") {
+		t.Errorf("allowCustomTemplates false: args %q, want --allow-custom-templates=false and no worker flags", args)
 	}
 	// Several replicas on SQLite would each keep their own links: refused.
 	if _, err := render(t, map[string]any{"replicaCount": 2}); err == nil || !strings.Contains(err.Error(), "needs PostgreSQL") {

@@ -195,3 +195,40 @@ func BenchmarkUnitTime(b *testing.B) {
 		}
 	}
 }
+
+var meshSeq atomic.Int64
+
+// BenchmarkPastedMesh is what one API request with a pasted mesh costs, cold (a new manifest each
+// time, so nothing is memoised), on the server `serve` builds by default (templates allowed, run
+// in workers): the default installation's ConfigMaps pasted as they are ("istio-templates": its
+// templates are Istio's own, so the injection runs in the server's process) against the same
+// ConfigMaps with the real templates of an older Istio ("own-templates": testkit.OlderIstio's,
+// which the server runs in a worker, a process started for the request). The installation is
+// built once for each (the first request) and then found in the cache, as for a person toggling
+// annotations on their mesh.
+func BenchmarkPastedMesh(b *testing.B) {
+	h := isolatedServer(&testing.T{})
+	def, err := isoEng.Install(context.Background(), engine.InstallOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct{ name, config string }{
+		{"istio-templates", def.InjectorConfig},
+		{"own-templates", testkit.WithOlderTemplates(b, def.InjectorConfig)},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			mesh := engine.OwnMesh{InjectorConfig: c.config, Values: def.Values, MeshConfig: def.MeshConfigYAML}
+			for b.Loop() {
+				manifest := strings.Replace(testkit.Deployment, "metadata:\n", fmt.Sprintf("metadata:\n  labels:\n    seq: %q\n", fmt.Sprint(meshSeq.Add(1))), 1)
+				body, _ := json.Marshal(map[string]any{"manifest": manifest, "settings": map[string]any{"install": map[string]any{"mesh": mesh}}})
+				req := httptest.NewRequest(http.MethodPost, "/api/v1/inject", strings.NewReader(string(body)))
+				req.Header.Set("Content-Type", "application/json")
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, req)
+				if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "istio-proxy") {
+					b.Fatalf("status %d: %.500s", rec.Code, rec.Body.String())
+				}
+			}
+		})
+	}
+}

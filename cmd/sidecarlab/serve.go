@@ -40,9 +40,10 @@ func newServeCmd(c *cli) *cobra.Command {
 			"SIDECARLAB_POSTGRES=postgres://... {} serve --addr :9000 --trusted-proxies 10.0.0.0/8",
 			"",
 			"# "+c.T("cli.serve.example.e3"),
-			"{} serve --allow-custom-templates --worker-cpu-seconds 5"),
+			"{} serve --allow-custom-templates=false"),
 		Args: c.noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.iso.explicit = cmd.Flags().Changed("allow-custom-templates")
 			return serveRun(c, o)
 		},
 	}
@@ -92,7 +93,7 @@ func (o *serveOptions) register(c *cli, cmd *cobra.Command) {
 	fs.StringVar(&o.cfg.PublicURL, "public-url", o.cfg.PublicURL, c.T("cli.flag.serve.public_url"))
 	fs.StringVar(&o.trusted, "trusted-proxies", "", c.T("cli.flag.serve.trusted_proxies"))
 	fs.Int64Var(&o.quota, "store-quota", 1<<30, c.T("cli.flag.serve.store_quota"))
-	fs.BoolVar(&o.iso.allow, "allow-custom-templates", false, c.T("cli.flag.serve.allow_custom_templates"))
+	fs.BoolVar(&o.iso.allow, "allow-custom-templates", true, c.T("cli.flag.serve.allow_custom_templates"))
 	o.iso.limits = sandbox.DefaultLimits()
 	fs.IntVar(&o.iso.limits.CPUSeconds, "worker-cpu-seconds", o.iso.limits.CPUSeconds, c.T("cli.flag.serve.worker_cpu_seconds"))
 	fs.Int64Var(&o.iso.limits.MemoryBytes, "worker-memory", o.iso.limits.MemoryBytes, c.T("cli.flag.serve.worker_memory"))
@@ -268,47 +269,66 @@ func serveRun(c *cli, o serveOptions) error {
 // pinged).
 const storeRetry = 2 * time.Second
 
-// isolation is how serve treats install options that bring templates: refused (the default),
-// or allowed and run in isolated workers.
+// isolation is how serve treats install options that bring templates: allowed and run in
+// isolated workers (the default), or refused (--allow-custom-templates=false, a locked-down
+// server).
 type isolation struct {
-	allow      bool
+	allow bool
+	// explicit: --allow-custom-templates was given. A server that cannot start its workers then
+	// fails to start, where by default it serves locked down and says why.
+	explicit bool
+	// worker is the program a worker runs (`worker` is its argument); empty, this binary.
+	worker     string
 	limits     sandbox.Limits
 	maxWorkers int
 	// maxOutput bounds a worker's answer: --max-body, what a manifest may be.
 	maxOutput int64
 }
 
-// serveEngineOptions are the engine's options for a server shared by people who do not trust each
-// other, when templates are not allowed: install options that name a path on the server or carry
-// template text are refused (engine.InstallPolicy's zero value), with a 422 that says so and how
-// an operator allows templates.
-func serveEngineOptions() engine.Options {
-	return engine.Options{InstallPolicy: engine.InstallPolicy{
-		TemplatesHint: "An operator can allow them: sidecarlab serve --allow-custom-templates (Helm chart value allowCustomTemplates: true) runs them in an isolated worker process.",
-	}}
+// lockedDownHint ends a locked-down server's refusal of a template: why it refuses, and what an
+// operator changes.
+const lockedDownHint = "This server was started with --allow-custom-templates=false (Helm chart value allowCustomTemplates: false); " +
+	"by default sidecarlab runs them in an isolated worker process."
+
+// serveEngineOptions are the engine's options for a server that runs no templates but Istio's
+// own: install options that name a path on the server or carry template text are refused
+// (engine.InstallPolicy's zero value), with a 422 that says so and why (hint).
+func serveEngineOptions(hint string) engine.Options {
+	return engine.Options{InstallPolicy: engine.InstallPolicy{TemplatesHint: hint}}
 }
 
 // engineOptions are the engine's options for serve. With templates allowed, a sandbox of workers
 // (this binary's hidden `worker` command) runs every render of non-default options and every
-// injection under templates of a user's own; paths on the server stay refused.
+// injection under templates of a user's own; paths on the server stay refused. Where no worker
+// can start (not Linux; a worker that keeps a capability it cannot drop), a server that was not
+// told --allow-custom-templates serves locked down and says so in its log and its refusals.
 func (i isolation) engineOptions(ctx context.Context, logger *slog.Logger) (engine.Options, error) {
 	if !i.allow {
-		return serveEngineOptions(), nil
+		logger.Info("custom templates refused (--allow-custom-templates=false): only Istio's own templates run")
+		return serveEngineOptions(lockedDownHint), nil
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		return engine.Options{}, fmt.Errorf("--allow-custom-templates: locating this binary for its workers: %w", err)
+	exe, err := i.worker, error(nil)
+	if exe == "" {
+		exe, err = os.Executable()
 	}
-	sb, err := sandbox.New(ctx, sandbox.Config{Command: []string{exe, "worker"}, Limits: i.limits, MaxWorkers: i.maxWorkers, MaxOutput: i.maxOutput})
-	if err != nil {
+	if err == nil {
+		var sb *sandbox.Sandbox
+		sb, err = sandbox.New(ctx, sandbox.Config{Command: []string{exe, "worker"}, Limits: i.limits, MaxWorkers: i.maxWorkers, MaxOutput: i.maxOutput})
+		if err == nil {
+			logger.Info("custom templates allowed; they run in isolated workers",
+				"cpu_seconds", i.limits.CPUSeconds, "memory_bytes", i.limits.MemoryBytes,
+				"network_namespace", sb.IsolatesNetwork(), "user_namespace", sb.InUserNamespace())
+			if !sb.IsolatesNetwork() {
+				logger.Warn("workers cannot have namespaces of their own (as root, or in a user namespace of their own: this system allows neither): their seccomp filter still refuses every socket, but they read the server's /etc/hosts, so templates that resolve names (getHostByName) are refused")
+			}
+			return engine.Options{InstallPolicy: engine.InstallPolicy{AllowCustomTemplates: true}, Isolator: sandbox.Isolator(sb)}, nil
+		}
+	}
+	if i.explicit {
 		return engine.Options{}, fmt.Errorf("--allow-custom-templates: %w", err)
 	}
-	logger.Info("custom templates allowed; they run in isolated workers",
-		"cpu_seconds", i.limits.CPUSeconds, "memory_bytes", i.limits.MemoryBytes, "network_namespace", sb.IsolatesNetwork())
-	if !sb.IsolatesNetwork() {
-		logger.Warn("workers cannot have namespaces of their own (that needs root): their seccomp filter still refuses every socket, but they read the server's /etc/hosts, so templates that resolve names (getHostByName) are refused")
-	}
-	return engine.Options{InstallPolicy: engine.InstallPolicy{AllowCustomTemplates: true}, Isolator: sandbox.Isolator(sb)}, nil
+	logger.Warn("custom templates refused: the isolated workers they run in cannot start here; only Istio's own templates run", "err", err)
+	return serveEngineOptions(fmt.Sprintf("This server could not start the isolated worker process it runs them in (%v), so it runs Istio's own templates only.", err)), nil
 }
 
 func displayAddr(a net.Addr) string {

@@ -58,12 +58,15 @@ type InjectResponse struct {
 
 // Mesh says which mesh of the user's own injected: its revision, the Istio that installed it
 // (as its ConfigMaps' labels say; absent when they do not), whose templates ran ("istio" when
-// they are the embedded Istio's own, else "own"), and the Istio whose injector code ran them.
+// they are the embedded Istio's own, else "own"), the Istio whose injector code ran them, and
+// the parts the mesh did not give, which were the embedded Istio's ("injectorConfig", "values",
+// "meshConfig": engine.OwnMesh.Embedded; absent when it gave all three).
 type Mesh struct {
-	Revision   string `json:"revision"`
-	Istio      string `json:"istio,omitempty"`
-	Templates  string `json:"templates"`
-	InjectedBy string `json:"injectedBy"`
+	Revision   string   `json:"revision"`
+	Istio      string   `json:"istio,omitempty"`
+	Templates  string   `json:"templates"`
+	InjectedBy string   `json:"injectedBy"`
+	Embedded   []string `json:"embedded,omitempty"`
 }
 
 // Timeline is engine.Timeline as the API writes it. A line over the page's limit is whole once

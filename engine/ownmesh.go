@@ -37,6 +37,25 @@ type OwnMesh struct {
 	Istio string `json:"istio,omitempty"`
 }
 
+// MeshParts are the parts of a mesh that injection reads, by the names Embedded gives them.
+var MeshParts = []string{"injectorConfig", "values", "meshConfig"}
+
+// Embedded are the parts of the mesh injection reads that it does not give (of MeshParts, in
+// that order), which come from the rendered installation, the embedded Istio's, instead: an API
+// request's settings.install.mesh may leave any out. nil for a whole mesh, and for none.
+func (m OwnMesh) Embedded() []string {
+	if m.IsZero() {
+		return nil
+	}
+	var out []string
+	for i, given := range []bool{m.InjectorConfig != "" || m.IstioTemplates, m.Values != "", m.MeshConfig != ""} {
+		if !given {
+			out = append(out, MeshParts[i])
+		}
+	}
+	return out
+}
+
 // IsZero reports whether no part is given.
 func (m OwnMesh) IsZero() bool {
 	return m.InjectorConfig == "" && m.Values == "" && m.MeshConfig == "" && m.Webhooks == "" && !m.IstioTemplates

@@ -541,3 +541,24 @@ func TestMeshRevisionsBounded(t *testing.T) {
 		})
 	}
 }
+
+// TestOwnMeshEmbedded: the parts a mesh leaves out, which injection takes from the embedded
+// Istio's installation; a compacted mesh (its templates Istio's, left out) gives its injector
+// config.
+func TestOwnMeshEmbedded(t *testing.T) {
+	for _, c := range []struct {
+		mesh OwnMesh
+		want []string
+	}{
+		{OwnMesh{}, nil},
+		{OwnMesh{InjectorConfig: "c", Values: "v", MeshConfig: "m"}, nil},
+		{OwnMesh{IstioTemplates: true, Values: "v", MeshConfig: "m"}, nil},
+		{OwnMesh{MeshConfig: "m"}, []string{"injectorConfig", "values"}},
+		{OwnMesh{InjectorConfig: "c"}, []string{"values", "meshConfig"}},
+		{OwnMesh{Webhooks: "w"}, []string{"injectorConfig", "values", "meshConfig"}},
+	} {
+		if got := c.mesh.Embedded(); !slices.Equal(got, c.want) {
+			t.Errorf("%+v: %q, want %q", c.mesh, got, c.want)
+		}
+	}
+}

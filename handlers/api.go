@@ -17,8 +17,8 @@ func meshOf(in engine.InstallOptions) *api.Mesh {
 	if in.Mesh.IsZero() {
 		return nil
 	}
-	m := &api.Mesh{Revision: engine.RevisionName(in.Revision), Istio: in.Mesh.Istio, Templates: "own", InjectedBy: engine.Version().Istio}
-	if in.Mesh.IstioTemplates {
+	m := &api.Mesh{Revision: engine.RevisionName(in.Revision), Istio: in.Mesh.Istio, Templates: "own", InjectedBy: engine.Version().Istio, Embedded: in.Mesh.Embedded()}
+	if in.Mesh.IstioTemplates || in.Mesh.InjectorConfig == "" {
 		m.Templates = "istio"
 	}
 	return m

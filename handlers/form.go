@@ -350,6 +350,7 @@ func formOf(v view) web.Form {
 		MeshRevision:       meshRev,
 		MeshIstioTemplates: meshIstio,
 		MeshOtherIstio:     meshOther,
+		MeshEmbedded:       st.Settings.Install.Mesh.Embedded(),
 		Manifest:           st.Manifest,
 		StepsJSON:          string(stepsJSON),
 		Mode:               string(st.Settings.Mode),

@@ -2,9 +2,11 @@ package handlers
 
 import (
 	"encoding/json"
+	"html"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -80,7 +82,7 @@ func TestAPIOwnMesh(t *testing.T) {
 		}
 	}
 	var said api.Mesh
-	if err := json.Unmarshal(top["mesh"], &said); err != nil || said != (api.Mesh{Revision: "canary", Templates: "istio", InjectedBy: engine.Version().Istio}) {
+	if err := json.Unmarshal(top["mesh"], &said); err != nil || !reflect.DeepEqual(said, api.Mesh{Revision: "canary", Templates: "istio", InjectedBy: engine.Version().Istio}) {
 		t.Errorf("the answer's mesh: %s (%v)", top["mesh"], err)
 	}
 	if len(link) > 8<<10 || len(cms) < 50<<10 {
@@ -117,6 +119,51 @@ func TestAPIOwnMesh(t *testing.T) {
 	status, body, _ = postAPI(t, h, "", api.InjectRequest{Manifest: testkit.Deployment, MeshConfigMaps: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: istio}\ndata: {mesh: '{}'}\n"})
 	if status != http.StatusUnprocessableEntity || !strings.Contains(body, "no istio-sidecar-injector ConfigMap") {
 		t.Fatalf("no injector ConfigMap: %d %s", status, body)
+	}
+}
+
+// TestMeshEmbeddedParts: a mesh given in parts (settings.install.mesh) injects with the embedded
+// Istio's for the parts it leaves out, and says which, in the API's answer (mesh.embedded) and
+// on the page (the settings' line on the mesh, en and ja); a whole mesh says none.
+func TestMeshEmbeddedParts(t *testing.T) {
+	h := newServer(t)
+	def, err := eng.Install(t.Context(), engine.InstallOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name     string
+		mesh     engine.OwnMesh
+		embedded []string
+		page     string
+	}{
+		{"mesh config alone", engine.OwnMesh{MeshConfig: "defaultConfig:\n  holdApplicationUntilProxyStarts: true\n"}, []string{"injectorConfig", "values"},
+			"your mesh gives no injector config, values, so Istio " + engine.Version().Istio + "'s were used"},
+		{"values alone", engine.OwnMesh{Values: def.Values}, []string{"injectorConfig", "meshConfig"},
+			"your mesh gives no injector config, mesh config, so Istio " + engine.Version().Istio + "'s were used"},
+		{"whole", engine.OwnMesh{InjectorConfig: def.InjectorConfig, Values: def.Values, MeshConfig: def.MeshConfigYAML}, nil, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			st := api.State{Manifest: testkit.Deployment, Settings: engine.Settings{Install: engine.InstallOptions{Mesh: c.mesh}}}
+			status, body, top := postAPI(t, h, "", api.InjectRequest{Manifest: st.Manifest, Settings: st.Settings})
+			var said api.Mesh
+			if err := json.Unmarshal(top["mesh"], &said); status != http.StatusOK || err != nil {
+				t.Fatalf("%d %v: %.500s", status, err, body)
+			}
+			if !reflect.DeepEqual(said.Embedded, c.embedded) || said.Templates != "istio" {
+				t.Errorf("the answer's mesh: %s, want embedded %q and Istio's templates", top["mesh"], c.embedded)
+			}
+			page := html.UnescapeString(do(t, h, httptest.NewRequest(http.MethodGet, stateLink(t, st), nil)).body)
+			if got := strings.Contains(page, "gives no"); got != (c.page != "") || c.page != "" && !strings.Contains(page, c.page) {
+				t.Errorf("the page's settings do not say %q (said: %v)", c.page, got)
+			}
+		})
+	}
+	// In Japanese, the same sentence from the catalog.
+	st := api.State{Manifest: testkit.Deployment, Settings: engine.Settings{Install: engine.InstallOptions{Mesh: engine.OwnMesh{Values: def.Values}}}}
+	req := httptest.NewRequest(http.MethodGet, stateLink(t, st)+"&lang=ja", nil)
+	if page := do(t, h, req).body; !strings.Contains(page, "お使いのメッシュにはインジェクター設定、メッシュ設定がないため") {
+		t.Errorf("the Japanese page does not say which parts were the embedded Istio's")
 	}
 }
 

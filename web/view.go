@@ -165,7 +165,10 @@ type Form struct {
 	// MeshConfigMaps is a paste not yet read. MeshOtherIstio is the Istio that installed the
 	// mesh when it is not the embedded one's release line ("" when the same, or unknown).
 	Mesh, MeshRevision, MeshIstioTemplates, MeshOtherIstio, MeshConfigMaps string
-	Tab                                                                    string
+	// MeshEmbedded are the parts of the mesh it did not give, which are the embedded Istio's
+	// (engine.OwnMesh.Embedded).
+	MeshEmbedded []string
+	Tab          string
 	Step                                                                   int
 	// ErrorLine and ErrorMsg mark the manifest editor (0: no mark); ErrorText is the error under
 	// it, with its place (document and line) worded as every place in the input is.

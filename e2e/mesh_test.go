@@ -54,3 +54,39 @@ func TestOwnMesh(t *testing.T) {
 	}
 	everyScreen(ctx, t, sh, "the settings with a mesh", "mesh", onNode(`[data-testid="install-mesh-used"]`, chromedp.ScrollIntoView(chromedp.CSS(`[data-testid="install-mesh-used"]`))))
 }
+
+// TestOwnMeshOwnTemplates: a mesh whose templates are not the embedded Istio's (an older Istio's
+// real ones, testkit.OlderIstio), pasted into the page of a default server: the server runs them
+// in an isolated worker and shows their injection, and the settings say the templates are the
+// mesh's own. A locked-down server would refuse it (cmd/sidecarlab's
+// TestServeAllowCustomTemplatesOwnMesh).
+func TestOwnMeshOwnTemplates(t *testing.T) {
+	t.Parallel() // heavy work for the server, as TestOwnMesh
+	e, err := engine.New(context.Background(), engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := e.Install(context.Background(), engine.InstallOptions{Set: []string{"revision=canary"}})
+	e.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mesh := testkit.MeshList(t, "canary", testkit.WithOlderTemplates(t, in.InjectorConfig), in.Values, in.MeshConfigYAML, nil)
+	ctx := browser(t)
+	do(ctx, t, chromedp.EmulateViewport(1440, 900), chromedp.Navigate(baseURL+"/"), shown(`.cm-content`),
+		clickOn(`[data-testid="settings"] summary`),
+		setTo(`[data-testid="install-mesh"]`, mesh),
+		clickOn(`[data-testid="apply"]`))
+	waitFor(ctx, t, `[data-testid="install-mesh-used"]`, "the settings after apply")
+	if used := strings.Join(strings.Fields(text(ctx, t, `[data-testid="install-mesh-used"]`)), " "); !strings.Contains(used, "revision canary, your own templates") {
+		t.Errorf("the settings say %q, want the mesh's own templates", used)
+	}
+	page, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("main").textContent`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(page, "istio.io/rev: canary") || !strings.Contains(page, "name: istio-proxy") {
+		t.Error("the results are not the pasted mesh's injection (no canary revision, no istio-proxy)")
+	}
+	checkA11y(ctx, t, "the settings with a mesh of its own templates")
+}

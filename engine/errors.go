@@ -1,11 +1,8 @@
 package engine
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"regexp"
-	"strconv"
 )
 
 // InputError is a problem with what the user gave us: a manifest that does not parse, an
@@ -71,32 +68,4 @@ func (e *InputError) Error() string {
 		return e.Msg
 	}
 	return s + ": " + e.Msg
-}
-
-// yamlLineRE finds the line number that go-yaml puts into its messages ("yaml: line 3: …") and
-// what follows it.
-var yamlLineRE = regexp.MustCompile(`line (\d+)(: (.*))?`)
-
-// yamlParserProblems are the problems go-yaml's parser (not its scanner) reports: every problem
-// string of go.yaml.in/yaml/v2's parserc.go, which sigs.k8s.io/yaml, and so Istio's reader, parses
-// with. Its fail() puts the 0-based line of the token it stopped at into such a message — one less
-// than the line a person counts — and the 1-based line into a scanner's (TestYAMLErrorLine).
-var yamlParserProblems = regexp.MustCompile(`^(did not find expected (key|node content|'-' indicator|',' or '\]'|',' or '\}'|<document start>|<stream-start>)|found (duplicate %TAG directive|duplicate %YAML directive|incompatible YAML document|undefined tag handle))`)
-
-// yamlErrorLine returns the line of text, counted from 1, that a YAML error about text names, or
-// 0. An error at the end of the text (an unclosed bracket) names the line after its last: it is
-// marked on the last.
-func yamlErrorLine(msg string, text []byte) int {
-	m := yamlLineRE.FindStringSubmatch(msg)
-	if m == nil {
-		return 0
-	}
-	n, err := strconv.Atoi(m[1])
-	if err != nil {
-		return 0
-	}
-	if yamlParserProblems.MatchString(m[3]) {
-		n++
-	}
-	return min(n, max(1, bytes.Count(bytes.TrimRight(text, "\n"), []byte("\n"))+1))
 }

@@ -4,9 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/sidecarlab/sidecarlab/engine/yamldoc"
 )
 
 // TestBadInput covers what a person may paste: every case gives a clear error at the right spot,
@@ -201,7 +204,7 @@ func TestYAMLErrorLine(t *testing.T) {
 					t.Fatalf("%s: want one error on document %d, got %v", tc.name, tc.doc, errs)
 				}
 				// The case is what it says: the message names the line it says.
-				named := yamlLineRE.FindStringSubmatch(errs[0].Msg)
+				named := yamldoc.LineRE.FindStringSubmatch(errs[0].Msg)
 				if named == nil {
 					t.Fatalf("%s: the message names no line: %s", tc.name, errs[0].Msg)
 				}
@@ -265,5 +268,45 @@ func TestStepsAsWritten(t *testing.T) {
 		if _, err := written.Inject(t.Context(), manifest, []Step{st}, Settings{}); !strings.Contains(fmt.Sprint(err), "step 1: ") {
 			t.Errorf("%s=%.10s…: %v, want the request refused", st.Key, st.Value, err)
 		}
+	}
+}
+
+// TestBrokenInputs: every input of testdata/broken — YAML that does not parse, and YAML that
+// parses into values of the wrong type for Kubernetes — fails with one error, marked on the line
+// a person points at (the line marked "# bad": where the unclosed quote or bracket opens, the
+// line missing its colon, the field with the wrong value), whether it is the first document or
+// follows another. Before: an unclosed quote was marked where the text ends, a wrong type on the
+// document's first line.
+func TestBrokenInputs(t *testing.T) {
+	e := testEngine(t)
+	files, err := filepath.Glob("testdata/broken/*.yaml")
+	if err != nil || len(files) < 20 {
+		t.Fatalf("%d broken inputs (%v)", len(files), err)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			t.Parallel()
+			text := string(readFile(t, f))
+			want := badLine(t, text)
+			// A document separator inside a block scalar cuts the text: the error is the second
+			// document's.
+			doc := 1 + strings.Count(text, "\n---\n")
+			for _, tc := range []struct {
+				manifest    string
+				doc, offset int
+			}{{text, doc, 0}, {"apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n---\n" + text, doc + 1, 5}} {
+				r, err := e.Inject(t.Context(), []byte(tc.manifest), nil, Settings{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				errs := r.Errors()
+				if len(errs) != 1 || errs[0].Doc != tc.doc {
+					t.Fatalf("want one error on document %d, got %v", tc.doc, errs)
+				}
+				if errs[0].Line != want+tc.offset {
+					t.Errorf("%q marked on line %d, want %d", errs[0].Msg, errs[0].Line, want+tc.offset)
+				}
+			}
+		})
 	}
 }

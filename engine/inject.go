@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/sidecarlab/sidecarlab/engine/yamldoc"
+
 	"istio.io/istio/pkg/kube"
 	"istio.io/istio/pkg/kube/inject"
 )
@@ -255,7 +257,7 @@ func (d deadlineInjector) GetKubeClient() kube.Client {
 func yamlError(err error, index, start int, text []byte) *InputError {
 	msg := err.Error()
 	line := start
-	if n := yamlErrorLine(msg, text); n > 0 {
+	if n := yamldoc.ErrorLine(msg, text); n > 0 {
 		line = start + n - 1
 	}
 	return &InputError{Doc: index, Line: line, Field: "manifest", Msg: msg}

@@ -15,6 +15,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/sidecarlab/sidecarlab/engine/yamldoc"
+
 	meshconfig "istio.io/api/mesh/v1alpha1"
 	"istio.io/istio/operator/pkg/component"
 	"istio.io/istio/operator/pkg/render"
@@ -179,7 +181,7 @@ func renderConfigMaps(o InstallOptions) (ConfigMaps, error) {
 		// Check it is YAML first so the error names the overlay and line, not a temp file.
 		var probe map[string]any
 		if err := yaml.Unmarshal([]byte(ov), &probe); err != nil {
-			line := yamlErrorLine(err.Error(), []byte(ov))
+			line := yamldoc.ErrorLine(err.Error(), []byte(ov))
 			if line > 0 {
 				// At its line in the overlay as given, blank lines before it and all.
 				line += strings.Count(o.Overlay[:strings.Index(o.Overlay, ov)], "\n")

@@ -315,7 +315,11 @@ func TestFragmentOutcome(t *testing.T) {
 		{"blank lines", api.State{Manifest: "  \n\t\n\n"}, http.StatusUnprocessableEntity, web.OutcomeEmpty, "the manifest is empty; paste a Pod"},
 		{"a refused annotation value", api.State{Manifest: testkit.Deployment, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "lots"}}},
 			http.StatusUnprocessableEntity, web.OutcomeRefused, "invalid value 'lots'"},
-		{"a document Istio rejects", api.State{Manifest: testkit.Deployment + "---\n" + badDoc}, http.StatusUnprocessableEntity, web.OutcomeRejected, "document 2"},
+		{"a document that is not what Kubernetes reads", api.State{Manifest: testkit.Deployment + "---\n" + badDoc}, http.StatusUnprocessableEntity, web.OutcomeRejectedSchema,
+			"Document 2 is YAML, but not what Kubernetes reads as its kind"},
+		{"a document that is not YAML", api.State{Manifest: testkit.Deployment + "---\n" + "a: [b\n"}, http.StatusUnprocessableEntity, web.OutcomeRejectedYAML, "Document 2 is not valid YAML"},
+		{"a document Istio rejects", api.State{Manifest: strings.Replace(testkit.Deployment, "    metadata:\n      labels:\n", "    metadata:\n      annotations:\n        proxy.istio.io/config: '{bad'\n      labels:\n", 1)},
+			http.StatusUnprocessableEntity, web.OutcomeRejected, "Injection failed for document 1"},
 		{"comments only", api.State{Manifest: "# nothing yet\n"}, http.StatusOK, "", "Document 1 names no kind"},
 		{"a workload", api.State{Manifest: testkit.Deployment}, http.StatusOK, "", "istio-proxy"},
 	}
@@ -336,7 +340,7 @@ func TestFragmentOutcome(t *testing.T) {
 	// Each outcome is one of the script's words, in every language.
 	for _, code := range i18n.Codes {
 		words := web.JSWords(i18n.For(code))
-		for _, o := range []string{web.OutcomeRejected, web.OutcomeEmpty, web.OutcomeRefused, web.OutcomeNamespace} {
+		for _, o := range []string{web.OutcomeRejected, web.OutcomeRejectedYAML, web.OutcomeRejectedSchema, web.OutcomeEmpty, web.OutcomeRefused, web.OutcomeNamespace} {
 			if w := words[o]; w == "" || w == "page.js."+o {
 				t.Errorf("%s: no words for the outcome %q", code, o)
 			}

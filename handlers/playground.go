@@ -122,9 +122,27 @@ func outcome(v view, tl *engine.Timeline, ie *engine.InputError) string {
 	case ie != nil:
 		return web.OutcomeRefused
 	case tl != nil && len(tl.Steps[len(tl.Steps)-1].Errors()) > 0:
-		return web.OutcomeRejected
+		return rejectedOutcome(tl.Steps[len(tl.Steps)-1].Errors())
 	}
 	return ""
+}
+
+// rejectedOutcome is the outcome of documents that failed, by the kind of their errors: not YAML,
+// YAML that Kubernetes cannot read, or (any error of Istio's among them) rejected by Istio.
+func rejectedOutcome(errs []*engine.InputError) string {
+	yamlOnly, schema := true, true
+	for _, e := range errs {
+		k := wording.ErrorKind(e)
+		yamlOnly = yamlOnly && k == wording.KindYAML
+		schema = schema && k != wording.KindIstio
+	}
+	switch {
+	case yamlOnly:
+		return web.OutcomeRejectedYAML
+	case schema:
+		return web.OutcomeRejectedSchema
+	}
+	return web.OutcomeRejected
 }
 
 // handleDownload serves one step's injected YAML as a file.

@@ -382,6 +382,11 @@ func unifiedLines(u string) []web.DiffLine {
 // at row 0 and at the step that made Istio skip it); a kind Istio does not inject (at row 0, and
 // at a later step with no change at all). prev are the documents of the step before (nil for row
 // 0); empty says the step changed nothing.
+// failedNote is the note on a document that failed, by the kind of its error (wording.ErrorKind).
+var failedNote = map[string]string{
+	wording.KindYAML: "results.note.failed-yaml", wording.KindSchema: "results.note.failed-schema", wording.KindIstio: "results.note.failed",
+}
+
 func docNotes(l *i18n.Localizer, docs, prev []engine.Document, empty bool) []web.DocNote {
 	var out []web.DocNote
 	for i, d := range docs {
@@ -391,7 +396,7 @@ func docNotes(l *i18n.Localizer, docs, prev []engine.Document, empty bool) []web
 		case engine.StatusError:
 			// Said once, in words, with the line; the parser's own text behind a toggle.
 			words := wording.In(l).Input(d.Error)
-			n.Text, n.Detail, n.Parser = l.T("results.note.failed", "Doc", d.Index), words.Summary, words.Details
+			n.Text, n.Detail, n.Parser = l.T(failedNote[wording.ErrorKind(d.Error)], "Doc", d.Index), words.Summary, words.Details
 		case engine.StatusPassedThrough:
 			if prev != nil && !empty {
 				continue

@@ -83,15 +83,19 @@ type Page struct {
 	// EmbedSnippet is the <iframe> element (as text) that embeds this view in another page.
 	EmbedSnippet string
 	// Outcome says, for an answer that is not OK, what the page script's status line says (its
-	// words page.js.<Outcome>): OutcomeRejected, OutcomeEmpty, OutcomeRefused or
-	// OutcomeNamespace. Empty for an answer that is OK.
+	// words page.js.<Outcome>): OutcomeRejected (or its YAML and schema kinds), OutcomeEmpty,
+	// OutcomeRefused or OutcomeNamespace. Empty for an answer that is OK.
 	Outcome string
 }
 
 // The outcomes of a view that is not OK (Page.Outcome).
 const (
-	// OutcomeRejected: Istio (or its YAML reader) rejected documents, marked in the editor.
-	OutcomeRejected = "rejected"
+	// OutcomeRejected: Istio rejected documents, marked in the editor; OutcomeRejectedYAML:
+	// documents that are not YAML, and no other error; OutcomeRejectedSchema: documents that are
+	// YAML but not what Kubernetes reads as their kind (and no error of Istio's).
+	OutcomeRejected       = "rejected"
+	OutcomeRejectedYAML   = "rejectedYAML"
+	OutcomeRejectedSchema = "rejectedSchema"
 	// OutcomeEmpty: the manifest is empty, or only blank: nothing to inject, and what to paste.
 	OutcomeEmpty = "empty"
 	// OutcomeRefused: the request was refused as a whole (an annotation value, an install

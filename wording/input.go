@@ -24,6 +24,32 @@ var (
 	jsonType = regexp.MustCompile(`cannot unmarshal (\w+) into Go struct field \w+\.([\w.]+) of type (\S+)`)
 )
 
+// The kinds of an error reading a document (ErrorKind).
+const (
+	// KindYAML: the text is not YAML (go-yaml's scanner or parser stopped).
+	KindYAML = "yaml"
+	// KindSchema: YAML, but Kubernetes' decoder cannot read it as the object it says it is (a
+	// value of the wrong type, a quantity that is not one).
+	KindSchema = "schema"
+	// KindIstio: anything else, Istio's own refusals among them.
+	KindIstio = "istio"
+)
+
+// ErrorKind says what kind of error reading a document e is: KindYAML, KindSchema or KindIstio.
+// The reader's messages say it (sigs.k8s.io/yaml's "error converting YAML to JSON", a decode's
+// "error unmarshaling JSON"), and Istio's reader passes them on as they are.
+func ErrorKind(e *engine.InputError) string {
+	switch {
+	case e == nil || e.ID != "":
+		return KindIstio
+	case strings.HasPrefix(e.Msg, "error converting YAML to JSON:"), strings.HasPrefix(e.Msg, "yaml: "):
+		return KindYAML
+	case strings.HasPrefix(e.Msg, "error unmarshaling JSON:"), jsonType.MatchString(e.Msg), notObject.MatchString(e.Msg):
+		return KindSchema
+	}
+	return KindIstio
+}
+
 // yamlReasons are go-yaml's reasons and what they mean to a person writing YAML
 // (wording.input.yaml.<id>).
 var yamlReasons = []struct{ reason, id string }{
@@ -36,7 +62,18 @@ var yamlReasons = []struct{ reason, id string }{
 	{"did not find expected ',' or ']'", "expected-bracket"},
 	{"did not find expected ',' or '}'", "expected-brace"},
 	{"did not find expected '-' indicator", "expected-dash"},
+	{"found a tab character that violates indentation", "tab"},
+	{"block sequence entries are not allowed in this context", "block-entry"},
 }
+
+// unknownAnchor is go-yaml's alias of an anchor the text does not define; quantityError
+// Kubernetes' resource quantity that is not one.
+var (
+	unknownAnchor = regexp.MustCompile(`unknown anchor '([^']*)' referenced`)
+	// notObject is a document that is a scalar or a list where Kubernetes reads an object.
+	notObject = regexp.MustCompile(`cannot unmarshal (\w+) into Go value of type \S+`)
+	quantityError = regexp.MustCompile(`quantities must match the regular expression`)
+)
 
 // InputText is what e says, in w's language: sidecarlab's own sentence (e.ID, the catalogs'
 // input.<ID>) worded with e.Params, or e.Msg as it is where the text is a parser's, a library's or
@@ -110,6 +147,18 @@ func (w Words) Input(e *engine.InputError) InputError {
 	msg := e.Msg
 	if m := jsonType.FindStringSubmatch(msg); m != nil {
 		words := w.loc().T("wording.input.type", "field", m[2], "want", w.typeWords(m[3]), "got", m[1])
+		return InputError{Summary: w.at(where, words), Details: msg, Reason: words}
+	}
+	if m := unknownAnchor.FindStringSubmatch(msg); m != nil {
+		words := w.loc().T("wording.input.yaml.unknown-anchor", "anchor", m[1])
+		return InputError{Summary: w.at(where, words), Details: msg, Reason: words}
+	}
+	if notObject.MatchString(msg) {
+		words := w.loc().T("wording.input.not-object")
+		return InputError{Summary: w.at(where, words), Details: msg, Reason: words}
+	}
+	if quantityError.MatchString(msg) {
+		words := w.loc().T("wording.input.quantity")
 		return InputError{Summary: w.at(where, words), Details: msg, Reason: words}
 	}
 	reason := yamlPrefix.ReplaceAllString(msg, "")

@@ -7,6 +7,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -428,5 +429,49 @@ func TestOnePlace(t *testing.T) {
 		if c.got != c.want {
 			t.Errorf("%q, want %q", c.got, c.want)
 		}
+	}
+}
+
+// TestBrokenInputKinds: each broken input of the engine's corpus (engine/testdata/broken, its
+// kind on its first line) is said to be of its kind — not YAML, or not what Kubernetes reads —
+// in words of ours, in English, Japanese and Korean, never the parser's message alone; an error
+// of Istio's is of neither kind.
+func TestBrokenInputKinds(t *testing.T) {
+	e, err := engine.New(context.Background(), engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	files, err := filepath.Glob("../engine/testdata/broken/*.yaml")
+	if err != nil || len(files) < 20 {
+		t.Fatalf("%d broken inputs (%v)", len(files), err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := strings.CutPrefix(strings.SplitN(string(b), "\n", 2)[0], "# kind: ")
+		r, err := e.Inject(t.Context(), b, nil, engine.Settings{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		errs := r.Errors()
+		if len(errs) != 1 {
+			t.Fatalf("%s: %d errors", f, len(errs))
+		}
+		if got := ErrorKind(errs[0]); got != want {
+			t.Errorf("%s: kind %q, want %q (%s)", filepath.Base(f), got, want, errs[0].Msg)
+		}
+		// In words of ours where we know the reason: the reason is not the parser's text.
+		for _, w := range []Words{English, In(i18n.For("ja")), In(i18n.For("ko"))} {
+			if in := w.Input(errs[0]); in.Reason == errs[0].Msg || strings.Contains(in.Reason, "converting YAML") {
+				t.Errorf("%s: the reason is the parser's text: %q", filepath.Base(f), in.Reason)
+			}
+		}
+	}
+	istio := &engine.InputError{Doc: 1, Line: 1, Field: "manifest", Msg: "could not parse proxy config: invalid character 'b'"}
+	if got := ErrorKind(istio); got != KindIstio {
+		t.Errorf("Istio's error: kind %q", got)
 	}
 }

@@ -202,7 +202,8 @@ function swapFrom(doc) {
 }
 
 // outcomeStatus is the status line for an answer that is not OK, by what the server says it is
-// (the fragment's data-outcome): Istio rejected documents (marked in the editor), the manifest is
+// (the fragment's data-outcome): Istio rejected documents, or they are not YAML, or not what
+// Kubernetes reads (each marked in the editor), the manifest is
 // empty, the request was refused as a whole (its error in the results), the namespace could not
 // be read.
 function outcomeStatus(outcome) {
@@ -210,6 +211,8 @@ function outcomeStatus(outcome) {
     case "empty": return t("empty");
     case "refused": return t("refused");
     case "namespaceError": return t("namespaceError");
+    case "rejectedYAML": return t("rejectedYAML");
+    case "rejectedSchema": return t("rejectedSchema");
     default: return t("rejected");
   }
 }

@@ -173,7 +173,7 @@ type Form struct {
 	// (engine.OwnMesh.Embedded).
 	MeshEmbedded []string
 	Tab          string
-	Step                                                                   int
+	Step         int
 	// ErrorLine and ErrorMsg mark the manifest editor (0: no mark); ErrorText is the error under
 	// it, with its place (document and line) worded as every place in the input is.
 	ErrorLine int

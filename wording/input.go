@@ -71,7 +71,7 @@ var yamlReasons = []struct{ reason, id string }{
 var (
 	unknownAnchor = regexp.MustCompile(`unknown anchor '([^']*)' referenced`)
 	// notObject is a document that is a scalar or a list where Kubernetes reads an object.
-	notObject = regexp.MustCompile(`cannot unmarshal (\w+) into Go value of type \S+`)
+	notObject     = regexp.MustCompile(`cannot unmarshal (\w+) into Go value of type \S+`)
 	quantityError = regexp.MustCompile(`quantities must match the regular expression`)
 )
 

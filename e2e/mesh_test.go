@@ -45,6 +45,10 @@ func TestOwnMesh(t *testing.T) {
 	if used := strings.Join(strings.Fields(text(ctx, t, `[data-testid="install-mesh-used"]`)), " "); !strings.Contains(used, "revision canary") {
 		t.Errorf("the settings say %q", used)
 	}
+	// The results say it too, above the tabs, with the settings closed.
+	if line := strings.Join(strings.Fields(text(ctx, t, `[data-testid="results-mesh"]`)), " "); !strings.HasPrefix(line, "Injected with your mesh: revision canary") {
+		t.Errorf("the results say %q", line)
+	}
 	page, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("main").textContent`))
 	if err != nil {
 		t.Fatal(err)

@@ -351,6 +351,7 @@ func formOf(v view) web.Form {
 		MeshIstioTemplates: meshIstio,
 		MeshOtherIstio:     meshOther,
 		MeshEmbedded:       st.Settings.Install.Mesh.Embedded(),
+		MeshInstalledBy:    st.Settings.Install.Mesh.Istio,
 		Manifest:           st.Manifest,
 		StepsJSON:          string(stepsJSON),
 		Mode:               string(st.Settings.Mode),

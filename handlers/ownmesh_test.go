@@ -141,7 +141,7 @@ func TestMeshEmbeddedParts(t *testing.T) {
 			"your mesh gives no injector config, values, so Istio " + engine.Version().Istio + "'s were used"},
 		{"values alone", engine.OwnMesh{Values: def.Values}, []string{"injectorConfig", "meshConfig"},
 			"your mesh gives no injector config, mesh config, so Istio " + engine.Version().Istio + "'s were used"},
-		{"whole", engine.OwnMesh{InjectorConfig: def.InjectorConfig, Values: def.Values, MeshConfig: def.MeshConfigYAML}, nil, ""},
+		{"whole", engine.OwnMesh{InjectorConfig: def.InjectorConfig, Values: def.Values, MeshConfig: def.MeshConfigYAML, Istio: "1.29.1"}, nil, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			st := api.State{Manifest: testkit.Deployment, Settings: engine.Settings{Install: engine.InstallOptions{Mesh: c.mesh}}}
@@ -157,7 +157,22 @@ func TestMeshEmbeddedParts(t *testing.T) {
 			if got := strings.Contains(page, "gives no"); got != (c.page != "") || c.page != "" && !strings.Contains(page, c.page) {
 				t.Errorf("the page's settings do not say %q (said: %v)", c.page, got)
 			}
+			// The results say it too, in view: which mesh injected, who installed it (or that
+			// nothing says), and the parts that were the embedded Istio's.
+			r := do(t, h, httptest.NewRequest(http.MethodGet, stateLink(t, st), nil))
+			line := strings.Join(strings.Fields(r.doc.Find(`[data-testid="results-mesh"]`).Text()), " ")
+			installed := "which Istio installed it is unknown"
+			if c.mesh.Istio != "" {
+				installed = "installed by Istio " + c.mesh.Istio
+			}
+			if !strings.HasPrefix(line, "Injected with your mesh: revision default") || !strings.Contains(line, installed) || !strings.Contains(line, c.page) {
+				t.Errorf("the results' mesh line %q does not say %q and %q", line, installed, c.page)
+			}
 		})
+	}
+	// Without a mesh of one's own, no such line.
+	if n := do(t, h, httptest.NewRequest(http.MethodGet, stateLink(t, api.State{Manifest: testkit.Deployment}), nil)).doc.Find(`[data-testid="results-mesh"]`).Length(); n != 0 {
+		t.Errorf("the results of the embedded Istio say %d mesh lines", n)
 	}
 	// In Japanese, the same sentence from the catalog.
 	st := api.State{Manifest: testkit.Deployment, Settings: engine.Settings{Install: engine.InstallOptions{Mesh: engine.OwnMesh{Values: def.Values}}}}

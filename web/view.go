@@ -170,8 +170,10 @@ type Form struct {
 	// mesh when it is not the embedded one's release line ("" when the same, or unknown).
 	Mesh, MeshRevision, MeshIstioTemplates, MeshOtherIstio, MeshConfigMaps string
 	// MeshEmbedded are the parts of the mesh it did not give, which are the embedded Istio's
-	// (engine.OwnMesh.Embedded).
-	MeshEmbedded []string
+	// (engine.OwnMesh.Embedded). MeshInstalledBy is the Istio that installed it, as its
+	// ConfigMaps say ("" when they do not).
+	MeshEmbedded    []string
+	MeshInstalledBy string
 	Tab          string
 	Step         int
 	// ErrorLine and ErrorMsg mark the manifest editor (0: no mark); ErrorText is the error under

@@ -174,8 +174,8 @@ type Form struct {
 	// ConfigMaps say ("" when they do not).
 	MeshEmbedded    []string
 	MeshInstalledBy string
-	Tab          string
-	Step         int
+	Tab             string
+	Step            int
 	// ErrorLine and ErrorMsg mark the manifest editor (0: no mark); ErrorText is the error under
 	// it, with its place (document and line) worded as every place in the input is.
 	ErrorLine int

@@ -33,7 +33,7 @@ func TestBadInput(t *testing.T) {
 		{name: "bad separator", manifest: deploy + "--- x\n" + deploy, wantErr: "invalid Yaml document separator", line: strings.Count(deploy, "\n") + 1},
 		{name: "malformed YAML in the second document", manifest: deploy + "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: x\n   bad: indent\n",
 			doc: 2, line: strings.Count(deploy, "\n") + 6, wantDocErr: "yaml: line"},
-		{name: "wrong type", manifest: "apiVersion: v1\nkind: Pod\nmetadata:\n  name: [1, 2]\n", doc: 1, line: 1, wantDocErr: "cannot unmarshal"},
+		{name: "wrong type", manifest: "apiVersion: v1\nkind: Pod\nmetadata:\n  name: [1, 2]\n", doc: 1, line: 4, wantDocErr: "cannot unmarshal"},
 		{name: "unknown kind passes through", manifest: "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n", wantPassThrough: true},
 		{name: "comment-only document passes through", manifest: "# nothing here\n", wantPassThrough: true},
 		{name: "bad quantity", manifest: deploy, steps: []Step{{Key: "sidecar.istio.io/proxyCPU", Value: "lots"}}, wantErr: `annotation "sidecar.istio.io/proxyCPU"`},

@@ -186,7 +186,7 @@ func TestErrorsNameTheFile(t *testing.T) {
 		bad  string
 		want string // what inject of the file alone says, pinned once
 	}{
-		{"baddoc.yaml", "document 2, line 10, manifest: error unmarshaling JSON"},
+		{"baddoc.yaml", "document 2, line 15, manifest: error unmarshaling JSON"}, // the line of containers: nope
 		{"badyaml.yaml", "document 3, line 16, manifest: error converting YAML to JSON: yaml: line 5:"},
 		// The file's line 20 is badIndent's ninth.
 		{"indent.yaml", "document 3, line 20, manifest: error converting YAML to JSON: yaml: line 8: did not find expected key"},
@@ -257,7 +257,7 @@ func TestInjectIsAllOrNothing(t *testing.T) {
 	if exitCodeOf(err) != 1 || out != "" {
 		t.Fatalf("without --partial: exit %d, stdout:\n%s", exitCodeOf(err), out)
 	}
-	if !strings.Contains(stderr, file+": document 4, line 33") {
+	if !strings.Contains(stderr, file+": document 4, line 38") { // containers: nope
 		t.Fatalf("the error does not name file, document and line: %s", stderr)
 	}
 	// The same with the good file first: still nothing.

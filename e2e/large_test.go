@@ -6,6 +6,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -105,4 +107,44 @@ func TestLargePasteKeepsTheText(t *testing.T) {
 		t.Fatal(err)
 	}
 	sh.take(ctx, "applied")
+}
+
+// TestLargeUploadKeepsTheText: a file over the server's 1 MiB limit, chosen with the page's
+// upload field and applied, is answered 413; the page says the file was not read, that the
+// editor still holds the text it had, and marks the results below as that text's, not the
+// file's. Before: "Your text is still in the editor", while the editor held the old text and the
+// old results stood unmarked.
+func TestLargeUploadKeepsTheText(t *testing.T) {
+	t.Parallel()
+	big := filepath.Join(t.TempDir(), "big.yaml")
+	dep := strings.ReplaceAll(deployment, "checkout", "checkout-x")
+	if err := os.WriteFile(big, []byte(strings.Repeat(dep+"---\n", (1<<20)/len(dep)+100)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx := browser(t)
+	do(ctx, t,
+		chromedp.Navigate(baseURL+"/"),
+		shown(`.cm-content`),
+	)
+	before, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("manifest").value`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	do(ctx, t,
+		chromedp.SetUploadFiles(chromedp.CSS(`[data-testid="files"]`), []string{big}),
+		clickOn(`[data-testid="apply"]`),
+		shown(`[data-testid="upload-not-read"]`),
+	)
+	msg := text(ctx, t, `[data-testid="action-error"]`)
+	if !strings.Contains(msg, "413") || !strings.Contains(msg, "holds the text it had before the upload") || strings.Contains(msg, "Your text is still in the editor") {
+		t.Errorf("the inline error says %q, want 413, and that the editor keeps its text", msg)
+	}
+	after, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("manifest").value`))
+	if err != nil || after != before {
+		t.Errorf("the editor's text changed (%v)", err)
+	}
+	if stale, _ := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById("results-body").classList.contains("stale")`)); !stale {
+		t.Error("the results of the editor's text are not marked as not the file's")
+	}
+	checkA11y(ctx, t, "the playground with a refused upload")
 }

@@ -237,7 +237,7 @@ async function load(url, init, push) {
     if (!doc.getElementById("fragment")) {
       // The action failed (too large, too slow, busy): say so beside the editor, which keeps the
       // text, and leave the address bar at the last view that loaded.
-      showActionError(doc, res);
+      showActionError(doc, res, init.body instanceof FormData && [...init.body.values()].some((v) => v instanceof File && v.name));
       return false;
     }
     clearActionError();
@@ -267,8 +267,10 @@ function address(u) {
 
 // showActionError places the server's error (its #action-error, or a line made from the status
 // when something between sent another body) above the results. Until an action succeeds, Copy
-// link says that the text in the editor has no link instead of copying one.
-function showActionError(doc, res) {
+// link says that the text in the editor has no link instead of copying one. When files were
+// uploaded, none of them reached the editor: the box says the editor keeps the text it had, and
+// the results below, which are that text's, are marked as not the files'.
+function showActionError(doc, res, uploaded) {
   let box = doc.getElementById("action-error");
   if (!box) {
     box = document.createElement("div");
@@ -277,10 +279,17 @@ function showActionError(doc, res) {
     box.setAttribute("role", "alert");
     box.dataset.testid = "action-error";
     const strong = document.createElement("strong");
-    strong.textContent = t("actionFailed", { Status: `${res.status} ${res.statusText || t("error")}` });
+    strong.textContent = t(uploaded ? "uploadFailed" : "actionFailed", { Status: `${res.status} ${res.statusText || t("error")}` });
     box.append(strong);
   } else {
     box = document.importNode(box, true);
+  }
+  if (uploaded) {
+    const p = document.createElement("p");
+    p.dataset.testid = "upload-not-read";
+    p.textContent = t("uploadNotRead");
+    box.append(p);
+    document.getElementById("results-body")?.classList.add("stale");
   }
   clearActionError();
   const results = document.getElementById("results-body");

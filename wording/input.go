@@ -75,6 +75,35 @@ var (
 	quantityError = regexp.MustCompile(`quantities must match the regular expression`)
 )
 
+// olderTemplate finds what an injection template written for another Istio trips on in this
+// Istio's injector: a function it does not have (a parse error, `function "render" not
+// defined`), or a field of the template's data it does not give (`can't evaluate field
+// EstimatedConcurrency in type *inject.SidecarTemplateData`).
+var olderTemplate = regexp.MustCompile(`function "(\w+)" not defined|can't evaluate field (\w+) in type \*inject\.SidecarTemplateData`)
+
+// templateEras are the Istio releases whose injection templates use a function or a field that
+// this Istio's injector lacks, as the real meshes of engine/testdata/real-meshes.md show them
+// (Istio 1.2.0 to 1.7.8 call render; 1.11.4 to 1.17.x read .EstimatedConcurrency).
+var templateEras = map[string]string{"render": "1.2–1.7", "EstimatedConcurrency": "1.11–1.17"}
+
+// olderTemplateWords say, for an error of a template written for another Istio, what it uses
+// that this Istio's injector lacks and which Istio's templates use it; "" for any other error.
+func (w Words) olderTemplateWords(msg string) string {
+	m := olderTemplate.FindStringSubmatch(msg)
+	if m == nil {
+		return ""
+	}
+	istio := engine.Version().Istio
+	name, id := m[1], "wording.input.template.function"
+	if name == "" {
+		name, id = m[2], "wording.input.template.field"
+	}
+	if era, ok := templateEras[name]; ok {
+		return w.loc().T(id+"-era", "name", name, "era", era, "istio", istio)
+	}
+	return w.loc().T(id, "name", name, "istio", istio)
+}
+
 // InputText is what e says, in w's language: sidecarlab's own sentence (e.ID, the catalogs'
 // input.<ID>) worded with e.Params, or e.Msg as it is where the text is a parser's, a library's or
 // Istio's. In English it is e.Msg, exactly. A step's error (Params "step") names its step.
@@ -136,6 +165,10 @@ func (w Words) At(doc, line int, field, what string) string {
 // install options) are sentences: they are returned whole (with where and what), without details.
 // An error in the manifest is placed by document and line alone: the page shows it beside it.
 func (w Words) Input(e *engine.InputError) InputError {
+	if words := w.olderTemplateWords(e.Msg); words != "" && e.ID == "" {
+		where := w.where(e.Doc, e.Line, e.Field)
+		return InputError{Summary: w.at(where, words), Details: e.Msg, Reason: words}
+	}
 	if e.Field != "manifest" {
 		return InputError{Summary: w.InputErrorText(e), Reason: w.InputText(e)}
 	}

@@ -475,3 +475,40 @@ func TestBrokenInputKinds(t *testing.T) {
 		t.Errorf("Istio's error: kind %q", got)
 	}
 }
+
+// TestOlderTemplateWords: an injection template written for another Istio is said to be, with
+// what it uses that this Istio's injector lacks and, where the real meshes show it, the releases
+// whose templates use it; Istio's own text stays behind "details". Other template errors are
+// Istio's text as before.
+func TestOlderTemplateWords(t *testing.T) {
+	istio := engine.Version().Istio
+	for _, c := range []struct {
+		e    engine.InputError
+		want string // "" for Istio's text unchanged
+	}{
+		{engine.InputError{Field: "your mesh", Msg: `injection templates: template: inject:437: function "render" not defined`},
+			`your mesh: the injection template calls render, as the templates of Istio 1.2–1.7 do, and Istio ` + istio + `'s injector has no such function`},
+		{engine.InputError{Doc: 1, Line: 1, Msg: `failed to run injection template: template: inject:192:12: executing "inject" at <.EstimatedConcurrency>: can't evaluate field EstimatedConcurrency in type *inject.SidecarTemplateData`},
+			`document 1, line 1: the injection template reads .EstimatedConcurrency, as the templates of Istio 1.11–1.17 do`},
+		{engine.InputError{Field: "your mesh", Msg: `injection templates: template: inject:3: function "frobnicate" not defined`},
+			`your mesh: the injection template calls frobnicate, a function Istio ` + istio + `'s injector does not have`},
+		{engine.InputError{Field: "your mesh", Msg: `injection templates: template: inject:3: unexpected EOF`}, ""},
+	} {
+		got := English.Input(&c.e)
+		if c.want == "" {
+			if got.Summary != c.e.Error() || got.Details != "" {
+				t.Errorf("%q: %+v, want Istio's text as it is", c.e.Msg, got)
+			}
+			continue
+		}
+		if !strings.HasPrefix(got.Summary, c.want) || got.Details != c.e.Msg {
+			t.Errorf("%q: summary %q (details %q), want it to start %q, with Istio's text as details", c.e.Msg, got.Summary, got.Details, c.want)
+		}
+		for _, code := range []string{"ja", "ko"} {
+			name := olderTemplate.FindStringSubmatch(c.e.Msg)
+			if in := In(i18n.For(code)).Input(&c.e); in.Reason == c.e.Msg || !strings.Contains(in.Reason, name[1]+name[2]) || !strings.Contains(in.Reason, istio) {
+				t.Errorf("%s: %q", code, in.Reason)
+			}
+		}
+	}
+}

@@ -285,6 +285,8 @@ function showActionError(doc, res, uploaded) {
     box = document.importNode(box, true);
   }
   if (uploaded) {
+    // The server's "your text is still in the editor" is about a paste: no file reached it.
+    box.querySelector('[data-testid="still-there"]')?.remove();
     const p = document.createElement("p");
     p.dataset.testid = "upload-not-read";
     p.textContent = t("uploadNotRead");

@@ -179,7 +179,7 @@ func (w Words) Input(e *engine.InputError) InputError {
 	}
 	msg := e.Msg
 	if m := jsonType.FindStringSubmatch(msg); m != nil {
-		words := w.loc().T("wording.input.type", "field", m[2], "want", w.typeWords(m[3]), "got", m[1])
+		words := w.loc().T("wording.input.type", "field", m[2], "want", w.typeWords(m[3]), "got", w.jsonWords(m[1]))
 		return InputError{Summary: w.at(where, words), Details: msg, Reason: words}
 	}
 	if m := unknownAnchor.FindStringSubmatch(msg); m != nil {
@@ -205,6 +205,16 @@ func (w Words) Input(e *engine.InputError) InputError {
 		return InputError{Summary: w.at(where, reason), Details: msg, Reason: reason}
 	}
 	return InputError{Summary: w.at(where, msg), Reason: msg}
+}
+
+// jsonWords names the JSON type a decode found (encoding/json's words) the way typeWords names
+// what it wanted.
+func (w Words) jsonWords(t string) string {
+	id, ok := map[string]string{"string": "string", "number": "number", "bool": "bool", "object": "map", "array": "list"}[t]
+	if !ok {
+		return t
+	}
+	return w.loc().T("wording.input.kind." + id)
 }
 
 // typeWords names a Go type the way a manifest's author thinks of it.

@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -73,5 +74,28 @@ func TestEnginesShareTheDefaultInstall(t *testing.T) {
 	}
 	if got[0] != got[1] {
 		t.Error("two engines built the default installation each")
+	}
+}
+
+// TestEmbeddedProxyImage: the image the default installation injects is the one
+// EmbeddedProxyImage names (the charts' development default); an installation with a hub and tag
+// of its own injects another.
+func TestEmbeddedProxyImage(t *testing.T) {
+	e := testEngine(t)
+	img := EmbeddedProxyImage()
+	if !strings.HasPrefix(img, "registry.istio.io/testing/proxyv2:") {
+		t.Fatalf("EmbeddedProxyImage %q", img)
+	}
+	for _, c := range []struct {
+		set  []string
+		want bool
+	}{{nil, true}, {[]string{"hub=docker.io/istio", "tag=1.31.0"}, false}} {
+		r, err := e.Inject(t.Context(), []byte(readFile(t, "testdata/corpus/deployment.yaml")), nil, Settings{Install: InstallOptions{Set: c.set}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(r.Documents[0].Output(), "image: "+img); got != c.want || r.Documents[0].InjectsImage(img) != c.want {
+			t.Errorf("--set %v: the output has %s: %v (InjectsImage %v), want %v", c.set, img, got, r.Documents[0].InjectsImage(img), c.want)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -55,6 +56,19 @@ func (d Document) Output() string {
 		return ""
 	}
 	return d.output.get()
+}
+
+// InjectsImage reports whether the document's output has a container of image: in its JSON,
+// when it has one (no YAML is made for this), else in its text.
+func (d Document) InjectsImage(image string) bool {
+	if image == "" {
+		return false
+	}
+	if d.json != nil {
+		q, _ := json.Marshal(image)
+		return bytes.Contains(d.json, append([]byte(`"image":`), q...))
+	}
+	return strings.Contains(d.Output(), "image: "+image+"\n")
 }
 
 // outputText is a document's output: given, or made from its JSON when first read.

@@ -2,7 +2,10 @@ package engine
 
 import (
 	_ "embed"
+	"encoding/json"
+	"fmt"
 	"strings"
+	"sync"
 )
 
 // istioVersion holds two lines: the release line of the embedded Istio (its VERSION file) and
@@ -33,3 +36,27 @@ func Version() VersionInfo {
 	}
 	return v
 }
+
+// EmbeddedProxyImage is the proxy image the embedded Istio's default installation injects: its
+// charts' own default hub and tag (a development build's, registry.istio.io/testing/proxyv2:latest),
+// as its values name them; "" if this build has no build-time render. A release of the same line
+// names its own hub and tag, so where this image appears the page says whose it is.
+var EmbeddedProxyImage = sync.OnceValue(func() string {
+	cm, ok := embeddedDefault()
+	if !ok {
+		return ""
+	}
+	var v struct {
+		Global struct {
+			Hub   string `json:"hub"`
+			Tag   any    `json:"tag"`
+			Proxy struct {
+				Image string `json:"image"`
+			} `json:"proxy"`
+		} `json:"global"`
+	}
+	if json.Unmarshal([]byte(cm.Values), &v) != nil || v.Global.Hub == "" || v.Global.Proxy.Image == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s/%s:%v", v.Global.Hub, v.Global.Proxy.Image, v.Global.Tag)
+})

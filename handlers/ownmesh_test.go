@@ -287,3 +287,29 @@ func TestFormOwnMeshOtherIstio(t *testing.T) {
 		}
 	}
 }
+
+// TestDevImageSaid: where the output has the embedded Istio's development image
+// (registry.istio.io/testing/proxyv2:latest), the results say whose it is and that a release
+// injects its own; an installation with a hub and tag of its own, or a pod Istio does not inject,
+// gets no such note.
+func TestDevImageSaid(t *testing.T) {
+	h := newServer(t)
+	img := engine.EmbeddedProxyImage()
+	for _, c := range []struct {
+		name string
+		st   api.State
+		want bool
+	}{
+		{"the default installation", api.State{Manifest: testkit.Deployment}, true},
+		{"a hub and tag of one's own", api.State{Manifest: testkit.Deployment, Settings: engine.Settings{Install: engine.InstallOptions{Set: []string{"hub=docker.io/istio", "tag=1.31.0"}}}}, false},
+		{"a pod Istio skips", api.State{Manifest: testkit.Deployment, Steps: []engine.Step{{Key: "sidecar.istio.io/inject", Value: "false"}}}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := do(t, h, httptest.NewRequest(http.MethodGet, stateLink(t, c.st), nil))
+			note := html.UnescapeString(r.doc.Find(`[data-testid="dev-image"]`).Text())
+			if (note != "") != c.want || c.want && (!strings.Contains(note, img) || !strings.Contains(note, "development build")) {
+				t.Errorf("the note: %q, want one: %v", note, c.want)
+			}
+		})
+	}
+}

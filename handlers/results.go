@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/sidecarlab/sidecarlab/engine"
@@ -124,6 +125,10 @@ func buildResults(ctx context.Context, l *i18n.Localizer, v view, enc string, tl
 	}
 	sel := tl.Steps[res.Selected]
 	shown := sel.Documents[:min(lim, len(sel.Documents))]
+	// The embedded Istio's development image, where the shown output has it.
+	if img := engine.EmbeddedProxyImage(); slices.ContainsFunc(shown, func(d engine.Document) bool { return d.InjectsImage(img) }) {
+		res.DevImage = img
+	}
 	if want("yaml") { // the YAML is made from the output's JSON only for the tab that shows it
 		res.Output = sel.Output()
 		if len(shown) < len(sel.Documents) {

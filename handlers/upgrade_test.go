@@ -42,6 +42,14 @@ func TestUpgradePage(t *testing.T) {
 	if !slices.Equal(keys, []string{"global.proxy.resources.requests.cpu=true"}) {
 		t.Fatalf("keys %q", keys)
 	}
+	// Both sides inject the embedded Istio's development image (the mesh was rendered by it):
+	// each says whose it is, so the new side's image does not read as a move to a testing
+	// registry.
+	for _, side := range []string{"dev-image-a", "dev-image-b"} {
+		if note := testid(up, side).Text(); !strings.Contains(note, engine.EmbeddedProxyImage()) || !strings.Contains(note, "development build") {
+			t.Errorf("%s: %q", side, note)
+		}
+	}
 	if n := testid(up, "compare-changes").Find(`[data-testid="change"]`).Length(); n != 0 || testid(up, "compare-same").Length() != 1 {
 		t.Fatalf("carried, the new side differs in %d fields", n)
 	}

@@ -58,6 +58,9 @@ type CompareSide struct {
 	// document's verdict there (Istio's webhooks, then Pod Security Admission).
 	Namespace string
 	Admission []CompareVerdict
+	// DevImage says whose the embedded Istio's development image is, when the side's output has
+	// it (the results' note on Results.DevImage, in words).
+	DevImage string
 }
 
 // CompareVerdict is a document's Pod as the API server admits it: the document, admitted or

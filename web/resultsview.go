@@ -37,6 +37,9 @@ type Results struct {
 	Lazy []string
 	// Cluster is the Cluster tab's content, made only when it is shown.
 	Cluster ClusterView
+	// DevImage is the embedded Istio's proxy image (engine.EmbeddedProxyImage), a development
+	// build's, when the selected step's output has it; the results say whose it is.
+	DevImage string
 }
 
 // ClusterView is each workload's way through the cluster's admission: the namespace, then per

@@ -279,7 +279,8 @@ function showActionError(doc, res, uploaded) {
     box.setAttribute("role", "alert");
     box.dataset.testid = "action-error";
     const strong = document.createElement("strong");
-    strong.textContent = t(uploaded ? "uploadFailed" : "actionFailed", { Status: `${res.status} ${res.statusText || t("error")}` });
+    const status = { Status: `${res.status} ${res.statusText || t("error")}` };
+    strong.textContent = uploaded ? t("uploadFailed", status) : t("actionFailed", status);
     box.append(strong);
   } else {
     box = document.importNode(box, true);

@@ -125,6 +125,10 @@ func buildResults(ctx context.Context, l *i18n.Localizer, v view, enc string, tl
 	}
 	sel := tl.Steps[res.Selected]
 	shown := sel.Documents[:min(lim, len(sel.Documents))]
+	// With a mesh of one's own, its upgrade preview, beside the line that says which mesh injected.
+	if !v.state.Settings.Install.Mesh.IsZero() {
+		res.UpgradeHref, res.UpgradeLabel = upgradeHref(v.state), l.T("errors.compare.link-upgrade", "Istio", engine.Version().Istio)
+	}
 	// The embedded Istio's development image, where the shown output has it.
 	if img := engine.EmbeddedProxyImage(); slices.ContainsFunc(shown, func(d engine.Document) bool { return d.InjectsImage(img) }) {
 		res.DevImage = img

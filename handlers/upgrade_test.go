@@ -28,6 +28,10 @@ func TestUpgradePage(t *testing.T) {
 	if !ok {
 		t.Fatal("the playground offers no upgrade preview for a state with a mesh")
 	}
+	// Beside the results' line on which mesh injected, in view with the settings closed.
+	if inLine, ok := testid(page, "results-upgrade").Attr("href"); !ok || inLine != href {
+		t.Errorf("the results' mesh line offers %q, want the upgrade preview %q", inLine, href)
+	}
 	if _, ok := get(t, h, stateLink(t, api.State{Manifest: testkit.Deployment})).doc.Find(`a[href^="/upgrade?"]`).Attr("href"); ok {
 		t.Fatal("an upgrade preview offered without a mesh")
 	}

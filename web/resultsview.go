@@ -37,6 +37,9 @@ type Results struct {
 	Lazy []string
 	// Cluster is the Cluster tab's content, made only when it is shown.
 	Cluster ClusterView
+	// UpgradeHref previews the upgrade of the state's own mesh to the embedded Istio, labelled
+	// UpgradeLabel; empty without a mesh.
+	UpgradeHref, UpgradeLabel string
 	// DevImage is the embedded Istio's proxy image (engine.EmbeddedProxyImage), a development
 	// build's, when the selected step's output has it; the results say whose it is.
 	DevImage string

@@ -307,7 +307,7 @@ func TestDevImageSaid(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			r := do(t, h, httptest.NewRequest(http.MethodGet, stateLink(t, c.st), nil))
 			note := html.UnescapeString(r.doc.Find(`[data-testid="dev-image"]`).Text())
-			if (note != "") != c.want || c.want && (!strings.Contains(note, img) || !strings.Contains(note, "development build")) {
+			if (note != "") != c.want || c.want && (!strings.Contains(note, img) || !strings.Contains(note, "development-build")) {
 				t.Errorf("the note: %q, want one: %v", note, c.want)
 			}
 		})

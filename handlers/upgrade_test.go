@@ -50,7 +50,7 @@ func TestUpgradePage(t *testing.T) {
 	// each says whose it is, so the new side's image does not read as a move to a testing
 	// registry.
 	for _, side := range []string{"dev-image-a", "dev-image-b"} {
-		if note := testid(up, side).Text(); !strings.Contains(note, engine.EmbeddedProxyImage()) || !strings.Contains(note, "development build") {
+		if note := testid(up, side).Text(); !strings.Contains(note, engine.EmbeddedProxyImage()) || !strings.Contains(note, "development-build") {
 			t.Errorf("%s: %q", side, note)
 		}
 	}

@@ -166,14 +166,14 @@ func resultsView(p *Page) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			if p.Results.DevImage != "" {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 16, "<p class=\"mesh-line\" data-testid=\"dev-image\">")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 16, "<p class=\"dev-note\" data-testid=\"dev-image\">")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var9 string
 				templ_7745c5c3_Var9, templ_7745c5c3_Err = templ.JoinStringErrs(T(ctx, "page.results.devImage", "Image", p.Results.DevImage, "Embedded", p.Version.Istio))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `results.templ`, Line: 32, Col: 140}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `results.templ`, Line: 32, Col: 139}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var9))
 				if templ_7745c5c3_Err != nil {

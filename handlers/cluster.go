@@ -58,6 +58,20 @@ func (s *server) clusterView(ctx context.Context, st api.State) (web.ClusterView
 		}
 		cv.Docs = append(cv.Docs, d)
 	}
+	// Documents that name a namespace of their own are created there, with the settings' labels:
+	// when all of them run in one, the header names it, not the settings' (the default one).
+	if ns := namespaceOf(st.Settings); len(cv.Docs) > 0 {
+		one := cv.Docs[0].Namespace
+		for _, d := range cv.Docs[1:] {
+			if d.Namespace != one {
+				one = ""
+			}
+		}
+		if one != "" && one != ns.Name {
+			ns.Name = one
+			cv.Namespace = namespaceText(l, ns)
+		}
+	}
 	cv.Fixes = settingsFixes(rs, st.Settings)
 	fixTexts(words, cv.Fixes)
 	return cv, rs, nil

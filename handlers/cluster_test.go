@@ -521,3 +521,27 @@ func TestNamespaceForm(t *testing.T) {
 		t.Fatalf("disabled: %+v", nf)
 	}
 }
+
+// TestClusterHeaderNamespace: the Cluster tab's header names the namespace the Pods are created
+// in: the one the documents name when they all name the same, else the settings' (default when
+// unset). Before: "default" above documents that all ran in shop.
+func TestClusterHeaderNamespace(t *testing.T) {
+	h := newServer(t)
+	inShop := strings.Replace(testkit.Deployment, "metadata:\n  name: web\n", "metadata:\n  name: web\n  namespace: shop\n", 1)
+	inWeb := strings.Replace(inShop, "namespace: shop", "namespace: web", 1)
+	for _, c := range []struct {
+		name, manifest, want string
+	}{
+		{"documents in shop, settings unset", inShop, "shop"},
+		{"no namespace named, settings unset", testkit.Deployment, "default"},
+		{"documents in two namespaces", inShop + "---\n" + inWeb, "default"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := clusterPage(t, h, api.State{Manifest: c.manifest})
+			got := testid(r, "cluster-namespace").Text()
+			if !strings.HasPrefix(got, c.want+" ") && got != c.want {
+				t.Errorf("the header names %q, want %q", got, c.want)
+			}
+		})
+	}
+}

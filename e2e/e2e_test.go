@@ -594,6 +594,13 @@ func TestShareLinkPresenterAndDeepLink(t *testing.T) {
 	if !regexp.MustCompile(`^/s/[0-9a-hjkmnp-tv-z]{16}$`).MatchString(short) {
 		t.Fatalf("short link %q", short)
 	}
+	// Written out whole, and the status says it is made and how to copy it.
+	if shown := text(ctx, t, `[data-testid="short-link"]`); shown != baseURL+short {
+		t.Errorf("the short link reads %q, want %q", shown, baseURL+short)
+	}
+	if _, err := chromedp.Run(ctx, until(`document.getElementById("status").textContent.startsWith("Shared:")`)); err != nil {
+		t.Errorf("no word that the link was made: %v", err)
+	}
 	sh.take(ctx, "shared")
 
 	// A new browser context (no cookies, no history) opens the short link.

@@ -13,7 +13,7 @@ import (
 // the placeholders the script fills at run time (its t() replaces "{{.Name}}" by the value).
 var jsMessages = map[string][]string{
 	"tabFocus": nil, "tabIndent": nil, "nowIndents": nil, "nowFocus": nil, "editorLabel": nil,
-	"error": nil, "pitfall": nil, "injecting": nil, "namespaceError": nil, "rejected": nil, "rejectedYAML": nil, "rejectedSchema": nil, "uploadFailed": nil, "uploadNotRead": nil, "empty": nil, "refused": nil,
+	"error": nil, "pitfall": nil, "injecting": nil, "namespaceError": nil, "rejected": nil, "rejectedYAML": nil, "rejectedSchema": nil, "uploadFailed": nil, "uploadNotRead": nil, "shared": nil, "empty": nil, "refused": nil,
 	"unreachable": {"Error"}, "actionFailed": {"Status"}, "seeError": nil, "noLink": {"Error"},
 	"changeCopied": nil, "linkCopied": nil, "embedCopied": nil, "yamlCopied": nil, "stale": nil,
 }

@@ -198,7 +198,18 @@ function swapFrom(doc) {
   markStale();
   markError();
   highlightDeepLink();
+  showShortLink(false);
   return true;
+}
+
+// showShortLink writes the short link out whole (the server renders it relative: it never takes
+// its own address from a request's Host) and, on the page a Share just opened, says that the link
+// is made and that Copy link copies it.
+function showShortLink(justShared) {
+  const short = document.querySelector('[data-testid="short-link"]');
+  if (!short) return;
+  short.textContent = new URL(short.getAttribute("href"), location.href).href;
+  if (justShared && location.pathname === short.getAttribute("href")) setStatus(t("shared"));
 }
 
 // outcomeStatus is the status line for an answer that is not OK, by what the server says it is
@@ -560,6 +571,7 @@ function init() {
   window.addEventListener("popstate", () => load(location.href, {}, false));
   window.addEventListener("hashchange", highlightDeepLink);
   highlightDeepLink();
+  showShortLink(true);
 }
 
 if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -189,4 +190,25 @@ func TestShareSecretsPageInKorean(t *testing.T) {
 		}
 	}
 	noMissing(t)
+}
+
+// TestAnnotationKindsInEachLanguage: the annotation panel says each value's kind in the reader's
+// words (値：リソース量…), not the catalog's ids (before: "値：quantity").
+func TestAnnotationKindsInEachLanguage(t *testing.T) {
+	h := newServer(t)
+	ids := []string{"string", "bool", "integer", "quantity", "port-list", "cidr-list", "enum", "yaml", "json"}
+	for _, lang := range []string{"en", "ja", "ko"} {
+		r := get(t, h, "/?lang="+lang)
+		kinds := r.doc.Find(".a-kind")
+		if kinds.Length() < 20 {
+			t.Fatalf("%s: %d annotation kinds", lang, kinds.Length())
+		}
+		kinds.Each(func(_ int, s *goquery.Selection) {
+			word := s.Text()[strings.IndexAny(s.Text(), ":：")+1:]
+			word = strings.TrimSpace(strings.TrimPrefix(word, "\u00a0"))
+			if slices.Contains(ids, word) && word != "yaml" && word != "json" || strings.Contains(word, "page.panel") {
+				t.Errorf("%s: the kind reads %q, an id", lang, s.Text())
+			}
+		})
+	}
 }

@@ -178,6 +178,17 @@ func batchView(l *i18n.Localizer, v view, enc string, step int, rows []engine.Ba
 				if cell.Text != "" {
 					cell.Text = l.T(answerWords(cell.Text))
 				}
+			case "pitfalls":
+				// Each check by its summary in the reader's words (the downloads carry the ids).
+				if ids := strings.Fields(cell.Text); len(ids) > 0 {
+					words := make([]string, len(ids))
+					for i, id := range ids {
+						if words[i] = wording.In(l).Summary(id); words[i] == "" {
+							words[i] = id
+						}
+					}
+					cell.Text, cell.Prose = strings.Join(words, "; "), true
+				}
 			case "replicas":
 				if r.Proxy != "" && r.Capacity.Replicas == 0 {
 					cell.Text = l.T("results.batch.per-node")

@@ -75,6 +75,17 @@ func TestBatchTable(t *testing.T) {
 	if res := noMesh.Find("td").First().Text(); !strings.Contains(res, "skipped") || !strings.Contains(res, "sidecar injection disabled") {
 		t.Errorf("the skipped row's result does not say why: %q", res)
 	}
+	// The pitfalls column says each check in words (its summary), in the page's language, not
+	// its id: the downloads carry the ids.
+	pitfalls := slices.Index(want, "pitfalls")
+	cell := rows.Eq(2).Find("th, td").Eq(pitfalls).Text()
+	if !strings.Contains(cell, "drops the proxy's other default requests and limits") || strings.Contains(cell, "resource-annotation-drops-defaults") {
+		t.Errorf("row 3's pitfalls say %q, want the check's summary", cell)
+	}
+	ja := get(t, h, stateLink(t, api.State{Manifest: lab.Manifest})+"&tab=batch&lang=ja")
+	if cell := testid(ja, "batch-row").Eq(2).Find("th, td").Eq(pitfalls).Text(); cell == "" || strings.ContainsAny(cell, "abcdefghijklmnopqrstuvwxyz") && strings.Contains(cell, "-") {
+		t.Errorf("row 3's pitfalls in Japanese: %q", cell)
+	}
 	total := strings.TrimSpace(testid(r, "batch-total").Text())
 	// In the rows' units: the fleet's row says cpu=200 memory=250Gi, and its sum with the others'
 	// millicores and mebibytes crosses into cores and gibibytes (not 201200m, 257536Mi).

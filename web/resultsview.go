@@ -192,6 +192,9 @@ type BatchRowView struct {
 // BatchCell is a cell's value and a note under it (the result's reason).
 type BatchCell struct {
 	Text, Note string
+	// Prose says Text is words (the pitfalls' summaries), set in the page's font with room to
+	// wrap, not a value in the code font.
+	Prose bool
 }
 
 // BatchChoice is a column the chooser offers, by its id in the link's cols=, and its engine

@@ -29,6 +29,22 @@ func canaryMesh(t *testing.T) string {
 	return testkit.MeshList(t, "canary", in.InjectorConfig, in.Values, in.MeshConfigYAML, nil)
 }
 
+// applyMesh pastes a mesh's ConfigMaps into the settings of a new playground at 1440×900 and
+// applies: it returns what the settings then say of the mesh, and the page's text.
+func applyMesh(ctx context.Context, t *testing.T, mesh string) (used, page string) {
+	t.Helper()
+	do(ctx, t, chromedp.EmulateViewport(1440, 900), chromedp.Navigate(baseURL+"/"), shown(`.cm-content`),
+		clickOn(`[data-testid="settings"] summary`),
+		setTo(`[data-testid="install-mesh"]`, mesh),
+		clickOn(`[data-testid="apply"]`))
+	waitFor(ctx, t, `[data-testid="install-mesh-used"]`, "the settings after apply")
+	page, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("main").textContent`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(strings.Fields(text(ctx, t, `[data-testid="install-mesh-used"]`)), " "), page
+}
+
 // TestOwnMesh: a learner pastes their mesh's ConfigMaps into the settings and applies: the
 // output is their mesh's (its revision, its values), the settings say which mesh injects, and
 // the page passes axe at 1440×900, 1920×1080, 390×844 and 150 % zoom, light and dark, without
@@ -37,21 +53,13 @@ func TestOwnMesh(t *testing.T) {
 	t.Parallel() // heavy work for the server, which runs one heavy request per test at once (e2e_test.go)
 	ctx := browser(t)
 	sh := newShots(t)
-	do(ctx, t, chromedp.EmulateViewport(1440, 900), chromedp.Navigate(baseURL+"/"), shown(`.cm-content`),
-		clickOn(`[data-testid="settings"] summary`),
-		setTo(`[data-testid="install-mesh"]`, canaryMesh(t)),
-		clickOn(`[data-testid="apply"]`))
-	waitFor(ctx, t, `[data-testid="install-mesh-used"]`, "the settings after apply")
-	if used := strings.Join(strings.Fields(text(ctx, t, `[data-testid="install-mesh-used"]`)), " "); !strings.Contains(used, "revision canary") {
+	used, page := applyMesh(ctx, t, canaryMesh(t))
+	if !strings.Contains(used, "revision canary") {
 		t.Errorf("the settings say %q", used)
 	}
 	// The results say it too, above the tabs, with the settings closed.
 	if line := strings.Join(strings.Fields(text(ctx, t, `[data-testid="results-mesh"]`)), " "); !strings.HasPrefix(line, "Injected with your mesh: revision canary") {
 		t.Errorf("the results say %q", line)
-	}
-	page, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("main").textContent`))
-	if err != nil {
-		t.Fatal(err)
 	}
 	if !strings.Contains(page, "istio.io/rev: canary") || !strings.Contains(page, "cpu: 50m") {
 		t.Error("the results are not the pasted mesh's (no canary revision, no 50m CPU request)")
@@ -77,17 +85,9 @@ func TestOwnMeshOwnTemplates(t *testing.T) {
 	}
 	mesh := testkit.MeshList(t, "canary", testkit.WithOlderTemplates(t, in.InjectorConfig), in.Values, in.MeshConfigYAML, nil)
 	ctx := browser(t)
-	do(ctx, t, chromedp.EmulateViewport(1440, 900), chromedp.Navigate(baseURL+"/"), shown(`.cm-content`),
-		clickOn(`[data-testid="settings"] summary`),
-		setTo(`[data-testid="install-mesh"]`, mesh),
-		clickOn(`[data-testid="apply"]`))
-	waitFor(ctx, t, `[data-testid="install-mesh-used"]`, "the settings after apply")
-	if used := strings.Join(strings.Fields(text(ctx, t, `[data-testid="install-mesh-used"]`)), " "); !strings.Contains(used, "revision canary, your own templates") {
+	used, page := applyMesh(ctx, t, mesh)
+	if !strings.Contains(used, "revision canary, your own templates") {
 		t.Errorf("the settings say %q, want the mesh's own templates", used)
-	}
-	page, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("main").textContent`))
-	if err != nil {
-		t.Fatal(err)
 	}
 	if !strings.Contains(page, "istio.io/rev: canary") || !strings.Contains(page, "name: istio-proxy") {
 		t.Error("the results are not the pasted mesh's injection (no canary revision, no istio-proxy)")

@@ -68,8 +68,9 @@ func (s *server) clusterView(ctx context.Context, st api.State) (web.ClusterView
 			}
 		}
 		if one != "" && one != ns.Name {
+			settings := ns.Name
 			ns.Name = one
-			cv.Namespace = namespaceText(l, ns)
+			cv.Namespace = namespaceText(l, ns) + l.T("results.cluster.namespace-documents", "Settings", settings)
 		}
 	}
 	cv.Fixes = settingsFixes(rs, st.Settings)

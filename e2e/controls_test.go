@@ -157,3 +157,18 @@ func TestProxyConfigDocs(t *testing.T) {
 	}
 	sh.take(tab, "no-javascript")
 }
+
+// TestAnnotationDescriptionsWhole: every annotation's description in the panel is shown whole:
+// none is cut at a few lines with nothing to say there is more (16 of them were, readable only
+// under a mouse pointer).
+func TestAnnotationDescriptionsWhole(t *testing.T) {
+	t.Parallel()
+	ctx := browser(t)
+	do(ctx, t, chromedp.EmulateViewport(1440, 900), chromedp.Navigate(baseURL+"/"), shown(`.cm-content`))
+	clipped := pageValue[string](ctx, t, "the clipped descriptions", `for (const d of document.querySelectorAll("details")) d.open = true;
+		const cut = [...document.querySelectorAll(".a-desc")].filter((p) => p.scrollHeight > p.clientHeight + 1);
+		return {ok: document.querySelectorAll(".a-desc").length > 20, v: cut.map((p) => p.textContent.slice(0, 60)).join(" | ")};`)
+	if clipped != "" {
+		t.Errorf("descriptions cut short: %s", clipped)
+	}
+}

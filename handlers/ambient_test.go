@@ -30,6 +30,10 @@ func TestAmbientPage(t *testing.T) {
 	if r.status != http.StatusOK {
 		t.Fatalf("status %d: %s", r.status, r.body)
 	}
+	// ztunnel, which the page names throughout, is said once what it is.
+	if d := testid(r, "ztunnel-defined").Text(); !strings.Contains(d, "each node runs one ztunnel") {
+		t.Errorf("ztunnel is not defined on the page: %q", d)
+	}
 	if e := testid(r, "ambient-enrolment"); e.AttrOr("data-joins", "") != "true" || !strings.Contains(e.Text(), "enablement selector 2") {
 		t.Errorf("enrolment: %q joins=%s", e.Text(), e.AttrOr("data-joins", ""))
 	}

@@ -30,6 +30,10 @@ func TestAmbientPage(t *testing.T) {
 	if r.status != http.StatusOK {
 		t.Fatalf("status %d: %s", r.status, r.body)
 	}
+	// The Job's one pod is "1 pod", not "1 pods".
+	if c := strings.Join(strings.Fields(testid(r, "ambient-capacity").Text()), " "); !strings.Contains(c, "1 pod ×") {
+		t.Errorf("the capacity says %q", c)
+	}
 	// ztunnel, which the page names throughout, is said once what it is.
 	if d := testid(r, "ztunnel-defined").Text(); !strings.Contains(d, "each node runs one ztunnel") {
 		t.Errorf("ztunnel is not defined on the page: %q", d)

@@ -910,7 +910,7 @@ func ambientCapacity(p *AmbientPage) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = M("page.ambient.sidecars", "Pods", p.Capacity.Pods, "Requests", orNone(ctx, p.Capacity.Sidecars)).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = Msg(N(ctx, "page.ambient.sidecars", p.Capacity.Pods, "Pods", p.Capacity.Pods, "Requests", orNone(ctx, p.Capacity.Sidecars))).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

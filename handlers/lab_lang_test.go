@@ -195,7 +195,7 @@ func TestReplacesNoticeInLanguages(t *testing.T) {
 // value too large to show, JSON in a string); a short plain value has none.
 func TestShowValueIn(t *testing.T) {
 	ja, ko := i18n.For("ja"), i18n.For("ko")
-	if got := showValueIn(ja, strings.Repeat("x", 1000), 0).Text; !strings.HasSuffix(got, "…（残り600文字。注入後のYAMLを参照してください）") {
+	if got := showValueIn(ja, strings.Repeat("x", 1000), 0).Text; !strings.HasSuffix(got, "…（残り600文字。注入後YAMLタブを参照してください）") {
 		t.Errorf("ja long value: %q", got[maxValue:])
 	}
 	if got := showValueIn(ko, nil, 2048).Text; got != "(2 KiB 크기의 JSON입니다. 너무 크거나 너무 깊이 중첩되어 여기에 표시할 수 없습니다. YAML을 참조하십시오)" {

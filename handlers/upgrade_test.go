@@ -32,6 +32,10 @@ func TestUpgradePage(t *testing.T) {
 	if inLine, ok := testid(page, "results-upgrade").Attr("href"); !ok || inLine != href {
 		t.Errorf("the results' mesh line offers %q, want the upgrade preview %q", inLine, href)
 	}
+	// And beside the mesh in the settings.
+	if inSettings, ok := testid(page, "settings-upgrade").Attr("href"); !ok || inSettings != href {
+		t.Errorf("the settings offer %q, want the upgrade preview %q", inSettings, href)
+	}
 	if _, ok := get(t, h, stateLink(t, api.State{Manifest: testkit.Deployment})).doc.Find(`a[href^="/upgrade?"]`).Attr("href"); ok {
 		t.Fatal("an upgrade preview offered without a mesh")
 	}

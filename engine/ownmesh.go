@@ -56,6 +56,11 @@ func (m OwnMesh) Embedded() []string {
 	return out
 }
 
+// EmbeddedTemplates reports whether the mesh injects with the embedded Istio's templates: its
+// injector config left them out as exactly Istio's (IstioTemplates), or it gives no injector
+// config at all.
+func (m OwnMesh) EmbeddedTemplates() bool { return m.IstioTemplates || m.InjectorConfig == "" }
+
 // IsZero reports whether no part is given.
 func (m OwnMesh) IsZero() bool {
 	return m.InjectorConfig == "" && m.Values == "" && m.MeshConfig == "" && m.Webhooks == "" && !m.IstioTemplates

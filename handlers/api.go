@@ -18,7 +18,7 @@ func meshOf(in engine.InstallOptions) *api.Mesh {
 		return nil
 	}
 	m := &api.Mesh{Revision: engine.RevisionName(in.Revision), Istio: in.Mesh.Istio, Templates: "own", InjectedBy: engine.Version().Istio, Embedded: in.Mesh.Embedded()}
-	if in.Mesh.IstioTemplates || in.Mesh.InjectorConfig == "" {
+	if in.Mesh.EmbeddedTemplates() {
 		m.Templates = "istio"
 	}
 	return m

@@ -64,9 +64,7 @@ func (s *server) comparePage(r *http.Request, states [2]api.State, labels [2]str
 		}
 		row := tl.Steps[len(tl.Steps)-1]
 		last[i] = row.Documents
-		if img := engine.EmbeddedProxyImage(); slices.ContainsFunc(row.Documents, func(d engine.Document) bool { return d.InjectsImage(img) }) {
-			side.DevImage = l.T("page.results.devImage", "Image", img, "Embedded", engine.Version().Istio)
-		}
+		side.DevImage = devImageNote(l, row.Documents)
 		// A long value's lines are cut, as in the YAML tab: the side's link has everything.
 		out, cut := yamlShare(row.Output(), defaultLimit)
 		if cut {

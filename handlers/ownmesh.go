@@ -59,7 +59,7 @@ func meshForm(in engine.InstallOptions) (field, revision, istioTemplates, otherI
 	}
 	b, _ := json.Marshal(meshField{Mesh: in.Mesh, Revision: in.Revision})
 	revision = engine.RevisionName(in.Revision)
-	if in.Mesh.IstioTemplates || in.Mesh.InjectorConfig == "" {
+	if in.Mesh.EmbeddedTemplates() {
 		istioTemplates = engine.Version().Istio
 	}
 	return string(b), revision, istioTemplates, otherIstio

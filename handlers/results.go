@@ -129,10 +129,7 @@ func buildResults(ctx context.Context, l *i18n.Localizer, v view, enc string, tl
 	if !v.state.Settings.Install.Mesh.IsZero() {
 		res.UpgradeHref, res.UpgradeLabel = upgradeHref(v.state), l.T("errors.compare.link-upgrade", "Istio", engine.Version().Istio)
 	}
-	// The embedded Istio's development image, where the shown output has it.
-	if img := engine.EmbeddedProxyImage(); slices.ContainsFunc(shown, func(d engine.Document) bool { return d.InjectsImage(img) }) {
-		res.DevImage = img
-	}
+	res.DevImage = devImageNote(l, shown)
 	if want("yaml") { // the YAML is made from the output's JSON only for the tab that shows it
 		res.Output = sel.Output()
 		if len(shown) < len(sel.Documents) {
@@ -391,6 +388,16 @@ func unifiedLines(u string) []web.DiffLine {
 // at row 0 and at the step that made Istio skip it); a kind Istio does not inject (at row 0, and
 // at a later step with no change at all). prev are the documents of the step before (nil for row
 // 0); empty says the step changed nothing.
+// devImageNote says whose the embedded Istio's development image is (engine.EmbeddedProxyImage)
+// when one of docs injects it, as the results and each side of a comparison say it; "" otherwise.
+func devImageNote(l *i18n.Localizer, docs []engine.Document) string {
+	img := engine.EmbeddedProxyImage()
+	if !slices.ContainsFunc(docs, func(d engine.Document) bool { return d.InjectsImage(img) }) {
+		return ""
+	}
+	return l.T("page.results.devImage", "Image", img, "Embedded", engine.Version().Istio)
+}
+
 // failedNote is the note on a document that failed, by the kind of its error (wording.ErrorKind).
 var failedNote = map[string]string{
 	wording.KindYAML: "results.note.failed-yaml", wording.KindSchema: "results.note.failed-schema", wording.KindIstio: "results.note.failed",

@@ -59,7 +59,7 @@ type CompareSide struct {
 	Namespace string
 	Admission []CompareVerdict
 	// DevImage says whose the embedded Istio's development image is, when the side's output has
-	// it (the results' note on Results.DevImage, in words).
+	// it, as Results.DevImage does.
 	DevImage string
 }
 

@@ -40,8 +40,8 @@ type Results struct {
 	// UpgradeHref previews the upgrade of the state's own mesh to the embedded Istio, labelled
 	// UpgradeLabel; empty without a mesh.
 	UpgradeHref, UpgradeLabel string
-	// DevImage is the embedded Istio's proxy image (engine.EmbeddedProxyImage), a development
-	// build's, when the selected step's output has it; the results say whose it is.
+	// DevImage says whose the embedded Istio's proxy image is (a development build's), when the
+	// selected step's output has it; empty otherwise.
 	DevImage string
 }
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/engine/yamldoc"
 )
 
 // InputError is an input error in words: Summary says what is wrong once, where, and what to
@@ -20,8 +21,6 @@ var (
 	// yamlPrefix is what sigs.k8s.io/yaml and go-yaml put before the reason: the conversion's
 	// name and a line relative to the document (the error's Line is the whole input's).
 	yamlPrefix = regexp.MustCompile(`^(error converting YAML to JSON: )?yaml: (line \d+: )?`)
-	// jsonType is a typed decode's complaint: the field and the type it wanted.
-	jsonType = regexp.MustCompile(`cannot unmarshal (\w+) into Go struct field \w+\.([\w.]+) of type (\S+)`)
 )
 
 // The kinds of an error reading a document (ErrorKind).
@@ -44,7 +43,7 @@ func ErrorKind(e *engine.InputError) string {
 		return KindIstio
 	case strings.HasPrefix(e.Msg, "error converting YAML to JSON:"), strings.HasPrefix(e.Msg, "yaml: "):
 		return KindYAML
-	case strings.HasPrefix(e.Msg, "error unmarshaling JSON:"), jsonType.MatchString(e.Msg), notObject.MatchString(e.Msg):
+	case strings.HasPrefix(e.Msg, "error unmarshaling JSON:"), yamldoc.TypeError.MatchString(e.Msg), notObject.MatchString(e.Msg):
 		return KindSchema
 	}
 	return KindIstio
@@ -66,14 +65,8 @@ var yamlReasons = []struct{ reason, id string }{
 	{"block sequence entries are not allowed in this context", "block-entry"},
 }
 
-// unknownAnchor is go-yaml's alias of an anchor the text does not define; quantityError
-// Kubernetes' resource quantity that is not one.
-var (
-	unknownAnchor = regexp.MustCompile(`unknown anchor '([^']*)' referenced`)
-	// notObject is a document that is a scalar or a list where Kubernetes reads an object.
-	notObject     = regexp.MustCompile(`cannot unmarshal (\w+) into Go value of type \S+`)
-	quantityError = regexp.MustCompile(`quantities must match the regular expression`)
-)
+// notObject is a document that is a scalar or a list where Kubernetes reads an object.
+var notObject = regexp.MustCompile(`cannot unmarshal (\w+) into Go value of type \S+`)
 
 // olderTemplate finds what an injection template written for another Istio trips on in this
 // Istio's injector: a function it does not have (a parse error, `function "render" not
@@ -178,31 +171,29 @@ func (w Words) Input(e *engine.InputError) InputError {
 		return InputError{Summary: w.at(where, text), Reason: text}
 	}
 	msg := e.Msg
-	if m := jsonType.FindStringSubmatch(msg); m != nil {
-		words := w.loc().T("wording.input.type", "field", m[2], "want", w.typeWords(m[3]), "got", w.jsonWords(m[1]))
+	worded := func(words string) InputError {
 		return InputError{Summary: w.at(where, words), Details: msg, Reason: words}
 	}
-	if m := unknownAnchor.FindStringSubmatch(msg); m != nil {
-		words := w.loc().T("wording.input.yaml.unknown-anchor", "anchor", m[1])
-		return InputError{Summary: w.at(where, words), Details: msg, Reason: words}
+	if m := yamldoc.TypeError.FindStringSubmatch(msg); m != nil {
+		return worded(w.loc().T("wording.input.type", "field", m[2], "want", w.typeWords(m[3]), "got", w.jsonWords(m[1])))
+	}
+	if m := yamldoc.UnknownAnchor.FindStringSubmatch(msg); m != nil {
+		return worded(w.loc().T("wording.input.yaml.unknown-anchor", "anchor", m[1]))
 	}
 	if notObject.MatchString(msg) {
-		words := w.loc().T("wording.input.not-object")
-		return InputError{Summary: w.at(where, words), Details: msg, Reason: words}
+		return worded(w.loc().T("wording.input.not-object"))
 	}
-	if quantityError.MatchString(msg) {
-		words := w.loc().T("wording.input.quantity")
-		return InputError{Summary: w.at(where, words), Details: msg, Reason: words}
+	if strings.Contains(msg, yamldoc.QuantityMessage) {
+		return worded(w.loc().T("wording.input.quantity"))
 	}
 	reason := yamlPrefix.ReplaceAllString(msg, "")
 	for _, r := range yamlReasons {
 		if reason == r.reason {
-			words := w.loc().T("wording.input.yaml." + r.id)
-			return InputError{Summary: w.at(where, words), Details: msg, Reason: words}
+			return worded(w.loc().T("wording.input.yaml." + r.id))
 		}
 	}
 	if reason != msg {
-		return InputError{Summary: w.at(where, reason), Details: msg, Reason: reason}
+		return worded(reason)
 	}
 	return InputError{Summary: w.at(where, msg), Reason: msg}
 }

@@ -307,28 +307,33 @@ func (i isolation) engineOptions(ctx context.Context, logger *slog.Logger) (engi
 		logger.Info("custom templates refused (--allow-custom-templates=false): only Istio's own templates run")
 		return serveEngineOptions(lockedDownHint), nil
 	}
-	exe, err := i.worker, error(nil)
-	if exe == "" {
-		exe, err = os.Executable()
-	}
+	sb, err := i.sandbox(ctx)
 	if err == nil {
-		var sb *sandbox.Sandbox
-		sb, err = sandbox.New(ctx, sandbox.Config{Command: []string{exe, "worker"}, Limits: i.limits, MaxWorkers: i.maxWorkers, MaxOutput: i.maxOutput})
-		if err == nil {
-			logger.Info("custom templates allowed; they run in isolated workers",
-				"cpu_seconds", i.limits.CPUSeconds, "memory_bytes", i.limits.MemoryBytes,
-				"network_namespace", sb.IsolatesNetwork(), "user_namespace", sb.InUserNamespace())
-			if !sb.IsolatesNetwork() {
-				logger.Warn("workers cannot have namespaces of their own (as root, or in a user namespace of their own: this system allows neither): their seccomp filter still refuses every socket, but they read the server's /etc/hosts, so templates that resolve names (getHostByName) are refused")
-			}
-			return engine.Options{InstallPolicy: engine.InstallPolicy{AllowCustomTemplates: true}, Isolator: sandbox.Isolator(sb)}, nil
+		logger.Info("custom templates allowed; they run in isolated workers",
+			"cpu_seconds", i.limits.CPUSeconds, "memory_bytes", i.limits.MemoryBytes,
+			"network_namespace", sb.IsolatesNetwork(), "user_namespace", sb.InUserNamespace())
+		if !sb.IsolatesNetwork() {
+			logger.Warn("workers cannot have namespaces of their own (as root, or in a user namespace of their own: this system allows neither): their seccomp filter still refuses every socket, but they read the server's /etc/hosts, so templates that resolve names (getHostByName) are refused")
 		}
+		return engine.Options{InstallPolicy: engine.InstallPolicy{AllowCustomTemplates: true}, Isolator: sandbox.Isolator(sb)}, nil
 	}
 	if i.explicit {
 		return engine.Options{}, fmt.Errorf("--allow-custom-templates: %w", err)
 	}
 	logger.Warn("custom templates refused: the isolated workers they run in cannot start here; only Istio's own templates run", "err", err)
 	return serveEngineOptions(fmt.Sprintf("This server could not start the isolated worker process it runs them in (%v), so it runs Istio's own templates only.", err)), nil
+}
+
+// sandbox starts the workers' sandbox: i.worker, or this binary, as `worker`.
+func (i isolation) sandbox(ctx context.Context) (*sandbox.Sandbox, error) {
+	exe := i.worker
+	if exe == "" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return nil, err
+		}
+	}
+	return sandbox.New(ctx, sandbox.Config{Command: []string{exe, "worker"}, Limits: i.limits, MaxWorkers: i.maxWorkers, MaxOutput: i.maxOutput})
 }
 
 func displayAddr(a net.Addr) string {

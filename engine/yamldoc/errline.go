@@ -20,14 +20,15 @@ var LineRE = regexp.MustCompile(`line (\d+)(: (.*))?`)
 // TestYAMLErrorLine).
 var parserProblems = regexp.MustCompile(`^(did not find expected (key|node content|'-' indicator|',' or '\]'|',' or '\}'|<document start>|<stream-start>)|found (duplicate %TAG directive|duplicate %YAML directive|incompatible YAML document|undefined tag handle))`)
 
-// typeError is a typed decode's complaint (encoding/json's UnmarshalTypeError, as Kubernetes'
+// TypeError is a typed decode's complaint (encoding/json's UnmarshalTypeError, as Kubernetes'
 // decoder reports it): the JSON type of the value it found, the field's path from the object's
-// root (the struct's name first, list indexes left out), and the Go type it wanted.
-var typeError = regexp.MustCompile(`cannot unmarshal (\w+) into Go struct field \w+\.([\w.]+) of type (\S+)`)
+// root (the struct's name first, list indexes left out), and the Go type it wanted. Package
+// wording words the same messages.
+var TypeError = regexp.MustCompile(`cannot unmarshal (\w+) into Go struct field \w+\.([\w.]+) of type (\S+)`)
 
-// unknownAnchor is go-yaml's complaint about an alias of an anchor the text does not define,
+// UnknownAnchor is go-yaml's complaint about an alias of an anchor the text does not define,
 // which names no line.
-var unknownAnchor = regexp.MustCompile(`unknown anchor '([^']*)' referenced`)
+var UnknownAnchor = regexp.MustCompile(`unknown anchor '([^']*)' referenced`)
 
 // ErrorLine is the line of text, counted from 1, that a person points at for an error reading
 // text (msg, as sigs.k8s.io/yaml or Kubernetes' decoder says it), or 0 when msg names none:
@@ -50,13 +51,13 @@ var unknownAnchor = regexp.MustCompile(`unknown anchor '([^']*)' referenced`)
 func ErrorLine(msg string, text []byte) int {
 	m := LineRE.FindStringSubmatch(msg)
 	if m == nil {
-		if t := typeError.FindStringSubmatch(msg); t != nil {
+		if t := TypeError.FindStringSubmatch(msg); t != nil {
 			return typeErrorLine(text, t[1], strings.Split(t[2], "."))
 		}
-		if a := unknownAnchor.FindStringSubmatch(msg); a != nil {
+		if a := UnknownAnchor.FindStringSubmatch(msg); a != nil {
 			return aliasLine(text, a[1])
 		}
-		if strings.Contains(msg, "quantities must match the regular expression") {
+		if strings.Contains(msg, QuantityMessage) {
 			return quantityLine(text)
 		}
 		return 0
@@ -139,6 +140,9 @@ func colonless(text []byte, n int) int {
 	}
 	return 0
 }
+
+// QuantityMessage is what Kubernetes' decoder says of a resource quantity it cannot read.
+const QuantityMessage = "quantities must match the regular expression"
 
 // quantity is what Kubernetes' resource.Quantity reads (its error names this expression).
 var quantity = regexp.MustCompile(`^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$`)
@@ -229,7 +233,7 @@ func findTyped(n, key *yaml.Node, got string, path []string) int {
 				return l
 			}
 		}
-		if len(path) > 0 || jsonType(n) != got {
+		if len(path) > 0 {
 			return 0
 		}
 	}

@@ -450,3 +450,23 @@ func (in *Install) webhookRevision(s Settings) error {
 		Msg: fmt.Sprintf("revision %s, but the installation's values name revision %s: in webhook mode the injector is that revision's istiod, which injects as its own revision; set values.revision, or leave the revision out",
 			quote(got), quote(RevisionName(want)))}
 }
+
+// OptionTakes reports whether adding the install option set ("values.global.proxy.…=…", as a
+// --set path) to o changes what injection and admission read from the installation: its injector
+// config, values, mesh config or webhooks. Under a mesh that gives its own values, an option of
+// the values changes nothing: the mesh is not reinstalled by a --set (the rendered parts it
+// replaces are the only ones the option reaches).
+func (e *Engine) OptionTakes(ctx context.Context, o InstallOptions, set string) (bool, error) {
+	before, err := e.Install(ctx, o)
+	if err != nil {
+		return false, err
+	}
+	with := o
+	with.Set = append(slices.Clip(o.Set), set)
+	after, err := e.Install(ctx, with)
+	if err != nil {
+		return false, err
+	}
+	return before.InjectorConfig != after.InjectorConfig || before.Values != after.Values ||
+		before.MeshConfigYAML != after.MeshConfigYAML || before.webhooksYAML != after.webhooksYAML, nil
+}

@@ -562,3 +562,36 @@ func TestOwnMeshEmbedded(t *testing.T) {
 		}
 	}
 }
+
+// TestOptionTakes: an option of the values reaches injection from the rendered installation,
+// not through a mesh that gives its own values; a mesh that gives only its mesh config still
+// takes it.
+func TestOptionTakes(t *testing.T) {
+	e := testEngine(t)
+	def, err := e.Install(t.Context(), InstallOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole := OwnMesh{InjectorConfig: def.InjectorConfig, Values: def.Values, MeshConfig: def.MeshConfigYAML}
+	for _, set := range []string{"components.cni.enabled=true", "values.global.proxy.seccompProfile.type=RuntimeDefault"} {
+		for _, c := range []struct {
+			name string
+			o    InstallOptions
+			want bool
+		}{
+			{"default", InstallOptions{}, true},
+			{"other options", InstallOptions{Set: []string{"values.global.proxy.holdApplicationUntilProxyStarts=true"}}, true},
+			{"already set", InstallOptions{Set: []string{set}}, false},
+			{"a whole mesh", InstallOptions{Mesh: whole}, false},
+			{"a mesh of its mesh config only", InstallOptions{Mesh: OwnMesh{MeshConfig: def.MeshConfigYAML}}, true},
+		} {
+			got, err := e.OptionTakes(t.Context(), c.o, set)
+			if err != nil {
+				t.Fatalf("%s, %s: %v", set, c.name, err)
+			}
+			if got != c.want {
+				t.Errorf("%s, %s: takes %v, want %v", set, c.name, got, c.want)
+			}
+		}
+	}
+}

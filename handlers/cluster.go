@@ -73,8 +73,11 @@ func (s *server) clusterView(ctx context.Context, st api.State) (web.ClusterView
 			cv.Namespace = namespaceText(l, ns) + l.T("results.cluster.namespace-documents", "Settings", settings)
 		}
 	}
-	cv.Fixes = settingsFixes(rs, st.Settings)
-	fixTexts(words, cv.Fixes)
+	cv.Fixes = settingsFixes(rs, st.Settings, func(option string) bool {
+		takes, err := s.eng().OptionTakes(ctx, st.Settings.Install, option)
+		return err != nil || takes // an option that fails to render says so when applied
+	})
+	fixTexts(words, cv.Fixes, func(option string) string { return upgradeHref(st, option) })
 	return cv, rs, nil
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/sidecarlab/sidecarlab/admission"
 	"github.com/sidecarlab/sidecarlab/api"
@@ -200,7 +201,7 @@ func TestClusterTab(t *testing.T) {
 		fixes              []string
 		violation          string
 	}{
-		{"no label", withNamespace(shop), false, true, []string{fixLabelInjection}, ""},
+		{"no label", withNamespace(shop), false, true, []string{fixLabelInjection + ":istio-injection=enabled"}, ""},
 		{"baseline", withNamespace(baseline), true, false, []string{fixCNI}, `container "istio-init" must not include "NET_ADMIN", "NET_RAW"`},
 		{"baseline with CNI", withNamespace(baseline, cniOption), true, true, nil, ""},
 	} {
@@ -278,7 +279,7 @@ func TestClusterAmbient(t *testing.T) {
 	if a := testid(r, "cluster-ambient"); a.AttrOr("data-rule", "") != "not-installed" || testid(r, "cluster-ambient-runtime").Length() != 0 {
 		t.Errorf("the default profile: rule %q", a.AttrOr("data-rule", ""))
 	}
-	if got := fixes(r); !slices.Contains(got, fixLabelInjection) {
+	if got := fixes(r); !slices.Contains(got, fixLabelInjection+":istio-injection=enabled") {
 		t.Errorf("without ambient installed the injection label is the way into the mesh: fixes %q", got)
 	}
 	if r = clusterPage(t, h, withNamespace(shop)); testid(r, "cluster-ambient").Length() != 0 {
@@ -407,7 +408,8 @@ func TestBatchAdmissionColumn(t *testing.T) {
 // TestSettingsFixes: which fixes the admission's results call for, each on a case that trips it
 // and cases that do not.
 func TestSettingsFixes(t *testing.T) {
-	nsOnly := admission.WebhookMatch{ObjectMatch: true}
+	nsOnly := admission.WebhookMatch{ObjectMatch: true, NamespaceSelector: "istio-injection in (enabled)"}
+	revOnly := admission.WebhookMatch{ObjectMatch: true, NamespaceSelector: "!istio-injection,istio.io/rev in (canary)"}
 	podOptOut := admission.WebhookMatch{NamespaceMatch: true}
 	called := admission.WebhookMatch{NamespaceMatch: true, ObjectMatch: true, Called: true}
 	initCaps := `violates PodSecurity "baseline:latest": non-default capabilities (container "istio-init" must not include "NET_ADMIN", "NET_RAW" in securityContext.capabilities.add)`
@@ -420,7 +422,10 @@ func TestSettingsFixes(t *testing.T) {
 		set  engine.Settings
 		want []string
 	}{
-		{"namespace unlabelled", admission.Result{Admitted: true, Webhooks: []admission.WebhookMatch{podOptOut, nsOnly}}, engine.Settings{}, []string{fixLabelInjection}},
+		{"namespace unlabelled", admission.Result{Admitted: true, Webhooks: []admission.WebhookMatch{podOptOut, nsOnly}}, engine.Settings{}, []string{fixLabelInjection + ":istio-injection=enabled"}},
+		{"a revision's namespace unlabelled", admission.Result{Admitted: true, Webhooks: []admission.WebhookMatch{revOnly}}, engine.Settings{}, []string{fixLabelInjection + ":istio.io/rev=canary"}},
+		{"a revision's, labelled for the default", admission.Result{Admitted: true, Webhooks: []admission.WebhookMatch{revOnly}},
+			engine.Settings{Namespace: engine.Namespace{Labels: map[string]string{"istio-injection": "enabled"}}}, nil},
 		{"a webhook was called", admission.Result{Admitted: true, Webhooks: []admission.WebhookMatch{nsOnly, called}}, engine.Settings{}, nil},
 		{"the pod opts out", admission.Result{Admitted: true, Webhooks: []admission.WebhookMatch{podOptOut}}, engine.Settings{}, nil},
 		{"already labelled", admission.Result{Admitted: true, Webhooks: []admission.WebhookMatch{nsOnly}},
@@ -430,7 +435,10 @@ func TestSettingsFixes(t *testing.T) {
 		{"another violation", admission.Result{Injected: true, Webhooks: []admission.WebhookMatch{called}, Violations: []string{other}}, engine.Settings{}, nil},
 		{"CNI already on", admission.Result{Injected: true, Webhooks: []admission.WebhookMatch{called}, Violations: []string{initCaps}},
 			engine.Settings{Install: engine.InstallOptions{Set: []string{cniOption}}}, nil},
-		{"asks with the annotation", admission.Result{Admitted: true, Webhooks: []admission.WebhookMatch{podOptOut}, Trace: []admission.Step{{ID: "not-injected-no-webhook"}, {ID: "hint-annotation-not-label"}}}, engine.Settings{}, []string{fixLabel}},
+		{"asks with the annotation", admission.Result{Admitted: true, Pod: &corev1.Pod{}, Webhooks: []admission.WebhookMatch{podOptOut}, Trace: []admission.Step{{ID: "not-injected-no-webhook"}, {ID: "hint-annotation-not-label"}}}, engine.Settings{}, []string{fixLabel}},
+		{"asks with the annotation, a revision's webhook", admission.Result{Admitted: true, Pod: &corev1.Pod{},
+			Webhooks: []admission.WebhookMatch{{NamespaceMatch: true, ObjectSelector: "istio.io/rev in (canary),sidecar.istio.io/inject notin (false)"}},
+			Trace:    []admission.Step{{ID: "not-injected-no-webhook"}, {ID: "hint-annotation-not-label"}}}, engine.Settings{}, nil},
 		{"not injected, no annotation", admission.Result{Admitted: true, Webhooks: []admission.WebhookMatch{podOptOut}, Trace: []admission.Step{{ID: "not-injected-no-webhook"}}}, engine.Settings{}, nil},
 		{"istio-proxy's seccomp profile", admission.Result{Injected: true, Webhooks: []admission.WebhookMatch{called}, Violations: []string{istioSeccomp}}, engine.Settings{}, []string{fixSeccomp}},
 		{"only the app's seccomp profile", admission.Result{Injected: true, Webhooks: []admission.WebhookMatch{called}, Violations: []string{appSeccomp}}, engine.Settings{}, nil},
@@ -439,8 +447,8 @@ func TestSettingsFixes(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []string
-			for _, f := range settingsFixes([]admission.Result{tc.r}, tc.set) {
-				got = append(got, f.ID)
+			for _, f := range settingsFixes([]admission.Result{tc.r}, tc.set, func(string) bool { return true }) {
+				got = append(got, f.Value)
 			}
 			if d := cmp.Diff(tc.want, got); d != "" {
 				t.Fatalf("fixes (-want +got)\n%s", d)

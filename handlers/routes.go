@@ -23,6 +23,7 @@ type Engine interface {
 	Timeline(ctx context.Context, manifest []byte, steps []engine.Step, s engine.Settings) (*engine.Timeline, error)
 	Estimate(ctx context.Context, manifest []byte, steps []engine.Step, s engine.Settings) (engine.Cost, error)
 	Install(ctx context.Context, o engine.InstallOptions) (*engine.Install, error)
+	OptionTakes(ctx context.Context, o engine.InstallOptions, set string) (bool, error)
 	PlanUpgrade(ctx context.Context, old engine.InstallOptions, carry func(path string) bool) (*engine.Upgrade, error)
 	PreviewUpgrade(ctx context.Context, manifest []byte, steps []engine.Step, s engine.Settings, carry func(path string) bool) (*engine.UpgradePreview, error)
 	admission.Workloads

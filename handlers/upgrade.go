@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -26,20 +27,38 @@ func carryFrom(chosen bool, carry []string) func(string) bool {
 	return func(path string) bool { return slices.Contains(carry, path) }
 }
 
-// upgradeStates plans st's upgrade: the plan, and the new side's state.
-func (s *server) upgradeStates(r *http.Request, st api.State, carry func(string) bool) (*engine.Upgrade, api.State, error) {
+// upgradeStates plans st's upgrade: the plan, and the new side's state, which also sets the
+// install options set (a Cluster tab's fixes, settingsFixOptions: what the mesh would be
+// upgraded with).
+func (s *server) upgradeStates(r *http.Request, st api.State, carry func(string) bool, set []string) (*engine.Upgrade, api.State, error) {
 	plan, err := s.eng().PlanUpgrade(r.Context(), st.Settings.Install, carry)
 	if err != nil {
 		return nil, api.State{}, err
 	}
 	next := st
 	next.Settings.Install = plan.New
+	next.Settings.Install.Set = append(slices.Clip(plan.New.Set), set...)
 	return plan, next, nil
 }
 
-// upgradeHref is the upgrade preview of a state.
-func upgradeHref(st api.State) string {
-	return "/upgrade?" + url.Values{"s": {EncodeState(st)}}.Encode()
+// upgradeSet are an upgrade preview's options for its new side: only the fixes' (a link of the
+// Cluster tab's), each once.
+func upgradeSet(q url.Values) ([]string, error) {
+	var out []string
+	for _, o := range q["set"] {
+		if !slices.Contains(slices.Collect(maps.Values(settingsFixOptions)), o) {
+			return nil, httpError{status: http.StatusBadRequest, id: "errors.fix.unknown"}
+		}
+		if !slices.Contains(out, o) {
+			out = append(out, o)
+		}
+	}
+	return out, nil
+}
+
+// upgradeHref is the upgrade preview of a state, its new side with the install options set.
+func upgradeHref(st api.State, set ...string) string {
+	return "/upgrade?" + url.Values{"s": {EncodeState(st)}, "set": set}.Encode()
 }
 
 // upgradeLabels are the two sides' labels, in l's language.
@@ -55,7 +74,11 @@ func (s *server) handleUpgrade() http.Handler {
 		if err != nil {
 			return err
 		}
-		plan, next, err := s.upgradeStates(r, st, carryFrom(q.Get("chosen") != "", q["carry"]))
+		set, err := upgradeSet(q)
+		if err != nil {
+			return err
+		}
+		plan, next, err := s.upgradeStates(r, st, carryFrom(q.Get("chosen") != "", q["carry"]), set)
 		if err != nil {
 			return err
 		}
@@ -63,7 +86,7 @@ func (s *server) handleUpgrade() http.Handler {
 		if err != nil {
 			return err
 		}
-		u := &web.UpgradePlanView{State: q.Get("s"), Embedded: engine.Version().Istio, MeshUnknown: plan.MeshUnknown}
+		u := &web.UpgradePlanView{State: q.Get("s"), Embedded: engine.Version().Istio, MeshUnknown: plan.MeshUnknown, Set: set}
 		if plan.OwnTemplates {
 			u.OldIstio = plan.OldIstio
 			if u.OldIstio == "" {

@@ -33,6 +33,9 @@ type UpgradePlanView struct {
 	OldIstio    string
 	Keys        []UpgradeKeyView
 	MeshUnknown []string
+	// Set are install options the new side also sets: a Cluster tab's fix that a --set cannot
+	// apply to the mesh itself.
+	Set []string
 }
 
 // UpgradeKeyView is one values key of an upgrade preview: the mesh's value and the embedded

@@ -109,9 +109,14 @@ type WebhookRow struct {
 }
 
 // SettingsFix is a fix that changes the settings (a namespace label, an install option): the
-// words, and the id its button posts (the handlers apply it to the posted settings).
+// words, and the value its button posts (the handlers apply it to the posted settings). Label is
+// the namespace label a label fix sets. A fix that cannot apply in the user's mode (Instead: an
+// install option under a mesh that gives its own values) has no button: its words say what to do
+// in the installation instead, and Preview links to the mesh upgraded with it.
 type SettingsFix struct {
-	ID, Text string
+	ID, Value, Label, Text string
+	Instead                bool
+	Preview                string
 }
 
 // CompareLink is a one-click comparison of this state with a variant.

@@ -3,6 +3,7 @@ package engine
 //go:generate go run ./internal/protodoc/gen -o proxyconfig_docs.go
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -10,12 +11,14 @@ import (
 	"sync"
 	"time"
 
+	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/descriptorpb"
 	"sigs.k8s.io/yaml"
 
 	"istio.io/api/annotation"
 	meshconfig "istio.io/api/mesh/v1alpha1"
+	"istio.io/istio/pkg/config/mesh"
 )
 
 // ConfigField is one field of Istio's ProxyConfig (istio.io/api mesh/v1alpha1), as the
@@ -297,4 +300,44 @@ func renameTopField(value, from, to string) (string, bool) {
 		return "", false
 	}
 	return strings.TrimSuffix(string(b), "\n"), true
+}
+
+// DefaultConfigGives lists the top-level fields the proxy.istio.io/config value new sets (and
+// the value old, the annotation before, did not set to the same) whose value the installation's
+// mesh config already gives in its defaultConfig: Istio merges the annotation over defaultConfig,
+// so setting them changes nothing in the proxy's config, and the step that sets them changes less
+// than it would on a mesh without them. Each as "name: value" (the value as JSON), sorted. A
+// value Istio cannot read gives none.
+func (in *Install) DefaultConfigGives(old, new string) []string {
+	def := in.mesh.GetDefaultConfig()
+	pc, err := mesh.MergeProxyConfig(new, &meshconfig.ProxyConfig{})
+	if def == nil || err != nil {
+		return nil
+	}
+	before, err := mesh.MergeProxyConfig(old, &meshconfig.ProxyConfig{})
+	if err != nil {
+		before = &meshconfig.ProxyConfig{}
+	}
+	d, b := def.ProtoReflect(), before.ProtoReflect()
+	var out []string
+	pc.ProtoReflect().Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		if !d.Has(fd) || !d.Get(fd).Equal(v) || (b.Has(fd) && b.Get(fd).Equal(v)) {
+			return true
+		}
+		one := &meshconfig.ProxyConfig{}
+		one.ProtoReflect().Set(fd, v)
+		text, err := protojson.Marshal(one)
+		var m map[string]any
+		if err != nil || json.Unmarshal(text, &m) != nil || len(m) != 1 {
+			return true
+		}
+		for k, val := range m {
+			if b, err := json.Marshal(val); err == nil { // protojson's spacing is unstable on purpose
+				out = append(out, k+": "+string(b))
+			}
+		}
+		return true
+	})
+	slices.Sort(out)
+	return out
 }

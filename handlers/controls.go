@@ -246,23 +246,55 @@ func configFieldStep(st api.State, field, value string) (engine.Step, error) {
 // step's own change to the annotation, which the diff already made: nothing is parsed again.
 // It is in l's language; the error is ctx's, when the changes are made now (see Changes).
 func replacesNotice(ctx context.Context, l *i18n.Localizer, s *engine.StepResult) (string, error) {
-	key := annotation.ProxyConfig.Name
-	if s.Step == nil || s.Step.Remove || s.Step.Key != key {
-		return "", nil
-	}
-	changes, err := s.Changes(ctx)
-	if err != nil {
+	old, ok, err := proxyConfigBefore(ctx, s)
+	if !ok || err != nil {
 		return "", err
 	}
-	var dropped []string
-	for _, c := range changes {
-		if old, ok := c.Old.(string); ok && c.Kind == engine.Changed && strings.HasSuffix(c.Path, `annotations["`+key+`"]`) {
-			dropped = engine.DroppedProxyConfigFields(old, s.Step.Value)
-			break
-		}
-	}
+	dropped := engine.DroppedProxyConfigFields(old, s.Step.Value)
 	if len(dropped) == 0 {
 		return "", nil
 	}
-	return l.N("lab.replaces", len(dropped), "Key", key, "Fields", strings.Join(dropped, ", ")), nil
+	return l.N("lab.replaces", len(dropped), "Key", annotation.ProxyConfig.Name, "Fields", strings.Join(dropped, ", ")), nil
+}
+
+// defaultConfigNotice says why a proxy.istio.io/config step changes less than it sets: the
+// fields it newly sets to what the installation's mesh config already gives in its defaultConfig
+// (Engine.DefaultConfigGives). "" when it sets none such.
+func defaultConfigNotice(ctx context.Context, l *i18n.Localizer, s *engine.StepResult, in *engine.Install) (string, error) {
+	if s.Step == nil || s.Step.Remove || s.Step.Key != annotation.ProxyConfig.Name || in == nil {
+		return "", nil
+	}
+	old, ok, err := proxyConfigBefore(ctx, s)
+	if !ok || err != nil {
+		return "", err
+	}
+	gives := in.DefaultConfigGives(old, s.Step.Value)
+	if len(gives) == 0 {
+		return "", nil
+	}
+	return l.N("lab.default-config-gives", len(gives), "Fields", strings.Join(gives, ", ")), nil
+}
+
+// proxyConfigBefore is the proxy.istio.io/config value a step that sets it replaced, as its
+// changes say ("" when the annotation was added); ok is false for any other step and for a step
+// whose changes do not touch the annotation.
+func proxyConfigBefore(ctx context.Context, s *engine.StepResult) (old string, ok bool, err error) {
+	key := annotation.ProxyConfig.Name
+	if s.Step == nil || s.Step.Remove || s.Step.Key != key {
+		return "", false, nil
+	}
+	changes, err := s.Changes(ctx)
+	if err != nil {
+		return "", false, err
+	}
+	for _, c := range changes {
+		if !strings.HasSuffix(c.Path, `annotations["`+key+`"]`) {
+			continue
+		}
+		if old, isText := c.Old.(string); isText && c.Kind == engine.Changed {
+			return old, true, nil
+		}
+		return "", c.Kind == engine.Added, nil
+	}
+	return "", false, nil
 }

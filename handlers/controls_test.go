@@ -11,6 +11,7 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
@@ -415,5 +416,45 @@ func TestProxyConfigReplacementNotice(t *testing.T) {
 	_, r = addStep(t, h, testkit.Deployment, first, "proxy.istio.io/config", "concurrency: 4\nterminationDrainDuration: 20s")
 	if testid(r, "replaces").Length() != 0 {
 		t.Error("notice when nothing is dropped")
+	}
+}
+
+// TestDefaultConfigNotice: the lab's hold step on a mesh whose defaultConfig already holds changes
+// less than it sets, and the step says why, with the field; on the default installation, and on
+// the steps that set nothing the mesh gives, it says nothing.
+func TestDefaultConfigNotice(t *testing.T) {
+	h := newServer(t)
+	steps := labAnnotations[:3]
+	const holdsSet = "meshConfig.defaultConfig.holdApplicationUntilProxyStarts=true"
+	def, err := eng.Install(t.Context(), engine.InstallOptions{Set: []string{holdsSet}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "The mesh config's defaultConfig already sets holdApplicationUntilProxyStarts: true, and Istio merges this annotation over it: for the proxy that is no change, so this step changes less than it sets (meshConfig.defaultConfig)."
+	for _, c := range []struct {
+		name    string
+		install engine.InstallOptions
+		notice  bool
+	}{
+		{"default installation", engine.InstallOptions{}, false},
+		{"install option", engine.InstallOptions{Set: []string{holdsSet}}, true},
+		{"pasted mesh config", engine.InstallOptions{Mesh: engine.OwnMesh{MeshConfig: def.MeshConfigYAML}}, true},
+	} {
+		st := api.State{Istio: engine.Version().Istio, Manifest: testkit.Deployment, Steps: steps, Settings: engine.Settings{Install: c.install}}
+		r := get(t, h, stateLink(t, st))
+		if r.status != 200 {
+			t.Fatalf("%s: %d", c.name, r.status)
+		}
+		n := testid(r, "diff-step-3").Find(`[data-testid="default-config-gives"]`)
+		if got := strings.TrimSpace(n.Text()); (c.notice && got != want) || (!c.notice && n.Length() != 0) {
+			t.Errorf("%s: notice %q", c.name, got)
+		}
+		if testid(r, "default-config-gives").Length() > 1 {
+			t.Errorf("%s: the notice on another step than the hold's", c.name)
+		}
+		// Without the notice's reason, the hold's step adds the postStart hook.
+		if hold := strings.Contains(testid(r, "diff-step-3").Text(), "postStart"); hold == c.notice {
+			t.Errorf("%s: the hold step adds postStart: %v", c.name, hold)
+		}
 	}
 }

@@ -51,6 +51,9 @@ func buildResults(ctx context.Context, l *i18n.Localizer, v view, enc string, tl
 		if sv.Replaces, err = replacesNotice(ctx, l, s); err != nil {
 			return res, err
 		}
+		if sv.DefaultConfig, err = defaultConfigNotice(ctx, l, s, tl.Install()); err != nil {
+			return res, err
+		}
 		sv.Href = v.linkWith(enc, "diff", s.Index)
 		sv.Selected = s.Index == res.Selected
 		sv.Open = s.Index > 0 || len(tl.Steps) == 1 || !res.All

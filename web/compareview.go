@@ -1,5 +1,7 @@
 package web
 
+import "strings"
+
 // ComparePage shows one state beside a variant of it.
 type ComparePage struct {
 	Head    Head
@@ -37,6 +39,9 @@ type UpgradePlanView struct {
 	// apply to the mesh itself.
 	Set []string
 }
+
+// SetList is the options the new side also sets, as one line of code.
+func (u *UpgradePlanView) SetList() string { return strings.Join(u.Set, ", ") }
 
 // UpgradeKeyView is one values key of an upgrade preview: the mesh's value and the embedded
 // chart's default, as JSON.

@@ -229,7 +229,10 @@ type StepView struct {
 	// Replaces says which proxy.istio.io/config fields this step's value no longer sets: a step
 	// replaces the annotation's whole value (empty when nothing is dropped).
 	Replaces string
-	Changes  []ChangeView
+	// DefaultConfig says which fields this step's proxy.istio.io/config sets to what the mesh
+	// config's defaultConfig already gives: why the step changes less than it sets.
+	DefaultConfig string
+	Changes       []ChangeView
 	// Serializer are the changes of row 0 that injection did not make: kube-inject's serializer
 	// writes them (empty defaults such as status: {}); they are shown apart, folded.
 	Serializer []ChangeView

@@ -32,6 +32,10 @@ func TestUpgradePage(t *testing.T) {
 	if inLine, ok := testid(page, "results-upgrade").Attr("href"); !ok || inLine != href {
 		t.Errorf("the results' mesh line offers %q, want the upgrade preview %q", inLine, href)
 	}
+	// In the tab bar.
+	if inTabs, ok := testid(page, "tab-upgrade").Attr("href"); !ok || inTabs != href {
+		t.Errorf("the tab bar offers %q, want the upgrade preview %q", inTabs, href)
+	}
 	// And beside the mesh in the settings.
 	if inSettings, ok := testid(page, "settings-upgrade").Attr("href"); !ok || inSettings != href {
 		t.Errorf("the settings offer %q, want the upgrade preview %q", inSettings, href)

@@ -170,9 +170,9 @@ func batchView(l *i18n.Localizer, v view, enc string, step int, rows []engine.Ba
 			cell := web.BatchCell{Text: cells[index[c.engine]]}
 			switch c.id {
 			case "result":
-				cell.Text, cell.Note = l.T(statusWords[engine.Status(r.Result)]), r.Reason
+				cell.Text, cell.Note, cell.NoteIstio = l.T(statusWords[engine.Status(r.Result)]), r.Reason, r.Reason != ""
 				if engine.Status(r.Result) == engine.StatusPassedThrough {
-					cell.Note = l.T("results.status.passed-through-reason")
+					cell.Note, cell.NoteIstio = l.T("results.status.passed-through-reason"), false
 				}
 			case "proxy-first":
 				if cell.Text != "" {

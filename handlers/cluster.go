@@ -38,7 +38,7 @@ func (s *server) clusterView(ctx context.Context, st api.State) (web.ClusterView
 		d := web.ClusterDoc{Doc: a.Doc, Kind: a.Kind, Name: a.Name, Injected: a.Injected, Admitted: a.Admitted,
 			Pod: a.Pod, PodNote: podNote(l, a), Namespace: a.Namespace, Violations: a.Violations, Warnings: a.Warnings, Error: a.Error}
 		for _, t := range a.Trace {
-			d.Trace = append(d.Trace, web.TraceLine{ID: t.ID, Text: t.Text})
+			d.Trace = append(d.Trace, web.TraceLine{ID: t.ID, Text: t.Text, Quote: t.Params["message"]})
 		}
 		if a.Ambient != nil {
 			d.Ambient = &web.AmbientView{Joins: a.Ambient.Joins, Rule: string(a.Ambient.Rule), Text: a.Ambient.Text, RunTime: a.Ambient.RunTime}

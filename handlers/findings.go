@@ -21,7 +21,7 @@ func pitfallBanner(w wording.Words, fs []engine.Finding, href string) web.Pitfal
 			top = f
 		}
 	}
-	return web.PitfallBanner{Count: len(fs), Gist: w.Gist(top), Href: href, MoreThanOne: len(fs) > 1}
+	return web.PitfallBanner{Count: len(fs), Gist: w.Gist(top), Quote: top.Params["description"], Href: href, MoreThanOne: len(fs) > 1}
 }
 
 // findingViews shapes the last row's pitfalls in l's language, each fix as the steps its button
@@ -30,7 +30,7 @@ func findingViews(l *i18n.Localizer, fs []engine.Finding, docs []engine.Document
 	w := wording.In(l)
 	var out []web.FindingView
 	for _, f := range fs {
-		fv := web.FindingView{Severity: string(f.Severity), Check: f.Check, Path: f.Path, Message: w.Message(f), FixText: w.FixText(f)}
+		fv := web.FindingView{Severity: string(f.Severity), Check: f.Check, Path: f.Path, Message: w.Message(f), FixText: w.FixText(f), Quote: f.Params["description"]}
 		if f.Doc >= 1 && f.Doc <= len(docs) {
 			d := docs[f.Doc-1]
 			fv.Doc = l.T("results.pitfalls.doc", "Doc", f.Doc, "Kind", d.Kind, "Name", d.Name)

@@ -28,7 +28,7 @@ func findingMarks(w wording.Words, fs []engine.Finding, docs []engine.Document, 
 	for i, l := range engine.Locate(docs, input) {
 		if l.Exact || l.InValue {
 			f := input[i]
-			out = append(out, web.Mark{Line: l.Line, Severity: string(f.Severity), Message: w.Message(f)})
+			out = append(out, web.Mark{Line: l.Line, Severity: string(f.Severity), Message: w.Message(f), Quote: f.Params["description"]})
 		}
 	}
 	return out

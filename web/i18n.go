@@ -113,3 +113,12 @@ func segments(s string) []segment {
 	}
 	return out
 }
+
+// cutQuote cuts s around the first place quote appears in it; ok is false for an empty quote or
+// one s does not hold.
+func cutQuote(s, quote string) (before, after string, ok bool) {
+	if quote == "" {
+		return s, "", false
+	}
+	return strings.Cut(s, quote)
+}

@@ -99,6 +99,9 @@ type AmbientView struct {
 // TraceLine is one rule of the trace, in words.
 type TraceLine struct {
 	ID, Text string
+	// Quote is the part of Text that is Kubernetes' or Istio's own message, verbatim (English in
+	// every language).
+	Quote string
 }
 
 // WebhookRow is one webhook the installation registers, and whether the API server calls it.
@@ -127,7 +130,10 @@ type CompareLink struct {
 // FindingView is one pitfall with its one-click fix.
 type FindingView struct {
 	Severity, Check, Doc, Path, Message string
-	FixText                             string
+	// Quote is the part of Message that is Istio's own words, verbatim (its catalog's
+	// description: English in every language).
+	Quote   string
+	FixText string
 	// FixSteps is the JSON of the steps the fix adds (the value of the fix button); empty when
 	// the fix is text only.
 	FixSteps string
@@ -197,6 +203,8 @@ type BatchRowView struct {
 // BatchCell is a cell's value and a note under it (the result's reason).
 type BatchCell struct {
 	Text, Note string
+	// NoteIstio says Note is Istio's own words, verbatim (English in every language).
+	NoteIstio bool
 	// Prose says Text is words (the pitfalls' summaries), set in the page's font with room to
 	// wrap, not a value in the code font.
 	Prose bool

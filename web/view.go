@@ -225,13 +225,17 @@ type Mark struct {
 	Line     int    `json:"line"`
 	Severity string `json:"severity"`
 	Message  string `json:"message"`
+	// Quote is the part of Message that is Istio's own words, verbatim (FindingView.Quote).
+	Quote string `json:"quote,omitempty"`
 }
 
 // PitfallBanner announces the pitfalls above the results, where the eye is: how many, the
 // first one's gist, and the link that opens the Pitfalls tab.
 type PitfallBanner struct {
-	Count       int
-	Gist, Href  string
+	Count      int
+	Gist, Href string
+	// Quote is the part of Gist that is Istio's own words, verbatim (FindingView.Quote).
+	Quote       string
 	MoreThanOne bool
 }
 

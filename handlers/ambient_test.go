@@ -38,7 +38,7 @@ func TestAmbientPage(t *testing.T) {
 	if d := testid(r, "ztunnel-defined").Text(); !strings.Contains(d, "each node runs one ztunnel") {
 		t.Errorf("ztunnel is not defined on the page: %q", d)
 	}
-	if e := testid(r, "ambient-enrolment"); e.AttrOr("data-joins", "") != "true" || !strings.Contains(e.Text(), "enablement selector 2") {
+	if e := testid(r, "ambient-enrolment"); e.AttrOr("data-joins", "") != "true" || !strings.Contains(e.Text(), "rule 2 of its enablementSelectors") {
 		t.Errorf("enrolment: %q joins=%s", e.Text(), e.AttrOr("data-joins", ""))
 	}
 	changes := testid(r, "ambient-changes").Text()

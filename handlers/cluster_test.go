@@ -259,7 +259,7 @@ func TestClusterAmbient(t *testing.T) {
 	ambientNS := engine.Namespace{Name: "shop", Labels: map[string]string{"istio.io/dataplane-mode": "ambient"}}
 	r := clusterPage(t, h, withNamespace(ambientNS, "profile=ambient"))
 	a := testid(r, "cluster-ambient")
-	if a.AttrOr("data-joins", "") != "true" || a.AttrOr("data-rule", "") != "selector" || !strings.Contains(a.Text(), "enablement selector 2") {
+	if a.AttrOr("data-joins", "") != "true" || a.AttrOr("data-rule", "") != "selector" || !strings.Contains(a.Text(), "rule 2 of its enablementSelectors") {
 		t.Fatalf("ambient namespace, ambient profile: %q joins=%q rule=%q", a.Text(), a.AttrOr("data-joins", ""), a.AttrOr("data-rule", ""))
 	}
 	if a.Find("code").First().Text() != "istio.io/dataplane-mode notin (none)" {

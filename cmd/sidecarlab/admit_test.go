@@ -90,7 +90,7 @@ func TestAdmitAmbient(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v: %s", err, stderr)
 	}
-	for _, want := range []string{"NOT INJECTED, ADMITTED", "Joins ambient by the CNI node agent's enablement selector 2", "istio.io/dataplane-mode=ambient", "ambient.istio.io/redirection: enabled"} {
+	for _, want := range []string{"NOT INJECTED, ADMITTED", "(rule 2 of its `enablementSelectors`)", "istio.io/dataplane-mode=ambient", "ambient.istio.io/redirection: enabled"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("ambient namespace: the output lacks %q:\n%s", want, out)
 		}

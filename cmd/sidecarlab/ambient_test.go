@@ -23,7 +23,7 @@ func TestDiffAmbient(t *testing.T) {
 	for _, want := range []string{
 		"`profile=ambient`",
 		"document 1: Deployment/web\n",
-		"Joins ambient by the CNI node agent's enablement selector 2",
+		"(rule 2 of its `enablementSelectors`)",
 		"- spec.template.spec.containers[istio-proxy]: ",
 		"- spec.template.spec.initContainers[istio-validation]: ",
 		"lifecycle in ambient (READY 1/1):",

@@ -13,7 +13,9 @@ type ErrorBody struct {
 	Message string `json:"message"`
 	Doc     int    `json:"doc,omitempty"`
 	Line    int    `json:"line,omitempty"`
-	Field   string `json:"field,omitempty"`
+	// Column is where on Line the error is, from 1, when one place on it is (engine.InputError).
+	Column int    `json:"column,omitempty"`
+	Field  string `json:"field,omitempty"`
 	// Documents lists every rejected document when there are several.
 	Documents []InputError `json:"documents,omitempty"`
 }
@@ -23,6 +25,7 @@ type ErrorBody struct {
 type InputError struct {
 	Doc     int    `json:"doc,omitempty"`
 	Line    int    `json:"line,omitempty"`
+	Column  int    `json:"column,omitempty"`
 	Field   string `json:"field,omitempty"`
 	Message string `json:"message"`
 }

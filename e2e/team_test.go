@@ -36,7 +36,7 @@ func holdingMesh(t *testing.T) engine.OwnMesh {
 // injected and offer the upgrade in the tab bar; the lab's hold step says why it changes less on
 // a mesh that already holds; the Cluster tab's CNI fix, which a --set cannot apply to a pasted
 // mesh, says what to do instead and previews it, and the preview's new side is admitted; a YAML
-// error is named at the line a person points at, and the editor marks that line. Each view is
+// error is named at the line and column a person points at, and the editor marks it from there. Each view is
 // looked at in every checked window and theme (axe, no sideways scrolling), and the results in
 // Japanese and Korean at 1440 and 390.
 func TestTeamStory(t *testing.T) {
@@ -115,14 +115,17 @@ func TestTeamStory(t *testing.T) {
 	}
 	do(ctx, t, chromedp.Navigate(baseURL+"/?s="+url.QueryEscape(handlers.EncodeState(api.State{Manifest: string(broken)}))), shown(`.cm-content`))
 	waitFor(ctx, t, `[data-testid="manifest-error"]`, "the YAML error")
-	if msg := text(ctx, t, `[data-testid="manifest-error"]`); !strings.Contains(msg, "17") {
-		t.Errorf("the error names %q, want line 17 (the opening quote's)", msg)
+	if msg := text(ctx, t, `[data-testid="manifest-error"]`); !strings.Contains(msg, "line 17, column 16") {
+		t.Errorf("the error names %q, want line 17, column 16 (the opening quote's)", msg)
 	}
 	marked := pageValue[int](ctx, t, "the editor's marked line", `const lines = [...document.querySelectorAll(".cm-content .cm-line")];
 		const i = lines.findIndex((l) => l.querySelector(".cm-lintRange-error"));
 		return {ok: i >= 0, v: i + 1};`)
 	if marked != 17 {
 		t.Errorf("the editor marks line %d, want 17", marked)
+	}
+	if from := text(ctx, t, `.cm-lintRange-error`); !strings.HasPrefix(from, `"nginx`) {
+		t.Errorf("the editor's mark starts at %q, want the opening quote", from)
 	}
 	everyScreen(ctx, t, sh, "a YAML error", "yaml-error", nil)
 }

@@ -14,6 +14,9 @@ type InputError struct {
 	Doc int `json:"doc,omitempty"`
 	// Line is the 1-based line in the whole input, or 0 when unknown.
 	Line int `json:"line,omitempty"`
+	// Column is the 1-based column on Line, in characters, where one place on it is the error's
+	// (an unclosed quote's quote, a value of the wrong type), or 0.
+	Column int `json:"column,omitempty"`
 	// Field names what was wrong: an annotation key, an install option, "manifest".
 	Field string `json:"field,omitempty"`
 	// Msg is the explanation; where Istio produced the error, it is Istio's own message.

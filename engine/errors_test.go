@@ -232,13 +232,28 @@ func TestYAMLErrorLine(t *testing.T) {
 // badLine is the line of text marked "# bad", counted from 1.
 func badLine(t *testing.T, text string) int {
 	t.Helper()
+	line, _ := badPlace(t, text)
+	return line
+}
+
+// badPlace is the line of text marked "# bad" and the column the mark names ("# bad:16"; 0 when
+// the error has no one place on the line, -1 when the mark names none).
+func badPlace(t *testing.T, text string) (line, column int) {
+	t.Helper()
 	for i, l := range strings.Split(text, "\n") {
 		if strings.HasSuffix(l, "# bad") {
-			return i + 1
+			return i + 1, -1
+		}
+		if j := strings.LastIndex(l, "# bad:"); j >= 0 {
+			c, err := strconv.Atoi(l[j+len("# bad:"):])
+			if err != nil {
+				t.Fatalf("line %d: %q", i+1, l)
+			}
+			return i + 1, c
 		}
 	}
 	t.Fatalf("no line is marked # bad:\n%s", text)
-	return 0
+	return 0, 0
 }
 
 // TestStepsAsWritten: with Options.StepsAsWritten, a step's value Istio refuses fails each
@@ -287,7 +302,10 @@ func TestBrokenInputs(t *testing.T) {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			t.Parallel()
 			text := string(readFile(t, f))
-			want := badLine(t, text)
+			want, column := badPlace(t, text)
+			if column < 0 {
+				t.Fatal("the bad line names no column (# bad:N)")
+			}
 			// A document separator inside a block scalar cuts the text: the error is the second
 			// document's.
 			doc := 1 + strings.Count(text, "\n---\n")
@@ -303,8 +321,8 @@ func TestBrokenInputs(t *testing.T) {
 				if len(errs) != 1 || errs[0].Doc != tc.doc {
 					t.Fatalf("want one error on document %d, got %v", tc.doc, errs)
 				}
-				if errs[0].Line != want+tc.offset {
-					t.Errorf("%q marked on line %d, want %d", errs[0].Msg, errs[0].Line, want+tc.offset)
+				if errs[0].Line != want+tc.offset || errs[0].Column != column {
+					t.Errorf("%q marked at %d:%d, want %d:%d", errs[0].Msg, errs[0].Line, errs[0].Column, want+tc.offset, column)
 				}
 			}
 		})

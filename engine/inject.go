@@ -256,9 +256,9 @@ func (d deadlineInjector) GetKubeClient() kube.Client {
 // could not read: at the line the error names.
 func yamlError(err error, index, start int, text []byte) *InputError {
 	msg := err.Error()
-	line := start
+	line, column := start, 0
 	if n := yamldoc.ErrorLine(msg, text); n > 0 {
-		line = start + n - 1
+		line, column = start+n-1, yamldoc.ErrorColumn(msg, text, n)
 	}
-	return &InputError{Doc: index, Line: line, Field: "manifest", Msg: msg}
+	return &InputError{Doc: index, Line: line, Column: column, Field: "manifest", Msg: msg}
 }

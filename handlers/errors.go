@@ -152,12 +152,12 @@ func (h appHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// reader's language.
 		words := wording.For(r.Context())
 		if ie != nil {
-			body.Message, body.Doc, body.Line, body.Field = words.InputText(ie), ie.Doc, ie.Line, ie.Field
+			body.Message, body.Doc, body.Line, body.Column, body.Field = words.InputText(ie), ie.Doc, ie.Line, ie.Column, ie.Field
 		}
 		var de documentErrors
 		if errors.As(err, &de) && len(de) > 1 {
 			for _, e := range de {
-				body.Documents = append(body.Documents, api.InputError{Doc: e.Doc, Line: e.Line, Field: e.Field, Message: words.InputText(e)})
+				body.Documents = append(body.Documents, api.InputError{Doc: e.Doc, Line: e.Line, Column: e.Column, Field: e.Field, Message: words.InputText(e)})
 			}
 		}
 		// The body is plain data, so only the write can fail, and then the client is gone.

@@ -264,7 +264,11 @@ func TestBadManifestIsShownAtItsLine(t *testing.T) {
 	if got := testid(r, "manifest").AttrOr("data-error-line", ""); got != itoa(int64(wantLine)) {
 		t.Fatalf("error mark on line %s, want %d", got, wantLine)
 	}
-	if msg := testid(r, "manifest-error").Text(); !strings.HasPrefix(msg, "document 2, line "+itoa(int64(wantLine))+": ") {
+	// The column too: the key indented one space too many starts at column 4.
+	if got := testid(r, "manifest").AttrOr("data-error-col", ""); got != "4" {
+		t.Fatalf("error mark at column %s, want 4", got)
+	}
+	if msg := testid(r, "manifest-error").Text(); !strings.HasPrefix(msg, "document 2, line "+itoa(int64(wantLine))+", column 4: ") {
 		t.Fatalf("error text %q", msg)
 	}
 	// Said once, in words; the parser's own text behind "details".
@@ -594,6 +598,8 @@ func TestAPI(t *testing.T) {
 		{"unknown field", `{"manifest":"x","bogus":1}`, 400, "bogus"},
 		{"empty manifest", `{"manifest":""}`, 422, "empty"},
 		{"bad YAML", `{"manifest":"kind: Pod\n  x: : y\n"}`, 422, `"line": 2`},
+		{"an unclosed quote, at its column", `{"manifest":"kind: Pod\nmetadata:\n  name: \"x\n"}`, 422, `"line": 3,
+    "column": 9,`},
 		{"bad annotation", `{"manifest":"kind: Pod\n","steps":[{"key":"sidecar.istio.io/proxyCPU","value":"x"}]}`, 422, `"field": "annotation \"sidecar.istio.io/proxyCPU\""`},
 		{"bad mode", `{"manifest":"kind: Pod\n","settings":{"mode":"nope"}}`, 422, "unknown mode"},
 	}

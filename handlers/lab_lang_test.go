@@ -225,7 +225,7 @@ func TestNamespaceErrorInLanguages(t *testing.T) {
 	// A line of the labels is a place in the input, worded as every such place is
 	// (wording.Words.At): in Japanese with the one separator, not a full-width colon of its own.
 	ja := i18n.For("ja")
-	jaLine := wording.In(ja).At(0, 2, ja.T("lab.ns.field.labels"), ja.T("lab.ns.key-value"))
+	jaLine := wording.In(ja).At(0, 2, 0, ja.T("lab.ns.field.labels"), ja.T("lab.ns.key-value"))
 	if jaLine != "2行目、Namespaceのラベル: ラベルは1行に1つずつKEY=VALUEの形で書いてください" {
 		t.Errorf("ja: the labels' line worded %q", jaLine)
 	}

@@ -53,7 +53,7 @@ func (e *nsError) in(l *i18n.Localizer) string {
 	field, msg := l.T("lab.ns.field."+e.field), l.T(e.id, e.args...)
 	if e.Line > 0 {
 		// A line of the labels' box is a place in the input: worded as every such place is.
-		return wording.In(l).At(0, e.Line, field, msg)
+		return wording.In(l).At(0, e.Line, 0, field, msg)
 	}
 	return l.T("lab.ns.error", "Field", field, "Msg", msg)
 }

@@ -112,7 +112,7 @@ func buildPage(ctx context.Context, l *i18n.Localizer, v view, statics pageStati
 	}
 	if reqErr != nil && reqErr.Line > 0 && reqErr.Field == "manifest" {
 		reason := w.Input(reqErr).Reason
-		p.Form.ErrorLine, p.Form.ErrorMsg, p.Form.ErrorText = reqErr.Line, reason, w.At(0, reqErr.Line, "", reason)
+		p.Form.ErrorLine, p.Form.ErrorColumn, p.Form.ErrorMsg, p.Form.ErrorText = reqErr.Line, reqErr.Column, reason, w.At(0, reqErr.Line, reqErr.Column, "", reason)
 	}
 	if tl != nil {
 		for _, d := range tl.Steps[p.Results.Selected].Documents {
@@ -120,7 +120,8 @@ func buildPage(ctx context.Context, l *i18n.Localizer, v view, statics pageStati
 				// The marker sits on the line: it says the document and the words, once; the
 				// text under the editor says the line too.
 				reason := w.Input(d.Error).Reason
-				p.Form.ErrorLine, p.Form.ErrorMsg, p.Form.ErrorText = d.Error.Line, w.At(d.Index, 0, "", reason), w.At(d.Index, d.Error.Line, "", reason)
+				p.Form.ErrorLine, p.Form.ErrorColumn, p.Form.ErrorMsg = d.Error.Line, d.Error.Column, w.At(d.Index, 0, 0, "", reason)
+				p.Form.ErrorText = w.At(d.Index, d.Error.Line, d.Error.Column, "", reason)
 				break
 			}
 		}

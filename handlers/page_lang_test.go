@@ -149,21 +149,22 @@ func TestMarkerWordsItsPlace(t *testing.T) {
 	for _, lang := range i18n.Codes {
 		l := i18n.For(lang)
 		r := getIn(t, h, stateLink(t, api.State{Manifest: bad}), lang)
-		want := wording.In(l).At(2, 0, "", l.T("wording.input.yaml.mapping-values"))
+		want := wording.In(l).At(2, 0, 0, "", l.T("wording.input.yaml.mapping-values"))
 		if got := testid(r, "manifest").AttrOr("data-error-msg", ""); r.status != http.StatusUnprocessableEntity || got != want {
 			t.Errorf("%s: status %d, marker %q, want %q", lang, r.status, got, want)
 		}
 		// The text under the editor says the line as well, in the same words.
 		line, _ := strconv.Atoi(testid(r, "manifest").AttrOr("data-error-line", ""))
-		want = wording.In(l).At(2, line, "", l.T("wording.input.yaml.mapping-values"))
-		if got := testid(r, "manifest-error").Text(); line == 0 || got != want {
+		col, _ := strconv.Atoi(testid(r, "manifest").AttrOr("data-error-col", ""))
+		want = wording.In(l).At(2, line, col, "", l.T("wording.input.yaml.mapping-values"))
+		if got := testid(r, "manifest-error").Text(); line == 0 || col != 4 || got != want {
 			t.Errorf("%s: the error under the editor %q, want %q", lang, got, want)
 		}
 	}
-	if got, want := wording.English.At(2, 0, "", "why"), "document 2: why"; got != want {
+	if got, want := wording.English.At(2, 0, 0, "", "why"), "document 2: why"; got != want {
 		t.Errorf("English marker %q, want %q", got, want)
 	}
-	if got := wording.In(i18n.For("ja")).At(2, 0, "", "why"); got != "ドキュメント2: why" {
+	if got := wording.In(i18n.For("ja")).At(2, 0, 0, "", "why"); got != "ドキュメント2: why" {
 		t.Errorf("Japanese marker %q", got)
 	}
 	noMissing(t)

@@ -179,8 +179,10 @@ type Form struct {
 	// ErrorLine and ErrorMsg mark the manifest editor (0: no mark); ErrorText is the error under
 	// it, with its place (document and line) worded as every place in the input is.
 	ErrorLine int
-	ErrorMsg  string
-	ErrorText string
+	// ErrorColumn is where on ErrorLine the mark starts (1-based; 0: the whole line).
+	ErrorColumn int
+	ErrorMsg    string
+	ErrorText   string
 	// Cols are the batch table's chosen columns, carried through the form's actions (nil: the
 	// default ones).
 	Cols []string

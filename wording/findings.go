@@ -150,7 +150,7 @@ func (w Words) Ignored(n int) string {
 
 // Line is a finding on one line, as the CLI prints it.
 func (w Words) Line(f engine.Finding) string {
-	where := w.where(f.Doc, 0, "")
+	where := w.where(f.Doc, 0, 0, "")
 	if f.Path != "" {
 		where += " " + f.Path
 	}

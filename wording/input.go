@@ -118,17 +118,20 @@ func (w Words) InputText(e *engine.InputError) string {
 // where it is (document, line, field), then what (InputText). In English it is e.Error(),
 // exactly.
 func (w Words) InputErrorText(e *engine.InputError) string {
-	return w.at(w.where(e.Doc, e.Line, e.Field), w.InputText(e))
+	return w.at(w.where(e.Doc, e.Line, 0, e.Field), w.InputText(e))
 }
 
 // where is a place in the input in w's language ("document 2, line 9, annotation "x""), each
 // part only when it is known; "" when none is.
-func (w Words) where(doc, line int, field string) string {
+func (w Words) where(doc, line, column int, field string) string {
 	var parts []string
 	if doc > 0 {
 		parts = append(parts, w.loc().T("wording.where.doc", "doc", doc))
 	}
-	if line > 0 {
+	switch {
+	case line > 0 && column > 0:
+		parts = append(parts, w.loc().T("wording.where.line-column", "line", line, "column", column))
+	case line > 0:
 		parts = append(parts, w.loc().T("wording.where.line", "line", line))
 	}
 	if field != "" {
@@ -150,8 +153,8 @@ func (w Words) at(where, what string) string {
 // (a page's marker, a settings field's error), so that the place reads the same everywhere.
 // field is as FieldText takes it; text it does not know, such as a field's name already in the
 // reader's language, is kept as it is.
-func (w Words) At(doc, line int, field, what string) string {
-	return w.at(w.where(doc, line, field), what)
+func (w Words) At(doc, line, column int, field, what string) string {
+	return w.at(w.where(doc, line, column, field), what)
 }
 
 // Input words an input error. Errors that are not about the manifest's text (annotation values,
@@ -159,13 +162,13 @@ func (w Words) At(doc, line int, field, what string) string {
 // An error in the manifest is placed by document and line alone: the page shows it beside it.
 func (w Words) Input(e *engine.InputError) InputError {
 	if words := w.olderTemplateWords(e.Msg); words != "" && e.ID == "" {
-		where := w.where(e.Doc, e.Line, e.Field)
+		where := w.where(e.Doc, e.Line, e.Column, e.Field)
 		return InputError{Summary: w.at(where, words), Details: e.Msg, Reason: words}
 	}
 	if e.Field != "manifest" {
 		return InputError{Summary: w.InputErrorText(e), Reason: w.InputText(e)}
 	}
-	where := w.where(e.Doc, e.Line, "")
+	where := w.where(e.Doc, e.Line, e.Column, "")
 	if e.ID != "" {
 		text := w.InputText(e)
 		return InputError{Summary: w.at(where, text), Reason: text}

@@ -403,11 +403,11 @@ func TestOnePlace(t *testing.T) {
 		w := In(i18n.For(lang))
 		what := w.SecretKind(secret) + " (" + secret.Excerpt + ")"
 		for _, c := range []struct{ name, got, want string }{
-			{"SecretWhere", w.SecretWhere(secret), w.where(2, 9, "")},
-			{"SecretLine", w.SecretLine(secret), w.at(w.where(2, 9, "")+w.loc().T("wording.where.sep")+"spec.x", what)},
-			{"Line", w.Line(finding), "error [job-classic-sidecar] " + w.at(w.where(2, 0, "")+" spec.x", w.Message(finding))},
-			{"At", w.At(2, 0, "", "m"), w.at(w.where(2, 0, ""), "m")},
-			{"At a field", w.At(0, 3, "x", "m"), w.at(w.where(0, 3, "x"), "m")},
+			{"SecretWhere", w.SecretWhere(secret), w.where(2, 9, 0, "")},
+			{"SecretLine", w.SecretLine(secret), w.at(w.where(2, 9, 0, "")+w.loc().T("wording.where.sep")+"spec.x", what)},
+			{"Line", w.Line(finding), "error [job-classic-sidecar] " + w.at(w.where(2, 0, 0, "")+" spec.x", w.Message(finding))},
+			{"At", w.At(2, 0, 0, "", "m"), w.at(w.where(2, 0, 0, ""), "m")},
+			{"At a field", w.At(0, 3, 0, "x", "m"), w.at(w.where(0, 3, 0, "x"), "m")},
 		} {
 			if c.got != c.want {
 				t.Errorf("%s %s: %q, want %q", lang, c.name, c.got, c.want)
@@ -419,12 +419,12 @@ func TestOnePlace(t *testing.T) {
 		{English.SecretWhere(secret), "document 2, line 9"},
 		{English.SecretLine(secret), "document 2, line 9, spec.x: a value whose name says it is a password, token, key or secret (PASSWORD: <redacted>)"},
 		{English.Line(finding), "error [job-classic-sidecar] document 2 spec.x: " + English.Message(finding)},
-		{English.At(2, 0, "", "m"), "document 2: m"},
-		{English.At(0, 3, "namespace labels", "m"), "line 3, namespace labels: m"},
+		{English.At(2, 0, 0, "", "m"), "document 2: m"},
+		{English.At(0, 3, 0, "namespace labels", "m"), "line 3, namespace labels: m"},
 		{ja.SecretLine(secret), "ドキュメント2、9行目、spec.x: " + ja.SecretKind(secret) + " (PASSWORD: <redacted>)"},
 		{ja.Line(finding), "error [job-classic-sidecar] ドキュメント2 spec.x: " + ja.Message(finding)},
-		{ja.At(2, 0, "", "m"), "ドキュメント2: m"},
-		{ja.At(0, 3, "Namespaceのラベル", "m"), "3行目、Namespaceのラベル: m"},
+		{ja.At(2, 0, 0, "", "m"), "ドキュメント2: m"},
+		{ja.At(0, 3, 0, "Namespaceのラベル", "m"), "3行目、Namespaceのラベル: m"},
 	} {
 		if c.got != c.want {
 			t.Errorf("%q, want %q", c.got, c.want)

@@ -41,7 +41,7 @@ func (w Words) SecretWhere(f secrets.Finding) string {
 	case f.Step > 0:
 		return w.loc().T("wording.secrets.step", "step", f.Step)
 	}
-	return w.where(f.Doc, f.Line, "")
+	return w.where(f.Doc, f.Line, 0, "")
 }
 
 // SecretLine is one finding on one line, for lists and the CLI: where it is and what it is,

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -276,4 +277,119 @@ func jsonType(n *yaml.Node) string {
 		return "string"
 	}
 	return ""
+}
+
+// ErrorColumn is the column, counted from 1 in characters, on line n of text (ErrorLine's) that
+// a person points at for the error msg, or 0 when the message names no one place on it:
+//   - a quoted string never closed: the quote that opens it;
+//   - a flow collection not closed ("did not find expected ',' or '}'", "… node content"): its
+//     bracket, the outermost left open on the line;
+//   - a tab that breaks the indentation: the tab;
+//   - a block sequence entry where a value belongs (`args: - x`): its "-";
+//   - a key that cannot follow ("did not find expected key", "mapping values are not allowed"):
+//     the line's first character past its indent and "- ";
+//   - an alias of an anchor that is not defined: the alias;
+//   - a value of the wrong type, a resource quantity Kubernetes cannot read: the value when it is
+//     on the line, else its key.
+func ErrorColumn(msg string, text []byte, n int) int {
+	lines := strings.Split(string(text), "\n")
+	if n < 1 || n > len(lines) {
+		return 0
+	}
+	l := lines[n-1]
+	col := func(i int) int { // byte offset i of l, as a column of characters
+		if i < 0 {
+			return 0
+		}
+		return utf8.RuneCountInString(l[:i]) + 1
+	}
+	problem := ""
+	if m := LineRE.FindStringSubmatch(msg); m != nil {
+		problem = m[3]
+	}
+	switch {
+	case problem == "found unexpected end of stream":
+		return col(openQuote(l))
+	case strings.HasPrefix(problem, "did not find expected ',' or ") || problem == "did not find expected node content":
+		return col(openBracket(l))
+	case strings.HasPrefix(problem, "found a tab character"):
+		return col(strings.IndexByte(l, '\t'))
+	case strings.HasPrefix(problem, "block sequence entries are not allowed"):
+		if i := strings.Index(l, ": - "); i >= 0 {
+			return col(i + 2)
+		}
+	case problem == "did not find expected key" || problem == "mapping values are not allowed in this context":
+		return col(indent(l))
+	}
+	if a := UnknownAnchor.FindStringSubmatch(msg); a != nil {
+		return col(strings.Index(l, "*"+a[1]))
+	}
+	if TypeError.MatchString(msg) || strings.Contains(msg, QuantityMessage) {
+		key := indent(l)
+		if i := strings.Index(l[key:], ": "); i >= 0 {
+			if v := strings.TrimLeft(l[key+i+2:], " "); v != "" && !strings.HasPrefix(v, "#") {
+				return col(len(l) - len(v))
+			}
+		}
+		return col(key)
+	}
+	return 0
+}
+
+// openQuote is the byte offset of the quote that opens a string the line leaves open, or -1.
+func openQuote(l string) int {
+	open := -1
+	var q byte
+	for i := 0; i < len(l); i++ {
+		switch c := l[i]; {
+		case q == 0 && (c == '"' || c == '\'') && (i == 0 || strings.ContainsRune(" \t:[{,-", rune(l[i-1]))):
+			q, open = c, i
+		case q == '"' && c == '\\':
+			i++
+		case q == '\'' && c == '\'' && i+1 < len(l) && l[i+1] == '\'':
+			i++
+		case q != 0 && c == q:
+			q, open = 0, -1
+		case q == 0 && c == '#' && i > 0 && l[i-1] == ' ':
+			return -1
+		}
+	}
+	return open
+}
+
+// openBracket is the byte offset of the flow bracket ('[' or '{') the line leaves open, outside
+// quotes: the one a wrong closing bracket meets, else the outermost still open, else the line's
+// first; or -1.
+func openBracket(l string) int {
+	var stack []int
+	first := -1
+	var q byte
+	for i := 0; i < len(l); i++ {
+		c := l[i]
+		switch {
+		case q != 0:
+			if c == q {
+				q = 0
+			}
+		case c == '"' || c == '\'':
+			q = c
+		case c == '#' && i > 0 && l[i-1] == ' ':
+			i = len(l)
+		case c == '[' || c == '{':
+			if first < 0 {
+				first = i
+			}
+			stack = append(stack, i)
+		case (c == ']' || c == '}') && len(stack) > 0:
+			top := stack[len(stack)-1]
+			if (c == ']') != (l[top] == '[') {
+				return top // closed by the wrong bracket: it is the one left open
+			}
+			stack = stack[:len(stack)-1]
+		}
+	}
+	if len(stack) > 0 {
+		return stack[0]
+	}
+	return first
 }

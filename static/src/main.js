@@ -106,7 +106,10 @@ function markError() {
   const diags = [];
   if (n > 0 && n <= doc.lines) {
     const line = doc.line(n);
-    diags.push({ from: line.from, to: line.to, severity: "error", message: ta.dataset.errorMsg || t("error") });
+    // The mark starts at the error's column when the server names one (an unclosed quote's quote).
+    const col = parseInt(ta.dataset.errorCol || "0", 10);
+    const from = col > 0 && col <= line.length ? line.from + col - 1 : line.from;
+    diags.push({ from, to: Math.max(line.to, from), severity: "error", message: ta.dataset.errorMsg || t("error") });
   }
   diags.push(...findingDiagnostics(ta, doc));
   editor.dispatch(setDiagnostics(editor.state, diags));
@@ -184,6 +187,7 @@ function swapFrom(doc) {
   const freshTA = doc.getElementById("manifest");
   if (ta && freshTA) {
     ta.dataset.errorLine = freshTA.dataset.errorLine || "0";
+    ta.dataset.errorCol = freshTA.dataset.errorCol || "0";
     ta.dataset.errorMsg = freshTA.dataset.errorMsg || "";
     ta.dataset.findings = freshTA.dataset.findings || "[]";
     if (freshTA.value !== ta.value) {

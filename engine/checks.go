@@ -105,6 +105,9 @@ var checks = [...]check{
 	{Check{"template-injected-nothing", SeverityError}, checkInjectedNothing},
 	// Params: id (the name in IgnoreAnnotation that is no check's).
 	{Check{"ignore-unknown-check", SeverityWarning}, checkIgnoreIDs},
+	// Params: key (the path of the key written twice), lines (where, comma-separated); value
+	// (the last one's, which is kept, when it is a scalar).
+	{Check{"duplicate-key", SeverityWarning}, checkDuplicateKeys},
 }
 
 // Checks lists every check, in the order their findings are reported: the row's checks, then

@@ -256,6 +256,10 @@ func TestChecks(t *testing.T) {
 			"ignore-unknown-check", true, `spec.template.metadata.annotations["sidecarlab.dev/ignore"]`, params{"id": "job-clasic-sidecar"}},
 		{"an ignore naming checks", withPodAnnotation("        sidecarlab.dev/ignore: job-classic-sidecar, inject-value\n"), nil, Settings{}, "ignore-unknown-check", false, "", nil},
 
+		{"an image written twice", strings.Replace(labDeployment, "        image: nginx\n", "        image: nginx\n        image: nginx:1.27\n", 1), nil, Settings{},
+			"duplicate-key", true, "spec.template.spec.containers[app].image", params{"key": "spec.template.spec.containers[app].image", "lines": "16, 17", "value": "nginx:1.27"}},
+		{"the same key in two mappings", withPodAnnotation("        app: lab\n"), nil, Settings{}, "duplicate-key", false, "", nil},
+
 		// The waypoint checks (checks_waypoint_test.go has the rest): the policy is document 1.
 		{"a policy of HTTP rules in ambient", authzPolicy(l7Rule) + "---\n" + waypointWorkload, nil, ambientNS,
 			"ambient-needs-waypoint", true, "spec.rules[0].to[0].operation.methods", params{"action": "ALLOW", "attributes": "methods"}},

@@ -137,3 +137,31 @@ func TestVerdictGoodness(t *testing.T) {
 		}
 	}
 }
+
+// TestDuplicateKeyMarked: an image written twice is marked on the line of the one the reader
+// keeps (the last), and the words name both lines and the value kept.
+func TestDuplicateKeyMarked(t *testing.T) {
+	h := newServer(t)
+	m := strings.Replace(testkit.Deployment, "        image: ", "        image: nginx:1.26\n        image: ", 1)
+	if m == testkit.Deployment {
+		t.Fatal("the test manifest has no image")
+	}
+	first := lineOf(t, m, "image: nginx:1.26")
+	r := get(t, h, stateLink(t, api.State{Manifest: m}))
+	var marks []web.Mark
+	if err := json.Unmarshal([]byte(testid(r, "manifest").AttrOr("data-findings", "")), &marks); err != nil {
+		t.Fatal(err)
+	}
+	var found *web.Mark
+	for i := range marks {
+		if strings.Contains(marks[i].Message, "written more than once") {
+			found = &marks[i]
+		}
+	}
+	if found == nil || found.Line != first+1 || !strings.Contains(found.Message, "lines "+strconv.Itoa(first)+", "+strconv.Itoa(first+1)) {
+		t.Fatalf("marks %+v, want the duplicate on line %d", marks, first+1)
+	}
+	if r := get(t, h, stateLink(t, api.State{Manifest: testkit.Deployment})); strings.Contains(r.body, "written more than once") {
+		t.Error("a manifest without a duplicate is marked")
+	}
+}

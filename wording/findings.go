@@ -63,7 +63,13 @@ var checks = map[string]checkWords{
 		}
 		return "message", p
 	}},
-	"ignore-unknown-check":   {params: quoted("id")},
+	"ignore-unknown-check": {params: quoted("id")},
+	"duplicate-key": {params: func(p map[string]string) (string, map[string]string) {
+		if _, scalar := p["value"]; !scalar {
+			return "message_nested", p // the last is a map or a list: it is kept whole
+		}
+		return "message", p
+	}},
 	"ambient-needs-waypoint": {params: waypointVariant},
 	"ambient-policy-l4":      {},
 }

@@ -68,6 +68,7 @@ var findingCases = []struct {
 	{"template-injected-nothing", map[string]string{"cause": "delimiters"}, false, []string{"[[ ]] delimiters of Istio 1.1 and older", "Go templates' double braces", "never makes the sidecar"}, ""},
 	{"template-injected-nothing", map[string]string{"cause": "template-key"}, false, []string{`under "template:"`, `no "templates:"`, "injection templates are empty", "runs the whole file as one template"}, ""},
 	{"ignore-unknown-check", map[string]string{"id": "job-clasic-sidecar"}, false, []string{`names "job-clasic-sidecar"`, "ignores nothing"}, ""},
+	{"duplicate-key", map[string]string{"key": "spec.replicas", "lines": "6, 7", "value": "3"}, false, []string{"spec.replicas", "lines 6, 7", "keeps the last, 3"}, ""},
 	{"ambient-needs-waypoint", map[string]string{"kind": "AuthorizationPolicy", "name": "pol", "namespace": "shop", "workloads": "Deployment shop/web", "action": "ALLOW", "attributes": "methods, paths"}, false,
 		[]string{"AuthorizationPolicy shop/pol on Deployment shop/web needs a waypoint", "(methods, paths)", "ALLOW policy without the rules", "allows less"}, ""},
 	{"ambient-needs-waypoint", map[string]string{"kind": "AuthorizationPolicy", "name": "pol", "namespace": "shop", "workloads": "Deployment shop/web", "action": "DENY", "attributes": "requestPrincipals"}, false,

@@ -19,7 +19,9 @@ func MappingEntry(n *yaml.Node, name string) (key, value *yaml.Node) {
 	if n == nil || n.Kind != yaml.MappingNode {
 		return nil, nil
 	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
+	// The last: a key written twice is read as Kubernetes reads it, into a map, where the later
+	// one overwrites the earlier (DuplicateKeys).
+	for i := len(n.Content) - 2; i >= 0; i -= 2 {
 		if n.Content[i].Value == name {
 			return n.Content[i], n.Content[i+1]
 		}

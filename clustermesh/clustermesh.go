@@ -21,6 +21,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/version"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 
@@ -118,7 +120,7 @@ func (r Reader) Read(ctx context.Context, namespace, revision string) (*Mesh, er
 		istioNS = DefaultIstioNamespace
 	}
 	m := &Mesh{}
-	v, err := r.Client.Discovery().ServerVersion()
+	v, err := serverVersion(ctx, r.Client.Discovery())
 	if err != nil {
 		return nil, &Refused{Verb: "get", Resource: "/version", Err: err}
 	}
@@ -350,4 +352,25 @@ func (c *Cached) Catalog(ctx context.Context) (*Catalog, error) {
 	}
 	c.cat, c.err, c.at = cat, err, now()
 	return cat, err
+}
+
+// serverVersion is the API server's version, read under ctx: discovery's ServerVersion takes no
+// context, so it runs beside and is given up when ctx ends (the client's own timeout,
+// rest.Config.Timeout, ends the read itself).
+func serverVersion(ctx context.Context, d discovery.ServerVersionInterface) (*version.Info, error) {
+	type answer struct {
+		v   *version.Info
+		err error
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		v, err := d.ServerVersion()
+		ch <- answer{v, err}
+	}()
+	select {
+	case a := <-ch:
+		return a.v, a.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }

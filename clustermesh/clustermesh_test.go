@@ -239,3 +239,54 @@ func TestRefusedUnreachable(t *testing.T) {
 		})
 	}
 }
+
+// TestCachedCancelled: a read that failed because its request ended is not kept: the next
+// request reads again, and gets the catalog.
+func TestCachedCancelled(t *testing.T) {
+	client := fake.NewClientset(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop"}})
+	var lists atomic.Int32
+	client.PrependReactor("list", "namespaces", func(k8stesting.Action) (bool, runtime.Object, error) {
+		if lists.Add(1) == 1 {
+			return true, nil, context.Canceled
+		}
+		return false, nil, nil
+	})
+	now := time.Unix(1e9, 0)
+	c := &Cached{Reader: Reader{Client: client}, TTL: time.Minute, Now: func() time.Time { return now }}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := c.Catalog(ctx); err == nil {
+		t.Fatal("the cancelled read succeeded")
+	}
+	if cat, err := c.Catalog(context.Background()); err != nil || len(cat.Namespaces) != 1 {
+		t.Fatalf("after a cancelled read: %+v, %v", cat, err)
+	}
+	if n := lists.Load(); n != 2 {
+		t.Fatalf("%d lists, want 2 (the cancelled one not kept)", n)
+	}
+}
+
+// TestReadVersionUnderContext: an API server that never answers the version read (discovery's,
+// which takes no context) does not hold the read past its request: it ends with the request.
+func TestReadVersionUnderContext(t *testing.T) {
+	client := fake.NewClientset()
+	release := make(chan struct{})
+	defer close(release)
+	asked := make(chan struct{})
+	client.PrependReactor("get", "version", func(k8stesting.Action) (bool, runtime.Object, error) {
+		close(asked)
+		<-release
+		return false, nil, nil
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := Reader{Client: client}.Read(ctx, "", "")
+		done <- err
+	}()
+	<-asked
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the read ended with %v, want the request's end", err)
+	}
+}

@@ -203,3 +203,26 @@ func TestCovers(t *testing.T) {
 		}
 	}
 }
+
+// TestUpgradePreviewOneSideFails: a document one side cannot inject and the other can is a
+// change, though no field of it can be compared: here the old side's own template reads a field
+// the embedded injector code does not give it.
+func TestUpgradePreviewOneSideFails(t *testing.T) {
+	e := testEngine(t)
+	def, err := e.Install(t.Context(), InstallOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	broken := "policy: enabled\ntemplates:\n  sidecar: |\n    {{ .NoSuchField }}\n"
+	old := InstallOptions{Mesh: OwnMesh{InjectorConfig: broken, Values: def.Values, MeshConfig: def.MeshConfigYAML}}
+	p, err := e.PreviewUpgrade(t.Context(), []byte(upgradeDeployment("web")), nil, Settings{Install: old}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Documents) != 1 {
+		t.Fatalf("%d documents", len(p.Documents))
+	}
+	if d := p.Documents[0]; d.OldError == "" || d.NewError != "" || len(d.Changes) != 0 || !d.Changed {
+		t.Fatalf("old error %q, new error %q, %d changes, changed %v: want the old side's error, a change", d.OldError, d.NewError, len(d.Changes), d.Changed)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
@@ -29,6 +30,9 @@ func (f *clusterFlags) register(c *cli, cmd *cobra.Command) {
 	_ = cmd.RegisterFlagCompletionFunc("context", cobra.NoFileCompletions)
 }
 
+// clusterReadTimeout bounds every request to the cluster's API server (rest.Config.Timeout).
+const clusterReadTimeout = 20 * time.Second
+
 // given reports whether a cluster is named.
 func (f *clusterFlags) given() bool { return f.context != "" || f.kubeconfig != "" }
 
@@ -51,6 +55,11 @@ func (f *clusterFlags) reader(c *cli) (clustermesh.Reader, error) {
 	}
 	if err != nil {
 		return clustermesh.Reader{}, err
+	}
+	if cfg.Timeout == 0 {
+		// No read of the cluster waits longer than this, whatever its context (the discovery's
+		// version read takes none): an API server that never answers costs a request this much.
+		cfg.Timeout = clusterReadTimeout
 	}
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {

@@ -224,7 +224,7 @@ func serveRun(c *cli, o serveOptions) error {
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      60 * time.Second,
+		WriteTimeout:      writeTimeout(cfg.RequestTimeout),
 		IdleTimeout:       120 * time.Second,
 		// Requests do not inherit ctx: when it ends, Shutdown lets those in flight finish.
 	}
@@ -363,4 +363,11 @@ func publicURL(s string) (string, error) {
 		return "", fmt.Errorf("%q: want an http:// or https:// address such as https://sidecarlab.example.com (a path is kept; no query, fragment or user)", s)
 	}
 	return strings.TrimSuffix(u.String(), "/"), nil
+}
+
+// writeTimeout is how long the server gives a request to be answered: its work's timeout
+// (--request-timeout) and time to write the answer after it, and never less than a minute, so
+// that a slow reader of a large answer is not cut when the work was quick.
+func writeTimeout(request time.Duration) time.Duration {
+	return max(request+30*time.Second, time.Minute)
 }

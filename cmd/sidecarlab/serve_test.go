@@ -137,3 +137,14 @@ func TestServeCPUProfile(t *testing.T) {
 		t.Fatalf("not a profile: %v", err)
 	}
 }
+
+// TestWriteTimeout: the server gives an answer its work's whole timeout and time to be written
+// after it: a --request-timeout above the old fixed minute is not cut; a short one still gets
+// the minute.
+func TestWriteTimeout(t *testing.T) {
+	for _, c := range []struct{ request, atLeast time.Duration }{{90 * time.Second, 2 * time.Minute}, {5 * time.Second, time.Minute}} {
+		if got := writeTimeout(c.request); got < c.atLeast || got <= c.request {
+			t.Errorf("--request-timeout=%v: write timeout %v, want at least %v", c.request, got, c.atLeast)
+		}
+	}
+}

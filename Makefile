@@ -82,7 +82,7 @@ $(TESTTIMES): internal/testtimes/main.go
 
 # The Go source folders; gofmt checks them all, goimports (pinned in go.mod) all but templ's output,
 # whose import blocks templ writes and make generate would rewrite.
-GODIRS := api cmd engine wording handlers web static store deploy e2e sandbox admission report internal controlplane clustermesh i18n
+GODIRS := api cmd engine wording handlers web static store deploy e2e sandbox admission report internal controlplane clustermesh i18n permalink
 
 fmt:
 	@test -z "$$(gofmt -l $(GODIRS))" || (gofmt -l $(GODIRS); echo "gofmt needed" >&2; exit 1)

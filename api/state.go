@@ -5,7 +5,7 @@ import (
 )
 
 // State is everything a view depends on: the manifest, the annotation steps, the settings, and
-// which Istio made it. It is what a permalink encodes (handlers.EncodeState) and what a short
+// which Istio made it. It is what a permalink encodes (permalink.Encode) and what a short
 // link stores; GET /api/v1/links/{id} answers with it.
 type State struct {
 	Version  int             `json:"v"`

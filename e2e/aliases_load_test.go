@@ -15,8 +15,8 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
-	"github.com/sidecarlab/sidecarlab/handlers"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
+	"github.com/sidecarlab/sidecarlab/permalink"
 )
 
 // TestLoadAliases is issue 40's first finding against the real binary: four Lists of 5,000
@@ -40,10 +40,10 @@ func TestLoadAliases(t *testing.T) {
 		st := api.State{Istio: engine.Version().Istio, Manifest: testkit.AliasList(5000) + fmt.Sprintf("# alias %d\n", i)}
 		switch i % 3 {
 		case 0:
-			req, _ := http.NewRequest(http.MethodGet, baseURL+"/?s="+handlers.EncodeState(st), nil)
+			req, _ := http.NewRequest(http.MethodGet, baseURL+"/?s="+permalink.Encode(st), nil)
 			return req
 		case 1:
-			req, _ := http.NewRequest(http.MethodGet, baseURL+"/injected.yaml?s="+handlers.EncodeState(st), nil)
+			req, _ := http.NewRequest(http.MethodGet, baseURL+"/injected.yaml?s="+permalink.Encode(st), nil)
 			return req
 		default:
 			body, _ := json.Marshal(api.InjectRequest{Manifest: st.Manifest})
@@ -55,7 +55,7 @@ func TestLoadAliases(t *testing.T) {
 	ordinary := func(i int) *http.Request {
 		st := api.State{Istio: engine.Version().Istio, Manifest: testkit.Deployment,
 			Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: fmt.Sprintf("%dm", 100+i)}}}
-		req, _ := http.NewRequest(http.MethodGet, baseURL+"/?s="+handlers.EncodeState(st), nil)
+		req, _ := http.NewRequest(http.MethodGet, baseURL+"/?s="+permalink.Encode(st), nil)
 		return req
 	}
 	type answer struct {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
-	"github.com/sidecarlab/sidecarlab/handlers"
+	"github.com/sidecarlab/sidecarlab/permalink"
 )
 
 // TestAmbientCompare: the lab's last chip opens the sidecar-or-ambient comparison of the lab's
@@ -94,7 +94,7 @@ func TestBatchAmbient(t *testing.T) {
 	sh := newShots(t)
 	st := api.State{Manifest: ambientBatch, Settings: engine.Settings{Install: engine.InstallOptions{Set: []string{"profile=ambient"}}}}
 	do(ctx, t, chromedp.EmulateViewport(1440, 900),
-		chromedp.Navigate(baseURL+"/?tab=batch&cols=result,total-requests,ambient,ztunnel-share&s="+url.QueryEscape(handlers.EncodeState(st))))
+		chromedp.Navigate(baseURL+"/?tab=batch&cols=result,total-requests,ambient,ztunnel-share&s="+url.QueryEscape(permalink.Encode(st))))
 	waitFor(ctx, t, `[data-testid="batch"] th[data-col="ztunnel share"]`, "the ztunnel share column")
 	rows := text(ctx, t, `[data-testid="batch"] tbody`)
 	for _, want := range []string{"web", "api", "billing", "cpu=200m memory=512Mi", "cpu=400m memory=1Gi"} {

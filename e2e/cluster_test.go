@@ -13,7 +13,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
-	"github.com/sidecarlab/sidecarlab/handlers"
+	"github.com/sidecarlab/sidecarlab/permalink"
 )
 
 // waitFor waits for an element to be shown in the settled page (shown).
@@ -199,7 +199,7 @@ func TestClusterLabelFix(t *testing.T) {
 	annotated := strings.Replace(onDeployment, "  annotations:\n    sidecar.istio.io/logLevel: debug\n", "", 1)
 	annotated = strings.Replace(annotated, "    metadata:\n      labels:", "    metadata:\n      annotations:\n        sidecar.istio.io/inject: \"true\"\n      labels:", 1)
 	st := api.State{Manifest: annotated, Settings: engine.Settings{Namespace: engine.Namespace{Name: "shop"}}}
-	do(ctx, t, chromedp.Navigate(baseURL+"/?tab=cluster&s="+url.QueryEscape(handlers.EncodeState(st))))
+	do(ctx, t, chromedp.Navigate(baseURL+"/?tab=cluster&s="+url.QueryEscape(permalink.Encode(st))))
 	waitFor(ctx, t, `[data-testid="verdict-not-injected"]`, "the annotated Pod, not injected")
 	if got := text(ctx, t, `[data-testid="cluster-trace"]`); !strings.Contains(got, "selectors read labels") {
 		t.Fatalf("the trace does not say why: %q", got)
@@ -225,7 +225,7 @@ func TestClusterAmbient(t *testing.T) {
 		Install:   engine.InstallOptions{Set: []string{"profile=ambient"}},
 		Namespace: engine.Namespace{Name: "shop", Labels: map[string]string{"istio.io/dataplane-mode": "ambient"}},
 	}}
-	do(ctx, t, chromedp.Navigate(baseURL+"/?tab=cluster&s="+url.QueryEscape(handlers.EncodeState(st))))
+	do(ctx, t, chromedp.Navigate(baseURL+"/?tab=cluster&s="+url.QueryEscape(permalink.Encode(st))))
 	waitFor(ctx, t, `[data-testid="cluster-ambient"][data-joins="true"]`, "the ambient answer")
 	waitFor(ctx, t, `[data-testid="verdict-not-injected"]`, "the Pod admitted as written")
 	if trace := text(ctx, t, `[data-testid="cluster-trace"]`); !strings.Contains(trace, "out of ambient") || strings.Contains(trace, "Label the namespace") {

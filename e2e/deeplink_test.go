@@ -12,7 +12,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
-	"github.com/sidecarlab/sidecarlab/handlers"
+	"github.com/sidecarlab/sidecarlab/permalink"
 )
 
 // highlightedJS answers the rows the page highlights, each as "its step's data-testid, whether
@@ -48,7 +48,7 @@ func TestDeepLinkOpensItsStep(t *testing.T) {
 	ctx := browser(t)
 	sh := newShots(t)
 	cpu := "spec.template.spec.containers[istio-proxy].resources.requests.cpu"
-	twice := baseURL + "/?s=" + url.QueryEscape(handlers.EncodeState(api.State{Manifest: deployment,
+	twice := baseURL + "/?s=" + url.QueryEscape(permalink.Encode(api.State{Manifest: deployment,
 		Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}, {Key: "sidecar.istio.io/proxyCPU", Value: "300m"}}}))
 
 	// Opened: step 2's link highlights step 2's row, not step 1's.
@@ -78,7 +78,7 @@ func TestDeepLinkOpensItsStep(t *testing.T) {
 	// 2's link opens row 0, shows the field diff and highlights document 2's row.
 	proxy := "spec.template.spec.containers[istio-proxy]"
 	two := deployment + "---\n" + strings.Replace(deployment, "name: checkout\n  namespace", "name: cart\n  namespace", 1)
-	batch := baseURL + "/?s=" + url.QueryEscape(handlers.EncodeState(api.State{Manifest: two,
+	batch := baseURL + "/?s=" + url.QueryEscape(permalink.Encode(api.State{Manifest: two,
 		Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}})) + "&tab=unified"
 	do(ctx, t, chromedp.Navigate(batch+"#step=0&doc=2&path="+url.PathEscape(proxy)))
 	waitHighlighted(ctx, t, "document 2's link in folded row 0", "diff-step-0 open 2 "+proxy)

@@ -16,8 +16,8 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
-	"github.com/sidecarlab/sidecarlab/handlers"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
+	"github.com/sidecarlab/sidecarlab/permalink"
 )
 
 // TestLoadHeavy is issue 21's attack beside a workshop: four clients send, again and again, the
@@ -43,7 +43,7 @@ func TestLoadHeavy(t *testing.T) {
 		switch k {
 		case 0:
 			st := api.State{Istio: engine.Version().Istio, Manifest: testkit.Pods(45, 9000) + salt}
-			req, _ := http.NewRequest(http.MethodGet, baseURL+"/?s="+handlers.EncodeState(st), nil)
+			req, _ := http.NewRequest(http.MethodGet, baseURL+"/?s="+permalink.Encode(st), nil)
 			return req
 		case 2:
 			var sts []engine.Step
@@ -54,7 +54,7 @@ func TestLoadHeavy(t *testing.T) {
 			return partialPost(url.Values{"manifest": {testkit.Pods(10, 0) + salt}, "steps": {string(js)}, "action": {"apply"}})
 		default:
 			st := api.State{Istio: engine.Version().Istio, Manifest: testkit.Pods(2000, 0) + salt}
-			req, _ := http.NewRequest(http.MethodGet, baseURL+"/?s="+handlers.EncodeState(st), nil)
+			req, _ := http.NewRequest(http.MethodGet, baseURL+"/?s="+permalink.Encode(st), nil)
 			return req
 		}
 	}

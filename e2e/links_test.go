@@ -11,7 +11,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
-	"github.com/sidecarlab/sidecarlab/handlers"
+	"github.com/sidecarlab/sidecarlab/permalink"
 )
 
 // onDeployment is an Istio annotation put on the Deployment's own metadata (line 5), where Istio
@@ -85,7 +85,7 @@ func TestTruncatedLinkAndTitles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	withStep := baseURL + "/?s=" + url.QueryEscape(handlers.EncodeState(api.State{Manifest: onDeployment,
+	withStep := baseURL + "/?s=" + url.QueryEscape(permalink.Encode(api.State{Manifest: onDeployment,
 		Steps: []engine.Step{{Key: "sidecar.istio.io/proxyMemory", Value: "256Mi"}}}))
 	do(ctx, t, chromedp.Navigate(withStep), shown(`[data-testid="results"]`))
 	second, err := chromedp.Run(ctx, chromedp.Title())

@@ -10,7 +10,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/sidecarlab/sidecarlab/api"
-	"github.com/sidecarlab/sidecarlab/handlers"
+	"github.com/sidecarlab/sidecarlab/permalink"
 )
 
 // typoDeployment is the lab's typo case pasted: holdApplicationUntilProxyStart (no s) inside
@@ -37,7 +37,7 @@ spec:
 `
 
 func link(manifest string) string {
-	return baseURL + "/?s=" + url.QueryEscape(handlers.EncodeState(api.State{Manifest: manifest}))
+	return baseURL + "/?s=" + url.QueryEscape(permalink.Encode(api.State{Manifest: manifest}))
 }
 
 // markedLines are the editor's lines that carry a pitfall's underline, by their text.

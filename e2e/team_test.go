@@ -13,7 +13,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
-	"github.com/sidecarlab/sidecarlab/handlers"
+	"github.com/sidecarlab/sidecarlab/permalink"
 )
 
 // holdingMesh is a whole mesh (its three ConfigMap texts) whose defaultConfig already holds the
@@ -51,7 +51,7 @@ func TestTeamStory(t *testing.T) {
 	st := api.State{Manifest: deployment, Steps: hold, Settings: engine.Settings{
 		Install:   engine.InstallOptions{Mesh: holdingMesh(t)},
 		Namespace: engine.Namespace{Name: "shop", Labels: map[string]string{"istio-injection": "enabled", "pod-security.kubernetes.io/enforce": "baseline"}}}}
-	link := baseURL + "/?s=" + url.QueryEscape(handlers.EncodeState(st))
+	link := baseURL + "/?s=" + url.QueryEscape(permalink.Encode(st))
 
 	// 1. Which mesh injected, the upgrade in the tab bar, and why the hold step changes less.
 	do(ctx, t, checkedScreens[0].emulate(), chromedp.Navigate(link+"&step=3"))
@@ -113,7 +113,7 @@ func TestTeamStory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	do(ctx, t, chromedp.Navigate(baseURL+"/?s="+url.QueryEscape(handlers.EncodeState(api.State{Manifest: string(broken)}))), shown(`.cm-content`))
+	do(ctx, t, chromedp.Navigate(baseURL+"/?s="+url.QueryEscape(permalink.Encode(api.State{Manifest: string(broken)}))), shown(`.cm-content`))
 	waitFor(ctx, t, `[data-testid="manifest-error"]`, "the YAML error")
 	if msg := text(ctx, t, `[data-testid="manifest-error"]`); !strings.Contains(msg, "line 17, column 16") {
 		t.Errorf("the error names %q, want line 17, column 16 (the opening quote's)", msg)

@@ -12,6 +12,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/engine/ambient"
 	"github.com/sidecarlab/sidecarlab/i18n"
+	"github.com/sidecarlab/sidecarlab/permalink"
 	"github.com/sidecarlab/sidecarlab/web"
 	"github.com/sidecarlab/sidecarlab/wording"
 )
@@ -23,7 +24,7 @@ import (
 
 // ambientHref is the comparison of a state, with the nodes given (0: the default).
 func ambientHref(st api.State, nodes int) string {
-	q := url.Values{"s": {EncodeState(st)}}
+	q := url.Values{"s": {permalink.Encode(st)}}
 	if nodes > 0 {
 		q.Set("nodes", strconv.Itoa(nodes))
 	}
@@ -70,7 +71,7 @@ func nodesParam(v string) (int, error) {
 func (s *server) handleAmbient() http.Handler {
 	return s.handler(func(w http.ResponseWriter, r *http.Request) error {
 		q := r.URL.Query()
-		st, err := DecodeState(q.Get("s"))
+		st, err := decodeState(q.Get("s"))
 		if err != nil {
 			return err
 		}
@@ -162,7 +163,7 @@ func (s *server) handleAPIAmbient() http.Handler {
 		if err := checkNamespace(req.Settings.Namespace); err != nil {
 			return err
 		}
-		st := api.State{Version: StateVersion, Istio: engine.Version().Istio, Manifest: req.Manifest, Steps: req.Steps, Settings: req.Settings}
+		st := api.State{Version: permalink.Version, Istio: engine.Version().Istio, Manifest: req.Manifest, Steps: req.Steps, Settings: req.Settings}
 		c, err := s.compareAmbient(r.Context(), st, req.Nodes)
 		if err != nil {
 			return err

@@ -9,61 +9,9 @@ import (
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
+	"github.com/sidecarlab/sidecarlab/permalink"
 	"github.com/sidecarlab/sidecarlab/wording"
 )
-
-// meshOf is the answer's word on the settings' own mesh, nil when there is none.
-func meshOf(in engine.InstallOptions) *api.Mesh {
-	if in.Mesh.IsZero() {
-		return nil
-	}
-	m := &api.Mesh{Revision: engine.RevisionName(in.Revision), Istio: in.Mesh.Istio, Templates: "own", InjectedBy: engine.Version().Istio, Embedded: in.Mesh.Embedded()}
-	if in.Mesh.EmbeddedTemplates() {
-		m.Templates = "istio"
-	}
-	return m
-}
-
-// ownMesh reads the request's MeshConfigMaps, or its cluster's mesh and namespace, into its
-// settings, and keeps the mesh compacted (engine.CompactMesh: the templates left out when they
-// are Istio's), as its link will.
-func (s *server) ownMesh(ctx context.Context, req *api.InjectRequest) error {
-	in := &req.Settings.Install
-	given := 0
-	for _, g := range []bool{req.MeshConfigMaps != "", req.ClusterMesh != "", !in.Mesh.IsZero()} {
-		if g {
-			given++
-		}
-	}
-	if given > 1 {
-		return httpError{status: http.StatusBadRequest, id: "errors.api.mesh-twice", args: []any{"ConfigMaps", `"meshConfigMaps", "clusterMesh"`, "Mesh", `"settings.install.mesh"`}}
-	}
-	if req.ClusterNamespace != "" {
-		if ns := req.Settings.Namespace; ns.Name != "" || len(ns.Labels) > 0 {
-			return httpError{status: http.StatusBadRequest, id: "errors.api.namespace-twice", args: []any{"Cluster", `"clusterNamespace"`, "Namespace", `"settings.namespace"`}}
-		}
-		ns, err := s.clusterNamespace(ctx, req.ClusterNamespace)
-		if err != nil {
-			return err
-		}
-		req.Settings.Namespace, req.ClusterNamespace = ns, ""
-	}
-	switch {
-	case req.MeshConfigMaps != "":
-		if err := pastedMesh(req.MeshConfigMaps, in); err != nil {
-			return err
-		}
-		req.MeshConfigMaps = ""
-	case req.ClusterMesh != "":
-		if err := s.clusterMesh(ctx, req.ClusterMesh, in); err != nil {
-			return err
-		}
-		req.ClusterMesh = ""
-	default:
-		in.Mesh = engine.CompactMesh(in.Mesh)
-	}
-	return nil
-}
 
 // apiParts are the parts of an answer a client may ask for with ?include=a,b; without it, the
 // default ones (the whole answer). changes and unified are the last step's
@@ -130,7 +78,7 @@ func (s *server) handleAPIInject() http.Handler {
 			// The manifest has documents Istio rejects: 422, naming each.
 			return documentErrors(errs)
 		}
-		st := api.State{Version: StateVersion, Istio: engine.Version().Istio, Manifest: req.Manifest, Steps: req.Steps, Settings: req.Settings}
+		st := api.State{Version: permalink.Version, Istio: engine.Version().Istio, Manifest: req.Manifest, Steps: req.Steps, Settings: req.Settings}
 		last := tl.Steps[len(tl.Steps)-1]
 		resp := api.InjectResponse{Istio: engine.Version(), Permalink: view{state: st, step: -1}.permalink(), Mesh: meshOf(st.Settings.Install)}
 		if want["output"] {

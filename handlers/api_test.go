@@ -10,6 +10,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
+	"github.com/sidecarlab/sidecarlab/permalink"
 	"github.com/sidecarlab/sidecarlab/wording"
 )
 
@@ -170,21 +171,21 @@ func TestAPIAdmission(t *testing.T) {
 func TestEncodeStateWithPooledWriters(t *testing.T) {
 	a := api.State{Manifest: testkit.Deployment}
 	b := api.State{Manifest: strings.Repeat("# a long comment\n", 500) + testkit.Deployment, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "1"}}}
-	first := EncodeState(a)
-	_ = EncodeState(b)
-	if again := EncodeState(a); again != first {
+	first := permalink.Encode(a)
+	_ = permalink.Encode(b)
+	if again := permalink.Encode(a); again != first {
 		t.Fatal("the same state encoded differently after another")
 	}
-	if got, err := DecodeState(first); err != nil || got.Manifest != a.Manifest {
+	if got, err := decodeState(first); err != nil || got.Manifest != a.Manifest {
 		t.Fatalf("round trip: %v", err)
 	}
 	done := make(chan string, 16)
 	for i := range 16 {
 		go func() {
 			if i%2 == 0 {
-				done <- EncodeState(a)
+				done <- permalink.Encode(a)
 			} else {
-				_ = EncodeState(b)
+				_ = permalink.Encode(b)
 				done <- first
 			}
 		}()

@@ -20,6 +20,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
+	"github.com/sidecarlab/sidecarlab/permalink"
 )
 
 // newBare is Istio's injector with nothing of ours: the default installation's ConfigMaps parsed
@@ -118,7 +119,7 @@ func BenchmarkToggleRoundTrip(b *testing.B) {
 // page): its size and time. limit=500 shows every document (still at most 2,000 changes and 20,000 diff lines a step).
 func BenchmarkLargePage(b *testing.B) {
 	h := newServer(&testing.T{})
-	link := "/?s=" + EncodeState(api.State{Manifest: manyDeployments(500)})
+	link := "/?s=" + permalink.Encode(api.State{Manifest: manyDeployments(500)})
 	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, link, nil)) // the timeline, once
 	for _, c := range []struct{ name, query string }{{"first-50", ""}, {"all-500", "&limit=500"}} {
 		b.Run(c.name, func(b *testing.B) {
@@ -164,11 +165,11 @@ func BenchmarkUnitTime(b *testing.B) {
 		req  func(st api.State) *http.Request
 	}{
 		{"page", func(st api.State) *http.Request {
-			return httptest.NewRequest(http.MethodGet, "/?s="+EncodeState(st), nil)
+			return httptest.NewRequest(http.MethodGet, "/?s="+permalink.Encode(st), nil)
 		}},
 		{"api", func(st api.State) *http.Request { return boundJSON("/api/v1/inject", st) }},
 		{"diff", func(st api.State) *http.Request {
-			return httptest.NewRequest(http.MethodGet, "/diff.txt?unified=1&s="+EncodeState(st), nil)
+			return httptest.NewRequest(http.MethodGet, "/diff.txt?unified=1&s="+permalink.Encode(st), nil)
 		}},
 	}
 	for _, in := range inputs {

@@ -18,6 +18,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
+	"github.com/sidecarlab/sidecarlab/permalink"
 	"github.com/sidecarlab/sidecarlab/sandbox"
 )
 
@@ -148,7 +149,7 @@ func boundForm(st api.State, partial bool) *http.Request {
 // boundRoutes are every route that answers with something made from a state.
 func boundRoutes() []boundRoute {
 	q := func(path string) func(api.State, string) *http.Request {
-		return func(st api.State, _ string) *http.Request { return boundGet(path + "s=" + EncodeState(st)) }
+		return func(st api.State, _ string) *http.Request { return boundGet(path + "s=" + permalink.Encode(st)) }
 	}
 	short := func(suffix string) func(api.State, string) *http.Request {
 		return func(_ api.State, id string) *http.Request { return boundGet("/s/" + id + suffix) }
@@ -156,7 +157,7 @@ func boundRoutes() []boundRoute {
 	return []boundRoute{
 		{"GET /", false, q("/?")},
 		{"GET / (the script's fragment)", false, func(st api.State, _ string) *http.Request {
-			r := boundGet("/?s=" + EncodeState(st))
+			r := boundGet("/?s=" + permalink.Encode(st))
 			r.Header.Set(partialHeader, "1")
 			return r
 		}},
@@ -165,7 +166,7 @@ func boundRoutes() []boundRoute {
 		{"POST /", false, func(st api.State, _ string) *http.Request { return boundForm(st, false) }},
 		{"POST / (the script's fragment)", false, func(st api.State, _ string) *http.Request { return boundForm(st, true) }},
 		{"GET /compare", false, func(st api.State, _ string) *http.Request {
-			e := EncodeState(st)
+			e := permalink.Encode(st)
 			return boundGet("/compare?a=" + e + "&b=" + e)
 		}},
 		{"GET /embed", false, q("/embed?")},
@@ -202,7 +203,7 @@ func TestAnswersBounded(t *testing.T) {
 	newServer(t)
 	bigValue := "proxyMetadata: {X: " + strings.Repeat("v", 250_000) + "}"
 	big := api.State{Manifest: testkit.Deployment + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: big}\ndata:\n  x: " +
-		strings.Repeat("x", maxStateBytes-4096) + "\n"}
+		strings.Repeat("x", permalink.MaxBytes-4096) + "\n"}
 	clocked := func(t *testing.T) (http.Handler, Engine, *memLinks) {
 		links := newMemLinks()
 		w := &workClock{Engine: eng}
@@ -249,15 +250,15 @@ func TestAnswersBounded(t *testing.T) {
 				t.Skip("renders a 10 MB template in sandbox workers for every route; run without -short")
 			}
 			h, e, links := c.server(t)
-			c.st.Version, c.st.Istio = StateVersion, engine.Version().Istio
-			stateBytes := len(StateJSON(c.st))
+			c.st.Version, c.st.Istio = permalink.Version, engine.Version().Istio
+			stateBytes := len(permalink.JSON(c.st))
 			// What the server admits of the state, and the objects it has written out.
 			cost, err := e.Estimate(context.Background(), []byte(c.st.Manifest), c.st.Steps, c.st.Settings)
 			admitted := err == nil && Config{}.withDefaults().Work.Check(cost) == nil && !c.refused
 			written := cost.Objects - cost.Aliased
 			id := "none"
 			if links != nil {
-				id, _ = links.Put(context.Background(), Link{State: StateJSON(c.st)})
+				id, _ = links.Put(context.Background(), Link{State: permalink.JSON(c.st)})
 			}
 			type answered struct {
 				route boundRoute

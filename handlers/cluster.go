@@ -10,6 +10,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
+	"github.com/sidecarlab/sidecarlab/permalink"
 	"github.com/sidecarlab/sidecarlab/web"
 	"github.com/sidecarlab/sidecarlab/wording"
 )
@@ -163,7 +164,7 @@ func (s *server) addAdmission(ctx context.Context, v view, p *web.Page) error {
 			cv.Docs = cv.Docs[:lim]
 			mv := v
 			mv.limit = lim + defaultLimit
-			cv.MoreHref = mv.linkWith(EncodeState(v.state), web.ClusterTab, v.step)
+			cv.MoreHref = mv.linkWith(permalink.Encode(v.state), web.ClusterTab, v.step)
 		}
 		p.Results.Cluster = cv
 	case v.tab == "batch" && slices.Contains(lazyTabs(v.state), "batch") && p.Results.Selected == len(p.Results.Steps)-1:

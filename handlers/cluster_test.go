@@ -21,6 +21,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
+	"github.com/sidecarlab/sidecarlab/permalink"
 	"github.com/sidecarlab/sidecarlab/web"
 	"github.com/sidecarlab/sidecarlab/wording"
 )
@@ -42,7 +43,7 @@ func decodeLocation(t *testing.T, r response) api.State {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := DecodeState(u.Query().Get("s"))
+	st, err := decodeState(u.Query().Get("s"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +54,7 @@ func decodeLocation(t *testing.T, r response) api.State {
 // a link and a short link, and the form shows it again.
 func TestStateV2Namespace(t *testing.T) {
 	st := withNamespace(engine.Namespace{Name: "shop", Labels: map[string]string{"istio-injection": "enabled", "team": "a"}})
-	got, err := DecodeState(EncodeState(st))
+	got, err := decodeState(permalink.Encode(st))
 	if err != nil {
 		t.Fatal(err)
 	}

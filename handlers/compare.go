@@ -14,6 +14,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
+	"github.com/sidecarlab/sidecarlab/permalink"
 	"github.com/sidecarlab/sidecarlab/web"
 	"github.com/sidecarlab/sidecarlab/wording"
 )
@@ -25,7 +26,7 @@ func (s *server) handleCompare() http.Handler {
 		var states [2]api.State
 		var labels [2]string
 		for i, key := range []string{"a", "b"} {
-			st, err := DecodeState(q.Get(key))
+			st, err := decodeState(q.Get(key))
 			if err != nil {
 				return err
 			}
@@ -224,7 +225,7 @@ func withHold(st api.State, on bool) api.State {
 }
 
 func compareHref(a, b api.State, la, lb string) string {
-	q := url.Values{"a": {EncodeState(a)}, "b": {EncodeState(b)}, "la": {la}, "lb": {lb}}
+	q := url.Values{"a": {permalink.Encode(a)}, "b": {permalink.Encode(b)}, "la": {la}, "lb": {lb}}
 	return "/compare?" + q.Encode()
 }
 

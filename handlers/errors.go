@@ -16,6 +16,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
+	"github.com/sidecarlab/sidecarlab/permalink"
 	"github.com/sidecarlab/sidecarlab/web"
 	"github.com/sidecarlab/sidecarlab/wording"
 )
@@ -55,6 +56,8 @@ func words(l *i18n.Localizer, id string, args []any) string {
 			a = l.T(string(v))
 		case byteCount:
 			a = byteSizeIn(l, int64(v))
+		case permalink.Bytes:
+			a = byteSizeIn(l, int64(v))
 		}
 		worded[i] = a
 	}
@@ -70,7 +73,7 @@ func (s *server) classify(r *http.Request, err error) (int, string, *engine.Inpu
 	l := i18n.FromContext(r.Context())
 	var he httpError
 	var ie *engine.InputError
-	var bs badState
+	var bs permalink.Error
 	var mbe *http.MaxBytesError
 	var de documentErrors
 	switch {
@@ -81,7 +84,7 @@ func (s *server) classify(r *http.Request, err error) (int, string, *engine.Inpu
 	case errors.As(err, &ie):
 		return http.StatusUnprocessableEntity, wording.In(l).InputErrorText(ie), ie
 	case errors.As(err, &bs):
-		return http.StatusBadRequest, bs.in(l), nil
+		return http.StatusBadRequest, stateErrorIn(l, bs), nil
 	case errors.As(err, &mbe):
 		return http.StatusRequestEntityTooLarge, l.T("errors.request-too-large", "Limit", byteSizeIn(l, mbe.Limit)), nil
 	case errors.Is(err, context.DeadlineExceeded):

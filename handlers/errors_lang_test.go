@@ -23,6 +23,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
+	"github.com/sidecarlab/sidecarlab/permalink"
 	"github.com/sidecarlab/sidecarlab/wording"
 )
 
@@ -370,7 +371,7 @@ var _ = httpError{id: "errors.no-such-message"}`, 0)
 // are shown in the reader's language; a label a person chose is shown as it is.
 func TestCompareLabels(t *testing.T) {
 	h := newServer(t)
-	st := EncodeState(api.State{Version: StateVersion, Manifest: testkit.Deployment})
+	st := permalink.Encode(api.State{Version: permalink.Version, Manifest: testkit.Deployment})
 	q := url.Values{"a": {st}, "b": {st}, "la": {"classic sidecar"}, "lb": {"classic sidecar, mine"}}
 	for _, c := range []struct{ lang, a string }{{"", "classic sidecar"}, {"ja", "従来型サイドカー"}, {"ko", "기존 방식 사이드카"}} {
 		r := do(t, h, langRequest(httptest.NewRequest(http.MethodGet, "/compare?"+q.Encode(), nil), c.lang))
@@ -470,12 +471,12 @@ func TestCompareHoldSides(t *testing.T) {
 		}
 		q := u.Query()
 		other := map[string]string{"a": "b", "b": "a"}[c.stateSide]
-		self, err1 := DecodeState(q.Get(c.stateSide))
-		o, err2 := DecodeState(q.Get(other))
+		self, err1 := decodeState(q.Get(c.stateSide))
+		o, err2 := decodeState(q.Get(other))
 		if err1 != nil || err2 != nil {
 			t.Fatalf("%s: %v %v", c.name, err1, err2)
 		}
-		if EncodeState(self) != EncodeState(c.st) {
+		if permalink.Encode(self) != permalink.Encode(c.st) {
 			t.Errorf("%s: side %s is not the state itself: %+v", c.name, c.stateSide, self.Steps)
 		}
 		if len(o.Steps) != len(c.st.Steps)+1 || o.Steps[len(o.Steps)-1].Value != c.otherLast {

@@ -17,6 +17,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
+	"github.com/sidecarlab/sidecarlab/permalink"
 	"github.com/sidecarlab/sidecarlab/web"
 )
 
@@ -144,7 +145,7 @@ func (s *server) readForm(w http.ResponseWriter, r *http.Request) (url.Values, e
 // namespace group and the steps are read.
 func (s *server) formState(r *http.Request, f url.Values) (api.State, error) {
 	st := api.State{
-		Version:  StateVersion,
+		Version:  permalink.Version,
 		Istio:    engine.Version().Istio,
 		Manifest: f.Get("manifest"),
 		Settings: engine.Settings{

@@ -25,6 +25,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
+	"github.com/sidecarlab/sidecarlab/permalink"
 	"github.com/sidecarlab/sidecarlab/report"
 	"github.com/sidecarlab/sidecarlab/web"
 )
@@ -250,7 +251,7 @@ func TestLabAnnotations(t *testing.T) {
 
 func stateLink(t *testing.T, s api.State) string {
 	t.Helper()
-	return "/?s=" + EncodeState(s)
+	return "/?s=" + permalink.Encode(s)
 }
 
 func TestBadManifestIsShownAtItsLine(t *testing.T) {
@@ -454,7 +455,7 @@ func TestOlderStateVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := DecodeState(string(b))
+	st, err := decodeState(string(b))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -479,7 +480,7 @@ func TestOlderStateVersion(t *testing.T) {
 		t.Fatal("banner on a link of this Istio")
 	}
 	// A newer or broken link is a clear 400.
-	for _, bad := range []string{"/?s=not-a-state!", "/?s=" + EncodeState(api.State{Manifest: testkit.Deployment})[:20], newerState()} {
+	for _, bad := range []string{"/?s=not-a-state!", "/?s=" + permalink.Encode(api.State{Manifest: testkit.Deployment})[:20], newerState()} {
 		r := get(t, h, bad)
 		if r.status != http.StatusBadRequest || !strings.Contains(testid(r, "error-message").Text(), "this link cannot be read") {
 			t.Errorf("%s: status %d %q", bad[:min(30, len(bad))], r.status, testid(r, "error-message").Text())
@@ -491,7 +492,7 @@ func TestOlderStateVersion(t *testing.T) {
 func newerState() string {
 	var buf bytes.Buffer
 	zw, _ := flate.NewWriter(&buf, flate.BestCompression)
-	_ = json.NewEncoder(zw).Encode(map[string]any{"v": StateVersion + 1, "manifest": "x"})
+	_ = json.NewEncoder(zw).Encode(map[string]any{"v": permalink.Version + 1, "manifest": "x"})
 	_ = zw.Close()
 	return "/?s=" + base64.RawURLEncoding.EncodeToString(buf.Bytes())
 }

@@ -51,3 +51,23 @@ func csp(nonce, frameAncestors string) string {
 	return "default-src 'self'; script-src 'self'; style-src 'self' 'nonce-" + nonce + "'; img-src 'self' data:; " +
 		"connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors " + frameAncestors
 }
+
+// errCrossSite answers a state-changing request that a browser sent from another site's page.
+var errCrossSite = httpError{status: http.StatusForbidden, id: "errors.cross-site"}
+
+// refuseCrossSite refuses every state-changing request (POST: the form, /share, the API) that a
+// browser sent from another origin, with net/http's CrossOriginProtection: Sec-Fetch-Site must
+// be same-origin or none — same-site is refused too, since a sibling subdomain is often someone
+// else's (shared hosting, preview deployments) — and where a browser sends no Sec-Fetch-Site,
+// Origin, when present, must name this host. A request with neither header (curl, a script)
+// is not a browser acting for someone else and passes; so do the page's own forms and fetches.
+func (s *server) refuseCrossSite(next http.Handler) http.Handler {
+	cop := http.NewCrossOriginProtection()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := cop.Check(r); err != nil {
+			s.refuse(w, r, errCrossSite)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}

@@ -41,7 +41,7 @@ func TestHostileInput(t *testing.T) {
 		steps[i] = engine.Step{Key: "sidecar.istio.io/logLevel", Value: "debug"}
 	}
 	// A URL state that inflates far beyond its size: a readable state (its manifest 50 MiB of
-	// "a"), so that only the inflate limit (maxStateBytes) can reject it.
+	// "a"), so that only the inflate limit (permalink.MaxBytes) can reject it.
 	bombState := []byte(`{"v":1,"manifest":"` + strings.Repeat("a", 50<<20) + `"}`)
 	if _, err := decodeStateJSON(bombState); err != nil {
 		t.Fatalf("the decompression bomb is not a readable state, so the test would pass without the limit: %v", err)

@@ -17,6 +17,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
+	"github.com/sidecarlab/sidecarlab/permalink"
 )
 
 // TestCrossSitePosts: a state-changing POST a browser sends from another site's page is refused
@@ -158,7 +159,7 @@ func TestHead(t *testing.T) {
 	id := strings.TrimPrefix(share(t, h, testkit.Deployment, ""), "/s/")
 	srv := httptest.NewServer(h)
 	defer srv.Close()
-	enc := EncodeState(api.State{Manifest: testkit.Deployment})
+	enc := permalink.Encode(api.State{Manifest: testkit.Deployment})
 	var routes []string
 	err := chi.Walk(h.(chi.Routes), func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
 		if method == http.MethodGet {

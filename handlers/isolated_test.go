@@ -16,6 +16,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
+	"github.com/sidecarlab/sidecarlab/permalink"
 	"github.com/sidecarlab/sidecarlab/sandbox"
 )
 
@@ -96,12 +97,12 @@ func TestIsolatedTemplates(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			if c.warm {
-				if r := get(t, h, "/injected.yaml?s="+EncodeState(api.State{Manifest: testkit.Deployment, Settings: engine.Settings{Install: c.o}})); r.status != http.StatusOK {
+				if r := get(t, h, "/injected.yaml?s="+permalink.Encode(api.State{Manifest: testkit.Deployment, Settings: engine.Settings{Install: c.o}})); r.status != http.StatusOK {
 					t.Fatalf("rendering the installation first: status %d: %.2000s", r.status, r.body)
 				}
 			}
 			st := api.State{Manifest: testkit.Deployment, Steps: selectMine, Settings: engine.Settings{Install: c.o}}
-			req := httptest.NewRequest(http.MethodGet, "/injected.yaml?s="+EncodeState(st), nil)
+			req := httptest.NewRequest(http.MethodGet, "/injected.yaml?s="+permalink.Encode(st), nil)
 			if c.deadline > 0 {
 				req = withDeadline(t, req, c.deadline)
 			}

@@ -9,6 +9,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
+	"github.com/sidecarlab/sidecarlab/permalink"
 	"github.com/sidecarlab/sidecarlab/web"
 )
 
@@ -83,7 +84,7 @@ func newLabPath() *labPath {
 		lp.steps = append(lp.steps, labStep{text: labTexts[len(lp.steps)], href: href, key: key, state: st})
 	}
 	for k := 0; k <= len(labAnnotations); k++ {
-		st := api.State{Version: StateVersion, Istio: istio, Manifest: deploy.Manifest, Steps: labAnnotations[:k:k]}
+		st := api.State{Version: permalink.Version, Istio: istio, Manifest: deploy.Manifest, Steps: labAnnotations[:k:k]}
 		// The chip selects its own step, so the field diff shows what its annotation changed.
 		step := k
 		if k == 0 {
@@ -91,7 +92,7 @@ func newLabPath() *labPath {
 		}
 		add(view{state: st, step: step}.permalink(), labKey(st), &st)
 	}
-	jobState := api.State{Version: StateVersion, Istio: istio, Manifest: job.Manifest}
+	jobState := api.State{Version: permalink.Version, Istio: istio, Manifest: job.Manifest}
 	classic, native := jobState, jobState
 	classic.Settings.Mode, native.Settings.Mode = engine.ModeClassic, engine.ModeNative
 	add(compareHref(classic, native, "classic sidecar", "native sidecar"), labCompareKey(classic, native), nil)
@@ -101,14 +102,14 @@ func newLabPath() *labPath {
 	below.Settings = engine.Settings{Mode: engine.ModeWebhook, KubernetesVersion: "1.32"}
 	at.Settings = engine.Settings{Mode: engine.ModeWebhook, KubernetesVersion: "1.33"}
 	lp.steps[len(lp.steps)-1].switchHref = compareHref(below, at, webhookLabel+"1.32", webhookLabel+"1.33")
-	batchState := api.State{Version: StateVersion, Istio: istio, Manifest: batch.Manifest}
+	batchState := api.State{Version: permalink.Version, Istio: istio, Manifest: batch.Manifest}
 	add(view{state: batchState, tab: "batch", step: -1}.permalink(), labKey(batchState), &batchState)
 	for _, ns := range clusterLab {
-		st := api.State{Version: StateVersion, Istio: istio, Manifest: deploy.Manifest, Settings: engine.Settings{Namespace: ns}}
+		st := api.State{Version: permalink.Version, Istio: istio, Manifest: deploy.Manifest, Settings: engine.Settings{Namespace: ns}}
 		add(view{state: st, tab: web.ClusterTab, step: -1}.permalink(), labKey(st), &st)
 	}
 	// Last, and optional: the lab's workload without a sidecar, beside the sidecar (/ambient).
-	plain := api.State{Version: StateVersion, Istio: istio, Manifest: deploy.Manifest}
+	plain := api.State{Version: permalink.Version, Istio: istio, Manifest: deploy.Manifest}
 	add(ambientHref(plain, 0), labAmbientKey(plain), nil)
 	return lp
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
+	"github.com/sidecarlab/sidecarlab/permalink"
 )
 
 // labChips are the hrefs of the strip's chips, 1 to 10, and which one carries aria-current.
@@ -192,7 +193,7 @@ func TestLabPath(t *testing.T) {
 	}
 	// The tab and the selected step do not change which step a view is; a link made under
 	// another Istio is still that step.
-	st := api.State{Version: StateVersion, Istio: "1.0.0", Manifest: labManifest(), Steps: labAnnotations[:2]}
+	st := api.State{Version: permalink.Version, Istio: "1.0.0", Manifest: labManifest(), Steps: labAnnotations[:2]}
 	if _, cur := labChips(t, get(t, h, view{state: st, tab: "yaml", step: 0}.permalink())); cur != 3 {
 		t.Errorf("the third chip's state on another tab, step and Istio marks chip %d", cur)
 	}
@@ -215,7 +216,7 @@ func TestLabApplyToMine(t *testing.T) {
 		t.Fatalf("apply the lab's steps: %d %s", p.status, p.body)
 	}
 	loc, _ := url.Parse(p.header.Get("Location"))
-	st, err := DecodeState(loc.Query().Get("s"))
+	st, err := decodeState(loc.Query().Get("s"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
+	"github.com/sidecarlab/sidecarlab/permalink"
 )
 
 // slowEngine is the real engine, except that a manifest holding "# slow" takes until the
@@ -271,7 +272,7 @@ func TestListYAMLShare(t *testing.T) {
 		t.Fatalf("20 Pods at limit=5: %d proxies in the YAML, note %q", strings.Count(y, "name: istio-proxy"), testid(docs, "more-note").Text())
 	}
 	// Compare shows each side's share of 50 documents: 150 Pods in a List are more.
-	e := EncodeState(api.State{Manifest: testkit.PodList(150)})
+	e := permalink.Encode(api.State{Manifest: testkit.PodList(150)})
 	cmp := get(t, h, "/compare?a="+e+"&b="+e)
 	if a := testid(cmp, "output-a").Text(); cmp.status != http.StatusOK || len(a) > defaultLimit*yamlPerDoc || len(a) < (defaultLimit-1)*yamlPerDoc ||
 		!strings.Contains(testid(cmp, "output-a-cut").Text(), "Its first") {

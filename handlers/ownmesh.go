@@ -1,11 +1,13 @@
 package handlers
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
 
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 )
 
@@ -63,4 +65,57 @@ func meshForm(in engine.InstallOptions) (field, revision, istioTemplates, otherI
 		istioTemplates = engine.Version().Istio
 	}
 	return string(b), revision, istioTemplates, otherIstio
+}
+
+// meshOf is the answer's word on the settings' own mesh, nil when there is none.
+func meshOf(in engine.InstallOptions) *api.Mesh {
+	if in.Mesh.IsZero() {
+		return nil
+	}
+	m := &api.Mesh{Revision: engine.RevisionName(in.Revision), Istio: in.Mesh.Istio, Templates: "own", InjectedBy: engine.Version().Istio, Embedded: in.Mesh.Embedded()}
+	if in.Mesh.EmbeddedTemplates() {
+		m.Templates = "istio"
+	}
+	return m
+}
+
+// ownMesh reads the request's MeshConfigMaps, or its cluster's mesh and namespace, into its
+// settings, and keeps the mesh compacted (engine.CompactMesh: the templates left out when they
+// are Istio's), as its link will.
+func (s *server) ownMesh(ctx context.Context, req *api.InjectRequest) error {
+	in := &req.Settings.Install
+	given := 0
+	for _, g := range []bool{req.MeshConfigMaps != "", req.ClusterMesh != "", !in.Mesh.IsZero()} {
+		if g {
+			given++
+		}
+	}
+	if given > 1 {
+		return httpError{status: http.StatusBadRequest, id: "errors.api.mesh-twice", args: []any{"ConfigMaps", `"meshConfigMaps", "clusterMesh"`, "Mesh", `"settings.install.mesh"`}}
+	}
+	if req.ClusterNamespace != "" {
+		if ns := req.Settings.Namespace; ns.Name != "" || len(ns.Labels) > 0 {
+			return httpError{status: http.StatusBadRequest, id: "errors.api.namespace-twice", args: []any{"Cluster", `"clusterNamespace"`, "Namespace", `"settings.namespace"`}}
+		}
+		ns, err := s.clusterNamespace(ctx, req.ClusterNamespace)
+		if err != nil {
+			return err
+		}
+		req.Settings.Namespace, req.ClusterNamespace = ns, ""
+	}
+	switch {
+	case req.MeshConfigMaps != "":
+		if err := pastedMesh(req.MeshConfigMaps, in); err != nil {
+			return err
+		}
+		req.MeshConfigMaps = ""
+	case req.ClusterMesh != "":
+		if err := s.clusterMesh(ctx, req.ClusterMesh, in); err != nil {
+			return err
+		}
+		req.ClusterMesh = ""
+	default:
+		in.Mesh = engine.CompactMesh(in.Mesh)
+	}
+	return nil
 }

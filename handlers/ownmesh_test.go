@@ -88,7 +88,7 @@ func TestAPIOwnMesh(t *testing.T) {
 	if len(link) > 8<<10 || len(cms) < 50<<10 {
 		t.Errorf("a permalink of %d bytes for %d bytes of ConfigMaps", len(link), len(cms))
 	}
-	st, err := DecodeState(link[strings.Index(link, "s=")+2:])
+	st, err := decodeState(link[strings.Index(link, "s=")+2:])
 	if err != nil {
 		t.Fatal(err)
 	}

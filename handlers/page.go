@@ -10,6 +10,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
+	"github.com/sidecarlab/sidecarlab/permalink"
 	"github.com/sidecarlab/sidecarlab/web"
 	"github.com/sidecarlab/sidecarlab/wording"
 )
@@ -39,7 +40,7 @@ type pageStatics struct {
 func buildPage(ctx context.Context, l *i18n.Localizer, v view, statics pageStatics, tl *engine.Timeline, reqErr *engine.InputError, full bool, also ...string) (*web.Page, error) {
 	w := wording.In(l)
 	st := v.state
-	enc := EncodeState(st)
+	enc := permalink.Encode(st)
 	p := &web.Page{
 		Version:   versionLine(),
 		Permalink: v.linkWith(enc, v.tab, v.step),

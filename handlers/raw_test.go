@@ -18,6 +18,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
+	"github.com/sidecarlab/sidecarlab/permalink"
 )
 
 func untar(t *testing.T, b []byte) map[string]string {
@@ -55,7 +56,7 @@ func TestReproBundle(t *testing.T) {
 		bin = testkit.Istioctl(t)
 	}
 	for i, st := range cases {
-		r := get(t, h, "/repro.tar.gz?s="+url.QueryEscape(EncodeState(st)))
+		r := get(t, h, "/repro.tar.gz?s="+url.QueryEscape(permalink.Encode(st)))
 		if r.status != http.StatusOK {
 			t.Fatalf("case %d: %d %s", i, r.status, r.body)
 		}
@@ -104,7 +105,7 @@ func TestReproBundle(t *testing.T) {
 func TestRawOutputs(t *testing.T) {
 	h := newServer(t)
 	st := api.State{Manifest: testkit.Deployment, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}}
-	q := "?s=" + url.QueryEscape(EncodeState(st))
+	q := "?s=" + url.QueryEscape(permalink.Encode(st))
 	if r := get(t, h, "/injected.yaml"+q); r.status != http.StatusOK || !strings.Contains(r.body, "cpu: 200m") || !strings.HasSuffix(r.body, "---\n") {
 		t.Fatalf("injected.yaml: %d", r.status)
 	}

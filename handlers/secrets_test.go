@@ -15,6 +15,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/engine/secrets"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
+	"github.com/sidecarlab/sidecarlab/permalink"
 )
 
 // TestScanAndRedactOwnMesh: a shared mesh's texts are scanned for secrets like the rest of the
@@ -268,7 +269,7 @@ func TestShareGateVariants(t *testing.T) {
 				t.Errorf("the near miss is stopped (%v): %+v", err, findings)
 			}
 			kept, _, _, err := secretsGate(near, secretsRedact)
-			if a, b := string(StateJSON(kept)), string(StateJSON(near)); err != nil || a != b {
+			if a, b := string(permalink.JSON(kept)), string(permalink.JSON(near)); err != nil || a != b {
 				t.Errorf("the near miss is stored changed (%v):\n%s\nwant\n%s", err, a, b)
 			}
 		})

@@ -15,6 +15,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
+	"github.com/sidecarlab/sidecarlab/permalink"
 	"github.com/sidecarlab/sidecarlab/web"
 	"github.com/sidecarlab/sidecarlab/wording"
 )
@@ -218,7 +219,7 @@ func (s *server) handleShare() http.Handler {
 // its JSON and the hash of its output. A state Istio rejects is stored too (it shows the same
 // error); a state that cannot be shown at all (too slow, the server busy) is an error.
 func (s *server) linkFor(ctx context.Context, st api.State) (Link, error) {
-	js := StateJSON(st)
+	js := permalink.JSON(st)
 	if err := s.shareable(st, js); err != nil {
 		return Link{}, err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
+	"github.com/sidecarlab/sidecarlab/permalink"
 )
 
 func serverWith(t *testing.T, links LinkStore) http.Handler {
@@ -143,17 +144,17 @@ func shareRequest(form url.Values) *http.Request {
 func TestShortLinkFromAnotherIstio(t *testing.T) {
 	links := newMemLinks()
 	h := serverWith(t, links)
-	st := api.State{Version: StateVersion, Istio: "1.29", Manifest: testkit.Deployment}
+	st := api.State{Version: permalink.Version, Istio: "1.29", Manifest: testkit.Deployment}
 	tl, err := eng.Timeline(context.Background(), []byte(testkit.Deployment), nil, engine.Settings{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	same, err := links.Put(context.Background(), Link{State: StateJSON(st), Istio: "1.29", OutputHash: outputHash(tl)})
+	same, err := links.Put(context.Background(), Link{State: permalink.JSON(st), Istio: "1.29", OutputHash: outputHash(tl)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	st.Manifest = strings.Replace(testkit.Deployment, "name: web", "name: web2", 1)
-	changed, err := links.Put(context.Background(), Link{State: StateJSON(st), Istio: "1.29", OutputHash: "not-the-output-of-today"})
+	changed, err := links.Put(context.Background(), Link{State: permalink.JSON(st), Istio: "1.29", OutputHash: "not-the-output-of-today"})
 	if err != nil {
 		t.Fatal(err)
 	}

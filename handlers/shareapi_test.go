@@ -18,6 +18,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/engine/secrets"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
+	"github.com/sidecarlab/sidecarlab/permalink"
 	"github.com/sidecarlab/sidecarlab/web"
 )
 
@@ -98,7 +99,7 @@ func TestAPIShare(t *testing.T) {
 	if loc := share(t, h, testkit.Deployment, `[{"key":"sidecar.istio.io/proxyCPU","value":"200m"}]`); loc != a.URL {
 		t.Fatalf("the form shares it as %s, the API as %s", loc, a.URL)
 	}
-	if st := storedState(t, h, a.ID); st.Manifest != testkit.Deployment || len(st.Steps) != 1 || st.Istio != engine.Version().Istio || st.Version != StateVersion {
+	if st := storedState(t, h, a.ID); st.Manifest != testkit.Deployment || len(st.Steps) != 1 || st.Istio != engine.Version().Istio || st.Version != permalink.Version {
 		t.Fatalf("stored state: %+v", st)
 	}
 	if r := get(t, h, a.URL); r.status != http.StatusOK {

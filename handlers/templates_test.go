@@ -13,6 +13,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
+	"github.com/sidecarlab/sidecarlab/permalink"
 )
 
 // The server's secret the templates below go after: the link store's DSN, which the Helm chart
@@ -84,7 +85,7 @@ func TestHostileInstallOptions(t *testing.T) {
 			{"API", func() *http.Request { return rawAPI(string(body)) }},
 			{"page", func() *http.Request { return httptest.NewRequest(http.MethodGet, stateLink(t, st), nil) }},
 			{"injected.yaml", func() *http.Request {
-				return httptest.NewRequest(http.MethodGet, "/injected.yaml?s="+url.QueryEscape(EncodeState(st)), nil)
+				return httptest.NewRequest(http.MethodGet, "/injected.yaml?s="+url.QueryEscape(permalink.Encode(st)), nil)
 			}},
 		} {
 			t.Run(c.name+"/"+route.name, func(t *testing.T) {
@@ -167,7 +168,7 @@ func checkNoSecret(t *testing.T, h http.Handler, runs bool, resolvers []string) 
 		t.Fatal("leaked() does not recognise a leak")
 	}
 	for i, st := range states {
-		enc := url.QueryEscape(EncodeState(st))
+		enc := url.QueryEscape(permalink.Encode(st))
 		stepsJSON, _ := json.Marshal(st.Steps)
 		form := url.Values{"manifest": {st.Manifest}, "steps": {string(stepsJSON)}, "mode": {string(st.Settings.Mode)},
 			"set": {strings.Join(st.Settings.Install.Set, "\n")}, "overlay": {st.Settings.Install.Overlay}}

@@ -10,6 +10,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
+	"github.com/sidecarlab/sidecarlab/permalink"
 	"github.com/sidecarlab/sidecarlab/web"
 )
 
@@ -58,7 +59,7 @@ func upgradeSet(q url.Values) ([]string, error) {
 
 // upgradeHref is the upgrade preview of a state, its new side with the install options set.
 func upgradeHref(st api.State, set ...string) string {
-	return "/upgrade?" + url.Values{"s": {EncodeState(st)}, "set": set}.Encode()
+	return "/upgrade?" + url.Values{"s": {permalink.Encode(st)}, "set": set}.Encode()
 }
 
 // upgradeLabels are the two sides' labels, in l's language.
@@ -70,7 +71,7 @@ func upgradeLabels(l *i18n.Localizer, st api.State) [2]string {
 func (s *server) handleUpgrade() http.Handler {
 	return s.handler(func(w http.ResponseWriter, r *http.Request) error {
 		q := r.URL.Query()
-		st, err := DecodeState(q.Get("s"))
+		st, err := decodeState(q.Get("s"))
 		if err != nil {
 			return err
 		}
@@ -116,7 +117,7 @@ func (s *server) handleAPIUpgrade() http.Handler {
 		if err := checkNamespace(req.Settings.Namespace); err != nil {
 			return err
 		}
-		st := api.State{Version: StateVersion, Istio: engine.Version().Istio, Manifest: req.Manifest, Steps: req.Steps, Settings: req.Settings}
+		st := api.State{Version: permalink.Version, Istio: engine.Version().Istio, Manifest: req.Manifest, Steps: req.Steps, Settings: req.Settings}
 		if err := s.work(r.Context(), st); err != nil {
 			return err
 		}
@@ -130,7 +131,7 @@ func (s *server) handleAPIUpgrade() http.Handler {
 		}
 		href := upgradeHref(st)
 		if req.Carry != nil {
-			q := url.Values{"s": {EncodeState(st)}, "chosen": {"1"}, "carry": *req.Carry}
+			q := url.Values{"s": {permalink.Encode(st)}, "chosen": {"1"}, "carry": *req.Carry}
 			href = "/upgrade?" + q.Encode()
 		}
 		return writeJSON(w, http.StatusOK, api.UpgradeResponse{UpgradePreview: *p, Preview: href})

@@ -14,6 +14,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
+	"github.com/sidecarlab/sidecarlab/permalink"
 )
 
 // TestUpgradePage: a state with a mesh of today's Istio (revision canary, a CPU request, hold)
@@ -77,7 +78,7 @@ func TestUpgradePage(t *testing.T) {
 	batch := st
 	batch.Manifest += "---\napiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec: {ports: [{port: 80}]}\n"
 	var docs []string
-	testid(get(t, h, "/upgrade?"+url.Values{"s": {EncodeState(batch)}, "chosen": {"1"}}.Encode()), "compare-docs").Find("li").Each(func(_ int, s *goquery.Selection) {
+	testid(get(t, h, "/upgrade?"+url.Values{"s": {permalink.Encode(batch)}, "chosen": {"1"}}.Encode()), "compare-docs").Find("li").Each(func(_ int, s *goquery.Selection) {
 		docs = append(docs, strings.Join(strings.Fields(s.Text()), " ")+" ("+s.AttrOr("data-changes", "")+")")
 	})
 	if len(docs) != 2 || docs[0] != "Document 1: Deployment web: 2 fields change (2)" || docs[1] != "Document 2: Service web: no change (0)" {
@@ -111,7 +112,7 @@ func TestUpgradePage(t *testing.T) {
 	if !strings.Contains(testid(r, "side-a").Find(".error-box").Text(), "are not the ones Istio") || testid(r, "side-b").Find(".error-box").Length() != 0 || testid(r, "compare-same").Length() != 0 {
 		t.Fatalf("custom templates on a server that runs none: %d\n%.800s", r.status, testid(r, "side-a").Text())
 	}
-	if r := get(t, h, "/upgrade?"+url.Values{"s": {EncodeState(api.State{Manifest: testkit.Deployment})}}.Encode()); r.status != http.StatusUnprocessableEntity || !strings.Contains(r.body, "needs your mesh") {
+	if r := get(t, h, "/upgrade?"+url.Values{"s": {permalink.Encode(api.State{Manifest: testkit.Deployment})}}.Encode()); r.status != http.StatusUnprocessableEntity || !strings.Contains(r.body, "needs your mesh") {
 		t.Fatalf("a preview without a mesh: %d", r.status)
 	}
 }

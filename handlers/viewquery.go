@@ -8,6 +8,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/permalink"
 	"github.com/sidecarlab/sidecarlab/web"
 )
 
@@ -58,7 +59,7 @@ func (v view) docLimit() int {
 }
 
 func (v view) permalink() string {
-	return v.linkWith(EncodeState(v.state), v.tab, v.step)
+	return v.linkWith(permalink.Encode(v.state), v.tab, v.step)
 }
 
 // linkWith builds the URL of the view's state (already encoded, since encoding is the costly
@@ -95,7 +96,7 @@ func (v view) linkWith(encoded, tab string, step int) string {
 
 func defaultState() api.State {
 	p := web.Presets()[0]
-	return api.State{Version: StateVersion, Istio: engine.Version().Istio, Manifest: p.Manifest}
+	return api.State{Version: permalink.Version, Istio: engine.Version().Istio, Manifest: p.Manifest}
 }
 
 // readView reads the state and view from a GET's query. No state means the default preset.
@@ -103,7 +104,7 @@ func readView(r *http.Request) (view, error) {
 	q := r.URL.Query()
 	v := view{state: defaultState(), tab: q.Get("tab"), step: -1}
 	if s := q.Get("s"); s != "" {
-		st, err := DecodeState(s)
+		st, err := decodeState(s)
 		if err != nil {
 			return v, err
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
+	"github.com/sidecarlab/sidecarlab/permalink"
 )
 
 // cpuSteps are n steps that each set the proxy's CPU request to another value.
@@ -139,14 +140,14 @@ func TestTemplatesRunHeavy(t *testing.T) {
 	const loop = `{{ range until 100000 }}{{ range until 100000 }}{{ end }}{{ end }}`
 	o := engine.InstallOptions{Overlay: withTemplate(loop)}
 	// The installation is rendered first (a request that does not select the template).
-	if r := get(t, h, "/injected.yaml?s="+EncodeState(api.State{Manifest: testkit.Deployment, Settings: engine.Settings{Install: o}})); r.status != http.StatusOK {
+	if r := get(t, h, "/injected.yaml?s="+permalink.Encode(api.State{Manifest: testkit.Deployment, Settings: engine.Settings{Install: o}})); r.status != http.StatusOK {
 		t.Fatalf("rendering the installation: %d %.500s", r.status, r.body)
 	}
 	loopers := make(chan response, 3)
 	for range 3 {
 		go func() {
 			st := api.State{Manifest: testkit.Deployment, Steps: selectMine, Settings: engine.Settings{Install: o}}
-			loopers <- do(t, h, withDeadline(t, httptest.NewRequest(http.MethodGet, "/injected.yaml?s="+EncodeState(st), nil), 20*time.Second))
+			loopers <- do(t, h, withDeadline(t, httptest.NewRequest(http.MethodGet, "/injected.yaml?s="+permalink.Encode(st), nil), 20*time.Second))
 		}()
 	}
 	testkit.WaitFor(t, "a looping template holding a work slot", func() bool {

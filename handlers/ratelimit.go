@@ -9,29 +9,9 @@ import (
 	"github.com/go-chi/httprate"
 )
 
-// This file holds what makes the server safe to host for strangers: no cross-site writes, rate
-// limits per client (reads and link-store writes apart, probes exempt), and who the client is
-// behind a trusted proxy.
-
-// errCrossSite answers a state-changing request that a browser sent from another site's page.
-var errCrossSite = httpError{status: http.StatusForbidden, id: "errors.cross-site"}
-
-// refuseCrossSite refuses every state-changing request (POST: the form, /share, the API) that a
-// browser sent from another origin, with net/http's CrossOriginProtection: Sec-Fetch-Site must
-// be same-origin or none — same-site is refused too, since a sibling subdomain is often someone
-// else's (shared hosting, preview deployments) — and where a browser sends no Sec-Fetch-Site,
-// Origin, when present, must name this host. A request with neither header (curl, a script)
-// is not a browser acting for someone else and passes; so do the page's own forms and fetches.
-func (s *server) refuseCrossSite(next http.Handler) http.Handler {
-	cop := http.NewCrossOriginProtection()
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := cop.Check(r); err != nil {
-			s.refuse(w, r, errCrossSite)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
+// This file holds the rate limits per client (reads and link-store writes apart, probes exempt),
+// and who the client is behind a trusted proxy, which they key on. Cross-site writes are refused
+// in headers.go.
 
 // rateLimit limits requests per client (clientAddr's) to perMinute, with a 429 that says what
 // was limited (the message id, errors.rate.…) in the request's language, as a page or, on the

@@ -207,7 +207,7 @@ func TestAmbientSidesRefuses(t *testing.T) {
 func verdictOf(l *Lifecycle, id string) string {
 	for _, v := range l.Verdicts {
 		if v.ID == id {
-			return v.Answer
+			return string(v.Answer)
 		}
 	}
 	return ""

@@ -58,8 +58,8 @@ func (r *BatchRow) Pod() *corev1.Pod { return r.pod }
 
 // SetAmbient fills the row's ambient columns ("yes" or "no" and the rule, or "" and "" when
 // ambient is not in play) and lets go of its pod, which only they read.
-func (r *BatchRow) SetAmbient(answer, rule string) {
-	r.Ambient, r.AmbientRule, r.pod = answer, rule, nil
+func (r *BatchRow) SetAmbient(answer Answer, rule string) {
+	r.Ambient, r.AmbientRule, r.pod = string(answer), rule, nil
 }
 
 // setWritten keeps what the row's ambient columns read of the workload as written (d's input):
@@ -359,9 +359,9 @@ func BatchColumns() []string {
 
 // Cells are the row's values under BatchColumns.
 func (r BatchRow) Cells() []string {
-	first := "no"
+	first := string(No)
 	if r.ProxyFirst {
-		first = "yes"
+		first = string(Yes)
 	}
 	if r.Proxy == "" {
 		first = ""

@@ -59,9 +59,8 @@ type LifecycleEvent struct {
 // edge words the question (by ID) and the reason (by Reason, with Params).
 type Verdict struct {
 	// ID names the question: "app-before-proxy", "job-completes" or "proxy-outlives-app".
-	ID string `json:"id"`
-	// Answer is "yes", "no" or "n/a".
-	Answer string `json:"answer"`
+	ID     string `json:"id"`
+	Answer Answer `json:"answer"`
 	// Goodness says whether the answer is the one a person wants: "yes" is good for
 	// job-completes and bad for app-before-proxy (the startup race). The page colours by it,
 	// never by yes or no.
@@ -70,6 +69,16 @@ type Verdict struct {
 	Reason string            `json:"reason"`
 	Params map[string]string `json:"params,omitempty"`
 }
+
+// Answer is a verdict's answer: yes, no, or not applicable (the question does not apply to the
+// pod: no proxy, not a Job). The one type every edge reads it by; wording.Words.Answer says it.
+type Answer string
+
+const (
+	Yes           Answer = "yes"
+	No            Answer = "no"
+	NotApplicable Answer = "n/a"
+)
 
 // Goodness is whether a verdict's answer is what a person wants of a pod.
 type Goodness string
@@ -86,11 +95,11 @@ const (
 var wantYes = map[string]bool{"app-before-proxy": false, "job-completes": true, "proxy-outlives-app": true}
 
 // goodness judges an answer to the question id.
-func goodness(id, answer string) Goodness {
+func goodness(id string, answer Answer) Goodness {
 	switch {
-	case answer != "yes" && answer != "no":
+	case answer != Yes && answer != No:
 		return Neutral
-	case (answer == "yes") == wantYes[id]:
+	case (answer == Yes) == wantYes[id]:
 		return Good
 	}
 	return Bad
@@ -218,35 +227,35 @@ func verdicts(kind string, spec *corev1.PodSpec) []Verdict {
 	drain := Verdict{ID: "proxy-outlives-app"}
 	switch {
 	case proxy == nil:
-		traffic.Answer, traffic.Reason = "n/a", "no-proxy"
-		drain.Answer, drain.Reason = "n/a", "no-proxy"
+		traffic.Answer, traffic.Reason = NotApplicable, "no-proxy"
+		drain.Answer, drain.Reason = NotApplicable, "no-proxy"
 	case native && proxy.StartupProbe != nil:
-		traffic.Answer, traffic.Reason = "no", "native-startup-probe"
+		traffic.Answer, traffic.Reason = No, "native-startup-probe"
 		traffic.Params = map[string]string{"path": probePath(proxy.StartupProbe)}
 	case native:
-		traffic.Answer, traffic.Reason = "yes", "native-no-startup-probe"
+		traffic.Answer, traffic.Reason = Yes, "native-no-startup-probe"
 	case idx == 0 && hasPostStartWait(proxy):
-		traffic.Answer, traffic.Reason = "no", "first-with-wait"
+		traffic.Answer, traffic.Reason = No, "first-with-wait"
 	case idx == 0:
-		traffic.Answer, traffic.Reason = "yes", "first-without-wait"
+		traffic.Answer, traffic.Reason = Yes, "first-without-wait"
 	default:
-		traffic.Answer, traffic.Reason = "yes", "not-first"
+		traffic.Answer, traffic.Reason = Yes, "not-first"
 		traffic.Params = map[string]string{"position": strconv.Itoa(idx + 1), "count": strconv.Itoa(len(spec.Containers))}
 	}
 	if proxy != nil {
 		if native {
-			drain.Answer, drain.Reason = "yes", "native"
+			drain.Answer, drain.Reason = Yes, "native"
 		} else {
-			drain.Answer, drain.Reason = "no", "classic"
+			drain.Answer, drain.Reason = No, "classic"
 		}
 	}
 	switch {
 	case kind != "Job" && kind != "CronJob":
-		job.Answer, job.Reason = "n/a", "not-a-job"
+		job.Answer, job.Reason = NotApplicable, "not-a-job"
 	case proxy == nil || native:
-		job.Answer, job.Reason = "yes", "completes"
+		job.Answer, job.Reason = Yes, "completes"
 	default:
-		job.Answer, job.Reason = "no", "classic-proxy-keeps-running"
+		job.Answer, job.Reason = No, "classic-proxy-keeps-running"
 	}
 	out := []Verdict{traffic, job, drain}
 	for i := range out {

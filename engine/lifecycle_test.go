@@ -38,7 +38,7 @@ func TestLifecycleVerdicts(t *testing.T) {
 			got := map[string]string{}
 			var good []string
 			for _, v := range l.Verdicts {
-				got[v.ID] = v.Answer
+				got[v.ID] = string(v.Answer)
 				good = append(good, string(v.Goodness))
 				if v.Reason == "" {
 					t.Errorf("verdict %s without a reason", v.ID)

@@ -39,9 +39,9 @@ func TestZtunnelShare(t *testing.T) {
 	}
 	rows := Batch(r.Documents, nil)
 	for i := range rows {
-		answer := "yes"
+		answer := Yes
 		if rows[i].Namespace == "other" {
-			answer = "no"
+			answer = No
 		}
 		if rows[i].Kind == "Service" {
 			answer = ""

@@ -176,7 +176,7 @@ func batchView(l *i18n.Localizer, v view, enc string, step int, rows []engine.Ba
 				}
 			case "proxy-first":
 				if cell.Text != "" {
-					cell.Text = l.T(answerWords(cell.Text))
+					cell.Text = wording.In(l).Answer(engine.Answer(cell.Text))
 				}
 			case "pitfalls":
 				// Each check by its summary in the reader's words (the downloads carry the ids).
@@ -195,7 +195,7 @@ func batchView(l *i18n.Localizer, v view, enc string, step int, rows []engine.Ba
 				}
 			case "ambient":
 				if cell.Text != "" {
-					cell.Text = l.T(answerWords(cell.Text))
+					cell.Text = wording.In(l).Answer(engine.Answer(cell.Text))
 				}
 				if r.Ambient == "no" {
 					// Why not, in the Cluster view's words.

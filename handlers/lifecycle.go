@@ -17,7 +17,7 @@ func lifecycleViews(loc *i18n.Localizer, ls []engine.Lifecycle, rows []engine.Ba
 	for _, l := range ls {
 		lv := web.LifecycleView{Title: l.Kind + "/" + l.Name, Ready: l.Ready, Sequence: sequence(w, l)}
 		for _, v := range l.Verdicts {
-			lv.Verdicts = append(lv.Verdicts, web.VerdictView{ID: v.ID, Question: w.Question(v), Answer: v.Answer, AnswerText: loc.T(answerWords(v.Answer)), Why: w.Why(v), Goodness: string(v.Goodness)})
+			lv.Verdicts = append(lv.Verdicts, web.VerdictView{ID: v.ID, Question: w.Question(v), Answer: string(v.Answer), AnswerText: w.Answer(v.Answer), Why: w.Why(v), Goodness: string(v.Goodness)})
 		}
 		for _, e := range l.Start {
 			lv.Start = append(lv.Start, e.Container+": "+w.What(e))
@@ -45,11 +45,6 @@ func lifecycleViews(loc *i18n.Localizer, ls []engine.Lifecycle, rows []engine.Ba
 		out = append(out, lv)
 	}
 	return out
-}
-
-// answerWords is the message id of a verdict's answer ("yes", "no", "n/a").
-func answerWords(a string) string {
-	return "results.answer." + strings.ReplaceAll(a, "/", "")
 }
 
 func pair(cpu, mem string) string {

@@ -239,7 +239,7 @@ var readCell = map[string]func(r *engine.BatchRow, v string){
 	"result":       func(r *engine.BatchRow, v string) { r.Result = v },
 	"reason":       func(r *engine.BatchRow, v string) { r.Reason = v },
 	"proxy":        func(r *engine.BatchRow, v string) { r.Proxy = v },
-	"proxy first":  func(r *engine.BatchRow, v string) { r.ProxyFirst = v == "yes" },
+	"proxy first":  func(r *engine.BatchRow, v string) { r.ProxyFirst = engine.Answer(v) == engine.Yes },
 	"postStart":    func(r *engine.BatchRow, v string) { r.PostStart = v },
 	"preStop":      func(r *engine.BatchRow, v string) { r.PreStop = v },
 	"requests":     func(r *engine.BatchRow, v string) { r.Requests = v },

@@ -41,6 +41,12 @@ var reasons = map[string]map[string]func(p map[string]string) string{
 	},
 }
 
+// Answer says a verdict's answer (yes, no, or not applicable) in the reader's language; also a
+// batch table's yes-or-no columns.
+func (w Words) Answer(a engine.Answer) string {
+	return w.loc().T("results.answer." + strings.ReplaceAll(string(a), "/", ""))
+}
+
 // Question is the question a verdict answers; its id for a verdict sidecarlab has no words for.
 func (w Words) Question(v engine.Verdict) string {
 	if q, ok := questions[v.ID]; ok {

@@ -103,8 +103,8 @@ func ambientText(c *cli, cmp wording.AmbientComparison) string {
 		if l := w.SidecarLifecycle; l != nil {
 			p(1, c.T("cli.ambient.sidecar_lifecycle", "Ready", l.Ready))
 			for _, v := range l.Verdicts {
-				if v.Answer != "n/a" {
-					p(2, c.T("cli.ambient.verdict", "Question", v.Question, "Answer", c.T("results.answer."+v.Answer), "Why", v.Why))
+				if v.Answer != engine.NotApplicable {
+					p(2, c.T("cli.ambient.verdict", "Question", v.Question, "Answer", c.words().Answer(v.Answer), "Why", v.Why))
 				}
 			}
 		}

@@ -36,9 +36,9 @@ func (c *CNI) FillRow(r *engine.BatchRow, ns engine.Namespace, docs map[string]m
 	if err != nil {
 		e = Enrolment{Rule: RuleAgentError}
 	}
-	answer := "no"
+	answer := engine.No
 	if e.Joins {
-		answer = "yes"
+		answer = engine.Yes
 	}
 	r.SetAmbient(answer, string(e.Rule))
 }

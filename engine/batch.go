@@ -289,13 +289,14 @@ func decimalText(whole, milli uint64) string {
 func (c Capacity) PerPod() corev1.ResourceRequirements { return c.perPod }
 
 func resourceText(l corev1.ResourceList) string {
-	var parts []string
-	for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
-		if q, ok := l[r]; ok {
-			parts = append(parts, string(r)+"="+q.String())
-		}
+	var r Resources
+	if q, ok := l[corev1.ResourceCPU]; ok {
+		r.CPU = q.String()
 	}
-	return strings.Join(parts, " ")
+	if q, ok := l[corev1.ResourceMemory]; ok {
+		r.Memory = q.String()
+	}
+	return r.String()
 }
 
 // iptablesArgs keeps istio-iptables' redirection flags: which traffic is, or is not, captured.
@@ -375,16 +376,6 @@ func (r BatchRow) Cells() []string {
 	}
 	return []string{strconv.Itoa(r.Doc), r.Kind, r.Name, r.Namespace, r.Result, r.Reason, r.Proxy, first, r.PostStart, r.PreStop,
 		r.Requests, r.Limits, r.Exclusions, r.ProxyConfig, strings.Join(r.Pitfalls, " "), replicas,
-		joinNonEmpty("cpu="+r.Capacity.RequestsCPU, "memory="+r.Capacity.RequestsMem), joinNonEmpty("cpu="+r.Capacity.LimitsCPU, "memory="+r.Capacity.LimitsMem),
+		Resources{r.Capacity.RequestsCPU, r.Capacity.RequestsMem}.String(), Resources{r.Capacity.LimitsCPU, r.Capacity.LimitsMem}.String(),
 		r.Ambient, r.ZtunnelShare}
-}
-
-func joinNonEmpty(parts ...string) string {
-	var out []string
-	for _, p := range parts {
-		if !strings.HasSuffix(p, "=") {
-			out = append(out, p)
-		}
-	}
-	return strings.Join(out, " ")
 }

@@ -91,7 +91,7 @@ func (s *ZtunnelShare) Fill(r *BatchRow) {
 		}
 		return memText(roundDiv(num, int64(s.Pods), unit) * unit)
 	}
-	r.ZtunnelShare = joinNonEmpty("cpu="+part(corev1.ResourceCPU), "memory="+part(corev1.ResourceMemory))
+	r.ZtunnelShare = Resources{part(corev1.ResourceCPU), part(corev1.ResourceMemory)}.String()
 }
 
 // roundDiv is num ÷ (d × unit) rounded to the nearest whole number.

@@ -97,9 +97,9 @@ func ambientPage(l *i18n.Localizer, c wording.AmbientComparison) *web.AmbientPag
 	p := &web.AmbientPage{Install: strings.Join(c.Settings.Install.Set, " "), Nodes: c.Capacity.Nodes, MaxNodes: engine.MaxAmbientNodes,
 		SidecarLabel: l.T("page.ambient.sidecar"), AmbientLabel: l.T("page.ambient.ambient")}
 	k := c.Capacity
-	p.Capacity = web.AmbientCapacityView{Nodes: k.Nodes, Pods: k.Pods, Sidecars: pair(k.SidecarsCPU, k.SidecarsMemory),
-		HasZtunnel: k.ZtunnelCPU != "" || k.ZtunnelMemory != "", Ztunnel: pair(k.ZtunnelCPU, k.ZtunnelMemory), Ztunnels: pair(k.ZtunnelsCPU, k.ZtunnelsMemory),
-		Waypoint: pair(k.WaypointCPU, k.WaypointMemory)}
+	p.Capacity = web.AmbientCapacityView{Nodes: k.Nodes, Pods: k.Pods, Sidecars: engine.Resources{CPU: k.SidecarsCPU, Memory: k.SidecarsMemory}.String(),
+		HasZtunnel: k.ZtunnelCPU != "" || k.ZtunnelMemory != "", Ztunnel: engine.Resources{CPU: k.ZtunnelCPU, Memory: k.ZtunnelMemory}.String(), Ztunnels: engine.Resources{CPU: k.ZtunnelsCPU, Memory: k.ZtunnelsMemory}.String(),
+		Waypoint: engine.Resources{CPU: k.WaypointCPU, Memory: k.WaypointMemory}.String()}
 	for _, cw := range c.Workloads {
 		v := web.AmbientWorkloadView{Doc: l.T("results.cluster.doc", "Doc", cw.Doc, "Kind", cw.Kind, "Name", cw.Name), Error: cw.Error, InjectLabel: cw.InjectLabel}
 		if cw.Status != engine.StatusInjected && cw.Error == "" {

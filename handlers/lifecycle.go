@@ -40,22 +40,11 @@ func lifecycleViews(loc *i18n.Localizer, ls []engine.Lifecycle, rows []engine.Ba
 			}
 			tot := c.For(n)
 			lv.Capacity = web.CapacityView{Known: true, PerPodRequests: r.Requests, PerPodLimits: r.Limits, Replicas: n, ReplicasFromSpec: fromSpec,
-				TotalRequests: pair(tot.RequestsCPU, tot.RequestsMem), TotalLimits: pair(tot.LimitsCPU, tot.LimitsMem)}
+				TotalRequests: engine.Resources{CPU: tot.RequestsCPU, Memory: tot.RequestsMem}.String(), TotalLimits: engine.Resources{CPU: tot.LimitsCPU, Memory: tot.LimitsMem}.String()}
 		}
 		out = append(out, lv)
 	}
 	return out
-}
-
-func pair(cpu, mem string) string {
-	var p []string
-	if cpu != "" {
-		p = append(p, "cpu="+cpu)
-	}
-	if mem != "" {
-		p = append(p, "memory="+mem)
-	}
-	return strings.Join(p, " ")
 }
 
 // sequence is a lifecycle as its diagram draws it (web.Sequence), its events worded by w.

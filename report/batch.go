@@ -251,23 +251,17 @@ var readCell = map[string]func(r *engine.BatchRow, v string){
 			r.Pitfalls = strings.Split(v, " ")
 		}
 	},
-	"replicas":       func(r *engine.BatchRow, v string) { r.Capacity.Replicas, _ = strconv.Atoi(v) },
-	"total requests": func(r *engine.BatchRow, v string) { readPair(v, &r.Capacity.RequestsCPU, &r.Capacity.RequestsMem) },
-	"total limits":   func(r *engine.BatchRow, v string) { readPair(v, &r.Capacity.LimitsCPU, &r.Capacity.LimitsMem) },
-	"joins ambient":  func(r *engine.BatchRow, v string) { r.Ambient = v },
-	"ztunnel share":  func(r *engine.BatchRow, v string) { r.ZtunnelShare = v },
-}
-
-// readPair reads "cpu=… memory=…" (either may be missing) into cpu and mem.
-func readPair(v string, cpu, mem *string) {
-	for _, kv := range strings.Fields(v) {
-		k, q, _ := strings.Cut(kv, "=")
-		if k == "cpu" {
-			*cpu = q
-		} else {
-			*mem = q
-		}
-	}
+	"replicas": func(r *engine.BatchRow, v string) { r.Capacity.Replicas, _ = strconv.Atoi(v) },
+	"total requests": func(r *engine.BatchRow, v string) {
+		p := engine.ParseResources(v)
+		r.Capacity.RequestsCPU, r.Capacity.RequestsMem = p.CPU, p.Memory
+	},
+	"total limits": func(r *engine.BatchRow, v string) {
+		p := engine.ParseResources(v)
+		r.Capacity.LimitsCPU, r.Capacity.LimitsMem = p.CPU, p.Memory
+	},
+	"joins ambient": func(r *engine.BatchRow, v string) { r.Ambient = v },
+	"ztunnel share": func(r *engine.BatchRow, v string) { r.ZtunnelShare = v },
 }
 
 // ParseBatchCSV reads rows written by BatchCSV or BatchFile back: the columns its header names

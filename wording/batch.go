@@ -2,7 +2,6 @@ package wording
 
 import (
 	"strconv"
-	"strings"
 
 	"github.com/sidecarlab/sidecarlab/engine"
 )
@@ -16,13 +15,13 @@ func (w Words) BatchTotal(t engine.BatchTotal) string {
 	// A workload with a pod per node is said apart, after the sums it is not in.
 	s := w.loc().T("wording.batch.total", "workloads", w.count("wording.batch.workloads", t.Workloads-t.PerNode), "pods", w.count("wording.batch.pods", t.Pods))
 	if t.Pods > 0 {
-		s += w.loc().T("wording.batch.sums", "requests", w.orNone(w.pairText(t.RequestsCPU, t.RequestsMem)), "limits", w.orNone(w.pairText(t.LimitsCPU, t.LimitsMem)))
+		s += w.loc().T("wording.batch.sums", "requests", w.orNone(engine.Resources{CPU: t.RequestsCPU, Memory: t.RequestsMem}.String()), "limits", w.orNone(engine.Resources{CPU: t.LimitsCPU, Memory: t.LimitsMem}.String()))
 	}
 	if t.PerNode > 0 {
 		s += w.loc().T("wording.batch.per-node", "n", thousands(t.PerNode))
 	}
 	if z := t.Ztunnel; z != nil {
-		s += w.loc().T("wording.batch.ztunnel", "nodes", w.count("wording.batch.nodes", z.Nodes), "requests", w.orNone(w.pairText(z.CPU, z.Memory)), "pods", w.count("wording.batch.pods", z.Pods))
+		s += w.loc().T("wording.batch.ztunnel", "nodes", w.count("wording.batch.nodes", z.Nodes), "requests", w.orNone(engine.Resources{CPU: z.CPU, Memory: z.Memory}.String()), "pods", w.count("wording.batch.pods", z.Pods))
 	}
 	return s
 }
@@ -31,7 +30,7 @@ func (w Words) BatchTotal(t engine.BatchTotal) string {
 // split among the batch's pods in ambient, own of them the row's.
 func (w Words) ZtunnelShareNote(z *engine.ZtunnelShare, own int) string {
 	return w.loc().T("results.batch.ztunnel-share-note", "nodes", w.count("wording.batch.nodes", z.Nodes),
-		"requests", w.orNone(w.pairText(z.CPU, z.Memory)), "own", w.count("wording.batch.pods", own), "pods", w.count("wording.batch.pods", z.Pods))
+		"requests", w.orNone(engine.Resources{CPU: z.CPU, Memory: z.Memory}.String()), "own", w.count("wording.batch.pods", own), "pods", w.count("wording.batch.pods", z.Pods))
 }
 
 // count is n things, by the plural message id, with thousands separators ("1 pod", "2,003
@@ -44,17 +43,6 @@ func thousands(n int) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
-}
-
-func (w Words) pairText(cpu, mem string) string {
-	var p []string
-	if cpu != "" {
-		p = append(p, "cpu="+cpu)
-	}
-	if mem != "" {
-		p = append(p, "memory="+mem)
-	}
-	return strings.Join(p, " ")
 }
 
 func (w Words) orNone(s string) string {

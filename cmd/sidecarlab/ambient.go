@@ -156,17 +156,10 @@ func ambientText(c *cli, cmp wording.AmbientComparison) string {
 	return b.String()
 }
 
-// pairText is CPU and memory as `cpu=… memory=…`, or "-" for neither.
+// pairText is CPU and memory as engine.Resources writes them, or "-" for neither.
 func pairText(cpu, mem string) string {
-	var parts []string
-	if cpu != "" {
-		parts = append(parts, "cpu="+cpu)
+	if s := (engine.Resources{CPU: cpu, Memory: mem}).String(); s != "" {
+		return s
 	}
-	if mem != "" {
-		parts = append(parts, "memory="+mem)
-	}
-	if len(parts) == 0 {
-		return "-"
-	}
-	return strings.Join(parts, " ")
+	return "-"
 }

@@ -44,11 +44,11 @@ func match(config string, h admissionregistrationv1.MutatingWebhook, ns, pod lab
 	if h.ClientConfig.Service != nil && h.ClientConfig.Service.Path != nil {
 		m.Path = *h.ClientConfig.Service.Path
 	}
-	nsSel, err := selector(h.NamespaceSelector)
+	nsSel, err := Selector(h.NamespaceSelector)
 	if err != nil {
 		return m, nil, fmt.Errorf("webhook %s: namespaceSelector: %w", h.Name, err)
 	}
-	objSel, err := selector(h.ObjectSelector)
+	objSel, err := Selector(h.ObjectSelector)
 	if err != nil {
 		return m, nil, fmt.Errorf("webhook %s: objectSelector: %w", h.Name, err)
 	}
@@ -70,8 +70,10 @@ func match(config string, h admissionregistrationv1.MutatingWebhook, ns, pod lab
 	return m, &s, nil
 }
 
-// selector is a webhook's label selector as the API server reads it: absent selects everything.
-func selector(ls *metav1.LabelSelector) (labels.Selector, error) {
+// Selector is a webhook's label selector as the API server reads it: absent selects everything.
+// It is the one reading of webhook selectors: clustermesh's choice of a revision reads them by it
+// too.
+func Selector(ls *metav1.LabelSelector) (labels.Selector, error) {
 	if ls == nil {
 		return labels.Everything(), nil
 	}

@@ -26,6 +26,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 
+	"github.com/sidecarlab/sidecarlab/admission"
 	"github.com/sidecarlab/sidecarlab/engine"
 )
 
@@ -238,17 +239,12 @@ func chooseRevision(configs []admissionregistrationv1.MutatingWebhookConfigurati
 	return "", "", errors.New("reading the cluster: no Istio webhook selects the namespace's Pods and there is no default revision; name one with --revision")
 }
 
-// selects reports whether a webhook's selector takes an object with these labels (no selector
-// takes everything).
+// selects reports whether a webhook's selector takes an object with these labels, as the API
+// server reads it (admission.Selector: no selector takes everything). A selector the API server
+// would not read takes nothing: its webhook chooses no revision.
 func selects(sel *metav1.LabelSelector, set map[string]string) bool {
-	if sel == nil {
-		return true
-	}
-	s, err := metav1.LabelSelectorAsSelector(sel)
-	if err != nil {
-		return false
-	}
-	return s.Matches(labels.Set(set))
+	s, err := admission.Selector(sel)
+	return err == nil && s.Matches(labels.Set(set))
 }
 
 // MaxNamespaces bounds the namespaces a Catalog lists (a page shows them all as choices).

@@ -154,16 +154,10 @@ func psaViews(ps []ambient.PodSecurity) []web.PSAView {
 func (s *server) handleAPIAmbient() http.Handler {
 	return s.handler(func(w http.ResponseWriter, r *http.Request) error {
 		var req api.AmbientRequest
-		if err := readJSONBody(w, r, s.cfg.MaxBodyBytes, &req); err != nil {
+		st, err := s.apiRequest(w, r, &req, &req.InjectRequest)
+		if err != nil {
 			return err
 		}
-		if err := s.ownMesh(r.Context(), &req.InjectRequest); err != nil {
-			return err
-		}
-		if err := checkNamespace(req.Settings.Namespace); err != nil {
-			return err
-		}
-		st := api.State{Version: permalink.Version, Istio: engine.Version().Istio, Manifest: req.Manifest, Steps: req.Steps, Settings: req.Settings}
 		c, err := s.compareAmbient(r.Context(), st, req.Nodes)
 		if err != nil {
 			return err

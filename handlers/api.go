@@ -51,18 +51,30 @@ func includes(r *http.Request) (map[string]bool, error) {
 	return want, nil
 }
 
+// apiRequest reads an API request as every API route does: its JSON body into req within the
+// server's limit (req is the api.InjectRequest in, or a request that embeds it), the mesh it
+// names into its settings (ownMesh), its namespace checked as the API server would (a 422 naming
+// the field). The state is what it asks to be shown.
+func (s *server) apiRequest(w http.ResponseWriter, r *http.Request, req any, in *api.InjectRequest) (api.State, error) {
+	if err := readJSONBody(w, r, s.cfg.MaxBodyBytes, req); err != nil {
+		return api.State{}, err
+	}
+	if err := s.ownMesh(r.Context(), in); err != nil {
+		return api.State{}, err
+	}
+	if err := checkNamespace(in.Settings.Namespace); err != nil {
+		return api.State{}, err
+	}
+	return api.State{Version: permalink.Version, Istio: engine.Version().Istio, Manifest: in.Manifest, Steps: in.Steps, Settings: in.Settings}, nil
+}
+
 // handleAPIInject is POST /api/v1/inject.
 func (s *server) handleAPIInject() http.Handler {
 	return s.handler(func(w http.ResponseWriter, r *http.Request) error {
 		var req api.InjectRequest
-		if err := readJSONBody(w, r, s.cfg.MaxBodyBytes, &req); err != nil {
+		st, err := s.apiRequest(w, r, &req, &req)
+		if err != nil {
 			return err
-		}
-		if err := s.ownMesh(r.Context(), &req); err != nil {
-			return err
-		}
-		if err := checkNamespace(req.Settings.Namespace); err != nil {
-			return err // a namespace the API server would refuse: 422, naming the field
 		}
 		want, err := includes(r)
 		if err != nil {
@@ -70,7 +82,7 @@ func (s *server) handleAPIInject() http.Handler {
 		}
 		// The slot is held until the answer is written (holdSlots): encoding a large timeline is
 		// work too.
-		tl, err := s.timeline(r.Context(), api.State{Manifest: req.Manifest, Steps: req.Steps, Settings: req.Settings})
+		tl, err := s.timeline(r.Context(), st)
 		if err != nil {
 			return err
 		}
@@ -78,7 +90,6 @@ func (s *server) handleAPIInject() http.Handler {
 			// The manifest has documents Istio rejects: 422, naming each.
 			return documentErrors(errs)
 		}
-		st := api.State{Version: permalink.Version, Istio: engine.Version().Istio, Manifest: req.Manifest, Steps: req.Steps, Settings: req.Settings}
 		last := tl.Steps[len(tl.Steps)-1]
 		resp := api.InjectResponse{Istio: engine.Version(), Permalink: view{state: st, step: -1}.permalink(), Mesh: meshOf(st.Settings.Install)}
 		if want["output"] {

@@ -108,16 +108,10 @@ func (s *server) handleUpgrade() http.Handler {
 func (s *server) handleAPIUpgrade() http.Handler {
 	return s.handler(func(w http.ResponseWriter, r *http.Request) error {
 		var req api.UpgradeRequest
-		if err := readJSONBody(w, r, s.cfg.MaxBodyBytes, &req); err != nil {
+		st, err := s.apiRequest(w, r, &req, &req.InjectRequest)
+		if err != nil {
 			return err
 		}
-		if err := s.ownMesh(r.Context(), &req.InjectRequest); err != nil {
-			return err
-		}
-		if err := checkNamespace(req.Settings.Namespace); err != nil {
-			return err
-		}
-		st := api.State{Version: permalink.Version, Istio: engine.Version().Istio, Manifest: req.Manifest, Steps: req.Steps, Settings: req.Settings}
 		if err := s.work(r.Context(), st); err != nil {
 			return err
 		}

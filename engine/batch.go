@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -351,31 +352,88 @@ func replicasOf(obj runtime.Object) (int, bool) {
 	return 1, true
 }
 
+// BatchColumn is one column of the batch table: the one definition the page's table, the CLI's,
+// and the CSV and Markdown files of package report share. Name is its header in the CLI's table
+// and the files (the page titles it in the reader's language); ID is the page's, in a link's
+// cols=; Cell writes a row's cell; Read reads a file's cell back into a row.
+type BatchColumn struct {
+	Name, ID string
+	Cell     func(r BatchRow) string
+	Read     func(r *BatchRow, v string)
+}
+
+// batchColumns are the batch table's columns, in order.
+var batchColumns = []BatchColumn{
+	{"doc", "doc", func(r BatchRow) string { return strconv.Itoa(r.Doc) }, func(r *BatchRow, v string) { r.Doc, _ = strconv.Atoi(v) }},
+	{"kind", "kind", func(r BatchRow) string { return r.Kind }, func(r *BatchRow, v string) { r.Kind = v }},
+	{"name", "name", func(r BatchRow) string { return r.Name }, func(r *BatchRow, v string) { r.Name = v }},
+	{"namespace", "namespace", func(r BatchRow) string { return r.Namespace }, func(r *BatchRow, v string) { r.Namespace = v }},
+	{"result", "result", func(r BatchRow) string { return r.Result }, func(r *BatchRow, v string) { r.Result = v }},
+	{"reason", "reason", func(r BatchRow) string { return r.Reason }, func(r *BatchRow, v string) { r.Reason = v }},
+	{"proxy", "proxy", func(r BatchRow) string { return r.Proxy }, func(r *BatchRow, v string) { r.Proxy = v }},
+	{"proxy first", "proxy-first", func(r BatchRow) string {
+		switch {
+		case r.Proxy == "":
+			return ""
+		case r.ProxyFirst:
+			return string(Yes)
+		}
+		return string(No)
+	}, func(r *BatchRow, v string) { r.ProxyFirst = Answer(v) == Yes }},
+	{"postStart", "poststart", func(r BatchRow) string { return r.PostStart }, func(r *BatchRow, v string) { r.PostStart = v }},
+	{"preStop", "prestop", func(r BatchRow) string { return r.PreStop }, func(r *BatchRow, v string) { r.PreStop = v }},
+	{"requests", "requests", func(r BatchRow) string { return r.Requests }, func(r *BatchRow, v string) { r.Requests = v }},
+	{"limits", "limits", func(r BatchRow) string { return r.Limits }, func(r *BatchRow, v string) { r.Limits = v }},
+	{"istio-init", "istio-init", func(r BatchRow) string { return r.Exclusions }, func(r *BatchRow, v string) { r.Exclusions = v }},
+	{"PROXY_CONFIG", "proxy-config", func(r BatchRow) string { return r.ProxyConfig }, func(r *BatchRow, v string) { r.ProxyConfig = v }},
+	{"pitfalls", "pitfalls", func(r BatchRow) string { return strings.Join(r.Pitfalls, " ") }, func(r *BatchRow, v string) {
+		if v != "" {
+			r.Pitfalls = strings.Split(v, " ")
+		}
+	}},
+	{"replicas", "replicas", func(r BatchRow) string {
+		switch {
+		case r.Proxy == "":
+			return ""
+		case r.Capacity.Replicas == 0:
+			return "per node"
+		}
+		return strconv.Itoa(r.Capacity.Replicas)
+	}, func(r *BatchRow, v string) { r.Capacity.Replicas, _ = strconv.Atoi(v) }},
+	{"total requests", "total-requests", func(r BatchRow) string {
+		return Resources{r.Capacity.RequestsCPU, r.Capacity.RequestsMem}.String()
+	}, func(r *BatchRow, v string) {
+		p := ParseResources(v)
+		r.Capacity.RequestsCPU, r.Capacity.RequestsMem = p.CPU, p.Memory
+	}},
+	{"total limits", "total-limits", func(r BatchRow) string {
+		return Resources{r.Capacity.LimitsCPU, r.Capacity.LimitsMem}.String()
+	}, func(r *BatchRow, v string) {
+		p := ParseResources(v)
+		r.Capacity.LimitsCPU, r.Capacity.LimitsMem = p.CPU, p.Memory
+	}},
+	{"joins ambient", "ambient", func(r BatchRow) string { return r.Ambient }, func(r *BatchRow, v string) { r.Ambient = v }},
+	{"ztunnel share", "ztunnel-share", func(r BatchRow) string { return r.ZtunnelShare }, func(r *BatchRow, v string) { r.ZtunnelShare = v }},
+}
+
 // BatchColumns are the batch table's columns, in order: the page's and the CLI's tables, and
 // the CSV and Markdown files package report writes.
-func BatchColumns() []string {
-	return []string{"doc", "kind", "name", "namespace", "result", "reason", "proxy", "proxy first", "postStart", "preStop",
-		"requests", "limits", "istio-init", "PROXY_CONFIG", "pitfalls", "replicas", "total requests", "total limits", "joins ambient", "ztunnel share"}
+func BatchColumns() []BatchColumn { return slices.Clone(batchColumns) }
+
+// BatchColumnNames are the columns' names (BatchColumn.Name), in order.
+func BatchColumnNames() []string {
+	out := make([]string, len(batchColumns))
+	for i, c := range batchColumns {
+		out[i] = c.Name
+	}
+	return out
 }
 
 // Cells are the row's values under BatchColumns.
 func (r BatchRow) Cells() []string {
-	first := string(No)
-	if r.ProxyFirst {
-		first = string(Yes)
+	out := make([]string, len(batchColumns))
+	for i, c := range batchColumns {
+		out[i] = c.Cell(r)
 	}
-	if r.Proxy == "" {
-		first = ""
-	}
-	replicas := strconv.Itoa(r.Capacity.Replicas)
-	if r.Capacity.Replicas == 0 {
-		replicas = "per node"
-	}
-	if r.Proxy == "" {
-		replicas = ""
-	}
-	return []string{strconv.Itoa(r.Doc), r.Kind, r.Name, r.Namespace, r.Result, r.Reason, r.Proxy, first, r.PostStart, r.PreStop,
-		r.Requests, r.Limits, r.Exclusions, r.ProxyConfig, strings.Join(r.Pitfalls, " "), replicas,
-		Resources{r.Capacity.RequestsCPU, r.Capacity.RequestsMem}.String(), Resources{r.Capacity.LimitsCPU, r.Capacity.LimitsMem}.String(),
-		r.Ambient, r.ZtunnelShare}
+	return out
 }

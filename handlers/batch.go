@@ -67,9 +67,9 @@ func fileColumns(cols []string) []string {
 	}
 	out := []string{"kind", "name"}
 	for _, c := range batchColumns {
-		if slices.Contains(cols, c.id) {
-			out = append(out, c.engine)
-			if c.id == "result" {
+		if slices.Contains(cols, c.ID) {
+			out = append(out, c.Name)
+			if c.ID == "result" {
 				out = append(out, "reason")
 			}
 		}
@@ -77,42 +77,35 @@ func fileColumns(cols []string) []string {
 	return out
 }
 
-// batchColumn is a column the page's batch table can show: its id in a link's cols=, and the
-// engine's column (engine.BatchColumns) whose cells it shows. The workload (kind and name) is
-// always the first column, a row header; the result column carries the reason with it, since a
-// "skipped" is read with its why.
-type batchColumn struct {
-	id, engine string
-	// def: shown when the link chooses no columns.
+// pageColumn is a column the page's batch table can show (engine.BatchColumn: its ID in a link's
+// cols=, its Name in data-col and the downloads) and whether it is shown when the link chooses
+// none. The workload (kind and name) is always the first column, a row header; the result
+// column carries the reason with it, since a "skipped" is read with its why: those three are
+// no choice.
+type pageColumn struct {
+	engine.BatchColumn
 	def bool
 }
 
-// batchColumns are the table's optional columns, in the table's order. The defaults are what
-// the lab's batch is about — did it inject, where the proxy sits and whether it starts first
-// (the hold, the lab's point: without the column a held workload reads like the others), what
-// one sidecar asks for, what fired, and what the pods add up to (the replicas are in the totals
-// row; their own column would not fit) — so that at 1440 px they fit
-// beside the editor. The CSV and Markdown downloads have the chosen columns (fileColumns), every
-// column when none were chosen.
-var batchColumns = []batchColumn{
-	{id: "doc", engine: "doc"},
-	{id: "namespace", engine: "namespace"},
-	{id: "result", engine: "result", def: true},
-	{id: "proxy", engine: "proxy", def: true},
-	{id: "proxy-first", engine: "proxy first", def: true},
-	{id: "poststart", engine: "postStart"},
-	{id: "prestop", engine: "preStop"},
-	{id: "requests", engine: "requests", def: true},
-	{id: "limits", engine: "limits", def: true},
-	{id: "istio-init", engine: "istio-init"},
-	{id: "proxy-config", engine: "PROXY_CONFIG"},
-	{id: "pitfalls", engine: "pitfalls", def: true},
-	{id: "replicas", engine: "replicas"},
-	{id: "total-requests", engine: "total requests", def: true},
-	{id: "total-limits", engine: "total limits"},
-	{id: "ambient", engine: "joins ambient"},
-	{id: "ztunnel-share", engine: "ztunnel share"},
-}
+// batchDefaults are the columns shown when a link chooses none: what the lab's batch is about —
+// did it inject, where the proxy sits and whether it starts first (the hold, the lab's point:
+// without the column a held workload reads like the others), what one sidecar asks for, what
+// fired, and what the pods add up to (the replicas are in the totals row; their own column would
+// not fit) — so that at 1440 px they fit beside the editor. The CSV and Markdown downloads have
+// the chosen columns (fileColumns), every column when none were chosen.
+var batchDefaults = []string{"result", "proxy", "proxy-first", "requests", "limits", "pitfalls", "total-requests"}
+
+// batchColumns are the table's optional columns, in the table's order: the engine's, but for
+// the workload and the reason.
+var batchColumns = func() []pageColumn {
+	var out []pageColumn
+	for _, c := range engine.BatchColumns() {
+		if c.ID != "kind" && c.ID != "name" && c.ID != "reason" {
+			out = append(out, pageColumn{BatchColumn: c, def: slices.Contains(batchDefaults, c.ID)})
+		}
+	}
+	return out
+}()
 
 // readCols reads a link's cols= (repeated, or comma-separated) as batchColumns' ids in the
 // table's order; unknown ids are dropped (a link from a later version still opens). The default
@@ -127,10 +120,10 @@ func readCols(vals []string) []string {
 	out := []string{}
 	same := true
 	for _, c := range batchColumns {
-		if want[c.id] {
-			out = append(out, c.id)
+		if want[c.ID] {
+			out = append(out, c.ID)
 		}
-		same = same && want[c.id] == c.def
+		same = same && want[c.ID] == c.def
 	}
 	if same {
 		return nil
@@ -142,33 +135,28 @@ func readCols(vals []string) []string {
 // download links and the column chooser, in l's language: the words the engine's cells say
 // (a result, yes or no, per node) are worded; names, quantities and Istio's reasons are not.
 func batchView(l *i18n.Localizer, v view, enc string, step int, rows []engine.BatchRow, share *engine.ZtunnelShare) web.BatchView {
-	index := map[string]int{}
-	for i, c := range engine.BatchColumns() {
-		index[c] = i
-	}
 	chosen := map[string]bool{}
 	for _, id := range v.cols {
 		chosen[id] = true
 	}
 	bv := web.BatchView{Chosen: v.cols != nil}
-	var cols []batchColumn
+	var cols []pageColumn
 	for _, c := range batchColumns {
 		on := c.def
 		if v.cols != nil {
-			on = chosen[c.id]
+			on = chosen[c.ID]
 		}
-		bv.Choices = append(bv.Choices, web.BatchChoice{ID: c.id, Column: c.engine, Shown: on})
+		bv.Choices = append(bv.Choices, web.BatchChoice{ID: c.ID, Column: c.Name, Shown: on})
 		if on {
 			cols = append(cols, c)
-			bv.Columns = append(bv.Columns, c.engine)
+			bv.Columns = append(bv.Columns, c.Name)
 		}
 	}
 	for _, r := range rows {
-		cells := r.Cells()
 		row := web.BatchRowView{Doc: r.Doc, Name: r.Name, Kind: r.Kind}
 		for _, c := range cols {
-			cell := web.BatchCell{Text: cells[index[c.engine]]}
-			switch c.id {
+			cell := web.BatchCell{Text: c.Cell(r)}
+			switch c.ID {
 			case "result":
 				cell.Text, cell.Note, cell.NoteIstio = l.T(statusWords[engine.Status(r.Result)]), r.Reason, r.Reason != ""
 				if engine.Status(r.Result) == engine.StatusPassedThrough {
@@ -197,7 +185,7 @@ func batchView(l *i18n.Localizer, v view, enc string, step int, rows []engine.Ba
 				if cell.Text != "" {
 					cell.Text = wording.In(l).Answer(engine.Answer(cell.Text))
 				}
-				if r.Ambient == "no" {
+				if engine.Answer(r.Ambient) == engine.No {
 					// Why not, in the Cluster view's words.
 					cell.Note = l.T(ambient.Rule(r.AmbientRule).MessageID(), "Namespace", r.Namespace)
 				}

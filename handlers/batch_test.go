@@ -190,7 +190,7 @@ func TestBatchColumnChooser(t *testing.T) {
 func TestBatchDownloadColumns(t *testing.T) {
 	h := newServer(t)
 	link := stateLink(t, api.State{Manifest: testkit.Deployment + "---\napiVersion: v1\nkind: Service\nmetadata:\n  name: s\n"}) + "&tab=batch"
-	all := engine.BatchColumns()
+	all := engine.BatchColumnNames()
 	for _, c := range []struct {
 		name, query string
 		cols        []string

@@ -348,7 +348,7 @@ func boundsIsolated(t *testing.T) *engine.Engine {
 func allBatchColumns() []string {
 	var ids []string
 	for _, c := range batchColumns {
-		ids = append(ids, c.id)
+		ids = append(ids, c.ID)
 	}
 	return ids
 }

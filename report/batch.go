@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -100,7 +99,7 @@ func NewBatchWriter(w io.Writer, format BatchFormat, cols ...string) (*BatchWrit
 	default:
 		return nil, fmt.Errorf("unknown batch format %q", format)
 	}
-	all := engine.BatchColumns()
+	all := engine.BatchColumnNames()
 	if len(cols) == 0 {
 		cols = all
 	}
@@ -129,7 +128,7 @@ func (bw *BatchWriter) start() error {
 		return nil
 	}
 	bw.started = true
-	cols := bw.pick(engine.BatchColumns())
+	cols := bw.pick(engine.BatchColumnNames())
 	switch bw.format {
 	case BatchFormatCSV:
 		_ = bw.csv.Write(cols)
@@ -229,39 +228,15 @@ func BatchMarkdown(rows []engine.BatchRow) []byte { return batchBytes(rows, Batc
 // BatchJSON writes the rows as an indented JSON array ("[]" when there are none).
 func BatchJSON(rows []engine.BatchRow) []byte { return batchBytes(rows, BatchFormatJSON) }
 
-// readCell sets a row's field from its cell under a column of engine.BatchColumns, as
-// BatchRow.Cells wrote it.
-var readCell = map[string]func(r *engine.BatchRow, v string){
-	"doc":          func(r *engine.BatchRow, v string) { r.Doc, _ = strconv.Atoi(v) },
-	"kind":         func(r *engine.BatchRow, v string) { r.Kind = v },
-	"name":         func(r *engine.BatchRow, v string) { r.Name = v },
-	"namespace":    func(r *engine.BatchRow, v string) { r.Namespace = v },
-	"result":       func(r *engine.BatchRow, v string) { r.Result = v },
-	"reason":       func(r *engine.BatchRow, v string) { r.Reason = v },
-	"proxy":        func(r *engine.BatchRow, v string) { r.Proxy = v },
-	"proxy first":  func(r *engine.BatchRow, v string) { r.ProxyFirst = engine.Answer(v) == engine.Yes },
-	"postStart":    func(r *engine.BatchRow, v string) { r.PostStart = v },
-	"preStop":      func(r *engine.BatchRow, v string) { r.PreStop = v },
-	"requests":     func(r *engine.BatchRow, v string) { r.Requests = v },
-	"limits":       func(r *engine.BatchRow, v string) { r.Limits = v },
-	"istio-init":   func(r *engine.BatchRow, v string) { r.Exclusions = v },
-	"PROXY_CONFIG": func(r *engine.BatchRow, v string) { r.ProxyConfig = v },
-	"pitfalls": func(r *engine.BatchRow, v string) {
-		if v != "" {
-			r.Pitfalls = strings.Split(v, " ")
+// readCell sets a row's field from its cell under the column named, as BatchRow.Cells wrote it
+// (BatchColumn.Read); nil for a name that is no column's.
+func readCell(name string) func(r *engine.BatchRow, v string) {
+	for _, c := range engine.BatchColumns() {
+		if c.Name == name {
+			return c.Read
 		}
-	},
-	"replicas": func(r *engine.BatchRow, v string) { r.Capacity.Replicas, _ = strconv.Atoi(v) },
-	"total requests": func(r *engine.BatchRow, v string) {
-		p := engine.ParseResources(v)
-		r.Capacity.RequestsCPU, r.Capacity.RequestsMem = p.CPU, p.Memory
-	},
-	"total limits": func(r *engine.BatchRow, v string) {
-		p := engine.ParseResources(v)
-		r.Capacity.LimitsCPU, r.Capacity.LimitsMem = p.CPU, p.Memory
-	},
-	"joins ambient": func(r *engine.BatchRow, v string) { r.Ambient = v },
-	"ztunnel share": func(r *engine.BatchRow, v string) { r.ZtunnelShare = v },
+	}
+	return nil
 }
 
 // ParseBatchCSV reads rows written by BatchCSV or BatchFile back: the columns its header names
@@ -276,8 +251,9 @@ func ParseBatchCSV(data []byte) ([]engine.BatchRow, error) {
 		return nil, fmt.Errorf("not a sidecarlab batch CSV (no header)")
 	}
 	head := recs[0]
+	read := make([]func(r *engine.BatchRow, v string), len(head))
 	for i, c := range head {
-		if readCell[c] == nil || slices.Contains(head[:i], c) {
+		if read[i] = readCell(c); read[i] == nil || slices.Contains(head[:i], c) {
 			return nil, fmt.Errorf("not a sidecarlab batch CSV (unexpected header %q)", c)
 		}
 	}
@@ -285,7 +261,7 @@ func ParseBatchCSV(data []byte) ([]engine.BatchRow, error) {
 	for _, rec := range recs[1:] {
 		var r engine.BatchRow
 		for i, c := range rec {
-			readCell[head[i]](&r, unescapeCell(c))
+			read[i](&r, unescapeCell(c))
 		}
 		out = append(out, r)
 	}

@@ -34,7 +34,7 @@ func (t Tab) Title(ctx context.Context) string { return t.In(i18n.FromContext(ct
 func (t Tab) In(l *i18n.Localizer) string { return l.T("results.tab." + t.ID) }
 
 // ColumnTitle is a batch table column's heading in the request's language, by the engine's
-// column name (engine.BatchColumns, which the page's data-col keeps): "proxy first" and
+// column name (engine.BatchColumn.Name, which the page's data-col keeps): "proxy first" and
 // "PROXY_CONFIG" are results.batch.col.proxy-first and results.batch.col.proxy-config. The
 // downloads (CSV, Markdown, JSON) keep the engine's English names: they are data.
 func ColumnTitle(ctx context.Context, column string) string {

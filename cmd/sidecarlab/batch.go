@@ -174,7 +174,7 @@ func writeBatchTable(w io.Writer, l *i18n.Localizer, rows []engine.BatchRow, sha
 		}
 		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
-	cols := engine.BatchColumns()
+	cols := engine.BatchColumnNames()
 	for i, c := range cols {
 		cols[i] = l.T(columnID(c))
 	}

@@ -271,7 +271,7 @@ func TestOtherCommandsInKoreanAndJapanese(t *testing.T) {
 // column added to the engine without one fails here).
 func TestBatchColumnsHaveWords(t *testing.T) {
 	for _, code := range i18n.Codes {
-		for _, col := range engine.BatchColumns() {
+		for _, col := range engine.BatchColumnNames() {
 			if id, got := columnID(col), i18n.For(code).T(columnID(col)); got == id || got == "" {
 				t.Errorf("%s: no header for column %q (%s)", code, col, id)
 			}

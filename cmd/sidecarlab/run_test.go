@@ -237,7 +237,7 @@ func TestBatchCommand(t *testing.T) {
 	if want := "total: 1 workload with a sidecar, 1 pod — requests cpu=100m memory=128Mi; limits cpu=2 memory=1Gi"; lines[3] != want {
 		t.Errorf("total line %q, want %q", lines[3], want)
 	}
-	for _, col := range engine.BatchColumns() {
+	for _, col := range engine.BatchColumnNames() {
 		if !strings.Contains(lines[0], strings.ToUpper(col)) {
 			t.Errorf("header lacks %q: %s", strings.ToUpper(col), lines[0])
 		}

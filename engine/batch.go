@@ -121,7 +121,7 @@ func Batch(docs []Document, findings []Finding) []BatchRow {
 		r := BatchRow{Doc: d.Index, Kind: d.Kind, Name: d.Name, Namespace: d.Namespace, Result: string(status), Reason: reason}
 		for _, f := range findings {
 			if f.Doc == d.Index {
-				r.Pitfalls = append(r.Pitfalls, f.Check)
+				r.Pitfalls = append(r.Pitfalls, string(f.Check))
 			}
 		}
 		if _, obj, ok := d.objects(); ok && status == StatusInjected {

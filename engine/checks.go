@@ -29,7 +29,7 @@ func (s Severity) Rank() int {
 // words, in the reader's language.
 type Finding struct {
 	// Check is the check's stable id, e.g. "job-classic-sidecar".
-	Check    string   `json:"check"`
+	Check    CheckID  `json:"check"`
 	Severity Severity `json:"severity"`
 	// Doc is the 1-based document; Path the field it concerns.
 	Doc  int    `json:"doc"`
@@ -47,9 +47,39 @@ type Fix struct {
 	Steps []Step `json:"steps,omitempty"`
 }
 
+// CheckID is a check's stable id ("job-classic-sidecar"): the one spelling the engine reports and
+// package wording words it by.
+type CheckID string
+
+// The checks' ids, in the order their findings are reported (Checks).
+const (
+	CheckWorkloadMetadataAnnotation      CheckID = "workload-metadata-annotation"
+	CheckCronjobPodTemplateAnnotation    CheckID = "cronjob-pod-template-annotation"
+	CheckUnknownIstioAnnotation          CheckID = "unknown-istio-annotation"
+	CheckDeprecatedAnnotation            CheckID = "deprecated-annotation"
+	CheckInjectValue                     CheckID = "inject-value"
+	CheckLenientNativeSidecar            CheckID = "lenient-native-sidecar"
+	CheckLenientBoolRead                 CheckID = "lenient-bool-read"
+	CheckLenientBoolIgnored              CheckID = "lenient-bool-ignored"
+	CheckLenientPortZero                 CheckID = "lenient-port-zero"
+	CheckLenientUnchecked                CheckID = "lenient-unchecked"
+	CheckUnknownProxyConfigField         CheckID = "unknown-proxy-config-field"
+	CheckHoldSwallowedByGlobalLifecycle  CheckID = "hold-swallowed-by-global-lifecycle"
+	CheckHoldIgnoredNativeSidecar        CheckID = "hold-ignored-native-sidecar"
+	CheckJobClassicSidecar               CheckID = "job-classic-sidecar"
+	CheckNativeSidecarUnsupported        CheckID = "native-sidecar-unsupported"
+	CheckWebhookAutoStaysClassic         CheckID = "webhook-auto-stays-classic"
+	CheckResourceAnnotationDropsDefaults CheckID = "resource-annotation-drops-defaults"
+	CheckTemplateInjectedNothing         CheckID = "template-injected-nothing"
+	CheckIgnoreUnknownCheck              CheckID = "ignore-unknown-check"
+	CheckDuplicateKey                    CheckID = "duplicate-key"
+	CheckAmbientNeedsWaypoint            CheckID = "ambient-needs-waypoint"
+	CheckAmbientPolicyL4                 CheckID = "ambient-policy-l4"
+)
+
 // Check describes one of sidecarlab's pitfall checks.
 type Check struct {
-	ID       string   `json:"id"`
+	ID       CheckID  `json:"id"`
 	Severity Severity `json:"severity"`
 }
 
@@ -66,48 +96,48 @@ type check struct {
 // sidecar's start, native sidecars, its resources) and checks_ignore.go (the opt-out).
 var checks = [...]check{
 	// Params: key, kind (of the workload), readFrom (where Istio reads annotations).
-	{Check{"workload-metadata-annotation", SeverityWarning}, checkWorkloadMetadata},
+	{Check{CheckWorkloadMetadataAnnotation, SeverityWarning}, checkWorkloadMetadata},
 	// Params: key.
-	{Check{"cronjob-pod-template-annotation", SeverityWarning}, checkCronJobTemplate},
+	{Check{CheckCronjobPodTemplateAnnotation, SeverityWarning}, checkCronJobTemplate},
 	// Params: key; suggestion (when one is near).
-	{Check{"unknown-istio-annotation", SeverityWarning}, checkUnknownAnnotation},
+	{Check{CheckUnknownIstioAnnotation, SeverityWarning}, checkUnknownAnnotation},
 	// Params: key, description (the first sentence of Istio's catalog entry).
-	{Check{"deprecated-annotation", SeverityWarning}, checkDeprecated},
+	{Check{CheckDeprecatedAnnotation, SeverityWarning}, checkDeprecated},
 	// Params: value; result (injected or skipped: what Istio's fallback policy decided).
-	{Check{"inject-value", SeverityWarning}, checkInjectValue},
+	{Check{CheckInjectValue, SeverityWarning}, checkInjectValue},
 	// The lenient-* checks: a value Istio accepts though it is not what the annotation's kind
 	// says, and what Istio made of it (one id per way Istio reads it, since the words differ).
 	// Params: key, value.
-	{Check{"lenient-native-sidecar", SeverityWarning}, checkLenientNative},
+	{Check{CheckLenientNativeSidecar, SeverityWarning}, checkLenientNative},
 	// Params: key, value, read (true or false, as Istio read it).
-	{Check{"lenient-bool-read", SeverityInfo}, checkLenientBoolRead},
+	{Check{CheckLenientBoolRead, SeverityInfo}, checkLenientBoolRead},
 	// Params: key, value, used (the installation's setting Istio used instead: true or false).
-	{Check{"lenient-bool-ignored", SeverityWarning}, checkLenientBoolIgnored},
+	{Check{CheckLenientBoolIgnored, SeverityWarning}, checkLenientBoolIgnored},
 	// Params: key.
-	{Check{"lenient-port-zero", SeverityWarning}, checkLenientPortZero},
+	{Check{CheckLenientPortZero, SeverityWarning}, checkLenientPortZero},
 	// Params: key, value, kind; enum (the values, comma-separated, for an enum).
-	{Check{"lenient-unchecked", SeverityWarning}, checkLenientUnchecked},
+	{Check{CheckLenientUnchecked, SeverityWarning}, checkLenientUnchecked},
 	// Params: field; suggestion (when one is near).
-	{Check{"unknown-proxy-config-field", SeverityWarning}, checkProxyConfigFields},
+	{Check{CheckUnknownProxyConfigField, SeverityWarning}, checkProxyConfigFields},
 	// No params.
-	{Check{"hold-swallowed-by-global-lifecycle", SeverityError}, checkHoldSwallowed},
+	{Check{CheckHoldSwallowedByGlobalLifecycle, SeverityError}, checkHoldSwallowed},
 	// No params.
-	{Check{"hold-ignored-native-sidecar", SeverityInfo}, checkHoldNative},
+	{Check{CheckHoldIgnoredNativeSidecar, SeverityInfo}, checkHoldNative},
 	// No params.
-	{Check{"job-classic-sidecar", SeverityError}, checkJobClassic},
+	{Check{CheckJobClassicSidecar, SeverityError}, checkJobClassic},
 	// Params: version (the nodes' Kubernetes version, "1.28").
-	{Check{"native-sidecar-unsupported", SeverityError}, checkNativeUnsupported},
+	{Check{CheckNativeSidecarUnsupported, SeverityError}, checkNativeUnsupported},
 	// Params: version.
-	{Check{"webhook-auto-stays-classic", SeverityInfo}, checkWebhookClassic},
+	{Check{CheckWebhookAutoStaysClassic, SeverityInfo}, checkWebhookClassic},
 	// Params: set (the resource annotations set, comma-separated), missing (requests.memory, …).
-	{Check{"resource-annotation-drops-defaults", SeverityInfo}, checkResourceDefaults},
+	{Check{CheckResourceAnnotationDropsDefaults, SeverityInfo}, checkResourceDefaults},
 	// Params: cause ("template-key", "delimiters" or "": what in the mesh's config is too old).
-	{Check{"template-injected-nothing", SeverityError}, checkInjectedNothing},
+	{Check{CheckTemplateInjectedNothing, SeverityError}, checkInjectedNothing},
 	// Params: id (the name in IgnoreAnnotation that is no check's).
-	{Check{"ignore-unknown-check", SeverityWarning}, checkIgnoreIDs},
+	{Check{CheckIgnoreUnknownCheck, SeverityWarning}, checkIgnoreIDs},
 	// Params: key (the path of the key written twice), lines (where, comma-separated); value
 	// (the last one's, which is kept, when it is a scalar).
-	{Check{"duplicate-key", SeverityWarning}, checkDuplicateKeys},
+	{Check{CheckDuplicateKey, SeverityWarning}, checkDuplicateKeys},
 }
 
 // Checks lists every check, in the order their findings are reported: the row's checks, then
@@ -152,10 +182,10 @@ func (e *Engine) check(ctx context.Context, p *prepared, docs []Document) (found
 		if !ok {
 			continue
 		}
-		skip := map[string]bool{}
+		skip := map[CheckID]bool{}
 		for _, a := range c.ignoreAnnotations() {
 			for _, id := range a.ids {
-				skip[id] = true
+				skip[CheckID(id)] = true
 			}
 		}
 		for _, ch := range checks {
@@ -173,11 +203,11 @@ func (e *Engine) check(ctx context.Context, p *prepared, docs []Document) (found
 }
 
 // IsCheck says whether id is one of the checks' ids.
-func IsCheck(id string) bool { return checkIDs[id] }
+func IsCheck(id string) bool { return checkIDs[CheckID(id)] }
 
 // checkIDs are the checks' ids, filled once from the table (a check in the table reads it, so
 // it cannot be an initializer of its own) and only read after.
-var checkIDs = map[string]bool{}
+var checkIDs = map[CheckID]bool{}
 
 func init() {
 	for _, c := range Checks() {

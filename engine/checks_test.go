@@ -138,7 +138,7 @@ func TestChecks(t *testing.T) {
 		manifest string
 		steps    []Step
 		s        Settings
-		check    string
+		check    CheckID
 		fires    bool
 		path     string // when it fires, the path must contain this
 		params   params // and its params include these
@@ -268,7 +268,7 @@ func TestChecks(t *testing.T) {
 			"ambient-policy-l4", true, "spec.rules", params{"workloads": "Deployment shop/web"}},
 		{"a policy of HTTP rules is not L4", authzPolicy(l7Rule) + "---\n" + waypointWorkload, nil, ambientNS, "ambient-policy-l4", false, "", nil},
 	}
-	tested := map[string][2]bool{}
+	tested := map[CheckID][2]bool{}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			r := mustInject(t, e, []byte(c.manifest), c.steps, c.s)

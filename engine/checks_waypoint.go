@@ -33,9 +33,9 @@ const (
 	// shop/web, …"); and by what makes it L7: action and attributes (an AuthorizationPolicy's HTTP
 	// attributes, as Istio's conversion names them), action alone (CUSTOM, AUDIT), target (its
 	// first targetRef, "Service/web"), key (the dry-run annotation), or the kind alone.
-	checkNeedsWaypoint = "ambient-needs-waypoint"
+	checkNeedsWaypoint = CheckAmbientNeedsWaypoint
 	// Params: kind, name, namespace, workloads.
-	checkPolicyL4 = "ambient-policy-l4"
+	checkPolicyL4 = CheckAmbientPolicyL4
 )
 
 // waypointCheckList are the waypoint checks, reported after the row's checks.
@@ -151,7 +151,7 @@ func (e *Engine) waypointChecks(ctx context.Context, p *prepared, docs []Documen
 				continue
 			}
 			name := w.d.Kind + " " + w.ns + "/" + w.d.Name
-			if w.skip[f.Check] {
+			if w.skip[string(f.Check)] {
 				skipped = append(skipped, name)
 			} else {
 				names = append(names, name)

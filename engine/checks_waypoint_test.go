@@ -56,14 +56,15 @@ var ambientNS = Settings{Namespace: Namespace{Labels: map[string]string{"istio.i
 
 // waypointFinding is what a test reads of a waypoint finding.
 type waypointFinding struct {
-	Check, Path string
-	Params      map[string]string
+	Check  CheckID
+	Path   string
+	Params map[string]string
 }
 
 func waypointFindings(fs []Finding) []waypointFinding {
 	var out []waypointFinding
 	for _, f := range fs {
-		if strings.HasPrefix(f.Check, "ambient-") {
+		if strings.HasPrefix(string(f.Check), "ambient-") {
 			out = append(out, waypointFinding{f.Check, f.Path, f.Params})
 		}
 	}
@@ -259,7 +260,7 @@ func TestWaypointBatch(t *testing.T) {
 	if err := b.Run(context.Background(), func(it BatchItem) error { got = append(got, it.Row); return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Contains(want[0].Pitfalls, checkNeedsWaypoint) {
+	if !slices.Contains(want[0].Pitfalls, string(checkNeedsWaypoint)) {
 		t.Fatalf("the policy's row %+v lacks %s", want[0], checkNeedsWaypoint)
 	}
 	for i := range want {

@@ -49,7 +49,7 @@ func TestIgnoreAnnotation(t *testing.T) {
 			names := func(fs []Finding) []string {
 				var out []string
 				for _, f := range fs {
-					out = append(out, f.Check+"@"+string(rune('0'+f.Doc)))
+					out = append(out, string(f.Check)+"@"+string(rune('0'+f.Doc)))
 				}
 				return out
 			}

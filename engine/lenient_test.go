@@ -80,8 +80,8 @@ func TestLenientMatchesIstioctl(t *testing.T) {
 			}
 			var found *Finding
 			for i, f := range r.Findings {
-				if strings.HasPrefix(f.Check, "lenient-") || f.Check == "inject-value" {
-					if f.Check != c.check || found != nil {
+				if strings.HasPrefix(string(f.Check), "lenient-") || f.Check == "inject-value" {
+					if string(f.Check) != c.check || found != nil {
 						t.Fatalf("findings %v, want one %s", r.Findings, c.check)
 					}
 					found = &r.Findings[i]

@@ -15,7 +15,7 @@ func TestLocateFindings(t *testing.T) {
 	r := mustInject(t, testEngine(t), []byte(input), nil, Settings{})
 	var got []string
 	for _, f := range r.Findings {
-		got = append(got, f.Check)
+		got = append(got, string(f.Check))
 	}
 	if diff := cmp.Diff([]string{"job-classic-sidecar", "unknown-istio-annotation"}, got); diff != "" {
 		t.Fatalf("findings (-want +got):\n%s", diff)

@@ -171,7 +171,7 @@ func batchView(l *i18n.Localizer, v view, enc string, step int, rows []engine.Ba
 				if ids := strings.Fields(cell.Text); len(ids) > 0 {
 					words := make([]string, len(ids))
 					for i, id := range ids {
-						if words[i] = wording.In(l).Summary(id); words[i] == "" {
+						if words[i] = wording.In(l).Summary(engine.CheckID(id)); words[i] == "" {
 							words[i] = id
 						}
 					}

@@ -30,7 +30,7 @@ func findingViews(l *i18n.Localizer, fs []engine.Finding, docs []engine.Document
 	w := wording.In(l)
 	var out []web.FindingView
 	for _, f := range fs {
-		fv := web.FindingView{Severity: string(f.Severity), Check: f.Check, Path: f.Path, Message: w.Message(f), FixText: w.FixText(f), Quote: f.Params["description"]}
+		fv := web.FindingView{Severity: string(f.Severity), Check: string(f.Check), Path: f.Path, Message: w.Message(f), FixText: w.FixText(f), Quote: f.Params["description"]}
 		if f.Doc >= 1 && f.Doc <= len(docs) {
 			d := docs[f.Doc-1]
 			fv.Doc = l.T("results.pitfalls.doc", "Doc", f.Doc, "Kind", d.Kind, "Name", d.Name)

@@ -110,7 +110,7 @@ func JSON(w io.Writer, words wording.Words, items []Item) error {
 	out := []jsonItem{}
 	for _, it := range reported(items) {
 		f := it.Finding
-		out = append(out, jsonItem{File: it.File, Line: it.Location.Line, Column: it.Location.Column, Check: f.Check,
+		out = append(out, jsonItem{File: it.File, Line: it.Location.Line, Column: it.Location.Column, Check: string(f.Check),
 			Severity: f.Severity, Message: words.Message(f), Fix: words.FixText(f), Doc: f.Doc, Path: f.Path, Exact: it.Location.Exact})
 	}
 	enc := json.NewEncoder(w)
@@ -131,7 +131,7 @@ func GitHub(w io.Writer, l *i18n.Localizer, items []Item) error {
 			msg += l.T("cli.report.fix", "Fix", fix)
 		}
 		_, err := fmt.Fprintf(w, "::%s file=%s,line=%d,col=%d,title=%s::%s\n", githubLevel(f.Severity),
-			escapeProperty(it.File), it.Location.Line, it.Location.Column, escapeProperty(f.Check), escapeData(msg))
+			escapeProperty(it.File), it.Location.Line, it.Location.Column, escapeProperty(string(f.Check)), escapeData(msg))
 		if err != nil {
 			return err
 		}

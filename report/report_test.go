@@ -199,7 +199,7 @@ func TestGitHub(t *testing.T) {
 			msg += " Fix: " + fix
 		}
 		want := map[string]string{"file": it.File, "line": fmt.Sprint(it.Location.Line), "col": fmt.Sprint(it.Location.Column),
-			"title": it.Finding.Check, "message": msg}
+			"title": string(it.Finding.Check), "message": msg}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("line %d %q (-want +got):\n%s", i, line, diff)
 		}

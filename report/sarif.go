@@ -85,9 +85,9 @@ func SARIF(w io.Writer, items []Item) error {
 	v := engine.Version()
 	driver := sarifDriver{Name: "sidecarlab", Version: fmt.Sprintf("istio %s (%s)", v.Istio, v.Module),
 		InformationURI: "https://github.com/sidecarlab/sidecarlab"}
-	index := map[string]int{}
+	index := map[engine.CheckID]int{}
 	for i, c := range engine.Checks() {
-		r := sarifRule{ID: c.ID, ShortDescription: sarifMessage{wording.English.Summary(c.ID)}}
+		r := sarifRule{ID: string(c.ID), ShortDescription: sarifMessage{wording.English.Summary(c.ID)}}
 		r.DefaultConfiguration.Level = sarifLevel(c.Severity)
 		driver.Rules = append(driver.Rules, r)
 		index[c.ID] = i
@@ -95,7 +95,7 @@ func SARIF(w io.Writer, items []Item) error {
 	results := []sarifResult{}
 	for _, it := range items {
 		f := it.Finding
-		r := sarifResult{RuleID: f.Check, RuleIndex: index[f.Check], Level: sarifLevel(f.Severity),
+		r := sarifResult{RuleID: string(f.Check), RuleIndex: index[f.Check], Level: sarifLevel(f.Severity),
 			Message:    sarifMessage{wording.English.Message(f)},
 			Properties: sarifProperties{Doc: f.Doc, Path: f.Path, Exact: it.Location.Exact, Fix: wording.English.FixText(f)}}
 		var l sarifLocation

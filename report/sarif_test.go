@@ -110,7 +110,7 @@ func TestSARIFContent(t *testing.T) {
 	}
 	for i, c := range checks {
 		r := d.Rules[i]
-		if r.ID != c.ID || r.ShortDescription.Text != wording.English.Summary(c.ID) || r.ShortDescription.Text == "" || r.DefaultConfiguration.Level != sarifLevel(c.Severity) {
+		if r.ID != string(c.ID) || r.ShortDescription.Text != wording.English.Summary(c.ID) || r.ShortDescription.Text == "" || r.DefaultConfiguration.Level != sarifLevel(c.Severity) {
 			t.Errorf("rule %d: %+v for %+v", i, r, c)
 		}
 	}

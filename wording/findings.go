@@ -16,18 +16,18 @@ type checkWords struct {
 	params func(p map[string]string) (variant string, data map[string]string)
 }
 
-var checks = map[string]checkWords{
-	"workload-metadata-annotation":    {fix: true},
-	"cronjob-pod-template-annotation": {fix: true},
-	"unknown-istio-annotation":        {fix: true},
-	"deprecated-annotation": {fix: true, params: func(p map[string]string) (string, map[string]string) {
+var checks = map[engine.CheckID]checkWords{
+	engine.CheckWorkloadMetadataAnnotation:   {fix: true},
+	engine.CheckCronjobPodTemplateAnnotation: {fix: true},
+	engine.CheckUnknownIstioAnnotation:       {fix: true},
+	engine.CheckDeprecatedAnnotation: {fix: true, params: func(p map[string]string) (string, map[string]string) {
 		if p["key"] == "sidecar.istio.io/inject" {
 			// The lab teaches this annotation: say what deprecated means for it.
 			return "message_inject", with(p, "descriptionQ", strconv.Quote(p["description"]))
 		}
 		return "message", p
 	}},
-	"inject-value": {fix: true, params: func(p map[string]string) (string, map[string]string) {
+	engine.CheckInjectValue: {fix: true, params: func(p map[string]string) (string, map[string]string) {
 		// kube-inject falls back to the policy "enabled"; a skipped pod was skipped for another
 		// reason (host network, a system namespace), which its status gives.
 		v := "message"
@@ -36,25 +36,25 @@ var checks = map[string]checkWords{
 		}
 		return v, with(p, "valueQ", strconv.Quote(p["value"]))
 	}},
-	"lenient-native-sidecar": {fix: true, params: quoted("value")},
-	"lenient-bool-read":      {params: quoted("value")},
-	"lenient-bool-ignored":   {fix: true, params: quoted("value")},
-	"lenient-port-zero":      {fix: true},
-	"lenient-unchecked": {params: func(p map[string]string) (string, map[string]string) {
+	engine.CheckLenientNativeSidecar: {fix: true, params: quoted("value")},
+	engine.CheckLenientBoolRead:      {params: quoted("value")},
+	engine.CheckLenientBoolIgnored:   {fix: true, params: quoted("value")},
+	engine.CheckLenientPortZero:      {fix: true},
+	engine.CheckLenientUnchecked: {params: func(p map[string]string) (string, map[string]string) {
 		v := "message"
 		if p["enum"] != "" {
 			v = "message_enum"
 		}
 		return v, with(p, "valueQ", strconv.Quote(p["value"]))
 	}},
-	"unknown-proxy-config-field":         {fix: true, params: quoted("field", "suggestion")},
-	"hold-swallowed-by-global-lifecycle": {fix: true},
-	"hold-ignored-native-sidecar":        {},
-	"job-classic-sidecar":                {fix: true},
-	"native-sidecar-unsupported":         {fix: true},
-	"webhook-auto-stays-classic":         {},
-	"resource-annotation-drops-defaults": {},
-	"template-injected-nothing": {params: func(p map[string]string) (string, map[string]string) {
+	engine.CheckUnknownProxyConfigField:         {fix: true, params: quoted("field", "suggestion")},
+	engine.CheckHoldSwallowedByGlobalLifecycle:  {fix: true},
+	engine.CheckHoldIgnoredNativeSidecar:        {},
+	engine.CheckJobClassicSidecar:               {fix: true},
+	engine.CheckNativeSidecarUnsupported:        {fix: true},
+	engine.CheckWebhookAutoStaysClassic:         {},
+	engine.CheckResourceAnnotationDropsDefaults: {},
+	engine.CheckTemplateInjectedNothing: {params: func(p map[string]string) (string, map[string]string) {
 		switch p["cause"] {
 		case "template-key":
 			return "message_template_key", p
@@ -63,15 +63,15 @@ var checks = map[string]checkWords{
 		}
 		return "message", p
 	}},
-	"ignore-unknown-check": {params: quoted("id")},
-	"duplicate-key": {params: func(p map[string]string) (string, map[string]string) {
+	engine.CheckIgnoreUnknownCheck: {params: quoted("id")},
+	engine.CheckDuplicateKey: {params: func(p map[string]string) (string, map[string]string) {
 		if _, scalar := p["value"]; !scalar {
 			return "message_nested", p // the last is a map or a list: it is kept whole
 		}
 		return "message", p
 	}},
-	"ambient-needs-waypoint": {params: waypointVariant},
-	"ambient-policy-l4":      {},
+	engine.CheckAmbientNeedsWaypoint: {params: waypointVariant},
+	engine.CheckAmbientPolicyL4:      {},
 }
 
 // waypointVariant chooses what ambient-needs-waypoint says by what makes the policy L7: an
@@ -93,29 +93,29 @@ func waypointVariant(p map[string]string) (string, map[string]string) {
 
 // suggests are the checks whose message ends in "Did you mean …?" when the finding has a
 // suggestion (wording.check.<id>.suggest).
-var suggests = map[string]bool{"unknown-istio-annotation": true, "unknown-proxy-config-field": true}
+var suggests = map[engine.CheckID]bool{engine.CheckUnknownIstioAnnotation: true, engine.CheckUnknownProxyConfigField: true}
 
 // Summary is a check's one-line description; empty for a check sidecarlab has no words for.
-func (w Words) Summary(check string) string {
+func (w Words) Summary(check engine.CheckID) string {
 	if _, ok := checks[check]; !ok {
 		return ""
 	}
-	return w.loc().T("wording.check." + check + ".summary")
+	return w.loc().T("wording.check." + string(check) + ".summary")
 }
 
 // Message is what a finding says.
 func (w Words) Message(f engine.Finding) string {
 	c, ok := checks[f.Check]
 	if !ok {
-		return f.Check
+		return string(f.Check)
 	}
 	variant, data := "message", f.Params
 	if c.params != nil {
 		variant, data = c.params(f.Params)
 	}
-	s := w.tmap("wording.check."+f.Check+"."+variant, data)
+	s := w.tmap("wording.check."+string(f.Check)+"."+variant, data)
 	if suggests[f.Check] && f.Params["suggestion"] != "" {
-		s += w.tmap("wording.check."+f.Check+".suggest", data)
+		s += w.tmap("wording.check."+string(f.Check)+".suggest", data)
 	}
 	return s
 }
@@ -142,7 +142,7 @@ func (w Words) FixText(f engine.Finding) string {
 	if f.Fix == nil || !ok || !c.fix {
 		return ""
 	}
-	return w.tmap("wording.check."+f.Check+".fix", f.Params)
+	return w.tmap("wording.check."+string(f.Check)+".fix", f.Params)
 }
 
 // Ignored says how many findings the manifest opted out of with sidecarlab.dev/ignore; empty
@@ -160,7 +160,7 @@ func (w Words) Line(f engine.Finding) string {
 	if f.Path != "" {
 		where += " " + f.Path
 	}
-	s := string(f.Severity) + " [" + f.Check + "] " + w.at(where, w.Message(f))
+	s := string(f.Severity) + " [" + string(f.Check) + "] " + w.at(where, w.Message(f))
 	if t := w.FixText(f); t != "" {
 		s += w.loc().T("wording.line.fix", "text", t)
 	}

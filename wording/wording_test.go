@@ -25,7 +25,7 @@ func TestMain(m *testing.M) {
 // findingCases are a finding of every check, with the parameters the engine gives it, and
 // phrases its sentence (and fix) must carry.
 var findingCases = []struct {
-	check    string
+	check    engine.CheckID
 	params   map[string]string
 	fix      bool
 	message  []string
@@ -94,9 +94,9 @@ var findingCases = []struct {
 // TestFindingWords: every check the engine has is worded (summary, sentence, fix), the sentence
 // names every parameter, and a check without a suggestion says nothing about one.
 func TestFindingWords(t *testing.T) {
-	cased := map[string]bool{}
+	cased := map[engine.CheckID]bool{}
 	for _, c := range findingCases {
-		t.Run(c.check, func(t *testing.T) {
+		t.Run(string(c.check), func(t *testing.T) {
 			cased[c.check] = true
 			f := engine.Finding{Check: c.check, Severity: engine.SeverityWarning, Doc: 2, Path: "spec.x", Params: c.params}
 			if c.fix {
@@ -130,7 +130,7 @@ func TestFindingWords(t *testing.T) {
 				t.Error("no summary")
 			}
 			line := English.Line(engine.Finding{Check: c.check, Severity: engine.SeverityError, Doc: 2, Path: "spec.x", Params: c.params})
-			if !strings.HasPrefix(line, "error ["+c.check+"] document 2 spec.x: ") || !strings.Contains(line, msg) {
+			if !strings.HasPrefix(line, "error ["+string(c.check)+"] document 2 spec.x: ") || !strings.Contains(line, msg) {
 				t.Errorf("line %q", line)
 			}
 			// Every language words it too, with every parameter, in words of its own.
@@ -170,7 +170,7 @@ func TestFindingWords(t *testing.T) {
 	}
 	noMissing(t)
 	// Without a suggestion, no "Did you mean".
-	for _, id := range []string{"unknown-istio-annotation", "unknown-proxy-config-field"} {
+	for _, id := range []engine.CheckID{engine.CheckUnknownIstioAnnotation, engine.CheckUnknownProxyConfigField} {
 		if m := English.Message(engine.Finding{Check: id, Params: map[string]string{"key": "a.istio.io/x", "field": "x"}}); strings.Contains(m, "Did you mean") {
 			t.Errorf("%s without a suggestion: %q", id, m)
 		}

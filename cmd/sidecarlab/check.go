@@ -72,7 +72,7 @@ func newCheckCmd(c *cli) *cobra.Command {
 func checkIDs() []string {
 	var ids []string
 	for _, ch := range engine.Checks() {
-		ids = append(ids, ch.ID)
+		ids = append(ids, string(ch.ID))
 	}
 	return ids
 }
@@ -105,7 +105,7 @@ func checkRun(c *cli, files fileFlags, settings settingsFlags, output, failOn st
 	}
 	items := j.place(r.Documents, r.Findings, "")
 	for i := range items {
-		if skip[items[i].Finding.Check] {
+		if skip[string(items[i].Finding.Check)] {
 			items[i].Ignored = report.IgnoredByFlag
 		}
 	}

@@ -37,7 +37,7 @@ type StepResult struct {
 	headBytes atomic.Int64 // len(headText), for size
 
 	viewsMu   sync.Mutex
-	views     map[string]any
+	views     map[any]any
 	viewBytes atomic.Int64 // what the views that say their size (Sizer) hold
 	// grew is called when the row holds more than when it was kept (an output's YAML made, a
 	// view kept), so that the memo counts it again; nil for a row not kept.
@@ -56,29 +56,31 @@ const maxViews = 8
 
 // View is a value an edge derives from the row to show it (the page's rows of changes, their
 // values as YAML, its HTML), computed once per key and kept with the memoised row, so a row that
-// did not change is not shaped again on the next request. At most maxViews keys are kept; a view
-// that says its size (Sizer) is counted with the row. make must not hold the row's lock (it may
-// call the row's other methods).
-func (r *StepResult) View(key string, make func() any) any {
+// did not change is not shaped again on the next request. The key is the edge's own type (a
+// struct of what the view depends on), so that two edges never share a key and a view is read
+// back as the type it was made. At most maxViews keys are kept; a view that says its size
+// (Sizer) is counted with the row. make must not hold the row's lock (it may call the row's
+// other methods).
+func View[K comparable, V any](r *StepResult, key K, make func() V) V {
 	r.viewsMu.Lock()
 	v, ok := r.views[key]
 	r.viewsMu.Unlock()
 	if ok {
-		return v
+		return v.(V)
 	}
-	v = make()
+	made := make()
 	r.viewsMu.Lock()
 	if prior, ok := r.views[key]; ok {
 		r.viewsMu.Unlock()
-		return prior
+		return prior.(V)
 	}
 	counted := false
 	if len(r.views) < maxViews {
 		if r.views == nil {
-			r.views = map[string]any{}
+			r.views = map[any]any{}
 		}
-		r.views[key] = v
-		if sz, ok := v.(Sizer); ok {
+		r.views[key] = made
+		if sz, ok := any(made).(Sizer); ok {
 			r.viewBytes.Add(sz.Size())
 			counted = true
 		}
@@ -87,7 +89,7 @@ func (r *StepResult) View(key string, make func() any) any {
 	if counted && r.grew != nil {
 		r.grew()
 	}
-	return v
+	return made
 }
 
 // lazy is a value computed by the first caller whose computation finishes, from a function that

@@ -23,6 +23,15 @@ var statusWords = map[engine.Status]string{
 
 // buildResults shapes the results in l's language. want says whether a tab's content will be
 // rendered: the batch rows, lifecycles and compare links are made only for a page that shows them.
+// stepView is the key of a view the page keeps with a memoised row (engine.View): what it is
+// (the rows of changes, the step's HTML) and what it depends on — the language, the documents
+// shown, whether the manifest has several.
+type stepView struct {
+	kind, lang string
+	lim        int
+	multi      bool
+}
+
 func buildResults(ctx context.Context, l *i18n.Localizer, v view, enc string, tl *engine.Timeline, reqErr *engine.InputError, want func(tab string) bool) (web.Results, error) {
 	w := wording.In(l)
 	res := web.Results{Tab: v.tab}
@@ -72,9 +81,9 @@ func buildResults(ctx context.Context, l *i18n.Localizer, v view, enc string, tl
 				// Shaped once per row, limit and language, and kept with the memoised row: the rows
 				// before the one a toggle adds are not shaped again. The rows hold words (a moved
 				// entry, a flag's meaning), so each language has its own (three at most).
-				cs = s.View(fmt.Sprintf("web.changes/%s/%d/%t", l.Lang(), lim, multi), func() any {
+				cs = engine.View(s, stepView{kind: "changes", lang: l.Lang(), lim: lim, multi: multi}, func() changeSet {
 					return stepChanges(l, changes, s.Documents, lim, maxChanges, multi, s.Index)
-				}).(changeSet)
+				})
 			} else {
 				cs = countChanges(changes, lim, maxChanges)
 			}
@@ -115,13 +124,13 @@ func buildResults(ctx context.Context, l *i18n.Localizer, v view, enc string, tl
 		if want("diff") {
 			// The step's HTML, kept with the row like its rows of changes: a toggle renders only
 			// its own step, and sends the others as placeholders when the page holds them.
-			sv.Body = s.View(fmt.Sprintf("web.stepbody/%s/%d/%t", l.Lang(), lim, multi), func() any {
+			sv.Body = engine.View(s, stepView{kind: "body", lang: l.Lang(), lim: lim, multi: multi}, func() web.Kept {
 				b, err := web.RenderStepBody(i18n.NewContext(context.Background(), l), sv)
 				if err != nil {
 					return web.Kept{} // rendered with the tab, which reports the error
 				}
 				return b
-			}).(web.Kept)
+			})
 		}
 		prev = s.Documents
 		res.Steps = append(res.Steps, sv)

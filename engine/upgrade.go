@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"maps"
 	"reflect"
 	"regexp"
@@ -475,56 +474,4 @@ func (e *Engine) PreviewUpgrade(ctx context.Context, manifest []byte, steps []St
 		p.Documents = append(p.Documents, ud)
 	}
 	return p, nil
-}
-
-// Text renders the preview as `sidecarlab diff --upgrade` prints it: what was carried and what
-// not, then each document's changes from the old side to the new.
-func (p *UpgradePreview) Text() string {
-	var w strings.Builder
-	istio := Version().Istio
-	fmt.Fprintf(&w, "# upgrade: your mesh (revision %s) → Istio %s's charts with your settings\n", RevisionName(p.Plan.New.Revision), istio)
-	if p.Plan.OwnTemplates {
-		installed := ""
-		if p.Plan.OldIstio != "" {
-			installed = " (installed by Istio " + p.Plan.OldIstio + ")"
-		}
-		fmt.Fprintf(&w, "# your mesh's templates%s run here with Istio %s's injector code (the older code is not available): where the two differ, the old side may not be what your cluster does\n", installed, istio)
-	}
-	for _, k := range p.Plan.Keys {
-		yours, _ := json.Marshal(k.Yours)
-		switch {
-		case k.Unknown:
-			fmt.Fprintf(&w, "# not carried (Istio %s has no such value): %s: %s\n", istio, k.Path, yours)
-		case k.Removed:
-			fmt.Fprintf(&w, "# not carried (Istio %s's charts refuse it: removed): %s: %s\n", istio, k.Path, yours)
-		case k.NoEffect:
-			fmt.Fprintf(&w, "# not carried (Istio %s passes it on to nothing injection reads): %s: %s\n", istio, k.Path, yours)
-		case k.Carried && k.MovedTo != "":
-			fmt.Fprintf(&w, "# carried to %s: %s: %s\n", k.MovedTo, k.Path, yours)
-		case k.Carried:
-			fmt.Fprintf(&w, "# carried: %s: %s\n", k.Path, yours)
-		default:
-			def, _ := json.Marshal(k.Default)
-			fmt.Fprintf(&w, "# not carried: %s: %s (Istio %s's: %s)\n", k.Path, yours, istio, def)
-		}
-	}
-	for _, f := range p.Plan.MeshUnknown {
-		fmt.Fprintf(&w, "# mesh config, not carried (Istio %s has no such field): %s\n", istio, f)
-	}
-	for _, d := range p.Documents {
-		fmt.Fprintf(&w, "document %d: %s\n", d.Doc, strings.TrimPrefix(d.Kind+"/"+strings.TrimPrefix(d.Namespace+"/"+d.Name, "/"), "/"))
-		if d.OldError != "" {
-			fmt.Fprintf(&w, "  your mesh: injection failed: %s\n", d.OldError)
-		}
-		if d.NewError != "" {
-			fmt.Fprintf(&w, "  Istio %s: injection failed: %s\n", istio, d.NewError)
-		}
-		if !d.Changed {
-			w.WriteString("  (no change)\n")
-		}
-		for _, c := range d.Changes {
-			fmt.Fprintf(&w, "  %s\n", c)
-		}
-	}
-	return w.String()
 }

@@ -140,7 +140,7 @@ func (f *upgradeFlags) run(c *cli, j *session, output string) error {
 	if output == "json" {
 		err = writeJSON(c.stdout, p)
 	} else {
-		_, err = io.WriteString(c.stdout, p.Text())
+		_, err = io.WriteString(c.stdout, c.words().UpgradePreview(p))
 	}
 	if err != nil {
 		return err

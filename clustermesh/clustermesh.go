@@ -52,9 +52,9 @@ type Mesh struct {
 	Own engine.OwnMesh
 	// Revision is the revision ("" for the default one).
 	Revision string
-	// Via says how the revision was chosen: the webhook whose namespace selector took the
-	// namespace's labels, the tag named, or the default.
-	Via string
+	// Via is how the revision was chosen: the webhook whose namespace selector took the
+	// namespace's labels, the tag or revision named, or the default.
+	Via Choice
 	// NamespaceLabels are the namespace's labels (nil when no namespace was read).
 	NamespaceLabels map[string]string
 	// KubernetesVersion is the API server's "major.minor".
@@ -200,11 +200,21 @@ func (r Reader) Read(ctx context.Context, namespace, revision string) (*Mesh, er
 	return m, nil
 }
 
+// Choice is how a revision was chosen, as ids and names (package wording says it): By is
+// "tag" (a revision tag named: Tag, and its webhook Configuration), "revision" (a revision
+// named: Revision), "webhook" (the first webhook whose selectors take the namespace's Pods:
+// Webhook of Configuration, for Namespace, "" for a namespace labelled istio-injection=enabled)
+// or "default" (none does: the default revision).
+type Choice struct {
+	By                                               string
+	Tag, Revision, Namespace, Webhook, Configuration string
+}
+
 // chooseRevision picks the revision whose webhooks inject the namespace's Pods: the named one
 // (a tag resolved to its revision), else the first Istio webhook, in the API server's order,
 // whose namespace selector takes the namespace's labels (and whose object selector takes a Pod
 // without labels), else the default revision.
-func chooseRevision(configs []admissionregistrationv1.MutatingWebhookConfiguration, nsLabels map[string]string, namespace, named string) (rev, via string, err error) {
+func chooseRevision(configs []admissionregistrationv1.MutatingWebhookConfiguration, nsLabels map[string]string, namespace, named string) (rev string, via Choice, err error) {
 	revisions := map[string]bool{}
 	for _, c := range configs {
 		revisions[c.Labels[revLabel]] = true
@@ -213,30 +223,26 @@ func chooseRevision(configs []admissionregistrationv1.MutatingWebhookConfigurati
 	if named != "" {
 		for _, c := range configs {
 			if c.Labels[tagLabel] == named {
-				return engine.RevisionOf(c.Labels[revLabel]), fmt.Sprintf("revision tag %s (webhook configuration %s)", named, c.Name), nil
+				return engine.RevisionOf(c.Labels[revLabel]), Choice{By: "tag", Tag: named, Configuration: c.Name}, nil
 			}
 		}
 		if revisions[named] || (named == "default" && revisions[""]) {
-			return engine.RevisionOf(named), "revision " + named, nil
+			return engine.RevisionOf(named), Choice{By: "revision", Revision: named}, nil
 		}
-		return "", "", fmt.Errorf("reading the cluster: no revision or revision tag %q; the cluster's Istio webhooks are of revisions %s", named, strings.Join(known, ", "))
+		return "", Choice{}, fmt.Errorf("reading the cluster: no revision or revision tag %q; the cluster's Istio webhooks are of revisions %s", named, strings.Join(known, ", "))
 	}
 	for _, c := range configs {
 		for _, w := range c.Webhooks {
 			if !selects(w.NamespaceSelector, nsLabels) || !selects(w.ObjectSelector, nil) {
 				continue
 			}
-			what := "namespace " + namespace
-			if namespace == "" {
-				what = "a namespace labelled istio-injection=enabled"
-			}
-			return engine.RevisionOf(c.Labels[revLabel]), fmt.Sprintf("%s, selected by webhook %s of %s", what, w.Name, c.Name), nil
+			return engine.RevisionOf(c.Labels[revLabel]), Choice{By: "webhook", Namespace: namespace, Webhook: w.Name, Configuration: c.Name}, nil
 		}
 	}
 	if revisions["default"] {
-		return "", "the default revision (no webhook selects the namespace's Pods)", nil
+		return "", Choice{By: "default"}, nil
 	}
-	return "", "", errors.New("reading the cluster: no Istio webhook selects the namespace's Pods and there is no default revision; name one with --revision")
+	return "", Choice{}, errors.New("reading the cluster: no Istio webhook selects the namespace's Pods and there is no default revision; name one with --revision")
 }
 
 // selects reports whether a webhook's selector takes an object with these labels, as the API

@@ -59,30 +59,30 @@ func TestRead(t *testing.T) {
 	for _, c := range []struct {
 		namespace, revision string
 		want                string // the revision read, or the error's text
-		via                 string
+		via                 Choice
 	}{
-		{namespace: "enabled", want: "", via: "webhook namespace.sidecar-injector.istio.io"},
-		{namespace: "tagged", want: "", via: "of istio-revision-tag-prod"},
-		{namespace: "canary", want: "canary", via: "of istio-sidecar-injector-canary"},
-		{namespace: "both", want: "", via: "of istio-sidecar-injector"},
-		{namespace: "plain", want: "", via: "the default revision"},
-		{namespace: "unknown", want: "", via: "the default revision"},
-		{revision: "prod", want: "", via: "revision tag prod"},
-		{revision: "canary", want: "canary", via: "revision canary"},
-		{revision: "default", want: "", via: "revision default"},
-		{want: "", via: "a namespace labelled istio-injection=enabled"},
+		{namespace: "enabled", want: "", via: Choice{By: "webhook", Namespace: "enabled", Webhook: "namespace.sidecar-injector.istio.io", Configuration: "istio-sidecar-injector"}},
+		{namespace: "tagged", want: "", via: Choice{By: "webhook", Namespace: "tagged", Webhook: "rev.namespace.sidecar-injector.istio.io", Configuration: "istio-revision-tag-prod"}},
+		{namespace: "canary", want: "canary", via: Choice{By: "webhook", Namespace: "canary", Webhook: "rev.namespace.sidecar-injector.istio.io", Configuration: "istio-sidecar-injector-canary"}},
+		{namespace: "both", want: "", via: Choice{By: "webhook", Namespace: "both", Webhook: "namespace.sidecar-injector.istio.io", Configuration: "istio-sidecar-injector"}},
+		{namespace: "plain", want: "", via: Choice{By: "default"}},
+		{namespace: "unknown", want: "", via: Choice{By: "default"}},
+		{revision: "prod", want: "", via: Choice{By: "tag", Tag: "prod", Configuration: "istio-revision-tag-prod"}},
+		{revision: "canary", want: "canary", via: Choice{By: "revision", Revision: "canary"}},
+		{revision: "default", want: "", via: Choice{By: "revision", Revision: "default"}},
+		{want: "", via: Choice{By: "webhook", Webhook: "namespace.sidecar-injector.istio.io", Configuration: "istio-sidecar-injector"}},
 		{revision: "nope", want: `no revision or revision tag "nope"; the cluster's Istio webhooks are of revisions canary, default`},
 		{namespace: "missing", want: `get namespaces missing found nothing`},
 	} {
 		m, err := r.Read(context.Background(), c.namespace, c.revision)
 		if err != nil {
-			if !strings.Contains(err.Error(), c.want) || c.via != "" {
+			if !strings.Contains(err.Error(), c.want) || c.via != (Choice{}) {
 				t.Errorf("%s/%s: %v, want %q", c.namespace, c.revision, err, c.want)
 			}
 			continue
 		}
-		if m.Revision != c.want || !strings.Contains(m.Via, c.via) {
-			t.Errorf("%s/%s: revision %q via %q, want %q via …%s…", c.namespace, c.revision, m.Revision, m.Via, c.want, c.via)
+		if m.Revision != c.want || m.Via != c.via {
+			t.Errorf("%s/%s: revision %q via %+v, want %q via %+v", c.namespace, c.revision, m.Revision, m.Via, c.want, c.via)
 		}
 		// The webhooks are the revision's own (and its tags'), and its ConfigMaps' data.
 		for _, doc := range strings.Split(m.Own.Webhooks, "\n---\n") {

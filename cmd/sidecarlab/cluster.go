@@ -83,7 +83,7 @@ func (f *clusterFlags) read(c *cli, namespace, revision string) (*clustermesh.Me
 	if istio == "" {
 		istio = "?"
 	}
-	fmt.Fprintln(c.stderr, "sidecarlab:", c.T("cli.cluster.read", "Revision", engine.RevisionName(m.Revision), "Via", m.Via,
+	fmt.Fprintln(c.stderr, "sidecarlab:", c.T("cli.cluster.read", "Revision", engine.RevisionName(m.Revision), "Via", c.words().RevisionChoice(m.Via),
 		"Istio", istio, "Kubernetes", m.KubernetesVersion, "Embedded", engine.Version().Istio))
 	return m, nil
 }

@@ -127,12 +127,3 @@ func unifiedOf(t testing.TB, r *StepResult) string {
 	}
 	return u
 }
-
-func textOf(t testing.TB, tl *Timeline, unified bool) string {
-	t.Helper()
-	text, err := tl.Text(context.Background(), unified)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return text
-}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -137,78 +136,6 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
-}
-
-// Text renders the timeline as `sidecarlab diff` prints it: a block per row, the field changes
-// grouped by document (or, with unified, the line diff). The error is ctx's (see Changes).
-func (t *Timeline) Text(ctx context.Context, unified bool) (string, error) {
-	var w strings.Builder
-	for _, st := range t.Steps {
-		if st.Step == nil {
-			w.WriteString("# step 0: injection (input → injected)\n")
-		} else {
-			fmt.Fprintf(&w, "# step %d: %s\n", st.Index, st.Step)
-		}
-		// A document Istio rejected has no output: the row says it failed, and neither diff
-		// compares it (a failed row is not "no change").
-		failed := false
-		for _, d := range st.Documents {
-			if d.Error != nil {
-				fmt.Fprintf(&w, "injection failed: %s\n", d.Error)
-				failed = true
-			}
-		}
-		if unified {
-			u, err := st.Unified(ctx, 0)
-			if err != nil {
-				return "", err
-			}
-			if u == "" && !failed {
-				w.WriteString("(no change)\n")
-			}
-			w.WriteString(u)
-			w.WriteString("\n")
-			continue
-		}
-		changes, err := st.Changes(ctx)
-		if err != nil {
-			return "", err
-		}
-		if len(changes) == 0 && !failed {
-			w.WriteString("(no change)\n")
-		}
-		// Changes come grouped by document; within one, what the serializer alone writes (row 0)
-		// is listed last, under its own heading, so injection's own changes come first.
-		for i := 0; i < len(changes); {
-			doc := changes[i].Doc
-			j := i
-			for j < len(changes) && changes[j].Doc == doc {
-				j++
-			}
-			d := st.Documents[doc-1]
-			name := d.Name
-			if d.Namespace != "" {
-				name = d.Namespace + "/" + name
-			}
-			fmt.Fprintf(&w, "document %d: %s\n", doc, strings.TrimPrefix(d.Kind+"/"+name, "/"))
-			for _, serializer := range []bool{false, true} {
-				head := serializer
-				for _, c := range changes[i:j] {
-					if c.Serializer != serializer {
-						continue
-					}
-					if head {
-						w.WriteString("  # written by kube-inject's serializer (empty defaults), not by injection:\n")
-						head = false
-					}
-					fmt.Fprintf(&w, "  %s\n", c)
-				}
-			}
-			i = j
-		}
-		w.WriteString("\n")
-	}
-	return w.String(), nil
 }
 
 // serialized is every document passed through kube-inject's decode and encode without injecting:

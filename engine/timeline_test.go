@@ -186,16 +186,7 @@ func TestSerializerChanges(t *testing.T) {
 			t.Errorf("step 1 change %s marked as the serializer's", c.Path)
 		}
 	}
-	// The CLI's text lists them last, under their own heading, in row 0 only.
-	text := textOf(t, tl, false)
-	head := "  # written by kube-inject's serializer (empty defaults), not by injection:\n"
-	row0, row1, _ := strings.Cut(text, "# step 1:")
-	if h := strings.Index(row0, head); h < 0 || !strings.Contains(row0[h:], "+ spec.strategy: {}") || strings.Contains(row0[h:], "istio-proxy") {
-		t.Errorf("row 0:\n%s", row0)
-	}
-	if strings.Contains(row1, head) {
-		t.Errorf("row 1 has a serializer heading:\n%s", row1)
-	}
+	// The CLI's text lists them last, under their own heading: wording's TestTimelineText.
 }
 
 // TestTimelineDiffsOnDemand: a row's field changes and unified diff are computed when first

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/wording"
 )
 
 // handleRaw serves one raw output of the state in the query: /NAME?s=… (routes.go lists them).
@@ -67,7 +68,7 @@ func (s *server) writeRaw(w http.ResponseWriter, r *http.Request, name string, v
 	case "diff.txt":
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		var text string
-		if text, err = tl.Text(r.Context(), r.URL.Query().Get("unified") != ""); err == nil {
+		if text, err = wording.For(r.Context()).TimelineText(r.Context(), tl, r.URL.Query().Get("unified") != ""); err == nil {
 			_, err = w.Write([]byte(text))
 		}
 	case "repro.tar.gz":

@@ -46,8 +46,7 @@ func (w Words) UpgradePreview(p *engine.UpgradePreview) string {
 		line("# ", l.T("wording.upgrade.mesh-unknown", "Istio", istio, "Field", f))
 	}
 	for _, d := range p.Documents {
-		workload := strings.TrimPrefix(d.Kind+"/"+strings.TrimPrefix(d.Namespace+"/"+d.Name, "/"), "/")
-		line("", l.T("wording.upgrade.document", "Doc", d.Doc, "Workload", workload))
+		line("", w.documentLine(d.Doc, d.Kind, d.Namespace, d.Name))
 		if d.OldError != "" {
 			line("  ", l.T("wording.upgrade.old-failed", "Error", d.OldError))
 		}
@@ -55,7 +54,7 @@ func (w Words) UpgradePreview(p *engine.UpgradePreview) string {
 			line("  ", l.T("wording.upgrade.new-failed", "Istio", istio, "Error", d.NewError))
 		}
 		if !d.Changed {
-			line("  ", l.T("wording.upgrade.no-change"))
+			line("  ", l.T("wording.diff.no-change"))
 		}
 		for _, c := range d.Changes {
 			line("  ", c.String())

@@ -73,7 +73,7 @@ func newDiffCmd(c *cli) *cobra.Command {
 					return err
 				}
 			} else {
-				text, err := tl.Text(c.ctx, unified)
+				text, err := c.words().TimelineText(c.ctx, tl, unified)
 				if err != nil {
 					return err
 				}

@@ -137,7 +137,7 @@ func lifecycleOne(l *i18n.Localizer, wl *wording.Lifecycle) *web.LifecycleView {
 	if wl == nil {
 		return nil
 	}
-	lv := lifecycleViews(l, []engine.Lifecycle{wl.Lifecycle}, nil, 0)
+	lv := web.LifecycleViews(l, []engine.Lifecycle{wl.Lifecycle}, nil, 0)
 	return &lv[0]
 }
 

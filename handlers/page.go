@@ -131,7 +131,7 @@ func buildPage(ctx context.Context, l *i18n.Localizer, v view, statics pageStati
 	if tl != nil && p.Results.Selected == len(tl.Steps)-1 {
 		// The marks are the last step's findings, as the Pitfalls tab's (and its count).
 		last := tl.Steps[len(tl.Steps)-1]
-		p.Form.Marks = findingMarks(w, tl.Findings, last.Documents, st.Steps)
+		p.Form.Marks = web.FindingMarks(w, tl.Findings, last.Documents, st.Steps)
 		if len(p.Form.Marks) > 0 {
 			b, _ := json.Marshal(p.Form.Marks)
 			p.Form.MarksJSON = string(b)

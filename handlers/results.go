@@ -176,15 +176,15 @@ func buildResults(ctx context.Context, l *i18n.Localizer, v view, enc string, tl
 		findings = tl.Findings
 		res.Ignored = w.Ignored(len(tl.Ignored))
 	}
-	res.Findings = findingViews(l, findings, sel.Documents) // counted on the tab, so always
-	res.Banner = pitfallBanner(w, findings, v.linkWith(enc, "pitfalls", v.step))
+	res.Findings = web.FindingViews(l, findings, sel.Documents) // counted on the tab, so always
+	res.Banner = web.NewPitfallBanner(w, findings, v.linkWith(enc, "pitfalls", v.step))
 	if want("lifecycle") || want("batch") {
 		rows, share, err := batchRows(tl, sel.Documents, findings, v.nodes)
 		if err != nil {
 			return web.Results{}, err
 		}
 		if want("lifecycle") {
-			res.Lifecycles = lifecycleViews(l, engine.Lifecycles(shown), rows, v.replicas)
+			res.Lifecycles = web.LifecycleViews(l, engine.Lifecycles(shown), rows, v.replicas)
 			for i := range res.Lifecycles {
 				res.Lifecycles[i].Capacity.Recount = true
 			}

@@ -1,23 +1,22 @@
-package handlers
+package web
 
 import (
 	"strings"
 
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
-	"github.com/sidecarlab/sidecarlab/web"
 	"github.com/sidecarlab/sidecarlab/wording"
 )
 
-// lifecycleViews shapes each workload's sequence for its diagram, with its verdicts and capacity,
+// LifecycleViews shapes each workload's sequence for its diagram, with its verdicts and capacity,
 // in loc's language.
-func lifecycleViews(loc *i18n.Localizer, ls []engine.Lifecycle, rows []engine.BatchRow, replicas int) []web.LifecycleView {
+func LifecycleViews(loc *i18n.Localizer, ls []engine.Lifecycle, rows []engine.BatchRow, replicas int) []LifecycleView {
 	w := wording.In(loc)
-	var out []web.LifecycleView
+	var out []LifecycleView
 	for _, l := range ls {
-		lv := web.LifecycleView{Title: l.Kind + "/" + l.Name, Ready: l.Ready, Sequence: sequence(w, l)}
+		lv := LifecycleView{Title: l.Kind + "/" + l.Name, Ready: l.Ready, Sequence: sequenceOf(w, l)}
 		for _, v := range l.Verdicts {
-			lv.Verdicts = append(lv.Verdicts, web.VerdictView{ID: v.ID, Question: w.Question(v), Answer: string(v.Answer), AnswerText: w.Answer(v.Answer), Why: w.Why(v), Goodness: string(v.Goodness)})
+			lv.Verdicts = append(lv.Verdicts, VerdictView{ID: v.ID, Question: w.Question(v), Answer: string(v.Answer), AnswerText: w.Answer(v.Answer), Why: w.Why(v), Goodness: string(v.Goodness)})
 		}
 		for _, e := range l.Start {
 			lv.Start = append(lv.Start, e.Container+": "+w.What(e))
@@ -39,7 +38,7 @@ func lifecycleViews(loc *i18n.Localizer, ls []engine.Lifecycle, rows []engine.Ba
 				fromSpec = false
 			}
 			tot := c.For(n)
-			lv.Capacity = web.CapacityView{Known: true, PerPodRequests: r.Requests, PerPodLimits: r.Limits, Replicas: n, ReplicasFromSpec: fromSpec,
+			lv.Capacity = CapacityView{Known: true, PerPodRequests: r.Requests, PerPodLimits: r.Limits, Replicas: n, ReplicasFromSpec: fromSpec,
 				TotalRequests: engine.Resources{CPU: tot.RequestsCPU, Memory: tot.RequestsMem}.String(), TotalLimits: engine.Resources{CPU: tot.LimitsCPU, Memory: tot.LimitsMem}.String()}
 		}
 		out = append(out, lv)
@@ -47,18 +46,18 @@ func lifecycleViews(loc *i18n.Localizer, ls []engine.Lifecycle, rows []engine.Ba
 	return out
 }
 
-// sequence is a lifecycle as its diagram draws it (web.Sequence), its events worded by w.
-func sequence(w wording.Words, l engine.Lifecycle) web.Sequence {
-	var s web.Sequence
+// sequenceOf is a lifecycle as its diagram draws it (Sequence), its events worded by w.
+func sequenceOf(w wording.Words, l engine.Lifecycle) Sequence {
+	var s Sequence
 	for _, c := range l.Containers {
 		role := c.Role
 		if c.Proxy {
 			role = "proxy"
 		}
-		s.Lanes = append(s.Lanes, web.SequenceLane{Name: c.Name, Role: role})
+		s.Lanes = append(s.Lanes, SequenceLane{Name: c.Name, Role: role})
 	}
-	event := func(e engine.LifecycleEvent) web.SequenceEvent {
-		return web.SequenceEvent{Containers: strings.Split(e.Container, ", "), Label: w.Short(e), Blocks: e.Blocks}
+	event := func(e engine.LifecycleEvent) SequenceEvent {
+		return SequenceEvent{Containers: strings.Split(e.Container, ", "), Label: w.Short(e), Blocks: e.Blocks}
 	}
 	for _, e := range l.Start {
 		s.Start = append(s.Start, event(e))

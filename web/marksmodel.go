@@ -1,4 +1,4 @@
-package handlers
+package web
 
 import (
 	"slices"
@@ -6,17 +6,16 @@ import (
 	"strings"
 
 	"github.com/sidecarlab/sidecarlab/engine"
-	"github.com/sidecarlab/sidecarlab/web"
 	"github.com/sidecarlab/sidecarlab/wording"
 )
 
-// findingMarks puts each finding about something the person pasted on its input line, where
+// FindingMarks puts each finding about something the person pasted on its input line, where
 // engine.Locate finds it — for a field inside a literal-block proxy.istio.io/config, that
 // field's line; for one inside a one-line value, the annotation's — so the editor can mark it
 // where the eye is, with the finding's words in w's language. A finding about the output (what
 // injection adds), or about an annotation a step set (or changed, or removed), has no input
 // line: the banner alone shows it.
-func findingMarks(w wording.Words, fs []engine.Finding, docs []engine.Document, steps []engine.Step) []web.Mark {
+func FindingMarks(w wording.Words, fs []engine.Finding, docs []engine.Document, steps []engine.Step) []Mark {
 	// Only the findings that can have a line are looked for (which parses their documents).
 	var input []engine.Finding
 	for _, f := range fs {
@@ -24,11 +23,11 @@ func findingMarks(w wording.Words, fs []engine.Finding, docs []engine.Document, 
 			input = append(input, f)
 		}
 	}
-	var out []web.Mark
+	var out []Mark
 	for i, l := range engine.Locate(docs, input) {
 		if l.Exact || l.InValue {
 			f := input[i]
-			out = append(out, web.Mark{Line: l.Line, Severity: string(f.Severity), Message: w.Message(f), Quote: f.Params["description"]})
+			out = append(out, Mark{Line: l.Line, Severity: string(f.Severity), Message: w.Message(f), Quote: f.Params["description"]})
 		}
 	}
 	return out

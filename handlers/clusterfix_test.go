@@ -186,3 +186,39 @@ func withValuesKey(t *testing.T, values, key string) string {
 	}
 	return string(b)
 }
+
+// TestFixValuesRefused: what a fix's button or preview link may carry is the fixes' own: a
+// namespace label other than istio-injection or istio.io/rev, a label value the API server would
+// refuse, an install option that is no fix's — each a 400; the fixes' own pass.
+func TestFixValuesRefused(t *testing.T) {
+	h := newServer(t)
+	for _, c := range []struct {
+		value string
+		ok    bool
+	}{
+		{fixLabelInjection + ":istio.io/rev=canary", true},
+		{fixLabelInjection + ":istio-injection=enabled", true},
+		{fixLabelInjection, true},
+		{fixLabelInjection + ":team=shop", false},
+		{fixLabelInjection + ":istio.io/rev=not a value", false},
+		{fixCNI + ":istio.io/rev=canary", false},
+	} {
+		st := withNamespace(shop)
+		err := applyClusterFix(c.value, &st)
+		if (err == nil) != c.ok {
+			t.Errorf("%q: %v", c.value, err)
+		}
+	}
+	mesh := decodeLocation(t, postForm(t, h, url.Values{"manifest": {testkit.Deployment}, "meshConfigMaps": {canaryConfigMaps(t, nil)}}))
+	for _, c := range []struct {
+		set    string
+		status int
+	}{
+		{seccompOption, 200},
+		{"values.global.proxy.privileged=true", 400},
+	} {
+		if r := get(t, h, upgradeHref(mesh, c.set)); r.status != c.status {
+			t.Errorf("/upgrade with set=%s: %d, want %d", c.set, r.status, c.status)
+		}
+	}
+}

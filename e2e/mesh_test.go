@@ -13,19 +13,27 @@ import (
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
-// canaryMesh is a revisioned mesh's ConfigMaps as kubectl prints them (a List), rendered by the
-// engine with a custom proxy CPU request.
-func canaryMesh(t *testing.T) string {
+// rendered is the installation the embedded Istio's charts render with the --set paths, by an
+// engine of the test's own (the tests' meshes are made from it).
+func rendered(t *testing.T, set ...string) *engine.Install {
 	t.Helper()
 	e, err := engine.New(context.Background(), engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	in, err := e.Install(context.Background(), engine.InstallOptions{Set: []string{"revision=canary", "values.global.proxy.resources.requests.cpu=50m"}})
+	in, err := e.Install(context.Background(), engine.InstallOptions{Set: set})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return in
+}
+
+// canaryMesh is a revisioned mesh's ConfigMaps as kubectl prints them (a List), rendered by the
+// engine with a custom proxy CPU request.
+func canaryMesh(t *testing.T) string {
+	t.Helper()
+	in := rendered(t, "revision=canary", "values.global.proxy.resources.requests.cpu=50m")
 	return testkit.MeshList(t, "canary", in.InjectorConfig, in.Values, in.MeshConfigYAML, nil)
 }
 
@@ -74,15 +82,7 @@ func TestOwnMesh(t *testing.T) {
 // TestServeAllowCustomTemplatesOwnMesh).
 func TestOwnMeshOwnTemplates(t *testing.T) {
 	t.Parallel() // heavy work for the server, as TestOwnMesh
-	e, err := engine.New(context.Background(), engine.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	in, err := e.Install(context.Background(), engine.InstallOptions{Set: []string{"revision=canary"}})
-	e.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	in := rendered(t, "revision=canary")
 	mesh := testkit.MeshList(t, "canary", testkit.WithOlderTemplates(t, in.InjectorConfig), in.Values, in.MeshConfigYAML, nil)
 	ctx := browser(t)
 	used, page := applyMesh(ctx, t, mesh)

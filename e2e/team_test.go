@@ -20,15 +20,7 @@ import (
 // application until the proxy starts, compacted as a link keeps it.
 func holdingMesh(t *testing.T) engine.OwnMesh {
 	t.Helper()
-	e, err := engine.New(context.Background(), engine.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	in, err := e.Install(context.Background(), engine.InstallOptions{Set: []string{"meshConfig.defaultConfig.holdApplicationUntilProxyStarts=true"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	in := rendered(t, "meshConfig.defaultConfig.holdApplicationUntilProxyStarts=true")
 	return engine.CompactMesh(engine.OwnMesh{InjectorConfig: in.InjectorConfig, Values: in.Values, MeshConfig: in.MeshConfigYAML})
 }
 

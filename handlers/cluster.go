@@ -75,6 +75,11 @@ func (s *server) clusterView(ctx context.Context, st api.State) (web.ClusterView
 		}
 	}
 	cv.Fixes = settingsFixes(rs, st.Settings, func(option string) bool {
+		if st.Settings.Install.Mesh.IsZero() {
+			// Rendered from the options alone, the installation takes a --set: the render that
+			// would say so (a worker's, on a server) is left to the fix's own request.
+			return true
+		}
 		takes, err := s.eng().OptionTakes(ctx, st.Settings.Install, option)
 		return err != nil || takes // an option that fails to render says so when applied
 	})

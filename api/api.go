@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/engine/diff"
 	"github.com/sidecarlab/sidecarlab/wording"
 )
 
@@ -42,8 +43,8 @@ type InjectResponse struct {
 	Timeline *Timeline `json:"timeline,omitempty"`
 	// Changes and Unified are the last row's: what its step changed (row 0's: what injection
 	// changed), field by field and as a line diff.
-	Changes []engine.Change `json:"changes,omitzero"`
-	Unified *string         `json:"unified,omitempty"`
+	Changes []diff.Change `json:"changes,omitzero"`
+	Unified *string       `json:"unified,omitempty"`
 	// Findings, Lifecycles and Batch are about the last row.
 	Findings []wording.Finding `json:"findings,omitzero"`
 	// Ignored are the last row's findings the manifest opted out of (sidecarlab.dev/ignore),
@@ -83,11 +84,11 @@ type Timeline struct {
 // Row is an engine.StepResult with its changes and unified diff, made within the request's
 // deadline (StepResult.MarshalJSON has none).
 type Row struct {
-	Index     int             `json:"index"`
-	Step      *engine.Step    `json:"step,omitempty"`
-	Documents []Document      `json:"documents"`
-	Changes   []engine.Change `json:"changes"`
-	Unified   string          `json:"unified,omitempty"`
+	Index     int           `json:"index"`
+	Step      *engine.Step  `json:"step,omitempty"`
+	Documents []Document    `json:"documents"`
+	Changes   []diff.Change `json:"changes"`
+	Unified   string        `json:"unified,omitempty"`
 }
 
 // Document is an engine.Document written with Output, its output with long lines cut, in place

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/sidecarlab/sidecarlab/engine/diff"
 	"github.com/sidecarlab/sidecarlab/engine/yamldoc"
 )
 
@@ -78,7 +79,7 @@ type SideWorkload struct {
 	Ambient string `json:"ambient,omitempty"`
 	// Changes are the fields that differ from the sidecar side to the ambient side: what moving
 	// the workload to ambient takes out of it.
-	Changes []Change `json:"changes"`
+	Changes []diff.Change `json:"changes"`
 	// SidecarLifecycle and AmbientLifecycle are the two pods' lifecycles (the engine's reading
 	// of the kubelet, as the lifecycle view gives it).
 	SidecarLifecycle *Lifecycle `json:"sidecarLifecycle,omitempty"`
@@ -244,7 +245,7 @@ func withoutListItems(manifest []byte) []byte {
 // false for a document without a pod template (a Service, a ConfigMap).
 func sideWorkload(ctx context.Context, d Document, namespace string, nodes int) (SideWorkload, bool, error) {
 	status, reason := d.Status()
-	w := SideWorkload{Doc: d.Index, APIVersion: d.APIVersion, Kind: d.Kind, Name: d.Name, Namespace: d.Namespace, Status: status, Reason: reason, Changes: []Change{}}
+	w := SideWorkload{Doc: d.Index, APIVersion: d.APIVersion, Kind: d.Kind, Name: d.Name, Namespace: d.Namespace, Status: status, Reason: reason, Changes: []diff.Change{}}
 	if d.Error != nil {
 		w.Error = d.Error.Error()
 		return w, true, nil
@@ -273,7 +274,7 @@ func sideWorkload(ctx context.Context, d Document, namespace string, nodes int) 
 		return w, false, err
 	}
 	if w.Changes == nil {
-		w.Changes = []Change{}
+		w.Changes = []diff.Change{}
 	}
 	if l, ok := lifecycleOf(d, out); ok {
 		w.SidecarLifecycle = &l

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/yaml"
 
+	"github.com/sidecarlab/sidecarlab/engine/diff"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
@@ -113,7 +114,7 @@ func TestAmbientSides(t *testing.T) {
 	if strings.Contains(web.Ambient, "istio") {
 		t.Errorf("the ambient side is not the workload as written:\n%s", web.Ambient)
 	}
-	paths := map[string]ChangeKind{}
+	paths := map[string]diff.ChangeKind{}
 	for _, c := range web.Changes {
 		paths[c.Path] = c.Kind
 	}

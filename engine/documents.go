@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"strings"
 	"sync"
@@ -9,6 +10,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
+
+	"github.com/sidecarlab/sidecarlab/engine/diff"
 )
 
 // Document is the result for one YAML document of the input.
@@ -133,7 +136,7 @@ func longKey(j []byte) bool {
 		if j[i] != '"' {
 			continue
 		}
-		end := jsonStringEnd(j, i)
+		end := diff.JSONStringEnd(j, i)
 		if end < 0 {
 			return false
 		}
@@ -213,4 +216,51 @@ func (d *Document) tree() (any, error) {
 	}
 	err := yaml.Unmarshal([]byte(d.Output()), &v)
 	return v, err
+}
+
+// DiffDocuments compares two injections of the same input, document by document, and attributes
+// every change to cause. Documents that failed on either side are not compared (their errors are
+// reported on the documents). Values beyond the bounds are left out of the changes (Change.bound).
+func DiffDocuments(before, after []Document, cause string) []diff.Change {
+	out, _ := diffDocuments(context.Background(), before, after, cause)
+	return out
+}
+
+// diffDocuments is DiffDocuments with ctx's deadline checked before each document.
+func diffDocuments(ctx context.Context, before, after []Document, cause string) ([]diff.Change, error) {
+	var out []diff.Change
+	for i := range min(len(before), len(after)) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		a, b := before[i], after[i]
+		if a.Error != nil || b.Error != nil || sameOutput(a, b) {
+			continue
+		}
+		av, bv, err := diffTrees(a, b)
+		if err != nil {
+			continue
+		}
+		for _, c := range diff.Values(av, bv) {
+			c.Doc = after[i].Index
+			c.Cause = cause
+			c.Bound()
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// diffTrees are two documents' outputs decoded for diff.Values: only the parts that differ when
+// both have their JSON (diff.PrunedTrees), else whole.
+func diffTrees(a, b Document) (any, any, error) {
+	if a.json != nil && b.json != nil {
+		return diff.PrunedTrees(a.json, b.json)
+	}
+	av, err := a.tree()
+	if err != nil {
+		return nil, nil, err
+	}
+	bv, err := b.tree()
+	return av, bv, err
 }

@@ -10,6 +10,7 @@ import (
 
 	istiolog "istio.io/istio/pkg/log"
 
+	"github.com/sidecarlab/sidecarlab/engine/diff"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
@@ -80,7 +81,7 @@ func golden(t *testing.T, name string, got []byte) {
 		t.Fatalf("%v (run go test ./engine -update to create it)", err)
 	}
 	if string(want) != string(got) {
-		t.Errorf("%s differs from golden; run go test ./engine -update and review the diff\n%s", path, UnifiedDiff(string(want), string(got)))
+		t.Errorf("%s differs from golden; run go test ./engine -update and review the diff\n%s", path, diff.Unified(string(want), string(got)))
 	}
 }
 
@@ -110,7 +111,7 @@ func TestMain(m *testing.M) {
 
 // changesOf, unifiedOf and textOf are a row's changes, its unified diff and a timeline's text,
 // computed without a deadline.
-func changesOf(t testing.TB, r *StepResult) []Change {
+func changesOf(t testing.TB, r *StepResult) []diff.Change {
 	t.Helper()
 	c, err := r.Changes(context.Background())
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/engine/diff"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
@@ -163,7 +164,7 @@ func runIstioCase(t *testing.T, e *Engine, c istioCase, s Settings) string {
 	got := istioStatusVersion.ReplaceAllLiteralString(r.Output(), `sidecar.istio.io/status: '{"version":"",`)
 	want := string(readFile(t, istioTestdata(t, c.want)))
 	if got != want {
-		return "output differs:\n" + UnifiedDiff(want, got)
+		return "output differs:\n" + diff.Unified(want, got)
 	}
 	return ""
 }

@@ -15,6 +15,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/sidecarlab/sidecarlab/engine/diff"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
@@ -321,7 +322,7 @@ func TestMatchesIstioctl(t *testing.T) {
 						t.Fatalf("engine: %v; istioctl succeeded", errs[0])
 					}
 					if got := r.Output(); got != stdout {
-						t.Fatalf("output differs from istioctl:\n%s", UnifiedDiff(stdout, got))
+						t.Fatalf("output differs from istioctl:\n%s", diff.Unified(stdout, got))
 					}
 					if alone && batch.parts[i] != "" {
 						t.Logf("the same as istioctl's output of this input alone, not as its part of the joined file's")

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sidecarlab/sidecarlab/engine/diff"
 )
 
 // labRows are the lab's annotation table: one annotation each, applied to lab-base.yaml. Each
@@ -109,7 +111,7 @@ func TestLabTable(t *testing.T) {
 			last := tl.Steps[1]
 			byHand := mustInject(t, e, readFile(t, filepath.Join("testdata/corpus", "lab-"+row.name+".yaml")), nil, Settings{})
 			if got, want := last.Output(), byHand.Output(); got != want {
-				t.Errorf("step output differs from the hand-annotated manifest:\n%s", UnifiedDiff(want, got))
+				t.Errorf("step output differs from the hand-annotated manifest:\n%s", diff.Unified(want, got))
 			}
 			var lines []string
 			for _, c := range changesOf(t, last) {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/engine/diff"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
@@ -73,7 +74,7 @@ func TestLenientMatchesIstioctl(t *testing.T) {
 				t.Fatalf("refused what istioctl accepts: %v", err)
 			}
 			if got := r.Output(); got != want {
-				t.Fatalf("output differs from istioctl:\n%s", UnifiedDiff(want, got))
+				t.Fatalf("output differs from istioctl:\n%s", diff.Unified(want, got))
 			}
 			if !strings.Contains(want, c.outputHas) {
 				t.Fatalf("istioctl's output lacks %q: the case does not show what it claims", c.outputHas)

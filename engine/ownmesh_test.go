@@ -12,6 +12,7 @@ import (
 	"istio.io/istio/pkg/kube/inject"
 	"sigs.k8s.io/yaml"
 
+	"github.com/sidecarlab/sidecarlab/engine/diff"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
@@ -176,14 +177,14 @@ func TestOwnMeshMatchesIstioctl(t *testing.T) {
 						t.Fatalf("engine: %v; istioctl succeeded", errs[0])
 					}
 					if got := r.Output(); got != want {
-						t.Fatalf("output differs from istioctl:\n%s", UnifiedDiff(want, got))
+						t.Fatalf("output differs from istioctl:\n%s", diff.Unified(want, got))
 					}
 					rc, err := e.Inject(t.Context(), readFile(t, in), nil, Settings{Install: compact})
 					if err != nil {
 						t.Fatal(err)
 					}
 					if got := rc.Output(); got != want {
-						t.Fatalf("compacted, the output differs from istioctl:\n%s", UnifiedDiff(want, got))
+						t.Fatalf("compacted, the output differs from istioctl:\n%s", diff.Unified(want, got))
 					}
 					if strings.Contains(want, `team.example.com/injected-by: custom-`+c.revision) {
 						mu.Lock()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/sidecarlab/sidecarlab/engine/diff"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
@@ -114,7 +115,7 @@ func TestUnifiedDiffIsAPatch(t *testing.T) {
 	}
 }
 
-// TestUnifiedDiffAsGNUDiff compares UnifiedDiff with GNU diff -u (headers aside) where the
+// TestUnifiedDiffAsGNUDiff compares diff.Unified with GNU diff -u (headers aside) where the
 // shortest edit is unique: a missing final newline on either side or both, empty sides, ranges
 // of one line.
 func TestUnifiedDiffAsGNUDiff(t *testing.T) {
@@ -150,7 +151,7 @@ func TestUnifiedDiffAsGNUDiff(t *testing.T) {
 		// GNU's header names the files and their times; ours says before and after.
 		_, want, _ := strings.Cut(string(out), "\n+++ ")
 		_, want, _ = strings.Cut(want, "\n")
-		got := strings.TrimPrefix(UnifiedDiff(c[0], c[1]), "--- before\n+++ after\n")
+		got := strings.TrimPrefix(diff.Unified(c[0], c[1]), "--- before\n+++ after\n")
 		if d := cmp.Diff(want, got); d != "" {
 			t.Errorf("%q → %q (-diff -u +ours):\n%s", c[0], c[1], d)
 		}

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"istio.io/istio/operator/pkg/values"
+
+	"github.com/sidecarlab/sidecarlab/engine/diff"
 )
 
 // InstallPolicy says which install options an engine accepts. Install options are code and
@@ -226,15 +228,15 @@ const maxTemplateDiff = 4 << 10
 // with only sidecar and gateway has not written waypoint. Before: every template of either.
 func (p InstallPolicy) meshTemplates(got, builtin map[string]string) error {
 	var names []string
-	var diff strings.Builder
+	var sb strings.Builder
 	for _, name := range sortedKeys(got) {
 		if want, ok := builtin[name]; ok && got[name] == want {
 			continue
 		}
 		names = append(names, quote(name))
-		fmt.Fprintf(&diff, "--- %s (Istio %s)\n+++ %s (yours)\n%s", name, Version().Istio, name, UnifiedDiff(builtin[name], got[name]))
+		fmt.Fprintf(&sb, "--- %s (Istio %s)\n+++ %s (yours)\n%s", name, Version().Istio, name, diff.Unified(builtin[name], got[name]))
 	}
-	d := diff.String()
+	d := sb.String()
 	if len(d) > maxTemplateDiff {
 		cut := strings.LastIndexByte(d[:maxTemplateDiff], '\n') + 1
 		d = d[:cut] + fmt.Sprintf("… %d more lines\n", strings.Count(d[cut:], "\n"))

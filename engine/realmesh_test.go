@@ -13,6 +13,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/sidecarlab/sidecarlab/engine/diff"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
@@ -188,7 +189,7 @@ func matchRealMesh(t *testing.T, e *Engine, bin, file string, checked *sync.Map)
 		case len(errs) > 0:
 			t.Errorf("%s: sidecarlab: %v; istioctl succeeded", filepath.Base(w), errs[0])
 		case r.Output() != stdout:
-			t.Errorf("%s: output differs from istioctl:\n%s", filepath.Base(w), UnifiedDiff(stdout, r.Output()))
+			t.Errorf("%s: output differs from istioctl:\n%s", filepath.Base(w), diff.Unified(stdout, r.Output()))
 		default:
 			same++
 		}

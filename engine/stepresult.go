@@ -3,10 +3,13 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"sync"
 	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/sidecarlab/sidecarlab/engine/diff"
 )
 
 // StepResult is one row of a timeline: the manifest injected with the first Index steps applied,
@@ -25,7 +28,7 @@ type StepResult struct {
 	// instead of reading the YAML again (see chunk.parsed).
 	parsed []runtime.Object
 
-	changes  lazy[[]Change]
+	changes  lazy[[]diff.Change]
 	unified  lazy[string]
 	findings lazy[checked]
 	// head makes the unified diff of the first documents (Unified with docs > 0); headDocs and
@@ -122,7 +125,7 @@ func (l *lazy[T]) get(ctx context.Context) (T, error) {
 // Changes are the field-level differences against the previous row, each one caused by Step;
 // for row 0, against the input: what injection itself changed. The error is ctx's, when its
 // deadline passes first (the documents are compared one by one, the deadline checked between).
-func (r *StepResult) Changes(ctx context.Context) ([]Change, error) { return r.changes.get(ctx) }
+func (r *StepResult) Changes(ctx context.Context) ([]diff.Change, error) { return r.changes.get(ctx) }
 
 // Unified is a line diff of the whole output against the previous row (row 0: the input), a
 // patch that turns the one into the other; documents that failed in either row are left out of
@@ -164,11 +167,11 @@ func (r *StepResult) MarshalJSON() ([]byte, error) {
 		return nil, err
 	}
 	return json.Marshal(struct {
-		Index     int        `json:"index"`
-		Step      *Step      `json:"step,omitempty"`
-		Documents []Document `json:"documents"`
-		Changes   []Change   `json:"changes"`
-		Unified   string     `json:"unified,omitempty"`
+		Index     int           `json:"index"`
+		Step      *Step         `json:"step,omitempty"`
+		Documents []Document    `json:"documents"`
+		Changes   []diff.Change `json:"changes"`
+		Unified   string        `json:"unified,omitempty"`
 	}{r.Index, r.Step, r.Documents, changes, unified})
 }
 
@@ -197,3 +200,84 @@ func (r *StepResult) Errors() []*InputError { return (&Injection{Documents: r.Do
 
 // Output is the row's whole injected manifest as istioctl prints it.
 func (r *StepResult) Output() string { return (&Injection{Documents: r.Documents}).Output() }
+
+// stepUnified is the unified diff of a timeline row against the row before (before is nil for
+// row 0, which is diffed against the input manifest). A document that failed in either row is
+// left out of both sides: it has no output, and diffing its absence would read as all its lines
+// deleted (or added) when Istio in fact rejected it; the row's Documents say it failed. Without a
+// failure the sides are the rows' Output (row 0: the manifest), so patch turns one into the other.
+//
+// The sides are diffed document by document (the line operations of each pair, written as one
+// patch): a diff of two whole large outputs costs far more than the sum of its documents', and
+// the deadline is checked between documents. Only the first docs documents are diffed when
+// docs > 0 (what a page shows of a large manifest).
+func stepUnified(ctx context.Context, manifest string, before, after []Document, docs int) (string, error) {
+	failed := func(i int) bool {
+		return after[i].Error != nil || (before != nil && i < len(before) && before[i].Error != nil)
+	}
+	anyFailed := false
+	for i := range after {
+		anyFailed = anyFailed || failed(i)
+	}
+	n := len(after)
+	if docs > 0 {
+		n = min(n, docs)
+	}
+	// The manifest's own text, cut where each document starts, when row 0 is diffed against it.
+	var cuts []string
+	if before == nil && !anyFailed && len(after) > 0 {
+		starts := make([]int, len(after))
+		for i, d := range after {
+			starts[i] = d.Line
+		}
+		cuts = cutLines(manifest, starts)
+	}
+	var all []diff.Line
+	for i, d := range after[:n] {
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
+		if failed(i) {
+			continue
+		}
+		var a string
+		switch {
+		case cuts != nil:
+			a = cuts[i]
+		case before == nil:
+			a = d.Input
+			if !strings.HasSuffix(a, "\n") {
+				a += "\n"
+			}
+			a += "---\n"
+		default:
+			a = before[i].Output() + "---\n"
+		}
+		all = append(all, diff.Lines(a, d.Output()+"---\n")...)
+	}
+	return diff.Patch(all), nil
+}
+
+// cutLines cuts text before each of the 1-based lines in starts (in order), one piece for
+// each: from its line to the next one's (the first from the text's start, the last to its end).
+// The pieces, joined, are text.
+func cutLines(text string, starts []int) []string {
+	out := make([]string, 0, len(starts))
+	line, from, cut := 1, 0, 0
+	for i, start := range starts {
+		for line < start && from < len(text) {
+			nl := strings.IndexByte(text[from:], '\n')
+			if nl < 0 {
+				from = len(text)
+				break
+			}
+			from += nl + 1
+			line++
+		}
+		if i > 0 {
+			out = append(out, text[cut:from])
+			cut = from
+		}
+	}
+	return append(out, text[cut:])
+}

@@ -7,6 +7,8 @@ import (
 	"slices"
 
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/sidecarlab/sidecarlab/engine/diff"
 )
 
 // Timeline is a manifest followed through a list of annotation changes.
@@ -63,7 +65,7 @@ func (e *Engine) Timeline(ctx context.Context, manifest []byte, steps []Step, s 
 			}
 			if k == 0 {
 				// Row 0's changes are what injection itself did to the input.
-				r.changes.f = func(ctx context.Context) ([]Change, error) {
+				r.changes.f = func(ctx context.Context) ([]diff.Change, error) {
 					inputs := make([]Document, len(docs))
 					for i, d := range docs {
 						inputs[i] = Document{Index: d.Index}.withOutput(d.Input)
@@ -87,7 +89,7 @@ func (e *Engine) Timeline(ctx context.Context, manifest []byte, steps []Step, s 
 			} else {
 				st := steps[k-1]
 				r.Step = &st
-				r.changes.f = func(ctx context.Context) ([]Change, error) {
+				r.changes.f = func(ctx context.Context) ([]diff.Change, error) {
 					return diffDocuments(ctx, before.Documents, docs, st.cause())
 				}
 				r.unified.f = func(ctx context.Context) (string, error) { return stepUnified(ctx, "", before.Documents, docs, 0) }
@@ -169,12 +171,12 @@ func serialized(ctx context.Context, chunks []chunk) ([]Document, error) {
 
 // markSerializer marks the changes of row 0 that the serializer alone makes (the same document,
 // path, kind and values).
-func markSerializer(changes, serializer []Change) {
+func markSerializer(changes, serializer []diff.Change) {
 	if len(serializer) == 0 {
 		return
 	}
-	key := func(c Change) string {
-		return fmt.Sprintf("%d\x00%s\x00%s\x00%s\x00%s\x00%d\x00%d", c.Doc, c.Path, c.Kind, FormatValue(c.Old), FormatValue(c.New), c.OldBytes, c.NewBytes)
+	key := func(c diff.Change) string {
+		return fmt.Sprintf("%d\x00%s\x00%s\x00%s\x00%s\x00%d\x00%d", c.Doc, c.Path, c.Kind, diff.FormatValue(c.Old), diff.FormatValue(c.New), c.OldBytes, c.NewBytes)
 	}
 	set := make(map[string]bool, len(serializer))
 	for _, c := range serializer {

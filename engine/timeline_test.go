@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/sidecarlab/sidecarlab/engine/diff"
 )
 
 var eightSteps = []Step{
@@ -218,8 +220,8 @@ func TestTimelineDiffsOnDemand(t *testing.T) {
 	if got := DiffDocuments(tl.Steps[1].Documents, r.Documents, eightSteps[1].String()); !reflect.DeepEqual(got, changes) {
 		t.Fatal("the changes on demand differ from DiffDocuments of the two rows")
 	}
-	if got, want := unifiedOf(t, r), UnifiedDiff(tl.Steps[1].Output(), r.Output()); got != want {
-		t.Fatal("the unified diff on demand differs from UnifiedDiff of the two rows")
+	if got, want := unifiedOf(t, r), diff.Unified(tl.Steps[1].Output(), r.Output()); got != want {
+		t.Fatal("the unified diff on demand differs from diff.Unified of the two rows")
 	}
 	// The memoised row is the same row: what was computed stays computed.
 	again, err := e.Timeline(t.Context(), deploy, eightSteps[:2], Settings{})
@@ -296,15 +298,15 @@ func errorsText(errs []*InputError) string {
 // alone makes that very change — the same document, path, kind and values; the same path with
 // another value is injection's.
 func TestMarkSerializer(t *testing.T) {
-	serializer := []Change{
-		{Doc: 1, Path: "spec.template.metadata.creationTimestamp", Kind: Added, New: nil},
-		{Doc: 1, Path: "status", Kind: Added, New: map[string]any{}},
+	serializer := []diff.Change{
+		{Doc: 1, Path: "spec.template.metadata.creationTimestamp", Kind: diff.Added, New: nil},
+		{Doc: 1, Path: "status", Kind: diff.Added, New: map[string]any{}},
 	}
-	changes := []Change{
-		{Doc: 1, Path: "spec.template.metadata.creationTimestamp", Kind: Added, New: nil},
-		{Doc: 1, Path: "status", Kind: Added, New: map[string]any{"phase": "Pending"}},
-		{Doc: 2, Path: "status", Kind: Added, New: map[string]any{}},
-		{Doc: 1, Path: "spec.template.spec.containers[istio-proxy]", Kind: Added, New: map[string]any{"name": "istio-proxy"}},
+	changes := []diff.Change{
+		{Doc: 1, Path: "spec.template.metadata.creationTimestamp", Kind: diff.Added, New: nil},
+		{Doc: 1, Path: "status", Kind: diff.Added, New: map[string]any{"phase": "Pending"}},
+		{Doc: 2, Path: "status", Kind: diff.Added, New: map[string]any{}},
+		{Doc: 1, Path: "spec.template.spec.containers[istio-proxy]", Kind: diff.Added, New: map[string]any{"name": "istio-proxy"}},
 	}
 	markSerializer(changes, serializer)
 	for i, want := range []bool{true, false, false, false} {

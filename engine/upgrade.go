@@ -13,6 +13,8 @@ import (
 	meshconfig "istio.io/api/mesh/v1alpha1"
 	"istio.io/istio/operator/pkg/apis"
 	"sigs.k8s.io/yaml"
+
+	"github.com/sidecarlab/sidecarlab/engine/diff"
 )
 
 // An upgrade preview has two sides: the old one injects with a mesh's own configuration (its
@@ -423,12 +425,12 @@ type UpgradePreview struct {
 // UpgradeDocument is one document of an upgrade preview: what the new side changes in the old
 // side's output, or the error of a side that could not inject it.
 type UpgradeDocument struct {
-	Doc       int      `json:"doc"`
-	Kind      string   `json:"kind,omitempty"`
-	Name      string   `json:"name,omitempty"`
-	Namespace string   `json:"namespace,omitempty"`
-	Changed   bool     `json:"changed"`
-	Changes   []Change `json:"changes"`
+	Doc       int           `json:"doc"`
+	Kind      string        `json:"kind,omitempty"`
+	Name      string        `json:"name,omitempty"`
+	Namespace string        `json:"namespace,omitempty"`
+	Changed   bool          `json:"changed"`
+	Changes   []diff.Change `json:"changes"`
 	// OldError and NewError are a side's error on the document (the old side's when its templates
 	// call what the embedded injector code does not have).
 	OldError string `json:"oldError,omitempty"`
@@ -458,7 +460,7 @@ func (e *Engine) PreviewUpgrade(ctx context.Context, manifest []byte, steps []St
 		return nil, err
 	}
 	for i, d := range old.Documents {
-		ud := UpgradeDocument{Doc: d.Index, Kind: d.Kind, Name: d.Name, Namespace: d.Namespace, Changes: []Change{}}
+		ud := UpgradeDocument{Doc: d.Index, Kind: d.Kind, Name: d.Name, Namespace: d.Namespace, Changes: []diff.Change{}}
 		if d.Error != nil {
 			ud.OldError = d.Error.Error()
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/engine/diff"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
@@ -34,7 +35,7 @@ func TestKubeInjectIgnoresThePolicy(t *testing.T) {
 	s := Settings{Install: InstallOptions{Set: []string{set}}}
 	r := mustInject(t, e, []byte(labDeployment), nil, s)
 	if got := r.Output(); got != want {
-		t.Fatalf("kube-inject mode differs from istioctl:\n%s", UnifiedDiff(want, got))
+		t.Fatalf("kube-inject mode differs from istioctl:\n%s", diff.Unified(want, got))
 	}
 	if st, _ := r.Documents[0].Status(); st != StatusInjected {
 		t.Fatalf("kube-inject mode: %s; istioctl injects under the disabled policy", st)

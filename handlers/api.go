@@ -8,6 +8,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/engine/diff"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/permalink"
 	"github.com/sidecarlab/sidecarlab/wording"
@@ -107,7 +108,7 @@ func (s *server) handleAPIInject() http.Handler {
 			if err != nil {
 				return err
 			}
-			resp.Changes = append([]engine.Change{}, changes...)
+			resp.Changes = append([]diff.Change{}, changes...)
 		}
 		if want["unified"] {
 			u, err := last.Unified(r.Context(), 0)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/engine/diff"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
 	"github.com/sidecarlab/sidecarlab/permalink"
 	"github.com/sidecarlab/sidecarlab/wording"
@@ -21,12 +22,12 @@ type apiAnswer struct {
 	Output    *string            `json:"output"`
 	Timeline  *struct {
 		Steps []struct {
-			Index   int             `json:"index"`
-			Changes []engine.Change `json:"changes"`
-			Unified string          `json:"unified"`
+			Index   int           `json:"index"`
+			Changes []diff.Change `json:"changes"`
+			Unified string        `json:"unified"`
 		} `json:"steps"`
 	} `json:"timeline"`
-	Changes    []engine.Change     `json:"changes"`
+	Changes    []diff.Change       `json:"changes"`
 	Unified    *string             `json:"unified"`
 	Findings   []wording.Finding   `json:"findings"`
 	Lifecycles []wording.Lifecycle `json:"lifecycles"`

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/engine/diff"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/web"
 )
@@ -291,10 +292,10 @@ func proxyConfigBefore(ctx context.Context, s *engine.StepResult) (old string, o
 		if !strings.HasSuffix(c.Path, `annotations["`+key+`"]`) {
 			continue
 		}
-		if old, isText := c.Old.(string); isText && c.Kind == engine.Changed {
+		if old, isText := c.Old.(string); isText && c.Kind == diff.Changed {
 			return old, true, nil
 		}
-		return "", c.Kind == engine.Added, nil
+		return "", c.Kind == diff.Added, nil
 	}
 	return "", false, nil
 }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/engine/diff"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
 	"github.com/sidecarlab/sidecarlab/permalink"
@@ -585,7 +586,7 @@ func TestAPI(t *testing.T) {
 	}
 	found := false
 	for _, c := range resp.Timeline.Steps[1].Changes {
-		found = found || (c.Path == "spec.template.spec.initContainers[istio-proxy].restartPolicy" && c.Kind == engine.Added && c.Cause == "sidecar.istio.io/nativeSidecar=true")
+		found = found || (c.Path == "spec.template.spec.initContainers[istio-proxy].restartPolicy" && c.Kind == diff.Added && c.Cause == "sidecar.istio.io/nativeSidecar=true")
 	}
 	if !found {
 		t.Fatal("the API diff lacks the native sidecar's restartPolicy")

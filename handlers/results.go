@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/engine/diff"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/web"
 	"github.com/sidecarlab/sidecarlab/wording"
@@ -245,8 +246,8 @@ type changeSet struct {
 }
 
 // stepChanges is the changeSet of row step, its rows made (changeView) in l's language.
-func stepChanges(l *i18n.Localizer, changes []engine.Change, docs []engine.Document, lim, maxChanges int, multi bool, step int) changeSet {
-	return selectChanges(changes, lim, maxChanges, func(cs *changeSet, c engine.Change) {
+func stepChanges(l *i18n.Localizer, changes []diff.Change, docs []engine.Document, lim, maxChanges int, multi bool, step int) changeSet {
+	return selectChanges(changes, lim, maxChanges, func(cs *changeSet, c diff.Change) {
 		if c.Serializer {
 			cs.serializer = append(cs.serializer, changeView(l, c, docs, multi, step))
 		} else {
@@ -257,12 +258,12 @@ func stepChanges(l *i18n.Localizer, changes []engine.Change, docs []engine.Docum
 
 // countChanges is the changeSet's counts alone, without its rows: what a step's heading says on
 // a tab that does not list the changes.
-func countChanges(changes []engine.Change, lim, maxChanges int) changeSet {
-	return selectChanges(changes, lim, maxChanges, func(*changeSet, engine.Change) {})
+func countChanges(changes []diff.Change, lim, maxChanges int) changeSet {
+	return selectChanges(changes, lim, maxChanges, func(*changeSet, diff.Change) {})
 }
 
 // selectChanges counts changes as the diff tab shows them and calls shown for each it shows.
-func selectChanges(changes []engine.Change, lim, maxChanges int, shown func(*changeSet, engine.Change)) changeSet {
+func selectChanges(changes []diff.Change, lim, maxChanges int, shown func(*changeSet, diff.Change)) changeSet {
 	var cs changeSet
 	for _, c := range changes {
 		if !c.Serializer {
@@ -288,14 +289,14 @@ func outputOf(docs []engine.Document) string {
 }
 
 // changeKinds are the message ids of the kinds of change.
-var changeKinds = map[engine.ChangeKind]string{
-	engine.Added: "results.diff.kind.added", engine.Removed: "results.diff.kind.removed",
-	engine.Changed: "results.diff.kind.changed", engine.Moved: "results.diff.kind.moved",
+var changeKinds = map[diff.ChangeKind]string{
+	diff.Added: "results.diff.kind.added", diff.Removed: "results.diff.kind.removed",
+	diff.Changed: "results.diff.kind.changed", diff.Moved: "results.diff.kind.moved",
 }
 
 // changeView is one change as the diff shows it, worded in l's language: a change of row step
 // of the timeline, or, when step is negative, of the one diff of the compare page.
-func changeView(l *i18n.Localizer, c engine.Change, docs []engine.Document, multi bool, step int) web.ChangeView {
+func changeView(l *i18n.Localizer, c diff.Change, docs []engine.Document, multi bool, step int) web.ChangeView {
 	cv := web.ChangeView{Kind: string(c.Kind), KindText: l.T(changeKinds[c.Kind]), Path: c.Path, DocIndex: c.Doc}
 	cv.Anchor, cv.LinkLabel = deepLink(l, c, multi, step)
 	if multi && c.Doc >= 1 && c.Doc <= len(docs) {
@@ -314,13 +315,13 @@ func changeView(l *i18n.Localizer, c engine.Change, docs []engine.Document, mult
 		}
 	}
 	switch c.Kind {
-	case engine.Added:
+	case diff.Added:
 		cv.Sign, cv.New = "+", show(c.New, c.NewBytes)
-	case engine.Removed:
+	case diff.Removed:
 		cv.Sign, cv.Old = "−", show(c.Old, c.OldBytes)
-	case engine.Changed:
+	case diff.Changed:
 		cv.Sign, cv.Old, cv.New = "~", show(c.Old, c.OldBytes), show(c.New, c.NewBytes)
-	case engine.Moved:
+	case diff.Moved:
 		cv.Sign = "↕"
 		if c.OldPath != "" {
 			cv.Moved = l.T("results.diff.moved-from", "Path", c.OldPath)
@@ -337,7 +338,7 @@ func changeView(l *i18n.Localizer, c engine.Change, docs []engine.Document, mult
 // each), and "path=" its path, escaped, last so that a path may hold any character. A link made
 // before steps were named, "path=…" alone, still opens the first row with that path (the page's
 // script, highlightDeepLink).
-func deepLink(l *i18n.Localizer, c engine.Change, multi bool, step int) (anchor, label string) {
+func deepLink(l *i18n.Localizer, c diff.Change, multi bool, step int) (anchor, label string) {
 	var b strings.Builder
 	if step >= 0 {
 		fmt.Fprintf(&b, "step=%d&", step)

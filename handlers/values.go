@@ -8,7 +8,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/engine/diff"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/web"
 )
@@ -58,7 +58,7 @@ func showValueIn(l *i18n.Localizer, v any, omitted int) web.Value {
 		}
 		decoded, _ = d.(map[string]any)
 	default:
-		text = engine.FormatValue(x)
+		text = diff.FormatValue(x)
 	}
 	text = strings.TrimSuffix(text, "\n")
 	lines := strings.Count(text, "\n") + 1
@@ -191,7 +191,7 @@ func decodeJSONStrings(v any) (any, bool) {
 func yamlText(v any) string {
 	b, err := yaml.Marshal(v)
 	if err != nil {
-		return engine.FormatValue(v)
+		return diff.FormatValue(v)
 	}
 	return string(b)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/engine/diff"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata/")
@@ -34,7 +35,7 @@ func golden(t *testing.T, name string, got []byte) {
 		t.Fatalf("%v (run go test ./report -update to create it)", err)
 	}
 	if string(want) != string(got) {
-		t.Errorf("%s differs from golden; run go test ./report -update and review the diff\n%s", path, engine.UnifiedDiff(string(want), string(got)))
+		t.Errorf("%s differs from golden; run go test ./report -update and review the diff\n%s", path, diff.Unified(string(want), string(got)))
 	}
 }
 
@@ -233,7 +234,7 @@ func TestBatchWriter(t *testing.T) {
 			t.Fatal(err)
 		}
 		if got := BatchJSON(rows); string(got) != string(want)+"\n" {
-			t.Fatalf("%d rows: JSON differs from json.MarshalIndent:\n%s", len(rows), engine.UnifiedDiff(string(want)+"\n", string(got)))
+			t.Fatalf("%d rows: JSON differs from json.MarshalIndent:\n%s", len(rows), diff.Unified(string(want)+"\n", string(got)))
 		}
 		for _, f := range []struct {
 			format BatchFormat
@@ -256,7 +257,7 @@ func TestBatchWriter(t *testing.T) {
 				t.Fatal(err)
 			}
 			if got, want := buf.String(), string(f.whole(rows)); got != want {
-				t.Fatalf("%s, %d rows: streamed differs from whole:\n%s", f.format, len(rows), engine.UnifiedDiff(want, got))
+				t.Fatalf("%s, %d rows: streamed differs from whole:\n%s", f.format, len(rows), diff.Unified(want, got))
 			}
 		}
 	}

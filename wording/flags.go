@@ -1,7 +1,7 @@
 package wording
 
 // iptablesFlags are the istio-iptables flags sidecarlab says the meaning of (wording.flag.<name>),
-// by long name (engine.Change.FlagName).
+// by long name (diff.Change.FlagName).
 // The sentences follow Istio's own help texts (tools/istio-iptables/pkg/cmd/root.go in the pinned
 // Istio); the annotation or setting that writes the flag comes from Istio's injection template
 // (manifests/charts/istio-control/istio-discovery/files/injection-template.yaml).

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/engine/diff"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
@@ -151,7 +152,7 @@ func TestSeveralFilesInjectAsEachAlone(t *testing.T) {
 		t.Fatalf("%v %s", err, stderr)
 	}
 	if got != want.String() {
-		t.Fatalf("inject of the files together differs from each alone:\n%s", engine.UnifiedDiff(want.String(), got))
+		t.Fatalf("inject of the files together differs from each alone:\n%s", diff.Unified(want.String(), got))
 	}
 	// And the same files, comma-separated in one -f as kubectl takes them.
 	got2, _, err := runCLI(t, "", "inject", "-f", filepath.Join(dir, "plain.yaml")+","+filepath.Join(dir, "svc.yaml"))
@@ -280,7 +281,7 @@ func TestInjectIsAllOrNothing(t *testing.T) {
 		t.Fatal("istioctl kube-inject did not fail on the broken document")
 	}
 	if partial != ctlOut.String() {
-		t.Fatalf("--partial differs from istioctl kube-inject:\n%s", engine.UnifiedDiff(ctlOut.String(), partial))
+		t.Fatalf("--partial differs from istioctl kube-inject:\n%s", diff.Unified(ctlOut.String(), partial))
 	}
 	// Its warnings too: what istioctl prints before its error.
 	ctlWarnings, _, _ := strings.Cut(ctlErr.String(), "Error: ")
@@ -329,7 +330,7 @@ func TestInjectAnnotateAsWritten(t *testing.T) {
 
 			out, stderr, err := runCLI(t, "", "inject", "--partial", "-f", file, "--annotate", c.key+"="+c.value)
 			if out != ctlOut.String() {
-				t.Fatalf("stdout differs from istioctl kube-inject's:\n%s", engine.UnifiedDiff(ctlOut.String(), out))
+				t.Fatalf("stdout differs from istioctl kube-inject's:\n%s", diff.Unified(ctlOut.String(), out))
 			}
 			if !c.refused {
 				if err != nil || !strings.Contains(out, "name: istio-proxy") {

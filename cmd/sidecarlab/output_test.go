@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/engine/diff"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
@@ -32,7 +33,7 @@ func TestWriteOutputIsOutput(t *testing.T) {
 		t.Fatal(err)
 	}
 	if want := r.Output(); b.String() != want {
-		t.Fatalf("writeOutput differs from Output:\n%s", engine.UnifiedDiff(want, b.String()))
+		t.Fatalf("writeOutput differs from Output:\n%s", diff.Unified(want, b.String()))
 	}
 	ok, err := e.Inject(context.Background(), []byte(good), nil, engine.Settings{})
 	if err != nil {
@@ -43,6 +44,6 @@ func TestWriteOutputIsOutput(t *testing.T) {
 		t.Fatalf("%v: %s", err, stderr)
 	}
 	if out != ok.Output() {
-		t.Fatalf("inject printed other than Output:\n%s", engine.UnifiedDiff(ok.Output(), out))
+		t.Fatalf("inject printed other than Output:\n%s", diff.Unified(ok.Output(), out))
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/engine/diff"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
@@ -191,7 +192,7 @@ func TestKubectlPlugin(t *testing.T) {
 	want, _, code := exe(bin, "inject", "-f", manifest)
 	got, stderr, code2 := exe(plugin, "inject", "-f", manifest)
 	if code != 0 || code2 != 0 || got != want || !strings.Contains(got, "name: istio-proxy") {
-		t.Fatalf("kubectl-sidecarlab inject (exit %d, %s) differs from sidecarlab inject (exit %d):\n%s", code2, stderr, code, engine.UnifiedDiff(want, got))
+		t.Fatalf("kubectl-sidecarlab inject (exit %d, %s) differs from sidecarlab inject (exit %d):\n%s", code2, stderr, code, diff.Unified(want, got))
 	}
 	help, _, code := exe(plugin, "inject", "-h")
 	if code != 0 || !strings.Contains(help, "Usage:\n  kubectl sidecarlab inject -f FILENAME") || !strings.Contains(help, "  kubectl sidecarlab inject -f deployment.yaml") {

@@ -1,4 +1,4 @@
-package engine
+package diff
 
 import (
 	"bytes"
@@ -8,20 +8,20 @@ import (
 
 // Two injected outputs of one document differ in a few fields: a toggle changes a container's
 // resources or an annotation, and the rest (the volumes, the other containers, the workload's own
-// spec) is the same JSON on both sides. prunedTrees decodes only what differs, so that the field
+// spec) is the same JSON on both sides. PrunedTrees decodes only what differs, so that the field
 // diff neither decodes nor walks the rest, which would be most of a toggle's diff time.
 
-// maxPruneDepth is how deep prunedTrees looks for equal parts; below that it decodes whole, so
+// maxPruneDepth is how deep PrunedTrees looks for equal parts; below that it decodes whole, so
 // a deeply nested value costs no more than decoding it.
 const maxPruneDepth = 64
 
-// prunedTrees decodes two JSON values for DiffValues, leaving out every object member that is the
+// PrunedTrees decodes two JSON values for Values, leaving out every object member that is the
 // same JSON on both sides, and standing in for every element of a list of named things that is
 // the same on both sides (by name) with just its name. Equal values make no change in
-// DiffValues, and the members it reads to match elements ("name") are always kept, so for valid
+// Values, and the members it reads to match elements ("name") are always kept, so for valid
 // JSON (a document's, written by json.Marshal) the diff of the pruned trees is the diff of the
 // whole ones (TestPrunedTreesDiffTheSame, FuzzPrunedTrees).
-func prunedTrees(a, b []byte) (any, any, error) {
+func PrunedTrees(a, b []byte) (any, any, error) {
 	return pruneValue(a, b, 0)
 }
 
@@ -50,7 +50,7 @@ func pruneValue(a, b []byte, depth int) (any, any, error) {
 }
 
 // pruneObject keeps the members that differ (each pruned in turn), those on one side only
-// (whole), and "name", which DiffValues reads to match the elements of a list.
+// (whole), and "name", which Values reads to match the elements of a list.
 func pruneObject(am, bm map[string][]byte, depth int) (any, any, error) {
 	ao, bo := map[string]any{}, map[string]any{}
 	var err error
@@ -122,7 +122,7 @@ func decodeJSON(b []byte) (any, error) {
 }
 
 // jsonNames are the "name" of every element, and the elements' members, if each is an object with
-// a non-empty string name and no two share one: the lists DiffValues matches by name (names).
+// a non-empty string name and no two share one: the lists Values matches by name (names).
 func jsonNames(elems [][]byte) ([]string, []map[string][]byte, bool) {
 	names := make([]string, len(elems))
 	members := make([]map[string][]byte, len(elems))
@@ -231,13 +231,13 @@ func jsonValueEnd(b []byte, i int) int {
 	}
 	switch b[i] {
 	case '"':
-		return jsonStringEnd(b, i)
+		return JSONStringEnd(b, i)
 	case '{', '[':
 		depth := 0
 		for j := i; j < len(b); j++ {
 			switch b[j] {
 			case '"':
-				if j = jsonStringEnd(b, j); j < 0 {
+				if j = JSONStringEnd(b, j); j < 0 {
 					return -1
 				}
 				j--
@@ -260,9 +260,9 @@ func jsonValueEnd(b []byte, i int) int {
 	return j
 }
 
-// jsonStringEnd is the end of the string whose opening quote is b[i], or -1: the first quote
+// JSONStringEnd is the end of the string whose opening quote is b[i], or -1: the first quote
 // after it that an odd number of backslashes does not escape.
-func jsonStringEnd(b []byte, i int) int {
+func JSONStringEnd(b []byte, i int) int {
 	for j := i + 1; ; {
 		q := bytes.IndexByte(b[j:], '"')
 		if q < 0 {

@@ -1,4 +1,4 @@
-package engine
+package diff
 
 import (
 	"encoding/json"
@@ -61,21 +61,14 @@ const (
 	maxChangeValueDepth = 32
 )
 
-// bound leaves out values beyond the bounds, recording their sizes.
-func (c *Change) bound() {
+// Bound leaves out values beyond the bounds, recording their sizes.
+func (c *Change) Bound() {
 	if n, ok := valueFits(c.Old); !ok {
 		c.Old, c.OldBytes = nil, n
 	}
 	if n, ok := valueFits(c.New); !ok {
 		c.New, c.NewBytes = nil, n
 	}
-}
-
-// size estimates the memory a change holds.
-func (c Change) size() int64 {
-	o, _ := valueFits(c.Old)
-	n, _ := valueFits(c.New)
-	return int64(len(c.Path)+len(c.OldPath)+len(c.Cause)+len(c.Flag)+len(c.FlagName)+o+n) + 96
 }
 
 // valueFits measures a decoded JSON value: its compact JSON size (strings counted by their bytes

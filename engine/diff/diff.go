@@ -1,7 +1,12 @@
-package engine
+// Package diff compares two outputs of injection: the field diff (Values: maps by key, named
+// lists by name, a move of istio-proxy across lists as one move, istio-iptables flags one by one),
+// its JSON side (PrunedTrees: what is equal on both sides left out before the walk), the
+// unified line diff (Unified, Lines, Patch: as GNU diff -u writes it) and the Change that each
+// field difference is. It knows documents only as values and texts: the engine diffs its
+// documents with it (engine.DiffDocuments) and attributes each change to the step that made it.
+package diff
 
 import (
-	"context"
 	"fmt"
 	"reflect"
 	"sort"
@@ -10,56 +15,9 @@ import (
 	"github.com/sidecarlab/sidecarlab/engine/yamldoc"
 )
 
-// DiffDocuments compares two injections of the same input, document by document, and attributes
-// every change to cause. Documents that failed on either side are not compared (their errors are
-// reported on the documents). Values beyond the bounds are left out of the changes (Change.bound).
-func DiffDocuments(before, after []Document, cause string) []Change {
-	out, _ := diffDocuments(context.Background(), before, after, cause)
-	return out
-}
-
-// diffDocuments is DiffDocuments with ctx's deadline checked before each document.
-func diffDocuments(ctx context.Context, before, after []Document, cause string) ([]Change, error) {
-	var out []Change
-	for i := range min(len(before), len(after)) {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		a, b := before[i], after[i]
-		if a.Error != nil || b.Error != nil || sameOutput(a, b) {
-			continue
-		}
-		av, bv, err := diffTrees(a, b)
-		if err != nil {
-			continue
-		}
-		for _, c := range DiffValues(av, bv) {
-			c.Doc = after[i].Index
-			c.Cause = cause
-			c.bound()
-			out = append(out, c)
-		}
-	}
-	return out, nil
-}
-
-// diffTrees are two documents' outputs decoded for DiffValues: only the parts that differ when
-// both have their JSON (prunedTrees), else whole.
-func diffTrees(a, b Document) (any, any, error) {
-	if a.json != nil && b.json != nil {
-		return prunedTrees(a.json, b.json)
-	}
-	av, err := a.tree()
-	if err != nil {
-		return nil, nil, err
-	}
-	bv, err := b.tree()
-	return av, bv, err
-}
-
-// DiffValues is the semantic diff of two decoded YAML/JSON values: maps by key, lists of named
+// Values is the semantic diff of two decoded YAML/JSON values: maps by key, lists of named
 // things (every element a map with a unique "name") by name, other lists by position.
-func DiffValues(a, b any) []Change {
+func Values(a, b any) []Change {
 	var out []Change
 	diffValue("", a, b, &out)
 	return pairMoves(out)

@@ -1,6 +1,6 @@
 package api
 
-import "github.com/sidecarlab/sidecarlab/engine"
+import "github.com/sidecarlab/sidecarlab/engine/upgrade"
 
 // UpgradeRequest is the body of POST /api/v1/upgrade: a state whose mesh is the old side (as
 // POST /api/v1/inject takes it: meshConfigMaps, settings.install.mesh or clusterMesh), and, when
@@ -11,8 +11,8 @@ type UpgradeRequest struct {
 }
 
 // UpgradeResponse is its answer: the plan, each document's changes from the old side to the new,
-// and the preview in the playground.
+// and Link, the preview in the playground.
 type UpgradeResponse struct {
-	engine.UpgradePreview
-	Preview string `json:"preview"`
+	upgrade.Preview
+	Link string `json:"preview"`
 }

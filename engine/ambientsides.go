@@ -270,7 +270,7 @@ func sideWorkload(ctx context.Context, d Document, namespace string, nodes int) 
 	amb.in, amb.out = in, in
 	w.Sidecar, w.Ambient = d.Output(), amb.Output()
 	w.SidecarObject, w.AmbientObject = out, in
-	if w.Changes, err = diffDocuments(ctx, []Document{d}, []Document{amb}, ""); err != nil {
+	if w.Changes, err = DiffDocuments(ctx, []Document{d}, []Document{amb}, ""); err != nil {
 		return w, false, err
 	}
 	if w.Changes == nil {

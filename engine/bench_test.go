@@ -83,7 +83,7 @@ func BenchmarkDiffDeployment(b *testing.B) {
 	before := mustInject(b, e, deploy, nil, Settings{}).Documents
 	after := mustInject(b, e, deploy, []Step{{Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStarts: true"}}, Settings{}).Documents
 	for b.Loop() {
-		if len(DiffDocuments(before, after, "hold")) == 0 {
+		if changes, _ := DiffDocuments(b.Context(), before, after, "hold"); len(changes) == 0 {
 			b.Fatal("no changes")
 		}
 	}

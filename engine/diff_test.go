@@ -12,7 +12,10 @@ import (
 func TestDiffDocumentsSkipsErrors(t *testing.T) {
 	a := []Document{Document{Index: 1}.withOutput("a: 1\n"), Document{Index: 2}.withOutput("a: 1\n")}
 	b := []Document{{Index: 1, Error: &InputError{Msg: "x"}}, Document{Index: 2}.withOutput("a: 2\n")}
-	got := DiffDocuments(a, b, "k=v")
+	got, err := DiffDocuments(t.Context(), a, b, "k=v")
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(got) != 1 || got[0].Doc != 2 || got[0].Cause != "k=v" {
 		t.Fatalf("got %+v", got)
 	}

@@ -219,15 +219,10 @@ func (d *Document) tree() (any, error) {
 }
 
 // DiffDocuments compares two injections of the same input, document by document, and attributes
-// every change to cause. Documents that failed on either side are not compared (their errors are
-// reported on the documents). Values beyond the bounds are left out of the changes (Change.bound).
-func DiffDocuments(before, after []Document, cause string) []diff.Change {
-	out, _ := diffDocuments(context.Background(), before, after, cause)
-	return out
-}
-
-// diffDocuments is DiffDocuments with ctx's deadline checked before each document.
-func diffDocuments(ctx context.Context, before, after []Document, cause string) ([]diff.Change, error) {
+// every change to cause; ctx's deadline is checked before each document. Documents that failed on
+// either side are not compared (their errors are reported on the documents). Values beyond the
+// bounds are left out of the changes (diff.Change.Bound).
+func DiffDocuments(ctx context.Context, before, after []Document, cause string) ([]diff.Change, error) {
 	var out []diff.Change
 	for i := range min(len(before), len(after)) {
 		if err := ctx.Err(); err != nil {

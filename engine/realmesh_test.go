@@ -4,14 +4,10 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
-
-	"sigs.k8s.io/yaml"
 
 	"github.com/sidecarlab/sidecarlab/engine/diff"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
@@ -63,8 +59,8 @@ func meshSources(t *testing.T) map[string]meshSource {
 // istioctl's flags would. For every mesh × workload the output is istioctl's byte for byte, or
 // both fail with the same first error. A mesh whose ConfigMaps lack a part (Istio ≤ 1.1's
 // injector has no values) is refused naming the part, as istioctl reading them from a cluster
-// refuses it ("missing configuration map key"). From each mesh whose templates this Istio
-// executes, the upgrade preview (checkRealUpgrade).
+// refuses it ("missing configuration map key"). The upgrade from each of these meshes is
+// engine/upgrade's TestRealMeshUpgrades.
 func TestRealMeshes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds istioctl; run without -short")
@@ -97,11 +93,10 @@ func TestRealMeshes(t *testing.T) {
 	bin := testkit.Istioctl(t)
 	e := testEngine(t)
 	var same, bothFailed, refused atomic.Int32
-	var checked sync.Map // the upgrade's keys rendered without
 	for _, f := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(f), ".yaml"), func(t *testing.T) {
 			t.Parallel()
-			n, failed, ok := matchRealMesh(t, e, bin, f, &checked)
+			n, failed, ok := matchRealMesh(t, e, bin, f)
 			same.Add(int32(n))
 			bothFailed.Add(int32(failed))
 			if !ok {
@@ -143,7 +138,7 @@ func ctlError(stderr string) string {
 // and compares each with istioctl kube-inject given the mesh's three texts as its files: same
 // counts the byte-identical outputs, bothFailed the workloads both refused. ok is false when
 // --mesh-from refuses the mesh for a missing part.
-func matchRealMesh(t *testing.T, e *Engine, bin, file string, checked *sync.Map) (same, bothFailed int, ok bool) {
+func matchRealMesh(t *testing.T, e *Engine, bin, file string) (same, bothFailed int, ok bool) {
 	t.Helper()
 	cms, err := ParseMeshConfigMaps(readFile(t, file))
 	if err != nil {
@@ -194,81 +189,7 @@ func matchRealMesh(t *testing.T, e *Engine, bin, file string, checked *sync.Map)
 			same++
 		}
 	}
-	// The upgrade preview, from every mesh whose templates this Istio executes (the old side is
-	// the mesh as it injects here).
-	if same > 0 {
-		checkRealUpgrade(t, e, s, checked)
-	}
 	return same, bothFailed, true
-}
-
-// checkRealUpgrade previews the upgrade from the mesh of s to the embedded Istio on the first
-// workload: the new side renders and injects it, and every key of the plan is what the plan says
-// — a carried key changes the new side (rendered without it, the injector's values or the mesh
-// config differ), a key left behind (not carried, unknown, removed by the charts, or of no
-// effect) is not in the new side's values with the mesh's value.
-func checkRealUpgrade(t *testing.T, e *Engine, s Settings, checked *sync.Map) {
-	t.Helper()
-	p, err := e.PreviewUpgrade(t.Context(), readFile(t, realMeshWorkloads[0]), nil, s, nil)
-	if err != nil {
-		t.Fatalf("upgrade preview: %v", err)
-	}
-	for _, d := range p.Documents {
-		if d.NewError != "" {
-			t.Errorf("upgrade preview: the new side fails: %s", d.NewError)
-		}
-	}
-	in, err := e.Install(t.Context(), p.Plan.New)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var values map[string]any
-	if err := yaml.Unmarshal([]byte(in.Values), &values); err != nil {
-		t.Fatal(err)
-	}
-	carried := 0
-	for _, k := range p.Plan.Keys {
-		if !k.Carried {
-			if got, found := getPath(values, pathSegments(k.Path)); found && reflect.DeepEqual(got, k.Yours) {
-				t.Errorf("upgrade preview: %s is not carried (removed %v, no effect %v, unknown %v), yet the new side's values have it: %v", k.Path, k.Removed, k.NoEffect, k.Unknown, got)
-			}
-			continue
-		}
-		carried++
-		if _, done := checked.LoadOrStore(k.Path, true); done {
-			continue // rendered without it for another mesh already (a render costs ~1 CPU-second)
-		}
-		other, err := e.Install(t.Context(), withoutKey(t, p.Plan.New, k))
-		if err != nil {
-			t.Fatalf("upgrade preview without %s: %v", k.Path, err)
-		}
-		if other.Values == in.Values && other.MeshConfigYAML == in.MeshConfigYAML {
-			t.Errorf("upgrade preview: %s is carried (to %q) but the new side is the same without it", k.Path, k.MovedTo)
-		}
-	}
-	t.Logf("upgrade preview: %d keys, %d carried", len(p.Plan.Keys), carried)
-}
-
-// withoutKey is the new side's install options o without the carried key k: its overlay with the
-// key (or the IstioOperator path it was moved to) deleted.
-func withoutKey(t *testing.T, o InstallOptions, k ValueKey) InstallOptions {
-	t.Helper()
-	var iop map[string]any
-	if err := yaml.Unmarshal([]byte(o.Overlay), &iop); err != nil {
-		t.Fatal(err)
-	}
-	spec := iop["spec"].(map[string]any)
-	if k.MovedTo != "" {
-		deletePath(spec, strings.Split(k.MovedTo, "."))
-	} else {
-		deletePath(spec, append([]string{"values"}, pathSegments(k.Path)...))
-	}
-	b, err := yaml.Marshal(iop)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o.Overlay = string(b)
-	return o
 }
 
 // TestCtlError: istioctl's last error line, the errors a counting line lists, or all it said.
@@ -282,20 +203,4 @@ func TestCtlError(t *testing.T) {
 			t.Errorf("ctlError(%q) = %q, want %q", stderr, got, want)
 		}
 	}
-}
-
-// pathSegments is the path pathText wrote (ValueKey.Path): split at its dots, a quoted segment unquoted.
-func pathSegments(text string) []string {
-	var out []string
-	for rest := text; rest != ""; {
-		var seg string
-		if strings.HasPrefix(rest, `"`) {
-			end := strings.Index(rest[1:], `"`) + 1
-			seg, rest = rest[1:end], strings.TrimPrefix(rest[end+1:], ".")
-		} else {
-			seg, rest, _ = strings.Cut(rest, ".")
-		}
-		out = append(out, seg)
-	}
-	return out
 }

@@ -70,7 +70,7 @@ func (e *Engine) Timeline(ctx context.Context, manifest []byte, steps []Step, s 
 					for i, d := range docs {
 						inputs[i] = Document{Index: d.Index}.withOutput(d.Input)
 					}
-					changes, err := diffDocuments(ctx, inputs, docs, "")
+					changes, err := DiffDocuments(ctx, inputs, docs, "")
 					if err != nil {
 						return nil, err
 					}
@@ -78,7 +78,7 @@ func (e *Engine) Timeline(ctx context.Context, manifest []byte, steps []Step, s 
 					if err != nil {
 						return nil, err
 					}
-					by, err := diffDocuments(ctx, inputs, ser, "")
+					by, err := DiffDocuments(ctx, inputs, ser, "")
 					markSerializer(changes, by)
 					return changes, err
 				}
@@ -90,7 +90,7 @@ func (e *Engine) Timeline(ctx context.Context, manifest []byte, steps []Step, s 
 				st := steps[k-1]
 				r.Step = &st
 				r.changes.f = func(ctx context.Context) ([]diff.Change, error) {
-					return diffDocuments(ctx, before.Documents, docs, st.cause())
+					return DiffDocuments(ctx, before.Documents, docs, st.cause())
 				}
 				r.unified.f = func(ctx context.Context) (string, error) { return stepUnified(ctx, "", before.Documents, docs, 0) }
 				r.head = func(ctx context.Context, n int) (string, error) {

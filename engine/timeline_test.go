@@ -217,7 +217,7 @@ func TestTimelineDiffsOnDemand(t *testing.T) {
 	if r.unified.f == nil {
 		t.Fatal("asking for the changes computed the unified diff too")
 	}
-	if got := DiffDocuments(tl.Steps[1].Documents, r.Documents, eightSteps[1].String()); !reflect.DeepEqual(got, changes) {
+	if got, _ := DiffDocuments(t.Context(), tl.Steps[1].Documents, r.Documents, eightSteps[1].String()); !reflect.DeepEqual(got, changes) {
 		t.Fatal("the changes on demand differ from DiffDocuments of the two rows")
 	}
 	if got, want := unifiedOf(t, r), diff.Unified(tl.Steps[1].Output(), r.Output()); got != want {

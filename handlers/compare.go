@@ -80,7 +80,10 @@ func (s *server) comparePage(r *http.Request, states [2]api.State, labels [2]str
 	}
 	page.Lab = s.statics.lab().forCompare(l, states[0], states[1])
 	if last[0] != nil && last[1] != nil {
-		changes := engine.DiffDocuments(last[0], last[1], "")
+		changes, err := engine.DiffDocuments(r.Context(), last[0], last[1], "")
+		if err != nil {
+			return nil, err
+		}
 		for _, c := range changes {
 			page.Changes = append(page.Changes, changeView(l, c, last[1], len(last[1]) > 1, -1))
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/admission"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/engine/ambient"
+	"github.com/sidecarlab/sidecarlab/engine/upgrade"
 	"github.com/sidecarlab/sidecarlab/static"
 )
 
@@ -24,8 +25,7 @@ type Engine interface {
 	Estimate(ctx context.Context, manifest []byte, steps []engine.Step, s engine.Settings) (engine.Cost, error)
 	Install(ctx context.Context, o engine.InstallOptions) (*engine.Install, error)
 	OptionTakes(ctx context.Context, o engine.InstallOptions, set string) (bool, error)
-	PlanUpgrade(ctx context.Context, old engine.InstallOptions, carry func(path string) bool) (*engine.Upgrade, error)
-	PreviewUpgrade(ctx context.Context, manifest []byte, steps []engine.Step, s engine.Settings, carry func(path string) bool) (*engine.UpgradePreview, error)
+	upgrade.Engine
 	admission.Workloads
 	ambient.Sides
 }

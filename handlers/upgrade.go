@@ -9,6 +9,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/engine/upgrade"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/permalink"
 	"github.com/sidecarlab/sidecarlab/web"
@@ -16,7 +17,7 @@ import (
 
 // An upgrade preview compares a state whose install options carry the user's mesh (the old side)
 // with the same state injected by the embedded Istio, that mesh's settings carried over
-// (engine.PlanUpgrade): the compare view, with the plan as a form that previews again with the
+// (upgrade.NewPlan): the compare view, with the plan as a form that previews again with the
 // keys the reader ticks.
 
 // carryFrom is the plan's choice of keys: with chosen, exactly the keys named carry (a form whose
@@ -31,8 +32,8 @@ func carryFrom(chosen bool, carry []string) func(string) bool {
 // upgradeStates plans st's upgrade: the plan, and the new side's state, which also sets the
 // install options set (a Cluster tab's fixes, settingsFixOptions: what the mesh would be
 // upgraded with).
-func (s *server) upgradeStates(r *http.Request, st api.State, carry func(string) bool, set []string) (*engine.Upgrade, api.State, error) {
-	plan, err := s.eng().PlanUpgrade(r.Context(), st.Settings.Install, carry)
+func (s *server) upgradeStates(r *http.Request, st api.State, carry func(string) bool, set []string) (*upgrade.Plan, api.State, error) {
+	plan, err := upgrade.NewPlan(r.Context(), s.eng(), st.Settings.Install, carry)
 	if err != nil {
 		return nil, api.State{}, err
 	}
@@ -119,7 +120,7 @@ func (s *server) handleAPIUpgrade() http.Handler {
 		if req.Carry != nil {
 			carry = carryFrom(true, *req.Carry)
 		}
-		p, err := s.eng().PreviewUpgrade(r.Context(), []byte(req.Manifest), req.Steps, req.Settings, carry)
+		p, err := upgrade.NewPreview(r.Context(), s.eng(), []byte(req.Manifest), req.Steps, req.Settings, carry)
 		if err != nil {
 			return err
 		}
@@ -128,6 +129,6 @@ func (s *server) handleAPIUpgrade() http.Handler {
 			q := url.Values{"s": {permalink.Encode(st)}, "chosen": {"1"}, "carry": *req.Carry}
 			href = "/upgrade?" + q.Encode()
 		}
-		return writeJSON(w, http.StatusOK, api.UpgradeResponse{UpgradePreview: *p, Preview: href})
+		return writeJSON(w, http.StatusOK, api.UpgradeResponse{Preview: *p, Link: href})
 	})
 }

@@ -135,12 +135,12 @@ func TestAPIUpgrade(t *testing.T) {
 		return r.status, out, r.body
 	}
 	status, out, body := post(api.UpgradeRequest{InjectRequest: api.InjectRequest{Manifest: testkit.Deployment, MeshConfigMaps: canaryConfigMaps(t, nil)}})
-	if status != http.StatusOK || len(out.Plan.Keys) != 1 || !out.Plan.Keys[0].Carried || len(out.Documents) != 1 || out.Documents[0].Changed || !strings.HasPrefix(out.Preview, "/upgrade?") {
+	if status != http.StatusOK || len(out.Plan.Keys) != 1 || !out.Plan.Keys[0].Carried || len(out.Documents) != 1 || out.Documents[0].Changed || !strings.HasPrefix(out.Link, "/upgrade?") {
 		t.Fatalf("%d %s", status, body)
 	}
 	none := []string{}
 	status, out, body = post(api.UpgradeRequest{InjectRequest: api.InjectRequest{Manifest: testkit.Deployment, MeshConfigMaps: canaryConfigMaps(t, nil)}, Carry: &none})
-	if status != http.StatusOK || out.Plan.Keys[0].Carried || !out.Documents[0].Changed || !strings.Contains(out.Preview, "chosen=1") {
+	if status != http.StatusOK || out.Plan.Keys[0].Carried || !out.Documents[0].Changed || !strings.Contains(out.Link, "chosen=1") {
 		t.Fatalf("carry nothing: %d %s", status, body)
 	}
 	if status, _, body := post(api.UpgradeRequest{InjectRequest: api.InjectRequest{Manifest: testkit.Deployment}}); status != http.StatusUnprocessableEntity || !strings.Contains(body, "needs your mesh") {

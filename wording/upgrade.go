@@ -5,12 +5,13 @@ import (
 	"strings"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/engine/upgrade"
 )
 
 // UpgradePreview is an upgrade preview as `sidecarlab diff --upgrade` prints it, in the reader's
 // language: what was carried and what not ("# " lines), then each document's changes from the
 // old side to the new (the changes themselves are code: paths and values).
-func (w Words) UpgradePreview(p *engine.UpgradePreview) string {
+func (w Words) UpgradePreview(p *upgrade.Preview) string {
 	var b strings.Builder
 	l := w.loc()
 	istio := engine.Version().Istio

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/engine/upgrade"
 	"github.com/sidecarlab/sidecarlab/i18n"
 )
 
@@ -12,14 +12,14 @@ import (
 // mesh config's unknown fields, a document that failed on the old side and one unchanged —
 // worded from the catalogs, its code (paths, values) the same in every language.
 func TestUpgradePreviewWords(t *testing.T) {
-	p := &engine.UpgradePreview{Plan: &engine.Upgrade{OwnTemplates: true, OldIstio: "1.26.3", MeshUnknown: []string{"oldField"}, Keys: []engine.ValueKey{
+	p := &upgrade.Preview{Plan: &upgrade.Plan{OwnTemplates: true, OldIstio: "1.26.3", MeshUnknown: []string{"oldField"}, Keys: []upgrade.ValueKey{
 		{Path: "global.proxy.resources.requests.cpu", Yours: "300m", Carried: true},
 		{Path: "global.hub", Yours: "example.com/istio", Default: "registry.istio.io/testing"},
 		{Path: "istio_cni.enabled", Yours: true, Carried: true, MovedTo: "components.cni.enabled"},
 		{Path: "global.tracer.stackdriver.debug", Yours: false, Removed: true},
 		{Path: "pilot.autoscaleMin", Yours: 2, NoEffect: true},
 		{Path: "global.oldKey", Yours: "x", Unknown: true},
-	}}, Documents: []engine.UpgradeDocument{
+	}}, Documents: []upgrade.Document{
 		{Doc: 1, Kind: "Deployment", Name: "web", OldError: "template: boom", Changed: true},
 		{Doc: 2, Kind: "Deployment", Name: "api"},
 	}}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/engine/upgrade"
 )
 
 func newDiffCmd(c *cli) *cobra.Command {
@@ -96,7 +96,7 @@ func newDiffCmd(c *cli) *cobra.Command {
 
 // upgradeFlags are diff's upgrade preview: the manifest injected with the mesh the settings
 // name (--mesh-from, istioctl's files or --context), then by the embedded Istio with that mesh's
-// settings carried over (engine.PlanUpgrade), and what changes between them.
+// settings carried over (upgrade.NewPlan), and what changes between them.
 type upgradeFlags struct {
 	on             bool
 	carry, noCarry []string
@@ -128,12 +128,12 @@ func (f *upgradeFlags) carries(path string) bool {
 	case slices.Contains(f.carry, path):
 		return true
 	}
-	return !slices.Contains(engine.NotCarriedByDefault, path)
+	return !slices.Contains(upgrade.NotCarriedByDefault, path)
 }
 
 // run prints the preview of the session's manifest.
 func (f *upgradeFlags) run(c *cli, j *session, output string) error {
-	p, err := j.eng.PreviewUpgrade(c.ctx, j.manifest, j.steps, j.settings, f.carries)
+	p, err := upgrade.NewPreview(c.ctx, j.eng, j.manifest, j.steps, j.settings, f.carries)
 	if err != nil {
 		return j.locate(err)
 	}

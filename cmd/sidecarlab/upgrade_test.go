@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/engine/upgrade"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
@@ -78,11 +79,11 @@ func TestDiffUpgrade(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var p engine.UpgradePreview
+	var p upgrade.Preview
 	if err := json.Unmarshal([]byte(js), &p); err != nil {
 		t.Fatal(err)
 	}
-	paths := func(d engine.UpgradeDocument) []string {
+	paths := func(d upgrade.Document) []string {
 		var out []string
 		for _, c := range d.Changes {
 			out = append(out, c.Path)

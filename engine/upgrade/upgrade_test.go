@@ -1,28 +1,49 @@
-package engine
+package upgrade
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
+
+var (
+	sharedOnce sync.Once
+	shared     *engine.Engine
+	sharedErr  error
+)
+
+// testEngine is one engine for the package's tests, trusting every installation (a mesh's own templates).
+func testEngine(t testing.TB) *engine.Engine {
+	t.Helper()
+	sharedOnce.Do(func() {
+		shared, sharedErr = engine.New(context.Background(), engine.Options{InstallPolicy: engine.TrustedInstalls()})
+	})
+	if sharedErr != nil {
+		t.Fatal(sharedErr)
+	}
+	return shared
+}
 
 // olderMesh is an "old" revisioned installation's ConfigMaps: today's render with non-default
 // values (a proxy CPU request, a registry and tag of its own, hold in the mesh's defaultConfig)
 // and the older Istio's template files in place of today's (a template the older chart does not
 // have is left out, as its render would).
-func olderMesh(t *testing.T, e *Engine) InstallOptions {
+func olderMesh(t *testing.T, e *engine.Engine) engine.InstallOptions {
 	t.Helper()
-	in, err := e.Install(t.Context(), InstallOptions{Set: []string{"revision=canary", "values.global.proxy.resources.requests.cpu=300m",
+	in, err := e.Install(t.Context(), engine.InstallOptions{Set: []string{"revision=canary", "values.global.proxy.resources.requests.cpu=300m",
 		"values.global.hub=registry.example.com/istio", "values.global.tag=1.31.0-alpha.1",
 		"meshConfig.defaultConfig.holdApplicationUntilProxyStarts=true"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return InstallOptions{Mesh: OwnMesh{InjectorConfig: testkit.WithOlderTemplates(t, in.InjectorConfig), Values: in.Values, MeshConfig: in.MeshConfigYAML}, Revision: "canary"}
+	return engine.InstallOptions{Mesh: engine.OwnMesh{InjectorConfig: testkit.WithOlderTemplates(t, in.InjectorConfig), Values: in.Values, MeshConfig: in.MeshConfigYAML}, Revision: "canary"}
 }
 
 // upgradeDeployment is a Deployment whose app label is app.
@@ -55,7 +76,7 @@ spec:
 func TestUpgradePreview(t *testing.T) {
 	e := testEngine(t)
 	old := olderMesh(t, e)
-	up, err := e.PlanUpgrade(t.Context(), old, nil)
+	up, err := NewPlan(t.Context(), e, old, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,16 +106,20 @@ func TestUpgradePreview(t *testing.T) {
 		}},
 	} {
 		manifest := []byte(upgradeDeployment(c.app))
-		before, err := e.Inject(t.Context(), manifest, nil, Settings{Install: old})
+		before, err := e.Inject(t.Context(), manifest, nil, engine.Settings{Install: old})
 		if err != nil {
 			t.Fatal(err)
 		}
-		after, err := e.Inject(t.Context(), manifest, nil, Settings{Install: up.New})
+		after, err := e.Inject(t.Context(), manifest, nil, engine.Settings{Install: up.New})
 		if err != nil {
 			t.Fatal(err)
 		}
 		var got []string
-		for _, ch := range DiffDocuments(before.Documents, after.Documents, "") {
+		changes, err := engine.DiffDocuments(t.Context(), before.Documents, after.Documents, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ch := range changes {
 			got = append(got, ch.Path)
 		}
 		slices.Sort(got)
@@ -109,14 +134,14 @@ func TestUpgradePreview(t *testing.T) {
 	}
 }
 
-// TestPlanUpgradeKeys: what is carried — every differing key the reader keeps, unknown keys and
+// TestPlanKeys: what is carried — every differing key the reader keeps, unknown keys and
 // mesh fields listed and left out, a free-form map as one key, a message the defaults lack key by
 // key, and of those the keys Istio's charts refuse as removed left behind — on a mesh of today's
 // Istio with an older one's tracer settings (Istio 1.9–1.14's values have global.tracer, which
 // failed every upgrade preview from them: "global.tracer.stackdriver.debug is removed").
-func TestPlanUpgradeKeys(t *testing.T) {
+func TestPlanKeys(t *testing.T) {
 	e := testEngine(t)
-	in, err := e.Install(t.Context(), InstallOptions{Set: []string{"values.global.proxy.resources.requests.cpu=50m",
+	in, err := e.Install(t.Context(), engine.InstallOptions{Set: []string{"values.global.proxy.resources.requests.cpu=50m",
 		"values.global.podDNSSearchNamespaces[0]=shop.svc", "values.sidecarInjectorWebhook.injectedAnnotations.team/owner=shop"}})
 	if err != nil {
 		t.Fatal(err)
@@ -132,8 +157,8 @@ func TestPlanUpgradeKeys(t *testing.T) {
 	values["istio_cni"] = map[string]any{"enabled": true, "chained": true}
 	values["pilot"].(map[string]any)["autoscaleMin"] = 3
 	v, _ := json.Marshal(values)
-	old := InstallOptions{Mesh: OwnMesh{Values: string(v), MeshConfig: "defaultConfig:\n  holdApplicationUntilProxyStarts: true\n  retiredProxyField: 1\nretiredMeshField: x\n"}}
-	up, err := e.PlanUpgrade(t.Context(), old, func(path string) bool { return path != "global.podDNSSearchNamespaces" })
+	old := engine.InstallOptions{Mesh: engine.OwnMesh{Values: string(v), MeshConfig: "defaultConfig:\n  holdApplicationUntilProxyStarts: true\n  retiredProxyField: 1\nretiredMeshField: x\n"}}
+	up, err := NewPlan(t.Context(), e, old, func(path string) bool { return path != "global.podDNSSearchNamespaces" })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +203,7 @@ func TestPlanUpgradeKeys(t *testing.T) {
 	if strings.Contains(newIn.Values, "shop.svc") || strings.Contains(newIn.Values, "stackdriver") || !strings.Contains(newIn.MeshConfigYAML, "holdApplicationUntilProxyStarts: true") {
 		t.Errorf("the new side: an unticked key carried, or the mesh config lost:\n%s", newIn.MeshConfigYAML)
 	}
-	if _, err := e.PlanUpgrade(t.Context(), InstallOptions{}, nil); err == nil {
+	if _, err := NewPlan(t.Context(), e, engine.InstallOptions{}, nil); err == nil {
 		t.Error("a plan without a mesh")
 	}
 }
@@ -209,13 +234,13 @@ func TestCovers(t *testing.T) {
 // the embedded injector code does not give it.
 func TestUpgradePreviewOneSideFails(t *testing.T) {
 	e := testEngine(t)
-	def, err := e.Install(t.Context(), InstallOptions{})
+	def, err := e.Install(t.Context(), engine.InstallOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	broken := "policy: enabled\ntemplates:\n  sidecar: |\n    {{ .NoSuchField }}\n"
-	old := InstallOptions{Mesh: OwnMesh{InjectorConfig: broken, Values: def.Values, MeshConfig: def.MeshConfigYAML}}
-	p, err := e.PreviewUpgrade(t.Context(), []byte(upgradeDeployment("web")), nil, Settings{Install: old}, nil)
+	old := engine.InstallOptions{Mesh: engine.OwnMesh{InjectorConfig: broken, Values: def.Values, MeshConfig: def.MeshConfigYAML}}
+	p, err := NewPreview(t.Context(), e, []byte(upgradeDeployment("web")), nil, engine.Settings{Install: old}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

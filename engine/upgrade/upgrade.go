@@ -1,4 +1,7 @@
-package engine
+// Package upgrade previews an upgrade of a mesh of the user's own to the embedded Istio: the plan
+// (NewPlan: which of the mesh's values keys are carried, left behind and why) and the preview
+// (NewPreview: the same manifest injected by both sides, compared document by document).
+package upgrade
 
 import (
 	"context"
@@ -14,15 +17,22 @@ import (
 	"istio.io/istio/operator/pkg/apis"
 	"sigs.k8s.io/yaml"
 
+	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/engine/diff"
 )
 
 // An upgrade preview has two sides: the old one injects with a mesh's own configuration (its
-// templates, values and mesh config: InstallOptions.Mesh), the new one with the embedded Istio
-// rendered with that mesh's settings carried over (Upgrade.New). The mesh's `values` is the old
+// templates, values and mesh config: engine.InstallOptions.Mesh), the new one with the embedded Istio
+// rendered with that mesh's settings carried over (Plan.New). The mesh's `values` is the old
 // chart's values already merged with its defaults, so feeding it back whole would pin the old
 // defaults, the old proxy image among them: only the keys that differ from the embedded chart's
 // defaults are carried, each one listed, and the reader may leave any out.
+
+// Engine is what an upgrade needs of the engine (engine.Engine has it).
+type Engine interface {
+	Install(ctx context.Context, o engine.InstallOptions) (*engine.Install, error)
+	Inject(ctx context.Context, manifest []byte, steps []engine.Step, s engine.Settings) (*engine.Injection, error)
+}
 
 // ValueKey is one key of a mesh's injector values that differs from the embedded chart's
 // defaults.
@@ -49,15 +59,15 @@ type ValueKey struct {
 	MovedTo string `json:"movedTo,omitempty"`
 }
 
-// Upgrade is how a mesh's settings are carried to the embedded Istio.
-type Upgrade struct {
+// Plan is how a mesh's settings are carried to the embedded Istio.
+type Plan struct {
 	// Keys are the values' keys that differ from the embedded chart's defaults.
 	Keys []ValueKey `json:"keys"`
 	// MeshUnknown are the mesh config's fields the embedded Istio does not know: left out.
 	MeshUnknown []string `json:"meshUnknown,omitempty"`
 	// New is the new side's install options: an IstioOperator overlay with the carried values,
 	// the mesh config and the revision.
-	New InstallOptions `json:"new"`
+	New engine.InstallOptions `json:"new"`
 	// OwnTemplates says the old side's templates are not the embedded Istio's (another release's,
 	// or the user's): they run with the embedded Istio's injector code, since the older code is
 	// not available here; OldIstio is the Istio that installed the mesh, as its labels say.
@@ -69,17 +79,17 @@ type Upgrade struct {
 // reader carries them: the proxy image's registry and version, which the release sets.
 var NotCarriedByDefault = []string{"global.hub", "global.tag"}
 
-// PlanUpgrade compares the mesh of old (its values and mesh config) with the embedded Istio's
+// NewPlan compares the mesh of old (its values and mesh config) with the embedded Istio's
 // defaults and makes the new side's install options: every differing key that carry says to
 // carry (nil: all but NotCarriedByDefault), and the mesh config without its unknown fields.
-func (e *Engine) PlanUpgrade(ctx context.Context, old InstallOptions, carry func(path string) bool) (*Upgrade, error) {
+func NewPlan(ctx context.Context, e Engine, old engine.InstallOptions, carry func(path string) bool) (*Plan, error) {
 	if old.Mesh.IsZero() {
-		return nil, &InputError{Field: "your mesh", ID: "upgrade-no-mesh", Msg: "an upgrade preview needs your mesh's configuration (its ConfigMaps)"}
+		return nil, &engine.InputError{Field: "your mesh", ID: "upgrade-no-mesh", Msg: "an upgrade preview needs your mesh's configuration (its ConfigMaps)"}
 	}
 	if carry == nil {
 		carry = func(path string) bool { return !slices.Contains(NotCarriedByDefault, path) }
 	}
-	def, err := e.Install(ctx, InstallOptions{})
+	def, err := e.Install(ctx, engine.InstallOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -88,13 +98,13 @@ func (e *Engine) PlanUpgrade(ctx context.Context, old InstallOptions, carry func
 		// YAML, as Istio reads the values (NewValuesConfig): a real mesh's values are JSON with
 		// a bare word here and there (kubeflow's 1.23: "type": RuntimeDefault), which Istio takes.
 		if err := yaml.Unmarshal([]byte(old.Mesh.Values), &yours); err != nil {
-			return nil, &InputError{Field: "your mesh", ID: "injector-values", Params: errParams("error", err.Error()), Msg: "injector values: " + err.Error()}
+			return nil, &engine.InputError{Field: "your mesh", ID: "injector-values", Params: map[string]string{"error": err.Error()}, Msg: "injector values: " + err.Error()}
 		}
 	}
 	if err := json.Unmarshal([]byte(def.Values), &defaults); err != nil {
 		return nil, err
 	}
-	up := &Upgrade{OldIstio: old.Mesh.Istio, OwnTemplates: old.Mesh.InjectorConfig != "" && !CompactMesh(old.Mesh).IstioTemplates}
+	up := &Plan{OldIstio: old.Mesh.Istio, OwnTemplates: old.Mesh.InjectorConfig != "" && !engine.CompactMesh(old.Mesh).IstioTemplates}
 	schema := (&apis.Values{}).ProtoReflect().Descriptor()
 	var paths [][]string // of up.Keys
 	for _, k := range differingKeys(yours, defaults, schema, nil) {
@@ -113,10 +123,10 @@ func (e *Engine) PlanUpgrade(ctx context.Context, old InstallOptions, carry func
 		paths = append(paths, k.path)
 	}
 	spec := map[string]any{}
-	rev := RevisionOf(old.Revision)
+	rev := engine.RevisionOf(old.Revision)
 	if rev == "" {
 		if r, ok := yours["revision"].(string); ok {
-			rev = RevisionOf(r)
+			rev = engine.RevisionOf(r)
 		}
 	}
 	if rev != "" {
@@ -125,7 +135,7 @@ func (e *Engine) PlanUpgrade(ctx context.Context, old InstallOptions, carry func
 	if strings.TrimSpace(old.Mesh.MeshConfig) != "" {
 		var m map[string]any
 		if err := yaml.Unmarshal([]byte(old.Mesh.MeshConfig), &m); err != nil {
-			return nil, &InputError{Field: "your mesh", ID: "mesh-config", Params: errParams("error", err.Error()), Msg: "mesh config: " + err.Error()}
+			return nil, &engine.InputError{Field: "your mesh", ID: "mesh-config", Params: map[string]string{"error": err.Error()}, Msg: "mesh config: " + err.Error()}
 		}
 		meshSchema := (&meshconfig.MeshConfig{}).ProtoReflect().Descriptor()
 		for _, p := range unknownPaths(meshSchema, m, nil) {
@@ -203,7 +213,7 @@ var movedKeys = map[string]struct{ to, reads string }{
 // have where injection reads it: the injector's values (the istiod chart passes on only some of
 // them: global, sidecarInjectorWebhook, revision, pilot's cni and env, gateways' security
 // settings), or the mesh config for a key under meshConfig.
-func lostKeys(in *Install, keys []ValueKey, paths [][]string) ([]int, error) {
+func lostKeys(in *engine.Install, keys []ValueKey, paths [][]string) ([]int, error) {
 	var values, mesh map[string]any
 	if err := yaml.Unmarshal([]byte(in.Values), &values); err != nil {
 		return nil, err
@@ -413,18 +423,18 @@ func pathText(path []string) string {
 	return b.String()
 }
 
-// UpgradePreview is a manifest (its steps applied) injected by both sides of an upgrade.
-type UpgradePreview struct {
-	Plan *Upgrade `json:"plan"`
+// Preview is a manifest (its steps applied) injected by both sides of an upgrade.
+type Preview struct {
+	Plan *Plan `json:"plan"`
 	// Documents are what the upgrade changes in each document.
-	Documents []UpgradeDocument `json:"documents"`
+	Documents []Document `json:"documents"`
 	// Old and New are the two sides' injections.
-	Old, New *Injection `json:"-"`
+	Old, New *engine.Injection `json:"-"`
 }
 
-// UpgradeDocument is one document of an upgrade preview: what the new side changes in the old
+// Document is one document of an upgrade preview: what the new side changes in the old
 // side's output, or the error of a side that could not inject it.
-type UpgradeDocument struct {
+type Document struct {
 	Doc       int           `json:"doc"`
 	Kind      string        `json:"kind,omitempty"`
 	Name      string        `json:"name,omitempty"`
@@ -437,10 +447,10 @@ type UpgradeDocument struct {
 	NewError string `json:"newError,omitempty"`
 }
 
-// PreviewUpgrade injects the manifest with s (whose install options carry the old mesh) and with
-// the plan's new side (PlanUpgrade, carry as there), and compares them document by document.
-func (e *Engine) PreviewUpgrade(ctx context.Context, manifest []byte, steps []Step, s Settings, carry func(path string) bool) (*UpgradePreview, error) {
-	plan, err := e.PlanUpgrade(ctx, s.Install, carry)
+// NewPreview injects the manifest with s (whose install options carry the old mesh) and with
+// the plan's new side (NewPlan, carry as there), and compares them document by document.
+func NewPreview(ctx context.Context, e Engine, manifest []byte, steps []engine.Step, s engine.Settings, carry func(path string) bool) (*Preview, error) {
+	plan, err := NewPlan(ctx, e, s.Install, carry)
 	if err != nil {
 		return nil, err
 	}
@@ -454,13 +464,13 @@ func (e *Engine) PreviewUpgrade(ctx context.Context, manifest []byte, steps []St
 	if err != nil {
 		return nil, err
 	}
-	p := &UpgradePreview{Plan: plan, Old: old, New: next}
-	changes, err := diffDocuments(ctx, old.Documents, next.Documents, "")
+	p := &Preview{Plan: plan, Old: old, New: next}
+	changes, err := engine.DiffDocuments(ctx, old.Documents, next.Documents, "")
 	if err != nil {
 		return nil, err
 	}
 	for i, d := range old.Documents {
-		ud := UpgradeDocument{Doc: d.Index, Kind: d.Kind, Name: d.Name, Namespace: d.Namespace, Changes: []diff.Change{}}
+		ud := Document{Doc: d.Index, Kind: d.Kind, Name: d.Name, Namespace: d.Namespace, Changes: []diff.Change{}}
 		if d.Error != nil {
 			ud.OldError = d.Error.Error()
 		}

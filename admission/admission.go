@@ -30,6 +30,8 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -145,7 +147,7 @@ const maxWebhooks = 8
 // Workloads is what an Admitter needs of the engine (engine.Engine has it): a manifest's
 // workloads with the steps applied, and the installation of the settings.
 type Workloads interface {
-	Workloads(ctx context.Context, manifest []byte, steps []engine.Step, s engine.Settings) (*engine.Install, []engine.Workload, error)
+	Workloads(ctx context.Context, manifest []byte, steps []input.Step, s engine.Settings) (*engine.Install, []engine.Workload, error)
 }
 
 // New makes an Admitter on the engine's installations.
@@ -209,7 +211,7 @@ func (a *Admitter) cluster(in *engine.Install, s engine.Settings) (*cluster, err
 // document of the manifest gives its namespace its labels (over the settings' ones); and a
 // document whose namespace differs from the one the settings name is refused with kubectl's
 // message when the namespace was given as kubectl's --namespace is (NamespaceGiven).
-func (a *Admitter) Admit(ctx context.Context, manifest []byte, steps []engine.Step, s engine.Settings) ([]Result, error) {
+func (a *Admitter) Admit(ctx context.Context, manifest []byte, steps []input.Step, s engine.Settings) ([]Result, error) {
 	ns := s.Namespace
 	if ns.Name == "" {
 		ns.Name = DefaultNamespace

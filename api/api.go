@@ -9,6 +9,8 @@ package api
 import (
 	"encoding/json"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/engine/diff"
 	"github.com/sidecarlab/sidecarlab/wording"
@@ -17,7 +19,7 @@ import (
 // InjectRequest is the body of POST /api/v1/inject.
 type InjectRequest struct {
 	Manifest string          `json:"manifest"`
-	Steps    []engine.Step   `json:"steps,omitempty"`
+	Steps    []input.Step    `json:"steps,omitempty"`
 	Settings engine.Settings `json:"settings,omitzero"`
 	// MeshConfigMaps is a mesh's own configuration as `kubectl get configmap -n istio-system
 	// istio-sidecar-injector istio -o yaml` prints it: read into settings.install.mesh and,
@@ -85,7 +87,7 @@ type Timeline struct {
 // deadline (StepResult.MarshalJSON has none).
 type Row struct {
 	Index     int           `json:"index"`
-	Step      *engine.Step  `json:"step,omitempty"`
+	Step      *input.Step   `json:"step,omitempty"`
 	Documents []Document    `json:"documents"`
 	Changes   []diff.Change `json:"changes"`
 	Unified   string        `json:"unified,omitempty"`

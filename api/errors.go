@@ -13,14 +13,14 @@ type ErrorBody struct {
 	Message string `json:"message"`
 	Doc     int    `json:"doc,omitempty"`
 	Line    int    `json:"line,omitempty"`
-	// Column is where on Line the error is, from 1, when one place on it is (engine.InputError).
+	// Column is where on Line the error is, from 1, when one place on it is (input.Error).
 	Column int    `json:"column,omitempty"`
 	Field  string `json:"field,omitempty"`
 	// Documents lists every rejected document when there are several.
 	Documents []InputError `json:"documents,omitempty"`
 }
 
-// InputError is one rejected document: where (as engine.InputError has it) and what is wrong,
+// InputError is one rejected document: where (as input.Error has it) and what is wrong,
 // sidecarlab's own sentence in the reader's language, or the parser's or Istio's text as it is.
 type InputError struct {
 	Doc     int    `json:"doc,omitempty"`

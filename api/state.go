@@ -2,6 +2,7 @@ package api
 
 import (
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/engine/input"
 )
 
 // State is everything a view depends on: the manifest, the annotation steps, the settings, and
@@ -11,6 +12,6 @@ type State struct {
 	Version  int             `json:"v"`
 	Istio    string          `json:"istio"`
 	Manifest string          `json:"manifest"`
-	Steps    []engine.Step   `json:"steps,omitempty"`
+	Steps    []input.Step    `json:"steps,omitempty"`
 	Settings engine.Settings `json:"settings,omitzero"`
 }

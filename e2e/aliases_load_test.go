@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
@@ -54,7 +56,7 @@ func TestLoadAliases(t *testing.T) {
 	}
 	ordinary := func(i int) *http.Request {
 		st := api.State{Istio: engine.Version().Istio, Manifest: testkit.Deployment,
-			Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: fmt.Sprintf("%dm", 100+i)}}}
+			Steps: []input.Step{{Key: "sidecar.istio.io/proxyCPU", Value: fmt.Sprintf("%dm", 100+i)}}}
 		req, _ := http.NewRequest(http.MethodGet, baseURL+"/?s="+permalink.Encode(st), nil)
 		return req
 	}

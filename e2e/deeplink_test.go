@@ -8,10 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/chromedp/chromedp"
 
 	"github.com/sidecarlab/sidecarlab/api"
-	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/permalink"
 )
 
@@ -49,7 +50,7 @@ func TestDeepLinkOpensItsStep(t *testing.T) {
 	sh := newShots(t)
 	cpu := "spec.template.spec.containers[istio-proxy].resources.requests.cpu"
 	twice := baseURL + "/?s=" + url.QueryEscape(permalink.Encode(api.State{Manifest: deployment,
-		Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}, {Key: "sidecar.istio.io/proxyCPU", Value: "300m"}}}))
+		Steps: []input.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}, {Key: "sidecar.istio.io/proxyCPU", Value: "300m"}}}))
 
 	// Opened: step 2's link highlights step 2's row, not step 1's.
 	do(ctx, t, chromedp.Navigate(twice+"#step=2&path="+url.PathEscape(cpu)))
@@ -79,7 +80,7 @@ func TestDeepLinkOpensItsStep(t *testing.T) {
 	proxy := "spec.template.spec.containers[istio-proxy]"
 	two := deployment + "---\n" + strings.Replace(deployment, "name: checkout\n  namespace", "name: cart\n  namespace", 1)
 	batch := baseURL + "/?s=" + url.QueryEscape(permalink.Encode(api.State{Manifest: two,
-		Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}})) + "&tab=unified"
+		Steps: []input.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}})) + "&tab=unified"
 	do(ctx, t, chromedp.Navigate(batch+"#step=0&doc=2&path="+url.PathEscape(proxy)))
 	waitHighlighted(ctx, t, "document 2's link in folded row 0", "diff-step-0 open 2 "+proxy)
 	sh.take(ctx, "doc-2")

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
@@ -46,9 +48,9 @@ func TestLoadHeavy(t *testing.T) {
 			req, _ := http.NewRequest(http.MethodGet, baseURL+"/?s="+permalink.Encode(st), nil)
 			return req
 		case 2:
-			var sts []engine.Step
+			var sts []input.Step
 			for i := range 100 {
-				sts = append(sts, engine.Step{Key: "sidecar.istio.io/proxyCPU", Value: fmt.Sprintf("%dm", 150+i)})
+				sts = append(sts, input.Step{Key: "sidecar.istio.io/proxyCPU", Value: fmt.Sprintf("%dm", 150+i)})
 			}
 			js, _ := json.Marshal(sts)
 			return partialPost(url.Values{"manifest": {testkit.Pods(10, 0) + salt}, "steps": {string(js)}, "action": {"apply"}})

@@ -7,10 +7,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/chromedp/chromedp"
 
 	"github.com/sidecarlab/sidecarlab/api"
-	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/permalink"
 )
 
@@ -86,7 +87,7 @@ func TestTruncatedLinkAndTitles(t *testing.T) {
 		t.Fatal(err)
 	}
 	withStep := baseURL + "/?s=" + url.QueryEscape(permalink.Encode(api.State{Manifest: onDeployment,
-		Steps: []engine.Step{{Key: "sidecar.istio.io/proxyMemory", Value: "256Mi"}}}))
+		Steps: []input.Step{{Key: "sidecar.istio.io/proxyMemory", Value: "256Mi"}}}))
 	do(ctx, t, chromedp.Navigate(withStep), shown(`[data-testid="results"]`))
 	second, err := chromedp.Run(ctx, chromedp.Title())
 	if err != nil {

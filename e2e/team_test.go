@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/chromedp/chromedp"
 
 	"github.com/sidecarlab/sidecarlab/api"
@@ -35,7 +37,7 @@ func TestTeamStory(t *testing.T) {
 	t.Parallel() // heavy work for the server, which runs one heavy request per test at once (e2e_test.go)
 	ctx := browser(t)
 	sh := newShots(t)
-	hold := []engine.Step{
+	hold := []input.Step{
 		{Key: "sidecar.istio.io/proxyCPU", Value: "200m"},
 		{Key: "proxy.istio.io/config", Value: "concurrency: 2\nterminationDrainDuration: 30s"},
 		{Key: "proxy.istio.io/config", Value: "concurrency: 2\nterminationDrainDuration: 30s\nholdApplicationUntilProxyStarts: true"},

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/sidecarlab/sidecarlab/engine/diff"
+	"github.com/sidecarlab/sidecarlab/engine/input"
 	"github.com/sidecarlab/sidecarlab/engine/yamldoc"
 )
 
@@ -46,7 +47,7 @@ const MaxAmbientNodes = 100000
 // the user's own cannot take a profile: it is refused.
 func AmbientInstall(o InstallOptions) (InstallOptions, error) {
 	if !o.Mesh.IsZero() {
-		return o, &InputError{Field: "your mesh", ID: "ambient-own-mesh", Msg: "the ambient comparison renders Istio's ambient profile from the embedded charts; it cannot take a mesh's own configuration"}
+		return o, &input.Error{Field: "your mesh", ID: "ambient-own-mesh", Msg: "the ambient comparison renders Istio's ambient profile from the embedded charts; it cannot take a mesh's own configuration"}
 	}
 	o.Set = append(o.normalizedSet(), AmbientProfile)
 	return o, nil
@@ -124,9 +125,9 @@ type AmbientCapacity struct {
 // AmbientSides injects the manifest with the ambient profile's installation (AmbientInstall of
 // s's options, s's mode) and sets each workload as written beside it. nodes is the cluster's
 // node count for ztunnel's share (1 to MaxAmbientNodes).
-func (e *Engine) AmbientSides(ctx context.Context, manifest []byte, steps []Step, s Settings, nodes int) (*Sides, error) {
+func (e *Engine) AmbientSides(ctx context.Context, manifest []byte, steps []input.Step, s Settings, nodes int) (*Sides, error) {
 	if nodes < 1 || nodes > MaxAmbientNodes {
-		return nil, &InputError{Field: "nodes", ID: "ambient-nodes", Params: errParams("max", strconv.Itoa(MaxAmbientNodes)),
+		return nil, &input.Error{Field: "nodes", ID: "ambient-nodes", Params: input.Params("max", strconv.Itoa(MaxAmbientNodes)),
 			Msg: fmt.Sprintf("the node count must be a whole number from 1 to %d", MaxAmbientNodes)}
 	}
 	o, err := AmbientInstall(s.Install)
@@ -320,11 +321,11 @@ func (in *Install) WaypointResources() (corev1.ResourceRequirements, error) {
 		return r, nil
 	}
 	if err := json.Unmarshal([]byte(in.Values), &values); err != nil {
-		return r, &InputError{Field: in.Options.partField(in.Options.Mesh.Values), ID: "injector-values", Params: errParams("error", err.Error()), Msg: "injector values: " + err.Error()}
+		return r, &input.Error{Field: in.Options.partField(in.Options.Mesh.Values), ID: "injector-values", Params: input.Params("error", err.Error()), Msg: "injector values: " + err.Error()}
 	}
 	if raw := values.Global.Waypoint.Resources; len(raw) > 0 && string(raw) != "null" {
 		if err := json.Unmarshal(raw, &r); err != nil {
-			return r, &InputError{Field: in.Options.partField(in.Options.Mesh.Values), ID: "injector-values", Params: errParams("error", err.Error()), Msg: "global.waypoint.resources: " + err.Error()}
+			return r, &input.Error{Field: in.Options.partField(in.Options.Mesh.Values), ID: "injector-values", Params: input.Params("error", err.Error()), Msg: "global.waypoint.resources: " + err.Error()}
 		}
 	}
 	return r, nil

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/sidecarlab/sidecarlab/engine/diff"
+	"github.com/sidecarlab/sidecarlab/engine/input"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
@@ -192,7 +193,7 @@ func TestAmbientSidesRefuses(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := e.AmbientSides(context.Background(), []byte(sidesManifest), nil, tc.s, tc.nodes)
-			var ie *InputError
+			var ie *input.Error
 			if !errors.As(err, &ie) || ie.ID != tc.id {
 				t.Fatalf("err = %v, want input error %s", err, tc.id)
 			}

@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"istio.io/istio/pkg/kube/inject"
 )
 
@@ -65,12 +67,12 @@ type Workload struct {
 	Labels map[string]string
 	// Object is nil for a kind Istio does not inject and for a document that failed (Error).
 	Object runtime.Object
-	Error  *InputError
+	Error  *input.Error
 }
 
 // Workloads reads a manifest's documents with every step applied, after the checks an injection
 // makes first (the steps, the settings, the installation), and returns that installation too.
-func (e *Engine) Workloads(ctx context.Context, manifest []byte, steps []Step, s Settings) (*Install, []Workload, error) {
+func (e *Engine) Workloads(ctx context.Context, manifest []byte, steps []input.Step, s Settings) (*Install, []Workload, error) {
 	p, err := e.prepare(ctx, manifest, steps, s)
 	if err != nil {
 		return nil, nil, err
@@ -87,7 +89,7 @@ func (e *Engine) Workloads(ctx context.Context, manifest []byte, steps []Step, s
 // AnnotatedInput is the manifest with the annotation steps written where Istio reads them: the
 // input that, given to istioctl kube-inject without steps, gives the same output. Documents the
 // steps do not touch are kept as written.
-func AnnotatedInput(manifest []byte, steps []Step) (string, error) {
+func AnnotatedInput(manifest []byte, steps []input.Step) (string, error) {
 	chunks, err := splitDocuments(manifest)
 	if err != nil {
 		return "", err
@@ -129,4 +131,18 @@ func PodTemplateAnnotation(manifest []byte, key string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+type annotationChange struct {
+	key, value string
+	remove     bool
+}
+
+// annotationsAt is the list of changes in force at step k: steps[:k], in order.
+func annotationsAt(steps []input.Step, k int) []annotationChange {
+	out := make([]annotationChange, 0, k)
+	for _, s := range steps[:k] {
+		out = append(out, annotationChange{key: s.Key, value: s.Value, remove: s.Remove})
+	}
+	return out
 }

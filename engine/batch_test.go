@@ -14,6 +14,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/sidecarlab/sidecarlab/engine/input"
 )
 
 // labBatch is the lab's eight workloads, one file each, joined as kubectl would take them.
@@ -188,10 +190,10 @@ func mixedBatch(t testing.TB) []byte {
 var rowsEqual = []cmp.Option{cmp.AllowUnexported(Capacity{}, BatchRow{}), cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })}
 
 // streamAll runs a batch stream to the end and returns what it emitted.
-func streamAll(t *testing.T, s *BatchStream) ([]BatchRow, []*InputError) {
+func streamAll(t *testing.T, s *BatchStream) ([]BatchRow, []*input.Error) {
 	t.Helper()
 	var rows []BatchRow
-	var errs []*InputError
+	var errs []*input.Error
 	err := s.Run(t.Context(), func(it BatchItem) error {
 		rows = append(rows, it.Row)
 		if it.Error != nil {
@@ -215,11 +217,11 @@ func TestBatchStreamMatchesBatch(t *testing.T) {
 	manifest := mixedBatch(t)
 	cases := []struct {
 		name  string
-		steps []Step
+		steps []input.Step
 		s     Settings
 	}{
 		{"kube-inject", nil, Settings{}},
-		{"native with a step", []Step{{Key: "traffic.sidecar.istio.io/excludeOutboundPorts", Value: "5432"}}, Settings{Mode: ModeNative}},
+		{"native with a step", []input.Step{{Key: "traffic.sidecar.istio.io/excludeOutboundPorts", Value: "5432"}}, Settings{Mode: ModeNative}},
 		{"webhook 1.30", nil, Settings{Mode: ModeWebhook, KubernetesVersion: "1.30"}},
 	}
 	for _, c := range cases {
@@ -359,7 +361,7 @@ func TestBatchStreamIsolated(t *testing.T) {
 	}
 	defer e.Close()
 	s := Settings{Install: InstallOptions{Set: []string{"values.sidecarInjectorWebhook.templates.mine=metadata:\n  annotations:\n    mine: '{{ .Values.global.proxy.image }}'"}}}
-	steps := []Step{{Key: "inject.istio.io/templates", Value: "sidecar,mine"}}
+	steps := []input.Step{{Key: "inject.istio.io/templates", Value: "sidecar,mine"}}
 	manifest := mixedBatch(t)
 	r := mustInject(t, e, manifest, steps, s)
 	stream, err := e.NewBatchStream(t.Context(), manifest, steps, s)

@@ -6,13 +6,15 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+
+	"github.com/sidecarlab/sidecarlab/engine/input"
 )
 
 // BatchItem is one document of a streamed batch: its row, and its error (with the document's
 // index and line, as Injection.Errors gives it) when Istio or YAML parsing rejected it.
 type BatchItem struct {
 	Row   BatchRow
-	Error *InputError
+	Error *input.Error
 }
 
 // BatchStream is a batch of any size injected on every core: each document's row and findings
@@ -47,7 +49,7 @@ func (b *BatchStream) NamespaceLabels() map[string]map[string]string { return b.
 
 // NewBatchStream validates the request as Inject does (settings, steps, the number of
 // documents) and returns the batch ready to run.
-func (e *Engine) NewBatchStream(ctx context.Context, manifest []byte, steps []Step, s Settings) (*BatchStream, error) {
+func (e *Engine) NewBatchStream(ctx context.Context, manifest []byte, steps []input.Step, s Settings) (*BatchStream, error) {
 	p, err := e.prepare(ctx, manifest, steps, s)
 	if err != nil {
 		return nil, err

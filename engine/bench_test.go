@@ -18,6 +18,8 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"istio.io/istio/pkg/kube/inject"
 )
 
@@ -81,7 +83,7 @@ func BenchmarkDiffDeployment(b *testing.B) {
 	e := testEngine(b)
 	deploy := readFile(b, "testdata/corpus/deployment.yaml")
 	before := mustInject(b, e, deploy, nil, Settings{}).Documents
-	after := mustInject(b, e, deploy, []Step{{Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStarts: true"}}, Settings{}).Documents
+	after := mustInject(b, e, deploy, []input.Step{{Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStarts: true"}}, Settings{}).Documents
 	for b.Loop() {
 		if changes, _ := DiffDocuments(b.Context(), before, after, "hold"); len(changes) == 0 {
 			b.Fatal("no changes")
@@ -110,13 +112,13 @@ func BenchmarkTimelineRetoggle(b *testing.B) {
 	e := testEngine(b)
 	deploy := readFile(b, "testdata/corpus/deployment.yaml")
 	ctx := context.Background()
-	steps := append([]Step(nil), eightSteps...)
+	steps := append([]input.Step(nil), eightSteps...)
 	if _, err := e.Timeline(ctx, deploy, steps, Settings{}); err != nil {
 		b.Fatal(err)
 	}
 	var one, retoggle time.Duration
 	for b.Loop() {
-		steps[7] = Step{Key: "sidecar.istio.io/proxyCPULimit", Value: fmt.Sprintf("%dm", 1000+retoggleSeq.Add(1))}
+		steps[7] = input.Step{Key: "sidecar.istio.io/proxyCPULimit", Value: fmt.Sprintf("%dm", 1000+retoggleSeq.Add(1))}
 		t0 := time.Now()
 		if _, err := e.Timeline(ctx, deploy, steps, Settings{}); err != nil {
 			b.Fatal(err)

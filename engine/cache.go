@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+
+	"github.com/sidecarlab/sidecarlab/engine/input"
 )
 
 // lru is a bounded, concurrency-safe least-recently-used cache that also collapses concurrent
@@ -96,7 +98,7 @@ func (c *lru[V]) get(key string, fn func() (V, error)) (val V, hit bool, err err
 	switch {
 	case cl.err == nil:
 		c.add(key, cl.val)
-	case isLasting(cl.err):
+	case input.IsLasting(cl.err):
 		c.addErr(key, cl.err)
 	}
 	c.mu.Unlock()

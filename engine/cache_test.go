@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/sidecarlab/sidecarlab/engine/input"
 )
 
 func TestLRU(t *testing.T) {
@@ -59,11 +61,11 @@ func TestLRUErrorsAndPanicsAreNotCached(t *testing.T) {
 }
 
 // TestLRUKeepsLastingErrors: a lasting error is kept like a value (asked again, the work does not
-// run again, and the key counts as kept); an InputError that is not lasting is not kept.
+// run again, and the key counts as kept); an input.Error that is not lasting is not kept.
 func TestLRUKeepsLastingErrors(t *testing.T) {
 	c := newLRU[*int](4, 1<<10, func(*int) int64 { return 8 })
 	calls := 0
-	lasting := &InputError{ID: "template-output-too-large", Msg: "too much", Lasting: true}
+	lasting := &input.Error{ID: "template-output-too-large", Msg: "too much", Lasting: true}
 	for i := range 3 {
 		v, hit, err := c.get("k", func() (*int, error) { calls++; return nil, fmt.Errorf("rendering: %w", lasting) })
 		if !errors.Is(err, lasting) || v != nil || hit != (i > 0) {
@@ -80,7 +82,7 @@ func TestLRUKeepsLastingErrors(t *testing.T) {
 		t.Error("a kept error holds no bytes")
 	}
 	c.remeasure("k") // no value to measure: nothing happens
-	plain := &InputError{ID: "manifest-empty", Msg: "empty"}
+	plain := &input.Error{ID: "manifest-empty", Msg: "empty"}
 	calls = 0
 	for range 2 {
 		if _, hit, err := c.get("p", func() (*int, error) { calls++; return nil, plain }); err != plain || hit {

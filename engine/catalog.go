@@ -14,6 +14,7 @@ import (
 	kvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
 	"github.com/sidecarlab/sidecarlab/engine/yamldoc"
 
 	"istio.io/istio/pkg/config/mesh"
@@ -209,7 +210,7 @@ func (c *Catalog) Lookup(name string) (Annotation, bool) {
 // (inject.AnnotationValidation) rejects, with Istio's message, and the two bounds that protect
 // the server (see annotationSizeError). A value Istio takes leniently ("no", "TRUE", port 0)
 // runs, and the lenient-* checks say what Istio made of it: never refuse what Istio accepts.
-func (c *Catalog) ValidateStep(s Step) error {
+func (c *Catalog) ValidateStep(s input.Step) error {
 	if err := c.stepBounds(s); err != nil || s.Remove {
 		return err
 	}
@@ -219,12 +220,12 @@ func (c *Catalog) ValidateStep(s Step) error {
 // stepBounds refuses what no manifest could carry — a key Kubernetes refuses, a value beyond the
 // bounds (annotationSizeError) — and nothing Istio is to judge: what Options.StepsAsWritten
 // checks before the injection.
-func (c *Catalog) stepBounds(s Step) error {
+func (c *Catalog) stepBounds(s input.Step) error {
 	// Kubernetes checks keys lower-cased (apimachinery's ValidateAnnotations), so a capital letter
 	// in a key is no reason to refuse it.
 	if errs := kvalidation.IsQualifiedName(strings.ToLower(s.Key)); len(errs) > 0 {
-		return &InputError{Field: "annotation " + quote(s.Key), ID: "annotation-key",
-			Params: errParams("errors", strings.Join(errs, "; ")), Msg: "not a valid annotation key: " + strings.Join(errs, "; ")}
+		return &input.Error{Field: "annotation " + quote(s.Key), ID: "annotation-key",
+			Params: input.Params("errors", strings.Join(errs, "; ")), Msg: "not a valid annotation key: " + strings.Join(errs, "; ")}
 	}
 	if s.Remove {
 		return nil
@@ -253,14 +254,14 @@ func istioRefusal(key, value string) error {
 		// annotations, so a value that does not parse fails with the reader's message, not the
 		// validator's ("failed to convert to apply proxy config: …").
 		if _, err := mesh.MergeProxyConfig(value, mesh.DefaultProxyConfig()); err != nil {
-			return &InputError{Field: "annotation " + quote(key), Msg: yamldoc.Clip(err.Error())}
+			return &input.Error{Field: "annotation " + quote(key), Msg: yamldoc.Clip(err.Error())}
 		}
 	}
 	if v, ok := inject.AnnotationValidation[key]; ok {
 		if err := v(value); err != nil {
 			// Istio's words, as its injector fails a pod with them (validateAnnotations), with the
 			// echoed value bounded.
-			return &InputError{Field: "annotation " + quote(key), Msg: fmt.Sprintf("invalid value '%s' for annotation '%s': %s", yamldoc.Clip(value), key, yamldoc.Clip(err.Error()))}
+			return &input.Error{Field: "annotation " + quote(key), Msg: fmt.Sprintf("invalid value '%s' for annotation '%s': %s", yamldoc.Clip(value), key, yamldoc.Clip(err.Error()))}
 		}
 	}
 	return nil
@@ -305,13 +306,13 @@ const maxQuantityLen = 64
 // annotationSizeError applies the two bounds that protect the server, the only refusals that are
 // not Istio's (docs/playground.md, "Limits"): Kubernetes' own limit on annotations (256 KiB in all), and 64
 // characters for the resource annotations Istio parses as quantities.
-func annotationSizeError(key, value string) *InputError {
+func annotationSizeError(key, value string) *input.Error {
 	if len(key)+len(value) > validation.TotalAnnotationSizeLimitB {
-		return &InputError{ID: "annotation-too-large", Params: errParams("size", strconv.Itoa(len(value)), "max", strconv.Itoa(validation.TotalAnnotationSizeLimitB)),
+		return &input.Error{ID: "annotation-too-large", Params: input.Params("size", strconv.Itoa(len(value)), "max", strconv.Itoa(validation.TotalAnnotationSizeLimitB)),
 			Msg: fmt.Sprintf("the value is %d bytes; Kubernetes allows at most %d for all annotations together", len(value), validation.TotalAnnotationSizeLimitB)}
 	}
 	if slices.Contains(resourceAnnotations, key) && len(value) > maxQuantityLen {
-		return &InputError{ID: "quantity-too-long", Params: errParams("size", strconv.Itoa(len(value)), "max", strconv.Itoa(maxQuantityLen)),
+		return &input.Error{ID: "quantity-too-long", Params: input.Params("size", strconv.Itoa(len(value)), "max", strconv.Itoa(maxQuantityLen)),
 			Msg: fmt.Sprintf("a resource quantity of %d characters; at most %d", len(value), maxQuantityLen)}
 	}
 	return nil

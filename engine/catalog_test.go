@@ -6,6 +6,7 @@ import (
 
 	"istio.io/api/annotation"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
 	"github.com/sidecarlab/sidecarlab/engine/yamldoc"
 
 	"istio.io/istio/pkg/kube/inject"
@@ -106,10 +107,10 @@ func TestValidateValue(t *testing.T) {
 		}
 	}
 	// Kubernetes checks keys lower-cased; a key it refuses is refused.
-	if err := c.ValidateStep(Step{Key: "Example.COM/Flag", Value: "1"}); err != nil {
+	if err := c.ValidateStep(input.Step{Key: "Example.COM/Flag", Value: "1"}); err != nil {
 		t.Errorf("a key with capitals refused: %v", err)
 	}
-	if err := c.ValidateStep(Step{Key: "not a key!", Value: "1"}); err == nil || !strings.Contains(err.Error(), "not a valid annotation key") {
+	if err := c.ValidateStep(input.Step{Key: "not a key!", Value: "1"}); err == nil || !strings.Contains(err.Error(), "not a valid annotation key") {
 		t.Errorf("a key Kubernetes refuses: %v", err)
 	}
 }
@@ -138,7 +139,7 @@ func TestFitsKind(t *testing.T) {
 	}
 }
 
-// FuzzValidateValue runs every annotation's value check on arbitrary values: an *InputError or
+// FuzzValidateValue runs every annotation's value check on arbitrary values: an *input.Error or
 // nil, never a panic, and quickly (the bound on quantities keeps Istio's parser fast).
 func FuzzValidateValue(f *testing.F) {
 	c := DefaultCatalog()
@@ -156,7 +157,7 @@ func FuzzValidateValue(f *testing.F) {
 		fitsKind(a, value) // the lenient checks' rule never panics either
 		err := c.ValidateValue(a.Name, value)
 		// Refused only where Istio refuses or a server bound applies, and then with an
-		// *InputError whose echo is bounded; never refused for not fitting the kind.
+		// *input.Error whose echo is bounded; never refused for not fitting the kind.
 		bound, istio := annotationSizeError(a.Name, value), error(nil)
 		if v, ok := inject.AnnotationValidation[a.Name]; ok && bound == nil {
 			istio = v(value)
@@ -167,7 +168,7 @@ func FuzzValidateValue(f *testing.F) {
 		case err != nil && !refuse:
 			t.Fatalf("%s=%q refused though Istio accepts it: %v", a.Name, value, err)
 		case err != nil:
-			ie, ok := err.(*InputError)
+			ie, ok := err.(*input.Error)
 			if !ok {
 				t.Fatalf("%s: %T %v", a.Name, err, err)
 			}

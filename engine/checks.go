@@ -7,6 +7,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/sidecarlab/sidecarlab/engine/input"
 )
 
 // Severity ranks a finding.
@@ -44,7 +46,7 @@ type Finding struct {
 // Fix repairs a finding. Where it can be done in one click, Steps are the annotation steps to
 // add; a fix without steps is advice only.
 type Fix struct {
-	Steps []Step `json:"steps,omitempty"`
+	Steps []input.Step `json:"steps,omitempty"`
 }
 
 // CheckID is a check's stable id ("job-classic-sidecar"): the one spelling the engine reports and

@@ -6,6 +6,7 @@ import (
 
 	"istio.io/api/annotation"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
 	"github.com/sidecarlab/sidecarlab/engine/yamldoc"
 )
 
@@ -55,7 +56,7 @@ func checkWorkloadMetadata(c *docContext) []Finding {
 		}
 		fs = append(fs, Finding{Path: fmt.Sprintf("metadata.annotations[%q]", k),
 			Params: map[string]string{"key": k, "kind": c.d.Kind, "readFrom": c.annPath},
-			Fix:    &Fix{Steps: []Step{{Key: k, Value: own.Annotations[k]}}}})
+			Fix:    &Fix{Steps: []input.Step{{Key: k, Value: own.Annotations[k]}}}})
 	}
 	return fs
 }
@@ -77,7 +78,7 @@ func checkCronJobTemplate(c *docContext) []Finding {
 		}
 		fs = append(fs, Finding{Path: fmt.Sprintf("spec.jobTemplate.spec.template.metadata.annotations[%q]", k),
 			Params: map[string]string{"key": k},
-			Fix:    &Fix{Steps: []Step{{Key: k, Value: tmpl.Annotations[k]}}}})
+			Fix:    &Fix{Steps: []input.Step{{Key: k, Value: tmpl.Annotations[k]}}}})
 	}
 	return fs
 }
@@ -93,7 +94,7 @@ func checkUnknownAnnotation(c *docContext) []Finding {
 		f := Finding{Path: fmt.Sprintf("%s[%q]", c.annPath, k), Params: map[string]string{"key": k}}
 		if m := closest(k, c.catalog.names()); m != "" {
 			f.Params["suggestion"] = m
-			f.Fix = &Fix{Steps: []Step{{Key: k, Remove: true}, {Key: m, Value: c.podAnn[k]}}}
+			f.Fix = &Fix{Steps: []input.Step{{Key: k, Remove: true}, {Key: m, Value: c.podAnn[k]}}}
 		}
 		fs = append(fs, f)
 	}
@@ -148,7 +149,7 @@ func checkProxyConfigFields(c *docContext) []Finding {
 		if u.suggest != "" {
 			f.Params["suggestion"] = u.suggest
 			if fixed, ok := renameTopField(pc, u.path, u.suggest); ok {
-				f.Fix = &Fix{Steps: []Step{{Key: annotation.ProxyConfig.Name, Value: fixed}}}
+				f.Fix = &Fix{Steps: []input.Step{{Key: annotation.ProxyConfig.Name, Value: fixed}}}
 			}
 		}
 		fs = append(fs, f)

@@ -8,6 +8,7 @@ import (
 
 	"istio.io/api/annotation"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
 	"github.com/sidecarlab/sidecarlab/engine/yamldoc"
 
 	"istio.io/istio/pkg/kube/inject"
@@ -49,7 +50,7 @@ func checkLenientNative(c *docContext) []Finding {
 		f := Finding{Path: l.path, Params: map[string]string{"key": l.key, "value": yamldoc.Clip(l.value)}, Fix: &Fix{}}
 		if b, err := strconv.ParseBool(l.value); err == nil {
 			// The spelling Istio reads for what Go (and a person) would read the value as.
-			f.Fix.Steps = []Step{{Key: l.key, Value: strconv.FormatBool(b)}}
+			f.Fix.Steps = []input.Step{{Key: l.key, Value: strconv.FormatBool(b)}}
 		}
 		fs = append(fs, f)
 	}

@@ -8,6 +8,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"istio.io/api/annotation"
 	"istio.io/istio/pkg/kube/inject"
 	"sigs.k8s.io/yaml"
@@ -38,7 +40,7 @@ func checkJobClassic(c *docContext) []Finding {
 		return nil
 	}
 	return []Finding{{Path: c.specPath + ".containers[istio-proxy]",
-		Fix: &Fix{Steps: []Step{{Key: annotation.SidecarNativeSidecar.Name, Value: "true"}}}}}
+		Fix: &Fix{Steps: []input.Step{{Key: annotation.SidecarNativeSidecar.Name, Value: "true"}}}}}
 }
 
 // nativeSidecarMinMinor is the first Kubernetes minor version with native sidecars (init
@@ -57,7 +59,7 @@ func checkNativeUnsupported(c *docContext) []Finding {
 	}
 	return []Finding{{Path: c.specPath + ".initContainers[istio-proxy].restartPolicy",
 		Params: map[string]string{"version": fmt.Sprintf("1.%d", minor)},
-		Fix:    &Fix{Steps: []Step{{Key: annotation.SidecarNativeSidecar.Name, Value: "false"}}}}}
+		Fix:    &Fix{Steps: []input.Step{{Key: annotation.SidecarNativeSidecar.Name, Value: "false"}}}}}
 }
 
 // checkWebhookClassic: the webhook's auto mode keeps classic sidecars on nodes older than 1.33

@@ -3,6 +3,8 @@ package engine
 import (
 	"strings"
 	"testing"
+
+	"github.com/sidecarlab/sidecarlab/engine/input"
 )
 
 const labDeployment = `apiVersion: apps/v1
@@ -124,7 +126,7 @@ spec:
               command: ["sleep", "5"]
 `
 
-var hold = Step{Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStarts: true"}
+var hold = input.Step{Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStarts: true"}
 
 // TestChecks runs every check on a case that trips it and one that does not. Where the finding
 // has a one-click fix, applying it must clear the finding.
@@ -136,7 +138,7 @@ func TestChecks(t *testing.T) {
 	cases := []struct {
 		name     string
 		manifest string
-		steps    []Step
+		steps    []input.Step
 		s        Settings
 		check    CheckID
 		fires    bool
@@ -152,105 +154,105 @@ func TestChecks(t *testing.T) {
 			"cronjob-pod-template-annotation", true, "spec.jobTemplate.spec.template.metadata.annotations", params{"key": "sidecar.istio.io/proxyMemory"}},
 		{"CronJob annotation on spec.jobTemplate.metadata", cronjob, nil, Settings{}, "cronjob-pod-template-annotation", false, "", nil},
 
-		{"misspelled annotation", labDeployment, []Step{{Key: "sidecar.istio.io/proxyCpu", Value: "100m"}}, Settings{},
+		{"misspelled annotation", labDeployment, []input.Step{{Key: "sidecar.istio.io/proxyCpu", Value: "100m"}}, Settings{},
 			"unknown-istio-annotation", true, "sidecar.istio.io/proxyCpu", params{"key": "sidecar.istio.io/proxyCpu", "suggestion": "sidecar.istio.io/proxyCPU"}},
-		{"known annotation", labDeployment, []Step{{Key: "sidecar.istio.io/proxyCPU", Value: "100m"}}, Settings{}, "unknown-istio-annotation", false, "", nil},
-		{"annotation outside Istio's prefixes", labDeployment, []Step{{Key: "example.com/proxyCpu", Value: "1"}}, Settings{}, "unknown-istio-annotation", false, "", nil},
+		{"known annotation", labDeployment, []input.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "100m"}}, Settings{}, "unknown-istio-annotation", false, "", nil},
+		{"annotation outside Istio's prefixes", labDeployment, []input.Step{{Key: "example.com/proxyCpu", Value: "1"}}, Settings{}, "unknown-istio-annotation", false, "", nil},
 
-		{"misspelled proxy config field", labDeployment, []Step{{Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStart: true"}}, Settings{},
+		{"misspelled proxy config field", labDeployment, []input.Step{{Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStart: true"}}, Settings{},
 			"unknown-proxy-config-field", true, "holdApplicationUntilProxyStart", params{"field": "holdApplicationUntilProxyStart", "suggestion": "holdApplicationUntilProxyStarts"}},
-		{"nested unknown proxy config field", labDeployment, []Step{{Key: "proxy.istio.io/config", Value: "tracing:\n  samplingg: 10\n"}}, Settings{},
+		{"nested unknown proxy config field", labDeployment, []input.Step{{Key: "proxy.istio.io/config", Value: "tracing:\n  samplingg: 10\n"}}, Settings{},
 			"unknown-proxy-config-field", true, "tracing.samplingg", params{"field": "tracing.samplingg", "suggestion": "sampling"}},
-		{"known proxy config fields", labDeployment, []Step{{Key: "proxy.istio.io/config", Value: "concurrency: 2\ntracing:\n  sampling: 10\nproxyMetadata:\n  ANY_KEY: x\n"}}, Settings{}, "unknown-proxy-config-field", false, "", nil},
+		{"known proxy config fields", labDeployment, []input.Step{{Key: "proxy.istio.io/config", Value: "concurrency: 2\ntracing:\n  sampling: 10\nproxyMetadata:\n  ANY_KEY: x\n"}}, Settings{}, "unknown-proxy-config-field", false, "", nil},
 
 		{"hold with a global lifecycle", labDeployment, nil, Settings{Install: InstallOptions{Overlay: holdAndLifecycle}},
 			"hold-swallowed-by-global-lifecycle", true, "containers[istio-proxy].lifecycle", nil},
 		{"hold without a global lifecycle", labDeployment, nil, Settings{Install: InstallOptions{Set: []string{"values.global.proxy.holdApplicationUntilProxyStarts=true"}}}, "hold-swallowed-by-global-lifecycle", false, "", nil},
-		{"hold by annotation with a global lifecycle", labDeployment, []Step{hold}, Settings{Install: InstallOptions{Overlay: strings.Replace(holdAndLifecycle, "        holdApplicationUntilProxyStarts: true\n", "", 1)}},
+		{"hold by annotation with a global lifecycle", labDeployment, []input.Step{hold}, Settings{Install: InstallOptions{Overlay: strings.Replace(holdAndLifecycle, "        holdApplicationUntilProxyStarts: true\n", "", 1)}},
 			"hold-swallowed-by-global-lifecycle", true, "lifecycle", nil},
 
 		// A template of the installation's own that writes no postStart: the hold has no wait,
 		// but no global lifecycle took it, so this check (which names that cause) stays quiet.
-		{"hold under a template without postStart", labDeployment, []Step{{Key: "inject.istio.io/templates", Value: "bare"}}, Settings{Install: InstallOptions{Overlay: holdAndBareTemplate}}, "hold-swallowed-by-global-lifecycle", false, "", nil},
+		{"hold under a template without postStart", labDeployment, []input.Step{{Key: "inject.istio.io/templates", Value: "bare"}}, Settings{Install: InstallOptions{Overlay: holdAndBareTemplate}}, "hold-swallowed-by-global-lifecycle", false, "", nil},
 		// Hold on mesh-wide, but the pod turns it off in its own proxy config: no hold to swallow.
-		{"mesh-wide hold the pod turns off, with a global lifecycle", labDeployment, []Step{{Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStarts: false"}}, Settings{Install: InstallOptions{Overlay: meshHoldAndLifecycle}}, "hold-swallowed-by-global-lifecycle", false, "", nil},
-		{"hold with a native sidecar", labDeployment, []Step{hold}, Settings{Mode: ModeNative}, "hold-ignored-native-sidecar", true, "initContainers[istio-proxy]", nil},
-		{"hold with a classic sidecar", labDeployment, []Step{hold}, Settings{}, "hold-ignored-native-sidecar", false, "", nil},
+		{"mesh-wide hold the pod turns off, with a global lifecycle", labDeployment, []input.Step{{Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStarts: false"}}, Settings{Install: InstallOptions{Overlay: meshHoldAndLifecycle}}, "hold-swallowed-by-global-lifecycle", false, "", nil},
+		{"hold with a native sidecar", labDeployment, []input.Step{hold}, Settings{Mode: ModeNative}, "hold-ignored-native-sidecar", true, "initContainers[istio-proxy]", nil},
+		{"hold with a classic sidecar", labDeployment, []input.Step{hold}, Settings{}, "hold-ignored-native-sidecar", false, "", nil},
 
 		{"Job with a classic sidecar", job, nil, Settings{}, "job-classic-sidecar", true, "containers[istio-proxy]", nil},
 		{"CronJob with a classic sidecar", cronjob, nil, Settings{}, "job-classic-sidecar", true, "spec.jobTemplate.spec.template.spec.containers[istio-proxy]", nil},
 		{"Job with a native sidecar", job, nil, Settings{Mode: ModeNative}, "job-classic-sidecar", false, "", nil},
 		{"Deployment with a classic sidecar", labDeployment, nil, Settings{}, "job-classic-sidecar", false, "", nil},
 
-		{"native sidecar on 1.28", labDeployment, []Step{{Key: "sidecar.istio.io/nativeSidecar", Value: "true"}}, Settings{Mode: ModeWebhook, KubernetesVersion: "1.28"},
+		{"native sidecar on 1.28", labDeployment, []input.Step{{Key: "sidecar.istio.io/nativeSidecar", Value: "true"}}, Settings{Mode: ModeWebhook, KubernetesVersion: "1.28"},
 			"native-sidecar-unsupported", true, "restartPolicy", params{"version": "1.28"}},
-		{"native sidecar on 1.29, the first with native sidecars", labDeployment, []Step{{Key: "sidecar.istio.io/nativeSidecar", Value: "true"}}, Settings{Mode: ModeWebhook, KubernetesVersion: "1.29"}, "native-sidecar-unsupported", false, "", nil},
-		{"native sidecar on 1.30", labDeployment, []Step{{Key: "sidecar.istio.io/nativeSidecar", Value: "true"}}, Settings{Mode: ModeWebhook, KubernetesVersion: "1.30"}, "native-sidecar-unsupported", false, "", nil},
+		{"native sidecar on 1.29, the first with native sidecars", labDeployment, []input.Step{{Key: "sidecar.istio.io/nativeSidecar", Value: "true"}}, Settings{Mode: ModeWebhook, KubernetesVersion: "1.29"}, "native-sidecar-unsupported", false, "", nil},
+		{"native sidecar on 1.30", labDeployment, []input.Step{{Key: "sidecar.istio.io/nativeSidecar", Value: "true"}}, Settings{Mode: ModeWebhook, KubernetesVersion: "1.30"}, "native-sidecar-unsupported", false, "", nil},
 
 		{"webhook auto on 1.30 nodes", labDeployment, nil, Settings{Mode: ModeWebhook, KubernetesVersion: "1.30"}, "webhook-auto-stays-classic", true, "containers[istio-proxy]", params{"version": "1.30"}},
 		{"webhook auto on 1.32 nodes", labDeployment, nil, Settings{Mode: ModeWebhook, KubernetesVersion: "1.32"}, "webhook-auto-stays-classic", true, "containers[istio-proxy]", params{"version": "1.32"}},
-		{"webhook auto on 1.32 nodes, the pod opted out of native sidecars itself", labDeployment, []Step{{Key: "sidecar.istio.io/nativeSidecar", Value: "false"}}, Settings{Mode: ModeWebhook, KubernetesVersion: "1.32"}, "webhook-auto-stays-classic", false, "", nil},
+		{"webhook auto on 1.32 nodes, the pod opted out of native sidecars itself", labDeployment, []input.Step{{Key: "sidecar.istio.io/nativeSidecar", Value: "false"}}, Settings{Mode: ModeWebhook, KubernetesVersion: "1.32"}, "webhook-auto-stays-classic", false, "", nil},
 		{"webhook auto on 1.33 nodes, the first it goes native on", labDeployment, nil, Settings{Mode: ModeWebhook, KubernetesVersion: "1.33"}, "webhook-auto-stays-classic", false, "", nil},
 		{"webhook auto on 1.34 nodes", labDeployment, nil, Settings{Mode: ModeWebhook, KubernetesVersion: "1.34"}, "webhook-auto-stays-classic", false, "", nil},
 		{"kube-inject is not the webhook", labDeployment, nil, Settings{}, "webhook-auto-stays-classic", false, "", nil},
 
-		{"deprecated annotation", labDeployment, []Step{{Key: "sidecar.istio.io/statsInclusionPrefixes", Value: "cluster.outbound"}}, Settings{}, "deprecated-annotation", true, "statsInclusionPrefixes", params{"key": "sidecar.istio.io/statsInclusionPrefixes"}},
-		{"current annotation", labDeployment, []Step{{Key: "sidecar.istio.io/logLevel", Value: "debug"}}, Settings{}, "deprecated-annotation", false, "", nil},
+		{"deprecated annotation", labDeployment, []input.Step{{Key: "sidecar.istio.io/statsInclusionPrefixes", Value: "cluster.outbound"}}, Settings{}, "deprecated-annotation", true, "statsInclusionPrefixes", params{"key": "sidecar.istio.io/statsInclusionPrefixes"}},
+		{"current annotation", labDeployment, []input.Step{{Key: "sidecar.istio.io/logLevel", Value: "debug"}}, Settings{}, "deprecated-annotation", false, "", nil},
 
 		{"inject: yes", withPodAnnotation("        sidecar.istio.io/inject: \"yes\"\n"), nil, Settings{}, "inject-value", true, "sidecar.istio.io/inject", params{"value": "yes"}},
 		{"inject label True", strings.Replace(labDeployment, "      labels:\n        app: lab\n    spec", "      labels:\n        app: lab\n        sidecar.istio.io/inject: \"True\"\n    spec", 1), nil, Settings{}, "inject-value", true, "labels", params{"value": "True"}},
 		{"inject: true", withPodAnnotation("        sidecar.istio.io/inject: \"true\"\n"), nil, Settings{}, "inject-value", false, "", nil},
 		// A step Istio accepts leniently runs (it is not refused) and the finding says what Istio did.
-		{"inject=no as a step", labDeployment, []Step{{Key: "sidecar.istio.io/inject", Value: "no"}}, Settings{}, "inject-value", true, `annotations["sidecar.istio.io/inject"]`, params{"value": "no", "result": "injected"}},
+		{"inject=no as a step", labDeployment, []input.Step{{Key: "sidecar.istio.io/inject", Value: "no"}}, Settings{}, "inject-value", true, `annotations["sidecar.istio.io/inject"]`, params{"value": "no", "result": "injected"}},
 		// IntoObject falls back to the policy "enabled", so only another reason skips the pod.
-		{"inject=False on a hostNetwork pod", string(readFile(t, "testdata/corpus/skipped-host-network.yaml")), []Step{{Key: "sidecar.istio.io/inject", Value: "False"}}, Settings{},
+		{"inject=False on a hostNetwork pod", string(readFile(t, "testdata/corpus/skipped-host-network.yaml")), []input.Step{{Key: "sidecar.istio.io/inject", Value: "False"}}, Settings{},
 			"inject-value", true, `annotations["sidecar.istio.io/inject"]`, params{"value": "False", "result": "skipped"}},
 
-		{"nativeSidecar=TRUE", labDeployment, []Step{{Key: "sidecar.istio.io/nativeSidecar", Value: "TRUE"}}, Settings{}, "lenient-native-sidecar", true, `annotations["sidecar.istio.io/nativeSidecar"]`, params{"key": "sidecar.istio.io/nativeSidecar", "value": "TRUE"}},
-		{"nativeSidecar=False turns native sidecars on", labDeployment, []Step{{Key: "sidecar.istio.io/nativeSidecar", Value: "False"}}, Settings{}, "lenient-native-sidecar", true, "nativeSidecar", params{"value": "False"}},
-		{"nativeSidecar=no", labDeployment, []Step{{Key: "sidecar.istio.io/nativeSidecar", Value: "no"}}, Settings{}, "lenient-native-sidecar", true, "nativeSidecar", params{"value": "no"}},
-		{"nativeSidecar=true", labDeployment, []Step{{Key: "sidecar.istio.io/nativeSidecar", Value: "true"}}, Settings{}, "lenient-native-sidecar", false, "", nil},
-		{"nativeSidecar=false", labDeployment, []Step{{Key: "sidecar.istio.io/nativeSidecar", Value: "false"}}, Settings{}, "lenient-native-sidecar", false, "", nil},
+		{"nativeSidecar=TRUE", labDeployment, []input.Step{{Key: "sidecar.istio.io/nativeSidecar", Value: "TRUE"}}, Settings{}, "lenient-native-sidecar", true, `annotations["sidecar.istio.io/nativeSidecar"]`, params{"key": "sidecar.istio.io/nativeSidecar", "value": "TRUE"}},
+		{"nativeSidecar=False turns native sidecars on", labDeployment, []input.Step{{Key: "sidecar.istio.io/nativeSidecar", Value: "False"}}, Settings{}, "lenient-native-sidecar", true, "nativeSidecar", params{"value": "False"}},
+		{"nativeSidecar=no", labDeployment, []input.Step{{Key: "sidecar.istio.io/nativeSidecar", Value: "no"}}, Settings{}, "lenient-native-sidecar", true, "nativeSidecar", params{"value": "no"}},
+		{"nativeSidecar=true", labDeployment, []input.Step{{Key: "sidecar.istio.io/nativeSidecar", Value: "true"}}, Settings{}, "lenient-native-sidecar", false, "", nil},
+		{"nativeSidecar=false", labDeployment, []input.Step{{Key: "sidecar.istio.io/nativeSidecar", Value: "false"}}, Settings{}, "lenient-native-sidecar", false, "", nil},
 
-		{"merge-metrics=False", labDeployment, []Step{{Key: "prometheus.istio.io/merge-metrics", Value: "False"}}, Settings{}, "lenient-bool-read", true, "merge-metrics", params{"key": "prometheus.istio.io/merge-metrics", "value": "False", "read": "false"}},
-		{"rewriteAppHTTPProbers=1", labDeployment, []Step{{Key: "sidecar.istio.io/rewriteAppHTTPProbers", Value: "1"}}, Settings{}, "lenient-bool-read", true, "rewriteAppHTTPProbers", params{"value": "1", "read": "true"}},
-		{"merge-metrics=false", labDeployment, []Step{{Key: "prometheus.istio.io/merge-metrics", Value: "false"}}, Settings{}, "lenient-bool-read", false, "", nil},
-		{"rewriteAppHTTPProbers=yes is not read", labDeployment, []Step{{Key: "sidecar.istio.io/rewriteAppHTTPProbers", Value: "yes"}}, Settings{}, "lenient-bool-read", false, "", nil},
+		{"merge-metrics=False", labDeployment, []input.Step{{Key: "prometheus.istio.io/merge-metrics", Value: "False"}}, Settings{}, "lenient-bool-read", true, "merge-metrics", params{"key": "prometheus.istio.io/merge-metrics", "value": "False", "read": "false"}},
+		{"rewriteAppHTTPProbers=1", labDeployment, []input.Step{{Key: "sidecar.istio.io/rewriteAppHTTPProbers", Value: "1"}}, Settings{}, "lenient-bool-read", true, "rewriteAppHTTPProbers", params{"value": "1", "read": "true"}},
+		{"merge-metrics=false", labDeployment, []input.Step{{Key: "prometheus.istio.io/merge-metrics", Value: "false"}}, Settings{}, "lenient-bool-read", false, "", nil},
+		{"rewriteAppHTTPProbers=yes is not read", labDeployment, []input.Step{{Key: "sidecar.istio.io/rewriteAppHTTPProbers", Value: "yes"}}, Settings{}, "lenient-bool-read", false, "", nil},
 
-		{"rewriteAppHTTPProbers=yes", labDeployment, []Step{{Key: "sidecar.istio.io/rewriteAppHTTPProbers", Value: "yes"}}, Settings{}, "lenient-bool-ignored", true, "rewriteAppHTTPProbers", params{"value": "yes", "used": "true"}},
-		{"rewriteAppHTTPProbers=yes, probes not rewritten by the installation", labDeployment, []Step{{Key: "sidecar.istio.io/rewriteAppHTTPProbers", Value: "yes"}}, Settings{Install: InstallOptions{Set: []string{"values.sidecarInjectorWebhook.rewriteAppHTTPProbe=false"}}},
+		{"rewriteAppHTTPProbers=yes", labDeployment, []input.Step{{Key: "sidecar.istio.io/rewriteAppHTTPProbers", Value: "yes"}}, Settings{}, "lenient-bool-ignored", true, "rewriteAppHTTPProbers", params{"value": "yes", "used": "true"}},
+		{"rewriteAppHTTPProbers=yes, probes not rewritten by the installation", labDeployment, []input.Step{{Key: "sidecar.istio.io/rewriteAppHTTPProbers", Value: "yes"}}, Settings{Install: InstallOptions{Set: []string{"values.sidecarInjectorWebhook.rewriteAppHTTPProbe=false"}}},
 			"lenient-bool-ignored", true, "rewriteAppHTTPProbers", params{"value": "yes", "used": "false"}},
-		{"rewriteAppHTTPProbers=False", labDeployment, []Step{{Key: "sidecar.istio.io/rewriteAppHTTPProbers", Value: "False"}}, Settings{}, "lenient-bool-ignored", false, "", nil},
+		{"rewriteAppHTTPProbers=False", labDeployment, []input.Step{{Key: "sidecar.istio.io/rewriteAppHTTPProbers", Value: "False"}}, Settings{}, "lenient-bool-ignored", false, "", nil},
 
-		{"excludeOutboundPorts=0", labDeployment, []Step{{Key: "traffic.sidecar.istio.io/excludeOutboundPorts", Value: "0"}}, Settings{}, "lenient-port-zero", true, "excludeOutboundPorts", params{"key": "traffic.sidecar.istio.io/excludeOutboundPorts"}},
-		{"includeInboundPorts with 0 among others", labDeployment, []Step{{Key: "traffic.sidecar.istio.io/includeInboundPorts", Value: "8080, 0"}}, Settings{}, "lenient-port-zero", true, "includeInboundPorts", nil},
-		{"excludeOutboundPorts=3306,6379", labDeployment, []Step{{Key: "traffic.sidecar.istio.io/excludeOutboundPorts", Value: "3306,6379"}}, Settings{}, "lenient-port-zero", false, "", nil},
+		{"excludeOutboundPorts=0", labDeployment, []input.Step{{Key: "traffic.sidecar.istio.io/excludeOutboundPorts", Value: "0"}}, Settings{}, "lenient-port-zero", true, "excludeOutboundPorts", params{"key": "traffic.sidecar.istio.io/excludeOutboundPorts"}},
+		{"includeInboundPorts with 0 among others", labDeployment, []input.Step{{Key: "traffic.sidecar.istio.io/includeInboundPorts", Value: "8080, 0"}}, Settings{}, "lenient-port-zero", true, "includeInboundPorts", nil},
+		{"excludeOutboundPorts=3306,6379", labDeployment, []input.Step{{Key: "traffic.sidecar.istio.io/excludeOutboundPorts", Value: "3306,6379"}}, Settings{}, "lenient-port-zero", false, "", nil},
 
-		{"logLevel=loud", labDeployment, []Step{{Key: "sidecar.istio.io/logLevel", Value: "loud"}}, Settings{}, "lenient-unchecked", true, "logLevel", params{"key": "sidecar.istio.io/logLevel", "value": "loud", "kind": "enum", "enum": "trace, debug, info, warning, error, critical, off"}},
-		{"includeOutboundPorts=eighty", labDeployment, []Step{{Key: "traffic.sidecar.istio.io/includeOutboundPorts", Value: "eighty"}}, Settings{}, "lenient-unchecked", true, "includeOutboundPorts", params{"kind": "port-list"}},
-		{"statsHistogramBins=fifty", labDeployment, []Step{{Key: "sidecar.istio.io/statsHistogramBins", Value: "fifty"}}, Settings{}, "lenient-unchecked", true, "statsHistogramBins", params{"kind": "integer"}},
-		{"logLevel=debug", labDeployment, []Step{{Key: "sidecar.istio.io/logLevel", Value: "debug"}}, Settings{}, "lenient-unchecked", false, "", nil},
-		{"includeOutboundPorts=0 is port zero's", labDeployment, []Step{{Key: "traffic.sidecar.istio.io/includeOutboundPorts", Value: "0"}}, Settings{}, "lenient-unchecked", false, "", nil},
-		{"status port with spaces, which Istio's validator takes", labDeployment, []Step{{Key: "status.sidecar.istio.io/port", Value: " 15021"}}, Settings{}, "lenient-unchecked", false, "", nil},
-		{"nativeSidecar=TRUE is its own check's", labDeployment, []Step{{Key: "sidecar.istio.io/nativeSidecar", Value: "TRUE"}}, Settings{}, "lenient-unchecked", false, "", nil},
+		{"logLevel=loud", labDeployment, []input.Step{{Key: "sidecar.istio.io/logLevel", Value: "loud"}}, Settings{}, "lenient-unchecked", true, "logLevel", params{"key": "sidecar.istio.io/logLevel", "value": "loud", "kind": "enum", "enum": "trace, debug, info, warning, error, critical, off"}},
+		{"includeOutboundPorts=eighty", labDeployment, []input.Step{{Key: "traffic.sidecar.istio.io/includeOutboundPorts", Value: "eighty"}}, Settings{}, "lenient-unchecked", true, "includeOutboundPorts", params{"kind": "port-list"}},
+		{"statsHistogramBins=fifty", labDeployment, []input.Step{{Key: "sidecar.istio.io/statsHistogramBins", Value: "fifty"}}, Settings{}, "lenient-unchecked", true, "statsHistogramBins", params{"kind": "integer"}},
+		{"logLevel=debug", labDeployment, []input.Step{{Key: "sidecar.istio.io/logLevel", Value: "debug"}}, Settings{}, "lenient-unchecked", false, "", nil},
+		{"includeOutboundPorts=0 is port zero's", labDeployment, []input.Step{{Key: "traffic.sidecar.istio.io/includeOutboundPorts", Value: "0"}}, Settings{}, "lenient-unchecked", false, "", nil},
+		{"status port with spaces, which Istio's validator takes", labDeployment, []input.Step{{Key: "status.sidecar.istio.io/port", Value: " 15021"}}, Settings{}, "lenient-unchecked", false, "", nil},
+		{"nativeSidecar=TRUE is its own check's", labDeployment, []input.Step{{Key: "sidecar.istio.io/nativeSidecar", Value: "TRUE"}}, Settings{}, "lenient-unchecked", false, "", nil},
 		// A value Istio's template cannot use fails the document with Istio's message: no finding.
-		{"userVolume that is not JSON fails in Istio", labDeployment, []Step{{Key: "sidecar.istio.io/userVolume", Value: `{"v":`}}, Settings{}, "lenient-unchecked", false, "", nil},
+		{"userVolume that is not JSON fails in Istio", labDeployment, []input.Step{{Key: "sidecar.istio.io/userVolume", Value: `{"v":`}}, Settings{}, "lenient-unchecked", false, "", nil},
 
-		{"one resource annotation", labDeployment, []Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}, Settings{}, "resource-annotation-drops-defaults", true, "resources", params{"set": "sidecar.istio.io/proxyCPU", "missing": "requests.memory, limits.cpu, limits.memory"}},
-		{"all four resource annotations", labDeployment, []Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}, {Key: "sidecar.istio.io/proxyCPULimit", Value: "1"}, {Key: "sidecar.istio.io/proxyMemory", Value: "128Mi"}, {Key: "sidecar.istio.io/proxyMemoryLimit", Value: "1Gi"}}, Settings{}, "resource-annotation-drops-defaults", false, "", nil},
+		{"one resource annotation", labDeployment, []input.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}, Settings{}, "resource-annotation-drops-defaults", true, "resources", params{"set": "sidecar.istio.io/proxyCPU", "missing": "requests.memory, limits.cpu, limits.memory"}},
+		{"all four resource annotations", labDeployment, []input.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}, {Key: "sidecar.istio.io/proxyCPULimit", Value: "1"}, {Key: "sidecar.istio.io/proxyMemory", Value: "128Mi"}, {Key: "sidecar.istio.io/proxyMemoryLimit", Value: "1Gi"}}, Settings{}, "resource-annotation-drops-defaults", false, "", nil},
 		{"no resource annotation", labDeployment, nil, Settings{}, "resource-annotation-drops-defaults", false, "", nil},
 
-		{"a template that injects nothing", labDeployment, []Step{{Key: "inject.istio.io/templates", Value: "label-only"}}, Settings{Install: InstallOptions{Overlay: otherTemplates}},
+		{"a template that injects nothing", labDeployment, []input.Step{{Key: "inject.istio.io/templates", Value: "label-only"}}, Settings{Install: InstallOptions{Overlay: otherTemplates}},
 			"template-injected-nothing", true, `annotations["sidecar.istio.io/status"]`, params{"cause": ""}},
-		{"a template in Istio 1.1's [[ ]] delimiters", labDeployment, []Step{{Key: "inject.istio.io/templates", Value: "old"}}, Settings{Install: InstallOptions{Overlay: oldDelimitersTemplate}},
+		{"a template in Istio 1.1's [[ ]] delimiters", labDeployment, []input.Step{{Key: "inject.istio.io/templates", Value: "old"}}, Settings{Install: InstallOptions{Overlay: oldDelimitersTemplate}},
 			"template-injected-nothing", true, `annotations["sidecar.istio.io/status"]`, params{"cause": "delimiters"}},
 		// Istio 1.1's injector ConfigMap: its template is under "template:" (in [[ ]] too, but
 		// the key is why nothing runs).
 		{"an Istio 1.1 injector config", labDeployment, nil, Settings{Install: InstallOptions{Mesh: OwnMesh{InjectorConfig: istio11Config, Values: "{}", MeshConfig: "{}"}}},
 			"template-injected-nothing", true, `annotations["sidecar.istio.io/status"]`, params{"cause": "template-key"}},
 		{"the sidecar template", labDeployment, nil, Settings{}, "template-injected-nothing", false, "", nil},
-		{"a template that injects a container of its own", labDeployment, []Step{{Key: "inject.istio.io/templates", Value: "logger"}}, Settings{Install: InstallOptions{Overlay: otherTemplates}}, "template-injected-nothing", false, "", nil},
-		{"a pod Istio skips", labDeployment, []Step{{Key: "sidecar.istio.io/inject", Value: "false"}}, Settings{}, "template-injected-nothing", false, "", nil},
+		{"a template that injects a container of its own", labDeployment, []input.Step{{Key: "inject.istio.io/templates", Value: "logger"}}, Settings{Install: InstallOptions{Overlay: otherTemplates}}, "template-injected-nothing", false, "", nil},
+		{"a pod Istio skips", labDeployment, []input.Step{{Key: "sidecar.istio.io/inject", Value: "false"}}, Settings{}, "template-injected-nothing", false, "", nil},
 
 		{"an ignore naming no check", withPodAnnotation("        sidecarlab.dev/ignore: job-classic-sidecar,job-clasic-sidecar\n"), nil, Settings{},
 			"ignore-unknown-check", true, `spec.template.metadata.annotations["sidecarlab.dev/ignore"]`, params{"id": "job-clasic-sidecar"}},
@@ -300,7 +302,7 @@ func TestChecks(t *testing.T) {
 				}
 			}
 			if got.Fix != nil && len(got.Fix.Steps) > 0 {
-				fixed := mustInject(t, e, []byte(c.manifest), append(append([]Step(nil), c.steps...), got.Fix.Steps...), c.s)
+				fixed := mustInject(t, e, []byte(c.manifest), append(append([]input.Step(nil), c.steps...), got.Fix.Steps...), c.s)
 				for _, f := range fixed.Findings {
 					if f.Check == c.check {
 						t.Fatalf("the fix %v did not clear the finding: %v", got.Fix.Steps, f)

@@ -11,6 +11,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
 	"github.com/sidecarlab/sidecarlab/engine/yamldoc"
 )
 
@@ -80,23 +81,23 @@ const aliasSlack = 16 << 10
 // to split the input), or nil.
 func (l Limits) Check(c Cost) error {
 	if l.MaxDepth > 0 && c.Depth > l.MaxDepth {
-		return &InputError{Doc: c.DeepDoc, Line: c.DeepLine, Field: "manifest", ID: "too-deep",
-			Params: errParams("depth", strconv.Itoa(c.Depth), "max", strconv.Itoa(l.MaxDepth)),
+		return &input.Error{Doc: c.DeepDoc, Line: c.DeepLine, Field: "manifest", ID: "too-deep",
+			Params: input.Params("depth", strconv.Itoa(c.Depth), "max", strconv.Itoa(l.MaxDepth)),
 			Msg:    fmt.Sprintf("its values nest up to %d levels deep; at most %d are read here (a workload nests about 15): flatten or remove the deep value", c.Depth, l.MaxDepth)}
 	}
 	if l.WrittenOut && c.Aliased > 0 {
-		return &InputError{Doc: c.AliasDoc, Line: c.AliasLine, Field: "manifest", ID: "aliased-items",
-			Params: errParams("count", strconv.Itoa(c.Aliased)),
+		return &input.Error{Doc: c.AliasDoc, Line: c.AliasLine, Field: "manifest", ID: "aliased-items",
+			Params: input.Params("count", strconv.Itoa(c.Aliased)),
 			Msg:    fmt.Sprintf("%d List items are an alias (*name) of another item; Kubernetes reads them, but here each object must be written out: write the items out, or split the manifest", c.Aliased)}
 	}
 	if l.MaxBytes > 0 && c.Expanded > l.MaxBytes {
-		return &InputError{Doc: c.AliasDoc, Line: c.AliasLine, Field: "manifest", ID: "too-expanded",
-			Params: errParams("size", strconv.FormatInt(c.Expanded, 10), "max", strconv.FormatInt(l.MaxBytes, 10)),
+		return &input.Error{Doc: c.AliasDoc, Line: c.AliasLine, Field: "manifest", ID: "too-expanded",
+			Params: input.Params("size", strconv.FormatInt(c.Expanded, 10), "max", strconv.FormatInt(l.MaxBytes, 10)),
 			Msg:    fmt.Sprintf("its aliases expand it to %d bytes as Kubernetes reads it; at most %d are read in one request: split the manifest, or write fewer aliases", c.Expanded, l.MaxBytes)}
 	}
 	if l.WrittenOut && c.Expanded > 2*c.Written+aliasSlack {
-		return &InputError{Doc: c.AliasDoc, Line: c.AliasLine, Field: "manifest", ID: "aliases-expand",
-			Params: errParams("size", strconv.FormatInt(c.Expanded, 10), "written", strconv.FormatInt(c.Written, 10), "max", strconv.FormatInt(2*c.Written+aliasSlack, 10)),
+		return &input.Error{Doc: c.AliasDoc, Line: c.AliasLine, Field: "manifest", ID: "aliases-expand",
+			Params: input.Params("size", strconv.FormatInt(c.Expanded, 10), "written", strconv.FormatInt(c.Written, 10), "max", strconv.FormatInt(2*c.Written+aliasSlack, 10)),
 			Msg:    fmt.Sprintf("its aliases expand its %d bytes to %d as Kubernetes reads them; here they may add at most as much as is written and 16 KiB (%d in all): write the repeated parts out, or split the manifest", c.Written, c.Expanded, 2*c.Written+aliasSlack)}
 	}
 	if l.MaxUnits > 0 && c.Units > l.MaxUnits {
@@ -105,13 +106,13 @@ func (l Limits) Check(c Cost) error {
 		objects := max(c.Objects, c.Documents)
 		fit := max(int64(1), l.MaxUnits*int64(objects)/c.Units)
 		if objects > c.Documents {
-			return &InputError{Field: "manifest", ID: "too-costly-items",
-				Params: errParams("objects", strconv.Itoa(objects), "rows", strconv.Itoa(c.Rows), "units", strconv.FormatInt(c.Units, 10),
+			return &input.Error{Field: "manifest", ID: "too-costly-items",
+				Params: input.Params("objects", strconv.Itoa(objects), "rows", strconv.Itoa(c.Rows), "units", strconv.FormatInt(c.Units, 10),
 					"max", strconv.FormatInt(l.MaxUnits, 10), "fit", strconv.FormatInt(fit, 10)),
 				Msg: fmt.Sprintf("%d objects (a List's items each count) through %d rows of the timeline is %d units of work; at most %d fit in one request: split the manifest into parts of about %d objects, or use fewer steps", objects, c.Rows, c.Units, l.MaxUnits, fit)}
 		}
-		return &InputError{Field: "manifest", ID: "too-costly",
-			Params: errParams("documents", strconv.Itoa(c.Documents), "rows", strconv.Itoa(c.Rows), "units", strconv.FormatInt(c.Units, 10),
+		return &input.Error{Field: "manifest", ID: "too-costly",
+			Params: input.Params("documents", strconv.Itoa(c.Documents), "rows", strconv.Itoa(c.Rows), "units", strconv.FormatInt(c.Units, 10),
 				"max", strconv.FormatInt(l.MaxUnits, 10), "fit", strconv.FormatInt(fit, 10)),
 			Msg: fmt.Sprintf("%d documents through %d rows of the timeline is %d units of work; at most %d fit in one request: split the manifest into parts of about %d documents, or use fewer steps", c.Documents, c.Rows, c.Units, l.MaxUnits, fit)}
 	}
@@ -122,7 +123,7 @@ func (l Limits) Check(c Cost) error {
 // The nesting of a manifest is measured once and kept (by the manifest's hash), so a toggle of
 // a manifest already seen costs a hash and a lookup. It returns an error only for a manifest
 // that cannot be cut into documents, or when ctx ends.
-func (e *Engine) Estimate(ctx context.Context, manifest []byte, steps []Step, s Settings) (Cost, error) {
+func (e *Engine) Estimate(ctx context.Context, manifest []byte, steps []input.Step, s Settings) (Cost, error) {
 	sum := sha256.Sum256(manifest)
 	inHash := hex.EncodeToString(sum[:])
 	shape, _, err := e.shapes.get(inHash, func() (*manifestShape, error) { return e.measure(ctx, manifest) })
@@ -410,7 +411,7 @@ func nodeDepth(n *yaml.Node, seen map[*yaml.Node]int) int {
 
 // rowKeys are the memo keys of a timeline's rows: the settings, the input and each prefix of
 // the steps (row k is row k−1 plus step k).
-func rowKeys(s Settings, inHash string, steps []Step) []string {
+func rowKeys(s Settings, inHash string, steps []input.Step) []string {
 	keys := make([]string, 0, len(steps)+1)
 	prefix := sha256.New()
 	fmt.Fprintf(prefix, "%s\x00%s\x00", s.key(), inHash)

@@ -14,14 +14,15 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
 // cpuSteps are n steps that each set the proxy's CPU request to another value.
-func cpuSteps(n int) []Step {
-	steps := make([]Step, n)
+func cpuSteps(n int) []input.Step {
+	steps := make([]input.Step, n)
 	for i := range steps {
-		steps[i] = Step{Key: "sidecar.istio.io/proxyCPU", Value: fmt.Sprintf("%dm", 150+i)}
+		steps[i] = input.Step{Key: "sidecar.istio.io/proxyCPU", Value: fmt.Sprintf("%dm", 150+i)}
 	}
 	return steps
 }
@@ -73,7 +74,7 @@ func TestEstimateDepth(t *testing.T) {
 				t.Errorf("a Deployment nests %d deep, want about 15", cost.Depth)
 			}
 			err = limits.Check(cost)
-			var ie *InputError
+			var ie *input.Error
 			if got := errors.As(err, &ie); got != c.refused {
 				t.Fatalf("refused: %v, want %v (%v)", got, c.refused, err)
 			}
@@ -117,7 +118,7 @@ func TestLimitsCostly(t *testing.T) {
 		t.Fatalf("under the bound: %v", err)
 	}
 	err := l.Check(Cost{Documents: 2000, Rows: 3, Units: 6000})
-	var ie *InputError
+	var ie *input.Error
 	if !errors.As(err, &ie) || ie.ID != "too-costly" || ie.Params["fit"] != "1333" || !strings.Contains(ie.Msg, "parts of about 1333 documents") {
 		t.Fatalf("over the bound: %#v", err)
 	}
@@ -156,7 +157,7 @@ func TestDeadlineBetweenDocuments(t *testing.T) {
 	for _, c := range []struct {
 		name     string
 		manifest string
-		steps    []Step
+		steps    []input.Step
 	}{
 		{"2,000 Pods", testkit.Pods(2000, 0) + "\n# deadline\n", nil},
 		{"10 Pods through 100 steps", testkit.Pods(10, 0) + "\n# deadline\n", cpuSteps(100)},
@@ -296,7 +297,7 @@ func TestWorkersInjectAlike(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer many.Close()
-	steps := []Step{{Key: "sidecar.istio.io/proxyCPU", Value: "250m"}}
+	steps := []input.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "250m"}}
 	for _, mode := range []Mode{ModeKubeInject, ModeNative, ModeWebhook} {
 		s := Settings{Mode: mode}
 		a, err := one.Inject(context.Background(), manifest, steps, s)
@@ -384,7 +385,7 @@ func TestEstimateExpansion(t *testing.T) {
 		t.Fatalf("a List of a 3-item List and a Pod: %d objects, want 4", nested.Objects)
 	}
 
-	var ie *InputError
+	var ie *input.Error
 	if err := (Limits{MaxUnits: 2000}).Check(list); !errors.As(err, &ie) || ie.ID != "too-costly-items" || ie.Params["objects"] != "5000" ||
 		!strings.Contains(ie.Msg, "5000 objects") || ie.Params["fit"] != fmt.Sprint(2000*5000/list.Units) {
 		t.Fatalf("5,000 aliases under 2,000 units: %v", err)

@@ -7,11 +7,12 @@ import (
 	"testing"
 
 	"github.com/sidecarlab/sidecarlab/engine/diff"
+	"github.com/sidecarlab/sidecarlab/engine/input"
 )
 
 func TestDiffDocumentsSkipsErrors(t *testing.T) {
 	a := []Document{Document{Index: 1}.withOutput("a: 1\n"), Document{Index: 2}.withOutput("a: 1\n")}
-	b := []Document{{Index: 1, Error: &InputError{Msg: "x"}}, Document{Index: 2}.withOutput("a: 2\n")}
+	b := []Document{{Index: 1, Error: &input.Error{Msg: "x"}}, Document{Index: 2}.withOutput("a: 2\n")}
 	got, err := DiffDocuments(t.Context(), a, b, "k=v")
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +68,7 @@ func TestChangeBounds(t *testing.T) {
 	}
 }
 
-// TestChangeCauseBounded: a change names its step with at most maxCauseValue bytes of the value
+// TestChangeCauseBounded: a change names its step with at most input.MaxCauseValue bytes of the value
 // (the whole of it is the row's Step); a short value is named whole. Before, a 250,000-byte
 // proxyMetadata value was copied into the cause of each of the five fields it set.
 func TestChangeCauseBounded(t *testing.T) {
@@ -78,9 +79,9 @@ func TestChangeCauseBounded(t *testing.T) {
 		want  string
 	}{
 		{"proxyMetadata: {X: z}", "proxy.istio.io/config=proxyMetadata: {X: z}"},
-		{long, "proxy.istio.io/config=" + long[:maxCauseValue-1] + "…"}, // é is two bytes: cut at a character's start
+		{long, "proxy.istio.io/config=" + long[:input.MaxCauseValue-1] + "…"}, // é is two bytes: cut at a character's start
 	} {
-		tl, err := e.Timeline(context.Background(), []byte(labDeployment), []Step{{Key: "proxy.istio.io/config", Value: c.value}}, Settings{})
+		tl, err := e.Timeline(context.Background(), []byte(labDeployment), []input.Step{{Key: "proxy.istio.io/config", Value: c.value}}, Settings{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/sidecarlab/sidecarlab/engine/diff"
+	"github.com/sidecarlab/sidecarlab/engine/input"
 )
 
 // Document is the result for one YAML document of the input.
@@ -38,7 +39,7 @@ type Document struct {
 	// Warnings are Istio's warnings for this document.
 	Warnings []string `json:"warnings,omitempty"`
 	// Error is set when Istio (or YAML parsing) rejected the document; Output is then empty.
-	Error *InputError `json:"error,omitempty"`
+	Error *input.Error `json:"error,omitempty"`
 
 	// json is Output as JSON, when the engine produced it; in and out are the typed input (steps
 	// applied) and output, which the checks, the lifecycle and the batch rows read.
@@ -114,7 +115,7 @@ func (d Document) withJSON(j []byte) Document {
 	if longKey(j) {
 		b, err := yaml.JSONToYAML(j)
 		if err != nil {
-			d.Error = &InputError{Doc: d.Index, Line: d.Line, Msg: err.Error()}
+			d.Error = &input.Error{Doc: d.Index, Line: d.Line, Msg: err.Error()}
 			return d
 		}
 		d.json = j

@@ -24,6 +24,8 @@ import (
 
 	"istio.io/istio/pilot/pkg/features"
 	"istio.io/istio/pkg/kube/inject"
+
+	"github.com/sidecarlab/sidecarlab/engine/input"
 )
 
 // Options configure an Engine. The zero value is a strict engine, fit for a shared server: see
@@ -225,8 +227,8 @@ func (in *Injection) Warnings() []string {
 }
 
 // Errors are the documents' errors, in order.
-func (in *Injection) Errors() []*InputError {
-	var out []*InputError
+func (in *Injection) Errors() []*input.Error {
+	var out []*input.Error
 	for _, d := range in.Documents {
 		if d.Error != nil {
 			out = append(out, d.Error)
@@ -239,7 +241,7 @@ func (in *Injection) Errors() []*InputError {
 // them, in order). Problems with single documents are reported on those documents; the error
 // return is for problems with the request as a whole (empty input, bad settings or annotation
 // values, too many documents).
-func (e *Engine) Inject(ctx context.Context, manifest []byte, steps []Step, s Settings) (*Injection, error) {
+func (e *Engine) Inject(ctx context.Context, manifest []byte, steps []input.Step, s Settings) (*Injection, error) {
 	return e.inject(ctx, manifest, steps, s, e.opts.Workers)
 }
 
@@ -247,12 +249,12 @@ func (e *Engine) Inject(ctx context.Context, manifest []byte, steps []Step, s Se
 // goroutine, as istioctl injects them, whatever Options.Workers says: for a caller that reads
 // what Istio logs while it injects, in istioctl's order. It uses this engine's installations, so
 // injecting again in order costs the injections only, not another render.
-func (e *Engine) InjectInOrder(ctx context.Context, manifest []byte, steps []Step, s Settings) (*Injection, error) {
+func (e *Engine) InjectInOrder(ctx context.Context, manifest []byte, steps []input.Step, s Settings) (*Injection, error) {
 	return e.inject(ctx, manifest, steps, s, 1)
 }
 
 // inject is Inject with workers documents injected at once.
-func (e *Engine) inject(ctx context.Context, manifest []byte, steps []Step, s Settings, workers int) (*Injection, error) {
+func (e *Engine) inject(ctx context.Context, manifest []byte, steps []input.Step, s Settings, workers int) (*Injection, error) {
 	p, err := e.prepare(ctx, manifest, steps, s)
 	if err != nil {
 		return nil, err
@@ -281,17 +283,17 @@ type prepared struct {
 	inHash   string
 }
 
-func (e *Engine) prepare(ctx context.Context, manifest []byte, steps []Step, s Settings) (*prepared, error) {
+func (e *Engine) prepare(ctx context.Context, manifest []byte, steps []input.Step, s Settings) (*prepared, error) {
 	if len(bytes.TrimSpace(manifest)) == 0 {
-		return nil, &InputError{Field: "manifest", ID: "manifest-empty", Msg: "the manifest is empty; paste a Pod, Deployment, Job or any workload"}
+		return nil, &input.Error{Field: "manifest", ID: "manifest-empty", Msg: "the manifest is empty; paste a Pod, Deployment, Job or any workload"}
 	}
 	if !utf8.Valid(manifest) {
 		line := 1 + bytes.Count(manifest[:invalidUTF8At(manifest)], []byte("\n"))
-		return nil, &InputError{Line: line, Field: "manifest", ID: "not-utf8", Msg: "the manifest is not valid UTF-8 text (Kubernetes reads YAML as UTF-8)"}
+		return nil, &input.Error{Line: line, Field: "manifest", ID: "not-utf8", Msg: "the manifest is not valid UTF-8 text (Kubernetes reads YAML as UTF-8)"}
 	}
 	if len(steps) > e.opts.MaxSteps {
-		return nil, &InputError{Field: "steps", ID: "too-many-steps",
-			Params: errParams("count", strconv.Itoa(len(steps)), "max", strconv.Itoa(e.opts.MaxSteps)), Msg: fmt.Sprintf("%d annotation steps; at most %d in one timeline", len(steps), e.opts.MaxSteps)}
+		return nil, &input.Error{Field: "steps", ID: "too-many-steps",
+			Params: input.Params("count", strconv.Itoa(len(steps)), "max", strconv.Itoa(e.opts.MaxSteps)), Msg: fmt.Sprintf("%d annotation steps; at most %d in one timeline", len(steps), e.opts.MaxSteps)}
 	}
 	validate := e.catalog.ValidateStep
 	if e.opts.StepsAsWritten {
@@ -299,7 +301,7 @@ func (e *Engine) prepare(ctx context.Context, manifest []byte, steps []Step, s S
 	}
 	for i, st := range steps {
 		if err := validate(st); err != nil {
-			var ie *InputError
+			var ie *input.Error
 			if errors.As(err, &ie) {
 				ie.Msg = fmt.Sprintf("step %d: %s", i+1, ie.Msg)
 				if ie.Params == nil {
@@ -335,8 +337,8 @@ func (e *Engine) prepare(ctx context.Context, manifest []byte, steps []Step, s S
 // documentsAllowed refuses more documents than Options.MaxDocuments.
 func (e *Engine) documentsAllowed(n int) error {
 	if n > e.opts.MaxDocuments {
-		return &InputError{Field: "manifest", ID: "too-many-documents",
-			Params: errParams("count", strconv.Itoa(n), "max", strconv.Itoa(e.opts.MaxDocuments)), Msg: fmt.Sprintf("%d documents; at most %d are injected at once", n, e.opts.MaxDocuments)}
+		return &input.Error{Field: "manifest", ID: "too-many-documents",
+			Params: input.Params("count", strconv.Itoa(n), "max", strconv.Itoa(e.opts.MaxDocuments)), Msg: fmt.Sprintf("%d documents; at most %d are injected at once", n, e.opts.MaxDocuments)}
 	}
 	return nil
 }

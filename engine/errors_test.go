@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
 	"github.com/sidecarlab/sidecarlab/engine/yamldoc"
 )
 
@@ -20,7 +21,7 @@ func TestBadInput(t *testing.T) {
 	cases := []struct {
 		name     string
 		manifest string
-		steps    []Step
+		steps    []input.Step
 		// request-level error, or document error at doc/line
 		wantErr         string
 		doc, line       int
@@ -36,24 +37,24 @@ func TestBadInput(t *testing.T) {
 		{name: "wrong type", manifest: "apiVersion: v1\nkind: Pod\nmetadata:\n  name: [1, 2]\n", doc: 1, line: 4, wantDocErr: "cannot unmarshal"},
 		{name: "unknown kind passes through", manifest: "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n", wantPassThrough: true},
 		{name: "comment-only document passes through", manifest: "# nothing here\n", wantPassThrough: true},
-		{name: "bad quantity", manifest: deploy, steps: []Step{{Key: "sidecar.istio.io/proxyCPU", Value: "lots"}}, wantErr: `annotation "sidecar.istio.io/proxyCPU"`},
-		{name: "bad port", manifest: deploy, steps: []Step{{Key: "traffic.sidecar.istio.io/excludeOutboundPorts", Value: "3306,http"}}, wantErr: "excludeOutboundPorts"},
-		{name: "port out of range", manifest: deploy, steps: []Step{{Key: "traffic.sidecar.istio.io/excludeOutboundPorts", Value: "70000"}}, wantErr: "value out of range"},
-		{name: "malformed proxy config", manifest: deploy, steps: []Step{{Key: "proxy.istio.io/config", Value: "concurrency: [2"}}, wantErr: `annotation "proxy.istio.io/config"`},
-		{name: "bad annotation key", manifest: deploy, steps: []Step{{Key: "not a key!", Value: "x"}}, wantErr: "not a valid annotation key"},
+		{name: "bad quantity", manifest: deploy, steps: []input.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "lots"}}, wantErr: `annotation "sidecar.istio.io/proxyCPU"`},
+		{name: "bad port", manifest: deploy, steps: []input.Step{{Key: "traffic.sidecar.istio.io/excludeOutboundPorts", Value: "3306,http"}}, wantErr: "excludeOutboundPorts"},
+		{name: "port out of range", manifest: deploy, steps: []input.Step{{Key: "traffic.sidecar.istio.io/excludeOutboundPorts", Value: "70000"}}, wantErr: "value out of range"},
+		{name: "malformed proxy config", manifest: deploy, steps: []input.Step{{Key: "proxy.istio.io/config", Value: "concurrency: [2"}}, wantErr: `annotation "proxy.istio.io/config"`},
+		{name: "bad annotation key", manifest: deploy, steps: []input.Step{{Key: "not a key!", Value: "x"}}, wantErr: "not a valid annotation key"},
 		{name: "malformed proxy config in the manifest", manifest: strings.Replace(deploy, "      labels:\n        app: reviews", "      annotations:\n        proxy.istio.io/config: \"concurrency: [2\"\n      labels:\n        app: reviews", 1),
 			doc: 1, line: 1, wantDocErr: "proxy"},
 		{name: "bad port in the manifest", manifest: strings.Replace(deploy, "      labels:\n        app: reviews", "      annotations:\n        traffic.sidecar.istio.io/excludeOutboundPorts: \"http\"\n      labels:\n        app: reviews", 1),
 			doc: 1, line: 1, wantDocErr: "excludeOutboundPorts"},
 		{name: "replication controller without a template", manifest: "apiVersion: v1\nkind: ReplicationController\nmetadata:\n  name: rc\nspec: {}\n", doc: 1, line: 1, wantDocErr: "spec.template is required"},
 		{name: "annotating a controller without a template", manifest: "apiVersion: v1\nkind: ReplicationController\nmetadata:\n  name: rc\nspec: {}\n",
-			steps: []Step{{Key: "sidecar.istio.io/proxyCPU", Value: "1"}}, doc: 1, line: 1, wantDocErr: "spec.template is required"},
+			steps: []input.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "1"}}, doc: 1, line: 1, wantDocErr: "spec.template is required"},
 		{name: "invalid UTF-8", manifest: "apiVersion: v1\nkind: Pod\nmetadata:\n  name: \xff\n", wantErr: "not valid UTF-8", line: 4},
-		{name: "a giant resource quantity", manifest: deploy, steps: []Step{{Key: "sidecar.istio.io/proxyCPU", Value: strings.Repeat("9", 100000)}}, wantErr: "at most 64"},
+		{name: "a giant resource quantity", manifest: deploy, steps: []input.Step{{Key: "sidecar.istio.io/proxyCPU", Value: strings.Repeat("9", 100000)}}, wantErr: "at most 64"},
 		{name: "a giant quantity in the manifest", manifest: strings.Replace(deploy, "      labels:\n        app: reviews", "      annotations:\n        sidecar.istio.io/proxyMemory: \""+strings.Repeat("9", 100000)+"\"\n      labels:\n        app: reviews", 1),
 			doc: 1, line: 1, wantDocErr: "at most 64"},
-		{name: "annotations over Kubernetes' limit", manifest: deploy, steps: []Step{{Key: "example.com/blob", Value: strings.Repeat("x", 300<<10)}}, wantErr: "at most 262144"},
-		{name: "thousands of steps", manifest: deploy, steps: make([]Step, 1000), wantErr: "at most 100"},
+		{name: "annotations over Kubernetes' limit", manifest: deploy, steps: []input.Step{{Key: "example.com/blob", Value: strings.Repeat("x", 300<<10)}}, wantErr: "at most 262144"},
+		{name: "thousands of steps", manifest: deploy, steps: make([]input.Step, 1000), wantErr: "at most 100"},
 		{name: "binary garbage", manifest: "\x00\x01\x02: [\n", doc: 1, line: 1, wantDocErr: "yaml"},
 	}
 	for _, c := range cases {
@@ -112,33 +113,33 @@ func TestManyDocuments(t *testing.T) {
 
 func TestInputErrorMessage(t *testing.T) {
 	cases := []struct {
-		err  *InputError
+		err  *input.Error
 		want string
 	}{
-		{&InputError{Msg: "m"}, "m"},
-		{&InputError{Doc: 2, Line: 14, Field: "manifest", Msg: "m"}, "document 2, line 14, manifest: m"},
-		{&InputError{Field: `annotation "x"`, Msg: "m"}, `annotation "x": m`},
+		{&input.Error{Msg: "m"}, "m"},
+		{&input.Error{Doc: 2, Line: 14, Field: "manifest", Msg: "m"}, "document 2, line 14, manifest: m"},
+		{&input.Error{Field: `annotation "x"`, Msg: "m"}, `annotation "x": m`},
 	}
 	for _, c := range cases {
 		if got := c.err.Error(); got != c.want {
 			t.Errorf("got %q, want %q", got, c.want)
 		}
 	}
-	var target *InputError
+	var target *input.Error
 	if !errors.As(fmt.Errorf("wrapped: %w", cases[1].err), &target) {
-		t.Fatal("InputError does not unwrap")
+		t.Fatal("input.Error does not unwrap")
 	}
 }
 
-// TestInputErrorIDCrossesTheWorker: an InputError's ID and Params, which its own JSON leaves
+// TestInputErrorIDCrossesTheWorker: an input.Error's ID and Params, which its own JSON leaves
 // out (the API's JSON is unchanged), reach the engine from an isolated worker's JSON result; a
 // foreign error stays without an ID.
 func TestInputErrorIDCrossesTheWorker(t *testing.T) {
-	own := &InputError{Field: "install", ID: "injector-config", Params: errParams("error", "bad"), Msg: "injector config: bad"}
+	own := &input.Error{Field: "install", ID: "injector-config", Params: input.Params("error", "bad"), Msg: "injector config: bad"}
 	if b, _ := json.Marshal(own); strings.Contains(string(b), "injector-config") || strings.Contains(string(b), "params") {
-		t.Errorf("the InputError's JSON carries its ID: %s", b)
+		t.Errorf("the input.Error's JSON carries its ID: %s", b)
 	}
-	for _, sent := range []*InputError{own, {Field: "install", Msg: "yaml: line 2: bad"}} {
+	for _, sent := range []*input.Error{own, {Field: "install", Msg: "yaml: line 2: bad"}} {
 		r := &JobResult{}
 		r.setErr(fmt.Errorf("wrapped: %w", sent))
 		b, err := json.Marshal(r)
@@ -149,9 +150,9 @@ func TestInputErrorIDCrossesTheWorker(t *testing.T) {
 		if err := json.Unmarshal(b, &back); err != nil {
 			t.Fatal(err)
 		}
-		var got *InputError
+		var got *input.Error
 		if !errors.As(back.err(), &got) {
-			t.Fatalf("not an InputError: %v", back.err())
+			t.Fatalf("not an input.Error: %v", back.err())
 		}
 		if got.ID != sent.ID || got.Params["error"] != sent.Params["error"] || got.Msg != sent.Msg {
 			t.Errorf("sent %+v, got %+v", sent, got)
@@ -267,7 +268,7 @@ func TestStepsAsWritten(t *testing.T) {
 	}
 	defer written.Close()
 	manifest := []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n---\n" + string(readFile(t, "testdata/corpus/deployment.yaml")))
-	refused := []Step{{Key: "proxy.istio.io/config", Value: "{bad"}}
+	refused := []input.Step{{Key: "proxy.istio.io/config", Value: "{bad"}}
 
 	r, err := written.Inject(t.Context(), manifest, refused, Settings{})
 	if err != nil {
@@ -279,8 +280,8 @@ func TestStepsAsWritten(t *testing.T) {
 	if _, err := testEngine(t).Inject(t.Context(), manifest, refused, Settings{}); !strings.Contains(fmt.Sprint(err), "step 1: could not parse proxy config") {
 		t.Fatalf("without StepsAsWritten: %v, want the step refused", err)
 	}
-	for _, st := range []Step{{Key: "not a key!", Value: "x"}, {Key: "sidecar.istio.io/proxyCPU", Value: strings.Repeat("9", 65)}} {
-		if _, err := written.Inject(t.Context(), manifest, []Step{st}, Settings{}); !strings.Contains(fmt.Sprint(err), "step 1: ") {
+	for _, st := range []input.Step{{Key: "not a key!", Value: "x"}, {Key: "sidecar.istio.io/proxyCPU", Value: strings.Repeat("9", 65)}} {
+		if _, err := written.Inject(t.Context(), manifest, []input.Step{st}, Settings{}); !strings.Contains(fmt.Sprint(err), "step 1: ") {
 			t.Errorf("%s=%.10s…: %v, want the request refused", st.Key, st.Value, err)
 		}
 	}

@@ -6,10 +6,12 @@ import (
 	"testing"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/sidecarlab/sidecarlab/engine/input"
 )
 
 // FuzzInject feeds arbitrary manifests and annotation values to the engine: it must answer with
-// documents or an *InputError, never another error, and Istio's injector must not panic on any
+// documents or an *input.Error, never another error, and Istio's injector must not panic on any
 // document (the engine survives a panic by turning it into the document's error, which is right
 // for a server but would hide the bug from this test: so the test fails on it).
 func FuzzInject(f *testing.F) {
@@ -29,9 +31,9 @@ func FuzzInject(f *testing.F) {
 	}
 	e := testEngine(f)
 	f.Fuzz(func(t *testing.T, manifest []byte, key, value string) {
-		var steps []Step
+		var steps []input.Step
 		if key != "" {
-			steps = []Step{{Key: key, Value: value}}
+			steps = []input.Step{{Key: key, Value: value}}
 		}
 		r, err := e.Inject(t.Context(), manifest, steps, Settings{})
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 	istiolog "istio.io/istio/pkg/log"
 
 	"github.com/sidecarlab/sidecarlab/engine/diff"
+	"github.com/sidecarlab/sidecarlab/engine/input"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
@@ -85,7 +86,7 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 }
 
-func mustInject(t testing.TB, e *Engine, manifest []byte, steps []Step, s Settings) *Injection {
+func mustInject(t testing.TB, e *Engine, manifest []byte, steps []input.Step, s Settings) *Injection {
 	t.Helper()
 	r, err := e.Inject(context.Background(), manifest, steps, s)
 	if err != nil {

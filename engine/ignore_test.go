@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/sidecarlab/sidecarlab/engine/input"
 )
 
 // TestIgnoreAnnotation: sidecarlab.dev/ignore moves the findings it names to Ignored, for the
@@ -25,7 +27,7 @@ func TestIgnoreAnnotation(t *testing.T) {
 	type ids struct{ found, ignored []string }
 	cases := []struct {
 		name, manifest string
-		steps          []Step
+		steps          []input.Step
 		want           ids
 	}{
 		{"no annotation", job, nil, ids{found: []string{"job-classic-sidecar@1"}}},
@@ -39,7 +41,7 @@ func TestIgnoreAnnotation(t *testing.T) {
 		// The corpus's own case, which TestMatchesIstioctl holds byte-identical to istioctl's.
 		{"on both, from the corpus", string(readFile(t, "testdata/corpus/job-ignored.yaml")), nil,
 			ids{ignored: []string{"job-classic-sidecar@1", "resource-annotation-drops-defaults@1"}}},
-		{"set by a step", job, []Step{{Key: IgnoreAnnotation, Value: "job-classic-sidecar"}}, ids{ignored: []string{"job-classic-sidecar@1"}}},
+		{"set by a step", job, []input.Step{{Key: IgnoreAnnotation, Value: "job-classic-sidecar"}}, ids{ignored: []string{"job-classic-sidecar@1"}}},
 		// Not under an Istio prefix: neither unknown to Istio nor misplaced on the workload.
 		{"on a Deployment, both places", withPodAnnotation("        sidecarlab.dev/ignore: inject-value\n") + "---\n" +
 			strings.Replace(labDeployment, "  name: lab\n", "  name: lab\n  annotations:\n    sidecarlab.dev/ignore: inject-value\n", 1), nil, ids{}},

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
 	"github.com/sidecarlab/sidecarlab/engine/yamldoc"
 
 	"istio.io/istio/pkg/kube"
@@ -124,7 +125,7 @@ func prepareChunk(c chunk, index int, ann []annotationChange) (d Document, obj r
 	d.Injectable = true
 	if len(ann) > 0 {
 		if err := annotate(obj, ann); err != nil {
-			d.Error = &InputError{Doc: index, Line: c.line, Field: "annotations", Msg: err.Error()}
+			d.Error = &input.Error{Doc: index, Line: c.line, Field: "annotations", Msg: err.Error()}
 			return d, nil
 		}
 	}
@@ -136,7 +137,7 @@ func prepareChunk(c chunk, index int, ann []annotationChange) (d Document, obj r
 			total += len(k) + len(v)
 			if err := annotationSizeError(k, v); err != nil || total > validation.TotalAnnotationSizeLimitB {
 				if err == nil {
-					err = &InputError{ID: "annotations-total", Params: errParams("max", strconv.Itoa(validation.TotalAnnotationSizeLimitB)),
+					err = &input.Error{ID: "annotations-total", Params: input.Params("max", strconv.Itoa(validation.TotalAnnotationSizeLimitB)),
 						Msg: fmt.Sprintf("the annotations add up to more than Kubernetes' %d bytes", validation.TotalAnnotationSizeLimitB)}
 				}
 				err.Doc, err.Line, err.Field = index, c.line, "annotation "+quote(k)
@@ -163,7 +164,7 @@ func finishChunk(d Document, obj runtime.Object, out any, j []byte, warnings []s
 	}
 	d.Warnings = warnings
 	if err != nil {
-		d.Error = &InputError{Doc: d.Index, Line: d.Line, Msg: err.Error()}
+		d.Error = &input.Error{Doc: d.Index, Line: d.Line, Msg: err.Error()}
 		return d
 	}
 	// yaml.Marshal is json.Marshal then JSONToYAML; doing the two steps apart keeps the JSON for
@@ -171,7 +172,7 @@ func finishChunk(d Document, obj runtime.Object, out any, j []byte, warnings []s
 	// until it is read (withJSON).
 	if j == nil {
 		if j, err = json.Marshal(out); err != nil {
-			d.Error = &InputError{Doc: d.Index, Line: d.Line, Msg: err.Error()}
+			d.Error = &input.Error{Doc: d.Index, Line: d.Line, Msg: err.Error()}
 			return d
 		}
 	}
@@ -254,11 +255,11 @@ func (d deadlineInjector) GetKubeClient() kube.Client {
 
 // yamlError is the error of document index, which starts on line start and is text, that YAML
 // could not read: at the line the error names.
-func yamlError(err error, index, start int, text []byte) *InputError {
+func yamlError(err error, index, start int, text []byte) *input.Error {
 	msg := err.Error()
 	line, column := start, 0
 	if n := yamldoc.ErrorLine(msg, text); n > 0 {
 		line, column = start+n-1, yamldoc.ErrorColumn(msg, text, n)
 	}
-	return &InputError{Doc: index, Line: line, Column: column, Field: "manifest", Msg: msg}
+	return &input.Error{Doc: index, Line: line, Column: column, Field: "manifest", Msg: msg}
 }

@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
 	"github.com/sidecarlab/sidecarlab/engine/yamldoc"
 
 	meshconfig "istio.io/api/mesh/v1alpha1"
@@ -173,7 +174,7 @@ func renderConfigMaps(o InstallOptions) (ConfigMaps, error) {
 	set := o.normalizedSet()
 	for _, s := range set {
 		if !strings.Contains(s, "=") {
-			return cm, &InputError{Field: "install option " + quote(s), ID: "install-option-format", Msg: "want PATH=VALUE, e.g. values.global.proxy.holdApplicationUntilProxyStarts=true"}
+			return cm, &input.Error{Field: "install option " + quote(s), ID: "install-option-format", Msg: "want PATH=VALUE, e.g. values.global.proxy.holdApplicationUntilProxyStarts=true"}
 		}
 	}
 	var files []string
@@ -186,7 +187,7 @@ func renderConfigMaps(o InstallOptions) (ConfigMaps, error) {
 				// At its line in the overlay as given, blank lines before it and all.
 				line += strings.Count(o.Overlay[:strings.Index(o.Overlay, ov)], "\n")
 			}
-			return cm, &InputError{Field: "install overlay", Line: line, Msg: err.Error()}
+			return cm, &input.Error{Field: "install overlay", Line: line, Msg: err.Error()}
 		}
 		// GenerateManifest reads overlays from files only.
 		f, err := os.CreateTemp("", "sidecarlab-iop-*.yaml")
@@ -209,7 +210,7 @@ func renderConfigMaps(o InstallOptions) (ConfigMaps, error) {
 		for _, f := range files {
 			msg = strings.ReplaceAll(msg, f, "overlay")
 		}
-		return cm, &InputError{Field: installField(o, msg), Msg: msg}
+		return cm, &input.Error{Field: installField(o, msg), Msg: msg}
 	}
 	// The ConfigMaps are named after the revision: istio-sidecar-injector and istio, or
 	// istio-sidecar-injector-<rev> and istio-<rev>.
@@ -251,7 +252,7 @@ func renderConfigMaps(o InstallOptions) (ConfigMaps, error) {
 		cm.MeshConfigYAML, foundMesh = meshes[meshName]
 	}
 	if !foundInjector || !foundMesh {
-		return cm, &InputError{Field: installField(o, ""), ID: "no-istiod", Msg: "this installation has no istiod (istio-sidecar-injector and istio ConfigMaps); enable components.pilot"}
+		return cm, &input.Error{Field: installField(o, ""), ID: "no-istiod", Msg: "this installation has no istiod (istio-sidecar-injector and istio ConfigMaps); enable components.pilot"}
 	}
 	cm.Webhooks = strings.Join(webhooks, "---\n")
 	return cm, nil
@@ -269,7 +270,7 @@ func buildInstall(o InstallOptions, cm ConfigMaps, policy InstallPolicy, builtin
 		// reproduction's inject-config.yaml alike.
 		var err error
 		if in.InjectorConfig, err = restoredConfig(in.InjectorConfig); err != nil {
-			return nil, &InputError{Field: o.partField(o.Mesh.InjectorConfig), ID: "injector-config", Params: errParams("error", err.Error()), Msg: "injector config: " + err.Error()}
+			return nil, &input.Error{Field: o.partField(o.Mesh.InjectorConfig), ID: "injector-config", Params: input.Params("error", err.Error()), Msg: "injector config: " + err.Error()}
 		}
 	}
 	// In istioctl kube-inject's order, so that the first error is the one it reports: the mesh
@@ -278,13 +279,13 @@ func buildInstall(o InstallOptions, cm ConfigMaps, policy InstallPolicy, builtin
 	// templates' render function.
 	var err error
 	if in.mesh, err = mesh.ApplyMeshConfig(in.MeshConfigYAML, mesh.DefaultMeshConfig()); err != nil {
-		return nil, &InputError{Field: o.partField(o.Mesh.MeshConfig), ID: "mesh-config", Params: errParams("error", err.Error()), Msg: "mesh config: " + err.Error()}
+		return nil, &input.Error{Field: o.partField(o.Mesh.MeshConfig), ID: "mesh-config", Params: input.Params("error", err.Error()), Msg: "mesh config: " + err.Error()}
 	}
 	// Read as istioctl kube-inject reads --injectConfigFile: a rendered config is always the
 	// ConfigMap's, a mesh's own may be one bare template.
 	cfg, err := injectorTemplates(in.InjectorConfig)
 	if err != nil {
-		return nil, &InputError{Field: o.partField(o.Mesh.InjectorConfig), ID: "injector-config", Params: errParams("error", err.Error()), Msg: "injector config: " + err.Error()}
+		return nil, &input.Error{Field: o.partField(o.Mesh.InjectorConfig), ID: "injector-config", Params: input.Params("error", err.Error()), Msg: "injector config: " + err.Error()}
 	}
 	if !o.IsDefault() {
 		if err := policy.checkTemplates(o, cfg.RawTemplates, builtin); err != nil {
@@ -295,10 +296,10 @@ func buildInstall(o InstallOptions, cm ConfigMaps, policy InstallPolicy, builtin
 	in.rawTemplates = cfg.RawTemplates
 	in.selection = injectionPolicy{policy: cfg.Policy, never: cfg.NeverInjectSelector, always: cfg.AlwaysInjectSelector}
 	if in.templates, err = inject.ParseTemplates(cfg.RawTemplates); err != nil {
-		return nil, &InputError{Field: o.partField(o.Mesh.InjectorConfig), ID: "injection-templates", Params: errParams("error", err.Error()), Msg: "injection templates: " + err.Error()}
+		return nil, &input.Error{Field: o.partField(o.Mesh.InjectorConfig), ID: "injection-templates", Params: input.Params("error", err.Error()), Msg: "injection templates: " + err.Error()}
 	}
 	if in.values, err = inject.NewValuesConfig(in.Values); err != nil {
-		return nil, &InputError{Field: o.partField(o.Mesh.Values), ID: "injector-values", Params: errParams("error", err.Error()), Msg: "injector values: " + err.Error()}
+		return nil, &input.Error{Field: o.partField(o.Mesh.Values), ID: "injector-values", Params: input.Params("error", err.Error()), Msg: "injector values: " + err.Error()}
 	}
 	return in, nil
 }

@@ -9,6 +9,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"istio.io/istio/pkg/kube/inject"
 )
 
@@ -52,9 +54,9 @@ type InjectJob struct {
 // JobResult is what a job made: the ConfigMaps of a render, or one Injected per object. Error is
 // a problem with the input; Fail is any other failure, which is not shown to users.
 type JobResult struct {
-	ConfigMaps *ConfigMaps `json:"configMaps,omitempty"`
-	Injected   []Injected  `json:"injected,omitempty"`
-	Error      *InputError `json:"error,omitempty"`
+	ConfigMaps *ConfigMaps  `json:"configMaps,omitempty"`
+	Injected   []Injected   `json:"injected,omitempty"`
+	Error      *input.Error `json:"error,omitempty"`
 	// ErrorID and ErrorParams are Error's ID and Params, which its JSON leaves out (the API's
 	// JSON does not change): they cross from the worker here.
 	ErrorID     string            `json:"errorId,omitempty"`
@@ -136,7 +138,7 @@ func injectOne(ctx context.Context, in *Install, injector inject.Injector, raw [
 }
 
 func (r *JobResult) setErr(err error) {
-	var ie *InputError
+	var ie *input.Error
 	if errors.As(err, &ie) {
 		r.Error, r.ErrorID, r.ErrorParams = ie, ie.ID, ie.Params
 		return
@@ -192,7 +194,7 @@ func (e *Engine) finishInstall(o InstallOptions, cm ConfigMaps, builtin map[stri
 	if in.custom && e.opts.Isolator != nil && !e.opts.Isolator.IsolatesNetwork() {
 		for _, name := range sortedKeys(in.rawTemplates) {
 			if builtin[name] != in.rawTemplates[name] && strings.Contains(in.rawTemplates[name], "getHostByName") {
-				return nil, &InputError{Field: installField(o, ""), ID: "template-resolves-names", Params: errParams("nameQ", quote(name)),
+				return nil, &input.Error{Field: installField(o, ""), ID: "template-resolves-names", Params: input.Params("nameQ", quote(name)),
 					Msg: fmt.Sprintf("the injection template %q resolves names (getHostByName), "+
 						"and this server cannot hide its own /etc/hosts from its templates (that needs a mount namespace, which only root may make); "+
 						"it runs every other template of yours.", name)}
@@ -217,7 +219,7 @@ func (e *Engine) injectIsolated(ctx context.Context, p *prepared, ann []annotati
 		}
 		raw, err := json.Marshal(obj)
 		if err != nil {
-			docs[i].Error = &InputError{Doc: d.Index, Line: d.Line, Msg: err.Error()}
+			docs[i].Error = &input.Error{Doc: d.Index, Line: d.Line, Msg: err.Error()}
 			continue
 		}
 		objs[i] = obj

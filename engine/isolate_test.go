@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/sidecarlab/sidecarlab/engine/input"
 )
 
 // jsonIsolator runs jobs in this process, through JSON both ways as a worker gets and answers
@@ -55,13 +57,13 @@ func TestIsolatedMatchesInProcess(t *testing.T) {
 	mine := InstallOptions{Set: []string{"values.sidecarInjectorWebhook.templates.mine=metadata:\n  annotations:\n    mine: '{{ .Values.global.proxy.image }}'"}}
 	cases := []struct {
 		name             string
-		steps            []Step
+		steps            []input.Step
 		s                Settings
 		renders, injects int64
 	}{
 		{"default", nil, Settings{}, 0, 0},
-		{"plain options", []Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}, Settings{Mode: ModeWebhook, Install: InstallOptions{Set: []string{"values.global.proxy.holdApplicationUntilProxyStarts=true"}}}, 1, 0},
-		{"a template of the user's", []Step{{Key: "inject.istio.io/templates", Value: "sidecar,mine"}}, Settings{Mode: ModeNative, Install: mine}, 1, 2},
+		{"plain options", []input.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}, Settings{Mode: ModeWebhook, Install: InstallOptions{Set: []string{"values.global.proxy.holdApplicationUntilProxyStarts=true"}}}, 1, 0},
+		{"a template of the user's", []input.Step{{Key: "inject.istio.io/templates", Value: "sidecar,mine"}}, Settings{Mode: ModeNative, Install: mine}, 1, 2},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -88,7 +90,7 @@ func TestIsolatedMatchesInProcess(t *testing.T) {
 			}
 		})
 	}
-	if out := mustInject(t, e, deploy, []Step{{Key: "inject.istio.io/templates", Value: "sidecar,mine"}}, Settings{Install: mine}).Output(); !strings.Contains(out, "mine: ") {
+	if out := mustInject(t, e, deploy, []input.Step{{Key: "inject.istio.io/templates", Value: "sidecar,mine"}}, Settings{Install: mine}).Output(); !strings.Contains(out, "mine: ") {
 		t.Fatalf("the template did not run:\n%s", out)
 	}
 }
@@ -134,13 +136,13 @@ func TestIsolatedLastingErrorsKept(t *testing.T) {
 	t.Parallel()
 	deploy := readFile(t, "testdata/corpus/deployment.yaml")
 	mine := Settings{Install: InstallOptions{Set: []string{"values.sidecarInjectorWebhook.templates.mine=metadata:\n  annotations:\n    mine: 'x'"}}}
-	var steps []Step // one row, injected in a worker: the installation has a template of the user's
+	var steps []input.Step // one row, injected in a worker: the installation has a template of the user's
 	for _, c := range []struct {
 		name    string
 		err     error
 		injects int64
 	}{
-		{"lasting", &InputError{Field: "install options", ID: "template-output-too-large", Msg: "too much", Lasting: true}, 1},
+		{"lasting", &input.Error{Field: "install options", ID: "template-output-too-large", Msg: "too much", Lasting: true}, 1},
 		{"not lasting", errors.New("worker: fork/exec: resource temporarily unavailable"), 3},
 	} {
 		t.Run(c.name, func(t *testing.T) {

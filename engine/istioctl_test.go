@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/sidecarlab/sidecarlab/engine/diff"
+	"github.com/sidecarlab/sidecarlab/engine/input"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
@@ -352,7 +353,7 @@ func TestCtlBatch(t *testing.T) {
 	}
 	results := []*Injection{
 		{Documents: []Document{Document{}.withOutput("a: out\n")}},
-		{Documents: []Document{{Error: &InputError{Msg: "rejected"}}}},
+		{Documents: []Document{{Error: &input.Error{Msg: "rejected"}}}},
 		{Documents: []Document{Document{}.withOutput("c: out\n")}},
 	}
 	cases := []struct {

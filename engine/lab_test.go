@@ -7,20 +7,21 @@ import (
 	"testing"
 
 	"github.com/sidecarlab/sidecarlab/engine/diff"
+	"github.com/sidecarlab/sidecarlab/engine/input"
 )
 
 // labRows are the lab's annotation table: one annotation each, applied to lab-base.yaml. Each
 // corpus file lab-NAME.yaml is the same Deployment with the annotation written by hand.
 var labRows = []struct {
 	name string
-	step Step
+	step input.Step
 	// facts are changes the lab documents for this annotation; each must appear in the diff.
 	facts []string
 	// absent are paths that must not change.
 	absent []string
 }{
 	{
-		name: "proxy-cpu", step: Step{Key: "sidecar.istio.io/proxyCPU", Value: "200m"},
+		name: "proxy-cpu", step: input.Step{Key: "sidecar.istio.io/proxyCPU", Value: "200m"},
 		facts: []string{
 			"~ spec.template.spec.containers[istio-proxy].resources.requests.cpu: 100m → 200m",
 			// Setting one resource annotation drops the defaults the template would emit.
@@ -29,7 +30,7 @@ var labRows = []struct {
 		},
 	},
 	{
-		name: "proxy-memory", step: Step{Key: "sidecar.istio.io/proxyMemory", Value: "256Mi"},
+		name: "proxy-memory", step: input.Step{Key: "sidecar.istio.io/proxyMemory", Value: "256Mi"},
 		facts: []string{
 			"~ spec.template.spec.containers[istio-proxy].resources.requests.memory: 128Mi → 256Mi",
 			"- spec.template.spec.containers[istio-proxy].resources.requests.cpu: 100m",
@@ -37,7 +38,7 @@ var labRows = []struct {
 		},
 	},
 	{
-		name: "proxy-cpu-limit", step: Step{Key: "sidecar.istio.io/proxyCPULimit", Value: "1"},
+		name: "proxy-cpu-limit", step: input.Step{Key: "sidecar.istio.io/proxyCPULimit", Value: "1"},
 		facts: []string{
 			"~ spec.template.spec.containers[istio-proxy].resources.limits.cpu: 2 → 1",
 			"- spec.template.spec.containers[istio-proxy].resources.limits.memory: 1Gi",
@@ -45,7 +46,7 @@ var labRows = []struct {
 		},
 	},
 	{
-		name: "proxy-memory-limit", step: Step{Key: "sidecar.istio.io/proxyMemoryLimit", Value: "1Gi"},
+		name: "proxy-memory-limit", step: input.Step{Key: "sidecar.istio.io/proxyMemoryLimit", Value: "1Gi"},
 		facts: []string{
 			"- spec.template.spec.containers[istio-proxy].resources.limits.cpu: 2",
 			`- spec.template.spec.containers[istio-proxy].resources.requests: {"cpu":"100m","memory":"128Mi"}`,
@@ -53,13 +54,13 @@ var labRows = []struct {
 		absent: []string{"spec.template.spec.containers[istio-proxy].resources.limits.memory"},
 	},
 	{
-		name: "proxy-config", step: Step{Key: "proxy.istio.io/config", Value: "concurrency: 2\nterminationDrainDuration: 30s\n"},
+		name: "proxy-config", step: input.Step{Key: "proxy.istio.io/config", Value: "concurrency: 2\nterminationDrainDuration: 30s\n"},
 		facts: []string{
 			`~ spec.template.spec.containers[istio-proxy].env[PROXY_CONFIG].value: "{}\n" → "{\"concurrency\":2,\"terminationDrainDuration\":\"30s\"}\n"`,
 		},
 	},
 	{
-		name: "hold", step: Step{Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStarts: true"},
+		name: "hold", step: input.Step{Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStarts: true"},
 		facts: []string{
 			"↕ spec.template.spec.containers[istio-proxy]: moved from position 2 to 1",
 			`+ spec.template.spec.containers[istio-proxy].lifecycle: {"postStart":{"exec":{"command":["pilot-agent","wait"]}}}`,
@@ -67,13 +68,13 @@ var labRows = []struct {
 		},
 	},
 	{
-		name: "exclude-outbound-ports", step: Step{Key: "traffic.sidecar.istio.io/excludeOutboundPorts", Value: "3306,6379"},
+		name: "exclude-outbound-ports", step: input.Step{Key: "traffic.sidecar.istio.io/excludeOutboundPorts", Value: "3306,6379"},
 		facts: []string{
 			"+ spec.template.spec.initContainers[istio-init].args[-o]: 3306,6379",
 		},
 	},
 	{
-		name: "inject-false", step: Step{Key: "sidecar.istio.io/inject", Value: "false"},
+		name: "inject-false", step: input.Step{Key: "sidecar.istio.io/inject", Value: "false"},
 		facts: []string{
 			"- spec.template.spec.containers[istio-proxy]: ",
 			"- spec.template.spec.initContainers[istio-init]: ",
@@ -81,7 +82,7 @@ var labRows = []struct {
 		},
 	},
 	{
-		name: "native-sidecar", step: Step{Key: "sidecar.istio.io/nativeSidecar", Value: "true"},
+		name: "native-sidecar", step: input.Step{Key: "sidecar.istio.io/nativeSidecar", Value: "true"},
 		facts: []string{
 			"↕ spec.template.spec.initContainers[istio-proxy]: moved from spec.template.spec.containers[istio-proxy]",
 			"+ spec.template.spec.initContainers[istio-proxy].restartPolicy: Always",
@@ -89,7 +90,7 @@ var labRows = []struct {
 	},
 	{
 		// In classic mode "false" is already the default: nothing but the annotation changes.
-		name: "native-sidecar-false", step: Step{Key: "sidecar.istio.io/nativeSidecar", Value: "false"},
+		name: "native-sidecar-false", step: input.Step{Key: "sidecar.istio.io/nativeSidecar", Value: "false"},
 		facts:  []string{`+ spec.template.metadata.annotations["sidecar.istio.io/nativeSidecar"]: false`},
 		absent: []string{"spec.template.spec.containers[istio-proxy]"},
 	},
@@ -104,7 +105,7 @@ func TestLabTable(t *testing.T) {
 	base := readFile(t, "testdata/corpus/lab-base.yaml")
 	for _, row := range labRows {
 		t.Run(row.name, func(t *testing.T) {
-			tl, err := e.Timeline(t.Context(), base, []Step{row.step}, Settings{})
+			tl, err := e.Timeline(t.Context(), base, []input.Step{row.step}, Settings{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/sidecarlab/sidecarlab/engine/diff"
+	"github.com/sidecarlab/sidecarlab/engine/input"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
@@ -29,7 +30,7 @@ func TestLenientMatchesIstioctl(t *testing.T) {
 	dir, _, _, _ := istioctlConfig(t, bin)
 	e := testEngine(t)
 	// run is istioctl kube-inject on the input with the steps written where the engine writes them.
-	run := func(t *testing.T, steps []Step) (stdout, stderr string, err error) {
+	run := func(t *testing.T, steps []input.Step) (stdout, stderr string, err error) {
 		t.Helper()
 		input, err := AnnotatedInput([]byte(probedDeployment), steps)
 		if err != nil {
@@ -64,7 +65,7 @@ func TestLenientMatchesIstioctl(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.key+"="+c.value, func(t *testing.T) {
-			steps := []Step{{Key: c.key, Value: c.value}}
+			steps := []input.Step{{Key: c.key, Value: c.value}}
 			want, stderr, err := run(t, steps)
 			if err != nil {
 				t.Fatalf("istioctl kube-inject: %v: %s", err, stderr)
@@ -100,7 +101,7 @@ func TestLenientMatchesIstioctl(t *testing.T) {
 	}
 
 	// merge-metrics=False is honoured: the prometheus.io annotations of the merge are gone.
-	r := mustInject(t, e, []byte(probedDeployment), []Step{{Key: "prometheus.istio.io/merge-metrics", Value: "False"}}, Settings{})
+	r := mustInject(t, e, []byte(probedDeployment), []input.Step{{Key: "prometheus.istio.io/merge-metrics", Value: "False"}}, Settings{})
 	if strings.Contains(r.Output(), "prometheus.io/scrape") {
 		t.Error("merge-metrics=False kept the merged scrape annotations: Istio read it as false")
 	}
@@ -117,7 +118,7 @@ func TestLenientMatchesIstioctl(t *testing.T) {
 		{"proxy.istio.io/config", "discoveryAddress: nohostport"},
 	} {
 		t.Run("refused "+kv[0]+"="+kv[1], func(t *testing.T) {
-			steps := []Step{{Key: kv[0], Value: kv[1]}}
+			steps := []input.Step{{Key: kv[0], Value: kv[1]}}
 			_, err := e.Inject(t.Context(), []byte(probedDeployment), steps, Settings{})
 			ie := asInputError(t, err)
 			_, stderr, err := run(t, steps)

@@ -3,6 +3,8 @@ package engine
 import (
 	"strings"
 	"testing"
+
+	"github.com/sidecarlab/sidecarlab/engine/input"
 )
 
 // TestLifecycleVerdicts checks each verdict on the cases that flip it.
@@ -13,7 +15,7 @@ func TestLifecycleVerdicts(t *testing.T) {
 	cases := []struct {
 		name                       string
 		manifest                   []byte
-		steps                      []Step
+		steps                      []input.Step
 		s                          Settings
 		traffic, completes, drains string
 		goodness                   string // of the three verdicts, in that order
@@ -21,11 +23,11 @@ func TestLifecycleVerdicts(t *testing.T) {
 		startOrder                 []string
 	}{
 		{"classic without hold", deploy, nil, Settings{}, "yes", "n/a", "no", "bad neutral bad", "2/2", []string{"istio-init", "app", "istio-proxy"}},
-		{"classic with hold", deploy, []Step{hold}, Settings{}, "no", "n/a", "no", "good neutral bad", "2/2", []string{"istio-init", "istio-proxy", "app"}},
+		{"classic with hold", deploy, []input.Step{hold}, Settings{}, "no", "n/a", "no", "good neutral bad", "2/2", []string{"istio-init", "istio-proxy", "app"}},
 		{"native", deploy, nil, Settings{Mode: ModeNative}, "no", "n/a", "yes", "good neutral good", "2/2", []string{"istio-init", "istio-proxy", "app"}},
 		{"Job classic", job, nil, Settings{}, "yes", "no", "no", "bad bad bad", "2/2", []string{"istio-init", "migrate", "istio-proxy"}},
 		{"Job native", job, nil, Settings{Mode: ModeNative}, "no", "yes", "yes", "good good good", "2/2", []string{"istio-init", "istio-proxy", "migrate"}},
-		{"not injected", deploy, []Step{{Key: "sidecar.istio.io/inject", Value: "false"}}, Settings{}, "n/a", "n/a", "n/a", "neutral neutral neutral", "1/1", []string{"app"}},
+		{"not injected", deploy, []input.Step{{Key: "sidecar.istio.io/inject", Value: "false"}}, Settings{}, "n/a", "n/a", "n/a", "neutral neutral neutral", "1/1", []string{"app"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

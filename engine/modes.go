@@ -8,6 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"istio.io/api/annotation"
 	"istio.io/api/label"
 
@@ -128,7 +130,7 @@ func (c *clusters) injectorFor(s Settings, in *Install) (inject.Injector, error)
 		}
 		return &webhookInjector{clusterInjector: c.get(minor), selection: in.selection, asWritten: c.asWritten}, nil
 	default:
-		return nil, &InputError{Field: "mode", ID: "unknown-mode", Params: errParams("modeQ", quote(string(s.Mode))),
+		return nil, &input.Error{Field: "mode", ID: "unknown-mode", Params: input.Params("modeQ", quote(string(s.Mode))),
 			Msg: fmt.Sprintf("unknown mode %q; want one of kube-inject, webhook, native, classic", s.Mode)}
 	}
 }

@@ -9,6 +9,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/sidecarlab/sidecarlab/engine/input"
 )
 
 // proxyPlace says where istio-proxy is in a single-document output: "containers",
@@ -49,12 +51,12 @@ func proxyPlace(t testing.TB, out string) string {
 func TestModes(t *testing.T) {
 	e := testEngine(t)
 	deploy := readFile(t, "testdata/corpus/deployment.yaml")
-	optOut := []Step{{Key: "sidecar.istio.io/nativeSidecar", Value: "false"}}
-	optIn := []Step{{Key: "sidecar.istio.io/nativeSidecar", Value: "true"}}
+	optOut := []input.Step{{Key: "sidecar.istio.io/nativeSidecar", Value: "false"}}
+	optIn := []input.Step{{Key: "sidecar.istio.io/nativeSidecar", Value: "true"}}
 	cases := []struct {
 		name  string
 		s     Settings
-		steps []Step
+		steps []input.Step
 		want  string
 	}{
 		{"kube-inject is classic", Settings{}, nil, "containers"},
@@ -111,14 +113,14 @@ func TestBadSettings(t *testing.T) {
 	}
 }
 
-func asInputError(t testing.TB, err error) *InputError {
+func asInputError(t testing.TB, err error) *input.Error {
 	t.Helper()
-	ie, ok := err.(*InputError)
+	ie, ok := err.(*input.Error)
 	if !ok {
-		t.Fatalf("got %T %v, want *InputError", err, err)
+		t.Fatalf("got %T %v, want *input.Error", err, err)
 	}
 	if ie.Msg == "" {
-		t.Fatal("InputError without a message")
+		t.Fatal("input.Error without a message")
 	}
 	return ie
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/sidecarlab/sidecarlab/engine/input"
 )
 
 // TestWithJSONLongKey: an output JSONToYAML cannot write (a key too long for a YAML simple key)
@@ -68,7 +70,7 @@ func TestOutputMadeWhenRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	manifest := strings.Replace(string(base), "name: ", "name: made-when-read-", 1)
-	tl, err := e.Timeline(t.Context(), []byte(manifest), []Step{{Key: "sidecar.istio.io/proxyCPU", Value: "123m"}}, Settings{})
+	tl, err := e.Timeline(t.Context(), []byte(manifest), []input.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "123m"}}, Settings{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,8 @@ import (
 	"istio.io/api/label"
 	"istio.io/istio/pkg/kube/inject"
 	"sigs.k8s.io/yaml"
+
+	"github.com/sidecarlab/sidecarlab/engine/input"
 )
 
 // OwnMesh is a mesh's own injection configuration: the three texts Istio's injector reads, as a
@@ -208,7 +210,7 @@ func ParseMeshConfigMaps(text []byte) (MeshConfigMaps, error) {
 	const field = "your mesh"
 	docs, err := splitDocuments(text)
 	if err != nil {
-		var ie *InputError
+		var ie *input.Error
 		if errors.As(err, &ie) {
 			ie.Field = field
 		}
@@ -257,7 +259,7 @@ func ParseMeshConfigMaps(text []byte) (MeshConfigMaps, error) {
 			for _, raw := range obj.Items {
 				var item configMapDoc
 				if err := json.Unmarshal(raw, &item); err != nil {
-					return MeshConfigMaps{}, &InputError{Doc: i + 1, Line: d.line, Field: field, Msg: err.Error()}
+					return MeshConfigMaps{}, &input.Error{Doc: i + 1, Line: d.line, Field: field, Msg: err.Error()}
 				}
 				if item.Kind == "ConfigMap" {
 					take(i+1, d.line, item)
@@ -280,15 +282,15 @@ func ParseMeshConfigMaps(text []byte) (MeshConfigMaps, error) {
 	}
 	switch {
 	case len(revs) == 0:
-		return MeshConfigMaps{}, &InputError{Field: field, ID: "mesh-no-injector",
+		return MeshConfigMaps{}, &input.Error{Field: field, ID: "mesh-no-injector",
 			Msg: "no istio-sidecar-injector ConfigMap (with its config and values); paste what `kubectl get configmap -n istio-system istio-sidecar-injector istio -o yaml` prints"}
 	case len(revs) > maxNamedRevisions:
 		more := len(revs) - len(names)
-		return MeshConfigMaps{}, &InputError{Field: field, ID: "mesh-revisions-more",
-			Params: errParams("count", strconv.Itoa(len(revs)), "revisions", strings.Join(names, ", "), "more", strconv.Itoa(more)),
+		return MeshConfigMaps{}, &input.Error{Field: field, ID: "mesh-revisions-more",
+			Params: input.Params("count", strconv.Itoa(len(revs)), "revisions", strings.Join(names, ", "), "more", strconv.Itoa(more)),
 			Msg:    fmt.Sprintf("the ConfigMaps of %d revisions (%s and %d more); paste one revision's istio-sidecar-injector and istio ConfigMaps", len(revs), strings.Join(names, ", "), more)}
 	case len(revs) > 1:
-		return MeshConfigMaps{}, &InputError{Field: field, ID: "mesh-revisions", Params: errParams("revisions", strings.Join(names, ", ")),
+		return MeshConfigMaps{}, &input.Error{Field: field, ID: "mesh-revisions", Params: input.Params("revisions", strings.Join(names, ", ")),
 			Msg: fmt.Sprintf("the ConfigMaps of more than one revision (%s); paste one revision's istio-sidecar-injector and istio ConfigMaps", strings.Join(names, ", "))}
 	}
 	rev := revs[0]
@@ -298,11 +300,11 @@ func ParseMeshConfigMaps(text []byte) (MeshConfigMaps, error) {
 		if rev != "" {
 			name += "-" + rev
 		}
-		return MeshConfigMaps{}, &InputError{Doc: f.doc, Line: f.line, Field: field, ID: "mesh-no-mesh", Params: errParams("nameQ", quote(name)),
+		return MeshConfigMaps{}, &input.Error{Doc: f.doc, Line: f.line, Field: field, ID: "mesh-no-mesh", Params: input.Params("nameQ", quote(name)),
 			Msg: fmt.Sprintf("no %s ConfigMap (the mesh config) beside the injector's; paste both, as `kubectl get configmap -n istio-system istio-sidecar-injector istio -o yaml` prints them", quote(name))}
 	}
 	missing := func(key, cm string) error {
-		return &InputError{Doc: f.doc, Line: f.line, Field: field, ID: "mesh-no-key", Params: errParams("keyQ", quote(key), "configMap", cm),
+		return &input.Error{Doc: f.doc, Line: f.line, Field: field, ID: "mesh-no-key", Params: input.Params("keyQ", quote(key), "configMap", cm),
 			Msg: fmt.Sprintf("the %s ConfigMap has no %s key", cm, quote(key))}
 	}
 	switch {
@@ -446,7 +448,7 @@ func (in *Install) webhookRevision(s Settings) error {
 	if s.mode() != ModeWebhook || got == "" || got == want {
 		return nil
 	}
-	return &InputError{Field: "revision", ID: "webhook-revision", Params: errParams("revisionQ", quote(got), "valuesQ", quote(RevisionName(want))),
+	return &input.Error{Field: "revision", ID: "webhook-revision", Params: input.Params("revisionQ", quote(got), "valuesQ", quote(RevisionName(want))),
 		Msg: fmt.Sprintf("revision %s, but the installation's values name revision %s: in webhook mode the injector is that revision's istiod, which injects as its own revision; set values.revision, or leave the revision out",
 			quote(got), quote(RevisionName(want)))}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sidecarlab/sidecarlab/engine/diff"
+	"github.com/sidecarlab/sidecarlab/engine/input"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
@@ -57,15 +58,15 @@ func TestUnifiedDiffIsAPatch(t *testing.T) {
 	bin := patchBin(t)
 	e := testEngine(t)
 	base := string(readFile(t, "testdata/corpus/lab-base.yaml"))
-	var all []Step
+	var all []input.Step
 	type timeline struct {
 		name     string
 		manifest string
-		steps    []Step
+		steps    []input.Step
 	}
 	var cases []timeline
 	for _, row := range labRows {
-		cases = append(cases, timeline{"lab/" + row.name, base, []Step{row.step}})
+		cases = append(cases, timeline{"lab/" + row.name, base, []input.Step{row.step}})
 		all = append(all, row.step)
 	}
 	// Documents are diffed one by one and written as one patch: comments and separators between
@@ -167,8 +168,8 @@ func TestUnifiedDiffOfAFailedDocument(t *testing.T) {
 	const service = "apiVersion: v1\nkind: Service\nmetadata:\n  name: svc\nspec:\n  ports:\n  - port: 80\n"
 	manifest := labDeployment + "---\n" + service
 	// Istio's template cannot range over this userVolume: it fails the Deployment.
-	bad := Step{Key: "sidecar.istio.io/userVolume", Value: `{"v":`}
-	tl, err := e.Timeline(t.Context(), []byte(manifest), []Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}, bad}, Settings{})
+	bad := input.Step{Key: "sidecar.istio.io/userVolume", Value: `{"v":`}
+	tl, err := e.Timeline(t.Context(), []byte(manifest), []input.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}, bad}, Settings{})
 	if err != nil {
 		t.Fatal(err)
 	}

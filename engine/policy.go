@@ -10,6 +10,7 @@ import (
 	"istio.io/istio/operator/pkg/values"
 
 	"github.com/sidecarlab/sidecarlab/engine/diff"
+	"github.com/sidecarlab/sidecarlab/engine/input"
 )
 
 // InstallPolicy says which install options an engine accepts. Install options are code and
@@ -148,7 +149,7 @@ func (p InstallPolicy) walk(field, path string, v any) error {
 func (p InstallPolicy) checkKey(field, path, parent, key string) error {
 	switch {
 	case key == "installPackagePath" && !p.AllowServerPaths:
-		return &InputError{Field: field, ID: "install-package-path", Msg: "installPackagePath names a directory on the server, from which the render would read Istio's charts and profiles; " +
+		return &input.Error{Field: field, ID: "install-package-path", Msg: "installPackagePath names a directory on the server, from which the render would read Istio's charts and profiles; " +
 			"this server renders only the charts compiled into it. Remove the option (the sidecarlab CLI, run on your own machine, accepts it)."}
 	case key == "templates" && parent == "sidecarInjectorWebhook", key == "initContainers", strings.Contains(key, "{{"):
 		return p.templateError(field, path)
@@ -167,7 +168,7 @@ func (p InstallPolicy) templateError(field, path string) error {
 	if p.TemplatesHint != "" {
 		hint = " " + p.TemplatesHint
 	}
-	return &InputError{Field: field, ID: "template-text", Params: errParams("path", path, "hint", hint), Msg: msg + hint}
+	return &input.Error{Field: field, ID: "template-text", Params: input.Params("path", path, "hint", hint), Msg: msg + hint}
 }
 
 // checkTemplates refuses an installation whose injection templates are not exactly the ones the
@@ -192,17 +193,17 @@ func (p InstallPolicy) checkTemplates(o InstallOptions, got, builtin map[string]
 	if p.TemplatesHint != "" {
 		hint = " " + p.TemplatesHint
 	}
-	return &InputError{Field: installField(o, ""), ID: "template-changed", Params: errParams("nameQ", quote(name), "hint", hint), Msg: msg + hint}
+	return &input.Error{Field: installField(o, ""), ID: "template-changed", Params: input.Params("nameQ", quote(name), "hint", hint), Msg: msg + hint}
 }
 
-// policyRefusals are the InputError IDs of InstallPolicy's refusals: what this server will not
+// policyRefusals are the input.Error IDs of InstallPolicy's refusals: what this server will not
 // run, not what Istio rejects.
 var policyRefusals = []string{"install-package-path", "template-changed", "template-text", "mesh-templates-changed"}
 
 // RefusedByPolicy says err is this server's InstallPolicy refusing the options (a path on the
 // server, or templates it does not run), not Istio rejecting them.
 func RefusedByPolicy(err error) bool {
-	var ie *InputError
+	var ie *input.Error
 	return errors.As(err, &ie) && slices.Contains(policyRefusals, ie.ID)
 }
 
@@ -249,7 +250,7 @@ func (p InstallPolicy) meshTemplates(got, builtin map[string]string) error {
 	msg := fmt.Sprintf("your mesh's injection templates %s are not the ones Istio %s has, and this server runs no templates but Istio's own: "+
 		"a template is code (it can read the environment of the process that runs it, resolve names, and loop or allocate without a bound), so this server injects only with Istio's own templates "+
 		"(your values and mesh config are used as they are).%s\n%s", list, Version().Istio, hint, d)
-	return &InputError{Field: "your mesh", ID: "mesh-templates-changed", Params: errParams("names", list, "istio", Version().Istio, "hint", hint, "diff", d), Msg: msg}
+	return &input.Error{Field: "your mesh", ID: "mesh-templates-changed", Params: input.Params("names", list, "istio", Version().Istio, "hint", hint, "diff", d), Msg: msg}
 }
 
 // mergedKeys is the set of both maps' keys.

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
@@ -117,7 +118,7 @@ func TestTrustedInstallsRunTemplates(t *testing.T) {
 	t.Setenv("SIDECARLAB_TEST_CANARY", "canary-42")
 	deploy := readFile(t, "testdata/corpus/deployment.yaml")
 	o := InstallOptions{Set: []string{"values.sidecarInjectorWebhook.templates.mine=metadata:\n  annotations:\n    x: " + envTemplate}}
-	r := mustInject(t, testEngine(t), deploy, []Step{{Key: "inject.istio.io/templates", Value: "sidecar,mine"}}, Settings{Install: o})
+	r := mustInject(t, testEngine(t), deploy, []input.Step{{Key: "inject.istio.io/templates", Value: "sidecar,mine"}}, Settings{Install: o})
 	if !strings.Contains(r.Output(), "x: canary-42") {
 		t.Fatalf("the template did not run:\n%s", r.Output())
 	}

@@ -16,6 +16,8 @@ import (
 	"google.golang.org/protobuf/types/descriptorpb"
 	"sigs.k8s.io/yaml"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"istio.io/api/annotation"
 	meshconfig "istio.io/api/mesh/v1alpha1"
 	"istio.io/istio/pkg/config/mesh"
@@ -138,8 +140,8 @@ func SetProxyConfigField(current, field, value string) (string, error) {
 	// fail is sidecarlab's sentence id (with its params, pairs) and its English; an empty id
 	// for a library's text.
 	fail := func(id string, kv []string, format string, args ...any) error {
-		return &InputError{Field: "annotation " + quote(annotation.ProxyConfig.Name) + " field " + quote(field),
-			ID: id, Params: errParams(kv...), Msg: fmt.Sprintf(format, args...)}
+		return &input.Error{Field: "annotation " + quote(annotation.ProxyConfig.Name) + " field " + quote(field),
+			ID: id, Params: input.Params(kv...), Msg: fmt.Sprintf(format, args...)}
 	}
 	f, ok := LookupProxyConfigField(field)
 	if !ok {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/sidecarlab/sidecarlab/engine/diff"
+	"github.com/sidecarlab/sidecarlab/engine/input"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
@@ -142,7 +143,7 @@ func matchRealMesh(t *testing.T, e *Engine, bin, file string) (same, bothFailed 
 	t.Helper()
 	cms, err := ParseMeshConfigMaps(readFile(t, file))
 	if err != nil {
-		var ie *InputError
+		var ie *input.Error
 		if !errors.As(err, &ie) || (ie.ID != "mesh-no-key" && ie.ID != "mesh-no-mesh") {
 			t.Fatalf("--mesh-from refused it: %v", err)
 		}
@@ -164,7 +165,7 @@ func matchRealMesh(t *testing.T, e *Engine, bin, file string) (same, bothFailed 
 		if err != nil {
 			// The installation itself failed (a template Istio cannot parse): one error for
 			// the input, as istioctl fails on it.
-			r = &Injection{Documents: []Document{{Error: &InputError{Msg: err.Error()}}}}
+			r = &Injection{Documents: []Document{{Error: &input.Error{Msg: err.Error()}}}}
 		}
 		results[i] = r
 	}

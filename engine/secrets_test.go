@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
 	"github.com/sidecarlab/sidecarlab/engine/secrets"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
@@ -39,14 +40,14 @@ func TestEngineLoadsNoLeakRules(t *testing.T) {
 }
 
 // redactSteps is secrets.RedactSteps of the engine's steps, as the share gate redacts them.
-func redactSteps(steps []Step) []Step {
+func redactSteps(steps []input.Step) []input.Step {
 	in := make([]secrets.Step, len(steps))
 	for i, st := range steps {
 		in[i] = secrets.Step(st)
 	}
-	out := make([]Step, len(steps))
+	out := make([]input.Step, len(steps))
 	for i, st := range secrets.RedactSteps(in) {
-		out[i] = Step(st)
+		out[i] = input.Step(st)
 	}
 	return out
 }
@@ -130,7 +131,7 @@ func TestRedactKeepsInjection(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A step's value too: an annotation the person added.
-	steps := []Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}, {Key: "example.com/build", Value: fakeToken + "y"}}
+	steps := []input.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}, {Key: "example.com/build", Value: fakeToken + "y"}}
 	redSteps := redactSteps(steps)
 	if redSteps[0] != steps[0] || redSteps[1].Value != secrets.Redacted || steps[1].Value == secrets.Redacted {
 		t.Fatalf("RedactSteps: %+v (of %+v)", redSteps, steps)

@@ -5,6 +5,8 @@ import (
 	"maps"
 	"regexp"
 	"strconv"
+
+	"github.com/sidecarlab/sidecarlab/engine/input"
 )
 
 // DefaultKubernetesVersion is the node version webhook mode uses when none is given.
@@ -16,12 +18,12 @@ var kubeVersionRE = regexp.MustCompile(`^v?1\.(\d{1,2})(\.\d{1,3})?$`)
 func parseKubernetesVersion(v string) (int, error) {
 	m := kubeVersionRE.FindStringSubmatch(v)
 	if m == nil {
-		return 0, &InputError{Field: "kubernetes version", ID: "kubernetes-version", Params: errParams("versionQ", quote(v)),
+		return 0, &input.Error{Field: "kubernetes version", ID: "kubernetes-version", Params: input.Params("versionQ", quote(v)),
 			Msg: fmt.Sprintf("%q is not a Kubernetes version; want 1.N, e.g. 1.34", v)}
 	}
 	minor, _ := strconv.Atoi(m[1])
 	if minor < 16 || minor > 60 {
-		return 0, &InputError{Field: "kubernetes version", ID: "kubernetes-version-range", Params: errParams("minor", strconv.Itoa(minor)),
+		return 0, &input.Error{Field: "kubernetes version", ID: "kubernetes-version-range", Params: input.Params("minor", strconv.Itoa(minor)),
 			Msg: fmt.Sprintf("1.%d is out of range; want 1.16 to 1.60", minor)}
 	}
 	return minor, nil

@@ -6,6 +6,7 @@ import (
 	"istio.io/istio/pkg/kube/inject"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
 	"github.com/sidecarlab/sidecarlab/engine/yamldoc"
 )
 
@@ -38,7 +39,7 @@ func splitDocuments(in []byte) ([]chunk, error) {
 	}
 	var se *yamldoc.SeparatorError
 	if errors.As(err, &se) {
-		return out, &InputError{Doc: se.Doc, Line: se.Line, Field: "manifest", Msg: se.Error()}
+		return out, &input.Error{Doc: se.Doc, Line: se.Line, Field: "manifest", Msg: se.Error()}
 	}
 	return out, err
 }

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/sidecarlab/sidecarlab/engine/diff"
+	"github.com/sidecarlab/sidecarlab/engine/input"
 )
 
 // StepResult is one row of a timeline: the manifest injected with the first Index steps applied,
@@ -20,7 +21,7 @@ type StepResult struct {
 	// Index is 0 for the manifest as pasted, k after the k-th change.
 	Index int
 	// Step is the change this row adds; nil for row 0.
-	Step      *Step
+	Step      *input.Step
 	Documents []Document
 
 	// parsed are row 0's documents as Istio's reader makes them (inject.FromRawToObject), before
@@ -168,7 +169,7 @@ func (r *StepResult) MarshalJSON() ([]byte, error) {
 	}
 	return json.Marshal(struct {
 		Index     int           `json:"index"`
-		Step      *Step         `json:"step,omitempty"`
+		Step      *input.Step   `json:"step,omitempty"`
 		Documents []Document    `json:"documents"`
 		Changes   []diff.Change `json:"changes"`
 		Unified   string        `json:"unified,omitempty"`
@@ -196,7 +197,7 @@ func (r *StepResult) size() int64 {
 }
 
 // Errors are the row's document errors, in order.
-func (r *StepResult) Errors() []*InputError { return (&Injection{Documents: r.Documents}).Errors() }
+func (r *StepResult) Errors() []*input.Error { return (&Injection{Documents: r.Documents}).Errors() }
 
 // Output is the row's whole injected manifest as istioctl prints it.
 func (r *StepResult) Output() string { return (&Injection{Documents: r.Documents}).Output() }

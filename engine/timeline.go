@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/sidecarlab/sidecarlab/engine/diff"
+	"github.com/sidecarlab/sidecarlab/engine/input"
 )
 
 // Timeline is a manifest followed through a list of annotation changes.
@@ -30,7 +31,7 @@ func (t *Timeline) Install() *Install { return t.install }
 // Timeline injects the manifest as is (row 0) and after each step (row k = row k−1 plus step k),
 // diffing each row against the one before. Rows are memoised by (installation, mode, input,
 // steps prefix), so changing only the last step costs one injection.
-func (e *Engine) Timeline(ctx context.Context, manifest []byte, steps []Step, s Settings) (*Timeline, error) {
+func (e *Engine) Timeline(ctx context.Context, manifest []byte, steps []input.Step, s Settings) (*Timeline, error) {
 	p, err := e.prepare(ctx, manifest, steps, s)
 	if err != nil {
 		return nil, err
@@ -90,7 +91,7 @@ func (e *Engine) Timeline(ctx context.Context, manifest []byte, steps []Step, s 
 				st := steps[k-1]
 				r.Step = &st
 				r.changes.f = func(ctx context.Context) ([]diff.Change, error) {
-					return DiffDocuments(ctx, before.Documents, docs, st.cause())
+					return DiffDocuments(ctx, before.Documents, docs, st.Cause())
 				}
 				r.unified.f = func(ctx context.Context) (string, error) { return stepUnified(ctx, "", before.Documents, docs, 0) }
 				r.head = func(ctx context.Context, n int) (string, error) {
@@ -161,7 +162,7 @@ func serialized(ctx context.Context, chunks []chunk) ([]Document, error) {
 			j, err = json.Marshal(obj)
 		}
 		if err != nil {
-			docs[i].Error = &InputError{Doc: i + 1, Line: c.line, Msg: err.Error()}
+			docs[i].Error = &input.Error{Doc: i + 1, Line: c.line, Msg: err.Error()}
 			continue
 		}
 		docs[i] = docs[i].withJSON(j)

@@ -9,9 +9,10 @@ import (
 	"testing"
 
 	"github.com/sidecarlab/sidecarlab/engine/diff"
+	"github.com/sidecarlab/sidecarlab/engine/input"
 )
 
-var eightSteps = []Step{
+var eightSteps = []input.Step{
 	{Key: "sidecar.istio.io/proxyCPU", Value: "200m"},
 	{Key: "sidecar.istio.io/proxyMemory", Value: "256Mi"},
 	{Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStarts: true"},
@@ -70,7 +71,7 @@ func TestTimelineMemo(t *testing.T) {
 	}
 	defer e.Close()
 	deploy := readFile(t, "testdata/corpus/deployment.yaml")
-	run := func(steps []Step, s Settings) int64 {
+	run := func(steps []input.Step, s Settings) int64 {
 		t.Helper()
 		before := e.injections.Load()
 		if _, err := e.Timeline(t.Context(), deploy, steps, s); err != nil {
@@ -81,8 +82,8 @@ func TestTimelineMemo(t *testing.T) {
 	if n := run(eightSteps, Settings{}); n != 9 {
 		t.Fatalf("cold timeline: %d injections, want 9", n)
 	}
-	retoggled := append([]Step(nil), eightSteps...)
-	retoggled[7] = Step{Key: "sidecar.istio.io/inject", Value: "true"}
+	retoggled := append([]input.Step(nil), eightSteps...)
+	retoggled[7] = input.Step{Key: "sidecar.istio.io/inject", Value: "true"}
 	if n := run(retoggled, Settings{}); n != 1 {
 		t.Fatalf("last step changed: %d injections, want 1", n)
 	}
@@ -100,18 +101,18 @@ func TestTimelineMemo(t *testing.T) {
 func TestParseStep(t *testing.T) {
 	cases := []struct {
 		in   string
-		want Step
+		want input.Step
 		err  bool
 	}{
-		{"a/b=c", Step{Key: "a/b", Value: "c"}, false},
-		{"a=b=c", Step{Key: "a", Value: "b=c"}, false},
-		{"a=", Step{Key: "a", Value: ""}, false},
-		{"-a/b", Step{Key: "a/b", Remove: true}, false},
-		{"nokey", Step{}, true},
-		{"=v", Step{}, true},
+		{"a/b=c", input.Step{Key: "a/b", Value: "c"}, false},
+		{"a=b=c", input.Step{Key: "a", Value: "b=c"}, false},
+		{"a=", input.Step{Key: "a", Value: ""}, false},
+		{"-a/b", input.Step{Key: "a/b", Remove: true}, false},
+		{"nokey", input.Step{}, true},
+		{"=v", input.Step{}, true},
 	}
 	for _, c := range cases {
-		got, err := ParseStep(c.in)
+		got, err := input.ParseStep(c.in)
 		if (err != nil) != c.err || got != c.want {
 			t.Errorf("ParseStep(%q) = %+v, %v", c.in, got, err)
 		}
@@ -153,7 +154,7 @@ func TestSerializerChanges(t *testing.T) {
 	// creationTimestamp: null, which older kubectl wrote, is dropped by the serializer.
 	base := strings.Replace(string(readFile(t, "testdata/corpus/lab-base.yaml")), "metadata:\n  name: lab\n", "metadata:\n  name: lab\n  creationTimestamp: null\n", 1)
 	manifest := append([]byte(base), []byte("---\napiVersion: v1\nkind: Service\nmetadata:\n  name: db\nspec:\n  ports:\n  - port: 3306\n")...)
-	tl, err := e.Timeline(t.Context(), manifest, []Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}, Settings{})
+	tl, err := e.Timeline(t.Context(), manifest, []input.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}, Settings{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +241,7 @@ func TestTimelineDiffsOnDemand(t *testing.T) {
 func TestTimelineRowsFromParsedInput(t *testing.T) {
 	t.Parallel()
 	e := testEngine(t)
-	same := func(f string, row *StepResult, steps []Step) {
+	same := func(f string, row *StepResult, steps []input.Step) {
 		t.Helper()
 		want, err := e.Inject(t.Context(), readFile(t, f), steps, Settings{})
 		if err != nil {
@@ -265,7 +266,7 @@ func TestTimelineRowsFromParsedInput(t *testing.T) {
 		same(f, tl.Steps[1], eightSteps[:1])
 		same(f, tl.Steps[8], eightSteps)
 		// Row 0 from the memo, the last row new.
-		retoggled := append(append([]Step(nil), eightSteps[:7]...), Step{Key: "sidecar.istio.io/proxyCPU", Value: "300m"})
+		retoggled := append(append([]input.Step(nil), eightSteps[:7]...), input.Step{Key: "sidecar.istio.io/proxyCPU", Value: "300m"})
 		again, err := e.Timeline(t.Context(), in, retoggled, Settings{})
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
@@ -280,7 +281,7 @@ func TestTimelineRowsFromParsedInput(t *testing.T) {
 // errorsText is the errors' words, with the templates Istio lists in a missing template's error
 // ("requested template … not found; have a, b") sorted: Istio lists them in a map's order, which
 // differs from run to run.
-func errorsText(errs []*InputError) string {
+func errorsText(errs []*input.Error) string {
 	var out []string
 	for _, e := range errs {
 		msg := e.Error()

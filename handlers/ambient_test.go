@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
@@ -20,7 +22,7 @@ import (
 // offered it, and a bad node count is a 422 that says what is wrong.
 func TestAmbientPage(t *testing.T) {
 	h := newServer(t)
-	st := api.State{Manifest: jobYAML, Steps: []engine.Step{{Key: "traffic.sidecar.istio.io/excludeOutboundPorts", Value: "3306"}}}
+	st := api.State{Manifest: jobYAML, Steps: []input.Step{{Key: "traffic.sidecar.istio.io/excludeOutboundPorts", Value: "3306"}}}
 	page := get(t, h, stateLink(t, st))
 	href, ok := page.doc.Find(`[data-testid="compare-link"][href^="/ambient?"]`).Attr("href")
 	if !ok {

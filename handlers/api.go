@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/engine/diff"
@@ -183,6 +185,6 @@ func (s *server) handleAPIVersion() http.Handler {
 }
 
 // documentErrors are the errors of a manifest's documents; the first is the headline.
-type documentErrors []*engine.InputError
+type documentErrors []*input.Error
 
 func (d documentErrors) Error() string { return d[0].Error() }

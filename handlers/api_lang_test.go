@@ -10,10 +10,11 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sidecarlab/sidecarlab/api"
-	"github.com/sidecarlab/sidecarlab/engine"
 )
 
 // inJapanese is whether s has a kana or a kanji.
@@ -54,7 +55,7 @@ func TestAPILanguageRule(t *testing.T) {
 			[]string{".findings[0].message", ".lifecycles[0].start[0].what", ".lifecycles[0].verdicts[0].question"}},
 		{"sidecarlab's own error", api.InjectRequest{Manifest: "  \n"}, http.StatusUnprocessableEntity,
 			[]string{".error.message"}},
-		{"Istio's error in a step", api.InjectRequest{Manifest: manifest, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "lots"}}}, http.StatusUnprocessableEntity,
+		{"Istio's error in a step", api.InjectRequest{Manifest: manifest, Steps: []input.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "lots"}}}, http.StatusUnprocessableEntity,
 			[]string{".error.message"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

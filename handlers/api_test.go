@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/engine/diff"
@@ -53,7 +55,7 @@ func postAPI(t *testing.T, h http.Handler, query string, req api.InjectRequest) 
 // before; the last step's own changes and unified diff on their own are a small answer.
 func TestAPIInclude(t *testing.T) {
 	h := newServer(t)
-	req := api.InjectRequest{Manifest: testkit.Deployment, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "250m"}}}
+	req := api.InjectRequest{Manifest: testkit.Deployment, Steps: []input.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "250m"}}}
 
 	status, body, top := postAPI(t, h, "", req)
 	if status != http.StatusOK {
@@ -171,7 +173,7 @@ func TestAPIAdmission(t *testing.T) {
 // with the same (pooled) writer, and concurrently.
 func TestEncodeStateWithPooledWriters(t *testing.T) {
 	a := api.State{Manifest: testkit.Deployment}
-	b := api.State{Manifest: strings.Repeat("# a long comment\n", 500) + testkit.Deployment, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "1"}}}
+	b := api.State{Manifest: strings.Repeat("# a long comment\n", 500) + testkit.Deployment, Steps: []input.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "1"}}}
 	first := permalink.Encode(a)
 	_ = permalink.Encode(b)
 	if again := permalink.Encode(a); again != first {

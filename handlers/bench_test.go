@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"istio.io/istio/pkg/config/mesh"
 	"istio.io/istio/pkg/kube/inject"
 	"sigs.k8s.io/yaml"
@@ -73,7 +75,7 @@ func BenchmarkToggleRoundTrip(b *testing.B) {
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	bare := newBare(b)
-	base := []engine.Step{{Key: "sidecar.istio.io/proxyMemory", Value: "256Mi"}}
+	base := []input.Step{{Key: "sidecar.istio.io/proxyMemory", Value: "256Mi"}}
 	steps, _ := json.Marshal(base)
 	client := srv.Client()
 	// The page before the click: its kept regions (the lab strip, the settings, the diff tab's
@@ -147,14 +149,14 @@ var unitSeq atomic.Int64
 // these with a margin (BENCHMARKS.md, "The unit limit").
 func BenchmarkUnitTime(b *testing.B) {
 	h := newServer(&testing.T{})
-	steps := make([]engine.Step, 9)
+	steps := make([]input.Step, 9)
 	for i := range steps {
-		steps[i] = engine.Step{Key: "sidecar.istio.io/proxyCPU", Value: fmt.Sprintf("%dm", 100+i)}
+		steps[i] = input.Step{Key: "sidecar.istio.io/proxyCPU", Value: fmt.Sprintf("%dm", 100+i)}
 	}
 	inputs := []struct {
 		name     string
 		manifest string
-		steps    []engine.Step
+		steps    []input.Step
 	}{
 		{"200-pods", testkit.Pods(200, 0), nil},
 		{"list-of-200", testkit.PodList(200), nil},

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/PuerkitoBio/goquery"
 
 	"github.com/sidecarlab/sidecarlab/api"
@@ -82,7 +84,7 @@ type workClock struct {
 	late []string
 }
 
-func (w *workClock) Timeline(ctx context.Context, m []byte, steps []engine.Step, s engine.Settings) (*engine.Timeline, error) {
+func (w *workClock) Timeline(ctx context.Context, m []byte, steps []input.Step, s engine.Settings) (*engine.Timeline, error) {
 	c, err := w.Estimate(ctx, m, steps, s)
 	if err != nil {
 		return nil, err
@@ -221,8 +223,8 @@ func TestAnswersBounded(t *testing.T) {
 		refused bool
 		server  func(t *testing.T) (http.Handler, Engine, *memLinks)
 	}{
-		{"a proxy config value of 250,000 bytes", api.State{Manifest: testkit.Deployment, Steps: []engine.Step{{Key: "proxy.istio.io/config", Value: bigValue}}}, false, clocked},
-		{"the same value, on a server past its deadline (503 with the form)", api.State{Manifest: testkit.Deployment, Steps: []engine.Step{{Key: "proxy.istio.io/config", Value: bigValue}}}, false,
+		{"a proxy config value of 250,000 bytes", api.State{Manifest: testkit.Deployment, Steps: []input.Step{{Key: "proxy.istio.io/config", Value: bigValue}}}, false, clocked},
+		{"the same value, on a server past its deadline (503 with the form)", api.State{Manifest: testkit.Deployment, Steps: []input.Step{{Key: "proxy.istio.io/config", Value: bigValue}}}, false,
 			func(t *testing.T) (http.Handler, Engine, *memLinks) {
 				links := newMemLinks()
 				return serverConfig(t, Config{Links: links, RequestTimeout: time.Nanosecond}), eng, links
@@ -361,7 +363,7 @@ func sizeText(n int) string { return fmt.Sprintf("%.2f MB", float64(n)/1e6) }
 func TestLongValueShownOnce(t *testing.T) {
 	h := newServer(t)
 	long := "proxyMetadata: {X: " + strings.Repeat("v", 20_000) + "}"
-	r := get(t, h, stateLink(t, api.State{Manifest: testkit.Deployment, Steps: []engine.Step{{Key: "proxy.istio.io/config", Value: long}}}))
+	r := get(t, h, stateLink(t, api.State{Manifest: testkit.Deployment, Steps: []input.Step{{Key: "proxy.istio.io/config", Value: long}}}))
 	if r.status != http.StatusOK {
 		t.Fatalf("status %d", r.status)
 	}
@@ -388,7 +390,7 @@ func TestLongValueShownOnce(t *testing.T) {
 		t.Errorf("no note says lines were cut: %q", testid(r, "more-note").Text())
 	}
 
-	short := get(t, h, stateLink(t, api.State{Manifest: testkit.Deployment, Steps: []engine.Step{{Key: "proxy.istio.io/config", Value: "concurrency: 2"}}}))
+	short := get(t, h, stateLink(t, api.State{Manifest: testkit.Deployment, Steps: []input.Step{{Key: "proxy.istio.io/config", Value: "concurrency: 2"}}}))
 	if testid(short, "step-value-1").Length() != 0 || testid(short, "step-1").First().Find(".step-t").Text() != "proxy.istio.io/config=concurrency: 2" ||
 		testid(short, "more-note").Length() != 0 {
 		t.Error("a short value is not shown as before")

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/sidecarlab/sidecarlab/admission"
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
@@ -26,7 +28,7 @@ func (s *server) clusterView(ctx context.Context, st api.State) (web.ClusterView
 		cv.Version = engine.DefaultKubernetesVersion
 	}
 	rs, err := s.admit(ctx, st)
-	var ie *engine.InputError
+	var ie *input.Error
 	if errors.As(err, &ie) {
 		cv.Error = words.Input(ie).Summary
 		return cv, nil, nil
@@ -174,7 +176,7 @@ func (s *server) addAdmission(ctx context.Context, v view, p *web.Page) error {
 		p.Results.Cluster = cv
 	case v.tab == "batch" && slices.Contains(lazyTabs(v.state), "batch") && p.Results.Selected == len(p.Results.Steps)-1:
 		rs, err := s.admit(ctx, v.state)
-		var ie *engine.InputError
+		var ie *input.Error
 		if errors.As(err, &ie) {
 			return nil // the Cluster tab says why; the table stays as it is
 		}

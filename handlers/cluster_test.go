@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/PuerkitoBio/goquery"
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -374,7 +376,7 @@ type countingEngine struct {
 	admissions atomic.Int32
 }
 
-func (c *countingEngine) Workloads(ctx context.Context, manifest []byte, steps []engine.Step, s engine.Settings) (*engine.Install, []engine.Workload, error) {
+func (c *countingEngine) Workloads(ctx context.Context, manifest []byte, steps []input.Step, s engine.Settings) (*engine.Install, []engine.Workload, error) {
 	c.admissions.Add(1)
 	return c.Engine.Workloads(ctx, manifest, steps, s)
 }

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"sigs.k8s.io/yaml"
 
 	"github.com/sidecarlab/sidecarlab/api"
@@ -55,7 +57,7 @@ func (s *server) comparePage(r *http.Request, states [2]api.State, labels [2]str
 		side.Label = compareLabel(l, labels[i])
 		side.Permalink = view{state: st, step: -1}.permalink()
 		tl, err := s.timeline(r.Context(), st)
-		var ie *engine.InputError
+		var ie *input.Error
 		if errors.As(err, &ie) {
 			side.Error = wording.In(l).InputErrorText(ie)
 			continue
@@ -112,7 +114,7 @@ func (s *server) comparePage(r *http.Request, states [2]api.State, labels [2]str
 // container that needs NET_ADMIN under baseline).
 func (s *server) compareAdmission(r *http.Request, st api.State, side *web.CompareSide) error {
 	rs, err := s.admit(r.Context(), st)
-	var ie *engine.InputError
+	var ie *input.Error
 	if errors.As(err, &ie) {
 		return nil // the side's output says why; no verdicts to compare
 	}
@@ -223,7 +225,7 @@ func withHold(st api.State, on bool) api.State {
 	if err != nil { // a value sigs.k8s.io/yaml read is one it writes
 		value = []byte("holdApplicationUntilProxyStarts: " + strconv.FormatBool(on))
 	}
-	st.Steps = append(append([]engine.Step(nil), st.Steps...), engine.Step{Key: "proxy.istio.io/config", Value: strings.TrimSuffix(string(value), "\n")})
+	st.Steps = append(append([]input.Step(nil), st.Steps...), input.Step{Key: "proxy.istio.io/config", Value: strings.TrimSuffix(string(value), "\n")})
 	return st
 }
 

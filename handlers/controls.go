@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/a-h/templ"
 	"istio.io/api/annotation"
 
@@ -218,7 +220,7 @@ func configFields() []web.ConfigField {
 
 // currentValue is the value key has after the steps: the last step that sets or removes it,
 // else the manifest's pod template annotation (where Istio reads it), else "".
-func currentValue(manifest string, steps []engine.Step, key string) string {
+func currentValue(manifest string, steps []input.Step, key string) string {
 	for _, s := range slices.Backward(steps) {
 		if s.Key == key {
 			if s.Remove {
@@ -233,13 +235,13 @@ func currentValue(manifest string, steps []engine.Step, key string) string {
 
 // configFieldStep is the step the editor's "Add" makes: proxy.istio.io/config set to its current
 // value with one field set. The engine still sees an ordinary step that replaces the whole value.
-func configFieldStep(st api.State, field, value string) (engine.Step, error) {
+func configFieldStep(st api.State, field, value string) (input.Step, error) {
 	key := annotation.ProxyConfig.Name
 	merged, err := engine.SetProxyConfigField(currentValue(st.Manifest, st.Steps, key), field, strings.ReplaceAll(value, "\r\n", "\n"))
 	if err != nil {
-		return engine.Step{}, err
+		return input.Step{}, err
 	}
-	return engine.Step{Key: key, Value: merged}, nil
+	return input.Step{Key: key, Value: merged}, nil
 }
 
 // replacesNotice says which proxy.istio.io/config fields a step's value drops from the value

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/PuerkitoBio/goquery"
 
 	"github.com/sidecarlab/sidecarlab/api"
@@ -337,7 +339,7 @@ func plainDoc(doc string) string {
 }
 
 // configField posts the editor's Add for one field and follows the redirect.
-func configField(t *testing.T, h http.Handler, manifest string, steps []engine.Step, field, value string) response {
+func configField(t *testing.T, h http.Handler, manifest string, steps []input.Step, field, value string) response {
 	t.Helper()
 	js, _ := json.Marshal(steps)
 	p := postForm(t, h, url.Values{"manifest": {manifest}, "steps": {string(js)}, "pcset": {field}, "pc:" + field: {value}})
@@ -347,9 +349,9 @@ func configField(t *testing.T, h http.Handler, manifest string, steps []engine.S
 	return get(t, h, p.header.Get("Location"))
 }
 
-func formSteps(t *testing.T, r response) []engine.Step {
+func formSteps(t *testing.T, r response) []input.Step {
 	t.Helper()
-	var steps []engine.Step
+	var steps []input.Step
 	if err := json.Unmarshal([]byte(testid(r, "steps").AttrOr("value", "")), &steps); err != nil {
 		t.Fatal(err)
 	}
@@ -367,7 +369,7 @@ func TestProxyConfigEditorMerges(t *testing.T) {
 	}
 	r = configField(t, h, testkit.Deployment, steps, "holdApplicationUntilProxyStarts", "true")
 	steps = formSteps(t, r)
-	want := engine.Step{Key: "proxy.istio.io/config", Value: "concurrency: 2\nholdApplicationUntilProxyStarts: true"}
+	want := input.Step{Key: "proxy.istio.io/config", Value: "concurrency: 2\nholdApplicationUntilProxyStarts: true"}
 	if len(steps) != 2 || steps[1] != want {
 		t.Fatalf("steps %+v, want the second %+v", steps, want)
 	}
@@ -402,7 +404,7 @@ func TestProxyConfigEditorStartsFromManifest(t *testing.T) {
 // value; the field diff says which fields are gone.
 func TestProxyConfigReplacementNotice(t *testing.T) {
 	h := newServer(t)
-	first := []engine.Step{{Key: "proxy.istio.io/config", Value: "concurrency: 2\nterminationDrainDuration: 20s"}}
+	first := []input.Step{{Key: "proxy.istio.io/config", Value: "concurrency: 2\nterminationDrainDuration: 20s"}}
 	_, r := addStep(t, h, testkit.Deployment, first, "proxy.istio.io/config", "holdApplicationUntilProxyStarts: true")
 	n := testid(r, "diff-step-2").Find(`[data-testid="replaces"]`)
 	want := "This step replaces the whole proxy.istio.io/config: concurrency, terminationDrainDuration are no longer set."

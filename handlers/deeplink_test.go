@@ -5,11 +5,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/PuerkitoBio/goquery"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sidecarlab/sidecarlab/api"
-	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
@@ -44,7 +45,7 @@ func TestDeepLinksNameTheirStep(t *testing.T) {
 	h := newServer(t)
 	cpu := "spec.template.spec.containers[istio-proxy].resources.requests.cpu"
 	proxy := "spec.template.spec.containers[istio-proxy]"
-	twice := []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}, {Key: "sidecar.istio.io/proxyCPU", Value: "300m"}}
+	twice := []input.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}, {Key: "sidecar.istio.io/proxyCPU", Value: "300m"}}
 	two := testkit.Deployment + "---\n" + strings.Replace(testkit.Deployment, "name: web\n", "name: api\n", 1)
 	for _, c := range []struct {
 		name     string

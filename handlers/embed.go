@@ -4,9 +4,10 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/a-h/templ"
 
-	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/web"
 )
@@ -19,7 +20,7 @@ func (s *server) handleEmbed() http.Handler {
 			return err
 		}
 		tl, err := s.timeline(r.Context(), v.state)
-		var ie *engine.InputError
+		var ie *input.Error
 		if err != nil && !errors.As(err, &ie) {
 			return err
 		}

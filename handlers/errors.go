@@ -10,11 +10,12 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/a-h/templ"
 	"github.com/go-chi/chi/v5/middleware"
 
 	"github.com/sidecarlab/sidecarlab/api"
-	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/permalink"
 	"github.com/sidecarlab/sidecarlab/web"
@@ -69,10 +70,10 @@ var errNotReady = httpError{status: http.StatusServiceUnavailable, id: "errors.n
 // classify maps an error to a status and a message that is safe to show, in the request's
 // language, and the input error whose document, line and field the API's error body carries, if
 // there is one. Unexpected errors are logged and shown as "internal error" — never their text.
-func (s *server) classify(r *http.Request, err error) (int, string, *engine.InputError) {
+func (s *server) classify(r *http.Request, err error) (int, string, *input.Error) {
 	l := i18n.FromContext(r.Context())
 	var he httpError
-	var ie *engine.InputError
+	var ie *input.Error
 	var bs permalink.Error
 	var mbe *http.MaxBytesError
 	var de documentErrors

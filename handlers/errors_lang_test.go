@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/BurntSushi/toml"
 	"github.com/PuerkitoBio/goquery"
 
@@ -110,7 +112,7 @@ func TestErrorsInTheReadersLanguage(t *testing.T) {
 				return answer{r.status, page(r)}
 			},
 			func(l *i18n.Localizer) answer {
-				return answer{http.StatusUnprocessableEntity, wording.In(l).InputErrorText(&engine.InputError{Line: 2, Field: "manifest", Msg: l.T("errors.input.not-utf8")})}
+				return answer{http.StatusUnprocessableEntity, wording.In(l).InputErrorText(&input.Error{Line: 2, Field: "manifest", Msg: l.T("errors.input.not-utf8")})}
 			}},
 		{"413 state, in bytes",
 			func(lang string) answer {
@@ -445,7 +447,7 @@ func TestEngineErrorsInTheReadersLanguage(t *testing.T) {
 // the state is the right side and the left turns hold off. No side equals the other.
 func TestCompareHoldSides(t *testing.T) {
 	h := newServer(t)
-	cfg := func(v string) []engine.Step { return []engine.Step{{Key: "proxy.istio.io/config", Value: v}} }
+	cfg := func(v string) []input.Step { return []input.Step{{Key: "proxy.istio.io/config", Value: v}} }
 	meshHold := api.State{Manifest: testkit.Deployment, Settings: engine.Settings{Install: engine.InstallOptions{Set: []string{"meshConfig.defaultConfig.holdApplicationUntilProxyStarts=true"}}}}
 	for _, c := range []struct {
 		name       string

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
@@ -43,7 +45,7 @@ func (s *server) handleForm() http.Handler {
 		// A link is handed out only for a state that loads: the redirect's GET finds the
 		// timeline in the engine's memo. A state that cannot be shown (too slow, the server
 		// busy) is answered here with its error and the form, so the text is not lost.
-		var ie *engine.InputError
+		var ie *input.Error
 		if _, err := s.timeline(r.Context(), v.state); err != nil && !errors.As(err, &ie) {
 			return withForm{err: err, form: formOf(v)}
 		}
@@ -133,7 +135,7 @@ func (s *server) readForm(w http.ResponseWriter, r *http.Request) (url.Values, e
 	for _, field := range slices.Sorted(maps.Keys(f)) {
 		for _, val := range f[field] {
 			if at := invalidUTF8At(val); at >= 0 {
-				return nil, &engine.InputError{Field: shortName(field), Line: 1 + strings.Count(val[:at], "\n"),
+				return nil, &input.Error{Field: shortName(field), Line: 1 + strings.Count(val[:at], "\n"),
 					Msg: i18n.FromContext(r.Context()).T("errors.input.not-utf8")}
 			}
 		}
@@ -201,11 +203,11 @@ var formActions = []formAction{
 	// An annotation of the panel, set to the value typed beside it.
 	{name: "add", tab: "diff", do: func(v *view, f url.Values, _ *http.Request) error {
 		key := f.Get("add")
-		v.state.Steps = append(v.state.Steps, engine.Step{Key: key, Value: strings.ReplaceAll(f.Get("v:"+key), "\r\n", "\n")})
+		v.state.Steps = append(v.state.Steps, input.Step{Key: key, Value: strings.ReplaceAll(f.Get("v:"+key), "\r\n", "\n")})
 		return nil
 	}},
 	{name: "unset", tab: "diff", do: func(v *view, f url.Values, _ *http.Request) error {
-		v.state.Steps = append(v.state.Steps, engine.Step{Key: f.Get("unset"), Remove: true})
+		v.state.Steps = append(v.state.Steps, input.Step{Key: f.Get("unset"), Remove: true})
 		return nil
 	}},
 	// A step of the timeline taken out, by its row (1 is the first step after injection's).
@@ -220,7 +222,7 @@ var formActions = []formAction{
 	}},
 	// A pitfall's fix: the steps its button carries, as JSON.
 	{name: "fix", tab: "pitfalls", do: func(v *view, f url.Values, _ *http.Request) error {
-		var fix []engine.Step
+		var fix []input.Step
 		if err := json.Unmarshal([]byte(f.Get("fix")), &fix); err != nil {
 			return httpError{status: http.StatusBadRequest, id: "errors.form.fix"}
 		}
@@ -281,7 +283,7 @@ func uploadedManifest(r *http.Request) (string, error) {
 			return "", err
 		}
 		if at := invalidUTF8At(string(b)); at >= 0 {
-			return "", &engine.InputError{Field: "file " + shortName(fh.Filename), Line: 1 + bytes.Count(b[:at], []byte("\n")),
+			return "", &input.Error{Field: "file " + shortName(fh.Filename), Line: 1 + bytes.Count(b[:at], []byte("\n")),
 				Msg: i18n.FromContext(r.Context()).T("errors.input.not-utf8")}
 		}
 		parts = append(parts, strings.TrimSuffix(strings.ReplaceAll(string(b), "\r\n", "\n"), "\n")+"\n")

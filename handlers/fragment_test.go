@@ -7,10 +7,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/PuerkitoBio/goquery"
 
 	"github.com/sidecarlab/sidecarlab/api"
-	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
 	"github.com/sidecarlab/sidecarlab/web"
 )
@@ -34,7 +35,7 @@ func headings(panel *goquery.Selection) []string {
 // headings once said "0 changes" there, and lost the rows' notes).
 func TestFragmentTabIsThePagesTab(t *testing.T) {
 	h := newServer(t)
-	st := api.State{Manifest: failingSecond, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}}
+	st := api.State{Manifest: failingSecond, Steps: []input.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}}
 	for _, tab := range web.Tabs() {
 		t.Run(tab.ID, func(t *testing.T) {
 			link := view{state: st, tab: tab.ID, step: -1}.permalink()

@@ -17,6 +17,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/PuerkitoBio/goquery"
 	"github.com/google/go-cmp/cmp"
 	istiolog "istio.io/istio/pkg/log"
@@ -167,7 +169,7 @@ func TestDefaultPage(t *testing.T) {
 
 // addStep posts the form as the page would after the person clicked "Add" on key, and follows
 // the redirect.
-func addStep(t *testing.T, h http.Handler, manifest string, steps []engine.Step, key, value string) (location string, r response) {
+func addStep(t *testing.T, h http.Handler, manifest string, steps []input.Step, key, value string) (location string, r response) {
 	t.Helper()
 	js, _ := json.Marshal(steps)
 	form := url.Values{"manifest": {manifest}, "steps": {string(js)}, "mode": {"kube-inject"}, "add": {key}, "v:" + key: {value}}
@@ -202,7 +204,7 @@ func TestPostRedirectsToAPermalinkThatRendersTheSame(t *testing.T) {
 		t.Fatalf("permalink button points to %q, want %q", got, loc)
 	}
 	// The steps carried by the form are the timeline.
-	var steps []engine.Step
+	var steps []input.Step
 	if err := json.Unmarshal([]byte(testid(r, "steps").AttrOr("value", "")), &steps); err != nil || len(steps) != 1 || steps[0].Key != "sidecar.istio.io/proxyCPU" {
 		t.Fatalf("steps field: %v %v", steps, err)
 	}
@@ -290,7 +292,7 @@ func TestBadManifestIsShownAtItsLine(t *testing.T) {
 		t.Fatalf("status %d, error mark on line %s, want %d (%s)", r.status, got, wantLine, testid(r, "parser-text").Text())
 	}
 	// A request-level error (an invalid annotation value) names the step.
-	r = get(t, h, stateLink(t, api.State{Manifest: testkit.Deployment, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "lots"}}}))
+	r = get(t, h, stateLink(t, api.State{Manifest: testkit.Deployment, Steps: []input.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "lots"}}}))
 	if r.status != http.StatusUnprocessableEntity || !strings.Contains(testid(r, "error").Text(), "step 1") {
 		t.Fatalf("status %d, error %q", r.status, testid(r, "error").Text())
 	}
@@ -319,7 +321,7 @@ func TestFragmentOutcome(t *testing.T) {
 	}{
 		{"empty", api.State{Manifest: ""}, http.StatusUnprocessableEntity, web.OutcomeEmpty, "the manifest is empty; paste a Pod"},
 		{"blank lines", api.State{Manifest: "  \n\t\n\n"}, http.StatusUnprocessableEntity, web.OutcomeEmpty, "the manifest is empty; paste a Pod"},
-		{"a refused annotation value", api.State{Manifest: testkit.Deployment, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "lots"}}},
+		{"a refused annotation value", api.State{Manifest: testkit.Deployment, Steps: []input.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "lots"}}},
 			http.StatusUnprocessableEntity, web.OutcomeRefused, "invalid value 'lots'"},
 		{"a document that is not what Kubernetes reads", api.State{Manifest: testkit.Deployment + "---\n" + badDoc}, http.StatusUnprocessableEntity, web.OutcomeRejectedSchema,
 			"Document 2 is YAML, but not what Kubernetes reads as its kind"},
@@ -358,7 +360,7 @@ func TestFragmentOutcome(t *testing.T) {
 // full page.
 func TestFragment(t *testing.T) {
 	h := newServer(t)
-	link := stateLink(t, api.State{Manifest: testkit.Deployment, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}})
+	link := stateLink(t, api.State{Manifest: testkit.Deployment, Steps: []input.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}})
 	full := get(t, h, link)
 	req := httptest.NewRequest(http.MethodGet, link, nil)
 	req.Header.Set(partialHeader, "1")
@@ -435,7 +437,7 @@ func TestOversizedBody(t *testing.T) {
 func TestHostileInputIsEscaped(t *testing.T) {
 	h := newServer(t)
 	evil := strings.Replace(testkit.Deployment, "app: web\n    spec", "app: web\n        note: \"<script>alert(1)</script>\"\n    spec", 1)
-	r := get(t, h, stateLink(t, api.State{Manifest: evil, Steps: []engine.Step{{Key: "example.com/x", Value: "<img src=x onerror=alert(2)>"}}}))
+	r := get(t, h, stateLink(t, api.State{Manifest: evil, Steps: []input.Step{{Key: "example.com/x", Value: "<img src=x onerror=alert(2)>"}}}))
 	if r.status != http.StatusOK {
 		t.Fatalf("status %d", r.status)
 	}
@@ -461,7 +463,7 @@ func TestOlderStateVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := api.State{Version: 1, Istio: "1.31", Manifest: "apiVersion: v1\nkind: Pod\nmetadata:\n  name: v1-link\nspec:\n  containers:\n  - name: app\n    image: nginx\n",
-		Steps:    []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "300m"}, {Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStarts: true"}},
+		Steps:    []input.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "300m"}, {Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStarts: true"}},
 		Settings: engine.Settings{Mode: engine.ModeWebhook, KubernetesVersion: "1.30"}}
 	if d := cmp.Diff(want, st); d != "" {
 		t.Fatalf("v1 link decodes differently (-want +got)\n%s", d)
@@ -500,7 +502,7 @@ func newerState() string {
 
 func TestActions(t *testing.T) {
 	h := newServer(t)
-	steps := []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}, {Key: "sidecar.istio.io/logLevel", Value: "debug"}}
+	steps := []input.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}, {Key: "sidecar.istio.io/logLevel", Value: "debug"}}
 	js, _ := json.Marshal(steps)
 	follow := func(form url.Values) response {
 		p := postForm(t, h, form)
@@ -539,7 +541,7 @@ func TestActions(t *testing.T) {
 
 func TestTabsStepsAndDownload(t *testing.T) {
 	h := newServer(t)
-	link := stateLink(t, api.State{Manifest: testkit.Deployment, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}})
+	link := stateLink(t, api.State{Manifest: testkit.Deployment, Steps: []input.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}})
 	r := get(t, h, link+"&tab=yaml&step=0")
 	if _, hidden := testid(r, "panel-yaml").Attr("hidden"); hidden {
 		t.Fatal("yaml panel hidden on tab=yaml")
@@ -572,7 +574,7 @@ func TestAPI(t *testing.T) {
 		req.Header.Set("Content-Type", "application/json")
 		return do(t, h, req)
 	}
-	body, _ := json.Marshal(api.InjectRequest{Manifest: testkit.Deployment, Steps: []engine.Step{{Key: "sidecar.istio.io/nativeSidecar", Value: "true"}}})
+	body, _ := json.Marshal(api.InjectRequest{Manifest: testkit.Deployment, Steps: []input.Step{{Key: "sidecar.istio.io/nativeSidecar", Value: "true"}}})
 	r := post(string(body))
 	if r.status != http.StatusOK {
 		t.Fatalf("status %d: %s", r.status, r.body)

@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"strings"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/web"
 )
@@ -81,7 +83,7 @@ func workloadNamespace(tl *engine.Timeline) string {
 // shortStep is a step as a title shows it: the annotation's name without its domain, its value
 // cut short; "hold" for proxy.istio.io/config setting holdApplicationUntilProxyStarts; "−name" for
 // a removal.
-func shortStep(s engine.Step) string {
+func shortStep(s input.Step) string {
 	name := s.Key
 	if i := strings.LastIndexByte(name, '/'); i >= 0 {
 		name = name[i+1:]

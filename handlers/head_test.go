@@ -6,10 +6,11 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/PuerkitoBio/goquery"
 
 	"github.com/sidecarlab/sidecarlab/api"
-	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
@@ -21,7 +22,7 @@ func meta(r response, attr, name string) string {
 // workload and the annotation steps, bounded and escaped, so pasted links can be told apart.
 func TestTitlesAndOpenGraph(t *testing.T) {
 	h := newServer(t)
-	steps := []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}, {Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStarts: true"}}
+	steps := []input.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}, {Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStarts: true"}}
 	page := get(t, h, stateLink(t, api.State{Manifest: testkit.Deployment, Steps: steps}))
 	title := page.doc.Find("title").Text()
 	if title != "Deployment/web · proxyCPU=200m, hold — sidecarlab" {
@@ -47,7 +48,7 @@ func TestTitlesAndOpenGraph(t *testing.T) {
 		"one step":       stateLink(t, api.State{Manifest: testkit.Deployment, Steps: steps[:1]}),
 		"lifecycle tab":  testid(page, "tab-lifecycle").AttrOr("href", ""),
 		"presenter mode": testid(page, "present").AttrOr("href", ""),
-		"a removal":      stateLink(t, api.State{Manifest: testkit.Deployment, Steps: append(steps[:1:1], engine.Step{Key: "sidecar.istio.io/proxyCPU", Remove: true})}),
+		"a removal":      stateLink(t, api.State{Manifest: testkit.Deployment, Steps: append(steps[:1:1], input.Step{Key: "sidecar.istio.io/proxyCPU", Remove: true})}),
 	} {
 		r := get(t, h, target)
 		got := r.doc.Find("title").Text()
@@ -62,7 +63,7 @@ func TestTitlesAndOpenGraph(t *testing.T) {
 
 	// Long and hostile values are bounded and stay text.
 	hostile := strings.Repeat("x", 5000) + `"><script>alert(1)</script>`
-	r := get(t, h, stateLink(t, api.State{Manifest: testkit.Deployment, Steps: []engine.Step{{Key: "sidecar.istio.io/statsInclusionPrefixes", Value: hostile}}}))
+	r := get(t, h, stateLink(t, api.State{Manifest: testkit.Deployment, Steps: []input.Step{{Key: "sidecar.istio.io/statsInclusionPrefixes", Value: hostile}}}))
 	got, desc := r.doc.Find("title").Text(), meta(r, "property", "og:description")
 	if n := utf8.RuneCountInString(got); n > maxTitle+len(titleSuffix) {
 		t.Errorf("title of %d runes", n)
@@ -87,7 +88,7 @@ func desc0(r response) string { return meta(r, "property", "og:description") }
 // read-only textarea (no JavaScript needed), pointing at this server's /embed.
 func TestEmbedSnippet(t *testing.T) {
 	h := newServer(t)
-	page := get(t, h, stateLink(t, api.State{Manifest: testkit.Deployment, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}}))
+	page := get(t, h, stateLink(t, api.State{Manifest: testkit.Deployment, Steps: []input.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}}))
 	ta := testid(page, "embed-snippet")
 	if !ta.Is("textarea[readonly]") || page.doc.Find(`label[for="embed-snippet"]`).Length() != 1 {
 		t.Fatal("no labelled read-only textarea with the embed snippet")

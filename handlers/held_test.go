@@ -8,10 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/PuerkitoBio/goquery"
 
 	"github.com/sidecarlab/sidecarlab/api"
-	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
 	"github.com/sidecarlab/sidecarlab/web"
 )
@@ -48,7 +49,7 @@ func postHeld(t *testing.T, h http.Handler, form url.Values, held string) respon
 // have been sent.
 func TestHeldSteps(t *testing.T) {
 	h := newServer(t)
-	base := []engine.Step{{Key: "sidecar.istio.io/proxyMemory", Value: "256Mi"}}
+	base := []input.Step{{Key: "sidecar.istio.io/proxyMemory", Value: "256Mi"}}
 	page := get(t, h, view{state: api.State{Manifest: testkit.Deployment, Steps: base}, step: -1}.permalink())
 	keys := heldKeys(page.body)
 	if len(keys) != 4 || testid(page, "lab").AttrOr("data-key", "") != keys[0] || page.doc.Find("#settings-fields").AttrOr("data-key", "") != keys[1] ||
@@ -62,7 +63,7 @@ func TestHeldSteps(t *testing.T) {
 		req := formRequest(form)
 		req.Header.Set(partialHeader, "1")
 		if !partial { // a whole page: the link the form redirects to
-			next := append(append([]engine.Step{}, base...), engine.Step{Key: "sidecar.istio.io/proxyCPU", Value: "150m"})
+			next := append(append([]input.Step{}, base...), input.Step{Key: "sidecar.istio.io/proxyCPU", Value: "150m"})
 			req = httptest.NewRequest(http.MethodGet, view{state: api.State{Manifest: testkit.Deployment, Steps: next}, step: -1}.permalink(), nil)
 		}
 		for k, v := range header {

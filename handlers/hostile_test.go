@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
@@ -36,9 +38,9 @@ func TestHostileInput(t *testing.T) {
 		bomb.WriteString("    a" + itoa(int64(i)) + ": &a" + itoa(int64(i)) + " [*a" + itoa(int64(i-1)) + ",*a" + itoa(int64(i-1)) + ",*a" + itoa(int64(i-1)) + ",*a" + itoa(int64(i-1)) + ",*a" + itoa(int64(i-1)) + ",*a" + itoa(int64(i-1)) + ",*a" + itoa(int64(i-1)) + ",*a" + itoa(int64(i-1)) + ",*a" + itoa(int64(i-1)) + "]\n")
 	}
 	deep := "apiVersion: v1\nkind: Pod\nmetadata:\n  name: deep\nspec: " + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + "\n"
-	steps := make([]engine.Step, 5000)
+	steps := make([]input.Step, 5000)
 	for i := range steps {
-		steps[i] = engine.Step{Key: "sidecar.istio.io/logLevel", Value: "debug"}
+		steps[i] = input.Step{Key: "sidecar.istio.io/logLevel", Value: "debug"}
 	}
 	// A URL state that inflates far beyond its size: a readable state (its manifest 50 MiB of
 	// "a"), so that only the inflate limit (permalink.MaxBytes) can reject it.
@@ -68,7 +70,7 @@ func TestHostileInput(t *testing.T) {
 		{"invalid UTF-8 in the API", rawAPI("{\"manifest\":\"kind: Pod\\nmetadata: {name: \xff\xfe}\\n\"}"), http.StatusBadRequest},
 		{"invalid UTF-8 in the form", formRequest(url.Values{"manifest": {"kind: Pod\nmetadata: {name: \xff\xfe}\n"}}), http.StatusUnprocessableEntity},
 		{"binary garbage", apiPost(api.InjectRequest{Manifest: "\x00\x01\x02\x03: \x04\n\x7f"}), http.StatusUnprocessableEntity},
-		{"a giant annotation value", apiPost(api.InjectRequest{Manifest: testkit.Deployment, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: strings.Repeat("9", 900<<10)}}}), http.StatusUnprocessableEntity},
+		{"a giant annotation value", apiPost(api.InjectRequest{Manifest: testkit.Deployment, Steps: []input.Step{{Key: "sidecar.istio.io/proxyCPU", Value: strings.Repeat("9", 900<<10)}}}), http.StatusUnprocessableEntity},
 		{"thousands of steps", apiPost(api.InjectRequest{Manifest: testkit.Deployment, Steps: steps}), http.StatusUnprocessableEntity},
 		{"more documents than the limit", apiPost(api.InjectRequest{Manifest: strings.Repeat("kind: ConfigMap\n---\n", 10001)}), http.StatusUnprocessableEntity},
 		{"a decompression bomb in the URL", httptest.NewRequest(http.MethodGet, "/?s="+zipBomb, nil), http.StatusBadRequest},
@@ -109,7 +111,7 @@ type blockingEngine struct {
 	release chan struct{}
 }
 
-func (b blockingEngine) Timeline(ctx context.Context, m []byte, st []engine.Step, s engine.Settings) (*engine.Timeline, error) {
+func (b blockingEngine) Timeline(ctx context.Context, m []byte, st []input.Step, s engine.Settings) (*engine.Timeline, error) {
 	b.started <- struct{}{}
 	<-b.release
 	return b.Engine.Timeline(ctx, m, st, s)

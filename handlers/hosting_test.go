@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/go-chi/chi/v5"
 
 	"github.com/sidecarlab/sidecarlab/api"
@@ -206,7 +208,7 @@ type waitingEngine struct {
 	started chan struct{}
 }
 
-func (w waitingEngine) Timeline(ctx context.Context, m []byte, st []engine.Step, s engine.Settings) (*engine.Timeline, error) {
+func (w waitingEngine) Timeline(ctx context.Context, m []byte, st []input.Step, s engine.Settings) (*engine.Timeline, error) {
 	w.started <- struct{}{}
 	<-ctx.Done()
 	return nil, ctx.Err()

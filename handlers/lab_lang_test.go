@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
@@ -171,7 +173,7 @@ func TestReplacesNoticeInLanguages(t *testing.T) {
 	h := newServer(t)
 	key := "proxy.istio.io/config"
 	href := func(first string) string {
-		steps := []engine.Step{{Key: key, Value: first}, {Key: key, Value: "holdApplicationUntilProxyStarts: true"}}
+		steps := []input.Step{{Key: key, Value: first}, {Key: key, Value: "holdApplicationUntilProxyStarts: true"}}
 		return view{state: api.State{Manifest: testkit.Deployment, Steps: steps}, step: -1}.permalink()
 	}
 	two, one := href("concurrency: 2\nterminationDrainDuration: 20s"), href("concurrency: 2")
@@ -249,7 +251,7 @@ func TestNamespaceErrorInLanguages(t *testing.T) {
 		t.Errorf("a good label: status %d, want 303", r.status)
 	}
 	_, err := readNamespace(url.Values{"nsLabels": {"team"}})
-	var ie *engine.InputError
+	var ie *input.Error
 	if !errors.As(err, &ie) || ie.Error() != "line 1, namespace labels: write each label as KEY=VALUE, one per line" {
 		t.Errorf("the error as the API says it: %v", err)
 	}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
@@ -17,7 +19,7 @@ import (
 // the next one to those before it, so each step's diff shows what that one annotation changed on
 // top of the others. The hold rewrites proxy.istio.io/config with the earlier fields kept, so its
 // diff is the hold alone.
-var labAnnotations = []engine.Step{
+var labAnnotations = []input.Step{
 	{Key: "sidecar.istio.io/proxyCPU", Value: "200m"},
 	{Key: "proxy.istio.io/config", Value: "concurrency: 2\nterminationDrainDuration: 30s"},
 	{Key: "proxy.istio.io/config", Value: "concurrency: 2\nterminationDrainDuration: 30s\nholdApplicationUntilProxyStarts: true"},
@@ -130,7 +132,7 @@ func labKey(st api.State) string {
 	}
 	b, _ := json.Marshal(struct {
 		Manifest string          `json:"m"`
-		Steps    []engine.Step   `json:"s"`
+		Steps    []input.Step    `json:"s"`
 		Settings engine.Settings `json:"x"`
 	}{strings.ReplaceAll(st.Manifest, "\r\n", "\n"), st.Steps, st.Settings})
 	return string(b)
@@ -241,6 +243,6 @@ func (lp *labPath) forAmbient(l *i18n.Localizer, st api.State) web.LabNav {
 }
 
 // labSteps are the steps "apply these steps to my manifest" sets: all of the lab's annotations.
-func labSteps() []engine.Step {
-	return append([]engine.Step(nil), labAnnotations...)
+func labSteps() []input.Step {
+	return append([]input.Step(nil), labAnnotations...)
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sidecarlab/sidecarlab/api"
@@ -148,12 +150,12 @@ func TestLabPath(t *testing.T) {
 
 	// A view that went on from a step with an annotation of the learner's own marks no chip,
 	// and keeps that step's context: what to look for there, the way back to it, the next step.
-	mine := engine.Step{Key: "sidecar.istio.io/proxyMemory", Value: "64Mi"}
+	mine := input.Step{Key: "sidecar.istio.io/proxyMemory", Value: "64Mi"}
 	for _, c := range []struct {
-		steps []engine.Step
+		steps []input.Step
 		from  int
 	}{
-		{[]engine.Step{mine}, 1},
+		{[]input.Step{mine}, 1},
 		{append(labAnnotations[:3:3], mine), 4},
 		{append(labAnnotations[:5:5], mine, mine), 6},
 	} {
@@ -176,7 +178,7 @@ func TestLabPath(t *testing.T) {
 		}
 	}
 	// A step itself has no "you left"; nor has a view of another manifest.
-	for _, r := range []response{get(t, h, hrefs[3]), get(t, h, view{state: api.State{Manifest: testkit.Deployment, Steps: []engine.Step{mine}}, step: -1}.permalink())} {
+	for _, r := range []response{get(t, h, hrefs[3]), get(t, h, view{state: api.State{Manifest: testkit.Deployment, Steps: []input.Step{mine}}, step: -1}.permalink())} {
 		if testid(r, "lab-left").Length() != 0 {
 			t.Errorf("a step, or another manifest, says the view left the path: %q", testid(r, "lab-left").Text())
 		}

@@ -7,10 +7,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/PuerkitoBio/goquery"
 
 	"github.com/sidecarlab/sidecarlab/api"
-	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
@@ -103,7 +104,7 @@ func TestLanguageSwitcher(t *testing.T) {
 // page reached without ?lang=, or with a code sidecarlab does not speak, carries nothing.
 func TestLanguageByAddressCarries(t *testing.T) {
 	h := newServer(t)
-	st := api.State{Manifest: testkit.Deployment, Steps: []engine.Step{
+	st := api.State{Manifest: testkit.Deployment, Steps: []input.Step{
 		{Key: "sidecar.istio.io/proxyCPU", Value: "200m"},
 		{Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStarts: true"},
 	}}

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/PuerkitoBio/goquery"
 
 	"github.com/sidecarlab/sidecarlab/api"
@@ -25,7 +27,7 @@ import (
 // answer is the deadline's: nothing races it.
 type slowEngine struct{ Engine }
 
-func (e slowEngine) Timeline(ctx context.Context, manifest []byte, steps []engine.Step, s engine.Settings) (*engine.Timeline, error) {
+func (e slowEngine) Timeline(ctx context.Context, manifest []byte, steps []input.Step, s engine.Settings) (*engine.Timeline, error) {
 	if strings.Contains(string(manifest), "# slow") {
 		<-ctx.Done()
 		return nil, ctx.Err()

@@ -5,8 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/sidecarlab/sidecarlab/api"
-	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
@@ -49,7 +50,7 @@ func TestPanelRunsLenientValues(t *testing.T) {
 		t.Fatalf("the nativeSidecar control offers %q", opts.Text())
 	}
 	// What Istio refuses is still refused, in Istio's words.
-	r = get(t, h, stateLink(t, api.State{Manifest: testkit.Deployment, Steps: []engine.Step{{Key: "traffic.sidecar.istio.io/includeOutboundIPRanges", Value: "10.0.0.0"}}}))
+	r = get(t, h, stateLink(t, api.State{Manifest: testkit.Deployment, Steps: []input.Step{{Key: "traffic.sidecar.istio.io/includeOutboundIPRanges", Value: "10.0.0.0"}}}))
 	if msg := testid(r, "error").Text(); r.status != http.StatusUnprocessableEntity || !strings.Contains(msg, "invalid value '10.0.0.0' for annotation 'traffic.sidecar.istio.io/includeOutboundIPRanges'") {
 		t.Fatalf("status %d, error %q", r.status, msg)
 	}
@@ -59,7 +60,7 @@ func TestPanelRunsLenientValues(t *testing.T) {
 // failed in the unified diff (its note, with Istio's message), not as its lines deleted.
 func TestUnifiedTabShowsAFailedDocument(t *testing.T) {
 	h := newServer(t)
-	steps := []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}, {Key: "sidecar.istio.io/userVolume", Value: `{"v":`}}
+	steps := []input.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}, {Key: "sidecar.istio.io/userVolume", Value: `{"v":`}}
 	r := get(t, h, stateLink(t, api.State{Manifest: testkit.Deployment, Steps: steps})+"&tab=unified&step=2")
 	panel := testid(r, "panel-unified")
 	// The page of a state whose document fails answers 422, with the results.

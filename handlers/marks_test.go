@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/PuerkitoBio/goquery"
 	"github.com/google/go-cmp/cmp"
 
@@ -49,17 +51,17 @@ func TestPitfallsWhereTheEyeIs(t *testing.T) {
 	cases := []struct {
 		name     string
 		manifest string
-		steps    []engine.Step
+		steps    []input.Step
 		marks    []int  // the marked lines
 		check    string // a finding the banner counts
 		gist     string // in the banner
 	}{
 		{"typo in a literal block: the field's line", typoBlock, nil, []int{lineOf(t, typoBlock, "holdApplicationUntilProxyStart")}, "unknown-proxy-config-field", "holdApplicationUntilProxyStart"},
 		{"typo in a one-line value: the key's line", typoInline, nil, []int{lineOf(t, typoInline, "proxy.istio.io/config")}, "unknown-proxy-config-field", "holdApplicationUntilProxyStart"},
-		{"typo from a step: the banner alone", testkit.Deployment, []engine.Step{{Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStart: true"}}, nil, "unknown-proxy-config-field", "holdApplicationUntilProxyStart"},
+		{"typo from a step: the banner alone", testkit.Deployment, []input.Step{{Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStart: true"}}, nil, "unknown-proxy-config-field", "holdApplicationUntilProxyStart"},
 		{"annotation on the Deployment's metadata", onDeployment, nil, []int{lineOf(t, onDeployment, "proxyCPU")}, "workload-metadata-annotation", "Deployment's own metadata"},
 		{"the same after a Service: lines count in the whole manifest", service + onDeployment, nil, []int{lineOf(t, service+onDeployment, "proxyCPU")}, "workload-metadata-annotation", "Deployment's own metadata"},
-		{"a pasted annotation a step replaced is the step's", typoBlock, []engine.Step{{Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStart: false"}}, nil, "unknown-proxy-config-field", "holdApplicationUntilProxyStart"},
+		{"a pasted annotation a step replaced is the step's", typoBlock, []input.Step{{Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStart: false"}}, nil, "unknown-proxy-config-field", "holdApplicationUntilProxyStart"},
 		{"no pitfall", testkit.Deployment, nil, nil, "", ""},
 	}
 	for _, c := range cases {

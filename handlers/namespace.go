@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"k8s.io/apimachinery/pkg/util/validation"
 	psaapi "k8s.io/pod-security-admission/api"
 
@@ -28,32 +30,34 @@ const (
 // maxNamespaceLabels bounds a namespace's labels (a real namespace has a handful).
 const maxNamespaceLabels = 64
 
-// nsError is a namespace the API server would refuse. It is an *engine.InputError in English
+// nsError is a namespace the API server would refuse. It is an *input.Error in English
 // (its Unwrap: what the API, a link's decoding and the logs say) that also keeps its message's
 // id and parameters in the catalogs, so that the settings' form says it in the reader's language
 // (postedNamespaceForm).
 type nsError struct {
-	*engine.InputError
+	en        *input.Error
 	field, id string
 	args      []any
 }
 
-func (e *nsError) Unwrap() error { return e.InputError }
+func (e *nsError) Error() string { return e.en.Error() }
+
+func (e *nsError) Unwrap() error { return e.en }
 
 // newNSError is the error of the namespace group's field (lab.ns.field.FIELD) at line (0: none)
 // with the message id and its parameters.
 func newNSError(field string, line int, id string, args ...any) *nsError {
 	en := i18n.For(i18n.Default)
-	return &nsError{InputError: &engine.InputError{Field: en.T("lab.ns.field." + field), Line: line, Msg: en.T(id, args...)},
+	return &nsError{en: &input.Error{Field: en.T("lab.ns.field." + field), Line: line, Msg: en.T(id, args...)},
 		field: field, id: id, args: args}
 }
 
 // in is the error in l's language.
 func (e *nsError) in(l *i18n.Localizer) string {
 	field, msg := l.T("lab.ns.field."+e.field), l.T(e.id, e.args...)
-	if e.Line > 0 {
+	if e.en.Line > 0 {
 		// A line of the labels' box is a place in the input: worded as every such place is.
-		return wording.In(l).At(0, e.Line, 0, field, msg)
+		return wording.In(l).At(0, e.en.Line, 0, field, msg)
 	}
 	return l.T("lab.ns.error", "Field", field, "Msg", msg)
 }
@@ -177,7 +181,7 @@ func postedNamespaceForm(l *i18n.Localizer, f url.Values, err error) *web.Namesp
 	nf.Enforces = enforceOptions(nf.Enforce)
 	nf.Error = err.Error()
 	var ne *nsError
-	var ie *engine.InputError
+	var ie *input.Error
 	switch {
 	case errors.As(err, &ne):
 		nf.Error = ne.in(l)

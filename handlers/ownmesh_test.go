@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
@@ -222,7 +224,7 @@ func TestShareRefusesWhatItWillNotRun(t *testing.T) {
 	if r.status != http.StatusUnprocessableEntity || !strings.Contains(r.body, `templates \"mine\" are not`) {
 		t.Fatalf("a mesh of templates this server does not run: %d %s", r.status, r.body)
 	}
-	bad := api.ShareRequest{InjectRequest: api.InjectRequest{Manifest: testkit.Deployment, Steps: []engine.Step{{Key: "proxy.istio.io/config", Value: "{bad"}}}}
+	bad := api.ShareRequest{InjectRequest: api.InjectRequest{Manifest: testkit.Deployment, Steps: []input.Step{{Key: "proxy.istio.io/config", Value: "{bad"}}}}
 	if r := postShareAPI(t, h, bad, nil); r.status != http.StatusCreated {
 		t.Fatalf("a state Istio rejects: %d %s", r.status, r.body)
 	}
@@ -302,7 +304,7 @@ func TestDevImageSaid(t *testing.T) {
 	}{
 		{"the default installation", api.State{Manifest: testkit.Deployment}, true},
 		{"a hub and tag of one's own", api.State{Manifest: testkit.Deployment, Settings: engine.Settings{Install: engine.InstallOptions{Set: []string{"hub=docker.io/istio", "tag=1.31.0"}}}}, false},
-		{"a pod Istio skips", api.State{Manifest: testkit.Deployment, Steps: []engine.Step{{Key: "sidecar.istio.io/inject", Value: "false"}}}, false},
+		{"a pod Istio skips", api.State{Manifest: testkit.Deployment, Steps: []input.Step{{Key: "sidecar.istio.io/inject", Value: "false"}}}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := do(t, h, httptest.NewRequest(http.MethodGet, stateLink(t, c.st), nil))

@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"slices"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/a-h/templ"
 
 	"github.com/sidecarlab/sidecarlab/engine"
@@ -37,7 +39,7 @@ type pageStatics struct {
 //
 // The rows' changes and unified diffs are computed here when a row has not made them yet, within
 // ctx's deadline: its error is the page's.
-func buildPage(ctx context.Context, l *i18n.Localizer, v view, statics pageStatics, tl *engine.Timeline, reqErr *engine.InputError, full bool, also ...string) (*web.Page, error) {
+func buildPage(ctx context.Context, l *i18n.Localizer, v view, statics pageStatics, tl *engine.Timeline, reqErr *input.Error, full bool, also ...string) (*web.Page, error) {
 	w := wording.In(l)
 	st := v.state
 	enc := permalink.Encode(st)

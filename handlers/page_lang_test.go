@@ -10,10 +10,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/PuerkitoBio/goquery"
 
 	"github.com/sidecarlab/sidecarlab/api"
-	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
 	"github.com/sidecarlab/sidecarlab/wording"
@@ -40,7 +41,7 @@ func noMissing(t *testing.T) {
 // the reader's values and the code in it (field names, annotation keys) stay as they are.
 func TestPageInEachLanguage(t *testing.T) {
 	h := newServer(t)
-	target := stateLink(t, api.State{Manifest: testkit.Deployment, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}})
+	target := stateLink(t, api.State{Manifest: testkit.Deployment, Steps: []input.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}})
 	type want struct {
 		skip, apply, settings, permalink, panel, unset, linkCopied, noLink, title, desc string
 	}

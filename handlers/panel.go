@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/a-h/templ"
 	"istio.io/api/annotation"
 
@@ -61,7 +63,7 @@ func (m *panelMemo) in(l *i18n.Localizer) templ.Component {
 }
 
 // activeAnnotations is what the steps leave set, in the order each key was first set.
-func activeAnnotations(steps []engine.Step) []web.ActiveAnnotation {
+func activeAnnotations(steps []input.Step) []web.ActiveAnnotation {
 	var out []web.ActiveAnnotation
 	for _, s := range steps {
 		i := slices.IndexFunc(out, func(a web.ActiveAnnotation) bool { return a.Key == s.Key })

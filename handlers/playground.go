@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
@@ -72,7 +74,7 @@ type pageExtras struct {
 
 func (s *server) renderViewWith(w http.ResponseWriter, r *http.Request, v view, extra func(*pageExtras, *engine.Timeline)) error {
 	tl, err := s.timeline(r.Context(), v.state)
-	var ie *engine.InputError
+	var ie *input.Error
 	if err != nil && !errors.As(err, &ie) {
 		return err
 	}
@@ -113,7 +115,7 @@ func (s *server) renderViewWith(w http.ResponseWriter, r *http.Request, v view, 
 // outcome is what a view that is not OK says in the page script's status line (web.Page.Outcome),
 // "" for one that is: a namespace that could not be read, a manifest with nothing in it (the
 // engine's manifest-empty: only blanks), a request refused as a whole, documents Istio rejected.
-func outcome(v view, tl *engine.Timeline, ie *engine.InputError) string {
+func outcome(v view, tl *engine.Timeline, ie *input.Error) string {
 	switch {
 	case v.nsForm != nil:
 		return web.OutcomeNamespace
@@ -129,7 +131,7 @@ func outcome(v view, tl *engine.Timeline, ie *engine.InputError) string {
 
 // rejectedOutcome is the outcome of documents that failed, by the kind of their errors: not YAML,
 // YAML that Kubernetes cannot read, or (any error of Istio's among them) rejected by Istio.
-func rejectedOutcome(errs []*engine.InputError) string {
+func rejectedOutcome(errs []*input.Error) string {
 	yamlOnly, schema := true, true
 	for _, e := range errs {
 		k := wording.ErrorKind(e)

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
@@ -47,7 +49,7 @@ func untar(t *testing.T, b []byte) map[string]string {
 func TestReproBundle(t *testing.T) {
 	h := newServer(t)
 	cases := []api.State{
-		{Manifest: testkit.Deployment, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}, {Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStarts: true"}}},
+		{Manifest: testkit.Deployment, Steps: []input.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}, {Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStarts: true"}}},
 		{Manifest: jobYAML, Settings: engine.Settings{Mode: engine.ModeWebhook, KubernetesVersion: "1.34"}},
 		{Manifest: testkit.Deployment + "---\n" + jobYAML, Settings: engine.Settings{Mode: engine.ModeClassic, Install: engine.InstallOptions{Set: []string{"values.global.proxy.holdApplicationUntilProxyStarts=true"}}}},
 	}
@@ -104,7 +106,7 @@ func TestReproBundle(t *testing.T) {
 
 func TestRawOutputs(t *testing.T) {
 	h := newServer(t)
-	st := api.State{Manifest: testkit.Deployment, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}}
+	st := api.State{Manifest: testkit.Deployment, Steps: []input.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}}
 	q := "?s=" + url.QueryEscape(permalink.Encode(st))
 	if r := get(t, h, "/injected.yaml"+q); r.status != http.StatusOK || !strings.Contains(r.body, "cpu: 200m") || !strings.HasSuffix(r.body, "---\n") {
 		t.Fatalf("injected.yaml: %d", r.status)

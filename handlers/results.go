@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/engine/diff"
 	"github.com/sidecarlab/sidecarlab/i18n"
@@ -33,7 +35,7 @@ type stepView struct {
 	multi      bool
 }
 
-func buildResults(ctx context.Context, l *i18n.Localizer, v view, enc string, tl *engine.Timeline, reqErr *engine.InputError, want func(tab string) bool) (web.Results, error) {
+func buildResults(ctx context.Context, l *i18n.Localizer, v view, enc string, tl *engine.Timeline, reqErr *input.Error, want func(tab string) bool) (web.Results, error) {
 	w := wording.In(l)
 	res := web.Results{Tab: v.tab}
 	if reqErr != nil {
@@ -223,7 +225,7 @@ func buildResults(ctx context.Context, l *i18n.Localizer, v view, enc string, tl
 // stepTitle sets a step's title and what its changes say caused them: "key=value", or "remove
 // key". A value over maxTitleValue bytes is a preview in the title, and the whole of it is the
 // step's Value, which the timeline shows; its changes name the step instead of repeating it.
-func stepTitle(l *i18n.Localizer, sv *web.StepView, st engine.Step) {
+func stepTitle(l *i18n.Localizer, sv *web.StepView, st input.Step) {
 	if st.Remove {
 		sv.Cause, sv.Title = st.String(), l.T("results.step.remove", "Key", st.Key)
 		return

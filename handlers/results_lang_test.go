@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/PuerkitoBio/goquery"
 
 	"github.com/sidecarlab/sidecarlab/api"
@@ -156,7 +158,7 @@ func TestOtherIstioAndModesInLanguages(t *testing.T) {
 func TestResultsTabsInLanguages(t *testing.T) {
 	h := newServer(t)
 	manifest := jobYAML + "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n"
-	link := stateLink(t, api.State{Manifest: manifest, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}})
+	link := stateLink(t, api.State{Manifest: manifest, Steps: []input.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}})
 	var enPaths []string
 	for _, lang := range i18n.Codes {
 		l := i18n.For(lang)

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/a-h/templ"
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
@@ -21,8 +23,8 @@ import (
 
 // Engine is what the handlers need of the engine.
 type Engine interface {
-	Timeline(ctx context.Context, manifest []byte, steps []engine.Step, s engine.Settings) (*engine.Timeline, error)
-	Estimate(ctx context.Context, manifest []byte, steps []engine.Step, s engine.Settings) (engine.Cost, error)
+	Timeline(ctx context.Context, manifest []byte, steps []input.Step, s engine.Settings) (*engine.Timeline, error)
+	Estimate(ctx context.Context, manifest []byte, steps []input.Step, s engine.Settings) (engine.Cost, error)
 	Install(ctx context.Context, o engine.InstallOptions) (*engine.Install, error)
 	OptionTakes(ctx context.Context, o engine.InstallOptions, set string) (bool, error)
 	upgrade.Engine

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"slices"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/engine/secrets"
 )
@@ -18,18 +20,18 @@ func redactManifest(manifest string) (string, error) {
 	return red, redactError(err)
 }
 
-// redactError is a document secrets.Redact could not redact as an engine.InputError of the
+// redactError is a document secrets.Redact could not redact as an input.Error of the
 // manifest, which handlers classify and word like any other (input.<ID> in the catalogs).
 func redactError(err error) error {
 	var re *secrets.Error
 	if !errors.As(err, &re) {
 		return err
 	}
-	return &engine.InputError{Doc: re.Doc, Line: re.Line, Field: "manifest", ID: re.ID, Params: re.Params, Msg: re.Msg}
+	return &input.Error{Doc: re.Doc, Line: re.Line, Field: "manifest", ID: re.ID, Params: re.Params, Msg: re.Msg}
 }
 
 // secretSteps are steps as package secrets reads them.
-func secretSteps(steps []engine.Step) []secrets.Step {
+func secretSteps(steps []input.Step) []secrets.Step {
 	out := make([]secrets.Step, len(steps))
 	for i, st := range steps {
 		out[i] = secrets.Step(st)
@@ -38,12 +40,12 @@ func secretSteps(steps []engine.Step) []secrets.Step {
 }
 
 // scanSteps is secrets.ScanSteps of a state's steps.
-func scanSteps(steps []engine.Step) []secrets.Finding {
+func scanSteps(steps []input.Step) []secrets.Finding {
 	return secrets.ScanSteps(secretSteps(steps))
 }
 
 // redactSteps is steps with the values secrets.RedactSteps replaces replaced.
-func redactSteps(steps []engine.Step) []engine.Step {
+func redactSteps(steps []input.Step) []input.Step {
 	out := slices.Clone(steps)
 	for i, st := range secrets.RedactSteps(secretSteps(steps)) {
 		out[i].Value = st.Value

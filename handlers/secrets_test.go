@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/engine/secrets"
@@ -56,7 +58,7 @@ func TestScanAndRedactOwnMesh(t *testing.T) {
 
 // TestSecretsSeam: what package secrets gives back is put back in its place — ordinary settings
 // and steps come back exactly as they were — and a document it cannot redact is an
-// engine.InputError of the manifest, as the engine's own are.
+// input.Error of the manifest, as the engine's own are.
 func TestSecretsSeam(t *testing.T) {
 	s := engine.Settings{Mode: engine.ModeNative, KubernetesVersion: "1.34",
 		Install: engine.InstallOptions{Set: []string{"values.global.proxy.holdApplicationUntilProxyStarts=true"}, Overlay: "spec: {}\n",
@@ -65,7 +67,7 @@ func TestSecretsSeam(t *testing.T) {
 	if r, err := redactSettings(s); err != nil || !reflect.DeepEqual(r, s) {
 		t.Errorf("ordinary settings redacted: %+v %v", r, err)
 	}
-	steps := []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}, {Key: "example.com/gone", Remove: true}}
+	steps := []input.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}, {Key: "example.com/gone", Remove: true}}
 	if got := redactSteps(steps); !slices.Equal(got, steps) {
 		t.Errorf("ordinary steps redacted: %+v", got)
 	}
@@ -73,7 +75,7 @@ func TestSecretsSeam(t *testing.T) {
 		t.Error("no steps became some")
 	}
 	err := redactError(&secrets.Error{Doc: 2, Line: 7, ID: "redact-differs", Msg: "this document could not be redacted"})
-	if ie, ok := err.(*engine.InputError); !ok || ie.Doc != 2 || ie.Line != 7 || ie.Field != "manifest" || ie.ID != "redact-differs" || ie.Msg == "" {
+	if ie, ok := err.(*input.Error); !ok || ie.Doc != 2 || ie.Line != 7 || ie.Field != "manifest" || ie.ID != "redact-differs" || ie.Msg == "" {
 		t.Errorf("redactError: %#v", err)
 	}
 }
@@ -84,7 +86,7 @@ func TestSecretsSeam(t *testing.T) {
 // OpenTelemetry header and a namespace label; each secret is made up and distinct.
 var shareVariants = struct {
 	manifest string
-	steps    []engine.Step
+	steps    []input.Step
 	settings engine.Settings
 	secrets  []string
 }{
@@ -115,7 +117,7 @@ data:
     spring.datasource.username=orders
     spring.datasource.password=spring-db-pw
 `,
-	steps: []engine.Step{
+	steps: []input.Step{
 		{Key: "sidecar.istio.io/proxyCPU", Value: "100m"},
 		{Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStarts: true\nproxyMetadata:\n  PGPASSWORD: stepPg2\n"},
 	},
@@ -217,7 +219,7 @@ func TestShareVariants(t *testing.T) {
 	// The near misses alone are shared at once.
 	clean := api.ShareRequest{InjectRequest: api.InjectRequest{
 		Manifest: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: orders\ndata:\n  password_policy: strict\n  DB_PASSWORD_FILE: /run/secrets/db\n  PGPASSWORD: $(DB_PASS)\n  passwordMinLength: \"8\"\n",
-		Steps:    []engine.Step{{Key: "example.com/password-policy", Value: "strict"}},
+		Steps:    []input.Step{{Key: "example.com/password-policy", Value: "strict"}},
 		Settings: engine.Settings{Namespace: engine.Namespace{Name: "shop", Labels: map[string]string{"password-rotation": "weekly"}}},
 	}}
 	if r := postShareAPI(t, h, clean, nil); r.status != http.StatusCreated {
@@ -231,7 +233,7 @@ func TestShareVariants(t *testing.T) {
 func variantState(p testkit.SecretPlace) api.State {
 	st := api.State{Manifest: cmp.Or(p.Manifest, testkit.Deployment)}
 	if p.Step != nil {
-		st.Steps = []engine.Step{{Key: p.Step.Key, Value: p.Step.Value}}
+		st.Steps = []input.Step{{Key: p.Step.Key, Value: p.Step.Value}}
 	}
 	st.Settings.Install.Set, st.Settings.Install.Overlay, st.Settings.Namespace.Labels = p.Set, p.Overlay, p.Labels
 	m := &st.Settings.Install.Mesh

@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"regexp"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 
@@ -225,7 +227,7 @@ func (s *server) linkFor(ctx context.Context, st api.State) (Link, error) {
 	}
 	tl, err := s.timeline(ctx, st)
 	hash := ""
-	var ie *engine.InputError
+	var ie *input.Error
 	switch {
 	case err == nil:
 		hash = outputHash(tl)

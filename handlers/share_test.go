@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/PuerkitoBio/goquery"
 
 	"github.com/sidecarlab/sidecarlab/api"
@@ -87,7 +89,7 @@ func TestShareAndShortLinks(t *testing.T) {
 		t.Fatalf("short link shown as %q", got)
 	}
 	// The same result as the long permalink of the same state.
-	long := get(t, h, stateLink(t, api.State{Istio: engine.Version().Istio, Manifest: testkit.Deployment, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}}))
+	long := get(t, h, stateLink(t, api.State{Istio: engine.Version().Istio, Manifest: testkit.Deployment, Steps: []input.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}}))
 	x, _ := testid(r, "results").Html()
 	y, _ := testid(long, "results").Html()
 	if x != y {
@@ -170,7 +172,7 @@ func TestShortLinkFromAnotherIstio(t *testing.T) {
 
 func TestPresenterEmbedAndDeepLinks(t *testing.T) {
 	h := newServer(t)
-	st := api.State{Manifest: testkit.Deployment, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}, {Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStarts: true"}}}
+	st := api.State{Manifest: testkit.Deployment, Steps: []input.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}, {Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStarts: true"}}}
 	page := get(t, h, stateLink(t, st))
 	present := get(t, h, testid(page, "present").AttrOr("href", ""))
 	// Presenter mode opens at step 1 (the first annotation), not the manifest's step 0, which

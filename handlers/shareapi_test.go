@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/engine/secrets"
@@ -83,7 +85,7 @@ func TestAPIShare(t *testing.T) {
 	links := &countingLinks{memLinks: newMemLinks()}
 	h := serverConfig(t, Config{Links: links})
 	hostile := http.Header{"X-Forwarded-Host": {"evil.example"}}
-	req := api.ShareRequest{InjectRequest: api.InjectRequest{Manifest: testkit.Deployment, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}}}
+	req := api.ShareRequest{InjectRequest: api.InjectRequest{Manifest: testkit.Deployment, Steps: []input.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}}}
 
 	r := postShareAPI(t, h, req, hostile)
 	var a api.ShareResponse
@@ -392,7 +394,7 @@ func TestShareStepSecrets(t *testing.T) {
 	const token = "Zq8vR2mXk4TbW9yLp3NcA7hJ" // made up
 	links := &countingLinks{memLinks: newMemLinks()}
 	h := serverConfig(t, Config{Links: links})
-	steps := []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}, {Key: "example.com/build-token", Value: token}}
+	steps := []input.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}, {Key: "example.com/build-token", Value: token}}
 	req := api.ShareRequest{InjectRequest: api.InjectRequest{Manifest: testkit.Deployment, Steps: steps}}
 
 	r := postShareAPI(t, h, req, nil)

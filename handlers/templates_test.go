@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
@@ -27,7 +29,7 @@ func withTemplate(body string) string {
 		"          metadata:\n            annotations:\n              leak: 'got-" + body + "'\n"
 }
 
-var selectMine = []engine.Step{{Key: "inject.istio.io/templates", Value: "sidecar,mine"}}
+var selectMine = []input.Step{{Key: "inject.istio.io/templates", Value: "sidecar,mine"}}
 
 // withInitContainer is an overlay with an istiod init container whose image is text: the one
 // value Istio's charts pass through Helm's tpl, so text runs during the render, in the server.
@@ -57,7 +59,7 @@ func TestHostileInstallOptions(t *testing.T) {
 	h := newServer(t)
 	cases := []struct {
 		name  string
-		steps []engine.Step
+		steps []input.Step
 		o     engine.InstallOptions
 		field string
 		msg   string

@@ -6,11 +6,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/PuerkitoBio/goquery"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sidecarlab/sidecarlab/api"
-	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
 	"github.com/sidecarlab/sidecarlab/web"
 )
@@ -93,7 +94,7 @@ func changeRow(r response, path string) *goquery.Selection {
 func TestReadableValues(t *testing.T) {
 	h := newServer(t)
 	const p = "spec.template.spec."
-	r := get(t, h, stateLink(t, api.State{Manifest: testkit.Deployment, Steps: []engine.Step{
+	r := get(t, h, stateLink(t, api.State{Manifest: testkit.Deployment, Steps: []input.Step{
 		{Key: "traffic.sidecar.istio.io/excludeOutboundPorts", Value: "3306,6379"},
 		{Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStarts: true\nconcurrency: 2"},
 		{Key: "sidecar.istio.io/nativeSidecar", Value: "false"},
@@ -146,7 +147,7 @@ func TestReadableValues(t *testing.T) {
 // injection's own changes stand out; later steps have no such group.
 func TestSerializerGroup(t *testing.T) {
 	h := newServer(t)
-	r := get(t, h, stateLink(t, api.State{Manifest: testkit.Deployment, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}}))
+	r := get(t, h, stateLink(t, api.State{Manifest: testkit.Deployment, Steps: []input.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}}}))
 	s0 := testid(r, "diff-step-0")
 	group := s0.Find(`[data-testid="serializer-changes"]`)
 	if group.Length() != 1 || group.AttrOr("open", "none") != "none" {

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
@@ -17,10 +19,10 @@ import (
 )
 
 // cpuSteps are n steps that each set the proxy's CPU request to another value.
-func cpuSteps(n int) []engine.Step {
-	steps := make([]engine.Step, n)
+func cpuSteps(n int) []input.Step {
+	steps := make([]input.Step, n)
 	for i := range steps {
-		steps[i] = engine.Step{Key: "sidecar.istio.io/proxyCPU", Value: fmt.Sprintf("%dm", 100+i)}
+		steps[i] = input.Step{Key: "sidecar.istio.io/proxyCPU", Value: fmt.Sprintf("%dm", 100+i)}
 	}
 	return steps
 }
@@ -32,7 +34,7 @@ type holdingEngine struct {
 	started, release chan struct{}
 }
 
-func (h holdingEngine) Timeline(ctx context.Context, m []byte, st []engine.Step, s engine.Settings) (*engine.Timeline, error) {
+func (h holdingEngine) Timeline(ctx context.Context, m []byte, st []input.Step, s engine.Settings) (*engine.Timeline, error) {
 	if bytes.Contains(m, []byte("# hold")) {
 		h.started <- struct{}{}
 		<-h.release

@@ -3,8 +3,9 @@ package handlers
 import (
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/sidecarlab/sidecarlab/api"
-	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
@@ -13,7 +14,7 @@ import (
 // first read) only when the YAML tab is rendered; a toggle on another tab does not make it.
 func TestYAMLOnlyForItsTab(t *testing.T) {
 	newServer(t)
-	st := api.State{Manifest: testkit.Deployment, Steps: []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "150m"}}}
+	st := api.State{Manifest: testkit.Deployment, Steps: []input.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "150m"}}}
 	tl, err := eng.Timeline(t.Context(), []byte(st.Manifest), st.Steps, st.Settings)
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/sidecarlab/sidecarlab/engine"
 )
 
@@ -25,7 +27,7 @@ func (i isolator) Run(ctx context.Context, job engine.Job) (*engine.JobResult, e
 	if err := i.s.Run(ctx, job, &res); err != nil {
 		var le *LimitError
 		if errors.As(err, &le) {
-			return nil, &engine.InputError{Field: "install options", Msg: fmt.Sprintf("the templates of these install options went over the %s this server gives them "+
+			return nil, &input.Error{Field: "install options", Msg: fmt.Sprintf("the templates of these install options went over the %s this server gives them "+
 				"(%d CPU seconds, %d MiB) and were stopped", le.What, le.Limits.CPUSeconds, le.Limits.MemoryBytes>>20)}
 		}
 		var oe *OutputError
@@ -52,7 +54,7 @@ func EngineWorker(ctx context.Context, args []string, stdin io.Reader) error {
 // outputTooLarge is the 422 of templates that wrote more than a worker may answer: what they
 // wrote would be shown in pages and raw outputs, so it is bounded like a manifest (--max-body).
 // It is lasting: the same templates write as much again.
-func outputTooLarge(max int64) *engine.InputError {
+func outputTooLarge(max int64) *input.Error {
 	limit := fmt.Sprintf("%d bytes", max)
 	switch {
 	case max >= 1<<20 && max%(1<<20) == 0:
@@ -60,6 +62,6 @@ func outputTooLarge(max int64) *engine.InputError {
 	case max >= 1<<10 && max%(1<<10) == 0:
 		limit = fmt.Sprintf("%d KiB", max>>10)
 	}
-	return &engine.InputError{Field: "install options", ID: "template-output-too-large", Params: map[string]string{"limit": limit}, Lasting: true,
+	return &input.Error{Field: "install options", ID: "template-output-too-large", Params: map[string]string{"limit": limit}, Lasting: true,
 		Msg: "the templates of these install options wrote more than " + limit + ", the most this server takes from them (as much as a manifest may be: --max-body); nothing they wrote is shown."}
 }

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/wording"
 )
@@ -15,18 +17,18 @@ import (
 // where the eye is, with the finding's words in w's language. A finding about the output (what
 // injection adds), or about an annotation a step set (or changed, or removed), has no input
 // line: the banner alone shows it.
-func FindingMarks(w wording.Words, fs []engine.Finding, docs []engine.Document, steps []engine.Step) []Mark {
+func FindingMarks(w wording.Words, fs []engine.Finding, docs []engine.Document, steps []input.Step) []Mark {
 	// Only the findings that can have a line are looked for (which parses their documents).
-	var input []engine.Finding
+	var located []engine.Finding
 	for _, f := range fs {
-		if f.Doc >= 1 && f.Doc <= len(docs) && !slices.ContainsFunc(steps, func(s engine.Step) bool { return setBy(f.Path, s.Key) }) {
-			input = append(input, f)
+		if f.Doc >= 1 && f.Doc <= len(docs) && !slices.ContainsFunc(steps, func(s input.Step) bool { return setBy(f.Path, s.Key) }) {
+			located = append(located, f)
 		}
 	}
 	var out []Mark
-	for i, l := range engine.Locate(docs, input) {
+	for i, l := range engine.Locate(docs, located) {
 		if l.Exact || l.InValue {
-			f := input[i]
+			f := located[i]
 			out = append(out, Mark{Line: l.Line, Severity: string(f.Severity), Message: w.Message(f), Quote: f.Params["description"]})
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/sidecarlab/sidecarlab/engine"
 )
 
@@ -177,8 +179,8 @@ type Finding struct {
 
 // Fix is a fix with its words.
 type Fix struct {
-	Text  string        `json:"text"`
-	Steps []engine.Step `json:"steps,omitempty"`
+	Text  string       `json:"text"`
+	Steps []input.Step `json:"steps,omitempty"`
 }
 
 // Findings words findings for JSON.

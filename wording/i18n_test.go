@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/sidecarlab/sidecarlab/admission"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/engine/secrets"
@@ -220,14 +222,14 @@ func TestEverythingInEveryLanguage(t *testing.T) {
 			t.Errorf("%s: words for an unknown flag", lang)
 		}
 		for _, r := range yamlReasons {
-			e := engine.InputError{Doc: 1, Line: 13, Field: "manifest", Msg: "yaml: line 2: " + r.reason}
+			e := input.Error{Doc: 1, Line: 13, Field: "manifest", Msg: "yaml: line 2: " + r.reason}
 			got, en := w.Input(&e), English.Input(&e)
 			if got.Summary == en.Summary || got.Details != e.Msg || !strings.Contains(got.Summary, "13") {
 				t.Errorf("%s yaml %q: %+v", lang, r.reason, got)
 			}
 		}
 		for _, typ := range []string{"[]v1.Container", "v1.PodSpec", "int32", "bool", "string", "complex128"} {
-			e := engine.InputError{Doc: 1, Line: 1, Field: "manifest", Msg: "json: cannot unmarshal number into Go struct field PodSpec.spec.x of type " + typ}
+			e := input.Error{Doc: 1, Line: 1, Field: "manifest", Msg: "json: cannot unmarshal number into Go struct field PodSpec.spec.x of type " + typ}
 			// The type found is in the reader's words too, not JSON's English ("number").
 			if got := w.Input(&e); got.Reason == English.Input(&e).Reason || !strings.Contains(got.Reason, "spec.x") ||
 				!strings.Contains(got.Reason, w.loc().T("wording.input.kind.number")) || strings.Contains(got.Reason, "number") {
@@ -256,7 +258,7 @@ func TestEverythingInEveryLanguage(t *testing.T) {
 			t.Errorf("%s: unknown check %q", lang, got)
 		}
 	}
-	ja := others[0].Input(&engine.InputError{Doc: 1, Line: 13, Field: "manifest", Msg: "yaml: line 5: mapping values are not allowed in this context"})
+	ja := others[0].Input(&input.Error{Doc: 1, Line: 13, Field: "manifest", Msg: "yaml: line 5: mapping values are not allowed in this context"})
 	if want := "ドキュメント1、13行目: ここではマッピングの値は使えません。インデントを確認してください"; ja.Summary != want {
 		t.Errorf("ja input: %q, want %q", ja.Summary, want)
 	}

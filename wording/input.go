@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/engine/yamldoc"
 )
@@ -37,7 +39,7 @@ const (
 // ErrorKind says what kind of error reading a document e is: KindYAML, KindSchema or KindIstio.
 // The reader's messages say it (sigs.k8s.io/yaml's "error converting YAML to JSON", a decode's
 // "error unmarshaling JSON"), and Istio's reader passes them on as they are.
-func ErrorKind(e *engine.InputError) string {
+func ErrorKind(e *input.Error) string {
 	switch {
 	case e == nil || e.ID != "":
 		return KindIstio
@@ -100,7 +102,7 @@ func (w Words) olderTemplateWords(msg string) string {
 // InputText is what e says, in w's language: sidecarlab's own sentence (e.ID, the catalogs'
 // input.<ID>) worded with e.Params, or e.Msg as it is where the text is a parser's, a library's or
 // Istio's. In English it is e.Msg, exactly. A step's error (Params "step") names its step.
-func (w Words) InputText(e *engine.InputError) string {
+func (w Words) InputText(e *input.Error) string {
 	step, inStep := e.Params["step"]
 	text := e.Msg
 	if e.ID != "" {
@@ -117,7 +119,7 @@ func (w Words) InputText(e *engine.InputError) string {
 // InputErrorText is an input error in w's language, as the API, the pages and the CLI say it:
 // where it is (document, line, field), then what (InputText). In English it is e.Error(),
 // exactly.
-func (w Words) InputErrorText(e *engine.InputError) string {
+func (w Words) InputErrorText(e *input.Error) string {
 	return w.at(w.where(e.Doc, e.Line, 0, e.Field), w.InputText(e))
 }
 
@@ -160,7 +162,7 @@ func (w Words) At(doc, line, column int, field, what string) string {
 // Input words an input error. Errors that are not about the manifest's text (annotation values,
 // install options) are sentences: they are returned whole (with where and what), without details.
 // An error in the manifest is placed by document and line alone: the page shows it beside it.
-func (w Words) Input(e *engine.InputError) InputError {
+func (w Words) Input(e *input.Error) InputError {
 	if words := w.olderTemplateWords(e.Msg); words != "" && e.ID == "" {
 		where := w.where(e.Doc, e.Line, e.Column, e.Field)
 		return InputError{Summary: w.at(where, words), Details: e.Msg, Reason: words}

@@ -7,12 +7,15 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/sidecarlab/sidecarlab/engine/input"
 
 	"github.com/BurntSushi/toml"
 
@@ -25,16 +28,16 @@ import (
 // is; the parser's text is kept as details. Other errors pass as they are.
 func TestInputWords(t *testing.T) {
 	cases := []struct {
-		e              engine.InputError
+		e              input.Error
 		summary, avoid string
 	}{
-		{engine.InputError{Doc: 1, Line: 13, Field: "manifest", Msg: "error converting YAML to JSON: yaml: line 5: mapping values are not allowed in this context"},
+		{input.Error{Doc: 1, Line: 13, Field: "manifest", Msg: "error converting YAML to JSON: yaml: line 5: mapping values are not allowed in this context"},
 			"document 1, line 13: a mapping value is not allowed here — check the indentation", "converting"},
-		{engine.InputError{Doc: 2, Line: 4, Field: "manifest", Msg: "error converting YAML to JSON: yaml: line 4: found character that cannot start any token"},
+		{input.Error{Doc: 2, Line: 4, Field: "manifest", Msg: "error converting YAML to JSON: yaml: line 4: found character that cannot start any token"},
 			"document 2, line 4: this character cannot start a value — YAML does not allow tabs", "token"},
-		{engine.InputError{Doc: 1, Line: 1, Field: "manifest", Msg: "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal number into Go struct field PodSpec.spec.containers of type []v1.Container"},
+		{input.Error{Doc: 1, Line: 1, Field: "manifest", Msg: "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal number into Go struct field PodSpec.spec.containers of type []v1.Container"},
 			"document 1, line 1: spec.containers must be a list, not a number", "Go struct"},
-		{engine.InputError{Doc: 1, Line: 2, Field: "manifest", Msg: "error converting YAML to JSON: yaml: line 2: something new"},
+		{input.Error{Doc: 1, Line: 2, Field: "manifest", Msg: "error converting YAML to JSON: yaml: line 2: something new"},
 			"document 1, line 2: something new", "converting"},
 	}
 	for _, c := range cases {
@@ -50,19 +53,25 @@ func TestInputWords(t *testing.T) {
 		}
 	}
 	// Not about the manifest's text: unchanged, no details.
-	other := engine.InputError{Field: `annotation "sidecar.istio.io/proxyCPU"`, Msg: `invalid value "x"`}
+	other := input.Error{Field: `annotation "sidecar.istio.io/proxyCPU"`, Msg: `invalid value "x"`}
 	if got := English.Input(&other); got.Summary != other.Error() || got.Details != "" {
 		t.Errorf("an annotation error: %+v", got)
 	}
 }
 
-// engineInputIDs collects, with go/ast over the engine's sources, every InputError ID the
-// engine sets: the string ID: of an InputError literal, and the first argument of the fail
-// helpers (proxyconfig's fail(id, …)).
+// engineInputIDs collects, with go/ast over the sources of the engine and its packages, every
+// input.Error ID they set: the string ID: of an input.Error literal (Error inside package
+// input), and the first argument of the fail helpers (proxyconfig's fail(id, …)).
 func engineInputIDs(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	fset := token.NewFileSet()
-	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	var files []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".go") {
+			files = append(files, path)
+		}
+		return err
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +94,7 @@ func engineInputIDs(t *testing.T, dir string) map[string]string {
 		ast.Inspect(f, func(n ast.Node) bool {
 			switch n := n.(type) {
 			case *ast.CompositeLit:
-				if id, ok := n.Type.(*ast.Ident); ok && id.Name == "InputError" {
+				if isInputError(f, n.Type) {
 					for _, el := range n.Elts {
 						if kv, ok := el.(*ast.KeyValueExpr); ok {
 							if k, ok := kv.Key.(*ast.Ident); ok && k.Name == "ID" {
@@ -103,6 +112,18 @@ func engineInputIDs(t *testing.T, dir string) map[string]string {
 		})
 	}
 	return ids
+}
+
+// isInputError says the type of a composite literal in f is input.Error.
+func isInputError(f *ast.File, typ ast.Expr) bool {
+	switch t := typ.(type) {
+	case *ast.SelectorExpr:
+		pkg, ok := t.X.(*ast.Ident)
+		return ok && pkg.Name == "input" && t.Sel.Name == "Error"
+	case *ast.Ident:
+		return f.Name.Name == "input" && t.Name == "Error"
+	}
+	return false
 }
 
 // inputCatalogs are the input catalogs' ids, by language, as the files have them.
@@ -139,7 +160,7 @@ func missingInputIDs(ids map[string]string, catalogs map[string]map[string]bool)
 // catalog.
 func TestInputIDsInCatalogs(t *testing.T) {
 	ids := engineInputIDs(t, "../engine")
-	for _, want := range []string{"manifest-empty", "not-utf8", "too-many-steps", "unknown-mode", "proxyconfig-not-bool", "annotations-total"} {
+	for _, want := range []string{"manifest-empty", "not-utf8", "too-many-steps", "unknown-mode", "proxyconfig-not-bool", "annotations-total", "step-format", "upgrade-no-mesh"} {
 		if _, ok := ids[want]; !ok {
 			t.Errorf("the collector missed %s (found %d ids)", want, len(ids))
 		}
@@ -161,23 +182,23 @@ func TestInputIDsInCatalogs(t *testing.T) {
 // realInputErrors are errors the engine gives, each with what must stay in every language.
 func realInputErrors(t *testing.T, e *engine.Engine) []struct {
 	name string
-	err  *engine.InputError
+	err  *input.Error
 	keep []string
 } {
 	t.Helper()
 	ctx := context.Background()
 	pod := []byte("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: app\n    image: nginx\n")
-	inputErr := func(err error) *engine.InputError {
+	inputErr := func(err error) *input.Error {
 		t.Helper()
-		var ie *engine.InputError
+		var ie *input.Error
 		if !errors.As(err, &ie) {
 			t.Fatalf("want an *InputError, got %v", err)
 		}
 		return ie
 	}
-	steps := make([]engine.Step, 101)
+	steps := make([]input.Step, 101)
 	for i := range steps {
-		steps[i] = engine.Step{Key: "sidecar.istio.io/proxyCPU", Value: "100m"}
+		steps[i] = input.Step{Key: "sidecar.istio.io/proxyCPU", Value: "100m"}
 	}
 	_, empty := e.Timeline(ctx, []byte("  \n"), nil, engine.Settings{})
 	_, utf := e.Timeline(ctx, []byte("kind: Pod\n\xff\xfe\n"), nil, engine.Settings{})
@@ -185,14 +206,14 @@ func realInputErrors(t *testing.T, e *engine.Engine) []struct {
 	_, version := e.Timeline(ctx, pod, nil, engine.Settings{Mode: "webhook", KubernetesVersion: "2.0"})
 	_, mode := e.Timeline(ctx, pod, nil, engine.Settings{Mode: "sideways"})
 	_, option := e.Install(ctx, engine.InstallOptions{Set: []string{"values.global.proxy.holdApplicationUntilProxyStarts"}})
-	_, key := e.Timeline(ctx, pod, []engine.Step{{Key: "sidecar.istio.io/proxy CPU", Value: "1"}}, engine.Settings{})
-	_, step := engine.ParseStep("sidecar.istio.io/inject")
+	_, key := e.Timeline(ctx, pod, []input.Step{{Key: "sidecar.istio.io/proxy CPU", Value: "1"}}, engine.Settings{})
+	_, step := input.ParseStep("sidecar.istio.io/inject")
 	_, proxy := engine.SetProxyConfigField("", "holdApplicationUntilProxyStarts", "yes")
 	_, twoRevisions := engine.ParseMeshConfigMaps(revisionsPaste(2))
 	_, manyRevisions := engine.ParseMeshConfigMaps(revisionsPaste(3000))
 	return []struct {
 		name string
-		err  *engine.InputError
+		err  *input.Error
 		keep []string
 	}{
 		{"empty manifest", inputErr(empty), nil},
@@ -226,7 +247,7 @@ func TestManyRevisionsInEveryLanguage(t *testing.T) {
 	_, two := engine.ParseMeshConfigMaps(revisionsPaste(2))
 	for _, lang := range []string{"en", "ja", "ko"} {
 		w := In(i18n.For(lang))
-		var ie *engine.InputError
+		var ie *input.Error
 		if !errors.As(many, &ie) {
 			t.Fatalf("3,000 revisions: %v", many)
 		}
@@ -285,12 +306,12 @@ var nonASCII = regexp.MustCompile(`[^\x00-\x7f]`)
 // TestInputTextDrift: the comparison of TestInputCatalogIsMsg trips when Msg and the catalog
 // differ, and a step's prefix is worded, also around a foreign text.
 func TestInputTextDrift(t *testing.T) {
-	drifted := &engine.InputError{ID: "unknown-mode", Params: map[string]string{"modeQ": `"x"`}, Msg: `unknown mode "x"; want one of kube-inject, webhook`}
+	drifted := &input.Error{ID: "unknown-mode", Params: map[string]string{"modeQ": `"x"`}, Msg: `unknown mode "x"; want one of kube-inject, webhook`}
 	if English.InputText(drifted) == drifted.Msg {
 		t.Error("a Msg that differs from the catalog went unnoticed")
 	}
 	ja := In(i18n.For("ja"))
-	foreign := &engine.InputError{Field: `annotation "a"`, Params: map[string]string{"step": "2"}, Msg: "step 2: invalid value 'x' for annotation 'a': bad"}
+	foreign := &input.Error{Field: `annotation "a"`, Params: map[string]string{"step": "2"}, Msg: "step 2: invalid value 'x' for annotation 'a': bad"}
 	if got := English.InputText(foreign); got != foreign.Msg {
 		t.Errorf("English: %q, want %q", got, foreign.Msg)
 	}
@@ -308,7 +329,7 @@ func TestForeignInputVerbatim(t *testing.T) {
 	}
 	defer e.Close()
 	tl, err := e.Timeline(context.Background(), []byte("kind: Pod\nmetadata:\n  name: [p\n"), nil, engine.Settings{})
-	var ie *engine.InputError
+	var ie *input.Error
 	if err != nil && !errors.As(err, &ie) {
 		t.Fatal(err)
 	}
@@ -374,13 +395,13 @@ func TestFieldText(t *testing.T) {
 func TestInputErrorText(t *testing.T) {
 	ja, en := In(i18n.For("ja")), In(i18n.For("en"))
 	for _, c := range []struct {
-		e    engine.InputError
+		e    input.Error
 		want string
 	}{
-		{engine.InputError{Doc: 2, Line: 13, Field: "manifest", Msg: "yaml: x"}, "ドキュメント2、13行目、マニフェスト: yaml: x"},
-		{engine.InputError{Doc: 2, Field: "annotation \"a\"", Msg: "m"}, "ドキュメント2、アノテーション\"a\": m"},
-		{engine.InputError{Line: 3, Msg: "m"}, "3行目: m"},
-		{engine.InputError{Msg: "m"}, "m"},
+		{input.Error{Doc: 2, Line: 13, Field: "manifest", Msg: "yaml: x"}, "ドキュメント2、13行目、マニフェスト: yaml: x"},
+		{input.Error{Doc: 2, Field: "annotation \"a\"", Msg: "m"}, "ドキュメント2、アノテーション\"a\": m"},
+		{input.Error{Line: 3, Msg: "m"}, "3行目: m"},
+		{input.Error{Msg: "m"}, "m"},
 	} {
 		if got := ja.InputErrorText(&c.e); got != c.want {
 			t.Errorf("%+v: %q, want %q", c.e, got, c.want)
@@ -470,7 +491,7 @@ func TestBrokenInputKinds(t *testing.T) {
 			}
 		}
 	}
-	istio := &engine.InputError{Doc: 1, Line: 1, Field: "manifest", Msg: "could not parse proxy config: invalid character 'b'"}
+	istio := &input.Error{Doc: 1, Line: 1, Field: "manifest", Msg: "could not parse proxy config: invalid character 'b'"}
 	if got := ErrorKind(istio); got != KindIstio {
 		t.Errorf("Istio's error: kind %q", got)
 	}
@@ -483,16 +504,16 @@ func TestBrokenInputKinds(t *testing.T) {
 func TestOlderTemplateWords(t *testing.T) {
 	istio := engine.Version().Istio
 	for _, c := range []struct {
-		e    engine.InputError
+		e    input.Error
 		want string // "" for Istio's text unchanged
 	}{
-		{engine.InputError{Field: "your mesh", Msg: `injection templates: template: inject:437: function "render" not defined`},
+		{input.Error{Field: "your mesh", Msg: `injection templates: template: inject:437: function "render" not defined`},
 			`your mesh: the injection template calls render, as the templates of Istio 1.2–1.7 do, and Istio ` + istio + `'s injector has no such function`},
-		{engine.InputError{Doc: 1, Line: 1, Msg: `failed to run injection template: template: inject:192:12: executing "inject" at <.EstimatedConcurrency>: can't evaluate field EstimatedConcurrency in type *inject.SidecarTemplateData`},
+		{input.Error{Doc: 1, Line: 1, Msg: `failed to run injection template: template: inject:192:12: executing "inject" at <.EstimatedConcurrency>: can't evaluate field EstimatedConcurrency in type *inject.SidecarTemplateData`},
 			`document 1, line 1: the injection template reads .EstimatedConcurrency, as the templates of Istio 1.11–1.17 do`},
-		{engine.InputError{Field: "your mesh", Msg: `injection templates: template: inject:3: function "frobnicate" not defined`},
+		{input.Error{Field: "your mesh", Msg: `injection templates: template: inject:3: function "frobnicate" not defined`},
 			`your mesh: the injection template calls frobnicate, a function Istio ` + istio + `'s injector does not have`},
-		{engine.InputError{Field: "your mesh", Msg: `injection templates: template: inject:3: unexpected EOF`}, ""},
+		{input.Error{Field: "your mesh", Msg: `injection templates: template: inject:3: unexpected EOF`}, ""},
 	} {
 		got := English.Input(&c.e)
 		if c.want == "" {

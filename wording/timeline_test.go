@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
@@ -23,7 +25,7 @@ func TestTimelineText(t *testing.T) {
 	defer e.Close()
 	const service = "apiVersion: v1\nkind: Service\nmetadata:\n  name: svc\nspec:\n  ports:\n  - port: 80\n"
 	// Istio's template cannot range over this userVolume: it fails the Deployment at step 2.
-	steps := []engine.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}, {Key: "sidecar.istio.io/userVolume", Value: `{"v":`}}
+	steps := []input.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "200m"}, {Key: "sidecar.istio.io/userVolume", Value: `{"v":`}}
 	tl, err := e.Timeline(t.Context(), []byte(testkit.Deployment+"---\n"+service), steps, engine.Settings{})
 	if err != nil {
 		t.Fatal(err)

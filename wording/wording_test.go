@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	istiolog "istio.io/istio/pkg/log"
 
 	"github.com/sidecarlab/sidecarlab/engine"
@@ -190,7 +192,7 @@ func TestIgnored(t *testing.T) {
 // where API clients read them (message, fix.text).
 func TestFindingsJSON(t *testing.T) {
 	fs := English.Findings([]engine.Finding{{Check: "job-classic-sidecar", Severity: engine.SeverityError, Doc: 1, Path: "p",
-		Fix: &engine.Fix{Steps: []engine.Step{{Key: "sidecar.istio.io/nativeSidecar", Value: "true"}}}}})
+		Fix: &engine.Fix{Steps: []input.Step{{Key: "sidecar.istio.io/nativeSidecar", Value: "true"}}}}})
 	if len(fs) != 1 || fs[0].Check != "job-classic-sidecar" || fs[0].Message != English.Message(fs[0].Finding) ||
 		fs[0].Fix == nil || fs[0].Fix.Text == "" || len(fs[0].Fix.Steps) != 1 {
 		t.Fatalf("%+v", fs)
@@ -236,7 +238,7 @@ func TestLifecycleWords(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	hold := engine.Step{Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStarts: true"}
+	hold := input.Step{Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStarts: true"}
 	lifecycle := `apiVersion: install.istio.io/v1alpha1
 kind: IstioOperator
 spec:
@@ -251,15 +253,15 @@ spec:
 	postStartOnly := strings.Replace(lifecycle, "preStop:\n            exec:\n              command: [\"sleep\", \"5\"]", "postStart:\n            exec:\n              command: [\"pilot-agent\", \"wait\"]", 1)
 	cases := []struct {
 		manifest string
-		steps    []engine.Step
+		steps    []input.Step
 		s        engine.Settings
 	}{
 		{deployment, nil, engine.Settings{}},
-		{deployment, []engine.Step{hold}, engine.Settings{}},
-		{deployment, []engine.Step{hold}, engine.Settings{Install: engine.InstallOptions{Overlay: lifecycle}}},
+		{deployment, []input.Step{hold}, engine.Settings{}},
+		{deployment, []input.Step{hold}, engine.Settings{Install: engine.InstallOptions{Overlay: lifecycle}}},
 		{deployment, nil, engine.Settings{Mode: engine.ModeNative}},
 		{deployment, nil, engine.Settings{Mode: engine.ModeNative, Install: engine.InstallOptions{Set: []string{"values.global.proxy.startupProbe.enabled=false"}}}},
-		{deployment, []engine.Step{{Key: "sidecar.istio.io/inject", Value: "false"}}, engine.Settings{}},
+		{deployment, []input.Step{{Key: "sidecar.istio.io/inject", Value: "false"}}, engine.Settings{}},
 		{job, nil, engine.Settings{}},
 		{job, nil, engine.Settings{Mode: engine.ModeNative}},
 		// A global lifecycle without preStop replaces the native proxy's drain.

@@ -167,7 +167,7 @@ func TestProgressTo(t *testing.T) {
 
 // stdinInput is a manifest as batch reads it from -f -.
 func stdinInput(manifest string) joined {
-	return join([]input{{name: stdinName, data: []byte(manifest)}})
+	return join([]manifestFile{{name: stdinName, data: []byte(manifest)}})
 }
 
 // testEng is an engine for batchRun, closed at the test's end.

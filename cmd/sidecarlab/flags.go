@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/spf13/cobra"
 
 	"github.com/sidecarlab/sidecarlab/engine"
@@ -104,10 +106,10 @@ func (f *stepFlags) register(c *cli, cmd *cobra.Command) {
 	_ = cmd.RegisterFlagCompletionFunc("annotate", cobra.NoFileCompletions)
 }
 
-func (f *stepFlags) steps() ([]engine.Step, error) {
-	var steps []engine.Step
+func (f *stepFlags) steps() ([]input.Step, error) {
+	var steps []input.Step
 	for _, a := range f.annotate {
-		st, err := engine.ParseStep(a)
+		st, err := input.ParseStep(a)
 		if err != nil {
 			return nil, err
 		}

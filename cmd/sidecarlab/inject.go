@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/spf13/cobra"
 
 	"github.com/sidecarlab/sidecarlab/api"
@@ -176,7 +178,7 @@ func writeOutput(w io.Writer, docs []engine.Document) error {
 }
 
 // request reads the inputs and turns the flags into the engine's inputs.
-func request(c *cli, files fileFlags, settings settingsFlags, steps stepFlags) (joined, []engine.Step, engine.Settings, error) {
+func request(c *cli, files fileFlags, settings settingsFlags, steps stepFlags) (joined, []input.Step, engine.Settings, error) {
 	if len(files.filenames) == 0 {
 		return joined{}, nil, engine.Settings{}, usageError{c.T("cli.error.filename_required")}
 	}
@@ -200,7 +202,7 @@ func request(c *cli, files fileFlags, settings settingsFlags, steps stepFlags) (
 // the flags give, and the engine that runs them.
 type session struct {
 	joined
-	steps    []engine.Step
+	steps    []input.Step
 	settings engine.Settings
 	eng      *engine.Engine
 }
@@ -239,7 +241,7 @@ func printWarnings(c *cli, warnings []string) {
 }
 
 // reportDocErrors prints the documents' errors, each placed in its file, and fails.
-func reportDocErrors(c *cli, j joined, errs []*engine.InputError) error {
+func reportDocErrors(c *cli, j joined, errs []*input.Error) error {
 	if len(errs) == 0 {
 		return nil
 	}

@@ -9,15 +9,15 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/engine/input"
 	"github.com/sidecarlab/sidecarlab/engine/yamldoc"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/wording"
 )
 
-// input is one manifest file as given: its name as the user wrote it (or found under a
+// manifestFile is one manifest file as given: its name as the user wrote it (or found under a
 // directory), "stdin" for -, and its bytes.
-type input struct {
+type manifestFile struct {
 	name string
 	data []byte
 }
@@ -32,8 +32,8 @@ var manifestExts = map[string]bool{".yaml": true, ".yml": true, ".json": true}
 // (whatever its name), - is standard input (once), a directory gives its *.yaml, *.yml and *.json
 // files — only its own without recursive, its whole tree with it — in lexical order, so the
 // order is the same on every run. Every command that reads manifests reads them here.
-func readInputs(c *cli, names []string, recursive bool) ([]input, error) {
-	var out []input
+func readInputs(c *cli, names []string, recursive bool) ([]manifestFile, error) {
+	var out []manifestFile
 	readStdin := false
 	for _, name := range names {
 		if name == "-" {
@@ -45,7 +45,7 @@ func readInputs(c *cli, names []string, recursive bool) ([]input, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", c.T("cli.error.reading_stdin"), err)
 			}
-			out = append(out, input{name: stdinName, data: b})
+			out = append(out, manifestFile{name: stdinName, data: b})
 			continue
 		}
 		st, err := os.Stat(name)
@@ -57,7 +57,7 @@ func readInputs(c *cli, names []string, recursive bool) ([]input, error) {
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, input{name: name, data: b})
+			out = append(out, manifestFile{name: name, data: b})
 			continue
 		}
 		files, err := dirManifests(name, recursive)
@@ -76,7 +76,7 @@ func readInputs(c *cli, names []string, recursive bool) ([]input, error) {
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, input{name: f, data: b})
+			out = append(out, manifestFile{name: f, data: b})
 		}
 	}
 	return out, nil
@@ -125,7 +125,7 @@ type part struct {
 // inputs unless the first already ends with one. So inject of several files prints what inject
 // of each prints, one after the other. Inputs of blank lines only are left out (alone, each
 // would be a blank document); one input is passed as it is.
-func join(inputs []input) joined {
+func join(inputs []manifestFile) joined {
 	if len(inputs) == 1 {
 		return joined{manifest: inputs[0].data, parts: []part{{name: inputs[0].name, line: 1}}}
 	}
@@ -169,11 +169,11 @@ func endsWithSeparator(data []byte) bool {
 	return ok && (len(rest) == 0 || rest[0] == '#')
 }
 
-// fileError is an engine.InputError placed in the file it is about: its document and line count
+// fileError is an input.Error placed in the file it is about: its document and line count
 // within that file.
 type fileError struct {
 	file string
-	err  *engine.InputError
+	err  *input.Error
 }
 
 func (e *fileError) Error() string { return e.file + ": " + e.err.Error() }
@@ -204,7 +204,7 @@ func (c *cli) errText(err error) string {
 	switch e := err.(type) {
 	case *fileError:
 		return e.text(c.loc())
-	case *engine.InputError:
+	case *input.Error:
 		return wording.In(c.loc()).InputErrorText(e)
 	}
 	return err.Error()
@@ -214,7 +214,7 @@ func (c *cli) errText(err error) string {
 // usage errors (already worded) come back as they are.
 func (c *cli) localize(err error) error {
 	switch err.(type) {
-	case *fileError, *engine.InputError:
+	case *fileError, *input.Error:
 		return &localizedError{err: err, text: c.errText(err)}
 	}
 	return err
@@ -223,7 +223,7 @@ func (c *cli) localize(err error) error {
 // locate places an error about the joined manifest in the input it is about. Errors that are not
 // about a place in the manifest come back as they are.
 func (j joined) locate(err error) error {
-	var ie *engine.InputError
+	var ie *input.Error
 	if !errors.As(err, &ie) || (ie.Line == 0 && ie.Doc == 0) {
 		return err
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sidecarlab/sidecarlab/engine"
@@ -312,7 +314,7 @@ func TestInjectAnnotateAsWritten(t *testing.T) {
 		{"proxy.istio.io/config", "{concurrency: 2}", false},
 	} {
 		t.Run(c.key+"="+c.value, func(t *testing.T) {
-			annotated, err := engine.AnnotatedInput([]byte(manifest), []engine.Step{{Key: c.key, Value: c.value}})
+			annotated, err := engine.AnnotatedInput([]byte(manifest), []input.Step{{Key: c.key, Value: c.value}})
 			if err != nil {
 				t.Fatal(err)
 			}

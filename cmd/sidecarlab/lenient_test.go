@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
@@ -32,7 +34,7 @@ func TestInjectAnnotateLenient(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%v: %s", err, stderr)
 			}
-			r, err := e.Inject(context.Background(), []byte(testkit.Deployment), []engine.Step{{Key: c.key, Value: c.value}}, engine.Settings{})
+			r, err := e.Inject(context.Background(), []byte(testkit.Deployment), []input.Step{{Key: c.key, Value: c.value}}, engine.Settings{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/sidecarlab/sidecarlab/engine"
 )
 
@@ -49,7 +51,7 @@ func (f *settingsFlags) ownMesh(c *cli, s *engine.Settings) error {
 			return err
 		}
 		read, err := engine.ParseMeshConfigMaps(b)
-		var ie *engine.InputError
+		var ie *input.Error
 		if errors.As(err, &ie) {
 			return &fileError{file: f.meshFrom, err: ie}
 		}

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/spf13/cobra"
 
 	"github.com/sidecarlab/sidecarlab/api"
@@ -163,7 +165,7 @@ func apiFailure(c *cli, base *url.URL, status int, answer []byte, j joined) erro
 		return errors.New(c.T("cli.share.failed", "Server", base.Redacted(), "Status", fmt.Sprintf("%d %s", status, http.StatusText(status)), "Answer", line))
 	}
 	if e.Error.Doc > 0 || e.Error.Line > 0 {
-		return j.locate(&engine.InputError{Doc: e.Error.Doc, Line: e.Error.Line, Field: e.Error.Field, Msg: e.Error.Message})
+		return j.locate(&input.Error{Doc: e.Error.Doc, Line: e.Error.Line, Field: e.Error.Field, Msg: e.Error.Message})
 	}
 	return errors.New(e.Error.Message)
 }

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
 	"github.com/sidecarlab/sidecarlab/sandbox"
@@ -75,7 +77,7 @@ func TestServeRefusesTemplates(t *testing.T) {
 	}
 	defer e.Close()
 	_, err = e.Inject(t.Context(), []byte(testkit.Deployment), nil, engine.Settings{Install: engine.InstallOptions{Overlay: userTemplate}})
-	var ie *engine.InputError
+	var ie *input.Error
 	if !errors.As(err, &ie) || !strings.Contains(ie.Msg, "carries template text") || !strings.Contains(ie.Msg, "--allow-custom-templates=false") {
 		t.Fatalf("serve's engine: %v", err)
 	}

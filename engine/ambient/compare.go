@@ -4,6 +4,8 @@ import (
 	"context"
 	"maps"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"istio.io/api/label"
 
 	"github.com/sidecarlab/sidecarlab/engine"
@@ -90,14 +92,14 @@ func AmbientNamespace(labels map[string]string) map[string]string {
 
 // Sides is what Compare needs of the engine (engine.Engine has it).
 type Sides interface {
-	AmbientSides(ctx context.Context, manifest []byte, steps []engine.Step, s engine.Settings, nodes int) (*engine.Sides, error)
+	AmbientSides(ctx context.Context, manifest []byte, steps []input.Step, s engine.Settings, nodes int) (*engine.Sides, error)
 }
 
 // Compare sets each workload of the manifest (steps applied) under the sidecar of Istio's ambient
 // profile beside itself in ambient (engine.AmbientSides, with nodes for ztunnel's share), and
 // says whether each joins ambient, what its lifecycle becomes and what ambient does with its
 // annotations.
-func Compare(ctx context.Context, e Sides, manifest []byte, steps []engine.Step, s engine.Settings, nodes int) (*Comparison, error) {
+func Compare(ctx context.Context, e Sides, manifest []byte, steps []input.Step, s engine.Settings, nodes int) (*Comparison, error) {
 	sides, err := e.AmbientSides(ctx, manifest, steps, s, nodes)
 	if err != nil {
 		return nil, err

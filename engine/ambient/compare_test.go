@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"github.com/google/go-cmp/cmp"
 	"istio.io/api/annotation"
 
@@ -59,7 +61,7 @@ func TestCompare(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer eng.Close()
-	steps := []engine.Step{{Key: annotation.SidecarProxyCPU.Name, Value: "200m"}}
+	steps := []input.Step{{Key: annotation.SidecarProxyCPU.Name, Value: "200m"}}
 	c, err := Compare(context.Background(), eng, []byte(compareManifest), steps, engine.Settings{Namespace: engine.Namespace{Name: "shop"}}, 3)
 	if err != nil {
 		t.Fatal(err)

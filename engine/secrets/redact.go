@@ -51,7 +51,7 @@ func Redact(manifest []byte) (string, error) {
 // Error is a document Redact could not redact. Doc is its 1-based number and Line the 1-based
 // line of the input it starts on; ID names sidecarlab's sentence for it (the catalogs'
 // input.<ID>), worded with Params, and Msg is that sentence in English. Callers report it as
-// they report any other problem with the input (handlers: an engine.InputError of the field
+// they report any other problem with the input (handlers: an input.Error of the field
 // "manifest").
 type Error struct {
 	Doc, Line int

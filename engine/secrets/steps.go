@@ -8,7 +8,7 @@ import (
 )
 
 // Step is an annotation step as ScanSteps reads it: it sets Key to Value, or removes Key. Its
-// fields are engine.Step's, in the same order, so that each converts to the other.
+// fields are input.Step's, in the same order, so that each converts to the other.
 type Step struct {
 	Key, Value string
 	Remove     bool

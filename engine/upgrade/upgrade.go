@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"google.golang.org/protobuf/reflect/protoreflect"
 	meshconfig "istio.io/api/mesh/v1alpha1"
 	"istio.io/istio/operator/pkg/apis"
@@ -31,7 +33,7 @@ import (
 // Engine is what an upgrade needs of the engine (engine.Engine has it).
 type Engine interface {
 	Install(ctx context.Context, o engine.InstallOptions) (*engine.Install, error)
-	Inject(ctx context.Context, manifest []byte, steps []engine.Step, s engine.Settings) (*engine.Injection, error)
+	Inject(ctx context.Context, manifest []byte, steps []input.Step, s engine.Settings) (*engine.Injection, error)
 }
 
 // ValueKey is one key of a mesh's injector values that differs from the embedded chart's
@@ -84,7 +86,7 @@ var NotCarriedByDefault = []string{"global.hub", "global.tag"}
 // carry (nil: all but NotCarriedByDefault), and the mesh config without its unknown fields.
 func NewPlan(ctx context.Context, e Engine, old engine.InstallOptions, carry func(path string) bool) (*Plan, error) {
 	if old.Mesh.IsZero() {
-		return nil, &engine.InputError{Field: "your mesh", ID: "upgrade-no-mesh", Msg: "an upgrade preview needs your mesh's configuration (its ConfigMaps)"}
+		return nil, &input.Error{Field: "your mesh", ID: "upgrade-no-mesh", Msg: "an upgrade preview needs your mesh's configuration (its ConfigMaps)"}
 	}
 	if carry == nil {
 		carry = func(path string) bool { return !slices.Contains(NotCarriedByDefault, path) }
@@ -98,7 +100,7 @@ func NewPlan(ctx context.Context, e Engine, old engine.InstallOptions, carry fun
 		// YAML, as Istio reads the values (NewValuesConfig): a real mesh's values are JSON with
 		// a bare word here and there (kubeflow's 1.23: "type": RuntimeDefault), which Istio takes.
 		if err := yaml.Unmarshal([]byte(old.Mesh.Values), &yours); err != nil {
-			return nil, &engine.InputError{Field: "your mesh", ID: "injector-values", Params: map[string]string{"error": err.Error()}, Msg: "injector values: " + err.Error()}
+			return nil, &input.Error{Field: "your mesh", ID: "injector-values", Params: map[string]string{"error": err.Error()}, Msg: "injector values: " + err.Error()}
 		}
 	}
 	if err := json.Unmarshal([]byte(def.Values), &defaults); err != nil {
@@ -135,7 +137,7 @@ func NewPlan(ctx context.Context, e Engine, old engine.InstallOptions, carry fun
 	if strings.TrimSpace(old.Mesh.MeshConfig) != "" {
 		var m map[string]any
 		if err := yaml.Unmarshal([]byte(old.Mesh.MeshConfig), &m); err != nil {
-			return nil, &engine.InputError{Field: "your mesh", ID: "mesh-config", Params: map[string]string{"error": err.Error()}, Msg: "mesh config: " + err.Error()}
+			return nil, &input.Error{Field: "your mesh", ID: "mesh-config", Params: map[string]string{"error": err.Error()}, Msg: "mesh config: " + err.Error()}
 		}
 		meshSchema := (&meshconfig.MeshConfig{}).ProtoReflect().Descriptor()
 		for _, p := range unknownPaths(meshSchema, m, nil) {
@@ -449,7 +451,7 @@ type Document struct {
 
 // NewPreview injects the manifest with s (whose install options carry the old mesh) and with
 // the plan's new side (NewPlan, carry as there), and compares them document by document.
-func NewPreview(ctx context.Context, e Engine, manifest []byte, steps []engine.Step, s engine.Settings, carry func(path string) bool) (*Preview, error) {
+func NewPreview(ctx context.Context, e Engine, manifest []byte, steps []input.Step, s engine.Settings, carry func(path string) bool) (*Preview, error) {
 	plan, err := NewPlan(ctx, e, s.Install, carry)
 	if err != nil {
 		return nil, err

@@ -1,7 +1,8 @@
-package engine
+package input
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -21,18 +22,18 @@ func (s Step) String() string {
 	return s.Key + "=" + s.Value
 }
 
-// maxCauseValue is the most of a step's value a change's Cause repeats: the whole value is the
+// MaxCauseValue is the most of a step's value a change's Cause repeats: the whole value is the
 // row's Step, once, and a change names it instead of copying it (a 250,000-byte value that sets
 // five fields would otherwise be carried by each of them).
-const maxCauseValue = 120
+const MaxCauseValue = 120
 
-// cause is what a change made by the step says caused it: String, with a value over
-// maxCauseValue bytes cut at a character's start and ended by "…".
-func (s Step) cause() string {
-	if s.Remove || len(s.Value) <= maxCauseValue {
+// Cause is what a change made by the step says caused it: String, with a value over
+// MaxCauseValue bytes cut at a character's start and ended by "…".
+func (s Step) Cause() string {
+	if s.Remove || len(s.Value) <= MaxCauseValue {
 		return s.String()
 	}
-	n := maxCauseValue
+	n := MaxCauseValue
 	for n > 0 && !utf8.RuneStart(s.Value[n]) {
 		n--
 	}
@@ -47,22 +48,8 @@ func ParseStep(s string) (Step, error) {
 	}
 	k, v, ok := strings.Cut(s, "=")
 	if !ok || strings.TrimSpace(k) == "" {
-		return Step{}, &InputError{Field: "annotation", ID: "step-format", Params: errParams("stepQ", quote(s)),
+		return Step{}, &Error{Field: "annotation", ID: "step-format", Params: Params("stepQ", strconv.Quote(s)),
 			Msg: fmt.Sprintf("%q: want KEY=VALUE (or -KEY to remove)", s)}
 	}
 	return Step{Key: strings.TrimSpace(k), Value: v}, nil
-}
-
-type annotationChange struct {
-	key, value string
-	remove     bool
-}
-
-// annotationsAt is the list of changes in force at step k: steps[:k], in order.
-func annotationsAt(steps []Step, k int) []annotationChange {
-	out := make([]annotationChange, 0, k)
-	for _, s := range steps[:k] {
-		out = append(out, annotationChange{key: s.Key, value: s.Value, remove: s.Remove})
-	}
-	return out
 }

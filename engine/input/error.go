@@ -1,15 +1,19 @@
-package engine
+// Package input holds the leaf types every side of sidecarlab shares about what a person gives
+// it: a Step (one annotation change) and an Error (a problem with the input, pointing at its
+// document, line and field). It imports nothing of sidecarlab's, so the engine, its feature
+// packages, the CLI and the handlers all can.
+package input
 
 import (
 	"errors"
 	"fmt"
 )
 
-// InputError is a problem with what the user gave us: a manifest that does not parse, an
+// Error is a problem with what the user gave us: a manifest that does not parse, an
 // annotation value Istio would reject, an install option the charts do not know. It carries
 // enough to point at the spot (document, line, field) so a person can fix it; callers turn it
 // into a 4xx or a non-zero exit, never a crash.
-type InputError struct {
+type Error struct {
 	// Doc is the 1-based index of the YAML document, or 0 when the error is not about one.
 	Doc int `json:"doc,omitempty"`
 	// Line is the 1-based line in the whole input, or 0 when unknown.
@@ -35,14 +39,14 @@ type InputError struct {
 	Lasting bool `json:"-"`
 }
 
-// isLasting says err is an *InputError marked Lasting.
-func isLasting(err error) bool {
-	var ie *InputError
+// IsLasting says err is an *Error marked Lasting.
+func IsLasting(err error) bool {
+	var ie *Error
 	return errors.As(err, &ie) && ie.Lasting
 }
 
-// errParams builds an InputError's Params from pairs: errParams("count", "3", "max", "2").
-func errParams(kv ...string) map[string]string {
+// Params builds an Error's Params from pairs: Params("count", "3", "max", "2").
+func Params(kv ...string) map[string]string {
 	m := make(map[string]string, len(kv)/2)
 	for i := 0; i+1 < len(kv); i += 2 {
 		m[kv[i]] = kv[i+1]
@@ -50,7 +54,7 @@ func errParams(kv ...string) map[string]string {
 	return m
 }
 
-func (e *InputError) Error() string {
+func (e *Error) Error() string {
 	s := ""
 	if e.Doc > 0 {
 		s = fmt.Sprintf("document %d", e.Doc)

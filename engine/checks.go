@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/sidecarlab/sidecarlab/engine/catalog"
 	"github.com/sidecarlab/sidecarlab/engine/input"
 )
 
@@ -155,7 +156,7 @@ func Checks() []Check {
 // docContext is what every check reads of one injected document.
 type docContext struct {
 	p       *prepared
-	catalog *Catalog
+	catalog *catalog.Catalog
 	d       Document
 	// in is the typed input (annotation steps applied); read the metadata Istio read
 	// annotations and labels from; podAnn its annotations.
@@ -217,7 +218,7 @@ func init() {
 	}
 }
 
-func newDocContext(p *prepared, cat *Catalog, d Document) (*docContext, bool) {
+func newDocContext(p *prepared, cat *catalog.Catalog, d Document) (*docContext, bool) {
 	in, out, ok := d.objects()
 	if !ok {
 		return nil, false

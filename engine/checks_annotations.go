@@ -6,6 +6,7 @@ import (
 
 	"istio.io/api/annotation"
 
+	"github.com/sidecarlab/sidecarlab/engine/catalog"
 	"github.com/sidecarlab/sidecarlab/engine/input"
 	"github.com/sidecarlab/sidecarlab/engine/yamldoc"
 )
@@ -92,7 +93,7 @@ func checkUnknownAnnotation(c *docContext) []Finding {
 			continue
 		}
 		f := Finding{Path: fmt.Sprintf("%s[%q]", c.annPath, k), Params: map[string]string{"key": k}}
-		if m := closest(k, c.catalog.names()); m != "" {
+		if m := catalog.Closest(k, c.catalog.Names()); m != "" {
 			f.Params["suggestion"] = m
 			f.Fix = &Fix{Steps: []input.Step{{Key: k, Remove: true}, {Key: m, Value: c.podAnn[k]}}}
 		}
@@ -144,11 +145,11 @@ func checkProxyConfigFields(c *docContext) []Finding {
 		return nil
 	}
 	var fs []Finding
-	for _, u := range unknownProxyConfigFields(pc) {
-		f := Finding{Path: fmt.Sprintf("%s[%q].%s", c.annPath, annotation.ProxyConfig.Name, u.path), Params: map[string]string{"field": u.path}}
-		if u.suggest != "" {
-			f.Params["suggestion"] = u.suggest
-			if fixed, ok := renameTopField(pc, u.path, u.suggest); ok {
+	for _, u := range catalog.UnknownProxyConfigFields(pc) {
+		f := Finding{Path: fmt.Sprintf("%s[%q].%s", c.annPath, annotation.ProxyConfig.Name, u.Path), Params: map[string]string{"field": u.Path}}
+		if u.Suggest != "" {
+			f.Params["suggestion"] = u.Suggest
+			if fixed, ok := catalog.RenameTopField(pc, u.Path, u.Suggest); ok {
 				f.Fix = &Fix{Steps: []input.Step{{Key: annotation.ProxyConfig.Name, Value: fixed}}}
 			}
 		}

@@ -8,6 +8,7 @@ import (
 
 	"istio.io/api/annotation"
 
+	"github.com/sidecarlab/sidecarlab/engine/catalog"
 	"github.com/sidecarlab/sidecarlab/engine/input"
 	"github.com/sidecarlab/sidecarlab/engine/yamldoc"
 
@@ -16,20 +17,20 @@ import (
 
 // lenientAnnotation is one pod annotation Istio read whose value does not fit its kind.
 type lenientAnnotation struct {
-	a     Annotation
+	a     catalog.Annotation
 	key   string
 	value string
 	path  string
 }
 
 // lenientAnnotations are the annotations Istio read (sorted by key) whose values do not fit
-// their kind (fitsKind), and which Istio nevertheless accepted: the document was injected or
+// their kind (catalog.FitsKind), and which Istio nevertheless accepted: the document was injected or
 // skipped, not failed. The annotations the injector writes itself are left out.
 func (c *docContext) lenientAnnotations() []lenientAnnotation {
 	var out []lenientAnnotation
 	for _, k := range sortedKeys(c.podAnn) {
 		a, ok := c.catalog.Lookup(k)
-		if !ok || a.WrittenByInjector || fitsKind(a, c.podAnn[k]) {
+		if !ok || a.WrittenByInjector || catalog.FitsKind(a, c.podAnn[k]) {
 			continue
 		}
 		out = append(out, lenientAnnotation{a: a, key: k, value: c.podAnn[k], path: fmt.Sprintf("%s[%q]", c.annPath, k)})
@@ -101,7 +102,7 @@ func checkLenientBoolIgnored(c *docContext) []Finding {
 func checkLenientPortZero(c *docContext) []Finding {
 	var fs []Finding
 	for _, l := range c.lenientAnnotations() {
-		if l.a.Kind == KindPortList && hasPortZero(l.value) {
+		if l.a.Kind == catalog.KindPortList && hasPortZero(l.value) {
 			fs = append(fs, Finding{Path: l.path, Params: map[string]string{"key": l.key}, Fix: &Fix{}})
 		}
 	}
@@ -126,11 +127,11 @@ func hasPortZero(list string) bool {
 func checkLenientUnchecked(c *docContext) []Finding {
 	var fs []Finding
 	for _, l := range c.lenientAnnotations() {
-		if _, validated := inject.AnnotationValidation[l.key]; validated || l.a.Kind == KindBool || (l.a.Kind == KindPortList && hasPortZero(l.value)) {
+		if _, validated := inject.AnnotationValidation[l.key]; validated || l.a.Kind == catalog.KindBool || (l.a.Kind == catalog.KindPortList && hasPortZero(l.value)) {
 			continue
 		}
 		f := Finding{Path: l.path, Params: map[string]string{"key": l.key, "value": yamldoc.Clip(l.value), "kind": string(l.a.Kind)}}
-		if l.a.Kind == KindEnum {
+		if l.a.Kind == catalog.KindEnum {
 			f.Params["enum"] = strings.Join(l.a.Enum, ", ")
 		}
 		fs = append(fs, f)

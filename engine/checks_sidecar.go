@@ -8,14 +8,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/sidecarlab/sidecarlab/engine/catalog"
 	"github.com/sidecarlab/sidecarlab/engine/input"
 
 	"istio.io/api/annotation"
 	"istio.io/istio/pkg/kube/inject"
 	"sigs.k8s.io/yaml"
 )
-
-var resourceAnnotations = []string{annotation.SidecarProxyCPU.Name, annotation.SidecarProxyCPULimit.Name, annotation.SidecarProxyMemory.Name, annotation.SidecarProxyMemoryLimit.Name}
 
 // checkHoldSwallowed: hold is on, but a global values.global.proxy.lifecycle made Istio's
 // template write that lifecycle instead of the postStart "pilot-agent wait".
@@ -139,7 +138,7 @@ func globalLifecycle(in *Install) bool {
 
 func setResourceAnnotations(ann map[string]string) []string {
 	var out []string
-	for _, k := range resourceAnnotations {
+	for _, k := range catalog.ResourceAnnotations {
 		if _, ok := ann[k]; ok {
 			out = append(out, k)
 		}

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/engine/catalog"
 	"github.com/sidecarlab/sidecarlab/engine/input"
 )
 
@@ -363,7 +364,7 @@ func TestClosest(t *testing.T) {
 		"sidecar.istio.io/something": "",
 	}
 	for in, want := range cases {
-		if got := closest(in, cands); got != want {
+		if got := catalog.Closest(in, cands); got != want {
 			t.Errorf("closest(%q) = %q, want %q", in, got, want)
 		}
 	}

@@ -25,6 +25,7 @@ import (
 	"istio.io/istio/pilot/pkg/features"
 	"istio.io/istio/pkg/kube/inject"
 
+	"github.com/sidecarlab/sidecarlab/engine/catalog"
 	"github.com/sidecarlab/sidecarlab/engine/input"
 )
 
@@ -55,7 +56,7 @@ type Options struct {
 	// Istio's message — as a manifest that carries the annotation does (istioctl kube-inject
 	// prints the documents before the first). Without it, such a value fails the request before
 	// any document is injected, naming the step (the playground's form, the API). A key Kubernetes
-	// refuses and the bounds (annotationSizeError) fail the request either way.
+	// refuses and the bounds (catalog.SizeError) fail the request either way.
 	StepsAsWritten bool
 	// Workers is how many of one request's documents are injected at once (default 1). The CLI
 	// uses every core for one large file; a server leaves it at 1, since its requests share
@@ -73,7 +74,7 @@ type Engine struct {
 	shapes   *lru[*manifestShape]
 	clusters *clusters
 	def      *Install
-	catalog  *Catalog
+	catalog  *catalog.Catalog
 	// injections counts objects run through Istio's injector (Stats.Injections); stepHits and stepMisses count
 	// timeline rows served from the memo or computed.
 	injections, stepHits, stepMisses atomic.Int64
@@ -131,7 +132,7 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 		steps:    newLRU(opts.StepCacheSize, opts.StepCacheBytes, (*StepResult).size),
 		shapes:   newLRU(1024, 1<<20, (*manifestShape).size),
 		clusters: newClusters(),
-		catalog:  DefaultCatalog(),
+		catalog:  catalog.DefaultCatalog(),
 	}
 	def, err := e.defaultInstall(ctx)
 	if err != nil {
@@ -168,7 +169,7 @@ var embeddedInstall = sync.OnceValues(func() (*Install, error) {
 func (e *Engine) Close() { e.clusters.close() }
 
 // Catalog is the annotation catalog the engine validates against.
-func (e *Engine) Catalog() *Catalog { return e.catalog }
+func (e *Engine) Catalog() *catalog.Catalog { return e.catalog }
 
 // Install returns the rendered installation for the options, from the cache when it can.
 func (e *Engine) Install(ctx context.Context, o InstallOptions) (*Install, error) {
@@ -297,7 +298,7 @@ func (e *Engine) prepare(ctx context.Context, manifest []byte, steps []input.Ste
 	}
 	validate := e.catalog.ValidateStep
 	if e.opts.StepsAsWritten {
-		validate = e.catalog.stepBounds
+		validate = e.catalog.StepBounds
 	}
 	for i, st := range steps {
 		if err := validate(st); err != nil {

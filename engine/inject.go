@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/sidecarlab/sidecarlab/engine/catalog"
 	"github.com/sidecarlab/sidecarlab/engine/input"
 	"github.com/sidecarlab/sidecarlab/engine/yamldoc"
 
@@ -135,7 +136,7 @@ func prepareChunk(c chunk, index int, ann []annotationChange) (d Document, obj r
 		for _, k := range sortedKeys(read.Annotations) {
 			v := read.Annotations[k]
 			total += len(k) + len(v)
-			if err := annotationSizeError(k, v); err != nil || total > validation.TotalAnnotationSizeLimitB {
+			if err := catalog.SizeError(k, v); err != nil || total > validation.TotalAnnotationSizeLimitB {
 				if err == nil {
 					err = &input.Error{ID: "annotations-total", Params: input.Params("max", strconv.Itoa(validation.TotalAnnotationSizeLimitB)),
 						Msg: fmt.Sprintf("the annotations add up to more than Kubernetes' %d bytes", validation.TotalAnnotationSizeLimitB)}

@@ -3,12 +3,17 @@ package engine
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	meshconfig "istio.io/api/mesh/v1alpha1"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -18,7 +23,6 @@ import (
 	"github.com/sidecarlab/sidecarlab/engine/input"
 	"github.com/sidecarlab/sidecarlab/engine/yamldoc"
 
-	meshconfig "istio.io/api/mesh/v1alpha1"
 	"istio.io/istio/operator/pkg/component"
 	"istio.io/istio/operator/pkg/render"
 	"istio.io/istio/pkg/config/mesh"
@@ -416,4 +420,44 @@ func (in *Install) Ztunnel() (corev1.ResourceRequirements, bool) {
 		return corev1.ResourceRequirements{}, false
 	}
 	return *in.ztunnel.DeepCopy(), true
+}
+
+// DefaultConfigGives lists the top-level fields the proxy.istio.io/config value new sets (and
+// the value old, the annotation before, did not set to the same) whose value the installation's
+// mesh config already gives in its defaultConfig: Istio merges the annotation over defaultConfig,
+// so setting them changes nothing in the proxy's config, and the step that sets them changes less
+// than it would on a mesh without them. Each as "name: value" (the value as JSON), sorted. A
+// value Istio cannot read gives none.
+func (in *Install) DefaultConfigGives(old, new string) []string {
+	def := in.mesh.GetDefaultConfig()
+	pc, err := mesh.MergeProxyConfig(new, &meshconfig.ProxyConfig{})
+	if def == nil || err != nil {
+		return nil
+	}
+	before, err := mesh.MergeProxyConfig(old, &meshconfig.ProxyConfig{})
+	if err != nil {
+		before = &meshconfig.ProxyConfig{}
+	}
+	d, b := def.ProtoReflect(), before.ProtoReflect()
+	var out []string
+	pc.ProtoReflect().Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		if !d.Has(fd) || !d.Get(fd).Equal(v) || (b.Has(fd) && b.Get(fd).Equal(v)) {
+			return true
+		}
+		one := &meshconfig.ProxyConfig{}
+		one.ProtoReflect().Set(fd, v)
+		text, err := protojson.Marshal(one)
+		var m map[string]any
+		if err != nil || json.Unmarshal(text, &m) != nil || len(m) != 1 {
+			return true
+		}
+		for k, val := range m {
+			if b, err := json.Marshal(val); err == nil { // protojson's spacing is unstable on purpose
+				out = append(out, k+": "+string(b))
+			}
+		}
+		return true
+	})
+	slices.Sort(out)
+	return out
 }

@@ -596,3 +596,35 @@ func TestOptionTakes(t *testing.T) {
 		}
 	}
 }
+
+// TestDefaultConfigGives: the fields a proxy.istio.io/config value newly sets to what the mesh's
+// defaultConfig already gives, and none where the mesh gives another value, the step set it
+// before, or the value does not parse.
+func TestDefaultConfigGives(t *testing.T) {
+	e := testEngine(t)
+	holds, err := e.Install(t.Context(), InstallOptions{Set: []string{"meshConfig.defaultConfig.holdApplicationUntilProxyStarts=true", "meshConfig.defaultConfig.terminationDrainDuration=30s"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	def, err := e.Install(t.Context(), InstallOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const before = "concurrency: 2\nterminationDrainDuration: 30s"
+	for _, c := range []struct {
+		name     string
+		in       *Install
+		old, new string
+		want     []string
+	}{
+		{"the mesh holds", holds, before, before + "\nholdApplicationUntilProxyStarts: true", []string{"holdApplicationUntilProxyStarts: true"}},
+		{"both, from nothing", holds, "", before + "\nholdApplicationUntilProxyStarts: true", []string{"holdApplicationUntilProxyStarts: true", `terminationDrainDuration: "30s"`}},
+		{"the default installation does not hold", def, before, before + "\nholdApplicationUntilProxyStarts: true", nil},
+		{"another value", holds, "", "holdApplicationUntilProxyStarts: false\nterminationDrainDuration: 5s", nil},
+		{"not ProxyConfig", holds, "", "holdApplicationUntilProxyStarts: [", nil},
+	} {
+		if got := c.in.DefaultConfigGives(c.old, c.new); !slices.Equal(got, c.want) {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/sidecarlab/sidecarlab/engine/catalog"
 	"github.com/sidecarlab/sidecarlab/engine/input"
 	"github.com/sidecarlab/sidecarlab/engine/secrets"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
@@ -210,7 +211,7 @@ func TestRedactKeepsInjectionIstioctl(t *testing.T) {
 // userVolume naming a Secret is not one).
 func TestCatalogExamplesHaveNoSecrets(t *testing.T) {
 	var steps []secrets.Step
-	for _, a := range DefaultCatalog().All() {
+	for _, a := range catalog.DefaultCatalog().All() {
 		if a.Example != "" {
 			steps = append(steps, secrets.Step{Key: a.Name, Value: a.Example})
 		}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sidecarlab/sidecarlab/engine/catalog"
+
 	"github.com/sidecarlab/sidecarlab/engine/input"
 
 	"github.com/sidecarlab/sidecarlab/api"
@@ -173,7 +175,7 @@ func newAPITimeline(ctx context.Context, tl *engine.Timeline) (*api.Timeline, er
 // handleAPIAnnotations is GET /api/v1/annotations: Istio's pod annotations, typed.
 func (s *server) handleAPIAnnotations() http.Handler {
 	return s.handler(func(w http.ResponseWriter, r *http.Request) error {
-		return writeJSON(w, http.StatusOK, engine.DefaultCatalog().All())
+		return writeJSON(w, http.StatusOK, catalog.DefaultCatalog().All())
 	})
 }
 

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sidecarlab/sidecarlab/engine/catalog"
+
 	"github.com/sidecarlab/sidecarlab/engine/input"
 
 	"github.com/a-h/templ"
@@ -23,17 +25,17 @@ import (
 const labGroup = "lab"
 
 // groupNames are the panel's groups' names in the catalogs, by the group: the lab's and the
-// catalog's (engine.Groups).
+// catalog's (catalog.Groups).
 var groupNames = map[string]string{
-	labGroup:                      "lab.panel.group.lab",
-	string(engine.GroupResources): "lab.panel.group.resources",
-	string(engine.GroupProxy):     "lab.panel.group.proxy-config",
-	string(engine.GroupLifecycle): "lab.panel.group.lifecycle",
-	string(engine.GroupTraffic):   "lab.panel.group.traffic",
-	string(engine.GroupInjection): "lab.panel.group.injection",
-	string(engine.GroupLogging):   "lab.panel.group.logging",
-	string(engine.GroupProbes):    "lab.panel.group.probes",
-	string(engine.GroupOther):     "lab.panel.group.everything-else",
+	labGroup:                       "lab.panel.group.lab",
+	string(catalog.GroupResources): "lab.panel.group.resources",
+	string(catalog.GroupProxy):     "lab.panel.group.proxy-config",
+	string(catalog.GroupLifecycle): "lab.panel.group.lifecycle",
+	string(catalog.GroupTraffic):   "lab.panel.group.traffic",
+	string(catalog.GroupInjection): "lab.panel.group.injection",
+	string(catalog.GroupLogging):   "lab.panel.group.logging",
+	string(catalog.GroupProbes):    "lab.panel.group.probes",
+	string(catalog.GroupOther):     "lab.panel.group.everything-else",
 }
 
 // labPanel are the lab group's annotations, in the lab's order. Hold is set through
@@ -114,7 +116,7 @@ var searchTopics = map[string][]string{
 // that a word finds it whichever language the page is in — its group's name, our summary and
 // the words of its topics. The page's script filters on the same text (data-search), so the
 // search with and without JavaScript agree.
-func searchText(a engine.Annotation, it web.AnnotationItem) string {
+func searchText(a catalog.Annotation, it web.AnnotationItem) string {
 	parts := []string{a.Name, a.Description}
 	for _, f := range it.ConfigFields {
 		parts = append(parts, f.Name)
@@ -185,7 +187,7 @@ func filterGroups(groups []web.AnnotationGroup, q string) []web.AnnotationGroup 
 
 // searchedPanel is the panel for a search query (the page without JavaScript filters on the
 // server): rendered per request, since its items depend on the query.
-func searchedPanel(cat *engine.Catalog, q string) (templ.Component, bool) {
+func searchedPanel(cat *catalog.Catalog, q string) (templ.Component, bool) {
 	groups := filterGroups(annotationGroups(cat), q)
 	return renderPanel(groups), len(groups) == 0
 }
@@ -193,24 +195,24 @@ func searchedPanel(cat *engine.Catalog, q string) (templ.Component, bool) {
 // configFields are the proxy.istio.io/config editor's rows, from Istio's ProxyConfig schema.
 func configFields() []web.ConfigField {
 	var out []web.ConfigField
-	for _, f := range engine.ProxyConfigFields() {
+	for _, f := range catalog.ProxyConfigFields() {
 		cf := web.ConfigField{Name: f.Name, Kind: string(f.Kind), Type: f.Type, Doc: web.ParseDoc(f.Doc), Field: "pc:" + f.Name, Input: "text"}
 		switch f.Kind {
-		case engine.KindBool:
+		case catalog.KindBool:
 			cf.Input = "select"
 			for _, o := range []string{"true", "false"} {
 				cf.Options = append(cf.Options, web.Option{Value: o, Label: o, Selected: o == "true"})
 			}
-		case engine.KindEnum:
+		case catalog.KindEnum:
 			cf.Input = "select"
 			for _, o := range f.Enum {
 				cf.Options = append(cf.Options, web.Option{Value: o, Label: o})
 			}
-		case engine.KindInteger, engine.KindNumber:
+		case catalog.KindInteger, catalog.KindNumber:
 			cf.Input, cf.Placeholder = "number", "2"
-		case engine.KindDuration:
+		case catalog.KindDuration:
 			cf.Placeholder = "30s"
-		case engine.KindYAML:
+		case catalog.KindYAML:
 			cf.Input, cf.Placeholder = "textarea", "YAML"
 		}
 		out = append(out, cf)
@@ -237,7 +239,7 @@ func currentValue(manifest string, steps []input.Step, key string) string {
 // value with one field set. The engine still sees an ordinary step that replaces the whole value.
 func configFieldStep(st api.State, field, value string) (input.Step, error) {
 	key := annotation.ProxyConfig.Name
-	merged, err := engine.SetProxyConfigField(currentValue(st.Manifest, st.Steps, key), field, strings.ReplaceAll(value, "\r\n", "\n"))
+	merged, err := catalog.SetProxyConfigField(currentValue(st.Manifest, st.Steps, key), field, strings.ReplaceAll(value, "\r\n", "\n"))
 	if err != nil {
 		return input.Step{}, err
 	}
@@ -253,7 +255,7 @@ func replacesNotice(ctx context.Context, l *i18n.Localizer, s *engine.StepResult
 	if !ok || err != nil {
 		return "", err
 	}
-	dropped := engine.DroppedProxyConfigFields(old, s.Step.Value)
+	dropped := catalog.DroppedProxyConfigFields(old, s.Step.Value)
 	if len(dropped) == 0 {
 		return "", nil
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/engine/catalog"
+
 	"github.com/sidecarlab/sidecarlab/engine/input"
 
 	"github.com/PuerkitoBio/goquery"
@@ -196,7 +198,7 @@ func TestPanelSearchInLanguages(t *testing.T) {
 // words in every language.
 func TestSearchTopics(t *testing.T) {
 	shown := map[string]bool{}
-	for _, g := range annotationGroups(engine.DefaultCatalog()) {
+	for _, g := range annotationGroups(catalog.DefaultCatalog()) {
 		for _, it := range g.Items {
 			shown[it.Name] = true
 		}
@@ -292,7 +294,7 @@ func TestProxyConfigDocsRendered(t *testing.T) {
 		t.Errorf("proxyStatsMatcher's example: %q", got)
 	}
 	cut := 0
-	for _, f := range engine.ProxyConfigFields() {
+	for _, f := range catalog.ProxyConfigFields() {
 		d := testid(r, "pc-doc-"+f.Name)
 		if f.Doc == "" {
 			continue

@@ -17,6 +17,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/engine/catalog"
+
 	"github.com/sidecarlab/sidecarlab/engine/input"
 
 	"github.com/PuerkitoBio/goquery"
@@ -619,7 +621,7 @@ func TestAPI(t *testing.T) {
 		t.Errorf("document errors: %d %s", r.status, r.body)
 	}
 	r = get(t, h, "/api/v1/annotations")
-	var cat []engine.Annotation
+	var cat []catalog.Annotation
 	if err := json.Unmarshal([]byte(r.body), &cat); err != nil || len(cat) < 40 {
 		t.Fatalf("annotations: %v, %d", err, len(cat))
 	}

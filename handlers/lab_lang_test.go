@@ -10,10 +10,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/engine/catalog"
+
 	"github.com/sidecarlab/sidecarlab/engine/input"
 
 	"github.com/sidecarlab/sidecarlab/api"
-	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
 	"github.com/sidecarlab/sidecarlab/web"
@@ -82,7 +83,7 @@ func TestLabPathInLanguages(t *testing.T) {
 // English.
 func TestPanelInJapanese(t *testing.T) {
 	h := newServer(t)
-	cfg, _ := engine.DefaultCatalog().Lookup("proxy.istio.io/config")
+	cfg, _ := catalog.DefaultCatalog().Lookup("proxy.istio.io/config")
 	ja := labGet(t, h, "/", "ja")
 	sum := testid(ja, "summary-proxy.istio.io/config")
 	if !strings.Contains(sum.Text(), "にマージされます") || sum.Find("code").First().Text() != "PROXY_CONFIG" {
@@ -105,7 +106,7 @@ func TestPanelInJapanese(t *testing.T) {
 	if s := testid(en, "summary-proxy.istio.io/config").Text(); !strings.Contains(s, "merged into PROXY_CONFIG") {
 		t.Errorf("English summary %q", s)
 	}
-	for _, g := range engine.Groups() {
+	for _, g := range catalog.Groups() {
 		if groupNames[string(g)] == "" {
 			t.Errorf("the panel's group %q has no name in the catalogs", g)
 		}
@@ -117,7 +118,7 @@ func TestPanelInJapanese(t *testing.T) {
 // same language share one render, another language gets its own, and the memo never holds more
 // than the languages sidecarlab speaks.
 func TestPanelMemoPerLanguage(t *testing.T) {
-	m := renderPanel(annotationGroups(engine.DefaultCatalog())).(*panelMemo)
+	m := renderPanel(annotationGroups(catalog.DefaultCatalog())).(*panelMemo)
 	render := func(code string) string {
 		var b bytes.Buffer
 		if err := m.Render(i18n.NewContext(context.Background(), i18n.For(code)), &b); err != nil {

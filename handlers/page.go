@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"slices"
 
+	"github.com/sidecarlab/sidecarlab/engine/catalog"
+
 	"github.com/sidecarlab/sidecarlab/engine/input"
 
 	"github.com/a-h/templ"
@@ -66,7 +68,7 @@ func buildPage(ctx context.Context, l *i18n.Localizer, v view, statics pageStati
 		p.Panel = statics.panel()
 		p.Search.Query = v.query
 		if len(searchTerms(v.query)) > 0 {
-			p.Panel, p.Search.NoMatch = searchedPanel(engine.DefaultCatalog(), v.query)
+			p.Panel, p.Search.NoMatch = searchedPanel(catalog.DefaultCatalog(), v.query)
 		}
 	}
 	p.Lab = statics.lab().forState(l, st) // swapped after each action: the current step moves

@@ -7,18 +7,19 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/sidecarlab/sidecarlab/engine/catalog"
+
 	"github.com/sidecarlab/sidecarlab/engine/input"
 
 	"github.com/a-h/templ"
 	"istio.io/api/annotation"
 
-	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/web"
 )
 
 // openGroups start expanded in the annotation panel.
-var openGroups = []engine.Group{engine.GroupResources, engine.GroupProxy, engine.GroupLifecycle}
+var openGroups = []catalog.Group{catalog.GroupResources, catalog.GroupProxy, catalog.GroupLifecycle}
 
 // renderPanel renders the catalog part of the annotation panel to HTML once per language: the
 // server keeps the full panel for the life of the process (the catalog is Istio's, compiled in),
@@ -86,7 +87,7 @@ func activeAnnotations(steps []input.Step) []web.ActiveAnnotation {
 //
 // The lab's annotations come first, in a group of their own (labPanel); proxy.istio.io/config
 // gets its typed editor. What the search matches is searchText.
-func annotationGroups(cat *engine.Catalog) []web.AnnotationGroup {
+func annotationGroups(cat *catalog.Catalog) []web.AnnotationGroup {
 	lab := web.AnnotationGroup{Name: labGroup, Open: true}
 	for _, name := range labPanel {
 		if a, ok := cat.Lookup(name); ok && !a.Hidden {
@@ -98,7 +99,7 @@ func annotationGroups(cat *engine.Catalog) []web.AnnotationGroup {
 		}
 	}
 	groups := []web.AnnotationGroup{lab}
-	for _, g := range engine.Groups() {
+	for _, g := range catalog.Groups() {
 		wg := web.AnnotationGroup{Name: string(g), Open: slices.Contains(openGroups, g)}
 		for _, a := range cat.All() {
 			if a.Group != g || a.Hidden || a.WrittenByInjector || slices.Contains(labPanel, a.Name) {
@@ -114,7 +115,7 @@ func annotationGroups(cat *engine.Catalog) []web.AnnotationGroup {
 }
 
 // annotationItem is one annotation as the panel shows it: typed input, prefilled with an example.
-func annotationItem(a engine.Annotation) web.AnnotationItem {
+func annotationItem(a catalog.Annotation) web.AnnotationItem {
 	val := a.Example
 	it := web.AnnotationItem{Name: a.Name, Description: a.Description, FeatureStatus: a.FeatureStatus, Kind: string(a.Kind), Deprecated: a.Deprecated,
 		Field: "v:" + a.Name, Value: val, Input: "text"}
@@ -123,17 +124,17 @@ func annotationItem(a engine.Annotation) web.AnnotationItem {
 	}
 	it.Search = searchText(a, it)
 	switch a.Kind {
-	case engine.KindBool:
+	case catalog.KindBool:
 		it.Input = "select"
 		for _, o := range []string{"true", "false"} {
 			it.Options = append(it.Options, web.Option{Value: o, Label: o, Selected: o == val})
 		}
-	case engine.KindEnum:
+	case catalog.KindEnum:
 		it.Input = "select"
 		for _, o := range a.Enum {
 			it.Options = append(it.Options, web.Option{Value: o, Label: o, Selected: o == val})
 		}
-	case engine.KindYAML, engine.KindJSON:
+	case catalog.KindYAML, catalog.KindJSON:
 		it.Input = "textarea"
 	}
 	return it

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/engine/catalog"
+
 	"github.com/sidecarlab/sidecarlab/engine/input"
 
 	"github.com/BurntSushi/toml"
@@ -208,7 +210,7 @@ func realInputErrors(t *testing.T, e *engine.Engine) []struct {
 	_, option := e.Install(ctx, engine.InstallOptions{Set: []string{"values.global.proxy.holdApplicationUntilProxyStarts"}})
 	_, key := e.Timeline(ctx, pod, []input.Step{{Key: "sidecar.istio.io/proxy CPU", Value: "1"}}, engine.Settings{})
 	_, step := input.ParseStep("sidecar.istio.io/inject")
-	_, proxy := engine.SetProxyConfigField("", "holdApplicationUntilProxyStarts", "yes")
+	_, proxy := catalog.SetProxyConfigField("", "holdApplicationUntilProxyStarts", "yes")
 	_, twoRevisions := engine.ParseMeshConfigMaps(revisionsPaste(2))
 	_, manyRevisions := engine.ParseMeshConfigMaps(revisionsPaste(3000))
 	return []struct {

@@ -5,9 +5,9 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/spf13/cobra"
+	"github.com/sidecarlab/sidecarlab/engine/catalog"
 
-	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/spf13/cobra"
 )
 
 func newAnnotationsCmd(c *cli) *cobra.Command {
@@ -27,7 +27,7 @@ func newAnnotationsCmd(c *cli) *cobra.Command {
 			if err := c.checkOutput(output, "table", "json"); err != nil {
 				return err
 			}
-			cat := engine.DefaultCatalog()
+			cat := catalog.DefaultCatalog()
 			if output == "json" {
 				return writeJSON(c.stdout, cat.All())
 			}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/engine/catalog"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sidecarlab/sidecarlab/engine"
@@ -131,7 +133,7 @@ func TestAnnotationsAndVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cat []engine.Annotation
+	var cat []catalog.Annotation
 	if err := json.Unmarshal([]byte(out), &cat); err != nil || len(cat) < 40 {
 		t.Fatalf("%d annotations, %v", len(cat), err)
 	}

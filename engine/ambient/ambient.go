@@ -2,7 +2,7 @@
 // ambient mode a pod gets no sidecar: the CNI node agent redirects its traffic to the node's
 // ztunnel (L4), and a waypoint proxy, when the workload uses one, adds L7. The package holds
 // which pod annotations ambient honours (this file and annotations.go: a table with one row per
-// annotation of the catalog, engine.DefaultCatalog, each with a verdict, the reason, where
+// annotation of the catalog, catalog.DefaultCatalog, each with a verdict, the reason, where
 // ambient meets the need instead, and links to the Istio code or docs that show it — Istio's
 // catalog has no mode field, so the table is sidecarlab's knowledge, checked against the code of
 // the pinned Istio); which pods join ambient, with Istio's own enablement selectors

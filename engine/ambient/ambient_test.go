@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/engine/catalog"
+
 	"github.com/google/go-cmp/cmp"
 	"istio.io/api/annotation"
 
@@ -148,7 +150,7 @@ func checkLines(rows []Row, read func(path string) ([]byte, error)) []string {
 // catalogNames are the annotations the playground offers: the catalog of the pinned Istio.
 func catalogNames() []string {
 	var out []string
-	for _, a := range engine.DefaultCatalog().All() {
+	for _, a := range catalog.DefaultCatalog().All() {
 		out = append(out, a.Name)
 	}
 	return out

@@ -1,5 +1,5 @@
-// Command gen writes engine/proxyconfig_docs.go from mesh/v1alpha1/proxy.proto of the istio.io/api
-// module in the module cache (the version go.mod pins). Run by `go generate ./engine`.
+// Command gen writes engine/catalog/proxyconfig_docs.go from mesh/v1alpha1/proxy.proto of the istio.io/api
+// module in the module cache (the version go.mod pins). Run by `go generate ./engine/catalog`.
 package main
 
 import (
@@ -24,7 +24,7 @@ func run(out string) error {
 	if err != nil {
 		return err
 	}
-	b, err := protodoc.Generate(src, source, "ProxyConfig", "engine", "proxyConfigDocs")
+	b, err := protodoc.Generate(src, source, "ProxyConfig", "catalog", "proxyConfigDocs")
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package engine
+package catalog
 
 import (
 	"encoding/json"
@@ -50,6 +50,9 @@ const (
 	GroupProbes    Group = "probes"
 	GroupOther     Group = "everything else"
 )
+
+// ResourceAnnotations are the annotations that set the proxy's CPU and memory requests and limits.
+var ResourceAnnotations = []string{annotation.SidecarProxyCPU.Name, annotation.SidecarProxyCPULimit.Name, annotation.SidecarProxyMemory.Name, annotation.SidecarProxyMemoryLimit.Name}
 
 // Groups lists the groups in panel order.
 func Groups() []Group {
@@ -208,30 +211,30 @@ func (c *Catalog) Lookup(name string) (Annotation, bool) {
 // ValidateStep refuses a step only where Kubernetes or Istio itself would refuse it: a key that
 // is not a valid annotation key, a value Istio's own validator for the annotation
 // (inject.AnnotationValidation) rejects, with Istio's message, and the two bounds that protect
-// the server (see annotationSizeError). A value Istio takes leniently ("no", "TRUE", port 0)
+// the server (see SizeError). A value Istio takes leniently ("no", "TRUE", port 0)
 // runs, and the lenient-* checks say what Istio made of it: never refuse what Istio accepts.
 func (c *Catalog) ValidateStep(s input.Step) error {
-	if err := c.stepBounds(s); err != nil || s.Remove {
+	if err := c.StepBounds(s); err != nil || s.Remove {
 		return err
 	}
 	return istioRefusal(s.Key, s.Value)
 }
 
-// stepBounds refuses what no manifest could carry — a key Kubernetes refuses, a value beyond the
-// bounds (annotationSizeError) — and nothing Istio is to judge: what Options.StepsAsWritten
+// StepBounds refuses what no manifest could carry — a key Kubernetes refuses, a value beyond the
+// bounds (SizeError) — and nothing Istio is to judge: what Options.StepsAsWritten
 // checks before the injection.
-func (c *Catalog) stepBounds(s input.Step) error {
+func (c *Catalog) StepBounds(s input.Step) error {
 	// Kubernetes checks keys lower-cased (apimachinery's ValidateAnnotations), so a capital letter
 	// in a key is no reason to refuse it.
 	if errs := kvalidation.IsQualifiedName(strings.ToLower(s.Key)); len(errs) > 0 {
-		return &input.Error{Field: "annotation " + quote(s.Key), ID: "annotation-key",
+		return &input.Error{Field: "annotation " + strconv.Quote(s.Key), ID: "annotation-key",
 			Params: input.Params("errors", strings.Join(errs, "; ")), Msg: "not a valid annotation key: " + strings.Join(errs, "; ")}
 	}
 	if s.Remove {
 		return nil
 	}
-	if err := annotationSizeError(s.Key, s.Value); err != nil {
-		err.Field = "annotation " + quote(s.Key)
+	if err := SizeError(s.Key, s.Value); err != nil {
+		err.Field = "annotation " + strconv.Quote(s.Key)
 		return err
 	}
 	return nil
@@ -240,8 +243,8 @@ func (c *Catalog) stepBounds(s input.Step) error {
 // ValidateValue refuses a value Istio refuses (with the message Istio's injector gives for it)
 // or one beyond the server's bounds; every other value is Istio's to read as it does.
 func (c *Catalog) ValidateValue(key, value string) error {
-	if err := annotationSizeError(key, value); err != nil {
-		err.Field = "annotation " + quote(key)
+	if err := SizeError(key, value); err != nil {
+		err.Field = "annotation " + strconv.Quote(key)
 		return err
 	}
 	return istioRefusal(key, value)
@@ -254,24 +257,24 @@ func istioRefusal(key, value string) error {
 		// annotations, so a value that does not parse fails with the reader's message, not the
 		// validator's ("failed to convert to apply proxy config: …").
 		if _, err := mesh.MergeProxyConfig(value, mesh.DefaultProxyConfig()); err != nil {
-			return &input.Error{Field: "annotation " + quote(key), Msg: yamldoc.Clip(err.Error())}
+			return &input.Error{Field: "annotation " + strconv.Quote(key), Msg: yamldoc.Clip(err.Error())}
 		}
 	}
 	if v, ok := inject.AnnotationValidation[key]; ok {
 		if err := v(value); err != nil {
 			// Istio's words, as its injector fails a pod with them (validateAnnotations), with the
 			// echoed value bounded.
-			return &input.Error{Field: "annotation " + quote(key), Msg: fmt.Sprintf("invalid value '%s' for annotation '%s': %s", yamldoc.Clip(value), key, yamldoc.Clip(err.Error()))}
+			return &input.Error{Field: "annotation " + strconv.Quote(key), Msg: fmt.Sprintf("invalid value '%s' for annotation '%s': %s", yamldoc.Clip(value), key, yamldoc.Clip(err.Error()))}
 		}
 	}
 	return nil
 }
 
-// fitsKind says whether value is what the annotation's kind describes: "true" or "false", a
+// FitsKind says whether value is what the annotation's kind describes: "true" or "false", a
 // whole number, one of the enum, ports from 1 to 65535 (or "*"), JSON, a YAML map. It refuses
 // nothing (Istio decides what it accepts); the lenient-* checks read it to say what Istio made
 // of a value that does not fit.
-func fitsKind(a Annotation, value string) bool {
+func FitsKind(a Annotation, value string) bool {
 	switch a.Kind {
 	case KindBool:
 		return value == "true" || value == "false"
@@ -303,23 +306,23 @@ func fitsKind(a Annotation, value string) bool {
 // huge one is slow enough to stall a server (a 900 KB number took 37 s).
 const maxQuantityLen = 64
 
-// annotationSizeError applies the two bounds that protect the server, the only refusals that are
+// SizeError applies the two bounds that protect the server, the only refusals that are
 // not Istio's (docs/playground.md, "Limits"): Kubernetes' own limit on annotations (256 KiB in all), and 64
 // characters for the resource annotations Istio parses as quantities.
-func annotationSizeError(key, value string) *input.Error {
+func SizeError(key, value string) *input.Error {
 	if len(key)+len(value) > validation.TotalAnnotationSizeLimitB {
 		return &input.Error{ID: "annotation-too-large", Params: input.Params("size", strconv.Itoa(len(value)), "max", strconv.Itoa(validation.TotalAnnotationSizeLimitB)),
 			Msg: fmt.Sprintf("the value is %d bytes; Kubernetes allows at most %d for all annotations together", len(value), validation.TotalAnnotationSizeLimitB)}
 	}
-	if slices.Contains(resourceAnnotations, key) && len(value) > maxQuantityLen {
+	if slices.Contains(ResourceAnnotations, key) && len(value) > maxQuantityLen {
 		return &input.Error{ID: "quantity-too-long", Params: input.Params("size", strconv.Itoa(len(value)), "max", strconv.Itoa(maxQuantityLen)),
 			Msg: fmt.Sprintf("a resource quantity of %d characters; at most %d", len(value), maxQuantityLen)}
 	}
 	return nil
 }
 
-// names are the catalog's annotation names.
-func (c *Catalog) names() []string {
+// Names are the catalog's annotation names.
+func (c *Catalog) Names() []string {
 	out := make([]string, 0, len(c.all))
 	for _, a := range c.all {
 		out = append(out, a.Name)

@@ -1,6 +1,7 @@
-package engine
+package catalog
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -80,7 +81,10 @@ func TestValidateValue(t *testing.T) {
 			if err == nil {
 				t.Fatalf("%q accepted", tc.bad)
 			}
-			ie := asInputError(t, err)
+			var ie *input.Error
+			if !errors.As(err, &ie) {
+				t.Fatalf("got %T %v, want *input.Error", err, err)
+			}
 			if !strings.Contains(ie.Msg, tc.msg) || !strings.Contains(ie.Field, tc.key) {
 				t.Fatalf("got %v, want a message containing %q naming the key", ie, tc.msg)
 			}
@@ -102,7 +106,7 @@ func TestValidateValue(t *testing.T) {
 		if err := c.ValidateValue(kv[0], kv[1]); err != nil {
 			t.Errorf("%s=%s refused: %v", kv[0], kv[1], err)
 		}
-		if a.Name != "" && fitsKind(a, kv[1]) {
+		if a.Name != "" && FitsKind(a, kv[1]) {
 			t.Errorf("%s=%s fits its kind %s: not a lenient case", kv[0], kv[1], a.Kind)
 		}
 	}
@@ -133,8 +137,8 @@ func TestFitsKind(t *testing.T) {
 		if !ok {
 			t.Fatalf("%s is not in the catalog", tc.key)
 		}
-		if !fitsKind(a, tc.fits) || fitsKind(a, tc.not) {
-			t.Errorf("%s (%s): %q fits %v, %q fits %v", tc.key, a.Kind, tc.fits, fitsKind(a, tc.fits), tc.not, fitsKind(a, tc.not))
+		if !FitsKind(a, tc.fits) || FitsKind(a, tc.not) {
+			t.Errorf("%s (%s): %q fits %v, %q fits %v", tc.key, a.Kind, tc.fits, FitsKind(a, tc.fits), tc.not, FitsKind(a, tc.not))
 		}
 	}
 }
@@ -154,11 +158,11 @@ func FuzzValidateValue(f *testing.F) {
 			i = -i
 		}
 		a := all[i%len(all)]
-		fitsKind(a, value) // the lenient checks' rule never panics either
+		FitsKind(a, value) // the lenient checks' rule never panics either
 		err := c.ValidateValue(a.Name, value)
 		// Refused only where Istio refuses or a server bound applies, and then with an
 		// *input.Error whose echo is bounded; never refused for not fitting the kind.
-		bound, istio := annotationSizeError(a.Name, value), error(nil)
+		bound, istio := SizeError(a.Name, value), error(nil)
 		if v, ok := inject.AnnotationValidation[a.Name]; ok && bound == nil {
 			istio = v(value)
 		}

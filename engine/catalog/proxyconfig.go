@@ -1,17 +1,16 @@
-package engine
+package catalog
 
-//go:generate go run ./internal/protodoc/gen -o proxyconfig_docs.go
+//go:generate go run ../internal/protodoc/gen -o proxyconfig_docs.go
 
 import (
-	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/descriptorpb"
 	"sigs.k8s.io/yaml"
@@ -20,7 +19,6 @@ import (
 
 	"istio.io/api/annotation"
 	meshconfig "istio.io/api/mesh/v1alpha1"
-	"istio.io/istio/pkg/config/mesh"
 )
 
 // ConfigField is one field of Istio's ProxyConfig (istio.io/api mesh/v1alpha1), as the
@@ -140,12 +138,12 @@ func SetProxyConfigField(current, field, value string) (string, error) {
 	// fail is sidecarlab's sentence id (with its params, pairs) and its English; an empty id
 	// for a library's text.
 	fail := func(id string, kv []string, format string, args ...any) error {
-		return &input.Error{Field: "annotation " + quote(annotation.ProxyConfig.Name) + " field " + quote(field),
+		return &input.Error{Field: "annotation " + strconv.Quote(annotation.ProxyConfig.Name) + " field " + strconv.Quote(field),
 			ID: id, Params: input.Params(kv...), Msg: fmt.Sprintf(format, args...)}
 	}
 	f, ok := LookupProxyConfigField(field)
 	if !ok {
-		return "", fail("proxyconfig-no-field", []string{"fieldQ", quote(field)}, "ProxyConfig has no field %s", quote(field))
+		return "", fail("proxyconfig-no-field", []string{"fieldQ", strconv.Quote(field)}, "ProxyConfig has no field %s", strconv.Quote(field))
 	}
 	m := map[string]any{}
 	if strings.TrimSpace(current) != "" {
@@ -162,29 +160,29 @@ func SetProxyConfigField(current, field, value string) (string, error) {
 	switch f.Kind {
 	case KindBool:
 		if value != "true" && value != "false" {
-			return "", fail("proxyconfig-not-bool", []string{"valueQ", quote(value)}, "%q is not a boolean; use true or false", value)
+			return "", fail("proxyconfig-not-bool", []string{"valueQ", strconv.Quote(value)}, "%q is not a boolean; use true or false", value)
 		}
 		v = value == "true"
 	case KindInteger:
 		n, err := strconv.ParseInt(value, 10, 64)
 		if err != nil {
-			return "", fail("proxyconfig-not-integer", []string{"valueQ", quote(value)}, "%q is not a whole number", value)
+			return "", fail("proxyconfig-not-integer", []string{"valueQ", strconv.Quote(value)}, "%q is not a whole number", value)
 		}
 		v = n
 	case KindNumber:
 		n, err := strconv.ParseFloat(value, 64)
 		if err != nil {
-			return "", fail("proxyconfig-not-number", []string{"valueQ", quote(value)}, "%q is not a number", value)
+			return "", fail("proxyconfig-not-number", []string{"valueQ", strconv.Quote(value)}, "%q is not a number", value)
 		}
 		v = n
 	case KindDuration:
 		if _, err := time.ParseDuration(value); err != nil {
-			return "", fail("proxyconfig-not-duration", []string{"valueQ", quote(value)}, "%q is not a duration; write it like 30s, 1m or 500ms", value)
+			return "", fail("proxyconfig-not-duration", []string{"valueQ", strconv.Quote(value)}, "%q is not a duration; write it like 30s, 1m or 500ms", value)
 		}
 		v = value
 	case KindEnum:
 		if !slices.Contains(f.Enum, value) {
-			return "", fail("proxyconfig-not-enum", []string{"valueQ", quote(value), "values", strings.Join(f.Enum, ", ")},
+			return "", fail("proxyconfig-not-enum", []string{"valueQ", strconv.Quote(value), "values", strings.Join(f.Enum, ", ")},
 				"%q is not one of %s", value, strings.Join(f.Enum, ", "))
 		}
 		v = value
@@ -237,23 +235,25 @@ func DroppedProxyConfigFields(old, new string) []string {
 	return out
 }
 
-type unknownField struct{ path, suggest string }
+// UnknownField is a field of a proxy.istio.io/config value that ProxyConfig lacks: its path, and
+// the nearest field ProxyConfig has when one is near (Closest).
+type UnknownField struct{ Path, Suggest string }
 
-// unknownProxyConfigFields lists fields of a proxy.istio.io/config value that ProxyConfig lacks,
+// UnknownProxyConfigFields lists fields of a proxy.istio.io/config value that ProxyConfig lacks,
 // walking nested messages (maps and well-known types are leaves).
-func unknownProxyConfigFields(value string) []unknownField {
+func UnknownProxyConfigFields(value string) []UnknownField {
 	var m map[string]any
 	if yaml.Unmarshal([]byte(value), &m) != nil {
 		return nil
 	}
-	var out []unknownField
+	var out []UnknownField
 	var walk func(prefix string, m map[string]any, md protoreflect.MessageDescriptor)
 	walk = func(prefix string, m map[string]any, md protoreflect.MessageDescriptor) {
 		names := fieldNames(md)
-		for _, k := range sortedKeys(m) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
 			fd := findField(md, k)
 			if fd == nil {
-				out = append(out, unknownField{path: prefix + k, suggest: closest(k, names)})
+				out = append(out, UnknownField{Path: prefix + k, Suggest: Closest(k, names)})
 				continue
 			}
 			if sub, ok := m[k].(map[string]any); ok && fd.Kind() == protoreflect.MessageKind && !fd.IsMap() &&
@@ -286,8 +286,8 @@ func fieldNames(md protoreflect.MessageDescriptor) []string {
 	return out
 }
 
-// renameTopField rewrites a proxy config with one top-level field renamed, as YAML.
-func renameTopField(value, from, to string) (string, bool) {
+// RenameTopField rewrites a proxy config with one top-level field renamed, as YAML.
+func RenameTopField(value, from, to string) (string, bool) {
 	if strings.Contains(from, ".") {
 		return "", false
 	}
@@ -302,44 +302,4 @@ func renameTopField(value, from, to string) (string, bool) {
 		return "", false
 	}
 	return strings.TrimSuffix(string(b), "\n"), true
-}
-
-// DefaultConfigGives lists the top-level fields the proxy.istio.io/config value new sets (and
-// the value old, the annotation before, did not set to the same) whose value the installation's
-// mesh config already gives in its defaultConfig: Istio merges the annotation over defaultConfig,
-// so setting them changes nothing in the proxy's config, and the step that sets them changes less
-// than it would on a mesh without them. Each as "name: value" (the value as JSON), sorted. A
-// value Istio cannot read gives none.
-func (in *Install) DefaultConfigGives(old, new string) []string {
-	def := in.mesh.GetDefaultConfig()
-	pc, err := mesh.MergeProxyConfig(new, &meshconfig.ProxyConfig{})
-	if def == nil || err != nil {
-		return nil
-	}
-	before, err := mesh.MergeProxyConfig(old, &meshconfig.ProxyConfig{})
-	if err != nil {
-		before = &meshconfig.ProxyConfig{}
-	}
-	d, b := def.ProtoReflect(), before.ProtoReflect()
-	var out []string
-	pc.ProtoReflect().Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		if !d.Has(fd) || !d.Get(fd).Equal(v) || (b.Has(fd) && b.Get(fd).Equal(v)) {
-			return true
-		}
-		one := &meshconfig.ProxyConfig{}
-		one.ProtoReflect().Set(fd, v)
-		text, err := protojson.Marshal(one)
-		var m map[string]any
-		if err != nil || json.Unmarshal(text, &m) != nil || len(m) != 1 {
-			return true
-		}
-		for k, val := range m {
-			if b, err := json.Marshal(val); err == nil { // protojson's spacing is unstable on purpose
-				out = append(out, k+": "+string(b))
-			}
-		}
-		return true
-	})
-	slices.Sort(out)
-	return out
 }

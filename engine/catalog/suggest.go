@@ -1,10 +1,10 @@
-package engine
+package catalog
 
 import "strings"
 
-// closest returns the candidate nearest to s by edit distance (case-insensitive), if it is near
+// Closest returns the candidate nearest to s by edit distance (case-insensitive), if it is near
 // enough to be a likely typo.
-func closest(s string, candidates []string) string {
+func Closest(s string, candidates []string) string {
 	best, bestD := "", 1<<30
 	ls := strings.ToLower(s)
 	for _, c := range candidates {

@@ -1,8 +1,7 @@
-package engine
+package catalog
 
 import (
 	"os"
-	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -11,13 +10,13 @@ import (
 )
 
 // TestProxyConfigDocsCurrent regenerates proxyconfig_docs.go from proxy.proto of the pinned
-// istio.io/api and compares: an upgrade of istio.io/api without `go generate ./engine` fails here.
+// istio.io/api and compares: an upgrade of istio.io/api without `go generate ./engine/catalog` fails here.
 func TestProxyConfigDocsCurrent(t *testing.T) {
 	src, source, err := protodoc.ProxyProto()
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := protodoc.Generate(src, source, "ProxyConfig", "engine", "proxyConfigDocs")
+	want, err := protodoc.Generate(src, source, "ProxyConfig", "catalog", "proxyConfigDocs")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +25,7 @@ func TestProxyConfigDocsCurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	if d := cmp.Diff(string(want), string(got)); d != "" {
-		t.Fatalf("proxyconfig_docs.go is stale; run go generate ./engine (-want +got):\n%s", d)
+		t.Fatalf("proxyconfig_docs.go is stale; run go generate ./engine/catalog (-want +got):\n%s", d)
 	}
 }
 
@@ -110,38 +109,6 @@ func TestDroppedProxyConfigFields(t *testing.T) {
 	for _, c := range cases {
 		if d := cmp.Diff(c.want, DroppedProxyConfigFields(c.old, c.new)); d != "" {
 			t.Errorf("%q → %q (-want +got):\n%s", c.old, c.new, d)
-		}
-	}
-}
-
-// TestDefaultConfigGives: the fields a proxy.istio.io/config value newly sets to what the mesh's
-// defaultConfig already gives, and none where the mesh gives another value, the step set it
-// before, or the value does not parse.
-func TestDefaultConfigGives(t *testing.T) {
-	e := testEngine(t)
-	holds, err := e.Install(t.Context(), InstallOptions{Set: []string{"meshConfig.defaultConfig.holdApplicationUntilProxyStarts=true", "meshConfig.defaultConfig.terminationDrainDuration=30s"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	def, err := e.Install(t.Context(), InstallOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	const before = "concurrency: 2\nterminationDrainDuration: 30s"
-	for _, c := range []struct {
-		name     string
-		in       *Install
-		old, new string
-		want     []string
-	}{
-		{"the mesh holds", holds, before, before + "\nholdApplicationUntilProxyStarts: true", []string{"holdApplicationUntilProxyStarts: true"}},
-		{"both, from nothing", holds, "", before + "\nholdApplicationUntilProxyStarts: true", []string{"holdApplicationUntilProxyStarts: true", `terminationDrainDuration: "30s"`}},
-		{"the default installation does not hold", def, before, before + "\nholdApplicationUntilProxyStarts: true", nil},
-		{"another value", holds, "", "holdApplicationUntilProxyStarts: false\nterminationDrainDuration: 5s", nil},
-		{"not ProxyConfig", holds, "", "holdApplicationUntilProxyStarts: [", nil},
-	} {
-		if got := c.in.DefaultConfigGives(c.old, c.new); !slices.Equal(got, c.want) {
-			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
 	}
 }

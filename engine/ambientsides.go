@@ -16,6 +16,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/engine/diff"
 	"github.com/sidecarlab/sidecarlab/engine/input"
+	"github.com/sidecarlab/sidecarlab/engine/lifecycle"
 	"github.com/sidecarlab/sidecarlab/engine/yamldoc"
 )
 
@@ -83,8 +84,8 @@ type SideWorkload struct {
 	Changes []diff.Change `json:"changes"`
 	// SidecarLifecycle and AmbientLifecycle are the two pods' lifecycles (the engine's reading
 	// of the kubelet, as the lifecycle view gives it).
-	SidecarLifecycle *Lifecycle `json:"sidecarLifecycle,omitempty"`
-	AmbientLifecycle *Lifecycle `json:"ambientLifecycle,omitempty"`
+	SidecarLifecycle *lifecycle.Lifecycle `json:"sidecarLifecycle,omitempty"`
+	AmbientLifecycle *lifecycle.Lifecycle `json:"ambientLifecycle,omitempty"`
 	// Capacity is istio-proxy's requests and limits times the workload's pods (a DaemonSet's:
 	// one per node, Nodes of them); PerNode says the pods are the nodes.
 	Capacity Capacity `json:"capacity"`
@@ -294,7 +295,7 @@ func sideWorkload(ctx context.Context, d Document, namespace string, nodes int) 
 	}
 	w.Annotations = sortedKeys(names)
 	if _, _, ospec, ok := podParts(out); ok {
-		if proxy, _, _ := proxyContainer(ospec); proxy != nil {
+		if proxy, _, _ := lifecycle.ProxyContainer(ospec); proxy != nil {
 			replicas, known := replicasOf(out)
 			if !known {
 				replicas, w.PerNode = nodes, true

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/engine/diff"
 	"github.com/sidecarlab/sidecarlab/engine/input"
+	"github.com/sidecarlab/sidecarlab/engine/lifecycle"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
@@ -206,7 +207,7 @@ func TestAmbientSidesRefuses(t *testing.T) {
 	}
 }
 
-func verdictOf(l *Lifecycle, id string) string {
+func verdictOf(l *lifecycle.Lifecycle, id string) string {
 	for _, v := range l.Verdicts {
 		if v.ID == id {
 			return string(v.Answer)

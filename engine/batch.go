@@ -12,6 +12,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/sidecarlab/sidecarlab/engine/lifecycle"
 )
 
 // BatchRow is one workload of a batch: what injection did to it, in the columns the lab reads.
@@ -59,7 +61,7 @@ func (r *BatchRow) Pod() *corev1.Pod { return r.pod }
 
 // SetAmbient fills the row's ambient columns ("yes" or "no" and the rule, or "" and "" when
 // ambient is not in play) and lets go of its pod, which only they read.
-func (r *BatchRow) SetAmbient(answer Answer, rule string) {
+func (r *BatchRow) SetAmbient(answer lifecycle.Answer, rule string) {
 	r.Ambient, r.AmbientRule, r.pod = string(answer), rule, nil
 }
 
@@ -138,7 +140,7 @@ func fillRow(r *BatchRow, obj runtime.Object) {
 	if !ok {
 		return
 	}
-	proxy, native, idx := proxyContainer(spec)
+	proxy, native, idx := lifecycle.ProxyContainer(spec)
 	if proxy == nil {
 		return
 	}
@@ -147,7 +149,7 @@ func fillRow(r *BatchRow, obj runtime.Object) {
 		r.Proxy = "initContainers"
 	}
 	r.ProxyFirst = !native && idx == 0
-	r.PostStart, r.PreStop = postStart(*proxy), preStop(*proxy)
+	r.PostStart, r.PreStop = lifecycle.PostStart(*proxy), lifecycle.PreStop(*proxy)
 	r.Requests, r.Limits = resourceText(proxy.Resources.Requests), resourceText(proxy.Resources.Limits)
 	for _, e := range proxy.Env {
 		if e.Name == "PROXY_CONFIG" {
@@ -376,10 +378,10 @@ var batchColumns = []BatchColumn{
 		case r.Proxy == "":
 			return ""
 		case r.ProxyFirst:
-			return string(Yes)
+			return string(lifecycle.Yes)
 		}
-		return string(No)
-	}, func(r *BatchRow, v string) { r.ProxyFirst = Answer(v) == Yes }},
+		return string(lifecycle.No)
+	}, func(r *BatchRow, v string) { r.ProxyFirst = lifecycle.Answer(v) == lifecycle.Yes }},
 	{"postStart", "poststart", func(r BatchRow) string { return r.PostStart }, func(r *BatchRow, v string) { r.PostStart = v }},
 	{"preStop", "prestop", func(r BatchRow) string { return r.PreStop }, func(r *BatchRow, v string) { r.PreStop = v }},
 	{"requests", "requests", func(r BatchRow) string { return r.Requests }, func(r *BatchRow, v string) { r.Requests = v }},

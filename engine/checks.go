@@ -10,6 +10,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/engine/catalog"
 	"github.com/sidecarlab/sidecarlab/engine/input"
+	"github.com/sidecarlab/sidecarlab/engine/lifecycle"
 )
 
 // Severity ranks a finding.
@@ -239,6 +240,6 @@ func newDocContext(p *prepared, cat *catalog.Catalog, d Document) (*docContext, 
 	case "CronJob":
 		c.annPath, c.specPath = "spec.jobTemplate.metadata.annotations", "spec.jobTemplate.spec.template.spec"
 	}
-	c.proxy, c.native, _ = proxyContainer(outSpec)
+	c.proxy, c.native, _ = lifecycle.ProxyContainer(outSpec)
 	return c, true
 }

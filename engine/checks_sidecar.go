@@ -3,13 +3,13 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/sidecarlab/sidecarlab/engine/catalog"
 	"github.com/sidecarlab/sidecarlab/engine/input"
+	"github.com/sidecarlab/sidecarlab/engine/lifecycle"
 
 	"istio.io/api/annotation"
 	"istio.io/istio/pkg/kube/inject"
@@ -19,7 +19,7 @@ import (
 // checkHoldSwallowed: hold is on, but a global values.global.proxy.lifecycle made Istio's
 // template write that lifecycle instead of the postStart "pilot-agent wait".
 func checkHoldSwallowed(c *docContext) []Finding {
-	if c.proxy == nil || c.native || !holdRequested(c.p, c.proxy) || hasPostStartWait(c.proxy) || !globalLifecycle(c.p.install) {
+	if c.proxy == nil || c.native || !holdRequested(c.p, c.proxy) || lifecycle.PostStartWait(c.proxy) || !globalLifecycle(c.p.install) {
 		return nil
 	}
 	return []Finding{{Path: c.specPath + ".containers[istio-proxy].lifecycle", Fix: &Fix{}}}
@@ -120,13 +120,6 @@ func holdRequested(p *prepared, proxy *corev1.Container) bool {
 	px, _ := g["proxy"].(map[string]any)
 	h, _ := px["holdApplicationUntilProxyStarts"].(bool)
 	return h
-}
-
-func hasPostStartWait(c *corev1.Container) bool {
-	if c.Lifecycle == nil || c.Lifecycle.PostStart == nil || c.Lifecycle.PostStart.Exec == nil {
-		return false
-	}
-	return slices.Equal(c.Lifecycle.PostStart.Exec.Command, []string{"pilot-agent", "wait"})
 }
 
 func globalLifecycle(in *Install) bool {

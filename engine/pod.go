@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/sidecarlab/sidecarlab/engine/lifecycle"
 )
 
 // podTemplate locates, in any kind Istio injects, the metadata Istio reads pod annotations from,
@@ -78,21 +80,35 @@ func (d Document) objects() (in, out runtime.Object, ok bool) {
 	return d.in, d.out, true
 }
 
-// proxyContainer finds istio-proxy in a pod spec and says whether it is a native sidecar.
-func proxyContainer(spec *corev1.PodSpec) (c *corev1.Container, native bool, index int) {
-	for i := range spec.InitContainers {
-		if spec.InitContainers[i].Name == "istio-proxy" {
-			return &spec.InitContainers[i], true, i
+// Lifecycles derives the lifecycle of every injected workload of a row.
+func Lifecycles(docs []Document) []lifecycle.Lifecycle {
+	var out []lifecycle.Lifecycle
+	for _, d := range docs {
+		_, obj, ok := d.objects()
+		if !ok {
+			continue
+		}
+		if l, ok := lifecycleOf(d, obj); ok {
+			out = append(out, l)
 		}
 	}
-	for i := range spec.Containers {
-		if spec.Containers[i].Name == "istio-proxy" {
-			return &spec.Containers[i], false, i
-		}
-	}
-	return nil, false, -1
+	return out
 }
 
-func isSidecarInit(c corev1.Container) bool {
-	return c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
+// PodLifecycle is the start and stop order of one Pod (the Cluster view's, as admitted), with
+// the verdicts of the workload kind that made it; false when it has no containers to order.
+func PodLifecycle(doc int, kind, name string, pod *corev1.Pod) (lifecycle.Lifecycle, bool) {
+	if pod == nil {
+		return lifecycle.Lifecycle{}, false
+	}
+	return lifecycleOf(Document{Index: doc, Kind: kind, Name: name}, pod)
+}
+
+// lifecycleOf is the lifecycle of the pod of d's object obj; false when obj has no pod.
+func lifecycleOf(d Document, obj runtime.Object) (lifecycle.Lifecycle, bool) {
+	_, _, spec, ok := podParts(obj)
+	if !ok {
+		return lifecycle.Lifecycle{}, false
+	}
+	return lifecycle.Of(d.Index, d.Kind, d.Name, spec), true
 }

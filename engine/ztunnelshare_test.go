@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/sidecarlab/sidecarlab/engine/lifecycle"
 )
 
 // TestZtunnelShare: ztunnel's requests on the nodes are split among the batch's pods that join
@@ -39,9 +41,9 @@ func TestZtunnelShare(t *testing.T) {
 	}
 	rows := Batch(r.Documents, nil)
 	for i := range rows {
-		answer := Yes
+		answer := lifecycle.Yes
 		if rows[i].Namespace == "other" {
-			answer = No
+			answer = lifecycle.No
 		}
 		if rows[i].Kind == "Service" {
 			answer = ""

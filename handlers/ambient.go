@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sidecarlab/sidecarlab/engine/lifecycle"
+
 	"github.com/sidecarlab/sidecarlab/engine/input"
 
 	"github.com/sidecarlab/sidecarlab/admission"
@@ -139,7 +141,7 @@ func lifecycleOne(l *i18n.Localizer, wl *wording.Lifecycle) *web.LifecycleView {
 	if wl == nil {
 		return nil
 	}
-	lv := web.LifecycleViews(l, []engine.Lifecycle{wl.Lifecycle}, nil, 0)
+	lv := web.LifecycleViews(l, []lifecycle.Lifecycle{wl.Lifecycle}, nil, 0)
 	return &lv[0]
 }
 

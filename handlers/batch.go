@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sidecarlab/sidecarlab/engine/lifecycle"
+
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/engine/ambient"
 	"github.com/sidecarlab/sidecarlab/i18n"
@@ -164,7 +166,7 @@ func batchView(l *i18n.Localizer, v view, enc string, step int, rows []engine.Ba
 				}
 			case "proxy-first":
 				if cell.Text != "" {
-					cell.Text = wording.In(l).Answer(engine.Answer(cell.Text))
+					cell.Text = wording.In(l).Answer(lifecycle.Answer(cell.Text))
 				}
 			case "pitfalls":
 				// Each check by its summary in the reader's words (the downloads carry the ids).
@@ -183,9 +185,9 @@ func batchView(l *i18n.Localizer, v view, enc string, step int, rows []engine.Ba
 				}
 			case "ambient":
 				if cell.Text != "" {
-					cell.Text = wording.In(l).Answer(engine.Answer(cell.Text))
+					cell.Text = wording.In(l).Answer(lifecycle.Answer(cell.Text))
 				}
-				if engine.Answer(r.Ambient) == engine.No {
+				if lifecycle.Answer(r.Ambient) == lifecycle.No {
 					// Why not, in the Cluster view's words.
 					cell.Note = l.T(ambient.Rule(r.AmbientRule).MessageID(), "Namespace", r.Namespace)
 				}

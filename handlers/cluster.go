@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sidecarlab/sidecarlab/engine/lifecycle"
+
 	"github.com/sidecarlab/sidecarlab/engine/input"
 
 	"github.com/sidecarlab/sidecarlab/admission"
@@ -54,7 +56,7 @@ func (s *server) clusterView(ctx context.Context, st api.State) (web.ClusterView
 		if a.Admitted {
 			// The Lifecycle of the Pod as the cluster admits it (injected or not).
 			if lc, ok := engine.PodLifecycle(r.Doc, r.Kind, r.Name, r.Final); ok {
-				lv := web.LifecycleViews(l, []engine.Lifecycle{lc}, nil, 0)[0]
+				lv := web.LifecycleViews(l, []lifecycle.Lifecycle{lc}, nil, 0)[0]
 				lv.Title = l.T("lab.cluster.lifecycle", "Title", lv.Title)
 				d.Lifecycle = &lv
 			}

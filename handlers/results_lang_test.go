@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/engine/lifecycle"
+
 	"github.com/sidecarlab/sidecarlab/engine/input"
 
 	"github.com/PuerkitoBio/goquery"
@@ -41,7 +43,7 @@ func TestResultsInLanguages(t *testing.T) {
 	if pitfall.Check == "" {
 		t.Fatalf("no job-classic-sidecar finding in %+v", tl.Findings)
 	}
-	var completes engine.Verdict
+	var completes lifecycle.Verdict
 	for _, l := range engine.Lifecycles(tl.Steps[len(tl.Steps)-1].Documents) {
 		for _, v := range l.Verdicts {
 			if v.ID == "job-completes" {

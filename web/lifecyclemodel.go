@@ -3,6 +3,8 @@ package web
 import (
 	"strings"
 
+	"github.com/sidecarlab/sidecarlab/engine/lifecycle"
+
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/wording"
@@ -10,7 +12,7 @@ import (
 
 // LifecycleViews shapes each workload's sequence for its diagram, with its verdicts and capacity,
 // in loc's language.
-func LifecycleViews(loc *i18n.Localizer, ls []engine.Lifecycle, rows []engine.BatchRow, replicas int) []LifecycleView {
+func LifecycleViews(loc *i18n.Localizer, ls []lifecycle.Lifecycle, rows []engine.BatchRow, replicas int) []LifecycleView {
 	w := wording.In(loc)
 	var out []LifecycleView
 	for _, l := range ls {
@@ -47,7 +49,7 @@ func LifecycleViews(loc *i18n.Localizer, ls []engine.Lifecycle, rows []engine.Ba
 }
 
 // sequenceOf is a lifecycle as its diagram draws it (Sequence), its events worded by w.
-func sequenceOf(w wording.Words, l engine.Lifecycle) Sequence {
+func sequenceOf(w wording.Words, l lifecycle.Lifecycle) Sequence {
 	var s Sequence
 	for _, c := range l.Containers {
 		role := c.Role
@@ -56,7 +58,7 @@ func sequenceOf(w wording.Words, l engine.Lifecycle) Sequence {
 		}
 		s.Lanes = append(s.Lanes, SequenceLane{Name: c.Name, Role: role})
 	}
-	event := func(e engine.LifecycleEvent) SequenceEvent {
+	event := func(e lifecycle.Event) SequenceEvent {
 		return SequenceEvent{Containers: strings.Split(e.Container, ", "), Label: w.Short(e), Blocks: e.Blocks}
 	}
 	for _, e := range l.Start {

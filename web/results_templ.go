@@ -559,7 +559,7 @@ func resultsView(p *Page) templ.Component {
 					}()
 				}
 				ctx = templ.InitializeContext(ctx)
-				templ_7745c5c3_Err = lifecycle(p.Results).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = lifecycleTab(p.Results).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -2657,7 +2657,7 @@ func pitfalls(r Results) templ.Component {
 	})
 }
 
-func lifecycle(r Results) templ.Component {
+func lifecycleTab(r Results) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {

@@ -3,6 +3,7 @@ package wording
 import (
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/engine/ambient"
+	"github.com/sidecarlab/sidecarlab/engine/lifecycle"
 )
 
 // AmbientComparison is a sidecar-or-ambient comparison (ambient.Comparison) with its sentences,
@@ -55,14 +56,14 @@ func (w Words) AmbientRows(rows []ambient.Row) []AmbientRow {
 // AmbientComparison words a comparison.
 func (w Words) AmbientComparison(c *ambient.Comparison) AmbientComparison {
 	out := AmbientComparison{Settings: c.Settings, Capacity: c.Capacity, Workloads: make([]AmbientWorkload, 0, len(c.Workloads))}
-	lifecycle := func(l *engine.Lifecycle) *Lifecycle {
+	worded := func(l *lifecycle.Lifecycle) *Lifecycle {
 		if l == nil {
 			return nil
 		}
-		return &w.Lifecycles([]engine.Lifecycle{*l})[0]
+		return &w.Lifecycles([]lifecycle.Lifecycle{*l})[0]
 	}
 	for _, cw := range c.Workloads {
-		aw := AmbientWorkload{Workload: cw, SidecarLifecycle: lifecycle(cw.SidecarLifecycle), AmbientLifecycle: lifecycle(cw.AmbientLifecycle),
+		aw := AmbientWorkload{Workload: cw, SidecarLifecycle: worded(cw.SidecarLifecycle), AmbientLifecycle: worded(cw.AmbientLifecycle),
 			Annotations: w.AmbientRows(cw.Annotations)}
 		if cw.Enrolment != nil {
 			ns := ""

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/engine/lifecycle"
+
 	"github.com/sidecarlab/sidecarlab/engine/input"
 
 	"github.com/sidecarlab/sidecarlab/admission"
@@ -245,13 +247,13 @@ func TestEverythingInEveryLanguage(t *testing.T) {
 			t.Errorf("%s ignored: %q", lang, got)
 		}
 		// Ids sidecarlab has no words for fall back to themselves, in every language.
-		if got := w.Question(engine.Verdict{ID: "new-verdict"}); got != "new-verdict" {
+		if got := w.Question(lifecycle.Verdict{ID: "new-verdict"}); got != "new-verdict" {
 			t.Errorf("%s: unknown question %q", lang, got)
 		}
-		if got := w.Why(engine.Verdict{ID: "new-verdict", Reason: "why"}); got != "new-verdict why" {
+		if got := w.Why(lifecycle.Verdict{ID: "new-verdict", Reason: "why"}); got != "new-verdict why" {
 			t.Errorf("%s: unknown reason %q", lang, got)
 		}
-		if got := w.What(engine.LifecycleEvent{Event: "new-event"}); got != "new-event" {
+		if got := w.What(lifecycle.Event{Event: "new-event"}); got != "new-event" {
 			t.Errorf("%s: unknown event %q", lang, got)
 		}
 		if got := w.Message(engine.Finding{Check: "new-check"}); got != "new-check" || w.Summary("new-check") != "" {

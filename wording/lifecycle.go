@@ -1,7 +1,7 @@
 package wording
 
 import (
-	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/engine/lifecycle"
 )
 
 // events are the lifecycle events sidecarlab words (wording.event.<id>.what, a sentence, and
@@ -26,7 +26,7 @@ var events = map[string]func(p map[string]string) string{
 }
 
 // What is a lifecycle event in a sentence.
-func (w Words) What(e engine.LifecycleEvent) string {
+func (w Words) What(e lifecycle.Event) string {
 	choose, ok := events[e.Event]
 	if !ok {
 		return e.Event
@@ -41,7 +41,7 @@ func (w Words) What(e engine.LifecycleEvent) string {
 }
 
 // Short is a lifecycle event in a few words, for a diagram.
-func (w Words) Short(e engine.LifecycleEvent) string {
+func (w Words) Short(e lifecycle.Event) string {
 	if _, ok := events[e.Event]; !ok {
 		return e.Event
 	}
@@ -50,29 +50,29 @@ func (w Words) Short(e engine.LifecycleEvent) string {
 
 // Event is a lifecycle event with its words, as the JSON API gives it.
 type Event struct {
-	engine.LifecycleEvent
+	lifecycle.Event
 	What  string `json:"what"`
 	Short string `json:"short"`
 }
 
 // Lifecycle is a lifecycle with worded events and verdicts, as the JSON API gives it.
 type Lifecycle struct {
-	engine.Lifecycle
+	lifecycle.Lifecycle
 	Start    []Event   `json:"start"`
 	Stop     []Event   `json:"stop"`
 	Verdicts []Verdict `json:"verdicts"`
 }
 
 // Lifecycles words lifecycles for JSON.
-func (w Words) Lifecycles(ls []engine.Lifecycle) []Lifecycle {
+func (w Words) Lifecycles(ls []lifecycle.Lifecycle) []Lifecycle {
 	out := make([]Lifecycle, 0, len(ls))
 	for _, l := range ls {
 		wl := Lifecycle{Lifecycle: l}
 		for _, e := range l.Start {
-			wl.Start = append(wl.Start, Event{LifecycleEvent: e, What: w.What(e), Short: w.Short(e)})
+			wl.Start = append(wl.Start, Event{Event: e, What: w.What(e), Short: w.Short(e)})
 		}
 		for _, e := range l.Stop {
-			wl.Stop = append(wl.Stop, Event{LifecycleEvent: e, What: w.What(e), Short: w.Short(e)})
+			wl.Stop = append(wl.Stop, Event{Event: e, What: w.What(e), Short: w.Short(e)})
 		}
 		for _, v := range l.Verdicts {
 			wl.Verdicts = append(wl.Verdicts, Verdict{Verdict: v, Question: w.Question(v), Why: w.Why(v)})

@@ -3,7 +3,7 @@ package wording
 import (
 	"strings"
 
-	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/engine/lifecycle"
 )
 
 // questions are the verdicts' questions (wording.verdict.<id>.question), by verdict id.
@@ -43,12 +43,12 @@ var reasons = map[string]map[string]func(p map[string]string) string{
 
 // Answer says a verdict's answer (yes, no, or not applicable) in the reader's language; also a
 // batch table's yes-or-no columns.
-func (w Words) Answer(a engine.Answer) string {
+func (w Words) Answer(a lifecycle.Answer) string {
 	return w.loc().T("results.answer." + strings.ReplaceAll(string(a), "/", ""))
 }
 
 // Question is the question a verdict answers; its id for a verdict sidecarlab has no words for.
-func (w Words) Question(v engine.Verdict) string {
+func (w Words) Question(v lifecycle.Verdict) string {
 	if q, ok := questions[v.ID]; ok {
 		return w.loc().T(q)
 	}
@@ -57,7 +57,7 @@ func (w Words) Question(v engine.Verdict) string {
 
 // Why is the reason for a verdict's answer; its id and reason for one sidecarlab has no words
 // for.
-func (w Words) Why(v engine.Verdict) string {
+func (w Words) Why(v lifecycle.Verdict) string {
 	choose, ok := reasons[v.ID][v.Reason]
 	if !ok {
 		return strings.TrimSpace(v.ID + " " + v.Reason)
@@ -73,7 +73,7 @@ func (w Words) Why(v engine.Verdict) string {
 
 // Verdict is a verdict with its words, as the JSON API gives it.
 type Verdict struct {
-	engine.Verdict
+	lifecycle.Verdict
 	Question string `json:"question"`
 	Why      string `json:"why"`
 }

@@ -278,13 +278,13 @@ spec:
 		for _, w := range others {
 			for _, l := range w.Lifecycles(engine.Lifecycles(r.Documents)) {
 				for _, ev := range append(l.Start, l.Stop...) {
-					noTemplateGap(t, w.l.Lang()+" "+ev.Event, ev.What+" "+ev.Short)
-					if ev.What == "" || ev.Short == "" || ev.What == English.What(ev.LifecycleEvent) {
-						t.Errorf("%s event %s is not worded: %+v", w.l.Lang(), ev.Event, ev)
+					noTemplateGap(t, w.l.Lang()+" "+ev.Event.Event, ev.What+" "+ev.Short)
+					if ev.What == "" || ev.Short == "" || ev.What == English.What(ev.Event) {
+						t.Errorf("%s event %s is not worded: %+v", w.l.Lang(), ev.Event.Event, ev)
 					}
 					for k, p := range ev.Params {
 						if p != "" && !strings.Contains(ev.What, p) {
-							t.Errorf("%s event %s: param %s=%q is not in %q", w.l.Lang(), ev.Event, k, p, ev.What)
+							t.Errorf("%s event %s: param %s=%q is not in %q", w.l.Lang(), ev.Event.Event, k, p, ev.What)
 						}
 					}
 				}
@@ -304,13 +304,13 @@ spec:
 		}
 		for _, l := range English.Lifecycles(engine.Lifecycles(r.Documents)) {
 			for _, ev := range append(l.Start, l.Stop...) {
-				seenEvents[ev.Event] = true
-				if _, ok := events[ev.Event]; !ok || ev.What == "" || ev.Short == "" {
-					t.Errorf("event %s is not worded: %+v", ev.Event, ev)
+				seenEvents[ev.Event.Event] = true
+				if _, ok := events[ev.Event.Event]; !ok || ev.What == "" || ev.Short == "" {
+					t.Errorf("event %s is not worded: %+v", ev.Event.Event, ev)
 				}
 				for k, p := range ev.Params {
 					if p != "" && !strings.Contains(ev.What, p) {
-						t.Errorf("event %s: param %s=%q is not in %q", ev.Event, k, p, ev.What)
+						t.Errorf("event %s: param %s=%q is not in %q", ev.Event.Event, k, p, ev.What)
 					}
 				}
 			}

@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/sidecarlab/sidecarlab/engine/lifecycle"
+
 	"github.com/spf13/cobra"
 
 	"github.com/sidecarlab/sidecarlab/admission"
@@ -103,7 +105,7 @@ func ambientText(c *cli, cmp wording.AmbientComparison) string {
 		if l := w.SidecarLifecycle; l != nil {
 			p(1, c.T("cli.ambient.sidecar_lifecycle", "Ready", l.Ready))
 			for _, v := range l.Verdicts {
-				if v.Answer != engine.NotApplicable {
+				if v.Answer != lifecycle.NotApplicable {
 					p(2, c.T("cli.ambient.verdict", "Question", v.Question, "Answer", c.words().Answer(v.Answer), "Why", v.Why))
 				}
 			}

@@ -3,6 +3,8 @@ package ambient
 import (
 	"cmp"
 
+	"github.com/sidecarlab/sidecarlab/engine/lifecycle"
+
 	"github.com/sidecarlab/sidecarlab/engine"
 )
 
@@ -36,9 +38,9 @@ func (c *CNI) FillRow(r *engine.BatchRow, ns engine.Namespace, docs map[string]m
 	if err != nil {
 		e = Enrolment{Rule: RuleAgentError}
 	}
-	answer := engine.No
+	answer := lifecycle.No
 	if e.Joins {
-		answer = engine.Yes
+		answer = lifecycle.Yes
 	}
 	r.SetAmbient(answer, string(e.Rule))
 }

@@ -1,12 +1,15 @@
-package engine
+// Package lifecycle is what the kubelet will do with an injected pod — the order its containers
+// start and stop in, and the three verdicts people ask of it — read from the pod spec alone, and
+// which container of a pod is Istio's proxy.
+package lifecycle
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // Lifecycle is what the kubelet will do with an injected pod, derived from the pod spec alone under
@@ -21,17 +24,17 @@ type Lifecycle struct {
 	Kind string `json:"kind"`
 	Name string `json:"name"`
 	// Containers are the pod's containers in the order the kubelet starts them.
-	Containers []LifecycleContainer `json:"containers"`
-	Start      []LifecycleEvent     `json:"start"`
-	Stop       []LifecycleEvent     `json:"stop"`
-	Verdicts   []Verdict            `json:"verdicts"`
+	Containers []Container `json:"containers"`
+	Start      []Event     `json:"start"`
+	Stop       []Event     `json:"stop"`
+	Verdicts   []Verdict   `json:"verdicts"`
 	// Ready is what `kubectl get pod` shows in READY once everything runs ("2/2"): regular
 	// containers and sidecar init containers count, plain init containers do not.
 	Ready string `json:"ready"`
 }
 
-// LifecycleContainer is one container of the pod.
-type LifecycleContainer struct {
+// Container is one container of the pod.
+type Container struct {
 	Name string `json:"name"`
 	// Role is "init" (runs to completion), "sidecar" (an init container with restartPolicy
 	// Always) or "app" (a regular container).
@@ -39,9 +42,9 @@ type LifecycleContainer struct {
 	Proxy bool   `json:"proxy,omitempty"`
 }
 
-// LifecycleEvent is one step of the start or stop sequence. Like a verdict it carries an id, not
+// Event is one step of the start or stop sequence. Like a verdict it carries an id, not
 // a sentence; the edge words it.
-type LifecycleEvent struct {
+type Event struct {
 	// Container is the container the event is about ("app, worker" for all regular containers).
 	Container string `json:"container"`
 	// Event names what happens:
@@ -94,6 +97,63 @@ const (
 // the proxy should outlive the app so the app's last requests still go out.
 var wantYes = map[string]bool{"app-before-proxy": false, "job-completes": true, "proxy-outlives-app": true}
 
+// Of is the start and stop order of the pod spec of the document doc (1-based), a kind named
+// name, with the verdicts of that kind.
+func Of(doc int, kind, name string, spec *corev1.PodSpec) Lifecycle {
+	l := Lifecycle{Doc: doc, Kind: kind, Name: name}
+	ready := 0
+	var sidecars []corev1.Container
+	for _, c := range spec.InitContainers {
+		if IsSidecarInit(c) {
+			ready++
+			sidecars = append(sidecars, c)
+			l.Containers = append(l.Containers, Container{Name: c.Name, Role: "sidecar", Proxy: c.Name == "istio-proxy"})
+			ev := Event{Container: c.Name, Event: "sidecar-starts"}
+			if c.StartupProbe != nil {
+				ev.Event, ev.Blocks = "sidecar-starts-probe", true
+				ev.Params = map[string]string{"path": probePath(c.StartupProbe)}
+			}
+			l.Start = append(l.Start, ev)
+			continue
+		}
+		l.Containers = append(l.Containers, Container{Name: c.Name, Role: "init", Proxy: c.Name == "istio-proxy"})
+		l.Start = append(l.Start, Event{Container: c.Name, Event: "init-runs", Blocks: true})
+	}
+	for _, c := range spec.Containers {
+		ready++
+		l.Containers = append(l.Containers, Container{Name: c.Name, Role: "app", Proxy: c.Name == "istio-proxy"})
+		if ps := PostStart(c); ps != "" {
+			l.Start = append(l.Start, Event{Container: c.Name, Event: "starts-post-start", Params: map[string]string{"hook": ps}, Blocks: true})
+		} else {
+			l.Start = append(l.Start, Event{Container: c.Name, Event: "starts"})
+		}
+	}
+	l.Ready = fmt.Sprintf("%d/%d", ready, ready)
+
+	var apps []string
+	for _, c := range spec.Containers {
+		apps = append(apps, c.Name)
+		if ps := PreStop(c); ps != "" {
+			l.Stop = append(l.Stop, Event{Container: c.Name, Event: "pre-stop", Params: map[string]string{"hook": ps}})
+		} else {
+			l.Stop = append(l.Stop, Event{Container: c.Name, Event: "sigterm"})
+		}
+	}
+	if len(sidecars) > 0 {
+		l.Stop = append(l.Stop, Event{Container: strings.Join(apps, ", "), Event: "apps-exited", Blocks: true})
+	}
+	for i := len(sidecars) - 1; i >= 0; i-- {
+		c := sidecars[i]
+		ev := Event{Container: c.Name, Event: "sidecar-sigterm"}
+		if ps := PreStop(c); ps != "" {
+			ev.Event, ev.Params = "sidecar-pre-stop", map[string]string{"hook": ps}
+		}
+		l.Stop = append(l.Stop, ev)
+	}
+	l.Verdicts = verdicts(kind, spec)
+	return l
+}
+
 // goodness judges an answer to the question id.
 func goodness(id string, answer Answer) Goodness {
 	switch {
@@ -105,97 +165,16 @@ func goodness(id string, answer Answer) Goodness {
 	return Bad
 }
 
-// Lifecycles derives the lifecycle of every injected workload of a row.
-func Lifecycles(docs []Document) []Lifecycle {
-	var out []Lifecycle
-	for _, d := range docs {
-		_, obj, ok := d.objects()
-		if !ok {
-			continue
-		}
-		if l, ok := lifecycleOf(d, obj); ok {
-			out = append(out, l)
-		}
-	}
-	return out
-}
-
-// PodLifecycle is the start and stop order of one Pod (the Cluster view's, as admitted), with
-// the verdicts of the workload kind that made it; false when it has no containers to order.
-func PodLifecycle(doc int, kind, name string, pod *corev1.Pod) (Lifecycle, bool) {
-	if pod == nil {
-		return Lifecycle{}, false
-	}
-	return lifecycleOf(Document{Index: doc, Kind: kind, Name: name}, pod)
-}
-
-func lifecycleOf(d Document, obj runtime.Object) (Lifecycle, bool) {
-	_, _, spec, ok := podParts(obj)
-	if !ok {
-		return Lifecycle{}, false
-	}
-	l := Lifecycle{Doc: d.Index, Kind: d.Kind, Name: d.Name}
-	ready := 0
-	var sidecars []corev1.Container
-	for _, c := range spec.InitContainers {
-		if isSidecarInit(c) {
-			ready++
-			sidecars = append(sidecars, c)
-			l.Containers = append(l.Containers, LifecycleContainer{Name: c.Name, Role: "sidecar", Proxy: c.Name == "istio-proxy"})
-			ev := LifecycleEvent{Container: c.Name, Event: "sidecar-starts"}
-			if c.StartupProbe != nil {
-				ev.Event, ev.Blocks = "sidecar-starts-probe", true
-				ev.Params = map[string]string{"path": probePath(c.StartupProbe)}
-			}
-			l.Start = append(l.Start, ev)
-			continue
-		}
-		l.Containers = append(l.Containers, LifecycleContainer{Name: c.Name, Role: "init", Proxy: c.Name == "istio-proxy"})
-		l.Start = append(l.Start, LifecycleEvent{Container: c.Name, Event: "init-runs", Blocks: true})
-	}
-	for _, c := range spec.Containers {
-		ready++
-		l.Containers = append(l.Containers, LifecycleContainer{Name: c.Name, Role: "app", Proxy: c.Name == "istio-proxy"})
-		if ps := postStart(c); ps != "" {
-			l.Start = append(l.Start, LifecycleEvent{Container: c.Name, Event: "starts-post-start", Params: map[string]string{"hook": ps}, Blocks: true})
-		} else {
-			l.Start = append(l.Start, LifecycleEvent{Container: c.Name, Event: "starts"})
-		}
-	}
-	l.Ready = fmt.Sprintf("%d/%d", ready, ready)
-
-	var apps []string
-	for _, c := range spec.Containers {
-		apps = append(apps, c.Name)
-		if ps := preStop(c); ps != "" {
-			l.Stop = append(l.Stop, LifecycleEvent{Container: c.Name, Event: "pre-stop", Params: map[string]string{"hook": ps}})
-		} else {
-			l.Stop = append(l.Stop, LifecycleEvent{Container: c.Name, Event: "sigterm"})
-		}
-	}
-	if len(sidecars) > 0 {
-		l.Stop = append(l.Stop, LifecycleEvent{Container: strings.Join(apps, ", "), Event: "apps-exited", Blocks: true})
-	}
-	for i := len(sidecars) - 1; i >= 0; i-- {
-		c := sidecars[i]
-		ev := LifecycleEvent{Container: c.Name, Event: "sidecar-sigterm"}
-		if ps := preStop(c); ps != "" {
-			ev.Event, ev.Params = "sidecar-pre-stop", map[string]string{"hook": ps}
-		}
-		l.Stop = append(l.Stop, ev)
-	}
-	l.Verdicts = verdicts(d.Kind, spec)
-	return l, true
-}
-
-func postStart(c corev1.Container) string {
+// PostStart is the container's postStart hook as written ("pilot-agent wait"), or "".
+func PostStart(c corev1.Container) string {
 	if c.Lifecycle == nil || c.Lifecycle.PostStart == nil {
 		return ""
 	}
 	return handlerText(c.Lifecycle.PostStart)
 }
 
-func preStop(c corev1.Container) string {
+// PreStop is the container's preStop hook as written, or "".
+func PreStop(c corev1.Container) string {
 	if c.Lifecycle == nil || c.Lifecycle.PreStop == nil {
 		return ""
 	}
@@ -221,7 +200,7 @@ func handlerText(h *corev1.LifecycleHandler) string {
 //	job-completes:      not-a-job; completes; classic-proxy-keeps-running
 //	proxy-outlives-app: no-proxy; native; classic
 func verdicts(kind string, spec *corev1.PodSpec) []Verdict {
-	proxy, native, idx := proxyContainer(spec)
+	proxy, native, idx := ProxyContainer(spec)
 	traffic := Verdict{ID: "app-before-proxy"}
 	job := Verdict{ID: "job-completes"}
 	drain := Verdict{ID: "proxy-outlives-app"}
@@ -234,7 +213,7 @@ func verdicts(kind string, spec *corev1.PodSpec) []Verdict {
 		traffic.Params = map[string]string{"path": probePath(proxy.StartupProbe)}
 	case native:
 		traffic.Answer, traffic.Reason = Yes, "native-no-startup-probe"
-	case idx == 0 && hasPostStartWait(proxy):
+	case idx == 0 && PostStartWait(proxy):
 		traffic.Answer, traffic.Reason = No, "first-with-wait"
 	case idx == 0:
 		traffic.Answer, traffic.Reason = Yes, "first-without-wait"
@@ -270,4 +249,33 @@ func probePath(p *corev1.Probe) string {
 		return p.HTTPGet.Path
 	}
 	return ""
+}
+
+// ProxyContainer finds istio-proxy in a pod spec and says whether it is a native sidecar.
+func ProxyContainer(spec *corev1.PodSpec) (c *corev1.Container, native bool, index int) {
+	for i := range spec.InitContainers {
+		if spec.InitContainers[i].Name == "istio-proxy" {
+			return &spec.InitContainers[i], true, i
+		}
+	}
+	for i := range spec.Containers {
+		if spec.Containers[i].Name == "istio-proxy" {
+			return &spec.Containers[i], false, i
+		}
+	}
+	return nil, false, -1
+}
+
+// IsSidecarInit says the init container is a sidecar (restartPolicy Always): a native sidecar.
+func IsSidecarInit(c corev1.Container) bool {
+	return c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
+}
+
+// PostStartWait says the container's postStart hook is pilot-agent wait: the hold that keeps the
+// next container from starting until the proxy is ready.
+func PostStartWait(c *corev1.Container) bool {
+	if c.Lifecycle == nil || c.Lifecycle.PostStart == nil || c.Lifecycle.PostStart.Exec == nil {
+		return false
+	}
+	return slices.Equal(c.Lifecycle.PostStart.Exec.Command, []string{"pilot-agent", "wait"})
 }

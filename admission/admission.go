@@ -14,7 +14,9 @@
 //  4. Pod Security Admission: k8s.io/pod-security-admission's evaluator and admission code on
 //     the final Pod, with the namespace's enforce, audit and warn labels (podsecurity.go).
 //
-// Each answer carries a trace naming the rule that decided at each step (trace.go).
+// Each answer carries a trace naming the rule that decided at each step (trace.go). The
+// one-click fix of a pod template that asks for injection by annotation, which no webhook's
+// object selector reads, moves it to a label (labelfix.go).
 //
 // Nothing of their logic is repeated here; this package builds their inputs and reads their
 // answers. It is not the engine: it drives an http.ServeMux (in-process, no socket), which the

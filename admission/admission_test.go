@@ -319,8 +319,8 @@ func TestHintAnnotationNotLabel(t *testing.T) {
 	if r.Injected || r.Trace[len(r.Trace)-2].ID != "hint-annotation-not-label" {
 		t.Fatalf("annotated: injected %v\n%s", r.Injected, traceText(r))
 	}
-	// The one-click fix (engine.LabelInsteadOfAnnotation) makes it injected.
-	moved, err := engine.LabelInsteadOfAnnotation([]byte(annotated))
+	// The one-click fix (LabelInsteadOfAnnotation) makes it injected.
+	moved, err := LabelInsteadOfAnnotation([]byte(annotated))
 	if err != nil {
 		t.Fatal(err)
 	}

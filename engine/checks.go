@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"slices"
+	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -11,6 +13,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/engine/catalog"
 	"github.com/sidecarlab/sidecarlab/engine/input"
 	"github.com/sidecarlab/sidecarlab/engine/lifecycle"
+	"github.com/sidecarlab/sidecarlab/engine/yamldoc"
 )
 
 // Severity ranks a finding.
@@ -242,4 +245,51 @@ func newDocContext(p *prepared, cat *catalog.Catalog, d Document) (*docContext, 
 	}
 	c.proxy, c.native, _ = lifecycle.ProxyContainer(outSpec)
 	return c, true
+}
+
+// checkDuplicateKeys: a key written twice in one mapping of the document. Kubernetes' reader,
+// and so Istio's, reads the YAML into a map: the last value wins and the others are dropped
+// without a word, so the manifest does not do what its first lines say.
+func checkDuplicateKeys(c *docContext) []Finding {
+	var fs []Finding
+	for _, d := range yamldoc.DuplicateKeys(c.d.Input) {
+		lines := make([]string, len(d.Lines))
+		for i, l := range d.Lines {
+			lines[i] = strconv.Itoa(c.d.Line + l - 1)
+		}
+		params := map[string]string{"key": d.Path, "lines": strings.Join(lines, ", ")}
+		if d.Scalar {
+			params["value"] = d.Kept
+		}
+		fs = append(fs, Finding{Path: d.Path, Params: params})
+	}
+	return fs
+}
+
+// Location is where a finding points in the input manifest, for tools that mark a line (a CI
+// annotation, an editor's gutter): lines and columns in the whole input, not the document.
+type Location = yamldoc.Location
+
+// Locate finds each finding of docs in the input: one Location per finding, in order. Each
+// document with a finding is parsed once. A finding whose document is not among docs points at
+// the input's first line.
+func Locate(docs []Document, fs []Finding) []Location {
+	out := make([]Location, len(fs))
+	seen := map[int]*yamldoc.Text{}
+	for i, f := range fs {
+		if f.Doc < 1 || f.Doc > len(docs) {
+			out[i] = Location{Line: 1, Column: 1}
+			continue
+		}
+		d := docs[f.Doc-1]
+		p, ok := seen[f.Doc]
+		if !ok {
+			p = yamldoc.ParseText(d.Input)
+			seen[f.Doc] = p
+		}
+		l := p.Find(f.Path)
+		l.Line += d.Line - 1
+		out[i] = l
+	}
+	return out
 }

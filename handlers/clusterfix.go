@@ -25,7 +25,7 @@ const (
 	fixCNI            = "cni"
 	fixSeccomp        = "seccomp"
 	// fixLabel edits the manifest rather than the settings: the pod templates' annotation
-	// sidecar.istio.io/inject: "true" becomes a label (engine.LabelInsteadOfAnnotation).
+	// sidecar.istio.io/inject: "true" becomes a label (admission.LabelInsteadOfAnnotation).
 	fixLabel = "label-not-annotation"
 )
 
@@ -192,8 +192,8 @@ func istioSeccompViolation(v string) bool {
 // (fixLabel) its manifest.
 func applyClusterFix(value string, st *api.State) error {
 	if value == fixLabel {
-		m, err := engine.LabelInsteadOfAnnotation([]byte(st.Manifest))
-		if errors.Is(err, engine.ErrNothingToMove) {
+		m, err := admission.LabelInsteadOfAnnotation([]byte(st.Manifest))
+		if errors.Is(err, admission.ErrNothingToMove) {
 			return httpError{status: http.StatusUnprocessableEntity, id: "errors.fix.nothing-to-move"}
 		}
 		if err != nil {

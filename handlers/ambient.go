@@ -129,8 +129,8 @@ func ambientPage(l *i18n.Localizer, c wording.AmbientComparison) *web.AmbientPag
 			v.Annotations = append(v.Annotations, rv)
 		}
 		// A long value's lines are cut, as in the YAML tab.
-		v.Sidecar, _ = cutLines(l, cw.Sidecar, maxShownLine)
-		v.Ambient, _ = cutLines(l, cw.Ambient, maxShownLine)
+		v.Sidecar, _ = web.CutLines(l, cw.Sidecar, web.MaxShownLine)
+		v.Ambient, _ = web.CutLines(l, cw.Ambient, web.MaxShownLine)
 		p.Workloads = append(p.Workloads, v)
 	}
 	return p

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/sidecarlab/sidecarlab/engine/catalog"
+	"github.com/sidecarlab/sidecarlab/web"
 
 	"github.com/sidecarlab/sidecarlab/engine/input"
 
@@ -119,7 +120,7 @@ func (s *server) handleAPIInject() http.Handler {
 			if err != nil {
 				return err
 			}
-			u, _ = cutLines(i18n.For(i18n.Default), u, maxShownLine)
+			u, _ = web.CutLines(i18n.For(i18n.Default), u, web.MaxShownLine)
 			resp.Unified = &u
 		}
 		words := wording.For(r.Context()) // the API's human text is in the request's language
@@ -161,11 +162,11 @@ func newAPITimeline(ctx context.Context, tl *engine.Timeline) (*api.Timeline, er
 		if err != nil {
 			return nil, err
 		}
-		unified, _ = cutLines(l, unified, maxShownLine)
+		unified, _ = web.CutLines(l, unified, web.MaxShownLine)
 		docs := make([]api.Document, len(row.Documents))
 		for i, d := range row.Documents {
 			docs[i].Document = d
-			docs[i].Output, _ = cutLines(l, d.Output(), maxShownLine)
+			docs[i].Output, _ = web.CutLines(l, d.Output(), web.MaxShownLine)
 		}
 		out.Steps = append(out.Steps, api.Row{Index: row.Index, Step: row.Step, Documents: docs, Changes: changes, Unified: unified})
 	}

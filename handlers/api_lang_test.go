@@ -11,6 +11,7 @@ import (
 	"unicode"
 
 	"github.com/sidecarlab/sidecarlab/engine/input"
+	"github.com/sidecarlab/sidecarlab/web"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -31,7 +32,7 @@ func inJapanese(s string) bool {
 // (Istio's own text stays as it is, in a sentence of ours).
 func TestAPILanguageRule(t *testing.T) {
 	h := newServer(t)
-	long := strings.Repeat("x", maxShownLine+100)
+	long := strings.Repeat("x", web.MaxShownLine+100)
 	manifest := strings.Replace(jobYAML, "  template:\n", "  template:\n    metadata:\n      annotations:\n        note: "+long+"\n", 1)
 	post := func(lang string, req api.InjectRequest) (int, any) {
 		t.Helper()

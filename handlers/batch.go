@@ -198,7 +198,7 @@ func batchView(l *i18n.Localizer, v view, enc string, step int, rows []engine.Ba
 			}
 			// A cell that carries a long value (PROXY_CONFIG) is a preview: the value is shown whole
 			// in the timeline, and the downloads have every cell whole.
-			cell.Text, _ = cutText(l, cell.Text, maxShownLine)
+			cell.Text, _ = web.CutText(l, cell.Text, web.MaxShownLine)
 			row.Cells = append(row.Cells, cell)
 		}
 		bv.Rows = append(bv.Rows, row)

@@ -73,7 +73,7 @@ func (s *server) comparePage(r *http.Request, states [2]api.State, labels [2]str
 		if cut {
 			side.OutputCut = l.T("page.compare.cut", "Shown", byteSizeIn(l, int64(len(out))))
 		}
-		side.Output, _ = cutLines(l, out, maxShownLine)
+		side.Output, _ = web.CutLines(l, out, web.MaxShownLine)
 		side.Lifecycles = web.LifecycleViews(l, engine.Lifecycles(row.Documents), engine.Batch(row.Documents, tl.Findings), 0)
 		found[i] = tl.Findings
 		if err := s.compareAdmission(r, st, side); err != nil {

@@ -1,21 +1,23 @@
 package handlers
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
-
-	"github.com/sidecarlab/sidecarlab/engine/input"
 
 	"github.com/a-h/templ"
 	"github.com/go-chi/chi/v5/middleware"
 
 	"github.com/sidecarlab/sidecarlab/api"
+	"github.com/sidecarlab/sidecarlab/engine/input"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/permalink"
 	"github.com/sidecarlab/sidecarlab/web"
@@ -315,17 +317,35 @@ func (s *server) recoverPanics(next http.Handler) http.Handler {
 // are not.
 func byteSizeIn(l *i18n.Localizer, n int64) string {
 	if n%(1<<10) == 0 && n >= 1<<10 {
-		return byteSize(n)
+		return web.ByteSize(n)
 	}
 	return l.T("errors.bytes", "N", n)
 }
 
-func byteSize(n int64) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return itoa(n>>20) + " MiB"
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return itoa(n>>10) + " KiB"
+// renderBuffers are render's buffers, used again: growing a new one to a page's size is most of
+// what rendering allocates. One that grew beyond maxRenderBuffer (a large page) is let go, so
+// the pool holds no more than that a buffer.
+var renderBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+const maxRenderBuffer = 256 << 10
+
+// render writes a component after it rendered completely, so a failure is still a clean error.
+func render(w http.ResponseWriter, r *http.Request, status int, c templ.Component) error {
+	buf := renderBuffers.Get().(*bytes.Buffer)
+	defer func() {
+		if buf.Cap() <= maxRenderBuffer {
+			buf.Reset()
+			renderBuffers.Put(buf)
+		}
+	}()
+	if err := c.Render(r.Context(), buf); err != nil {
+		return err
 	}
-	return itoa(n) + " bytes"
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	_, err := w.Write(buf.Bytes())
+	return err
 }
+
+// itoa is n in decimal.
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

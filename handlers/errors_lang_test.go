@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/sidecarlab/sidecarlab/engine/input"
+	"github.com/sidecarlab/sidecarlab/web"
 
 	"github.com/BurntSushi/toml"
 	"github.com/PuerkitoBio/goquery"
@@ -262,8 +263,8 @@ func TestByteSizeIn(t *testing.T) {
 		if got := byteSizeIn(i18n.For(c.lang), c.n); got != c.want {
 			t.Errorf("%s %d: %q, want %q", c.lang, c.n, got, c.want)
 		}
-		if c.lang == "en" && byteSize(c.n) != c.want {
-			t.Errorf("byteSize(%d) = %q, want %q", c.n, byteSize(c.n), c.want)
+		if c.lang == "en" && web.ByteSize(c.n) != c.want {
+			t.Errorf("web.ByteSize(%d) = %q, want %q", c.n, web.ByteSize(c.n), c.want)
 		}
 	}
 }

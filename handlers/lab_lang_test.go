@@ -194,25 +194,6 @@ func TestReplacesNoticeInLanguages(t *testing.T) {
 	noMissing(t)
 }
 
-// TestShowValueIn: the field diff's notes on a value in Japanese and Korean (a long value cut, a
-// value too large to show, JSON in a string); a short plain value has none.
-func TestShowValueIn(t *testing.T) {
-	ja, ko := i18n.For("ja"), i18n.For("ko")
-	if got := showValueIn(ja, strings.Repeat("x", 1000), 0).Text; !strings.HasSuffix(got, "…（残り600文字。注入後YAMLタブを参照してください）") {
-		t.Errorf("ja long value: %q", got[maxValue:])
-	}
-	if got := showValueIn(ko, nil, 2048).Text; got != "(2 KiB 크기의 JSON입니다. 너무 크거나 너무 깊이 중첩되어 여기에 표시할 수 없습니다. YAML을 참조하십시오)" {
-		t.Errorf("ko omitted: %q", got)
-	}
-	if got := showValueIn(ja, `{"a":1}`, 0); got.Note != "文字列内のJSONをYAMLで表示しています" || got.Text != "a: 1" {
-		t.Errorf("ja JSON in a string: %+v", got)
-	}
-	if got := showValueIn(ja, "200m", 0); got.Note != "" || got.Text != "200m" {
-		t.Errorf("ja plain value: %+v", got)
-	}
-	noMissing(t)
-}
-
 // TestNamespaceErrorInLanguages: a namespace label the API server would refuse is said beside the
 // field in the reader's language, with the person's text kept as it was (and escaped); a label it
 // accepts is no error. The API's and a link's words stay English (the same error unwrapped).

@@ -107,7 +107,7 @@ func buildResults(ctx context.Context, l *i18n.Localizer, v view, enc string, tl
 			}
 			for i, dl := range sv.Unified {
 				var cut bool
-				if sv.Unified[i].Text, cut = cutText(l, dl.Text, maxShownLine); cut {
+				if sv.Unified[i].Text, cut = web.CutText(l, dl.Text, web.MaxShownLine); cut {
 					res.More.CutLines++
 				}
 			}
@@ -156,7 +156,7 @@ func buildResults(ctx context.Context, l *i18n.Localizer, v view, enc string, tl
 			res.More.CutYAML = byteSizeIn(l, int64(len(res.Output)))
 		}
 		var cut int
-		res.Output, cut = cutLines(l, res.Output, maxShownLine)
+		res.Output, cut = web.CutLines(l, res.Output, web.MaxShownLine)
 		res.More.CutLines += cut
 	}
 	res.More.Shown, res.More.Total = len(shown), len(sel.Documents)
@@ -170,7 +170,7 @@ func buildResults(ctx context.Context, l *i18n.Localizer, v view, enc string, tl
 		mv := v
 		mv.limit = lim + defaultLimit
 		res.More.Href, res.More.Step = mv.linkWith(enc, v.tab, v.step), defaultLimit
-		res.More.MaxChanges, res.More.MaxLines, res.More.MaxLine = maxChanges, maxLines, maxShownLine
+		res.More.MaxChanges, res.More.MaxLines, res.More.MaxLine = maxChanges, maxLines, web.MaxShownLine
 		res.More.InjectedHref = "/injected.yaml" + strings.TrimPrefix(v.linkWith(enc, "", res.Selected), "/")
 		res.More.DiffHref = "/diff.txt?s=" + url.QueryEscape(enc)
 	}
@@ -223,14 +223,14 @@ func buildResults(ctx context.Context, l *i18n.Localizer, v view, enc string, tl
 }
 
 // stepTitle sets a step's title and what its changes say caused them: "key=value", or "remove
-// key". A value over maxTitleValue bytes is a preview in the title, and the whole of it is the
+// key". A value over web.MaxTitleValue bytes is a preview in the title, and the whole of it is the
 // step's Value, which the timeline shows; its changes name the step instead of repeating it.
 func stepTitle(l *i18n.Localizer, sv *web.StepView, st input.Step) {
 	if st.Remove {
 		sv.Cause, sv.Title = st.String(), l.T("results.step.remove", "Key", st.Key)
 		return
 	}
-	preview, cut := cutText(l, st.Value, maxTitleValue)
+	preview, cut := web.CutText(l, st.Value, web.MaxTitleValue)
 	sv.Title, sv.Cause = st.Key+"="+preview, st.Key+"="+preview
 	if cut {
 		sv.Cause, sv.Value = l.T("results.step.cause-ref", "Key", st.Key, "Step", sv.Index), st.Value
@@ -305,15 +305,15 @@ func changeView(l *i18n.Localizer, c diff.Change, docs []engine.Document, multi 
 		d := docs[c.Doc-1]
 		cv.Doc = l.T("results.diff.doc", "Doc", c.Doc, "Kind", d.Kind, "Name", d.Name)
 	}
-	show := func(v any, omitted int) web.Value { return withSummary(l, showValueIn(l, v, omitted)) }
+	show := func(v any, omitted int) web.Value { return withSummary(l, web.ShowValueIn(l, v, omitted)) }
 	if c.Flag != "" {
 		// One flag of istio-iptables' command line: shown as written, with what it means.
 		cv.Flag, cv.FlagMeaning = c.Flag, wording.In(l).IptablesFlag(c.FlagName)
 		show = func(v any, omitted int) web.Value {
 			if omitted > 0 {
-				return withSummary(l, showValueIn(l, v, omitted))
+				return withSummary(l, web.ShowValueIn(l, v, omitted))
 			}
-			return flagValue(c.Flag, v)
+			return web.FlagValue(c.Flag, v)
 		}
 	}
 	switch c.Kind {

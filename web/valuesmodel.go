@@ -1,16 +1,16 @@
-package handlers
+package web
 
 import (
 	"encoding/json"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"sigs.k8s.io/yaml"
 
 	"github.com/sidecarlab/sidecarlab/engine/diff"
 	"github.com/sidecarlab/sidecarlab/i18n"
-	"github.com/sidecarlab/sidecarlab/web"
 )
 
 // Bounds on a value shown in the field diff; the whole of it is in the injected YAML. maxValue is
@@ -23,22 +23,22 @@ const (
 	foldLines     = 6
 )
 
-// showValue is a change's value as a person reads it: YAML, not escaped JSON. Maps and lists are
+// ShowValue is a change's value as a person reads it: YAML, not escaped JSON. Maps and lists are
 // YAML lines; a string holding a JSON object or list (PROXY_CONFIG, the sidecar.istio.io/status
 // annotation) is decoded and shown the same way, and says so; a string that would read as another
 // type ("true", "8080") is quoted, as YAML quotes it. A value the engine left out of the change
-// (omitted > 0 bytes) is its size. Its notes are in English; showValueIn words them in a
+// (omitted > 0 bytes) is its size. Its notes are in English; ShowValueIn words them in a
 // reader's language.
-func showValue(v any, omitted int) web.Value {
-	return showValueIn(i18n.For(i18n.Default), v, omitted)
+func ShowValue(v any, omitted int) Value {
+	return ShowValueIn(i18n.For(i18n.Default), v, omitted)
 }
 
-// showValueIn is showValue with its notes in l's language.
-func showValueIn(l *i18n.Localizer, v any, omitted int) web.Value {
+// ShowValueIn is ShowValue with its notes in l's language.
+func ShowValueIn(l *i18n.Localizer, v any, omitted int) Value {
 	if omitted > 0 {
-		return web.Value{Text: l.T("lab.value.omitted", "Size", byteSize(int64(omitted)))}
+		return Value{Text: l.T("lab.value.omitted", "Size", ByteSize(int64(omitted)))}
 	}
-	var out web.Value
+	var out Value
 	var text string
 	var decoded map[string]any // a map value with its JSON strings decoded, for abridged
 	switch x := v.(type) {
@@ -196,16 +196,82 @@ func yamlText(v any) string {
 	return string(b)
 }
 
-// flagValue is one istio-iptables flag as written on its command line: "-o 3306,6379", `-x ""`,
+// FlagValue is one istio-iptables flag as written on its command line: "-o 3306,6379", `-x ""`,
 // or the flag alone for one written bare. A value is quoted only where a command line would need
 // it (empty, or with spaces or quotes): "-u 1337" is a flag and its string, whatever it looks like.
-func flagValue(flag string, v any) web.Value {
+func FlagValue(flag string, v any) Value {
 	if b, ok := v.(bool); ok && b {
-		return web.Value{Text: flag}
+		return Value{Text: flag}
 	}
 	s, _ := v.(string)
 	if s == "" || strings.ContainsAny(s, " \t\n\"'") {
 		s = strconv.Quote(s)
 	}
-	return web.Value{Text: flag + " " + s}
+	return Value{Text: flag + " " + s}
+}
+
+// Bounds on what a page shows of one value: the values a person typed are shown in full once
+// (a step's in the timeline) and by a preview elsewhere; a line of output or diff is cut past
+// MaxShownLine bytes (no line of a normal output is near it). The raw outputs have everything.
+// So a page is at most about twice its state and its fixed parts, whatever the state holds.
+const (
+	MaxTitleValue = 120
+	MaxShownLine  = 4096
+)
+
+// CutText is s whole when it has at most max bytes, else its first max bytes (at a character's
+// start) and how many it has in all; cut says which.
+func CutText(l *i18n.Localizer, s string, max int) (text string, cut bool) {
+	if len(s) <= max {
+		return s, false
+	}
+	n := max
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + l.N("results.cut", len(s)), true
+}
+
+// CutLines is text with every line over max bytes cut (CutText), and how many were.
+func CutLines(l *i18n.Localizer, text string, max int) (string, int) {
+	long := func(line string) bool { return len(strings.TrimSuffix(line, "\n")) > max }
+	if len(text) <= max {
+		return text, 0
+	}
+	found := false
+	for line := range strings.Lines(text) {
+		if found = long(line); found {
+			break
+		}
+	}
+	if !found {
+		return text, 0
+	}
+	var b strings.Builder
+	n := 0
+	for line := range strings.Lines(text) {
+		if !long(line) {
+			b.WriteString(line)
+			continue
+		}
+		body, nl := strings.CutSuffix(line, "\n")
+		c, _ := CutText(l, body, max)
+		b.WriteString(c)
+		if nl {
+			b.WriteByte('\n')
+		}
+		n++
+	}
+	return b.String(), n
+}
+
+// ByteSize is n bytes as a person reads it: in MiB or KiB when it is a whole number of them.
+func ByteSize(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return strconv.FormatInt(n>>20, 10) + " MiB"
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return strconv.FormatInt(n>>10, 10) + " KiB"
+	}
+	return strconv.FormatInt(n, 10) + " bytes"
 }

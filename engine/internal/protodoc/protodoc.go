@@ -1,6 +1,6 @@
 // Package protodoc reads the doc comments of one message's fields from a .proto file, since a
 // compiled descriptor carries none at run time. It serves the generator of the ProxyConfig field
-// docs (engine/proxyconfig_docs.go) and the test that keeps that file current.
+// docs (engine/catalog/proxyconfig_docs.go) and the test that keeps that file current.
 package protodoc
 
 import (

@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"fmt"
 	"math/big"
 	"strconv"
 	"strings"
@@ -49,7 +48,7 @@ const MaxAmbientNodes = 100000
 // the user's own cannot take a profile: it is refused.
 func AmbientInstall(o InstallOptions) (InstallOptions, error) {
 	if !o.Mesh.IsZero() {
-		return o, &input.Error{Field: "your mesh", ID: "ambient-own-mesh", Msg: "the ambient comparison renders Istio's ambient profile from the embedded charts; it cannot take a mesh's own configuration"}
+		return o, &input.Error{Field: "your mesh", ID: "ambient-own-mesh"}
 	}
 	o.Set = append(o.normalizedSet(), AmbientProfile)
 	return o, nil
@@ -129,8 +128,7 @@ type AmbientCapacity struct {
 // node count for ztunnel's share (1 to MaxAmbientNodes).
 func (e *Engine) AmbientSides(ctx context.Context, manifest []byte, steps []input.Step, s Settings, nodes int) (*Sides, error) {
 	if nodes < 1 || nodes > MaxAmbientNodes {
-		return nil, &input.Error{Field: "nodes", ID: "ambient-nodes", Params: input.Params("max", strconv.Itoa(MaxAmbientNodes)),
-			Msg: fmt.Sprintf("the node count must be a whole number from 1 to %d", MaxAmbientNodes)}
+		return nil, &input.Error{Field: "nodes", ID: "ambient-nodes", Params: input.Params("max", strconv.Itoa(MaxAmbientNodes))}
 	}
 	o, err := AmbientInstall(s.Install)
 	if err != nil {
@@ -323,11 +321,11 @@ func (in *Install) WaypointResources() (corev1.ResourceRequirements, error) {
 		return r, nil
 	}
 	if err := json.Unmarshal([]byte(in.Values), &values); err != nil {
-		return r, &input.Error{Field: in.Options.partField(in.Options.Mesh.Values), ID: "injector-values", Params: input.Params("error", err.Error()), Msg: "injector values: " + err.Error()}
+		return r, &input.Error{Field: in.Options.partField(in.Options.Mesh.Values), ID: "injector-values", Params: input.Params("error", err.Error())}
 	}
 	if raw := values.Global.Waypoint.Resources; len(raw) > 0 && string(raw) != "null" {
 		if err := json.Unmarshal(raw, &r); err != nil {
-			return r, &input.Error{Field: in.Options.partField(in.Options.Mesh.Values), ID: "injector-values", Params: input.Params("error", err.Error()), Msg: "global.waypoint.resources: " + err.Error()}
+			return r, &input.Error{Field: in.Options.partField(in.Options.Mesh.Values), ID: "injector-values", Params: input.Params("error", err.Error())}
 		}
 	}
 	return r, nil

@@ -83,22 +83,22 @@ func (l Limits) Check(c Cost) error {
 	if l.MaxDepth > 0 && c.Depth > l.MaxDepth {
 		return &input.Error{Doc: c.DeepDoc, Line: c.DeepLine, Field: "manifest", ID: "too-deep",
 			Params: input.Params("depth", strconv.Itoa(c.Depth), "max", strconv.Itoa(l.MaxDepth)),
-			Msg:    fmt.Sprintf("its values nest up to %d levels deep; at most %d are read here (a workload nests about 15): flatten or remove the deep value", c.Depth, l.MaxDepth)}
+		}
 	}
 	if l.WrittenOut && c.Aliased > 0 {
 		return &input.Error{Doc: c.AliasDoc, Line: c.AliasLine, Field: "manifest", ID: "aliased-items",
 			Params: input.Params("count", strconv.Itoa(c.Aliased)),
-			Msg:    fmt.Sprintf("%d List items are an alias (*name) of another item; Kubernetes reads them, but here each object must be written out: write the items out, or split the manifest", c.Aliased)}
+		}
 	}
 	if l.MaxBytes > 0 && c.Expanded > l.MaxBytes {
 		return &input.Error{Doc: c.AliasDoc, Line: c.AliasLine, Field: "manifest", ID: "too-expanded",
 			Params: input.Params("size", strconv.FormatInt(c.Expanded, 10), "max", strconv.FormatInt(l.MaxBytes, 10)),
-			Msg:    fmt.Sprintf("its aliases expand it to %d bytes as Kubernetes reads it; at most %d are read in one request: split the manifest, or write fewer aliases", c.Expanded, l.MaxBytes)}
+		}
 	}
 	if l.WrittenOut && c.Expanded > 2*c.Written+aliasSlack {
 		return &input.Error{Doc: c.AliasDoc, Line: c.AliasLine, Field: "manifest", ID: "aliases-expand",
 			Params: input.Params("size", strconv.FormatInt(c.Expanded, 10), "written", strconv.FormatInt(c.Written, 10), "max", strconv.FormatInt(2*c.Written+aliasSlack, 10)),
-			Msg:    fmt.Sprintf("its aliases expand its %d bytes to %d as Kubernetes reads them; here they may add at most as much as is written and 16 KiB (%d in all): write the repeated parts out, or split the manifest", c.Written, c.Expanded, 2*c.Written+aliasSlack)}
+		}
 	}
 	if l.MaxUnits > 0 && c.Units > l.MaxUnits {
 		// How many documents (or objects, with the items of Lists) would fit with these rows,
@@ -109,12 +109,12 @@ func (l Limits) Check(c Cost) error {
 			return &input.Error{Field: "manifest", ID: "too-costly-items",
 				Params: input.Params("objects", strconv.Itoa(objects), "rows", strconv.Itoa(c.Rows), "units", strconv.FormatInt(c.Units, 10),
 					"max", strconv.FormatInt(l.MaxUnits, 10), "fit", strconv.FormatInt(fit, 10)),
-				Msg: fmt.Sprintf("%d objects (a List's items each count) through %d rows of the timeline is %d units of work; at most %d fit in one request: split the manifest into parts of about %d objects, or use fewer steps", objects, c.Rows, c.Units, l.MaxUnits, fit)}
+			}
 		}
 		return &input.Error{Field: "manifest", ID: "too-costly",
 			Params: input.Params("documents", strconv.Itoa(c.Documents), "rows", strconv.Itoa(c.Rows), "units", strconv.FormatInt(c.Units, 10),
 				"max", strconv.FormatInt(l.MaxUnits, 10), "fit", strconv.FormatInt(fit, 10)),
-			Msg: fmt.Sprintf("%d documents through %d rows of the timeline is %d units of work; at most %d fit in one request: split the manifest into parts of about %d documents, or use fewer steps", c.Documents, c.Rows, c.Units, l.MaxUnits, fit)}
+		}
 	}
 	return nil
 }

@@ -78,7 +78,7 @@ func TestEstimateDepth(t *testing.T) {
 			if got := errors.As(err, &ie); got != c.refused {
 				t.Fatalf("refused: %v, want %v (%v)", got, c.refused, err)
 			}
-			if c.refused && (ie.ID != "too-deep" || ie.Doc != c.doc || ie.Line != c.line || !strings.Contains(ie.Msg, fmt.Sprintf("nest up to %d levels", c.depth))) {
+			if c.refused && (ie.ID != "too-deep" || ie.Doc != c.doc || ie.Line != c.line || !strings.Contains(ie.Text(), fmt.Sprintf("nest up to %d levels", c.depth))) {
 				t.Errorf("the refusal: %+v, want too-deep at document %d, line %d", ie, c.doc, c.line)
 			}
 		})
@@ -119,7 +119,7 @@ func TestLimitsCostly(t *testing.T) {
 	}
 	err := l.Check(Cost{Documents: 2000, Rows: 3, Units: 6000})
 	var ie *input.Error
-	if !errors.As(err, &ie) || ie.ID != "too-costly" || ie.Params["fit"] != "1333" || !strings.Contains(ie.Msg, "parts of about 1333 documents") {
+	if !errors.As(err, &ie) || ie.ID != "too-costly" || ie.Params["fit"] != "1333" || !strings.Contains(ie.Text(), "parts of about 1333 documents") {
 		t.Fatalf("over the bound: %#v", err)
 	}
 }
@@ -387,7 +387,7 @@ func TestEstimateExpansion(t *testing.T) {
 
 	var ie *input.Error
 	if err := (Limits{MaxUnits: 2000}).Check(list); !errors.As(err, &ie) || ie.ID != "too-costly-items" || ie.Params["objects"] != "5000" ||
-		!strings.Contains(ie.Msg, "5000 objects") || ie.Params["fit"] != fmt.Sprint(2000*5000/list.Units) {
+		!strings.Contains(ie.Text(), "5000 objects") || ie.Params["fit"] != fmt.Sprint(2000*5000/list.Units) {
 		t.Fatalf("5,000 aliases under 2,000 units: %v", err)
 	}
 	if err := (Limits{MaxUnits: 2000}).Check(aliased); err != nil {

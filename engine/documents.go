@@ -199,7 +199,7 @@ const (
 func (d Document) Status() (Status, string) {
 	switch {
 	case d.Error != nil:
-		return StatusError, d.Error.Msg
+		return StatusError, d.Error.Text()
 	case d.Skipped:
 		return StatusSkipped, d.SkipReason
 	case !d.Injectable:

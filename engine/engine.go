@@ -286,15 +286,15 @@ type prepared struct {
 
 func (e *Engine) prepare(ctx context.Context, manifest []byte, steps []input.Step, s Settings) (*prepared, error) {
 	if len(bytes.TrimSpace(manifest)) == 0 {
-		return nil, &input.Error{Field: "manifest", ID: "manifest-empty", Msg: "the manifest is empty; paste a Pod, Deployment, Job or any workload"}
+		return nil, &input.Error{Field: "manifest", ID: "manifest-empty"}
 	}
 	if !utf8.Valid(manifest) {
 		line := 1 + bytes.Count(manifest[:invalidUTF8At(manifest)], []byte("\n"))
-		return nil, &input.Error{Line: line, Field: "manifest", ID: "not-utf8", Msg: "the manifest is not valid UTF-8 text (Kubernetes reads YAML as UTF-8)"}
+		return nil, &input.Error{Line: line, Field: "manifest", ID: "not-utf8"}
 	}
 	if len(steps) > e.opts.MaxSteps {
 		return nil, &input.Error{Field: "steps", ID: "too-many-steps",
-			Params: input.Params("count", strconv.Itoa(len(steps)), "max", strconv.Itoa(e.opts.MaxSteps)), Msg: fmt.Sprintf("%d annotation steps; at most %d in one timeline", len(steps), e.opts.MaxSteps)}
+			Params: input.Params("count", strconv.Itoa(len(steps)), "max", strconv.Itoa(e.opts.MaxSteps))}
 	}
 	validate := e.catalog.ValidateStep
 	if e.opts.StepsAsWritten {
@@ -304,7 +304,6 @@ func (e *Engine) prepare(ctx context.Context, manifest []byte, steps []input.Ste
 		if err := validate(st); err != nil {
 			var ie *input.Error
 			if errors.As(err, &ie) {
-				ie.Msg = fmt.Sprintf("step %d: %s", i+1, ie.Msg)
 				if ie.Params == nil {
 					ie.Params = map[string]string{}
 				}
@@ -339,7 +338,7 @@ func (e *Engine) prepare(ctx context.Context, manifest []byte, steps []input.Ste
 func (e *Engine) documentsAllowed(n int) error {
 	if n > e.opts.MaxDocuments {
 		return &input.Error{Field: "manifest", ID: "too-many-documents",
-			Params: input.Params("count", strconv.Itoa(n), "max", strconv.Itoa(e.opts.MaxDocuments)), Msg: fmt.Sprintf("%d documents; at most %d are injected at once", n, e.opts.MaxDocuments)}
+			Params: input.Params("count", strconv.Itoa(n), "max", strconv.Itoa(e.opts.MaxDocuments))}
 	}
 	return nil
 }

@@ -84,7 +84,7 @@ func TestBadInput(t *testing.T) {
 			if len(errs) != 1 {
 				t.Fatalf("want one document error, got %v", errs)
 			}
-			if !strings.Contains(errs[0].Msg, c.wantDocErr) || errs[0].Doc != c.doc || errs[0].Line != c.line {
+			if !strings.Contains(errs[0].Text(), c.wantDocErr) || errs[0].Doc != c.doc || errs[0].Line != c.line {
 				t.Fatalf("got %v (doc %d line %d), want %q at doc %d line %d", errs[0], errs[0].Doc, errs[0].Line, c.wantDocErr, c.doc, c.line)
 			}
 		})
@@ -106,7 +106,7 @@ func TestManyDocuments(t *testing.T) {
 	}
 	b.WriteString("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: one-too-many\n")
 	_, err = e.Inject(t.Context(), []byte(b.String()), nil, Settings{})
-	if ie := asInputError(t, err); !strings.Contains(ie.Msg, "at most 10000") {
+	if ie := asInputError(t, err); !strings.Contains(ie.Text(), "at most 10000") {
 		t.Fatalf("got %v", ie)
 	}
 }
@@ -154,7 +154,7 @@ func TestInputErrorIDCrossesTheWorker(t *testing.T) {
 		if !errors.As(back.err(), &got) {
 			t.Fatalf("not an input.Error: %v", back.err())
 		}
-		if got.ID != sent.ID || got.Params["error"] != sent.Params["error"] || got.Msg != sent.Msg {
+		if got.ID != sent.ID || got.Params["error"] != sent.Params["error"] || got.Text() != sent.Text() {
 			t.Errorf("sent %+v, got %+v", sent, got)
 		}
 	}
@@ -205,15 +205,15 @@ func TestYAMLErrorLine(t *testing.T) {
 					t.Fatalf("%s: want one error on document %d, got %v", tc.name, tc.doc, errs)
 				}
 				// The case is what it says: the message names the line it says.
-				named := yamldoc.LineRE.FindStringSubmatch(errs[0].Msg)
+				named := yamldoc.LineRE.FindStringSubmatch(errs[0].Text())
 				if named == nil {
-					t.Fatalf("%s: the message names no line: %s", tc.name, errs[0].Msg)
+					t.Fatalf("%s: the message names no line: %s", tc.name, errs[0].Text())
 				}
 				if n, _ := strconv.Atoi(named[1]); n != want+c.names {
-					t.Fatalf("%s: %q names line %d, the bad line is %d: not a case of names=%d", tc.name, errs[0].Msg, n, want, c.names)
+					t.Fatalf("%s: %q names line %d, the bad line is %d: not a case of names=%d", tc.name, errs[0].Text(), n, want, c.names)
 				}
 				if errs[0].Line != want+tc.offset {
-					t.Fatalf("%s: %q marked on line %d, want %d", tc.name, errs[0].Msg, errs[0].Line, want+tc.offset)
+					t.Fatalf("%s: %q marked on line %d, want %d", tc.name, errs[0].Text(), errs[0].Line, want+tc.offset)
 				}
 			}
 			// The same text as an install overlay: parsed before Istio's installer reads it.
@@ -223,7 +223,7 @@ func TestYAMLErrorLine(t *testing.T) {
 				_, err := e.Install(t.Context(), InstallOptions{Overlay: overlay})
 				ie := asInputError(t, err)
 				if wantOverlay := badLine(t, overlay); ie.Line != wantOverlay {
-					t.Fatalf("overlay: %q marked on line %d, want %d", ie.Msg, ie.Line, wantOverlay)
+					t.Fatalf("overlay: %q marked on line %d, want %d", ie.Text(), ie.Line, wantOverlay)
 				}
 			}
 		})
@@ -274,7 +274,7 @@ func TestStepsAsWritten(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the request failed: %v", err)
 	}
-	if errs := r.Errors(); len(errs) != 1 || errs[0].Doc != 2 || !strings.HasPrefix(errs[0].Msg, "could not parse proxy config: ") || r.Documents[0].Error != nil {
+	if errs := r.Errors(); len(errs) != 1 || errs[0].Doc != 2 || !strings.HasPrefix(errs[0].Text(), "could not parse proxy config: ") || r.Documents[0].Error != nil {
 		t.Fatalf("want document 2 to fail with Istio's message, got %v", errs)
 	}
 	if _, err := testEngine(t).Inject(t.Context(), manifest, refused, Settings{}); !strings.Contains(fmt.Sprint(err), "step 1: could not parse proxy config") {
@@ -323,7 +323,7 @@ func TestBrokenInputs(t *testing.T) {
 					t.Fatalf("want one error on document %d, got %v", tc.doc, errs)
 				}
 				if errs[0].Line != want+tc.offset || errs[0].Column != column {
-					t.Errorf("%q marked at %d:%d, want %d:%d", errs[0].Msg, errs[0].Line, errs[0].Column, want+tc.offset, column)
+					t.Errorf("%q marked at %d:%d, want %d:%d", errs[0].Text(), errs[0].Line, errs[0].Column, want+tc.offset, column)
 				}
 			}
 		})

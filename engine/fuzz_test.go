@@ -44,7 +44,7 @@ func FuzzInject(f *testing.F) {
 			if d.panicked != nil {
 				t.Fatalf("document %d: Istio's injector panicked: %v", d.Index, d.panicked)
 			}
-			if d.Error != nil && d.Error.Msg == "" {
+			if d.Error != nil && d.Error.Text() == "" {
 				t.Fatalf("document %d: error without a message", d.Index)
 			}
 			// An output whose YAML is left until it is read must be one JSONToYAML writes:

@@ -141,8 +141,7 @@ func prepareChunk(c chunk, index int, ann []annotationChange) (d Document, obj r
 			total += len(k) + len(v)
 			if err := catalog.SizeError(k, v); err != nil || total > validation.TotalAnnotationSizeLimitB {
 				if err == nil {
-					err = &input.Error{ID: "annotations-total", Params: input.Params("max", strconv.Itoa(validation.TotalAnnotationSizeLimitB)),
-						Msg: fmt.Sprintf("the annotations add up to more than Kubernetes' %d bytes", validation.TotalAnnotationSizeLimitB)}
+					err = &input.Error{ID: "annotations-total", Params: input.Params("max", strconv.Itoa(validation.TotalAnnotationSizeLimitB))}
 				}
 				err.Doc, err.Line, err.Field = index, c.line, "annotation "+quote(k)
 				d.Error = err

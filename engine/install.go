@@ -178,7 +178,7 @@ func renderConfigMaps(o InstallOptions) (ConfigMaps, error) {
 	set := o.normalizedSet()
 	for _, s := range set {
 		if !strings.Contains(s, "=") {
-			return cm, &input.Error{Field: "install option " + quote(s), ID: "install-option-format", Msg: "want PATH=VALUE, e.g. values.global.proxy.holdApplicationUntilProxyStarts=true"}
+			return cm, &input.Error{Field: "install option " + quote(s), ID: "install-option-format"}
 		}
 	}
 	var files []string
@@ -256,7 +256,7 @@ func renderConfigMaps(o InstallOptions) (ConfigMaps, error) {
 		cm.MeshConfigYAML, foundMesh = meshes[meshName]
 	}
 	if !foundInjector || !foundMesh {
-		return cm, &input.Error{Field: installField(o, ""), ID: "no-istiod", Msg: "this installation has no istiod (istio-sidecar-injector and istio ConfigMaps); enable components.pilot"}
+		return cm, &input.Error{Field: installField(o, ""), ID: "no-istiod"}
 	}
 	cm.Webhooks = strings.Join(webhooks, "---\n")
 	return cm, nil
@@ -274,7 +274,7 @@ func buildInstall(o InstallOptions, cm ConfigMaps, policy InstallPolicy, builtin
 		// reproduction's inject-config.yaml alike.
 		var err error
 		if in.InjectorConfig, err = restoredConfig(in.InjectorConfig); err != nil {
-			return nil, &input.Error{Field: o.partField(o.Mesh.InjectorConfig), ID: "injector-config", Params: input.Params("error", err.Error()), Msg: "injector config: " + err.Error()}
+			return nil, &input.Error{Field: o.partField(o.Mesh.InjectorConfig), ID: "injector-config", Params: input.Params("error", err.Error())}
 		}
 	}
 	// In istioctl kube-inject's order, so that the first error is the one it reports: the mesh
@@ -283,13 +283,13 @@ func buildInstall(o InstallOptions, cm ConfigMaps, policy InstallPolicy, builtin
 	// templates' render function.
 	var err error
 	if in.mesh, err = mesh.ApplyMeshConfig(in.MeshConfigYAML, mesh.DefaultMeshConfig()); err != nil {
-		return nil, &input.Error{Field: o.partField(o.Mesh.MeshConfig), ID: "mesh-config", Params: input.Params("error", err.Error()), Msg: "mesh config: " + err.Error()}
+		return nil, &input.Error{Field: o.partField(o.Mesh.MeshConfig), ID: "mesh-config", Params: input.Params("error", err.Error())}
 	}
 	// Read as istioctl kube-inject reads --injectConfigFile: a rendered config is always the
 	// ConfigMap's, a mesh's own may be one bare template.
 	cfg, err := injectorTemplates(in.InjectorConfig)
 	if err != nil {
-		return nil, &input.Error{Field: o.partField(o.Mesh.InjectorConfig), ID: "injector-config", Params: input.Params("error", err.Error()), Msg: "injector config: " + err.Error()}
+		return nil, &input.Error{Field: o.partField(o.Mesh.InjectorConfig), ID: "injector-config", Params: input.Params("error", err.Error())}
 	}
 	if !o.IsDefault() {
 		if err := policy.checkTemplates(o, cfg.RawTemplates, builtin); err != nil {
@@ -300,10 +300,10 @@ func buildInstall(o InstallOptions, cm ConfigMaps, policy InstallPolicy, builtin
 	in.rawTemplates = cfg.RawTemplates
 	in.selection = injectionPolicy{policy: cfg.Policy, never: cfg.NeverInjectSelector, always: cfg.AlwaysInjectSelector}
 	if in.templates, err = inject.ParseTemplates(cfg.RawTemplates); err != nil {
-		return nil, &input.Error{Field: o.partField(o.Mesh.InjectorConfig), ID: "injection-templates", Params: input.Params("error", err.Error()), Msg: "injection templates: " + err.Error()}
+		return nil, &input.Error{Field: o.partField(o.Mesh.InjectorConfig), ID: "injection-templates", Params: input.Params("error", err.Error())}
 	}
 	if in.values, err = inject.NewValuesConfig(in.Values); err != nil {
-		return nil, &input.Error{Field: o.partField(o.Mesh.Values), ID: "injector-values", Params: input.Params("error", err.Error()), Msg: "injector values: " + err.Error()}
+		return nil, &input.Error{Field: o.partField(o.Mesh.Values), ID: "injector-values", Params: input.Params("error", err.Error())}
 	}
 	return in, nil
 }

@@ -194,10 +194,7 @@ func (e *Engine) finishInstall(o InstallOptions, cm ConfigMaps, builtin map[stri
 	if in.custom && e.opts.Isolator != nil && !e.opts.Isolator.IsolatesNetwork() {
 		for _, name := range sortedKeys(in.rawTemplates) {
 			if builtin[name] != in.rawTemplates[name] && strings.Contains(in.rawTemplates[name], "getHostByName") {
-				return nil, &input.Error{Field: installField(o, ""), ID: "template-resolves-names", Params: input.Params("nameQ", quote(name)),
-					Msg: fmt.Sprintf("the injection template %q resolves names (getHostByName), "+
-						"and this server cannot hide its own /etc/hosts from its templates (that needs a mount namespace, which only root may make); "+
-						"it runs every other template of yours.", name)}
+				return nil, &input.Error{Field: installField(o, ""), ID: "template-resolves-names", Params: input.Params("nameQ", quote(name))}
 			}
 		}
 	}

@@ -108,8 +108,8 @@ func TestIsolatorWithoutNetwork(t *testing.T) {
 		return Settings{Install: InstallOptions{Set: []string{"values.sidecarInjectorWebhook.templates.mine=metadata: {annotations: {x: '" + body + "'}}"}}}
 	}
 	_, err = e.Inject(t.Context(), deploy, nil, tmpl(`{{ getHostByName "localhost" }}`))
-	if ie := asInputError(t, err); !strings.Contains(ie.Msg, "getHostByName") {
-		t.Fatalf("message %q", ie.Msg)
+	if ie := asInputError(t, err); !strings.Contains(ie.Text(), "getHostByName") {
+		t.Fatalf("message %q", ie.Text())
 	}
 	mustInject(t, e, deploy, nil, tmpl(`{{ "fine" }}`))
 }

@@ -127,9 +127,9 @@ func TestLenientMatchesIstioctl(t *testing.T) {
 			}
 			// The engine says which step; the rest is Istio's message: one of the annotations'
 			// errors, or the error itself.
-			msg, ok := strings.CutPrefix(ie.Msg, "step 1: ")
+			msg, ok := strings.CutPrefix(ie.Text(), "step 1: ")
 			if !ok || !strings.Contains(stderr, "* "+msg+"\n") && !strings.Contains(stderr, "Error: "+msg+"\n") {
-				t.Fatalf("our message %q is not istioctl's:\n%s", ie.Msg, stderr)
+				t.Fatalf("our message %q is not istioctl's:\n%s", ie.Text(), stderr)
 			}
 		})
 	}

@@ -130,8 +130,7 @@ func (c *clusters) injectorFor(s Settings, in *Install) (inject.Injector, error)
 		}
 		return &webhookInjector{clusterInjector: c.get(minor), selection: in.selection, asWritten: c.asWritten}, nil
 	default:
-		return nil, &input.Error{Field: "mode", ID: "unknown-mode", Params: input.Params("modeQ", quote(string(s.Mode))),
-			Msg: fmt.Sprintf("unknown mode %q; want one of kube-inject, webhook, native, classic", s.Mode)}
+		return nil, &input.Error{Field: "mode", ID: "unknown-mode", Params: input.Params("modeQ", quote(string(s.Mode)))}
 	}
 }
 

@@ -119,7 +119,7 @@ func asInputError(t testing.TB, err error) *input.Error {
 	if !ok {
 		t.Fatalf("got %T %v, want *input.Error", err, err)
 	}
-	if ie.Msg == "" {
+	if ie.Text() == "" {
 		t.Fatal("input.Error without a message")
 	}
 	return ie

@@ -35,7 +35,7 @@ func TestWithJSONLongKey(t *testing.T) {
 			switch {
 			case wantErr != nil:
 				failed++
-				if d.Error == nil || d.Error.Msg != wantErr.Error() || d.Error.Line != 7 || d.Error.Doc != 2 {
+				if d.Error == nil || d.Error.Text() != wantErr.Error() || d.Error.Line != 7 || d.Error.Doc != 2 {
 					t.Errorf("%s: error %+v, want JSONToYAML's %q at document 2, line 7", name, d.Error, wantErr)
 				}
 			case d.Error != nil:

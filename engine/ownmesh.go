@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"maps"
 	"slices"
 	"strconv"
@@ -282,16 +281,14 @@ func ParseMeshConfigMaps(text []byte) (MeshConfigMaps, error) {
 	}
 	switch {
 	case len(revs) == 0:
-		return MeshConfigMaps{}, &input.Error{Field: field, ID: "mesh-no-injector",
-			Msg: "no istio-sidecar-injector ConfigMap (with its config and values); paste what `kubectl get configmap -n istio-system istio-sidecar-injector istio -o yaml` prints"}
+		return MeshConfigMaps{}, &input.Error{Field: field, ID: "mesh-no-injector"}
 	case len(revs) > maxNamedRevisions:
 		more := len(revs) - len(names)
 		return MeshConfigMaps{}, &input.Error{Field: field, ID: "mesh-revisions-more",
 			Params: input.Params("count", strconv.Itoa(len(revs)), "revisions", strings.Join(names, ", "), "more", strconv.Itoa(more)),
-			Msg:    fmt.Sprintf("the ConfigMaps of %d revisions (%s and %d more); paste one revision's istio-sidecar-injector and istio ConfigMaps", len(revs), strings.Join(names, ", "), more)}
+		}
 	case len(revs) > 1:
-		return MeshConfigMaps{}, &input.Error{Field: field, ID: "mesh-revisions", Params: input.Params("revisions", strings.Join(names, ", ")),
-			Msg: fmt.Sprintf("the ConfigMaps of more than one revision (%s); paste one revision's istio-sidecar-injector and istio ConfigMaps", strings.Join(names, ", "))}
+		return MeshConfigMaps{}, &input.Error{Field: field, ID: "mesh-revisions", Params: input.Params("revisions", strings.Join(names, ", "))}
 	}
 	rev := revs[0]
 	f := byRev[rev]
@@ -300,12 +297,10 @@ func ParseMeshConfigMaps(text []byte) (MeshConfigMaps, error) {
 		if rev != "" {
 			name += "-" + rev
 		}
-		return MeshConfigMaps{}, &input.Error{Doc: f.doc, Line: f.line, Field: field, ID: "mesh-no-mesh", Params: input.Params("nameQ", quote(name)),
-			Msg: fmt.Sprintf("no %s ConfigMap (the mesh config) beside the injector's; paste both, as `kubectl get configmap -n istio-system istio-sidecar-injector istio -o yaml` prints them", quote(name))}
+		return MeshConfigMaps{}, &input.Error{Doc: f.doc, Line: f.line, Field: field, ID: "mesh-no-mesh", Params: input.Params("nameQ", quote(name))}
 	}
 	missing := func(key, cm string) error {
-		return &input.Error{Doc: f.doc, Line: f.line, Field: field, ID: "mesh-no-key", Params: input.Params("keyQ", quote(key), "configMap", cm),
-			Msg: fmt.Sprintf("the %s ConfigMap has no %s key", cm, quote(key))}
+		return &input.Error{Doc: f.doc, Line: f.line, Field: field, ID: "mesh-no-key", Params: input.Params("keyQ", quote(key), "configMap", cm)}
 	}
 	switch {
 	case f.mesh.InjectorConfig == "":
@@ -448,9 +443,7 @@ func (in *Install) webhookRevision(s Settings) error {
 	if s.mode() != ModeWebhook || got == "" || got == want {
 		return nil
 	}
-	return &input.Error{Field: "revision", ID: "webhook-revision", Params: input.Params("revisionQ", quote(got), "valuesQ", quote(RevisionName(want))),
-		Msg: fmt.Sprintf("revision %s, but the installation's values name revision %s: in webhook mode the injector is that revision's istiod, which injects as its own revision; set values.revision, or leave the revision out",
-			quote(got), quote(RevisionName(want)))}
+	return &input.Error{Field: "revision", ID: "webhook-revision", Params: input.Params("revisionQ", quote(got), "valuesQ", quote(RevisionName(want)))}
 }
 
 // OptionTakes reports whether adding the install option set ("values.global.proxy.…=…", as a

@@ -316,15 +316,15 @@ func TestOwnMeshPolicy(t *testing.T) {
 	own.InjectorConfig = withTeamLabel(t, def.InjectorConfig)
 	_, err = e.Inject(t.Context(), readFile(t, "testdata/corpus/deployment.yaml"), nil, Settings{Install: InstallOptions{Mesh: own}})
 	ie := asInputError(t, err)
-	if ie.ID != "mesh-templates-changed" || !strings.Contains(ie.Msg, `templates "sidecar" are not`) ||
-		!strings.Contains(ie.Msg, "\n+++ sidecar (yours)\n") || !strings.Contains(ie.Msg, "\n+"+`    team.example.com/injected-by: "custom-{{ .Revision | default "none" }}"`) {
+	if ie.ID != "mesh-templates-changed" || !strings.Contains(ie.Text(), `templates "sidecar" are not`) ||
+		!strings.Contains(ie.Text(), "\n+++ sidecar (yours)\n") || !strings.Contains(ie.Text(), "\n+"+`    team.example.com/injected-by: "custom-{{ .Revision | default "none" }}"`) {
 		t.Fatalf("got %v", err)
 	}
 	// A template of the mesh's own, besides Istio's, is named too; the diff is bounded.
 	own.InjectorConfig = strings.Replace(def.InjectorConfig, "templates:\n", "templates:\n  mine: |\n"+strings.Repeat("    x: y\n", 2000), 1)
 	_, err = e.Inject(t.Context(), readFile(t, "testdata/corpus/deployment.yaml"), nil, Settings{Install: InstallOptions{Mesh: own}})
-	if ie := asInputError(t, err); !strings.Contains(ie.Msg, `templates "mine" are not`) || len(ie.Msg) > maxTemplateDiff+1000 || !strings.HasSuffix(ie.Msg, " more lines\n") {
-		t.Fatalf("got %d bytes: %.300s…%s", len(ie.Msg), ie.Msg, ie.Msg[max(0, len(ie.Msg)-200):])
+	if ie := asInputError(t, err); !strings.Contains(ie.Text(), `templates "mine" are not`) || len(ie.Text()) > maxTemplateDiff+1000 || !strings.HasSuffix(ie.Text(), " more lines\n") {
+		t.Fatalf("got %d bytes: %.300s…%s", len(ie.Text()), ie.Text(), ie.Text()[max(0, len(ie.Text())-200):])
 	}
 	// A mesh of Istio 1.9's shape has sidecar and gateway only (both another release's): those
 	// two are named, not the embedded Istio's templates it never had. Before: "agentgateway",
@@ -341,8 +341,8 @@ func TestOwnMeshPolicy(t *testing.T) {
 	}
 	own.InjectorConfig = string(b)
 	_, err = e.Inject(t.Context(), readFile(t, "testdata/corpus/deployment.yaml"), nil, Settings{Install: InstallOptions{Mesh: own}})
-	if ie := asInputError(t, err); ie.Params["names"] != `"gateway", "sidecar"` || strings.Contains(ie.Msg, "server's rights") {
-		t.Fatalf("a 1.9 mesh: names %q: %.300s", ie.Params["names"], ie.Msg)
+	if ie := asInputError(t, err); ie.Params["names"] != `"gateway", "sidecar"` || strings.Contains(ie.Text(), "server's rights") {
+		t.Fatalf("a 1.9 mesh: names %q: %.300s", ie.Params["names"], ie.Text())
 	}
 	// The refusal is the server's policy; a mesh config Istio rejects is not.
 	if !RefusedByPolicy(err) {
@@ -530,13 +530,13 @@ func TestMeshRevisionsBounded(t *testing.T) {
 				t.Fatalf("ID %q, want %q; %d bytes: %.300s", ie.ID, c.id, len(ie.Error()), ie.Error())
 			}
 			for _, s := range c.says {
-				if !strings.Contains(ie.Msg, s) {
-					t.Errorf("%.300s\ndoes not say %q", ie.Msg, s)
+				if !strings.Contains(ie.Text(), s) {
+					t.Errorf("%.300s\ndoes not say %q", ie.Text(), s)
 				}
 			}
 			for _, s := range c.not {
-				if strings.Contains(ie.Msg, s) {
-					t.Errorf("%.300s\nsays %q", ie.Msg, s)
+				if strings.Contains(ie.Text(), s) {
+					t.Errorf("%.300s\nsays %q", ie.Text(), s)
 				}
 			}
 		})

@@ -149,8 +149,7 @@ func (p InstallPolicy) walk(field, path string, v any) error {
 func (p InstallPolicy) checkKey(field, path, parent, key string) error {
 	switch {
 	case key == "installPackagePath" && !p.AllowServerPaths:
-		return &input.Error{Field: field, ID: "install-package-path", Msg: "installPackagePath names a directory on the server, from which the render would read Istio's charts and profiles; " +
-			"this server renders only the charts compiled into it. Remove the option (the sidecarlab CLI, run on your own machine, accepts it)."}
+		return &input.Error{Field: field, ID: "install-package-path"}
 	case key == "templates" && parent == "sidecarInjectorWebhook", key == "initContainers", strings.Contains(key, "{{"):
 		return p.templateError(field, path)
 	}
@@ -161,14 +160,11 @@ func (p InstallPolicy) templateError(field, path string) error {
 	if p.AllowCustomTemplates {
 		return nil
 	}
-	msg := fmt.Sprintf("%s carries template text (an injection template, or a value Istio's charts run through Helm's tpl). "+
-		"This server runs no templates but Istio's own: a template is code (it can read the environment of the process that runs it, resolve names, "+
-		"and loop or allocate without a bound), so this server refuses install options that add or replace one.", path)
 	hint := ""
 	if p.TemplatesHint != "" {
 		hint = " " + p.TemplatesHint
 	}
-	return &input.Error{Field: field, ID: "template-text", Params: input.Params("path", path, "hint", hint), Msg: msg + hint}
+	return &input.Error{Field: field, ID: "template-text", Params: input.Params("path", path, "hint", hint)}
 }
 
 // checkTemplates refuses an installation whose injection templates are not exactly the ones the
@@ -187,13 +183,11 @@ func (p InstallPolicy) checkTemplates(o InstallOptions, got, builtin map[string]
 	if o.Mesh.InjectorConfig != "" {
 		return p.meshTemplates(got, builtin)
 	}
-	msg := fmt.Sprintf("these options add or change the injection template %q, and this server runs no templates but Istio's own: "+
-		"a template is code (it can read the environment of the process that runs it, resolve names, and loop or allocate without a bound), so this server refuses install options that add or replace one.", name)
 	hint := ""
 	if p.TemplatesHint != "" {
 		hint = " " + p.TemplatesHint
 	}
-	return &input.Error{Field: installField(o, ""), ID: "template-changed", Params: input.Params("nameQ", quote(name), "hint", hint), Msg: msg + hint}
+	return &input.Error{Field: installField(o, ""), ID: "template-changed", Params: input.Params("nameQ", quote(name), "hint", hint)}
 }
 
 // policyRefusals are the input.Error IDs of InstallPolicy's refusals: what this server will not
@@ -247,10 +241,7 @@ func (p InstallPolicy) meshTemplates(got, builtin map[string]string) error {
 	if p.TemplatesHint != "" {
 		hint = " " + p.TemplatesHint
 	}
-	msg := fmt.Sprintf("your mesh's injection templates %s are not the ones Istio %s has, and this server runs no templates but Istio's own: "+
-		"a template is code (it can read the environment of the process that runs it, resolve names, and loop or allocate without a bound), so this server injects only with Istio's own templates "+
-		"(your values and mesh config are used as they are).%s\n%s", list, Version().Istio, hint, d)
-	return &input.Error{Field: "your mesh", ID: "mesh-templates-changed", Params: input.Params("names", list, "istio", Version().Istio, "hint", hint, "diff", d), Msg: msg}
+	return &input.Error{Field: "your mesh", ID: "mesh-templates-changed", Params: input.Params("names", list, "istio", Version().Istio, "hint", hint, "diff", d)}
 }
 
 // mergedKeys is the set of both maps' keys.

@@ -80,11 +80,11 @@ func TestInstallPolicy(t *testing.T) {
 			if c.path {
 				want = "names a directory on the server"
 			}
-			if !strings.Contains(ie.Msg, want) {
-				t.Errorf("message %q does not say %q", ie.Msg, want)
+			if !strings.Contains(ie.Text(), want) {
+				t.Errorf("message %q does not say %q", ie.Text(), want)
 			}
-			if !c.path && !strings.HasSuffix(ie.Msg, "Ask the operator.") {
-				t.Errorf("message %q does not end with the policy's hint", ie.Msg)
+			if !c.path && !strings.HasSuffix(ie.Text(), "Ask the operator.") {
+				t.Errorf("message %q does not end with the policy's hint", ie.Text())
 			}
 			// The CLI's policy lets Istio decide: it renders each of these.
 			if _, err := testEngine(t).Install(t.Context(), c.o); err != nil && strings.Contains(err.Error(), want) {

@@ -18,13 +18,11 @@ var kubeVersionRE = regexp.MustCompile(`^v?1\.(\d{1,2})(\.\d{1,3})?$`)
 func parseKubernetesVersion(v string) (int, error) {
 	m := kubeVersionRE.FindStringSubmatch(v)
 	if m == nil {
-		return 0, &input.Error{Field: "kubernetes version", ID: "kubernetes-version", Params: input.Params("versionQ", quote(v)),
-			Msg: fmt.Sprintf("%q is not a Kubernetes version; want 1.N, e.g. 1.34", v)}
+		return 0, &input.Error{Field: "kubernetes version", ID: "kubernetes-version", Params: input.Params("versionQ", quote(v))}
 	}
 	minor, _ := strconv.Atoi(m[1])
 	if minor < 16 || minor > 60 {
-		return 0, &input.Error{Field: "kubernetes version", ID: "kubernetes-version-range", Params: input.Params("minor", strconv.Itoa(minor)),
-			Msg: fmt.Sprintf("1.%d is out of range; want 1.16 to 1.60", minor)}
+		return 0, &input.Error{Field: "kubernetes version", ID: "kubernetes-version-range", Params: input.Params("minor", strconv.Itoa(minor))}
 	}
 	return minor, nil
 }

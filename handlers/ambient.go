@@ -65,8 +65,7 @@ func nodesParam(v string) (int, error) {
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n == 0 {
-		return 0, &input.Error{Field: "nodes", ID: "ambient-nodes", Params: map[string]string{"max": strconv.Itoa(engine.MaxAmbientNodes)},
-			Msg: "the node count must be a whole number from 1 to " + strconv.Itoa(engine.MaxAmbientNodes)}
+		return 0, &input.Error{Field: "nodes", ID: "ambient-nodes", Params: map[string]string{"max": strconv.Itoa(engine.MaxAmbientNodes)}}
 	}
 	return n, nil
 }

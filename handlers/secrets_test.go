@@ -75,7 +75,7 @@ func TestSecretsSeam(t *testing.T) {
 		t.Error("no steps became some")
 	}
 	err := redactError(&secrets.Error{Doc: 2, Line: 7, ID: "redact-differs", Msg: "this document could not be redacted"})
-	if ie, ok := err.(*input.Error); !ok || ie.Doc != 2 || ie.Line != 7 || ie.Field != "manifest" || ie.ID != "redact-differs" || ie.Msg == "" {
+	if ie, ok := err.(*input.Error); !ok || ie.Doc != 2 || ie.Line != 7 || ie.Field != "manifest" || ie.ID != "redact-differs" || ie.Text() == "" {
 		t.Errorf("redactError: %#v", err)
 	}
 }

@@ -590,8 +590,8 @@ func TestOutputBound(t *testing.T) {
 		t.Fatalf("an answer under the bound: %v, %d bytes", err, len(a.Value))
 	}
 	ie := outputTooLarge(1 << 20)
-	if got := wording.English.InputText(ie); got != ie.Msg || !strings.Contains(got, "1 MiB") {
-		t.Fatalf("the English catalog says\n%q\nthe isolator says\n%q", got, ie.Msg)
+	if got := wording.English.InputText(ie); got != ie.Text() || !strings.Contains(got, "1 MiB") {
+		t.Fatalf("the English catalog says\n%q\nthe isolator says\n%q", got, ie.Text())
 	}
 	if !ie.Lasting {
 		t.Error("an answer over the bound is not lasting: the engine would start a worker for it again on every request")

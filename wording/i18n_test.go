@@ -226,7 +226,7 @@ func TestEverythingInEveryLanguage(t *testing.T) {
 		for _, r := range yamlReasons {
 			e := input.Error{Doc: 1, Line: 13, Field: "manifest", Msg: "yaml: line 2: " + r.reason}
 			got, en := w.Input(&e), English.Input(&e)
-			if got.Summary == en.Summary || got.Details != e.Msg || !strings.Contains(got.Summary, "13") {
+			if got.Summary == en.Summary || got.Details != e.Text() || !strings.Contains(got.Summary, "13") {
 				t.Errorf("%s yaml %q: %+v", lang, r.reason, got)
 			}
 		}

@@ -101,14 +101,12 @@ func (w Words) olderTemplateWords(msg string) string {
 
 // InputText is what e says, in w's language: sidecarlab's own sentence (e.ID, the catalogs'
 // input.<ID>) worded with e.Params, or e.Msg as it is where the text is a parser's, a library's or
-// Istio's. In English it is e.Msg, exactly. A step's error (Params "step") names its step.
+// Istio's. In English it is e.Text(), exactly. A step's error (Params "step") names its step.
 func (w Words) InputText(e *input.Error) string {
 	step, inStep := e.Params["step"]
 	text := e.Msg
 	if e.ID != "" {
 		text = w.loc().TMap("input."+e.ID, e.Params)
-	} else if inStep {
-		text = strings.TrimPrefix(text, "step "+step+": ")
 	}
 	if inStep {
 		text = w.loc().T("input.in-step", "step", step) + text

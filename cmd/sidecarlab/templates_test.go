@@ -78,7 +78,7 @@ func TestServeRefusesTemplates(t *testing.T) {
 	defer e.Close()
 	_, err = e.Inject(t.Context(), []byte(testkit.Deployment), nil, engine.Settings{Install: engine.InstallOptions{Overlay: userTemplate}})
 	var ie *input.Error
-	if !errors.As(err, &ie) || !strings.Contains(ie.Msg, "carries template text") || !strings.Contains(ie.Msg, "--allow-custom-templates=false") {
+	if !errors.As(err, &ie) || !strings.Contains(ie.Text(), "carries template text") || !strings.Contains(ie.Text(), "--allow-custom-templates=false") {
 		t.Fatalf("serve's engine: %v", err)
 	}
 	// The same engine takes plain options.

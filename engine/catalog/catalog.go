@@ -228,7 +228,7 @@ func (c *Catalog) StepBounds(s input.Step) error {
 	// in a key is no reason to refuse it.
 	if errs := kvalidation.IsQualifiedName(strings.ToLower(s.Key)); len(errs) > 0 {
 		return &input.Error{Field: "annotation " + strconv.Quote(s.Key), ID: "annotation-key",
-			Params: input.Params("errors", strings.Join(errs, "; ")), Msg: "not a valid annotation key: " + strings.Join(errs, "; ")}
+			Params: input.Params("errors", strings.Join(errs, "; "))}
 	}
 	if s.Remove {
 		return nil
@@ -311,12 +311,10 @@ const maxQuantityLen = 64
 // characters for the resource annotations Istio parses as quantities.
 func SizeError(key, value string) *input.Error {
 	if len(key)+len(value) > validation.TotalAnnotationSizeLimitB {
-		return &input.Error{ID: "annotation-too-large", Params: input.Params("size", strconv.Itoa(len(value)), "max", strconv.Itoa(validation.TotalAnnotationSizeLimitB)),
-			Msg: fmt.Sprintf("the value is %d bytes; Kubernetes allows at most %d for all annotations together", len(value), validation.TotalAnnotationSizeLimitB)}
+		return &input.Error{ID: "annotation-too-large", Params: input.Params("size", strconv.Itoa(len(value)), "max", strconv.Itoa(validation.TotalAnnotationSizeLimitB))}
 	}
 	if slices.Contains(ResourceAnnotations, key) && len(value) > maxQuantityLen {
-		return &input.Error{ID: "quantity-too-long", Params: input.Params("size", strconv.Itoa(len(value)), "max", strconv.Itoa(maxQuantityLen)),
-			Msg: fmt.Sprintf("a resource quantity of %d characters; at most %d", len(value), maxQuantityLen)}
+		return &input.Error{ID: "quantity-too-long", Params: input.Params("size", strconv.Itoa(len(value)), "max", strconv.Itoa(maxQuantityLen))}
 	}
 	return nil
 }

@@ -85,11 +85,11 @@ func TestValidateValue(t *testing.T) {
 			if !errors.As(err, &ie) {
 				t.Fatalf("got %T %v, want *input.Error", err, err)
 			}
-			if !strings.Contains(ie.Msg, tc.msg) || !strings.Contains(ie.Field, tc.key) {
+			if !strings.Contains(ie.Text(), tc.msg) || !strings.Contains(ie.Field, tc.key) {
 				t.Fatalf("got %v, want a message containing %q naming the key", ie, tc.msg)
 			}
-			if len(ie.Msg) > 3*yamldoc.MaxEcho {
-				t.Fatalf("the message echoes %d bytes", len(ie.Msg))
+			if len(ie.Text()) > 3*yamldoc.MaxEcho {
+				t.Fatalf("the message echoes %d bytes", len(ie.Text()))
 			}
 		})
 	}
@@ -176,8 +176,8 @@ func FuzzValidateValue(f *testing.F) {
 			if !ok {
 				t.Fatalf("%s: %T %v", a.Name, err, err)
 			}
-			if len(ie.Msg) > 3*yamldoc.MaxEcho {
-				t.Fatalf("%s: the message echoes %d bytes", a.Name, len(ie.Msg))
+			if len(ie.Text()) > 3*yamldoc.MaxEcho {
+				t.Fatalf("%s: the message echoes %d bytes", a.Name, len(ie.Text()))
 			}
 		}
 	})

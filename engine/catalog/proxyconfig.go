@@ -135,21 +135,19 @@ func LookupProxyConfigField(name string) (ConfigField, bool) {
 // anew (keys sorted, comments not kept). A field spelt in proto form (concurrency is the same in
 // both; hold_application_until_proxy_starts) is replaced by its JSON form.
 func SetProxyConfigField(current, field, value string) (string, error) {
-	// fail is sidecarlab's sentence id (with its params, pairs) and its English; an empty id
-	// for a library's text.
-	fail := func(id string, kv []string, format string, args ...any) error {
+	// fail is sidecarlab's sentence id with its params (pairs); the catalogs word it.
+	fail := func(id string, kv ...string) error {
 		return &input.Error{Field: "annotation " + strconv.Quote(annotation.ProxyConfig.Name) + " field " + strconv.Quote(field),
-			ID: id, Params: input.Params(kv...), Msg: fmt.Sprintf(format, args...)}
+			ID: id, Params: input.Params(kv...)}
 	}
 	f, ok := LookupProxyConfigField(field)
 	if !ok {
-		return "", fail("proxyconfig-no-field", []string{"fieldQ", strconv.Quote(field)}, "ProxyConfig has no field %s", strconv.Quote(field))
+		return "", fail("proxyconfig-no-field", "fieldQ", strconv.Quote(field))
 	}
 	m := map[string]any{}
 	if strings.TrimSpace(current) != "" {
 		if err := yaml.Unmarshal([]byte(current), &m); err != nil {
-			return "", fail("proxyconfig-not-map", []string{"annotation", annotation.ProxyConfig.Name, "error", fmt.Sprint(err)},
-				"the current value of %s is not a YAML map (%v); edit it in its text box", annotation.ProxyConfig.Name, err)
+			return "", fail("proxyconfig-not-map", "annotation", annotation.ProxyConfig.Name, "error", fmt.Sprint(err))
 		}
 		if m == nil {
 			m = map[string]any{}
@@ -160,35 +158,34 @@ func SetProxyConfigField(current, field, value string) (string, error) {
 	switch f.Kind {
 	case KindBool:
 		if value != "true" && value != "false" {
-			return "", fail("proxyconfig-not-bool", []string{"valueQ", strconv.Quote(value)}, "%q is not a boolean; use true or false", value)
+			return "", fail("proxyconfig-not-bool", "valueQ", strconv.Quote(value))
 		}
 		v = value == "true"
 	case KindInteger:
 		n, err := strconv.ParseInt(value, 10, 64)
 		if err != nil {
-			return "", fail("proxyconfig-not-integer", []string{"valueQ", strconv.Quote(value)}, "%q is not a whole number", value)
+			return "", fail("proxyconfig-not-integer", "valueQ", strconv.Quote(value))
 		}
 		v = n
 	case KindNumber:
 		n, err := strconv.ParseFloat(value, 64)
 		if err != nil {
-			return "", fail("proxyconfig-not-number", []string{"valueQ", strconv.Quote(value)}, "%q is not a number", value)
+			return "", fail("proxyconfig-not-number", "valueQ", strconv.Quote(value))
 		}
 		v = n
 	case KindDuration:
 		if _, err := time.ParseDuration(value); err != nil {
-			return "", fail("proxyconfig-not-duration", []string{"valueQ", strconv.Quote(value)}, "%q is not a duration; write it like 30s, 1m or 500ms", value)
+			return "", fail("proxyconfig-not-duration", "valueQ", strconv.Quote(value))
 		}
 		v = value
 	case KindEnum:
 		if !slices.Contains(f.Enum, value) {
-			return "", fail("proxyconfig-not-enum", []string{"valueQ", strconv.Quote(value), "values", strings.Join(f.Enum, ", ")},
-				"%q is not one of %s", value, strings.Join(f.Enum, ", "))
+			return "", fail("proxyconfig-not-enum", "valueQ", strconv.Quote(value), "values", strings.Join(f.Enum, ", "))
 		}
 		v = value
 	case KindYAML:
 		if err := yaml.Unmarshal([]byte(value), &v); err != nil {
-			return "", fail("proxyconfig-not-yaml", []string{"error", fmt.Sprint(err)}, "not valid YAML: %v", err)
+			return "", fail("proxyconfig-not-yaml", "error", fmt.Sprint(err))
 		}
 	default:
 		v = value
@@ -200,7 +197,7 @@ func SetProxyConfigField(current, field, value string) (string, error) {
 	m[f.Name] = v
 	b, err := yaml.Marshal(m)
 	if err != nil {
-		return "", fail("", nil, "%v", err)
+		return "", err
 	}
 	return strings.TrimSuffix(string(b), "\n"), nil
 }

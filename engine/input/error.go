@@ -1,12 +1,15 @@
 // Package input holds the leaf types every side of sidecarlab shares about what a person gives
 // it: a Step (one annotation change) and an Error (a problem with the input, pointing at its
-// document, line and field). It imports nothing of sidecarlab's, so the engine, its feature
-// packages, the CLI and the handlers all can.
+// document, line and field). Of sidecarlab's it imports only the message catalogs (i18n), which
+// word an Error's English, so the engine, its feature packages, the CLI and the handlers all can.
 package input
 
 import (
+	"encoding/json"
 	"errors"
-	"fmt"
+	"strings"
+
+	"github.com/sidecarlab/sidecarlab/i18n"
 )
 
 // Error is a problem with what the user gave us: a manifest that does not parse, an
@@ -23,11 +26,12 @@ type Error struct {
 	Column int `json:"column,omitempty"`
 	// Field names what was wrong: an annotation key, an install option, "manifest".
 	Field string `json:"field,omitempty"`
-	// Msg is the explanation; where Istio produced the error, it is Istio's own message.
+	// Msg is someone else's explanation, as they wrote it (a parser's, a library's, Istio's),
+	// shown as it is in every language; empty when ID names the sentence. Its JSON ("message")
+	// is Text: the English of either.
 	Msg string `json:"message"`
-	// ID names sidecarlab's own sentence (the catalogs' input.<ID>), worded with Params; Msg is
-	// then its English, exactly. Empty when Msg is someone else's text (a parser's, Istio's),
-	// which is shown as it is in every language.
+	// ID names sidecarlab's own sentence (the catalogs' input.<ID>), worded with Params; empty
+	// when Msg is someone else's text.
 	ID string `json:"-"`
 	// Params are the values the sentence names, as text; a name ending in Q is the value
 	// already quoted ("like this").
@@ -54,25 +58,45 @@ func Params(kv ...string) map[string]string {
 	return m
 }
 
+// Text is what the error says, in English: the English catalog's sentence input.<ID> worded with
+// Params, or Msg where the text is someone else's; a step's error (Params "step") names its step.
+// The edges word it in the reader's language from the same id and parameters (package wording).
+func (e *Error) Text() string {
+	en := i18n.For(i18n.Default)
+	text := e.Msg
+	if e.ID != "" {
+		text = en.TMap("input."+e.ID, e.Params)
+	}
+	if step, ok := e.Params["step"]; ok {
+		text = en.T("input.in-step", "step", step) + text
+	}
+	return text
+}
+
+// Error is Text in English after where the error is (document, line, field; each only when
+// known), as the catalogs place it.
 func (e *Error) Error() string {
-	s := ""
+	en := i18n.For(i18n.Default)
+	var where []string
 	if e.Doc > 0 {
-		s = fmt.Sprintf("document %d", e.Doc)
+		where = append(where, en.T("wording.where.doc", "doc", e.Doc))
 	}
 	if e.Line > 0 {
-		if s != "" {
-			s += ", "
-		}
-		s += fmt.Sprintf("line %d", e.Line)
+		where = append(where, en.T("wording.where.line", "line", e.Line))
 	}
 	if e.Field != "" {
-		if s != "" {
-			s += ", "
-		}
-		s += e.Field
+		where = append(where, e.Field)
 	}
-	if s == "" {
-		return e.Msg
+	if len(where) == 0 {
+		return e.Text()
 	}
-	return s + ": " + e.Msg
+	return en.T("wording.where.at", "where", strings.Join(where, en.T("wording.where.sep")), "what", e.Text())
+}
+
+// MarshalJSON writes the error with its message in English (Text).
+func (e *Error) MarshalJSON() ([]byte, error) {
+	type plain Error
+	p := plain(*e)
+	p.Msg = e.Text()
+	return json.Marshal(p)
 }

@@ -1,7 +1,6 @@
 package input
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -48,8 +47,7 @@ func ParseStep(s string) (Step, error) {
 	}
 	k, v, ok := strings.Cut(s, "=")
 	if !ok || strings.TrimSpace(k) == "" {
-		return Step{}, &Error{Field: "annotation", ID: "step-format", Params: Params("stepQ", strconv.Quote(s)),
-			Msg: fmt.Sprintf("%q: want KEY=VALUE (or -KEY to remove)", s)}
+		return Step{}, &Error{Field: "annotation", ID: "step-format", Params: Params("stepQ", strconv.Quote(s))}
 	}
 	return Step{Key: strings.TrimSpace(k), Value: v}, nil
 }

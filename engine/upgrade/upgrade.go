@@ -86,7 +86,7 @@ var NotCarriedByDefault = []string{"global.hub", "global.tag"}
 // carry (nil: all but NotCarriedByDefault), and the mesh config without its unknown fields.
 func NewPlan(ctx context.Context, e Engine, old engine.InstallOptions, carry func(path string) bool) (*Plan, error) {
 	if old.Mesh.IsZero() {
-		return nil, &input.Error{Field: "your mesh", ID: "upgrade-no-mesh", Msg: "an upgrade preview needs your mesh's configuration (its ConfigMaps)"}
+		return nil, &input.Error{Field: "your mesh", ID: "upgrade-no-mesh"}
 	}
 	if carry == nil {
 		carry = func(path string) bool { return !slices.Contains(NotCarriedByDefault, path) }
@@ -100,7 +100,7 @@ func NewPlan(ctx context.Context, e Engine, old engine.InstallOptions, carry fun
 		// YAML, as Istio reads the values (NewValuesConfig): a real mesh's values are JSON with
 		// a bare word here and there (kubeflow's 1.23: "type": RuntimeDefault), which Istio takes.
 		if err := yaml.Unmarshal([]byte(old.Mesh.Values), &yours); err != nil {
-			return nil, &input.Error{Field: "your mesh", ID: "injector-values", Params: map[string]string{"error": err.Error()}, Msg: "injector values: " + err.Error()}
+			return nil, &input.Error{Field: "your mesh", ID: "injector-values", Params: map[string]string{"error": err.Error()}}
 		}
 	}
 	if err := json.Unmarshal([]byte(def.Values), &defaults); err != nil {
@@ -137,7 +137,7 @@ func NewPlan(ctx context.Context, e Engine, old engine.InstallOptions, carry fun
 	if strings.TrimSpace(old.Mesh.MeshConfig) != "" {
 		var m map[string]any
 		if err := yaml.Unmarshal([]byte(old.Mesh.MeshConfig), &m); err != nil {
-			return nil, &input.Error{Field: "your mesh", ID: "mesh-config", Params: map[string]string{"error": err.Error()}, Msg: "mesh config: " + err.Error()}
+			return nil, &input.Error{Field: "your mesh", ID: "mesh-config", Params: map[string]string{"error": err.Error()}}
 		}
 		meshSchema := (&meshconfig.MeshConfig{}).ProtoReflect().Descriptor()
 		for _, p := range unknownPaths(meshSchema, m, nil) {

@@ -1,0 +1,211 @@
+package wording
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// sentenceRoots are the packages that return ids and parameters, never sentences
+// (docs/architecture.md): every sentence a person reads is made here or in the catalogs.
+var sentenceRoots = []string{"../engine", "../admission", "../clustermesh", "../report"}
+
+// sentenceLike is a literal that reads as English prose: three words in a row.
+var sentenceLike = regexp.MustCompile(`[A-Za-z][A-Za-z']* [A-Za-z][A-Za-z']* [A-Za-z][A-Za-z']*`)
+
+// passedThrough are texts of others that the packages hold as they are, to pass on or to match:
+// a file whose every literal is theirs (text empty), or one literal of a file. Each says whose.
+var passedThrough = []struct{ file, text, why string }{
+	{"engine/catalog/proxyconfig_docs.go", "", "ProxyConfig's field docs, generated from Istio's proxy.proto"},
+	{"engine/yamldoc/errline.go", "", "go-yaml's and apimachinery's error messages, matched to find the line they name"},
+	{"engine/internal/protodoc/protodoc.go", "", "a build-time generator: the Go comments it writes into proxyconfig_docs.go, and its own failures"},
+	{"engine/internal/protodoc/gen/main.go", "the Go file to write", "the generator's flag help, a build tool's"},
+	{"engine/ambient/annotations.go", "For ambient pods, this is all the logic we need to run", "a comment of Istio's code, quoted as the row's evidence"},
+	{"engine/ambient/annotations.go", "Handle healthcheck probes from the host node", "a comment of Istio's code, quoted as the row's evidence"},
+	{"engine/catalog/catalog.go", "invalid value '%s' for annotation '%s': %s", "Istio's message for a refused annotation value, as istioctl prints it"},
+	{"engine/diff/unified.go", "\\ No newline at end of file\n", "GNU diff's marker, which patch reads"},
+	{"engine/inject.go", "===> Skipping injection because ", "the prefix of Istio's log line for a skipped pod, matched"},
+	{"engine/modes.go", "Skipping due to policy check", "Istio's webhook's reason for a skipped pod"},
+	{"engine/pod.go", "spec.template is required value", "Istio's own error for a workload without a pod template"},
+	{"engine/yamldoc/yamldoc.go", "invalid Yaml document separator: %s", "Kubernetes' YAML reader's error, which istioctl prints"},
+	{"admission/admission.go", "the namespace from the provided object %q does not match the namespace %q. You must pass '--namespace=%s' to perform this operation.", "kubectl's error for a namespace that differs from the request's"},
+	{"admission/pod.go", "no matches for kind %q in version %q", "apimachinery's error for a kind the API server does not serve"},
+}
+
+// notYetWorded are our own sentences still built in these packages: the rest of issue 44's
+// "words at the edge", each to become an id and parameters. The list only shrinks: a sentence
+// not on it fails the test, and so does an entry that is no longer there.
+var notYetWorded = []struct{ file, text string }{
+	{"engine/ambient/enrolment.go", "failed to parse ambient enablement selector: %v"},
+	{"engine/ambient/enrolment.go", "ambient enrolment: Istio says joins=%t, the rules say %q"},
+	{"engine/authz.go", "istio's ambient policy conversion did not sync"},
+	{"engine/authz.go", "ztunnel does not support HTTP attributes (found: "},
+	{"engine/diff/change.go", "↕ %s: moved from position %d to %d"},
+	{"engine/diff/change.go", "(%d bytes, too large or too deeply nested to show here)"},
+	{"engine/documents.go", "Istio does not inject this kind"},
+	{"engine/engine.go", "ENABLE_NATIVE_SIDECARS is set in the environment; unset it and choose the native/classic mode per request"},
+	{"engine/engine.go", "render default installation: %w"},
+	{"engine/inject.go", "istio's injector failed on this document: %v"},
+	{"engine/install.go", "the installation's MutatingWebhookConfiguration: %w"},
+	{"engine/install.go", "the rendered ztunnel DaemonSet: %w"},
+	{"engine/install.go", "the rendered ztunnel DaemonSet %s has no istio-proxy container"},
+	{"engine/isolate.go", "isolated injection: %d answers for %d documents"},
+	{"engine/isolate.go", "reading the injector's output: %v"},
+	{"engine/pod.go", "cannot find the pod template of %T"},
+	{"engine/policy.go", "… %d more lines\n"},
+	{"engine/secrets/gitleaks.go", "gitleaks' default rules do not read: "},
+	{"engine/secrets/gitleaks.go", "gitleaks' default rules do not load: "},
+	{"engine/secrets/redact.go", "this document could not be redacted: "},
+	{"engine/secrets/redact.go", "this document could not be redacted: written again, it reads differently"},
+	{"engine/secrets/redact.go", "the redacted document does not parse"},
+	{"engine/secrets/redact.go", "the redacted document differs"},
+	{"engine/secrets/redact.go", "a comment keeps a secret"},
+	{"engine/secrets/redact.go", "a redaction outside its line"},
+	{"admission/labelfix.go", "no pod template has the annotation sidecar.istio.io/inject: \"true\" without the label"},
+	{"admission/pod.go", "%s is not a kind that makes Pods"},
+	{"admission/pod.go", "%s %s: sidecarlab does not know how its controller makes Pods"},
+	{"admission/pod.go", "the ReplicationController has no pod template"},
+	{"admission/pod.go", "%s: sidecarlab does not know how its controller makes Pods"},
+	{"admission/webhook.go", "Istio's webhook answered %d: %s"},
+	{"admission/webhook.go", "Istio's webhook answer: %w"},
+	{"admission/webhook.go", "Istio's webhook gave no response"},
+	{"admission/webhook.go", "Istio's webhook patch: %w"},
+	{"admission/webhook.go", "applying Istio's webhook patch: %w"},
+	{"clustermesh/clustermesh.go", "could not connect to the API server (connection refused)"},
+	{"clustermesh/clustermesh.go", "could not reach the API server"},
+	{"clustermesh/clustermesh.go", "reading the cluster: %s %s: %v"},
+	{"clustermesh/clustermesh.go", "reading the cluster: no MutatingWebhookConfiguration of revision %q (labelled %s=%s)"},
+	{"clustermesh/clustermesh.go", "reading the cluster: the ConfigMaps of revision %q: %w"},
+	{"clustermesh/clustermesh.go", "reading the cluster: no revision or revision tag %q; the cluster's Istio webhooks are of revisions %s"},
+	{"clustermesh/clustermesh.go", "reading the cluster: no Istio webhook selects the namespace's Pods and there is no default revision; name one with --revision"},
+	{"report/batch.go", "batch JSON has every field: columns are for CSV and Markdown"},
+	{"report/batch.go", "unknown batch format %q"},
+	{"report/batch.go", "batch column %q is not one of %q, or comes twice"},
+	{"report/batch.go", "not a sidecarlab batch CSV (no header)"},
+	{"report/batch.go", "not a sidecarlab batch CSV (unexpected header %q)"},
+}
+
+// literal is a string literal of a file, as its file (relative to the repository) and text.
+type literal struct{ file, text string }
+
+// sentenceLiterals are the literals of the Go files under roots (tests and testdata aside) that
+// read as sentences, in file order; struct tags and import paths are not literals of prose.
+func sentenceLiterals(t *testing.T, roots []string) []literal {
+	t.Helper()
+	var out []literal
+	for _, root := range roots {
+		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() && d.Name() == "testdata" {
+				return cmpSkip(err, d)
+			}
+			if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+				return nil
+			}
+			fset := token.NewFileSet()
+			f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+			if err != nil {
+				return err
+			}
+			rel := filepath.ToSlash(strings.TrimPrefix(path, "../"))
+			ast.Inspect(f, func(n ast.Node) bool {
+				switch n := n.(type) {
+				case *ast.ImportSpec:
+					return false
+				case *ast.Field:
+					if n.Tag != nil {
+						n.Tag = nil
+					}
+				case *ast.BasicLit:
+					if s, err := strconv.Unquote(n.Value); err == nil && n.Kind == token.STRING && sentenceLike.MatchString(s) {
+						out = append(out, literal{rel, s})
+					}
+				}
+				return true
+			})
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// cmpSkip is WalkDir's answer for an error or a testdata directory.
+func cmpSkip(err error, d fs.DirEntry) error {
+	if err != nil {
+		return err
+	}
+	return filepath.SkipDir
+}
+
+// unworded are the sentences of lits that are neither someone else's text (passed) nor on the
+// list still to be worded (pending), and the pending entries no literal matches any more.
+func unworded(lits []literal, passed []struct{ file, text, why string }, pending []struct{ file, text string }) (built, gone []string) {
+	used := make([]bool, len(pending))
+	for _, l := range lits {
+		if slices.ContainsFunc(passed, func(p struct{ file, text, why string }) bool {
+			return p.file == l.file && (p.text == "" || p.text == l.text)
+		}) {
+			continue
+		}
+		if i := slices.IndexFunc(pending, func(p struct{ file, text string }) bool { return p.file == l.file && p.text == l.text }); i >= 0 {
+			used[i] = true
+			continue
+		}
+		built = append(built, l.file+": "+strconv.Quote(l.text))
+	}
+	for i, p := range pending {
+		if !used[i] {
+			gone = append(gone, p.file+": "+strconv.Quote(p.text))
+		}
+	}
+	return built, gone
+}
+
+// TestNoSentencesBelowTheEdge: engine, admission, clustermesh and report build no English
+// sentence — a literal that reads as one is someone else's text passed through (passedThrough,
+// each saying whose) or on the shrinking list of ours still to be worded (notYetWorded).
+func TestNoSentencesBelowTheEdge(t *testing.T) {
+	lits := sentenceLiterals(t, sentenceRoots)
+	if len(lits) < len(passedThrough) {
+		t.Fatalf("the scan found %d sentences; it reads no files", len(lits))
+	}
+	built, gone := unworded(lits, passedThrough, notYetWorded)
+	for _, b := range built {
+		t.Errorf("an English sentence built below the edge (word it in package wording from an id and parameters): %s", b)
+	}
+	for _, g := range gone {
+		t.Errorf("no longer in the code; take it off notYetWorded: %s", g)
+	}
+	for _, p := range passedThrough {
+		if p.why == "" {
+			t.Errorf("%s: an entry of passedThrough says not whose text it is", p.file)
+		}
+	}
+}
+
+// TestUnwordedTrips: the check finds a sentence of ours, passes one of someone else's and one
+// on the list, and finds a list entry that is gone; a literal of three words is a sentence, a
+// key, a path or two words are not.
+func TestUnwordedTrips(t *testing.T) {
+	lits := []literal{{"engine/x.go", "the value is too large"}, {"engine/y.go", "Istio says so here"}, {"engine/z.go", "still to be worded"}}
+	passed := []struct{ file, text, why string }{{"engine/y.go", "Istio says so here", "Istio's"}}
+	pending := []struct{ file, text string }{{"engine/z.go", "still to be worded"}, {"engine/z.go", "gone from the code"}}
+	built, gone := unworded(lits, passed, pending)
+	if !slices.Equal(built, []string{`engine/x.go: "the value is too large"`}) || !slices.Equal(gone, []string{`engine/z.go: "gone from the code"`}) {
+		t.Fatalf("built %q, gone %q", built, gone)
+	}
+	for s, want := range map[string]bool{"a three word": true, "sidecar.istio.io/inject": false, "spec.template.spec": false, "two words": false, "%d of %d": false} {
+		if got := sentenceLike.MatchString(s); got != want {
+			t.Errorf("%q: sentence %v, want %v", s, got, want)
+		}
+	}
+}

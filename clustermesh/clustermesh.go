@@ -7,11 +7,11 @@ package clustermesh
 import (
 	"context"
 	"errors"
-	"fmt"
 	"maps"
 	"net"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -28,6 +28,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/admission"
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/i18n"
 )
 
 // Istio's names, as its charts write them.
@@ -61,6 +62,27 @@ type Mesh struct {
 	KubernetesVersion string
 }
 
+// Error is a read of the cluster that did not find what was asked, or found it unusable. ID
+// names the sentence (the catalogs' wording.cluster.<ID>), worded with Params; Err is the
+// cause, when there is one (the ConfigMaps' own error).
+type Error struct {
+	ID     string
+	Params map[string]string
+	Err    error
+}
+
+// Error is the failure in English, as the catalogs word it (package wording words it in the
+// reader's language).
+func (e *Error) Error() string {
+	text := i18n.For(i18n.Default).TMap("wording.cluster."+e.ID, e.Params)
+	if e.Err != nil {
+		text += ": " + e.Err.Error()
+	}
+	return text
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
 // Refused is a read that failed: the API server refused it (a missing permission, or a missing
 // object), or never answered it (Unreachable). Which request, and the error.
 type Refused struct {
@@ -68,24 +90,38 @@ type Refused struct {
 	Err                             error
 }
 
-func (e *Refused) Error() string {
-	what := e.Verb + " " + e.Resource
-	if e.Name != "" {
-		what += " " + e.Name
-	}
-	if e.Namespace != "" {
-		what += " in namespace " + e.Namespace
-	}
-	why := "was refused"
+// Reason names why the read failed (the catalogs' wording.cluster.<Reason>): "not-found",
+// "connection-refused", "unreachable" or "refused".
+func (e *Refused) Reason() string {
 	switch {
 	case e.NotFound():
-		why = "found nothing"
+		return "not-found"
 	case e.ConnectionRefused():
-		why = "could not connect to the API server (connection refused)"
+		return "connection-refused"
 	case e.Unreachable():
-		why = "could not reach the API server"
+		return "unreachable"
 	}
-	return fmt.Sprintf("reading the cluster: %s %s: %v", what, why, e.Err)
+	return "refused"
+}
+
+// Request is the request as kubectl names it: verb, resource and name ("get configmaps istio").
+func (e *Refused) Request() string {
+	return strings.TrimSpace(e.Verb + " " + e.Resource + " " + e.Name)
+}
+
+// Error is the failure in English, as the catalogs word it (package wording words it in the
+// reader's language).
+func (e *Refused) Error() string {
+	return i18n.For(i18n.Default).T(e.MessageID(), "Request", e.Request(), "Namespace", e.Namespace, "Error", e.Err.Error())
+}
+
+// MessageID is the catalogs' sentence for the failure: wording.cluster.<Reason>, with "-in" for
+// a request in a namespace.
+func (e *Refused) MessageID() string {
+	if e.Namespace != "" {
+		return "wording.cluster." + e.Reason() + "-in"
+	}
+	return "wording.cluster." + e.Reason()
 }
 
 func (e *Refused) Unwrap() error { return e.Err }
@@ -170,7 +206,7 @@ func (r Reader) Read(ctx context.Context, namespace, revision string) (*Mesh, er
 		webhooks = append(webhooks, string(b))
 	}
 	if len(webhooks) == 0 {
-		return nil, fmt.Errorf("reading the cluster: no MutatingWebhookConfiguration of revision %q (labelled %s=%s)", engine.RevisionName(rev), revLabel, engine.RevisionName(rev))
+		return nil, &Error{ID: "no-webhooks", Params: map[string]string{"Revision": strconv.Quote(engine.RevisionName(rev)), "Label": revLabel + "=" + engine.RevisionName(rev)}}
 	}
 	m.Own.Webhooks = strings.Join(webhooks, "---\n")
 	suffix := ""
@@ -194,7 +230,7 @@ func (r Reader) Read(ctx context.Context, namespace, revision string) (*Mesh, er
 	}
 	read, err := engine.ParseMeshConfigMaps([]byte(cms.String()))
 	if err != nil {
-		return nil, fmt.Errorf("reading the cluster: the ConfigMaps of revision %q: %w", engine.RevisionName(rev), err)
+		return nil, &Error{ID: "configmaps", Params: map[string]string{"Revision": strconv.Quote(engine.RevisionName(rev))}, Err: err}
 	}
 	m.Own.InjectorConfig, m.Own.Values, m.Own.MeshConfig, m.Own.Istio = read.Mesh.InjectorConfig, read.Mesh.Values, read.Mesh.MeshConfig, read.Mesh.Istio
 	return m, nil
@@ -229,7 +265,7 @@ func chooseRevision(configs []admissionregistrationv1.MutatingWebhookConfigurati
 		if revisions[named] || (named == "default" && revisions[""]) {
 			return engine.RevisionOf(named), Choice{By: "revision", Revision: named}, nil
 		}
-		return "", Choice{}, fmt.Errorf("reading the cluster: no revision or revision tag %q; the cluster's Istio webhooks are of revisions %s", named, strings.Join(known, ", "))
+		return "", Choice{}, &Error{ID: "unknown-revision", Params: map[string]string{"Named": strconv.Quote(named), "Known": strings.Join(known, ", ")}}
 	}
 	for _, c := range configs {
 		for _, w := range c.Webhooks {
@@ -242,7 +278,7 @@ func chooseRevision(configs []admissionregistrationv1.MutatingWebhookConfigurati
 	if revisions["default"] {
 		return "", Choice{By: "default"}, nil
 	}
-	return "", Choice{}, errors.New("reading the cluster: no Istio webhook selects the namespace's Pods and there is no default revision; name one with --revision")
+	return "", Choice{}, &Error{ID: "no-default"}
 }
 
 // selects reports whether a webhook's selector takes an object with these labels, as the API

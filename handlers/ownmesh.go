@@ -16,6 +16,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/web"
+	"github.com/sidecarlab/sidecarlab/wording"
 )
 
 // meshField is the hidden field that carries a state's own mesh through the form: its
@@ -153,9 +154,9 @@ func (s *server) clusterError(ctx context.Context, err error) error {
 		s.log.WarnContext(ctx, "reading the cluster", "err", err)
 		return httpError{status: http.StatusBadGateway, retryAfter: "30", id: unreachableID(refused)}
 	case errors.As(err, &refused) && !refused.NotFound():
-		return httpError{status: http.StatusBadGateway, id: "errors.cluster.refused", args: []any{"Err", err.Error()}}
+		return httpError{status: http.StatusBadGateway, id: "errors.cluster.refused", args: []any{"Err", wording.For(ctx).ClusterError(err)}}
 	default:
-		return httpError{status: http.StatusUnprocessableEntity, id: "errors.cluster.unusable", args: []any{"Err", err.Error()}}
+		return httpError{status: http.StatusUnprocessableEntity, id: "errors.cluster.unusable", args: []any{"Err", wording.For(ctx).ClusterError(err)}}
 	}
 }
 
@@ -216,7 +217,7 @@ func (s *server) clusterChoices(ctx context.Context, l *i18n.Localizer) *web.Clu
 		if errors.As(err, &refused) && refused.Unreachable() {
 			return &web.ClusterChoices{Error: l.T(unreachableID(refused))}
 		}
-		return &web.ClusterChoices{Error: l.T("page.cluster.error", "Err", err.Error())}
+		return &web.ClusterChoices{Error: l.T("page.cluster.error", "Err", wording.In(l).ClusterError(err))}
 	}
 	c := &web.ClusterChoices{More: cat.More, Count: len(cat.Namespaces)}
 	for _, r := range cat.Revisions {

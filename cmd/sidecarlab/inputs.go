@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/sidecarlab/sidecarlab/clustermesh"
 	"github.com/sidecarlab/sidecarlab/engine/input"
 	"github.com/sidecarlab/sidecarlab/engine/yamldoc"
 	"github.com/sidecarlab/sidecarlab/i18n"
@@ -216,6 +217,8 @@ func (c *cli) localize(err error) error {
 	switch err.(type) {
 	case *fileError, *input.Error:
 		return &localizedError{err: err, text: c.errText(err)}
+	case *clustermesh.Error, *clustermesh.Refused:
+		return &localizedError{err: err, text: c.words().ClusterError(err)}
 	}
 	return err
 }

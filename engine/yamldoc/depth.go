@@ -12,9 +12,14 @@ package yamldoc
 // without).
 func DepthBound(doc []byte) (bound int, aliases bool) {
 	var (
-		levels    []level // the open block levels, by column
-		flow      int     // open flow collections
-		blockText = -1    // inside a block scalar: the column its parent line started at
+		levels []level // the open block levels, by column
+		flow   int     // open flow collections
+		// seqs says, for each open flow collection, whether it is a sequence, and pairs whether
+		// that sequence's current entry is a single-pair mapping ("[k: v]" and "[? k]" nest a
+		// mapping in the sequence, "{k: v}" does not); paired counts the open ones.
+		seqs, pairs []bool
+		paired      int
+		blockText   = -1 // inside a block scalar: the column its parent line started at
 		// scalarCol is the column of the block line that ended inside a plain scalar (a more
 		// indented line after it continues the scalar), or -1.
 		scalarCol = -1
@@ -110,6 +115,17 @@ func DepthBound(doc []byte) (bound int, aliases bool) {
 				if nest > 0 && flow == 0 {
 					nest++
 				}
+				if flow > 0 && openPair(seqs, pairs) {
+					paired++
+					depth = max(depth, block+nest+flow+paired)
+				}
+				continue
+			case c == '?' && token && flow > 0:
+				if openPair(seqs, pairs) {
+					paired++
+					depth = max(depth, block+nest+flow+paired)
+				}
+				plain, token = false, true
 				continue
 			case flow > 0 && isFlowIndicator(c):
 				plain = false
@@ -119,14 +135,23 @@ func DepthBound(doc []byte) (bound int, aliases bool) {
 			switch c {
 			case '[', '{':
 				flow++
-				depth = max(depth, block+nest+flow)
+				seqs, pairs = append(seqs, c == '['), append(pairs, false)
+				depth = max(depth, block+nest+flow+paired)
 				token = true
 			case ']', '}':
 				if flow > 0 {
 					flow--
+					if pairs[flow] {
+						paired--
+					}
+					seqs, pairs = seqs[:flow], pairs[:flow]
 				}
 				token = false
 			case ',':
+				if flow > 0 && pairs[flow-1] {
+					pairs[flow-1] = false
+					paired--
+				}
 				token = true
 			case '"', '\'':
 				if token {
@@ -170,9 +195,20 @@ func DepthBound(doc []byte) (bound int, aliases bool) {
 		if flow == 0 && plain {
 			scalarCol = keyCol
 		}
-		bound = max(bound, depth+flow)
+		bound = max(bound, depth+flow+paired)
 	}
 	return bound, aliases
+}
+
+// openPair marks the innermost open flow collection's entry as a single-pair mapping when the
+// collection is a sequence whose entry is not one yet, and says whether it did.
+func openPair(seqs, pairs []bool) bool {
+	n := len(seqs)
+	if n == 0 || !seqs[n-1] || pairs[n-1] {
+		return false
+	}
+	pairs[n-1] = true
+	return true
 }
 
 // lineEnd is where the line starting at start ends, and where the next one starts: a line

@@ -57,6 +57,11 @@ func TestDepthBound(t *testing.T) {
 		{"- - - - [1]\n", 0, false},
 		{"? [a, [b]]\n: [c]\n", 0, false},
 		{"{\"a\":{\"b\":[{\"c\":[1]}]}}\n", 0, false},
+		// A key in a flow sequence nests a single-pair mapping in it (FuzzDepthBound); a flow
+		// mapping's keys do not, so a line of JSON with many keys stays close.
+		{"0: [0: [?0]]\n", 7, false},
+		{"a: [b: [c: [d]], e: f]\n", 9, false},
+		{`{"a": 1, "b": 2, "c": 3, "d": 4, "e": 5, "f": [1, 2], "g": {"h": [3]}}` + "\n", 5, false},
 	}
 	for _, c := range cases {
 		checkBound(t, c.doc)

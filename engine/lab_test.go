@@ -8,6 +8,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/engine/diff"
 	"github.com/sidecarlab/sidecarlab/engine/input"
+	"github.com/sidecarlab/sidecarlab/i18n"
 )
 
 // labRows are the lab's annotation table: one annotation each, applied to lab-base.yaml. Each
@@ -119,7 +120,7 @@ func TestLabTable(t *testing.T) {
 				if c.Cause != row.step.String() {
 					t.Errorf("change %s attributed to %q, want %q", c.Path, c.Cause, row.step)
 				}
-				lines = append(lines, c.String())
+				lines = append(lines, c.Line(i18n.For(i18n.Default).T))
 			}
 			text := strings.Join(lines, "\n") + "\n"
 			for _, f := range row.facts {
@@ -130,7 +131,7 @@ func TestLabTable(t *testing.T) {
 			for _, p := range row.absent {
 				for _, c := range changesOf(t, last) {
 					if strings.HasPrefix(c.Path, p) {
-						t.Errorf("unexpected change %s", c)
+						t.Errorf("unexpected change %s", c.Line(i18n.For(i18n.Default).T))
 					}
 				}
 			}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/engine/diff"
 	"github.com/sidecarlab/sidecarlab/engine/input"
+	"github.com/sidecarlab/sidecarlab/i18n"
 )
 
 var eightSteps = []input.Step{
@@ -56,7 +57,7 @@ func TestTimeline(t *testing.T) {
 func changeText(t testing.TB, r *StepResult) string {
 	var b strings.Builder
 	for _, c := range changesOf(t, r) {
-		b.WriteString(c.String())
+		b.WriteString(c.Line(i18n.For(i18n.Default).T))
 		b.WriteByte('\n')
 	}
 	return b.String()

@@ -47,8 +47,6 @@ var notYetWorded = []struct{ file, text string }{
 	{"engine/ambient/enrolment.go", "ambient enrolment: Istio says joins=%t, the rules say %q"},
 	{"engine/authz.go", "istio's ambient policy conversion did not sync"},
 	{"engine/authz.go", "ztunnel does not support HTTP attributes (found: "},
-	{"engine/diff/change.go", "↕ %s: moved from position %d to %d"},
-	{"engine/diff/change.go", "(%d bytes, too large or too deeply nested to show here)"},
 	{"engine/documents.go", "Istio does not inject this kind"},
 	{"engine/engine.go", "ENABLE_NATIVE_SIDECARS is set in the environment; unset it and choose the native/classic mode per request"},
 	{"engine/engine.go", "render default installation: %w"},

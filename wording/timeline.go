@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/engine/diff"
 )
 
 // TimelineText is a timeline as `sidecarlab diff` prints it (and the page's diff.txt), in the
@@ -68,7 +69,7 @@ func (w Words) TimelineText(ctx context.Context, t *engine.Timeline, unified boo
 						b.WriteString("  # " + l.T("wording.diff.serializer") + "\n")
 						head = false
 					}
-					b.WriteString("  " + c.String() + "\n")
+					b.WriteString("  " + w.Change(c) + "\n")
 				}
 			}
 			i = j
@@ -83,3 +84,7 @@ func (w Words) documentLine(doc int, kind, namespace, name string) string {
 	workload := strings.TrimPrefix(kind+"/"+strings.TrimPrefix(namespace+"/"+name, "/"), "/")
 	return w.loc().T("wording.diff.document", "Doc", doc, "Workload", workload)
 }
+
+// Change is one field change on one line, as the CLI prints it (diff.Change.Line), in w's
+// language.
+func (w Words) Change(c diff.Change) string { return c.Line(w.loc().T) }

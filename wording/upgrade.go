@@ -58,7 +58,7 @@ func (w Words) UpgradePreview(p *upgrade.Preview) string {
 			line("  ", l.T("wording.diff.no-change"))
 		}
 		for _, c := range d.Changes {
-			line("  ", c.String())
+			line("  ", w.Change(c))
 		}
 	}
 	return b.String()

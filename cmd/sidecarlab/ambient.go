@@ -100,7 +100,7 @@ func ambientText(c *cli, cmp wording.AmbientComparison) string {
 			p(2, c.T("cli.ambient.no_change"))
 		}
 		for _, ch := range w.Changes {
-			p(2, ch.String())
+			p(2, c.words().Change(ch))
 		}
 		if l := w.SidecarLifecycle; l != nil {
 			p(1, c.T("cli.ambient.sidecar_lifecycle", "Ready", l.Ready))

@@ -105,36 +105,6 @@ func valueFits(v any) (int, bool) {
 	return n, n <= maxChangeValueBytes && !deep
 }
 
-// String renders the change on one line: a sign (+ added, - removed, ~ changed, ↕ moved), the
-// path and the values.
-func (c Change) String() string {
-	oldV, newV := FormatValue(c.Old), FormatValue(c.New)
-	if c.OldBytes > 0 {
-		oldV = omitted(c.OldBytes)
-	}
-	if c.NewBytes > 0 {
-		newV = omitted(c.NewBytes)
-	}
-	switch c.Kind {
-	case Added:
-		return fmt.Sprintf("+ %s: %s", c.Path, newV)
-	case Removed:
-		return fmt.Sprintf("- %s: %s", c.Path, oldV)
-	case Moved:
-		if c.OldPath != "" {
-			return fmt.Sprintf("↕ %s: moved from %s", c.Path, c.OldPath)
-		}
-		return fmt.Sprintf("↕ %s: moved from position %d to %d", c.Path, c.From+1, c.To+1)
-	default:
-		return fmt.Sprintf("~ %s: %s → %s", c.Path, oldV, newV)
-	}
-}
-
-// omitted stands for a value left out of a change.
-func omitted(n int) string {
-	return fmt.Sprintf("(%d bytes, too large or too deeply nested to show here)", n)
-}
-
 // FormatValue renders a changed value on one line: scalars as YAML would show them, maps and
 // lists as compact JSON.
 func FormatValue(v any) string {
@@ -154,4 +124,30 @@ func FormatValue(v any) string {
 		}
 		return string(b)
 	}
+}
+
+// Line is the change on one line, as the CLI prints it: a sign (+ added, - removed, ~ changed,
+// ↕ moved), the path and the values (FormatValue). A move, and a value left out for its size,
+// are the catalogs' sentences (wording.diff.moved, moved-from, omitted), worded by t: the
+// reader's localizer's T (package wording).
+func (c Change) Line(t func(id string, kv ...any) string) string {
+	oldV, newV := FormatValue(c.Old), FormatValue(c.New)
+	if c.OldBytes > 0 {
+		oldV = t("wording.diff.omitted", "Bytes", c.OldBytes)
+	}
+	if c.NewBytes > 0 {
+		newV = t("wording.diff.omitted", "Bytes", c.NewBytes)
+	}
+	switch c.Kind {
+	case Added:
+		return "+ " + c.Path + ": " + newV
+	case Removed:
+		return "- " + c.Path + ": " + oldV
+	case Moved:
+		if c.OldPath != "" {
+			return "↕ " + c.Path + ": " + t("wording.diff.moved-from", "OldPath", c.OldPath)
+		}
+		return "↕ " + c.Path + ": " + t("wording.diff.moved", "From", c.From+1, "To", c.To+1)
+	}
+	return "~ " + c.Path + ": " + oldV + " → " + newV
 }

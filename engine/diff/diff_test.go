@@ -5,6 +5,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
+
+	"github.com/sidecarlab/sidecarlab/i18n"
 )
 
 func decode(t *testing.T, s string) any {
@@ -63,7 +65,7 @@ func TestDiffValues(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var got []string
 			for _, ch := range Values(decode(t, c.a), decode(t, c.b)) {
-				got = append(got, ch.String())
+				got = append(got, ch.Line(i18n.For(i18n.Default).T))
 			}
 			if d := cmp.Diff(c.want, got); d != "" {
 				t.Fatalf("(-want +got)\n%s", d)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/engine/diff"
 	"github.com/sidecarlab/sidecarlab/engine/input"
+	"github.com/sidecarlab/sidecarlab/i18n"
 )
 
 // Document is the result for one YAML document of the input.
@@ -195,7 +196,8 @@ const (
 )
 
 // Status classifies the document and says why: Istio's own message for a skipped or rejected
-// document, the reason a kind passes through, nothing for an injected one.
+// document, the reason a kind passes through (the English catalog's, results.status.
+// passed-through-reason: the edges word it in the reader's language), nothing for an injected one.
 func (d Document) Status() (Status, string) {
 	switch {
 	case d.Error != nil:
@@ -203,7 +205,7 @@ func (d Document) Status() (Status, string) {
 	case d.Skipped:
 		return StatusSkipped, d.SkipReason
 	case !d.Injectable:
-		return StatusPassedThrough, "Istio does not inject this kind"
+		return StatusPassedThrough, i18n.For(i18n.Default).T("results.status.passed-through-reason")
 	}
 	return StatusInjected, ""
 }

@@ -154,7 +154,7 @@ func redactError(err error) error {
 	if !errors.As(err, &re) {
 		return err
 	}
-	return &input.Error{Doc: re.Doc, Line: re.Line, Field: "manifest", ID: re.ID, Params: re.Params, Msg: re.Msg}
+	return &input.Error{Doc: re.Doc, Line: re.Line, Field: "manifest", ID: re.ID, Params: re.Params}
 }
 
 // secretSteps are steps as package secrets reads them.

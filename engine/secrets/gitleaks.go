@@ -1,6 +1,7 @@
 package secrets
 
 import (
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -39,14 +40,14 @@ var leakDetector = sync.OnceValue(func() *detect.Detector {
 	v.SetConfigType("toml")
 	var vc config.ViperConfig
 	if err := v.ReadConfig(strings.NewReader(config.DefaultConfig)); err != nil {
-		panic("gitleaks' default rules do not read: " + err.Error())
+		panic(fmt.Errorf("gitleaks: %w", err))
 	}
 	if err := v.Unmarshal(&vc); err != nil {
-		panic("gitleaks' default rules do not read: " + err.Error())
+		panic(fmt.Errorf("gitleaks: %w", err))
 	}
 	cfg, err := vc.Translate()
 	if err != nil {
-		panic("gitleaks' default rules do not load: " + err.Error())
+		panic(fmt.Errorf("gitleaks: %w", err))
 	}
 	d := detect.NewDetector(cfg)
 	d.MaxDecodeDepth = maxDecodeDepth

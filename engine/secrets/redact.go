@@ -3,11 +3,12 @@ package secrets
 import (
 	"bytes"
 	"cmp"
-	"errors"
 	"slices"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/sidecarlab/sidecarlab/i18n"
 )
 
 // Redact replaces every value Scan flags with Redacted and leaves every other byte of the
@@ -45,22 +46,25 @@ func Redact(manifest []byte) (string, error) {
 		}
 		edits = append(edits, e...)
 	}
-	return applyEdits(lines, edits)
+	text, ok := applyEdits(lines, edits)
+	if !ok {
+		return "", &Error{ID: "redact-differs"}
+	}
+	return text, nil
 }
 
 // Error is a document Redact could not redact. Doc is its 1-based number and Line the 1-based
-// line of the input it starts on; ID names sidecarlab's sentence for it (the catalogs'
-// input.<ID>), worded with Params, and Msg is that sentence in English. Callers report it as
-// they report any other problem with the input (handlers: an input.Error of the field
-// "manifest").
+// line of the input it starts on (0 when not known); ID names sidecarlab's sentence for it (the
+// catalogs' input.<ID>), worded with Params. Callers report it as they report any other problem
+// with the input (handlers: an input.Error of the field "manifest").
 type Error struct {
 	Doc, Line int
 	ID        string
 	Params    map[string]string
-	Msg       string
 }
 
-func (e *Error) Error() string { return e.Msg }
+// Error is the sentence in English, as the catalogs word it.
+func (e *Error) Error() string { return i18n.For(i18n.Default).TMap("input."+e.ID, e.Params) }
 
 // edit replaces [from, to) of the input, as (line, byte column) pairs, 1-based lines.
 type edit struct {
@@ -131,7 +135,7 @@ func redactDoc(d scanDoc, hits []secretHit) ([]edit, error) {
 		}
 	}
 	if exact {
-		if err := checkRedacted(d, edits, replaced, scrub); err == nil {
+		if checkRedacted(d, edits, replaced, scrub) {
 			return edits, nil
 		}
 	}
@@ -155,13 +159,12 @@ func redactDoc(d scanDoc, hits []secretHit) ([]edit, error) {
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
 	if err := enc.Encode(d.root); err != nil {
-		return nil, &Error{Doc: d.index, Line: d.Line, ID: "redact-failed", Params: map[string]string{"error": err.Error()},
-			Msg: "this document could not be redacted: " + err.Error()}
+		return nil, &Error{Doc: d.index, Line: d.Line, ID: "redact-failed", Params: map[string]string{"error": err.Error()}}
 	}
 	text := buf.String()
 	var got yaml.Node
 	if yaml.Unmarshal([]byte(text), &got) != nil || len(got.Content) == 0 || !sameTree(d.root.Content[0], got.Content[0], replaced) {
-		return nil, &Error{Doc: d.index, Line: d.Line, ID: "redact-differs", Msg: "this document could not be redacted: written again, it reads differently"}
+		return nil, &Error{Doc: d.index, Line: d.Line, ID: "redact-differs"}
 	}
 	first := 0
 	if strings.HasPrefix(d.lines[0], "---") {
@@ -374,9 +377,10 @@ func byteCol(line string, column int) (int, bool) {
 	return 0, false
 }
 
-// checkRedacted applies the edits to the document alone and parses it again: it must be the
-// original tree with exactly the replaced scalars changed to Redacted.
-func checkRedacted(d scanDoc, edits []edit, replaced map[*yaml.Node]string, scrub []secretHit) error {
+// checkRedacted applies the edits to the document alone and parses it again, and says whether it
+// is the original tree with exactly the replaced scalars changed to Redacted and no comment that
+// keeps a secret.
+func checkRedacted(d scanDoc, edits []edit, replaced map[*yaml.Node]string, scrub []secretHit) bool {
 	local := make([]edit, len(edits))
 	for i, e := range edits {
 		e.fromLine -= d.Line - 1
@@ -387,23 +391,15 @@ func checkRedacted(d scanDoc, edits []edit, replaced map[*yaml.Node]string, scru
 	for i, l := range d.lines {
 		lines[i] = l + "\n"
 	}
-	text, err := applyEdits(lines, local)
-	if err != nil {
-		return err
+	text, ok := applyEdits(lines, local)
+	if !ok {
+		return false
 	}
 	var got yaml.Node
-	if err := yaml.Unmarshal([]byte(text), &got); err != nil || len(got.Content) == 0 {
-		return errors.New("the redacted document does not parse")
+	if err := yaml.Unmarshal([]byte(text), &got); err != nil || len(got.Content) == 0 || !sameTree(d.root.Content[0], got.Content[0], replaced) {
+		return false
 	}
-	if !sameTree(d.root.Content[0], got.Content[0], replaced) {
-		return errors.New("the redacted document differs")
-	}
-	for _, h := range scrub {
-		if commentHolds(&got, h.secret) {
-			return errors.New("a comment keeps a secret")
-		}
-	}
-	return nil
+	return !slices.ContainsFunc(scrub, func(h secretHit) bool { return commentHolds(&got, h.secret) })
 }
 
 // commentEdits replace each comment secret of hits on the lines where it follows a "#" that
@@ -516,8 +512,9 @@ func inputLines(in []byte) []string {
 }
 
 // applyEdits applies edits (1-based lines, byte columns of the lines' content) to lines, which
-// may carry their line ends; the edits must not overlap.
-func applyEdits(lines []string, edits []edit) (string, error) {
+// may carry their line ends; the edits must not overlap. ok is false when they do, or when one
+// ends outside its line: nothing is applied then.
+func applyEdits(lines []string, edits []edit) (text string, ok bool) {
 	slices.SortFunc(edits, func(a, b edit) int {
 		if a.fromLine != b.fromLine {
 			return a.fromLine - b.fromLine
@@ -528,7 +525,7 @@ func applyEdits(lines []string, edits []edit) (string, error) {
 	l, c := 1, 0 // the next byte to copy
 	for _, e := range edits {
 		if e.fromLine < l || (e.fromLine == l && e.fromCol < c) || e.toLine > len(lines) {
-			return "", errors.New("overlapping redactions")
+			return "", false
 		}
 		for ; l < e.fromLine; l, c = l+1, 0 {
 			b.WriteString(lines[l-1][c:])
@@ -537,13 +534,13 @@ func applyEdits(lines []string, edits []edit) (string, error) {
 		b.WriteString(e.text)
 		l, c = e.toLine, e.toCol
 		if c > len(content(lines[l-1])) {
-			return "", errors.New("a redaction outside its line")
+			return "", false
 		}
 	}
 	for ; l <= len(lines); l, c = l+1, 0 {
 		b.WriteString(lines[l-1][c:])
 	}
-	return b.String(), nil
+	return b.String(), true
 }
 
 // content is a line without its line end.

@@ -412,7 +412,7 @@ func FuzzRedact(f *testing.F) {
 		out, err := Redact(in)
 		if err != nil {
 			// Only a document the YAML encoder cannot write again may fail, as an *Error.
-			if re, ok := err.(*Error); !ok || re.Msg == "" || re.ID == "" {
+			if re, ok := err.(*Error); !ok || re.Error() == "" || re.ID == "" {
 				t.Fatalf("got %T %v, want an *Error with its sentence", err, err)
 			}
 			return

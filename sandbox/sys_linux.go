@@ -6,11 +6,22 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
 	"unsafe"
 )
+
+// init keeps a worker's main goroutine on the main thread (LockOSThread in init does), where
+// Serve hardens it: prctl and capset change the calling thread alone, and /proc/self/status,
+// which harden and its tests read, is the main thread's. Under load the runtime moved the
+// goroutine to another thread, which left the main thread's bounding set full (CI, TestWorkerPrivileges).
+func init() {
+	if len(os.Args) > 1 && os.Args[1] == "worker" {
+		runtime.LockOSThread()
+	}
+}
 
 const limitsSupported = true
 
@@ -62,6 +73,8 @@ const (
 // It fails, and the worker with it, when any capability is left: a sandbox that keeps
 // privileges it cannot drop refuses to run templates (sandbox.New says why).
 func harden(ns namespaces) error {
+	// The bounding set, the capabilities and the parent-death signal are a thread's: harden runs
+	// on the process's main thread (init below), whose /proc/self/status the checks read.
 	if ns != noNamespaces {
 		if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
 			return fmt.Errorf("make the mounts private: %w", err)

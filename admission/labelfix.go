@@ -2,7 +2,6 @@ package admission
 
 import (
 	"bytes"
-	"errors"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -11,10 +10,17 @@ import (
 	"istio.io/api/label"
 
 	"github.com/sidecarlab/sidecarlab/engine/yamldoc"
+	"github.com/sidecarlab/sidecarlab/i18n"
 )
 
 // ErrNothingToMove says no document asks for injection with the annotation alone.
-var ErrNothingToMove = errors.New(`no pod template has the annotation sidecar.istio.io/inject: "true" without the label`)
+var ErrNothingToMove error = nothingToMove{}
+
+// nothingToMove is ErrNothingToMove: its English is the catalogs' (errors.fix.nothing-to-move),
+// which the page words in the reader's language.
+type nothingToMove struct{}
+
+func (nothingToMove) Error() string { return i18n.For(i18n.Default).T("errors.fix.nothing-to-move") }
 
 // LabelInsteadOfAnnotation moves sidecar.istio.io/inject: "true" from each pod template's
 // annotations to its labels, where the webhooks' object selectors read it (they read labels, not

@@ -57,7 +57,6 @@ var notYetWorded = []struct{ file, text string }{
 	{"engine/isolate.go", "reading the injector's output: %v"},
 	{"engine/pod.go", "cannot find the pod template of %T"},
 	{"engine/policy.go", "… %d more lines\n"},
-	{"admission/labelfix.go", "no pod template has the annotation sidecar.istio.io/inject: \"true\" without the label"},
 	{"admission/pod.go", "%s is not a kind that makes Pods"},
 	{"admission/pod.go", "%s %s: sidecarlab does not know how its controller makes Pods"},
 	{"admission/pod.go", "the ReplicationController has no pod template"},

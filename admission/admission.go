@@ -77,8 +77,10 @@ type Result struct {
 	Admitted   bool     `json:"admitted"`
 	Violations []string `json:"violations,omitempty"`
 	Warnings   []string `json:"warnings,omitempty"`
-	// Error is set when the document is not a workload that makes Pods, or failed to read.
-	Error string `json:"error,omitempty"`
+	// Error is set when the document is not a workload that makes Pods, or failed to read; Err is
+	// the same as ids and parameters (the edges word it), nil where Error is kubectl's own words.
+	Error string       `json:"error,omitempty"`
+	Err   *input.Error `json:"-"`
 	// Refused is set when kubectl refuses the document before any API server sees it (Error
 	// says why, in kubectl's words): `kubectl create` exits 1, and so does `sidecarlab admit`.
 	// A document of a kind that makes no Pods is not refused: kubectl creates it.
@@ -235,7 +237,7 @@ func (a *Admitter) Admit(ctx context.Context, manifest []byte, steps []input.Ste
 		}
 		r := Result{Doc: w.Doc, Kind: w.Kind, Name: w.Name}
 		if w.Error != nil {
-			r.Error = w.Error.Error()
+			r.Error, r.Err = w.Error.Error(), w.Error
 			out = append(out, r)
 			continue
 		}
@@ -248,6 +250,7 @@ func (a *Admitter) Admit(ctx context.Context, manifest []byte, steps []input.Ste
 		pod, err := podOf(w, ns.Name)
 		if err != nil {
 			r.Error = err.Error()
+			errors.As(err, &r.Err)
 			out = append(out, r)
 			continue
 		}

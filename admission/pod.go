@@ -1,7 +1,6 @@
 package admission
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -13,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/engine/input"
 )
 
 // podOf is the Pod a workload's controller creates: the pod template's metadata and spec, in the
@@ -20,7 +20,7 @@ import (
 // the name (a Deployment's ReplicaSet), the name says so with a placeholder.
 func podOf(w engine.Workload, namespace string) (*corev1.Pod, error) {
 	if w.Object == nil {
-		return nil, fmt.Errorf("%s is not a kind that makes Pods", w.Kind)
+		return nil, &input.Error{ID: "not-a-pod-maker", Params: input.Params("kind", w.Kind)}
 	}
 	// Istio's reader takes any "kind: Job" for a batch/v1 Job (kube-inject keeps that); the API
 	// server serves each kind at its group's version and hands a kind of another group (a
@@ -29,7 +29,7 @@ func podOf(w engine.Workload, namespace string) (*corev1.Pod, error) {
 		if g, _, _ := strings.Cut(w.APIVersion, "/"); !strings.Contains(w.APIVersion, "/") || g == "apps" || g == "batch" || g == "extensions" {
 			return nil, fmt.Errorf("no matches for kind %q in version %q", w.Kind, w.APIVersion)
 		}
-		return nil, fmt.Errorf("%s %s: sidecarlab does not know how its controller makes Pods", w.APIVersion, w.Kind)
+		return nil, &input.Error{ID: "unknown-controller", Params: input.Params("kind", w.APIVersion+" "+w.Kind)}
 	}
 	ns := namespace
 	owner := func(apiVersion, kind, name string) []metav1.OwnerReference {
@@ -79,12 +79,12 @@ func podOf(w engine.Workload, namespace string) (*corev1.Pod, error) {
 		setLabel(pod, "job-name", job)
 	case *corev1.ReplicationController:
 		if o.Spec.Template == nil {
-			return nil, errors.New("the ReplicationController has no pod template")
+			return nil, &input.Error{ID: "rc-no-template"}
 		}
 		pod = fromTemplate(*o.Spec.Template)
 		pod.GenerateName, pod.OwnerReferences = o.Name+"-", owner("v1", "ReplicationController", o.Name)
 	default:
-		return nil, fmt.Errorf("%s: sidecarlab does not know how its controller makes Pods", w.Kind)
+		return nil, &input.Error{ID: "unknown-controller", Params: input.Params("kind", w.Kind)}
 	}
 	if meta := objectNamespace(w.Object); meta != "" {
 		ns = meta

@@ -115,7 +115,7 @@ func podNote(l *i18n.Localizer, a wording.Admission) string {
 // "rejected under baseline".
 func admissionCell(l *i18n.Localizer, r admission.Result, ns engine.Namespace) web.BatchCell {
 	if r.Error != "" {
-		return web.BatchCell{Text: l.T("lab.cluster.cell.no-pod"), Note: r.Error}
+		return web.BatchCell{Text: l.T("lab.cluster.cell.no-pod"), Note: wording.In(l).AdmissionError(r)}
 	}
 	where := ns.Name
 	if r.Pod != nil && r.Pod.Namespace != "" {

@@ -144,7 +144,7 @@ func (w Words) Admissions(rs []admission.Result) []Admission {
 	out := make([]Admission, 0, len(rs))
 	for _, r := range rs {
 		a := Admission{Doc: r.Doc, Kind: r.Kind, Name: r.Name, Injected: r.Injected, Admitted: r.Admitted,
-			InjectReasons: []string{}, Violations: []string{}, Warnings: r.Warnings, Webhooks: r.Webhooks, Trace: w.Trace(r.Trace), Error: r.Error, Refused: r.Refused}
+			InjectReasons: []string{}, Violations: []string{}, Warnings: r.Warnings, Webhooks: r.Webhooks, Trace: w.Trace(r.Trace), Error: w.AdmissionError(r), Refused: r.Refused}
 		if r.Pod != nil {
 			a.Namespace, a.Pod = r.Pod.Namespace, r.Pod.Name
 			if a.Pod == "" {
@@ -172,4 +172,13 @@ func (w Words) Admissions(rs []admission.Result) []Admission {
 		out = append(out, a)
 	}
 	return out
+}
+
+// AdmissionError is why a document has no Pod to admit, in w's language: an error of ours or
+// Istio's worded (Result.Err), kubectl's own words as they are.
+func (w Words) AdmissionError(r admission.Result) string {
+	if r.Err != nil {
+		return w.InputErrorText(r.Err)
+	}
+	return r.Error
 }

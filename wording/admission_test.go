@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/sidecarlab/sidecarlab/admission"
+	"github.com/sidecarlab/sidecarlab/engine/input"
+	"github.com/sidecarlab/sidecarlab/i18n"
 )
 
 // TestTraceWords: every rule a trace may hold is worded, no words exist for a rule that is never
@@ -48,5 +50,23 @@ func TestTraceWords(t *testing.T) {
 	}
 	if got := English.TraceText(admission.Step{ID: "no-such-rule"}); got != "no-such-rule" {
 		t.Errorf("an unknown rule: %q", got)
+	}
+}
+
+// TestAdmissionError: why a document has no Pod is worded in the reader's language when it is an
+// error of ours (Result.Err), and kept as it is when it is kubectl's own words.
+func TestAdmissionError(t *testing.T) {
+	ours := admission.Result{Error: "Service is not a kind that makes Pods", Err: &input.Error{ID: "not-a-pod-maker", Params: input.Params("kind", "Service")}}
+	if got := English.AdmissionError(ours); got != ours.Error {
+		t.Errorf("English: %q, want %q", got, ours.Error)
+	}
+	for _, lang := range []string{"ja", "ko"} {
+		if got := In(i18n.For(lang)).AdmissionError(ours); got == ours.Error || !strings.Contains(got, "Service") || !nonASCII.MatchString(got) {
+			t.Errorf("%s: %q", lang, got)
+		}
+	}
+	kubectl := admission.Result{Error: `the namespace from the provided object "a" does not match the namespace "b".`, Refused: true}
+	if got := In(i18n.For("ja")).AdmissionError(kubectl); got != kubectl.Error {
+		t.Errorf("kubectl's words: %q", got)
 	}
 }

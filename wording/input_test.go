@@ -8,6 +8,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -162,7 +163,8 @@ func missingInputIDs(ids map[string]string, catalogs map[string]map[string]bool)
 // catalog.
 func TestInputIDsInCatalogs(t *testing.T) {
 	ids := engineInputIDs(t, "../engine")
-	for _, want := range []string{"manifest-empty", "not-utf8", "too-many-steps", "unknown-mode", "proxyconfig-not-bool", "annotations-total", "step-format", "upgrade-no-mesh"} {
+	maps.Copy(ids, engineInputIDs(t, "../admission"))
+	for _, want := range []string{"manifest-empty", "not-utf8", "too-many-steps", "unknown-mode", "proxyconfig-not-bool", "annotations-total", "step-format", "upgrade-no-mesh", "not-a-pod-maker"} {
 		if _, ok := ids[want]; !ok {
 			t.Errorf("the collector missed %s (found %d ids)", want, len(ids))
 		}

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -167,7 +168,12 @@ func finishChunk(d Document, obj runtime.Object, out any, j []byte, warnings []s
 	}
 	d.Warnings = warnings
 	if err != nil {
-		d.Error = &input.Error{Doc: d.Index, Line: d.Line, Msg: err.Error()}
+		var ie *input.Error
+		if errors.As(err, &ie) && ie.ID != "" {
+			d.Error = &input.Error{Doc: d.Index, Line: d.Line, ID: ie.ID, Params: ie.Params}
+		} else {
+			d.Error = &input.Error{Doc: d.Index, Line: d.Line, Msg: err.Error()}
+		}
 		return d
 	}
 	// yaml.Marshal is json.Marshal then JSONToYAML; doing the two steps apart keeps the JSON for
@@ -196,7 +202,7 @@ func intoObject(ctx context.Context, in *Install, injector inject.Injector, obj 
 	defer func() {
 		if r := recover(); r != nil {
 			panicked = r
-			err = fmt.Errorf("istio's injector failed on this document: %v", r)
+			err = &input.Error{ID: "injector-panic", Params: input.Params("panic", yamldoc.Clip(fmt.Sprint(r)))}
 		}
 	}()
 	warn := func(w string) { warnings = append(warnings, w) }

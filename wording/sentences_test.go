@@ -49,7 +49,6 @@ var notYetWorded = []struct{ file, text string }{
 	{"engine/authz.go", "istio's ambient policy conversion did not sync"},
 	{"engine/engine.go", "ENABLE_NATIVE_SIDECARS is set in the environment; unset it and choose the native/classic mode per request"},
 	{"engine/engine.go", "render default installation: %w"},
-	{"engine/inject.go", "istio's injector failed on this document: %v"},
 	{"engine/install.go", "the installation's MutatingWebhookConfiguration: %w"},
 	{"engine/install.go", "the rendered ztunnel DaemonSet: %w"},
 	{"engine/install.go", "the rendered ztunnel DaemonSet %s has no istio-proxy container"},

@@ -124,7 +124,7 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	if features.EnableNativeSidecars != features.NativeSidecarModeAuto {
 		// Istio read ENABLE_NATIVE_SIDECARS from the environment at start; it would silently
 		// override kube-inject and webhook modes for every request.
-		return nil, errors.New("ENABLE_NATIVE_SIDECARS is set in the environment; unset it and choose the native/classic mode per request")
+		return nil, &input.Error{ID: "native-sidecars-env"}
 	}
 	e := &Engine{
 		opts:     opts,

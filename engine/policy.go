@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"istio.io/istio/operator/pkg/values"
@@ -192,7 +193,7 @@ func (p InstallPolicy) checkTemplates(o InstallOptions, got, builtin map[string]
 
 // policyRefusals are the input.Error IDs of InstallPolicy's refusals: what this server will not
 // run, not what Istio rejects.
-var policyRefusals = []string{"install-package-path", "template-changed", "template-text", "mesh-templates-changed"}
+var policyRefusals = []string{"install-package-path", "template-changed", "template-text", "mesh-templates-changed", "mesh-templates-cut"}
 
 // RefusedByPolicy says err is this server's InstallPolicy refusing the options (a path on the
 // server, or templates it does not run), not Istio rejecting them.
@@ -231,17 +232,23 @@ func (p InstallPolicy) meshTemplates(got, builtin map[string]string) error {
 		names = append(names, quote(name))
 		fmt.Fprintf(&sb, "--- %s (Istio %s)\n+++ %s (yours)\n%s", name, Version().Istio, name, diff.Unified(builtin[name], got[name]))
 	}
-	d := sb.String()
+	d, more := sb.String(), ""
 	if len(d) > maxTemplateDiff {
 		cut := strings.LastIndexByte(d[:maxTemplateDiff], '\n') + 1
-		d = d[:cut] + fmt.Sprintf("… %d more lines\n", strings.Count(d[cut:], "\n"))
+		d, more = d[:cut], strconv.Itoa(strings.Count(d[cut:], "\n"))
 	}
 	list := strings.Join(names, ", ")
 	hint := ""
 	if p.TemplatesHint != "" {
 		hint = " " + p.TemplatesHint
 	}
-	return &input.Error{Field: "your mesh", ID: "mesh-templates-changed", Params: input.Params("names", list, "istio", Version().Istio, "hint", hint, "diff", d)}
+	params := input.Params("names", list, "istio", Version().Istio, "hint", hint, "diff", d)
+	if more != "" {
+		// The diff cut at maxTemplateDiff, and how many lines are left out.
+		params["more"] = more
+		return &input.Error{Field: "your mesh", ID: "mesh-templates-cut", Params: params}
+	}
+	return &input.Error{Field: "your mesh", ID: "mesh-templates-changed", Params: params}
 }
 
 // mergedKeys is the set of both maps' keys.

@@ -49,7 +49,7 @@ func includes(r *http.Request) (map[string]bool, error) {
 		for _, part := range strings.Split(v, ",") {
 			part = strings.TrimSpace(part)
 			if !slices.Contains(names, part) {
-				return nil, httpError{status: http.StatusBadRequest, id: "errors.api.include", args: []any{"Part", bound(part, 64), "Parts", strings.Join(names, ", ")}}
+				return nil, httpError{status: http.StatusBadRequest, id: "errors.api.include", args: []any{"Part", web.Bound(part, 64), "Parts", strings.Join(names, ", ")}}
 			}
 			want[part] = true
 		}

@@ -105,7 +105,7 @@ func (s *server) comparePage(r *http.Request, states [2]api.State, labels [2]str
 		w := wording.In(l)
 		page.A.OnlyHere, page.B.OnlyHere = onlyIn(w, found[0], found[1]), onlyIn(w, found[1], found[0])
 	}
-	page.Head = compareHead(page)
+	page.Head = web.CompareHead(page)
 	return page, nil
 }
 

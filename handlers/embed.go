@@ -31,9 +31,8 @@ func (s *server) handleEmbed() http.Handler {
 		if err != nil {
 			return err
 		}
-		hv := v
-		hv.tab = "" // named like the view it embeds, not like its lifecycle tab
-		p.Head = playgroundHead(hv, tl)
+		// Named like the view it embeds, not like its lifecycle tab.
+		p.Head = web.PlaygroundHead(tl, v.state.Steps, v.step, "", v.present)
 		w.Header().Del("X-Frame-Options")
 		// Any site may frame it, and so may slides opened as local files: "*" alone does not match
 		// a file: page (Chromium refuses the frame: "refused to connect"), so file: is named too.

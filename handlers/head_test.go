@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sidecarlab/sidecarlab/engine/input"
+	"github.com/sidecarlab/sidecarlab/web"
 
 	"github.com/PuerkitoBio/goquery"
 
@@ -65,10 +66,10 @@ func TestTitlesAndOpenGraph(t *testing.T) {
 	hostile := strings.Repeat("x", 5000) + `"><script>alert(1)</script>`
 	r := get(t, h, stateLink(t, api.State{Manifest: testkit.Deployment, Steps: []input.Step{{Key: "sidecar.istio.io/statsInclusionPrefixes", Value: hostile}}}))
 	got, desc := r.doc.Find("title").Text(), meta(r, "property", "og:description")
-	if n := utf8.RuneCountInString(got); n > maxTitle+len(titleSuffix) {
+	if n := utf8.RuneCountInString(got); n > web.MaxTitle+len(" — sidecarlab") {
 		t.Errorf("title of %d runes", n)
 	}
-	if n := utf8.RuneCountInString(desc); n > maxDescription {
+	if n := utf8.RuneCountInString(desc); n > web.MaxDescription {
 		t.Errorf("og:description of %d runes", n)
 	}
 	if r.doc.Find("head script").Length() != 2 || strings.Contains(r.body, "<script>alert") {

@@ -33,6 +33,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/engine/input"
 	"github.com/sidecarlab/sidecarlab/engine/upgrade"
 	"github.com/sidecarlab/sidecarlab/static"
+	"github.com/sidecarlab/sidecarlab/web"
 )
 
 // Engine is what the handlers need of the engine.
@@ -149,7 +150,7 @@ type server struct {
 // handleNotFound answers a path no route has: a page, or under /api/ the API's JSON error.
 func (s *server) handleNotFound() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.refuse(w, r, httpError{status: http.StatusNotFound, id: "errors.not-found", args: []any{"Path", bound(r.URL.Path, 256)}})
+		s.refuse(w, r, httpError{status: http.StatusNotFound, id: "errors.not-found", args: []any{"Path", web.Bound(r.URL.Path, 256)}})
 	})
 }
 
@@ -165,7 +166,7 @@ func (s *server) handleMethodNotAllowed(mux *chi.Mux) http.Handler {
 		}
 		w.Header().Set("Allow", strings.Join(allow, ", "))
 		s.refuse(w, r, httpError{status: http.StatusMethodNotAllowed, id: "errors.method-not-allowed",
-			args: []any{"Path", bound(r.URL.Path, 256), "Method", bound(r.Method, 16)}})
+			args: []any{"Path", web.Bound(r.URL.Path, 256), "Method", web.Bound(r.Method, 16)}})
 	})
 }
 

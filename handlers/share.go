@@ -380,7 +380,7 @@ func readJSONBody(w http.ResponseWriter, r *http.Request, limit int64, v any) er
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		// The decoder's message may quote the request (an unknown field's name): bounded.
-		return httpError{status: http.StatusBadRequest, id: "errors.api.json", args: []any{"Reason", bound(err.Error(), 300)}}
+		return httpError{status: http.StatusBadRequest, id: "errors.api.json", args: []any{"Reason", web.Bound(err.Error(), 300)}}
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return httpError{status: http.StatusBadRequest, id: "errors.api.trailing"}

@@ -45,8 +45,8 @@ type HeadView struct {
 // Bounds on what a page says about itself: a title a tab and a chat preview can show, and an
 // Open Graph description about as long as chats display.
 const (
-	maxTitle       = 100
-	maxDescription = 300
+	MaxTitle       = 100
+	MaxDescription = 300
 )
 
 // words are the <title> and the description in the request's language.
@@ -64,8 +64,8 @@ func (h Head) In(l *i18n.Localizer) (title, description string) {
 
 func (v *HeadView) words(l *i18n.Localizer) (title, description string) {
 	if v.Compare {
-		return l.T("page.title", "Title", Bound(l.T("page.head.compare", "A", v.A, "B", v.B), maxTitle)),
-			Bound(l.T("page.head.compareDescribe", "A", v.A, "B", v.B), maxDescription)
+		return l.T("page.title", "Title", Bound(l.T("page.head.compare", "A", v.A, "B", v.B), MaxTitle)),
+			Bound(l.T("page.head.compareDescribe", "A", v.A, "B", v.B), MaxDescription)
 	}
 	workload := v.Workload
 	if workload != "" && v.More > 0 {
@@ -87,7 +87,7 @@ func (v *HeadView) words(l *i18n.Localizer) (title, description string) {
 	case v.Step >= 0 && v.Step < len(v.Steps):
 		parts = append(parts, l.T("page.head.step", "Step", strconv.Itoa(v.Step)))
 	}
-	title = l.T("page.title", "Title", Bound(strings.Join(parts, " · "), maxTitle))
+	title = l.T("page.title", "Title", Bound(strings.Join(parts, " · "), MaxTitle))
 
 	switch {
 	case workload == "":
@@ -107,7 +107,7 @@ func (v *HeadView) words(l *i18n.Localizer) (title, description string) {
 		}
 		description += " " + l.T("page.head.steps", "Steps", b.String())
 	}
-	return title, Bound(description, maxDescription)
+	return title, Bound(description, MaxDescription)
 }
 
 // Bound cuts s to at most n runes, ending in "…" when cut, with its whitespace collapsed.

@@ -107,7 +107,7 @@ func TestPanelInJapanese(t *testing.T) {
 		t.Errorf("English summary %q", s)
 	}
 	for _, g := range catalog.Groups() {
-		if groupNames[string(g)] == "" {
+		if id, _ := web.GroupMessage(string(g)); id == "" {
 			t.Errorf("the panel's group %q has no name in the catalogs", g)
 		}
 	}
@@ -118,7 +118,7 @@ func TestPanelInJapanese(t *testing.T) {
 // same language share one render, another language gets its own, and the memo never holds more
 // than the languages sidecarlab speaks.
 func TestPanelMemoPerLanguage(t *testing.T) {
-	m := renderPanel(annotationGroups(catalog.DefaultCatalog())).(*panelMemo)
+	m := renderPanel(web.PanelGroups(catalog.DefaultCatalog())).(*panelMemo)
 	render := func(code string) string {
 		var b bytes.Buffer
 		if err := m.Render(i18n.NewContext(context.Background(), i18n.For(code)), &b); err != nil {

@@ -65,13 +65,13 @@ func buildPage(ctx context.Context, l *i18n.Localizer, v view, statics pageStati
 		}
 		p.Panel = statics.panel()
 		p.Search.Query = v.query
-		if len(searchTerms(v.query)) > 0 {
+		if len(web.SearchTerms(v.query)) > 0 {
 			p.Panel, p.Search.NoMatch = searchedPanel(catalog.DefaultCatalog(), v.query)
 		}
 	}
 	p.Lab = statics.lab().forState(l, st) // swapped after each action: the current step moves
 	p.Head = web.PlaygroundHead(tl, v.state.Steps, v.step, v.tab, v.present)
-	p.Active = activeAnnotations(st.Steps)
+	p.Active = web.ActiveAnnotations(st.Steps)
 	for i := range p.Active {
 		// The whole value is in the timeline; the list shows a preview.
 		p.Active[i].Value, _ = web.CutText(l, p.Active[i].Value, web.MaxTitleValue)

@@ -54,7 +54,7 @@ func New(logger *slog.Logger, eng func() Engine, cfg Config) http.Handler {
 	cfg = cfg.withDefaults()
 	s := &server{log: logger, eng: eng, cfg: cfg, metrics: newMetrics(eng, cfg.Links),
 		slots: make(chan struct{}, cfg.MaxConcurrent), heavy: make(chan struct{}, cfg.HeavySlots),
-		statics: pageStatics{panel: sync.OnceValue(func() templ.Component { return renderPanel(annotationGroups(catalog.DefaultCatalog())) }), lab: sync.OnceValue(newLabPath)}}
+		statics: pageStatics{panel: sync.OnceValue(func() templ.Component { return renderPanel(web.PanelGroups(catalog.DefaultCatalog())) }), lab: sync.OnceValue(newLabPath)}}
 	for lane, ch := range map[string]chan struct{}{"light": s.slots, "heavy": s.heavy} {
 		s.metrics.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "sidecarlab_work_slots_busy",
 			Help: "Work slots held by requests, by lane (see Config.HeavyUnits).", ConstLabels: prometheus.Labels{"lane": lane}},

@@ -160,11 +160,11 @@ func validTab(t string) bool {
 	return false
 }
 
-// cleanQuery is the panel's search as a link carries it: trimmed, at most maxQuery bytes of UTF-8.
+// cleanQuery is the panel's search as a link carries it: trimmed, at most web.MaxQuery bytes of UTF-8.
 func cleanQuery(q string) string {
 	q = strings.TrimSpace(q)
-	if len(q) > maxQuery {
-		q = strings.ToValidUTF8(q[:maxQuery], "")
+	if len(q) > web.MaxQuery {
+		q = strings.ToValidUTF8(q[:web.MaxQuery], "")
 	}
 	return q
 }

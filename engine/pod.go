@@ -95,15 +95,6 @@ func Lifecycles(docs []Document) []lifecycle.Lifecycle {
 	return out
 }
 
-// PodLifecycle is the start and stop order of one Pod (the Cluster view's, as admitted), with
-// the verdicts of the workload kind that made it; false when it has no containers to order.
-func PodLifecycle(doc int, kind, name string, pod *corev1.Pod) (lifecycle.Lifecycle, bool) {
-	if pod == nil {
-		return lifecycle.Lifecycle{}, false
-	}
-	return lifecycleOf(Document{Index: doc, Kind: kind, Name: name}, pod)
-}
-
 // lifecycleOf is the lifecycle of the pod of d's object obj; false when obj has no pod.
 func lifecycleOf(d Document, obj runtime.Object) (lifecycle.Lifecycle, bool) {
 	_, _, spec, ok := podParts(obj)

@@ -60,7 +60,8 @@ func (s *server) clusterView(ctx context.Context, st api.State) (web.ClusterView
 		}
 		if a.Admitted {
 			// The Lifecycle of the Pod as the cluster admits it (injected or not).
-			if lc, ok := engine.PodLifecycle(r.Doc, r.Kind, r.Name, r.Final); ok {
+			if r.Final != nil {
+				lc := lifecycle.Of(r.Doc, r.Kind, r.Name, &r.Final.Spec)
 				lv := web.LifecycleViews(l, []lifecycle.Lifecycle{lc}, nil, 0)[0]
 				lv.Title = l.T("lab.cluster.lifecycle", "Title", lv.Title)
 				d.Lifecycle = &lv

@@ -8,7 +8,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
-	"github.com/sidecarlab/sidecarlab/i18n"
+	"github.com/sidecarlab/sidecarlab/engine/input"
 )
 
 // Redact replaces every value Scan flags with Redacted and leaves every other byte of the
@@ -63,8 +63,8 @@ type Error struct {
 	Params    map[string]string
 }
 
-// Error is the sentence in English, as the catalogs word it.
-func (e *Error) Error() string { return i18n.For(i18n.Default).TMap("input."+e.ID, e.Params) }
+// Error is the sentence in English, as an input error's (input.Error.Text).
+func (e *Error) Error() string { return (&input.Error{ID: e.ID, Params: e.Params}).Text() }
 
 // edit replaces [from, to) of the input, as (line, byte column) pairs, 1-based lines.
 type edit struct {

@@ -22,7 +22,7 @@ var sentenceLike = regexp.MustCompile(`[A-Za-z][A-Za-z']* [A-Za-z][A-Za-z']* [A-
 
 // passedThrough are texts of others that the packages hold as they are, to pass on or to match:
 // a file whose every literal is theirs (text empty), or one literal of a file. Each says whose.
-var passedThrough = []struct{ file, text, why string }{
+var passedThrough = []passed{
 	{"engine/catalog/proxyconfig_docs.go", "", "ProxyConfig's field docs, generated from Istio's proxy.proto"},
 	{"engine/yamldoc/errline.go", "", "go-yaml's and apimachinery's error messages, matched to find the line they name"},
 	{"engine/internal/protodoc/protodoc.go", "", "a build-time generator: the Go comments it writes into proxyconfig_docs.go, and its own failures"},
@@ -43,7 +43,7 @@ var passedThrough = []struct{ file, text, why string }{
 // notYetWorded are our own sentences still built in these packages: the rest of issue 44's
 // "words at the edge", each to become an id and parameters. The list only shrinks: a sentence
 // not on it fails the test, and so does an entry that is no longer there.
-var notYetWorded = []struct{ file, text string }{
+var notYetWorded = []literal{
 	// Failures that are bugs if they ever happen (an invariant of Istio's charts, the worker's
 	// protocol, the in-process webhook, an argument no caller passes): a 500 and the log.
 	{"engine/ambient/enrolment.go", "failed to parse ambient enablement selector: %v"},
@@ -71,6 +71,9 @@ var notYetWorded = []struct{ file, text string }{
 // literal is a string literal of a file, as its file (relative to the repository) and text.
 type literal struct{ file, text string }
 
+// passed is someone else's text a file holds (text empty: every literal of the file), and whose.
+type passed struct{ file, text, why string }
+
 // sentenceLiterals are the literals of the Go files under roots (tests and testdata aside) that
 // read as sentences, in file order; struct tags and import paths are not literals of prose.
 func sentenceLiterals(t *testing.T, roots []string) []literal {
@@ -78,8 +81,11 @@ func sentenceLiterals(t *testing.T, roots []string) []literal {
 	var out []literal
 	for _, root := range roots {
 		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() && d.Name() == "testdata" {
-				return cmpSkip(err, d)
+			if err != nil {
+				return err
+			}
+			if d.IsDir() && d.Name() == "testdata" {
+				return filepath.SkipDir
 			}
 			if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
 				return nil
@@ -95,9 +101,7 @@ func sentenceLiterals(t *testing.T, roots []string) []literal {
 				case *ast.ImportSpec:
 					return false
 				case *ast.Field:
-					if n.Tag != nil {
-						n.Tag = nil
-					}
+					n.Tag = nil
 				case *ast.BasicLit:
 					if s, err := strconv.Unquote(n.Value); err == nil && n.Kind == token.STRING && sentenceLike.MatchString(s) {
 						out = append(out, literal{rel, s})
@@ -114,25 +118,17 @@ func sentenceLiterals(t *testing.T, roots []string) []literal {
 	return out
 }
 
-// cmpSkip is WalkDir's answer for an error or a testdata directory.
-func cmpSkip(err error, d fs.DirEntry) error {
-	if err != nil {
-		return err
-	}
-	return filepath.SkipDir
-}
-
 // unworded are the sentences of lits that are neither someone else's text (passed) nor on the
 // list still to be worded (pending), and the pending entries no literal matches any more.
-func unworded(lits []literal, passed []struct{ file, text, why string }, pending []struct{ file, text string }) (built, gone []string) {
+func unworded(lits []literal, theirs []passed, pending []literal) (built, gone []string) {
 	used := make([]bool, len(pending))
 	for _, l := range lits {
-		if slices.ContainsFunc(passed, func(p struct{ file, text, why string }) bool {
+		if slices.ContainsFunc(theirs, func(p passed) bool {
 			return p.file == l.file && (p.text == "" || p.text == l.text)
 		}) {
 			continue
 		}
-		if i := slices.IndexFunc(pending, func(p struct{ file, text string }) bool { return p.file == l.file && p.text == l.text }); i >= 0 {
+		if i := slices.Index(pending, l); i >= 0 {
 			used[i] = true
 			continue
 		}
@@ -173,9 +169,9 @@ func TestNoSentencesBelowTheEdge(t *testing.T) {
 // key, a path or two words are not.
 func TestUnwordedTrips(t *testing.T) {
 	lits := []literal{{"engine/x.go", "the value is too large"}, {"engine/y.go", "Istio says so here"}, {"engine/z.go", "still to be worded"}}
-	passed := []struct{ file, text, why string }{{"engine/y.go", "Istio says so here", "Istio's"}}
-	pending := []struct{ file, text string }{{"engine/z.go", "still to be worded"}, {"engine/z.go", "gone from the code"}}
-	built, gone := unworded(lits, passed, pending)
+	theirs := []passed{{"engine/y.go", "Istio says so here", "Istio's"}}
+	pending := []literal{{"engine/z.go", "still to be worded"}, {"engine/z.go", "gone from the code"}}
+	built, gone := unworded(lits, theirs, pending)
 	if !slices.Equal(built, []string{`engine/x.go: "the value is too large"`}) || !slices.Equal(gone, []string{`engine/z.go: "gone from the code"`}) {
 		t.Fatalf("built %q, gone %q", built, gone)
 	}

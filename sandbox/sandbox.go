@@ -51,7 +51,8 @@ func DefaultLimits() Limits { return Limits{CPUSeconds: 10, MemoryBytes: 384 << 
 
 // Config describes how to start a worker.
 type Config struct {
-	// Command is the worker: a program and its arguments (`sidecarlab worker`); the limits are
+	// Command is the worker: a program and its arguments (`sidecarlab worker`; the second word
+	// must be "worker", which keeps the worker on its main thread to harden it); the limits are
 	// added as flags.
 	Command []string
 	Limits  Limits

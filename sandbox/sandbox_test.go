@@ -630,3 +630,26 @@ func TestWhy(t *testing.T) {
 		}
 	}
 }
+
+// TestHardenOffTheMainThread: harden refuses to run on a thread other than the main one, where
+// it would drop one thread's privileges and check another's; it changes nothing then.
+func TestHardenOffTheMainThread(t *testing.T) {
+	errc := make(chan error, 1)
+	var off func()
+	off = func() {
+		runtime.LockOSThread() // the goroutine keeps this thread, and the thread dies with it
+		if syscall.Gettid() == os.Getpid() {
+			// The main thread, held by this goroutine: the next one runs on another.
+			done := make(chan struct{})
+			go func() { off(); close(done) }()
+			<-done
+			runtime.UnlockOSThread()
+			return
+		}
+		errc <- harden(noNamespaces)
+	}
+	go off()
+	if err := <-errc; err == nil || !strings.Contains(err.Error(), "not on the main thread") {
+		t.Fatalf("harden off the main thread: %v", err)
+	}
+}

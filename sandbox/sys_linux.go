@@ -74,7 +74,10 @@ const (
 // privileges it cannot drop refuses to run templates (sandbox.New says why).
 func harden(ns namespaces) error {
 	// The bounding set, the capabilities and the parent-death signal are a thread's: harden runs
-	// on the process's main thread (init below), whose /proc/self/status the checks read.
+	// on the process's main thread (init), whose /proc/self/status the checks read, or not at all.
+	if syscall.Gettid() != os.Getpid() {
+		return errors.New("not on the main thread: start the worker as PROGRAM worker (init keeps it there)")
+	}
 	if ns != noNamespaces {
 		if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
 			return fmt.Errorf("make the mounts private: %w", err)

@@ -3,10 +3,9 @@ package admission
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -26,6 +25,7 @@ import (
 	"istio.io/istio/pkg/kube/multicluster"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/engine/input"
 )
 
 // webhook is Istio's injection webhook on a mux, with a fake cluster of one node of the chosen
@@ -116,15 +116,15 @@ func (w *webhook) call(pod *corev1.Pod, namespace, path string, withDefaults boo
 	rec := httptest.NewRecorder()
 	w.mux.ServeHTTP(rec, req)
 	if rec.Code != http.StatusOK {
-		return nil, false, fmt.Errorf("Istio's webhook answered %d: %s", rec.Code, strings.TrimSpace(rec.Body.String()))
+		return nil, false, &input.Fault{ID: "webhook-status", Params: input.Params("code", strconv.Itoa(rec.Code), "body", strings.TrimSpace(rec.Body.String()))}
 	}
 	var answer admissionv1.AdmissionReview
 	if err := json.Unmarshal(rec.Body.Bytes(), &answer); err != nil {
-		return nil, false, fmt.Errorf("Istio's webhook answer: %w", err)
+		return nil, false, &input.Fault{ID: "webhook-answer", Err: err}
 	}
 	resp := answer.Response
 	if resp == nil {
-		return nil, false, errors.New("Istio's webhook gave no response")
+		return nil, false, &input.Fault{ID: "webhook-no-response"}
 	}
 	if !resp.Allowed {
 		msg := "refused"
@@ -138,11 +138,11 @@ func (w *webhook) call(pod *corev1.Pod, namespace, path string, withDefaults boo
 	}
 	patch, err := jsonpatch.DecodePatch(resp.Patch)
 	if err != nil {
-		return nil, false, fmt.Errorf("Istio's webhook patch: %w", err)
+		return nil, false, &input.Fault{ID: "webhook-patch", Err: err}
 	}
 	patchedJSON, err := patch.Apply(raw)
 	if err != nil {
-		return nil, false, fmt.Errorf("applying Istio's webhook patch: %w", err)
+		return nil, false, &input.Fault{ID: "webhook-patch-apply", Err: err}
 	}
 	var out corev1.Pod
 	if err := json.Unmarshal(patchedJSON, &out); err != nil {

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,6 +9,8 @@ import (
 	istioambient "istio.io/istio/pilot/pkg/serviceregistry/ambient"
 	"istio.io/istio/pkg/config/mesh"
 	"istio.io/istio/pkg/kube/krt"
+
+	"github.com/sidecarlab/sidecarlab/engine/input"
 )
 
 // cause says why a policy needs a waypoint once the workload it selects runs in ambient; "" is
@@ -68,7 +69,7 @@ func convertForZtunnel(pols []*securityclient.AuthorizationPolicy) ([]ztunnelAut
 	meshCfg := krt.NewStatic(&istioambient.MeshConfig{MeshConfig: mesh.DefaultMeshConfig()}, true, opts.WithName("mesh")...)
 	converted, _ := istioambient.PolicyCollections(authz, peers, meshCfg, waypoints, opts, istioambient.FeatureFlags{})
 	if !converted.WaitUntilSynced(stop) {
-		return nil, errors.New("istio's ambient policy conversion did not sync")
+		return nil, &input.Fault{ID: "authz-sync"}
 	}
 	byName := map[string]ztunnelAuthz{}
 	for _, wa := range converted.List() {

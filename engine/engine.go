@@ -15,7 +15,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -137,7 +136,7 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	def, err := e.defaultInstall(ctx)
 	if err != nil {
 		e.Close()
-		return nil, fmt.Errorf("render default installation: %w", err)
+		return nil, &input.Fault{ID: "default-install", Err: err}
 	}
 	e.def = def
 	return e, nil

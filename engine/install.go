@@ -335,7 +335,7 @@ func webhookConfigurations(text string) ([]*admissionregistrationv1.MutatingWebh
 		}
 		c := &admissionregistrationv1.MutatingWebhookConfiguration{}
 		if err := yaml.UnmarshalStrict([]byte(doc), c); err != nil {
-			return nil, fmt.Errorf("the installation's MutatingWebhookConfiguration: %w", err)
+			return nil, &input.Fault{ID: "webhook-config", Err: err}
 		}
 		out = append(out, c)
 	}
@@ -403,14 +403,14 @@ func stringData(data map[string]any) map[string]string {
 func ztunnelResources(obj map[string]any) (*corev1.ResourceRequirements, error) {
 	var ds appsv1.DaemonSet
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj, &ds); err != nil {
-		return nil, fmt.Errorf("the rendered ztunnel DaemonSet: %w", err)
+		return nil, &input.Fault{ID: "ztunnel-daemonset", Err: err}
 	}
 	for _, c := range ds.Spec.Template.Spec.Containers {
 		if c.Name == "istio-proxy" {
 			return c.Resources.DeepCopy(), nil
 		}
 	}
-	return nil, fmt.Errorf("the rendered ztunnel DaemonSet %s has no istio-proxy container", ds.Name)
+	return nil, &input.Fault{ID: "ztunnel-no-proxy", Params: input.Params("name", ds.Name)}
 }
 
 // Ztunnel is the resources of ztunnel's container as the installation's ztunnel chart

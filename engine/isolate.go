@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -234,7 +235,7 @@ func (e *Engine) injectIsolated(ctx context.Context, p *prepared, ann []annotati
 		return nil, err
 	}
 	if len(res.Injected) != len(sent) {
-		return nil, fmt.Errorf("isolated injection: %d answers for %d documents", len(res.Injected), len(sent))
+		return nil, &input.Fault{ID: "worker-answers", Params: input.Params("answers", strconv.Itoa(len(res.Injected)), "documents", strconv.Itoa(len(sent)))}
 	}
 	for k, i := range sent {
 		r := res.Injected[k]
@@ -243,7 +244,7 @@ func (e *Engine) injectIsolated(ctx context.Context, p *prepared, ann []annotati
 		if r.Error != "" {
 			err = errors.New(r.Error)
 		} else if out, err = inject.FromRawToObject(r.Output); err != nil {
-			err = fmt.Errorf("reading the injector's output: %v", err)
+			err = &input.Error{ID: "injector-output", Params: input.Params("err", err.Error())}
 		}
 		var panicked any
 		if r.Panicked != "" {

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
 	"github.com/sidecarlab/sidecarlab/engine/lifecycle"
 )
 
@@ -23,7 +24,7 @@ func podTemplate(obj runtime.Object) (read, template *metav1.ObjectMeta, spec *c
 	case *batchv1.CronJob:
 		return &v.Spec.JobTemplate.ObjectMeta, &v.Spec.JobTemplate.Spec.Template.ObjectMeta, &v.Spec.JobTemplate.Spec.Template.Spec, nil
 	}
-	notFound := fmt.Errorf("cannot find the pod template of %T", obj)
+	notFound := &input.Fault{ID: "no-pod-template", Params: input.Params("type", fmt.Sprintf("%T", obj))}
 	rv := reflect.ValueOf(obj)
 	if rv.Kind() != reflect.Pointer || rv.Elem().Kind() != reflect.Struct {
 		return nil, nil, nil, notFound

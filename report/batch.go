@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
-	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/engine/input"
 )
 
 // formulaStart are the characters that make a spreadsheet read a cell as a formula when they
@@ -94,10 +95,10 @@ func NewBatchWriter(w io.Writer, format BatchFormat, cols ...string) (*BatchWrit
 	case BatchFormatMarkdown:
 	case BatchFormatJSON:
 		if len(cols) > 0 {
-			return nil, fmt.Errorf("batch JSON has every field: columns are for CSV and Markdown")
+			return nil, &input.Fault{ID: "batch-json-columns"}
 		}
 	default:
-		return nil, fmt.Errorf("unknown batch format %q", format)
+		return nil, &input.Fault{ID: "batch-format", Params: input.Params("formatQ", strconv.Quote(string(format)))}
 	}
 	all := engine.BatchColumnNames()
 	if len(cols) == 0 {
@@ -106,7 +107,7 @@ func NewBatchWriter(w io.Writer, format BatchFormat, cols ...string) (*BatchWrit
 	for _, c := range cols {
 		i := slices.Index(all, c)
 		if i < 0 || slices.Contains(bw.cols, i) {
-			return nil, fmt.Errorf("batch column %q is not one of %q, or comes twice", c, all)
+			return nil, &input.Fault{ID: "batch-column", Params: input.Params("columnQ", strconv.Quote(c), "columns", strings.Join(all, ", "))}
 		}
 		bw.cols = append(bw.cols, i)
 	}
@@ -248,13 +249,13 @@ func ParseBatchCSV(data []byte) ([]engine.BatchRow, error) {
 		return nil, err
 	}
 	if len(recs) == 0 {
-		return nil, fmt.Errorf("not a sidecarlab batch CSV (no header)")
+		return nil, &input.Fault{ID: "batch-csv-header"}
 	}
 	head := recs[0]
 	read := make([]func(r *engine.BatchRow, v string), len(head))
 	for i, c := range head {
 		if read[i] = readCell(c); read[i] == nil || slices.Contains(head[:i], c) {
-			return nil, fmt.Errorf("not a sidecarlab batch CSV (unexpected header %q)", c)
+			return nil, &input.Fault{ID: "batch-csv-column", Params: input.Params("columnQ", strconv.Quote(c))}
 		}
 	}
 	var out []engine.BatchRow

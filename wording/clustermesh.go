@@ -46,8 +46,15 @@ func (w Words) ClusterError(err error) string {
 	return err.Error()
 }
 
-// errorText is an error in the reader's language: an input error worded, any other as it is.
+// errorText is an error in the reader's language: an input error or a fault worded, any other
+// as it is.
 func (w Words) errorText(err error) string {
+	switch e := err.(type) {
+	case *input.Error:
+		return w.InputErrorText(e)
+	case *input.Fault:
+		return w.FaultText(e)
+	}
 	var ie *input.Error
 	if errors.As(err, &ie) {
 		return w.InputErrorText(ie)

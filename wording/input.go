@@ -121,6 +121,17 @@ func (w Words) InputErrorText(e *input.Error) string {
 	return w.at(w.where(e.Doc, e.Line, 0, e.Field), w.InputText(e))
 }
 
+// FaultText is a fault in w's language: the catalogs' errors.fault.<ID> worded with f.Params,
+// then the error under it (an input error worded, any other as it is). In English it is
+// f.Error(), exactly.
+func (w Words) FaultText(f *input.Fault) string {
+	text := w.loc().TMap("errors.fault."+f.ID, f.Params)
+	if f.Err != nil {
+		text += ": " + w.errorText(f.Err)
+	}
+	return text
+}
+
 // where is a place in the input in w's language ("document 2, line 9, annotation "x""), each
 // part only when it is known; "" when none is.
 func (w Words) where(doc, line, column int, field string) string {

@@ -66,6 +66,12 @@ func TestInputWords(t *testing.T) {
 // input.Error ID they set: the string ID: of an input.Error literal (Error inside package
 // input), and the first argument of the fail helpers (proxyconfig's fail(id, …)).
 func engineInputIDs(t *testing.T, dir string) map[string]string {
+	return literalIDs(t, dir, "Error")
+}
+
+// literalIDs collects the string ID: of every input.<typ> literal in the sources under dir, and
+// for Error the first argument of the fail helpers.
+func literalIDs(t *testing.T, dir, typ string) map[string]string {
 	t.Helper()
 	fset := token.NewFileSet()
 	var files []string
@@ -97,7 +103,7 @@ func engineInputIDs(t *testing.T, dir string) map[string]string {
 		ast.Inspect(f, func(n ast.Node) bool {
 			switch n := n.(type) {
 			case *ast.CompositeLit:
-				if isInputError(f, n.Type) {
+				if isInput(f, n.Type, typ) {
 					for _, el := range n.Elts {
 						if kv, ok := el.(*ast.KeyValueExpr); ok {
 							if k, ok := kv.Key.(*ast.Ident); ok && k.Name == "ID" {
@@ -107,7 +113,7 @@ func engineInputIDs(t *testing.T, dir string) map[string]string {
 					}
 				}
 			case *ast.CallExpr:
-				if fn, ok := n.Fun.(*ast.Ident); ok && fn.Name == "fail" && len(n.Args) > 0 {
+				if fn, ok := n.Fun.(*ast.Ident); ok && typ == "Error" && fn.Name == "fail" && len(n.Args) > 0 {
 					add(n.Args[0])
 				}
 			}
@@ -117,14 +123,14 @@ func engineInputIDs(t *testing.T, dir string) map[string]string {
 	return ids
 }
 
-// isInputError says the type of a composite literal in f is input.Error.
-func isInputError(f *ast.File, typ ast.Expr) bool {
+// isInput says the type of a composite literal in f is input.<name>.
+func isInput(f *ast.File, typ ast.Expr, name string) bool {
 	switch t := typ.(type) {
 	case *ast.SelectorExpr:
 		pkg, ok := t.X.(*ast.Ident)
-		return ok && pkg.Name == "input" && t.Sel.Name == "Error"
+		return ok && pkg.Name == "input" && t.Sel.Name == name
 	case *ast.Ident:
-		return f.Name.Name == "input" && t.Name == "Error"
+		return f.Name.Name == "input" && t.Name == name
 	}
 	return false
 }
@@ -180,6 +186,51 @@ func TestInputIDsInCatalogs(t *testing.T) {
 	delete(catalogs["ja"], "manifest-empty")
 	if m := missingInputIDs(map[string]string{"manifest-empty": ""}, catalogs); len(m) != 1 || m[0] != "ja manifest-empty" {
 		t.Errorf("an id only Japanese lacks: got %v", m)
+	}
+}
+
+// TestFaultIDsInCatalogs: every id a Fault is given below the edge is in every language's
+// errors.fault section, and a fault is worded from it: in English exactly as its Error, in
+// Japanese and Korean not in English, with the error under it after it.
+func TestFaultIDsInCatalogs(t *testing.T) {
+	ids := map[string]string{}
+	for _, dir := range []string{"../engine", "../admission", "../clustermesh", "../report"} {
+		maps.Copy(ids, literalIDs(t, dir, "Fault"))
+	}
+	for _, want := range []string{"default-install", "webhook-status", "batch-format", "no-pod-template"} {
+		if _, ok := ids[want]; !ok {
+			t.Errorf("the collector missed %s (found %d ids)", want, len(ids))
+		}
+	}
+	catalogs := map[string]map[string]bool{}
+	for _, lang := range []string{"en", "ja", "ko"} {
+		var f struct{ Errors struct{ Fault map[string]string } }
+		if _, err := toml.DecodeFile("../i18n/locales/errors."+lang+".toml", &f); err != nil {
+			t.Fatal(err)
+		}
+		catalogs[lang] = map[string]bool{}
+		for id := range f.Errors.Fault {
+			catalogs[lang][id] = true
+		}
+	}
+	if m := missingInputIDs(ids, catalogs); len(m) > 0 {
+		t.Errorf("not in the catalogs: %v", m)
+	}
+	if m := missingInputIDs(map[string]string{"no-such-fault": ""}, catalogs); len(m) != 3 {
+		t.Errorf("an unknown id is missing in every language, got %v", m)
+	}
+	under := &input.Error{Doc: 2, ID: "manifest-empty"}
+	for id := range ids {
+		f := &input.Fault{ID: id, Params: input.Params("name", "ztunnel", "type", "*v1.Service", "code", "500", "body", "boom"), Err: under}
+		if got := English.FaultText(f); got != f.Error() || !strings.HasSuffix(got, ": "+under.Error()) {
+			t.Errorf("%s in English: %q, its Error %q", id, got, f.Error())
+		}
+		for _, lang := range []string{"ja", "ko"} {
+			got := In(i18n.For(lang)).FaultText(f)
+			if strings.Contains(got, i18n.For("en").TMap("errors.fault."+id, f.Params)) || !strings.HasSuffix(got, ": "+In(i18n.For(lang)).InputErrorText(under)) {
+				t.Errorf("%s in %s: %q", id, lang, got)
+			}
+		}
 	}
 }
 

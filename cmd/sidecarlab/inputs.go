@@ -207,6 +207,8 @@ func (c *cli) errText(err error) string {
 		return e.text(c.loc())
 	case *input.Error:
 		return wording.In(c.loc()).InputErrorText(e)
+	case *input.Fault:
+		return wording.In(c.loc()).FaultText(e)
 	}
 	return err.Error()
 }
@@ -215,7 +217,7 @@ func (c *cli) errText(err error) string {
 // usage errors (already worded) come back as they are.
 func (c *cli) localize(err error) error {
 	switch err.(type) {
-	case *fileError, *input.Error:
+	case *fileError, *input.Error, *input.Fault:
 		return &localizedError{err: err, text: c.errText(err)}
 	case *clustermesh.Error, *clustermesh.Refused:
 		return &localizedError{err: err, text: c.words().ClusterError(err)}

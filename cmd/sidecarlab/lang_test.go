@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/engine/input"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
@@ -328,4 +330,23 @@ func TestEngineErrorsInTheCLILanguage(t *testing.T) {
 		t.Errorf("ko, bad annotation key: %v", err)
 	}
 	noMissing(t)
+}
+
+// TestFaultsInTheCLILanguage: a fault run returns (a bug's failure, with an id) is printed in
+// the CLI's language with the input error under it worded too, and in English as its own
+// Error; errors.As still finds it; an error of no id stays as it is.
+func TestFaultsInTheCLILanguage(t *testing.T) {
+	f := &input.Fault{ID: "webhook-patch", Err: &input.Error{ID: "manifest-empty"}}
+	ja := (&cli{lang: i18n.For("ja")}).localize(f)
+	var back *input.Fault
+	if !strings.HasPrefix(ja.Error(), i18n.For("ja").T("errors.fault.webhook-patch")+": "+i18n.For("ja").T("input.manifest-empty")) || !errors.As(ja, &back) || back != f {
+		t.Errorf("ja: %q", ja)
+	}
+	if en := (&cli{lang: i18n.For("en")}).localize(f); en.Error() != f.Error() || !strings.Contains(en.Error(), "patch could not be read: the manifest is empty") {
+		t.Errorf("en: %q", en)
+	}
+	plain := errors.New("plain")
+	if got := (&cli{lang: i18n.For("ja")}).localize(plain); got != plain {
+		t.Errorf("an error of no id: %v", got)
+	}
 }

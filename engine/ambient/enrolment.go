@@ -9,6 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/sidecarlab/sidecarlab/engine/input"
+
 	"istio.io/api/annotation"
 	"istio.io/api/label"
 	"istio.io/istio/cni/pkg/util"
@@ -142,7 +144,7 @@ func (c *CNI) Enrol(pod *corev1.Pod, nsLabels map[string]string) (Enrolment, err
 	}
 	if joins != (e.Rule == RuleSelector) {
 		// The rules above are Matches' own order; a new reason in Istio's code lands here.
-		return Enrolment{}, fmt.Errorf("ambient enrolment: Istio says joins=%t, the rules say %q", joins, e.Rule)
+		return Enrolment{}, &input.Fault{ID: "ambient-rule", Params: input.Params("joins", strconv.FormatBool(joins), "ruleQ", strconv.Quote(string(e.Rule)))}
 	}
 	return e, nil
 }

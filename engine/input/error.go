@@ -1,7 +1,8 @@
 // Package input holds the leaf types every side of sidecarlab shares about what a person gives
 // it: a Step (one annotation change) and an Error (a problem with the input, pointing at its
-// document, line and field). Of sidecarlab's it imports only the message catalogs (i18n), which
-// word an Error's English, so the engine, its feature packages, the CLI and the handlers all can.
+// document, line and field); and a Fault, the failure that is no problem of the input but a bug.
+// Of sidecarlab's it imports only the message catalogs (i18n), which word an Error's and a
+// Fault's English, so the engine, its feature packages, the CLI and the handlers all can.
 package input
 
 import (

@@ -157,16 +157,12 @@ func batchView(l *i18n.Localizer, v view, enc string, step int, rows []engine.Ba
 	for _, r := range rows {
 		row := web.BatchRowView{Doc: r.Doc, Name: r.Name, Kind: r.Kind}
 		for _, c := range cols {
-			cell := web.BatchCell{Text: c.Cell(r)}
+			cell := web.BatchCell{Text: wording.In(l).BatchCell(c.ID, r, c.Cell(r))}
 			switch c.ID {
 			case "result":
-				cell.Text, cell.Note, cell.NoteIstio = l.T(statusWords[engine.Status(r.Result)]), r.Reason, r.Reason != ""
+				cell.Note, cell.NoteIstio = r.Reason, r.Reason != ""
 				if engine.Status(r.Result) == engine.StatusPassedThrough {
 					cell.Note, cell.NoteIstio = l.T("results.status.passed-through-reason"), false
-				}
-			case "proxy-first":
-				if cell.Text != "" {
-					cell.Text = wording.In(l).Answer(lifecycle.Answer(cell.Text))
 				}
 			case "pitfalls":
 				// Each check by its summary in the reader's words (the downloads carry the ids).
@@ -179,14 +175,7 @@ func batchView(l *i18n.Localizer, v view, enc string, step int, rows []engine.Ba
 					}
 					cell.Text, cell.Prose = strings.Join(words, "; "), true
 				}
-			case "replicas":
-				if r.Proxy != "" && r.Capacity.Replicas == 0 {
-					cell.Text = l.T("results.batch.per-node")
-				}
 			case "ambient":
-				if cell.Text != "" {
-					cell.Text = wording.In(l).Answer(lifecycle.Answer(cell.Text))
-				}
 				if lifecycle.Answer(r.Ambient) == lifecycle.No {
 					// Why not, in the Cluster view's words.
 					cell.Note = l.T(ambient.Rule(r.AmbientRule).MessageID(), "Namespace", r.Namespace)

@@ -16,14 +16,6 @@ import (
 	"github.com/sidecarlab/sidecarlab/wording"
 )
 
-// statusWords are the message ids of a document's status, as the documents table says it.
-var statusWords = map[engine.Status]string{
-	engine.StatusInjected:      "results.status.injected",
-	engine.StatusSkipped:       "results.status.skipped",
-	engine.StatusPassedThrough: "results.status.passed-through",
-	engine.StatusError:         "results.status.error",
-}
-
 // buildResults shapes the results in l's language. want says whether a tab's content will be
 // rendered: the batch rows, lifecycles and compare links are made only for a page that shows them.
 // stepView is the key of a view the page keeps with a memoised row (engine.View): what it is
@@ -216,7 +208,7 @@ func buildResults(ctx context.Context, l *i18n.Localizer, v view, enc string, tl
 			continue
 		}
 		dv := web.DocView{Index: d.Index, Line: d.Line, Kind: d.Kind, Name: d.Name, Status: string(status), Reason: reason, ReasonLang: reasonLang,
-			StatusText: l.T(statusWords[status])}
+			StatusText: wording.In(l).Status(status)}
 		res.Documents = append(res.Documents, dv)
 	}
 	return res, nil

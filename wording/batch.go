@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/engine/lifecycle"
 )
 
 // BatchTotal says what a batch's sidecars ask for in all: the table's last row, the CLI's last
@@ -24,6 +25,38 @@ func (w Words) BatchTotal(t engine.BatchTotal) string {
 		s += w.loc().T("wording.batch.ztunnel", "nodes", w.count("wording.batch.nodes", z.Nodes), "requests", w.orNone(engine.Resources{CPU: z.CPU, Memory: z.Memory}.String()), "pods", w.count("wording.batch.pods", z.Pods))
 	}
 	return s
+}
+
+// statusWords are the message ids of a document's status, as the documents and batch tables
+// say it.
+var statusWords = map[engine.Status]string{
+	engine.StatusInjected:      "results.status.injected",
+	engine.StatusSkipped:       "results.status.skipped",
+	engine.StatusPassedThrough: "results.status.passed-through",
+	engine.StatusError:         "results.status.error",
+}
+
+// Status is a document's status in the reader's words.
+func (w Words) Status(s engine.Status) string { return w.loc().T(statusWords[s]) }
+
+// BatchCell is a batch row's cell of the column id (engine.BatchColumns) in the reader's words,
+// as a person reads the table: a result, a yes or no, "per node". Text is the engine's cell; a
+// cell of any other column (names, quantities, Istio's reasons, check ids) is it as it is. The
+// downloads are data and keep the engine's cells.
+func (w Words) BatchCell(id string, r engine.BatchRow, text string) string {
+	switch id {
+	case "result":
+		return w.Status(engine.Status(r.Result))
+	case "proxy-first", "ambient":
+		if text != "" {
+			return w.Answer(lifecycle.Answer(text))
+		}
+	case "replicas":
+		if r.Proxy != "" && r.Capacity.Replicas == 0 {
+			return w.loc().T("results.batch.per-node")
+		}
+	}
+	return text
 }
 
 // ZtunnelShareNote says how a row's ztunnel share is made: ztunnel's requests on the nodes,

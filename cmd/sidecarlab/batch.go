@@ -160,8 +160,9 @@ func batchRun(ctx context.Context, l *i18n.Localizer, eng *engine.Engine, j join
 }
 
 // writeBatchTable prints the engine's own rows and columns (as the CSV and Markdown downloads
-// have them) aligned for a terminal: headers in capitals, an empty cell as "-", line breaks as
-// spaces; then the total, with ztunnel's on the nodes when share is not nil.
+// have them) aligned for a terminal, in l's language: the headers, and the cells a person reads
+// as words (a result, yes or no, per node; wording.BatchCell), an empty cell as "-", line breaks
+// as spaces; then the total, with ztunnel's on the nodes when share is not nil.
 func writeBatchTable(w io.Writer, l *i18n.Localizer, rows []engine.BatchRow, share *engine.ZtunnelShare) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	line := func(cells []string) {
@@ -179,8 +180,13 @@ func writeBatchTable(w io.Writer, l *i18n.Localizer, rows []engine.BatchRow, sha
 		cols[i] = l.T(columnID(c))
 	}
 	line(cols)
+	words, all := wording.In(l), engine.BatchColumns()
 	for _, r := range rows {
-		line(r.Cells())
+		cells := r.Cells()
+		for i, c := range all {
+			cells[i] = words.BatchCell(c.ID, r, cells[i])
+		}
+		line(cells)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -350,3 +350,38 @@ func TestFaultsInTheCLILanguage(t *testing.T) {
 		t.Errorf("an error of no id: %v", got)
 	}
 }
+
+// TestBatchTableInTheCLILanguage: the batch table's cells that are words (a result, yes or no,
+// per node) are in the CLI's language, as the page's table has them, while the CSV keeps the
+// engine's cells: they are data.
+func TestBatchTableInTheCLILanguage(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"ds.yaml": "apiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: agent\nspec:\n  selector:\n    matchLabels: {app: agent}\n  template:\n    metadata:\n      labels: {app: agent}\n    spec:\n      containers:\n      - name: agent\n        image: agent\n",
+		"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n",
+	})
+	files := []string{dir + "/ds.yaml", dir + "/cm.yaml"}
+	ja := i18n.For("ja")
+	out, _, err := runEnv(t, langJa, "", append([]string{"batch", "-o", "table"}, files...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{ja.T("results.batch.per-node"), ja.T("results.status.injected"), ja.T("results.status.passed-through"), ja.T("results.answer.no")} {
+		if !strings.Contains(out, want) {
+			t.Errorf("ja table lacks %q:\n%s", want, out)
+		}
+	}
+	for _, english := range []string{"per node", "injected", "passed through"} {
+		if strings.Contains(out, english) {
+			t.Errorf("ja table says %q:\n%s", english, out)
+		}
+	}
+	en, _, err := runEnv(t, langC, "", append([]string{"batch", "-o", "table"}, files...)...)
+	if err != nil || !strings.Contains(en, "per node") || !strings.Contains(en, "passed through") {
+		t.Errorf("C table: %v\n%s", err, en)
+	}
+	csv, _, err := runEnv(t, langJa, "", append([]string{"batch", "-o", "csv"}, files...)...)
+	if err != nil || !strings.Contains(csv, "per node") || strings.Contains(csv, ja.T("results.batch.per-node")) {
+		t.Errorf("ja CSV: %v\n%s", err, csv)
+	}
+	noMissing(t)
+}

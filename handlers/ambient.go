@@ -112,7 +112,7 @@ func ambientPage(l *i18n.Localizer, c wording.AmbientComparison) *web.AmbientPag
 			v.Joins, v.Enrolment, v.RunTime = e.Joins, e.Text, e.RunTime
 		}
 		for _, ch := range cw.Changes {
-			v.Changes = append(v.Changes, changeView(l, ch, nil, false, -1))
+			v.Changes = append(v.Changes, web.ChangeViewOf(l, ch, nil, false, -1))
 		}
 		v.SidecarLifecycle = lifecycleOne(l, cw.SidecarLifecycle)
 		v.AmbientLifecycle = lifecycleOne(l, cw.AmbientLifecycle)

@@ -67,7 +67,7 @@ func (s *server) comparePage(r *http.Request, states [2]api.State, labels [2]str
 		}
 		row := tl.Steps[len(tl.Steps)-1]
 		last[i] = row.Documents
-		side.DevImage = devImageNote(l, row.Documents)
+		side.DevImage = web.DevImageNote(l, row.Documents)
 		// A long value's lines are cut, as in the YAML tab: the side's link has everything.
 		out, cut := yamlShare(row.Output(), defaultLimit)
 		if cut {
@@ -87,7 +87,7 @@ func (s *server) comparePage(r *http.Request, states [2]api.State, labels [2]str
 			return nil, err
 		}
 		for _, c := range changes {
-			page.Changes = append(page.Changes, changeView(l, c, last[1], len(last[1]) > 1, -1))
+			page.Changes = append(page.Changes, web.ChangeViewOf(l, c, last[1], len(last[1]) > 1, -1))
 		}
 		if len(last[1]) > 1 {
 			// A batch: each document, changed or not.

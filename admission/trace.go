@@ -4,8 +4,9 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/sidecarlab/sidecarlab/engine"
 
 	"istio.io/api/annotation"
 	"istio.io/api/label"
@@ -82,16 +83,11 @@ func policyTrace(cfg *inject.Config, pod *corev1.Pod, namespace string) []Step {
 	default:
 		out = append(out, Step{ID: "policy-invalid-value", Params: map[string]string{"value": value, "source": source}})
 	}
-	set := labels.Set(pod.Labels)
-	for _, s := range cfg.NeverInjectSelector {
-		if sel, err := metav1.LabelSelectorAsSelector(&s); err == nil && !sel.Empty() && sel.Matches(set) {
-			return append(out, Step{ID: "policy-never-selector", Params: map[string]string{"selector": sel.String(), "inject": "false"}})
-		}
+	if sel, ok := engine.MatchingSelector(cfg.NeverInjectSelector, pod.Labels); ok {
+		return append(out, Step{ID: "policy-never-selector", Params: map[string]string{"selector": sel.String(), "inject": "false"}})
 	}
-	for _, s := range cfg.AlwaysInjectSelector {
-		if sel, err := metav1.LabelSelectorAsSelector(&s); err == nil && !sel.Empty() && sel.Matches(set) {
-			return append(out, Step{ID: "policy-always-selector", Params: map[string]string{"selector": sel.String(), "inject": "true"}})
-		}
+	if sel, ok := engine.MatchingSelector(cfg.AlwaysInjectSelector, pod.Labels); ok {
+		return append(out, Step{ID: "policy-always-selector", Params: map[string]string{"selector": sel.String(), "inject": "true"}})
 	}
 	inj := "false"
 	if cfg.Policy == inject.InjectionPolicyEnabled {

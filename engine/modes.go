@@ -159,25 +159,26 @@ func (p injectionPolicy) skips(meta metav1.ObjectMeta) bool {
 	if v == "true" || v == "false" {
 		return false
 	}
-	if selects(p.never, meta.Labels) {
+	if _, ok := MatchingSelector(p.never, meta.Labels); ok {
 		return true
 	}
-	if selects(p.always, meta.Labels) {
+	if _, ok := MatchingSelector(p.always, meta.Labels); ok {
 		return false
 	}
 	return p.policy != inject.InjectionPolicyEnabled
 }
 
-// selects is whether a selector of the list matches the labels; an invalid or empty one matches
-// nothing, as in the webhook.
-func selects(selectors []metav1.LabelSelector, set map[string]string) bool {
+// MatchingSelector is the first selector of the list that matches the labels, as Istio's
+// webhook reads its neverInjectSelector and alwaysInjectSelector: an invalid or empty one
+// matches nothing. It is the one reading of them: the engine's policy and admission's trace.
+func MatchingSelector(selectors []metav1.LabelSelector, set map[string]string) (labels.Selector, bool) {
 	for i := range selectors {
 		sel, err := metav1.LabelSelectorAsSelector(&selectors[i])
 		if err == nil && !sel.Empty() && sel.Matches(labels.Set(set)) {
-			return true
+			return sel, true
 		}
 	}
-	return false
+	return nil, false
 }
 
 // webhookSkip is the webhook's own word for a pod its policy check lets through uninjected (it

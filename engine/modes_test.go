@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/sidecarlab/sidecarlab/engine/input"
@@ -169,5 +170,23 @@ func TestConcurrentModes(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+// TestMatchingSelector: the first selector of the list that matches is the one; an empty
+// selector and an invalid one match nothing (as Istio's webhook reads them), and a list with
+// neither a match gives none.
+func TestMatchingSelector(t *testing.T) {
+	set := map[string]string{"app": "web", "tier": "front"}
+	empty := metav1.LabelSelector{}
+	invalid := metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: "Near"}}}
+	other := metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}
+	tier := metav1.LabelSelector{MatchLabels: map[string]string{"tier": "front"}}
+	app := metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}
+	if sel, ok := MatchingSelector([]metav1.LabelSelector{empty, invalid, other, tier, app}, set); !ok || sel.String() != "tier=front" {
+		t.Errorf("got %v, %v; want tier=front", sel, ok)
+	}
+	if sel, ok := MatchingSelector([]metav1.LabelSelector{empty, invalid, other}, set); ok {
+		t.Errorf("an empty, an invalid and a different selector matched: %v", sel)
 	}
 }

@@ -204,7 +204,9 @@ func TestFaultIDsInCatalogs(t *testing.T) {
 	}
 	catalogs := map[string]map[string]bool{}
 	for _, lang := range []string{"en", "ja", "ko"} {
-		var f struct{ Errors struct{ Fault map[string]string } }
+		var f struct {
+			Errors struct{ Fault map[string]string }
+		}
 		if _, err := toml.DecodeFile("../i18n/locales/errors."+lang+".toml", &f); err != nil {
 			t.Fatal(err)
 		}

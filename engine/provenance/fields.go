@@ -1,0 +1,107 @@
+package provenance
+
+import (
+	"strconv"
+	"unicode/utf8"
+
+	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/sidecarlab/sidecarlab/engine/yamldoc"
+)
+
+// Field is one leaf of a rendering's YAML (a scalar, or an empty map or list), by the path the
+// field diff names it with, and the nodes that wrote its key and its value.
+type Field struct {
+	// Path is the field's path as the field diff writes it: keys joined by dots (or ["key"]),
+	// a list of named things by [name], any other list by [index].
+	Path string `json:"path"`
+	// Key is the node that wrote the field's key (nil for a list's element), Value the node that
+	// wrote its value; KeyLine and ValueLine their lines in the template.
+	Key, Value         *Node `json:"-"`
+	KeyLine, ValueLine int   `json:"-"`
+}
+
+// Fields are the leaves of the rendering's YAML, in the order they are written; nil when the
+// output is not one YAML document (Istio fails on it first).
+func (r *Rendering) Fields() []Field {
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(r.Text), &doc); err != nil || len(doc.Content) == 0 {
+		return nil
+	}
+	starts := lineStarts(r.Text)
+	at := func(n *yaml.Node) (*Node, int) {
+		if n == nil {
+			return nil, 0
+		}
+		return r.At(offset(r.Text, starts, n.Line, n.Column))
+	}
+	var out []Field
+	var walk func(path string, key, n *yaml.Node)
+	walk = func(path string, key, n *yaml.Node) {
+		n = yamldoc.Deref(n)
+		switch {
+		case n.Kind == yaml.MappingNode && len(n.Content) > 0:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				walk(yamldoc.JoinKey(path, n.Content[i].Value), n.Content[i], n.Content[i+1])
+			}
+			return
+		case n.Kind == yaml.SequenceNode && len(n.Content) > 0:
+			named := names(n)
+			for i, e := range n.Content {
+				p := path + "[" + strconv.Itoa(i) + "]"
+				if named != nil {
+					p = path + "[" + named[i] + "]"
+				}
+				walk(p, nil, e)
+			}
+			return
+		}
+		f := Field{Path: path}
+		f.Key, f.KeyLine = at(key)
+		f.Value, f.ValueLine = at(n)
+		out = append(out, f)
+	}
+	walk("", nil, doc.Content[0])
+	return out
+}
+
+// names are the "name" of each element of a list when every element is a map with a name of
+// its own (the field diff pairs such lists by name); nil otherwise.
+func names(seq *yaml.Node) []string {
+	out := make([]string, 0, len(seq.Content))
+	seen := map[string]bool{}
+	for _, e := range seq.Content {
+		_, v := yamldoc.MappingEntry(yamldoc.Deref(e), "name")
+		if v == nil || v.Kind != yaml.ScalarNode || v.Tag != "!!str" || v.Value == "" || seen[v.Value] {
+			return nil
+		}
+		seen[v.Value] = true
+		out = append(out, v.Value)
+	}
+	return out
+}
+
+// lineStarts are the byte offsets at which the lines of text start.
+func lineStarts(text string) []int {
+	out := []int{0}
+	for i := 0; i < len(text); i++ {
+		if text[i] == '\n' {
+			out = append(out, i+1)
+		}
+	}
+	return out
+}
+
+// offset is the byte offset of a YAML position (line and column from 1, the column in
+// characters).
+func offset(text string, starts []int, line, col int) int {
+	if line < 1 || line > len(starts) {
+		return -1
+	}
+	off := starts[line-1]
+	for c := 1; c < col && off < len(text) && text[off] != '\n'; c++ {
+		_, size := utf8.DecodeRuneInString(text[off:])
+		off += size
+	}
+	return off
+}

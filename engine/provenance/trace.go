@@ -1,0 +1,221 @@
+// Package provenance observes Istio's injection templates as Istio runs them, to say where each
+// field of a rendered template came from: the template line that wrote it and the conditions
+// (if / with / range, and which branch ran) around that line. It runs no template logic of its
+// own: it runs Istio's parsed template, over the very data Istio gave it, through a copy of its
+// parse tree (text/template/parse is public) with marks between the nodes — functions that write
+// nothing and note how far the output has come — so every byte of the output is known by the
+// node that wrote it.
+package provenance
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+	"text/template"
+	"text/template/parse"
+)
+
+// markFunc is the function a mark calls: its argument is the mark's node number. The name is
+// one no template of Istio's or of a mesh's defines a function by (a template that calls a
+// function of this name fails to parse before it gets here, since Istio's function map has
+// none).
+const markFunc = "sidecarlabProvenanceMark"
+
+// Node is one node of a template's parse tree that writes output: a text or an action (an
+// {{ expression }}, or a {{ template }} call), where it is, and the branches it sits in.
+type Node struct {
+	// Template is the name of the template the node is in (a {{ define }}'d one has its own).
+	Template string `json:"template"`
+	// Line is the node's first line in the template's text, from 1.
+	Line int `json:"line"`
+	// Text is the node as written: the action ({{ index .ObjectMeta.Annotations "x" }}) or the
+	// text.
+	Text string `json:"text"`
+	// Action says the node is an action; a text node writes its text as it is.
+	Action bool `json:"action,omitempty"`
+	// Conditions are the branches around the node, outermost first.
+	Conditions []Condition `json:"conditions,omitempty"`
+	// text is a text node's text, for the line of a byte inside it.
+	text string
+}
+
+// Condition is one branch a node sits in: an if, with or range as written (its pipeline), on
+// its line, and which list of it holds the node (Else: the else list).
+type Condition struct {
+	Kind string `json:"kind"`
+	Text string `json:"text"`
+	Line int    `json:"line"`
+	Else bool   `json:"else,omitempty"`
+}
+
+// lineOf is the line of n in its template's text, from 1, as text/template's own errors say it.
+func lineOf(t *parse.Tree, n parse.Node) int {
+	loc, _ := t.ErrorContext(n)
+	parts := strings.Split(loc, ":")
+	if len(parts) < 3 {
+		return 0
+	}
+	line, _ := strconv.Atoi(parts[len(parts)-2])
+	return line
+}
+
+// Traced is a template's parse trees with a mark before every node and at the end of every
+// list, and what each mark stands for. It is made once per template and run many times.
+type Traced struct {
+	tmpl  *template.Template
+	nodes []*Node
+}
+
+// Trace is t (and every template associated with it: its {{ define }}s) with marks between its
+// nodes. t is not changed: its trees are copied.
+func Trace(t *template.Template) (*Traced, error) {
+	c, err := t.Clone()
+	if err != nil {
+		return nil, err
+	}
+	tr := &Traced{}
+	// The marks are parsed together, as one template's actions: a mark is a real parse node.
+	var marks []*parse.ActionNode
+	next := func() *parse.ActionNode {
+		if len(marks) == 0 {
+			var b strings.Builder
+			for i := range 256 {
+				fmt.Fprintf(&b, "{{%s %d}}", markFunc, len(tr.nodes)+i)
+			}
+			trees, err := parse.Parse("marks", b.String(), "{{", "}}", map[string]any{markFunc: func(int) string { return "" }})
+			if err != nil {
+				panic(err) // marks are ours, and always parse
+			}
+			for _, n := range trees["marks"].Root.Nodes {
+				marks = append(marks, n.(*parse.ActionNode))
+			}
+		}
+		m := marks[0]
+		marks = marks[1:]
+		return m
+	}
+	for _, tm := range c.Templates() {
+		if tm.Tree == nil || tm.Tree.Root == nil {
+			continue
+		}
+		tree := tm.Tree.Copy()
+		tr.mark(tree, tree.Root, tm.Name(), nil, next)
+		if _, err := c.AddParseTree(tm.Name(), tree); err != nil {
+			return nil, err
+		}
+	}
+	tr.tmpl = c
+	return tr, nil
+}
+
+// mark puts a mark before each node of list and one at its end, recursing into the lists of
+// branches; conds are the branches list sits in.
+func (tr *Traced) mark(t *parse.Tree, list *parse.ListNode, name string, conds []Condition, next func() *parse.ActionNode) {
+	if list == nil {
+		return
+	}
+	var out []parse.Node
+	for _, n := range list.Nodes {
+		switch n := n.(type) {
+		case *parse.TextNode:
+			out = append(out, tr.markFor(&Node{Template: name, Line: lineOf(t, n), Text: string(n.Text), text: string(n.Text), Conditions: conds}, next))
+		case *parse.ActionNode, *parse.TemplateNode:
+			out = append(out, tr.markFor(&Node{Template: name, Line: lineOf(t, n), Text: n.String(), Action: true, Conditions: conds}, next))
+		case *parse.IfNode:
+			tr.branch(t, n, &n.BranchNode, "if", name, conds, next)
+		case *parse.WithNode:
+			tr.branch(t, n, &n.BranchNode, "with", name, conds, next)
+		case *parse.RangeNode:
+			tr.branch(t, n, &n.BranchNode, "range", name, conds, next)
+		}
+		out = append(out, n)
+	}
+	// The end of the list: the bytes after its last node are not that node's.
+	out = append(out, tr.markFor(nil, next))
+	list.Nodes = out
+}
+
+// branch marks both lists of a branch node.
+func (tr *Traced) branch(t *parse.Tree, n parse.Node, b *parse.BranchNode, kind, name string, conds []Condition, next func() *parse.ActionNode) {
+	c := Condition{Kind: kind, Text: b.Pipe.String(), Line: lineOf(t, n)}
+	in := append(append([]Condition(nil), conds...), c)
+	tr.mark(t, b.List, name, in, next)
+	c.Else = true
+	out := append(append([]Condition(nil), conds...), c)
+	tr.mark(t, b.ElseList, name, out, next)
+}
+
+// markFor is the next mark, standing for n (nil: for nothing, the end of a list).
+func (tr *Traced) markFor(n *Node, next func() *parse.ActionNode) *parse.ActionNode {
+	m := next() // numbered len(tr.nodes): the marks are numbered in the order they are taken
+	tr.nodes = append(tr.nodes, n)
+	return m
+}
+
+// Span is a run of a rendering's bytes, [Start, End), and the node that wrote them.
+type Span struct {
+	Start, End int
+	Node       int
+}
+
+// Rendering is one run of a traced template: its output, and which node wrote each byte of it.
+type Rendering struct {
+	Text  string
+	Spans []Span
+	nodes []*Node
+}
+
+// Run executes the traced template over data, as Istio executes the template: the output is
+// byte for byte Istio's (the marks write nothing).
+func (tr *Traced) Run(data any) (*Rendering, error) {
+	c, err := tr.tmpl.Clone()
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	var spans []Span
+	cur, start := -1, 0
+	c.Funcs(template.FuncMap{markFunc: func(id int) string {
+		if at := buf.Len(); at > start && cur >= 0 {
+			spans = append(spans, Span{Start: start, End: at, Node: cur})
+		}
+		cur, start = id, buf.Len()
+		return ""
+	}})
+	if err := c.Execute(&buf, data); err != nil {
+		return nil, err
+	}
+	if at := buf.Len(); at > start && cur >= 0 {
+		spans = append(spans, Span{Start: start, End: at, Node: cur})
+	}
+	return &Rendering{Text: buf.String(), Spans: spans, nodes: tr.nodes}, nil
+}
+
+// At is the node that wrote byte off of the output, and the line of the template that holds
+// that byte; nil when no node did (a byte outside the output).
+func (r *Rendering) At(off int) (*Node, int) {
+	lo, hi := 0, len(r.Spans)
+	for lo < hi {
+		m := (lo + hi) / 2
+		if r.Spans[m].End <= off {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo == len(r.Spans) || r.Spans[lo].Start > off {
+		return nil, 0
+	}
+	s := r.Spans[lo]
+	n := r.nodes[s.Node]
+	if n == nil {
+		return nil, 0
+	}
+	line := n.Line
+	if !n.Action {
+		line += strings.Count(n.text[:min(off-s.Start, len(n.text))], "\n")
+	}
+	return n, line
+}
+

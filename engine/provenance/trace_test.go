@@ -1,0 +1,121 @@
+package provenance
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"text/template"
+)
+
+// testTemplate has what Istio's templates have: a {{ define }} called by {{ template }}, an if
+// with an else, a range, actions and text on the same line, trimmed and untrimmed delimiters.
+const testTemplate = `{{- define "res" }}
+      cpu: {{ .CPU | quote }}
+{{- end }}
+metadata:
+  labels:
+    app: {{ .App }}
+{{- if .Hold }}
+  annotations:
+    hold: "true"
+{{- else }}
+  annotations:
+    hold: "false"
+{{- end }}
+spec:
+  containers:
+  - name: proxy
+    resources:
+      {{- template "res" . }}
+{{- range .Ports }}
+  - name: p{{ . }}
+{{- end }}
+`
+
+type testData struct {
+	App, CPU string
+	Hold     bool
+	Ports    []int
+}
+
+func parseTest(t *testing.T, text string) *template.Template {
+	t.Helper()
+	tmpl, err := template.New("sidecar").Funcs(template.FuncMap{"quote": strconv.Quote}).Parse(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tmpl
+}
+
+// TestTraceIsTheTemplatesOwnOutput: the traced template writes, byte for byte, what the
+// template writes, on both branches; the original template is left as it was.
+func TestTraceIsTheTemplatesOwnOutput(t *testing.T) {
+	tmpl := parseTest(t, testTemplate)
+	tr, err := Trace(tmpl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []testData{{App: "web", CPU: "100m", Hold: true, Ports: []int{80, 443}}, {App: "db", CPU: "1"}} {
+		var want strings.Builder
+		if err := tmpl.Execute(&want, d); err != nil {
+			t.Fatal(err)
+		}
+		r, err := tr.Run(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Text != want.String() {
+			t.Errorf("traced output differs:\n%s\nwant:\n%s", r.Text, want.String())
+		}
+		covered := 0
+		for _, s := range r.Spans {
+			covered += s.End - s.Start
+		}
+		if covered != len(r.Text) {
+			t.Errorf("%d of %d bytes have a node", covered, len(r.Text))
+		}
+	}
+	if strings.Contains(tmpl.Tree.Root.String(), markFunc) {
+		t.Error("the original template was changed")
+	}
+}
+
+// TestFieldsNameTheirLines: each field of the rendering names the template line and node that
+// wrote its value and its key, the branches it sits in and which of their lists ran, through
+// a {{ template }} call and a range.
+func TestFieldsNameTheirLines(t *testing.T) {
+	tr, err := Trace(parseTest(t, testTemplate))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, hold := range []bool{true, false} {
+		r, err := tr.Run(testData{App: "web", CPU: "100m", Hold: hold, Ports: []int{80}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]Field{}
+		for _, f := range r.Fields() {
+			got[f.Path] = f
+		}
+		app := got["metadata.labels.app"]
+		if app.Value == nil || !app.Value.Action || app.Value.Text != "{{.App}}" || app.ValueLine != 6 || app.KeyLine != 6 || len(app.Value.Conditions) != 0 {
+			t.Errorf("app: %+v %+v", app, app.Value)
+		}
+		h := got["metadata.annotations.hold"]
+		wantLine := map[bool]int{true: 9, false: 12}[hold]
+		if h.Value == nil || h.Value.Action || h.ValueLine != wantLine || len(h.Value.Conditions) != 1 {
+			t.Fatalf("hold=%v: %+v", hold, h)
+		}
+		if c := h.Value.Conditions[0]; c.Kind != "if" || c.Text != ".Hold" || c.Line != 7 || c.Else == hold {
+			t.Errorf("hold=%v: condition %+v", hold, c)
+		}
+		cpu := got["spec.containers[proxy].resources.cpu"]
+		if cpu.Value == nil || cpu.Value.Template != "res" || cpu.ValueLine != 2 || cpu.Value.Text != "{{.CPU | quote}}" {
+			t.Errorf("cpu: %+v %+v", cpu, cpu.Value)
+		}
+		port := got["spec.containers[p80].name"]
+		if port.Value == nil || port.ValueLine != 20 || len(port.Value.Conditions) != 1 || port.Value.Conditions[0].Kind != "range" {
+			t.Errorf("port: %+v %+v", port, port.Value)
+		}
+	}
+}

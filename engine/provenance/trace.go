@@ -218,4 +218,3 @@ func (r *Rendering) At(off int) (*Node, int) {
 	}
 	return n, line
 }
-

@@ -119,3 +119,45 @@ func TestFieldsNameTheirLines(t *testing.T) {
 		}
 	}
 }
+
+// TestAttribute: a leaf the template wrote with the value the output has is the template's; one
+// the input has, the input's; one Istio's code writes, the code's; one the template wrote with
+// another value, or that nothing wrote, is not attributed to them; paths are the document's
+// (a Deployment's pod under spec.template).
+func TestAttribute(t *testing.T) {
+	tmpl := parseTest(t, "metadata:\n  labels:\n    a: x\n    d: x\n")
+	tr, err := Trace(tmpl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := tr.Run(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	place := Place{Metadata: "spec.template.metadata", Spec: "spec.template.spec"}
+	input := map[string]any{"spec": map[string]any{"template": map[string]any{"metadata": map[string]any{"labels": map[string]any{"b": "y"}}}}}
+	output := map[string]any{"spec": map[string]any{"template": map[string]any{"metadata": map[string]any{
+		"labels":      map[string]any{"a": "x", "b": "y", "c": "z", "d": "changed"},
+		"annotations": map[string]any{"sidecar.istio.io/status": "{}"},
+	}}}}
+	got := map[string]Attribution{}
+	for _, a := range Attribute(output, input, place, []Named{{Template: "sidecar", Rendering: r}}) {
+		got[a.Path] = a
+	}
+	want := map[string]Source{
+		"spec.template.metadata.labels.a": FromTemplate, "spec.template.metadata.labels.b": FromInput,
+		"spec.template.metadata.labels.c": Unknown, "spec.template.metadata.labels.d": Unknown,
+		`spec.template.metadata.annotations["sidecar.istio.io/status"]`: FromCode,
+	}
+	for p, s := range want {
+		if got[p].Source != s {
+			t.Errorf("%s: %s, want %s", p, got[p].Source, s)
+		}
+	}
+	if a := got["spec.template.metadata.labels.a"]; a.Field.ValueLine != 3 {
+		t.Errorf("a: line %d, want 3", a.Field.ValueLine)
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d leaves, want %d", len(got), len(want))
+	}
+}

@@ -1,0 +1,211 @@
+package provenance
+
+import (
+	"encoding/json"
+	"sort"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/sidecarlab/sidecarlab/engine/yamldoc"
+)
+
+// Source says what put a field of an injected document there.
+type Source string
+
+// The sources of a field.
+const (
+	// FromTemplate: a template Istio ran wrote it, with this value.
+	FromTemplate Source = "template"
+	// FromInput: the document as given (its annotation steps applied) has it, with this value.
+	FromInput Source = "input"
+	// FromCode: Istio's Go code set it after the templates (Attribution.Code names where).
+	FromCode Source = "code"
+	// Unknown: none of them; a bug of this package if it ever shows.
+	Unknown Source = "unknown"
+)
+
+// Leaf is one leaf of a decoded JSON value (a scalar, or an empty map or list) by the field
+// diff's path.
+type Leaf struct {
+	Path  string
+	Value any
+}
+
+// Leaves are v's leaves in key order, paths after prefix.
+func Leaves(prefix string, v any) []Leaf {
+	var out []Leaf
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if len(v) > 0 {
+				keys := make([]string, 0, len(v))
+				for k := range v {
+					keys = append(keys, k)
+				}
+				sort.Strings(keys)
+				for _, k := range keys {
+					walk(yamldoc.JoinKey(path, k), v[k])
+				}
+				return
+			}
+		case []any:
+			if len(v) > 0 {
+				named := valueNames(v)
+				for i, e := range v {
+					p := path + "[" + strconv.Itoa(i) + "]"
+					if named != nil {
+						p = path + "[" + named[i] + "]"
+					}
+					walk(p, e)
+				}
+				return
+			}
+		}
+		out = append(out, Leaf{Path: path, Value: v})
+	}
+	walk(prefix, v)
+	return out
+}
+
+// valueNames are the "name" of each element of a list when every element is a map with a
+// string name of its own; nil otherwise (names, for decoded values).
+func valueNames(l []any) []string {
+	out := make([]string, 0, len(l))
+	seen := map[string]bool{}
+	for _, e := range l {
+		m, ok := e.(map[string]any)
+		if !ok {
+			return nil
+		}
+		n, ok := m["name"].(string)
+		if !ok || n == "" || seen[n] {
+			return nil
+		}
+		seen[n] = true
+		out = append(out, n)
+	}
+	return out
+}
+
+// Attribution is where one leaf of an injected document came from.
+type Attribution struct {
+	// Path is the leaf's path in the document, as the field diff writes it.
+	Path string
+	// Value is the leaf's value.
+	Value  any
+	Source Source
+	// Run is the index of the template run that wrote the leaf (the last to write it: Istio
+	// overlays each template on the ones before), and Field where in it, for FromTemplate.
+	Run   int
+	Field Field
+	// Code is the function that wrote the leaf, for FromCode.
+	Code Code
+}
+
+// Place is where a document has its pod: the paths of the pod's metadata and spec in it ("" and
+// "" for a Pod itself: metadata and spec).
+type Place struct{ Metadata, Spec string }
+
+// PodPlace is a Pod's place: its own metadata and spec.
+var PodPlace = Place{Metadata: "metadata", Spec: "spec"}
+
+// Doc is the document's path of a pod's path.
+func (p Place) Doc(podPath string) string {
+	for _, part := range [][2]string{{"metadata", p.Metadata}, {"spec", p.Spec}} {
+		if rest, ok := strings.CutPrefix(podPath, part[0]); ok && (rest == "" || rest[0] == '.' || rest[0] == '[') {
+			return part[1] + rest
+		}
+	}
+	return podPath
+}
+
+// Pod is the pod's path of a document's path, if the path is in the pod.
+func (p Place) Pod(docPath string) (string, bool) {
+	for _, part := range [][2]string{{p.Metadata, "metadata"}, {p.Spec, "spec"}} {
+		if rest, ok := strings.CutPrefix(docPath, part[0]); ok && (rest == "" || rest[0] == '.' || rest[0] == '[') {
+			return part[1] + rest, true
+		}
+	}
+	return "", false
+}
+
+// Named is one template run's rendering, with the name of the template.
+type Named struct {
+	Template string
+	*Rendering
+}
+
+// Attribute says where each leaf of output (the injected document, decoded from JSON) came
+// from: the templates Istio ran, in order, or the document as given (input, decoded the same
+// way); a leaf of neither is left to code (FromCode, to be named by the caller) — Unknown here.
+// A template's output is a Pod, which Istio reads as a corev1.Pod (so a value is compared as the
+// Pod has it: "2000m" CPU is "2") and writes into the document where its pod is: place is the
+// document's path of a Pod's path (a Deployment's spec.template.spec for the Pod's spec).
+func Attribute(output, input any, place Place, runs []Named) []Attribution {
+	written := map[string]int{}
+	fields := map[string]Field{}
+	values := map[string][]byte{}
+	for i, r := range runs {
+		v, ok := asPod(r.Text)
+		if !ok {
+			continue
+		}
+		byPath := map[string]Field{}
+		for _, f := range r.Fields() {
+			byPath[f.Path] = f
+		}
+		for _, l := range Leaves("", v) {
+			f, ok := byPath[l.Path]
+			if !ok {
+				continue
+			}
+			p := place.Doc(l.Path)
+			written[p], fields[p], values[p] = i, f, canonical(l.Value)
+		}
+	}
+	given := map[string][]byte{}
+	for _, l := range Leaves("", input) {
+		given[l.Path] = canonical(l.Value)
+	}
+	var out []Attribution
+	for _, l := range Leaves("", output) {
+		a := Attribution{Path: l.Path, Value: l.Value, Source: Unknown}
+		v := canonical(l.Value)
+		if w, ok := values[l.Path]; ok && string(w) == string(v) {
+			a.Source, a.Run, a.Field = FromTemplate, written[l.Path], fields[l.Path]
+		} else if g, ok := given[l.Path]; ok && string(g) == string(v) {
+			a.Source = FromInput
+		} else if p, ok := place.Pod(l.Path); ok {
+			if c, ok := CodeOf(p); ok {
+				a.Source, a.Code = FromCode, c
+			}
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// asPod is a template's output as Istio reads it, into a corev1.Pod, decoded from its JSON.
+func asPod(text string) (any, bool) {
+	var pod corev1.Pod
+	if err := yaml.Unmarshal([]byte(text), &pod); err != nil {
+		return nil, false
+	}
+	b, err := json.Marshal(&pod)
+	if err != nil {
+		return nil, false
+	}
+	var v any
+	err = json.Unmarshal(b, &v)
+	return v, err == nil
+}
+
+// canonical is a value as JSON, for comparing values decoded from YAML and from JSON.
+func canonical(v any) []byte {
+	b, _ := json.Marshal(v)
+	return b
+}

@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	yaml "go.yaml.in/yaml/v3"
 	"istio.io/istio/pkg/kube/inject"
 
 	"github.com/sidecarlab/sidecarlab/engine/input"
@@ -146,5 +149,130 @@ func TestExplainWebhookModeRefused(t *testing.T) {
 	}
 	if exs, err := e.Explain(context.Background(), pod, nil, Settings{}); err != nil || len(exs) != 1 || len(exs[0].Fields) == 0 {
 		t.Errorf("kube-inject: %v, %+v", err, exs)
+	}
+}
+
+// TestAttributionsHaveConsequences: an attribution is checked by what it claims, not by its
+// text. Over Istio's golden corpus and ours, for each template line that wrote a field's value
+// and each branch around it (each once, on the first run that wrote through it), the template
+// is run again over the same data with that line left out, or that branch flipped, and the
+// field must change (go, or take another value) — or, for a branch, be written by the other
+// list of that same branch, with the same value: both lists write the field, and for this data
+// they agree ({{ if $tproxy }} "1337" {{ else }} {{ .ProxyUID | default "1337" }}).
+func TestAttributionsHaveConsequences(t *testing.T) {
+	e := testEngine(t)
+	in := e.def
+	observed, o, err := provenance.Observe(in.templates)
+	if err != nil {
+		t.Fatal(err)
+	}
+	watched := *in
+	watched.templates = observed
+	leaves := func(text string) map[string]string {
+		var v any
+		if err := yaml.Unmarshal([]byte(text), &v); err != nil {
+			return nil
+		}
+		out := map[string]string{}
+		for _, l := range provenance.Leaves("", v) {
+			b, _ := json.Marshal(l.Value)
+			out[l.Path] = string(b)
+		}
+		return out
+	}
+	lines, branches := map[string]bool{}, map[string]bool{}
+	checkedOther := false
+	var unchanged []string
+	for _, file := range corpusManifests(t) {
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		split, err := yamldoc.Split(raw)
+		if err != nil {
+			continue
+		}
+		for _, d := range split {
+			obj, err := inject.FromRawToObject(d.Raw)
+			if err != nil {
+				continue
+			}
+			before := len(o.Runs())
+			if _, _, _, err := intoObject(context.Background(), &watched, nil, obj); err != nil {
+				continue
+			}
+			for _, r := range o.Runs()[before:] {
+				tmpl := in.templates[r.Template]
+				tr, err := provenance.Trace(tmpl)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rendering, err := tr.Run(r.Data)
+				if err != nil {
+					t.Fatal(err)
+				}
+				was := leaves(rendering.Text)
+				changes := func(edit provenance.Edit, path string, branch *provenance.Condition) bool {
+					variant, err := provenance.Trace(tmpl, edit)
+					if err != nil {
+						t.Fatal(err)
+					}
+					out, err := variant.Run(r.Data)
+					if err != nil {
+						return true // the template no longer runs: the field is not written
+					}
+					if now, ok := leaves(out.Text)[path]; !ok || now != was[path] {
+						return true
+					}
+					if branch == nil {
+						return false
+					}
+					for _, f := range out.Fields() {
+						if f.Path == path && f.Value != nil && slices.ContainsFunc(f.Value.Conditions, func(c provenance.Condition) bool { return c.ID == branch.ID && c.Else != branch.Else }) {
+							return true // the other list writes it too
+						}
+					}
+					return false
+				}
+				fields := rendering.Fields()
+				// The check trips: leaving out the line of another field's value leaves this one
+				// as it was.
+				if first, last := fields[0], fields[len(fields)-1]; !checkedOther && first.Value != nil && last.Value != nil && first.Value.ID != last.Value.ID {
+					checkedOther = true
+					if changes(provenance.Dropping(first.Value.ID, first.ValueLine), last.Path, nil) {
+						t.Errorf("%s: leaving out %s's line changed %s", filepath.Base(file), first.Path, last.Path)
+					}
+				}
+				for _, f := range fields {
+					if f.Value == nil {
+						continue
+					}
+					key := fmt.Sprintf("%s %d %d", r.Template, f.Value.ID, f.ValueLine)
+					if !lines[key] {
+						lines[key] = true
+						if !changes(provenance.Dropping(f.Value.ID, f.ValueLine), f.Path, nil) {
+							unchanged = append(unchanged, fmt.Sprintf("%s: %s line %d (%s) without it: %s unchanged", filepath.Base(file), r.Template, f.ValueLine, f.Value.Text, f.Path))
+						}
+					}
+					for _, c := range f.Value.Conditions {
+						key := fmt.Sprintf("%s %d", r.Template, c.ID)
+						if branches[key] {
+							continue
+						}
+						branches[key] = true
+						if !changes(provenance.Flipping(c.ID), f.Path, &c) {
+							unchanged = append(unchanged, fmt.Sprintf("%s: %s line %d {{%s %s}} flipped: %s unchanged", filepath.Base(file), r.Template, c.Line, c.Kind, c.Text, f.Path))
+						}
+					}
+				}
+			}
+		}
+	}
+	for _, u := range unchanged {
+		t.Error(u)
+	}
+	t.Logf("%d lines and %d branches checked", len(lines), len(branches))
+	if len(lines) < 200 || len(branches) < 50 || !checkedOther {
+		t.Errorf("%d lines and %d branches checked: too few", len(lines), len(branches))
 	}
 }

@@ -9,7 +9,9 @@ package provenance
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"text/template"
@@ -25,6 +27,8 @@ const markFunc = "sidecarlabProvenanceMark"
 // Node is one node of a template's parse tree that writes output: a text or an action (an
 // {{ expression }}, or a {{ template }} call), where it is, and the branches it sits in.
 type Node struct {
+	// ID numbers the node in its traced template, the same in every trace of that template.
+	ID int `json:"-"`
 	// Template is the name of the template the node is in (a {{ define }}'d one has its own).
 	Template string `json:"template"`
 	// Line is the node's first line in the template's text, from 1.
@@ -43,6 +47,8 @@ type Node struct {
 // Condition is one branch a node sits in: an if, with or range as written (its pipeline), on
 // its line, and which list of it holds the node (Else: the else list).
 type Condition struct {
+	// ID numbers the branch in its traced template, the same in every trace of that template.
+	ID   int    `json:"-"`
 	Kind string `json:"kind"`
 	Text string `json:"text"`
 	Line int    `json:"line"`
@@ -63,18 +69,35 @@ func lineOf(t *parse.Tree, n parse.Node) int {
 // Traced is a template's parse trees with a mark before every node and at the end of every
 // list, and what each mark stands for. It is made once per template and run many times.
 type Traced struct {
-	tmpl  *template.Template
-	nodes []*Node
+	tmpl     *template.Template
+	nodes    []*Node
+	branches int
+	edits    []Edit
 }
 
+// Edit changes a trace's copy of a template, to ask what a node or a branch is for: the
+// template without a node (or one line of a text node), or with a branch's condition flipped.
+type Edit struct {
+	drop, line, flip int
+}
+
+// Dropping is the edit that leaves node id out; for a text node with line set, only that line
+// of the template (and its line break).
+func Dropping(id, line int) Edit { return Edit{drop: id + 1, line: line} }
+
+// Flipping is the edit that flips branch id: the list that ran does not, the other does.
+func Flipping(id int) Edit { return Edit{flip: id + 1} }
+
 // Trace is t (and every template associated with it: its {{ define }}s) with marks between its
-// nodes. t is not changed: its trees are copied.
-func Trace(t *template.Template) (*Traced, error) {
+// nodes, and edits made. t is not changed: its trees are copied. Nodes and branches are
+// numbered in the order of the templates' names and then of the text, so two traces of one
+// template number them alike.
+func Trace(t *template.Template, edits ...Edit) (*Traced, error) {
 	c, err := t.Clone()
 	if err != nil {
 		return nil, err
 	}
-	tr := &Traced{}
+	tr := &Traced{edits: edits}
 	// The marks are parsed together, as one template's actions: a mark is a real parse node.
 	var marks []*parse.ActionNode
 	next := func() *parse.ActionNode {
@@ -95,7 +118,9 @@ func Trace(t *template.Template) (*Traced, error) {
 		marks = marks[1:]
 		return m
 	}
-	for _, tm := range c.Templates() {
+	all := c.Templates()
+	slices.SortFunc(all, func(a, b *template.Template) int { return strings.Compare(a.Name(), b.Name()) })
+	for _, tm := range all {
 		if tm.Tree == nil || tm.Tree.Root == nil {
 			continue
 		}
@@ -117,19 +142,32 @@ func (tr *Traced) mark(t *parse.Tree, list *parse.ListNode, name string, conds [
 	}
 	var out []parse.Node
 	for _, n := range list.Nodes {
-		switch n := n.(type) {
+		switch v := n.(type) {
 		case *parse.TextNode:
-			out = append(out, tr.markFor(&Node{Template: name, Line: lineOf(t, n), Text: string(n.Text), text: string(n.Text), Conditions: conds}, next))
+			node := &Node{Template: name, Line: lineOf(t, v), Text: string(v.Text), text: string(v.Text), Conditions: conds}
+			out = append(out, tr.markFor(node, next))
+			if e, ok := tr.dropped(node.ID); ok {
+				n = nil
+				if e.line > 0 {
+					n = withoutLine(v, e.line-node.Line)
+				}
+			}
 		case *parse.ActionNode, *parse.TemplateNode:
-			out = append(out, tr.markFor(&Node{Template: name, Line: lineOf(t, n), Text: n.String(), Action: true, Conditions: conds}, next))
+			node := &Node{Template: name, Line: lineOf(t, n), Text: n.String(), Action: true, Conditions: conds}
+			out = append(out, tr.markFor(node, next))
+			if _, ok := tr.dropped(node.ID); ok {
+				n = nil
+			}
 		case *parse.IfNode:
-			tr.branch(t, n, &n.BranchNode, "if", name, conds, next)
+			tr.branch(t, n, &v.BranchNode, "if", name, conds, next)
 		case *parse.WithNode:
-			tr.branch(t, n, &n.BranchNode, "with", name, conds, next)
+			tr.branch(t, n, &v.BranchNode, "with", name, conds, next)
 		case *parse.RangeNode:
-			tr.branch(t, n, &n.BranchNode, "range", name, conds, next)
+			tr.branch(t, n, &v.BranchNode, "range", name, conds, next)
 		}
-		out = append(out, n)
+		if n != nil {
+			out = append(out, n)
+		}
 	}
 	// The end of the list: the bytes after its last node are not that node's.
 	out = append(out, tr.markFor(nil, next))
@@ -138,17 +176,46 @@ func (tr *Traced) mark(t *parse.Tree, list *parse.ListNode, name string, conds [
 
 // branch marks both lists of a branch node.
 func (tr *Traced) branch(t *parse.Tree, n parse.Node, b *parse.BranchNode, kind, name string, conds []Condition, next func() *parse.ActionNode) {
-	c := Condition{Kind: kind, Text: b.Pipe.String(), Line: lineOf(t, n)}
+	c := Condition{ID: tr.branches, Kind: kind, Text: b.Pipe.String(), Line: lineOf(t, n)}
+	tr.branches++
 	in := append(append([]Condition(nil), conds...), c)
 	tr.mark(t, b.List, name, in, next)
 	c.Else = true
 	out := append(append([]Condition(nil), conds...), c)
 	tr.mark(t, b.ElseList, name, out, next)
+	if slices.Contains(tr.edits, Flipping(c.ID)) {
+		empty := &parse.ListNode{NodeType: parse.NodeList, Pos: b.Pos}
+		b.List, b.ElseList = cmp.Or(b.ElseList, empty), b.List
+	}
+}
+
+// dropped is the edit that drops node id, if one does.
+func (tr *Traced) dropped(id int) (Edit, bool) {
+	for _, e := range tr.edits {
+		if e.drop == id+1 {
+			return e, true
+		}
+	}
+	return Edit{}, false
+}
+
+// withoutLine is a copy of a text node without its k-th line (from 0) and that line's break.
+func withoutLine(n *parse.TextNode, k int) *parse.TextNode {
+	c := n.Copy().(*parse.TextNode)
+	lines := bytes.SplitAfter(c.Text, []byte("\n"))
+	if k >= 0 && k < len(lines) {
+		lines = append(lines[:k], lines[k+1:]...)
+	}
+	c.Text = bytes.Join(lines, nil)
+	return c
 }
 
 // markFor is the next mark, standing for n (nil: for nothing, the end of a list).
 func (tr *Traced) markFor(n *Node, next func() *parse.ActionNode) *parse.ActionNode {
 	m := next() // numbered len(tr.nodes): the marks are numbered in the order they are taken
+	if n != nil {
+		n.ID = len(tr.nodes)
+	}
 	tr.nodes = append(tr.nodes, n)
 	return m
 }

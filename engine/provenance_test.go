@@ -14,6 +14,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 	"istio.io/istio/pkg/kube/inject"
 
+	"github.com/sidecarlab/sidecarlab/engine/diff"
 	"github.com/sidecarlab/sidecarlab/engine/input"
 	"github.com/sidecarlab/sidecarlab/engine/provenance"
 	"github.com/sidecarlab/sidecarlab/engine/yamldoc"
@@ -274,5 +275,72 @@ func TestAttributionsHaveConsequences(t *testing.T) {
 	t.Logf("%d lines and %d branches checked", len(lines), len(branches))
 	if len(lines) < 200 || len(branches) < 50 || !checkedOther {
 		t.Errorf("%d lines and %d branches checked: too few", len(lines), len(branches))
+	}
+}
+
+// TestLabFieldsReadTheirAnnotation: for each row of the lab table, every field its annotation
+// adds or changes is attributed to template lines or conditions that read that annotation (for
+// proxy.istio.io/config, the ProxyConfig it is merged into), or is the annotation itself, as
+// the document gives it — or is the status annotation, which Istio's code writes from the
+// containers injected.
+func TestLabFieldsReadTheirAnnotation(t *testing.T) {
+	e := testEngine(t)
+	base := readFile(t, "testdata/corpus/lab-base.yaml")
+	for _, row := range labRows {
+		t.Run(row.name, func(t *testing.T) {
+			tl, err := e.Timeline(t.Context(), base, []input.Step{row.step}, Settings{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			exs, err := e.Explain(t.Context(), base, []input.Step{row.step}, Settings{})
+			if err != nil || len(exs) != 1 {
+				t.Fatalf("%v, %d explained", err, len(exs))
+			}
+			want := provenance.Input{Kind: provenance.InputAnnotation, Name: row.step.Key}
+			reads := func(f provenance.Attribution) bool {
+				ins := slices.Clone(f.Field.Value.Inputs)
+				for _, c := range f.Field.Value.Conditions {
+					ins = append(ins, c.Inputs...)
+				}
+				return slices.ContainsFunc(ins, func(in provenance.Input) bool {
+					return in == want || (row.step.Key == "proxy.istio.io/config" && in.Kind == provenance.InputProxyConfig)
+				})
+			}
+			checked := 0
+			for _, c := range changesOf(t, tl.Steps[1]) {
+				if c.Kind == diff.Removed || c.Kind == diff.Moved {
+					continue
+				}
+				var leaves []provenance.Attribution
+				for _, f := range exs[0].Fields {
+					under := f.Path == c.Path || strings.HasPrefix(f.Path, c.Path+".") || strings.HasPrefix(f.Path, c.Path+"[")
+					if c.Flag != "" {
+						// An istio-iptables flag's value: the args list's element with it.
+						args := strings.TrimSuffix(c.Path, "["+c.Flag+"]")
+						under = strings.HasPrefix(f.Path, args+"[") && fmt.Sprint(f.Value) == fmt.Sprint(c.New)
+					}
+					if under {
+						leaves = append(leaves, f)
+					}
+				}
+				if len(leaves) == 0 {
+					t.Errorf("%s: no field explained", c.Path)
+				}
+				for _, f := range leaves {
+					checked++
+					switch {
+					case f.Source == provenance.FromInput && f.Path == yamldoc.JoinKey("spec.template.metadata.annotations", row.step.Key):
+					case f.Source == provenance.FromTemplate && reads(f):
+					case f.Source == provenance.FromCode && f.Code.Func == "applyMetadata":
+						// The status annotation lists the injected containers, whatever made them.
+					default:
+						t.Errorf("%s = %v: %s, line %d (%v), not read from %s", f.Path, f.Value, f.Source, f.Field.ValueLine, f.Field.Value, row.step.Key)
+					}
+				}
+			}
+			if checked == 0 && row.name != "inject-false" {
+				t.Error("no field checked")
+			}
+		})
 	}
 }

@@ -33,7 +33,16 @@ func (r *Rendering) Fields() []Field {
 		if n == nil {
 			return nil, 0
 		}
-		return r.At(offset(r.Text, starts, n.Line, n.Column))
+		off := offset(r.Text, starts, n.Line, n.Column)
+		if n.Kind == yaml.ScalarNode && n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0 && n.Line < len(starts) {
+			// A block scalar is at its indicator (|, >); its value is the text on the lines
+			// after it, which may be another node's.
+			off = starts[n.Line]
+			for off < len(r.Text) && (r.Text[off] == ' ' || r.Text[off] == '\n') {
+				off++
+			}
+		}
+		return r.At(off)
 	}
 	var out []Field
 	var walk func(path string, key, n *yaml.Node)

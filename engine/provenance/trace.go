@@ -29,7 +29,7 @@ const markFunc = "sidecarlabProvenanceMark"
 type Node struct {
 	// ID numbers the node in its traced template, the same in every trace of that template.
 	ID int `json:"-"`
-	// Template is the name of the template the node is in (a {{ define }}'d one has its own).
+	// Template is the {{ define }}'d template the node is in, or "" for the template's own text.
 	Template string `json:"template"`
 	// Line is the node's first line in the template's text, from 1.
 	Line int `json:"line"`
@@ -40,6 +40,8 @@ type Node struct {
 	Action bool `json:"action,omitempty"`
 	// Conditions are the branches around the node, outermost first.
 	Conditions []Condition `json:"conditions,omitempty"`
+	// Inputs are what an action reads (through the variables and the dot it uses, too).
+	Inputs []Input `json:"inputs,omitempty"`
 	// text is a text node's text, for the line of a byte inside it.
 	text string
 }
@@ -53,6 +55,8 @@ type Condition struct {
 	Text string `json:"text"`
 	Line int    `json:"line"`
 	Else bool   `json:"else,omitempty"`
+	// Inputs are what the condition reads.
+	Inputs []Input `json:"inputs,omitempty"`
 }
 
 // lineOf is the line of n in its template's text, from 1, as text/template's own errors say it.
@@ -73,6 +77,8 @@ type Traced struct {
 	nodes    []*Node
 	branches int
 	edits    []Edit
+	// vars are what each variable of the template being traced reads, by name.
+	vars map[string][]Input
 }
 
 // Edit changes a trace's copy of a template, to ask what a node or a branch is for: the
@@ -125,7 +131,12 @@ func Trace(t *template.Template, edits ...Edit) (*Traced, error) {
 			continue
 		}
 		tree := tm.Tree.Copy()
-		tr.mark(tree, tree.Root, tm.Name(), nil, next)
+		tr.vars = map[string][]Input{}
+		name := tm.Name()
+		if name == t.Name() {
+			name = ""
+		}
+		tr.mark(tree, tree.Root, name, nil, nil, next)
 		if _, err := c.AddParseTree(tm.Name(), tree); err != nil {
 			return nil, err
 		}
@@ -135,8 +146,8 @@ func Trace(t *template.Template, edits ...Edit) (*Traced, error) {
 }
 
 // mark puts a mark before each node of list and one at its end, recursing into the lists of
-// branches; conds are the branches list sits in.
-func (tr *Traced) mark(t *parse.Tree, list *parse.ListNode, name string, conds []Condition, next func() *parse.ActionNode) {
+// branches; conds are the branches list sits in, dot what "." reads there.
+func (tr *Traced) mark(t *parse.Tree, list *parse.ListNode, name string, conds []Condition, dot []Input, next func() *parse.ActionNode) {
 	if list == nil {
 		return
 	}
@@ -153,17 +164,22 @@ func (tr *Traced) mark(t *parse.Tree, list *parse.ListNode, name string, conds [
 				}
 			}
 		case *parse.ActionNode, *parse.TemplateNode:
-			node := &Node{Template: name, Line: lineOf(t, n), Text: n.String(), Action: true, Conditions: conds}
+			node := &Node{Template: name, Line: lineOf(t, n), Text: n.String(), Action: true, Conditions: conds, Inputs: reads(n, tr.vars, dot)}
+			if a, ok := n.(*parse.ActionNode); ok && a.Pipe != nil {
+				for _, v := range a.Pipe.Decl {
+					tr.vars[v.Ident[0]] = node.Inputs
+				}
+			}
 			out = append(out, tr.markFor(node, next))
 			if _, ok := tr.dropped(node.ID); ok {
 				n = nil
 			}
 		case *parse.IfNode:
-			tr.branch(t, n, &v.BranchNode, "if", name, conds, next)
+			tr.branch(t, n, &v.BranchNode, "if", name, conds, dot, next)
 		case *parse.WithNode:
-			tr.branch(t, n, &v.BranchNode, "with", name, conds, next)
+			tr.branch(t, n, &v.BranchNode, "with", name, conds, dot, next)
 		case *parse.RangeNode:
-			tr.branch(t, n, &v.BranchNode, "range", name, conds, next)
+			tr.branch(t, n, &v.BranchNode, "range", name, conds, dot, next)
 		}
 		if n != nil {
 			out = append(out, n)
@@ -174,15 +190,22 @@ func (tr *Traced) mark(t *parse.Tree, list *parse.ListNode, name string, conds [
 	list.Nodes = out
 }
 
-// branch marks both lists of a branch node.
-func (tr *Traced) branch(t *parse.Tree, n parse.Node, b *parse.BranchNode, kind, name string, conds []Condition, next func() *parse.ActionNode) {
-	c := Condition{ID: tr.branches, Kind: kind, Text: b.Pipe.String(), Line: lineOf(t, n)}
+// branch marks both lists of a branch node; dot is what "." reads around it.
+func (tr *Traced) branch(t *parse.Tree, n parse.Node, b *parse.BranchNode, kind, name string, conds []Condition, dot []Input, next func() *parse.ActionNode) {
+	c := Condition{ID: tr.branches, Kind: kind, Text: b.Pipe.String(), Line: lineOf(t, n), Inputs: reads(b.Pipe, tr.vars, dot)}
 	tr.branches++
+	for _, v := range b.Pipe.Decl {
+		tr.vars[v.Ident[0]] = c.Inputs // a range's $index, $element, an if's or with's $x
+	}
+	inner := dot
+	if kind != "if" {
+		inner = c.Inputs // inside a with or a range, "." is what it reads
+	}
 	in := append(append([]Condition(nil), conds...), c)
-	tr.mark(t, b.List, name, in, next)
+	tr.mark(t, b.List, name, in, inner, next)
 	c.Else = true
 	out := append(append([]Condition(nil), conds...), c)
-	tr.mark(t, b.ElseList, name, out, next)
+	tr.mark(t, b.ElseList, name, out, dot, next)
 	if slices.Contains(tr.edits, Flipping(c.ID)) {
 		empty := &parse.ListNode{NodeType: parse.NodeList, Pos: b.Pos}
 		b.List, b.ElseList = cmp.Or(b.ElseList, empty), b.List

@@ -1,6 +1,7 @@
 package provenance
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -110,7 +111,7 @@ func TestFieldsNameTheirLines(t *testing.T) {
 			t.Errorf("hold=%v: condition %+v", hold, c)
 		}
 		cpu := got["spec.containers[proxy].resources.cpu"]
-		if cpu.Value == nil || cpu.Value.Template != "res" || cpu.ValueLine != 2 || cpu.Value.Text != "{{.CPU | quote}}" {
+		if cpu.Value == nil || cpu.Value.Template != "res" || app.Value.Template != "" || cpu.ValueLine != 2 || cpu.Value.Text != "{{.CPU | quote}}" {
 			t.Errorf("cpu: %+v %+v", cpu, cpu.Value)
 		}
 		port := got["spec.containers[p80].name"]
@@ -159,5 +160,72 @@ func TestAttribute(t *testing.T) {
 	}
 	if len(got) != len(want) {
 		t.Errorf("%d leaves, want %d", len(got), len(want))
+	}
+}
+
+// TestInputs: what an action and a condition read, as Istio's templates write it: an
+// annotation by index, isset and annotation (with its default), a label, a ProxyConfig field, a
+// values key, a literal default, through a variable and through a with's dot; a document field
+// and a value Istio computes.
+func TestInputs(t *testing.T) {
+	funcs := template.FuncMap{
+		"isset":      func(m map[string]string, k string) bool { _, ok := m[k]; return ok },
+		"annotation": func(m any, k string, d any) any { return d },
+		"default":    func(d, v any) any { return v },
+	}
+	text := "{{ $hold := .ProxyConfig.Hold }}" + // line 1
+		"a: {{ index .ObjectMeta.Annotations `x/cpu` | default \"100m\" }}\n" + // line 1
+		"{{- if isset .ObjectMeta.Annotations `x/on` }}\n" + // line 2
+		"b: {{ index .ObjectMeta.Labels `app` }}\n" + // line 3
+		"{{- end }}\n" +
+		"{{- if $hold }}\n" + // line 5
+		"c: {{ .Values.global.proxy.image }}\n" + // line 6
+		"{{- end }}\n" +
+		"{{- with annotation .ObjectMeta `x/mode` .MeshConfig.Mode }}\n" + // line 8
+		"d: {{ . }}\n" + // line 9
+		"{{- end }}\n" +
+		"e: {{ .DeploymentMeta.Name }}-{{ .ProxyUID }}\n" // line 11
+	tmpl, err := template.New("t").Funcs(funcs).Parse(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := Trace(tmpl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := map[string]any{
+		"ObjectMeta":     map[string]any{"Annotations": map[string]string{"x/cpu": "1", "x/on": ""}, "Labels": map[string]string{"app": "web"}},
+		"ProxyConfig":    map[string]any{"Hold": true},
+		"Values":         map[string]any{"global": map[string]any{"proxy": map[string]any{"image": "proxyv2"}}},
+		"MeshConfig":     map[string]any{"Mode": "REDIRECT"},
+		"DeploymentMeta": map[string]any{"Name": "web"},
+		"ProxyUID":       1337,
+	}
+	r, err := tr.Run(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]Input{}
+	for _, f := range r.Fields() {
+		ins := slices.Clone(f.Value.Inputs)
+		for _, c := range f.Value.Conditions {
+			ins = append(ins, c.Inputs...)
+		}
+		got[f.Path] = ins
+	}
+	want := map[string][]Input{
+		"a": {{InputAnnotation, "x/cpu"}, {InputDefault, "100m"}},
+		"b": {{InputLabel, "app"}, {InputAnnotation, "x/on"}},
+		"c": {{InputValues, "global.proxy.image"}, {InputProxyConfig, "Hold"}},
+		"d": {{InputAnnotation, "x/mode"}, {InputMeshConfig, "Mode"}, {InputAnnotation, "x/mode"}, {InputMeshConfig, "Mode"}},
+	}
+	for p, w := range want {
+		if !slices.Equal(got[p], w) {
+			t.Errorf("%s reads %v, want %v", p, got[p], w)
+		}
+	}
+	// e is written by two actions on one line; its value's node is the first of them.
+	if e := got["e"]; !slices.Equal(e, []Input{{InputDocument, "DeploymentMeta.Name"}}) {
+		t.Errorf("e reads %v", e)
 	}
 }

@@ -3,36 +3,81 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strconv"
+	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"istio.io/istio/pkg/kube/inject"
 
 	"github.com/sidecarlab/sidecarlab/engine/input"
 	"github.com/sidecarlab/sidecarlab/engine/provenance"
+	"github.com/sidecarlab/sidecarlab/engine/yamldoc"
 )
 
-// Explained is where each leaf of one injected document came from: the template lines Istio
-// ran, the document as given, or Istio's code after the templates (package provenance).
-type Explained struct {
-	// Doc is the document's index, from 1.
-	Doc int `json:"doc"`
-	// Fields are the document's leaves with their sources; a List's are its items', under
-	// items[i].
-	Fields []provenance.Attribution `json:"fields"`
-	// Templates are the names of the templates Istio ran, by Attribution.Run (a List's items'
-	// runs one after another).
-	Templates []string `json:"templates"`
+// Provenance is where one leaf of an injected document came from, as the CLI's explain and
+// the API's provenance part write it.
+type Provenance struct {
+	// Doc is the document's index, from 1; Path the leaf's path, as the field diff writes it (a
+	// List's items under items[i]).
+	Doc  int    `json:"doc"`
+	Path string `json:"path"`
+	// Source is what put it there: a template, the document as given, or Istio's code.
+	Source provenance.Source `json:"source"`
+	// Template is the template Istio ran ("sidecar"), Define the {{ define }} in it the line is
+	// in ("" for the template's own text); Line is the template's line that wrote the value,
+	// Lines every line that wrote the field (its key's and its value's), and Text the value's
+	// line as written.
+	Template string `json:"template,omitempty"`
+	Define   string `json:"define,omitempty"`
+	Line     int    `json:"line,omitempty"`
+	Lines    []int  `json:"lines,omitempty"`
+	Text     string `json:"text,omitempty"`
+	// Conditions are the branches around the line, outermost first, and whether the branch's
+	// own list ran (Taken) or its else.
+	Conditions []ProvenanceCondition `json:"conditions,omitempty"`
+	// Inputs are what the line and its conditions read.
+	Inputs []ProvenanceInput `json:"inputs,omitempty"`
+	// InputLine is, for a leaf the document gives, its line in the manifest.
+	InputLine int `json:"inputLine,omitempty"`
+	// Code is, for a leaf Istio's code writes, the function and its line in the pinned source.
+	Code *ProvenanceCode `json:"code,omitempty"`
+}
+
+// ProvenanceCondition is one branch around a template line.
+type ProvenanceCondition struct {
+	Kind  string `json:"kind"`
+	Text  string `json:"text"`
+	Line  int    `json:"line"`
+	Taken bool   `json:"taken"`
+}
+
+// ProvenanceInput is one input a template line reads: its kind and name, and, for an
+// annotation or a label of the pod, its value (cut as an echoed value is: yamldoc.Clip) and its
+// line in the manifest; for a default, its text.
+type ProvenanceInput struct {
+	Kind  provenance.InputKind `json:"kind"`
+	Name  string               `json:"name"`
+	Value string               `json:"value,omitempty"`
+	Line  int                  `json:"line,omitempty"`
+}
+
+// ProvenanceCode is a function of Istio's (or a Kubernetes type) and its line in the pinned
+// source.
+type ProvenanceCode struct {
+	Func string `json:"func"`
+	URL  string `json:"url"`
 }
 
 // Explain injects manifest as Inject does, with Istio's templates observed as they run, and
 // says where each leaf of each injected document came from. It explains the modes that run
 // the installation's templates in this process (kube-inject, native, classic); the webhook's
 // and a custom installation's are refused for now.
-func (e *Engine) Explain(ctx context.Context, manifest []byte, steps []input.Step, s Settings) ([]Explained, error) {
+func (e *Engine) Explain(ctx context.Context, manifest []byte, steps []input.Step, s Settings) ([]Provenance, error) {
 	p, err := e.prepare(ctx, manifest, steps, s)
 	if err != nil {
 		return nil, err
@@ -42,7 +87,7 @@ func (e *Engine) Explain(ctx context.Context, manifest []byte, steps []input.Ste
 	}
 	traced := map[string]*provenance.Traced{}
 	ann := annotationsAt(steps, len(steps))
-	var out []Explained
+	out := []Provenance{}
 	for i, c := range p.chunks {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -51,7 +96,6 @@ func (e *Engine) Explain(ctx context.Context, manifest []byte, steps []input.Ste
 		if obj == nil || d.Error != nil {
 			continue
 		}
-		ex := Explained{Doc: i + 1}
 		objs, prefixes := []runtime.Object{obj}, []string{""}
 		if l, ok := obj.(*corev1.List); ok {
 			objs, prefixes = nil, nil
@@ -63,25 +107,91 @@ func (e *Engine) Explain(ctx context.Context, manifest []byte, steps []input.Ste
 				objs, prefixes = append(objs, o), append(prefixes, "items["+strconv.Itoa(k)+"]")
 			}
 		}
+		text := yamldoc.ParseText(c.text)
 		for k, o := range objs {
-			fields, names, err := e.explainObject(ctx, p, o, traced, len(ex.Templates))
+			fields, names, err := e.explainObject(ctx, p, o, traced)
 			if err != nil {
 				return nil, err
 			}
+			read, _, _, _ := podTemplate(o)
+			place := placeOf(o)
 			for _, f := range fields {
-				f.Path = prefixed(prefixes[k], f.Path)
-				ex.Fields = append(ex.Fields, f)
+				path := prefixed(prefixes[k], f.Path)
+				pr := Provenance{Doc: i + 1, Path: path, Source: f.Source}
+				switch f.Source {
+				case provenance.FromTemplate:
+					pr.explainTemplate(f, names[f.Run], p.install.rawTemplates[names[f.Run]], read, func(field string) int {
+						return docLine(c.line, text, prefixed(prefixes[k], field))
+					}, place)
+				case provenance.FromInput:
+					pr.InputLine = docLine(c.line, text, path)
+				case provenance.FromCode:
+					pr.Code = &ProvenanceCode{Func: f.Code.Func, URL: f.Code.URL()}
+				}
+				out = append(out, pr)
 			}
-			ex.Templates = append(ex.Templates, names...)
 		}
-		out = append(out, ex)
 	}
 	return out, nil
 }
 
-// explainObject injects one object with the templates observed and attributes its leaves;
-// runs are numbered from first.
-func (e *Engine) explainObject(ctx context.Context, p *prepared, obj runtime.Object, traced map[string]*provenance.Traced, first int) ([]provenance.Attribution, []string, error) {
+// explainTemplate fills in a template's leaf: its template and lines, the line's text in the
+// template's source, its conditions, and its inputs with the pod's annotations' and labels'
+// values (read: the metadata Istio read them from) and lines (line: a document path's line).
+func (pr *Provenance) explainTemplate(f provenance.Attribution, name, source string, read *metav1.ObjectMeta, line func(path string) int, place provenance.Place) {
+	node := f.Field.Value
+	pr.Template, pr.Define, pr.Line = name, node.Template, f.Field.ValueLine
+	for _, l := range []int{f.Field.KeyLine, f.Field.ValueLine} {
+		if l > 0 && !slices.Contains(pr.Lines, l) {
+			pr.Lines = append(pr.Lines, l)
+		}
+	}
+	slices.Sort(pr.Lines)
+	if lines := strings.Split(source, "\n"); pr.Line >= 1 && pr.Line <= len(lines) {
+		pr.Text = yamldoc.Clip(lines[pr.Line-1])
+	}
+	ins := slices.Clone(node.Inputs)
+	for _, c := range node.Conditions {
+		pr.Conditions = append(pr.Conditions, ProvenanceCondition{Kind: c.Kind, Text: c.Text, Line: c.Line, Taken: !c.Else})
+		ins = append(ins, c.Inputs...)
+	}
+	for _, in := range ins {
+		pi := ProvenanceInput{Kind: in.Kind, Name: in.Name}
+		if in.Kind == provenance.InputDefault {
+			pi.Value = in.Name
+		}
+		var m map[string]string
+		field := ""
+		switch {
+		case read == nil:
+		case in.Kind == provenance.InputAnnotation:
+			m, field = read.Annotations, "annotations"
+		case in.Kind == provenance.InputLabel:
+			m, field = read.Labels, "labels"
+		}
+		if v, ok := m[in.Name]; ok {
+			pi.Value = yamldoc.Clip(v)
+			pi.Line = line(yamldoc.JoinKey(place.Metadata+"."+field, in.Name))
+		}
+		if !slices.Contains(pr.Inputs, pi) {
+			pr.Inputs = append(pr.Inputs, pi)
+		}
+	}
+}
+
+// docLine is the manifest's line of a document path (the document's text parsed, starting on
+// the manifest's line first), or 0 when the text does not have the path itself.
+func docLine(first int, text *yamldoc.Text, path string) int {
+	loc := text.Find(path)
+	if !loc.Exact {
+		return 0
+	}
+	return first + loc.Line - 1
+}
+
+// explainObject injects one object with the templates observed and attributes its leaves; the
+// names are the templates of its runs, by Attribution.Run.
+func (e *Engine) explainObject(ctx context.Context, p *prepared, obj runtime.Object, traced map[string]*provenance.Traced) ([]provenance.Attribution, []string, error) {
 	observed, o, err := provenance.Observe(p.install.templates)
 	if err != nil {
 		return nil, nil, err
@@ -116,11 +226,7 @@ func (e *Engine) explainObject(ctx context.Context, p *prepared, obj runtime.Obj
 	if err := remarshal(obj, &inV); err != nil {
 		return nil, nil, err
 	}
-	fields := provenance.Attribute(outV, inV, placeOf(obj), runs)
-	for i := range fields {
-		fields[i].Run += first
-	}
-	return fields, names, nil
+	return provenance.Attribute(outV, inV, placeOf(obj), runs), names, nil
 }
 
 // placeOf is where a kind Istio injects has its pod, as IntoObject reads it (podTemplate): a

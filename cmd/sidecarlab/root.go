@@ -151,6 +151,7 @@ func newRootCmd(c *cli) *cobra.Command {
 	root.AddCommand(
 		newInjectCmd(c),
 		newDiffCmd(c),
+		newExplainCmd(c),
 		newBatchCmd(c),
 		newCheckCmd(c),
 		newAdmitCmd(c),

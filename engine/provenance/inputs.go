@@ -166,6 +166,9 @@ func field(ident []string) []Input {
 	if len(ident) == 0 {
 		return nil
 	}
+	if len(ident) > 1 && ident[len(ident)-1] == "GetValue" {
+		ident = ident[:len(ident)-1] // a wrapped value's getter (.HoldApplicationUntilProxyStarts.GetValue)
+	}
 	rest := strings.Join(ident[1:], ".")
 	switch ident[0] {
 	case "ProxyConfig":

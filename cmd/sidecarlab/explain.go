@@ -1,0 +1,155 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/engine/provenance"
+)
+
+func newExplainCmd(c *cli) *cobra.Command {
+	var (
+		files    fileFlags
+		settings settingsFlags
+		steps    stepFlags
+		output   string
+		doc      int
+	)
+	cmd := &cobra.Command{
+		Use:   "explain -f FILENAME [PATH]",
+		Short: c.T("cli.explain.short"),
+		Long:  c.T("cli.explain.long"),
+		Example: examples(c,
+			"# "+c.T("cli.explain.example.e1"),
+			"{} explain -f deployment.yaml --annotate 'proxy.istio.io/config=holdApplicationUntilProxyStarts: true' \\",
+			"    'spec.template.spec.containers[istio-proxy].lifecycle.postStart'",
+			"",
+			"# "+c.T("cli.explain.example.e2"),
+			"{} explain -f manifests.yaml --doc 2 -o json"),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return c.noArgs(cmd, args[1:])
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if output == "yaml" {
+				output = "text"
+			}
+			if err := c.checkOutput(output, "text", "json"); err != nil {
+				return err
+			}
+			if doc < 0 {
+				return usageError{c.T("cli.error.want", "Flag", "--doc", "Value", strconv.Itoa(doc), "Choices", "1, 2, …")}
+			}
+			j, err := start(c, files, settings, steps)
+			if err != nil {
+				return err
+			}
+			defer j.Close()
+			all, err := j.eng.Explain(c.ctx, j.manifest, j.steps, j.settings)
+			if err != nil {
+				return j.locate(err)
+			}
+			path := ""
+			if len(args) == 1 {
+				path = args[0]
+			}
+			chosen, err := explained(c, all, doc, path)
+			if err != nil {
+				return err
+			}
+			if output == "json" {
+				return writeJSON(c.stdout, chosen)
+			}
+			_, err = fmt.Fprint(c.stdout, explainText(c, chosen))
+			return err
+		},
+	}
+	files.register(c, cmd)
+	settings.register(c, cmd)
+	steps.register(c, cmd)
+	c.outputFlag(cmd, &output, "text", "json")
+	cmd.Flags().IntVar(&doc, "doc", 0, c.T("cli.flag.explain.doc"))
+	return cmd
+}
+
+// explained are the fields of document doc (the first document explained when doc is 0) at or
+// under path (every field when path is ""): a path as the field diff writes it names a leaf, or
+// everything under it.
+func explained(c *cli, all []engine.Provenance, doc int, path string) ([]engine.Provenance, error) {
+	if doc == 0 && len(all) > 0 {
+		doc = all[0].Doc
+	}
+	out := []engine.Provenance{}
+	found := false
+	for _, p := range all {
+		if p.Doc != doc {
+			continue
+		}
+		found = true
+		if path == "" || p.Path == path || strings.HasPrefix(p.Path, path+".") || strings.HasPrefix(p.Path, path+"[") {
+			out = append(out, p)
+		}
+	}
+	switch {
+	case !found:
+		return nil, usageError{c.T("cli.explain.no-doc", "Doc", doc)}
+	case len(out) == 0:
+		return nil, usageError{c.T("cli.explain.no-path", "Doc", doc, "Path", path)}
+	}
+	return out, nil
+}
+
+// explainText is the fields in the CLI's language: each path, then where it came from.
+func explainText(c *cli, fields []engine.Provenance) string {
+	var b strings.Builder
+	for _, f := range fields {
+		b.WriteString(f.Path + "\n")
+		switch f.Source {
+		case provenance.FromTemplate:
+			id := "cli.explain.template"
+			if f.Define != "" {
+				id = "cli.explain.define"
+			}
+			b.WriteString("  " + c.T(id, "Template", f.Template, "Define", f.Define, "Line", f.Line, "Text", strings.TrimSpace(f.Text)) + "\n")
+			for _, cond := range f.Conditions {
+				id := "cli.explain.taken"
+				if !cond.Taken {
+					id = "cli.explain.else"
+				}
+				b.WriteString("  " + c.T(id, "Kind", cond.Kind, "Text", cond.Text, "Line", cond.Line) + "\n")
+			}
+			for _, in := range f.Inputs {
+				b.WriteString("  " + readsText(c, in) + "\n")
+			}
+		case provenance.FromInput:
+			if f.InputLine > 0 {
+				b.WriteString("  " + c.T("cli.explain.input-line", "Line", f.InputLine) + "\n")
+			} else {
+				b.WriteString("  " + c.T("cli.explain.input") + "\n")
+			}
+		case provenance.FromCode:
+			b.WriteString("  " + c.T("cli.explain.code", "Func", f.Code.Func, "URL", f.Code.URL) + "\n")
+		}
+	}
+	return b.String()
+}
+
+// readsText is one input a line reads: its kind and name, its value, and its manifest line.
+func readsText(c *cli, in engine.ProvenanceInput) string {
+	kind := c.T("cli.explain.kind." + string(in.Kind))
+	switch {
+	case in.Kind == provenance.InputDefault:
+		return c.T("cli.explain.reads-default", "Value", in.Value)
+	case in.Line > 0:
+		return c.T("cli.explain.reads-line", "Kind", kind, "Name", in.Name, "Value", in.Value, "Line", in.Line)
+	case in.Value != "":
+		return c.T("cli.explain.reads-value", "Kind", kind, "Name", in.Name, "Value", in.Value)
+	}
+	return c.T("cli.explain.reads", "Kind", kind, "Name", in.Name)
+}

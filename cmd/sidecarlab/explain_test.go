@@ -1,0 +1,77 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/engine/provenance"
+	"github.com/sidecarlab/sidecarlab/i18n"
+)
+
+// TestExplainCommand: explain names the template line, the conditions and the annotation a
+// field comes from, in the CLI's language; -o json is the engine's provenance of the chosen
+// fields; --doc picks a document; a path the document lacks and a document that is not a
+// workload are usage errors.
+func TestExplainCommand(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"two.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n---\n" + podNamed("web"),
+	})
+	file := dir + "/two.yaml"
+	cpu := "spec.containers[istio-proxy].resources.requests.cpu"
+	out, _, err := runCLI(t, "", "explain", "-f", file, "--annotate", "sidecar.istio.io/proxyCPU=250m", cpu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{cpu + "\n", "template sidecar (in resources), line ", "`sidecar.istio.io/proxyCPU`", "reads the annotation sidecar.istio.io/proxyCPU = 250m", "which ran"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("lacks %q:\n%s", want, out)
+		}
+	}
+	ja, _, err := runEnv(t, langJa, "", "explain", "-f", file, "--annotate", "sidecar.istio.io/proxyCPU=250m", cpu)
+	if err != nil || !strings.Contains(ja, i18n.For("ja").T("cli.explain.kind.annotation")+" sidecar.istio.io/proxyCPU = 250mを読む") || strings.Contains(ja, "reads") {
+		t.Errorf("ja: %v\n%s", err, ja)
+	}
+	js, _, err := runCLI(t, "", "explain", "-f", file, "-o", "json", "metadata")
+	var prs []engine.Provenance
+	if err != nil || json.Unmarshal([]byte(js), &prs) != nil || len(prs) == 0 {
+		t.Fatalf("json: %v\n%s", err, js)
+	}
+	for _, p := range prs {
+		if p.Doc != 2 || !strings.HasPrefix(p.Path, "metadata") {
+			t.Errorf("json: %+v", p)
+		}
+	}
+	all, _, err := runCLI(t, "", "explain", "-f", file, "--doc", "2", "-o", "json")
+	var every []engine.Provenance
+	if err != nil || json.Unmarshal([]byte(all), &every) != nil || len(every) < 100 {
+		t.Fatalf("--doc 2: %v, %d fields", err, len(every))
+	}
+	sources := map[provenance.Source]bool{}
+	for _, p := range every {
+		sources[p.Source] = true
+	}
+	if !sources[provenance.FromTemplate] || !sources[provenance.FromInput] || !sources[provenance.FromCode] || sources[provenance.Unknown] {
+		t.Errorf("sources %v", sources)
+	}
+	if _, _, err := runCLI(t, "", "explain", "-f", file, "spec.nothing"); exitCodeOf(err) != 2 || !strings.Contains(errText(err), "spec.nothing") {
+		t.Errorf("a path the document lacks: %v", err)
+	}
+	if _, _, err := runCLI(t, "", "explain", "-f", file, "--doc", "1"); exitCodeOf(err) != 2 || !strings.Contains(errText(err), "document 1") {
+		t.Errorf("a ConfigMap: %v", err)
+	}
+}
+
+// TestExplainKindsHaveWords: every kind of input has its words in every language.
+func TestExplainKindsHaveWords(t *testing.T) {
+	kinds := []provenance.InputKind{provenance.InputAnnotation, provenance.InputLabel, provenance.InputProxyConfig, provenance.InputMeshConfig, provenance.InputValues, provenance.InputDefault, provenance.InputDocument, provenance.InputComputed}
+	for _, code := range i18n.Codes {
+		for _, k := range kinds {
+			if id := "cli.explain.kind." + string(k); i18n.For(code).T(id) == id {
+				t.Errorf("%s: no words for %s", code, k)
+			}
+		}
+	}
+	noMissing(t)
+}

@@ -57,6 +57,9 @@ type InjectResponse struct {
 	// Admission is the cluster's view of each document after the last step: its Pod created in
 	// the settings' namespace, sent through the installation's webhooks and Pod Security.
 	Admission []wording.Admission `json:"admission,omitzero"`
+	// Provenance is where each field of the last row's output came from (include=provenance):
+	// a template's line, the manifest, or Istio's code.
+	Provenance []engine.Provenance `json:"provenance,omitzero"`
 }
 
 // Mesh says which mesh of the user's own injected: its revision, the Istio that installed it

@@ -22,13 +22,14 @@ import (
 // apiParts are the parts of an answer a client may ask for with ?include=a,b; without it, the
 // default ones (the whole answer). changes and unified are the last step's
 // alone, for a client that follows one step and needs neither the documents of every row nor
-// the rows before.
+// the rows before; provenance (where each field of the last step's output came from) costs
+// another injection with Istio's templates observed, so it is made only when asked.
 var apiParts = []struct {
 	name string
 	def  bool
 }{
 	{"output", true}, {"timeline", true}, {"findings", true}, {"lifecycles", true}, {"batch", true}, {"admission", true},
-	{"changes", false}, {"unified", false},
+	{"changes", false}, {"unified", false}, {"provenance", false},
 }
 
 // includes reads ?include=; an unknown part is a 400 that lists the known ones.
@@ -122,6 +123,11 @@ func (s *server) handleAPIInject() http.Handler {
 			}
 			u, _ = web.CutLines(i18n.For(i18n.Default), u, web.MaxShownLine)
 			resp.Unified = &u
+		}
+		if want["provenance"] {
+			if resp.Provenance, err = s.eng().Explain(r.Context(), []byte(st.Manifest), st.Steps, st.Settings); err != nil {
+				return err
+			}
 		}
 		words := wording.For(r.Context()) // the API's human text is in the request's language
 		if want["findings"] {

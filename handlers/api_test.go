@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -197,5 +198,38 @@ func TestEncodeStateWithPooledWriters(t *testing.T) {
 		if got := <-done; got != first {
 			t.Fatal("a concurrent encoding differs")
 		}
+	}
+}
+
+// TestAPIProvenance: include=provenance answers where each field of the last step's output came
+// from, as the CLI's explain writes it; without it the answer has none; in webhook mode, which
+// is not explained yet, it is a 422 that says so.
+func TestAPIProvenance(t *testing.T) {
+	h := newServer(t)
+	req := api.InjectRequest{Manifest: testkit.Deployment, Steps: []input.Step{{Key: "sidecar.istio.io/proxyCPU", Value: "250m"}}}
+	status, body, top := postAPI(t, h, "?include=provenance", req)
+	if status != http.StatusOK {
+		t.Fatalf("%d %s", status, body)
+	}
+	var prs []engine.Provenance
+	if err := json.Unmarshal(top["provenance"], &prs); err != nil || len(prs) < 100 {
+		t.Fatalf("%v, %d fields", err, len(prs))
+	}
+	found := false
+	for _, p := range prs {
+		if p.Path == "spec.template.spec.containers[istio-proxy].resources.requests.cpu" {
+			found = p.Source == "template" && p.Template == "sidecar" && p.Define == "resources" &&
+				slices.Contains(p.Inputs, engine.ProvenanceInput{Kind: "annotation", Name: "sidecar.istio.io/proxyCPU", Value: "250m"})
+		}
+	}
+	if !found {
+		t.Error("the proxy's CPU request is not attributed to the resources template reading the annotation")
+	}
+	if _, _, top := postAPI(t, h, "", req); top["provenance"] != nil {
+		t.Error("provenance without include=provenance")
+	}
+	req.Settings = engine.Settings{Mode: engine.ModeWebhook, KubernetesVersion: "1.34"}
+	if status, body, _ := postAPI(t, h, "?include=provenance", req); status != http.StatusUnprocessableEntity || !strings.Contains(body, "webhook mode") {
+		t.Errorf("webhook mode: %d %s", status, body)
 	}
 }

@@ -42,6 +42,7 @@ type Engine interface {
 	Estimate(ctx context.Context, manifest []byte, steps []input.Step, s engine.Settings) (engine.Cost, error)
 	Install(ctx context.Context, o engine.InstallOptions) (*engine.Install, error)
 	OptionTakes(ctx context.Context, o engine.InstallOptions, set string) (bool, error)
+	Explain(ctx context.Context, manifest []byte, steps []input.Step, s engine.Settings) ([]engine.Provenance, error)
 	upgrade.Engine
 	admission.Workloads
 	ambient.Sides

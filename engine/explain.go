@@ -135,6 +135,31 @@ func (e *Engine) Explain(ctx context.Context, manifest []byte, steps []input.Ste
 	return out, nil
 }
 
+// FieldProvenance is the provenance of document doc (the first document all has, when doc is
+// 0) at or under path (every leaf when path is ""): a path as the field diff writes it names a
+// leaf, or everything under it. doc is the document chosen; found says all has it at all.
+func FieldProvenance(all []Provenance, doc int, path string) (chosen []Provenance, _ int, found bool) {
+	if doc == 0 && len(all) > 0 {
+		doc = all[0].Doc
+	}
+	chosen = []Provenance{}
+	for _, p := range all {
+		if p.Doc != doc {
+			continue
+		}
+		found = true
+		if path == "" || p.Path == path || strings.HasPrefix(p.Path, path+".") || strings.HasPrefix(p.Path, path+"[") {
+			chosen = append(chosen, p)
+		}
+	}
+	return chosen, doc, found
+}
+
+// TemplateText is the text of the installation's injection template name, as Istio decoded it
+// from the injector config ("" when it has none of that name): the lines a Provenance's Line
+// counts.
+func (in *Install) TemplateText(name string) string { return in.rawTemplates[name] }
+
 // explainTemplate fills in a template's leaf: its template and lines, the line's text in the
 // template's source, its conditions, and its inputs with the pod's annotations' and labels'
 // values (read: the metadata Istio read them from) and lines (line: a document path's line).

@@ -188,6 +188,7 @@ func buildResults(ctx context.Context, l *i18n.Localizer, v view, enc string, tl
 		}
 	}
 	res.DownloadHref = "/download" + strings.TrimPrefix(v.linkWith(enc, "", res.Selected), "/")
+	res.WhyState = enc
 	for _, d := range sel.Documents {
 		status, reason := d.Status()
 		reasonLang := ""

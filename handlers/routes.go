@@ -96,6 +96,7 @@ func New(logger *slog.Logger, eng func() Engine, cfg Config) http.Handler {
 			r.Get("/compare", s.handleCompare().ServeHTTP)
 			r.Get("/upgrade", s.handleUpgrade().ServeHTTP)
 			r.Get("/ambient", s.handleAmbient().ServeHTTP)
+			r.Get("/why", s.handleWhy().ServeHTTP)
 			r.Get("/embed", s.handleEmbed().ServeHTTP)
 			r.Get("/s/{id}", s.handleShortLink().ServeHTTP)
 			// The raw outputs of a state: a permalink's (?s=…) and a shared link's.

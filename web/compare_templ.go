@@ -196,7 +196,7 @@ func ComparePageView(c *ComparePage) templ.Component {
 						return templ_7745c5c3_Err
 					}
 				} else {
-					templ_7745c5c3_Err = changesTable(c.Changes, "", "compare-changes").Render(ctx, templ_7745c5c3_Buffer)
+					templ_7745c5c3_Err = changesTable(c.Changes, "", "compare-changes", -1).Render(ctx, templ_7745c5c3_Buffer)
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}

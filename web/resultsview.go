@@ -16,6 +16,9 @@ type Results struct {
 	Output   string
 	// DownloadHref downloads Output as a file.
 	DownloadHref string
+	// WhyState is the state, encoded, that the field diff's why buttons send (form why-form)
+	// with their step, document and path: once on the page, not on every row.
+	WhyState string
 	Documents    []DocView
 	Warnings     []string
 	Findings     []FindingView

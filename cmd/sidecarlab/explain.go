@@ -82,20 +82,7 @@ func newExplainCmd(c *cli) *cobra.Command {
 // under path (every field when path is ""): a path as the field diff writes it names a leaf, or
 // everything under it.
 func explained(c *cli, all []engine.Provenance, doc int, path string) ([]engine.Provenance, error) {
-	if doc == 0 && len(all) > 0 {
-		doc = all[0].Doc
-	}
-	out := []engine.Provenance{}
-	found := false
-	for _, p := range all {
-		if p.Doc != doc {
-			continue
-		}
-		found = true
-		if path == "" || p.Path == path || strings.HasPrefix(p.Path, path+".") || strings.HasPrefix(p.Path, path+"[") {
-			out = append(out, p)
-		}
-	}
+	out, doc, found := engine.FieldProvenance(all, doc, path)
 	switch {
 	case !found:
 		return nil, usageError{c.T("cli.explain.no-doc", "Doc", doc)}

@@ -1,0 +1,70 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
+	"github.com/sidecarlab/sidecarlab/api"
+	"github.com/sidecarlab/sidecarlab/engine/input"
+	"github.com/sidecarlab/sidecarlab/permalink"
+)
+
+// whyDeployment is a Deployment whose proxy holds the application until it starts.
+const whyDeployment = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: web
+        image: nginx
+`
+
+// TestWhyPage: in the field diff, the change that holdApplicationUntilProxyStarts made (the
+// proxy's postStart hook) links to why it is there; the link is reached and followed with the
+// keyboard alone; the page marks the template lines that wrote it and the branch around them,
+// says the branch ran, and names what it reads; it is looked at on every checked screen, light
+// and dark, with axe; its way back opens the playground at that step.
+func TestWhyPage(t *testing.T) {
+	t.Parallel()
+	ctx := browser(t)
+	sh := newShots(t)
+	st := api.State{Manifest: whyDeployment, Steps: []input.Step{{Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStarts: true"}}}
+	link := `tr[data-path="spec.template.spec.containers[istio-proxy].lifecycle"] [data-testid="why-link"]`
+	do(ctx, t, chromedp.EmulateViewport(1440, 900), chromedp.Navigate(baseURL+"/?s="+permalink.Encode(st)), shown(link))
+	do(ctx, t, focusOn(link), chromedp.KeyEvent(kb.Enter))
+	waitFor(ctx, t, `[data-testid="why-group"]`, "the why page")
+	if got := text(ctx, t, `[data-testid="why-path"]`); got != "spec.template.spec.containers[istio-proxy].lifecycle" {
+		t.Errorf("the page is about %q", got)
+	}
+	page := text(ctx, t, `[data-testid="why"]`)
+	for _, want := range []string{"postStart.exec.command[0]", "Written by lines", "template sidecar", "pilot-agent", "$holdProxy", "which ran", "HoldApplicationUntilProxyStarts"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the why page lacks %q:\n%s", want, page)
+		}
+	}
+	if got := text(ctx, t, `[data-testid="why-lines"] tr.wrote`); !strings.Contains(got, "pilot-agent") {
+		t.Errorf("the marked lines: %q", got)
+	}
+	branches, err := chromedp.Run(ctx, chromedp.Evaluate[string](`[...document.querySelectorAll('[data-testid="why-lines"] tr.branch')].map(r => r.textContent).join("\n")`))
+	if err != nil || !strings.Contains(branches, "$holdProxy") {
+		t.Errorf("the branches' lines: %q", branches)
+	}
+	everyScreen(ctx, t, sh, "the why page", "why", nil)
+	do(ctx, t, chromedp.EmulateViewport(1440, 900), focusOn(`[data-testid="why-back"]`), chromedp.KeyEvent(kb.Enter))
+	waitFor(ctx, t, `[data-testid="change"]`, "the playground again")
+	if u, err := chromedp.Run(ctx, chromedp.Location()); err != nil || !strings.Contains(u, "step=1") {
+		t.Errorf("back to %s (%v), want the step the why page was about", u, err)
+	}
+}

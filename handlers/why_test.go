@@ -1,0 +1,87 @@
+package handlers
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/sidecarlab/sidecarlab/api"
+	"github.com/sidecarlab/sidecarlab/engine/input"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
+	"github.com/sidecarlab/sidecarlab/permalink"
+)
+
+// TestWhyPageWithoutJavaScript: each added or changed field of the field diff has a button that
+// asks why it is there (its row, document and path; the state once on the page, so a kept row
+// asks right from any state, and the page does not grow by the state on every row); the why
+// page, served as HTML alone, marks the template lines that wrote the field and says which
+// branches ran and what they read, with the back link at the row's step; in Japanese, in
+// Japanese.
+func TestWhyPageWithoutJavaScript(t *testing.T) {
+	h := newServer(t)
+	cpu := input.Step{Key: "sidecar.istio.io/proxyCPU", Value: "250m"}
+	st := api.State{Manifest: testkit.Deployment, Steps: []input.Step{cpu, {Key: "sidecar.istio.io/proxyMemory", Value: "300Mi"}}}
+	page := get(t, h, "/?s="+permalink.Encode(st))
+	if page.status != http.StatusOK {
+		t.Fatalf("%d", page.status)
+	}
+	field, ok := page.doc.Find(`[data-testid="diff-step-1"] tr[data-path="spec.template.spec.containers[istio-proxy].resources.requests.cpu"] [data-testid="why-link"]`).Attr("value")
+	if !ok || field != "1:1:spec.template.spec.containers[istio-proxy].resources.requests.cpu" {
+		t.Fatalf("the CPU request's change asks why with %q", field)
+	}
+	// The state is on the page once, for every button (form why-form).
+	states := page.doc.Find(`input[form="why-form"][name="s"]`)
+	enc, _ := states.Attr("value")
+	if states.Length() != 1 || enc != permalink.Encode(st) || page.doc.Find(`form#why-form[action="/why"][method="get"]`).Length() != 1 {
+		t.Fatalf("%d state fields, form %d", states.Length(), page.doc.Find(`form#why-form`).Length())
+	}
+	if page.doc.Find(`tr[data-kind="removed"] [data-testid="why-link"]`).Length() != 0 {
+		t.Error("a removed field asks why it is there")
+	}
+	link := "/why?" + url.Values{"s": {enc}, "field": {field}}.Encode()
+	why := get(t, h, link)
+	if why.status != http.StatusOK {
+		t.Fatalf("%d %s", why.status, why.body)
+	}
+	wrote := why.doc.Find(`[data-testid="why-lines"] tr.wrote`).Text()
+	says := why.doc.Find(`[data-testid="why-says"]`).Text()
+	if !strings.Contains(wrote, "sidecar.istio.io/proxyCPU") || !strings.Contains(says, "template sidecar, in resources") {
+		t.Errorf("wrote %q, says %q", wrote, says)
+	}
+	if c := why.doc.Find(`[data-testid="why-conditions"]`).Text(); !strings.Contains(c, "isset .ObjectMeta.Annotations `sidecar.istio.io/proxyCPU`") || !strings.Contains(c, "which ran") {
+		t.Errorf("conditions %q", c)
+	}
+	if in := why.doc.Find(`[data-testid="why-inputs"]`).Text(); !strings.Contains(in, "the annotation sidecar.istio.io/proxyCPU = 250m") {
+		t.Errorf("inputs %q", in)
+	}
+	if back, _ := why.doc.Find(`[data-testid="why-back"]`).Attr("href"); !strings.Contains(back, "step=1") {
+		t.Errorf("back to %s", back)
+	}
+	ja := get(t, h, link+"&lang=ja")
+	if got := ja.doc.Find(`[data-testid="why-says"]`).Text(); !strings.Contains(got, "が書いた") {
+		t.Errorf("ja: %q", got)
+	}
+}
+
+// TestWhyPageRefusals: a step past the state's, a document that is not a number, a path of
+// more than 1 KiB and a field the document lacks are refused, each with its status; a field
+// there is not.
+func TestWhyPageRefusals(t *testing.T) {
+	h := newServer(t)
+	s := "/why?s=" + permalink.Encode(api.State{Manifest: testkit.Deployment})
+	for q, want := range map[string]int{
+		"&step=2": http.StatusBadRequest, "&doc=x": http.StatusBadRequest, "&doc=0": http.StatusBadRequest,
+		"&path=" + strings.Repeat("a", 1025): http.StatusBadRequest,
+		"&path=spec.nothing":                 http.StatusNotFound,
+		"&doc=2":                             http.StatusNotFound,
+		"&path=spec.template.spec.containers[istio-proxy].image":      http.StatusOK,
+		"&field=0:1:spec.template.spec.containers[istio-proxy].image": http.StatusOK,
+		"&field=0:spec":   http.StatusBadRequest,
+		"&field=9:1:spec": http.StatusBadRequest,
+	} {
+		if r := get(t, h, s+q); r.status != want {
+			t.Errorf("%.60s: %d, want %d", q, r.status, want)
+		}
+	}
+}

@@ -1,0 +1,254 @@
+package web
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/engine/provenance"
+	"github.com/sidecarlab/sidecarlab/engine/yamldoc"
+	"github.com/sidecarlab/sidecarlab/i18n"
+)
+
+// WhyPage is why a field of an injected document is there: its leaves, grouped by what wrote
+// them, each group with the template's lines (numbered, the ones that wrote it marked), the
+// branches around them and what they read.
+type WhyPage struct {
+	Head    Head
+	Version VersionLine
+	// Path is the field asked about, Doc its document (from 1); Back the playground's view of
+	// the state, at the step asked about.
+	Path string
+	Doc  int
+	Back string
+	// Groups are the field's leaves by what wrote them; Hidden counts the leaves past
+	// MaxWhyLeaves, not shown.
+	Groups []WhyGroup
+	Hidden int
+}
+
+// MaxWhyLeaves bounds the leaves a why page shows: a whole added container has hundreds.
+const MaxWhyLeaves = 60
+
+// maxExcerpt bounds the template lines a group shows around what wrote it.
+const maxExcerpt = 24
+
+// WhyGroup is leaves written alike: by one template line under the same branches, or by the
+// manifest, or by one function of Istio's.
+type WhyGroup struct {
+	// Paths are the leaves, as the field diff writes them.
+	Paths []string
+	// Source is "template", "input" or "code"; Says is the group's sentence.
+	Source, Says string
+	// Excerpt are the template's lines, numbered; a gap between two runs of lines is a line of
+	// Number 0.
+	Excerpt    []WhyLine
+	Conditions []WhyCondition
+	Inputs     []WhyInput
+	// CodeHref is the function's line in Istio's pinned source, for Source "code".
+	CodeHref string
+}
+
+// WhyLine is one template line: Wrote marks a line that wrote the field, Branch one of its
+// branches' lines.
+type WhyLine struct {
+	Number        int
+	Text          string
+	Wrote, Branch bool
+}
+
+// WhyCondition is a branch around the line, and whether its own list ran.
+type WhyCondition struct {
+	Says string
+}
+
+// WhyInput is one thing the line reads, in words; Href is where it is (the manifest in the
+// playground, its settings), or "".
+type WhyInput struct {
+	Says, Href string
+}
+
+// WhyField is what a change's why button sends: its row, document and path, as
+// "STEP:DOC:PATH" (ParseWhyField reads it); an istio-iptables flag's change (args[-o]) asks about
+// the args it is in.
+func WhyField(step int, c ChangeView) string {
+	path := c.Path
+	if c.Flag != "" {
+		path = strings.TrimSuffix(path, "["+c.Flag+"]")
+	}
+	return strconv.Itoa(step) + ":" + strconv.Itoa(c.DocIndex) + ":" + path
+}
+
+// ParseWhyField reads WhyField's "STEP:DOC:PATH".
+func ParseWhyField(v string) (step, doc int, path string, ok bool) {
+	a, rest, ok1 := strings.Cut(v, ":")
+	b, path, ok2 := strings.Cut(rest, ":")
+	step, err1 := strconv.Atoi(a)
+	doc, err2 := strconv.Atoi(b)
+	return step, doc, path, ok1 && ok2 && err1 == nil && err2 == nil
+}
+
+// WhyGroups groups a field's provenance (the leaves of one document at or under the path) as
+// the page shows it, in l's language: source is a template's text by name, manifestHref and
+// settingsHref the playground's editor and settings for the inputs' links.
+func WhyGroups(l *i18n.Localizer, prs []engine.Provenance, source func(template string) string, manifestHref, settingsHref string) (groups []WhyGroup, hidden int) {
+	if len(prs) > MaxWhyLeaves {
+		prs, hidden = prs[:MaxWhyLeaves], len(prs)-MaxWhyLeaves
+	}
+	// Leaves written under the same branches of the same template (or by the manifest, or by one
+	// function) are one group: its excerpt marks every line that wrote one of them.
+	key := func(p engine.Provenance) string {
+		var b strings.Builder
+		b.WriteString(string(p.Source) + "\x00" + p.Template + "\x00" + p.Define)
+		for _, c := range p.Conditions {
+			b.WriteString("\x00" + strconv.Itoa(c.Line) + boolText(c.Taken))
+		}
+		if p.Code != nil {
+			b.WriteString("\x00" + p.Code.URL)
+		}
+		return b.String()
+	}
+	var keys []string
+	var members [][]engine.Provenance
+	for _, p := range prs {
+		k := key(p)
+		if len(keys) > 0 && keys[len(keys)-1] == k {
+			members[len(members)-1] = append(members[len(members)-1], p)
+			continue
+		}
+		keys = append(keys, k)
+		members = append(members, []engine.Provenance{p})
+	}
+	for _, m := range members {
+		groups = append(groups, whyGroup(l, m, source, manifestHref, settingsHref))
+	}
+	return groups, hidden
+}
+
+// whyGroup is a group of leaves written alike (WhyGroups).
+func whyGroup(l *i18n.Localizer, ps []engine.Provenance, source func(string) string, manifestHref, settingsHref string) WhyGroup {
+	p := ps[0]
+	g := WhyGroup{Source: string(p.Source)}
+	var wrote []int
+	for _, q := range ps {
+		g.Paths = append(g.Paths, q.Path)
+		for _, n := range q.Lines {
+			if !slices.Contains(wrote, n) {
+				wrote = append(wrote, n)
+			}
+		}
+	}
+	slices.Sort(wrote)
+	switch p.Source {
+	case provenance.FromTemplate:
+		lines := make([]string, len(wrote))
+		for i, n := range wrote {
+			lines[i] = strconv.Itoa(n)
+		}
+		g.Says = l.N("page.why.template", len(wrote), "Template", p.Template, "Lines", strings.Join(lines, ", "))
+		if p.Define != "" {
+			g.Says = l.N("page.why.define", len(wrote), "Template", p.Template, "Define", p.Define, "Lines", strings.Join(lines, ", "))
+		}
+		g.Excerpt = excerpt(source(p.Template), wrote, p.Conditions)
+		for _, c := range p.Conditions {
+			id := "page.why.taken"
+			if !c.Taken {
+				id = "page.why.else"
+			}
+			g.Conditions = append(g.Conditions, WhyCondition{Says: l.T(id, "Kind", c.Kind, "Text", yamldoc.Clip(c.Text), "Line", c.Line)})
+		}
+		for _, q := range ps {
+			for _, in := range q.Inputs {
+				if w := whyInput(l, in, manifestHref, settingsHref); !slices.Contains(g.Inputs, w) {
+					g.Inputs = append(g.Inputs, w)
+				}
+			}
+		}
+	case provenance.FromInput:
+		g.Says = l.T("page.why.input")
+		if p.InputLine > 0 {
+			g.Says = l.T("page.why.input-line", "Line", p.InputLine)
+		}
+	case provenance.FromCode:
+		g.Says = l.T("page.why.code", "Func", p.Code.Func)
+		g.CodeHref = p.Code.URL
+	}
+	return g
+}
+
+// whyInput is one input in words, linked to where the reader changes it.
+func whyInput(l *i18n.Localizer, in engine.ProvenanceInput, manifestHref, settingsHref string) WhyInput {
+	kind := l.T("cli.explain.kind." + string(in.Kind))
+	w := WhyInput{}
+	switch {
+	case in.Kind == provenance.InputDefault:
+		w.Says = l.T("cli.explain.reads-default", "Value", in.Value)
+	case in.Line > 0:
+		w.Says, w.Href = l.T("cli.explain.reads-line", "Kind", kind, "Name", in.Name, "Value", in.Value, "Line", in.Line), manifestHref
+	case in.Value != "":
+		w.Says = l.T("cli.explain.reads-value", "Kind", kind, "Name", in.Name, "Value", in.Value)
+	default:
+		w.Says = l.T("cli.explain.reads", "Kind", kind, "Name", in.Name)
+	}
+	switch in.Kind {
+	case provenance.InputValues, provenance.InputMeshConfig, provenance.InputProxyConfig:
+		w.Href = settingsHref
+	case provenance.InputAnnotation, provenance.InputLabel:
+		if w.Href == "" {
+			w.Href = manifestHref
+		}
+	}
+	return w
+}
+
+// excerpt are the template's lines from the outermost branch to the last that wrote a field,
+// at most maxExcerpt of them: past that, the branches' lines and those around the ones that
+// wrote, with a gap between (a line of Number 0).
+func excerpt(text string, wrote []int, conds []engine.ProvenanceCondition) []WhyLine {
+	lines := strings.Split(text, "\n")
+	if len(wrote) == 0 {
+		return nil
+	}
+	branch := map[int]bool{}
+	first, last := wrote[0], wrote[len(wrote)-1]
+	for _, c := range conds {
+		branch[c.Line] = true
+		first = min(first, c.Line)
+	}
+	want := map[int]bool{}
+	if last-first < maxExcerpt {
+		for n := first; n <= last+1; n++ {
+			want[n] = true
+		}
+	} else {
+		for n := range branch {
+			want[n] = true
+		}
+		for _, w := range wrote {
+			for n := max(1, w-2); n <= w+1; n++ {
+				want[n] = true
+			}
+		}
+	}
+	var out []WhyLine
+	prev := 0
+	for n := 1; n <= len(lines); n++ {
+		if !want[n] {
+			continue
+		}
+		if prev != 0 && n != prev+1 {
+			out = append(out, WhyLine{})
+		}
+		out = append(out, WhyLine{Number: n, Text: yamldoc.Clip(lines[n-1]), Wrote: slices.Contains(wrote, n), Branch: branch[n]})
+		prev = n
+	}
+	return out
+}
+
+func boolText(b bool) string {
+	if b {
+		return "t"
+	}
+	return "f"
+}

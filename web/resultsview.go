@@ -18,10 +18,10 @@ type Results struct {
 	DownloadHref string
 	// WhyState is the state, encoded, that the field diff's why buttons send (form why-form)
 	// with their step, document and path: once on the page, not on every row.
-	WhyState string
-	Documents    []DocView
-	Warnings     []string
-	Findings     []FindingView
+	WhyState  string
+	Documents []DocView
+	Warnings  []string
+	Findings  []FindingView
 	// Ignored says how many of the last step's findings the manifest opted out of; empty for none.
 	Ignored string
 	// Banner is shown when Findings is not empty.

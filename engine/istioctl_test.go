@@ -300,12 +300,17 @@ func TestMatchesIstioctl(t *testing.T) {
 			t.Parallel()
 			// The engine's answer for each input on its own.
 			results := make([]*Injection, len(inputs))
+			observed := make([]*Injection, len(inputs))
 			for i, in := range inputs {
 				r, err := e.Inject(t.Context(), readFile(t, in), nil, Settings{Mode: m.mode})
 				if err != nil {
 					t.Fatalf("%s: engine: %v", filepath.Base(in), err)
 				}
 				results[i] = r
+				// And with Istio's templates observed, as explain injects: the same bytes.
+				if observed[i], err = injectObserved(t, e, readFile(t, in), Settings{Mode: m.mode}); err != nil {
+					t.Fatalf("%s: engine, observed: %v", filepath.Base(in), err)
+				}
 			}
 			batch := newCtlBatch(t, func(file string) (string, string, error) { return kubeInject(bin, dir, file, m.env) }, inputs, results)
 			for i, in := range inputs {
@@ -313,7 +318,7 @@ func TestMatchesIstioctl(t *testing.T) {
 				t.Run(filepath.Base(in), func(t *testing.T) {
 					stdout, stderr, alone, ctlErr := batch.judge(i)
 					if ctlErr != nil {
-						if len(r.Errors()) == 0 {
+						if len(r.Errors()) == 0 || len(observed[i].Errors()) == 0 {
 							t.Fatalf("istioctl failed (%v: %s) but the engine did not", ctlErr, stderr)
 						}
 						bothFailed.Add(1)
@@ -324,6 +329,9 @@ func TestMatchesIstioctl(t *testing.T) {
 					}
 					if got := r.Output(); got != stdout {
 						t.Fatalf("output differs from istioctl:\n%s", diff.Unified(stdout, got))
+					}
+					if got := observed[i].Output(); got != stdout || len(observed[i].Errors()) > 0 {
+						t.Fatalf("output with the templates observed differs from istioctl:\n%s", diff.Unified(stdout, got))
 					}
 					if alone && batch.parts[i] != "" {
 						t.Logf("the same as istioctl's output of this input alone, not as its part of the joined file's")

@@ -341,3 +341,26 @@ func TestLabFieldsReadTheirAnnotation(t *testing.T) {
 		})
 	}
 }
+
+// injectObserved injects manifest as Inject does, on one goroutine, with the installation's
+// templates observed (provenance.Observe) as Explain injects: what the istioctl comparison holds
+// to istioctl's output too.
+func injectObserved(t testing.TB, e *Engine, manifest []byte, s Settings) (*Injection, error) {
+	t.Helper()
+	p, err := e.prepare(t.Context(), manifest, nil, s)
+	if err != nil {
+		return nil, err
+	}
+	observed, _, err := provenance.Observe(p.install.templates)
+	if err != nil {
+		return nil, err
+	}
+	watched := *p.install
+	watched.templates = observed
+	p.install = &watched
+	docs, err := e.injectAll(t.Context(), p, nil, 1)
+	if err != nil {
+		return nil, err
+	}
+	return &Injection{Documents: docs}, nil
+}

@@ -3,10 +3,14 @@ package handlers
 import (
 	"context"
 	"encoding/json"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/sidecarlab/sidecarlab/engine/diff"
 	"github.com/sidecarlab/sidecarlab/engine/input"
+	"github.com/sidecarlab/sidecarlab/engine/provenance"
 
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
@@ -50,6 +54,92 @@ type labStep struct {
 	state *api.State
 	// switchHref shows what the step's "why" explains (lab.step.ID.why, lab.step.ID.switch).
 	switchHref string
+	// lines are the template lines the step's annotation switches (learnLines), by template.
+	lines []labLines
+}
+
+// labLines are lines of one template (of a {{ define }} in it, when define is set) that a lab
+// step's annotation switches: those that wrote the fields the step adds or changes, and the
+// branches around them.
+type labLines struct {
+	template, define string
+	lines            []int
+}
+
+// learnLines finds, with Istio's templates observed (Explain), the template lines each of the
+// lab's annotation steps switches. A step whose changes only remove fields (inject: false:
+// Istio's code decides, not a template) switches none.
+func (lp *labPath) learnLines(ctx context.Context, eng Engine) error {
+	for i := range lp.steps {
+		s := &lp.steps[i]
+		if s.state == nil || len(s.state.Steps) == 0 {
+			continue
+		}
+		k := len(s.state.Steps)
+		tl, err := eng.Timeline(ctx, []byte(s.state.Manifest), s.state.Steps, s.state.Settings)
+		if err != nil {
+			return err
+		}
+		changes, err := tl.Steps[k].Changes(ctx)
+		if err != nil {
+			return err
+		}
+		prs, err := eng.Explain(ctx, []byte(s.state.Manifest), s.state.Steps, s.state.Settings)
+		if err != nil {
+			return err
+		}
+		for _, c := range changes {
+			if c.Kind == diff.Removed || c.Kind == diff.Moved {
+				continue
+			}
+			path := strings.TrimSuffix(c.Path, "["+c.Flag+"]")
+			under, _, _ := engine.FieldProvenance(prs, c.Doc, path)
+			for _, p := range under {
+				if p.Source != provenance.FromTemplate {
+					continue
+				}
+				lines := slices.Clone(p.Lines)
+				for _, cond := range p.Conditions {
+					lines = append(lines, cond.Line)
+				}
+				s.addLines(p.Template, p.Define, lines)
+			}
+		}
+	}
+	return nil
+}
+
+// addLines adds lines of a template (its define) to the step's, each once, in order.
+func (s *labStep) addLines(template, define string, lines []int) {
+	i := slices.IndexFunc(s.lines, func(l labLines) bool { return l.template == template && l.define == define })
+	if i < 0 {
+		s.lines = append(s.lines, labLines{template: template, define: define})
+		i = len(s.lines) - 1
+	}
+	for _, n := range lines {
+		if !slices.Contains(s.lines[i].lines, n) {
+			s.lines[i].lines = append(s.lines[i].lines, n)
+		}
+	}
+	slices.Sort(s.lines[i].lines)
+}
+
+// lineRanges writes sorted line numbers as ranges: "2–3, 5–6".
+func lineRanges(lines []int) string {
+	var parts []string
+	for i := 0; i < len(lines); {
+		j := i
+		for j+1 < len(lines) && lines[j+1] == lines[j]+1 {
+			j++
+		}
+		part := strconv.Itoa(lines[i])
+		if j > i {
+			part += "–" + strconv.Itoa(lines[j])
+		}
+		parts = append(parts, part)
+		i = j + 1
+	}
+	return strings.Join(parts, ", ")
 }
 
 // labPath is the lab's guided path, made once: the lab's workload with each annotation added to
@@ -157,6 +247,13 @@ func (lp *labPath) nav(l *i18n.Localizer, key string, left int, mine bool) web.L
 	if n.Current > 0 {
 		s := lp.steps[n.Current-1]
 		n.Look = l.T("lab.step." + s.text + ".look")
+		for _, ll := range s.lines {
+			if ll.define != "" {
+				n.Lines = append(n.Lines, l.T("page.lab.lines-define", "Template", ll.template, "Define", ll.define, "Lines", lineRanges(ll.lines)))
+			} else {
+				n.Lines = append(n.Lines, l.T("page.lab.lines", "Template", ll.template, "Lines", lineRanges(ll.lines)))
+			}
+		}
 		if n.Current > 1 {
 			n.Prev = n.Steps[n.Current-2]
 		}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/sidecarlab/sidecarlab/engine/input"
+	"github.com/sidecarlab/sidecarlab/i18n"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -286,5 +287,56 @@ func TestLabJobWhy(t *testing.T) {
 		if got := c.doc.Find(`[data-testid="`+side+`"] [data-testid="verdict-job-completes"]`).AttrOr("data-answer", ""); got != want.completes {
 			t.Errorf("%s: the Job completes: %q, want %q", side, got, want.completes)
 		}
+	}
+}
+
+// TestLabStepsNameTheirTemplateLines: each of the lab's annotation steps names the lines of
+// Istio's template it switches — the resources define's for proxyCPU, the lifecycle's for
+// holdApplicationUntilProxyStarts, the istio-iptables arguments' for excludeOutboundPorts —
+// and inject: false, which Istio's code decides, names none; the lines are worded with the step.
+func TestLabStepsNameTheirTemplateLines(t *testing.T) {
+	lp := newLabPath()
+	newServer(t) // the shared engine
+	e := eng
+	if err := lp.learnLines(t.Context(), e); err != nil {
+		t.Fatal(err)
+	}
+	byText := map[string][]labLines{}
+	for _, s := range lp.steps {
+		byText[s.text] = s.lines
+	}
+	src := func(line int) string {
+		in, err := e.Install(t.Context(), engine.InstallOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Split(in.TemplateText("sidecar"), "\n")[line-1]
+	}
+	for _, c := range []struct {
+		step, define, reads string
+	}{
+		{"resources", "resources", "sidecar.istio.io/proxyCPU"},
+		{"hold", "", "pilot-agent"},
+		{"exclude", "", "excludeOutboundPorts"},
+	} {
+		found := false
+		for _, l := range byText[c.step] {
+			for _, n := range l.lines {
+				found = found || (l.define == c.define && strings.Contains(src(n), c.reads))
+			}
+		}
+		if !found {
+			t.Errorf("%s: no line of %q reading %s in %+v", c.step, c.define, c.reads, byText[c.step])
+		}
+	}
+	if len(byText["noinject"]) != 0 || len(byText["default"]) != 0 {
+		t.Errorf("inject: false or the default step switch lines: %+v %+v", byText["noinject"], byText["default"])
+	}
+	n := lp.nav(i18n.For("en"), lp.steps[1].key, 0, false)
+	if len(n.Lines) == 0 || !strings.Contains(n.Lines[0], "template sidecar, in resources: this annotation switches lines ") {
+		t.Errorf("the resources step says %q", n.Lines)
+	}
+	if got := lineRanges([]int{2, 3, 5, 6, 9}); got != "2–3, 5–6, 9" {
+		t.Errorf("lineRanges: %q", got)
 	}
 }

@@ -133,8 +133,10 @@ type LabNav struct {
 	// Left is the step the view went on from with annotations of the learner's own (0: none,
 	// or the view is a step): the strip keeps that step's context and links back to it.
 	Left int
-	// Look is what to look for at the current step, in two or three sentences.
-	Look string
+	// Look is what to look for at the current step, in two or three sentences; Lines name the
+	// template lines its annotation switches, a sentence per template.
+	Look  string
+	Lines []string
 	// Why explains more at a step that needs it (the Job's: why classic here), with a link that
 	// shows it (Switch; zero when none).
 	Why        string

@@ -31,6 +31,8 @@ func (s *server) handleEmbed() http.Handler {
 		if err != nil {
 			return err
 		}
+		// Read-only: no form, so no why buttons to send (they are hidden; app.css).
+		p.Results.WhyState = ""
 		// Named like the view it embeds, not like its lifecycle tab.
 		p.Head = web.PlaygroundHead(tl, v.state.Steps, v.step, "", v.present)
 		w.Header().Del("X-Frame-Options")

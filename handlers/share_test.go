@@ -219,7 +219,7 @@ func TestPresenterEmbedAndDeepLinks(t *testing.T) {
 	if embed.status != http.StatusOK || embed.header.Get("X-Frame-Options") != "" || !strings.HasSuffix(embed.header.Get("Content-Security-Policy"), "frame-ancestors * file:") {
 		t.Fatalf("embed: %d %v", embed.status, embed.header)
 	}
-	if testid(embed, "embed-page").Length() != 1 || testid(embed, "diff-step-2").Length() != 1 || embed.doc.Find("form").Length() != 0 {
+	if testid(embed, "embed-page").Length() != 1 || testid(embed, "diff-step-2").Length() != 1 || embed.doc.Find("form").Length() != 0 || embed.doc.Find(`input[form="why-form"]`).Length() != 0 {
 		t.Fatal("the embed view is not the read-only diff")
 	}
 }

@@ -26,6 +26,9 @@ type Provenance struct {
 	// List's items under items[i]).
 	Doc  int    `json:"doc"`
 	Path string `json:"path"`
+	// Value is the leaf's value as text (a string as it is, anything else as JSON), cut as an
+	// echoed value is (yamldoc.Clip).
+	Value string `json:"value"`
 	// Source is what put it there: a template, the document as given, or Istio's code.
 	Source provenance.Source `json:"source"`
 	// Template is the template Istio ran ("sidecar"), Define the {{ define }} in it the line is
@@ -117,7 +120,7 @@ func (e *Engine) Explain(ctx context.Context, manifest []byte, steps []input.Ste
 			place := placeOf(o)
 			for _, f := range fields {
 				path := prefixed(prefixes[k], f.Path)
-				pr := Provenance{Doc: i + 1, Path: path, Source: f.Source}
+				pr := Provenance{Doc: i + 1, Path: path, Source: f.Source, Value: leafText(f.Value)}
 				switch f.Source {
 				case provenance.FromTemplate:
 					pr.explainTemplate(f, names[f.Run], p.install.rawTemplates[names[f.Run]], read, func(field string) int {
@@ -202,6 +205,15 @@ func (pr *Provenance) explainTemplate(f provenance.Attribution, name, source str
 			pr.Inputs = append(pr.Inputs, pi)
 		}
 	}
+}
+
+// leafText is a leaf's value as text: a string as it is, anything else as JSON; clipped.
+func leafText(v any) string {
+	if s, ok := v.(string); ok {
+		return yamldoc.Clip(s)
+	}
+	b, _ := json.Marshal(v)
+	return yamldoc.Clip(string(b))
 }
 
 // docLine is the manifest's line of a document path (the document's text parsed, starting on

@@ -2,7 +2,9 @@ package handlers
 
 import (
 	"context"
+	_ "embed"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -54,22 +56,30 @@ type labStep struct {
 	state *api.State
 	// switchHref shows what the step's "why" explains (lab.step.ID.why, lab.step.ID.switch).
 	switchHref string
-	// lines are the template lines the step's annotation switches (learnLines), by template.
-	lines []labLines
 }
 
-// labLines are lines of one template (of a {{ define }} in it, when define is set) that a lab
+// labLines are lines of one template (of a {{ define }} in it, when Define is set) that a lab
 // step's annotation switches: those that wrote the fields the step adds or changes, and the
 // branches around them.
 type labLines struct {
-	template, define string
-	lines            []int
+	Template string `json:"template"`
+	Define   string `json:"define,omitempty"`
+	Lines    []int  `json:"lines"`
 }
 
+// labLinesFile are the template lines each lab step switches, by the step's id (labTexts): what
+// learnLines finds with Istio's templates observed, kept so that no request waits for it
+// (TestLabStepsNameTheirTemplateLines holds the file to what learnLines finds now; -update
+// rewrites it).
+//
+//go:embed labpath_lines.json
+var labLinesFile []byte
+
 // learnLines finds, with Istio's templates observed (Explain), the template lines each of the
-// lab's annotation steps switches. A step whose changes only remove fields (inject: false:
-// Istio's code decides, not a template) switches none.
-func (lp *labPath) learnLines(ctx context.Context, eng Engine) error {
+// lab's annotation steps switches, by step id. A step whose changes only remove fields (inject:
+// false: Istio's code decides, not a template) switches none.
+func (lp *labPath) learnLines(ctx context.Context, eng Engine) (map[string][]labLines, error) {
+	switches := map[string][]labLines{}
 	for i := range lp.steps {
 		s := &lp.steps[i]
 		if s.state == nil || len(s.state.Steps) == 0 {
@@ -78,15 +88,15 @@ func (lp *labPath) learnLines(ctx context.Context, eng Engine) error {
 		k := len(s.state.Steps)
 		tl, err := eng.Timeline(ctx, []byte(s.state.Manifest), s.state.Steps, s.state.Settings)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		changes, err := tl.Steps[k].Changes(ctx)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		prs, err := eng.Explain(ctx, []byte(s.state.Manifest), s.state.Steps, s.state.Settings)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for _, c := range changes {
 			if c.Kind == diff.Removed || c.Kind == diff.Moved {
@@ -98,30 +108,34 @@ func (lp *labPath) learnLines(ctx context.Context, eng Engine) error {
 				if p.Source != provenance.FromTemplate {
 					continue
 				}
+				if c.Flag != "" && p.Value != c.Flag && p.Value != fmt.Sprint(c.New) {
+					continue // an istio-iptables flag's change: the flag and its value, not every argument
+				}
 				lines := slices.Clone(p.Lines)
 				for _, cond := range p.Conditions {
 					lines = append(lines, cond.Line)
 				}
-				s.addLines(p.Template, p.Define, lines)
+				switches[s.text] = addLines(switches[s.text], p.Template, p.Define, lines)
 			}
 		}
 	}
-	return nil
+	return switches, nil
 }
 
-// addLines adds lines of a template (its define) to the step's, each once, in order.
-func (s *labStep) addLines(template, define string, lines []int) {
-	i := slices.IndexFunc(s.lines, func(l labLines) bool { return l.template == template && l.define == define })
+// addLines adds lines of a template (its define) to ls, each once, in order.
+func addLines(ls []labLines, template, define string, lines []int) []labLines {
+	i := slices.IndexFunc(ls, func(l labLines) bool { return l.Template == template && l.Define == define })
 	if i < 0 {
-		s.lines = append(s.lines, labLines{template: template, define: define})
-		i = len(s.lines) - 1
+		ls = append(ls, labLines{Template: template, Define: define})
+		i = len(ls) - 1
 	}
 	for _, n := range lines {
-		if !slices.Contains(s.lines[i].lines, n) {
-			s.lines[i].lines = append(s.lines[i].lines, n)
+		if !slices.Contains(ls[i].Lines, n) {
+			ls[i].Lines = append(ls[i].Lines, n)
 		}
 	}
-	slices.Sort(s.lines[i].lines)
+	slices.Sort(ls[i].Lines)
+	return ls
 }
 
 // lineRanges writes sorted line numbers as ranges: "2–3, 5–6".
@@ -158,6 +172,9 @@ type labPath struct {
 	// ~7 KB each).
 	mu     sync.Mutex
 	bodies map[labBodyKey]web.Kept
+	// switches are the template lines each step's annotation switches, by step id
+	// (labLinesFile).
+	switches map[string][]labLines
 }
 
 type labBodyKey struct {
@@ -172,6 +189,9 @@ func newLabPath() *labPath {
 	batch, _ := web.FindPreset("lab-batch")
 	istio := engine.Version().Istio
 	lp := &labPath{manifest: deploy.Manifest, manifests: map[string]bool{deploy.Manifest: true, job.Manifest: true, batch.Manifest: true}, bodies: map[labBodyKey]web.Kept{}}
+	if err := json.Unmarshal(labLinesFile, &lp.switches); err != nil {
+		panic(err) // the file is ours, and a test reads it
+	}
 	add := func(href, key string, st *api.State) {
 		lp.steps = append(lp.steps, labStep{text: labTexts[len(lp.steps)], href: href, key: key, state: st})
 	}
@@ -247,13 +267,7 @@ func (lp *labPath) nav(l *i18n.Localizer, key string, left int, mine bool) web.L
 	if n.Current > 0 {
 		s := lp.steps[n.Current-1]
 		n.Look = l.T("lab.step." + s.text + ".look")
-		for _, ll := range s.lines {
-			if ll.define != "" {
-				n.Lines = append(n.Lines, l.T("page.lab.lines-define", "Template", ll.template, "Define", ll.define, "Lines", lineRanges(ll.lines)))
-			} else {
-				n.Lines = append(n.Lines, l.T("page.lab.lines", "Template", ll.template, "Lines", lineRanges(ll.lines)))
-			}
-		}
+		n.Lines = lp.linesOf(l, s.text)
 		if n.Current > 1 {
 			n.Prev = n.Steps[n.Current-2]
 		}
@@ -267,12 +281,27 @@ func (lp *labPath) nav(l *i18n.Localizer, key string, left int, mine bool) web.L
 	} else if left > 0 {
 		n.Left = left
 		n.Look = l.T("lab.step." + lp.steps[left-1].text + ".look")
+		n.Lines = lp.linesOf(l, lp.steps[left-1].text)
 		if left < len(n.Steps) {
 			n.Next = n.Steps[left]
 		}
 	}
 	n.Body = lp.body(l, n)
 	return n
+}
+
+// linesOf says, in l's language, which template lines step text's annotation switches: a
+// sentence per template.
+func (lp *labPath) linesOf(l *i18n.Localizer, text string) []string {
+	var out []string
+	for _, ll := range lp.switches[text] {
+		if ll.Define != "" {
+			out = append(out, l.T("page.lab.lines-define", "Template", ll.Template, "Define", ll.Define, "Lines", lineRanges(ll.Lines)))
+		} else {
+			out = append(out, l.T("page.lab.lines", "Template", ll.Template, "Lines", lineRanges(ll.Lines)))
+		}
+	}
+	return out
 }
 
 // body is the strip n's inside, rendered the first time it is asked for in l's language.

@@ -2,9 +2,11 @@ package handlers
 
 import (
 	"encoding/json"
+	"flag"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -290,28 +292,38 @@ func TestLabJobWhy(t *testing.T) {
 	}
 }
 
+// update rewrites labpath_lines.json from what learnLines finds.
+var update = flag.Bool("update", false, "rewrite labpath_lines.json (the lab's template lines) from Istio's templates")
+
 // TestLabStepsNameTheirTemplateLines: each of the lab's annotation steps names the lines of
 // Istio's template it switches — the resources define's for proxyCPU, the lifecycle's for
 // holdApplicationUntilProxyStarts, the istio-iptables arguments' for excludeOutboundPorts —
-// and inject: false, which Istio's code decides, names none; the lines are worded with the step.
+// and inject: false, which Istio's code decides, names none; the kept file is what Istio's
+// templates, observed, say now; the lines are worded with the step.
 func TestLabStepsNameTheirTemplateLines(t *testing.T) {
 	lp := newLabPath()
 	newServer(t) // the shared engine
-	e := eng
-	if err := lp.learnLines(t.Context(), e); err != nil {
+	found, err := lp.learnLines(t.Context(), eng)
+	if err != nil {
 		t.Fatal(err)
 	}
-	byText := map[string][]labLines{}
-	for _, s := range lp.steps {
-		byText[s.text] = s.lines
+	got, err := json.MarshalIndent(found, "", "  ")
+	if err != nil {
+		t.Fatal(err)
 	}
-	src := func(line int) string {
-		in, err := e.Install(t.Context(), engine.InstallOptions{})
-		if err != nil {
+	got = append(got, '\n')
+	if *update {
+		if err := os.WriteFile("labpath_lines.json", got, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		return strings.Split(in.TemplateText("sidecar"), "\n")[line-1]
+	} else if string(got) != string(labLinesFile) {
+		t.Errorf("labpath_lines.json is not what Istio's templates say now (go test ./handlers -run TestLabStepsNameTheirTemplateLines -update):\n%s", got)
 	}
+	in, err := eng.Install(t.Context(), engine.InstallOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := strings.Split(in.TemplateText("sidecar"), "\n")
 	for _, c := range []struct {
 		step, define, reads string
 	}{
@@ -319,18 +331,18 @@ func TestLabStepsNameTheirTemplateLines(t *testing.T) {
 		{"hold", "", "pilot-agent"},
 		{"exclude", "", "excludeOutboundPorts"},
 	} {
-		found := false
-		for _, l := range byText[c.step] {
-			for _, n := range l.lines {
-				found = found || (l.define == c.define && strings.Contains(src(n), c.reads))
+		ok := false
+		for _, l := range found[c.step] {
+			for _, n := range l.Lines {
+				ok = ok || (l.Template == "sidecar" && l.Define == c.define && strings.Contains(src[n-1], c.reads))
 			}
 		}
-		if !found {
-			t.Errorf("%s: no line of %q reading %s in %+v", c.step, c.define, c.reads, byText[c.step])
+		if !ok {
+			t.Errorf("%s: no line of %q reading %s in %+v", c.step, c.define, c.reads, found[c.step])
 		}
 	}
-	if len(byText["noinject"]) != 0 || len(byText["default"]) != 0 {
-		t.Errorf("inject: false or the default step switch lines: %+v %+v", byText["noinject"], byText["default"])
+	if len(found["noinject"]) != 0 || len(found["default"]) != 0 {
+		t.Errorf("inject: false or the default step switch lines: %+v %+v", found["noinject"], found["default"])
 	}
 	n := lp.nav(i18n.For("en"), lp.steps[1].key, 0, false)
 	if len(n.Lines) == 0 || !strings.Contains(n.Lines[0], "template sidecar, in resources: this annotation switches lines ") {

@@ -55,16 +55,7 @@ func New(logger *slog.Logger, eng func() Engine, cfg Config) http.Handler {
 	cfg = cfg.withDefaults()
 	s := &server{log: logger, eng: eng, cfg: cfg, metrics: newMetrics(eng, cfg.Links),
 		slots: make(chan struct{}, cfg.MaxConcurrent), heavy: make(chan struct{}, cfg.HeavySlots),
-		statics: pageStatics{panel: sync.OnceValue(func() templ.Component { return renderPanel(web.PanelGroups(catalog.DefaultCatalog())) }), lab: sync.OnceValue(func() *labPath {
-			lp := newLabPath()
-			if e := eng(); e != nil {
-				// The routes that show the strip need the engine: it is ready here.
-				if err := lp.learnLines(context.Background(), e); err != nil {
-					logger.Error("the lab's template lines", "err", err)
-				}
-			}
-			return lp
-		})}}
+		statics: pageStatics{panel: sync.OnceValue(func() templ.Component { return renderPanel(web.PanelGroups(catalog.DefaultCatalog())) }), lab: sync.OnceValue(newLabPath)}}
 	for lane, ch := range map[string]chan struct{}{"light": s.slots, "heavy": s.heavy} {
 		s.metrics.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "sidecarlab_work_slots_busy",
 			Help: "Work slots held by requests, by lane (see Config.HeavyUnits).", ConstLabels: prometheus.Labels{"lane": lane}},

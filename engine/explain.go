@@ -12,8 +12,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"istio.io/api/annotation"
 	"istio.io/istio/pkg/kube/inject"
 
+	"github.com/sidecarlab/sidecarlab/engine/catalog"
 	"github.com/sidecarlab/sidecarlab/engine/input"
 	"github.com/sidecarlab/sidecarlab/engine/provenance"
 	"github.com/sidecarlab/sidecarlab/engine/yamldoc"
@@ -51,12 +53,19 @@ type Provenance struct {
 	Code *ProvenanceCode `json:"code,omitempty"`
 }
 
-// ProvenanceCondition is one branch around a template line.
+// ProvenanceCondition is one branch around a template line: what it reads, and, for one whose
+// own list did not run and that reads only what an annotation step sets (pod annotations, or a
+// ProxyConfig field through proxy.istio.io/config), a step that may take it (Try: the
+// catalog's example value; a ProxyConfig field set to true). Whether it does is for the caller
+// to see, by explaining again with the step (the why page shows only those that change the
+// field).
 type ProvenanceCondition struct {
-	Kind  string `json:"kind"`
-	Text  string `json:"text"`
-	Line  int    `json:"line"`
-	Taken bool   `json:"taken"`
+	Kind   string            `json:"kind"`
+	Text   string            `json:"text"`
+	Line   int               `json:"line"`
+	Taken  bool              `json:"taken"`
+	Inputs []ProvenanceInput `json:"inputs,omitempty"`
+	Try    *input.Step       `json:"try,omitempty"`
 }
 
 // ProvenanceInput is one input a template line reads: its kind and name, and, for an
@@ -123,7 +132,7 @@ func (e *Engine) Explain(ctx context.Context, manifest []byte, steps []input.Ste
 				pr := Provenance{Doc: i + 1, Path: path, Source: f.Source, Value: leafText(f.Value)}
 				switch f.Source {
 				case provenance.FromTemplate:
-					pr.explainTemplate(f, names[f.Run], p.install.rawTemplates[names[f.Run]], read, func(field string) int {
+					pr.explainTemplate(f, names[f.Run], p.install.rawTemplates[names[f.Run]], read, e.catalog, func(field string) int {
 						return docLine(c.line, text, prefixed(prefixes[k], field))
 					}, place)
 				case provenance.FromInput:
@@ -166,7 +175,7 @@ func (in *Install) TemplateText(name string) string { return in.rawTemplates[nam
 // explainTemplate fills in a template's leaf: its template and lines, the line's text in the
 // template's source, its conditions, and its inputs with the pod's annotations' and labels'
 // values (read: the metadata Istio read them from) and lines (line: a document path's line).
-func (pr *Provenance) explainTemplate(f provenance.Attribution, name, source string, read *metav1.ObjectMeta, line func(path string) int, place provenance.Place) {
+func (pr *Provenance) explainTemplate(f provenance.Attribution, name, source string, read *metav1.ObjectMeta, cat *catalog.Catalog, line func(path string) int, place provenance.Place) {
 	node := f.Field.Value
 	pr.Template, pr.Define, pr.Line = name, node.Template, f.Field.ValueLine
 	for _, l := range []int{f.Field.KeyLine, f.Field.ValueLine} {
@@ -178,33 +187,83 @@ func (pr *Provenance) explainTemplate(f provenance.Attribution, name, source str
 	if lines := strings.Split(source, "\n"); pr.Line >= 1 && pr.Line <= len(lines) {
 		pr.Text = yamldoc.Clip(lines[pr.Line-1])
 	}
+	worded := func(ins []provenance.Input) []ProvenanceInput {
+		var out []ProvenanceInput
+		for _, in := range ins {
+			if pi := inputOf(in, read, line, place); !slices.Contains(out, pi) {
+				out = append(out, pi)
+			}
+		}
+		return out
+	}
+	for _, c := range node.Conditions {
+		pc := ProvenanceCondition{Kind: c.Kind, Text: c.Text, Line: c.Line, Taken: !c.Else, Inputs: worded(c.Inputs)}
+		if c.Else {
+			pc.Try = tryStep(c.Inputs, cat)
+		}
+		pr.Conditions = append(pr.Conditions, pc)
+	}
 	ins := slices.Clone(node.Inputs)
 	for _, c := range node.Conditions {
-		pr.Conditions = append(pr.Conditions, ProvenanceCondition{Kind: c.Kind, Text: c.Text, Line: c.Line, Taken: !c.Else})
 		ins = append(ins, c.Inputs...)
 	}
-	for _, in := range ins {
-		pi := ProvenanceInput{Kind: in.Kind, Name: in.Name}
-		if in.Kind == provenance.InputDefault {
-			pi.Value = in.Name
-		}
-		var m map[string]string
-		field := ""
-		switch {
-		case read == nil:
-		case in.Kind == provenance.InputAnnotation:
-			m, field = read.Annotations, "annotations"
-		case in.Kind == provenance.InputLabel:
-			m, field = read.Labels, "labels"
-		}
-		if v, ok := m[in.Name]; ok {
-			pi.Value = yamldoc.Clip(v)
-			pi.Line = line(yamldoc.JoinKey(place.Metadata+"."+field, in.Name))
-		}
+	for _, pi := range worded(ins) {
 		if !slices.Contains(pr.Inputs, pi) {
 			pr.Inputs = append(pr.Inputs, pi)
 		}
 	}
+}
+
+// tryStep is an annotation step that may take a branch which reads ins, when they are only
+// what a step sets: the first pod annotation, with the catalog's example value (or "true"); a
+// single ProxyConfig field, set to true through proxy.istio.io/config. nil otherwise.
+func tryStep(ins []provenance.Input, cat *catalog.Catalog) *input.Step {
+	var annotations, fields []string
+	for _, in := range ins {
+		switch in.Kind {
+		case provenance.InputAnnotation:
+			annotations = append(annotations, in.Name)
+		case provenance.InputProxyConfig:
+			fields = append(fields, in.Name)
+		case provenance.InputDefault:
+		default:
+			return nil
+		}
+	}
+	switch {
+	case len(annotations) > 0 && len(fields) == 0:
+		v := "true"
+		if a, ok := cat.Lookup(annotations[0]); ok && a.Example != "" {
+			v = a.Example
+		}
+		return &input.Step{Key: annotations[0], Value: v}
+	case len(fields) == 1 && len(annotations) == 0 && fields[0] != "" && !strings.Contains(fields[0], "."):
+		return &input.Step{Key: annotation.ProxyConfig.Name, Value: strings.ToLower(fields[0][:1]) + fields[0][1:] + ": true"}
+	}
+	return nil
+}
+
+// inputOf is one input as a Provenance says it: an annotation's or label's value and manifest
+// line (read: the metadata Istio read them from), a default's text.
+func inputOf(in provenance.Input, read *metav1.ObjectMeta, line func(path string) int, place provenance.Place) ProvenanceInput {
+	pi := ProvenanceInput{Kind: in.Kind, Name: in.Name}
+	if in.Kind == provenance.InputDefault {
+		pi.Value = in.Name
+	}
+	var m map[string]string
+	field := ""
+	switch {
+	case read == nil:
+	case in.Kind == provenance.InputAnnotation:
+		m, field = read.Annotations, "annotations"
+	case in.Kind == provenance.InputLabel:
+		m, field = read.Labels, "labels"
+	}
+	if v, ok := m[in.Name]; ok {
+		pi.Value = yamldoc.Clip(v)
+		pi.Line = line(yamldoc.JoinKey(place.Metadata+"."+field, in.Name))
+	}
+	return pi
 }
 
 // leafText is a leaf's value as text: a string as it is, anything else as JSON; clipped.

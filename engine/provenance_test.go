@@ -364,3 +364,27 @@ func injectObserved(t testing.TB, e *Engine, manifest []byte, s Settings) (*Inje
 	}
 	return &Injection{Documents: docs}, nil
 }
+
+// TestTryStep: a branch that reads only pod annotations suggests the first, with the catalog's
+// example; one that reads a single ProxyConfig field suggests setting it true through
+// proxy.istio.io/config; one that also reads a values key, or several ProxyConfig fields,
+// suggests nothing (no step sets them).
+func TestTryStep(t *testing.T) {
+	cat := testEngine(t).Catalog()
+	ann := func(k string) provenance.Input { return provenance.Input{Kind: provenance.InputAnnotation, Name: k} }
+	pc := func(f string) provenance.Input { return provenance.Input{Kind: provenance.InputProxyConfig, Name: f} }
+	if s := tryStep([]provenance.Input{ann("sidecar.istio.io/proxyCPU"), ann("sidecar.istio.io/proxyMemory")}, cat); s == nil || s.Key != "sidecar.istio.io/proxyCPU" || s.Value == "" {
+		t.Errorf("annotations: %+v", s)
+	}
+	if s := tryStep([]provenance.Input{pc("HoldApplicationUntilProxyStarts")}, cat); s == nil || *s != (input.Step{Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStarts: true"}) {
+		t.Errorf("a ProxyConfig field: %+v", s)
+	}
+	for _, ins := range [][]provenance.Input{
+		{ann("sidecar.istio.io/proxyCPU"), {Kind: provenance.InputValues, Name: "global.proxy.resources"}},
+		{pc("A"), pc("B")}, {pc("")}, nil,
+	} {
+		if s := tryStep(ins, cat); s != nil {
+			t.Errorf("%v: %+v", ins, s)
+		}
+	}
+}

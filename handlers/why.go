@@ -1,13 +1,70 @@
 package handlers
 
 import (
+	"context"
 	"net/http"
+	"slices"
 	"strconv"
 
+	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/engine/input"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/web"
 )
+
+// maxWhyTries bounds the steps a why page tries (each an injection with the templates
+// observed) to see whether they change the field.
+const maxWhyTries = 4
+
+// tries sees, for the steps the chosen leaves' branches suggest (engine.ProvenanceCondition's
+// Try), whether adding one to at changes the first leaf under that branch (it goes, or another
+// line, value or branch writes it); it answers the playground with the step added for those
+// that do, "" for the others.
+func (s *server) tries(ctx context.Context, at api.State, doc int, chosen []engine.Provenance) func(input.Step) string {
+	seen := map[input.Step]string{}
+	for _, p := range chosen {
+		for _, c := range p.Conditions {
+			if c.Try == nil || len(seen) >= maxWhyTries {
+				continue
+			}
+			if _, ok := seen[*c.Try]; ok {
+				continue
+			}
+			next := at
+			next.Steps = append(slices.Clip(at.Steps), *c.Try)
+			seen[*c.Try] = ""
+			after, err := s.eng().Explain(ctx, []byte(next.Manifest), next.Steps, next.Settings)
+			if err != nil {
+				continue // a value Istio refuses, or a deadline: no try
+			}
+			now, _, _ := engine.FieldProvenance(after, doc, p.Path)
+			if !sameProvenance(p, now) {
+				seen[*c.Try] = view{state: next, step: len(next.Steps)}.permalink()
+			}
+		}
+	}
+	return func(st input.Step) string { return seen[st] }
+}
+
+// sameProvenance says whether the leaf p is written alike among now (the same leaf after a
+// step): there, with the same value, lines and branches taken.
+func sameProvenance(p engine.Provenance, now []engine.Provenance) bool {
+	for _, q := range now {
+		if q.Path != p.Path {
+			continue
+		}
+		taken := func(cs []engine.ProvenanceCondition) []string {
+			var out []string
+			for _, c := range cs {
+				out = append(out, strconv.Itoa(c.Line)+strconv.FormatBool(c.Taken))
+			}
+			return out
+		}
+		return q.Value == p.Value && slices.Equal(q.Lines, p.Lines) && slices.Equal(taken(q.Conditions), taken(p.Conditions))
+	}
+	return false
+}
 
 // maxWhyPath bounds the field path a why page takes (and echoes).
 const maxWhyPath = 1024
@@ -69,7 +126,7 @@ func (s *server) handleWhy() http.Handler {
 		back := view{state: st, step: step}.permalink()
 		page := &web.WhyPage{Version: versionLine(), Path: path, Doc: doc, Back: back}
 		page.Head = web.Head{Title: l.T("page.why.title", "Path", web.Bound(path, 80))}
-		page.Groups, page.Hidden = web.WhyGroups(l, chosen, in.TemplateText, back+"#manifest", back+"#settings-fields")
+		page.Groups, page.Hidden = web.WhyGroups(l, chosen, in.TemplateText, back+"#manifest", back+"#settings-fields", s.tries(r.Context(), at, doc, chosen))
 		return render(w, r, http.StatusOK, web.WhyPageView(page))
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/sidecarlab/sidecarlab/api"
+	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/engine/input"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
 	"github.com/sidecarlab/sidecarlab/permalink"
@@ -82,6 +83,52 @@ func TestWhyPageRefusals(t *testing.T) {
 	} {
 		if r := get(t, h, s+q); r.status != want {
 			t.Errorf("%.60s: %d, want %d", q, r.status, want)
+		}
+	}
+}
+
+// TestWhyTryIt: a field written in the else of a branch that reads only annotations offers the
+// step that takes it, once the server has seen that the step changes the field: the proxy's
+// default CPU request offers sidecar.istio.io/proxyCPU with the catalog's example, and the link
+// is the playground with that step added; a field no step changes offers none.
+func TestWhyTryIt(t *testing.T) {
+	h := newServer(t)
+	s := "/why?s=" + permalink.Encode(api.State{Manifest: testkit.Deployment})
+	r := get(t, h, s+"&path="+url.QueryEscape("spec.template.spec.containers[istio-proxy].resources.requests.cpu"))
+	try := r.doc.Find(`[data-testid="why-try"]`)
+	if try.Length() != 1 || !strings.Contains(try.Text(), "sidecar.istio.io/proxyCPU=") {
+		t.Fatalf("try: %d %q", try.Length(), try.Text())
+	}
+	u, _ := url.Parse(try.AttrOr("href", ""))
+	st, err := permalink.Decode(u.Query().Get("s"))
+	if err != nil || len(st.Steps) != 1 || st.Steps[0].Key != "sidecar.istio.io/proxyCPU" || u.Query().Get("step") != "1" {
+		t.Fatalf("the try link: %+v %v", st.Steps, err)
+	}
+	if r := get(t, h, s+"&path="+url.QueryEscape("spec.template.spec.containers[istio-proxy].image")); r.doc.Find(`[data-testid="why-try"]`).Length() != 0 {
+		t.Error("the proxy's image offers a step")
+	}
+}
+
+// TestSameProvenance: a leaf is written alike when it is there with the same value, lines and
+// branches taken; another value, another branch taken or no leaf at all is a change.
+func TestSameProvenance(t *testing.T) {
+	p := engine.Provenance{Path: "a", Value: "1", Lines: []int{3}, Conditions: []engine.ProvenanceCondition{{Line: 2, Taken: false}}}
+	same := p
+	other := p
+	other.Value = "2"
+	flipped := p
+	flipped.Conditions = []engine.ProvenanceCondition{{Line: 2, Taken: true}}
+	elsewhere := p
+	elsewhere.Path = "b"
+	for name, c := range map[string]struct {
+		now  []engine.Provenance
+		want bool
+	}{
+		"alike": {[]engine.Provenance{elsewhere, same}, true}, "another value": {[]engine.Provenance{other}, false},
+		"the branch taken": {[]engine.Provenance{flipped}, false}, "gone": {[]engine.Provenance{elsewhere}, false},
+	} {
+		if got := sameProvenance(p, c.now); got != c.want {
+			t.Errorf("%s: %v, want %v", name, got, c.want)
 		}
 	}
 }

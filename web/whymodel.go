@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/engine/input"
 	"github.com/sidecarlab/sidecarlab/engine/provenance"
 	"github.com/sidecarlab/sidecarlab/engine/yamldoc"
 	"github.com/sidecarlab/sidecarlab/i18n"
@@ -58,9 +59,11 @@ type WhyLine struct {
 	Wrote, Branch bool
 }
 
-// WhyCondition is a branch around the line, and whether its own list ran.
+// WhyCondition is a branch around the line, and whether its own list ran; Try, when set, is a
+// step seen to change the field by taking the branch, in words, and TryHref the playground with
+// it added.
 type WhyCondition struct {
-	Says string
+	Says, Try, TryHref string
 }
 
 // WhyInput is one thing the line reads, in words; Href is where it is (the manifest in the
@@ -92,7 +95,9 @@ func ParseWhyField(v string) (step, doc int, path string, ok bool) {
 // WhyGroups groups a field's provenance (the leaves of one document at or under the path) as
 // the page shows it, in l's language: source is a template's text by name, manifestHref and
 // settingsHref the playground's editor and settings for the inputs' links.
-func WhyGroups(l *i18n.Localizer, prs []engine.Provenance, source func(template string) string, manifestHref, settingsHref string) (groups []WhyGroup, hidden int) {
+// try is the playground with a condition's step added, when adding it was seen to change the
+// field ("" otherwise).
+func WhyGroups(l *i18n.Localizer, prs []engine.Provenance, source func(template string) string, manifestHref, settingsHref string, try func(input.Step) string) (groups []WhyGroup, hidden int) {
 	if len(prs) > MaxWhyLeaves {
 		prs, hidden = prs[:MaxWhyLeaves], len(prs)-MaxWhyLeaves
 	}
@@ -121,13 +126,13 @@ func WhyGroups(l *i18n.Localizer, prs []engine.Provenance, source func(template 
 		members = append(members, []engine.Provenance{p})
 	}
 	for _, m := range members {
-		groups = append(groups, whyGroup(l, m, source, manifestHref, settingsHref))
+		groups = append(groups, whyGroup(l, m, source, manifestHref, settingsHref, try))
 	}
 	return groups, hidden
 }
 
 // whyGroup is a group of leaves written alike (WhyGroups).
-func whyGroup(l *i18n.Localizer, ps []engine.Provenance, source func(string) string, manifestHref, settingsHref string) WhyGroup {
+func whyGroup(l *i18n.Localizer, ps []engine.Provenance, source func(string) string, manifestHref, settingsHref string, try func(input.Step) string) WhyGroup {
 	p := ps[0]
 	g := WhyGroup{Source: string(p.Source)}
 	var wrote []int
@@ -156,7 +161,13 @@ func whyGroup(l *i18n.Localizer, ps []engine.Provenance, source func(string) str
 			if !c.Taken {
 				id = "page.why.else"
 			}
-			g.Conditions = append(g.Conditions, WhyCondition{Says: l.T(id, "Kind", c.Kind, "Text", yamldoc.Clip(c.Text), "Line", c.Line)})
+			wc := WhyCondition{Says: l.T(id, "Kind", c.Kind, "Text", yamldoc.Clip(c.Text), "Line", c.Line)}
+			if c.Try != nil {
+				if wc.TryHref = try(*c.Try); wc.TryHref != "" {
+					wc.Try = l.T("page.why.try", "Step", c.Try.Cause())
+				}
+			}
+			g.Conditions = append(g.Conditions, wc)
 		}
 		for _, q := range ps {
 			for _, in := range q.Inputs {

@@ -456,3 +456,29 @@ func BenchmarkBatchPods(b *testing.B) {
 	b.ReportMetric(float64(batchCPU.Milliseconds())/float64(b.N), "batch-cpu-ms/op")
 	b.ReportMetric(float64(podsCPU)/float64(batchCPU), "pods-cpu/batch-cpu")
 }
+
+// BenchmarkExplainOverhead measures where-each-field-came-from (Explain: the injection again with
+// Istio's templates observed, each template run traced, every leaf attributed) against one plain
+// inject of the same Deployment, alternately in one loop, and reports the ratio (issue 45: at
+// most 2×).
+func BenchmarkExplainOverhead(b *testing.B) {
+	e := testEngine(b)
+	deploy := readFile(b, "testdata/corpus/lab-base.yaml")
+	ctx := context.Background()
+	var plain, explained time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		if _, err := e.Inject(ctx, deploy, nil, Settings{}); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		if _, err := e.Explain(ctx, deploy, nil, Settings{}); err != nil {
+			b.Fatal(err)
+		}
+		plain += t1.Sub(t0)
+		explained += time.Since(t1)
+	}
+	b.ReportMetric(float64(plain.Nanoseconds())/float64(b.N), "inject-ns/op")
+	b.ReportMetric(float64(explained.Nanoseconds())/float64(b.N), "explain-ns/op")
+	b.ReportMetric(float64(explained)/float64(plain), "explain/inject")
+}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"text/template"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -97,9 +99,16 @@ func (e *Engine) Explain(ctx context.Context, manifest []byte, steps []input.Ste
 	if s.mode() == ModeWebhook || e.isolates(p) {
 		return nil, &input.Error{Field: "mode", ID: "explain-mode"}
 	}
-	traced := map[string]*provenance.Traced{}
 	ann := annotationsAt(steps, len(steps))
 	out := []Provenance{}
+	// The templates' lines, split once for every leaf that names one.
+	sources := map[string][]string{}
+	linesOf := func(name string) []string {
+		if _, ok := sources[name]; !ok {
+			sources[name] = strings.Split(p.install.rawTemplates[name], "\n")
+		}
+		return sources[name]
+	}
 	for i, c := range p.chunks {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -121,7 +130,7 @@ func (e *Engine) Explain(ctx context.Context, manifest []byte, steps []input.Ste
 		}
 		text := yamldoc.ParseText(c.text)
 		for k, o := range objs {
-			fields, names, err := e.explainObject(ctx, p, o, traced)
+			fields, names, err := e.explainObject(ctx, p, o)
 			if err != nil {
 				return nil, err
 			}
@@ -132,7 +141,7 @@ func (e *Engine) Explain(ctx context.Context, manifest []byte, steps []input.Ste
 				pr := Provenance{Doc: i + 1, Path: path, Source: f.Source, Value: leafText(f.Value)}
 				switch f.Source {
 				case provenance.FromTemplate:
-					pr.explainTemplate(f, names[f.Run], p.install.rawTemplates[names[f.Run]], read, e.catalog, func(field string) int {
+					pr.explainTemplate(f, names[f.Run], linesOf(names[f.Run]), read, e.catalog, func(field string) int {
 						return docLine(c.line, text, prefixed(prefixes[k], field))
 					}, place)
 				case provenance.FromInput:
@@ -175,7 +184,7 @@ func (in *Install) TemplateText(name string) string { return in.rawTemplates[nam
 // explainTemplate fills in a template's leaf: its template and lines, the line's text in the
 // template's source, its conditions, and its inputs with the pod's annotations' and labels'
 // values (read: the metadata Istio read them from) and lines (line: a document path's line).
-func (pr *Provenance) explainTemplate(f provenance.Attribution, name, source string, read *metav1.ObjectMeta, cat *catalog.Catalog, line func(path string) int, place provenance.Place) {
+func (pr *Provenance) explainTemplate(f provenance.Attribution, name string, source []string, read *metav1.ObjectMeta, cat *catalog.Catalog, line func(path string) int, place provenance.Place) {
 	node := f.Field.Value
 	pr.Template, pr.Define, pr.Line = name, node.Template, f.Field.ValueLine
 	for _, l := range []int{f.Field.KeyLine, f.Field.ValueLine} {
@@ -184,8 +193,8 @@ func (pr *Provenance) explainTemplate(f provenance.Attribution, name, source str
 		}
 	}
 	slices.Sort(pr.Lines)
-	if lines := strings.Split(source, "\n"); pr.Line >= 1 && pr.Line <= len(lines) {
-		pr.Text = yamldoc.Clip(lines[pr.Line-1])
+	if pr.Line >= 1 && pr.Line <= len(source) {
+		pr.Text = yamldoc.Clip(source[pr.Line-1])
 	}
 	worded := func(ins []provenance.Input) []ProvenanceInput {
 		var out []ProvenanceInput
@@ -287,13 +296,15 @@ func docLine(first int, text *yamldoc.Text, path string) int {
 
 // explainObject injects one object with the templates observed and attributes its leaves; the
 // names are the templates of its runs, by Attribution.Run.
-func (e *Engine) explainObject(ctx context.Context, p *prepared, obj runtime.Object, traced map[string]*provenance.Traced) ([]provenance.Attribution, []string, error) {
-	observed, o, err := provenance.Observe(p.install.templates)
+func (e *Engine) explainObject(ctx context.Context, p *prepared, obj runtime.Object) ([]provenance.Attribution, []string, error) {
+	set, err := p.install.traced.observe(p.install)
 	if err != nil {
 		return nil, nil, err
 	}
+	defer p.install.traced.done(set)
+	o := set.observer
 	watched := *p.install
-	watched.templates = observed
+	watched.templates = set.templates
 	out, _, _, err := intoObject(ctx, &watched, p.injector, obj.DeepCopyObject())
 	if err != nil {
 		return nil, nil, nil // the document's error is Inject's to report
@@ -301,12 +312,9 @@ func (e *Engine) explainObject(ctx context.Context, p *prepared, obj runtime.Obj
 	var runs []provenance.Named
 	var names []string
 	for _, r := range o.Runs() {
-		tr := traced[r.Template]
-		if tr == nil {
-			if tr, err = provenance.Trace(p.install.templates[r.Template]); err != nil {
-				return nil, nil, err
-			}
-			traced[r.Template] = tr
+		tr, err := p.install.traced.get(r.Template, p.install.templates[r.Template])
+		if err != nil {
+			return nil, nil, err
 		}
 		rendering, err := tr.Run(r.Data)
 		if err != nil {
@@ -323,6 +331,55 @@ func (e *Engine) explainObject(ctx context.Context, p *prepared, obj runtime.Obj
 		return nil, nil, err
 	}
 	return provenance.Attribute(outV, inV, placeOf(obj), runs), names, nil
+}
+
+// tracedTemplates are an installation's templates traced (provenance.Trace), by name, each made
+// the first time it is asked for and shared after; and its templates observed
+// (provenance.Observe), pooled: one set per explanation running at once, reset for the next.
+type tracedTemplates struct {
+	mu       sync.Mutex
+	by       map[string]*provenance.Traced
+	observed sync.Pool // of *observedTemplates
+}
+
+// observedTemplates are an installation's templates observed, and their observer.
+type observedTemplates struct {
+	templates inject.Templates
+	observer  *provenance.Observer
+}
+
+// observe is a set of in's templates observed, with no runs yet; put it back with done.
+func (tt *tracedTemplates) observe(in *Install) (*observedTemplates, error) {
+	if o, ok := tt.observed.Get().(*observedTemplates); ok {
+		o.observer.Reset()
+		return o, nil
+	}
+	ts, obs, err := provenance.Observe(in.templates)
+	if err != nil {
+		return nil, err
+	}
+	return &observedTemplates{templates: ts, observer: obs}, nil
+}
+
+// done puts a set back for another explanation.
+func (tt *tracedTemplates) done(o *observedTemplates) { tt.observed.Put(o) }
+
+// get is template name traced (t is the installation's template of that name).
+func (tt *tracedTemplates) get(name string, t *template.Template) (*provenance.Traced, error) {
+	tt.mu.Lock()
+	defer tt.mu.Unlock()
+	if tr, ok := tt.by[name]; ok {
+		return tr, nil
+	}
+	tr, err := provenance.Trace(t)
+	if err != nil {
+		return nil, err
+	}
+	if tt.by == nil {
+		tt.by = map[string]*provenance.Traced{}
+	}
+	tt.by[name] = tr
+	return tr, nil
 }
 
 // placeOf is where a kind Istio injects has its pod, as IntoObject reads it (podTemplate): a

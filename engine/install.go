@@ -122,6 +122,9 @@ type Install struct {
 	// selection is the injector config's injection policy and selectors, which the webhook
 	// decides by (webhook mode); kube-inject ignores them.
 	selection injectionPolicy
+	// traced are the templates traced for Explain, made once each (at most one per template the
+	// installation has, so bounded with it).
+	traced *tracedTemplates
 }
 
 // size estimates the memory an installation holds: its ConfigMap texts and, parsed from them, the
@@ -266,7 +269,7 @@ func renderConfigMaps(o InstallOptions) (ConfigMaps, error) {
 // injection templates but runs none of them. Unless the policy allows custom templates, templates
 // other than builtin are refused (for options that are not the default).
 func buildInstall(o InstallOptions, cm ConfigMaps, policy InstallPolicy, builtin map[string]string) (*Install, error) {
-	in := &Install{Options: o, Hash: o.Hash(), InjectorConfig: cm.InjectorConfig, Values: cm.Values, MeshConfigYAML: cm.MeshConfigYAML, webhooksYAML: cm.Webhooks, cni: cm.CNI, ztunnel: cm.Ztunnel}
+	in := &Install{Options: o, Hash: o.Hash(), InjectorConfig: cm.InjectorConfig, Values: cm.Values, MeshConfigYAML: cm.MeshConfigYAML, webhooksYAML: cm.Webhooks, cni: cm.CNI, ztunnel: cm.Ztunnel, traced: &tracedTemplates{}}
 	in.webhooks, in.webhooksErr = webhookConfigurations(cm.Webhooks)
 	if o.Mesh.IstioTemplates {
 		// A compacted mesh (CompactMesh): its config again with its templates, the embedded

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -387,4 +389,29 @@ func TestTryStep(t *testing.T) {
 			t.Errorf("%v: %+v", ins, s)
 		}
 	}
+}
+
+// TestExplainConcurrent: explanations running at once on one installation (its traced templates
+// shared, its observed ones pooled) each say what they say alone.
+func TestExplainConcurrent(t *testing.T) {
+	e := testEngine(t)
+	manifests := [][]byte{readFile(t, "testdata/corpus/lab-base.yaml"), readFile(t, "testdata/corpus/pod.yaml"), readFile(t, "testdata/corpus/deployment.yaml")}
+	alone := make([][]Provenance, len(manifests))
+	for i, m := range manifests {
+		var err error
+		if alone[i], err = e.Explain(t.Context(), m, nil, Settings{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	for k := range 4 * len(manifests) {
+		wg.Go(func() {
+			i := k % len(manifests)
+			got, err := e.Explain(t.Context(), manifests[i], nil, Settings{})
+			if err != nil || !reflect.DeepEqual(got, alone[i]) {
+				t.Errorf("manifest %d at once with others: %v, %d fields, want %d", i, err, len(got), len(alone[i]))
+			}
+		})
+	}
+	wg.Wait()
 }

@@ -24,6 +24,13 @@ type Observer struct {
 	runs []Run
 }
 
+// Reset forgets the runs so far, for the observer to watch again.
+func (o *Observer) Reset() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.runs = o.runs[:0]
+}
+
 // Runs are the runs so far.
 func (o *Observer) Runs() []Run {
 	o.mu.Lock()
@@ -55,10 +62,13 @@ func Observe(ts map[string]*template.Template) (map[string]*template.Template, *
 		if err != nil {
 			return nil, nil, err
 		}
-		tree := c.Tree.Copy()
-		tree.Root.Nodes = append([]parse.Node{call["observe"].Root.Nodes[0]}, tree.Root.Nodes...)
+		// A new root before the same nodes: Istio's tree is shared, never changed, and not
+		// copied whole for each object observed.
+		tree, root := *c.Tree, *c.Tree.Root
+		root.Nodes = append([]parse.Node{call["observe"].Root.Nodes[0]}, c.Tree.Root.Nodes...)
+		tree.Root = &root
 		c.Funcs(template.FuncMap{observeFunc: fn})
-		if _, err := c.AddParseTree(c.Name(), tree); err != nil {
+		if _, err := c.AddParseTree(c.Name(), &tree); err != nil {
 			return nil, nil, err
 		}
 		out[name] = c

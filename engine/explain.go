@@ -88,15 +88,15 @@ type ProvenanceCode struct {
 }
 
 // Explain injects manifest as Inject does, with Istio's templates observed as they run, and
-// says where each leaf of each injected document came from. It explains the modes that run
-// the installation's templates in this process (kube-inject, native, classic); the webhook's
-// and a custom installation's are refused for now.
+// says where each leaf of each injected document came from, in every mode (in webhook mode, a
+// default the API server gave the object is the API server's). A custom installation's
+// templates run in the isolated worker: they are refused for now.
 func (e *Engine) Explain(ctx context.Context, manifest []byte, steps []input.Step, s Settings) ([]Provenance, error) {
 	p, err := e.prepare(ctx, manifest, steps, s)
 	if err != nil {
 		return nil, err
 	}
-	if s.mode() == ModeWebhook || e.isolates(p) {
+	if e.isolates(p) {
 		return nil, &input.Error{Field: "mode", ID: "explain-mode"}
 	}
 	ann := annotationsAt(steps, len(steps))
@@ -323,14 +323,22 @@ func (e *Engine) explainObject(ctx context.Context, p *prepared, obj runtime.Obj
 		runs = append(runs, provenance.Named{Template: r.Template, Rendering: rendering})
 		names = append(names, r.Template)
 	}
-	var outV, inV any
+	var outV, inV, defaultedV any
 	if err := remarshal(out, &outV); err != nil {
 		return nil, nil, err
 	}
 	if err := remarshal(obj, &inV); err != nil {
 		return nil, nil, err
 	}
-	return provenance.Attribute(outV, inV, placeOf(obj), runs), names, nil
+	if w, ok := p.injector.(*webhookInjector); ok && !w.asWritten {
+		// What the webhook saw: the object with the API server's defaults (intoObject).
+		defaulted := obj.DeepCopyObject()
+		APIDefault(defaulted)
+		if err := remarshal(defaulted, &defaultedV); err != nil {
+			return nil, nil, err
+		}
+	}
+	return provenance.Attribute(outV, inV, defaultedV, placeOf(obj), runs), names, nil
 }
 
 // tracedTemplates are an installation's templates traced (provenance.Trace), by name, each made

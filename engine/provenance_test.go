@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -100,34 +99,37 @@ func errorHead(err error) string {
 	return head
 }
 
-// TestExplainAttributesEveryField: over Istio's golden corpus and ours, in kube-inject mode,
-// every leaf of every injected document is attributed — to a template line, to the document as
+// TestExplainAttributesEveryField: over Istio's golden corpus and ours, in kube-inject, native
+// and webhook mode (on Kubernetes 1.34, native sidecars, and 1.32, classic), every leaf of every injected document is attributed — to a template line, to the document as
 // given, or to a named function of Istio's code — none unknown; a template's leaf names a line
 // of that template, and at least the proxy's image comes from a template.
 func TestExplainAttributesEveryField(t *testing.T) {
 	e := testEngine(t)
 	counts := map[provenance.Source]int{}
+	modes := []Settings{{}, {Mode: ModeNative}, {Mode: ModeWebhook, KubernetesVersion: "1.34"}, {Mode: ModeWebhook, KubernetesVersion: "1.32"}}
 	for _, file := range corpusManifests(t) {
 		raw, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)
 		}
-		prs, err := e.Explain(context.Background(), raw, nil, Settings{})
-		if err != nil {
-			continue // a request Inject refuses as a whole
-		}
-		for _, f := range prs {
-			counts[f.Source]++
-			switch f.Source {
-			case provenance.Unknown:
-				t.Errorf("%s: document %d: %s has no source", filepath.Base(file), f.Doc, f.Path)
-			case provenance.FromTemplate:
-				if f.Template == "" || f.Line < 1 || f.Text == "" || !slices.Contains(f.Lines, f.Line) {
-					t.Errorf("%s: %s: template %q line %d %q", filepath.Base(file), f.Path, f.Template, f.Line, f.Text)
-				}
-			case provenance.FromCode:
-				if f.Code == nil || f.Code.Func == "" || !strings.HasPrefix(f.Code.URL, "https://github.com/") {
-					t.Errorf("%s: %s: code %+v", filepath.Base(file), f.Path, f.Code)
+		for _, s := range modes {
+			prs, err := e.Explain(context.Background(), raw, nil, s)
+			if err != nil {
+				continue // a request Inject refuses as a whole
+			}
+			for _, f := range prs {
+				counts[f.Source]++
+				switch f.Source {
+				case provenance.Unknown:
+					t.Errorf("%s: document %d: %s has no source", filepath.Base(file), f.Doc, f.Path)
+				case provenance.FromTemplate:
+					if f.Template == "" || f.Line < 1 || f.Text == "" || !slices.Contains(f.Lines, f.Line) {
+						t.Errorf("%s: %s: template %q line %d %q", filepath.Base(file), f.Path, f.Template, f.Line, f.Text)
+					}
+				case provenance.FromCode:
+					if f.Code == nil || f.Code.Func == "" || !strings.HasPrefix(f.Code.URL, "https://github.com/") {
+						t.Errorf("%s: %s: code %+v", filepath.Base(file), f.Path, f.Code)
+					}
 				}
 			}
 		}
@@ -138,18 +140,28 @@ func TestExplainAttributesEveryField(t *testing.T) {
 	}
 }
 
-// TestExplainWebhookModeRefused: the webhook mode is not explained yet, and says so; kube-inject
-// is.
-func TestExplainWebhookModeRefused(t *testing.T) {
+// TestExplainWebhookMode: the webhook mode is explained too, and a default the API server gave
+// the object before the webhook saw it, and that the webhook kept (the terminationMessagePath of
+// the user's istio-proxy container, which Istio merges into its own) is the API server's, named
+// by Kubernetes' defaulting function.
+func TestExplainWebhookMode(t *testing.T) {
 	e := testEngine(t)
-	pod := []byte("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: app\n    image: nginx\n")
-	_, err := e.Explain(context.Background(), pod, nil, Settings{Mode: ModeWebhook, KubernetesVersion: "1.34"})
-	var ie *input.Error
-	if !errors.As(err, &ie) || ie.ID != "explain-mode" {
-		t.Errorf("webhook mode: %v", err)
+	pod := []byte("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: app\n    image: nginx\n  - name: istio-proxy\n    image: auto\n    resources:\n      requests:\n        cpu: 123m\n")
+	prs, err := e.Explain(context.Background(), pod, nil, Settings{Mode: ModeWebhook, KubernetesVersion: "1.34"})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if prs, err := e.Explain(context.Background(), pod, nil, Settings{}); err != nil || len(prs) < 100 || prs[0].Doc != 1 {
-		t.Errorf("kube-inject: %v, %d fields", err, len(prs))
+	found := false
+	for _, p := range prs {
+		if p.Path == "spec.initContainers[istio-proxy].terminationMessagePath" {
+			found = p.Source == provenance.FromCode && p.Code != nil && p.Code.Func == "RegisterDefaults" && strings.Contains(p.Code.URL, "kubernetes/kubernetes")
+		}
+		if p.Source == provenance.Unknown {
+			t.Errorf("%s has no source", p.Path)
+		}
+	}
+	if !found {
+		t.Error("the proxy's terminationMessagePath is not the API server's default")
 	}
 }
 

@@ -145,7 +145,10 @@ type Named struct {
 // A template's output is a Pod, which Istio reads as a corev1.Pod (so a value is compared as the
 // Pod has it: "2000m" CPU is "2") and writes into the document where its pod is: place is the
 // document's path of a Pod's path (a Deployment's spec.template.spec for the Pod's spec).
-func Attribute(output, input any, place Place, runs []Named) []Attribution {
+//
+// defaulted, when not nil, is the input as the API server defaulted it before the webhook saw it
+// (webhook mode): a leaf only it has is the API server's default (FromCode, APIDefaults).
+func Attribute(output, input, defaulted any, place Place, runs []Named) []Attribution {
 	written := map[string]int{}
 	fields := map[string]Field{}
 	values := map[string][]byte{}
@@ -167,9 +170,14 @@ func Attribute(output, input any, place Place, runs []Named) []Attribution {
 			written[p], fields[p], values[p] = i, f, canonical(l.Value)
 		}
 	}
-	given := map[string][]byte{}
+	given, byDefault := map[string][]byte{}, map[string][]byte{}
 	for _, l := range Leaves("", input) {
 		given[l.Path] = canonical(l.Value)
+	}
+	if defaulted != nil {
+		for _, l := range Leaves("", defaulted) {
+			byDefault[l.Path] = canonical(l.Value)
+		}
 	}
 	var out []Attribution
 	for _, l := range Leaves("", output) {
@@ -179,6 +187,14 @@ func Attribute(output, input any, place Place, runs []Named) []Attribution {
 			a.Source, a.Run, a.Field = FromTemplate, written[l.Path], fields[l.Path]
 		} else if g, ok := given[l.Path]; ok && string(g) == string(v) {
 			a.Source = FromInput
+		} else if g, ok := given[movedFrom(l.Path, place)]; ok && string(g) == string(v) {
+			// A container of the input Istio moved (a native sidecar's proxy, written by the
+			// user under containers, is an init container after): the input's, moved by code.
+			a.Source, a.Code = FromInput, Code{Func: "moveContainer", File: "pkg/kube/inject/webhook.go", Line: 276, Module: "istio.io/istio"}
+		} else if d, ok := byDefault[l.Path]; ok && string(d) == string(v) {
+			a.Source, a.Code = FromCode, APIDefaults
+		} else if d, ok := byDefault[movedFrom(l.Path, place)]; ok && string(d) == string(v) {
+			a.Source, a.Code = FromCode, APIDefaults // a default of a container Istio moved
 		} else if p, ok := place.Pod(l.Path); ok {
 			if c, ok := CodeOf(p); ok {
 				a.Source, a.Code = FromCode, c
@@ -187,6 +203,19 @@ func Attribute(output, input any, place Place, runs []Named) []Attribution {
 		out = append(out, a)
 	}
 	return out
+}
+
+// movedFrom is where a leaf of a pod's init container was among its containers (and the other
+// way): the same name, the same path under it; "" for a leaf of neither.
+func movedFrom(path string, place Place) string {
+	init, plain := place.Spec+".initContainers[", place.Spec+".containers["
+	switch {
+	case strings.HasPrefix(path, init):
+		return plain + strings.TrimPrefix(path, init)
+	case strings.HasPrefix(path, plain):
+		return init + strings.TrimPrefix(path, plain)
+	}
+	return ""
 }
 
 // asPod is a template's output as Istio reads it, into a corev1.Pod, decoded from its JSON.

@@ -10,8 +10,16 @@ import (
 // pinned module's source, so an upgrade of Istio asks for the table to be read again.
 const checkedAt = "eed52ebb66ad"
 
-// kubeAPIAt is the k8s.io/api version (go.mod's) its entries were read at.
-const kubeAPIAt = "v0.36.1"
+// kubeAPIAt is the k8s.io/api version (go.mod's) its entries were read at; kubernetesAt
+// k8s.io/kubernetes's.
+const (
+	kubeAPIAt    = "v0.36.1"
+	kubernetesAt = "v1.36.1"
+)
+
+// APIDefaults are the API server's defaults for a Pod (what the webhook sees, defaulted when
+// the object was decoded): Kubernetes' own defaulting functions, which the engine runs.
+var APIDefaults = Code{Func: "RegisterDefaults", File: "pkg/apis/core/v1/zz_generated.defaults.go", Line: 32, Module: "k8s.io/kubernetes"}
 
 // Code is a function of Istio's that sets fields of an injected pod after its templates ran,
 // or a type of Kubernetes' whose encoding writes them (a container's resources: {}, which a
@@ -27,8 +35,11 @@ type Code struct {
 
 // URL is the function's line in the pinned source, on GitHub.
 func (c Code) URL() string {
-	if c.Module == "k8s.io/api" {
+	switch c.Module {
+	case "k8s.io/api":
 		return "https://github.com/kubernetes/api/blob/" + kubeAPIAt + "/" + c.File + "#L" + strconv.Itoa(c.Line)
+	case "k8s.io/kubernetes":
+		return "https://github.com/kubernetes/kubernetes/blob/" + kubernetesAt + "/" + c.File + "#L" + strconv.Itoa(c.Line)
 	}
 	return "https://github.com/istio/istio/blob/" + checkedAt + "/" + c.File + "#L" + strconv.Itoa(c.Line)
 }
@@ -51,6 +62,7 @@ var codeFields = []struct {
 	{regexp.MustCompile(`^spec\.(initContainers|containers)\[[^\]]+\]\.lifecycle\.(postStart|preStop)\.httpGet\.`), istioCode("applyRewrite", 830)},
 	{regexp.MustCompile(`^spec\.(initContainers|containers)\[[^\]]+\]\.env\[ISTIO_META_(CLUSTER_ID|NETWORK)\]\.value$`), Code{Func: "overwriteClusterInfo", File: "pkg/kube/inject/inject.go", Line: 941, Module: "istio.io/istio"}},
 	{regexp.MustCompile(`^spec\.initContainers\[(istio-init|istio-validation)\]\.args\[\d+\]$`), istioCode("adjustInitContainerUser", 596)},
+	{regexp.MustCompile(`^spec\.containers$`), Code{Func: "moveContainer", File: "pkg/kube/inject/webhook.go", Line: 276, Module: "istio.io/istio"}},
 	{regexp.MustCompile(`^spec\.(initContainers|containers)\[[^\]]+\]\.resources$`), Code{Func: "Container", File: "core/v1/types.go", Module: "k8s.io/api", Line: 2909}},
 }
 

@@ -142,7 +142,7 @@ func TestAttribute(t *testing.T) {
 		"annotations": map[string]any{"sidecar.istio.io/status": "{}"},
 	}}}}
 	got := map[string]Attribution{}
-	for _, a := range Attribute(output, input, place, []Named{{Template: "sidecar", Rendering: r}}) {
+	for _, a := range Attribute(output, input, nil, place, []Named{{Template: "sidecar", Rendering: r}}) {
 		got[a.Path] = a
 	}
 	want := map[string]Source{

@@ -16,8 +16,6 @@ import (
 	"github.com/sidecarlab/sidecarlab/wording"
 )
 
-// buildResults shapes the results in l's language. want says whether a tab's content will be
-// rendered: the batch rows, lifecycles and compare links are made only for a page that shows them.
 // stepView is the key of a view the page keeps with a memoised row (engine.View): what it is
 // (the rows of changes, the step's HTML) and what it depends on — the language, the documents
 // shown, whether the manifest has several.
@@ -27,6 +25,8 @@ type stepView struct {
 	multi      bool
 }
 
+// buildResults shapes the results in l's language. want says whether a tab's content will be
+// rendered: the batch rows, lifecycles and compare links are made only for a page that shows them.
 func buildResults(ctx context.Context, l *i18n.Localizer, v view, enc string, tl *engine.Timeline, reqErr *input.Error, want func(tab string) bool) (web.Results, error) {
 	w := wording.In(l)
 	res := web.Results{Tab: v.tab}

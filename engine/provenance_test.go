@@ -14,6 +14,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 	"istio.io/istio/pkg/kube/inject"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/sidecarlab/sidecarlab/engine/diff"
 	"github.com/sidecarlab/sidecarlab/engine/input"
@@ -36,56 +37,42 @@ func TestObservedTemplatesAreIstios(t *testing.T) {
 	watched.templates = observed
 	traced := map[string]*provenance.Traced{}
 	runs, docs := 0, 0
-	for _, file := range corpusManifests(t) {
-		raw, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
+	corpusObjects(t, func(file string, obj runtime.Object) {
+		before := len(o.Runs())
+		want, _, _, wantErr := intoObject(context.Background(), in, nil, obj.DeepCopyObject())
+		got, _, _, gotErr := intoObject(context.Background(), &watched, nil, obj.DeepCopyObject())
+		wj, _ := json.Marshal(want)
+		gj, _ := json.Marshal(got)
+		if string(wj) != string(gj) || (wantErr == nil) != (gotErr == nil) || (wantErr != nil && errorHead(wantErr) != errorHead(gotErr)) {
+			t.Errorf("%s: observed injection differs: %v / %v", file, wantErr, gotErr)
+			return
 		}
-		split, err := yamldoc.Split(raw)
-		if err != nil {
-			continue
-		}
-		for _, d := range split {
-			obj, err := inject.FromRawToObject(d.Raw)
-			if err != nil {
+		docs++
+		for _, r := range o.Runs()[before:] {
+			runs++
+			tr := traced[r.Template]
+			if tr == nil {
+				if tr, err = provenance.Trace(in.templates[r.Template]); err != nil {
+					t.Fatal(err)
+				}
+				traced[r.Template] = tr
+			}
+			var plain strings.Builder
+			if err := in.templates[r.Template].Execute(&plain, r.Data); err != nil {
+				t.Fatalf("%s: %v", file, err)
+			}
+			rendering, err := tr.Run(r.Data)
+			if err != nil || rendering.Text != plain.String() {
+				t.Errorf("%s: traced %s differs from the template's own output (%v)", file, r.Template, err)
 				continue
 			}
-			before := len(o.Runs())
-			want, _, _, wantErr := intoObject(context.Background(), in, nil, obj.DeepCopyObject())
-			got, _, _, gotErr := intoObject(context.Background(), &watched, nil, obj.DeepCopyObject())
-			wj, _ := json.Marshal(want)
-			gj, _ := json.Marshal(got)
-			if string(wj) != string(gj) || (wantErr == nil) != (gotErr == nil) || (wantErr != nil && errorHead(wantErr) != errorHead(gotErr)) {
-				t.Errorf("%s: observed injection differs: %v / %v", file, wantErr, gotErr)
-				continue
-			}
-			docs++
-			for _, r := range o.Runs()[before:] {
-				runs++
-				tr := traced[r.Template]
-				if tr == nil {
-					if tr, err = provenance.Trace(in.templates[r.Template]); err != nil {
-						t.Fatal(err)
-					}
-					traced[r.Template] = tr
-				}
-				var plain strings.Builder
-				if err := in.templates[r.Template].Execute(&plain, r.Data); err != nil {
-					t.Fatalf("%s: %v", file, err)
-				}
-				rendering, err := tr.Run(r.Data)
-				if err != nil || rendering.Text != plain.String() {
-					t.Errorf("%s: traced %s differs from the template's own output (%v)", file, r.Template, err)
-					continue
-				}
-				for _, f := range rendering.Fields() {
-					if f.Value == nil {
-						t.Errorf("%s: %s: %s has no node", file, r.Template, f.Path)
-					}
+			for _, f := range rendering.Fields() {
+				if f.Value == nil {
+					t.Errorf("%s: %s: %s has no node", file, r.Template, f.Path)
 				}
 			}
 		}
-	}
+	})
 	t.Logf("%d documents, %d template runs", docs, runs)
 	if docs < 100 || runs < 100 {
 		t.Fatalf("%d documents injected, %d template runs observed", docs, runs)
@@ -196,91 +183,77 @@ func TestAttributionsHaveConsequences(t *testing.T) {
 	lines, branches := map[string]bool{}, map[string]bool{}
 	checkedOther := false
 	var unchanged []string
-	for _, file := range corpusManifests(t) {
-		raw, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
+	corpusObjects(t, func(file string, obj runtime.Object) {
+		before := len(o.Runs())
+		if _, _, _, err := intoObject(context.Background(), &watched, nil, obj); err != nil {
+			return
 		}
-		split, err := yamldoc.Split(raw)
-		if err != nil {
-			continue
-		}
-		for _, d := range split {
-			obj, err := inject.FromRawToObject(d.Raw)
+		for _, r := range o.Runs()[before:] {
+			tmpl := in.templates[r.Template]
+			tr, err := provenance.Trace(tmpl)
 			if err != nil {
-				continue
+				t.Fatal(err)
 			}
-			before := len(o.Runs())
-			if _, _, _, err := intoObject(context.Background(), &watched, nil, obj); err != nil {
-				continue
+			rendering, err := tr.Run(r.Data)
+			if err != nil {
+				t.Fatal(err)
 			}
-			for _, r := range o.Runs()[before:] {
-				tmpl := in.templates[r.Template]
-				tr, err := provenance.Trace(tmpl)
+			was := leaves(rendering.Text)
+			changes := func(edit provenance.Edit, path string, branch *provenance.Condition) bool {
+				variant, err := provenance.Trace(tmpl, edit)
 				if err != nil {
 					t.Fatal(err)
 				}
-				rendering, err := tr.Run(r.Data)
+				out, err := variant.Run(r.Data)
 				if err != nil {
-					t.Fatal(err)
+					return true // the template no longer runs: the field is not written
 				}
-				was := leaves(rendering.Text)
-				changes := func(edit provenance.Edit, path string, branch *provenance.Condition) bool {
-					variant, err := provenance.Trace(tmpl, edit)
-					if err != nil {
-						t.Fatal(err)
-					}
-					out, err := variant.Run(r.Data)
-					if err != nil {
-						return true // the template no longer runs: the field is not written
-					}
-					if now, ok := leaves(out.Text)[path]; !ok || now != was[path] {
-						return true
-					}
-					if branch == nil {
-						return false
-					}
-					for _, f := range out.Fields() {
-						if f.Path == path && f.Value != nil && slices.ContainsFunc(f.Value.Conditions, func(c provenance.Condition) bool { return c.ID == branch.ID && c.Else != branch.Else }) {
-							return true // the other list writes it too
-						}
-					}
+				if now, ok := leaves(out.Text)[path]; !ok || now != was[path] {
+					return true
+				}
+				if branch == nil {
 					return false
 				}
-				fields := rendering.Fields()
-				// The check trips: leaving out the line of another field's value leaves this one
-				// as it was.
-				if first, last := fields[0], fields[len(fields)-1]; !checkedOther && first.Value != nil && last.Value != nil && first.Value.ID != last.Value.ID {
-					checkedOther = true
-					if changes(provenance.Dropping(first.Value.ID, first.ValueLine), last.Path, nil) {
-						t.Errorf("%s: leaving out %s's line changed %s", filepath.Base(file), first.Path, last.Path)
+				for _, f := range out.Fields() {
+					if f.Path == path && f.Value != nil && slices.ContainsFunc(f.Value.Conditions, func(c provenance.Condition) bool { return c.ID == branch.ID && c.Else != branch.Else }) {
+						return true // the other list writes it too
 					}
 				}
-				for _, f := range fields {
-					if f.Value == nil {
+				return false
+			}
+			fields := rendering.Fields()
+			// The check trips: leaving out the line of another field's value leaves this one
+			// as it was.
+			if first, last := fields[0], fields[len(fields)-1]; !checkedOther && first.Value != nil && last.Value != nil && first.Value.ID != last.Value.ID {
+				checkedOther = true
+				if changes(provenance.Dropping(first.Value.ID, first.ValueLine), last.Path, nil) {
+					t.Errorf("%s: leaving out %s's line changed %s", filepath.Base(file), first.Path, last.Path)
+				}
+			}
+			for _, f := range fields {
+				if f.Value == nil {
+					continue
+				}
+				key := fmt.Sprintf("%s %d %d", r.Template, f.Value.ID, f.ValueLine)
+				if !lines[key] {
+					lines[key] = true
+					if !changes(provenance.Dropping(f.Value.ID, f.ValueLine), f.Path, nil) {
+						unchanged = append(unchanged, fmt.Sprintf("%s: %s line %d (%s) without it: %s unchanged", filepath.Base(file), r.Template, f.ValueLine, f.Value.Text, f.Path))
+					}
+				}
+				for _, c := range f.Value.Conditions {
+					key := fmt.Sprintf("%s %d", r.Template, c.ID)
+					if branches[key] {
 						continue
 					}
-					key := fmt.Sprintf("%s %d %d", r.Template, f.Value.ID, f.ValueLine)
-					if !lines[key] {
-						lines[key] = true
-						if !changes(provenance.Dropping(f.Value.ID, f.ValueLine), f.Path, nil) {
-							unchanged = append(unchanged, fmt.Sprintf("%s: %s line %d (%s) without it: %s unchanged", filepath.Base(file), r.Template, f.ValueLine, f.Value.Text, f.Path))
-						}
-					}
-					for _, c := range f.Value.Conditions {
-						key := fmt.Sprintf("%s %d", r.Template, c.ID)
-						if branches[key] {
-							continue
-						}
-						branches[key] = true
-						if !changes(provenance.Flipping(c.ID), f.Path, &c) {
-							unchanged = append(unchanged, fmt.Sprintf("%s: %s line %d {{%s %s}} flipped: %s unchanged", filepath.Base(file), r.Template, c.Line, c.Kind, c.Text, f.Path))
-						}
+					branches[key] = true
+					if !changes(provenance.Flipping(c.ID), f.Path, &c) {
+						unchanged = append(unchanged, fmt.Sprintf("%s: %s line %d {{%s %s}} flipped: %s unchanged", filepath.Base(file), r.Template, c.Line, c.Kind, c.Text, f.Path))
 					}
 				}
 			}
 		}
-	}
+	})
 	for _, u := range unchanged {
 		t.Error(u)
 	}
@@ -426,4 +399,25 @@ func TestExplainConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// corpusObjects calls each with every object of Istio's golden corpus and ours that Istio's
+// reader reads (each document of each manifest on its own), and its file.
+func corpusObjects(t *testing.T, each func(file string, obj runtime.Object)) {
+	t.Helper()
+	for _, file := range corpusManifests(t) {
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		split, err := yamldoc.Split(raw)
+		if err != nil {
+			continue
+		}
+		for _, d := range split {
+			if obj, err := inject.FromRawToObject(d.Raw); err == nil {
+				each(file, obj)
+			}
+		}
+	}
 }

@@ -3,18 +3,24 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"text/template"
 
+	yaml "go.yaml.in/yaml/v3"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"istio.io/api/annotation"
+	meshconfig "istio.io/api/mesh/v1alpha1"
 	"istio.io/istio/pkg/kube/inject"
 
 	"github.com/sidecarlab/sidecarlab/engine/catalog"
@@ -72,12 +78,17 @@ type ProvenanceCondition struct {
 
 // ProvenanceInput is one input a template line reads: its kind and name, and, for an
 // annotation or a label of the pod, its value (cut as an echoed value is: yamldoc.Clip) and its
-// line in the manifest; for a default, its text.
+// line in the manifest; for a default, its text; for a ProxyConfig field, the value Istio
+// merged (the mesh's defaultConfig with the pod's proxy.istio.io/config over it) and whose.
 type ProvenanceInput struct {
 	Kind  provenance.InputKind `json:"kind"`
 	Name  string               `json:"name"`
 	Value string               `json:"value,omitempty"`
 	Line  int                  `json:"line,omitempty"`
+	// From says, for a ProxyConfig field, where its value came from: "pod" (the pod's
+	// proxy.istio.io/config sets it; Line is that annotation's line) or "mesh" (the mesh's
+	// defaultConfig, or Istio's default).
+	From string `json:"from,omitempty"`
 }
 
 // ProvenanceCode is a function of Istio's (or a Kubernetes type) and its line in the pinned
@@ -135,13 +146,14 @@ func (e *Engine) Explain(ctx context.Context, manifest []byte, steps []input.Ste
 				return nil, err
 			}
 			read, _, _, _ := podTemplate(o)
+			podSets := podProxyConfigKeys(read) // once for all the object's leaves
 			place := placeOf(o)
 			for _, f := range fields {
 				path := prefixed(prefixes[k], f.Path)
 				pr := Provenance{Doc: i + 1, Path: path, Source: f.Source, Value: leafText(f.Value)}
 				switch f.Source {
 				case provenance.FromTemplate:
-					pr.explainTemplate(f, names[f.Run], linesOf(names[f.Run]), read, e.catalog, func(field string) int {
+					pr.explainTemplate(f, names[f.Run], linesOf(names[f.Run].template), read, podSets, e.catalog, func(field string) int {
 						return docLine(c.line, text, prefixed(prefixes[k], field))
 					}, place)
 				case provenance.FromInput:
@@ -184,7 +196,8 @@ func (in *Install) TemplateText(name string) string { return in.rawTemplates[nam
 // explainTemplate fills in a template's leaf: its template and lines, the line's text in the
 // template's source, its conditions, and its inputs with the pod's annotations' and labels'
 // values (read: the metadata Istio read them from) and lines (line: a document path's line).
-func (pr *Provenance) explainTemplate(f provenance.Attribution, name string, source []string, read *metav1.ObjectMeta, cat *catalog.Catalog, line func(path string) int, place provenance.Place) {
+func (pr *Provenance) explainTemplate(f provenance.Attribution, run explainedRun, source []string, read *metav1.ObjectMeta, podSets map[string]bool, cat *catalog.Catalog, line func(path string) int, place provenance.Place) {
+	name := run.template
 	node := f.Field.Value
 	pr.Template, pr.Define, pr.Line = name, node.Template, f.Field.ValueLine
 	for _, l := range []int{f.Field.KeyLine, f.Field.ValueLine} {
@@ -199,7 +212,7 @@ func (pr *Provenance) explainTemplate(f provenance.Attribution, name string, sou
 	worded := func(ins []provenance.Input) []ProvenanceInput {
 		var out []ProvenanceInput
 		for _, in := range ins {
-			if pi := inputOf(in, read, line, place); !slices.Contains(out, pi) {
+			if pi := inputOf(in, read, run.proxyConfig, podSets, line, place); !slices.Contains(out, pi) {
 				out = append(out, pi)
 			}
 		}
@@ -254,10 +267,18 @@ func tryStep(ins []provenance.Input, cat *catalog.Catalog) *input.Step {
 
 // inputOf is one input as a Provenance says it: an annotation's or label's value and manifest
 // line (read: the metadata Istio read them from), a default's text.
-func inputOf(in provenance.Input, read *metav1.ObjectMeta, line func(path string) int, place provenance.Place) ProvenanceInput {
+func inputOf(in provenance.Input, read *metav1.ObjectMeta, pc *meshconfig.ProxyConfig, podSets map[string]bool, line func(path string) int, place provenance.Place) ProvenanceInput {
 	pi := ProvenanceInput{Kind: in.Kind, Name: in.Name}
 	if in.Kind == provenance.InputDefault {
 		pi.Value = in.Name
+	}
+	if in.Kind == provenance.InputProxyConfig && in.Name != "" && pc != nil {
+		pi.Value, pi.From = proxyConfigField(pc, in.Name), "mesh"
+		// The pod's proxy.istio.io/config sets it: the pod's.
+		if first, _, _ := strings.Cut(in.Name, "."); podSets[strings.ToLower(first[:1])+first[1:]] {
+			pi.From = "pod"
+			pi.Line = line(yamldoc.JoinKey(place.Metadata+".annotations", annotation.ProxyConfig.Name))
+		}
 	}
 	var m map[string]string
 	field := ""
@@ -273,6 +294,68 @@ func inputOf(in provenance.Input, read *metav1.ObjectMeta, line func(path string
 		pi.Line = line(yamldoc.JoinKey(place.Metadata+"."+field, in.Name))
 	}
 	return pi
+}
+
+// podProxyConfigKeys are the fields the pod's proxy.istio.io/config sets, by their names in it
+// (holdApplicationUntilProxyStarts): read once for all of a leaf's inputs.
+func podProxyConfigKeys(read *metav1.ObjectMeta) map[string]bool {
+	if read == nil {
+		return nil
+	}
+	v, ok := read.Annotations[annotation.ProxyConfig.Name]
+	if !ok {
+		return nil
+	}
+	var given map[string]any
+	if yaml.Unmarshal([]byte(v), &given) != nil {
+		return nil
+	}
+	out := make(map[string]bool, len(given))
+	for k := range given {
+		out[k] = true
+	}
+	return out
+}
+
+// proxyConfigField is a ProxyConfig field's value, by its Go path (HoldApplicationUntilProxyStarts,
+// ProxyMetadata), as text: a wrapped value's own (true), a message as protobuf JSON, anything
+// else as JSON; clipped. "" when pc has no such field.
+func proxyConfigField(pc *meshconfig.ProxyConfig, path string) string {
+	v := reflect.ValueOf(pc)
+	for _, name := range strings.Split(path, ".") {
+		for v.Kind() == reflect.Pointer {
+			if v.IsNil() {
+				return ""
+			}
+			v = v.Elem()
+		}
+		if v.Kind() != reflect.Struct {
+			return ""
+		}
+		if v = v.FieldByName(name); !v.IsValid() {
+			return ""
+		}
+	}
+	if v.Kind() == reflect.Pointer && v.IsNil() {
+		return ""
+	}
+	if m, ok := v.Interface().(proto.Message); ok {
+		if get := v.MethodByName("GetValue"); get.IsValid() {
+			return leafText(get.Call(nil)[0].Interface())
+		}
+		b, err := protojson.Marshal(m)
+		if err != nil {
+			return ""
+		}
+		return yamldoc.Clip(string(b))
+	}
+	if e, ok := v.Interface().(protoreflect.Enum); ok {
+		return string(e.Descriptor().Values().ByNumber(e.Number()).Name()) // REDIRECT, not 0
+	}
+	if v.Kind() == reflect.Map && v.Len() == 0 {
+		return "{}"
+	}
+	return leafText(v.Interface())
 }
 
 // leafText is a leaf's value as text: a string as it is, anything else as JSON; clipped.
@@ -294,9 +377,16 @@ func docLine(first int, text *yamldoc.Text, path string) int {
 	return first + loc.Line - 1
 }
 
+// explainedRun is one template run of an explanation: the template, and the ProxyConfig Istio
+// gave it.
+type explainedRun struct {
+	template    string
+	proxyConfig *meshconfig.ProxyConfig
+}
+
 // explainObject injects one object with the templates observed and attributes its leaves; the
-// names are the templates of its runs, by Attribution.Run.
-func (e *Engine) explainObject(ctx context.Context, p *prepared, obj runtime.Object) ([]provenance.Attribution, []string, error) {
+// runs are its template runs, by Attribution.Run.
+func (e *Engine) explainObject(ctx context.Context, p *prepared, obj runtime.Object) ([]provenance.Attribution, []explainedRun, error) {
 	set, err := p.install.traced.observe(p.install)
 	if err != nil {
 		return nil, nil, err
@@ -310,7 +400,7 @@ func (e *Engine) explainObject(ctx context.Context, p *prepared, obj runtime.Obj
 		return nil, nil, nil // the document's error is Inject's to report
 	}
 	var runs []provenance.Named
-	var names []string
+	var names []explainedRun
 	for _, r := range o.Runs() {
 		tr, err := p.install.traced.get(r.Template, p.install.templates[r.Template])
 		if err != nil {
@@ -321,7 +411,11 @@ func (e *Engine) explainObject(ctx context.Context, p *prepared, obj runtime.Obj
 			return nil, nil, err
 		}
 		runs = append(runs, provenance.Named{Template: r.Template, Rendering: rendering})
-		names = append(names, r.Template)
+		run := explainedRun{template: r.Template}
+		if d, ok := r.Data.(*inject.SidecarTemplateData); ok { // Istio runs a template on &data
+			run.proxyConfig = d.ProxyConfig
+		}
+		names = append(names, run)
 	}
 	var outV, inV, defaultedV any
 	if err := remarshal(out, &outV); err != nil {

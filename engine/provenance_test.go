@@ -421,3 +421,49 @@ func corpusObjects(t *testing.T, each func(file string, obj runtime.Object)) {
 		}
 	}
 }
+
+// TestExplainProxyConfigInputs: a ProxyConfig field a line reads is said with the value Istio
+// merged and whose it is: the pod's proxy.istio.io/config (with its line, when the manifest
+// writes it) or the mesh's defaultConfig; an enum by its name; a field ProxyConfig lacks is "".
+func TestExplainProxyConfigInputs(t *testing.T) {
+	e := testEngine(t)
+	base := string(readFile(t, "testdata/corpus/lab-base.yaml"))
+	written := strings.Replace(base, "    metadata:\n      labels:\n        app: lab\n", "    metadata:\n      labels:\n        app: lab\n      annotations:\n        proxy.istio.io/config: |\n          holdApplicationUntilProxyStarts: true\n", 1)
+	if written == base {
+		t.Fatal("the lab's manifest changed: write the annotation into it another way")
+	}
+	find := func(prs []Provenance, path, field string) (ProvenanceInput, bool) {
+		for _, p := range prs {
+			if p.Path != path {
+				continue
+			}
+			for _, in := range p.Inputs {
+				if in.Kind == provenance.InputProxyConfig && in.Name == field {
+					return in, true
+				}
+			}
+		}
+		return ProvenanceInput{}, false
+	}
+	prs, err := e.Explain(t.Context(), []byte(written), nil, Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hold, ok := find(prs, "spec.template.spec.containers[istio-proxy].lifecycle.postStart.exec.command[0]", "HoldApplicationUntilProxyStarts")
+	if !ok || hold.Value != "true" || hold.From != "pod" || hold.Line != 14 {
+		t.Errorf("hold: %+v %v", hold, ok)
+	}
+	var mode ProvenanceInput
+	for _, p := range prs {
+		if in, ok := find([]Provenance{p}, p.Path, "InterceptionMode"); ok {
+			mode = in
+			break
+		}
+	}
+	if mode.Value != "REDIRECT" || mode.From != "mesh" {
+		t.Errorf("interception mode: %+v", mode)
+	}
+	if got := proxyConfigField(e.def.mesh.GetDefaultConfig(), "NoSuchField"); got != "" {
+		t.Errorf("a field ProxyConfig lacks: %q", got)
+	}
+}

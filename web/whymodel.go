@@ -202,6 +202,9 @@ func whyInput(l *i18n.Localizer, in engine.ProvenanceInput, manifestHref, settin
 	default:
 		w.Says = l.T("cli.explain.reads", "Kind", kind, "Name", in.Name)
 	}
+	if in.From != "" {
+		w.Says += " " + l.T("cli.explain.from-"+in.From)
+	}
 	switch in.Kind {
 	case provenance.InputValues, provenance.InputMeshConfig, provenance.InputProxyConfig:
 		w.Href = settingsHref

@@ -127,8 +127,17 @@ func explainText(c *cli, fields []engine.Provenance) string {
 	return b.String()
 }
 
-// readsText is one input a line reads: its kind and name, its value, and its manifest line.
+// readsText is one input a line reads: its kind and name, its value, its manifest line, and for
+// a ProxyConfig field whose it is.
 func readsText(c *cli, in engine.ProvenanceInput) string {
+	if in.From != "" {
+		return readsValue(c, in) + " " + c.T("cli.explain.from-"+in.From)
+	}
+	return readsValue(c, in)
+}
+
+// readsValue is readsText without whose.
+func readsValue(c *cli, in engine.ProvenanceInput) string {
 	kind := c.T("cli.explain.kind." + string(in.Kind))
 	switch {
 	case in.Kind == provenance.InputDefault:

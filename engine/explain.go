@@ -212,7 +212,7 @@ func (pr *Provenance) explainTemplate(f provenance.Attribution, run explainedRun
 	worded := func(ins []provenance.Input) []ProvenanceInput {
 		var out []ProvenanceInput
 		for _, in := range ins {
-			if pi := inputOf(in, read, run.proxyConfig, podSets, line, place); !slices.Contains(out, pi) {
+			if pi := inputOf(in, read, run, podSets, line, place); !slices.Contains(out, pi) {
 				out = append(out, pi)
 			}
 		}
@@ -267,13 +267,19 @@ func tryStep(ins []provenance.Input, cat *catalog.Catalog) *input.Step {
 
 // inputOf is one input as a Provenance says it: an annotation's or label's value and manifest
 // line (read: the metadata Istio read them from), a default's text.
-func inputOf(in provenance.Input, read *metav1.ObjectMeta, pc *meshconfig.ProxyConfig, podSets map[string]bool, line func(path string) int, place provenance.Place) ProvenanceInput {
+func inputOf(in provenance.Input, read *metav1.ObjectMeta, run explainedRun, podSets map[string]bool, line func(path string) int, place provenance.Place) ProvenanceInput {
 	pi := ProvenanceInput{Kind: in.Kind, Name: in.Name}
 	if in.Kind == provenance.InputDefault {
 		pi.Value = in.Name
 	}
-	if in.Kind == provenance.InputProxyConfig && in.Name != "" && pc != nil {
-		pi.Value, pi.From = proxyConfigField(pc, in.Name), "mesh"
+	switch {
+	case in.Kind == provenance.InputValues:
+		pi.Value = valuesField(run.values, in.Name)
+	case in.Kind == provenance.InputMeshConfig && run.mesh != nil:
+		pi.Value = protoField(run.mesh, in.Name)
+	}
+	if in.Kind == provenance.InputProxyConfig && in.Name != "" && run.proxyConfig != nil {
+		pi.Value, pi.From = protoField(run.proxyConfig, in.Name), "mesh"
 		// The pod's proxy.istio.io/config sets it: the pod's.
 		if first, _, _ := strings.Cut(in.Name, "."); podSets[strings.ToLower(first[:1])+first[1:]] {
 			pi.From = "pod"
@@ -317,11 +323,28 @@ func podProxyConfigKeys(read *metav1.ObjectMeta) map[string]bool {
 	return out
 }
 
-// proxyConfigField is a ProxyConfig field's value, by its Go path (HoldApplicationUntilProxyStarts,
-// ProxyMetadata), as text: a wrapped value's own (true), a message as protobuf JSON, anything
-// else as JSON; clipped. "" when pc has no such field.
-func proxyConfigField(pc *meshconfig.ProxyConfig, path string) string {
-	v := reflect.ValueOf(pc)
+// valuesField is a values key's value, by its dotted path (global.proxy.resources), as text
+// (leafText); "" when the values have no such key.
+func valuesField(values map[string]any, path string) string {
+	var v any = values
+	for _, k := range strings.Split(path, ".") {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return ""
+		}
+		if v, ok = m[k]; !ok {
+			return ""
+		}
+	}
+	return leafText(v)
+}
+
+// protoField is a field of a ProxyConfig or a MeshConfig, by its Go path
+// (HoldApplicationUntilProxyStarts, ProxyMetadata), as text: a wrapped value's own (true), an
+// enum by its name, a message as protobuf JSON, anything else as JSON; clipped. "" when msg has
+// no such field.
+func protoField(msg proto.Message, path string) string {
+	v := reflect.ValueOf(msg)
 	for _, name := range strings.Split(path, ".") {
 		for v.Kind() == reflect.Pointer {
 			if v.IsNil() {
@@ -382,6 +405,8 @@ func docLine(first int, text *yamldoc.Text, path string) int {
 type explainedRun struct {
 	template    string
 	proxyConfig *meshconfig.ProxyConfig
+	mesh        *meshconfig.MeshConfig
+	values      map[string]any
 }
 
 // explainObject injects one object with the templates observed and attributes its leaves; the
@@ -413,7 +438,7 @@ func (e *Engine) explainObject(ctx context.Context, p *prepared, obj runtime.Obj
 		runs = append(runs, provenance.Named{Template: r.Template, Rendering: rendering})
 		run := explainedRun{template: r.Template}
 		if d, ok := r.Data.(*inject.SidecarTemplateData); ok { // Istio runs a template on &data
-			run.proxyConfig = d.ProxyConfig
+			run.proxyConfig, run.mesh, run.values = d.ProxyConfig, d.MeshConfig, d.Values
 		}
 		names = append(names, run)
 	}

@@ -424,7 +424,8 @@ func corpusObjects(t *testing.T, each func(file string, obj runtime.Object)) {
 
 // TestExplainProxyConfigInputs: a ProxyConfig field a line reads is said with the value Istio
 // merged and whose it is: the pod's proxy.istio.io/config (with its line, when the manifest
-// writes it) or the mesh's defaultConfig; an enum by its name; a field ProxyConfig lacks is "".
+// writes it) or the mesh's defaultConfig; an enum by its name; a field ProxyConfig lacks is "";
+// a values key and a mesh config field with the values the template was given.
 func TestExplainProxyConfigInputs(t *testing.T) {
 	e := testEngine(t)
 	base := string(readFile(t, "testdata/corpus/lab-base.yaml"))
@@ -463,7 +464,22 @@ func TestExplainProxyConfigInputs(t *testing.T) {
 	if mode.Value != "REDIRECT" || mode.From != "mesh" {
 		t.Errorf("interception mode: %+v", mode)
 	}
-	if got := proxyConfigField(e.def.mesh.GetDefaultConfig(), "NoSuchField"); got != "" {
+	// A values key and a mesh config field, with the values Istio gave the template.
+	saw := map[ProvenanceInput]bool{}
+	for _, p := range prs {
+		for _, in := range p.Inputs {
+			saw[in] = true
+		}
+	}
+	for _, want := range []ProvenanceInput{
+		{Kind: provenance.InputValues, Name: "global.pilotCertProvider", Value: "istiod"},
+		{Kind: provenance.InputMeshConfig, Name: "TrustDomain", Value: "cluster.local"},
+	} {
+		if !saw[want] {
+			t.Errorf("no line reads %+v", want)
+		}
+	}
+	if got := protoField(e.def.mesh.GetDefaultConfig(), "NoSuchField"); got != "" {
 		t.Errorf("a field ProxyConfig lacks: %q", got)
 	}
 }

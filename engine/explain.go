@@ -46,10 +46,13 @@ type Provenance struct {
 	// Lines every line that wrote the field (its key's and its value's), and Text the value's
 	// line as written.
 	Template string `json:"template,omitempty"`
-	Define   string `json:"define,omitempty"`
-	Line     int    `json:"line,omitempty"`
-	Lines    []int  `json:"lines,omitempty"`
-	Text     string `json:"text,omitempty"`
+	// Whose says whose the template is: "istio" (the embedded Istio's own text) or "mesh" (an
+	// installation's own, which its options or a mesh of the user's brought).
+	Whose  string `json:"whose,omitempty"`
+	Define string `json:"define,omitempty"`
+	Line   int    `json:"line,omitempty"`
+	Lines  []int  `json:"lines,omitempty"`
+	Text   string `json:"text,omitempty"`
 	// Conditions are the branches around the line, outermost first, and whether the branch's
 	// own list ran (Taken) or its else.
 	Conditions []ProvenanceCondition `json:"conditions,omitempty"`
@@ -114,6 +117,17 @@ func (e *Engine) Explain(ctx context.Context, manifest []byte, steps []input.Ste
 	out := []Provenance{}
 	// The templates' lines, split once for every leaf that names one.
 	sources := map[string][]string{}
+	// Whose each template is: Istio's own text, or the installation's; found once for each.
+	whose := map[string]string{}
+	whoseOf := func(name string) string {
+		if _, ok := whose[name]; !ok {
+			whose[name] = "mesh"
+			if builtin, ok := builtinTemplates()[name]; ok && builtin == p.install.rawTemplates[name] {
+				whose[name] = "istio"
+			}
+		}
+		return whose[name]
+	}
 	linesOf := func(name string) []string {
 		if _, ok := sources[name]; !ok {
 			sources[name] = strings.Split(p.install.rawTemplates[name], "\n")
@@ -153,7 +167,7 @@ func (e *Engine) Explain(ctx context.Context, manifest []byte, steps []input.Ste
 				pr := Provenance{Doc: i + 1, Path: path, Source: f.Source, Value: leafText(f.Value)}
 				switch f.Source {
 				case provenance.FromTemplate:
-					pr.explainTemplate(f, names[f.Run], linesOf(names[f.Run].template), read, podSets, e.catalog, func(field string) int {
+					pr.explainTemplate(f, names[f.Run], linesOf(names[f.Run].template), whoseOf(names[f.Run].template), read, podSets, e.catalog, func(field string) int {
 						return docLine(c.line, text, prefixed(prefixes[k], field))
 					}, place)
 				case provenance.FromInput:
@@ -196,10 +210,11 @@ func (in *Install) TemplateText(name string) string { return in.rawTemplates[nam
 // explainTemplate fills in a template's leaf: its template and lines, the line's text in the
 // template's source, its conditions, and its inputs with the pod's annotations' and labels'
 // values (read: the metadata Istio read them from) and lines (line: a document path's line).
-func (pr *Provenance) explainTemplate(f provenance.Attribution, run explainedRun, source []string, read *metav1.ObjectMeta, podSets map[string]bool, cat *catalog.Catalog, line func(path string) int, place provenance.Place) {
+func (pr *Provenance) explainTemplate(f provenance.Attribution, run explainedRun, source []string, whose string, read *metav1.ObjectMeta, podSets map[string]bool, cat *catalog.Catalog, line func(path string) int, place provenance.Place) {
 	name := run.template
 	node := f.Field.Value
 	pr.Template, pr.Define, pr.Line = name, node.Template, f.Field.ValueLine
+	pr.Whose = whose
 	for _, l := range []int{f.Field.KeyLine, f.Field.ValueLine} {
 		if l > 0 && !slices.Contains(pr.Lines, l) {
 			pr.Lines = append(pr.Lines, l)

@@ -483,3 +483,28 @@ func TestExplainProxyConfigInputs(t *testing.T) {
 		t.Errorf("a field ProxyConfig lacks: %q", got)
 	}
 }
+
+// TestExplainOwnTemplate: a template an installation brings (not Istio's) is explained by its
+// own lines, and says whose it is; Istio's own says it is Istio's.
+func TestExplainOwnTemplate(t *testing.T) {
+	e := testEngine(t)
+	prs, err := e.Explain(t.Context(), readFile(t, "testdata/corpus/lab-base.yaml"), []input.Step{{Key: "inject.istio.io/templates", Value: "sidecar,logger"}}, Settings{Install: InstallOptions{Overlay: otherTemplates}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logger, proxy *Provenance
+	for i, p := range prs {
+		switch p.Path {
+		case "spec.template.spec.containers[logger].image":
+			logger = &prs[i]
+		case "spec.template.spec.containers[istio-proxy].image":
+			proxy = &prs[i]
+		}
+	}
+	if logger == nil || logger.Source != provenance.FromTemplate || logger.Template != "logger" || logger.Whose != "mesh" || logger.Line != 4 || strings.TrimSpace(logger.Text) != "image: busybox" {
+		t.Errorf("the logger's image: %+v", logger)
+	}
+	if proxy == nil || proxy.Template != "sidecar" || proxy.Whose != "istio" {
+		t.Errorf("the proxy's image: %+v", proxy)
+	}
+}

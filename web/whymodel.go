@@ -151,10 +151,14 @@ func whyGroup(l *i18n.Localizer, ps []engine.Provenance, source func(string) str
 		for i, n := range wrote {
 			lines[i] = strconv.Itoa(n)
 		}
-		g.Says = l.N("page.why.template", len(wrote), "Template", p.Template, "Lines", strings.Join(lines, ", "))
+		id := "page.why.template"
 		if p.Define != "" {
-			g.Says = l.N("page.why.define", len(wrote), "Template", p.Template, "Define", p.Define, "Lines", strings.Join(lines, ", "))
+			id = "page.why.define"
 		}
+		if p.Whose == "mesh" {
+			id += "-mesh" // the installation's own template, not Istio's
+		}
+		g.Says = l.N(id, len(wrote), "Template", p.Template, "Define", p.Define, "Lines", strings.Join(lines, ", "))
 		g.Excerpt = excerpt(source(p.Template), wrote, p.Conditions)
 		for _, c := range p.Conditions {
 			id := "page.why.taken"

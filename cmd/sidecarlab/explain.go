@@ -103,6 +103,9 @@ func explainText(c *cli, fields []engine.Provenance) string {
 			if f.Define != "" {
 				id = "cli.explain.define"
 			}
+			if f.Whose == "mesh" {
+				id += "-mesh" // the installation's own template, not Istio's
+			}
 			b.WriteString("  " + c.T(id, "Template", f.Template, "Define", f.Define, "Line", f.Line, "Text", strings.TrimSpace(f.Text)) + "\n")
 			for _, cond := range f.Conditions {
 				id := "cli.explain.taken"

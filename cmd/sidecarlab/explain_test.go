@@ -75,3 +75,14 @@ func TestExplainKindsHaveWords(t *testing.T) {
 	}
 	noMissing(t)
 }
+
+// TestExplainTextSaysWhoseTemplate: a line of the installation's own template is said to be
+// the installation's, a line of Istio's own to be Istio's template.
+func TestExplainTextSaysWhoseTemplate(t *testing.T) {
+	c := &cli{lang: i18n.For("en")}
+	mesh := explainText(c, []engine.Provenance{{Path: "a", Source: provenance.FromTemplate, Template: "logger", Whose: "mesh", Line: 4, Text: "image: busybox"}})
+	istio := explainText(c, []engine.Provenance{{Path: "a", Source: provenance.FromTemplate, Template: "sidecar", Whose: "istio", Line: 4, Text: "x"}})
+	if !strings.Contains(mesh, "your installation's template logger, line 4: image: busybox") || !strings.Contains(istio, "  template sidecar, line 4: x") {
+		t.Errorf("mesh %q, istio %q", mesh, istio)
+	}
+}

@@ -115,25 +115,6 @@ func (e *Engine) Explain(ctx context.Context, manifest []byte, steps []input.Ste
 	}
 	ann := annotationsAt(steps, len(steps))
 	out := []Provenance{}
-	// The templates' lines, split once for every leaf that names one.
-	sources := map[string][]string{}
-	// Whose each template is: Istio's own text, or the installation's; found once for each.
-	whose := map[string]string{}
-	whoseOf := func(name string) string {
-		if _, ok := whose[name]; !ok {
-			whose[name] = "mesh"
-			if builtin, ok := builtinTemplates()[name]; ok && builtin == p.install.rawTemplates[name] {
-				whose[name] = "istio"
-			}
-		}
-		return whose[name]
-	}
-	linesOf := func(name string) []string {
-		if _, ok := sources[name]; !ok {
-			sources[name] = strings.Split(p.install.rawTemplates[name], "\n")
-		}
-		return sources[name]
-	}
 	for i, c := range p.chunks {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -167,7 +148,8 @@ func (e *Engine) Explain(ctx context.Context, manifest []byte, steps []input.Ste
 				pr := Provenance{Doc: i + 1, Path: path, Source: f.Source, Value: leafText(f.Value)}
 				switch f.Source {
 				case provenance.FromTemplate:
-					pr.explainTemplate(f, names[f.Run], linesOf(names[f.Run].template), whoseOf(names[f.Run].template), read, podSets, e.catalog, func(field string) int {
+					src := p.install.traced.text(names[f.Run].template, p.install.rawTemplates)
+					pr.explainTemplate(f, names[f.Run], src.lines, src.whose, read, podSets, e.catalog, func(field string) int {
 						return docLine(c.line, text, prefixed(prefixes[k], field))
 					}, place)
 				case provenance.FromInput:
@@ -458,18 +440,15 @@ func (e *Engine) explainObject(ctx context.Context, p *prepared, obj runtime.Obj
 		names = append(names, run)
 	}
 	var outV, inV, defaultedV any
-	if err := remarshal(out, &outV); err != nil {
-		return nil, nil, err
+	if !jsonValue(out, &outV) || !jsonValue(obj, &inV) {
+		return nil, nil, &input.Fault{ID: "explain-json"}
 	}
-	if err := remarshal(obj, &inV); err != nil {
-		return nil, nil, err
-	}
-	if w, ok := p.injector.(*webhookInjector); ok && !w.asWritten {
+	if seesDefaults(p.injector) {
 		// What the webhook saw: the object with the API server's defaults (intoObject).
 		defaulted := obj.DeepCopyObject()
 		APIDefault(defaulted)
-		if err := remarshal(defaulted, &defaultedV); err != nil {
-			return nil, nil, err
+		if !jsonValue(defaulted, &defaultedV) {
+			return nil, nil, &input.Fault{ID: "explain-json"}
 		}
 	}
 	return provenance.Attribute(outV, inV, defaultedV, placeOf(obj), runs), names, nil
@@ -481,7 +460,34 @@ func (e *Engine) explainObject(ctx context.Context, p *prepared, obj runtime.Obj
 type tracedTemplates struct {
 	mu       sync.Mutex
 	by       map[string]*provenance.Traced
+	texts    map[string]templateText
 	observed sync.Pool // of *observedTemplates
+}
+
+// templateText is a template's text as a Provenance reads it: its lines, and whose it is
+// (Provenance.Whose).
+type templateText struct {
+	lines []string
+	whose string
+}
+
+// text is template name's lines and whose it is (raw: the installation's templates' text),
+// made the first time it is asked for.
+func (tt *tracedTemplates) text(name string, raw map[string]string) templateText {
+	tt.mu.Lock()
+	defer tt.mu.Unlock()
+	if t, ok := tt.texts[name]; ok {
+		return t
+	}
+	t := templateText{lines: strings.Split(raw[name], "\n"), whose: "mesh"}
+	if builtin, ok := builtinTemplates()[name]; ok && builtin == raw[name] {
+		t.whose = "istio"
+	}
+	if tt.texts == nil {
+		tt.texts = map[string]templateText{}
+	}
+	tt.texts[name] = t
+	return t
 }
 
 // observedTemplates are an installation's templates observed, and their observer.
@@ -546,13 +552,4 @@ func prefixed(prefix, path string) string {
 		return prefix + path
 	}
 	return prefix + "." + path
-}
-
-// remarshal decodes v's JSON into out.
-func remarshal(v any, out any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(b, out)
 }

@@ -193,6 +193,13 @@ func finishChunk(d Document, obj runtime.Object, out any, j []byte, warnings []s
 	return d
 }
 
+// seesDefaults says the injector is webhook mode's, which sees an object with the API server's
+// defaults (unless it is asked to see it as written).
+func seesDefaults(injector inject.Injector) bool {
+	w, ok := injector.(*webhookInjector)
+	return ok && !w.asWritten
+}
+
 // intoObject calls Istio's IntoObject and turns a panic inside it into an error: a playground
 // must survive whatever is pasted into it. The panic's value is returned too, for the fuzz test.
 // IntoObject takes no context, but calls its injector for each object it injects — each item of
@@ -211,7 +218,7 @@ func intoObject(ctx context.Context, in *Install, injector inject.Injector, obj 
 	if webhook {
 		injector = w.reporting(warn)
 	}
-	defaults := webhook && !w.asWritten
+	defaults := seesDefaults(injector)
 	if defaults {
 		// As in a cluster, the webhook sees the object with the API server's defaults
 		// (apidefaults.go).

@@ -119,7 +119,7 @@ func diffMap(path string, a, b map[string]any, out *[]Change) {
 		case !inA:
 			// A new list of named things reads better (and pairs into moves) element by element.
 			if l, ok := bv.([]any); ok && len(l) > 0 {
-				if _, named := names(l); named {
+				if _, named := Names(l); named {
 					diffList(p, nil, l, out)
 					continue
 				}
@@ -127,7 +127,7 @@ func diffMap(path string, a, b map[string]any, out *[]Change) {
 			*out = append(*out, Change{Path: p, Kind: Added, New: bv})
 		case !inB:
 			if l, ok := av.([]any); ok && len(l) > 0 {
-				if _, named := names(l); named {
+				if _, named := Names(l); named {
 					diffList(p, l, nil, out)
 					continue
 				}
@@ -140,8 +140,8 @@ func diffMap(path string, a, b map[string]any, out *[]Change) {
 }
 
 func diffList(path string, a, b []any, out *[]Change) {
-	an, aok := names(a)
-	bn, bok := names(b)
+	an, aok := Names(a)
+	bn, bok := Names(b)
 	if !aok || !bok || (len(a) == 0 && len(b) == 0) {
 		if diffIptablesArgs(path, a, b, out) {
 			return
@@ -245,8 +245,9 @@ func diffScalars(path string, a, b []any, out *[]Change) {
 	}
 }
 
-// names returns the "name" of every element if the list is a list of uniquely named maps.
-func names(l []any) ([]string, bool) {
+// Names returns the "name" of every element if the list is a list of uniquely named maps: how
+// the field diff pairs a list (by name, '[web]') rather than by position.
+func Names(l []any) ([]string, bool) {
 	out := make([]string, 0, len(l))
 	seen := make(map[string]bool, len(l))
 	for _, e := range l {

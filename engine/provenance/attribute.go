@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/sidecarlab/sidecarlab/engine/diff"
 	"github.com/sidecarlab/sidecarlab/engine/yamldoc"
 )
 
@@ -54,10 +55,10 @@ func Leaves(prefix string, v any) []Leaf {
 			}
 		case []any:
 			if len(v) > 0 {
-				named := valueNames(v)
+				named, byName := diff.Names(v) // the field diff's pairing of a list, by name
 				for i, e := range v {
 					p := path + "[" + strconv.Itoa(i) + "]"
-					if named != nil {
+					if byName {
 						p = path + "[" + named[i] + "]"
 					}
 					walk(p, e)
@@ -68,26 +69,6 @@ func Leaves(prefix string, v any) []Leaf {
 		out = append(out, Leaf{Path: path, Value: v})
 	}
 	walk(prefix, v)
-	return out
-}
-
-// valueNames are the "name" of each element of a list when every element is a map with a
-// string name of its own; nil otherwise (names, for decoded values).
-func valueNames(l []any) []string {
-	out := make([]string, 0, len(l))
-	seen := map[string]bool{}
-	for _, e := range l {
-		m, ok := e.(map[string]any)
-		if !ok {
-			return nil
-		}
-		n, ok := m["name"].(string)
-		if !ok || n == "" || seen[n] {
-			return nil
-		}
-		seen[n] = true
-		out = append(out, n)
-	}
 	return out
 }
 

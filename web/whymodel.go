@@ -10,6 +10,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/engine/provenance"
 	"github.com/sidecarlab/sidecarlab/engine/yamldoc"
 	"github.com/sidecarlab/sidecarlab/i18n"
+	"github.com/sidecarlab/sidecarlab/wording"
 )
 
 // WhyPage is why a field of an injected document is there: its leaves, grouped by what wrote
@@ -161,11 +162,9 @@ func whyGroup(l *i18n.Localizer, ps []engine.Provenance, source func(string) str
 		g.Says = l.N(id, len(wrote), "Template", p.Template, "Define", p.Define, "Lines", strings.Join(lines, ", "))
 		g.Excerpt = excerpt(source(p.Template), wrote, p.Conditions)
 		for _, c := range p.Conditions {
-			id := "page.why.taken"
-			if !c.Taken {
-				id = "page.why.else"
-			}
-			wc := WhyCondition{Says: l.T(id, "Kind", c.Kind, "Text", yamldoc.Clip(c.Text), "Line", c.Line)}
+			shown := c
+			shown.Text = yamldoc.Clip(c.Text)
+			wc := WhyCondition{Says: wording.In(l).Branch(shown)}
 			if c.Try != nil {
 				if wc.TryHref = try(*c.Try); wc.TryHref != "" {
 					wc.Try = l.T("page.why.try", "Step", c.Try.Cause())
@@ -194,28 +193,12 @@ func whyGroup(l *i18n.Localizer, ps []engine.Provenance, source func(string) str
 
 // whyInput is one input in words, linked to where the reader changes it.
 func whyInput(l *i18n.Localizer, in engine.ProvenanceInput, manifestHref, settingsHref string) WhyInput {
-	kind := l.T("cli.explain.kind." + string(in.Kind))
-	w := WhyInput{}
-	switch {
-	case in.Kind == provenance.InputDefault:
-		w.Says = l.T("cli.explain.reads-default", "Value", in.Value)
-	case in.Line > 0:
-		w.Says, w.Href = l.T("cli.explain.reads-line", "Kind", kind, "Name", in.Name, "Value", in.Value, "Line", in.Line), manifestHref
-	case in.Value != "":
-		w.Says = l.T("cli.explain.reads-value", "Kind", kind, "Name", in.Name, "Value", in.Value)
-	default:
-		w.Says = l.T("cli.explain.reads", "Kind", kind, "Name", in.Name)
-	}
-	if in.From != "" {
-		w.Says += " " + l.T("cli.explain.from-"+in.From)
-	}
+	w := WhyInput{Says: wording.In(l).Reads(in)}
 	switch in.Kind {
 	case provenance.InputValues, provenance.InputMeshConfig, provenance.InputProxyConfig:
 		w.Href = settingsHref
 	case provenance.InputAnnotation, provenance.InputLabel:
-		if w.Href == "" {
-			w.Href = manifestHref
-		}
+		w.Href = manifestHref
 	}
 	return w
 }

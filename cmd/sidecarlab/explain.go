@@ -108,14 +108,10 @@ func explainText(c *cli, fields []engine.Provenance) string {
 			}
 			b.WriteString("  " + c.T(id, "Template", f.Template, "Define", f.Define, "Line", f.Line, "Text", strings.TrimSpace(f.Text)) + "\n")
 			for _, cond := range f.Conditions {
-				id := "cli.explain.taken"
-				if !cond.Taken {
-					id = "cli.explain.else"
-				}
-				b.WriteString("  " + c.T(id, "Kind", cond.Kind, "Text", cond.Text, "Line", cond.Line) + "\n")
+				b.WriteString("  " + c.words().Branch(cond) + "\n")
 			}
 			for _, in := range f.Inputs {
-				b.WriteString("  " + readsText(c, in) + "\n")
+				b.WriteString("  " + c.words().Reads(in) + "\n")
 			}
 		case provenance.FromInput:
 			if f.InputLine > 0 {
@@ -128,27 +124,4 @@ func explainText(c *cli, fields []engine.Provenance) string {
 		}
 	}
 	return b.String()
-}
-
-// readsText is one input a line reads: its kind and name, its value, its manifest line, and for
-// a ProxyConfig field whose it is.
-func readsText(c *cli, in engine.ProvenanceInput) string {
-	if in.From != "" {
-		return readsValue(c, in) + " " + c.T("cli.explain.from-"+in.From)
-	}
-	return readsValue(c, in)
-}
-
-// readsValue is readsText without whose.
-func readsValue(c *cli, in engine.ProvenanceInput) string {
-	kind := c.T("cli.explain.kind." + string(in.Kind))
-	switch {
-	case in.Kind == provenance.InputDefault:
-		return c.T("cli.explain.reads-default", "Value", in.Value)
-	case in.Line > 0:
-		return c.T("cli.explain.reads-line", "Kind", kind, "Name", in.Name, "Value", in.Value, "Line", in.Line)
-	case in.Value != "":
-		return c.T("cli.explain.reads-value", "Kind", kind, "Name", in.Name, "Value", in.Value)
-	}
-	return c.T("cli.explain.reads", "Kind", kind, "Name", in.Name)
 }

@@ -1,17 +1,22 @@
 package handlers
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/sidecarlab/sidecarlab/engine/diff"
 	"github.com/sidecarlab/sidecarlab/engine/input"
+	"github.com/sidecarlab/sidecarlab/engine/provenance"
 	"github.com/sidecarlab/sidecarlab/i18n"
 
 	"github.com/google/go-cmp/cmp"
@@ -351,4 +356,67 @@ func TestLabStepsNameTheirTemplateLines(t *testing.T) {
 	if got := lineRanges([]int{2, 3, 5, 6, 9}); got != "2–3, 5–6, 9" {
 		t.Errorf("lineRanges: %q", got)
 	}
+}
+
+// learnLines finds, with Istio's templates observed (Explain), the template lines each of the
+// lab's annotation steps switches, by step id. A step whose changes only remove fields (inject:
+// false: Istio's code decides, not a template) switches none.
+func (lp *labPath) learnLines(ctx context.Context, eng Engine) (map[string][]labLines, error) {
+	switches := map[string][]labLines{}
+	for i := range lp.steps {
+		s := &lp.steps[i]
+		if s.state == nil || len(s.state.Steps) == 0 {
+			continue
+		}
+		k := len(s.state.Steps)
+		tl, err := eng.Timeline(ctx, []byte(s.state.Manifest), s.state.Steps, s.state.Settings)
+		if err != nil {
+			return nil, err
+		}
+		changes, err := tl.Steps[k].Changes(ctx)
+		if err != nil {
+			return nil, err
+		}
+		prs, err := eng.Explain(ctx, []byte(s.state.Manifest), s.state.Steps, s.state.Settings)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range changes {
+			if c.Kind == diff.Removed || c.Kind == diff.Moved {
+				continue
+			}
+			path := strings.TrimSuffix(c.Path, "["+c.Flag+"]")
+			under, _, _ := engine.FieldProvenance(prs, c.Doc, path)
+			for _, p := range under {
+				if p.Source != provenance.FromTemplate {
+					continue
+				}
+				if c.Flag != "" && p.Value != c.Flag && p.Value != fmt.Sprint(c.New) {
+					continue // an istio-iptables flag's change: the flag and its value, not every argument
+				}
+				lines := slices.Clone(p.Lines)
+				for _, cond := range p.Conditions {
+					lines = append(lines, cond.Line)
+				}
+				switches[s.text] = addLines(switches[s.text], p.Template, p.Define, lines)
+			}
+		}
+	}
+	return switches, nil
+}
+
+// addLines adds lines of a template (its define) to ls, each once, in order.
+func addLines(ls []labLines, template, define string, lines []int) []labLines {
+	i := slices.IndexFunc(ls, func(l labLines) bool { return l.Template == template && l.Define == define })
+	if i < 0 {
+		ls = append(ls, labLines{Template: template, Define: define})
+		i = len(ls) - 1
+	}
+	for _, n := range lines {
+		if !slices.Contains(ls[i].Lines, n) {
+			ls[i].Lines = append(ls[i].Lines, n)
+		}
+	}
+	slices.Sort(ls[i].Lines)
+	return ls
 }

@@ -11,25 +11,9 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine/input"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 	"github.com/sidecarlab/sidecarlab/permalink"
 )
-
-// whyDeployment is a Deployment whose proxy holds the application until it starts.
-const whyDeployment = `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-spec:
-  selector:
-    matchLabels: {app: web}
-  template:
-    metadata:
-      labels: {app: web}
-    spec:
-      containers:
-      - name: web
-        image: nginx
-`
 
 // TestWhyPage: in the field diff, the change that holdApplicationUntilProxyStarts made (the
 // proxy's postStart hook) links to why it is there; the link is reached and followed with the
@@ -40,7 +24,7 @@ func TestWhyPage(t *testing.T) {
 	t.Parallel()
 	ctx := browser(t)
 	sh := newShots(t)
-	st := api.State{Manifest: whyDeployment, Steps: []input.Step{{Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStarts: true"}}}
+	st := api.State{Manifest: testkit.Deployment, Steps: []input.Step{{Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStarts: true"}}}
 	link := `tr[data-path="spec.template.spec.containers[istio-proxy].lifecycle"] [data-testid="why-link"]`
 	do(ctx, t, chromedp.EmulateViewport(1440, 900), chromedp.Navigate(baseURL+"/?s="+permalink.Encode(st)), shown(link))
 	do(ctx, t, focusOn(link), chromedp.KeyEvent(kb.Enter))

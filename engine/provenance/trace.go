@@ -42,8 +42,6 @@ type Node struct {
 	Conditions []Condition `json:"conditions,omitempty"`
 	// Inputs are what an action reads (through the variables and the dot it uses, too).
 	Inputs []Input `json:"inputs,omitempty"`
-	// text is a text node's text, for the line of a byte inside it.
-	text string
 }
 
 // Condition is one branch a node sits in: an if, with or range as written (its pipeline), on
@@ -155,7 +153,7 @@ func (tr *Traced) mark(t *parse.Tree, list *parse.ListNode, name string, conds [
 	for _, n := range list.Nodes {
 		switch v := n.(type) {
 		case *parse.TextNode:
-			node := &Node{Template: name, Line: lineOf(t, v), Text: string(v.Text), text: string(v.Text), Conditions: conds}
+			node := &Node{Template: name, Line: lineOf(t, v), Text: string(v.Text), Conditions: conds}
 			out = append(out, tr.markFor(node, next))
 			if e, ok := tr.dropped(node.ID); ok {
 				n = nil
@@ -304,7 +302,7 @@ func (r *Rendering) At(off int) (*Node, int) {
 	}
 	line := n.Line
 	if !n.Action {
-		line += strings.Count(n.text[:min(off-s.Start, len(n.text))], "\n")
+		line += strings.Count(n.Text[:min(off-s.Start, len(n.Text))], "\n") // a text node writes its Text as it is
 	}
 	return n, line
 }

@@ -103,8 +103,10 @@ type ProvenanceCode struct {
 
 // Explain injects manifest as Inject does, with Istio's templates observed as they run, and
 // says where each leaf of each injected document came from, in every mode (in webhook mode, a
-// default the API server gave the object is the API server's). A custom installation's
-// templates run in the isolated worker: they are refused for now.
+// default the API server gave the object is the API server's). A document Istio refuses has
+// nothing to explain; when no document is explained, the first refusal is the answer, as Inject
+// says it. A custom installation's templates run in the isolated worker: they are refused for
+// now.
 func (e *Engine) Explain(ctx context.Context, manifest []byte, steps []input.Step, s Settings) ([]Provenance, error) {
 	p, err := e.prepare(ctx, manifest, steps, s)
 	if err != nil {
@@ -115,11 +117,16 @@ func (e *Engine) Explain(ctx context.Context, manifest []byte, steps []input.Ste
 	}
 	ann := annotationsAt(steps, len(steps))
 	out := []Provenance{}
+	// refused is the first document Istio refused: the answer when no document is explained.
+	var refused *input.Error
 	for i, c := range p.chunks {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		d, obj := prepareChunk(c, i+1, ann)
+		if d.Error != nil && refused == nil {
+			refused = d.Error
+		}
 		if obj == nil || d.Error != nil {
 			continue
 		}
@@ -136,9 +143,15 @@ func (e *Engine) Explain(ctx context.Context, manifest []byte, steps []input.Ste
 		}
 		text := yamldoc.ParseText(c.text)
 		for k, o := range objs {
-			fields, names, err := e.explainObject(ctx, p, o)
+			fields, names, failed, err := e.explainObject(ctx, p, o)
 			if err != nil {
 				return nil, err
+			}
+			if failed != nil {
+				if refused == nil {
+					refused = finishChunk(d, o, nil, nil, nil, nil, failed).Error // as Inject says it
+				}
+				continue
 			}
 			read, _, _, _ := podTemplate(o)
 			podSets := podProxyConfigKeys(read) // once for all the object's leaves
@@ -160,6 +173,9 @@ func (e *Engine) Explain(ctx context.Context, manifest []byte, steps []input.Ste
 				out = append(out, pr)
 			}
 		}
+	}
+	if len(out) == 0 && refused != nil {
+		return nil, refused
 	}
 	return out, nil
 }
@@ -408,10 +424,12 @@ type explainedRun struct {
 
 // explainObject injects one object with the templates observed and attributes its leaves; the
 // runs are its template runs, by Attribution.Run.
-func (e *Engine) explainObject(ctx context.Context, p *prepared, obj runtime.Object) ([]provenance.Attribution, []explainedRun, error) {
+//
+// Istio's own failure on the object is failed (the error is for the explanation itself).
+func (e *Engine) explainObject(ctx context.Context, p *prepared, obj runtime.Object) (_ []provenance.Attribution, _ []explainedRun, failed, err error) {
 	set, err := p.install.traced.observe(p.install)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	defer p.install.traced.done(set)
 	o := set.observer
@@ -419,18 +437,18 @@ func (e *Engine) explainObject(ctx context.Context, p *prepared, obj runtime.Obj
 	watched.templates = set.templates
 	out, _, _, err := intoObject(ctx, &watched, p.injector, obj.DeepCopyObject())
 	if err != nil {
-		return nil, nil, nil // the document's error is Inject's to report
+		return nil, nil, err, nil // Istio refused it: nothing to explain
 	}
 	var runs []provenance.Named
 	var names []explainedRun
 	for _, r := range o.Runs() {
 		tr, err := p.install.traced.get(r.Template, p.install.templates[r.Template])
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		rendering, err := tr.Run(r.Data)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		runs = append(runs, provenance.Named{Template: r.Template, Rendering: rendering})
 		run := explainedRun{template: r.Template}
@@ -441,17 +459,17 @@ func (e *Engine) explainObject(ctx context.Context, p *prepared, obj runtime.Obj
 	}
 	var outV, inV, defaultedV any
 	if !jsonValue(out, &outV) || !jsonValue(obj, &inV) {
-		return nil, nil, &input.Fault{ID: "explain-json"}
+		return nil, nil, nil, &input.Fault{ID: "explain-json"}
 	}
 	if seesDefaults(p.injector) {
 		// What the webhook saw: the object with the API server's defaults (intoObject).
 		defaulted := obj.DeepCopyObject()
 		APIDefault(defaulted)
 		if !jsonValue(defaulted, &defaultedV) {
-			return nil, nil, &input.Fault{ID: "explain-json"}
+			return nil, nil, nil, &input.Fault{ID: "explain-json"}
 		}
 	}
-	return provenance.Attribute(outV, inV, defaultedV, placeOf(obj), runs), names, nil
+	return provenance.Attribute(outV, inV, defaultedV, placeOf(obj), runs), names, nil, nil
 }
 
 // tracedTemplates are an installation's templates traced (provenance.Trace), by name, each made

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -506,5 +507,23 @@ func TestExplainOwnTemplate(t *testing.T) {
 	}
 	if proxy == nil || proxy.Template != "sidecar" || proxy.Whose != "istio" {
 		t.Errorf("the proxy's image: %+v", proxy)
+	}
+}
+
+// TestExplainRefused: a document Istio refuses is not explained; when no document is, Istio's
+// refusal of the first is the answer (the document's error, as Inject has it); beside a document
+// Istio injects, that one is explained.
+func TestExplainRefused(t *testing.T) {
+	e := testEngine(t)
+	bad := "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations:\n    sidecar.istio.io/interceptionMode: SIDEWAYS\nspec:\n  containers:\n  - name: app\n    image: nginx\n"
+	_, err := e.Explain(t.Context(), []byte(bad), nil, Settings{})
+	r := mustInject(t, e, []byte(bad), nil, Settings{})
+	var ie *input.Error
+	if !errors.As(err, &ie) || len(r.Errors()) != 1 || ie.Error() != r.Errors()[0].Error() {
+		t.Fatalf("explain: %v; inject: %v", err, r.Errors())
+	}
+	prs, err := e.Explain(t.Context(), []byte(bad+"---\n"+string(readFile(t, "testdata/corpus/pod.yaml"))), nil, Settings{})
+	if err != nil || len(prs) == 0 || prs[0].Doc != 2 {
+		t.Fatalf("beside a good document: %v, %d fields", err, len(prs))
 	}
 }

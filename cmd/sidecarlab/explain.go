@@ -84,6 +84,8 @@ func newExplainCmd(c *cli) *cobra.Command {
 func explained(c *cli, all []engine.Provenance, doc int, path string) ([]engine.Provenance, error) {
 	out, doc, found := engine.FieldProvenance(all, doc, path)
 	switch {
+	case len(all) == 0:
+		return nil, usageError{c.T("cli.explain.none")}
 	case !found:
 		return nil, usageError{c.T("cli.explain.no-doc", "Doc", doc)}
 	case len(out) == 0:

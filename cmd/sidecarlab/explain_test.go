@@ -86,3 +86,20 @@ func TestExplainTextSaysWhoseTemplate(t *testing.T) {
 		t.Errorf("mesh %q, istio %q", mesh, istio)
 	}
 }
+
+// TestExplainRefusedAndEmpty: a document Istio refuses is explained by Istio's refusal, as
+// inject says it (exit 1); an input with no workload Istio injects says so (exit 2).
+func TestExplainRefusedAndEmpty(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"cm.yaml":  "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n",
+		"bad.yaml": "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations:\n    sidecar.istio.io/interceptionMode: SIDEWAYS\nspec:\n  containers:\n  - name: app\n    image: nginx\n",
+	})
+	_, _, err := runCLI(t, "", "explain", "-f", dir+"/bad.yaml")
+	_, _, injectErr := runCLI(t, "", "inject", "-f", dir+"/bad.yaml")
+	if exitCodeOf(err) != 1 || exitCodeOf(injectErr) != 1 || !strings.Contains(errText(err), "invalid value 'SIDEWAYS'") || !strings.Contains(errText(err), "document 1, line 1") {
+		t.Errorf("refused: %d %v (inject %d)", exitCodeOf(err), err, exitCodeOf(injectErr))
+	}
+	if _, _, err := runCLI(t, "", "explain", "-f", dir+"/cm.yaml"); exitCodeOf(err) != 2 || !strings.Contains(errText(err), "no document of the input is a workload") {
+		t.Errorf("no workload: %d %v", exitCodeOf(err), err)
+	}
+}

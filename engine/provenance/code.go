@@ -63,6 +63,7 @@ var codeFields = []struct {
 	{regexp.MustCompile(`^spec\.(initContainers|containers)\[[^\]]+\]\.env\[ISTIO_META_(CLUSTER_ID|NETWORK)\]\.value$`), Code{Func: "overwriteClusterInfo", File: "pkg/kube/inject/inject.go", Line: 941, Module: "istio.io/istio"}},
 	{regexp.MustCompile(`^spec\.initContainers\[(istio-init|istio-validation)\]\.args\[\d+\]$`), istioCode("adjustInitContainerUser", 596)},
 	{regexp.MustCompile(`^spec\.containers$`), Code{Func: "moveContainer", File: "pkg/kube/inject/webhook.go", Line: 276, Module: "istio.io/istio"}},
+	{regexp.MustCompile(`^spec\.(initContainers|containers)\[[^\]]+\]\.env\[[^\]]+\]\.valueFrom\.resourceFieldRef\.divisor$`), Code{Func: "ResourceFieldSelector", File: "core/v1/types.go", Module: "k8s.io/api", Line: 2559}},
 	{regexp.MustCompile(`^spec\.(initContainers|containers)\[[^\]]+\]\.resources$`), Code{Func: "Container", File: "core/v1/types.go", Module: "k8s.io/api", Line: 2909}},
 }
 

@@ -105,16 +105,23 @@ type ProvenanceCode struct {
 // says where each leaf of each injected document came from, in every mode (in webhook mode, a
 // default the API server gave the object is the API server's). A document Istio refuses has
 // nothing to explain; when no document is explained, the first refusal is the answer, as Inject
-// says it. A custom installation's templates run in the isolated worker: they are refused for
-// now.
+// says it. A custom installation's templates run in the isolated worker, and so does its
+// explanation (ExplainJob): it comes back through the worker's protocol, bounded as its every
+// answer is.
 func (e *Engine) Explain(ctx context.Context, manifest []byte, steps []input.Step, s Settings) ([]Provenance, error) {
 	p, err := e.prepare(ctx, manifest, steps, s)
 	if err != nil {
 		return nil, err
 	}
 	if e.isolates(p) {
-		return nil, &input.Error{Field: "mode", ID: "explain-mode"}
+		return e.explainIsolated(ctx, p, manifest, steps)
 	}
+	return explainPrepared(ctx, p, steps, e.catalog)
+}
+
+// explainPrepared explains p's documents (Explain), in this process: cat is the catalog a
+// condition's Try takes its example values from.
+func explainPrepared(ctx context.Context, p *prepared, steps []input.Step, cat *catalog.Catalog) ([]Provenance, error) {
 	ann := annotationsAt(steps, len(steps))
 	out := []Provenance{}
 	// refused is the first document Istio refused: the answer when no document is explained.
@@ -143,7 +150,7 @@ func (e *Engine) Explain(ctx context.Context, manifest []byte, steps []input.Ste
 		}
 		text := yamldoc.ParseText(c.text)
 		for k, o := range objs {
-			fields, names, failed, err := e.explainObject(ctx, p, o)
+			fields, names, failed, err := explainObject(ctx, p, o)
 			if err != nil {
 				return nil, err
 			}
@@ -162,7 +169,7 @@ func (e *Engine) Explain(ctx context.Context, manifest []byte, steps []input.Ste
 				switch f.Source {
 				case provenance.FromTemplate:
 					src := p.install.traced.text(names[f.Run].template, p.install.rawTemplates)
-					pr.explainTemplate(f, names[f.Run], src.lines, src.whose, read, podSets, e.catalog, func(field string) int {
+					pr.explainTemplate(f, names[f.Run], src.lines, src.whose, read, podSets, cat, func(field string) int {
 						return docLine(c.line, text, prefixed(prefixes[k], field))
 					}, place)
 				case provenance.FromInput:
@@ -426,7 +433,7 @@ type explainedRun struct {
 // runs are its template runs, by Attribution.Run.
 //
 // Istio's own failure on the object is failed (the error is for the explanation itself).
-func (e *Engine) explainObject(ctx context.Context, p *prepared, obj runtime.Object) (_ []provenance.Attribution, _ []explainedRun, failed, err error) {
+func explainObject(ctx context.Context, p *prepared, obj runtime.Object) (_ []provenance.Attribution, _ []explainedRun, failed, err error) {
 	set, err := p.install.traced.observe(p.install)
 	if err != nil {
 		return nil, nil, nil, err

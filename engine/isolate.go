@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/sidecarlab/sidecarlab/engine/catalog"
 	"github.com/sidecarlab/sidecarlab/engine/input"
 
 	"istio.io/istio/pkg/kube/inject"
@@ -30,10 +31,11 @@ type Isolator interface {
 	IsolatesNetwork() bool
 }
 
-// Job is one piece of isolated work: exactly one of Render and Inject is set.
+// Job is one piece of isolated work: exactly one of Render, Inject and Explain is set.
 type Job struct {
-	Render *RenderJob `json:"render,omitempty"`
-	Inject *InjectJob `json:"inject,omitempty"`
+	Render  *RenderJob  `json:"render,omitempty"`
+	Inject  *InjectJob  `json:"inject,omitempty"`
+	Explain *ExplainJob `json:"explain,omitempty"`
 }
 
 // RenderJob renders an installation's ConfigMaps from install options, checking them against
@@ -52,11 +54,23 @@ type InjectJob struct {
 	Objects    []json.RawMessage `json:"objects"`
 }
 
-// JobResult is what a job made: the ConfigMaps of a render, or one Injected per object. Error is
-// a problem with the input; Fail is any other failure, which is not shown to users.
+// ExplainJob explains a manifest (Engine.Explain) under a rendered installation, in the mode of
+// Settings: the manifest as given and its annotation steps, which the engine has checked.
+type ExplainJob struct {
+	ConfigMaps ConfigMaps     `json:"configMaps"`
+	Options    InstallOptions `json:"options"`
+	Settings   Settings       `json:"settings"`
+	Manifest   string         `json:"manifest"`
+	Steps      []input.Step   `json:"steps,omitempty"`
+}
+
+// JobResult is what a job made: the ConfigMaps of a render, one Injected per object, or an
+// explanation. Error is a problem with the input; Fail is any other failure, which is not shown
+// to users.
 type JobResult struct {
 	ConfigMaps *ConfigMaps  `json:"configMaps,omitempty"`
 	Injected   []Injected   `json:"injected,omitempty"`
+	Provenance []Provenance `json:"provenance,omitempty"`
 	Error      *input.Error `json:"error,omitempty"`
 	// ErrorID and ErrorParams are Error's ID and Params, which its JSON leaves out (the API's
 	// JSON does not change): they cross from the worker here.
@@ -112,10 +126,51 @@ func RunJob(ctx context.Context, job Job) *JobResult {
 			}
 			res.Injected = append(res.Injected, injectOne(ctx, in, injector, raw))
 		}
+	case job.Explain != nil:
+		j := job.Explain
+		in, err := buildInstall(j.Options, j.ConfigMaps, TrustedInstalls(), nil)
+		if err != nil {
+			res.setErr(err)
+			return res
+		}
+		cl := newClusters()
+		defer cl.close()
+		injector, err := cl.injectorFor(j.Settings, in)
+		if err != nil {
+			res.setErr(err)
+			return res
+		}
+		chunks, err := splitDocuments([]byte(j.Manifest))
+		if err != nil {
+			res.setErr(err)
+			return res
+		}
+		p := &prepared{settings: j.Settings, install: in, injector: injector, chunks: chunks}
+		if res.Provenance, err = explainPrepared(ctx, p, j.Steps, catalog.DefaultCatalog()); err != nil {
+			res.setErr(err)
+		}
 	default:
 		res.Fail = "empty job"
 	}
 	return res
+}
+
+// explainIsolated explains p's documents in the isolator (manifest and steps: as given to
+// Explain, which checked them): Istio's injector and the templates observed run there, and the
+// explanation is read back here.
+func (e *Engine) explainIsolated(ctx context.Context, p *prepared, manifest []byte, steps []input.Step) ([]Provenance, error) {
+	job := &ExplainJob{ConfigMaps: p.install.configMaps(), Options: p.install.Options, Settings: p.settings, Manifest: string(manifest), Steps: steps}
+	res, err := e.opts.Isolator.Run(ctx, Job{Explain: job})
+	if err != nil {
+		return nil, err
+	}
+	if err := res.err(); err != nil {
+		return nil, err
+	}
+	if res.Provenance == nil {
+		return []Provenance{}, nil
+	}
+	return res.Provenance, nil
 }
 
 func injectOne(ctx context.Context, in *Install, injector inject.Injector, raw []byte) Injected {

@@ -2,11 +2,15 @@ package handlers
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
+	"reflect"
 	"strings"
 	"sync"
 	"syscall"
@@ -15,6 +19,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/engine/input"
 	"github.com/sidecarlab/sidecarlab/internal/testkit"
 	"github.com/sidecarlab/sidecarlab/permalink"
 	"github.com/sidecarlab/sidecarlab/sandbox"
@@ -143,15 +148,68 @@ func workersCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// TestIsolatedExplainRefused: an installation whose templates run in a worker is not explained
-// (yet): include=provenance is a 422 that says so, while the same request without it answers.
-func TestIsolatedExplainRefused(t *testing.T) {
+// TestIsolatedExplain: an installation whose templates run in a worker is explained there, and
+// the explanation that comes back is the one this process makes of the same installation (an
+// engine that runs templates in process): the mesh's own template by its own lines, Istio's by
+// Istio's. An explanation over what the server takes from a worker is a 422 that says so, where
+// the injection alone fits.
+func TestIsolatedExplain(t *testing.T) {
 	h := isolatedServer(t)
-	req := api.InjectRequest{Manifest: testkit.Deployment, Settings: engine.Settings{Install: engine.InstallOptions{Overlay: withTemplate(`{{ "plain" }}`)}}}
-	if status, body, _ := postAPI(t, h, "?include=output", req); status != http.StatusOK {
-		t.Fatalf("without provenance: %d %s", status, body)
+	req := api.InjectRequest{Manifest: testkit.Deployment, Steps: selectMine, Settings: engine.Settings{Install: engine.InstallOptions{Overlay: withTemplate(`{{ "plain" }}`)}}}
+	status, body, _ := postAPI(t, h, "?include=provenance", req)
+	if status != http.StatusOK {
+		t.Fatalf("with provenance: %d %s", status, body)
 	}
-	if status, body, _ := postAPI(t, h, "?include=provenance", req); status != http.StatusUnprocessableEntity || !strings.Contains(body, "custom installation, whose templates run in an isolated worker") {
-		t.Errorf("with provenance: %d %s", status, body)
+	var got api.InjectResponse
+	if err := json.Unmarshal([]byte(body), &got); err != nil {
+		t.Fatal(err)
+	}
+	eng, err := engine.New(t.Context(), engine.Options{InstallPolicy: engine.InstallPolicy{AllowCustomTemplates: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := eng.Explain(t.Context(), []byte(req.Manifest), req.Steps, req.Settings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.Provenance, want) {
+		t.Fatalf("the worker's explanation (%d leaves) is not this process's (%d leaves)", len(got.Provenance), len(want))
+	}
+	whose := map[string]int{}
+	for _, p := range got.Provenance {
+		whose[p.Template+"/"+p.Whose]++
+		if p.Path == "spec.template.metadata.annotations.leak" && (p.Template != "mine" || p.Whose != "mesh" || p.Line != 3 || !strings.Contains(p.Text, `leak: 'got-{{ "plain" }}'`)) {
+			t.Errorf("the mesh's own template's leaf: %+v", p)
+		}
+	}
+	if whose["mine/mesh"] != 1 || whose["sidecar/istio"] < 50 {
+		t.Errorf("leaves by template and whose: %v", whose)
+	}
+	// The why page of the mesh's own leaf, from the worker's explanation.
+	why := get(t, h, "/why?"+url.Values{"s": {permalink.Encode(api.State{Manifest: req.Manifest, Steps: req.Steps, Settings: req.Settings})}, "path": {"spec.template.metadata.annotations.leak"}}.Encode())
+	if why.status != http.StatusOK {
+		t.Fatalf("why: %d %s", why.status, why.body)
+	}
+	if wrote, says := why.doc.Find(`[data-testid="why-lines"] tr.wrote`).Text(), why.doc.Find(`[data-testid="why-says"]`).Text(); !strings.Contains(wrote, `got-{{ "plain" }}`) || !strings.Contains(says, "mine") {
+		t.Errorf("why: wrote %q, says %q", wrote, says)
+	}
+
+	sb, err := sandbox.New(t.Context(), sandbox.Config{Command: []string{os.Args[0], "worker"}, Limits: isolatedLimits, MaxOutput: 256 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	small, err := engine.New(t.Context(), engine.Options{InstallPolicy: engine.InstallPolicy{AllowCustomTemplates: true}, Isolator: sandbox.Isolator(sb)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The render's answer is ~120 KB, four injections' ~40 KB, their explanation ~600 KB.
+	four := []byte(strings.Repeat(testkit.Deployment+"\n---\n", 4))
+	if _, err := small.Inject(t.Context(), four, req.Steps, req.Settings); err != nil {
+		t.Fatalf("the injection over a small bound: %v", err)
+	}
+	_, err = small.Explain(t.Context(), four, req.Steps, req.Settings)
+	var ie *input.Error
+	if !errors.As(err, &ie) || ie.ID != "explain-too-large" || !strings.Contains(ie.Text(), "256 KiB") {
+		t.Errorf("the explanation over a small bound: %v", err)
 	}
 }

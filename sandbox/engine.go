@@ -32,7 +32,7 @@ func (i isolator) Run(ctx context.Context, job engine.Job) (*engine.JobResult, e
 		}
 		var oe *OutputError
 		if errors.As(err, &oe) {
-			return nil, outputTooLarge(oe.Max)
+			return nil, outputTooLarge(oe.Max, job.Explain != nil)
 		}
 		return nil, err
 	}
@@ -52,15 +52,20 @@ func EngineWorker(ctx context.Context, args []string, stdin io.Reader) error {
 }
 
 // outputTooLarge is the 422 of templates that wrote more than a worker may answer: what they
-// wrote would be shown in pages and raw outputs, so it is bounded like a manifest (--max-body).
+// wrote would be shown in pages and raw outputs, so it is bounded like a manifest (--max-body);
+// or, explained, whose explanation came to more (a leaf's explanation is some times its size).
 // It is lasting: the same templates write as much again.
-func outputTooLarge(max int64) *input.Error {
+func outputTooLarge(max int64, explained bool) *input.Error {
 	limit := fmt.Sprintf("%d bytes", max)
 	switch {
 	case max >= 1<<20 && max%(1<<20) == 0:
 		limit = fmt.Sprintf("%d MiB", max>>20)
 	case max >= 1<<10 && max%(1<<10) == 0:
 		limit = fmt.Sprintf("%d KiB", max>>10)
+	}
+	if explained {
+		return &input.Error{Field: "install options", ID: "explain-too-large", Params: map[string]string{"limit": limit}, Lasting: true,
+			Msg: "the explanation of what these install options' templates wrote came to more than " + limit + ", the most this server takes from the worker that runs them (as much as a manifest may be: --max-body); explain fewer documents at a time."}
 	}
 	return &input.Error{Field: "install options", ID: "template-output-too-large", Params: map[string]string{"limit": limit}, Lasting: true,
 		Msg: "the templates of these install options wrote more than " + limit + ", the most this server takes from them (as much as a manifest may be: --max-body); nothing they wrote is shown."}

@@ -589,12 +589,17 @@ func TestOutputBound(t *testing.T) {
 	if err := s.Run(t.Context(), job{Op: "write", Bytes: max - 100}, &a); err != nil || len(a.Value) != max-100 {
 		t.Fatalf("an answer under the bound: %v, %d bytes", err, len(a.Value))
 	}
-	ie := outputTooLarge(1 << 20)
-	if got := wording.English.InputText(ie); got != ie.Text() || !strings.Contains(got, "1 MiB") {
-		t.Fatalf("the English catalog says\n%q\nthe isolator says\n%q", got, ie.Text())
-	}
-	if !ie.Lasting {
-		t.Error("an answer over the bound is not lasting: the engine would start a worker for it again on every request")
+	for _, explained := range []bool{false, true} {
+		ie := outputTooLarge(1<<20, explained)
+		if got := wording.English.InputText(ie); got != ie.Text() || !strings.Contains(got, "1 MiB") {
+			t.Fatalf("the English catalog says\n%q\nthe isolator says\n%q", got, ie.Text())
+		}
+		if strings.Contains(ie.Text(), "explanation") != explained {
+			t.Errorf("explained %v: %q", explained, ie.Text())
+		}
+		if !ie.Lasting {
+			t.Error("an answer over the bound is not lasting: the engine would start a worker for it again on every request")
+		}
 	}
 }
 

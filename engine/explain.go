@@ -246,6 +246,9 @@ func (pr *Provenance) explainTemplate(f provenance.Attribution, run explainedRun
 		pr.Conditions = append(pr.Conditions, pc)
 	}
 	ins := slices.Clone(node.Inputs)
+	for _, a := range f.Field.Also {
+		ins = append(ins, a.Inputs...)
+	}
 	for _, c := range node.Conditions {
 		ins = append(ins, c.Inputs...)
 	}
@@ -297,6 +300,10 @@ func inputOf(in provenance.Input, read *metav1.ObjectMeta, run explainedRun, pod
 		pi.Value = valuesField(run.values, in.Name)
 	case in.Kind == provenance.InputMeshConfig && run.mesh != nil:
 		pi.Value = protoField(run.mesh, in.Name)
+	case in.Kind == provenance.InputComputed && run.data != nil:
+		if v := reflect.ValueOf(run.data).Elem().FieldByName(in.Name); v.IsValid() && v.CanInterface() {
+			pi.Value = leafText(v.Interface()) // what Istio computed, as the template read it
+		}
 	}
 	if in.Kind == provenance.InputProxyConfig && in.Name != "" && run.proxyConfig != nil {
 		pi.Value, pi.From = protoField(run.proxyConfig, in.Name), "mesh"
@@ -427,6 +434,8 @@ type explainedRun struct {
 	proxyConfig *meshconfig.ProxyConfig
 	mesh        *meshconfig.MeshConfig
 	values      map[string]any
+	// data is the whole of what the template ran on, for the values Istio computed.
+	data *inject.SidecarTemplateData
 }
 
 // explainObject injects one object with the templates observed and attributes its leaves; the
@@ -460,7 +469,7 @@ func explainObject(ctx context.Context, p *prepared, obj runtime.Object) (_ []pr
 		runs = append(runs, provenance.Named{Template: r.Template, Rendering: rendering})
 		run := explainedRun{template: r.Template}
 		if d, ok := r.Data.(*inject.SidecarTemplateData); ok { // Istio runs a template on &data
-			run.proxyConfig, run.mesh, run.values = d.ProxyConfig, d.MeshConfig, d.Values
+			run.proxyConfig, run.mesh, run.values, run.data = d.ProxyConfig, d.MeshConfig, d.Values, d
 		}
 		names = append(names, run)
 	}

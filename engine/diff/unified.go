@@ -131,3 +131,22 @@ func Patch(all []Line) string {
 	}
 	return sb.String()
 }
+
+// DifferingLines are the lines of a that b does not keep as they are, and those of b that a has
+// not, numbered from 1, in order (Lines' diff): none when the texts are equal.
+func DifferingLines(a, b string) (inA, inB []int) {
+	na, nb := 0, 0
+	for _, l := range Lines(a, b) {
+		switch l.op {
+		case diffmatchpatch.DiffEqual:
+			na, nb = na+1, nb+1
+		case diffmatchpatch.DiffDelete:
+			na++
+			inA = append(inA, na)
+		case diffmatchpatch.DiffInsert:
+			nb++
+			inB = append(inB, nb)
+		}
+	}
+	return inA, inB
+}

@@ -1,7 +1,9 @@
 package provenance
 
 import (
+	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -16,9 +18,12 @@ type Field struct {
 	// a list of named things by [name], any other list by [index].
 	Path string `json:"path"`
 	// Key is the node that wrote the field's key (nil for a list's element), Value the node that
-	// wrote its value; KeyLine and ValueLine their lines in the template.
+	// wrote its value — the first action that wrote part of it (- --proxyLogLevel={{ annotation
+	// … }}), or else the text that holds it; KeyLine and ValueLine their lines in the template.
 	Key, Value         *Node `json:"-"`
 	KeyLine, ValueLine int   `json:"-"`
+	// Also are the other actions that wrote part of the value, in order.
+	Also []*Node `json:"-"`
 }
 
 // Fields are the leaves of the rendering's YAML, in the order they are written; nil when the
@@ -29,20 +34,53 @@ func (r *Rendering) Fields() []Field {
 		return nil
 	}
 	starts := lineStarts(r.Text)
+	// begins are where every node of the YAML starts, in order: a value's text ends before the
+	// next one.
+	var begins []int
+	var collect func(n *yaml.Node)
+	collect = func(n *yaml.Node) {
+		begins = append(begins, offset(r.Text, starts, n.Line, n.Column))
+		for _, c := range n.Content {
+			collect(c)
+		}
+	}
+	collect(doc.Content[0])
+	slices.Sort(begins)
+	// valueText is where a value's text is: a block scalar's on the lines after its indicator
+	// (|, >), up to the next node; any other's from its start to the end of its line (or the
+	// next node, in a flow collection); without the spaces after it.
+	valueText := func(n *yaml.Node) (from, to int) {
+		from = offset(r.Text, starts, n.Line, n.Column)
+		if from < 0 {
+			return from, from
+		}
+		block := n.Kind == yaml.ScalarNode && n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0
+		if block && n.Line < len(starts) {
+			from = starts[n.Line]
+			for from < len(r.Text) && (r.Text[from] == ' ' || r.Text[from] == '\n') {
+				from++
+			}
+		}
+		to = len(r.Text)
+		if i, _ := slices.BinarySearch(begins, from+1); i < len(begins) {
+			to = begins[i]
+		}
+		if !block {
+			if eol := strings.IndexByte(r.Text[from:], '\n'); eol >= 0 {
+				to = min(to, from+eol)
+			}
+		}
+		for to > from && strings.IndexByte(" \t\r\n", r.Text[to-1]) >= 0 {
+			to--
+		}
+		return from, to
+	}
 	at := func(n *yaml.Node) (*Node, int) {
 		if n == nil {
 			return nil, 0
 		}
-		off := offset(r.Text, starts, n.Line, n.Column)
-		if n.Kind == yaml.ScalarNode && n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0 && n.Line < len(starts) {
-			// A block scalar is at its indicator (|, >); its value is the text on the lines
-			// after it, which may be another node's.
-			off = starts[n.Line]
-			for off < len(r.Text) && (r.Text[off] == ' ' || r.Text[off] == '\n') {
-				off++
-			}
-		}
-		return r.At(off)
+		from, _ := valueText(n)
+		return r.At(from)
 	}
 	var out []Field
 	var walk func(path string, key, n *yaml.Node)
@@ -68,6 +106,15 @@ func (r *Rendering) Fields() []Field {
 		f := Field{Path: path}
 		f.Key, f.KeyLine = at(key)
 		f.Value, f.ValueLine = at(n)
+		if from, to := valueText(n); from >= 0 {
+			for i, a := range r.actions(from, to) {
+				if i == 0 {
+					f.Value, f.ValueLine = a.node, a.line
+				} else if !slices.Contains(f.Also, a.node) {
+					f.Also = append(f.Also, a.node)
+				}
+			}
+		}
 		out = append(out, f)
 	}
 	walk("", nil, doc.Content[0])

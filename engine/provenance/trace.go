@@ -306,3 +306,29 @@ func (r *Rendering) At(off int) (*Node, int) {
 	}
 	return n, line
 }
+
+// placed is a node and the line of the template that holds a byte it wrote.
+type placed struct {
+	node *Node
+	line int
+}
+
+// actions are the actions that wrote the bytes from up to to of the output, each once, in
+// order, with their lines.
+func (r *Rendering) actions(from, to int) []placed {
+	var out []placed
+	i, _ := slices.BinarySearchFunc(r.Spans, from, func(s Span, off int) int {
+		if s.End <= off {
+			return -1
+		}
+		return 1
+	})
+	for ; i < len(r.Spans) && r.Spans[i].Start < to; i++ {
+		n := r.nodes[r.Spans[i].Node]
+		if n == nil || !n.Action || slices.ContainsFunc(out, func(p placed) bool { return p.node == n }) {
+			continue
+		}
+		out = append(out, placed{n, n.Line})
+	}
+	return out
+}

@@ -34,6 +34,7 @@ import (
 type Engine interface {
 	Install(ctx context.Context, o engine.InstallOptions) (*engine.Install, error)
 	Inject(ctx context.Context, manifest []byte, steps []input.Step, s engine.Settings) (*engine.Injection, error)
+	Explain(ctx context.Context, manifest []byte, steps []input.Step, s engine.Settings) ([]engine.Provenance, error)
 }
 
 // ValueKey is one key of a mesh's injector values that differs from the embedded chart's

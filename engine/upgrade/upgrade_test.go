@@ -251,3 +251,70 @@ func TestUpgradePreviewOneSideFails(t *testing.T) {
 		t.Fatalf("old error %q, new error %q, %d changes, changed %v: want the old side's error, a change", d.OldError, d.NewError, len(d.Changes), d.Changed)
 	}
 }
+
+// TestUpgradeWhy: an upgrade's changed fields are said by the lines that differ between the two
+// sides' templates — the canonical-name label of "web_" by the older template's trimSuffix line
+// and the newer's trimAll line, each side's line its own template's — and a field the same lines
+// wrote on both sides (the proxy image, which the new release's values change) by none, with the
+// image Istio computed from them on each side.
+func TestUpgradeWhy(t *testing.T) {
+	e := testEngine(t)
+	s := engine.Settings{Install: olderMesh(t, e)}
+	manifest := []byte(upgradeDeployment("web_"))
+	p, err := NewPreview(t.Context(), e, manifest, nil, s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whys, err := p.Explain(t.Context(), e, manifest, nil, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := e.Install(t.Context(), s.Install)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, err := e.Install(t.Context(), p.Plan.New)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := func(in *engine.Install, n int) string { return strings.Split(in.TemplateText("sidecar"), "\n")[n-1] }
+	byPath := map[string]Why{}
+	for _, w := range whys {
+		byPath[w.Path] = w
+	}
+	if len(whys) != 3 || len(byPath) != 3 {
+		t.Fatalf("%d explanations of the 3 changes: %+v", len(whys), whys)
+	}
+	label := byPath[`spec.template.metadata.labels["service.istio.io/canonical-name"]`]
+	if len(label.Old) != 1 || len(label.New) != 1 || len(label.OldDiffer["sidecar"]) == 0 || len(label.NewDiffer["sidecar"]) == 0 {
+		t.Fatalf("the label: %+v", label)
+	}
+	for _, n := range label.OldDiffer["sidecar"] {
+		if l := line(old, n); !strings.Contains(l, "trimSuffix") || strings.Contains(line(next, n), l) {
+			t.Errorf("the older template's line %d differs: %q", n, l)
+		}
+	}
+	for _, n := range label.NewDiffer["sidecar"] {
+		if l := line(next, n); !strings.Contains(l, "trimAll") {
+			t.Errorf("the newer template's line %d differs: %q", n, l)
+		}
+	}
+	if !slices.Contains(label.OldDiffer["sidecar"], label.Old[0].Line) || !slices.Contains(label.NewDiffer["sidecar"], label.New[0].Line) {
+		t.Errorf("the label's own lines %d and %d are not among those that differ: %v %v", label.Old[0].Line, label.New[0].Line, label.OldDiffer, label.NewDiffer)
+	}
+	image := byPath["spec.template.spec.containers[istio-proxy].image"]
+	if len(image.Old) != 1 || len(image.New) != 1 || image.OldDiffer != nil || image.NewDiffer != nil {
+		t.Fatalf("the image: %+v", image)
+	}
+	computed := func(pr engine.Provenance) string {
+		for _, in := range pr.Inputs {
+			if in.Name == "ProxyImage" {
+				return in.Value
+			}
+		}
+		return ""
+	}
+	if o, n := computed(image.Old[0]), computed(image.New[0]); !strings.HasPrefix(o, "registry.example.com/istio/proxyv2:1.31.0-alpha.1") || n == "" || o == n {
+		t.Errorf("the image Istio computed: old %q, new %q", o, n)
+	}
+}

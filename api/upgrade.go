@@ -8,6 +8,8 @@ import "github.com/sidecarlab/sidecarlab/engine/upgrade"
 type UpgradeRequest struct {
 	InjectRequest
 	Carry *[]string `json:"carry,omitempty"`
+	// Explain asks, for each field that changes, why it is there on each side (upgrade.Why).
+	Explain bool `json:"explain,omitempty"`
 }
 
 // UpgradeResponse is its answer: the plan, each document's changes from the old side to the new,
@@ -15,4 +17,7 @@ type UpgradeRequest struct {
 type UpgradeResponse struct {
 	upgrade.Preview
 	Link string `json:"preview"`
+	// Why is, when the request asks to explain, why each changed field is there on each side,
+	// in the order of the documents' changes.
+	Why []upgrade.Why `json:"why,omitempty"`
 }

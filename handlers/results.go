@@ -11,6 +11,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/engine/input"
+	"github.com/sidecarlab/sidecarlab/engine/upgrade"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/web"
 	"github.com/sidecarlab/sidecarlab/wording"
@@ -312,6 +313,9 @@ func (s *server) handleWhy() http.Handler {
 		if len(path) > maxWhyPath {
 			return httpError{status: http.StatusBadRequest, id: "errors.why.path-long", args: []any{"Max", maxWhyPath}}
 		}
+		if q.Get("upgrade") != "" {
+			return s.whyUpgrade(w, r, st, max(doc, 1), path)
+		}
 		at := st
 		at.Steps = st.Steps[:step]
 		if err := s.work(r.Context(), at); err != nil {
@@ -336,4 +340,39 @@ func (s *server) handleWhy() http.Handler {
 		page.Groups, page.Hidden = web.WhyGroups(l, chosen, in.TemplateText, back+"#manifest", back+"#settings-fields", s.tries(r.Context(), at, doc, chosen))
 		return render(w, r, http.StatusOK, web.WhyPageView(page))
 	})
+}
+
+// whyUpgrade is the why page of a field an upgrade preview of st changes (the preview's query:
+// set, chosen, carry): the field on both sides, each side's lines that the other's template has
+// not marked.
+func (s *server) whyUpgrade(w http.ResponseWriter, r *http.Request, st api.State, doc int, path string) error {
+	q := r.URL.Query()
+	set, err := upgradeSet(q)
+	if err != nil {
+		return err
+	}
+	_, next, err := s.upgradeStates(r, st, carryFrom(q.Get("chosen") != "", q["carry"]), set)
+	if err != nil {
+		return err
+	}
+	for _, side := range []api.State{st, next} {
+		if err := s.work(r.Context(), side); err != nil {
+			return err
+		}
+	}
+	sides, err := upgrade.ExplainSides(r.Context(), s.eng(), []byte(st.Manifest), st.Steps, st.Settings, next.Settings.Install)
+	if err != nil {
+		return err
+	}
+	why := sides.Why(doc, "", path)
+	if len(why.Old) == 0 && len(why.New) == 0 {
+		return httpError{status: http.StatusNotFound, id: "errors.why.no-field", args: []any{"Doc", doc, "Path", web.Bound(path, 120)}}
+	}
+	l := i18n.FromContext(r.Context())
+	back := "/upgrade?" + url.Values{"s": {q.Get("s")}, "set": set, "chosen": q["chosen"], "carry": q["carry"]}.Encode()
+	page := &web.WhyPage{Version: versionLine(), Path: path, Doc: doc, Back: back}
+	page.Head = web.Head{Title: l.T("page.why.upgrade-title", "Path", web.Bound(path, 80))}
+	manifest := view{state: st, step: -1}.permalink()
+	page.Upgrade = web.NewWhyUpgrade(l, why, upgradeLabels(l, st), sides.Template, manifest+"#manifest", manifest+"#settings-fields")
+	return render(w, r, http.StatusOK, web.WhyPageView(page))
 }

@@ -124,11 +124,17 @@ func (s *server) handleAPIUpgrade() http.Handler {
 		if err != nil {
 			return err
 		}
+		var why []upgrade.Why
+		if req.Explain {
+			if why, err = p.Explain(r.Context(), s.eng(), []byte(req.Manifest), req.Steps, req.Settings); err != nil {
+				return err
+			}
+		}
 		href := upgradeHref(st)
 		if req.Carry != nil {
 			q := url.Values{"s": {permalink.Encode(st)}, "chosen": {"1"}, "carry": *req.Carry}
 			href = "/upgrade?" + q.Encode()
 		}
-		return writeJSON(w, http.StatusOK, api.UpgradeResponse{Preview: *p, Link: href})
+		return writeJSON(w, http.StatusOK, api.UpgradeResponse{Preview: *p, Link: href, Why: why})
 	})
 }

@@ -118,7 +118,7 @@ func TestUpgradePage(t *testing.T) {
 }
 
 // TestAPIUpgrade: POST /api/v1/upgrade answers the plan and each document's changes, and the
-// preview's address; "carry" chooses the keys exactly.
+// preview's address; "carry" chooses the keys exactly; "explain" says why each change is there.
 func TestAPIUpgrade(t *testing.T) {
 	h := newServer(t)
 	post := func(req api.UpgradeRequest) (int, api.UpgradeResponse, string) {
@@ -140,10 +140,79 @@ func TestAPIUpgrade(t *testing.T) {
 	}
 	none := []string{}
 	status, out, body = post(api.UpgradeRequest{InjectRequest: api.InjectRequest{Manifest: testkit.Deployment, MeshConfigMaps: canaryConfigMaps(t, nil)}, Carry: &none})
-	if status != http.StatusOK || out.Plan.Keys[0].Carried || !out.Documents[0].Changed || !strings.Contains(out.Link, "chosen=1") {
+	if status != http.StatusOK || out.Plan.Keys[0].Carried || !out.Documents[0].Changed || !strings.Contains(out.Link, "chosen=1") || out.Why != nil {
 		t.Fatalf("carry nothing: %d %s", status, body)
+	}
+	// Explained: the CPU request changed with what the same lines read.
+	status, out, body = post(api.UpgradeRequest{InjectRequest: api.InjectRequest{Manifest: testkit.Deployment, MeshConfigMaps: canaryConfigMaps(t, nil)}, Carry: &none, Explain: true})
+	if status != http.StatusOK || len(out.Why) != len(out.Documents[0].Changes) {
+		t.Fatalf("explained: %d %.500s", status, body)
+	}
+	if w := out.Why[0]; w.Path != "spec.template.spec.containers[istio-proxy].resources.requests.cpu" || len(w.Old) != 1 || len(w.New) != 1 || w.OldDiffer != nil || w.Unchanged() != "same" ||
+		w.Old[0].Value != "50m" || w.New[0].Value == "50m" {
+		t.Errorf("explained: %+v", w)
 	}
 	if status, _, body := post(api.UpgradeRequest{InjectRequest: api.InjectRequest{Manifest: testkit.Deployment}}); status != http.StatusUnprocessableEntity || !strings.Contains(body, "needs your mesh") {
 		t.Fatalf("without a mesh: %d %s", status, body)
+	}
+}
+
+// TestUpgradeWhyPage: on an upgrade preview of a mesh whose own template adds a label (run in
+// the server's workers), each change asks why, the removed label too; the why page shows both
+// sides, the old side's line that the new template has not marked, and the new side without the
+// field; the CPU request, left behind, changed with what the same lines read.
+func TestUpgradeWhyPage(t *testing.T) {
+	newServer(t) // the shared engine, which canaryConfigMaps renders with
+	h := isolatedServer(t)
+	read, err := engine.ParseMeshConfigMaps([]byte(canaryConfigMaps(t, func(c string) string {
+		return strings.Replace(c, "security.istio.io/tlsMode: {{", `team: "x"`+"\n        security.istio.io/tlsMode: {{", 1)
+	})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	custom := api.State{Manifest: testkit.Deployment, Settings: engine.Settings{Install: engine.InstallOptions{Mesh: engine.CompactMesh(read.Mesh), Revision: read.Revision}}}
+	up := get(t, h, "/upgrade?"+url.Values{"s": {permalink.Encode(custom)}, "chosen": {"1"}}.Encode())
+	if up.status != http.StatusOK {
+		t.Fatalf("%d %.500s", up.status, up.body)
+	}
+	form := url.Values{}
+	up.doc.Find(`form#why-form input`).Each(func(_ int, s *goquery.Selection) { form.Add(s.AttrOr("name", ""), s.AttrOr("value", "")) })
+	ask := func(path string) response {
+		t.Helper()
+		field, ok := up.doc.Find(`tr[data-path="` + path + `"] [data-testid="why-link"]`).Attr("value")
+		if !ok {
+			t.Fatalf("%s: no why button", path)
+		}
+		q := url.Values{"field": {field}}
+		for k, v := range form {
+			q[k] = v
+		}
+		r := get(t, h, "/why?"+q.Encode())
+		if r.status != http.StatusOK {
+			t.Fatalf("%s: %d %.500s", path, r.status, r.body)
+		}
+		return r
+	}
+	label := ask("spec.template.metadata.labels.team")
+	if says := testid(label, "why-upgrade-says").Text(); !strings.Contains(says, "of template sidecar differ") && !strings.Contains(says, "of template sidecar differs") {
+		t.Errorf("the label: %q", says)
+	}
+	if differs := testid(label, "why-side-0").Find("tr.differs.wrote").Text(); !strings.Contains(differs, `team: "x"`) {
+		t.Errorf("the old side's line: %q\n%s\n%s", differs, testid(label, "why-side-0").Text(), testid(label, "why-upgrade-says").Text())
+	}
+	if none := testid(label, "why-side-1").Text(); !strings.Contains(none, "does not have the field") {
+		t.Errorf("the new side: %q", none)
+	}
+	if back, _ := testid(label, "why-back").Attr("href"); !strings.HasPrefix(back, "/upgrade?") || !strings.Contains(back, "chosen=1") {
+		t.Errorf("back to %q", back)
+	}
+	cpu := ask("spec.template.spec.containers[istio-proxy].resources.requests.cpu")
+	if says := testid(cpu, "why-upgrade-says").Text(); !strings.Contains(says, "same in both templates") {
+		t.Errorf("the CPU: %q", says)
+	}
+	for _, side := range []string{"why-side-0", "why-side-1"} {
+		if s := testid(cpu, side); s.Find("tr.wrote").Length() == 0 || s.Find("tr.differs").Length() != 0 {
+			t.Errorf("the CPU on %s: %q", side, s.Text())
+		}
 	}
 }

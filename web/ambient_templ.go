@@ -401,7 +401,7 @@ func ambientWorkload(p *AmbientPage, w AmbientWorkloadView) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = changesTable(w.Changes, "", "ambient-changes", -1).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = changesTable(w.Changes, "", "ambient-changes", -1, false).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

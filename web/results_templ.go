@@ -1438,7 +1438,7 @@ func diffStepBody(s StepView) templ.Component {
 				}
 			}
 		} else {
-			templ_7745c5c3_Err = changesTable(s.Changes, s.Cause, "", s.Index).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = changesTable(s.Changes, s.Cause, "", s.Index, false).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -1464,7 +1464,7 @@ func diffStepBody(s StepView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = changesTable(s.Serializer, "", "serializer-table", -1).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = changesTable(s.Serializer, "", "serializer-table", -1, false).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -4392,10 +4392,10 @@ func value(v Value, class, path string) templ.Component {
 }
 
 // changesTable lists field changes: kind, path (with its deep link, and what caused it when
-// cause is set) and values.
-// changesTable is a diff's changes; each added or changed field of row whyStep of a timeline
-// (-1: none) has a button that asks why it is there (the page's why-form).
-func changesTable(changes []ChangeView, cause, testid string, whyStep int) templ.Component {
+// cause is set) and values. Each added or changed field of row whyStep of a timeline (-1: none)
+// has a button that asks why it is there (the page's why-form); whyRemoved, a removed one too
+// (an upgrade's: why the old side had it).
+func changesTable(changes []ChangeView, cause, testid string, whyStep int, whyRemoved bool) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -4699,7 +4699,7 @@ func changesTable(changes []ChangeView, cause, testid string, whyStep int) templ
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			if whyStep >= 0 && c.Kind != "removed" && c.Kind != "moved" {
+			if whyStep >= 0 && (c.Kind != "removed" || whyRemoved) && c.Kind != "moved" {
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 379, "<button type=\"submit\" form=\"why-form\" name=\"field\" value=\"")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/engine/input"
 	"github.com/sidecarlab/sidecarlab/engine/provenance"
+	"github.com/sidecarlab/sidecarlab/engine/upgrade"
 	"github.com/sidecarlab/sidecarlab/engine/yamldoc"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/wording"
@@ -28,6 +30,52 @@ type WhyPage struct {
 	// MaxWhyLeaves, not shown.
 	Groups []WhyGroup
 	Hidden int
+	// Upgrade, on a field an upgrade preview changes, is why it is there on each side, in place
+	// of Groups.
+	Upgrade *WhyUpgrade
+}
+
+// WhyUpgrade is why a field an upgrade preview changes is there on each side: Says is the
+// answer, which lines of the two templates differ or that none do.
+type WhyUpgrade struct {
+	Says  []string
+	Sides [2]WhySide
+}
+
+// WhySide is one side of an upgrade: its label, and its leaves as a why page groups them (none
+// where the side has not the field).
+type WhySide struct {
+	Label  string
+	Groups []WhyGroup
+	Hidden int
+}
+
+// NewWhyUpgrade is why field w changes in an upgrade, in l's language: labels are the two
+// sides', source a side's template's text by side and name, and the hrefs as WhyGroups takes
+// them (no step is tried on either side).
+func NewWhyUpgrade(l *i18n.Localizer, w upgrade.Why, labels [2]string, source func(side int, template string) string, manifestHref, settingsHref string) *WhyUpgrade {
+	u := &WhyUpgrade{}
+	none := func(input.Step) string { return "" }
+	for i, side := range [][]engine.Provenance{w.Old, w.New} {
+		differ := [2]map[string][]int{w.OldDiffer, w.NewDiffer}[i]
+		u.Sides[i].Label = labels[i]
+		u.Sides[i].Groups, u.Sides[i].Hidden = groupLeaves(l, side, func(t string) string { return source(i, t) }, manifestHref, settingsHref, none, differ)
+		for _, t := range slices.Sorted(maps.Keys(differ)) {
+			u.Says = append(u.Says, l.N("page.why.upgrade-differ", len(differ[t]), "Side", labels[i], "Template", t, "Lines", joinInts(differ[t])))
+		}
+	}
+	if len(u.Says) == 0 {
+		u.Says = []string{l.T("page.why.upgrade-" + w.Unchanged())}
+	}
+	return u
+}
+
+func joinInts(ns []int) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ", ")
 }
 
 // MaxWhyLeaves bounds the leaves a why page shows: a whole added container has hundreds.
@@ -53,11 +101,11 @@ type WhyGroup struct {
 }
 
 // WhyLine is one template line: Wrote marks a line that wrote the field, Branch one of its
-// branches' lines.
+// branches' lines, Differs (in an upgrade) a line the other side's template has not.
 type WhyLine struct {
-	Number        int
-	Text          string
-	Wrote, Branch bool
+	Number                 int
+	Text                   string
+	Wrote, Branch, Differs bool
 }
 
 // WhyCondition is a branch around the line, and whether its own list ran; Try, when set, is a
@@ -99,6 +147,12 @@ func ParseWhyField(v string) (step, doc int, path string, ok bool) {
 // try is the playground with a condition's step added, when adding it was seen to change the
 // field ("" otherwise).
 func WhyGroups(l *i18n.Localizer, prs []engine.Provenance, source func(template string) string, manifestHref, settingsHref string, try func(input.Step) string) (groups []WhyGroup, hidden int) {
+	return groupLeaves(l, prs, source, manifestHref, settingsHref, try, nil)
+}
+
+// groupLeaves are WhyGroups, with differ (by template) the lines to mark as not in the other
+// side's template.
+func groupLeaves(l *i18n.Localizer, prs []engine.Provenance, source func(template string) string, manifestHref, settingsHref string, try func(input.Step) string, differ map[string][]int) (groups []WhyGroup, hidden int) {
 	if len(prs) > MaxWhyLeaves {
 		prs, hidden = prs[:MaxWhyLeaves], len(prs)-MaxWhyLeaves
 	}
@@ -127,13 +181,13 @@ func WhyGroups(l *i18n.Localizer, prs []engine.Provenance, source func(template 
 		members = append(members, []engine.Provenance{p})
 	}
 	for _, m := range members {
-		groups = append(groups, whyGroup(l, m, source, manifestHref, settingsHref, try))
+		groups = append(groups, whyGroup(l, m, source, manifestHref, settingsHref, try, differ))
 	}
 	return groups, hidden
 }
 
 // whyGroup is a group of leaves written alike (WhyGroups).
-func whyGroup(l *i18n.Localizer, ps []engine.Provenance, source func(string) string, manifestHref, settingsHref string, try func(input.Step) string) WhyGroup {
+func whyGroup(l *i18n.Localizer, ps []engine.Provenance, source func(string) string, manifestHref, settingsHref string, try func(input.Step) string, differ map[string][]int) WhyGroup {
 	p := ps[0]
 	g := WhyGroup{Source: string(p.Source)}
 	var wrote []int
@@ -160,7 +214,7 @@ func whyGroup(l *i18n.Localizer, ps []engine.Provenance, source func(string) str
 			id += "-mesh" // the installation's own template, not Istio's
 		}
 		g.Says = l.N(id, len(wrote), "Template", p.Template, "Define", p.Define, "Lines", strings.Join(lines, ", "))
-		g.Excerpt = excerpt(source(p.Template), wrote, p.Conditions)
+		g.Excerpt = excerpt(source(p.Template), wrote, p.Conditions, differ[p.Template])
 		for _, c := range p.Conditions {
 			shown := c
 			shown.Text = yamldoc.Clip(c.Text)
@@ -206,7 +260,7 @@ func whyInput(l *i18n.Localizer, in engine.ProvenanceInput, manifestHref, settin
 // excerpt are the template's lines from the outermost branch to the last that wrote a field,
 // at most maxExcerpt of them: past that, the branches' lines and those around the ones that
 // wrote, with a gap between (a line of Number 0).
-func excerpt(text string, wrote []int, conds []engine.ProvenanceCondition) []WhyLine {
+func excerpt(text string, wrote []int, conds []engine.ProvenanceCondition, differ []int) []WhyLine {
 	lines := strings.Split(text, "\n")
 	if len(wrote) == 0 {
 		return nil
@@ -241,7 +295,7 @@ func excerpt(text string, wrote []int, conds []engine.ProvenanceCondition) []Why
 		if prev != 0 && n != prev+1 {
 			out = append(out, WhyLine{})
 		}
-		out = append(out, WhyLine{Number: n, Text: yamldoc.Clip(lines[n-1]), Wrote: slices.Contains(wrote, n), Branch: branch[n]})
+		out = append(out, WhyLine{Number: n, Text: yamldoc.Clip(lines[n-1]), Wrote: slices.Contains(wrote, n), Branch: branch[n], Differs: slices.Contains(differ, n)})
 		prev = n
 	}
 	return out

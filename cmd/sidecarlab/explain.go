@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -9,6 +11,7 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/engine/provenance"
+	"github.com/sidecarlab/sidecarlab/engine/upgrade"
 )
 
 func newExplainCmd(c *cli) *cobra.Command {
@@ -18,6 +21,7 @@ func newExplainCmd(c *cli) *cobra.Command {
 		steps    stepFlags
 		output   string
 		doc      int
+		up       upgradeFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "explain -f FILENAME [PATH]",
@@ -29,7 +33,10 @@ func newExplainCmd(c *cli) *cobra.Command {
 			"    'spec.template.spec.containers[istio-proxy].lifecycle.postStart'",
 			"",
 			"# "+c.T("cli.explain.example.e2"),
-			"{} explain -f manifests.yaml --doc 2 -o json"),
+			"{} explain -f manifests.yaml --doc 2 -o json",
+			"",
+			"# "+c.T("cli.explain.example.e3"),
+			"{} explain --upgrade --mesh-from mesh.yaml -f deployment.yaml"),
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 1 {
 				return c.noArgs(cmd, args[1:])
@@ -46,18 +53,24 @@ func newExplainCmd(c *cli) *cobra.Command {
 			if doc < 0 {
 				return usageError{c.T("cli.error.want", "Flag", "--doc", "Value", strconv.Itoa(doc), "Choices", "1, 2, …")}
 			}
+			if err := up.check(c, false); err != nil {
+				return err
+			}
 			j, err := start(c, files, settings, steps)
 			if err != nil {
 				return err
 			}
 			defer j.Close()
-			all, err := j.eng.Explain(c.ctx, j.manifest, j.steps, j.settings)
-			if err != nil {
-				return j.locate(err)
-			}
 			path := ""
 			if len(args) == 1 {
 				path = args[0]
+			}
+			if up.on {
+				return up.explain(c, j, doc, path, output)
+			}
+			all, err := j.eng.Explain(c.ctx, j.manifest, j.steps, j.settings)
+			if err != nil {
+				return j.locate(err)
 			}
 			chosen, err := explained(c, all, doc, path)
 			if err != nil {
@@ -75,7 +88,71 @@ func newExplainCmd(c *cli) *cobra.Command {
 	steps.register(c, cmd)
 	c.outputFlag(cmd, &output, "text", "json")
 	cmd.Flags().IntVar(&doc, "doc", 0, c.T("cli.flag.explain.doc"))
+	up.register(c, cmd)
 	return cmd
+}
+
+// explain says why each field the upgrade preview changes (in document doc, when it is not 0;
+// at or under path, when it is not "") is there on each side, and which of the lines that wrote
+// it differ between the two sides' templates.
+func (f *upgradeFlags) explain(c *cli, j *session, doc int, path, output string) error {
+	p, err := upgrade.NewPreview(c.ctx, j.eng, j.manifest, j.steps, j.settings, f.carries)
+	if err != nil {
+		return j.locate(err)
+	}
+	whys, err := p.Explain(c.ctx, j.eng, j.manifest, j.steps, j.settings)
+	if err != nil {
+		return j.locate(err)
+	}
+	chosen := []upgrade.Why{}
+	for _, w := range whys {
+		if (doc == 0 || w.Doc == doc) && (path == "" || w.Path == path || strings.HasPrefix(w.Path, path+".") || strings.HasPrefix(w.Path, path+"[")) {
+			chosen = append(chosen, w)
+		}
+	}
+	switch {
+	case len(whys) == 0:
+		return usageError{c.T("cli.explain.upgrade-nothing")}
+	case len(chosen) == 0:
+		return usageError{c.T("cli.explain.no-path", "Doc", max(doc, 1), "Path", path)}
+	}
+	if output == "json" {
+		return writeJSON(c.stdout, chosen)
+	}
+	labels := [2]string{
+		c.T("cli.explain.upgrade-old", "Revision", engine.RevisionName(j.settings.Install.Revision)),
+		c.T("cli.explain.upgrade-new", "Istio", engine.Version().Istio),
+	}
+	var b strings.Builder
+	for _, w := range chosen {
+		b.WriteString(c.T("cli.explain.upgrade-field", "Path", w.Path, "Doc", w.Doc) + "\n")
+		same := true
+		for i, side := range [2][]engine.Provenance{w.Old, w.New} {
+			b.WriteString("  " + labels[i] + ":\n")
+			if len(side) == 0 {
+				b.WriteString("    " + c.T("cli.explain.upgrade-none") + "\n")
+			}
+			for _, line := range strings.SplitAfter(explainText(c, side), "\n") {
+				if line != "" {
+					b.WriteString("    " + line)
+				}
+			}
+			differ := [2]map[string][]int{w.OldDiffer, w.NewDiffer}[i]
+			for _, t := range slices.Sorted(maps.Keys(differ)) {
+				same = false
+				lines := make([]string, len(differ[t]))
+				for k, n := range differ[t] {
+					lines[k] = strconv.Itoa(n)
+				}
+				b.WriteString("  " + c.T("cli.explain.upgrade-differ", "Template", t, "Lines", strings.Join(lines, ", ")) + "\n")
+			}
+		}
+		if same {
+			b.WriteString("  " + c.T("cli.explain.upgrade-"+w.Unchanged()) + "\n")
+		}
+	}
+	_, err = fmt.Fprint(c.stdout, b.String())
+	return err
 }
 
 // explained are the fields of document doc (the first document explained when doc is 0) at or

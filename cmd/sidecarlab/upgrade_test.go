@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -107,5 +108,56 @@ func TestDiffUpgrade(t *testing.T) {
 	}
 	if _, _, err := runCLI(t, twoApps, "diff", "--upgrade", "-f", "-"); err == nil || !strings.Contains(err.Error(), "needs your mesh") {
 		t.Errorf("--upgrade without a mesh: %v", err)
+	}
+}
+
+// TestExplainUpgrade: `explain --upgrade` says for each field the upgrade changes why it is there
+// on each side: the canonical-name label of the first document by a line of the older template
+// that today's has not (and today's line that the older has not), the image by the same lines on
+// both sides; --doc and PATH choose; -o json is the same fields; a path the upgrade does not
+// change is a usage error, as --carry without --upgrade is.
+func TestExplainUpgrade(t *testing.T) {
+	t.Parallel()
+	meshFile := olderMeshFile(t)
+	out, stderr, err := runCLI(t, twoApps, "explain", "--upgrade", "--mesh-from", meshFile, "-f", "-", "--doc", "1", canonicalName)
+	if err != nil {
+		t.Fatalf("%v: %s", err, stderr)
+	}
+	if strings.Count(out, "lines of template sidecar that differ from the other side's:") != 2 || !strings.Contains(out, "your mesh (revision canary):") {
+		t.Errorf("the label:\n%s", out)
+	}
+	out, _, err = runCLI(t, twoApps, "explain", "--upgrade", "--mesh-from", meshFile, "-f", "-", "--doc", "2", "spec.template.spec.containers[istio-proxy].image")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "the lines that wrote it are the same in both templates") || strings.Contains(out, "differ from the other side's") || !strings.Contains(out, "ProxyImage = registry.example.com/istio/proxyv2:1.31.0-alpha.1") {
+		t.Errorf("the image:\n%s", out)
+	}
+	js, _, err := runCLI(t, twoApps, "explain", "--upgrade", "--mesh-from", meshFile, "-f", "-", "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var whys []upgrade.Why
+	if err := json.Unmarshal([]byte(js), &whys); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, w := range whys {
+		differ := ""
+		if !strings.Contains(w.Path, "istio-init") { // the older template's init container's branches differ
+			differ = fmt.Sprint(" ", len(w.OldDiffer["sidecar"]) > 0)
+		}
+		got = append(got, fmt.Sprintf("%d %s%s", w.Doc, w.Path, differ))
+	}
+	want := []string{"1 " + canonicalName + " true", "1 spec.template.spec.containers[istio-proxy].image false", "1 spec.template.spec.initContainers[istio-init].image",
+		"2 spec.template.spec.containers[istio-proxy].image false", "2 spec.template.spec.initContainers[istio-init].image"}
+	if !slices.Equal(got, want) {
+		t.Errorf("-o json: %q, want %q", got, want)
+	}
+	if _, _, err := runCLI(t, twoApps, "explain", "--upgrade", "--mesh-from", meshFile, "-f", "-", "metadata.name"); exitCode(err) != 2 {
+		t.Errorf("a path the upgrade does not change: %v", err)
+	}
+	if _, _, err := runCLI(t, twoApps, "explain", "-f", "-", "--carry", "global.tag"); exitCode(err) != 2 {
+		t.Errorf("--carry without --upgrade: %v", err)
 	}
 }

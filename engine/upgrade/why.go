@@ -9,6 +9,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/engine/diff"
 	"github.com/sidecarlab/sidecarlab/engine/input"
+	"github.com/sidecarlab/sidecarlab/engine/provenance"
 )
 
 // Why is where one field an upgrade changes came from on each side, and which of the lines
@@ -98,6 +99,19 @@ func (x *Sides) differing(name string) [2]map[int]bool {
 	d := [2]map[int]bool{set(a), set(b)}
 	x.differ[name] = d
 	return d
+}
+
+// Unchanged says why a field changed when none of its lines differ: "same" when a template
+// wrote it on a side (the same lines read other values), "code" when only Istio's code and the
+// manifest did (the code writes what the templates' output makes it: the status annotation
+// lists what they added).
+func (w Why) Unchanged() string {
+	for _, l := range append(slices.Clip(w.Old), w.New...) {
+		if l.Source == provenance.FromTemplate {
+			return "same"
+		}
+	}
+	return "code"
 }
 
 // differLines are, by template, the lines of leaves (their own and their branches') that

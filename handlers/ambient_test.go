@@ -8,7 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/PuerkitoBio/goquery"
+
 	"github.com/sidecarlab/sidecarlab/engine/input"
+	"github.com/sidecarlab/sidecarlab/permalink"
 
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
@@ -134,5 +137,47 @@ func TestAPIAmbient(t *testing.T) {
 		if status, _, body := post(req, "en"); status != http.StatusUnprocessableEntity {
 			t.Errorf("nodes %d: %d %s", req.Nodes, status, body)
 		}
+	}
+}
+
+// TestAmbientWhy: each field a sidecar-or-ambient comparison drops asks why; the why page shows
+// the field on the sidecar side, written by the ambient profile's template (istio-validation, the
+// CNI node agent's check, not istio-init), and on the ambient side nothing, with the reason; the
+// way back is the comparison at its node count. A bad node count is refused as the comparison
+// refuses it.
+func TestAmbientWhy(t *testing.T) {
+	h := newServer(t)
+	st := api.State{Manifest: jobYAML}
+	r := get(t, h, "/ambient?"+url.Values{"s": {permalink.Encode(st)}, "nodes": {"5"}}.Encode())
+	if r.status != http.StatusOK {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	form := url.Values{}
+	r.doc.Find(`form#why-form input`).Each(func(_ int, s *goquery.Selection) { form.Add(s.AttrOr("name", ""), s.AttrOr("value", "")) })
+	const path = "spec.template.spec.initContainers[istio-validation]"
+	field, ok := r.doc.Find(`[data-testid="ambient-changes"] tr[data-path="` + path + `"] [data-testid="why-link"]`).Attr("value")
+	if !ok || form.Get("ambient") != "1" || form.Get("nodes") != "5" {
+		t.Fatalf("why button %v, form %v", ok, form)
+	}
+	form.Set("field", field)
+	why := get(t, h, "/why?"+form.Encode())
+	if why.status != http.StatusOK {
+		t.Fatalf("%d %s", why.status, why.body)
+	}
+	if wrote := testid(why, "why-side-0").Find("tr.wrote").Text(); !strings.Contains(wrote, "istio-validation") {
+		t.Errorf("the sidecar side's lines: %q", wrote)
+	}
+	if none := testid(why, "why-side-1").Text(); !strings.Contains(none, "does not have the field") {
+		t.Errorf("the ambient side: %q", none)
+	}
+	if says := testid(why, "why-sides-says").Text(); !strings.Contains(says, "Istio changes nothing at admission") {
+		t.Errorf("says %q", says)
+	}
+	if back, _ := testid(why, "why-back").Attr("href"); !strings.HasPrefix(back, "/ambient?") || !strings.Contains(back, "nodes=5") {
+		t.Errorf("back to %q", back)
+	}
+	form.Set("nodes", "0")
+	if bad := get(t, h, "/why?"+form.Encode()); bad.status != http.StatusUnprocessableEntity && bad.status != http.StatusBadRequest {
+		t.Errorf("a bad node count: %d", bad.status)
 	}
 }

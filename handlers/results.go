@@ -313,8 +313,11 @@ func (s *server) handleWhy() http.Handler {
 		if len(path) > maxWhyPath {
 			return httpError{status: http.StatusBadRequest, id: "errors.why.path-long", args: []any{"Max", maxWhyPath}}
 		}
-		if q.Get("upgrade") != "" {
+		switch {
+		case q.Get("upgrade") != "":
 			return s.whyUpgrade(w, r, st, max(doc, 1), path)
+		case q.Get("ambient") != "":
+			return s.whyAmbient(w, r, st, doc, path)
 		}
 		at := st
 		at.Steps = st.Steps[:step]
@@ -373,6 +376,44 @@ func (s *server) whyUpgrade(w http.ResponseWriter, r *http.Request, st api.State
 	page := &web.WhyPage{Version: versionLine(), Path: path, Doc: doc, Back: back}
 	page.Head = web.Head{Title: l.T("page.why.upgrade-title", "Path", web.Bound(path, 80))}
 	manifest := view{state: st, step: -1}.permalink()
-	page.Upgrade = web.NewWhyUpgrade(l, why, upgradeLabels(l, st), sides.Template, manifest+"#manifest", manifest+"#settings-fields")
+	page.Sides = web.NewWhyUpgrade(l, why, upgradeLabels(l, st), sides.Template, manifest+"#manifest", manifest+"#settings-fields")
+	return render(w, r, http.StatusOK, web.WhyPageView(page))
+}
+
+// whyAmbient is the why page of a field of a sidecar-or-ambient comparison of st (its query:
+// nodes, for the way back): the field on the sidecar side (injected with the ambient profile's
+// installation, as the comparison injects it), and on the ambient side only what the manifest
+// gives.
+func (s *server) whyAmbient(w http.ResponseWriter, r *http.Request, st api.State, doc int, path string) error {
+	q := r.URL.Query()
+	if _, err := nodesParam(q.Get("nodes")); err != nil {
+		return err
+	}
+	side := st
+	var err error
+	if side.Settings.Install, err = engine.AmbientInstall(st.Settings.Install); err != nil {
+		return err
+	}
+	if err := s.work(r.Context(), side); err != nil {
+		return err
+	}
+	all, err := s.eng().Explain(r.Context(), []byte(side.Manifest), side.Steps, side.Settings)
+	if err != nil {
+		return err
+	}
+	chosen, doc, found := engine.FieldProvenance(all, doc, path)
+	if !found || len(chosen) == 0 {
+		return httpError{status: http.StatusNotFound, id: "errors.why.no-field", args: []any{"Doc", doc, "Path", web.Bound(path, 120)}}
+	}
+	in, err := s.eng().Install(r.Context(), side.Settings.Install)
+	if err != nil {
+		return err
+	}
+	l := i18n.FromContext(r.Context())
+	back := "/ambient?" + url.Values{"s": {q.Get("s")}, "nodes": q["nodes"]}.Encode()
+	page := &web.WhyPage{Version: versionLine(), Path: path, Doc: doc, Back: back}
+	page.Head = web.Head{Title: l.T("page.why.title", "Path", web.Bound(path, 80))}
+	manifest := view{state: st, step: -1}.permalink()
+	page.Sides = web.NewWhyAmbient(l, chosen, [2]string{l.T("page.ambient.sidecar"), l.T("page.ambient.ambient")}, in.TemplateText, manifest+"#manifest", manifest+"#settings-fields")
 	return render(w, r, http.StatusOK, web.WhyPageView(page))
 }

@@ -194,11 +194,11 @@ func TestUpgradeWhyPage(t *testing.T) {
 		return r
 	}
 	label := ask("spec.template.metadata.labels.team")
-	if says := testid(label, "why-upgrade-says").Text(); !strings.Contains(says, "of template sidecar differ") && !strings.Contains(says, "of template sidecar differs") {
+	if says := testid(label, "why-sides-says").Text(); !strings.Contains(says, "of template sidecar differ") && !strings.Contains(says, "of template sidecar differs") {
 		t.Errorf("the label: %q", says)
 	}
 	if differs := testid(label, "why-side-0").Find("tr.differs.wrote").Text(); !strings.Contains(differs, `team: "x"`) {
-		t.Errorf("the old side's line: %q\n%s\n%s", differs, testid(label, "why-side-0").Text(), testid(label, "why-upgrade-says").Text())
+		t.Errorf("the old side's line: %q\n%s\n%s", differs, testid(label, "why-side-0").Text(), testid(label, "why-sides-says").Text())
 	}
 	if none := testid(label, "why-side-1").Text(); !strings.Contains(none, "does not have the field") {
 		t.Errorf("the new side: %q", none)
@@ -207,7 +207,7 @@ func TestUpgradeWhyPage(t *testing.T) {
 		t.Errorf("back to %q", back)
 	}
 	cpu := ask("spec.template.spec.containers[istio-proxy].resources.requests.cpu")
-	if says := testid(cpu, "why-upgrade-says").Text(); !strings.Contains(says, "same in both templates") {
+	if says := testid(cpu, "why-sides-says").Text(); !strings.Contains(says, "same in both templates") {
 		t.Errorf("the CPU: %q", says)
 	}
 	for _, side := range []string{"why-side-0", "why-side-1"} {

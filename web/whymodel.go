@@ -30,20 +30,22 @@ type WhyPage struct {
 	// MaxWhyLeaves, not shown.
 	Groups []WhyGroup
 	Hidden int
-	// Upgrade, on a field an upgrade preview changes, is why it is there on each side, in place
-	// of Groups.
-	Upgrade *WhyUpgrade
+	// Sides, on a field of a two-sided view (an upgrade preview, sidecar or ambient), is why it
+	// is there on each side, in place of Groups.
+	Sides *WhySides
 }
 
-// WhyUpgrade is why a field an upgrade preview changes is there on each side: Says is the
-// answer, which lines of the two templates differ or that none do.
-type WhyUpgrade struct {
+// WhySides is why a field of a two-sided view is there on each side: Kind is "upgrade" or
+// "ambient"; Says is the answer (an upgrade's: which lines of the two templates differ, or that
+// none do; ambient's: that the ambient side is the workload as written).
+type WhySides struct {
+	Kind  string
 	Says  []string
 	Sides [2]WhySide
 }
 
-// WhySide is one side of an upgrade: its label, and its leaves as a why page groups them (none
-// where the side has not the field).
+// WhySide is one side: its label, and its leaves as a why page groups them (none where the
+// side has not the field).
 type WhySide struct {
 	Label  string
 	Groups []WhyGroup
@@ -53,13 +55,12 @@ type WhySide struct {
 // NewWhyUpgrade is why field w changes in an upgrade, in l's language: labels are the two
 // sides', source a side's template's text by side and name, and the hrefs as WhyGroups takes
 // them (no step is tried on either side).
-func NewWhyUpgrade(l *i18n.Localizer, w upgrade.Why, labels [2]string, source func(side int, template string) string, manifestHref, settingsHref string) *WhyUpgrade {
-	u := &WhyUpgrade{}
-	none := func(input.Step) string { return "" }
+func NewWhyUpgrade(l *i18n.Localizer, w upgrade.Why, labels [2]string, source func(side int, template string) string, manifestHref, settingsHref string) *WhySides {
+	u := &WhySides{Kind: "upgrade"}
 	for i, side := range [][]engine.Provenance{w.Old, w.New} {
 		differ := [2]map[string][]int{w.OldDiffer, w.NewDiffer}[i]
 		u.Sides[i].Label = labels[i]
-		u.Sides[i].Groups, u.Sides[i].Hidden = groupLeaves(l, side, func(t string) string { return source(i, t) }, manifestHref, settingsHref, none, differ)
+		u.Sides[i].Groups, u.Sides[i].Hidden = groupLeaves(l, side, func(t string) string { return source(i, t) }, manifestHref, settingsHref, tryNone, differ)
 		for _, t := range slices.Sorted(maps.Keys(differ)) {
 			u.Says = append(u.Says, l.N("page.why.upgrade-differ", len(differ[t]), "Side", labels[i], "Template", t, "Lines", joinInts(differ[t])))
 		}
@@ -69,6 +70,28 @@ func NewWhyUpgrade(l *i18n.Localizer, w upgrade.Why, labels [2]string, source fu
 	}
 	return u
 }
+
+// NewWhyAmbient is why a field is there on the sidecar side of a sidecar-or-ambient comparison
+// (prs: its leaves there) and not, or only as written, on the ambient side: Istio changes
+// nothing at admission in an ambient namespace, so the ambient side has exactly the leaves the
+// manifest gives.
+func NewWhyAmbient(l *i18n.Localizer, prs []engine.Provenance, labels [2]string, source func(template string) string, manifestHref, settingsHref string) *WhySides {
+	u := &WhySides{Kind: "ambient", Says: []string{l.T("page.why.ambient-says")}}
+	var given []engine.Provenance
+	for _, p := range prs {
+		if p.Source == provenance.FromInput {
+			given = append(given, p)
+		}
+	}
+	for i, side := range [][]engine.Provenance{prs, given} {
+		u.Sides[i].Label = labels[i]
+		u.Sides[i].Groups, u.Sides[i].Hidden = groupLeaves(l, side, source, manifestHref, settingsHref, tryNone, nil)
+	}
+	return u
+}
+
+// tryNone tries no step: a two-sided view's sides are not the playground's.
+func tryNone(input.Step) string { return "" }
 
 func joinInts(ns []int) string {
 	s := make([]string, len(ns))

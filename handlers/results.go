@@ -10,8 +10,10 @@ import (
 
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
+	"github.com/sidecarlab/sidecarlab/engine/diff"
 	"github.com/sidecarlab/sidecarlab/engine/input"
 	"github.com/sidecarlab/sidecarlab/engine/upgrade"
+	"github.com/sidecarlab/sidecarlab/engine/yamldoc"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/web"
 	"github.com/sidecarlab/sidecarlab/wording"
@@ -299,6 +301,9 @@ func (s *server) handleWhy() http.Handler {
 			q.Set("doc", strconv.Itoa(d))
 			q.Set("path", p)
 		}
+		if v := q.Get("changes"); v != "" && q.Get("field") == "" {
+			q.Set("step", v) // the timeline's: the fields that step changed
+		}
 		if v := q.Get("step"); v != "" {
 			if step, err = strconv.Atoi(v); err != nil || step < 0 || step > len(st.Steps) {
 				return httpError{status: http.StatusBadRequest, id: "errors.why.step", args: []any{"Steps", len(st.Steps)}}
@@ -324,11 +329,36 @@ func (s *server) handleWhy() http.Handler {
 		if err := s.work(r.Context(), at); err != nil {
 			return err
 		}
+		if v := q.Get("line"); v != "" && q.Get("path") == "" {
+			// A line of the YAML view: the field it holds, in the step's output as the view shows it.
+			line, err := strconv.Atoi(v)
+			if err != nil || line < 1 {
+				return httpError{status: http.StatusBadRequest, id: "errors.why.line"}
+			}
+			inj, err := s.eng().Inject(r.Context(), []byte(at.Manifest), at.Steps, at.Settings)
+			if err != nil {
+				return err
+			}
+			if doc, path = lineField(inj.Documents, line); path == "" {
+				return httpError{status: http.StatusNotFound, id: "errors.why.no-line", args: []any{"Line", line}}
+			}
+		}
 		all, err := s.eng().Explain(r.Context(), []byte(at.Manifest), at.Steps, at.Settings)
 		if err != nil {
 			return err
 		}
-		chosen, doc, found := engine.FieldProvenance(all, doc, path)
+		var chosen []engine.Provenance
+		found := false
+		if q.Get("changes") != "" && q.Get("field") == "" && path == "" {
+			if chosen, err = s.stepFields(r.Context(), st, step, doc, all); err != nil {
+				return err
+			}
+			if len(chosen) > 0 {
+				doc, found = chosen[0].Doc, true
+			}
+		} else {
+			chosen, doc, found = engine.FieldProvenance(all, doc, path)
+		}
 		if !found || len(chosen) == 0 {
 			return httpError{status: http.StatusNotFound, id: "errors.why.no-field", args: []any{"Doc", doc, "Path", web.Bound(path, 120)}}
 		}
@@ -338,8 +368,16 @@ func (s *server) handleWhy() http.Handler {
 		}
 		l := i18n.FromContext(r.Context())
 		back := view{state: st, step: step}.permalink()
-		page := &web.WhyPage{Version: versionLine(), Path: path, Doc: doc, Back: back}
-		page.Head = web.Head{Title: l.T("page.why.title", "Path", web.Bound(path, 80))}
+		shown := path
+		if q.Get("changes") != "" && q.Get("field") == "" && path == "" {
+			cause := l.T("page.why.injection")
+			if step > 0 {
+				cause = st.Steps[step-1].Cause()
+			}
+			shown = l.T("page.why.step", "Step", step, "Cause", cause)
+		}
+		page := &web.WhyPage{Version: versionLine(), Path: shown, Doc: doc, Back: back}
+		page.Head = web.Head{Title: l.T("page.why.title", "Path", web.Bound(shown, 80))}
 		page.Groups, page.Hidden = web.WhyGroups(l, chosen, in.TemplateText, back+"#manifest", back+"#settings-fields", s.tries(r.Context(), at, doc, chosen))
 		return render(w, r, http.StatusOK, web.WhyPageView(page))
 	})
@@ -416,4 +454,57 @@ func (s *server) whyAmbient(w http.ResponseWriter, r *http.Request, st api.State
 	manifest := view{state: st, step: -1}.permalink()
 	page.Sides = web.NewWhyAmbient(l, chosen, [2]string{l.T("page.ambient.sidecar"), l.T("page.ambient.ambient")}, in.TemplateText, manifest+"#manifest", manifest+"#settings-fields")
 	return render(w, r, http.StatusOK, web.WhyPageView(page))
+}
+
+// lineField is the document and field that line of an injection's output (Injection.Output:
+// each document Istio injected, then "---") holds; "" when it holds none.
+func lineField(docs []engine.Document, line int) (doc int, path string) {
+	first := 1
+	for _, d := range docs {
+		if d.Error != nil {
+			continue
+		}
+		text := d.Output()
+		n := strings.Count(text, "\n")
+		if line < first+n {
+			return d.Index, yamldoc.PathAt(text, line-first+1)
+		}
+		first += n + 1 // its lines, and the "---" after them
+	}
+	return 0, ""
+}
+
+// stepFields are the leaves (of all, the explanation at step) of every field step of st added
+// or changed in document doc (0: the first it changed), in the order of its changes, each once:
+// the timeline's why.
+func (s *server) stepFields(ctx context.Context, st api.State, step, doc int, all []engine.Provenance) ([]engine.Provenance, error) {
+	tl, err := s.timeline(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	if step >= len(tl.Steps) {
+		return nil, nil
+	}
+	changes, err := tl.Steps[step].Changes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []engine.Provenance
+	seen := map[string]bool{}
+	for _, c := range changes {
+		if doc == 0 {
+			doc = c.Doc
+		}
+		if c.Kind == diff.Removed || c.Kind == diff.Moved || c.Doc != doc {
+			continue
+		}
+		under, _, _ := engine.FieldProvenance(all, c.Doc, strings.TrimSuffix(c.Path, "["+c.Flag+"]"))
+		for _, p := range under {
+			if k := strconv.Itoa(p.Doc) + ":" + p.Path; !seen[k] {
+				seen[k] = true
+				out = append(out, p)
+			}
+		}
+	}
+	return out, nil
 }

@@ -3,8 +3,12 @@ package handlers
 import (
 	"net/http"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/PuerkitoBio/goquery"
 
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
@@ -130,5 +134,66 @@ func TestSameProvenance(t *testing.T) {
 		if got := sameProvenance(p, c.now); got != c.want {
 			t.Errorf("%s: %v, want %v", name, got, c.want)
 		}
+	}
+}
+
+// TestWhyFromYAMLAndTimeline: the YAML view asks why about a line (its number, at the shown
+// step), and the why page explains the field on that line of the output as the view shows it;
+// a line past the output or 0 is refused. The timeline asks why about a step: its page explains
+// the fields that step added or changed in its first document, and only those.
+func TestWhyFromYAMLAndTimeline(t *testing.T) {
+	h := newServer(t)
+	cpu := input.Step{Key: "sidecar.istio.io/proxyCPU", Value: "250m"}
+	st := api.State{Manifest: testkit.Deployment + "---\n" + testkit.Deployment, Steps: []input.Step{cpu}}
+	page := get(t, h, "/?tab=yaml&s="+permalink.Encode(st))
+	if page.status != http.StatusOK {
+		t.Fatalf("%d", page.status)
+	}
+	ask := page.doc.Find(`[data-testid="why-line-ask"][form="why-form"]`)
+	if ask.Length() != 1 || ask.AttrOr("value", "") != "1" || page.doc.Find(`input[form="why-form"][name="line"]`).Length() != 1 {
+		t.Fatalf("the YAML view's why form: %d buttons", ask.Length())
+	}
+	enc := page.doc.Find(`input[form="why-form"][name="s"]`).AttrOr("value", "")
+	output := page.doc.Find(`[data-testid="injected-yaml"]`).Text()
+	lines := strings.Split(output, "\n")
+	// The CPU request of the second document's proxy: the output's line with it after the second "---".
+	want, seps := 0, 0
+	for i, l := range lines {
+		if l == "---" {
+			seps++
+		}
+		if seps == 1 && strings.TrimSpace(l) == "cpu: 250m" {
+			want = i + 1
+			break
+		}
+	}
+	if want == 0 {
+		t.Fatalf("no CPU request in the second document:\n%s", output)
+	}
+	why := get(t, h, "/why?"+url.Values{"s": {enc}, "step": {"1"}, "line": {strconv.Itoa(want)}}.Encode())
+	if why.status != http.StatusOK {
+		t.Fatalf("line %d: %d %s", want, why.status, why.body)
+	}
+	if p := testid(why, "why-path").Text(); p != "spec.template.spec.containers[istio-proxy].resources.requests.cpu" || !strings.Contains(why.doc.Find(".muted").First().Text(), "2") {
+		t.Errorf("line %d asks about %q, %q", want, p, why.doc.Find(".muted").First().Text())
+	}
+	for _, bad := range []string{"0", strconv.Itoa(len(lines) + 5)} {
+		if r := get(t, h, "/why?"+url.Values{"s": {enc}, "step": {"1"}, "line": {bad}}.Encode()); r.status != http.StatusBadRequest && r.status != http.StatusNotFound {
+			t.Errorf("line %s: %d", bad, r.status)
+		}
+	}
+	tl := get(t, h, "/?tab=timeline&s="+permalink.Encode(st))
+	step, ok := tl.doc.Find(`[data-testid="why-step-1"][form="why-form"]`).Attr("value")
+	if !ok || step != "1" {
+		t.Fatalf("the timeline's step 1 asks why with %q", step)
+	}
+	whyStep := get(t, h, "/why?"+url.Values{"s": {enc}, "changes": {"1"}}.Encode())
+	if whyStep.status != http.StatusOK {
+		t.Fatalf("changes: %d %s", whyStep.status, whyStep.body)
+	}
+	var paths []string
+	whyStep.doc.Find(`.why-paths code`).Each(func(_ int, s *goquery.Selection) { paths = append(paths, s.Text()) })
+	if !slices.Equal(paths, []string{`spec.template.metadata.annotations["sidecar.istio.io/proxyCPU"]`, "spec.template.spec.containers[istio-proxy].resources.requests.cpu", "spec.template.spec.initContainers[istio-init].resources.requests.cpu"}) || !strings.Contains(testid(whyStep, "why-path").Text(), "sidecar.istio.io/proxyCPU=250m") {
+		t.Errorf("step 1 changed %q (%q)", paths, testid(whyStep, "why-path").Text())
 	}
 }

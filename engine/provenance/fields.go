@@ -93,7 +93,7 @@ func (r *Rendering) Fields() []Field {
 			}
 			return
 		case n.Kind == yaml.SequenceNode && len(n.Content) > 0:
-			named := names(n)
+			named := yamldoc.ElementNames(n)
 			for i, e := range n.Content {
 				p := path + "[" + strconv.Itoa(i) + "]"
 				if named != nil {
@@ -118,22 +118,6 @@ func (r *Rendering) Fields() []Field {
 		out = append(out, f)
 	}
 	walk("", nil, doc.Content[0])
-	return out
-}
-
-// names are the "name" of each element of a list when every element is a map with a name of
-// its own (the field diff pairs such lists by name); nil otherwise.
-func names(seq *yaml.Node) []string {
-	out := make([]string, 0, len(seq.Content))
-	seen := map[string]bool{}
-	for _, e := range seq.Content {
-		_, v := yamldoc.MappingEntry(yamldoc.Deref(e), "name")
-		if v == nil || v.Kind != yaml.ScalarNode || v.Tag != "!!str" || v.Value == "" || seen[v.Value] {
-			return nil
-		}
-		seen[v.Value] = true
-		out = append(out, v.Value)
-	}
 	return out
 }
 

@@ -2,6 +2,7 @@ package yamldoc
 
 import (
 	"fmt"
+	"strconv"
 
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -57,4 +58,60 @@ func plainKey(k string) bool {
 		}
 	}
 	return true
+}
+
+// ElementNames are the "name" of each element of a list when every element is a map with a
+// name of its own (the field diff pairs such lists by name, and writes an element as [name]);
+// nil otherwise.
+func ElementNames(seq *yaml.Node) []string {
+	out := make([]string, 0, len(seq.Content))
+	seen := map[string]bool{}
+	for _, e := range seq.Content {
+		_, v := MappingEntry(Deref(e), "name")
+		if v == nil || v.Kind != yaml.ScalarNode || v.Tag != "!!str" || v.Value == "" || seen[v.Value] {
+			return nil
+		}
+		seen[v.Value] = true
+		out = append(out, v.Value)
+	}
+	return out
+}
+
+// PathAt is the field a line of one document's text holds, as the field diff writes its path:
+// the innermost field that starts on the line (a flow collection, [80, 81], as a whole), or else
+// the last that starts above it (a line of a literal block is its field's); "" when the text is
+// not YAML or the line holds no field.
+func PathAt(text string, line int) string {
+	root := parseNode(newlineLines(text))
+	if root == nil {
+		return ""
+	}
+	best, bestLine := "", 0
+	var walk func(path string, n *yaml.Node, at int)
+	walk = func(path string, n *yaml.Node, at int) {
+		if path != "" && at <= line && at >= bestLine {
+			best, bestLine = path, at // later in document order, or deeper on the same line
+		}
+		n = Deref(n)
+		if n.Style&yaml.FlowStyle != 0 && path != "" {
+			return // [80, 81] on one line: the line holds the whole of it
+		}
+		switch n.Kind {
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				walk(JoinKey(path, n.Content[i].Value), n.Content[i+1], n.Content[i].Line)
+			}
+		case yaml.SequenceNode:
+			named := ElementNames(n)
+			for i, e := range n.Content {
+				p := path + "[" + strconv.Itoa(i) + "]"
+				if named != nil {
+					p = path + "[" + named[i] + "]"
+				}
+				walk(p, e, e.Line)
+			}
+		}
+	}
+	walk("", root, root.Line)
+	return best
 }

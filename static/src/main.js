@@ -496,6 +496,14 @@ function init() {
     }
     if (e.target.closest("#copy-yaml")) {
       copyText(document.getElementById("injected-yaml").textContent).then(() => setStatus(t("yamlCopied")));
+      return;
+    }
+    // A click on the injected YAML fills in the line to ask why about (the form under it).
+    const yaml = e.target.closest("#injected-yaml");
+    const ask = document.getElementById("why-line");
+    if (yaml && ask) {
+      const n = lineAt(yaml);
+      if (n > 0) ask.value = n;
     }
   });
   document.addEventListener("input", (e) => {
@@ -576,6 +584,19 @@ function init() {
   window.addEventListener("hashchange", highlightDeepLink);
   highlightDeepLink();
   showShortLink(true);
+}
+
+// lineAt is the line, from 1, of el's text where the selection starts (a click's caret); 0 when
+// the selection is not in el.
+function lineAt(el) {
+  const sel = window.getSelection();
+  if (!sel || !sel.rangeCount) return 0;
+  const r = sel.getRangeAt(0);
+  if (!el.contains(r.startContainer)) return 0;
+  const before = document.createRange();
+  before.setStart(el, 0);
+  before.setEnd(r.startContainer, r.startOffset);
+  return before.toString().split("\n").length;
 }
 
 if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);

@@ -33,6 +33,17 @@ func TestAmbientCompare(t *testing.T) {
 		t.Errorf("the sidecar side is not the ambient profile's:\n%s", got)
 	}
 	everyScreen(ctx, t, sh, "the ambient comparison", "ambient", nil)
+	// Why istio-validation goes in ambient: the sidecar side's template lines, nothing on the ambient side.
+	do(ctx, t, clickOn(`[data-testid="ambient-changes"] tr[data-path="spec.template.spec.initContainers[istio-validation]"] [data-testid="why-link"]`))
+	waitFor(ctx, t, `[data-testid="why-side-1"]`, "the ambient why page")
+	wrote, err := chromedp.Run(ctx, chromedp.Evaluate[string](`[...document.querySelectorAll('[data-testid="why-side-0"] [data-testid="why-lines"] tr.wrote')].map(r => r.textContent).join("\n")`))
+	if got := wrote; err != nil || !strings.Contains(got, "istio-validation") {
+		t.Errorf("the sidecar side's lines: %q", got)
+	}
+	checkA11y(ctx, t, "the ambient why page")
+	sh.take(ctx, "ambient-why")
+	do(ctx, t, clickOn(`[data-testid="why-back"]`))
+	waitFor(ctx, t, `[data-testid="ambient-nodes"]`, "the ambient comparison again")
 
 	// The node count, with the keyboard: focus the field, type, Enter.
 	do(ctx, t, chromedp.EmulateViewport(1440, 900), focusOn(`[data-testid="ambient-nodes"]`),

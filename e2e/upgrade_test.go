@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 )
 
 // TestUpgradePreview: with a mesh pasted (today's Istio, revision canary, a CPU request), the
@@ -38,4 +39,17 @@ func TestUpgradePreview(t *testing.T) {
 	}
 	checkA11y(ctx, t, "the upgrade preview, the CPU left out")
 	sh.take(ctx, "upgrade-cpu-left-out")
+	// Why the CPU changes, with the keyboard: both sides, the same lines, what they read.
+	why := `[data-testid="compare-changes"] tr[data-path="spec.template.spec.containers[istio-proxy].resources.requests.cpu"] [data-testid="why-link"]`
+	do(ctx, t, focusOn(why), chromedp.KeyEvent(kb.Enter))
+	waitFor(ctx, t, `[data-testid="why-side-1"]`, "the upgrade's why page")
+	if says := text(ctx, t, `[data-testid="why-sides-says"]`); !strings.Contains(says, "same in both templates") {
+		t.Errorf("the upgrade's why says %q", says)
+	}
+	for _, side := range []string{"why-side-0", "why-side-1"} {
+		if got := text(ctx, t, `[data-testid="`+side+`"] [data-testid="why-lines"] tr.wrote`); !strings.Contains(got, "global.proxy.resources") {
+			t.Errorf("%s's marked lines: %q", side, got)
+		}
+	}
+	everyScreen(ctx, t, sh, "the upgrade's why page", "upgrade-why", nil)
 }

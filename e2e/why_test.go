@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -51,4 +52,32 @@ func TestWhyPage(t *testing.T) {
 	if u, err := chromedp.Run(ctx, chromedp.Location()); err != nil || !strings.Contains(u, "step=1") {
 		t.Errorf("back to %s (%v), want the step the why page was about", u, err)
 	}
+	// From the YAML view: a click on a line fills in its number, and Ask explains that line's field.
+	do(ctx, t, clickOn(`[data-testid="tab-yaml"]`), shown(`[data-testid="injected-yaml"]`))
+	lines, err := chromedp.Run(ctx, chromedp.Evaluate[int](`(() => {
+		const pre = document.querySelector('[data-testid="injected-yaml"]');
+		const n = pre.textContent.split("\n").findIndex(l => l.trim() === "- pilot-agent");
+		// A caret on that line, as a click puts it there.
+		const walker = document.createTreeWalker(pre, NodeFilter.SHOW_TEXT);
+		let seen = 0, node;
+		while ((node = walker.nextNode())) {
+			const i = [...node.textContent].reduce((at, c, k) => at >= 0 ? at : (c === "\n" && ++seen === n ? k : -1), -1);
+			if (i >= 0) { const r = document.createRange(); r.setStart(node, i + 1); r.collapse(true); getSelection().removeAllRanges(); getSelection().addRange(r); break; }
+		}
+		pre.click();
+		return n + 1;
+	})()`))
+	if err != nil || lines < 2 {
+		t.Fatalf("the YAML's pilot-agent line: %d %v", lines, err)
+	}
+	value, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('[data-testid="why-line"]').value`))
+	if err != nil || value != strconv.Itoa(lines) {
+		t.Fatalf("a click on line %d fills in %q (%v)", lines, value, err)
+	}
+	do(ctx, t, focusOn(`[data-testid="why-line-ask"]`), chromedp.KeyEvent(kb.Enter))
+	waitFor(ctx, t, `[data-testid="why-group"]`, "the why page of a YAML line")
+	if got := text(ctx, t, `[data-testid="why-path"]`); !strings.Contains(got, "lifecycle.postStart.exec.command") {
+		t.Errorf("the YAML line asks about %q", got)
+	}
+	checkA11y(ctx, t, "the why page of a YAML line")
 }

@@ -160,12 +160,27 @@ func Attribute(output, input, defaulted any, place Place, runs []Named) []Attrib
 			byDefault[l.Path] = canonical(l.Value)
 		}
 	}
+	outLeaves := Leaves("", output)
+	// Istio's Prometheus merge, when it runs, writes the pod's prometheus.io annotations over
+	// the ones given, whatever they were (applyPrometheusMerge): it ran when the port is not
+	// the one given (it leaves a pod whose port is already its own as it is).
+	merged := false
+	port := yamldoc.JoinKey(place.Metadata+".annotations", "prometheus.io/port")
+	for _, l := range outLeaves {
+		if g, ok := given[port]; l.Path == port && (!ok || string(g) != string(canonical(l.Value))) {
+			merged = true
+		}
+	}
 	var out []Attribution
-	for _, l := range Leaves("", output) {
+	for _, l := range outLeaves {
 		a := Attribution{Path: l.Path, Value: l.Value, Source: Unknown}
 		v := canonical(l.Value)
+		p, inPod := place.Pod(l.Path)
+		c, byCode := CodeOf(p)
 		if w, ok := values[l.Path]; ok && string(w) == string(v) {
 			a.Source, a.Run, a.Field = FromTemplate, written[l.Path], fields[l.Path]
+		} else if merged && inPod && byCode && c.Func == "applyPrometheusMerge" {
+			a.Source, a.Code = FromCode, c // written over what was given, even where the same
 		} else if g, ok := given[l.Path]; ok && string(g) == string(v) {
 			a.Source = FromInput
 		} else if g, ok := given[movedFrom(l.Path, place)]; ok && string(g) == string(v) {
@@ -176,10 +191,8 @@ func Attribute(output, input, defaulted any, place Place, runs []Named) []Attrib
 			a.Source, a.Code = FromCode, APIDefaults
 		} else if d, ok := byDefault[movedFrom(l.Path, place)]; ok && string(d) == string(v) {
 			a.Source, a.Code = FromCode, APIDefaults // a default of a container Istio moved
-		} else if p, ok := place.Pod(l.Path); ok {
-			if c, ok := CodeOf(p); ok {
-				a.Source, a.Code = FromCode, c
-			}
+		} else if inPod && byCode {
+			a.Source, a.Code = FromCode, c
 		}
 		out = append(out, a)
 	}

@@ -302,7 +302,7 @@ func TestLabFieldsReadTheirAnnotation(t *testing.T) {
 					under := f.Path == c.Path || strings.HasPrefix(f.Path, c.Path+".") || strings.HasPrefix(f.Path, c.Path+"[")
 					if c.Flag != "" {
 						// An istio-iptables flag's value: the args list's element with it.
-						args := strings.TrimSuffix(c.Path, "["+c.Flag+"]")
+						args := c.Field()
 						under = strings.HasPrefix(f.Path, args+"[") && f.Source == provenance.FromTemplate && strings.Contains(f.Text, "excludeOutboundPorts")
 					}
 					if under {

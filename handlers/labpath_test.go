@@ -385,7 +385,7 @@ func (lp *labPath) learnLines(ctx context.Context, eng Engine) (map[string][]lab
 			if c.Kind == diff.Removed || c.Kind == diff.Moved {
 				continue
 			}
-			path := strings.TrimSuffix(c.Path, "["+c.Flag+"]")
+			path := c.Field()
 			under, _, _ := engine.FieldProvenance(prs, c.Doc, path)
 			for _, p := range under {
 				if p.Source != provenance.FromTemplate {

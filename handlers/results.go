@@ -301,8 +301,10 @@ func (s *server) handleWhy() http.Handler {
 			q.Set("doc", strconv.Itoa(d))
 			q.Set("path", p)
 		}
-		if v := q.Get("changes"); v != "" && q.Get("field") == "" {
-			q.Set("step", v) // the timeline's: the fields that step changed
+		// The timeline's: the fields step changes= changed (with no path asked about).
+		ofStep := q.Get("changes") != "" && q.Get("field") == ""
+		if ofStep {
+			q.Set("step", q.Get("changes"))
 		}
 		if v := q.Get("step"); v != "" {
 			if step, err = strconv.Atoi(v); err != nil || step < 0 || step > len(st.Steps) {
@@ -335,21 +337,22 @@ func (s *server) handleWhy() http.Handler {
 			if err != nil || line < 1 {
 				return httpError{status: http.StatusBadRequest, id: "errors.why.line"}
 			}
-			inj, err := s.eng().Inject(r.Context(), []byte(at.Manifest), at.Steps, at.Settings)
+			tl, err := s.timeline(r.Context(), st) // the page's, which the engine keeps by step
 			if err != nil {
 				return err
 			}
-			if doc, path = lineField(inj.Documents, line); path == "" {
+			if doc, path = lineField(tl.Steps[step].Documents, line); path == "" {
 				return httpError{status: http.StatusNotFound, id: "errors.why.no-line", args: []any{"Line", line}}
 			}
 		}
+		ofStep = ofStep && path == "" // neither a path nor a line's
 		all, err := s.eng().Explain(r.Context(), []byte(at.Manifest), at.Steps, at.Settings)
 		if err != nil {
 			return err
 		}
 		var chosen []engine.Provenance
 		found := false
-		if q.Get("changes") != "" && q.Get("field") == "" && path == "" {
+		if ofStep {
 			if chosen, err = s.stepFields(r.Context(), st, step, doc, all); err != nil {
 				return err
 			}
@@ -360,7 +363,7 @@ func (s *server) handleWhy() http.Handler {
 			chosen, doc, found = engine.FieldProvenance(all, doc, path)
 		}
 		if !found || len(chosen) == 0 {
-			return httpError{status: http.StatusNotFound, id: "errors.why.no-field", args: []any{"Doc", doc, "Path", web.Bound(path, 120)}}
+			return noWhyField(doc, path)
 		}
 		in, err := s.eng().Install(r.Context(), at.Settings.Install)
 		if err != nil {
@@ -369,16 +372,16 @@ func (s *server) handleWhy() http.Handler {
 		l := i18n.FromContext(r.Context())
 		back := view{state: st, step: step}.permalink()
 		shown := path
-		if q.Get("changes") != "" && q.Get("field") == "" && path == "" {
+		if ofStep {
 			cause := l.T("page.why.injection")
 			if step > 0 {
 				cause = st.Steps[step-1].Cause()
 			}
 			shown = l.T("page.why.step", "Step", step, "Cause", cause)
 		}
-		page := &web.WhyPage{Version: versionLine(), Path: shown, Doc: doc, Back: back}
-		page.Head = web.Head{Title: l.T("page.why.title", "Path", web.Bound(shown, 80))}
-		page.Groups, page.Hidden = web.WhyGroups(l, chosen, in.TemplateText, back+"#manifest", back+"#settings-fields", s.tries(r.Context(), at, doc, chosen))
+		page := whyPage(l, "page.why.title", shown, doc, back)
+		manifest, settings := inputHrefs(back)
+		page.Groups, page.Hidden = web.WhyGroups(l, chosen, in.TemplateText, manifest, settings, s.tries(r.Context(), at, doc, chosen))
 		return render(w, r, http.StatusOK, web.WhyPageView(page))
 	})
 }
@@ -407,14 +410,12 @@ func (s *server) whyUpgrade(w http.ResponseWriter, r *http.Request, st api.State
 	}
 	why := sides.Why(doc, "", path)
 	if len(why.Old) == 0 && len(why.New) == 0 {
-		return httpError{status: http.StatusNotFound, id: "errors.why.no-field", args: []any{"Doc", doc, "Path", web.Bound(path, 120)}}
+		return noWhyField(doc, path)
 	}
 	l := i18n.FromContext(r.Context())
-	back := "/upgrade?" + url.Values{"s": {q.Get("s")}, "set": set, "chosen": q["chosen"], "carry": q["carry"]}.Encode()
-	page := &web.WhyPage{Version: versionLine(), Path: path, Doc: doc, Back: back}
-	page.Head = web.Head{Title: l.T("page.why.upgrade-title", "Path", web.Bound(path, 80))}
-	manifest := view{state: st, step: -1}.permalink()
-	page.Sides = web.NewWhyUpgrade(l, why, upgradeLabels(l, st), sides.Template, manifest+"#manifest", manifest+"#settings-fields")
+	page := whyPage(l, "page.why.upgrade-title", path, doc, "/upgrade?"+url.Values{"s": {q.Get("s")}, "set": set, "chosen": q["chosen"], "carry": q["carry"]}.Encode())
+	manifest, settings := inputHrefs(view{state: st, step: -1}.permalink())
+	page.Sides = web.NewWhyUpgrade(l, why, upgradeLabels(l, st), sides.Template, manifest, settings)
 	return render(w, r, http.StatusOK, web.WhyPageView(page))
 }
 
@@ -441,19 +442,35 @@ func (s *server) whyAmbient(w http.ResponseWriter, r *http.Request, st api.State
 	}
 	chosen, doc, found := engine.FieldProvenance(all, doc, path)
 	if !found || len(chosen) == 0 {
-		return httpError{status: http.StatusNotFound, id: "errors.why.no-field", args: []any{"Doc", doc, "Path", web.Bound(path, 120)}}
+		return noWhyField(doc, path)
 	}
 	in, err := s.eng().Install(r.Context(), side.Settings.Install)
 	if err != nil {
 		return err
 	}
 	l := i18n.FromContext(r.Context())
-	back := "/ambient?" + url.Values{"s": {q.Get("s")}, "nodes": q["nodes"]}.Encode()
-	page := &web.WhyPage{Version: versionLine(), Path: path, Doc: doc, Back: back}
-	page.Head = web.Head{Title: l.T("page.why.title", "Path", web.Bound(path, 80))}
-	manifest := view{state: st, step: -1}.permalink()
-	page.Sides = web.NewWhyAmbient(l, chosen, [2]string{l.T("page.ambient.sidecar"), l.T("page.ambient.ambient")}, in.TemplateText, manifest+"#manifest", manifest+"#settings-fields")
+	page := whyPage(l, "page.why.title", path, doc, "/ambient?"+url.Values{"s": {q.Get("s")}, "nodes": q["nodes"]}.Encode())
+	manifest, settings := inputHrefs(view{state: st, step: -1}.permalink())
+	page.Sides = web.NewWhyAmbient(l, chosen, [2]string{l.T("page.ambient.sidecar"), l.T("page.ambient.ambient")}, in.TemplateText, manifest, settings)
 	return render(w, r, http.StatusOK, web.WhyPageView(page))
+}
+
+// whyPage is a why page about shown (a field's path, or what a step changed) in document doc,
+// its title the catalog's title (with the Path), its way back back.
+func whyPage(l *i18n.Localizer, title, shown string, doc int, back string) *web.WhyPage {
+	return &web.WhyPage{Version: versionLine(), Path: shown, Doc: doc, Back: back,
+		Head: web.Head{Title: l.T(title, "Path", web.Bound(shown, 80))}}
+}
+
+// noWhyField is the 404 of a why page whose document has no such field.
+func noWhyField(doc int, path string) error {
+	return httpError{status: http.StatusNotFound, id: "errors.why.no-field", args: []any{"Doc", doc, "Path", web.Bound(path, 120)}}
+}
+
+// inputHrefs are where a why page's inputs are set: the editor and the settings of the
+// playground at link.
+func inputHrefs(link string) (manifest, settings string) {
+	return link + "#manifest", link + "#settings-fields"
 }
 
 // lineField is the document and field that line of an injection's output (Injection.Output:
@@ -498,7 +515,7 @@ func (s *server) stepFields(ctx context.Context, st api.State, step, doc int, al
 		if c.Kind == diff.Removed || c.Kind == diff.Moved || c.Doc != doc {
 			continue
 		}
-		under, _, _ := engine.FieldProvenance(all, c.Doc, strings.TrimSuffix(c.Path, "["+c.Flag+"]"))
+		under, _, _ := engine.FieldProvenance(all, c.Doc, c.Field())
 		for _, p := range under {
 			if k := strconv.Itoa(p.Doc) + ":" + p.Path; !seen[k] {
 				seen[k] = true

@@ -78,3 +78,18 @@ type CompareVerdict struct {
 	Admitted bool
 	Why      []string
 }
+
+// WhyFields are what the upgrade's why buttons send besides their field (the step unread): the
+// preview's state and plan, so that the why page explains the same two sides.
+func (u *UpgradePlanView) WhyFields() []Hidden {
+	out := []Hidden{{Name: "s", Value: u.State}, {Name: "upgrade", Value: "1"}, {Name: "chosen", Value: "1"}}
+	for _, k := range u.Keys {
+		if k.Carried {
+			out = append(out, Hidden{Name: "carry", Value: k.Path})
+		}
+	}
+	for _, o := range u.Set {
+		out = append(out, Hidden{Name: "set", Value: o})
+	}
+	return out
+}

@@ -62,7 +62,7 @@ func NewWhyUpgrade(l *i18n.Localizer, w upgrade.Why, labels [2]string, source fu
 		u.Sides[i].Label = labels[i]
 		u.Sides[i].Groups, u.Sides[i].Hidden = groupLeaves(l, side, func(t string) string { return source(i, t) }, manifestHref, settingsHref, tryNone, differ)
 		for _, t := range slices.Sorted(maps.Keys(differ)) {
-			u.Says = append(u.Says, l.N("page.why.upgrade-differ", len(differ[t]), "Side", labels[i], "Template", t, "Lines", joinInts(differ[t])))
+			u.Says = append(u.Says, l.N("page.why.upgrade-differ", len(differ[t]), "Side", labels[i], "Template", t, "Lines", wording.Lines(differ[t])))
 		}
 	}
 	if len(u.Says) == 0 {
@@ -92,14 +92,6 @@ func NewWhyAmbient(l *i18n.Localizer, prs []engine.Provenance, labels [2]string,
 
 // tryNone tries no step: a two-sided view's sides are not the playground's.
 func tryNone(input.Step) string { return "" }
-
-func joinInts(ns []int) string {
-	s := make([]string, len(ns))
-	for i, n := range ns {
-		s[i] = strconv.Itoa(n)
-	}
-	return strings.Join(s, ", ")
-}
 
 // MaxWhyLeaves bounds the leaves a why page shows: a whole added container has hundreds.
 const MaxWhyLeaves = 60
@@ -225,10 +217,6 @@ func whyGroup(l *i18n.Localizer, ps []engine.Provenance, source func(string) str
 	slices.Sort(wrote)
 	switch p.Source {
 	case provenance.FromTemplate:
-		lines := make([]string, len(wrote))
-		for i, n := range wrote {
-			lines[i] = strconv.Itoa(n)
-		}
 		id := "page.why.template"
 		if p.Define != "" {
 			id = "page.why.define"
@@ -236,7 +224,7 @@ func whyGroup(l *i18n.Localizer, ps []engine.Provenance, source func(string) str
 		if p.Whose == "mesh" {
 			id += "-mesh" // the installation's own template, not Istio's
 		}
-		g.Says = l.N(id, len(wrote), "Template", p.Template, "Define", p.Define, "Lines", strings.Join(lines, ", "))
+		g.Says = l.N(id, len(wrote), "Template", p.Template, "Define", p.Define, "Lines", wording.Lines(wrote))
 		g.Excerpt = excerpt(source(p.Template), wrote, p.Conditions, differ[p.Template])
 		for _, c := range p.Conditions {
 			shown := c

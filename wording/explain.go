@@ -1,6 +1,9 @@
 package wording
 
 import (
+	"strconv"
+	"strings"
+
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/engine/provenance"
 )
@@ -35,4 +38,13 @@ func (w Words) Reads(in engine.ProvenanceInput) string {
 		s += " " + l.T("cli.explain.from-"+in.From)
 	}
 	return s
+}
+
+// Lines are template line numbers as a sentence lists them: "12, 14, 20".
+func Lines(ns []int) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ", ")
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/engine/provenance"
 	"github.com/sidecarlab/sidecarlab/engine/upgrade"
+	"github.com/sidecarlab/sidecarlab/wording"
 )
 
 func newExplainCmd(c *cli) *cobra.Command {
@@ -140,11 +141,7 @@ func (f *upgradeFlags) explain(c *cli, j *session, doc int, path, output string)
 			differ := [2]map[string][]int{w.OldDiffer, w.NewDiffer}[i]
 			for _, t := range slices.Sorted(maps.Keys(differ)) {
 				same = false
-				lines := make([]string, len(differ[t]))
-				for k, n := range differ[t] {
-					lines[k] = strconv.Itoa(n)
-				}
-				b.WriteString("  " + c.T("cli.explain.upgrade-differ", "Template", t, "Lines", strings.Join(lines, ", ")) + "\n")
+				b.WriteString("  " + c.T("cli.explain.upgrade-differ", "Template", t, "Lines", wording.Lines(differ[t])) + "\n")
 			}
 		}
 		if same {

@@ -126,6 +126,15 @@ func FormatValue(v any) string {
 	}
 }
 
+// Field is the field the change is in: its path, or for a change of one istio-iptables flag
+// (args[-o]) the args list the flag is in.
+func (c Change) Field() string {
+	if c.Flag == "" {
+		return c.Path
+	}
+	return strings.TrimSuffix(c.Path, "["+c.Flag+"]")
+}
+
 // Line is the change on one line, as the CLI prints it: a sign (+ added, - removed, ~ changed,
 // ↕ moved), the path and the values (FormatValue). A move, and a value left out for its size,
 // are the catalogs' sentences (wording.diff.moved, moved-from, omitted), worded by t: the

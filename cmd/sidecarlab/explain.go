@@ -111,14 +111,35 @@ func (f *upgradeFlags) explain(c *cli, j *session, doc int, path, output string)
 			chosen = append(chosen, w)
 		}
 	}
+	// A side that could not inject a document has nothing to compare there: it is said, as
+	// diff --upgrade says it, and fails the command.
+	failed := false
+	for _, d := range p.Documents {
+		if doc != 0 && d.Doc != doc {
+			continue
+		}
+		if d.OldError != "" {
+			failed = true
+			fmt.Fprintln(c.stderr, "sidecarlab:", c.T("wording.upgrade.old-failed", "Error", d.OldError))
+		}
+		if d.NewError != "" {
+			failed = true
+			fmt.Fprintln(c.stderr, "sidecarlab:", c.T("wording.upgrade.new-failed", "Istio", engine.Version().Istio, "Error", d.NewError))
+		}
+	}
 	switch {
+	case len(chosen) == 0 && failed:
+		return errSilent
 	case len(whys) == 0:
 		return usageError{c.T("cli.explain.upgrade-nothing")}
 	case len(chosen) == 0:
 		return usageError{c.T("cli.explain.no-path", "Doc", max(doc, 1), "Path", path)}
 	}
 	if output == "json" {
-		return writeJSON(c.stdout, chosen)
+		if err := writeJSON(c.stdout, chosen); err != nil || !failed {
+			return err
+		}
+		return errSilent
 	}
 	labels := [2]string{
 		c.T("cli.explain.upgrade-old", "Revision", engine.RevisionName(j.settings.Install.Revision)),
@@ -148,8 +169,10 @@ func (f *upgradeFlags) explain(c *cli, j *session, doc int, path, output string)
 			b.WriteString("  " + c.T("cli.explain.upgrade-"+w.Unchanged()) + "\n")
 		}
 	}
-	_, err = fmt.Fprint(c.stdout, b.String())
-	return err
+	if _, err = fmt.Fprint(c.stdout, b.String()); err != nil || !failed {
+		return err
+	}
+	return errSilent
 }
 
 // explained are the fields of document doc (the first document explained when doc is 0) at or

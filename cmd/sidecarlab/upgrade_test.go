@@ -115,7 +115,7 @@ func TestDiffUpgrade(t *testing.T) {
 // on each side: the canonical-name label of the first document by a line of the older template
 // that today's has not (and today's line that the older has not), the image by the same lines on
 // both sides; --doc and PATH choose; -o json is the same fields; a path the upgrade does not
-// change is a usage error, as --carry without --upgrade is.
+// change is a usage error, as --carry without --upgrade is; a side that fails is said, exit 1.
 func TestExplainUpgrade(t *testing.T) {
 	t.Parallel()
 	meshFile := olderMeshFile(t)
@@ -159,5 +159,21 @@ func TestExplainUpgrade(t *testing.T) {
 	}
 	if _, _, err := runCLI(t, twoApps, "explain", "-f", "-", "--carry", "global.tag"); exitCode(err) != 2 {
 		t.Errorf("--carry without --upgrade: %v", err)
+	}
+	// A mesh whose template the injector code cannot run (an older Istio's field, as real meshes
+	// of 1.17 and 1.18 have): its side failed, said as diff --upgrade says it, and exit 1.
+	bin, _ := istioctlWithDefaults(t)
+	_, injectorConfig, values, mesh := canaryMesh(t, bin, "300m")
+	broken := strings.Replace(injectorConfig, "{{- if or (isset .ObjectMeta.Annotations `sidecar.istio.io/proxyCPU`)", "{{ .EstimatedConcurrency }}{{- if or (isset .ObjectMeta.Annotations `sidecar.istio.io/proxyCPU`)", 1)
+	if broken == injectorConfig {
+		t.Fatal("the template to break is not there")
+	}
+	brokenFile := filepath.Join(t.TempDir(), "broken-mesh.yaml")
+	if err := os.WriteFile(brokenFile, []byte(testkit.MeshList(t, "canary", broken, values, mesh, nil)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, err = runCLI(t, twoApps, "explain", "--upgrade", "--mesh-from", brokenFile, "-f", "-")
+	if exitCode(err) != 1 || strings.Count(stderr, "your mesh: injection failed") != 2 || !strings.Contains(stderr, "EstimatedConcurrency") {
+		t.Errorf("a mesh whose side fails: %v\n%s", err, stderr)
 	}
 }

@@ -52,6 +52,7 @@ func TestChartRenders(t *testing.T) {
 	// The hosting flags, as numbers the flag parser reads (not 1.073741824e+09), and a grace
 	// period that covers the server's own shutdown wait (request timeout + 5 s).
 	wantArgs := []string{"serve", "--addr=:8080", "--db=/data/links.db", "--rate-limit=6000", "--share-rate-limit=60",
+		"--rooms=100", "--room-learners=500", "--room-idle=180m", "--room-rate-limit=20000",
 		"--max-body=1048576", "--store-quota=1073741824", "--request-timeout=15s",
 		"--allow-custom-templates=true", "--worker-cpu-seconds=10", "--worker-memory=402653184", "--max-workers=1"}
 	if diff := cmp.Diff(wantArgs, c.Args); diff != "" {

@@ -370,10 +370,16 @@ func TestClusterIsLazy(t *testing.T) {
 	}
 }
 
-// countingEngine counts the admissions run on it (each asks for the workloads once).
+// countingEngine counts the admissions run on it (each asks for the workloads once), and the
+// timelines asked of it (one per page rendered).
 type countingEngine struct {
 	Engine
-	admissions atomic.Int32
+	admissions, timelines atomic.Int32
+}
+
+func (c *countingEngine) Timeline(ctx context.Context, manifest []byte, steps []input.Step, s engine.Settings) (*engine.Timeline, error) {
+	c.timelines.Add(1)
+	return c.Engine.Timeline(ctx, manifest, steps, s)
 }
 
 func (c *countingEngine) Workloads(ctx context.Context, manifest []byte, steps []input.Step, s engine.Settings) (*engine.Install, []engine.Workload, error) {

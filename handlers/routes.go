@@ -32,6 +32,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/engine/catalog"
 	"github.com/sidecarlab/sidecarlab/engine/input"
 	"github.com/sidecarlab/sidecarlab/engine/upgrade"
+	"github.com/sidecarlab/sidecarlab/room"
 	"github.com/sidecarlab/sidecarlab/static"
 	"github.com/sidecarlab/sidecarlab/web"
 )
@@ -55,7 +56,8 @@ func New(logger *slog.Logger, eng func() Engine, cfg Config) http.Handler {
 	cfg = cfg.withDefaults()
 	s := &server{log: logger, eng: eng, cfg: cfg, metrics: newMetrics(eng, cfg.Links),
 		slots: make(chan struct{}, cfg.MaxConcurrent), heavy: make(chan struct{}, cfg.HeavySlots),
-		statics: pageStatics{panel: sync.OnceValue(func() templ.Component { return renderPanel(web.PanelGroups(catalog.DefaultCatalog())) }), lab: sync.OnceValue(newLabPath)}}
+		roomPages: newRoomPages(),
+		statics:   pageStatics{panel: sync.OnceValue(func() templ.Component { return renderPanel(web.PanelGroups(catalog.DefaultCatalog())) }), lab: sync.OnceValue(newLabPath)}}
 	for lane, ch := range map[string]chan struct{}{"light": s.slots, "heavy": s.heavy} {
 		s.metrics.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "sidecarlab_work_slots_busy",
 			Help: "Work slots held by requests, by lane (see Config.HeavyUnits).", ConstLabels: prometheus.Labels{"lane": lane}},
@@ -63,12 +65,14 @@ func New(logger *slog.Logger, eng func() Engine, cfg Config) http.Handler {
 	}
 	r := chi.NewRouter()
 	r.Use(s.metrics.observe)
-	r.Use(middleware.RequestID, s.logRequests, s.recoverPanics, securityHeaders, compressor().Handler)
+	// A room's event stream lives as long as its page: no compression (each event must go out
+	// as it is written) and no per-route deadline (exceptStreams).
+	r.Use(middleware.RequestID, s.logRequests, s.recoverPanics, securityHeaders, exceptStreams(compressor().Handler))
 	// HEAD is answered on every GET route as GET is, without the body (link checkers and chat
 	// unfurlers ask with HEAD); net/http drops the body.
 	r.Use(middleware.GetHead)
 	r.Use(negotiateLanguage)
-	r.Use(middleware.Timeout(cfg.RequestTimeout))
+	r.Use(exceptStreams(middleware.Timeout(cfg.RequestTimeout)))
 	// The orchestrator's probes and the metrics scrape are never rate-limited: a busy client must
 	// not make them fail.
 	r.Get("/healthz", handleHealthz().ServeHTTP)
@@ -81,10 +85,19 @@ func New(logger *slog.Logger, eng func() Engine, cfg Config) http.Handler {
 	writes := s.rateLimit(cfg.WriteRatePerMinute, "errors.rate.links")
 	r.With(writes, s.refuseCrossSite, s.requireEngine, s.holdSlots).Post("/share", s.handleShare().ServeHTTP)
 	r.With(writes, s.refuseCrossSite, s.requireEngine, s.holdSlots).Post("/api/v1/share", s.handleAPIShare().ServeHTTP)
+	// Rooms: starting one counts as a share; a room's page and events count against a limit of
+	// their own, sized for a room of learners behind one address (Config.RoomRatePerMinute).
+	// The page is kept per move, so a learner costs a copy, not a render.
+	rooms := s.rateLimit(cfg.RoomRatePerMinute, "errors.rate.rooms")
+	r.With(writes, s.refuseCrossSite).Post("/rooms", s.handleRoomStart().ServeHTTP)
+	r.With(writes, s.refuseCrossSite).Post("/api/v1/rooms", s.handleAPIRoomCreate().ServeHTTP)
+	r.With(rooms, s.refuseCrossSite, s.requireEngine, s.holdSlots).Get("/r/{code}", s.handleRoomPage().ServeHTTP)
+	r.With(rooms, s.refuseCrossSite).Get("/r/{code}/events", s.handleRoomEvents().ServeHTTP)
 	r.Group(func(r chi.Router) {
 		r.Use(reads, s.refuseCrossSite)
 		r.Handle("/static/*", http.StripPrefix("/static/", static.Handler()))
 		r.Post("/lang", s.handleLanguage().ServeHTTP)
+		r.Post("/r/{code}/move", s.handleRoomMove().ServeHTTP)
 
 		// Everything made from a state needs the engine: 503 pages until it is ready; its work
 		// holds a work slot until its answer is written (holdSlots).
@@ -122,6 +135,8 @@ func New(logger *slog.Logger, eng func() Engine, cfg Config) http.Handler {
 			r.Get("/version", s.handleAPIVersion().ServeHTTP)
 			// The server's own cluster, read-only (serve --cluster-read): its revisions and namespaces.
 			r.Get("/cluster", s.handleAPICluster().ServeHTTP)
+			r.Put("/rooms/{code}", s.handleAPIRoomMove().ServeHTTP)
+			r.Get("/rooms/{code}", s.handleAPIRoom().ServeHTTP)
 			// A stored state is read from the store alone: it answers before the engine is ready.
 			r.Get("/links/{id}", s.handleAPILink().ServeHTTP)
 		})
@@ -129,6 +144,31 @@ func New(logger *slog.Logger, eng func() Engine, cfg Config) http.Handler {
 	r.NotFound(reads(s.handleNotFound()).ServeHTTP)
 	r.MethodNotAllowed(reads(s.handleMethodNotAllowed(r)).ServeHTTP)
 	return r
+}
+
+// exceptStreams is mw for every request but a room's event stream (/r/{code}/events), which
+// lives as long as its page.
+func exceptStreams(mw func(http.Handler) http.Handler) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		wrapped := mw(next)
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if isEventStream(r.URL.Path) {
+				next.ServeHTTP(w, r)
+				return
+			}
+			wrapped.ServeHTTP(w, r)
+		})
+	}
+}
+
+// isEventStream reports whether path is a room's event stream's.
+func isEventStream(path string) bool {
+	code, ok := strings.CutPrefix(path, "/r/")
+	if !ok {
+		return false
+	}
+	code, ok = strings.CutSuffix(code, "/events")
+	return ok && !strings.Contains(code, "/")
 }
 
 // server is what the handlers share.
@@ -147,6 +187,8 @@ type server struct {
 	// admitter runs the Cluster view's admissions on the engine, made on first use.
 	admitOnce sync.Once
 	admitter  *admission.Admitter
+	// roomPages keeps the rooms' pages, one render per move.
+	roomPages *roomPages
 }
 
 // handleNotFound answers a path no route has: a page, or under /api/ the API's JSON error.
@@ -202,6 +244,10 @@ type Config struct {
 	// value turns a limit off. The probes and /metrics are never limited.
 	RatePerMinute      int
 	WriteRatePerMinute int
+	// RoomRatePerMinute limits the requests of rooms' pages and event streams per client address
+	// (default 20,000: 200 learners behind one NAT, each following a move every 2 s, with room to
+	// spare); negative, no limit.
+	RoomRatePerMinute int
 	// rateCounter, when set, makes each limit's counter (tests: one that counts without the
 	// clock, so that a minute's boundary between two requests does not refill it).
 	rateCounter func() httprate.LimitCounter
@@ -216,6 +262,8 @@ type Config struct {
 	// StoreTimeout bounds one call to the link store (default 3 s), so that a hung database
 	// answers "sharing is unavailable" instead of holding the request.
 	StoreTimeout time.Duration
+	// Rooms keeps the rooms trainers run workshops in; nil turns rooms off.
+	Rooms *room.Hub
 	// PublicURL is the server's public address (https://sidecarlab.example.com), which the share
 	// API puts before /s/<id>; empty, it answers the path alone. Never taken from a request's
 	// Host header, which the client chooses.
@@ -235,6 +283,7 @@ func Defaults() Config {
 		RequestTimeout:     15 * time.Second, // Work.MaxUnits follows it
 		RatePerMinute:      6000,
 		WriteRatePerMinute: 60,
+		RoomRatePerMinute:  20_000,
 		StoreTimeout:       3 * time.Second,
 	}
 }
@@ -255,6 +304,7 @@ func (c Config) withDefaults() Config {
 	c.Work.WrittenOut = true // a server shows what is written out (engine.Limits.WrittenOut)
 	orDefault(&c.RatePerMinute, d.RatePerMinute)
 	orDefault(&c.WriteRatePerMinute, d.WriteRatePerMinute)
+	orDefault(&c.RoomRatePerMinute, d.RoomRatePerMinute)
 	orDefault(&c.StoreTimeout, d.StoreTimeout)
 	return c
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/permalink"
+	"github.com/sidecarlab/sidecarlab/room"
 	"github.com/sidecarlab/sidecarlab/web"
 )
 
@@ -24,6 +25,9 @@ type view struct {
 	replicas int
 	// present is presenter mode: large type, one step's diff per slide.
 	present bool
+	// room is the code of the room the view belongs to (room.NormalizeCode's), "" for none: the
+	// trainer's view shows the room's bar, a learner's a way back to it.
+	room string
 	// query is the annotation panel's search (the page without JavaScript filters on the server).
 	query string
 	// cols are the batch table's chosen columns (batchColumns' ids); nil means the default ones.
@@ -80,6 +84,9 @@ func (v view) linkWith(encoded, tab string, step int) string {
 	if v.present {
 		q.Set("present", "1")
 	}
+	if v.room != "" {
+		q.Set("room", v.room)
+	}
 	if v.query != "" {
 		q.Set("q", v.query)
 	}
@@ -102,7 +109,11 @@ func defaultState() api.State {
 
 // readView reads the state and view from a GET's query. No state means the default preset.
 func readView(r *http.Request) (view, error) {
-	q := r.URL.Query()
+	return readViewQuery(r.URL.Query())
+}
+
+// readViewQuery reads the state and view from a query (a GET's, or a room's view).
+func readViewQuery(q url.Values) (view, error) {
 	v := view{state: defaultState(), tab: q.Get("tab"), step: -1}
 	if s := q.Get("s"); s != "" {
 		st, err := decodeState(s)
@@ -122,6 +133,7 @@ func readView(r *http.Request) (view, error) {
 		v.step = n
 	}
 	v.present = q.Get("present") == "1"
+	v.room = room.NormalizeCode(q.Get("room"))
 	v.query = cleanQuery(q.Get("q"))
 	if v.present && v.step < 0 {
 		v.step = firstSlide(v.state) // a presentation starts at the first slide

@@ -16,6 +16,9 @@ type Head struct {
 	Title string
 	// Description is og:description and the meta description; empty leaves them out.
 	Description string
+	// Refresh, when set, reloads the page without JavaScript (a meta refresh's content: "10;url=…"):
+	// a room's page follows its trainer so.
+	Refresh string
 	// View, when set, is what the playground's or a comparison's head names, worded in the
 	// reader's language when the page is rendered (Title and Description are then ignored).
 	View *HeadView

@@ -16,6 +16,7 @@ var jsMessages = map[string][]string{
 	"error": nil, "pitfall": nil, "injecting": nil, "namespaceError": nil, "rejected": nil, "rejectedYAML": nil, "rejectedSchema": nil, "uploadFailed": nil, "uploadNotRead": nil, "shared": nil, "empty": nil, "refused": nil,
 	"unreachable": {"Error"}, "actionFailed": {"Status"}, "seeError": nil, "noLink": {"Error"},
 	"changeCopied": nil, "linkCopied": nil, "embedCopied": nil, "yamlCopied": nil, "stale": nil,
+	"roomAt": {"Step"}, "roomMoved": {"Step"}, "roomHeld": nil, "roomFailed": {"Error"}, "roomEnded": nil,
 }
 
 // JSWords are the script's words in l's language, keyed without the page.js. prefix. A

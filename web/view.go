@@ -78,6 +78,8 @@ type Page struct {
 	// Present is presenter mode; Slides are its navigation.
 	Present bool
 	Slides  Slides
+	// Room is the page's place in a room (nil: none, and no room to start).
+	Room *Room
 	// PresentHref and EmbedHref open this view in presenter and embed mode.
 	PresentHref, EmbedHref string
 	// EmbedSnippet is the <iframe> element (as text) that embeds this view in another page.

@@ -21,6 +21,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/handlers"
 	"github.com/sidecarlab/sidecarlab/internal/hugepages"
+	"github.com/sidecarlab/sidecarlab/room"
 	"github.com/sidecarlab/sidecarlab/sandbox"
 	"github.com/sidecarlab/sidecarlab/store"
 )
@@ -64,6 +65,8 @@ type serveOptions struct {
 	// page's "this cluster's mesh" and namespaces.
 	clusterRead bool
 	cluster     clusterFlags
+	// rooms bound the workshops' rooms (room.Limits).
+	rooms room.Limits
 }
 
 func (o *serveOptions) register(c *cli, cmd *cobra.Command) {
@@ -89,6 +92,11 @@ func (o *serveOptions) register(c *cli, cmd *cobra.Command) {
 	fs.IntVar(&o.cfg.HeavySlots, "heavy-slots", def.HeavySlots, c.T("cli.flag.serve.heavy_slots"))
 	fs.IntVar(&o.cfg.RatePerMinute, "rate-limit", def.RatePerMinute, c.T("cli.flag.serve.rate_limit"))
 	fs.IntVar(&o.cfg.WriteRatePerMinute, "share-rate-limit", def.WriteRatePerMinute, c.T("cli.flag.serve.share_rate_limit"))
+	fs.IntVar(&o.cfg.RoomRatePerMinute, "room-rate-limit", def.RoomRatePerMinute, c.T("cli.flag.serve.room_rate_limit"))
+	o.rooms = room.DefaultLimits()
+	fs.IntVar(&o.rooms.Rooms, "rooms", o.rooms.Rooms, c.T("cli.flag.serve.rooms"))
+	fs.IntVar(&o.rooms.Learners, "room-learners", o.rooms.Learners, c.T("cli.flag.serve.room_learners"))
+	fs.DurationVar(&o.rooms.Idle, "room-idle", o.rooms.Idle, c.T("cli.flag.serve.room_idle"))
 	fs.DurationVar(&o.cfg.RequestTimeout, "request-timeout", def.RequestTimeout, c.T("cli.flag.serve.request_timeout"))
 	fs.StringVar(&o.cfg.PublicURL, "public-url", o.cfg.PublicURL, c.T("cli.flag.serve.public_url"))
 	fs.StringVar(&o.trusted, "trusted-proxies", "", c.T("cli.flag.serve.trusted_proxies"))
@@ -102,7 +110,7 @@ func (o *serveOptions) register(c *cli, cmd *cobra.Command) {
 	o.cluster.register(c, cmd)
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", c.T("cli.flag.serve.cpuprofile"))
 	_ = fs.MarkHidden("cpuprofile")
-	for _, name := range []string{"addr", "postgres", "max-body", "max-concurrent", "heavy-slots", "rate-limit", "share-rate-limit", "request-timeout", "public-url", "trusted-proxies", "store-quota", "worker-cpu-seconds", "worker-memory", "max-workers"} {
+	for _, name := range []string{"addr", "postgres", "max-body", "max-concurrent", "heavy-slots", "rate-limit", "share-rate-limit", "room-rate-limit", "rooms", "room-learners", "room-idle", "request-timeout", "public-url", "trusted-proxies", "store-quota", "worker-cpu-seconds", "worker-memory", "max-workers"} {
 		_ = cmd.RegisterFlagCompletionFunc(name, cobra.NoFileCompletions)
 	}
 }
@@ -131,6 +139,14 @@ func serveRun(c *cli, o serveOptions) error {
 	}
 	if cfg.PublicURL, err = publicURL(cfg.PublicURL); err != nil {
 		return usageError{c.T("cli.error.public_url", "Value", fmt.Sprintf("%q", cfg.PublicURL))}
+	}
+	if o.rooms.Rooms < 0 || o.rooms.Learners < 0 || o.rooms.Idle < 0 {
+		return usageError{c.T("cli.error.rooms")}
+	}
+	// Rooms live in this process (--rooms 0 turns them off); Shutdown ends their event streams,
+	// which would otherwise hold it until its grace is over.
+	if o.rooms.Rooms > 0 {
+		cfg.Rooms = room.New(o.rooms, time.Now)
 	}
 	if o.cluster.given() && !o.clusterRead {
 		return usageError{c.T("cli.error.cluster_read")}
@@ -227,6 +243,9 @@ func serveRun(c *cli, o serveOptions) error {
 		WriteTimeout:      writeTimeout(cfg.RequestTimeout),
 		IdleTimeout:       120 * time.Second,
 		// Requests do not inherit ctx: when it ends, Shutdown lets those in flight finish.
+	}
+	if cfg.Rooms != nil {
+		srv.RegisterOnShutdown(cfg.Rooms.Close)
 	}
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {

@@ -203,7 +203,114 @@ function swapFrom(doc) {
   markError();
   highlightDeepLink();
   showShortLink(false);
+  joinRoom();
   return true;
+}
+
+// The room bar (#room-bar, the server's): a learner's page that follows the trainer listens to
+// the room's events and, at each move, swaps in the room's page (kept by the server per move);
+// a learner on their own is told where the room is; the trainer's page moves the room to every
+// view it shows and shows the counts. Without the script, a learner's page reloads itself and the
+// trainer moves the room with the bar's button.
+let roomStream = null;
+let roomStreamURL = "";
+let roomFetching = false;
+let roomLatest = 0;
+
+function roomBar() {
+  const bar = document.getElementById("room-bar");
+  return bar && !bar.hidden ? bar : null;
+}
+
+function following() {
+  return roomBar()?.dataset.role === "following";
+}
+
+// joinRoom (again after each swap) listens to the stream the bar names, and moves the room when
+// the page is the trainer's.
+function joinRoom() {
+  const bar = roomBar();
+  const url = bar?.dataset.events || "";
+  if (url !== roomStreamURL) {
+    roomStream?.close();
+    roomStream = null;
+    roomStreamURL = url;
+    if (url && typeof EventSource !== "undefined") {
+      roomStream = new EventSource(address(url));
+      roomStream.addEventListener("room", (e) => {
+        try { onRoomEvent(JSON.parse(e.data)); } catch { /* not an event of ours */ }
+      });
+      roomStream.addEventListener("end", () => {
+        roomStream?.close();
+        roomStream = null;
+        const b = roomBar();
+        if (b) b.querySelector(".room-line").textContent = t("roomEnded");
+      });
+    }
+  }
+  if (bar?.dataset.role === "trainer") moveRoom(bar);
+}
+
+function onRoomEvent(ev) {
+  const bar = roomBar();
+  if (!bar) return;
+  if (bar.dataset.role === "following") {
+    roomLatest = Math.max(roomLatest, ev.seq);
+    followRoom();
+  } else if (bar.dataset.role === "own") {
+    const at = bar.querySelector('[data-testid="room-at"]');
+    if (at) at.textContent = t("roomAt", { Step: ev.step });
+  } else if (bar.dataset.role === "trainer") {
+    for (const [id, n] of [["room-following", ev.following], ["room-own", ev.own]]) {
+      const el = bar.querySelector(`[data-testid="${id}"]`);
+      if (el && n !== undefined) el.textContent = String(n);
+    }
+  }
+}
+
+// followRoom swaps in the room's page while the page shows an older move than the room's last:
+// one request at a time, and the last move wins.
+async function followRoom() {
+  if (roomFetching) return;
+  roomFetching = true;
+  try {
+    for (let bar = roomBar(); bar && bar.dataset.role === "following" && Number(bar.dataset.seq) < roomLatest; bar = roomBar()) {
+      const r = await fetch(address(bar.dataset.href), { headers: { "X-Sidecarlab-Partial": "1" } });
+      const doc = new DOMParser().parseFromString(await r.text(), "text/html");
+      if (!doc.getElementById("fragment") || !swapFrom(doc)) break;
+    }
+  } catch {
+    // The next move tries again; the stream reconnects by itself.
+  } finally {
+    roomFetching = false;
+  }
+}
+
+// moveRoom shows the page's view to the room (the server keeps nothing of the reader's own:
+// language, presenter mode).
+async function moveRoom(bar) {
+  const form = document.getElementById("playground");
+  const status = bar.querySelector('[data-testid="room-status"]');
+  if (!form || !status) return;
+  try {
+    const r = await fetch(bar.dataset.href + "/move", {
+      method: "POST",
+      headers: { "X-Sidecarlab-Partial": "1" },
+      body: new URLSearchParams({ view: form.dataset.permalink }),
+    });
+    if (r.ok) {
+      const ans = await r.json();
+      status.textContent = t("roomMoved", { Step: ans.step });
+    } else if (r.status === 409) {
+      status.textContent = t("roomHeld");
+    } else {
+      const doc = new DOMParser().parseFromString(await r.text(), "text/html");
+      const msg = doc.querySelector('[data-testid="error-message"]')?.textContent || `${r.status} ${r.statusText}`;
+      status.textContent = t("roomFailed", { Error: msg });
+    }
+  } catch (err) {
+    status.textContent = t("roomFailed", { Error: err.message });
+  }
 }
 
 // showShortLink writes the short link out whole (the server renders it relative: it never takes
@@ -343,7 +450,8 @@ function selectTab(id, updateURL) {
   for (const p of document.querySelectorAll("[data-panel]")) p.hidden = p.dataset.panel !== id;
   const hidden = document.querySelector('input[name="tab"]');
   if (hidden) hidden.value = id;
-  if (updateURL && href) window.history.replaceState({}, "", href);
+  // A page that follows a room keeps its address (/r/<code>): the tab is the learner's to look at.
+  if (updateURL && href && !following()) window.history.replaceState({}, "", href);
 }
 
 async function copyText(text) {
@@ -584,6 +692,7 @@ function init() {
   window.addEventListener("hashchange", highlightDeepLink);
   highlightDeepLink();
   showShortLink(true);
+  joinRoom();
 }
 
 // lineAt is the line, from 1, of el's text where the selection starts (a click's caret); 0 when

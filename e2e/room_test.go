@@ -1,0 +1,93 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"net/url"
+	"regexp"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
+	"github.com/sidecarlab/sidecarlab/api"
+	"github.com/sidecarlab/sidecarlab/engine"
+	engineinput "github.com/sidecarlab/sidecarlab/engine/input"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
+	"github.com/sidecarlab/sidecarlab/permalink"
+)
+
+// TestRoomFollowsTheTrainer: a trainer starts a room from presenter mode; two learners, each in
+// a browser context of their own, open its address and follow three steps as the trainer's
+// arrow keys move; one tries it on their own and comes back; the trainer's counts say where
+// everyone is, all along.
+func TestRoomFollowsTheTrainer(t *testing.T) {
+	t.Parallel()
+	sh := newShots(t)
+	st := api.State{Version: permalink.Version, Istio: engine.Version().Istio, Manifest: testkit.Deployment, Steps: []engineinput.Step{
+		{Key: "sidecar.istio.io/proxyCPU", Value: "200m"},
+		{Key: "sidecar.istio.io/proxyMemory", Value: "256Mi"},
+		{Key: "proxy.istio.io/config", Value: "holdApplicationUntilProxyStarts: true"},
+	}}
+	trainer := browser(t)
+	do(trainer, t,
+		chromedp.Navigate(baseURL+"/?present=1&s="+url.QueryEscape(permalink.Encode(st))),
+		shown(`[data-testid="room-start"]`),
+	)
+	checkA11y(trainer, t, "presenter mode, a room to start")
+	do(trainer, t,
+		clickOn(`[data-testid="room-start"]`),
+		shown(`[data-testid="room-qr"]`),
+	)
+	learnersURL := attr(trainer, t, `[data-testid="room-url"]`, "href")
+	if !regexp.MustCompile(`^` + regexp.QuoteMeta(baseURL) + `/r/[0-9a-hjkmnp-tv-z]{8}$`).MatchString(learnersURL) {
+		t.Fatalf("the learners' address %q", learnersURL)
+	}
+	counts := func(following, own int) {
+		t.Helper()
+		js := fmt.Sprintf(`document.querySelector('[data-testid="room-following"]')?.textContent === "%d" && document.querySelector('[data-testid="room-own"]')?.textContent === "%d"`, following, own)
+		if _, err := chromedp.Run(trainer, until(js)); err != nil {
+			t.Fatalf("the trainer's counts never read %d following, %d on their own: %q, %q", following, own,
+				text(trainer, t, `[data-testid="room-following"]`), text(trainer, t, `[data-testid="room-own"]`))
+		}
+	}
+	a, b := browser(t), browser(t)
+	do(a, t, chromedp.Navigate(learnersURL), shown(`[data-testid="room-fork"]`))
+	do(b, t, chromedp.Navigate(learnersURL), shown(`[data-testid="room-fork"]`))
+	counts(2, 0)
+	sh.take(trainer, "room-trainer")
+	for _, step := range []int{2, 3} {
+		do(trainer, t, chromedp.KeyEvent(kb.ArrowRight))
+		want := fmt.Sprintf(`document.querySelector('[data-testid="room-bar"]')?.dataset.step === "%d" && !!document.querySelector('[data-testid="diff-step-%d"]') && location.pathname.startsWith("/r/")`, step, step)
+		if _, err := chromedp.Run(a, until(want)); err != nil {
+			t.Fatalf("learner a did not follow to step %d", step)
+		}
+		if _, err := chromedp.Run(b, until(want)); err != nil {
+			t.Fatalf("learner b did not follow to step %d", step)
+		}
+	}
+	checkA11y(a, t, "a learner following a room")
+	sh.take(a, "room-following")
+
+	// b tries it on their own: the room counts them apart, and tells them where it is.
+	do(b, t, clickOn(`[data-testid="room-fork"]`), shown(`[data-testid="room-back"]`))
+	counts(1, 1)
+	do(trainer, t, chromedp.KeyEvent(kb.ArrowLeft))
+	if _, err := chromedp.Run(a, until(`document.querySelector('[data-testid="room-bar"]')?.dataset.step === "2" && !!document.querySelector('[data-testid="diff-step-2"]')`)); err != nil {
+		t.Fatal("learner a did not follow back to step 2")
+	}
+	if _, err := chromedp.Run(b, until(`document.querySelector('[data-testid="room-at"]')?.textContent.includes("step 2") && !!document.querySelector('[data-testid="diff-step-3"]')`)); err != nil {
+		t.Fatalf("learner b, on their own, was moved or not told: %q", text(b, t, `[data-testid="room-at"]`))
+	}
+	checkA11y(b, t, "a learner on their own")
+	sh.take(b, "room-own")
+
+	// And comes back: following again, at the room's step.
+	do(b, t, clickOn(`[data-testid="room-back"]`), shown(`[data-testid="room-fork"]`))
+	counts(2, 0)
+	if _, err := chromedp.Run(b, until(`document.querySelector('[data-testid="room-bar"]')?.dataset.step === "2"`)); err != nil {
+		t.Fatal("back in the room, learner b is not at its step")
+	}
+	everyScreen(trainer, t, sh, "the trainer's room", "room-trainer", nil)
+}

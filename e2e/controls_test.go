@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -171,4 +172,43 @@ func TestAnnotationDescriptionsWhole(t *testing.T) {
 	if clipped != "" {
 		t.Errorf("descriptions cut short: %s", clipped)
 	}
+}
+
+// TestLabStepKeys: outside presenter mode, ] and [ go to the lab's next and previous step (a
+// press, not a dozen Tabs), the focus lands on the step's first change, and the ? list says so.
+func TestLabStepKeys(t *testing.T) {
+	t.Parallel()
+	ctx := browser(t)
+	do(ctx, t,
+		chromedp.Navigate(baseURL+"/"),
+		shown(`[data-testid="lab-2"]`),
+		clickOn(`[data-testid="lab-2"]`),
+		shown(`[data-testid="lab-look"]`),
+	)
+	at := func(n string) string {
+		return `document.querySelector('[data-testid="lab-` + n + `"]')?.classList.contains("current") && document.activeElement?.dataset.testid === "change"`
+	}
+	do(ctx, t, chromedp.KeyEvent("]"))
+	if _, err := chromedp.Run(ctx, until(at("3"))); err != nil {
+		t.Fatalf("] did not go to lab step 3 with the focus on its first change (focus on %q)", activeTestID(ctx, t))
+	}
+	do(ctx, t, chromedp.KeyEvent("["))
+	if _, err := chromedp.Run(ctx, until(at("2"))); err != nil {
+		t.Fatalf("[ did not go back to lab step 2 with the focus on its first change (focus on %q)", activeTestID(ctx, t))
+	}
+	do(ctx, t, chromedp.KeyEvent("?"), shown(`#shortcuts`))
+	if got := text(ctx, t, `#shortcuts`); !strings.Contains(got, "[ ]") || !strings.Contains(got, "The lab: previous / next step") {
+		t.Fatalf("the ? list does not name [ and ]:\n%s", got)
+	}
+	checkA11y(ctx, t, "the lab's step 2, reached with [")
+}
+
+// activeTestID is the data-testid of the focused element.
+func activeTestID(ctx context.Context, t *testing.T) string {
+	t.Helper()
+	id, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.activeElement?.dataset?.testid || document.activeElement?.tagName || ""`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
 }

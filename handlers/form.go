@@ -20,6 +20,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/permalink"
+	"github.com/sidecarlab/sidecarlab/room"
 	"github.com/sidecarlab/sidecarlab/web"
 )
 
@@ -80,7 +81,7 @@ func (s *server) formView(w http.ResponseWriter, r *http.Request) (view, error) 
 			return view{}, httpError{status: http.StatusBadRequest, id: "errors.form.steps"}
 		}
 	}
-	v := view{state: st, tab: f.Get("tab"), step: -1, query: cleanQuery(f.Get("q"))}
+	v := view{state: st, tab: f.Get("tab"), step: -1, query: cleanQuery(f.Get("q")), room: room.NormalizeCode(f.Get("room"))}
 	if c, ok := f["cols"]; ok {
 		v.cols = readCols(c)
 	}

@@ -671,6 +671,16 @@ function init() {
       if (a) { e.preventDefault(); load(a.href, {}, true); }
       return;
     }
+    if (e.key === "[" || e.key === "]") {
+      // The lab's previous / next step, where the page has the lab's strip (not in presenter
+      // mode, whose arrows step through slides); the focus goes to the step's first change.
+      const a = document.querySelector(`#lab a[rel="${e.key === "]" ? "next" : "prev"}"]`);
+      if (a && a.offsetParent !== null) {
+        e.preventDefault();
+        load(a.href, {}, true).then((ok) => { if (ok) focusFirstChange(); });
+      }
+      return;
+    }
     if (e.key === "?") {
       e.preventDefault();
       document.getElementById("shortcuts").showModal();
@@ -693,6 +703,17 @@ function init() {
   highlightDeepLink();
   showShortLink(true);
   joinRoom();
+}
+
+// focusFirstChange moves the focus to the first change of the newest step the diff shows (a lab
+// step's own annotation), or says there is none.
+function focusFirstChange() {
+  const steps = document.querySelectorAll('[data-panel="diff"] [data-testid^="diff-step-"]');
+  const row = (steps.length ? steps[steps.length - 1] : document).querySelector('[data-testid="change"]');
+  if (!row) return;
+  row.tabIndex = -1;
+  row.focus();
+  row.scrollIntoView({ block: "center" });
 }
 
 // lineAt is the line, from 1, of el's text where the selection starts (a click's caret); 0 when

@@ -3,9 +3,12 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"net/url"
+	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -25,6 +28,32 @@ import (
 func TestRoomFollowsTheTrainer(t *testing.T) {
 	t.Parallel()
 	sh := newShots(t)
+	trainer := roomScenario(t, sh, baseURL, baseURL, baseURL)
+	everyScreen(trainer, t, sh, "the trainer's room", "room-trainer", nil)
+}
+
+// TestRoomAcrossServers: the same with two servers on one PostgreSQL, as replicas behind a load
+// balancer are: the trainer on one, a learner on each.
+func TestRoomAcrossServers(t *testing.T) {
+	t.Parallel()
+	dsn := testkit.PostgresDSN(t)
+	var urls []string
+	for _, name := range []string{"a", "b"} {
+		stop, u, _, err := serve(serverBin, filepath.Join(t.TempDir(), name+".db"), "--postgres", dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(stop)
+		urls = append(urls, u)
+	}
+	roomScenario(t, newShots(t), urls[0], urls[1], urls[0])
+}
+
+// roomScenario is the workshop: the trainer on the server at trainerBase starts a room from
+// presenter mode; learner a opens it on the server at aBase, learner b on bBase; they follow three
+// steps; b goes their own way and comes back. It returns the trainer's browser.
+func roomScenario(t *testing.T, sh *shots, trainerBase, aBase, bBase string) context.Context {
+	t.Helper()
 	st := api.State{Version: permalink.Version, Istio: engine.Version().Istio, Manifest: testkit.Deployment, Steps: []engineinput.Step{
 		{Key: "sidecar.istio.io/proxyCPU", Value: "200m"},
 		{Key: "sidecar.istio.io/proxyMemory", Value: "256Mi"},
@@ -32,7 +61,7 @@ func TestRoomFollowsTheTrainer(t *testing.T) {
 	}}
 	trainer := browser(t)
 	do(trainer, t,
-		chromedp.Navigate(baseURL+"/?present=1&s="+url.QueryEscape(permalink.Encode(st))),
+		chromedp.Navigate(trainerBase+"/?present=1&s="+url.QueryEscape(permalink.Encode(st))),
 		shown(`[data-testid="room-start"]`),
 	)
 	checkA11y(trainer, t, "presenter mode, a room to start")
@@ -41,9 +70,10 @@ func TestRoomFollowsTheTrainer(t *testing.T) {
 		shown(`[data-testid="room-qr"]`),
 	)
 	learnersURL := attr(trainer, t, `[data-testid="room-url"]`, "href")
-	if !regexp.MustCompile(`^` + regexp.QuoteMeta(baseURL) + `/r/[0-9a-hjkmnp-tv-z]{8}$`).MatchString(learnersURL) {
+	if !regexp.MustCompile(`^` + regexp.QuoteMeta(trainerBase) + `/r/[0-9a-hjkmnp-tv-z]{8}$`).MatchString(learnersURL) {
 		t.Fatalf("the learners' address %q", learnersURL)
 	}
+	roomPath := strings.TrimPrefix(learnersURL, trainerBase)
 	counts := func(following, own int) {
 		t.Helper()
 		js := fmt.Sprintf(`document.querySelector('[data-testid="room-following"]')?.textContent === "%d" && document.querySelector('[data-testid="room-own"]')?.textContent === "%d"`, following, own)
@@ -53,8 +83,8 @@ func TestRoomFollowsTheTrainer(t *testing.T) {
 		}
 	}
 	a, b := browser(t), browser(t)
-	do(a, t, chromedp.Navigate(learnersURL), shown(`[data-testid="room-fork"]`))
-	do(b, t, chromedp.Navigate(learnersURL), shown(`[data-testid="room-fork"]`))
+	do(a, t, chromedp.Navigate(aBase+roomPath), shown(`[data-testid="room-fork"]`))
+	do(b, t, chromedp.Navigate(bBase+roomPath), shown(`[data-testid="room-fork"]`))
 	counts(2, 0)
 	sh.take(trainer, "room-trainer")
 	for _, step := range []int{2, 3} {
@@ -89,5 +119,8 @@ func TestRoomFollowsTheTrainer(t *testing.T) {
 	if _, err := chromedp.Run(b, until(`document.querySelector('[data-testid="room-bar"]')?.dataset.step === "2"`)); err != nil {
 		t.Fatal("back in the room, learner b is not at its step")
 	}
-	everyScreen(trainer, t, sh, "the trainer's room", "room-trainer", nil)
+	if alone, err := chromedp.Run(trainer, chromedp.Evaluate[bool](`!!document.querySelector('[data-testid="room-alone"]')`)); err != nil || alone {
+		t.Fatalf("the trainer is told the room is not shared (%v)", err)
+	}
+	return trainer
 }

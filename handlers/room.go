@@ -372,7 +372,7 @@ func (s *server) roomBarFor(r *http.Request, v view) *web.Room {
 	bar.Role, bar.Events = web.RoomTrainer, "/r/"+code+"/events?as=trainer"
 	bar.URL = s.roomURL(r, code)
 	bar.QR = qrOf(bar.URL)
-	bar.Following, bar.Own = snap.Following, snap.Own
+	bar.Following, bar.Own, bar.Alone = snap.Following, snap.Own, snap.Alone
 	bar.View = roomViewOf(v)
 	return bar
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -448,5 +449,44 @@ func TestQRPath(t *testing.T) {
 	}
 	if qrOf(strings.Repeat("x", 4000)).Size != 0 {
 		t.Fatal("a URL too long for a QR code got one")
+	}
+}
+
+// downReplica is a room.Replica whose database does not answer.
+type downReplica struct{}
+
+var errDown = errors.New("the database does not answer")
+
+func (downReplica) Create(room.Record) error                      { return errDown }
+func (downReplica) Move(string, string, time.Time) (int64, error) { return 0, errDown }
+func (downReplica) Allow(string, string) error                    { return errDown }
+func (downReplica) Load(string) (room.Record, bool, error)        { return room.Record{}, false, errDown }
+func (downReplica) Counts(string, int, int)                       {}
+func (downReplica) Shared() bool                                  { return false }
+
+// TestRoomAlone: when the servers share rooms through a database that does not answer, the
+// room still works on this server, and its trainer is told that learners elsewhere do not follow.
+func TestRoomAlone(t *testing.T) {
+	for _, down := range []bool{false, true} {
+		hub := room.New(room.Limits{}, time.Now)
+		if down {
+			hub.Share(downReplica{})
+		}
+		h, _, _ := roomServer(t, Config{Rooms: hub})
+		link := stateLink(t, api.State{Manifest: testkit.Deployment, Steps: roomSteps})
+		q, _ := url.ParseQuery(strings.TrimPrefix(link, "/?"))
+		code, token, err := hub.Create(q.Encode())
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := httptest.NewRequest(http.MethodGet, link+"&present=1&room="+code, nil)
+		req.Header.Set("Cookie", trainerCookie(code)+"="+token)
+		r := do(t, h, req)
+		if testid(r, "room-bar").AttrOr("data-role", "") != "trainer" || (testid(r, "room-alone").Length() == 1) != down {
+			t.Errorf("down %v: role %q, told %q", down, testid(r, "room-bar").AttrOr("data-role", ""), testid(r, "room-alone").Text())
+		}
+		if r := get(t, h, "/r/"+code); r.status != http.StatusOK {
+			t.Errorf("down %v: the learners' page %d", down, r.status)
+		}
 	}
 }

@@ -84,6 +84,9 @@ type Snapshot struct {
 	Following, Own int
 	// Ended is set once the room is gone (expired, or the hub closed): streams end.
 	Ended bool
+	// Alone is set when the hub shares its rooms with other servers but cannot now: the
+	// learners another server serves do not follow (its trainer is told).
+	Alone bool
 }
 
 // Hub holds the rooms of one server.
@@ -94,6 +97,8 @@ type Hub struct {
 	mu     sync.Mutex
 	rooms  map[string]*room
 	closed bool
+	// replica shares the rooms with other servers (nil: this server's only).
+	replica Replica
 }
 
 type room struct {
@@ -109,7 +114,25 @@ type room struct {
 	ended bool
 	// allowed is what the trainer last chose to show as it is although it looks secret (Allow).
 	allowed string
+	// version is the replica's version of the room this hub last had (Replica.Move), and remote
+	// the learners other servers serve in it, by server (Hub.RemoteCounts).
+	version int64
+	remote  map[string]remoteCount
 }
+
+// remoteCount is another server's learners in a room, as it last said.
+type remoteCount struct {
+	following, own int
+	at             time.Time
+}
+
+// remoteTTL is how long another server's counts stand without being said again (a server that
+// stopped says nothing more); RecountEvery is how often a server says them again while it
+// serves learners (Hub.Recount).
+const (
+	remoteTTL    = 90 * time.Second
+	RecountEvery = 30 * time.Second
+)
 
 // New returns an empty hub. now is its clock (time.Now in a server; a test's own clock).
 func New(lim Limits, now func() time.Time) *Hub {
@@ -176,31 +199,39 @@ func (h *Hub) Create(view string) (code, token string, err error) {
 		// One in a trillion with a hundred rooms: a person tries again.
 		return "", "", ErrTooManyRooms
 	}
-	h.rooms[code] = &room{code: code, token: sha256.Sum256([]byte(token)), view: view, seq: 1, moved: h.now(), streams: map[*Stream]struct{}{}}
+	r := &room{code: code, token: sha256.Sum256([]byte(token)), view: view, seq: 1, moved: h.now(), streams: map[*Stream]struct{}{}}
+	h.rooms[code] = r
+	if h.replica != nil {
+		rec := Record{Code: code, Token: r.token, View: view, Moved: r.moved}
+		h.mu.Unlock()
+		// Failing, the room is this server's only (Snapshot.Alone says so).
+		_ = h.replica.Create(rec)
+		h.mu.Lock()
+	}
 	return code, token, nil
 }
 
 // Trainer reports whether token is the trainer's of the room with code (ErrNoRoom when there
 // is none).
 func (h *Hub) Trainer(code, token string) (bool, error) {
-	h.mu.Lock()
+	r, err := h.lock(code)
 	defer h.mu.Unlock()
-	r, err := h.find(code)
 	if err != nil {
 		return false, err
 	}
 	return r.trainer(token), nil
 }
 
-// Move shows view in the room, if token is its trainer's, and tells every stream.
+// Move shows view in the room, if token is its trainer's, and tells every stream. With its
+// rooms shared, the other servers are told too (Replica.Move).
 func (h *Hub) Move(code, token, view string) (Snapshot, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	r, err := h.find(code)
+	r, err := h.lock(code)
 	if err != nil {
+		h.mu.Unlock()
 		return Snapshot{}, err
 	}
 	if !r.trainer(token) {
+		h.mu.Unlock()
 		return Snapshot{}, ErrNotTrainer
 	}
 	r.moved = h.now()
@@ -209,16 +240,25 @@ func (h *Hub) Move(code, token, view string) (Snapshot, error) {
 		r.seq++
 		r.notify(func(Mode) bool { return true })
 	}
-	return h.snapshot(r), nil
+	moved, snap := r.moved, h.snapshot(r)
+	h.mu.Unlock()
+	if h.replica != nil {
+		// Also when the view is the same: the move keeps the room alive on every server.
+		if v, err := h.replica.Move(code, view, moved); err == nil {
+			h.mu.Lock()
+			r.version = max(r.version, v)
+			h.mu.Unlock()
+		}
+	}
+	return snap, nil
 }
 
 // Allow remembers that the trainer chose to show what key names (a state's hash) as it is, so
 // that the moves through its steps are not held again; Allowed asks. One choice is kept: the
 // state being presented.
 func (h *Hub) Allow(code, token, key string) error {
-	h.mu.Lock()
+	r, err := h.lock(code)
 	defer h.mu.Unlock()
-	r, err := h.find(code)
 	if err != nil {
 		return err
 	}
@@ -226,22 +266,24 @@ func (h *Hub) Allow(code, token, key string) error {
 		return ErrNotTrainer
 	}
 	r.allowed = key
+	if h.replica != nil {
+		// Another server's moves read it from the store; failing, this server's still do.
+		go func() { _ = h.replica.Allow(code, key) }()
+	}
 	return nil
 }
 
 // Allowed reports whether the trainer of the room with code chose to show key as it is.
 func (h *Hub) Allowed(code, key string) bool {
-	h.mu.Lock()
+	r, err := h.lock(code)
 	defer h.mu.Unlock()
-	r, err := h.find(code)
 	return err == nil && key != "" && r.allowed == key
 }
 
 // Get is the room's snapshot now.
 func (h *Hub) Get(code string) (Snapshot, error) {
-	h.mu.Lock()
+	r, err := h.lock(code)
 	defer h.mu.Unlock()
-	r, err := h.find(code)
 	if err != nil {
 		return Snapshot{}, err
 	}
@@ -251,9 +293,8 @@ func (h *Hub) Get(code string) (Snapshot, error) {
 // Polled counts one reload of a page without JavaScript following the room: for Limits.Poll,
 // it counts as a learner following.
 func (h *Hub) Polled(code string) {
-	h.mu.Lock()
+	r, err := h.lock(code)
 	defer h.mu.Unlock()
-	r, err := h.find(code)
 	if err != nil {
 		return
 	}
@@ -263,6 +304,7 @@ func (h *Hub) Polled(code string) {
 	}
 	r.polls = append(r.polls, h.now())
 	r.notify(func(m Mode) bool { return m == Trainer })
+	h.publish(r)
 }
 
 // Stream is one page's subscription to its room: C has a value whenever the room changed for it
@@ -279,9 +321,8 @@ type Stream struct {
 // Join subscribes a page to the room with code. A learner past Limits.Learners is refused
 // (ErrRoomFull), and so is a trainer's stream past trainerStreams; the rest are served.
 func (h *Hub) Join(code string, m Mode) (*Stream, error) {
-	h.mu.Lock()
+	r, err := h.lock(code)
 	defer h.mu.Unlock()
-	r, err := h.find(code)
 	if err != nil {
 		return nil, err
 	}
@@ -294,6 +335,7 @@ func (h *Hub) Join(code string, m Mode) (*Stream, error) {
 	r.n[m]++
 	if m != Trainer {
 		r.notify(func(m Mode) bool { return m == Trainer })
+		h.publish(r)
 	}
 	return s, nil
 }
@@ -319,6 +361,7 @@ func (s *Stream) Leave() {
 	s.room.n[s.mode]--
 	if s.mode != Trainer {
 		s.room.notify(func(m Mode) bool { return m == Trainer })
+		s.hub.publish(s.room)
 	}
 }
 
@@ -340,6 +383,33 @@ func (h *Hub) Len() int {
 	defer h.mu.Unlock()
 	h.sweep()
 	return len(h.rooms)
+}
+
+// lock takes the hub's lock and finds the room with code: one this hub has, or, when its rooms
+// are shared and it has none, the replica's (another server's room, kept here from then on). The
+// lock is held on return, whatever the error.
+func (h *Hub) lock(code string) (*room, error) {
+	h.mu.Lock()
+	r, err := h.find(code)
+	if err == nil || h.replica == nil || h.closed || code == "" {
+		return r, err
+	}
+	h.mu.Unlock()
+	rec, ok, lerr := h.replica.Load(code)
+	h.mu.Lock()
+	if lerr != nil || !ok || h.now().Sub(rec.Moved) >= h.lim.Idle || h.closed {
+		return nil, ErrNoRoom
+	}
+	if r, err := h.find(code); err == nil {
+		return r, nil // another request kept it meanwhile
+	}
+	h.sweep()
+	if len(h.rooms) >= h.lim.Rooms {
+		return nil, ErrTooManyRooms
+	}
+	r = &room{code: code, token: rec.Token, view: rec.View, seq: 1, version: rec.Version, moved: rec.Moved, allowed: rec.Allowed, streams: map[*Stream]struct{}{}}
+	h.rooms[code] = r
+	return r, nil
 }
 
 // find is the live room with code; h.mu is held.
@@ -373,7 +443,24 @@ func (h *Hub) snapshot(r *room) Snapshot {
 	for len(r.polls) > 0 && !r.polls[0].After(since) {
 		r.polls = r.polls[1:]
 	}
-	return Snapshot{Code: r.code, View: r.view, Seq: r.seq, Following: r.n[Following] + len(r.polls), Own: r.n[Own], Ended: r.ended}
+	snap := Snapshot{Code: r.code, View: r.view, Seq: r.seq, Following: r.n[Following] + len(r.polls), Own: r.n[Own], Ended: r.ended}
+	for from, c := range r.remote {
+		if h.now().Sub(c.at) >= remoteTTL {
+			delete(r.remote, from)
+			continue
+		}
+		snap.Following += c.following
+		snap.Own += c.own
+	}
+	snap.Alone = h.replica != nil && !h.replica.Shared()
+	return snap
+}
+
+// publish tells the other servers how many learners this one serves in r; h.mu is held.
+func (h *Hub) publish(r *room) {
+	if h.replica != nil {
+		h.replica.Counts(r.code, r.n[Following]+len(r.polls), r.n[Own])
+	}
 }
 
 // trainer reports whether token is r's trainer's.
@@ -399,4 +486,89 @@ func (r *room) notify(chosen func(Mode) bool) {
 func (r *room) end() {
 	r.ended = true
 	r.notify(func(Mode) bool { return true })
+}
+
+// Replica shares a hub's rooms with other servers' hubs, so that a learner served by one server
+// follows a trainer served by another (PostgreSQL: Postgres). The hub calls it outside its lock
+// and keeps working when it fails: its rooms are then this server's only, and its snapshots say
+// so (Alone).
+type Replica interface {
+	// Create keeps a new room; Move a room's view and the time of its trainer's move, answering
+	// the room's version (which orders every server's moves); Allow the trainer's choice.
+	Create(r Record) error
+	Move(code, view string, moved time.Time) (version int64, err error)
+	Allow(code, key string) error
+	// Load is the room kept under code (ok false when there is none).
+	Load(code string) (r Record, ok bool, err error)
+	// Counts tells the other servers how many learners this one serves in a room. It must not
+	// block (the hub's lock is held).
+	Counts(code string, following, own int)
+	// Shared reports whether the rooms are shared now. It must not block.
+	Shared() bool
+}
+
+// Record is a room as a Replica keeps it.
+type Record struct {
+	Code string
+	// Token is the hash of the trainer's token.
+	Token   [sha256.Size]byte
+	View    string
+	Version int64
+	Moved   time.Time
+	Allowed string
+}
+
+// Share makes the hub share its rooms through r, from now on.
+func (h *Hub) Share(r Replica) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.replica = r
+}
+
+// Apply takes a room as another server left it (a Replica's news): a newer version of a room
+// this hub has moves it here too. A room this hub does not have is loaded when asked for.
+func (h *Hub) Apply(rec Record) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	r, err := h.find(rec.Code)
+	if err != nil || rec.Version <= r.version {
+		return
+	}
+	r.version = rec.Version
+	r.allowed = rec.Allowed
+	if rec.Moved.After(r.moved) {
+		r.moved = rec.Moved
+	}
+	if rec.View != r.view {
+		r.view = rec.View
+		r.seq++
+		r.notify(func(Mode) bool { return true })
+	}
+}
+
+// RemoteCounts takes another server's counts of a room (a Replica's news): from names the
+// server. They stand for remoteTTL unless said again.
+func (h *Hub) RemoteCounts(code, from string, following, own int) {
+	r, err := h.lock(code)
+	defer h.mu.Unlock()
+	if err != nil {
+		return
+	}
+	if r.remote == nil {
+		r.remote = map[string]remoteCount{}
+	}
+	r.remote[from] = remoteCount{following: following, own: own, at: h.now()}
+	r.notify(func(m Mode) bool { return m == Trainer })
+}
+
+// Recount says again, through the replica, the counts of every room this server serves learners
+// in (Replica.Counts), so that the other servers' stay fresh (RecountEvery).
+func (h *Hub) Recount() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, r := range h.rooms {
+		if r.n[Following]+r.n[Own]+len(r.polls) > 0 {
+			h.publish(r)
+		}
+	}
 }

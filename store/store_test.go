@@ -9,26 +9,16 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 )
 
-// postgresDSN is the test database, SIDECARLAB_TEST_POSTGRES: `make test` (scripts/testenv.sh) starts
-// a throwaway PostgreSQL and sets it, and sets SIDECARLAB_REQUIRE_POSTGRES so that a missing DSN
-// fails the test there; a plain `go test ./store` without it skips.
-func postgresDSN(t *testing.T) string {
-	dsn := os.Getenv("SIDECARLAB_TEST_POSTGRES")
-	if dsn == "" {
-		if os.Getenv("SIDECARLAB_REQUIRE_POSTGRES") != "" || os.Getenv("CI") != "" {
-			t.Fatal("SIDECARLAB_TEST_POSTGRES is not set; scripts/testenv.sh (make test) must start PostgreSQL")
-		}
-		t.Skip("SIDECARLAB_TEST_POSTGRES not set; `make test` starts a throwaway PostgreSQL and sets it")
-	}
-	return dsn
-}
+// postgresDSN is the test database (testkit.PostgresDSN).
+func postgresDSN(t *testing.T) string { return testkit.PostgresDSN(t) }
 
 // TestID: a store's ids are its state's HMAC under the database's key: the same state the same
 // id from every connection to one database (a restart, another replica, replicas opening a new

@@ -65,6 +65,9 @@ type Room struct {
 	View string
 	// Events is the event stream the page's script listens to ("" for none).
 	Events string
+	// Alone says the room is this server's only for now: the replicas share rooms through a
+	// database that does not answer (the trainer's bar).
+	Alone bool
 }
 
 // RoomRole is who a page's room bar is for.

@@ -400,13 +400,7 @@ func testLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard,
 // request's — and shares again once it is back.
 func TestPostgresStoppedOrHung(t *testing.T) {
 	t.Parallel()
-	dsn := os.Getenv("SIDECARLAB_TEST_POSTGRES")
-	if dsn == "" {
-		if os.Getenv("SIDECARLAB_REQUIRE_POSTGRES") != "" || os.Getenv("CI") != "" {
-			t.Fatal("SIDECARLAB_TEST_POSTGRES is not set; scripts/testenv.sh (make test) must start PostgreSQL")
-		}
-		t.Skip("SIDECARLAB_TEST_POSTGRES not set; `make test` starts a throwaway PostgreSQL and sets it")
-	}
+	dsn := testkit.PostgresDSN(t)
 	u, err := url.Parse(dsn)
 	if err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sidecarlab/sidecarlab/handlers"
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 	"github.com/sidecarlab/sidecarlab/store"
 )
 
@@ -19,7 +19,6 @@ import (
 // ids from the state, never overwritten, visible from a second connection (a restart, another
 // replica), and ErrLinkNotFound for an unknown or impossible id.
 func TestSQLLinks(t *testing.T) {
-	dsn := os.Getenv("SIDECARLAB_TEST_POSTGRES")
 	// Each backend gives a function that opens a new connection to the same database.
 	backends := map[string]func(t *testing.T) func() (*store.SQL, error){
 		"sqlite": func(t *testing.T) func() (*store.SQL, error) {
@@ -27,12 +26,7 @@ func TestSQLLinks(t *testing.T) {
 			return func() (*store.SQL, error) { return store.OpenSQLite(context.Background(), path) }
 		},
 		"postgres": func(t *testing.T) func() (*store.SQL, error) {
-			if dsn == "" {
-				if os.Getenv("SIDECARLAB_REQUIRE_POSTGRES") != "" || os.Getenv("CI") != "" {
-					t.Fatal("SIDECARLAB_TEST_POSTGRES is not set; scripts/testenv.sh (make test) must start PostgreSQL")
-				}
-				t.Skip("SIDECARLAB_TEST_POSTGRES not set; `make test` starts a throwaway PostgreSQL and sets it")
-			}
+			dsn := testkit.PostgresDSN(t)
 			return func() (*store.SQL, error) { return store.OpenPostgres(context.Background(), dsn) }
 		},
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -246,6 +247,15 @@ func serveRun(c *cli, o serveOptions) error {
 	}
 	if cfg.Rooms != nil {
 		srv.RegisterOnShutdown(cfg.Rooms.Close)
+		if o.postgres != "" {
+			// Every replica on this PostgreSQL serves every room (LISTEN/NOTIFY); while it does
+			// not answer, each replica's rooms are its own, and their trainers are told.
+			shared, err := room.SharePostgres(o.postgres, cfg.Rooms, cmp.Or(cfg.StoreTimeout, handlers.Defaults().StoreTimeout), logger.Info)
+			if err != nil {
+				return usageError{fmt.Sprintf("--postgres: %v", err)}
+			}
+			defer shared.Close()
+		}
 	}
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {

@@ -168,3 +168,18 @@ func WriteFiles(t testing.TB, dir string, files map[string]string) {
 		}
 	}
 }
+
+// PostgresDSN is the test database, SIDECARLAB_TEST_POSTGRES: `make test` (scripts/testenv.sh)
+// starts a throwaway PostgreSQL and sets it, and sets SIDECARLAB_REQUIRE_POSTGRES so that a
+// missing DSN fails the test there (and under CI); a plain `go test` without it skips.
+func PostgresDSN(t testing.TB) string {
+	t.Helper()
+	dsn := os.Getenv("SIDECARLAB_TEST_POSTGRES")
+	if dsn == "" {
+		if os.Getenv("SIDECARLAB_REQUIRE_POSTGRES") != "" || os.Getenv("CI") != "" {
+			t.Fatal("SIDECARLAB_TEST_POSTGRES is not set; scripts/testenv.sh (make test) must start PostgreSQL")
+		}
+		t.Skip("SIDECARLAB_TEST_POSTGRES not set; `make test` starts a throwaway PostgreSQL and sets it")
+	}
+	return dsn
+}

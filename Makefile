@@ -170,6 +170,8 @@ load:
 	$(GO) test -tags load -c -o bin/load.test ./e2e
 	cd e2e && SIDECARLAB_SERVER_CPUS=$(SERVER_CPUS) SIDECARLAB_SERVE_ARGS="--rate-limit -1 --share-rate-limit -1" \
 		taskset -c $(LOAD_CPUS) ../bin/load.test -test.count=1 -test.run 'TestLoad|TestMemoryUnderAttack' -test.v
+	# A workshop's room keeps the server's default limits: its learners are behind one address.
+	cd e2e && SIDECARLAB_SERVER_CPUS=$(SERVER_CPUS) taskset -c $(LOAD_CPUS) ../bin/load.test -test.count=1 -test.run 'TestRoomLoad' -test.v
 
 bench:
 	$(GO) test ./engine ./handlers -run '^$$' -bench . -benchmem -count 5

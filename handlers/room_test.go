@@ -490,3 +490,30 @@ func TestRoomAlone(t *testing.T) {
 		}
 	}
 }
+
+// TestRoomEventsOutliveWriteTimeout: a server's write timeout is for answers; a room's event
+// stream, which lives as long as its page, lifts it for itself.
+func TestRoomEventsOutliveWriteTimeout(t *testing.T) {
+	hub := room.New(room.Limits{}, time.Now)
+	h, _, _ := roomServer(t, Config{Rooms: hub})
+	srv := httptest.NewUnstartedServer(h)
+	srv.Config.WriteTimeout = time.Nanosecond // past before any answer is written
+	srv.Start()
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), testkit.Patience)
+	defer cancel()
+	code, token, err := hub.Create("s=x&step=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, s := openStream(t, ctx, srv, "/r/"+code+"/events", "")
+	if _, ev := s.next(); ev.Seq != 1 {
+		t.Fatalf("the first event: %+v", ev)
+	}
+	if _, err := hub.Move(code, token, "s=x&step=2"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ev := s.next(); ev.Seq != 2 || ev.Step != 2 {
+		t.Fatalf("the move's event: %+v", ev)
+	}
+}

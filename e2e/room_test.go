@@ -88,7 +88,7 @@ func roomScenario(t *testing.T, sh *shots, trainerBase, aBase, bBase string) con
 	counts(2, 0)
 	sh.take(trainer, "room-trainer")
 	for _, step := range []int{2, 3} {
-		do(trainer, t, chromedp.KeyEvent(kb.ArrowRight))
+		toSlide(trainer, t, fmt.Sprintf("step %d of 3", step))
 		want := fmt.Sprintf(`document.querySelector('[data-testid="room-bar"]')?.dataset.step === "%d" && !!document.querySelector('[data-testid="diff-step-%d"]') && location.pathname.startsWith("/r/")`, step, step)
 		if _, err := chromedp.Run(a, until(want)); err != nil {
 			t.Fatalf("learner a did not follow to step %d", step)

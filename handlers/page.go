@@ -89,16 +89,22 @@ func buildPage(ctx context.Context, l *i18n.Localizer, v view, statics pageStati
 	p.Results.Lazy = lazy
 	p.Present = v.present
 	pv := v
-	pv.present, pv.step, pv.tab = true, firstSlide(st), "diff"
-	p.PresentHref = pv.linkWith(enc, "diff", pv.step)
+	pv.present, pv.step, pv.tab = true, firstSlide(st), slideTab(v.tab)
+	p.PresentHref = pv.linkWith(enc, pv.tab, pv.step)
 	p.EmbedHref = "/embed?s=" + url.QueryEscape(enc)
 	if v.present && tl != nil {
 		n := len(tl.Steps)
 		cur := selectedStep(v.step, n)
 		// The slides: each step's diff, then the lifecycle of the last step (the lifecycle tab).
-		p.Slides = web.Slides{Current: cur, Count: n, Lifecycle: v.tab == "lifecycle", None: n <= 1}
-		switch {
-		case p.Slides.None:
+		// A state with no annotation step is presented too: its workload as injected (step 0),
+		// then its lifecycle.
+		p.Slides = web.Slides{Current: cur, Count: n, Lifecycle: v.tab == "lifecycle"}
+		switch deck := slideTab(v.tab); {
+		case deck != "diff":
+			// The batch table's and the Cluster tab's decks: the tab at each step.
+			if cur < n-1 {
+				p.Slides.NextHref = v.linkWith(enc, deck, cur+1)
+			}
 		case p.Slides.Lifecycle:
 			p.Slides.PrevHref = v.linkWith(enc, "diff", n-1)
 		case cur < n-1:
@@ -107,7 +113,7 @@ func buildPage(ctx context.Context, l *i18n.Localizer, v view, statics pageStati
 			p.Slides.NextHref = v.linkWith(enc, "lifecycle", n-1)
 		}
 		if !p.Slides.Lifecycle && cur > 0 {
-			p.Slides.PrevHref = v.linkWith(enc, "diff", cur-1)
+			p.Slides.PrevHref = v.linkWith(enc, slideTab(v.tab), cur-1)
 		}
 		ev := v
 		ev.present = false
@@ -151,4 +157,13 @@ func buildPage(ctx context.Context, l *i18n.Localizer, v view, statics pageStati
 		p.TabLinks = append(p.TabLinks, link)
 	}
 	return p, nil
+}
+
+// slideTab is the deck presenter mode makes of a view on tab: the batch table's and the Cluster
+// tab's are that tab at each step; every other tab's is the steps' diffs, then the lifecycle.
+func slideTab(tab string) string {
+	if tab == "batch" || tab == "cluster" {
+		return tab
+	}
+	return "diff"
 }

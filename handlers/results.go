@@ -185,6 +185,7 @@ func buildResults(ctx context.Context, l *i18n.Localizer, v view, enc string, tl
 			res.Lifecycles = web.LifecycleViews(l, engine.Lifecycles(shown), rows, v.replicas)
 			for i := range res.Lifecycles {
 				res.Lifecycles[i].Capacity.Recount = true
+				res.Lifecycles[i].Phases = v.present
 			}
 			res.Compare = compareLinksIn(l, v.state, sel.Documents)
 		}

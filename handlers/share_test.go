@@ -195,8 +195,13 @@ func TestPresenterEmbedAndDeepLinks(t *testing.T) {
 		t.Fatal("← from the lifecycle slide does not go back to the last step")
 	}
 	noSteps := get(t, h, testid(get(t, h, stateLink(t, api.State{Manifest: testkit.Deployment})), "present").AttrOr("href", ""))
-	if testid(noSteps, "slides-none").Length() != 1 || testid(noSteps, "slide-n").Length() != 0 || testid(noSteps, "slide-next").Length() != 0 {
-		t.Fatalf("presenter mode without steps: %q, want only that there is nothing to present", testid(noSteps, "slides").Text())
+	// Without steps, the workload as injected is the slide (step 0's changes), then its lifecycle.
+	if testid(noSteps, "slide-n").Text() != "the workload as injected (step 0)" || testid(noSteps, "diff-step-0").Find(`[data-testid="change"]`).Length() == 0 ||
+		testid(noSteps, "slide-prev").Length() != 0 {
+		t.Fatalf("presenter mode without steps: %q", testid(noSteps, "slides").Text())
+	}
+	if life := get(t, h, testid(noSteps, "slide-next").AttrOr("href", "")); testid(life, "slide-n").Text() != "lifecycle after step 0" {
+		t.Fatalf("without steps, the slide after the workload is %q", testid(life, "slide-n").Text())
 	}
 	// Deep links: one per change row, naming its step and its path.
 	var found bool

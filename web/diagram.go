@@ -34,8 +34,10 @@ type SequenceEvent struct {
 // Diagram is an SVG sequence diagram, laid out: one lane per container, one row per event.
 type Diagram struct {
 	Width, Height int
-	Lanes         []DiagramLane
-	Rows          []DiagramRow
+	// Phase is "start" or "stop" for a diagram of one phase alone (layOutPhase), "" for both.
+	Phase string
+	Lanes []DiagramLane
+	Rows  []DiagramRow
 	// StopY is where the stop sequence starts.
 	StopY int
 }
@@ -131,6 +133,23 @@ func layOut(s Sequence) Diagram {
 		place(e)
 	}
 	d.Height = y + bottomGap
+	return d
+}
+
+// layOutPhase is the sequence's start (or, stop, its stop) alone, with the lanes' names: a
+// diagram of its own.
+func layOutPhase(s Sequence, stop bool) Diagram {
+	one := s
+	one.Stop = nil
+	if stop {
+		one.Start = s.Stop
+	}
+	d := layOut(one)
+	d.Height = d.StopY
+	d.Phase = "start"
+	if stop {
+		d.Phase = "stop"
+	}
 	return d
 }
 

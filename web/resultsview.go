@@ -152,6 +152,9 @@ type LifecycleView struct {
 	Start    []string
 	Stop     []string
 	Capacity CapacityView
+	// Phases draws the start and the stop as two diagrams (presenter mode: a slide each, so that
+	// each fits a screen at a size a room reads) instead of one.
+	Phases bool
 }
 
 // VerdictView is one answered question. Goodness ("good", "bad", "neutral") is what the page

@@ -112,11 +112,9 @@ type Slides struct {
 	Current, Count int
 	// Lifecycle is the last slide: the lifecycle view of the last step, after the steps' diffs.
 	Lifecycle bool
-	// None: the state has no step, so there is nothing to step through.
-	None     bool
-	PrevHref string
-	NextHref string
-	ExitHref string
+	PrevHref  string
+	NextHref  string
+	ExitHref  string
 }
 
 // LabStep is one step of the lab's path.

@@ -204,6 +204,7 @@ function swapFrom(doc) {
   highlightDeepLink();
   showShortLink(false);
   joinRoom();
+  paginateSlide(false);
   return true;
 }
 
@@ -584,7 +585,12 @@ function init() {
       return;
     }
     const slide = e.target.closest("#slide-prev, #slide-next");
-    if (slide) { e.preventDefault(); load(slide.href, {}, true); return; }
+    if (slide) {
+      e.preventDefault();
+      const dir = slide.id === "slide-next" ? 1 : -1;
+      if (!turnPage(dir)) goToSlide(slide.href, dir < 0);
+      return;
+    }
     const step = e.target.closest(".t-link");
     if (step) { e.preventDefault(); load(step.href, {}, true); return; }
     if (e.target.closest("#copy-link")) {
@@ -667,8 +673,9 @@ function init() {
       return;
     }
     if (e.key === "ArrowRight" || e.key === "ArrowLeft") {
+      if (turnPage(e.key === "ArrowRight" ? 1 : -1)) { e.preventDefault(); return; }
       const a = document.getElementById(e.key === "ArrowRight" ? "slide-next" : "slide-prev");
-      if (a) { e.preventDefault(); load(a.href, {}, true); }
+      if (a) { e.preventDefault(); goToSlide(a.href, e.key === "ArrowLeft"); }
       return;
     }
     if (e.key === "[" || e.key === "]") {
@@ -703,6 +710,121 @@ function init() {
   highlightDeepLink();
   showShortLink(true);
   joinRoom();
+  paginateSlide(false);
+  window.addEventListener("resize", () => paginateSlide(false, slidePage));
+}
+
+// Presenter mode's slides fit the screen: the changes of a step that do not fit above the fold
+// go on as the same step's next slides ("2/3" beside the step's number), a screenful each, and →
+// and ← (and the slide links) go through them before the next or the previous step. Measured in
+// the browser, so a slide fits whatever the projector; without the script, a step is one slide
+// that scrolls.
+let slideRows = [];
+// slideUnits are what a slide's pages are made of: a step's changes, the lifecycle's verdicts, its
+// diagrams (start and stop, presenter mode draws them apart), its capacity.
+// and, on the Cluster tab's slides, its fixes, each workload's verdict and the steps of its trace;
+// on the batch table's, its rows. A group (a workload's lifecycle, the Cluster tab's workload, its
+// fixes) none of whose units is on a page is not on it, heading and all.
+const slideUnits = [
+  'details.step[open] .doc-note', 'details.step[open] tr[data-testid="change"]',
+  '.lifecycle .verdict', '.lifecycle > svg.diagram', '.lifecycle > .capacity',
+  '.settings-fixes li', '.cluster-doc > p', '.cluster-doc > h4', '.cluster-doc ol.trace > li', '.cluster-doc > ul',
+  'tr[data-testid="batch-row"]',
+].join(", ");
+const slideGroups = ".lifecycle, .cluster-doc, .settings-fixes";
+let slideStarts = [0];
+let slidePage = 0;
+
+// paginateSlide splits the shown step's changes into pages that fit under the fold, and shows
+// the first (or, last, the last; or page n).
+function paginateSlide(last, n) {
+  const main = document.querySelector("main.present");
+  const panel = document.querySelector('[data-panel]:not([hidden])');
+  slideRows = main && panel ? [...panel.querySelectorAll(slideUnits)] : [];
+  slideStarts = [0];
+  for (const r of document.querySelectorAll(".off-slide")) r.classList.remove("off-slide");
+  if (slideRows.length === 0) { showSlidePage(0); return; }
+  window.scrollTo(0, 0);
+  // The room a page has: from where its first unit stands to the fold (what follows the last
+  // unit is made room for by the check below).
+  const room = window.innerHeight - slideRows[0].getBoundingClientRect().top - 8;
+  // A diagram is as large as the slide's width allows, and no taller than a page (less a line or
+  // two for what may follow it).
+  const line = parseFloat(getComputedStyle(main).fontSize) * 1.5;
+  for (const svg of panel.querySelectorAll(".lifecycle > svg.diagram")) {
+    const vb = svg.viewBox.baseVal;
+    if (vb && vb.width) svg.style.height = Math.max(1, Math.floor(Math.min(room - 2 * line, vb.height * svg.parentElement.clientWidth / vb.width))) + "px";
+  }
+  // A page starts at a unit and takes the units after it whose bottom is within the room (by
+  // where they stand, margins and all: the units before a page are hidden, the page moves up).
+  let top = slideRows[0].getBoundingClientRect().top;
+  slideRows.forEach((r, i) => {
+    const b = r.getBoundingClientRect();
+    if (i > 0 && b.bottom - top > room) { slideStarts.push(i); top = b.top; }
+  });
+  // Then each page is checked as it shows: one whose text still ends below the fold (a unit
+  // that grew when the ones before it were hidden, what follows the units) gives its last unit
+  // to a page of its own after it.
+  for (let p = 0; p < slideStarts.length; p++) {
+    showSlidePage(p);
+    while ((slideStarts[p + 1] ?? slideRows.length) - slideStarts[p] > 1 && slideBottom(main) > window.innerHeight) {
+      slideStarts.splice(p + 1, 0, (slideStarts[p + 1] ?? slideRows.length) - 1);
+      showSlidePage(p);
+    }
+  }
+  showSlidePage(n !== undefined ? Math.min(n, slideStarts.length - 1) : last ? slideStarts.length - 1 : 0);
+}
+
+// slideBottom is where the slide's text ends: the lowest text shown in main.
+function slideBottom(main) {
+  let bottom = 0;
+  const walk = document.createTreeWalker(main, NodeFilter.SHOW_TEXT);
+  const r = document.createRange();
+  for (let n; (n = walk.nextNode());) {
+    if (!n.textContent.trim()) continue;
+    r.selectNodeContents(n);
+    const b = r.getBoundingClientRect();
+    if (b.height) bottom = Math.max(bottom, b.bottom);
+  }
+  return bottom;
+}
+
+function showSlidePage(p) {
+  slidePage = p;
+  const from = slideStarts[p] ?? 0;
+  const to = slideStarts[p + 1] ?? slideRows.length;
+  slideRows.forEach((r, i) => r.classList.toggle("off-slide", i < from || i >= to));
+  for (const sec of document.querySelectorAll("main.present :is(" + slideGroups + ")")) {
+    const units = [...sec.querySelectorAll(slideUnits)];
+    sec.classList.toggle("off-slide", units.length > 0 && units.every((u) => u.classList.contains("off-slide")));
+  }
+  let mark = document.getElementById("slide-page");
+  const n = document.querySelector('[data-testid="slide-n"]');
+  if (slideStarts.length > 1 && n) {
+    if (!mark) {
+      mark = document.createElement("span");
+      mark.id = "slide-page";
+      mark.dataset.testid = "slide-page";
+      n.after(mark);
+    }
+    mark.textContent = t("slidePage", { Page: p + 1, Pages: slideStarts.length });
+  } else {
+    mark?.remove();
+  }
+}
+
+// turnPage shows the next (dir 1) or previous (dir -1) page of the step, if it has one.
+function turnPage(dir) {
+  const p = slidePage + dir;
+  if (!document.querySelector("main.present") || p < 0 || p >= slideStarts.length) return false;
+  showSlidePage(p);
+  window.scrollTo(0, 0);
+  return true;
+}
+
+// goToSlide loads another step's slide: its first page, or going back, its last.
+function goToSlide(href, back) {
+  load(href, {}, true).then((ok) => { if (ok) paginateSlide(back); });
 }
 
 // focusFirstChange moves the focus to the first change of the newest step the diff shows (a lab

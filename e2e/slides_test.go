@@ -1,0 +1,140 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+)
+
+// belowFold is every text on the slide shown (slideText's runs) that ends below the window, the
+// page scrolled to its top: a slide is read without scrolling.
+const belowFold = `(() => {
+	window.scrollTo(0, 0);
+	const main = document.querySelector("main.present");
+	if (!main) return [];
+	const out = [];
+	const walk = document.createTreeWalker(main, NodeFilter.SHOW_TEXT);
+	for (let n; (n = walk.nextNode());) {
+		const el = n.parentElement;
+		if (!n.textContent.trim() || el.closest(".sr-only") || !el.checkVisibility({visibilityProperty: true, opacityProperty: true})) continue;
+		const r = document.createRange();
+		r.selectNodeContents(n);
+		const box = r.getBoundingClientRect();
+		if (box.height && box.bottom > window.innerHeight + 0.5) out.push(n.textContent.trim().slice(0, 50) + " (" + Math.round(box.bottom) + ")");
+	}
+	return out;
+})()`
+
+// slideState names the slide shown: its step and, for a step of several slides, which one.
+const slideState = `(document.querySelector('[data-testid="slide-n"]')?.textContent || "") + " " + (document.getElementById("slide-page")?.textContent || "")`
+
+// TestSlidesFit: a trainer presents every state of the lab's path on the two projectors rooms
+// have, 1280×720 and 1920×1080. Every slide of each — each step, the next slides of a step whose
+// changes do not fit on one, and the lifecycle — has every text at ≥ 18 px (1280) or ≥ 24 px
+// (1920), and nothing below the fold.
+func TestSlidesFit(t *testing.T) {
+	t.Parallel()
+	ctx := browser(t)
+	sh := newShots(t)
+	do(ctx, t, chromedp.Navigate(baseURL+"/"), shown(chip(1)))
+	n := pageValue[int](ctx, t, "the lab's steps", `return {ok: true, v: document.querySelectorAll('#lab [data-testid^="lab-"].chip').length};`)
+	if n < 10 {
+		t.Fatalf("the lab has %d steps", n)
+	}
+	// The lab's states shown in the playground; its steps that are a comparison or
+	// sidecar-or-ambient are those views' slides.
+	type lab struct {
+		n    int
+		href string
+	}
+	var labs []lab
+	var others []int
+	for i := 1; i <= n; i++ {
+		if href := labHref(ctx, t, i); strings.HasPrefix(href, "/?") {
+			labs = append(labs, lab{i, href})
+		} else {
+			others = append(others, i)
+		}
+	}
+	if fmt.Sprint(others) != "[7 11]" {
+		t.Fatalf("the lab's steps in other views are %v, not 7 (compare) and 11 (ambient)", others)
+	}
+	slides := 0
+	for _, size := range []struct {
+		w, h int
+		min  float64
+	}{{1280, 720, 18}, {1920, 1080, 24}} {
+		do(ctx, t, chromedp.EmulateViewport(int64(size.w), int64(size.h)))
+		for _, l := range labs {
+			do(ctx, t, chromedp.Navigate(baseURL+l.href), shown(`[data-testid="present"]`))
+			do(ctx, t, chromedp.Navigate(baseURL+attr(ctx, t, `[data-testid="present"]`, "href")), shown(`[data-testid="slide-n"]`))
+			for k := 1; ; k++ {
+				state := pageValue[string](ctx, t, "the slide", `return {ok: true, v: `+slideState+`};`)
+				name := fmt.Sprintf("lab step %d at %d×%d, %s", l.n, size.w, size.h, state)
+				checkSlide(ctx, t, name, size.min)
+				below, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](belowFold))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for j, b := range below {
+					if j == 5 {
+						t.Errorf("%s: %d more below the fold", name, len(below)-5)
+						break
+					}
+					t.Errorf("%s: %q is below the fold (%d px high)", name, b, size.h)
+				}
+				if k <= 12 {
+					sh.window(ctx, fmt.Sprintf("lab-%d-%d-%d", l.n, size.w, k))
+				}
+				slides++
+				more := pageValue[bool](ctx, t, "a next slide", `const p = document.getElementById("slide-page")?.textContent.match(/(\d+)\/(\d+)/);
+					return {ok: true, v: !!document.getElementById("slide-next") || (!!p && p[1] !== p[2])};`)
+				if !more {
+					break
+				}
+				if k > 150 {
+					t.Fatalf("%s: more than 150 slides", name)
+				}
+				do(ctx, t, chromedp.KeyEvent(kb.ArrowRight))
+				waitJS(ctx, t, name+", then →", settledJS+` && (`+slideState+`) !== `+jsString(state))
+			}
+		}
+	}
+	t.Logf("%d slides measured", slides)
+}
+
+// toSlide presses → until the slide shown is want's step (a step's own next slides come first).
+func toSlide(ctx context.Context, t *testing.T, want string) {
+	t.Helper()
+	for range 60 {
+		if pageValue[string](ctx, t, "the slide", `return {ok: true, v: document.querySelector('[data-testid="slide-n"]')?.textContent || ""};`) == want {
+			return
+		}
+		state := pageValue[string](ctx, t, "the slide", `return {ok: true, v: `+slideState+`};`)
+		do(ctx, t, chromedp.KeyEvent(kb.ArrowRight))
+		waitJS(ctx, t, "→ towards "+want, settledJS+` && (`+slideState+`) !== `+jsString(state))
+	}
+	t.Fatalf("60 slides on, not at %q", want)
+}
+
+// eachPage runs fn on each of the shown step's slides, → from one to the next, and stops at the
+// step's last: fn gets the slide's number from 1.
+func eachPage(ctx context.Context, t *testing.T, fn func(page int)) {
+	t.Helper()
+	for page := 1; ; page++ {
+		fn(page)
+		mark := pageValue[string](ctx, t, "the slide's page", `return {ok: true, v: document.getElementById("slide-page")?.textContent || ""};`)
+		if m := regexp.MustCompile(`(\d+)/(\d+)`).FindStringSubmatch(mark); m == nil || m[1] == m[2] {
+			return
+		}
+		do(ctx, t, chromedp.KeyEvent(kb.ArrowRight))
+		waitJS(ctx, t, "the step's next slide", `(document.getElementById("slide-page")?.textContent || "") !== `+jsString(mark))
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"regexp"
-	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -35,10 +34,17 @@ const belowFold = `(() => {
 // slideState names the slide shown: its step and, for a step of several slides, which one.
 const slideState = `(document.querySelector('[data-testid="slide-n"]')?.textContent || "") + " " + (document.getElementById("slide-page")?.textContent || "")`
 
-// TestSlidesFit: a trainer presents every state of the lab's path on the two projectors rooms
-// have, 1280×720 and 1920×1080. Every slide of each — each step, the next slides of a step whose
-// changes do not fit on one, and the lifecycle — has every text at ≥ 18 px (1280) or ≥ 24 px
-// (1920), and nothing below the fold.
+// projectors are the screens rooms have, and the smallest type a slide may have on each.
+var projectors = []struct {
+	w, h int
+	min  float64
+}{{1280, 720, 18}, {1920, 1080, 24}}
+
+// TestSlidesFit: a trainer presents every state of the lab's path — the playground's, the
+// comparison of its Job two ways, its sidecar or ambient — on the two projectors rooms have,
+// 1280×720 and 1920×1080. Every slide of each — each step, the next slides of a step (or a view)
+// whose parts do not fit on one, the lifecycle, the batch table's and the Cluster tab's — has every
+// text at ≥ 18 px (1280) or ≥ 24 px (1920), and nothing below the fold.
 func TestSlidesFit(t *testing.T) {
 	t.Parallel()
 	ctx := browser(t)
@@ -48,66 +54,56 @@ func TestSlidesFit(t *testing.T) {
 	if n < 10 {
 		t.Fatalf("the lab has %d steps", n)
 	}
-	// The lab's states shown in the playground; its steps that are a comparison or
-	// sidecar-or-ambient are those views' slides.
-	type lab struct {
-		n    int
-		href string
-	}
-	var labs []lab
-	var others []int
+	var labs []string
 	for i := 1; i <= n; i++ {
-		if href := labHref(ctx, t, i); strings.HasPrefix(href, "/?") {
-			labs = append(labs, lab{i, href})
-		} else {
-			others = append(others, i)
-		}
-	}
-	if fmt.Sprint(others) != "[7 11]" {
-		t.Fatalf("the lab's steps in other views are %v, not 7 (compare) and 11 (ambient)", others)
+		labs = append(labs, labHref(ctx, t, i))
 	}
 	slides := 0
-	for _, size := range []struct {
-		w, h int
-		min  float64
-	}{{1280, 720, 18}, {1920, 1080, 24}} {
-		do(ctx, t, chromedp.EmulateViewport(int64(size.w), int64(size.h)))
-		for _, l := range labs {
-			do(ctx, t, chromedp.Navigate(baseURL+l.href), shown(`[data-testid="present"]`))
+	for _, p := range projectors {
+		do(ctx, t, chromedp.EmulateViewport(int64(p.w), int64(p.h)))
+		for i, href := range labs {
+			do(ctx, t, chromedp.Navigate(baseURL+href), shown(`[data-testid="present"]`))
 			do(ctx, t, chromedp.Navigate(baseURL+attr(ctx, t, `[data-testid="present"]`, "href")), shown(`[data-testid="slide-n"]`))
-			for k := 1; ; k++ {
-				state := pageValue[string](ctx, t, "the slide", `return {ok: true, v: `+slideState+`};`)
-				name := fmt.Sprintf("lab step %d at %d×%d, %s", l.n, size.w, size.h, state)
-				checkSlide(ctx, t, name, size.min)
-				below, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](belowFold))
-				if err != nil {
-					t.Fatal(err)
-				}
-				for j, b := range below {
-					if j == 5 {
-						t.Errorf("%s: %d more below the fold", name, len(below)-5)
-						break
-					}
-					t.Errorf("%s: %q is below the fold (%d px high)", name, b, size.h)
-				}
-				if k <= 12 {
-					sh.window(ctx, fmt.Sprintf("lab-%d-%d-%d", l.n, size.w, k))
-				}
-				slides++
-				more := pageValue[bool](ctx, t, "a next slide", `const p = document.getElementById("slide-page")?.textContent.match(/(\d+)\/(\d+)/);
-					return {ok: true, v: !!document.getElementById("slide-next") || (!!p && p[1] !== p[2])};`)
-				if !more {
-					break
-				}
-				if k > 150 {
-					t.Fatalf("%s: more than 150 slides", name)
-				}
-				do(ctx, t, chromedp.KeyEvent(kb.ArrowRight))
-				waitJS(ctx, t, name+", then →", settledJS+` && (`+slideState+`) !== `+jsString(state))
-			}
+			slides += checkDeck(ctx, t, sh, fmt.Sprintf("lab-%d-%d", i+1, p.w), fmt.Sprintf("lab step %d at %d×%d", i+1, p.w, p.h), p.h, p.min)
 		}
 	}
 	t.Logf("%d slides measured", slides)
+}
+
+// checkDeck goes through every slide of the presentation shown, from the one shown, with →: each
+// must have its text at ≥ min px and nothing below the fold of a window h px high. It answers
+// how many slides it measured; shot names the screenshots of the first dozen.
+func checkDeck(ctx context.Context, t *testing.T, sh *shots, shot, what string, h int, min float64) int {
+	t.Helper()
+	for k := 1; ; k++ {
+		state := pageValue[string](ctx, t, "the slide", `return {ok: true, v: `+slideState+`};`)
+		name := what + ", " + state
+		checkSlide(ctx, t, name, min)
+		below, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](belowFold))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j, b := range below {
+			if j == 5 {
+				t.Errorf("%s: %d more below the fold", name, len(below)-5)
+				break
+			}
+			t.Errorf("%s: %q is below the fold (%d px high)", name, b, h)
+		}
+		if k <= 12 {
+			sh.window(ctx, fmt.Sprintf("%s-%d", shot, k))
+		}
+		more := pageValue[bool](ctx, t, "a next slide", `const p = document.getElementById("slide-page")?.textContent.match(/(\d+)\/(\d+)/);
+			return {ok: true, v: !!document.getElementById("slide-next") || (!!p && p[1] !== p[2])};`)
+		if !more {
+			return k
+		}
+		if k > 150 {
+			t.Fatalf("%s: more than 150 slides", name)
+		}
+		do(ctx, t, chromedp.KeyEvent(kb.ArrowRight))
+		waitJS(ctx, t, name+", then →", settledJS+` && (`+slideState+`) !== `+jsString(state))
+	}
 }
 
 // toSlide presses → until the slide shown is want's step (a step's own next slides come first).

@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -39,6 +40,14 @@ func TestUpgradePreview(t *testing.T) {
 	}
 	checkA11y(ctx, t, "the upgrade preview, the CPU left out")
 	sh.take(ctx, "upgrade-cpu-left-out")
+	// Presented: its plan and changes on slides that fit both projectors.
+	preview := pageValue[string](ctx, t, "the address", `return {ok: true, v: location.pathname + location.search};`)
+	for _, p := range projectors {
+		do(ctx, t, chromedp.EmulateViewport(int64(p.w), int64(p.h)), chromedp.Navigate(baseURL+preview), shown(`[data-testid="present"]`), clickOn(`[data-testid="present"]`), shown(`[data-testid="slide-n"]`))
+		checkDeck(ctx, t, sh, fmt.Sprintf("upgrade-slides-%d", p.w), fmt.Sprintf("the upgrade preview at %d×%d", p.w, p.h), p.h, p.min)
+	}
+	checkA11y(ctx, t, "the upgrade preview's slides")
+	do(ctx, t, chromedp.EmulateViewport(1440, 900), chromedp.Navigate(baseURL+preview), shown(`[data-testid="compare-changes"]`))
 	// Why the CPU changes, with the keyboard: both sides, the same lines, what they read.
 	why := `[data-testid="compare-changes"] tr[data-path="spec.template.spec.containers[istio-proxy].resources.requests.cpu"] [data-testid="why-link"]`
 	do(ctx, t, focusOn(why), chromedp.KeyEvent(kb.Enter))

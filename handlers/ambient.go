@@ -91,6 +91,14 @@ func (s *server) handleAmbient() http.Handler {
 		page.Version, page.State, page.Back = versionLine(), q.Get("s"), view{state: st, step: -1}.permalink()
 		page.Lab = s.statics.lab().forAmbient(l, st)
 		page.Head = web.Head{View: &web.HeadView{Compare: true, A: page.SidecarLabel, B: page.AmbientLabel}}
+		page.Presenting = presenting(r, i18n.FromContext(r.Context()).T("page.ambient.heading"))
+		for _, w := range page.Workloads {
+			for _, l := range []*web.LifecycleView{w.SidecarLifecycle, w.AmbientLifecycle} {
+				if l != nil {
+					l.Phases = page.Presenting.On // a phase a slide, as the playground's slides
+				}
+			}
+		}
 		return render(w, r, http.StatusOK, web.AmbientPageView(page))
 	})
 }

@@ -41,6 +41,8 @@ func (s *server) handleCompare() http.Handler {
 		if err != nil {
 			return err
 		}
+		page.Presenting = presenting(r, i18n.FromContext(r.Context()).T("page.compare.heading", "A", page.A.Label, "B", page.B.Label))
+		page.PresentPhases()
 		return render(w, r, http.StatusOK, web.ComparePageView(page))
 	})
 }
@@ -258,4 +260,16 @@ func compareLabel(l *i18n.Localizer, label string) string {
 		return l.T("errors.compare.webhook", "Version", v)
 	}
 	return label
+}
+
+// presenting is presenter mode of the view r asks for (?present=1), named label on its slides:
+// the way in and out are the same address with and without it.
+func presenting(r *http.Request, label string) web.Presenting {
+	q := r.URL.Query()
+	q.Del("lang") // carried by the page's links (web.Href) when the address chose one
+	on := q.Get("present") == "1"
+	q.Del("present")
+	exit := r.URL.Path + "?" + q.Encode()
+	q.Set("present", "1")
+	return web.Presenting{On: on, Href: r.URL.Path + "?" + q.Encode(), ExitHref: exit, Label: label}
 }

@@ -101,6 +101,8 @@ func (s *server) handleUpgrade() http.Handler {
 			u.Keys = append(u.Keys, web.UpgradeKeyView{Path: k.Path, Yours: string(yours), Default: string(def), Carried: k.Carried, Unknown: k.Unknown, Removed: k.Removed, NoEffect: k.NoEffect, MovedTo: k.MovedTo})
 		}
 		page.Upgrade = u
+		page.Presenting = presenting(r, i18n.FromContext(r.Context()).T("page.upgrade.plan", "Istio", u.Embedded))
+		page.PresentPhases()
 		return render(w, r, http.StatusOK, web.ComparePageView(page))
 	})
 }

@@ -16,6 +16,8 @@ type AmbientPage struct {
 	Nodes, MaxNodes            int
 	Workloads                  []AmbientWorkloadView
 	Capacity                   AmbientCapacityView
+	// Presenting is the view's presenter mode.
+	Presenting Presenting
 }
 
 // AmbientWorkloadView is one workload of the comparison.

@@ -16,6 +16,29 @@ type ComparePage struct {
 	// Upgrade is the plan of an upgrade preview (A: the user's mesh, B: the embedded Istio with
 	// its settings carried), nil for any other comparison.
 	Upgrade *UpgradePlanView
+	// Presenting is the view's presenter mode.
+	Presenting Presenting
+}
+
+// PresentPhases draws each side's lifecycle a phase a diagram when the page is presented (a
+// slide each, as the playground's slides do).
+func (c *ComparePage) PresentPhases() {
+	for _, side := range []*CompareSide{&c.A, &c.B} {
+		for i := range side.Lifecycles {
+			side.Lifecycles[i].Phases = c.Presenting.On
+		}
+	}
+}
+
+// Presenting is presenter mode of a view that is not the playground's (a comparison, an upgrade
+// preview, sidecar or ambient): its slides are the view's parts, a screenful each (main.js pages
+// them), with the keys and type of the playground's slides.
+type Presenting struct {
+	// On is presenter mode; Href opens it, ExitHref leaves it.
+	On             bool
+	Href, ExitHref string
+	// Label names the view on its slides.
+	Label string
 }
 
 // CompareDoc is one document of a comparison and how many of its fields changed.

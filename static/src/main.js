@@ -727,11 +727,19 @@ let slideRows = [];
 // fixes) none of whose units is on a page is not on it, heading and all.
 const slideUnits = [
   'details.step[open] .doc-note', 'details.step[open] tr[data-testid="change"]',
-  '.lifecycle .verdict', '.lifecycle > svg.diagram', '.lifecycle > .capacity',
+  '.lifecycle .verdict', '.lifecycle > svg.diagram', '.lifecycle > .capacity', '.lifecycle > details.sequence',
   '.settings-fixes li', '.cluster-doc > p', '.cluster-doc > h4', '.cluster-doc ol.trace > li', '.cluster-doc > ul',
   'tr[data-testid="batch-row"]',
+  // A comparison's, an upgrade preview's, sidecar-or-ambient's: each side's verdicts and diagrams
+  // (above), admission and what only it has, the documents and the changes between the sides,
+  // the upgrade's keys; each workload's enrolment and what it drops; the capacity's rows.
+  '.side > h3', '.side > ul > li', '[data-testid="compare-docs"] > li', '[data-testid="compare-changes"] tr[data-testid="change"]',
+  'tr[data-testid="upgrade-key"]', '[data-testid="upgrade-plan"] > p',
+  '[data-testid="ambient-workload"] > p', '[data-testid="ambient-workload"] > h3', '[data-testid="ambient-workload"] > ul > li',
+  '.side > h4', '.side ul.psa > li', '[data-testid="ambient-workload"] tr[data-testid="change"]', '[data-testid="ambient-annotations"] tbody tr',
+  '[data-testid="ambient-capacity"] tr',
 ].join(", ");
-const slideGroups = ".lifecycle, .cluster-doc, .settings-fixes";
+const slideGroups = ".lifecycle, .cluster-doc, .settings-fixes, main.present > section.panel, .sides > .panel, table";
 let slideStarts = [0];
 let slidePage = 0;
 
@@ -739,7 +747,7 @@ let slidePage = 0;
 // the first (or, last, the last; or page n).
 function paginateSlide(last, n) {
   const main = document.querySelector("main.present");
-  const panel = document.querySelector('[data-panel]:not([hidden])');
+  const panel = document.querySelector('[data-panel]:not([hidden])') || main;
   slideRows = main && panel ? [...panel.querySelectorAll(slideUnits)] : [];
   slideStarts = [0];
   for (const r of document.querySelectorAll(".off-slide")) r.classList.remove("off-slide");

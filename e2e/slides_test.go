@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"testing"
@@ -64,6 +65,11 @@ func TestSlidesFit(t *testing.T) {
 		for i, href := range labs {
 			do(ctx, t, chromedp.Navigate(baseURL+href), shown(`[data-testid="present"]`))
 			do(ctx, t, chromedp.Navigate(baseURL+attr(ctx, t, `[data-testid="present"]`, "href")), shown(`[data-testid="slide-n"]`))
+			if p.w == 1920 && (i+1 == 7 || i+1 == 8 || i+1 == 9 || i+1 == 11) {
+				// The decks of the other views and tabs, light and dark: a comparison, the batch
+				// table, the Cluster tab, sidecar or ambient (the playground's are TestPresenterReadable's).
+				checkA11y(ctx, t, fmt.Sprintf("the slides of lab step %d", i+1))
+			}
 			slides += checkDeck(ctx, t, sh, fmt.Sprintf("lab-%d-%d", i+1, p.w), fmt.Sprintf("lab step %d at %d×%d", i+1, p.w, p.h), p.h, p.min)
 		}
 	}
@@ -76,16 +82,40 @@ func TestSlidesFit(t *testing.T) {
 func checkDeck(ctx context.Context, t *testing.T, sh *shots, shot, what string, h int, min float64) int {
 	t.Helper()
 	for k := 1; ; k++ {
-		state := pageValue[string](ctx, t, "the slide", `return {ok: true, v: `+slideState+`};`)
-		name := what + ", " + state
-		checkSlide(ctx, t, name, min)
-		below, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](belowFold))
+		// One look at the slide: its name, its texts (slideText) and which are small, what is
+		// below the fold (belowFold), and whether a next slide follows.
+		var got struct {
+			State string     `json:"state"`
+			Runs  []slideRun `json:"runs"`
+			Below []string   `json:"below"`
+			More  bool       `json:"more"`
+		}
+		look, err := chromedp.Run(ctx, chromedp.Evaluate[json.RawMessage](`(() => {
+			const p = document.getElementById("slide-page")?.textContent.match(/(\d+)\/(\d+)/);
+			return {state: `+slideState+`, runs: `+slideText+`, below: `+belowFold+`,
+				more: !!document.getElementById("slide-next") || (!!p && p[1] !== p[2])};
+		})()`))
+		if err == nil {
+			err = json.Unmarshal(look, &got)
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
-		for j, b := range below {
+		name := what + ", " + got.State
+		small := 0
+		for _, r := range got.Runs {
+			if r.PX < min-0.01 {
+				if small++; small <= 12 {
+					t.Errorf("presenter mode, %s: %q (%s) is %.1f px, want ≥ %.0f px", name, r.Text, r.Where, r.PX, min)
+				}
+			}
+		}
+		if len(got.Runs) < 5 {
+			t.Errorf("presenter mode, %s: only %d texts on the slide", name, len(got.Runs))
+		}
+		for j, b := range got.Below {
 			if j == 5 {
-				t.Errorf("%s: %d more below the fold", name, len(below)-5)
+				t.Errorf("%s: %d more below the fold", name, len(got.Below)-5)
 				break
 			}
 			t.Errorf("%s: %q is below the fold (%d px high)", name, b, h)
@@ -93,16 +123,14 @@ func checkDeck(ctx context.Context, t *testing.T, sh *shots, shot, what string, 
 		if k <= 12 {
 			sh.window(ctx, fmt.Sprintf("%s-%d", shot, k))
 		}
-		more := pageValue[bool](ctx, t, "a next slide", `const p = document.getElementById("slide-page")?.textContent.match(/(\d+)\/(\d+)/);
-			return {ok: true, v: !!document.getElementById("slide-next") || (!!p && p[1] !== p[2])};`)
-		if !more {
+		if !got.More {
 			return k
 		}
 		if k > 150 {
 			t.Fatalf("%s: more than 150 slides", name)
 		}
 		do(ctx, t, chromedp.KeyEvent(kb.ArrowRight))
-		waitJS(ctx, t, name+", then →", settledJS+` && (`+slideState+`) !== `+jsString(state))
+		waitJS(ctx, t, name+", then →", settledJS+` && (`+slideState+`) !== `+jsString(got.State))
 	}
 }
 

@@ -512,6 +512,22 @@ func (s *server) roomExists(code string) error {
 	return err
 }
 
+// apiTrainer is the room of an API request and its trainer's token, the request's Authorization:
+// Bearer: 401 without one, 403 with another room's or none, 404 for a room that is not there.
+func (s *server) apiTrainer(w http.ResponseWriter, r *http.Request) (code, token string, err error) {
+	if s.cfg.Rooms == nil {
+		return "", "", errNoRooms
+	}
+	if token, err = bearer(w, r); err != nil {
+		return "", "", err
+	}
+	code = roomCode(r)
+	if ok, err := s.cfg.Rooms.Trainer(code, token); err != nil || !ok {
+		return "", "", s.roomError(chi.URLParam(r, "code"), cmpErr(err, room.ErrNotTrainer))
+	}
+	return code, token, nil
+}
+
 // bearer is the token of r's Authorization: Bearer header; 401 without one.
 func bearer(w http.ResponseWriter, r *http.Request) (string, error) {
 	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
@@ -530,14 +546,9 @@ func (s *server) apiRoomView(w http.ResponseWriter, r *http.Request, code, token
 	if err := readJSONBody(w, r, s.cfg.MaxBodyBytes, &req); err != nil {
 		return v, false, err
 	}
-	if err := s.ownMesh(r.Context(), &req.InjectRequest); err != nil {
+	choice, err := s.apiShareChoice(r, &req.ShareRequest)
+	if err != nil {
 		return v, false, err
-	}
-	if err := checkNamespace(req.Settings.Namespace); err != nil {
-		return v, false, err
-	}
-	if req.Redact && req.AllowSecrets {
-		return v, false, httpError{status: http.StatusBadRequest, id: "errors.api.redact-and-allow", args: []any{"Redact", `"redact"`, "Allow", `"allowSecrets"`}}
 	}
 	st := api.State{Version: permalink.Version, Istio: engine.Version().Istio, Manifest: req.Manifest, Steps: req.Steps, Settings: req.Settings}
 	v = view{state: st, tab: req.Tab, step: firstSlide(st)}
@@ -550,24 +561,12 @@ func (s *server) apiRoomView(w http.ResponseWriter, r *http.Request, code, token
 	if v.tab != "" && !validTab(v.tab) {
 		return v, false, httpError{status: http.StatusBadRequest, id: "errors.room.tab", args: []any{"Field", `"tab"`}}
 	}
-	choice := secretsAsk
-	switch {
-	case req.Redact:
-		choice = secretsRedact
-	case req.AllowSecrets:
-		choice = secretsAllow
-	}
 	gated, findings, total, err := s.roomGate(v, choice, code, token)
 	if err != nil {
 		return v, false, err
 	}
 	if total > 0 {
-		words := wording.For(r.Context())
-		return v, false, writeJSON(w, http.StatusUnprocessableEntity, api.SecretsResponse{
-			Error:   api.ErrorBody{Status: http.StatusUnprocessableEntity, Message: words.SecretsFound(total) + " " + words.SecretsAPIChoice()},
-			Secrets: words.SecretFindings(findings),
-			Total:   total,
-		})
+		return v, false, writeSecretsFound(w, r, findings, total)
 	}
 	return gated, true, nil
 }
@@ -599,16 +598,9 @@ func (s *server) handleAPIRoomCreate() http.Handler {
 // moves the room to a state, as the trainer's page does.
 func (s *server) handleAPIRoomMove() http.Handler {
 	return s.handler(func(w http.ResponseWriter, r *http.Request) error {
-		if s.cfg.Rooms == nil {
-			return errNoRooms
-		}
-		token, err := bearer(w, r)
+		code, token, err := s.apiTrainer(w, r)
 		if err != nil {
 			return err
-		}
-		code := roomCode(r)
-		if ok, err := s.cfg.Rooms.Trainer(code, token); err != nil || !ok {
-			return s.roomError(chi.URLParam(r, "code"), cmpErr(err, room.ErrNotTrainer))
 		}
 		v, ok, err := s.apiRoomView(w, r, code, token)
 		if !ok {
@@ -625,16 +617,9 @@ func (s *server) handleAPIRoomMove() http.Handler {
 // handleAPIRoom is GET /api/v1/rooms/{code}: the room's move, step and counts, for its trainer.
 func (s *server) handleAPIRoom() http.Handler {
 	return s.handler(func(w http.ResponseWriter, r *http.Request) error {
-		if s.cfg.Rooms == nil {
-			return errNoRooms
-		}
-		token, err := bearer(w, r)
+		code, _, err := s.apiTrainer(w, r)
 		if err != nil {
 			return err
-		}
-		code := roomCode(r)
-		if ok, err := s.cfg.Rooms.Trainer(code, token); err != nil || !ok {
-			return s.roomError(chi.URLParam(r, "code"), cmpErr(err, room.ErrNotTrainer))
 		}
 		snap, err := s.cfg.Rooms.Get(code)
 		if err != nil {

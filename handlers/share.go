@@ -20,6 +20,7 @@ import (
 	"github.com/sidecarlab/sidecarlab/api"
 	"github.com/sidecarlab/sidecarlab/engine"
 	"github.com/sidecarlab/sidecarlab/engine/input"
+	"github.com/sidecarlab/sidecarlab/engine/secrets"
 	"github.com/sidecarlab/sidecarlab/i18n"
 	"github.com/sidecarlab/sidecarlab/permalink"
 	"github.com/sidecarlab/sidecarlab/web"
@@ -304,21 +305,9 @@ func (s *server) handleAPIShare() http.Handler {
 		if err := readJSONBody(w, r, s.cfg.MaxBodyBytes, &req); err != nil {
 			return err
 		}
-		if err := s.ownMesh(r.Context(), &req.InjectRequest); err != nil {
+		choice, err := s.apiShareChoice(r, &req)
+		if err != nil {
 			return err
-		}
-		if err := checkNamespace(req.Settings.Namespace); err != nil {
-			return err // a link with it would not load: 422, naming the field
-		}
-		if req.Redact && req.AllowSecrets {
-			return httpError{status: http.StatusBadRequest, id: "errors.api.redact-and-allow", args: []any{"Redact", `"redact"`, "Allow", `"allowSecrets"`}}
-		}
-		choice := secretsAsk
-		switch {
-		case req.Redact:
-			choice = secretsRedact
-		case req.AllowSecrets:
-			choice = secretsAllow
 		}
 		st := canonical(api.State{Version: permalink.Version, Istio: engine.Version().Istio, Manifest: req.Manifest, Steps: req.Steps, Settings: req.Settings})
 		st, findings, total, err := secretsGate(st, choice)
@@ -326,12 +315,7 @@ func (s *server) handleAPIShare() http.Handler {
 			return err
 		}
 		if total > 0 {
-			words := wording.For(r.Context())
-			return writeJSON(w, http.StatusUnprocessableEntity, api.SecretsResponse{
-				Error:   api.ErrorBody{Status: http.StatusUnprocessableEntity, Message: words.SecretsFound(total) + " " + words.SecretsAPIChoice()},
-				Secrets: words.SecretFindings(findings),
-				Total:   total,
-			})
+			return writeSecretsFound(w, r, findings, total)
 		}
 		l, err := s.linkFor(r.Context(), st)
 		if err != nil {
@@ -342,6 +326,38 @@ func (s *server) handleAPIShare() http.Handler {
 			return err
 		}
 		return writeJSON(w, http.StatusCreated, api.ShareResponse{ID: id, URL: s.shareURL(id)})
+	})
+}
+
+// apiShareChoice reads what a share's (or a room's) API request says beside its state: its own
+// mesh and namespace, read as the inject API reads them (a namespace a link could not load is a
+// 422 naming the field), and what to do with values that look secret.
+func (s *server) apiShareChoice(r *http.Request, req *api.ShareRequest) (secretsChoice, error) {
+	if err := s.ownMesh(r.Context(), &req.InjectRequest); err != nil {
+		return "", err
+	}
+	if err := checkNamespace(req.Settings.Namespace); err != nil {
+		return "", err
+	}
+	switch {
+	case req.Redact && req.AllowSecrets:
+		return "", httpError{status: http.StatusBadRequest, id: "errors.api.redact-and-allow", args: []any{"Redact", `"redact"`, "Allow", `"allowSecrets"`}}
+	case req.Redact:
+		return secretsRedact, nil
+	case req.AllowSecrets:
+		return secretsAllow, nil
+	}
+	return secretsAsk, nil
+}
+
+// writeSecretsFound is the API's 422 for a state with values that look secret and no choice:
+// the findings (never the values) and how to choose.
+func writeSecretsFound(w http.ResponseWriter, r *http.Request, findings []secrets.Finding, total int) error {
+	words := wording.For(r.Context())
+	return writeJSON(w, http.StatusUnprocessableEntity, api.SecretsResponse{
+		Error:   api.ErrorBody{Status: http.StatusUnprocessableEntity, Message: words.SecretsFound(total) + " " + words.SecretsAPIChoice()},
+		Secrets: words.SecretFindings(findings),
+		Total:   total,
 	})
 }
 

@@ -99,24 +99,28 @@ func roomViewStep(q string) int {
 }
 
 // postedView reads the view a room's form posts (its "view" field: a view's address, or its
-// query), for the trainer's own page to show (present and room kept).
-func postedView(r *http.Request, limit int64) (view, error) {
-	if err := r.ParseForm(); err != nil {
-		return view{}, httpError{status: http.StatusBadRequest, id: "errors.room.view", args: []any{"Field", `"view"`}}
+// query) and the trainer's choice about values that look secret (its "secrets" field), the form
+// read as every form is (readForm: at most --max-body, UTF-8).
+func (s *server) postedView(w http.ResponseWriter, r *http.Request) (view, secretsChoice, error) {
+	f, err := s.readForm(w, r)
+	if err != nil {
+		return view{}, "", err
 	}
-	raw := r.PostForm.Get("view")
-	if int64(len(raw)) > limit {
-		return view{}, httpError{status: http.StatusRequestEntityTooLarge, id: "errors.share.too-large", args: []any{"Limit", byteCount(limit), "KeepsView", keepsView}}
-	}
-	_, query, _ := strings.Cut(raw, "?")
-	if !strings.Contains(raw, "?") {
-		query = raw
+	raw := f.Get("view")
+	query := raw
+	if _, after, ok := strings.Cut(raw, "?"); ok {
+		query = after
 	}
 	q, err := url.ParseQuery(query)
 	if err != nil || q.Get("s") == "" {
-		return view{}, httpError{status: http.StatusBadRequest, id: "errors.room.view", args: []any{"Field", `"view"`}}
+		return view{}, "", httpError{status: http.StatusBadRequest, id: "errors.room.view", args: []any{"Field", `"view"`}}
 	}
-	return readViewQuery(q)
+	v, err := readViewQuery(q)
+	if err != nil {
+		return v, "", err
+	}
+	choice, err := readSecretsChoice(f.Get("secrets"))
+	return v, choice, err
 }
 
 // roomGate is the secrets gate of a room's view: the state as the room may show it (redacted
@@ -165,11 +169,7 @@ func (s *server) handleRoomStart() http.Handler {
 		if s.cfg.Rooms == nil {
 			return errNoRooms
 		}
-		v, err := postedView(r, s.cfg.MaxBodyBytes)
-		if err != nil {
-			return err
-		}
-		choice, err := readSecretsChoice(r.PostForm.Get("secrets"))
+		v, choice, err := s.postedView(w, r)
 		if err != nil {
 			return err
 		}
@@ -222,11 +222,7 @@ func (s *server) handleRoomMove() http.Handler {
 		if err != nil {
 			return s.roomError(code, room.ErrNotTrainer)
 		}
-		v, err := postedView(r, s.cfg.MaxBodyBytes)
-		if err != nil {
-			return err
-		}
-		choice, err := readSecretsChoice(r.PostForm.Get("secrets"))
+		v, choice, err := s.postedView(w, r)
 		if err != nil {
 			return err
 		}

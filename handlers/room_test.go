@@ -517,3 +517,45 @@ func TestRoomEventsOutliveWriteTimeout(t *testing.T) {
 		t.Fatalf("the move's event: %+v", ev)
 	}
 }
+
+// TestRoomHostileInput: what a room's routes are sent that is not what they take is a 4xx that
+// says so — a form past --max-body, a view that is no view, a code that is no code, a junk room=
+// in a view's address — and the server stays as it was.
+func TestRoomHostileInput(t *testing.T) {
+	hub := room.New(room.Limits{}, time.Now)
+	h, _, _ := roomServer(t, Config{Rooms: hub, MaxBodyBytes: 64 << 10})
+	post := func(target string, form url.Values) response {
+		req := httptest.NewRequest(http.MethodPost, target, strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		return do(t, h, req)
+	}
+	link := stateLink(t, api.State{Manifest: testkit.Deployment, Steps: roomSteps})
+	for _, c := range []struct {
+		name   string
+		r      response
+		status int
+	}{
+		{"a form past --max-body", post("/rooms", url.Values{"view": {link + "&pad=" + strings.Repeat("x", 70<<10)}}), http.StatusRequestEntityTooLarge},
+		{"no view", post("/rooms", url.Values{}), http.StatusBadRequest},
+		{"a view that is no state", post("/rooms", url.Values{"view": {"/?s=%%%"}}), http.StatusBadRequest},
+		{"a state that does not decode", post("/rooms", url.Values{"view": {"/?s=AAAA"}}), http.StatusBadRequest},
+		{"another secrets choice", post("/rooms", url.Values{"view": {link}, "secrets": {"<script>"}}), http.StatusBadRequest},
+		{"a path for a code", get(t, h, "/r/..%2F..%2Fetc"), http.StatusNotFound},
+		{"a code's events no room has", get(t, h, "/r/zzzzzzzz/events"), http.StatusNotFound},
+		{"a move of no room", post("/r/zzzzzzzz/move", url.Values{"view": {link}}), http.StatusForbidden},
+	} {
+		if c.r.status != c.status {
+			t.Errorf("%s: %d, want %d: %.200s", c.name, c.r.status, c.status, c.r.body)
+		}
+		if strings.Contains(c.r.body, "<script>") {
+			t.Errorf("%s: the answer echoes <script>", c.name)
+		}
+	}
+	if hub.Len() != 0 {
+		t.Fatalf("hostile requests made %d rooms", hub.Len())
+	}
+	// A junk room= in a view's address is no room: the page is the view's, with no room bar.
+	if r := get(t, h, link+"&room=%3Cscript%3E"); r.status != http.StatusOK || testid(r, "room-bar").Length() != 0 {
+		t.Fatalf("a junk room=: %d, room bar %d", r.status, testid(r, "room-bar").Length())
+	}
+}

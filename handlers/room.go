@@ -290,6 +290,11 @@ func (s *server) handleRoomPage() http.Handler {
 			return err
 		}
 		for k, vs := range pg.header {
+			if k == "Vary" {
+				// Beside what the middleware says the answer varies by (the language).
+				w.Header()[k] = append(w.Header()[k], vs...)
+				continue
+			}
 			w.Header()[k] = vs
 		}
 		w.Header().Set("Cache-Control", "no-store")

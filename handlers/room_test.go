@@ -234,6 +234,9 @@ func TestRoomPages(t *testing.T) {
 			t.Fatalf("the page's nonce %q is not its answer's: %s", nonce, r.header.Get("Content-Security-Policy"))
 		}
 		nonces = append(nonces, nonce)
+		if vary := strings.Join(r.header.Values("Vary"), ", "); !strings.Contains(vary, "Accept-Language") || !strings.Contains(vary, partialHeader) {
+			t.Fatalf("the kept page's Vary: %q", vary)
+		}
 		if fork := testid(r, "room-fork").AttrOr("href", ""); !strings.Contains(fork, "room="+code) || !strings.Contains(fork, "step=1") {
 			t.Fatalf("try it myself: %q", fork)
 		}

@@ -10,6 +10,7 @@ package handlers
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -88,14 +89,18 @@ func roomViewOf(v view) string {
 	return strings.TrimPrefix(view{state: v.state, tab: v.tab, step: v.step}.permalink(), "/?")
 }
 
-// roomViewStep is the step a room's view shows.
+// roomViewStep is the step a room's view shows. Every event of every stream says it, so it is
+// read off the query without decoding the rest (the state may be as large as --max-body).
 func roomViewStep(q string) int {
-	vals, _ := url.ParseQuery(q)
-	n, err := strconv.Atoi(vals.Get("step"))
-	if err != nil {
-		return 0
+	for rest := q; rest != ""; {
+		var pair string
+		pair, rest, _ = strings.Cut(rest, "&")
+		if v, ok := strings.CutPrefix(pair, "step="); ok {
+			n, _ := strconv.Atoi(v)
+			return n
+		}
 	}
-	return n
+	return 0
 }
 
 // postedView reads the view a room's form posts (its "view" field: a view's address, or its
@@ -123,14 +128,24 @@ func (s *server) postedView(w http.ResponseWriter, r *http.Request) (view, secre
 	return v, choice, err
 }
 
-// roomGate is the secrets gate of a room's view: the state as the room may show it (redacted
-// when the trainer chose so), or, with findings and no choice, the findings. A state the trainer
-// chose to show as it is stays chosen for the moves through its steps (room.Hub.Allow).
-func (s *server) roomGate(v view, choice secretsChoice, code, token string) (view, []secrets.Finding, int, error) {
+// gated is a room's view past the secrets gate: the view as the room may show it (redacted
+// when the trainer chose so), and, when the trainer chose to show it as it is, the key that choice
+// is kept under (room.Hub.Allow); or, when the gate holds it, the findings.
+type gated struct {
+	view     view
+	allowKey string
+	findings []secrets.Finding
+	total    int
+}
+
+// roomGate is the secrets gate of a room's view. A state the trainer chose to show as it is
+// stays chosen for the moves through its steps: in room code (the trainer's token) it is kept
+// now; a room about to be made keeps it from gated.allowKey (startRoom).
+func (s *server) roomGate(v view, choice secretsChoice, code, token string) (gated, error) {
 	st := canonical(v.state)
 	js := permalink.JSON(st)
 	if err := s.shareable(st, js); err != nil {
-		return v, nil, 0, err
+		return gated{}, err
 	}
 	key := stateKey(js)
 	if choice == secretsAsk && code != "" && s.cfg.Rooms.Allowed(code, key) {
@@ -138,15 +153,32 @@ func (s *server) roomGate(v view, choice secretsChoice, code, token string) (vie
 	}
 	st, findings, total, err := secretsGate(st, choice)
 	if err != nil || total > 0 {
-		return v, findings, total, err
+		return gated{findings: findings, total: total}, err
 	}
-	if choice == secretsAllow && code != "" {
-		if err := s.cfg.Rooms.Allow(code, token, key); err != nil {
-			return v, nil, 0, s.roomError(code, err)
+	g := gated{view: v}
+	g.view.state = st
+	if choice == secretsAllow {
+		g.allowKey = key
+		if code != "" {
+			if err := s.cfg.Rooms.Allow(code, token, key); err != nil {
+				return gated{}, s.roomError(code, err)
+			}
 		}
 	}
-	v.state = st
-	return v, nil, 0, nil
+	return g, nil
+}
+
+// startRoom makes a room showing g's view (and keeping the trainer's choice to show it as it is)
+// and answers its code and its trainer's token.
+func (s *server) startRoom(g gated) (code, token string, err error) {
+	code, token, err = s.cfg.Rooms.Create(roomViewOf(g.view))
+	if err != nil {
+		return "", "", s.roomError("", err)
+	}
+	if g.allowKey != "" {
+		_ = s.cfg.Rooms.Allow(code, token, g.allowKey)
+	}
+	return code, token, nil
 }
 
 // stateKey names a state's JSON for room.Hub.Allow.
@@ -173,22 +205,19 @@ func (s *server) handleRoomStart() http.Handler {
 		if err != nil {
 			return err
 		}
-		gated, findings, total, err := s.roomGate(v, choice, "", "")
+		g, err := s.roomGate(v, choice, "", "")
 		if err != nil {
 			return err
 		}
-		if total > 0 {
-			return s.roomSecretsPage(w, r, v, "/rooms", findings, total)
+		if g.total > 0 {
+			return s.roomSecretsPage(w, r, v, "/rooms", g)
 		}
-		code, token, err := s.cfg.Rooms.Create(roomViewOf(gated))
+		code, token, err := s.startRoom(g)
 		if err != nil {
-			return s.roomError("", err)
-		}
-		if choice == secretsAllow {
-			_ = s.cfg.Rooms.Allow(code, token, stateKey(permalink.JSON(canonical(gated.state))))
+			return err
 		}
 		s.setTrainerCookie(w, r, code, token)
-		http.Redirect(w, r, web.CarryLang(r.Context(), trainerView(gated, code)), http.StatusSeeOther)
+		http.Redirect(w, r, web.CarryLang(r.Context(), trainerView(g.view, code)), http.StatusSeeOther)
 		return nil
 	})
 }
@@ -201,8 +230,8 @@ func (s *server) setTrainerCookie(w http.ResponseWriter, r *http.Request, code, 
 
 // roomSecretsPage is the page that holds a room's start or move: what looks secret, and the
 // choice (redact, or show as is), posted to action again with the view.
-func (s *server) roomSecretsPage(w http.ResponseWriter, r *http.Request, v view, action string, findings []secrets.Finding, total int) error {
-	p := shareSecretsView(wording.For(r.Context()), v, findings, total)
+func (s *server) roomSecretsPage(w http.ResponseWriter, r *http.Request, v view, action string, g gated) error {
+	p := shareSecretsView(wording.For(r.Context()), v, g.findings, g.total)
 	p.Action, p.View = action, roomViewOf(v)
 	p.Cancel = v.permalink()
 	return render(w, r, http.StatusConflict, web.ShareSecretsPage(p, versionLine()))
@@ -227,33 +256,25 @@ func (s *server) handleRoomMove() http.Handler {
 			return err
 		}
 		if ok, err := s.cfg.Rooms.Trainer(code, c.Value); err != nil || !ok {
-			return s.roomError(code, cmpErr(err, room.ErrNotTrainer))
+			return s.roomError(code, cmp.Or(err, room.ErrNotTrainer))
 		}
-		gated, findings, total, err := s.roomGate(v, choice, code, c.Value)
+		g, err := s.roomGate(v, choice, code, c.Value)
 		if err != nil {
 			return err
 		}
-		if total > 0 {
-			return s.roomSecretsPage(w, r, v, "/r/"+code+"/move", findings, total)
+		if g.total > 0 {
+			return s.roomSecretsPage(w, r, v, "/r/"+code+"/move", g)
 		}
-		snap, err := s.cfg.Rooms.Move(code, c.Value, roomViewOf(gated))
+		snap, err := s.cfg.Rooms.Move(code, c.Value, roomViewOf(g.view))
 		if err != nil {
 			return s.roomError(code, err)
 		}
 		if r.Header.Get(partialHeader) != "" {
 			return writeJSON(w, http.StatusOK, s.roomResponse(r, snap, ""))
 		}
-		http.Redirect(w, r, web.CarryLang(r.Context(), trainerView(gated, code)), http.StatusSeeOther)
+		http.Redirect(w, r, web.CarryLang(r.Context(), trainerView(g.view, code)), http.StatusSeeOther)
 		return nil
 	})
-}
-
-// cmpErr is err, or def when err is nil.
-func cmpErr(err, def error) error {
-	if err != nil {
-		return err
-	}
-	return def
 }
 
 // roomResponse is the API's answer about a room.
@@ -433,7 +454,7 @@ func (s *server) handleRoomEvents() http.Handler {
 			mode = room.Own
 		case "trainer":
 			if !s.isTrainer(r, code) {
-				return s.roomError(code, cmpErr(s.roomExists(code), room.ErrNotTrainer))
+				return s.roomError(code, cmp.Or(s.roomExists(code), room.ErrNotTrainer))
 			}
 			mode = room.Trainer
 		}
@@ -524,7 +545,7 @@ func (s *server) apiTrainer(w http.ResponseWriter, r *http.Request) (code, token
 	}
 	code = roomCode(r)
 	if ok, err := s.cfg.Rooms.Trainer(code, token); err != nil || !ok {
-		return "", "", s.roomError(chi.URLParam(r, "code"), cmpErr(err, room.ErrNotTrainer))
+		return "", "", s.roomError(chi.URLParam(r, "code"), cmp.Or(err, room.ErrNotTrainer))
 	}
 	return code, token, nil
 }
@@ -542,34 +563,34 @@ func bearer(w http.ResponseWriter, r *http.Request) (string, error) {
 // apiRoomView reads a room request's view: the state as the share API takes it, its step (the
 // first annotation's by default, as a presentation starts) and tab, through the secrets gate.
 // With findings, the 422 a share answers is written and ok is false.
-func (s *server) apiRoomView(w http.ResponseWriter, r *http.Request, code, token string) (v view, ok bool, err error) {
+func (s *server) apiRoomView(w http.ResponseWriter, r *http.Request, code, token string) (g gated, ok bool, err error) {
+	var v view
 	var req api.RoomRequest
 	if err := readJSONBody(w, r, s.cfg.MaxBodyBytes, &req); err != nil {
-		return v, false, err
+		return g, false, err
 	}
 	choice, err := s.apiShareChoice(r, &req.ShareRequest)
 	if err != nil {
-		return v, false, err
+		return g, false, err
 	}
 	st := api.State{Version: permalink.Version, Istio: engine.Version().Istio, Manifest: req.Manifest, Steps: req.Steps, Settings: req.Settings}
 	v = view{state: st, tab: req.Tab, step: firstSlide(st)}
 	if req.Step != nil {
 		if *req.Step < 0 {
-			return v, false, httpError{status: http.StatusBadRequest, id: "errors.form.step", args: []any{"Param", `"step"`}}
+			return g, false, httpError{status: http.StatusBadRequest, id: "errors.form.step", args: []any{"Param", `"step"`}}
 		}
 		v.step = *req.Step
 	}
 	if v.tab != "" && !validTab(v.tab) {
-		return v, false, httpError{status: http.StatusBadRequest, id: "errors.room.tab", args: []any{"Field", `"tab"`}}
+		return g, false, httpError{status: http.StatusBadRequest, id: "errors.room.tab", args: []any{"Field", `"tab"`}}
 	}
-	gated, findings, total, err := s.roomGate(v, choice, code, token)
-	if err != nil {
-		return v, false, err
+	if g, err = s.roomGate(v, choice, code, token); err != nil {
+		return g, false, err
 	}
-	if total > 0 {
-		return v, false, writeSecretsFound(w, r, findings, total)
+	if g.total > 0 {
+		return g, false, writeSecretsFound(w, r, g.findings, g.total)
 	}
-	return gated, true, nil
+	return g, true, nil
 }
 
 // handleAPIRoomCreate is POST /api/v1/rooms: a room showing the state, answered with its code,
@@ -579,13 +600,13 @@ func (s *server) handleAPIRoomCreate() http.Handler {
 		if s.cfg.Rooms == nil {
 			return errNoRooms
 		}
-		v, ok, err := s.apiRoomView(w, r, "", "")
+		g, ok, err := s.apiRoomView(w, r, "", "")
 		if !ok {
 			return err
 		}
-		code, token, err := s.cfg.Rooms.Create(roomViewOf(v))
+		code, token, err := s.startRoom(g)
 		if err != nil {
-			return s.roomError("", err)
+			return err
 		}
 		snap, err := s.cfg.Rooms.Get(code)
 		if err != nil {
@@ -603,11 +624,11 @@ func (s *server) handleAPIRoomMove() http.Handler {
 		if err != nil {
 			return err
 		}
-		v, ok, err := s.apiRoomView(w, r, code, token)
+		g, ok, err := s.apiRoomView(w, r, code, token)
 		if !ok {
 			return err
 		}
-		snap, err := s.cfg.Rooms.Move(code, token, roomViewOf(v))
+		snap, err := s.cfg.Rooms.Move(code, token, roomViewOf(g.view))
 		if err != nil {
 			return s.roomError(code, err)
 		}

@@ -1,6 +1,7 @@
 package room
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -254,17 +255,10 @@ func (p *Postgres) Load(code string) (Record, bool, error) {
 		return Record{}, false, nil
 	}
 	if err != nil || len(token) != len(r.Token) {
-		return Record{}, false, cmpError(err, errors.New("a room's token hash is not one"))
+		return Record{}, false, cmp.Or(err, errors.New("a room's token hash is not one"))
 	}
 	copy(r.Token[:], token)
 	return r, true, nil
-}
-
-func cmpError(err, def error) error {
-	if err != nil {
-		return err
-	}
-	return def
 }
 
 // Counts queues this replica's counts of a room for the publisher; when the queue is full (the

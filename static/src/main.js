@@ -204,7 +204,7 @@ function swapFrom(doc) {
   highlightDeepLink();
   showShortLink(false);
   joinRoom();
-  paginateSlide(false);
+  paginateSlide(slideBack);
   return true;
 }
 
@@ -742,6 +742,8 @@ const slideUnits = [
 const slideGroups = ".lifecycle, .cluster-doc, .settings-fixes, main.present > section.panel, .sides > .panel, table";
 let slideStarts = [0];
 let slidePage = 0;
+// slideBack: the slide being loaded is the previous step's, shown from its last page.
+let slideBack = false;
 
 // paginateSlide splits the shown step's changes into pages that fit under the fold, and shows
 // the first (or, last, the last; or page n).
@@ -832,7 +834,8 @@ function turnPage(dir) {
 
 // goToSlide loads another step's slide: its first page, or going back, its last.
 function goToSlide(href, back) {
-  load(href, {}, true).then((ok) => { if (ok) paginateSlide(back); });
+  slideBack = back; // the swap pages the slide (swapFrom), once
+  load(href, {}, true).finally(() => { slideBack = false; });
 }
 
 // focusFirstChange moves the focus to the first change of the newest step the diff shows (a lab

@@ -121,12 +121,16 @@ unit: $(TESTTIMES)
 	@SIDECARLAB_ISTIOCTL=$${SIDECARLAB_ISTIOCTL:-$$($(GO) tool -n istioctl)} $(STEP) unit -- $(call GOTEST,unit) -p $(UNIT_P) -- -- $(SLOW_PACKAGES) ./... -- -test.count=1 -test.timeout=$(TEST_TIMEOUT)
 
 # The tests of concurrent code under the race detector, in one build: the engine's memo and LRU
-# and requests in different modes, the handlers' work slots and pooled writers, the link store's
-# ids and hung server, the catalogs' localizer. (The tests of user templates in sandbox workers
-# stay out: the workers are this test binary, whose race detector needs more than their limits.)
+# and requests in different modes, the handlers' work slots, pooled writers and a room's page
+# rendered once for its learners, the link store's ids and hung server, the catalogs' localizer,
+# and the workshop rooms' hub: moves told to every stream, limits, idle rooms, replicas on
+# PostgreSQL. (The tests of user templates in sandbox workers stay out: the workers are this test
+# binary, whose race detector needs more than their limits.) Each part must select a test of these
+# packages (TestRaceTestsExist, internal/testtimes): a -test.run that matches none runs nothing.
 RACE_TESTS := Concurrent|LRU|^TestHeavyLane$$|^TestEncodeStateWithPooledWriters$$|^TestBusy$$|^TestClientCancelledMetrics$$|^TestID$$|^TestOpenHungPostgres$$|^TestLocalizerReadsOneCatalog$$
+RACE_TESTS := $(RACE_TESTS)|^TestRoomPages$$|^TestRoomEvents$$|^TestMoveTellsEveryStream$$|^TestOnlyTheTrainerMoves$$|^TestLimits$$|^TestIdleRoomsEnd$$|^TestReloadsCountAsFollowing$$|^TestCloseEndsStreams$$|^TestSharedRooms$$|^TestPostgresSharesRooms$$
 race: $(TESTTIMES)
-	@$(STEP) race -- $(call GOTEST,race) -- -race -- ./engine ./handlers ./store ./i18n -- -test.count=1 -test.timeout=$(TEST_TIMEOUT) '-test.run=$(RACE_TESTS)'
+	@$(STEP) race -- $(call GOTEST,race) -- -race -- ./engine ./handlers ./store ./i18n ./room -- -test.count=1 -test.timeout=$(TEST_TIMEOUT) '-test.run=$(RACE_TESTS)'
 
 # Fuzzing, for the targets that have found something (their finds are seeds in testdata/fuzz):
 # each for a fixed number of inputs. Every fuzz target's seeds, these and FuzzInject,

@@ -30,6 +30,51 @@ func TestRoomFollowsTheTrainer(t *testing.T) {
 	sh := newShots(t)
 	trainer := roomScenario(t, sh, baseURL, baseURL, baseURL)
 	everyScreen(trainer, t, sh, "the trainer's room", "room-trainer", nil)
+	hideRoomQR(trainer, t, sh)
+}
+
+// hideRoomQR: the trainer hides the QR code from the keyboard once the learners have joined, and
+// the bar gives the slide its height back; the code stays hidden at the next step (the bar is
+// swapped) and after a reload, and comes back when asked.
+func hideRoomQR(trainer context.Context, t *testing.T, sh *shots) {
+	t.Helper()
+	const qr = `getComputedStyle(document.querySelector('[data-testid="room-qr"]')).display !== "none"`
+	const toggle = `[data-testid="room-qr-toggle"]`
+	barHeight := func() float64 {
+		t.Helper()
+		h, err := chromedp.Run(trainer, chromedp.Evaluate[float64](`document.querySelector('[data-testid="room-bar"]').getBoundingClientRect().height`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	// On the smaller projector, where a slide's height is dearest.
+	do(trainer, t, chromedp.EmulateViewport(int64(projectors[0].w), int64(projectors[0].h)), void(until(qr)), shown(toggle))
+	shownHeight := barHeight()
+	if got := text(trainer, t, toggle); got != "Hide the QR code" {
+		t.Fatalf("the toggle reads %q", got)
+	}
+	do(trainer, t, chromedp.Focus(toggle), chromedp.KeyEvent(kb.Enter), void(until(`!(`+qr+`)`)))
+	if h := barHeight(); h > shownHeight*2/3 {
+		t.Errorf("without its QR code the bar is %.0f px high, %.0f with it: not a third of its height given back", h, shownHeight)
+	}
+	if got, want := attr(trainer, t, toggle, "aria-expanded"), "false"; got != want {
+		t.Errorf("aria-expanded %q, want %q", got, want)
+	}
+	everyScreen(trainer, t, sh, "the trainer's room, its QR code hidden", "room-qr-hidden", nil)
+	toSlide(trainer, t, "step 3 of 3")
+	waitJS(trainer, t, "the room moved to step 3", `document.querySelector('[data-testid="room-status"]')?.textContent.includes("step 3")`)
+	if visible, err := chromedp.Run(trainer, chromedp.Evaluate[bool](qr)); err != nil || visible {
+		t.Fatalf("the next step showed the QR code again (%v)", err)
+	}
+	do(trainer, t, chromedp.Reload(), shown(toggle))
+	if visible, err := chromedp.Run(trainer, chromedp.Evaluate[bool](qr)); err != nil || visible {
+		t.Fatalf("a reload showed the QR code again (%v)", err)
+	}
+	do(trainer, t, clickOn(toggle), void(until(qr)))
+	if got := text(trainer, t, toggle); got != "Hide the QR code" {
+		t.Errorf("shown again, the toggle reads %q", got)
+	}
 }
 
 // TestRoomAcrossServers: the same with two servers on one PostgreSQL, as replicas behind a load

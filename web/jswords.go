@@ -17,7 +17,7 @@ var jsMessages = map[string][]string{
 	"unreachable": {"Error"}, "actionFailed": {"Status"}, "seeError": nil, "noLink": {"Error"},
 	"changeCopied": nil, "linkCopied": nil, "embedCopied": nil, "yamlCopied": nil, "stale": nil,
 	"roomAt": {"Step"}, "roomMoved": {"Step"}, "roomHeld": nil, "roomFailed": {"Error"}, "roomEnded": nil,
-	"slidePage": {"Page", "Pages"},
+	"slidePage": {"Page", "Pages"}, "qrHide": nil, "qrShow": nil,
 }
 
 // JSWords are the script's words in l's language, keyed without the page.js. prefix. A

@@ -249,7 +249,35 @@ function joinRoom() {
       });
     }
   }
-  if (bar?.dataset.role === "trainer") moveRoom(bar);
+  if (bar?.dataset.role === "trainer") {
+    roomQR(bar);
+    moveRoom(bar);
+  }
+}
+
+// roomQR gives the trainer's bar its QR code toggle: hidden, the code gives a slide its height
+// back once the learners have joined. The choice is this browser's (localStorage), kept across
+// moves, swaps and reloads; the bar is swapped at each step, so it is applied again each time.
+const roomQRKey = "sidecarlab-room-qr";
+
+function roomQR(bar) {
+  const toggle = bar.querySelector('[data-testid="room-qr-toggle"]');
+  if (!toggle) return;
+  const apply = (hidden) => {
+    bar.classList.toggle("qr-hidden", hidden);
+    toggle.textContent = hidden ? t("qrShow") : t("qrHide");
+    toggle.setAttribute("aria-expanded", String(!hidden));
+  };
+  let stored = null;
+  try { stored = localStorage.getItem(roomQRKey); } catch { /* storage off: shown */ }
+  apply(stored === "hidden");
+  toggle.hidden = false;
+  toggle.onclick = () => {
+    const hidden = !bar.classList.contains("qr-hidden");
+    apply(hidden);
+    try { localStorage.setItem(roomQRKey, hidden ? "hidden" : "shown"); } catch { /* for this page only */ }
+    paginateSlide(false, slidePage);
+  };
 }
 
 function onRoomEvent(ev) {

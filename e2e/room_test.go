@@ -35,7 +35,8 @@ func TestRoomFollowsTheTrainer(t *testing.T) {
 
 // hideRoomQR: the trainer hides the QR code from the keyboard once the learners have joined, and
 // the bar gives the slide its height back; the code stays hidden at the next step (the bar is
-// swapped) and after a reload, and comes back when asked.
+// swapped) and after a reload, and comes back when asked. On the smaller projector, where a
+// slide's height is dearest.
 func hideRoomQR(trainer context.Context, t *testing.T, sh *shots) {
 	t.Helper()
 	const qr = `getComputedStyle(document.querySelector('[data-testid="room-qr"]')).display !== "none"`
@@ -48,7 +49,6 @@ func hideRoomQR(trainer context.Context, t *testing.T, sh *shots) {
 		}
 		return h
 	}
-	// On the smaller projector, where a slide's height is dearest.
 	do(trainer, t, chromedp.EmulateViewport(int64(projectors[0].w), int64(projectors[0].h)), void(until(qr)), shown(toggle))
 	shownHeight := barHeight()
 	if got := text(trainer, t, toggle); got != "Hide the QR code" {
@@ -61,7 +61,10 @@ func hideRoomQR(trainer context.Context, t *testing.T, sh *shots) {
 	if got, want := attr(trainer, t, toggle, "aria-expanded"), "false"; got != want {
 		t.Errorf("aria-expanded %q, want %q", got, want)
 	}
-	everyScreen(trainer, t, sh, "the trainer's room, its QR code hidden", "room-qr-hidden", nil)
+	// axe, light and dark, at the projector's size; the bar with its QR code is checked at every
+	// screen by the caller (everyScreen).
+	checkA11y(trainer, t, "the trainer's room, its QR code hidden")
+	sh.take(trainer, "room-qr-hidden")
 	toSlide(trainer, t, "step 3 of 3")
 	waitJS(trainer, t, "the room moved to step 3", `document.querySelector('[data-testid="room-status"]')?.textContent.includes("step 3")`)
 	if visible, err := chromedp.Run(trainer, chromedp.Evaluate[bool](qr)); err != nil || visible {

@@ -43,11 +43,11 @@ func hideRoomQR(trainer context.Context, t *testing.T, sh *shots) {
 	const toggle = `[data-testid="room-qr-toggle"]`
 	barHeight := func() float64 {
 		t.Helper()
-		h, err := chromedp.Run(trainer, chromedp.Evaluate[float64](`document.querySelector('[data-testid="room-bar"]').getBoundingClientRect().height`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return h
+		return pageValue[float64](trainer, t, "the room bar's height", `return {ok: true, v: document.querySelector('[data-testid="room-bar"]').getBoundingClientRect().height};`)
+	}
+	qrVisible := func(what string) bool {
+		t.Helper()
+		return pageValue[bool](trainer, t, what, `return {ok: true, v: `+qr+`};`)
 	}
 	do(trainer, t, chromedp.EmulateViewport(int64(projectors[0].w), int64(projectors[0].h)), void(until(qr)), shown(toggle))
 	shownHeight := barHeight()
@@ -67,12 +67,12 @@ func hideRoomQR(trainer context.Context, t *testing.T, sh *shots) {
 	sh.take(trainer, "room-qr-hidden")
 	toSlide(trainer, t, "step 3 of 3")
 	waitJS(trainer, t, "the room moved to step 3", `document.querySelector('[data-testid="room-status"]')?.textContent.includes("step 3")`)
-	if visible, err := chromedp.Run(trainer, chromedp.Evaluate[bool](qr)); err != nil || visible {
-		t.Fatalf("the next step showed the QR code again (%v)", err)
+	if qrVisible("the QR code at the next step") {
+		t.Fatal("the next step showed the QR code again")
 	}
 	do(trainer, t, chromedp.Reload(), shown(toggle))
-	if visible, err := chromedp.Run(trainer, chromedp.Evaluate[bool](qr)); err != nil || visible {
-		t.Fatalf("a reload showed the QR code again (%v)", err)
+	if qrVisible("the QR code after a reload") {
+		t.Fatal("a reload showed the QR code again")
 	}
 	do(trainer, t, clickOn(toggle), void(until(qr)))
 	if got := text(trainer, t, toggle); got != "Hide the QR code" {

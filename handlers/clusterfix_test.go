@@ -27,6 +27,7 @@ import (
 // options (--set), and a mesh that gives its own values (pasted, or read from a cluster) is not
 // reinstalled by one; the labels and the manifest are the user's in every mode.
 func TestFixesInEveryMode(t *testing.T) {
+	t.Parallel()
 	h := clusterServer(t)
 	def, err := eng.Install(t.Context(), engine.InstallOptions{})
 	if err != nil {
@@ -191,6 +192,7 @@ func withValuesKey(t *testing.T, values, key string) string {
 // namespace label other than istio-injection or istio.io/rev, a label value the API server would
 // refuse, an install option that is no fix's — each a 400; the fixes' own pass.
 func TestFixValuesRefused(t *testing.T) {
+	t.Parallel()
 	h := newServer(t)
 	for _, c := range []struct {
 		value string

@@ -105,6 +105,7 @@ func TestEnglishProseCheck(t *testing.T) {
 // tab of the lab's batch with a namespace set show no English prose but Istio's own messages,
 // marked English.
 func TestNoEnglishProseInLanguages(t *testing.T) {
+	t.Parallel()
 	h := newServer(t)
 	lp := newLabPath()
 	var targets []string

@@ -179,6 +179,7 @@ const maxLargePage = 1500 << 10
 // TestLargeManifestPageIsBounded: 500 documents make a page under maxLargePage, which says it
 // shows part and links to the rest; asking for all 500 (limit=500) trips the same bound.
 func TestLargeManifestPageIsBounded(t *testing.T) {
+	t.Parallel()
 	h := newServer(t)
 	link := stateLink(t, api.State{Manifest: manyDeployments(500)})
 	r := get(t, h, link)
@@ -208,6 +209,7 @@ func changedDocs(r response) map[string]bool {
 // (a link, so it works without the script) shows 50 more documents and 400 changes. The raw
 // outputs it names have everything. A small manifest shows all and no note.
 func TestShowMore(t *testing.T) {
+	t.Parallel()
 	h := newServer(t)
 	link := stateLink(t, api.State{Manifest: manyDeployments(120)})
 	r := get(t, h, link+"&tab=warnings")

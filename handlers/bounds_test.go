@@ -202,19 +202,25 @@ func boundRoutes() []boundRoute {
 // a 20 MB page and a 10 MB injected.yaml; a 376-byte link of a List of aliases in a 6.4 MB page
 // and a 5.7 MB injected.yaml, and a List of a thousand Pods written out in a 7 MB page.
 func TestAnswersBounded(t *testing.T) {
+	t.Parallel()
 	newServer(t)
+	// The work clock counts injections: an engine of its own, which no test beside it adds to.
+	own, err := engine.New(t.Context(), engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	bigValue := "proxyMetadata: {X: " + strings.Repeat("v", 250_000) + "}"
 	big := api.State{Manifest: testkit.Deployment + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: big}\ndata:\n  x: " +
 		strings.Repeat("x", permalink.MaxBytes-4096) + "\n"}
 	clocked := func(t *testing.T) (http.Handler, Engine, *memLinks) {
 		links := newMemLinks()
-		w := &workClock{Engine: eng}
+		w := &workClock{Engine: own}
 		t.Cleanup(func() {
 			for _, l := range w.late {
 				t.Errorf("admitted, and past its deadline: %s", l)
 			}
 		})
-		return New(testLogger(), func() Engine { return w }, testConfig(Config{Links: links})), eng, links
+		return New(testLogger(), func() Engine { return w }, testConfig(Config{Links: links})), own, links
 	}
 	oneAlias := "apiVersion: v1\nkind: Pod\nmetadata: {name: many}\nspec:\n  containers: [&c {name: app, image: nginx}" + strings.Repeat(", *c", 999) + "]\n"
 	cases := []struct {

@@ -56,8 +56,9 @@ func TestMain(m *testing.M) {
 // newServer is the real router over the real engine, the one engine the package's tests share.
 // The slowest tests that own their server call t.Parallel (this package's tests ran one after
 // another, its ~150 s the unit step's longest path); Go runs them only beside each other, after
-// every serial test. A test that reads the shared engine's Stats (TestAnswersBounded's work
-// clock) or the process's memory (deadlines_test.go) stays serial: a test beside it would count.
+// every serial test. A test that reads the process's memory (deadlines_test.go) stays serial, and
+// one that counts an engine's injections (TestAnswersBounded's work clock) counts its own
+// engine's: a test beside it would count.
 func newServer(t *testing.T) http.Handler {
 	t.Helper()
 	engOnce.Do(func() { eng, engErr = engine.New(context.Background(), engine.Options{}) })

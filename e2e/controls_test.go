@@ -190,11 +190,11 @@ func TestLabStepKeys(t *testing.T) {
 	}
 	do(ctx, t, chromedp.KeyEvent("]"))
 	if _, err := chromedp.Run(ctx, until(at("3"))); err != nil {
-		t.Fatalf("] did not go to lab step 3 with the focus on its first change (focus on %q)", activeTestID(ctx, t))
+		t.Fatalf("] did not go to lab step 3 with the focus on its first change (%s)", labWhere(ctx, t))
 	}
 	do(ctx, t, chromedp.KeyEvent("["))
 	if _, err := chromedp.Run(ctx, until(at("2"))); err != nil {
-		t.Fatalf("[ did not go back to lab step 2 with the focus on its first change (focus on %q)", activeTestID(ctx, t))
+		t.Fatalf("[ did not go back to lab step 2 with the focus on its first change (%s)", labWhere(ctx, t))
 	}
 	do(ctx, t, chromedp.KeyEvent("?"), shown(`#shortcuts`))
 	if got := text(ctx, t, `#shortcuts`); !strings.Contains(got, "[ ]") || !strings.Contains(got, "The lab: previous / next step") {
@@ -204,11 +204,11 @@ func TestLabStepKeys(t *testing.T) {
 }
 
 // activeTestID is the data-testid of the focused element.
-func activeTestID(ctx context.Context, t *testing.T) string {
+// labWhere says where a lab page is, for a failure: the current step, the focus, the status line
+// and an action's error (a request answered 503 says so there, the busy server's way).
+func labWhere(ctx context.Context, t *testing.T) string {
 	t.Helper()
-	id, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.activeElement?.dataset?.testid || document.activeElement?.tagName || ""`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return id
+	return pageValue[string](ctx, t, "where the lab is", `const q = (s) => document.querySelector(s);
+		return {ok: true, v: "step " + (q(".chip.current")?.dataset.testid || "none") + ", focus on " + (document.activeElement?.dataset?.testid || document.activeElement?.tagName) +
+			", status " + JSON.stringify(q("#status")?.textContent || "") + ", action error " + JSON.stringify((q("#action-error")?.textContent || "").trim().slice(0, 200))};`)
 }

@@ -203,7 +203,6 @@ func TestLabStepKeys(t *testing.T) {
 	checkA11y(ctx, t, "the lab's step 2, reached with [")
 }
 
-// activeTestID is the data-testid of the focused element.
 // labWhere says where a lab page is, for a failure: the current step, the focus, the status line
 // and an action's error (a request answered 503 says so there, the busy server's way).
 func labWhere(ctx context.Context, t *testing.T) string {

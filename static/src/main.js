@@ -255,11 +255,12 @@ function joinRoom() {
   }
 }
 
+// roomQRKey holds the trainer's choice for the room's QR code: "hidden" or "shown".
+const roomQRKey = "sidecarlab-room-qr";
+
 // roomQR gives the trainer's bar its QR code toggle: hidden, the code gives a slide its height
 // back once the learners have joined. The choice is this browser's (localStorage), kept across
 // moves, swaps and reloads; the bar is swapped at each step, so it is applied again each time.
-const roomQRKey = "sidecarlab-room-qr";
-
 function roomQR(bar) {
   const toggle = bar.querySelector('[data-testid="room-qr-toggle"]');
   if (!toggle) return;

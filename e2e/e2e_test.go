@@ -64,6 +64,13 @@ func browserFlags(t *testing.T, extra ...chromedp.ExecAllocatorOption) []chromed
 		chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
+		// V8 up to Maglev, its middle compiler, without Turbofan, its top one: a page's JavaScript
+		// runs the same in every tier. Turbofan's code is not kept from one document to the next,
+		// so in every page axe-core's hot functions were compiled again on Chromium's worker
+		// threads, costing more than they saved in a page that lives a few seconds: 13 % less of
+		// Chromium's CPU on a loop of axe runs, ~5 % less CPU for the whole e2e step
+		// (docs/testing.md, thirteenth round).
+		chromedp.Flag("js-flags", "--max-opt=2"),
 	)
 	return append(opts, extra...)
 }

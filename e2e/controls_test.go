@@ -184,6 +184,9 @@ func TestLabStepKeys(t *testing.T) {
 		shown(`[data-testid="lab-2"]`),
 		clickOn(`[data-testid="lab-2"]`),
 		shown(`[data-testid="lab-look"]`),
+		// The chip is a link: step 2 is a new document, whose keys work once its script has set
+		// up (the editor is its sign), as for a person who presses ] while the page still loads.
+		shown(`.cm-content`),
 	)
 	at := func(n string) string {
 		return `document.querySelector('[data-testid="lab-` + n + `"]')?.classList.contains("current") && document.activeElement?.dataset.testid === "change"`

@@ -1,16 +1,26 @@
 package yamldoc
 
+import (
+	"bytes"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
 // DepthBound is an upper bound on how deeply the collections of one YAML document nest, read
 // from its bytes without parsing it (a parse of deep nesting costs the parser its depth for
 // every token: 45 documents nested 9,000 deep took a second of CPU to parse). It reads the
-// text as the parser's scanner does where that decides structure — block indentation and "- "
-// entries, flow brackets, quoted scalars (which begin only where a token begins), plain scalars
-// (whose spaces begin no token), comments, block scalars, anchors and tags — and counts every
-// bracket it cannot rule out. The bound is of the text; an alias makes the value as deep as the
-// anchored node wherever it stands, which the text does not show: aliases reports whether the
-// document has one (FuzzDepthBound holds the bound against go.yaml.in/yaml/v3 on documents
-// without).
+// text as the parser's scanner (go.yaml.in/yaml/v3) does where that decides structure — the
+// stream's encoding and byte order marks, document markers, block indentation and "- "
+// entries, flow brackets, quoted scalars (which begin only where a token begins, and go on
+// over lines), plain scalars (whose spaces begin no token, and which go on over lines more
+// indented than their collection, or anywhere in a flow collection), comments, block scalars
+// (their text: the lines at their indentation), anchors and tags — and counts every bracket it
+// cannot rule out. The bound is of the text; an alias makes the value as deep as the anchored
+// node wherever it stands, which the text does not show: aliases reports whether the document
+// has one (FuzzDepthBound and TestDepthBoundGenerated hold the bound against the parser on
+// documents without).
 func DepthBound(doc []byte) (bound int, aliases bool) {
+	doc = utf8Text(doc)
 	var (
 		levels []level // the open block levels, by column
 		flow   int     // open flow collections
@@ -19,71 +29,135 @@ func DepthBound(doc []byte) (bound int, aliases bool) {
 		// mapping in the sequence, "{k: v}" does not); paired counts the open ones.
 		seqs, pairs []bool
 		paired      int
-		blockText   = -1 // inside a block scalar: the column its parent line started at
-		// scalarCol is the column of the block line that ended inside a plain scalar (a more
-		// indented line after it continues the scalar), or -1.
-		scalarCol = -1
+		// A block scalar's text is the lines indented at least blockIndent; until its first
+		// line that is not empty sets it (blockAuto), the lines indented more than blockParent,
+		// the column of its collection. none: no block scalar is open.
+		blockParent = none
+		blockIndent int
+		blockAuto   bool
+		// scalarCol is the column of the collection of a plain scalar that ended the last
+		// line in block context (the lines indented more go on with it), or none.
+		scalarCol = none
+		// quote is the quote of a quoted scalar the last line ended in, which goes on over the
+		// next lines, whatever their indentation, to its closing quote. flowPlain: the last
+		// line ended in a plain scalar in a flow collection, which goes on at the next line.
+		// contCol is the column of the collection of what the last line left open (a quoted
+		// scalar, a flow collection).
+		quote     byte
+		flowPlain bool
+		contCol   int
 	)
 	for start := 0; start < len(doc); {
 		end, next := lineEnd(doc, start)
 		line := doc[start:end]
 		start = next
+		// A byte order mark that begins a line is skipped where a token may begin, and counts
+		// as a column; in a scalar's text it is text: either way, one column of a space.
+		bom := bytes.HasPrefix(line, utf8BOM)
+		if bom {
+			line = append([]byte{' '}, line[len(utf8BOM):]...)
+		}
 
 		col := 0
 		for col < len(line) && line[col] == ' ' {
 			col++
 		}
-		blank := col == len(line) || line[col] == '#' || line[col] == '\r'
-		if blockText >= 0 {
-			if blank || col > blockText {
-				continue // the block scalar's text
-			}
-			blockText = -1
-		}
-		if flow == 0 && scalarCol >= 0 {
-			if blank || col > scalarCol {
-				continue // a plain scalar's next line: text, whatever it holds
-			}
-			scalarCol = -1
-		}
+		empty := col == len(line)
+		blank := empty || line[col] == '#'
 		i := 0
-		if flow == 0 {
-			if blank {
+		token, plain := true, false // a token may begin here; inside a plain scalar
+		keyCol := none              // the column of the collection of the line's last scalar
+		keyOK := true               // a key may begin here: tok is where the last one began
+		tok := 0
+
+		// A document marker ends what is open in block context and begins a document, whose
+		// node may follow on the line.
+		marker := quote == 0 && !bom && len(line) >= 3 && (string(line[:3]) == "---" || string(line[:3]) == "...") &&
+			(len(line) == 3 || line[3] == ' ' || line[3] == '\t')
+		switch {
+		case marker:
+			levels, blockParent, scalarCol = levels[:0], none, none
+			i, keyCol = 3, -1
+		case quote != 0:
+			// The quoted scalar's text, to its closing quote; then the line goes on.
+			q := quote
+			for ; i < len(line); i++ {
+				if c := line[i]; c == '\\' && q == '"' {
+					i++
+				} else if c == q && q == '\'' && i+1 < len(line) && line[i+1] == '\'' {
+					i++
+				} else if c == q {
+					break
+				}
+			}
+			if i >= len(line) {
 				continue
 			}
-			for len(levels) > 0 && levels[len(levels)-1].col > col {
-				levels = levels[:len(levels)-1]
+			quote, i, token, keyCol = 0, i+1, false, contCol
+		case blockParent != none:
+			if empty {
+				if blockAuto {
+					blockIndent = max(blockIndent, col)
+				}
+				continue
 			}
-			if len(levels) == 0 || levels[len(levels)-1].col < col {
-				levels = append(levels, level{col: col})
+			if blockAuto {
+				blockIndent, blockAuto = max(blockIndent, col, blockParent+1, 1), false
 			}
-			dash := line[col] == '-' && (col+1 == len(line) || line[col+1] == ' ' || line[col+1] == '\t' || line[col+1] == '\r')
-			top := &levels[len(levels)-1]
-			top.entries = top.entries || dash
-			top.keys = top.keys || !dash
-			i = col
+			if col >= blockIndent && !bom {
+				continue // the block scalar's text
+			}
+			blockParent = none
+		}
+		if !marker && i == 0 && flow == 0 && scalarCol != none {
+			if blank || (col > scalarCol && (!bom || scalarCol < 0)) {
+				continue // a plain scalar's next line: text, whatever it holds
+			}
+			scalarCol = none
+		}
+		if !marker && i == 0 {
+			if flow > 0 {
+				keyCol = contCol
+				if flowPlain {
+					token, plain = false, true
+				}
+			} else {
+				if blank {
+					continue
+				}
+				for len(levels) > 0 && levels[len(levels)-1].col > col {
+					levels = levels[:len(levels)-1]
+				}
+				if len(levels) == 0 || levels[len(levels)-1].col < col {
+					levels = append(levels, level{col: col})
+				}
+				dash := line[col] == '-' && (col+1 == len(line) || line[col+1] == ' ' || line[col+1] == '\t')
+				top := &levels[len(levels)-1]
+				top.entries = top.entries || dash
+				top.keys = top.keys || !dash
+				// A line with no key or entry is a scalar (or a flow collection) of the
+				// collection below it.
+				keyCol = -1
+				if len(levels) > 1 {
+					keyCol = levels[len(levels)-2].col
+				}
+				i, tok = col, col
+			}
 		}
 		// A block level holds a mapping, a sequence, or both (a sequence under one of its keys
 		// at the key's own column); "- " entries and a mapping after them nest on the same line;
-		// the line's own node is one more. A quoted scalar is
-		// read to the line's end at most: one that goes on is counted as structure on the next
-		// line (a bound too high, never too low).
-		block := 1
-		for _, l := range levels {
-			block += l.weight()
+		// the line's own node is one more.
+		block := 1 + blockWeight(levels)
+		if marker {
+			block = 1
 		}
-		depth := block
-		token := true // a token may begin here
-		plain := false
-		var quote byte
-		// keyCol is the column of the node the line's last scalar belongs to (the key before it,
-		// the "- " entry before it, or the line's start): the next line continues that scalar only
-		// when it is indented more. tok is where the last token began.
-		keyCol, tok := col, col
+		depth := block + flow + paired // what is open where the line begins
 		// nest counts what nests on this line before a flow collection opens: "- " entries, "? "
 		// complex keys, and keys after either (a mapping inside the entry or the key), so that
-		// the collection is counted inside them ("? 0: [?0]" nests four deep, FuzzDepthBound).
+		// the collection is counted inside them ("? 0: [?0]" nests four deep, FuzzDepthBound);
+		// compact holds their levels, which the next lines are in.
 		nest := 0
+		var compact []level
 		for ; i < len(line); i++ {
 			c := line[i]
 			if quote != 0 {
@@ -101,6 +175,9 @@ func DepthBound(doc []byte) (bound int, aliases bool) {
 			if i+1 < len(line) {
 				next = line[i+1]
 			}
+			if flow == 0 && token && keyOK && c != ' ' && c != '\t' && c != '#' && c != '-' && c != '?' && c != ':' {
+				tok, keyOK = i, false // a node that may be a key begins (its anchor or tag first)
+			}
 			switch {
 			case c == ' ' || c == '\t':
 				if !plain {
@@ -108,12 +185,19 @@ func DepthBound(doc []byte) (bound int, aliases bool) {
 				}
 				continue
 			case c == '#' && (i == 0 || line[i-1] == ' ' || line[i-1] == '\t'):
-				i = len(line) // a comment
+				i, plain = len(line), false // a comment
 				continue
-			case c == ':' && (next == ' ' || next == '\t' || next == '\r' || i+1 == len(line) || (flow > 0 && isFlowIndicator(next)) || !plain):
-				token, plain, keyCol = true, false, tok
-				if nest > 0 && flow == 0 {
-					nest++
+			// ":" is the value indicator before a blank, and in a flow collection wherever a
+			// token begins; in block context ":x" begins a plain scalar (":\": [?0]" is a key
+			// ":\"", not a key and a quote, FuzzDepthBound), as the parser's scanner reads it.
+			case c == ':' && (next == ' ' || next == '\t' || i+1 == len(line) || (flow > 0 && (isFlowIndicator(next) || !plain))):
+				token, plain = true, false
+				if flow == 0 {
+					keyCol, keyOK = tok, true
+					if nest > 0 {
+						nest++
+						compact = append(compact, level{col: tok, keys: true})
+					}
 				}
 				if flow > 0 && openPair(seqs, pairs) {
 					paired++
@@ -155,15 +239,18 @@ func DepthBound(doc []byte) (bound int, aliases bool) {
 				token = true
 			case '"', '\'':
 				if token {
-					quote, tok = c, i
+					quote = c
 				} else {
 					plain = true
 				}
 			case '-', '?':
 				if token && flow == 0 && (next == ' ' || next == '\t' || i+1 == len(line)) {
 					depth++ // an entry, or a complex key, nested on this line
+					if nest > 0 || i > col {
+						compact = append(compact, level{col: i, entries: c == '-', keys: c == '?'})
+					}
 					nest++
-					keyCol, tok = i, i+2
+					keyCol, tok, keyOK = i, i+2, true
 					i++
 					continue
 				}
@@ -180,24 +267,64 @@ func DepthBound(doc []byte) (bound int, aliases bool) {
 				token = c != '*' // after an anchor or a tag, the node itself
 			case '|', '>':
 				if token && flow == 0 {
-					blockText = keyCol
+					blockParent, blockIndent, blockAuto = keyCol, 0, true
+					for j := i + 1; j < len(line) && (line[j] == '+' || line[j] == '-' || line[j] >= '1' && line[j] <= '9'); j++ {
+						if line[j] != '+' && line[j] != '-' {
+							// An indentation indicator: the text is that much more indented
+							// than the collection (at the top, than column 0).
+							blockIndent, blockAuto = max(keyCol, 0)+int(line[j]-'0'), false
+						}
+					}
 					i = len(line)
 					continue
 				}
-				plain, token, tok = true, false, i
+				plain, token = true, false
 			default:
-				if token {
-					tok = i
-				}
 				plain, token = true, false
 			}
 		}
-		if flow == 0 && plain {
+		if quote != 0 || flow > 0 {
+			contCol = keyCol
+		} else if plain {
 			scalarCol = keyCol
 		}
-		bound = max(bound, depth+flow+paired)
+		flowPlain = flow > 0 && plain
+		// The entries, complex keys and mappings nested on this line hold the next lines.
+		for _, l := range compact {
+			if len(levels) == 0 || l.col > levels[len(levels)-1].col {
+				levels = append(levels, l)
+			}
+		}
+		bound = max(bound, depth)
 	}
 	return bound, aliases
+}
+
+// none: no block scalar or plain scalar is open (a collection's column is -1 at the top).
+const none = -2
+
+var utf8BOM = []byte("\xef\xbb\xbf")
+
+// utf8Text is the document as UTF-8, as the parser reads it: a UTF-16 stream (which begins with
+// its byte order mark) decoded, a UTF-8 one without its byte order mark.
+func utf8Text(doc []byte) []byte {
+	if len(doc) >= 2 && (doc[0] == 0xff && doc[1] == 0xfe || doc[0] == 0xfe && doc[1] == 0xff) {
+		le := doc[0] == 0xff
+		units := make([]uint16, 0, len(doc)/2)
+		for i := 2; i+1 < len(doc); i += 2 {
+			if le {
+				units = append(units, uint16(doc[i])|uint16(doc[i+1])<<8)
+			} else {
+				units = append(units, uint16(doc[i])<<8|uint16(doc[i+1]))
+			}
+		}
+		out := make([]byte, 0, len(doc))
+		for _, r := range utf16.Decode(units) {
+			out = utf8.AppendRune(out, r)
+		}
+		return out
+	}
+	return bytes.TrimPrefix(doc, utf8BOM)
 }
 
 // openPair marks the innermost open flow collection's entry as a single-pair mapping when the
@@ -238,11 +365,16 @@ type level struct {
 	keys, entries bool
 }
 
-func (l level) weight() int {
-	if l.keys && l.entries {
-		return 2
+// blockWeight is how many block collections the open levels hold.
+func blockWeight(levels []level) int {
+	w := 0
+	for _, l := range levels {
+		w++
+		if l.keys && l.entries {
+			w++
+		}
 	}
-	return 1
+	return w
 }
 
 func isFlowIndicator(c byte) bool { return c == ',' || c == '[' || c == ']' || c == '{' || c == '}' }

@@ -47,6 +47,14 @@ func TestEstimateDepth(t *testing.T) {
 		fmt.Fprintf(&crd, "%sk%d:\n", strings.Repeat("  ", i+1), i)
 	}
 	fmt.Fprintf(&crd, "%sleaf: x\n", strings.Repeat("  ", 59))
+	// The same as JSON over lines, as kubectl get -o json writes it: each open collection counts
+	// once, not once more on every line inside it.
+	var js strings.Builder
+	js.WriteString("{\"apiVersion\": \"v1\", \"kind\": \"ConfigMap\", \"metadata\": {\"name\": \"crd\"}, \"data\": {\n")
+	for i := range 58 {
+		fmt.Fprintf(&js, "%s\"k%d\": {\n", strings.Repeat("  ", i+1), i)
+	}
+	fmt.Fprintf(&js, "%s\"leaf\": \"x\"\n%s}\n", strings.Repeat("  ", 59), strings.Repeat("}", 59))
 	limits := Limits{MaxDepth: 100}
 	for _, c := range []struct {
 		name      string
@@ -61,6 +69,9 @@ func TestEstimateDepth(t *testing.T) {
 		{"one past it", testkit.Pods(1, 99), 101, true, 1, 1},
 		{"the attack's 9,000", testkit.Pods(1, 0) + "\n---\n" + testkit.Pods(2, 9000), 9002, true, 2, 11},
 		{"aliases followed", chain.String(), 122, true, 1, 1},
+		{"a CRD-like 60 levels in JSON", js.String(), 62, false, 1, 1},
+		// A byte order mark is no place to hide the attack: the parser skips it.
+		{"the attack behind a byte order mark", "\ufeff" + strings.Repeat("[", 9000) + strings.Repeat("]", 9000) + "\n", 9002, true, 1, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cost, err := e.Estimate(context.Background(), []byte(c.manifest), nil, Settings{})

@@ -79,21 +79,9 @@ func DepthBound(doc []byte) (bound int, aliases bool) {
 			levels, blockParent, scalarCol = levels[:0], none, none
 			i, keyCol = 3, -1
 		case quote != 0:
-			// The quoted scalar's text, to its closing quote; then the line goes on.
-			q := quote
-			for ; i < len(line); i++ {
-				if c := line[i]; c == '\\' && q == '"' {
-					i++
-				} else if c == q && q == '\'' && i+1 < len(line) && line[i+1] == '\'' {
-					i++
-				} else if c == q {
-					break
-				}
-			}
-			if i >= len(line) {
-				continue
-			}
-			quote, i, token, keyCol = 0, i+1, false, contCol
+			// The quoted scalar's text goes on to its closing quote, whatever the line's
+			// indentation; then the line goes on.
+			keyCol = contCol
 		case blockParent != none:
 			if empty {
 				if blockAuto {
@@ -109,13 +97,15 @@ func DepthBound(doc []byte) (bound int, aliases bool) {
 			}
 			blockParent = none
 		}
-		if !marker && i == 0 && flow == 0 && scalarCol != none {
+		// A line that begins in a scalar or after a marker has no indentation of its own.
+		indented := !marker && quote == 0
+		if indented && flow == 0 && scalarCol != none {
 			if blank || (col > scalarCol && (!bom || scalarCol < 0)) {
 				continue // a plain scalar's next line: text, whatever it holds
 			}
 			scalarCol = none
 		}
-		if !marker && i == 0 {
+		if indented {
 			if flow > 0 {
 				keyCol = contCol
 				if flowPlain {
@@ -128,19 +118,21 @@ func DepthBound(doc []byte) (bound int, aliases bool) {
 				for len(levels) > 0 && levels[len(levels)-1].col > col {
 					levels = levels[:len(levels)-1]
 				}
+				// A line with no key or entry is a scalar (or a flow collection) of the innermost
+				// collection at or left of its column: the level at its column (a mapping or
+				// sequence begun there, on a line or after "- "), or the one below it.
+				keyCol = col
 				if len(levels) == 0 || levels[len(levels)-1].col < col {
+					keyCol = -1
+					if len(levels) > 0 {
+						keyCol = levels[len(levels)-1].col
+					}
 					levels = append(levels, level{col: col})
 				}
 				dash := line[col] == '-' && (col+1 == len(line) || line[col+1] == ' ' || line[col+1] == '\t')
 				top := &levels[len(levels)-1]
 				top.entries = top.entries || dash
 				top.keys = top.keys || !dash
-				// A line with no key or entry is a scalar (or a flow collection) of the
-				// collection below it.
-				keyCol = -1
-				if len(levels) > 1 {
-					keyCol = levels[len(levels)-2].col
-				}
 				i, tok = col, col
 			}
 		}

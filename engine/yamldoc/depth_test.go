@@ -72,6 +72,9 @@ func TestDepthBound(t *testing.T) {
 		{":x: [[1]]\n:y: \"[[\"\n", 5, false},
 		{"- :\"[[\n", 3, false},
 		{`{"a":"[[[[", "b": [[1]]}` + "\n", 5, false},
+		// A block scalar on a line of its own at its mapping's column: its indicator counts from
+		// that column, so "  02:" ends it (the generator's find).
+		{"- 00:\n  |1-\n    ]}{\n  02: {a: [[1]]}\n", 0, false},
 		{`{"a": 1, "b": 2, "c": 3, "d": 4, "e": 5, "f": [1, 2], "g": {"h": [3]}}` + "\n", 5, false},
 	}
 	for _, c := range cases {

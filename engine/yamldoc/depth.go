@@ -66,7 +66,7 @@ func DepthBound(doc []byte) (bound int, aliases bool) {
 		blank := empty || line[col] == '#'
 		i := 0
 		token, plain := true, false // a token may begin here; inside a plain scalar
-		keyCol := none              // the column of the collection of the line's last scalar
+		keyCol := contCol           // the column of the collection of the line's last scalar
 		keyOK := true               // a key may begin here: tok is where the last one began
 		tok := 0
 
@@ -78,10 +78,6 @@ func DepthBound(doc []byte) (bound int, aliases bool) {
 		case marker:
 			levels, blockParent, scalarCol = levels[:0], none, none
 			i, keyCol = 3, -1
-		case quote != 0:
-			// The quoted scalar's text goes on to its closing quote, whatever the line's
-			// indentation; then the line goes on.
-			keyCol = contCol
 		case blockParent != none:
 			if empty {
 				if blockAuto {
@@ -97,7 +93,8 @@ func DepthBound(doc []byte) (bound int, aliases bool) {
 			}
 			blockParent = none
 		}
-		// A line that begins in a scalar or after a marker has no indentation of its own.
+		// A line that begins in a quoted scalar (which goes on to its closing quote, whatever the
+		// line's indentation) or after a marker has no indentation of its own.
 		indented := !marker && quote == 0
 		if indented && flow == 0 && scalarCol != none {
 			if blank || (col > scalarCol && (!bom || scalarCol < 0)) {
@@ -107,7 +104,6 @@ func DepthBound(doc []byte) (bound int, aliases bool) {
 		}
 		if indented {
 			if flow > 0 {
-				keyCol = contCol
 				if flowPlain {
 					token, plain = false, true
 				}

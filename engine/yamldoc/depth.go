@@ -46,6 +46,7 @@ func DepthBound(doc []byte) (bound int, aliases bool) {
 		quote     byte
 		flowPlain bool
 		contCol   int
+		compact   []level // the levels nested on the line (below), kept for the next lines
 	)
 	for start := 0; start < len(doc); {
 		end, next := lineEnd(doc, start)
@@ -145,7 +146,7 @@ func DepthBound(doc []byte) (bound int, aliases bool) {
 		// the collection is counted inside them ("? 0: [?0]" nests four deep, FuzzDepthBound);
 		// compact holds their levels, which the next lines are in.
 		nest := 0
-		var compact []level
+		compact = compact[:0]
 		for ; i < len(line); i++ {
 			c := line[i]
 			if quote != 0 {

@@ -1,12 +1,13 @@
 // Package sandbox runs work that executes untrusted template text in a worker process that has
 // none of the server's rights worth having: a new process (the same binary, in its worker mode)
-// started with an empty environment, given its job as JSON on stdin and answering JSON on
-// stdout, under a CPU-time and memory limit it sets on itself before reading the job, with no
-// privileges (started as root, it becomes an unprivileged user; no_new_privs always), in
-// namespaces of its own where they can be made (network, mount with an empty /etc and its own
-// /proc, PID, IPC, UTS: as root, or inside a user namespace of its own where the kernel lets an
-// unprivileged user make one), with no descriptor but its own, and killed at the caller's
-// deadline. One worker does one job and exits, so nothing of one job reaches the next.
+// started with none of the server's environment and a temporary directory of its own (removed
+// when it ends), given its job as JSON on stdin and answering JSON on stdout, under a CPU-time
+// and memory limit it sets on itself before reading the job, with no privileges (started as
+// root, it becomes an unprivileged user; no_new_privs always), in namespaces of its own where
+// they can be made (network, mount with an empty /etc and its own /proc, PID, IPC, UTS: as
+// root, or inside a user namespace of its own where the kernel lets an unprivileged user make
+// one), with no descriptor but its own, and killed at the caller's deadline. One worker does
+// one job and exits, so nothing of one job reaches the next.
 //
 // The package knows nothing of what the job is (Run and Serve move JSON); engine.go adapts it
 // to the engine's Isolator, and later features that bring templates of their own (a cluster's
@@ -224,9 +225,23 @@ func (s *Sandbox) run(ctx context.Context, extra []string, job, result any) erro
 		args = append(args, f)
 	}
 	args = append(args, extra...)
+	// A directory of the worker's own for its temporary files (a render writes the install
+	// overlay to one), removed when it ends: a worker killed at its deadline or a limit runs no
+	// deferred removal, and each left a file in the server's /tmp (an emptyDir in the chart,
+	// which a stream of such requests would fill).
+	tmp, err := os.MkdirTemp("", "sidecarlab-worker-")
+	if err != nil {
+		return fmt.Errorf("worker: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	if err := giveToWorker(tmp); err != nil {
+		return fmt.Errorf("worker: %w", err)
+	}
 	cmd := exec.CommandContext(ctx, s.cfg.Command[0], args...)
-	cmd.Env = []string{} // empty, not nil: nil would pass the server's environment on
-	cmd.Dir = os.TempDir()
+	// Nothing of the server's environment (nil would pass it all on): only where temporary
+	// files go, which Go's os.TempDir reads.
+	cmd.Env = []string{"TMPDIR=" + tmp}
+	cmd.Dir = tmp
 	cmd.Stdin = bytes.NewReader(in)
 	// The answer comes on a pipe of its own (the worker's fd 3), so that whatever a library
 	// prints on stdout cannot garble it; stdout and stderr are kept only for diagnosis.

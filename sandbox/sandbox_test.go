@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"os/exec"
@@ -18,6 +19,7 @@ import (
 
 	seccomp "github.com/elastic/go-seccomp-bpf"
 
+	"github.com/sidecarlab/sidecarlab/internal/testkit"
 	"github.com/sidecarlab/sidecarlab/wording"
 )
 
@@ -170,6 +172,19 @@ func do(j job) answer {
 		return answer{string(b)}
 	case "fds":
 		return answer{descriptors()}
+	case "tempfile", "tempfile-spin":
+		// A temporary file left behind, as a render killed before its deferred removal leaves
+		// the install overlay's: answered, or left while it spins until it is killed.
+		f, err := os.CreateTemp("", "left-*.yaml")
+		if err != nil {
+			return answer{"error: " + err.Error()}
+		}
+		f.Close()
+		if j.Op == "tempfile-spin" {
+			for {
+			}
+		}
+		return answer{f.Name()}
 	case "write":
 		return answer{strings.Repeat("a", j.Bytes)}
 	case "dial":
@@ -262,6 +277,55 @@ func TestDeadline(t *testing.T) {
 	}
 	if got, err := run(t, s, t.Context(), job{Op: "alloc", Bytes: 1 << 20}); err != nil || got != "1048576" {
 		t.Fatalf("the next job: %q %v", got, err)
+	}
+}
+
+// TestWorkerTempFiles: a worker's temporary files go to a directory of its own, under the
+// server's temporary directory, which is gone once the worker ends, whether it answered or was
+// killed at the deadline before it could remove what it wrote.
+func TestWorkerTempFiles(t *testing.T) {
+	// The server's temporary directory; others may traverse it, as /tmp, for a worker that
+	// becomes another user (a root server's).
+	root, err := os.MkdirTemp("", "sandbox-tmp-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(root) })
+	if err := os.Chmod(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", root)
+	left := func() []string {
+		m, _ := filepath.Glob(filepath.Join(root, "*", "left-*"))
+		return m
+	}
+	s := newSandbox(t, Config{MaxWorkers: 1, Limits: Limits{CPUSeconds: 60, MemoryBytes: 256 << 20}})
+
+	got, err := run(t, s, t.Context(), job{Op: "tempfile"})
+	if err != nil || strings.HasPrefix(got, "error: ") {
+		t.Fatalf("tempfile: %q %v", got, err)
+	}
+	if !strings.HasPrefix(got, root+string(filepath.Separator)) {
+		t.Fatalf("the worker wrote %s, outside the server's temporary directory %s", got, root)
+	}
+	if _, err := os.Stat(got); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("%s is still there once the worker answered (%v)", got, err)
+	}
+
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := run(t, s, ctx, job{Op: "tempfile-spin"})
+		done <- err
+	}()
+	testkit.WaitFor(t, "the spinning worker's temporary file", func() bool { return len(left()) > 0 })
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the spinning worker: %v, want it stopped", err)
+	}
+	if entries, _ := os.ReadDir(root); len(entries) != 0 {
+		t.Errorf("the killed worker left %v in the server's temporary directory", left())
 	}
 }
 

@@ -51,6 +51,16 @@ func sysProcAttr(ns namespaces) *syscall.SysProcAttr {
 // distroless's "nonroot"), which owns nothing on the server.
 const workerID = 65532
 
+// giveToWorker hands a worker's temporary directory (Run makes one per worker) to the user the
+// worker becomes: workerID when the server is root (harden makes it that user), the server's own
+// user otherwise, which owns it already.
+func giveToWorker(dir string) error {
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	return os.Chown(dir, workerID, workerID)
+}
+
 const (
 	prSetPdeathsig  = 1
 	prCapbsetDrop   = 24

@@ -15,6 +15,8 @@ func setLimits(Limits) error { return errors.New("not supported on this system")
 
 func closeOnExec() {}
 
+func giveToWorker(string) error { return nil }
+
 func harden(namespaces) error { return errors.New("not supported on this system") }
 
 func lockDown() error { return errors.New("not supported on this system") }

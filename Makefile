@@ -66,12 +66,16 @@ STEP = $(TESTTIMES) run $(TIMES)
 test: $(TESTTIMES)
 	rm -rf $(TIMES)
 	$(MAKE) -s test-build
-	SIDECARLAB_BIN=$(CURDIR)/bin/testbin/build/sidecarlab SIDECARLAB_ISTIOCTL=$(CURDIR)/bin/testbin/build/istioctl \
-		TEST_TIMES=$(TIMES) ./scripts/testenv.sh $(MAKE) -s unit race fuzz e2e
+	$(TESTBIN_ENV) TEST_TIMES=$(TIMES) ./scripts/testenv.sh $(MAKE) -s unit race fuzz e2e
 
-# make test's build step: the server and istioctl, for the tests that run them.
+# make test's build step: the server and istioctl, for the tests that run them (TESTBINS, with
+# the links kept; TESTBIN_ENV names them to the tests). make unit alone and make check build them
+# the same way: istioctl must not come from `go tool -n istioctl`, which ignores GOFLAGS, so its
+# ~1,500 packages compiled again without -trimpath, ~210 s the first time on this 2-core VM.
+TESTBINS = $(TESTTIMES) gobuild -bins bin/testbin/build -cache $(TESTBIN_CACHE)/build ./cmd/sidecarlab istio.io/istio/istioctl/cmd/istioctl
+TESTBIN_ENV = SIDECARLAB_BIN=$${SIDECARLAB_BIN:-$(CURDIR)/bin/testbin/build/sidecarlab} SIDECARLAB_ISTIOCTL=$${SIDECARLAB_ISTIOCTL:-$(CURDIR)/bin/testbin/build/istioctl}
 test-build: $(TESTTIMES)
-	@$(STEP) build -- $(TESTTIMES) gobuild -bins bin/testbin/build -cache $(TESTBIN_CACHE)/build ./cmd/sidecarlab istio.io/istio/istioctl/cmd/istioctl
+	@$(STEP) build -- $(TESTBINS)
 
 # test-times prints where the last make test's time went (docs/testing.md keeps the table).
 test-times: $(TESTTIMES)
@@ -106,7 +110,7 @@ vet:
 # build cache is; a run's binaries go back there renamed over the old, so runs side by side never
 # write a file another runs). go test's -vet is off: make vet runs every analyzer over the same
 # packages. istioctl is found once (SIDECARLAB_ISTIOCTL: make test's build step built it; make unit
-# alone asks go tool -n istioctl), not by each package's tests (testkit.Istioctl). The binaries run
+# alone and make check build it as that step does), not by each package's tests (testkit.Istioctl). The binaries run
 # in the order given, UNIT_P at once: the packages whose tests take longest (make test-times) come
 # first, so that none starts last and runs alone, and tests that wait (on the control plane, sandbox
 # workers, deadlines) leave a core to another: with the links kept, three at once kept 1.5 of the
@@ -118,7 +122,8 @@ UNIT_P ?= 4
 unit: $(TESTTIMES)
 	@$(STEP) fmt -- $(MAKE) -s fmt
 	@$(STEP) vet -- $(MAKE) -s vet
-	@SIDECARLAB_ISTIOCTL=$${SIDECARLAB_ISTIOCTL:-$$($(GO) tool -n istioctl)} $(STEP) unit -- $(call GOTEST,unit) -p $(UNIT_P) -- -- $(SLOW_PACKAGES) ./... -- -test.count=1 -test.timeout=$(TEST_TIMEOUT)
+	@test -n "$$SIDECARLAB_ISTIOCTL" || $(TESTBINS)
+	@$(TESTBIN_ENV) $(STEP) unit -- $(call GOTEST,unit) -p $(UNIT_P) -- -- $(SLOW_PACKAGES) ./... -- -test.count=1 -test.timeout=$(TEST_TIMEOUT)
 
 # The tests of concurrent code under the race detector, in one build: the engine's memo and LRU
 # and requests in different modes, the handlers' work slots, pooled writers and a room's page
@@ -164,7 +169,7 @@ check: $(TESTTIMES)
 	@pkgs=$$(./scripts/changed-packages.sh $(BASE)); \
 	if [ -z "$$pkgs" ]; then echo "make check: no Go package changed since $(BASE)"; exit 0; fi; \
 	echo "make check: $$pkgs"; \
-	$(GO) vet $(VETFLAGS) $$pkgs && $(TESTTIMES) run bin/times-check check -- $(call GOTEST,unit) -p $(UNIT_P) -- -- $$pkgs -- -test.short -test.count=1
+	rm -rf bin/times-check; $(GO) vet $(VETFLAGS) $$pkgs && $(TESTBINS) && $(TESTBIN_ENV) $(TESTTIMES) run bin/times-check check -- $(call GOTEST,unit) -p $(UNIT_P) -- -- $$pkgs -- -test.short -test.count=1
 
 # Load test against the real binary on 127.0.0.1 (bounded: 10,000 requests or 120 s), then the
 # memory attacks. The server runs on core SERVER_CPUS and the load generator on LOAD_CPUS.

@@ -71,7 +71,7 @@ test: $(TESTTIMES)
 # make test's build step: the server and istioctl, for the tests that run them (TESTBINS, with
 # the links kept; TESTBIN_ENV names them to the tests). make unit alone and make check build them
 # the same way: istioctl must not come from `go tool -n istioctl`, which ignores GOFLAGS, so its
-# ~1,500 packages compiled again without -trimpath, ~210 s the first time on this 2-core VM.
+# ~2,000 packages (go list -deps) compiled again without -trimpath, ~210 s the first time on this 2-core VM.
 TESTBINS = $(TESTTIMES) gobuild -bins bin/testbin/build -cache $(TESTBIN_CACHE)/build ./cmd/sidecarlab istio.io/istio/istioctl/cmd/istioctl
 TESTBIN_ENV = SIDECARLAB_BIN=$${SIDECARLAB_BIN:-$(CURDIR)/bin/testbin/build/sidecarlab} SIDECARLAB_ISTIOCTL=$${SIDECARLAB_ISTIOCTL:-$(CURDIR)/bin/testbin/build/istioctl}
 test-build: $(TESTTIMES)
